@@ -1,0 +1,231 @@
+//! The command line, as parsed: raw values only. `plan` validates them and resolves defaults.
+//! Option names and defaults are sysbench's, so that its users feel at home.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+use crate::workload::PsMode;
+use crate::workload::rand::RandType;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "dbsweep",
+    version,
+    about = "OLTP database benchmarks: sysbench workloads on SQLite, PostgreSQL and MySQL/MariaDB"
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Create and load the tables of a workload
+    Prepare(Opts),
+    /// Run a workload and report throughput and latency
+    Run(Opts),
+    /// Drop the tables of a workload (only sbtest tables)
+    Cleanup(Opts),
+    /// List the built-in workloads
+    Workloads,
+}
+
+/// sysbench-style booleans: on/off, true/false, yes/no, 1/0; a bare flag means on.
+fn parse_bool(s: &str) -> Result<bool, String> {
+    match s.to_ascii_lowercase().as_str() {
+        "on" | "true" | "yes" | "1" => Ok(true),
+        "off" | "false" | "no" | "0" => Ok(false),
+        _ => Err(format!("'{s}' is not a boolean (use on or off)")),
+    }
+}
+
+/// Every option of prepare, run and cleanup: all three accept the same set, as sysbench's
+/// commands do, so that one option list serves a whole prepare/run/cleanup cycle.
+#[derive(Debug, Args)]
+pub struct Opts {
+    /// Workload name (see `dbsweep workloads`)
+    pub workload: String,
+
+    /// Database URL: sqlite://PATH[?pragma=value&...]
+    #[arg(long, default_value = "sqlite://dbsweep.db")]
+    pub target: String,
+    /// Number of tables
+    #[arg(long, default_value_t = 1)]
+    pub tables: u32,
+    /// Rows per table
+    #[arg(long, default_value_t = 10_000)]
+    pub table_size: u64,
+    /// Client threads (and tables loaded at once by prepare)
+    #[arg(long, default_value_t = 1)]
+    pub threads: u32,
+
+    /// run: seconds to measure (0 = no limit)
+    #[arg(long, default_value_t = 10.0)]
+    pub time: f64,
+    /// run: stop after this many events in all (0 = no limit)
+    #[arg(long, default_value_t = 0)]
+    pub events: u64,
+    /// run: seconds of warm-up, excluded from every figure
+    #[arg(long, visible_alias = "warmup-time", default_value_t = 0.0)]
+    pub warmup: f64,
+    /// run: events per second over all threads, an open loop (0 = closed loop)
+    #[arg(long, default_value_t = 0.0)]
+    pub rate: f64,
+    /// run: seconds between progress lines on stderr (0 = none)
+    #[arg(long, default_value_t = 1.0)]
+    pub report_interval: f64,
+    /// run: write the results file (JSON) here
+    #[arg(long)]
+    pub output: Option<PathBuf>,
+    /// run: prepare the tables first
+    #[arg(long)]
+    pub prepare: bool,
+    /// prepare: drop and reload sbtest tables that already hold rows
+    #[arg(long)]
+    pub force: bool,
+    /// run: reconnect every N events (0 = never)
+    #[arg(long, default_value_t = 0)]
+    pub reconnect: u64,
+    /// run: give up when the database stays unreachable this many seconds
+    #[arg(long, default_value_t = 60.0)]
+    pub reconnect_timeout: f64,
+
+    /// Random distribution of ids
+    #[arg(long, value_enum, default_value_t = RandType::Uniform)]
+    pub rand_type: RandType,
+    /// Random seed (0 = a new one each run; the one used is saved in the results)
+    #[arg(long, default_value_t = 0)]
+    pub rand_seed: u64,
+    /// Exponent of the zipfian distribution
+    #[arg(long, default_value_t = 0.8)]
+    pub rand_zipfian_exp: f64,
+    /// h of the pareto distribution
+    #[arg(long, default_value_t = 0.2)]
+    pub rand_pareto_h: f64,
+    /// special: width of the hot window, percent of the range
+    #[arg(long, default_value_t = 1.0)]
+    pub rand_spec_pct: f64,
+    /// special: percent of draws that fall in the hot window
+    #[arg(long, default_value_t = 75.0)]
+    pub rand_spec_res: f64,
+
+    /// Rows of range selects
+    #[arg(long, default_value_t = 100)]
+    pub range_size: u64,
+    /// No BEGIN/COMMIT: every statement in autocommit
+    #[arg(long, value_parser = parse_bool, num_args = 0..=1, default_value = "off", default_missing_value = "on")]
+    pub skip_trx: bool,
+    /// Enable the range selects
+    #[arg(long, value_parser = parse_bool, num_args = 0..=1, default_value = "on", default_missing_value = "on")]
+    pub range_selects: bool,
+    /// Point selects per transaction
+    #[arg(long, default_value_t = 10)]
+    pub point_selects: u32,
+    /// Simple range selects per transaction
+    #[arg(long, default_value_t = 1)]
+    pub simple_ranges: u32,
+    /// SUM() range selects per transaction
+    #[arg(long, default_value_t = 1)]
+    pub sum_ranges: u32,
+    /// ORDER BY range selects per transaction
+    #[arg(long, default_value_t = 1)]
+    pub order_ranges: u32,
+    /// DISTINCT range selects per transaction
+    #[arg(long, default_value_t = 1)]
+    pub distinct_ranges: u32,
+    /// Index updates per transaction
+    #[arg(long, default_value_t = 1)]
+    pub index_updates: u32,
+    /// Non-index updates per transaction
+    #[arg(long, default_value_t = 1)]
+    pub non_index_updates: u32,
+    /// DELETE/INSERT pairs per transaction
+    #[arg(long, default_value_t = 1)]
+    pub delete_inserts: u32,
+    /// Database-generated ids for inserts (off: client-generated)
+    #[arg(long, value_parser = parse_bool, num_args = 0..=1, default_value = "on", default_missing_value = "on")]
+    pub auto_inc: bool,
+    /// Create the secondary index k_N after loading
+    #[arg(long, value_parser = parse_bool, num_args = 0..=1, default_value = "on", default_missing_value = "on")]
+    pub create_secondary: bool,
+    /// Make id a plain index instead of the primary key
+    #[arg(long, value_parser = parse_bool, num_args = 0..=1, default_value = "off", default_missing_value = "on")]
+    pub secondary: bool,
+    /// select_random_points: values in the IN () list
+    #[arg(long, default_value_t = 10)]
+    pub random_points: u32,
+    /// select_random_ranges: ranges per query
+    #[arg(long, default_value_t = 10)]
+    pub number_of_ranges: u32,
+    /// select_random_ranges: width of each range
+    #[arg(long, default_value_t = 5)]
+    pub delta: u64,
+    /// MySQL storage engine of created tables
+    #[arg(long, default_value = "innodb")]
+    pub mysql_storage_engine: String,
+    /// Prepared statements: auto (server-side) or disable (text)
+    #[arg(long, value_enum, visible_alias = "db-ps-mode", default_value_t = PsMode::Auto)]
+    pub ps_mode: PsMode,
+}
+
+/// Rewrites `--name_with_underscores[=v]` to dashes, as sysbench accepts both spellings.
+pub fn normalise_args(args: impl IntoIterator<Item = String>) -> Vec<String> {
+    args.into_iter()
+        .map(|a| match a.strip_prefix("--") {
+            Some(rest) => {
+                let (name, value) = rest
+                    .split_once('=')
+                    .map_or((rest, None), |(n, v)| (n, Some(v)));
+                let name = name.replace('_', "-");
+                value.map_or(format!("--{name}"), |v| format!("--{name}={v}"))
+            }
+            None => a,
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn underscores_become_dashes_in_names_only() {
+        let out = normalise_args(
+            [
+                "dbsweep",
+                "--table_size=5",
+                "--output",
+                "a_b.json",
+                "--skip_trx",
+            ]
+            .map(String::from),
+        );
+        assert_eq!(
+            out,
+            [
+                "dbsweep",
+                "--table-size=5",
+                "--output",
+                "a_b.json",
+                "--skip-trx"
+            ]
+        );
+        let out = normalise_args(["--output=x_y.json".to_string()]);
+        assert_eq!(out, ["--output=x_y.json"]);
+    }
+
+    #[test]
+    fn booleans_accept_sysbench_spellings() {
+        for (s, v) in [
+            ("on", true),
+            ("OFF", false),
+            ("true", true),
+            ("0", false),
+            ("yes", true),
+        ] {
+            assert_eq!(parse_bool(s), Ok(v));
+        }
+        assert!(parse_bool("maybe").is_err());
+    }
+}

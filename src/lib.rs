@@ -1,0 +1,240 @@
+//! dbsweep: OLTP database benchmarking. This file dispatches the subcommands; each step of the
+//! flow (plan -> target -> workload -> runner -> metrics -> results -> output) has its module.
+
+pub mod cli;
+pub mod error;
+pub mod metrics;
+pub mod output;
+pub mod plan;
+pub mod results;
+pub mod runner;
+pub mod target;
+pub mod workload;
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use cli::{Cli, Command};
+use error::Error;
+use plan::RunPlan;
+use results::{HistogramData, Latency, Queries, RateInfo, Results, ResultsFile, TargetInfo, Tool};
+use runner::RunOutcome;
+use target::{ErrorClass, Target};
+use workload::tables::{self, LoadReport};
+use workload::{WORKLOADS, Workload};
+
+/// How a successful command ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    Done,
+    /// Ctrl-C stopped a run; what it measured was reported and saved.
+    Interrupted,
+    /// The run stopped on an error; what it measured was reported and saved.
+    Failed,
+}
+
+/// Set by Ctrl-C. A second Ctrl-C ends the process at once.
+static INTERRUPT: AtomicBool = AtomicBool::new(false);
+
+fn install_ctrl_c() {
+    // Failing to install (a handler already set, as in tests calling `run` twice) only costs
+    // the clean stop.
+    let _ = ctrlc::set_handler(|| {
+        if INTERRUPT.swap(true, Ordering::SeqCst) {
+            std::process::exit(130);
+        }
+    });
+}
+
+/// Runs one parsed command line.
+pub fn run(cli: Cli) -> Result<Outcome, Error> {
+    install_ctrl_c();
+    match cli.command {
+        Command::Workloads => {
+            for (name, what) in WORKLOADS {
+                println!("{name:<24}{what}");
+            }
+            Ok(Outcome::Done)
+        }
+        Command::Prepare(o) => {
+            let plan = RunPlan::from_opts(&o)?;
+            let (target, workload) = open(&plan, true)?;
+            let load = load(&plan, target.as_ref(), workload.as_ref())?;
+            println!("{}", load_line(&load));
+            Ok(Outcome::Done)
+        }
+        Command::Cleanup(o) => {
+            let plan = RunPlan::from_opts(&o)?;
+            let (target, workload) = open(&plan, false)?;
+            let dropped = tables::cleanup(target.as_ref(), &workload.tables())?;
+            println!("Dropped {dropped} table(s) from {}", target.display_url());
+            Ok(Outcome::Done)
+        }
+        Command::Run(o) => run_workload(&RunPlan::from_opts(&o)?),
+    }
+}
+
+type Opened = (Box<dyn Target>, Box<dyn Workload>);
+
+fn open(plan: &RunPlan, create: bool) -> Result<Opened, Error> {
+    let workload = workload::build(&plan.workload, &plan.workload_opts)?;
+    let target = target::open(&plan.target, create)?;
+    Ok((target, workload))
+}
+
+fn load(plan: &RunPlan, target: &dyn Target, workload: &dyn Workload) -> Result<LoadReport, Error> {
+    tables::prepare(
+        target,
+        &workload.tables(),
+        &plan.workload_opts,
+        plan.force,
+        &INTERRUPT,
+    )
+}
+
+fn load_line(l: &LoadReport) -> String {
+    format!(
+        "Loaded {} rows into {} table(s) in {:.2}s: {:.0} rows/s",
+        l.rows, l.tables, l.seconds, l.rows_per_s
+    )
+}
+
+fn run_workload(plan: &RunPlan) -> Result<Outcome, Error> {
+    // Everything that can be wrong with the input fails here, before any table is touched.
+    let out = plan
+        .output
+        .as_deref()
+        .map(ResultsFile::create)
+        .transpose()?;
+    let (target, workload) = open(plan, plan.prepare)?;
+    let prepared = if plan.prepare {
+        let l = load(plan, target.as_ref(), workload.as_ref())?;
+        eprintln!("{}", load_line(&l));
+        Some(l)
+    } else {
+        None
+    };
+    let url = target.display_url();
+    let mut conn = target.connect().map_err(|e| usage_if_missing(&url, e))?;
+    tables::check_ready(
+        conn.as_mut(),
+        &workload.tables(),
+        &plan.workload_opts,
+        workload.accepts_empty_tables(),
+        &url,
+    )?;
+    drop(conn);
+    let version = target.version().map_err(|e| Error::db(&url, e))?;
+    eprintln!(
+        "dbsweep {}: {} on {url} ({} {version}), {} thread(s), seed {}",
+        env!("CARGO_PKG_VERSION"),
+        workload.name(),
+        target.kind(),
+        plan.runner.threads,
+        plan.runner.rand_seed
+    );
+    let started_at = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let mut print_line = |iv: &runner::Interval| eprintln!("{}", output::interval_line(iv));
+    let outcome = runner::run(
+        target.as_ref(),
+        workload.as_ref(),
+        &plan.runner,
+        &INTERRUPT,
+        &mut print_line,
+    )?;
+    let info = TargetInfo {
+        kind: target.kind().into(),
+        url: url.clone(),
+        version,
+    };
+    let results = build_results(plan, info, started_at, prepared, outcome);
+    print!("{}", output::summary(&results));
+    if let Some(out) = out {
+        let path = out.path().display().to_string();
+        out.commit(&results)?;
+        eprintln!("results written to {path}");
+    }
+    Ok(match (&results.error, results.interrupted) {
+        (Some(e), _) => {
+            eprintln!("error: the run stopped: {e}");
+            Outcome::Failed
+        }
+        (None, true) => Outcome::Interrupted,
+        (None, false) => Outcome::Done,
+    })
+}
+
+/// A connection failure before the run: a missing database file is the user's to fix.
+fn usage_if_missing(url: &str, e: target::DbError) -> Error {
+    if e.code == "missing" {
+        Error::Usage(format!("--target {url}: {}", e.message))
+    } else {
+        Error::db(url, e)
+    }
+}
+
+fn build_results(
+    plan: &RunPlan,
+    target: TargetInfo,
+    started_at: u64,
+    prepare: Option<LoadReport>,
+    o: RunOutcome,
+) -> Results {
+    let c = &o.total.counters;
+    let per_s = |n: u64| {
+        if o.seconds > 0.0 {
+            n as f64 / o.seconds
+        } else {
+            0.0
+        }
+    };
+    let errors = ErrorClass::RETRYABLE
+        .iter()
+        .zip(c.retries)
+        .map(|(class, n)| (class.name().to_string(), n))
+        .collect();
+    let rate = (plan.runner.rate > 0.0).then(|| RateInfo {
+        target_per_s: plan.runner.rate,
+        lag_avg_ms: if c.events > 0 {
+            c.lag_sum_ns as f64 / c.events as f64 / 1e6
+        } else {
+            0.0
+        },
+        lag_max_ms: c.lag_max_ns as f64 / 1e6,
+    });
+    Results {
+        schema_version: results::SCHEMA_VERSION,
+        tool: Tool::this(),
+        workload: plan.workload.clone(),
+        options: plan.saved_options(&target.url),
+        target,
+        started_at,
+        threads: plan.runner.threads,
+        time_s: o.seconds,
+        warmup_s: plan.runner.warmup,
+        events: c.events,
+        tps: per_s(c.events),
+        qps: per_s(c.queries.total()),
+        rows_per_s: per_s(c.queries.rows),
+        queries: Queries {
+            read: c.queries.reads,
+            write: c.queries.writes,
+            other: c.queries.others,
+            total: c.queries.total(),
+            rows: c.queries.rows,
+        },
+        latency_ms: Latency::from_histogram(&o.total.latency),
+        errors,
+        retries: c.errors(),
+        reconnects: c.reconnects,
+        rate,
+        thread_events: o.thread_events,
+        intervals: o.intervals,
+        histogram: HistogramData::encode(&o.total.latency),
+        prepare,
+        interrupted: o.interrupted,
+        error: o.error,
+    }
+}

@@ -1,0 +1,214 @@
+//! What a run measures. Each client thread records into its own [`Recorder`] (its mutex is
+//! uncontended but for one reporter visit per interval); the reporter thread merges recorders
+//! into [`Snapshot`]s. Nothing here prints.
+
+use hdrhistogram::Histogram;
+
+use crate::target::ErrorClass;
+
+/// Latencies are recorded in nanoseconds, from 1 ns to one hour, at 3 significant digits.
+pub const HIST_MAX_NS: u64 = 3_600_000_000_000;
+const HIST_SIGFIGS: u8 = 3;
+
+pub fn new_histogram() -> Histogram<u64> {
+    Histogram::new_with_bounds(1, HIST_MAX_NS, HIST_SIGFIGS).expect("static histogram bounds")
+}
+
+/// Queries of one event, classified as sysbench does: a result set is a read, a statement that
+/// changed at least one row is a write, everything else (BEGIN, COMMIT, a DML that matched no
+/// row) is other.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct QueryCounts {
+    pub reads: u64,
+    pub writes: u64,
+    pub others: u64,
+    /// Rows returned by reads (the throughput of scans).
+    pub rows: u64,
+}
+
+impl QueryCounts {
+    pub fn total(&self) -> u64 {
+        self.reads + self.writes + self.others
+    }
+
+    /// Counts a DML statement that changed `changed` rows.
+    #[inline]
+    pub fn dml(&mut self, changed: u64) {
+        if changed > 0 {
+            self.writes += 1;
+        } else {
+            self.others += 1;
+        }
+    }
+
+    /// Counts a statement that returned `rows` rows.
+    #[inline]
+    pub fn read(&mut self, rows: u64) {
+        self.reads += 1;
+        self.rows += rows;
+    }
+}
+
+/// Number of retryable error classes, each counted apart.
+pub const RETRY_CLASSES: usize = ErrorClass::RETRYABLE.len();
+
+/// Counters of a thread or a merged interval.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Counters {
+    pub events: u64,
+    pub queries: QueryCounts,
+    /// Retried events by error class, in [`ErrorClass::RETRYABLE`] order.
+    pub retries: [u64; RETRY_CLASSES],
+    pub reconnects: u64,
+    /// Under `--rate`: the sum and maximum of how late events started against their schedule.
+    pub lag_sum_ns: u64,
+    pub lag_max_ns: u64,
+}
+
+impl Counters {
+    pub fn add(&mut self, o: &Counters) {
+        self.events += o.events;
+        self.queries.reads += o.queries.reads;
+        self.queries.writes += o.queries.writes;
+        self.queries.others += o.queries.others;
+        self.queries.rows += o.queries.rows;
+        for (a, b) in self.retries.iter_mut().zip(o.retries) {
+            *a += b;
+        }
+        self.reconnects += o.reconnects;
+        self.lag_sum_ns += o.lag_sum_ns;
+        self.lag_max_ns = self.lag_max_ns.max(o.lag_max_ns);
+    }
+
+    pub fn errors(&self) -> u64 {
+        self.retries.iter().sum()
+    }
+}
+
+/// One client thread's measurements since the reporter last took them.
+pub struct Recorder {
+    pub latency: Histogram<u64>,
+    pub counters: Counters,
+}
+
+impl Default for Recorder {
+    fn default() -> Self {
+        Recorder {
+            latency: new_histogram(),
+            counters: Counters::default(),
+        }
+    }
+}
+
+impl Recorder {
+    /// Records one finished event.
+    #[inline]
+    pub fn record_event(&mut self, latency_ns: u64, q: &QueryCounts, lag_ns: u64) {
+        self.latency.saturating_record(latency_ns.max(1));
+        let c = &mut self.counters;
+        c.events += 1;
+        c.queries.reads += q.reads;
+        c.queries.writes += q.writes;
+        c.queries.others += q.others;
+        c.queries.rows += q.rows;
+        c.lag_sum_ns += lag_ns;
+        c.lag_max_ns = c.lag_max_ns.max(lag_ns);
+    }
+
+    /// Moves this recorder's content into `into` (which must be empty) and leaves it empty;
+    /// swapping keeps the time spent under the lock to a few pointer moves.
+    pub fn take_into(&mut self, into: &mut Recorder) {
+        std::mem::swap(self, into);
+    }
+}
+
+/// Merged measurements over some span of time.
+#[derive(Clone)]
+pub struct Snapshot {
+    pub latency: Histogram<u64>,
+    pub counters: Counters,
+}
+
+impl Default for Snapshot {
+    fn default() -> Self {
+        Snapshot {
+            latency: new_histogram(),
+            counters: Counters::default(),
+        }
+    }
+}
+
+impl Snapshot {
+    pub fn add(&mut self, o: &Snapshot) {
+        self.add_parts(&o.latency, &o.counters);
+    }
+
+    pub fn add_parts(&mut self, latency: &Histogram<u64>, counters: &Counters) {
+        self.latency.add(latency).expect("histograms share bounds");
+        self.counters.add(counters);
+    }
+
+    /// A latency quantile in milliseconds (0 when nothing was recorded).
+    pub fn quantile_ms(&self, q: f64) -> f64 {
+        if self.latency.is_empty() {
+            return 0.0;
+        }
+        ns_to_ms(self.latency.value_at_quantile(q))
+    }
+}
+
+pub fn ns_to_ms(ns: u64) -> f64 {
+    ns as f64 / 1e6
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn classification_of_statements_follows_sysbench() {
+        let mut q = QueryCounts::default();
+        q.read(0); // a result set with no row is still a read
+        q.read(3);
+        q.dml(1); // changed a row: write
+        q.dml(0); // matched nothing: other
+        q.others += 1; // BEGIN
+        assert_eq!((q.reads, q.writes, q.others, q.rows), (2, 1, 2, 3));
+        assert_eq!(q.total(), 5);
+    }
+
+    #[test]
+    fn recorders_merge_into_snapshots_exactly() {
+        let mut a = Recorder::default();
+        let mut b = Recorder::default();
+        let q = QueryCounts {
+            reads: 2,
+            writes: 1,
+            others: 1,
+            rows: 5,
+        };
+        for i in 1..=100u64 {
+            a.record_event(i * 1_000_000, &q, 0);
+        }
+        b.record_event(500_000_000, &q, 7);
+        b.counters.retries[0] = 3;
+        let mut s = Snapshot::default();
+        for r in [&mut a, &mut b] {
+            let mut taken = Recorder::default();
+            r.take_into(&mut taken);
+            assert!(r.latency.is_empty() && r.counters.events == 0);
+            s.add_parts(&taken.latency, &taken.counters);
+        }
+        assert_eq!(s.counters.events, 101);
+        assert_eq!(s.counters.queries.reads, 202);
+        assert_eq!(s.counters.queries.rows, 505);
+        assert_eq!(s.counters.errors(), 3);
+        assert_eq!(s.counters.lag_max_ns, 7);
+        assert!(
+            (s.quantile_ms(0.5) - 51.0).abs() < 0.06,
+            "{}",
+            s.quantile_ms(0.5)
+        );
+        assert!((s.quantile_ms(1.0) - 500.0).abs() < 0.5);
+    }
+}

@@ -1,0 +1,129 @@
+//! What a person sees: the live per-interval line on stderr and the final summary on stdout,
+//! laid out like sysbench's so that its users read them at a glance.
+
+use std::fmt::Write as _;
+
+use crate::results::Results;
+use crate::runner::Interval;
+
+/// The per-interval line, with what sysbench's line has plus the rows of scans.
+pub fn interval_line(iv: &Interval) -> String {
+    format!(
+        "[ {}s ] thds: {} tps: {:.2} qps: {:.2} (r/w/o: {:.2}/{:.2}/{:.2}) lat (ms,95%): {:.2} err/s: {:.2} reconn/s: {:.2}",
+        iv.t.round() as u64,
+        iv.threads,
+        iv.tps,
+        iv.qps,
+        iv.reads_per_s,
+        iv.writes_per_s,
+        iv.others_per_s,
+        iv.p95_ms,
+        iv.err_per_s,
+        iv.reconn_per_s
+    )
+}
+
+/// The final report: sysbench's sections, with every percentile.
+pub fn summary(r: &Results) -> String {
+    let mut s = String::new();
+    let per_s = |n: f64| if r.time_s > 0.0 { n / r.time_s } else { 0.0 };
+    if let Some(p) = &r.prepare {
+        let _ = writeln!(
+            s,
+            "Load:\n    tables x rows:                       {} rows in {} tables",
+            p.rows, p.tables
+        );
+        let _ = writeln!(
+            s,
+            "    load time:                           {:.4}s ({:.0} rows/s)\n",
+            p.seconds, p.rows_per_s
+        );
+    }
+    let q = &r.queries;
+    let _ = writeln!(s, "SQL statistics:\n    queries performed:");
+    for (name, n) in [
+        ("read", q.read),
+        ("write", q.write),
+        ("other", q.other),
+        ("total", q.total),
+    ] {
+        let _ = writeln!(s, "        {:<33}{n}", format!("{name}:"));
+    }
+    let _ = writeln!(
+        s,
+        "    {:<37}{:<8} ({:.2} per sec.)",
+        "transactions:", r.events, r.tps
+    );
+    let _ = writeln!(
+        s,
+        "    {:<37}{:<8} ({:.2} per sec.)",
+        "queries:", q.total, r.qps
+    );
+    let errors: u64 = r.errors.values().sum();
+    let _ = writeln!(
+        s,
+        "    {:<37}{:<8} ({:.2} per sec.)",
+        "ignored errors:",
+        errors,
+        per_s(errors as f64)
+    );
+    for (class, n) in r.errors.iter().filter(|(_, n)| **n > 0) {
+        let _ = writeln!(s, "        {:<33}{n}", format!("{class}:"));
+    }
+    let _ = writeln!(
+        s,
+        "    {:<37}{:<8} ({:.2} per sec.)",
+        "reconnects:",
+        r.reconnects,
+        per_s(r.reconnects as f64)
+    );
+    if q.rows > 0 {
+        let _ = writeln!(
+            s,
+            "    {:<37}{:<8} ({:.2} per sec.)",
+            "rows read:", q.rows, r.rows_per_s
+        );
+    }
+    let _ = writeln!(s, "\nGeneral statistics:");
+    let _ = writeln!(s, "    {:<37}{:.4}s", "total time:", r.time_s);
+    let _ = writeln!(s, "    {:<37}{}", "total number of events:", r.events);
+    if let Some(rate) = &r.rate {
+        let _ = writeln!(
+            s,
+            "    {:<37}{:.2}/s (lag ms avg/max: {:.2}/{:.2})",
+            "target rate:", rate.target_per_s, rate.lag_avg_ms, rate.lag_max_ms
+        );
+    }
+    let l = &r.latency_ms;
+    let _ = writeln!(s, "\nLatency (ms):");
+    for (name, v) in [
+        ("min", l.min),
+        ("avg", l.avg),
+        ("max", l.max),
+        ("50th percentile", l.p50),
+        ("90th percentile", l.p90),
+        ("95th percentile", l.p95),
+        ("99th percentile", l.p99),
+        ("99.9th percentile", l.p999),
+        ("sum", l.sum),
+    ] {
+        let _ = writeln!(s, "         {:<22}{v:>18.2}", format!("{name}:"));
+    }
+    let n = r.thread_events.len().max(1) as f64;
+    let avg = r.thread_events.iter().sum::<u64>() as f64 / n;
+    let sd = (r
+        .thread_events
+        .iter()
+        .map(|&e| (e as f64 - avg).powi(2))
+        .sum::<f64>()
+        / n)
+        .sqrt();
+    let _ = writeln!(
+        s,
+        "\nThreads fairness:\n    events (avg/stddev):           {avg:.4}/{sd:.2}"
+    );
+    if r.interrupted {
+        let _ = writeln!(s, "\nInterrupted: the figures cover the run up to Ctrl-C.");
+    }
+    s
+}

@@ -1,0 +1,181 @@
+//! A validated, resolved plan for one command: the raw CLI options checked against each other
+//! and turned into the options the workload and the runner use. Every check here runs before
+//! any table is touched.
+
+use std::path::PathBuf;
+
+use serde::Serialize;
+
+use crate::cli::Opts;
+use crate::error::Error;
+use crate::runner::RunnerOptions;
+use crate::workload::WorkloadOptions;
+use crate::workload::rand::RandOptions;
+
+/// Largest IN () list or OR-ed range count a workload accepts.
+const MAX_LIST: u32 = 1000;
+
+#[derive(Clone, Debug)]
+pub struct RunPlan {
+    pub workload: String,
+    pub target: String,
+    pub workload_opts: WorkloadOptions,
+    pub runner: RunnerOptions,
+    pub output: Option<PathBuf>,
+    pub prepare: bool,
+    pub force: bool,
+}
+
+/// What the results file stores as `options`.
+#[derive(Serialize)]
+struct SavedOptions<'a> {
+    workload: &'a str,
+    target: &'a str,
+    #[serde(flatten)]
+    workload_opts: &'a WorkloadOptions,
+    #[serde(flatten)]
+    runner: &'a RunnerOptions,
+    prepare: bool,
+}
+
+fn bad(option: &str, why: impl std::fmt::Display) -> Error {
+    Error::Usage(format!("--{option}: {why}"))
+}
+
+fn check_non_negative(option: &str, v: f64) -> Result<(), Error> {
+    if v.is_finite() && v >= 0.0 {
+        Ok(())
+    } else {
+        Err(bad(option, format!("{v} must be a number of 0 or more")))
+    }
+}
+
+impl RunPlan {
+    pub fn from_opts(o: &Opts) -> Result<RunPlan, Error> {
+        if o.threads == 0 {
+            return Err(bad("threads", "must be at least 1"));
+        }
+        if o.tables == 0 {
+            return Err(bad("tables", "must be at least 1"));
+        }
+        if o.table_size == 0 || o.table_size > i32::MAX as u64 {
+            return Err(bad(
+                "table-size",
+                format!("{} must be between 1 and {}", o.table_size, i32::MAX),
+            ));
+        }
+        if o.range_size == 0 {
+            return Err(bad("range-size", "must be at least 1"));
+        }
+        for (name, v) in [
+            ("time", o.time),
+            ("warmup", o.warmup),
+            ("rate", o.rate),
+            ("report-interval", o.report_interval),
+            ("reconnect-timeout", o.reconnect_timeout),
+        ] {
+            check_non_negative(name, v)?;
+        }
+        if o.rand_zipfian_exp.is_nan() || o.rand_zipfian_exp <= 0.0 {
+            return Err(bad(
+                "rand-zipfian-exp",
+                format!("{} must be above 0", o.rand_zipfian_exp),
+            ));
+        }
+        if o.rand_pareto_h.is_nan() || o.rand_pareto_h <= 0.0 || o.rand_pareto_h >= 1.0 {
+            return Err(bad(
+                "rand-pareto-h",
+                format!("{} must be between 0 and 1", o.rand_pareto_h),
+            ));
+        }
+        if o.rand_spec_pct.is_nan() || o.rand_spec_pct <= 0.0 || o.rand_spec_pct > 100.0 {
+            return Err(bad(
+                "rand-spec-pct",
+                format!("{} must be above 0 and at most 100", o.rand_spec_pct),
+            ));
+        }
+        if !(0.0..=100.0).contains(&o.rand_spec_res) {
+            return Err(bad(
+                "rand-spec-res",
+                format!("{} must be between 0 and 100", o.rand_spec_res),
+            ));
+        }
+        for (name, v) in [
+            ("random-points", o.random_points),
+            ("number-of-ranges", o.number_of_ranges),
+        ] {
+            if v == 0 || v > MAX_LIST {
+                return Err(bad(name, format!("{v} must be between 1 and {MAX_LIST}")));
+            }
+        }
+        let seed = if o.rand_seed == 0 {
+            rand::random::<u64>() | 1
+        } else {
+            o.rand_seed
+        };
+        let workload_opts = WorkloadOptions {
+            tables: o.tables,
+            table_size: o.table_size,
+            range_size: o.range_size,
+            skip_trx: o.skip_trx,
+            range_selects: o.range_selects,
+            point_selects: o.point_selects,
+            simple_ranges: o.simple_ranges,
+            sum_ranges: o.sum_ranges,
+            order_ranges: o.order_ranges,
+            distinct_ranges: o.distinct_ranges,
+            index_updates: o.index_updates,
+            non_index_updates: o.non_index_updates,
+            delete_inserts: o.delete_inserts,
+            auto_inc: o.auto_inc,
+            create_secondary: o.create_secondary,
+            secondary: o.secondary,
+            random_points: o.random_points,
+            number_of_ranges: o.number_of_ranges,
+            delta: o.delta,
+            mysql_storage_engine: o.mysql_storage_engine.clone(),
+            ps_mode: o.ps_mode,
+            threads: o.threads,
+            rand: RandOptions {
+                rand_type: o.rand_type,
+                rand_seed: seed,
+                rand_zipfian_exp: o.rand_zipfian_exp,
+                rand_pareto_h: o.rand_pareto_h,
+                rand_spec_pct: o.rand_spec_pct,
+                rand_spec_res: o.rand_spec_res,
+            },
+        };
+        let runner = RunnerOptions {
+            threads: o.threads,
+            time: o.time,
+            events: o.events,
+            warmup: o.warmup,
+            rate: o.rate,
+            report_interval: o.report_interval,
+            reconnect: o.reconnect,
+            reconnect_timeout: o.reconnect_timeout,
+            rand_seed: seed,
+        };
+        Ok(RunPlan {
+            workload: o.workload.clone(),
+            target: o.target.clone(),
+            workload_opts,
+            runner,
+            output: o.output.clone(),
+            prepare: o.prepare,
+            force: o.force,
+        })
+    }
+
+    /// Every resolved option, for the results file.
+    pub fn saved_options(&self, target_url: &str) -> serde_json::Value {
+        serde_json::to_value(SavedOptions {
+            workload: &self.workload,
+            target: target_url,
+            workload_opts: &self.workload_opts,
+            runner: &self.runner,
+            prepare: self.prepare,
+        })
+        .expect("options serialise")
+    }
+}

@@ -1,0 +1,265 @@
+//! The results file: the contract between runs and reports. Written and read by the same
+//! types, versioned, checked by `schema/results.schema.json`, written atomically (a temporary
+//! file in the same directory, then a rename), so a crash never leaves half a file.
+
+use std::collections::BTreeMap;
+use std::fs::{self, File};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use base64::Engine;
+use hdrhistogram::Histogram;
+use hdrhistogram::serialization::{Deserializer, Serializer, V2DeflateSerializer};
+use serde::{Deserialize, Serialize};
+
+use crate::error::Error;
+use crate::runner::Interval;
+use crate::workload::tables::LoadReport;
+
+pub const SCHEMA_VERSION: u32 = 1;
+pub const HISTOGRAM_ENCODING: &str = "hdrhistogram-v2-deflate-base64";
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Results {
+    pub schema_version: u32,
+    pub tool: Tool,
+    pub workload: String,
+    pub target: TargetInfo,
+    /// Seconds since the Unix epoch when the run started.
+    pub started_at: u64,
+    pub threads: u32,
+    /// Measured seconds (warm-up excluded).
+    pub time_s: f64,
+    pub warmup_s: f64,
+    pub events: u64,
+    pub tps: f64,
+    pub qps: f64,
+    pub rows_per_s: f64,
+    pub queries: Queries,
+    pub latency_ms: Latency,
+    /// Retried events by error class.
+    pub errors: BTreeMap<String, u64>,
+    pub retries: u64,
+    pub reconnects: u64,
+    pub rate: Option<RateInfo>,
+    pub thread_events: Vec<u64>,
+    pub intervals: Vec<Interval>,
+    pub histogram: HistogramData,
+    /// Every resolved option of the run.
+    pub options: serde_json::Value,
+    /// The load, when this command prepared the tables first.
+    pub prepare: Option<LoadReport>,
+    pub interrupted: bool,
+    /// Why the run stopped early, if it did.
+    pub error: Option<String>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Tool {
+    pub name: String,
+    pub version: String,
+}
+
+impl Tool {
+    pub fn this() -> Tool {
+        Tool {
+            name: "dbsweep".into(),
+            version: env!("CARGO_PKG_VERSION").into(),
+        }
+    }
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TargetInfo {
+    pub kind: String,
+    /// The target URL with any password hidden.
+    pub url: String,
+    pub version: String,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct Queries {
+    pub read: u64,
+    pub write: u64,
+    pub other: u64,
+    pub total: u64,
+    /// Rows returned by reads.
+    pub rows: u64,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Latency {
+    pub min: f64,
+    pub avg: f64,
+    pub stddev: f64,
+    pub p50: f64,
+    pub p90: f64,
+    pub p95: f64,
+    pub p99: f64,
+    pub p999: f64,
+    pub max: f64,
+    /// Sum of all event latencies, as sysbench reports it.
+    pub sum: f64,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RateInfo {
+    pub target_per_s: f64,
+    /// How late events started against their schedule (their latency counts from the schedule).
+    pub lag_avg_ms: f64,
+    pub lag_max_ms: f64,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HistogramData {
+    pub encoding: String,
+    pub unit: String,
+    pub data: String,
+}
+
+impl HistogramData {
+    pub fn encode(h: &Histogram<u64>) -> HistogramData {
+        let mut bytes = Vec::new();
+        V2DeflateSerializer::new()
+            .serialize(h, &mut bytes)
+            .expect("serialising to memory");
+        HistogramData {
+            encoding: HISTOGRAM_ENCODING.into(),
+            unit: "ns".into(),
+            data: base64::engine::general_purpose::STANDARD.encode(bytes),
+        }
+    }
+
+    pub fn decode(&self) -> Result<Histogram<u64>, Error> {
+        let bad = |why: String| Error::Usage(format!("results file: histogram: {why}"));
+        if self.encoding != HISTOGRAM_ENCODING {
+            return Err(bad(format!("unknown encoding '{}'", self.encoding)));
+        }
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(&self.data)
+            .map_err(|e| bad(e.to_string()))?;
+        Deserializer::new()
+            .deserialize(&mut bytes.as_slice())
+            .map_err(|e| bad(format!("{e:?}")))
+    }
+}
+
+impl Latency {
+    pub fn from_histogram(h: &Histogram<u64>) -> Latency {
+        let ms = |ns: f64| ns / 1e6;
+        if h.is_empty() {
+            return Latency {
+                min: 0.0,
+                avg: 0.0,
+                stddev: 0.0,
+                p50: 0.0,
+                p90: 0.0,
+                p95: 0.0,
+                p99: 0.0,
+                p999: 0.0,
+                max: 0.0,
+                sum: 0.0,
+            };
+        }
+        let q = |x: f64| ms(h.value_at_quantile(x) as f64);
+        Latency {
+            min: ms(h.min() as f64),
+            avg: ms(h.mean()),
+            stddev: ms(h.stdev()),
+            p50: q(0.5),
+            p90: q(0.9),
+            p95: q(0.95),
+            p99: q(0.99),
+            p999: q(0.999),
+            max: ms(h.max() as f64),
+            sum: ms(h.mean() * h.len() as f64),
+        }
+    }
+}
+
+impl Results {
+    pub fn read(path: &Path) -> Result<Results, Error> {
+        let text = fs::read_to_string(path)
+            .map_err(|e| Error::Usage(format!("{}: {e}", path.display())))?;
+        serde_json::from_str(&text).map_err(|e| {
+            Error::Usage(format!(
+                "{}: not a dbsweep results file: {e}",
+                path.display()
+            ))
+        })
+    }
+}
+
+/// A results file being written: the temporary file is created up front, so that an
+/// unwritable path fails before the run, and renamed into place by [`ResultsFile::commit`].
+/// Dropped without a commit, it removes the temporary file.
+pub struct ResultsFile {
+    path: PathBuf,
+    tmp: PathBuf,
+    file: Option<File>,
+}
+
+impl ResultsFile {
+    pub fn create(path: &Path) -> Result<ResultsFile, Error> {
+        let unwritable = |why: String| {
+            Error::Usage(format!(
+                "--output {}: cannot write there: {why}",
+                path.display()
+            ))
+        };
+        if path.is_dir() {
+            return Err(unwritable("it is a directory".into()));
+        }
+        let name = path
+            .file_name()
+            .ok_or_else(|| unwritable("no file name".into()))?;
+        let dir = path
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        let tmp = dir.join(format!(
+            ".{}.tmp-{}",
+            name.to_string_lossy(),
+            std::process::id()
+        ));
+        let file = File::create(&tmp).map_err(|e| unwritable(e.to_string()))?;
+        Ok(ResultsFile {
+            path: path.to_path_buf(),
+            tmp,
+            file: Some(file),
+        })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Writes `results`, syncs, and renames the file into place.
+    pub fn commit(mut self, results: &Results) -> Result<(), Error> {
+        let fail = |e: std::io::Error| {
+            Error::Run(format!("writing results to {}: {e}", self.path.display()))
+        };
+        let mut file = self.file.take().expect("committed once");
+        let mut text = serde_json::to_vec_pretty(results).expect("results serialise");
+        text.push(b'\n');
+        file.write_all(&text).map_err(fail)?;
+        file.sync_all().map_err(fail)?;
+        drop(file);
+        fs::rename(&self.tmp, &self.path).map_err(fail)
+    }
+}
+
+impl Drop for ResultsFile {
+    fn drop(&mut self) {
+        if self.file.is_some() {
+            let _ = fs::remove_file(&self.tmp);
+        }
+    }
+}

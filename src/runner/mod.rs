@@ -1,0 +1,322 @@
+//! Runs a workload: client threads with their own connections, warm-up, stop at `--time` or
+//! `--events`, open-loop pacing under `--rate`, Ctrl-C; and one reporter (the calling thread)
+//! that merges the clients' recorders every interval and hands each interval to a callback.
+
+mod worker;
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::mpsc;
+use std::sync::{Arc, Barrier, Mutex};
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+
+use crate::error::Error;
+use crate::metrics::{Counters, Recorder, Snapshot};
+use crate::target::Target;
+use crate::workload::Workload;
+use worker::{Schedule, Shared, Worker};
+
+/// The runner's resolved options.
+#[derive(Clone, Debug, Serialize)]
+pub struct RunnerOptions {
+    pub threads: u32,
+    /// Seconds to measure; 0 = no time limit.
+    pub time: f64,
+    /// Measured events to run in all; 0 = no limit.
+    pub events: u64,
+    pub warmup: f64,
+    /// Events per second over all clients; 0 = closed loop.
+    pub rate: f64,
+    /// Seconds between interval lines; 0 = no lines (intervals of 1 s are still recorded).
+    pub report_interval: f64,
+    /// Reconnect every N events (sysbench's --reconnect); 0 = never.
+    pub reconnect: u64,
+    pub reconnect_timeout: f64,
+    /// Saved with the workload's options; not repeated here.
+    #[serde(skip)]
+    pub rand_seed: u64,
+}
+
+/// One interval's figures, as the live line shows them and the results file stores them.
+#[derive(Clone, Debug, Serialize, serde::Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Interval {
+    /// Seconds from the start of measurement to the end of this interval.
+    pub t: f64,
+    pub seconds: f64,
+    pub threads: u32,
+    pub events: u64,
+    pub tps: f64,
+    pub qps: f64,
+    pub reads_per_s: f64,
+    pub writes_per_s: f64,
+    pub others_per_s: f64,
+    pub rows_per_s: f64,
+    pub p50_ms: f64,
+    pub p95_ms: f64,
+    pub p99_ms: f64,
+    pub max_ms: f64,
+    pub err_per_s: f64,
+    pub reconn_per_s: f64,
+}
+
+impl Interval {
+    fn new(t: f64, seconds: f64, threads: u32, s: &Snapshot) -> Interval {
+        let c = &s.counters;
+        let per_s = |n: u64| {
+            if seconds > 0.0 {
+                n as f64 / seconds
+            } else {
+                0.0
+            }
+        };
+        Interval {
+            t,
+            seconds,
+            threads,
+            events: c.events,
+            tps: per_s(c.events),
+            qps: per_s(c.queries.total()),
+            reads_per_s: per_s(c.queries.reads),
+            writes_per_s: per_s(c.queries.writes),
+            others_per_s: per_s(c.queries.others),
+            rows_per_s: per_s(c.queries.rows),
+            p50_ms: s.quantile_ms(0.5),
+            p95_ms: s.quantile_ms(0.95),
+            p99_ms: s.quantile_ms(0.99),
+            max_ms: s.quantile_ms(1.0),
+            err_per_s: per_s(c.errors()),
+            reconn_per_s: per_s(c.reconnects),
+        }
+    }
+}
+
+/// Everything a run measured.
+pub struct RunOutcome {
+    pub total: Snapshot,
+    pub intervals: Vec<Interval>,
+    /// Measured seconds: from the end of warm-up to the last client's stop.
+    pub seconds: f64,
+    pub thread_events: Vec<u64>,
+    pub interrupted: bool,
+    /// The error that stopped the run early, if any.
+    pub error: Option<String>,
+}
+
+/// Runs `workload` on `target`. `interrupt` is the Ctrl-C flag; `on_interval` sees each interval as
+/// it closes (the live line). Connection or preparation failures of any client fail the run
+/// before it starts; a fatal error during the run ends it with `error` set.
+pub fn run(
+    target: &dyn Target,
+    workload: &dyn Workload,
+    opts: &RunnerOptions,
+    interrupt: &AtomicBool,
+    on_interval: &mut dyn FnMut(&Interval),
+) -> Result<RunOutcome, Error> {
+    let threads = opts.threads.max(1);
+    let started = AtomicU64::new(0);
+    let shared = Shared {
+        target,
+        workload,
+        stop: AtomicBool::new(false),
+        interrupt,
+        started: &started,
+        events_limit: opts.events,
+        reconnect_every: opts.reconnect,
+        reconnect_timeout: Duration::from_secs_f64(opts.reconnect_timeout),
+    };
+    let ready = Barrier::new(threads as usize + 1);
+    let schedule: Mutex<Option<Instant>> = Mutex::new(None);
+    let aborted = AtomicBool::new(false);
+    let (setup_tx, setup_rx) = mpsc::channel();
+    let (done_tx, done_rx) = mpsc::channel::<(u32, Result<(), String>)>();
+    std::thread::scope(|s| {
+        for thread in 0..threads {
+            let (setup_tx, done_tx) = (setup_tx.clone(), done_tx.clone());
+            let (sh, ready, schedule, aborted) = (&shared, &ready, &schedule, &aborted);
+            s.spawn(move || {
+                let worker = Worker::connect(sh, thread, opts.rand_seed);
+                let _ = setup_tx.send(
+                    worker
+                        .as_ref()
+                        .map(|w| (thread, w.recorder.clone()))
+                        .map_err(|e| e.to_string()),
+                );
+                ready.wait();
+                let (Ok(worker), false) = (worker, aborted.load(Ordering::Relaxed)) else {
+                    return;
+                };
+                let start = schedule
+                    .lock()
+                    .expect("schedule")
+                    .expect("set before release");
+                let sched = make_schedule(opts, start, thread, threads);
+                let result = worker.run(sh, &sched);
+                if result.is_err() {
+                    sh.stop.store(true, Ordering::Relaxed);
+                }
+                let _ = done_tx.send((thread, result));
+            });
+        }
+        drop((setup_tx, done_tx));
+        let mut recorders = vec![None; threads as usize];
+        let mut setup_error = None;
+        for msg in setup_rx.iter().take(threads as usize) {
+            match msg {
+                Ok((t, rec)) => recorders[t as usize] = Some(rec),
+                Err(e) => setup_error = setup_error.or(Some(e)),
+            }
+        }
+        *schedule.lock().expect("schedule") = Some(Instant::now());
+        if let Some(e) = setup_error {
+            aborted.store(true, Ordering::Relaxed);
+            ready.wait();
+            return Err(Error::Run(format!(
+                "could not start the clients on {}: {e}",
+                target.display_url()
+            )));
+        }
+        ready.wait();
+        let start = schedule.lock().expect("schedule").expect("set");
+        let recorders: Vec<Arc<Mutex<Recorder>>> = recorders
+            .into_iter()
+            .map(|r| r.expect("every client reported"))
+            .collect();
+        Ok(report_loop(
+            opts,
+            start,
+            &recorders,
+            &done_rx,
+            interrupt,
+            on_interval,
+        ))
+    })
+}
+
+fn make_schedule(opts: &RunnerOptions, start: Instant, thread: u32, threads: u32) -> Schedule {
+    let measure_start = start + Duration::from_secs_f64(opts.warmup);
+    let deadline = (opts.time > 0.0).then(|| measure_start + Duration::from_secs_f64(opts.time));
+    // Under --rate each client runs its share of the rate on its own fixed schedule, offset
+    // from the others so that the clients' events interleave evenly.
+    let pacing = (opts.rate > 0.0).then(|| {
+        let gap = Duration::from_secs_f64(f64::from(threads) / opts.rate);
+        (
+            start + gap.mul_f64(f64::from(thread) / f64::from(threads)),
+            gap,
+        )
+    });
+    Schedule {
+        measure_start,
+        deadline,
+        pacing,
+    }
+}
+
+/// Collects an interval every tick until every client has stopped; the calling thread is the
+/// reporter.
+fn report_loop(
+    opts: &RunnerOptions,
+    start: Instant,
+    recorders: &[Arc<Mutex<Recorder>>],
+    done_rx: &mpsc::Receiver<(u32, Result<(), String>)>,
+    interrupt: &AtomicBool,
+    on_interval: &mut dyn FnMut(&Interval),
+) -> RunOutcome {
+    let threads = recorders.len() as u32;
+    let tick = Duration::from_secs_f64(if opts.report_interval > 0.0 {
+        opts.report_interval
+    } else {
+        1.0
+    });
+    let measure_start = start + Duration::from_secs_f64(opts.warmup);
+    let mut collector = Collector::new(recorders.len());
+    let mut intervals = Vec::new();
+    let mut last = measure_start;
+    let mut next_tick = measure_start + tick;
+    let mut running = threads;
+    let mut error = None;
+    while running > 0 {
+        match done_rx.recv_timeout(next_tick.saturating_duration_since(Instant::now())) {
+            Ok((_, result)) => {
+                running -= 1;
+                if let Err(e) = result {
+                    error = error.or(Some(e));
+                }
+                continue;
+            }
+            Err(mpsc::RecvTimeoutError::Timeout) => {}
+            Err(mpsc::RecvTimeoutError::Disconnected) => break,
+        }
+        let now = Instant::now();
+        if now < measure_start {
+            next_tick = measure_start + tick;
+            continue;
+        }
+        let snap = collector.collect(recorders);
+        let iv = Interval::new(
+            now.duration_since(measure_start).as_secs_f64(),
+            now.duration_since(last).as_secs_f64(),
+            threads,
+            &snap,
+        );
+        if opts.report_interval > 0.0 {
+            on_interval(&iv);
+        }
+        intervals.push(iv);
+        last = now;
+        next_tick += tick;
+    }
+    let end = Instant::now().max(measure_start);
+    let snap = collector.collect(recorders);
+    let tail = end.duration_since(last).as_secs_f64();
+    if snap.counters.events > 0 && tail > 0.0 {
+        intervals.push(Interval::new(
+            end.duration_since(measure_start).as_secs_f64(),
+            tail,
+            threads,
+            &snap,
+        ));
+    }
+    RunOutcome {
+        seconds: end.duration_since(measure_start).as_secs_f64(),
+        total: collector.total,
+        intervals,
+        thread_events: collector.thread_events,
+        interrupted: interrupt.load(Ordering::Relaxed),
+        error,
+    }
+}
+
+/// The reporter's side of merging: a spare recorder per client to swap in, and the totals.
+struct Collector {
+    spares: Vec<Recorder>,
+    total: Snapshot,
+    thread_events: Vec<u64>,
+}
+
+impl Collector {
+    fn new(clients: usize) -> Collector {
+        Collector {
+            spares: (0..clients).map(|_| Recorder::default()).collect(),
+            total: Snapshot::default(),
+            thread_events: vec![0; clients],
+        }
+    }
+
+    /// Takes what each client recorded since the last call; returns it merged, and adds it to
+    /// the run's total.
+    fn collect(&mut self, recorders: &[Arc<Mutex<Recorder>>]) -> Snapshot {
+        let mut snap = Snapshot::default();
+        for (i, rec) in recorders.iter().enumerate() {
+            let spare = &mut self.spares[i];
+            rec.lock().expect("recorder lock").take_into(spare);
+            snap.add_parts(&spare.latency, &spare.counters);
+            self.thread_events[i] += spare.counters.events;
+            spare.latency.reset();
+            spare.counters = Counters::default();
+        }
+        self.total.add(&snap);
+        snap
+    }
+}

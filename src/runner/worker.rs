@@ -1,0 +1,202 @@
+//! One client thread: its connection, its workload client, its random generator, and the loop
+//! that paces, times, retries and records events.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use crate::metrics::{QueryCounts, RETRY_CLASSES, Recorder};
+use crate::target::{Conn, DbError, ErrorClass, Target};
+use crate::workload::rand::Rand;
+use crate::workload::{Client, Workload};
+
+/// When a worker starts, stops measuring and stops, shared by all workers of a run.
+pub struct Schedule {
+    pub measure_start: Instant,
+    pub deadline: Option<Instant>,
+    /// Under `--rate`: this thread's first scheduled start and the gap between its events.
+    pub pacing: Option<(Instant, Duration)>,
+}
+
+/// What every worker shares.
+pub struct Shared<'a> {
+    pub target: &'a dyn Target,
+    pub workload: &'a dyn Workload,
+    /// Set by a fatal error in any worker.
+    pub stop: AtomicBool,
+    /// Set by Ctrl-C.
+    pub interrupt: &'a AtomicBool,
+    /// Measured events started so far, for `--events`.
+    pub started: &'a AtomicU64,
+    pub events_limit: u64,
+    pub reconnect_every: u64,
+    pub reconnect_timeout: Duration,
+}
+
+impl Shared<'_> {
+    #[inline]
+    pub fn stopped(&self) -> bool {
+        self.stop.load(Ordering::Relaxed) || self.interrupt.load(Ordering::Relaxed)
+    }
+}
+
+/// A connected client, ready to run.
+pub struct Worker {
+    pub thread: u32,
+    conn: Box<dyn Conn>,
+    client: Box<dyn Client>,
+    rand: Rand,
+    pub recorder: Arc<Mutex<Recorder>>,
+}
+
+impl Worker {
+    /// Connects and prepares the client's statements.
+    pub fn connect(sh: &Shared, thread: u32, seed: u64) -> Result<Worker, DbError> {
+        let mut conn = sh.target.connect()?;
+        let client = sh.workload.client(conn.as_mut(), thread)?;
+        Ok(Worker {
+            thread,
+            conn,
+            client,
+            rand: Rand::for_thread(seed, thread),
+            recorder: Arc::new(Mutex::new(Recorder::default())),
+        })
+    }
+
+    /// Runs events until the schedule, the event limit or the stop flag ends it.
+    pub fn run(mut self, sh: &Shared, sched: &Schedule) -> Result<(), String> {
+        let mut since_reconnect = 0u64;
+        let mut next_due = sched.pacing.map(|(first, _)| first);
+        loop {
+            if sh.stopped() {
+                break;
+            }
+            let scheduled = match next_due {
+                Some(due) => {
+                    let gap = sched.pacing.expect("paced").1;
+                    next_due = Some(due + gap);
+                    wait_until(due, sh);
+                    Some(due)
+                }
+                None => None,
+            };
+            let start = Instant::now();
+            let from = scheduled.unwrap_or(start);
+            // The run ends at the deadline by the clock: under --rate, events still queued
+            // then are not run (their lag is already in the figures).
+            if sched.deadline.is_some_and(|d| start >= d) {
+                break;
+            }
+            let measuring = from >= sched.measure_start;
+            if measuring
+                && sh.events_limit > 0
+                && sh.started.fetch_add(1, Ordering::Relaxed) >= sh.events_limit
+            {
+                break;
+            }
+            let mut q = QueryCounts::default();
+            let mut retries = [0u64; RETRY_CLASSES];
+            let mut reconnects = 0;
+            if !self.event_with_retries(sh, &mut q, &mut retries, &mut reconnects)? {
+                break; // stopped while retrying or reconnecting
+            }
+            since_reconnect += 1;
+            if sh.reconnect_every > 0 && since_reconnect >= sh.reconnect_every {
+                since_reconnect = 0;
+                self.reconnect(sh).map_err(|e| self.describe(&e))?;
+                reconnects += 1;
+            }
+            let end = Instant::now();
+            if measuring {
+                let mut rec = self.recorder.lock().expect("recorder lock");
+                rec.record_event(nanos(end - from), &q, nanos(start - from));
+                for (total, r) in rec.counters.retries.iter_mut().zip(retries) {
+                    *total += r;
+                }
+                rec.counters.reconnects += reconnects;
+            }
+        }
+        self.client
+            .finish(self.conn.as_mut())
+            .map_err(|e| self.describe(&e))
+    }
+
+    /// Runs one event, retrying it after retryable errors and reconnecting after a lost
+    /// connection. Ok(false) when the run was stopped before the event succeeded.
+    fn event_with_retries(
+        &mut self,
+        sh: &Shared,
+        q: &mut QueryCounts,
+        retries: &mut [u64; RETRY_CLASSES],
+        reconnects: &mut u64,
+    ) -> Result<bool, String> {
+        loop {
+            *q = QueryCounts::default();
+            let err = match self.client.event(self.conn.as_mut(), &mut self.rand, q) {
+                Ok(()) => return Ok(true),
+                Err(e) => e,
+            };
+            if let Some(slot) = err.class.retry_slot() {
+                // A failed rollback is not the event's error: the retry will show what is wrong.
+                let _ = self.conn.rollback();
+                self.client.rolled_back();
+                retries[slot] += 1;
+            } else if err.class == ErrorClass::ConnectionLost {
+                self.reconnect(sh).map_err(|e| self.describe(&e))?;
+                *reconnects += 1;
+            } else {
+                return Err(self.describe(&err));
+            }
+            if sh.stopped() {
+                return Ok(false);
+            }
+        }
+    }
+
+    /// Opens a new connection and prepares the client again, with backoff, for up to
+    /// `--reconnect-timeout`.
+    fn reconnect(&mut self, sh: &Shared) -> Result<(), DbError> {
+        let give_up = Instant::now() + sh.reconnect_timeout;
+        let mut pause = Duration::from_millis(10);
+        loop {
+            let attempt = sh.target.connect().and_then(|mut conn| {
+                let client = sh.workload.client(conn.as_mut(), self.thread)?;
+                Ok((conn, client))
+            });
+            match attempt {
+                Ok((conn, client)) => {
+                    self.conn = conn;
+                    self.client = client;
+                    return Ok(());
+                }
+                Err(e) if e.class != ErrorClass::ConnectionLost || Instant::now() >= give_up => {
+                    return Err(e);
+                }
+                Err(_) => {
+                    wait_until(Instant::now() + pause, sh);
+                    pause = (pause * 2).min(Duration::from_secs(1));
+                }
+            }
+        }
+    }
+
+    fn describe(&self, e: &DbError) -> String {
+        format!("client thread {}: {e}", self.thread)
+    }
+}
+
+#[inline]
+fn nanos(d: Duration) -> u64 {
+    d.as_nanos().min(u128::from(u64::MAX)) as u64
+}
+
+/// Sleeps until `when` or until the run is stopped, waking at least every 100 ms to look.
+fn wait_until(when: Instant, sh: &Shared) {
+    loop {
+        let now = Instant::now();
+        if now >= when || sh.stopped() {
+            return;
+        }
+        std::thread::sleep((when - now).min(Duration::from_millis(100)));
+    }
+}

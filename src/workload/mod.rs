@@ -1,0 +1,140 @@
+//! What each client does: the [`Workload`] trait, the registry of built-in workloads, and the
+//! options they share (sysbench's names and defaults).
+
+pub mod rand;
+pub mod sysbench;
+pub mod tables;
+
+use serde::Serialize;
+
+use crate::error::Error;
+use crate::metrics::QueryCounts;
+use crate::target::{Conn, DbError};
+use rand::{Rand, RandOptions};
+pub use tables::TableSet;
+
+/// `--ps-mode`: server-side prepared statements (auto) or text statements (disable).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum PsMode {
+    Auto,
+    Disable,
+}
+
+/// Every workload option, resolved; saved in the results file.
+#[derive(Clone, Debug, Serialize)]
+pub struct WorkloadOptions {
+    pub tables: u32,
+    pub table_size: u64,
+    pub range_size: u64,
+    pub skip_trx: bool,
+    pub range_selects: bool,
+    pub point_selects: u32,
+    pub simple_ranges: u32,
+    pub sum_ranges: u32,
+    pub order_ranges: u32,
+    pub distinct_ranges: u32,
+    pub index_updates: u32,
+    pub non_index_updates: u32,
+    pub delete_inserts: u32,
+    pub auto_inc: bool,
+    pub create_secondary: bool,
+    pub secondary: bool,
+    pub random_points: u32,
+    pub number_of_ranges: u32,
+    pub delta: u64,
+    pub mysql_storage_engine: String,
+    pub ps_mode: PsMode,
+    /// Client threads: bulk_insert has a table per client, select_random_* a key segment.
+    pub threads: u32,
+    #[serde(flatten)]
+    pub rand: RandOptions,
+}
+
+/// One client's state: its prepared statements and buffers. Created on the client's own
+/// connection, and created again after a reconnect.
+pub trait Client: Send {
+    /// Runs one event, counting its queries into `q`. On error the runner rolls back and
+    /// either retries the event or stops.
+    fn event(
+        &mut self,
+        conn: &mut dyn Conn,
+        rand: &mut Rand,
+        q: &mut QueryCounts,
+    ) -> Result<(), DbError>;
+
+    /// Called after the runner rolled back a failed event, so that state tied to the open
+    /// transaction can be reset.
+    fn rolled_back(&mut self) {}
+
+    /// Called once when the client stops (bulk_insert commits its open batch).
+    fn finish(&mut self, _conn: &mut dyn Conn) -> Result<(), DbError> {
+        Ok(())
+    }
+}
+
+/// A built-in workload.
+pub trait Workload: Send + Sync {
+    fn name(&self) -> &'static str;
+    /// The tables it uses, which prepare creates and cleanup drops.
+    fn tables(&self) -> TableSet;
+    /// Whether its tables may be empty when it starts (inserting workloads).
+    fn accepts_empty_tables(&self) -> bool {
+        false
+    }
+    /// Prepares client `thread`'s statements on `conn`.
+    fn client(&self, conn: &mut dyn Conn, thread: u32) -> Result<Box<dyn Client>, DbError>;
+}
+
+/// The built-in workloads with a one-line description each, in `dbsweep workloads` order.
+pub const WORKLOADS: &[(&str, &str)] = &[
+    (
+        "oltp_point_select",
+        "1 primary-key point select per event, autocommit",
+    ),
+    (
+        "oltp_read_only",
+        "transaction of 10 point selects and 4 range selects (simple, sum, order, distinct)",
+    ),
+    (
+        "oltp_read_write",
+        "the read-only transaction plus index update, non-index update, delete+insert",
+    ),
+    (
+        "oltp_write_only",
+        "transaction of index update, non-index update, delete+insert",
+    ),
+    (
+        "oltp_update_index",
+        "1 update of the indexed column k by primary key, autocommit",
+    ),
+    (
+        "oltp_update_non_index",
+        "1 update of the non-indexed column c by primary key, autocommit",
+    ),
+    ("oltp_delete", "1 delete by primary key, autocommit"),
+    ("oltp_insert", "1 insert of a new row, autocommit"),
+    (
+        "select_random_points",
+        "SELECT by 10 random k values with IN (), table sbtest1",
+    ),
+    (
+        "select_random_ranges",
+        "SELECT count(k) over 10 OR-ed k ranges, table sbtest1",
+    ),
+    (
+        "bulk_insert",
+        "each client appends (id, k) rows to its own table; one row per event",
+    ),
+];
+
+/// Builds the workload called `name`.
+pub fn build(name: &str, opts: &WorkloadOptions) -> Result<Box<dyn Workload>, Error> {
+    sysbench::build(name, opts).ok_or_else(|| {
+        let names: Vec<&str> = WORKLOADS.iter().map(|(n, _)| *n).collect();
+        Error::Usage(format!(
+            "unknown workload '{name}'; built-in workloads are: {} (see `dbsweep workloads`)",
+            names.join(", ")
+        ))
+    })
+}

@@ -1,0 +1,538 @@
+//! The sysbench OLTP family, natively: the statements and per-event counts of sysbench 1.0's
+//! oltp_*.lua, select_random_*.lua and bulk_insert.lua scripts, on prepared statements.
+
+use super::rand::{Dist, Rand};
+use super::{Client, TableSet, Workload, WorkloadOptions};
+use crate::metrics::QueryCounts;
+use crate::target::{Conn, DbError, Param, StmtId};
+
+/// Digit groups of the `c` and `pad` columns (119 and 59 characters).
+pub const C_GROUPS: usize = 10;
+pub const PAD_GROUPS: usize = 5;
+
+/// How many statements of each kind one event runs, and whether inside BEGIN/COMMIT.
+#[derive(Clone, Copy, Debug, Default)]
+struct Mix {
+    trx: bool,
+    point_selects: u32,
+    simple_ranges: u32,
+    sum_ranges: u32,
+    order_ranges: u32,
+    distinct_ranges: u32,
+    index_updates: u32,
+    non_index_updates: u32,
+    delete_inserts: u32,
+    deletes: u32,
+    inserts: u32,
+}
+
+impl Mix {
+    fn reads(o: &WorkloadOptions) -> Mix {
+        let r = |n| if o.range_selects { n } else { 0 };
+        Mix {
+            trx: !o.skip_trx,
+            point_selects: o.point_selects,
+            simple_ranges: r(o.simple_ranges),
+            sum_ranges: r(o.sum_ranges),
+            order_ranges: r(o.order_ranges),
+            distinct_ranges: r(o.distinct_ranges),
+            ..Mix::default()
+        }
+    }
+
+    fn writes(o: &WorkloadOptions) -> Mix {
+        Mix {
+            trx: !o.skip_trx,
+            index_updates: o.index_updates,
+            non_index_updates: o.non_index_updates,
+            delete_inserts: o.delete_inserts,
+            ..Mix::default()
+        }
+    }
+
+    fn writes_anything(&self) -> bool {
+        self.index_updates
+            + self.non_index_updates
+            + self.delete_inserts
+            + self.deletes
+            + self.inserts
+            > 0
+    }
+}
+
+/// Builds one of the sysbench workloads, or None for an unknown name.
+pub fn build(name: &str, o: &WorkloadOptions) -> Option<Box<dyn Workload>> {
+    let single = Mix::default();
+    let mix = match name {
+        "oltp_point_select" => Mix {
+            point_selects: 1,
+            ..single
+        },
+        "oltp_read_only" => Mix::reads(o),
+        "oltp_read_write" => {
+            let w = Mix::writes(o);
+            Mix {
+                index_updates: w.index_updates,
+                non_index_updates: w.non_index_updates,
+                delete_inserts: w.delete_inserts,
+                ..Mix::reads(o)
+            }
+        }
+        "oltp_write_only" => Mix::writes(o),
+        "oltp_update_index" => Mix {
+            index_updates: 1,
+            ..single
+        },
+        "oltp_update_non_index" => Mix {
+            non_index_updates: 1,
+            ..single
+        },
+        "oltp_delete" => Mix {
+            deletes: 1,
+            ..single
+        },
+        "oltp_insert" => Mix {
+            inserts: 1,
+            ..single
+        },
+        "select_random_points" | "select_random_ranges" => {
+            return Some(Box::new(KeySelect {
+                name: static_name(name),
+                opts: o.clone(),
+            }));
+        }
+        "bulk_insert" => return Some(Box::new(BulkInsert { threads: o.threads })),
+        _ => return None,
+    };
+    Some(Box::new(Oltp {
+        name: static_name(name),
+        mix,
+        opts: o.clone(),
+    }))
+}
+
+fn static_name(name: &str) -> &'static str {
+    super::WORKLOADS
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(n, _)| *n)
+        .expect("registered")
+}
+
+struct Oltp {
+    name: &'static str,
+    mix: Mix,
+    opts: WorkloadOptions,
+}
+
+/// One table's prepared statements; None where the mix never runs that statement.
+struct TableStmts {
+    point: Option<StmtId>,
+    simple: Option<StmtId>,
+    sum: Option<StmtId>,
+    order: Option<StmtId>,
+    distinct: Option<StmtId>,
+    index_update: Option<StmtId>,
+    non_index_update: Option<StmtId>,
+    delete: Option<StmtId>,
+    insert: Option<StmtId>,
+}
+
+impl Workload for Oltp {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+
+    fn tables(&self) -> TableSet {
+        TableSet::sysbench(self.opts.tables)
+    }
+
+    fn accepts_empty_tables(&self) -> bool {
+        self.mix.inserts > 0
+    }
+
+    fn client(&self, conn: &mut dyn Conn, thread: u32) -> Result<Box<dyn Client>, DbError> {
+        let m = &self.mix;
+        let mut stmts = Vec::with_capacity(self.opts.tables as usize);
+        let mut next_ids = Vec::new();
+        for t in 1..=self.opts.tables {
+            let mut prep = |n: u32, sql: &str| -> Result<Option<StmtId>, DbError> {
+                if n == 0 {
+                    Ok(None)
+                } else {
+                    conn.prepare(&sql.replace("{t}", &t.to_string())).map(Some)
+                }
+            };
+            let range = "FROM sbtest{t} WHERE id BETWEEN ? AND ?";
+            let explicit_insert = m.delete_inserts + u32::from(!self.opts.auto_inc) * m.inserts;
+            stmts.push(TableStmts {
+                point: prep(m.point_selects, "SELECT c FROM sbtest{t} WHERE id=?")?,
+                simple: prep(m.simple_ranges, &format!("SELECT c {range}"))?,
+                sum: prep(m.sum_ranges, &format!("SELECT SUM(k) {range}"))?,
+                order: prep(m.order_ranges, &format!("SELECT c {range} ORDER BY c"))?,
+                distinct: prep(
+                    m.distinct_ranges,
+                    &format!("SELECT DISTINCT c {range} ORDER BY c"),
+                )?,
+                index_update: prep(m.index_updates, "UPDATE sbtest{t} SET k=k+1 WHERE id=?")?,
+                non_index_update: prep(m.non_index_updates, "UPDATE sbtest{t} SET c=? WHERE id=?")?,
+                delete: prep(
+                    m.delete_inserts + m.deletes,
+                    "DELETE FROM sbtest{t} WHERE id=?",
+                )?,
+                insert: if explicit_insert > 0 {
+                    prep(
+                        1,
+                        "INSERT INTO sbtest{t} (id, k, c, pad) VALUES (?, ?, ?, ?)",
+                    )?
+                } else {
+                    prep(
+                        m.inserts,
+                        "INSERT INTO sbtest{t} (k, c, pad) VALUES (?, ?, ?)",
+                    )?
+                },
+            });
+            if m.inserts > 0 && !self.opts.auto_inc {
+                // Client-chosen ids: above the table's current maximum, interleaved by thread.
+                let max = conn
+                    .query_i64(&format!("SELECT max(id) FROM sbtest{t}"))?
+                    .unwrap_or(0);
+                next_ids.push(max + 1 + i64::from(thread));
+            }
+        }
+        Ok(Box::new(OltpClient {
+            mix: self.mix,
+            write: self.mix.writes_anything(),
+            stmts,
+            next_ids,
+            id_step: i64::from(self.opts.threads),
+            dist: Dist::new(&self.opts.rand, self.opts.table_size),
+            table_size: self.opts.table_size,
+            range: self.opts.range_size,
+            c: String::with_capacity(128),
+            pad: String::with_capacity(64),
+        }))
+    }
+}
+
+struct OltpClient {
+    mix: Mix,
+    write: bool,
+    stmts: Vec<TableStmts>,
+    next_ids: Vec<i64>,
+    id_step: i64,
+    dist: Dist,
+    table_size: u64,
+    range: u64,
+    c: String,
+    pad: String,
+}
+
+impl OltpClient {
+    /// Draws the table for the next group of statements, uniformly (as sysbench does).
+    #[inline]
+    fn table(&self, r: &mut Rand) -> usize {
+        r.uniform(0, self.stmts.len() as u64 - 1) as usize
+    }
+
+    #[inline]
+    fn id(&self, r: &mut Rand) -> i64 {
+        r.draw(&self.dist, 1, self.table_size) as i64
+    }
+
+    fn ranges(
+        &self,
+        count: u32,
+        pick: fn(&TableStmts) -> Option<StmtId>,
+        conn: &mut dyn Conn,
+        r: &mut Rand,
+        q: &mut QueryCounts,
+    ) -> Result<(), DbError> {
+        if count == 0 {
+            return Ok(());
+        }
+        let stmt = pick(&self.stmts[self.table(r)]).expect("prepared when count > 0");
+        for _ in 0..count {
+            let lo = self.id(r);
+            let hi = lo + self.range as i64 - 1;
+            q.read(conn.query(stmt, &[Param::Int(lo), Param::Int(hi)])?);
+        }
+        Ok(())
+    }
+
+    fn writes(
+        &mut self,
+        conn: &mut dyn Conn,
+        r: &mut Rand,
+        q: &mut QueryCounts,
+    ) -> Result<(), DbError> {
+        let m = self.mix;
+        if m.index_updates > 0 {
+            let s = self.stmts[self.table(r)].index_update.expect("prepared");
+            for _ in 0..m.index_updates {
+                q.dml(conn.execute(s, &[Param::Int(self.id(r))])?);
+            }
+        }
+        if m.non_index_updates > 0 {
+            let s = self.stmts[self.table(r)]
+                .non_index_update
+                .expect("prepared");
+            for _ in 0..m.non_index_updates {
+                r.fill_digit_groups(C_GROUPS, &mut self.c);
+                let id = self.id(r);
+                q.dml(conn.execute(s, &[Param::Text(&self.c), Param::Int(id)])?);
+            }
+        }
+        if m.delete_inserts > 0 {
+            let t = &self.stmts[self.table(r)];
+            let (del, ins) = (t.delete.expect("prepared"), t.insert.expect("prepared"));
+            for _ in 0..m.delete_inserts {
+                let (id, k) = (self.id(r), self.id(r));
+                r.fill_digit_groups(C_GROUPS, &mut self.c);
+                r.fill_digit_groups(PAD_GROUPS, &mut self.pad);
+                q.dml(conn.execute(del, &[Param::Int(id)])?);
+                let row = [
+                    Param::Int(id),
+                    Param::Int(k),
+                    Param::Text(&self.c),
+                    Param::Text(&self.pad),
+                ];
+                q.dml(conn.execute(ins, &row)?);
+            }
+        }
+        if m.deletes > 0 {
+            let s = self.stmts[self.table(r)].delete.expect("prepared");
+            q.dml(conn.execute(s, &[Param::Int(self.id(r))])?);
+        }
+        if m.inserts > 0 {
+            self.insert(conn, r, q)?;
+        }
+        Ok(())
+    }
+
+    fn insert(
+        &mut self,
+        conn: &mut dyn Conn,
+        r: &mut Rand,
+        q: &mut QueryCounts,
+    ) -> Result<(), DbError> {
+        let t = self.table(r);
+        let k = self.id(r);
+        r.fill_digit_groups(C_GROUPS, &mut self.c);
+        r.fill_digit_groups(PAD_GROUPS, &mut self.pad);
+        let s = self.stmts[t].insert.expect("prepared");
+        let changed = if let Some(next) = self.next_ids.get_mut(t) {
+            let id = *next;
+            *next += self.id_step;
+            conn.execute(
+                s,
+                &[
+                    Param::Int(id),
+                    Param::Int(k),
+                    Param::Text(&self.c),
+                    Param::Text(&self.pad),
+                ],
+            )?
+        } else {
+            conn.execute(
+                s,
+                &[Param::Int(k), Param::Text(&self.c), Param::Text(&self.pad)],
+            )?
+        };
+        q.dml(changed);
+        Ok(())
+    }
+}
+
+impl Client for OltpClient {
+    fn event(
+        &mut self,
+        conn: &mut dyn Conn,
+        r: &mut Rand,
+        q: &mut QueryCounts,
+    ) -> Result<(), DbError> {
+        let m = self.mix;
+        if m.trx {
+            conn.begin(self.write)?;
+            q.others += 1;
+        }
+        if m.point_selects > 0 {
+            let s = self.stmts[self.table(r)].point.expect("prepared");
+            for _ in 0..m.point_selects {
+                q.read(conn.query(s, &[Param::Int(self.id(r))])?);
+            }
+        }
+        self.ranges(m.simple_ranges, |t| t.simple, conn, r, q)?;
+        self.ranges(m.sum_ranges, |t| t.sum, conn, r, q)?;
+        self.ranges(m.order_ranges, |t| t.order, conn, r, q)?;
+        self.ranges(m.distinct_ranges, |t| t.distinct, conn, r, q)?;
+        if self.write {
+            self.writes(conn, r, q)?;
+        }
+        if m.trx {
+            conn.commit()?;
+            q.others += 1;
+        }
+        Ok(())
+    }
+}
+
+/// select_random_points and select_random_ranges: lookups by the secondary key `k` of
+/// sbtest1, each client in its own segment of the key space so that clients do not overlap.
+struct KeySelect {
+    name: &'static str,
+    opts: WorkloadOptions,
+}
+
+impl Workload for KeySelect {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+
+    fn tables(&self) -> TableSet {
+        TableSet::sysbench(1)
+    }
+
+    fn client(&self, conn: &mut dyn Conn, thread: u32) -> Result<Box<dyn Client>, DbError> {
+        let o = &self.opts;
+        let ranges = self.name == "select_random_ranges";
+        let (sql, values) = if ranges {
+            let n = o.number_of_ranges.max(1) as usize;
+            let pred = vec!["k BETWEEN ? AND ?"; n].join(" OR ");
+            (format!("SELECT count(k) FROM sbtest1 WHERE {pred}"), n)
+        } else {
+            let n = o.random_points.max(1) as usize;
+            (
+                format!(
+                    "SELECT id, k, c, pad FROM sbtest1 WHERE k IN ({})",
+                    vec!["?"; n].join(", ")
+                ),
+                n,
+            )
+        };
+        let seg_len = o.table_size / u64::from(o.threads.max(1));
+        let seg_start = seg_len * u64::from(thread % o.threads.max(1));
+        Ok(Box::new(KeySelectClient {
+            stmt: conn.prepare(&sql)?,
+            values,
+            delta: if ranges { Some(o.delta as i64) } else { None },
+            seg: (seg_start, seg_start + seg_len),
+            dist: Dist::new(&o.rand, seg_len + 1),
+            params: Vec::with_capacity(values * 2),
+        }))
+    }
+}
+
+struct KeySelectClient {
+    stmt: StmtId,
+    values: usize,
+    /// Some(width) for ranges `k BETWEEN v AND v+width`, None for IN lists.
+    delta: Option<i64>,
+    seg: (u64, u64),
+    dist: Dist,
+    params: Vec<i64>,
+}
+
+impl Client for KeySelectClient {
+    fn event(
+        &mut self,
+        conn: &mut dyn Conn,
+        r: &mut Rand,
+        q: &mut QueryCounts,
+    ) -> Result<(), DbError> {
+        self.params.clear();
+        for _ in 0..self.values {
+            let v = r.draw(&self.dist, self.seg.0, self.seg.1) as i64;
+            self.params.push(v);
+            if let Some(d) = self.delta {
+                self.params.push(v + d);
+            }
+        }
+        // At most 2 x 1000 values: a stack array avoids allocating per event.
+        let mut bound = [Param::Null; 2048];
+        let n = self.params.len().min(bound.len());
+        for (b, v) in bound.iter_mut().zip(&self.params) {
+            *b = Param::Int(*v);
+        }
+        q.read(conn.query(self.stmt, &bound[..n])?);
+        Ok(())
+    }
+}
+
+/// bulk_insert: client i appends rows (id, k) to table sbtest{i+1}, one row per event, in
+/// transactions of [`BULK_ROWS_PER_COMMIT`] rows.
+struct BulkInsert {
+    threads: u32,
+}
+
+/// Rows per transaction of bulk_insert.
+const BULK_ROWS_PER_COMMIT: u64 = 1000;
+
+impl Workload for BulkInsert {
+    fn name(&self) -> &'static str {
+        "bulk_insert"
+    }
+
+    fn tables(&self) -> TableSet {
+        TableSet::bulk(self.threads)
+    }
+
+    fn accepts_empty_tables(&self) -> bool {
+        true
+    }
+
+    fn client(&self, conn: &mut dyn Conn, thread: u32) -> Result<Box<dyn Client>, DbError> {
+        let table = format!("sbtest{}", thread + 1);
+        let next = conn
+            .query_i64(&format!("SELECT max(id) FROM {table}"))?
+            .unwrap_or(0)
+            + 1;
+        let stmt = conn.prepare(&format!("INSERT INTO {table} (id, k) VALUES (?, ?)"))?;
+        Ok(Box::new(BulkInsertClient {
+            stmt,
+            next,
+            in_batch: 0,
+        }))
+    }
+}
+
+struct BulkInsertClient {
+    stmt: StmtId,
+    next: i64,
+    in_batch: u64,
+}
+
+impl Client for BulkInsertClient {
+    fn event(
+        &mut self,
+        conn: &mut dyn Conn,
+        _r: &mut Rand,
+        q: &mut QueryCounts,
+    ) -> Result<(), DbError> {
+        if self.in_batch == 0 {
+            conn.begin(true)?;
+            q.others += 1;
+        }
+        q.dml(conn.execute(self.stmt, &[Param::Int(self.next), Param::Int(self.next)])?);
+        self.next += 1;
+        self.in_batch += 1;
+        if self.in_batch == BULK_ROWS_PER_COMMIT {
+            conn.commit()?;
+            q.others += 1;
+            self.in_batch = 0;
+        }
+        Ok(())
+    }
+
+    fn rolled_back(&mut self) {
+        self.in_batch = 0;
+    }
+
+    fn finish(&mut self, conn: &mut dyn Conn) -> Result<(), DbError> {
+        if self.in_batch > 0 {
+            self.in_batch = 0;
+            conn.commit()?;
+        }
+        Ok(())
+    }
+}

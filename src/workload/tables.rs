@@ -1,0 +1,317 @@
+//! The sysbench tables: their definition for each dialect, the parallel loader behind
+//! `prepare`, `cleanup`, and the check that a run's tables are there before it starts.
+
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::mpsc::sync_channel;
+use std::time::Instant;
+
+use super::WorkloadOptions;
+use super::rand::{Dist, Rand};
+use super::sysbench::{C_GROUPS, PAD_GROUPS};
+use crate::error::Error;
+use crate::target::{Conn, Dialect, RowValue, Target};
+
+/// Which table layout a workload uses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TableKind {
+    /// `sbtestN(id, k, c, pad)` with `table_size` rows and the index `k_N`.
+    Sysbench,
+    /// bulk_insert's `sbtestN(id, k)`, created empty.
+    Bulk,
+}
+
+/// The tables `sbtest1..sbtest{count}` of one kind.
+#[derive(Clone, Copy, Debug)]
+pub struct TableSet {
+    pub kind: TableKind,
+    pub count: u32,
+}
+
+impl TableSet {
+    pub fn sysbench(count: u32) -> TableSet {
+        TableSet {
+            kind: TableKind::Sysbench,
+            count,
+        }
+    }
+
+    pub fn bulk(count: u32) -> TableSet {
+        TableSet {
+            kind: TableKind::Bulk,
+            count,
+        }
+    }
+
+    pub fn names(&self) -> impl Iterator<Item = (u32, String)> {
+        (1..=self.count).map(|n| (n, format!("sbtest{n}")))
+    }
+}
+
+/// What a load did, for the prepare figure.
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LoadReport {
+    pub tables: u32,
+    pub rows: u64,
+    pub seconds: f64,
+    pub rows_per_s: f64,
+}
+
+/// `CREATE TABLE` for table `n`, as sysbench 1.0 writes it (SQLite: `INTEGER PRIMARY KEY`).
+pub fn create_table_sql(dialect: Dialect, kind: TableKind, n: u32, o: &WorkloadOptions) -> String {
+    let _ = dialect; // PostgreSQL and MySQL differ here; SQLite and the mock share this form.
+    match kind {
+        TableKind::Bulk => format!(
+            "CREATE TABLE sbtest{n} (id INTEGER NOT NULL, k INTEGER DEFAULT '0' NOT NULL, PRIMARY KEY (id))"
+        ),
+        TableKind::Sysbench => {
+            let id = if o.secondary {
+                "INTEGER NOT NULL"
+            } else {
+                "INTEGER PRIMARY KEY"
+            };
+            format!(
+                "CREATE TABLE sbtest{n} (\n  id {id},\n  k INTEGER DEFAULT '0' NOT NULL,\n  \
+                 c CHAR(120) DEFAULT '' NOT NULL,\n  pad CHAR(60) DEFAULT '' NOT NULL)"
+            )
+        }
+    }
+}
+
+/// Whether table `name` holds at least one row.
+fn has_rows(conn: &mut dyn Conn, name: &str) -> Result<bool, Error> {
+    let probe = format!("SELECT 1 FROM {name} LIMIT 1");
+    Ok(conn
+        .query_i64(&probe)
+        .map_err(|e| Error::db(format!("reading {name}"), e))?
+        .is_some())
+}
+
+/// Creates and loads the tables of `set`. Refuses (before touching anything) when one of them
+/// already holds rows, unless `force`. Loads up to `--threads` tables at once where the
+/// database allows concurrent writers; each writer is fed by its own row-generating thread.
+pub fn prepare(
+    target: &dyn Target,
+    set: &TableSet,
+    o: &WorkloadOptions,
+    force: bool,
+    stop: &AtomicBool,
+) -> Result<LoadReport, Error> {
+    let mut conn = target
+        .connect()
+        .map_err(|e| Error::db(target.display_url(), e))?;
+    for (_, name) in set.names() {
+        let exists = conn
+            .table_exists(&name)
+            .map_err(|e| Error::db(name.clone(), e))?;
+        if exists && !force && has_rows(conn.as_mut(), &name)? {
+            return Err(Error::Usage(format!(
+                "table {name} in {} already holds rows; run `dbsweep cleanup` first or add \
+                 --force to drop and reload it",
+                target.display_url()
+            )));
+        }
+    }
+    drop(conn);
+    let start = Instant::now();
+    let writers = (o.threads as usize)
+        .min(set.count as usize)
+        .min(target.max_writers())
+        .max(1);
+    let next_table = AtomicU32::new(1);
+    let rows = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..writers)
+            .map(|_| s.spawn(|| load_worker(target, set, o, &next_table, stop)))
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("loader thread panicked"))
+            .sum::<Result<u64, Error>>()
+    })?;
+    if stop.load(Ordering::Relaxed) {
+        return Err(Error::Run(
+            "interrupted during prepare: the tables are partly loaded; \
+                               run `dbsweep cleanup` before preparing again"
+                .into(),
+        ));
+    }
+    let mut conn = target
+        .connect()
+        .map_err(|e| Error::db(target.display_url(), e))?;
+    target
+        .after_load(conn.as_mut())
+        .map_err(|e| Error::db("after load", e))?;
+    let seconds = start.elapsed().as_secs_f64();
+    Ok(LoadReport {
+        tables: set.count,
+        rows,
+        seconds,
+        rows_per_s: rows as f64 / seconds.max(1e-9),
+    })
+}
+
+/// Takes tables off the shared counter until none is left; returns the rows it loaded.
+fn load_worker(
+    target: &dyn Target,
+    set: &TableSet,
+    o: &WorkloadOptions,
+    next_table: &AtomicU32,
+    stop: &AtomicBool,
+) -> Result<u64, Error> {
+    let mut conn = target
+        .connect()
+        .map_err(|e| Error::db(target.display_url(), e))?;
+    let mut rows = 0;
+    loop {
+        let n = next_table.fetch_add(1, Ordering::Relaxed);
+        if n > set.count || stop.load(Ordering::Relaxed) {
+            return Ok(rows);
+        }
+        let name = format!("sbtest{n}");
+        let ctx = |what: &str| format!("{what} {name}");
+        let c = conn.as_mut();
+        eprintln!("Creating table '{name}'...");
+        c.batch(&format!("DROP TABLE IF EXISTS {name}"))
+            .map_err(|e| Error::db(ctx("dropping"), e))?;
+        let ddl = create_table_sql(target.dialect(), set.kind, n, o);
+        c.batch(&ddl).map_err(|e| Error::db(ctx("creating"), e))?;
+        if set.kind == TableKind::Bulk {
+            continue;
+        }
+        eprintln!("Inserting {} records into '{name}'", o.table_size);
+        rows += load_rows(target, c, n, o, stop).map_err(|e| Error::db(ctx("loading"), e))?;
+        let mut indexes = Vec::new();
+        if o.secondary {
+            indexes.push(format!("CREATE INDEX xid_{n} ON {name}(id)"));
+        }
+        if o.create_secondary {
+            eprintln!("Creating a secondary index on '{name}'...");
+            indexes.push(format!("CREATE INDEX k_{n} ON {name}(k)"));
+        }
+        for sql in indexes {
+            c.batch(&sql).map_err(|e| Error::db(ctx("indexing"), e))?;
+        }
+    }
+}
+
+/// Rows per message from the generating thread to the writer.
+const LOAD_BATCH: usize = 1024;
+
+/// Loads `table_size` rows into table `n`: a helper thread generates the random values while
+/// this one writes, so that generation does not slow the writer down.
+fn load_rows(
+    target: &dyn Target,
+    conn: &mut dyn Conn,
+    n: u32,
+    o: &WorkloadOptions,
+    stop: &AtomicBool,
+) -> Result<u64, crate::target::DbError> {
+    let (tx, rx) = sync_channel::<Vec<[RowValue; 4]>>(8);
+    let size = o.table_size;
+    let dist = Dist::new(&o.rand, size);
+    let mut rand = Rand::for_thread(o.rand.rand_seed, 1_000_000 + n);
+    std::thread::scope(|s| {
+        s.spawn(move || {
+            let (mut c, mut pad) = (String::new(), String::new());
+            let mut id = 1;
+            while id <= size && !stop.load(Ordering::Relaxed) {
+                let mut batch = Vec::with_capacity(LOAD_BATCH);
+                while batch.len() < LOAD_BATCH && id <= size {
+                    rand.fill_digit_groups(C_GROUPS, &mut c);
+                    rand.fill_digit_groups(PAD_GROUPS, &mut pad);
+                    let k = rand.draw(&dist, 1, size) as i64;
+                    batch.push([
+                        RowValue::Int(id as i64),
+                        RowValue::Int(k),
+                        RowValue::Text(c.clone()),
+                        RowValue::Text(pad.clone()),
+                    ]);
+                    id += 1;
+                }
+                if tx.send(batch).is_err() {
+                    return; // the writer failed and hung up
+                }
+            }
+        });
+        let mut pending = Vec::new().into_iter();
+        let mut next_row = |row: &mut Vec<RowValue>| loop {
+            if let Some(values) = pending.next() {
+                row.clear();
+                row.extend::<[RowValue; 4]>(values);
+                return true;
+            }
+            match rx.recv() {
+                Ok(batch) => pending = batch.into_iter(),
+                Err(_) => return false,
+            }
+        };
+        target.bulk_load(
+            conn,
+            &format!("sbtest{n}"),
+            &["id", "k", "c", "pad"],
+            &mut next_row,
+        )
+    })
+}
+
+/// Drops the tables of `set` that exist; returns how many it dropped. Only sbtest tables.
+pub fn cleanup(target: &dyn Target, set: &TableSet) -> Result<u32, Error> {
+    let mut conn = target
+        .connect()
+        .map_err(|e| Error::db(target.display_url(), e))?;
+    let mut dropped = 0;
+    for (_, name) in set.names() {
+        if conn
+            .table_exists(&name)
+            .map_err(|e| Error::db(name.clone(), e))?
+        {
+            eprintln!("Dropping table '{name}'...");
+            conn.batch(&format!("DROP TABLE {name}"))
+                .map_err(|e| Error::db(format!("dropping {name}"), e))?;
+            dropped += 1;
+        }
+    }
+    Ok(dropped)
+}
+
+/// Checks, before a run, that every table exists and (unless the workload inserts into empty
+/// tables) holds rows. Warns when a table holds fewer ids than `--table-size` says.
+pub fn check_ready(
+    conn: &mut dyn Conn,
+    set: &TableSet,
+    o: &WorkloadOptions,
+    accepts_empty: bool,
+    url: &str,
+) -> Result<(), Error> {
+    let hint = "run `dbsweep prepare` (or `dbsweep run --prepare`) with the same --tables and --table-size";
+    for (_, name) in set.names() {
+        if !conn
+            .table_exists(&name)
+            .map_err(|e| Error::db(name.clone(), e))?
+        {
+            return Err(Error::Usage(format!(
+                "table {name} does not exist in {url}: {hint}"
+            )));
+        }
+        if accepts_empty || set.kind == TableKind::Bulk {
+            continue;
+        }
+        let max = conn
+            .query_i64(&format!("SELECT max(id) FROM {name}"))
+            .map_err(|e| Error::db(format!("reading {name}"), e))?;
+        match max {
+            None => {
+                return Err(Error::Usage(format!(
+                    "table {name} in {url} is empty: {hint}"
+                )));
+            }
+            Some(m) if (m as u64) < o.table_size / 2 => eprintln!(
+                "warning: table {name} holds ids up to {m} but --table-size is {}; most lookups \
+                 will find no row",
+                o.table_size
+            ),
+            Some(_) => {}
+        }
+    }
+    Ok(())
+}

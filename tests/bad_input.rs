@@ -1,0 +1,126 @@
+//! Bad input: a one-line error naming what and where, exit code 2, and nothing touched.
+
+use predicates::prelude::*;
+use predicates::str::contains;
+
+use crate::util::{Scratch, dbsweep};
+
+#[test]
+fn unknown_workload_lists_the_built_in_ones() {
+    let s = Scratch::new();
+    s.cmd(&["run", "oltp_nope"])
+        .assert()
+        .code(2)
+        .stderr(contains("unknown workload 'oltp_nope'").and(contains("oltp_read_write")));
+    assert!(
+        !s.db().exists(),
+        "no database may be created for a bad command"
+    );
+}
+
+#[test]
+fn unknown_option_is_rejected() {
+    dbsweep()
+        .args(["run", "oltp_read_only", "--bogus-option", "3"])
+        .assert()
+        .code(2)
+        .stderr(contains("--bogus-option"));
+}
+
+#[test]
+fn malformed_or_unsupported_targets_are_rejected() {
+    for (url, says) in [
+        ("dbsweep.db", "not a URL"),
+        ("sqlite://", "no database path"),
+        ("oracle://x", "unknown scheme 'oracle'"),
+        ("sqlite://x.db?journal_mode", "not name=value"),
+        ("sqlite://x.db?synchronous=1;DROP", "not a valid PRAGMA"),
+    ] {
+        dbsweep()
+            .args(["run", "oltp_read_only", "--target", url])
+            .assert()
+            .code(2)
+            .stderr(contains(says).and(contains(url)));
+    }
+}
+
+#[test]
+fn out_of_range_options_name_the_option() {
+    for (args, says) in [
+        (&["--threads", "0"][..], "--threads"),
+        (&["--rand-pareto-h", "1.5"], "--rand-pareto-h"),
+        (&["--time=-1"], "--time"),
+        (&["--random-points", "0"], "--random-points"),
+        (&["--skip-trx=perhaps"], "skip-trx"),
+    ] {
+        dbsweep()
+            .args(["run", "oltp_read_only"])
+            .args(args)
+            .assert()
+            .code(2)
+            .stderr(contains(says));
+    }
+}
+
+#[test]
+fn missing_database_or_table_is_reported_before_running() {
+    let s = Scratch::new();
+    s.cmd(&["run", "oltp_read_only"])
+        .assert()
+        .code(2)
+        .stderr(contains("does not exist").and(contains("dbsweep prepare")));
+    assert!(!s.db().exists(), "run must not create the database file");
+    s.cmd(&["prepare", "oltp_read_only", "--table-size", "10"])
+        .assert()
+        .success();
+    s.cmd(&[
+        "run",
+        "oltp_read_only",
+        "--tables",
+        "2",
+        "--table-size",
+        "10",
+    ])
+    .assert()
+    .code(2)
+    .stderr(contains("table sbtest2 does not exist"));
+    s.sqlite().execute_batch("DELETE FROM sbtest1").unwrap();
+    s.cmd(&["run", "oltp_read_only", "--table-size", "10"])
+        .assert()
+        .code(2)
+        .stderr(contains("sbtest1").and(contains("is empty")));
+}
+
+#[test]
+fn unwritable_output_fails_before_any_table_is_touched() {
+    let s = Scratch::new();
+    let bad = s.path("no/such/dir/results.json");
+    s.cmd(&["run", "--prepare", "oltp_read_only", "--table-size", "10"])
+        .arg("--output")
+        .arg(&bad)
+        .assert()
+        .code(2)
+        .stderr(contains("--output").and(contains("no/such/dir/results.json")));
+    assert!(
+        !s.db().exists(),
+        "the load must not start when the results cannot be written"
+    );
+    s.cmd(&["run", "--prepare", "oltp_read_only", "--table-size", "10"])
+        .arg("--output")
+        .arg(s.dir.path())
+        .assert()
+        .code(2)
+        .stderr(contains("is a directory"));
+}
+
+#[test]
+fn errors_are_one_line_and_never_a_panic() {
+    let out = dbsweep()
+        .args(["run", "oltp_read_only", "--target", "mysql2://x"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(!err.contains("panicked"));
+}

@@ -1,0 +1,59 @@
+//! Ctrl-C: the run stops cleanly, prints its summary and saves results marked interrupted.
+
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
+
+use crate::util::{Scratch, assert_valid_results, read_json, u};
+
+#[test]
+fn sigint_leaves_a_valid_results_file_marked_interrupted() {
+    let s = Scratch::new();
+    s.cmd(&["prepare", "oltp_point_select", "--table-size", "1000"])
+        .assert()
+        .success();
+    let out = s.path("r.json");
+    let mut child = Command::new(assert_cmd::cargo::cargo_bin("dbsweep"))
+        .args([
+            "run",
+            "oltp_point_select",
+            "--table-size",
+            "1000",
+            "--time",
+            "600",
+            "--target",
+            &s.target(),
+        ])
+        .arg("--output")
+        .arg(&out)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait for the first interval line: the run is measuring.
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let first = lines
+        .by_ref()
+        .map(Result::unwrap)
+        .find(|l| l.starts_with("[ 1s ]"));
+    assert!(first.is_some(), "no interval line before the process ended");
+    unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) };
+    let rest: Vec<String> = lines.map(Result::unwrap).collect();
+    let output = child.wait_with_output().unwrap();
+    assert_eq!(output.status.code(), Some(130), "stderr: {rest:?}");
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    assert!(
+        stdout.contains("SQL statistics") && stdout.contains("Interrupted"),
+        "{stdout}"
+    );
+    let r = read_json(&out);
+    assert_valid_results(&r);
+    assert_eq!(r["interrupted"], true);
+    assert!(u(&r, "/events") > 0);
+    assert!(r["time_s"].as_f64().unwrap() < 600.0);
+    let leftovers: Vec<_> = std::fs::read_dir(s.dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .filter(|n| n.to_string_lossy().contains(".tmp-"))
+        .collect();
+    assert!(leftovers.is_empty(), "temporary files left: {leftovers:?}");
+}

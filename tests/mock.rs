@@ -1,0 +1,148 @@
+//! Runner and metrics, exactly, on the mock target (fixed service time, no IO).
+
+use crate::util::{Scratch, f, u};
+
+fn mock(s: &Scratch, url: &str, args: &[&str]) -> serde_json::Value {
+    let out = s.path("m.json");
+    let mut cmd = crate::util::dbsweep();
+    cmd.args(args).args(["--target", url, "--output"]).arg(&out);
+    if !args.contains(&"--report-interval") {
+        cmd.args(["--report-interval", "0"]);
+    }
+    cmd.assert().success();
+    crate::util::read_json(&out)
+}
+
+#[test]
+fn mock_event_counts_are_exact_for_every_mix() {
+    let s = Scratch::new();
+    let r = mock(
+        &s,
+        "mock://",
+        &[
+            "run",
+            "oltp_read_write",
+            "--events",
+            "10000",
+            "--time",
+            "0",
+            "--threads",
+            "2",
+        ],
+    );
+    assert_eq!(u(&r, "/events"), 10_000);
+    assert_eq!(
+        (
+            u(&r, "/queries/read"),
+            u(&r, "/queries/write"),
+            u(&r, "/queries/other")
+        ),
+        (140_000, 40_000, 20_000)
+    );
+    assert_eq!(r["target"]["kind"], "mock");
+}
+
+#[test]
+fn latency_percentiles_match_a_known_service_time() {
+    let s = Scratch::new();
+    let r = mock(
+        &s,
+        "mock://?service_us=2000",
+        &["run", "oltp_point_select", "--events", "300", "--time", "0"],
+    );
+    assert_eq!(u(&r, "/events"), 300);
+    // One statement per event at 2 ms of service: every latency is 2 ms plus the runner's
+    // overhead (microseconds), so the median is 2 ms to within the histogram's 0.1%.
+    let (min, p50) = (f(&r, "/latency_ms/min"), f(&r, "/latency_ms/p50"));
+    assert!(min >= 2.0 * 0.999, "min {min}");
+    assert!((2.0..2.05).contains(&p50), "p50 {p50}");
+    // A transaction of 18 statements at 2 ms each takes 36 ms.
+    let r = mock(
+        &s,
+        "mock://?service_us=2000",
+        &["run", "oltp_read_write", "--events", "20", "--time", "0"],
+    );
+    let p50 = f(&r, "/latency_ms/p50");
+    assert!((36.0..36.9).contains(&p50), "p50 {p50}");
+}
+
+#[test]
+fn open_loop_latency_counts_from_the_schedule() {
+    let s = Scratch::new();
+    // 1000 events/s offered to a client that serves 500/s: the backlog grows for the whole
+    // second, and latency measured from each event's scheduled start must show it.
+    let r = mock(
+        &s,
+        "mock://?service_us=2000",
+        &["run", "oltp_point_select", "--rate", "1000", "--time", "1"],
+    );
+    let p99 = f(&r, "/latency_ms/p99");
+    assert!(p99 > 200.0, "p99 {p99}: coordinated omission not corrected");
+    assert!(f(&r, "/rate/lag_max_ms") > 200.0);
+    assert!(u(&r, "/events") <= 510);
+    // Offered below capacity, the schedule is kept: no backlog, latency is the service time.
+    let r = mock(
+        &s,
+        "mock://?service_us=200",
+        &[
+            "run",
+            "oltp_point_select",
+            "--rate",
+            "200",
+            "--events",
+            "100",
+            "--time",
+            "0",
+        ],
+    );
+    assert_eq!(u(&r, "/events"), 100);
+    assert!(f(&r, "/latency_ms/p50") < 1.0);
+    assert!(
+        f(&r, "/time_s") > 0.45,
+        "100 events at 200/s take about half a second"
+    );
+}
+
+#[test]
+fn warmup_events_are_excluded() {
+    let s = Scratch::new();
+    // 1 ms per event: 0.3 s of warm-up then 0.3 s measured can record at most 300 events.
+    let r = mock(
+        &s,
+        "mock://?service_us=1000",
+        &[
+            "run",
+            "oltp_point_select",
+            "--warmup",
+            "0.3",
+            "--time",
+            "0.3",
+        ],
+    );
+    let events = u(&r, "/events");
+    assert!(events > 0 && events <= 305, "events {events}");
+    assert!(f(&r, "/time_s") < 0.45);
+}
+
+#[test]
+fn intervals_add_up_to_the_total() {
+    let s = Scratch::new();
+    let r = mock(
+        &s,
+        "mock://?service_us=100",
+        &[
+            "run",
+            "oltp_point_select",
+            "--time",
+            "2.5",
+            "--threads",
+            "2",
+            "--report-interval",
+            "1",
+        ],
+    );
+    let ivs = r["intervals"].as_array().unwrap();
+    assert!(ivs.len() >= 2);
+    let sum: u64 = ivs.iter().map(|i| i["events"].as_u64().unwrap()).sum();
+    assert_eq!(sum, u(&r, "/events"));
+}

@@ -1,0 +1,115 @@
+//! The results file is the contract: it matches the schema, reads back into dbsweep's own
+//! types, and its histogram holds every measured event.
+
+use dbsweep::results::Results;
+
+use crate::util::{Scratch, assert_valid_results, f, run_results, u};
+
+#[test]
+fn results_match_the_schema_and_read_back() {
+    let s = Scratch::new();
+    s.cmd(&["prepare", "oltp_read_write", "--table-size", "1000"])
+        .assert()
+        .success();
+    let r = run_results(
+        &s,
+        &[
+            "run",
+            "oltp_read_write",
+            "--table-size",
+            "1000",
+            "--time",
+            "1.5",
+            "--threads",
+            "2",
+            "--rand-type",
+            "zipfian",
+        ],
+    );
+    assert_valid_results(&r);
+    // Keys scripts rely on.
+    for key in [
+        "/workload",
+        "/target/kind",
+        "/target/version",
+        "/threads",
+        "/time_s",
+        "/events",
+        "/tps",
+        "/qps",
+        "/queries/read",
+        "/queries/write",
+        "/queries/other",
+        "/queries/total",
+        "/latency_ms/min",
+        "/latency_ms/avg",
+        "/latency_ms/p50",
+        "/latency_ms/p90",
+        "/latency_ms/p95",
+        "/latency_ms/p99",
+        "/latency_ms/p999",
+        "/latency_ms/max",
+        "/errors",
+        "/reconnects",
+        "/intervals/0/t",
+        "/intervals/0/tps",
+        "/intervals/0/qps",
+        "/intervals/0/p95_ms",
+        "/histogram",
+        "/options/rand_type",
+        "/tool/version",
+        "/interrupted",
+    ] {
+        assert!(r.pointer(key).is_some(), "{key} missing");
+    }
+    assert_eq!(r["target"]["kind"], "sqlite");
+    assert_eq!(r["options"]["rand_type"], "zipfian");
+    assert_eq!(r["interrupted"], false);
+    let tps = f(&r, "/tps");
+    assert!((tps - u(&r, "/events") as f64 / f(&r, "/time_s")).abs() < 1e-6 * tps.max(1.0));
+    let lat = &r["latency_ms"];
+    let order =
+        ["min", "p50", "p90", "p95", "p99", "p999", "max"].map(|k| lat[k].as_f64().unwrap());
+    assert!(
+        order.windows(2).all(|w| w[0] <= w[1]),
+        "percentiles out of order: {order:?}"
+    );
+
+    let typed = Results::read(&s.path("results.json")).expect("reads back into dbsweep's types");
+    let hist = typed.histogram.decode().expect("histogram decodes");
+    assert_eq!(hist.len(), typed.events);
+    assert!((hist.value_at_quantile(0.95) as f64 / 1e6 - typed.latency_ms.p95).abs() < 1e-9);
+    let leftovers = std::fs::read_dir(s.dir.path())
+        .unwrap()
+        .filter(|e| {
+            e.as_ref()
+                .unwrap()
+                .file_name()
+                .to_string_lossy()
+                .contains(".tmp-")
+        })
+        .count();
+    assert_eq!(leftovers, 0);
+}
+
+#[test]
+fn a_seed_of_zero_is_replaced_by_the_seed_used() {
+    let s = Scratch::new();
+    s.cmd(&["prepare", "oltp_point_select", "--table-size", "100"])
+        .assert()
+        .success();
+    let r = run_results(
+        &s,
+        &[
+            "run",
+            "oltp_point_select",
+            "--table-size",
+            "100",
+            "--events",
+            "10",
+            "--time",
+            "0",
+        ],
+    );
+    assert!(u(&r, "/options/rand_seed") > 0);
+}

@@ -1,0 +1,431 @@
+//! Prepare, run and cleanup against real SQLite files.
+
+use predicates::prelude::*;
+use predicates::str::contains;
+
+use crate::util::{Scratch, run_results, u};
+
+#[test]
+fn prepare_loads_exactly_tables_times_rows_with_the_sysbench_schema() {
+    let s = Scratch::new();
+    s.cmd(&[
+        "prepare",
+        "oltp_read_write",
+        "--tables",
+        "3",
+        "--table-size",
+        "2500",
+        "--threads",
+        "2",
+    ])
+    .assert()
+    .success()
+    .stdout(contains("Loaded 7500 rows into 3 table(s)"));
+    let db = s.sqlite();
+    for t in 1..=3 {
+        let q = |sql: &str| -> i64 {
+            db.query_row(&sql.replace("{t}", &t.to_string()), [], |r| r.get(0))
+                .unwrap()
+        };
+        assert_eq!(q("SELECT count(*) FROM sbtest{t}"), 2500);
+        assert_eq!(
+            (
+                q("SELECT min(id) FROM sbtest{t}"),
+                q("SELECT max(id) FROM sbtest{t}")
+            ),
+            (1, 2500)
+        );
+        assert_eq!(
+            q("SELECT count(*) FROM sbtest{t} WHERE length(c) != 119 OR length(pad) != 59"),
+            0
+        );
+        assert_eq!(
+            q("SELECT count(*) FROM sbtest{t} WHERE k < 1 OR k > 2500"),
+            0
+        );
+        // Digit groups of 11 joined by dashes.
+        assert_eq!(
+            q(
+                "SELECT count(*) FROM sbtest{t} WHERE substr(c, 12, 1) != '-' OR substr(pad, 48, 1) != '-' OR c GLOB '*[^0-9-]*'"
+            ),
+            0
+        );
+        let mut st = db
+            .prepare(&format!("PRAGMA table_info(sbtest{t})"))
+            .unwrap();
+        let cols: Vec<(String, String, i64, Option<String>, i64)> = st
+            .query_map([], |r| {
+                Ok((r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?))
+            })
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
+        let expected = [
+            ("id", "INTEGER", 0, None, 1),
+            ("k", "INTEGER", 1, Some("'0'"), 0),
+            ("c", "CHAR(120)", 1, Some("''"), 0),
+            ("pad", "CHAR(60)", 1, Some("''"), 0),
+        ];
+        let expected: Vec<_> = expected
+            .iter()
+            .map(|(n, ty, nn, d, pk)| {
+                (n.to_string(), ty.to_string(), *nn, d.map(String::from), *pk)
+            })
+            .collect();
+        assert_eq!(cols, expected);
+        let indexed: String = db
+            .query_row(
+                &format!("SELECT name FROM pragma_index_info('k_{t}')"),
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(indexed, "k");
+    }
+}
+
+#[test]
+fn prepare_refuses_a_table_with_rows_unless_forced() {
+    let s = Scratch::new();
+    s.cmd(&["prepare", "oltp_read_only", "--table-size", "100"])
+        .assert()
+        .success();
+    let before: String = s
+        .sqlite()
+        .query_row("SELECT c FROM sbtest1 WHERE id = 7", [], |r| r.get(0))
+        .unwrap();
+    s.cmd(&["prepare", "oltp_read_only", "--table-size", "300"])
+        .assert()
+        .code(2)
+        .stderr(
+            contains("sbtest1")
+                .and(contains("already holds rows"))
+                .and(contains("--force")),
+        );
+    let db = s.sqlite();
+    let (n, after): (i64, String) = db
+        .query_row(
+            "SELECT (SELECT count(*) FROM sbtest1), c FROM sbtest1 WHERE id = 7",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    assert_eq!(
+        (n, after),
+        (100, before),
+        "a refused prepare must leave the table as it was"
+    );
+    s.cmd(&[
+        "prepare",
+        "oltp_read_only",
+        "--table-size",
+        "300",
+        "--force",
+    ])
+    .assert()
+    .success();
+    let n: i64 = s
+        .sqlite()
+        .query_row("SELECT count(*) FROM sbtest1", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(n, 300);
+}
+
+#[test]
+fn cleanup_drops_only_the_sbtest_tables() {
+    let s = Scratch::new();
+    s.cmd(&[
+        "prepare",
+        "oltp_read_only",
+        "--tables",
+        "2",
+        "--table-size",
+        "10",
+    ])
+    .assert()
+    .success();
+    s.sqlite()
+        .execute_batch("CREATE TABLE mine (x INTEGER); CREATE TABLE sbtest_notes (x INTEGER);")
+        .unwrap();
+    s.cmd(&["cleanup", "oltp_read_only", "--tables", "2"])
+        .assert()
+        .success()
+        .stdout(contains("Dropped 2 table(s)"));
+    let mut names: Vec<String> = {
+        let db = s.sqlite();
+        let mut st = db
+            .prepare("SELECT name FROM sqlite_master WHERE type = 'table'")
+            .unwrap();
+        st.query_map([], |r| r.get(0))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect()
+    };
+    names.sort();
+    assert_eq!(names, ["mine", "sbtest_notes"]);
+}
+
+const N: u64 = 200;
+
+/// Prepares 2 tables of 1000 rows, runs `workload` for exactly N events on one thread, and
+/// returns the results.
+fn run_counted(workload: &str, extra: &[&str]) -> (Scratch, serde_json::Value) {
+    let s = Scratch::new();
+    let mut args = vec!["prepare", workload, "--tables", "2", "--table-size", "1000"];
+    args.extend_from_slice(extra);
+    s.cmd(&args).assert().success();
+    let n = N.to_string();
+    let mut args = vec![
+        "run",
+        workload,
+        "--tables",
+        "2",
+        "--table-size",
+        "1000",
+        "--events",
+        &n,
+        "--time",
+        "0",
+        "--rand-seed",
+        "11",
+    ];
+    args.extend_from_slice(extra);
+    let r = run_results(&s, &args);
+    assert_eq!(
+        u(&r, "/events"),
+        N,
+        "{workload}: --events {N} must run exactly {N} events"
+    );
+    (s, r)
+}
+
+fn rwo(r: &serde_json::Value) -> (u64, u64, u64) {
+    let (rd, wr, ot) = (
+        u(r, "/queries/read"),
+        u(r, "/queries/write"),
+        u(r, "/queries/other"),
+    );
+    assert_eq!(u(r, "/queries/total"), rd + wr + ot);
+    (rd, wr, ot)
+}
+
+/// Per-event read/write/other counts of each workload, exactly as sysbench counts them.
+#[test]
+fn each_workload_runs_exactly_its_statements_per_event() {
+    type Case<'a> = (&'a str, &'a [&'a str], (u64, u64, u64));
+    let cases: &[Case] = &[
+        ("oltp_point_select", &[], (1, 0, 0)),
+        ("oltp_read_only", &[], (14, 0, 2)),
+        ("oltp_read_only", &["--skip-trx"], (14, 0, 0)),
+        (
+            "oltp_read_only",
+            &["--range-selects=off", "--point-selects", "3"],
+            (3, 0, 2),
+        ),
+        ("oltp_read_write", &[], (14, 4, 2)),
+        (
+            "oltp_read_write",
+            &[
+                "--index_updates=2",
+                "--non-index-updates",
+                "0",
+                "--delete-inserts",
+                "2",
+            ],
+            (14, 6, 2),
+        ),
+        ("oltp_write_only", &[], (0, 4, 2)),
+        ("oltp_update_index", &[], (0, 1, 0)),
+        ("oltp_update_non_index", &[], (0, 1, 0)),
+        ("oltp_insert", &[], (0, 1, 0)),
+        ("oltp_insert", &["--auto-inc=off"], (0, 1, 0)),
+        ("select_random_points", &[], (1, 0, 0)),
+        ("select_random_ranges", &[], (1, 0, 0)),
+    ];
+    for (workload, extra, (rd, wr, ot)) in cases {
+        let (_, r) = run_counted(workload, extra);
+        assert_eq!(rwo(&r), (rd * N, wr * N, ot * N), "{workload} {extra:?}");
+    }
+}
+
+#[test]
+fn inserts_add_exactly_one_row_per_event() {
+    for extra in [&[][..], &["--auto-inc=off"]] {
+        let (s, _) = run_counted("oltp_insert", extra);
+        let n: i64 = s
+            .sqlite()
+            .query_row(
+                "SELECT (SELECT count(*) FROM sbtest1) + (SELECT count(*) FROM sbtest2)",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(n as u64, 2000 + N, "{extra:?}");
+    }
+}
+
+#[test]
+fn deletes_count_a_write_per_row_deleted_and_other_for_misses() {
+    let (s, r) = run_counted("oltp_delete", &[]);
+    let (rd, wr, ot) = rwo(&r);
+    assert_eq!((rd, wr + ot), (0, N));
+    let left: i64 = s
+        .sqlite()
+        .query_row(
+            "SELECT (SELECT count(*) FROM sbtest1) + (SELECT count(*) FROM sbtest2)",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(left as u64, 2000 - wr, "every write is one deleted row");
+}
+
+#[test]
+fn a_seeded_run_repeats_its_ids() {
+    let survivors = |seed: &str| -> Vec<i64> {
+        let s = Scratch::new();
+        s.cmd(&["prepare", "oltp_delete", "--table-size", "500"])
+            .assert()
+            .success();
+        run_results(
+            &s,
+            &[
+                "run",
+                "oltp_delete",
+                "--table-size",
+                "500",
+                "--events",
+                "100",
+                "--time",
+                "0",
+                "--rand-seed",
+                seed,
+            ],
+        );
+        let db = s.sqlite();
+        let mut st = db.prepare("SELECT id FROM sbtest1 ORDER BY id").unwrap();
+        st.query_map([], |r| r.get(0))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect()
+    };
+    let a = survivors("5");
+    assert!(a.len() < 500);
+    assert_eq!(a, survivors("5"));
+    assert_ne!(a, survivors("6"));
+}
+
+#[test]
+fn bulk_insert_appends_one_row_per_event_to_each_clients_table() {
+    let s = Scratch::new();
+    s.cmd(&["prepare", "bulk_insert", "--threads", "2"])
+        .assert()
+        .success();
+    let r = run_results(
+        &s,
+        &[
+            "run",
+            "bulk_insert",
+            "--threads",
+            "2",
+            "--events",
+            "2500",
+            "--time",
+            "0",
+        ],
+    );
+    assert_eq!(u(&r, "/queries/write"), 2500);
+    let db = s.sqlite();
+    let (a, b): (i64, i64) = db
+        .query_row(
+            "SELECT (SELECT count(*) FROM sbtest1), (SELECT count(*) FROM sbtest2)",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    assert_eq!((a + b) as u64, 2500);
+    // Ids continue from where a previous run left off.
+    run_results(
+        &s,
+        &[
+            "run",
+            "bulk_insert",
+            "--threads",
+            "2",
+            "--events",
+            "100",
+            "--time",
+            "0",
+        ],
+    );
+    let n: i64 = s
+        .sqlite()
+        .query_row(
+            "SELECT (SELECT count(*) FROM sbtest1) + (SELECT count(*) FROM sbtest2)",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(n, 2600);
+}
+
+#[test]
+fn events_limit_is_exact_across_threads() {
+    let s = Scratch::new();
+    s.cmd(&["prepare", "oltp_read_write", "--table-size", "1000"])
+        .assert()
+        .success();
+    let r = run_results(
+        &s,
+        &[
+            "run",
+            "oltp_read_write",
+            "--table-size",
+            "1000",
+            "--threads",
+            "4",
+            "--events",
+            "777",
+            "--time",
+            "0",
+        ],
+    );
+    assert_eq!(u(&r, "/events"), 777);
+    let per_thread: u64 = r["thread_events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_u64().unwrap())
+        .sum();
+    assert_eq!(per_thread, 777);
+    assert_eq!(r["thread_events"].as_array().unwrap().len(), 4);
+    assert_eq!(
+        u(&r, "/queries/write"),
+        777 * 4,
+        "writes under 4 concurrent writers must all land"
+    );
+}
+
+#[test]
+fn run_with_prepare_loads_then_runs_and_reports_the_load_apart() {
+    let s = Scratch::new();
+    let r = run_results(
+        &s,
+        &[
+            "run",
+            "--prepare",
+            "oltp_read_only",
+            "--tables",
+            "2",
+            "--table-size",
+            "300",
+            "--events",
+            "50",
+            "--time",
+            "0",
+        ],
+    );
+    assert_eq!(u(&r, "/prepare/rows"), 600);
+    assert_eq!(u(&r, "/prepare/tables"), 2);
+    assert_eq!(u(&r, "/events"), 50);
+}

@@ -1,0 +1,10 @@
+//! The integration tests: one binary, a module per area. Everything runs the real `dbsweep`
+//! binary against real SQLite files or the `mock` target.
+
+mod util;
+
+mod bad_input;
+mod interrupt;
+mod mock;
+mod results_file;
+mod sqlite;

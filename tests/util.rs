@@ -1,0 +1,97 @@
+//! Helpers shared by the integration tests.
+
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+use serde_json::Value;
+use tempfile::TempDir;
+
+pub fn dbsweep() -> Command {
+    Command::cargo_bin("dbsweep").expect("binary built")
+}
+
+/// A scratch directory with a SQLite database path in it.
+pub struct Scratch {
+    pub dir: TempDir,
+}
+
+impl Scratch {
+    pub fn new() -> Scratch {
+        Scratch {
+            dir: tempfile::tempdir().expect("tempdir"),
+        }
+    }
+
+    pub fn path(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+
+    pub fn db(&self) -> PathBuf {
+        self.path("bench.db")
+    }
+
+    pub fn target(&self) -> String {
+        format!("sqlite://{}", self.db().display())
+    }
+
+    /// `dbsweep <args> --target <this db>`, run in the scratch directory.
+    pub fn cmd(&self, args: &[&str]) -> Command {
+        let mut c = dbsweep();
+        c.current_dir(self.dir.path())
+            .args(args)
+            .arg("--target")
+            .arg(self.target());
+        c
+    }
+
+    pub fn sqlite(&self) -> rusqlite::Connection {
+        rusqlite::Connection::open(self.db()).expect("open test db")
+    }
+}
+
+/// Reads a results file as JSON.
+pub fn read_json(path: &Path) -> Value {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    serde_json::from_str(&text).expect("results are JSON")
+}
+
+/// Runs `cmd` with `--output` in the scratch dir, asserts success, returns the results.
+pub fn run_results(s: &Scratch, args: &[&str]) -> Value {
+    let out = s.path("results.json");
+    s.cmd(args)
+        .arg("--output")
+        .arg(&out)
+        .arg("--report-interval")
+        .arg("0")
+        .assert()
+        .success();
+    read_json(&out)
+}
+
+pub fn u(v: &Value, pointer: &str) -> u64 {
+    v.pointer(pointer)
+        .and_then(Value::as_u64)
+        .unwrap_or_else(|| panic!("{pointer} missing in {v}"))
+}
+
+pub fn f(v: &Value, pointer: &str) -> f64 {
+    v.pointer(pointer)
+        .and_then(Value::as_f64)
+        .unwrap_or_else(|| panic!("{pointer} missing"))
+}
+
+/// Validates `instance` against the repository's results schema; panics with every error.
+pub fn assert_valid_results(instance: &Value) {
+    let schema_path = Path::new(env!("CARGO_MANIFEST_DIR")).join("schema/results.schema.json");
+    let schema = read_json(&schema_path);
+    let validator = jsonschema::validator_for(&schema).expect("schema compiles");
+    let errors: Vec<String> = validator
+        .iter_errors(instance)
+        .map(|e| format!("{} at {}", e, e.instance_path()))
+        .collect();
+    assert!(
+        errors.is_empty(),
+        "results do not match the schema:\n{}",
+        errors.join("\n")
+    );
+}
