@@ -1,0 +1,207 @@
+//! bench/sqlite_limit: how close dbsweep's runner gets to the fastest possible client.
+//!
+//! In one process, run after run (A B A B ...): a minimal reference loop (rusqlite, one
+//! prepared `SELECT c FROM sbtest1 WHERE id=?` on a 1M-row table, one thread) and
+//! `dbsweep run oltp_point_select --threads 1` on the same table. Prints each pair's QPS and the
+//! median ratio dbsweep/reference (target: at least 0.90). Then the runner's own cost on the
+//! mock target (events/s per thread; target: at least 1,000,000) and whether memory grows with
+//! run length.
+//!
+//!     cargo bench --bench sqlite_limit -- [--rounds N] [--seconds S] [--db PATH]
+
+use std::hint::black_box;
+use std::sync::atomic::AtomicBool;
+use std::time::{Duration, Instant};
+
+use clap::Parser;
+use dbsweep::cli::{Cli, Command};
+use dbsweep::plan::RunPlan;
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
+
+const ROWS: u64 = 1_000_000;
+
+#[derive(Parser)]
+struct Args {
+    #[arg(long, default_value_t = 5)]
+    rounds: usize,
+    #[arg(long, default_value_t = 5.0)]
+    seconds: f64,
+    #[arg(long, default_value = "/tmp/dbsweep-bench/limit.db")]
+    db: String,
+    /// cargo bench passes --bench
+    #[arg(long, hide = true)]
+    bench: bool,
+}
+
+fn plan(args: &[&str]) -> RunPlan {
+    let cli = Cli::try_parse_from(std::iter::once("dbsweep").chain(args.iter().copied()))
+        .expect("bench arguments");
+    match cli.command {
+        Command::Run(o) | Command::Prepare(o) => RunPlan::from_opts(&o).expect("valid plan"),
+        _ => unreachable!(),
+    }
+}
+
+/// Runs dbsweep's runner in this process; returns (events/s, queries/s).
+fn dbsweep_run(url: &str, threads: u32, seconds: f64) -> (f64, f64) {
+    let (t, s) = (threads.to_string(), seconds.to_string());
+    let p = plan(&[
+        "run",
+        "oltp_point_select",
+        "--target",
+        url,
+        "--table-size",
+        "1000000",
+        "--threads",
+        &t,
+        "--time",
+        &s,
+        "--report-interval",
+        "0",
+    ]);
+    let target = dbsweep::target::open(url, false).expect("target");
+    let workload = dbsweep::workload::build(&p.workload, &p.workload_opts).expect("workload");
+    let stop = AtomicBool::new(false);
+    let out = dbsweep::runner::run(
+        target.as_ref(),
+        workload.as_ref(),
+        &p.runner,
+        &stop,
+        &mut |_| {},
+    )
+    .expect("run");
+    let c = out.total.counters;
+    (
+        c.events as f64 / out.seconds,
+        c.queries.total() as f64 / out.seconds,
+    )
+}
+
+/// The reference: the least a client can do per query with rusqlite.
+fn reference_run(path: &str, seconds: f64) -> f64 {
+    let conn = rusqlite::Connection::open(path).expect("open");
+    conn.query_row("PRAGMA journal_mode=WAL", [], |_| Ok(()))
+        .expect("wal");
+    let mut st = conn
+        .prepare("SELECT c FROM sbtest1 WHERE id=?")
+        .expect("prepare");
+    let mut rng = SmallRng::seed_from_u64(1);
+    let end = Instant::now() + Duration::from_secs_f64(seconds);
+    let start = Instant::now();
+    let mut n = 0u64;
+    while Instant::now() < end {
+        for _ in 0..64 {
+            let id = rng.random_range(1..=ROWS as i64);
+            let mut rows = st.query([id]).expect("query");
+            while let Some(row) = rows.next().expect("row") {
+                black_box(row.get_ref(0).expect("c"));
+            }
+        }
+        n += 64;
+    }
+    n as f64 / start.elapsed().as_secs_f64()
+}
+
+fn rss_kb() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.split_whitespace().next()?.parse().ok())
+        .unwrap_or(0)
+}
+
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+fn ensure_table(path: &str, url: &str) {
+    let ok = rusqlite::Connection::open(path)
+        .and_then(|c| c.query_row("SELECT count(*) FROM sbtest1", [], |r| r.get::<_, i64>(0)))
+        .is_ok_and(|n| n as u64 == ROWS);
+    if !ok {
+        std::fs::create_dir_all(std::path::Path::new(path).parent().unwrap()).expect("bench dir");
+        eprintln!("preparing 1M rows in {path} ...");
+        let p = plan(&[
+            "prepare",
+            "oltp_point_select",
+            "--target",
+            url,
+            "--table-size",
+            "1000000",
+            "--force",
+        ]);
+        let target = dbsweep::target::open(url, true).expect("target");
+        let workload = dbsweep::workload::build(&p.workload, &p.workload_opts).expect("workload");
+        let stop = AtomicBool::new(false);
+        let load = dbsweep::workload::tables::prepare(
+            target.as_ref(),
+            &workload.tables(),
+            &p.workload_opts,
+            true,
+            &stop,
+        )
+        .expect("prepare");
+        eprintln!("loaded {} rows at {:.0} rows/s", load.rows, load.rows_per_s);
+    }
+}
+
+fn main() {
+    let args = Args::parse();
+    let url = format!("sqlite://{}", args.db);
+    ensure_table(&args.db, &url);
+    // Warm the OS page cache and SQLite's file so that the first pair is not penalised.
+    reference_run(&args.db, 1.0);
+
+    println!(
+        "== SQLite point select, 1 thread, {} s per run, 1M rows ==",
+        args.seconds
+    );
+    println!(
+        "{:>5} {:>14} {:>14} {:>8}",
+        "round", "reference qps", "dbsweep qps", "ratio"
+    );
+    let mut ratios = Vec::new();
+    for round in 1..=args.rounds {
+        let reference = reference_run(&args.db, args.seconds);
+        let (_, qps) = dbsweep_run(&url, 1, args.seconds);
+        ratios.push(qps / reference);
+        println!(
+            "{round:>5} {reference:>14.0} {qps:>14.0} {:>8.3}",
+            qps / reference
+        );
+    }
+    let ratio = median(&mut ratios);
+    println!(
+        "median ratio dbsweep/reference: {ratio:.3} (target >= 0.90): {}",
+        if ratio >= 0.90 { "PASS" } else { "FAIL" }
+    );
+
+    println!("\n== runner overhead on the mock target (no IO, zero service time) ==");
+    for threads in [1u32, 2] {
+        let mut per_thread = Vec::new();
+        for _ in 0..3 {
+            let (eps, _) = dbsweep_run("mock://", threads, args.seconds.min(3.0));
+            per_thread.push(eps / f64::from(threads));
+        }
+        let eps = median(&mut per_thread);
+        println!(
+            "{threads} thread(s): {eps:.0} events/s per thread ({:.0} ns per event; target >= 1,000,000/s)",
+            1e9 / eps
+        );
+    }
+
+    println!("\n== memory against run length (mock target, 1 thread) ==");
+    dbsweep_run("mock://", 1, 1.0);
+    let before = rss_kb();
+    dbsweep_run("mock://", 1, 2.0);
+    let short = rss_kb();
+    dbsweep_run("mock://", 1, 20.0);
+    let long = rss_kb();
+    println!(
+        "RSS after warm-up {before} kB, after a 2 s run {short} kB, after a 20 s run {long} kB: growth {} kB",
+        long as i64 - short as i64
+    );
+}
