@@ -8,6 +8,7 @@ pub mod output;
 pub mod plan;
 pub mod results;
 pub mod runner;
+pub mod server;
 pub mod target;
 pub mod workload;
 
@@ -123,8 +124,11 @@ fn run_workload(plan: &RunPlan) -> Result<Outcome, Error> {
         workload.accepts_empty_tables(),
         &url,
     )?;
+    let version = target
+        .version(conn.as_mut())
+        .map_err(|e| Error::db(&url, e))?;
+    let settings = conn.server_settings().map_err(|e| Error::db(&url, e))?;
     drop(conn);
-    let version = target.version().map_err(|e| Error::db(&url, e))?;
     eprintln!(
         "dbsweep {}: {} on {url} ({} {version}), {} thread(s), seed {}",
         env!("CARGO_PKG_VERSION"),
@@ -148,6 +152,7 @@ fn run_workload(plan: &RunPlan) -> Result<Outcome, Error> {
         kind: target.kind().into(),
         url: url.clone(),
         version,
+        settings,
     };
     let results = build_results(plan, info, started_at, prepared, outcome);
     print!("{}", output::summary(&results));

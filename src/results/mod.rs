@@ -78,6 +78,9 @@ pub struct TargetInfo {
     /// The target URL with any password hidden.
     pub url: String,
     pub version: String,
+    /// The server's non-default settings (PostgreSQL), global variables (MySQL), or PRAGMAs
+    /// (SQLite).
+    pub settings: BTreeMap<String, String>,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]

@@ -1,0 +1,128 @@
+//! A managed MariaDB (or MySQL) server: install-db, then mariadbd with a generated my.cnf
+//! holding dbsweep's settings, as the unprivileged `mysql` user when dbsweep runs as root.
+
+use std::fs;
+use std::os::unix::process::CommandExt;
+use std::path::PathBuf;
+use std::process::Command;
+
+use super::{
+    ManagedServer, ServerKind, chown_tree, find_binary, free_port, run_setup, unprivileged_user,
+    version_of,
+};
+use crate::error::Error;
+
+pub const USER: &str = "sbtest";
+pub const DATABASE: &str = "sbtest";
+
+fn server_binary(kind: ServerKind) -> Result<PathBuf, Error> {
+    let names: &[&str] = if kind == ServerKind::Mysql {
+        &["mysqld"]
+    } else {
+        &["mariadbd", "mysqld"]
+    };
+    let bin = find_binary(names, &[PathBuf::from("/usr/sbin")]).ok_or_else(|| {
+        Error::Usage(format!(
+            "--server {}: no server binary ({}) is installed; install the Debian package {}",
+            if kind == ServerKind::Mysql {
+                "mysql"
+            } else {
+                "mariadb"
+            },
+            names.join(" or "),
+            if kind == ServerKind::Mysql {
+                "mysql-server (from MySQL's own repository)"
+            } else {
+                "mariadb-server (apt-get install mariadb-server)"
+            }
+        ))
+    })?;
+    let is_mariadb = version_of(&bin).contains("MariaDB");
+    if kind == ServerKind::Mysql && is_mariadb {
+        return Err(Error::Usage(format!(
+            "--server mysql: {} is MariaDB's server, not MySQL's; use --server mariadb, or install MySQL's mysql-server",
+            bin.display()
+        )));
+    }
+    Ok(bin)
+}
+
+pub(super) fn start(s: &mut ManagedServer) -> Result<(), Error> {
+    let bin = server_binary(s.kind)?;
+    s.version = version_of(&bin);
+    s.runs_as = unprivileged_user("mysql")?;
+    chown_tree(&s.dir, s.runs_as)?;
+    let data = s.dir.join("data");
+    if !data.join("mysql").exists() {
+        let mut install = if s.kind == ServerKind::Mariadb {
+            let script = find_binary(&["mariadb-install-db", "mysql_install_db"], &[]).ok_or_else(|| {
+                Error::Usage("--server mariadb: mariadb-install-db is not installed; install the Debian package mariadb-server".into())
+            })?;
+            let mut c = Command::new(script);
+            c.arg("--no-defaults")
+                .arg(format!("--datadir={}", data.display()))
+                .args(["--auth-root-authentication-method=normal", "--skip-test-db"]);
+            c
+        } else {
+            let mut c = Command::new(&bin);
+            c.arg("--no-defaults")
+                .arg("--initialize-insecure")
+                .arg(format!("--datadir={}", data.display()));
+            c
+        };
+        install.current_dir(&s.dir);
+        if let Some((uid, gid)) = s.runs_as {
+            install.uid(uid).gid(gid);
+        }
+        run_setup(&mut install, "installing the server's system tables")?;
+    }
+    launch(s)
+}
+
+/// Writes my.cnf, starts the server, waits for it, and creates the sbtest user and database.
+pub(super) fn launch(s: &mut ManagedServer) -> Result<(), Error> {
+    let bin = server_binary(s.kind)?;
+    if s.port == 0 {
+        s.port = free_port()?;
+    }
+    let socket = s.dir.join("mysqld.sock");
+    let mut cnf = format!(
+        "[mysqld]\ndatadir={}\nport={}\nbind-address=127.0.0.1\nsocket={}\npid-file={}\nlog-error={}\n",
+        s.dir.join("data").display(),
+        s.port,
+        socket.display(),
+        s.dir.join("mysqld.pid").display(),
+        s.log.display()
+    );
+    for (name, value) in &s.settings {
+        cnf.push_str(&format!("{name}={value}\n"));
+    }
+    let path = s.dir.join("my.cnf");
+    fs::write(&path, cnf).map_err(|e| Error::Run(format!("{}: {e}", path.display())))?;
+    chown_tree(&path, s.runs_as)?;
+    chown_tree(&s.log, s.runs_as).ok();
+    s.spawn(&bin, &[format!("--defaults-file={}", path.display())])?;
+    let admin = mysql::OptsBuilder::new()
+        .socket(Some(socket.to_string_lossy().into_owned()))
+        .user(Some("root"));
+    s.wait_ready(|_| {
+        mysql::Conn::new(admin.clone())
+            .map(drop)
+            .map_err(|e| e.to_string())
+    })?;
+    let mut conn = mysql::Conn::new(admin)
+        .map_err(|e| Error::Run(format!("connecting to the managed server: {e}")))?;
+    use mysql::prelude::Queryable;
+    for sql in [
+        format!("CREATE DATABASE IF NOT EXISTS {DATABASE}"),
+        format!("CREATE USER IF NOT EXISTS '{USER}'@'%'"),
+        format!("CREATE USER IF NOT EXISTS '{USER}'@'localhost'"),
+        format!("GRANT ALL ON *.* TO '{USER}'@'%'"),
+        format!("GRANT ALL ON *.* TO '{USER}'@'localhost'"),
+    ] {
+        conn.query_drop(&sql)
+            .map_err(|e| Error::Run(format!("managed server: {sql}: {e}")))?;
+    }
+    s.url = format!("mysql://{USER}@127.0.0.1:{}/{DATABASE}", s.port);
+    Ok(())
+}

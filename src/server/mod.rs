@@ -1,0 +1,416 @@
+//! Managed throwaway servers: PostgreSQL or MariaDB/MySQL started from the locally installed
+//! binaries, in a fresh data directory, on a free loopback port, with the settings a plan asks
+//! for; stopped and removed on every exit path unless `--keep`.
+
+mod mariadb;
+mod postgres;
+
+use std::fs::{self, File};
+use std::io::{BufRead, BufReader, Seek, SeekFrom};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use crate::error::Error;
+
+/// Which server to start.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum ServerKind {
+    Postgres,
+    Mariadb,
+    Mysql,
+}
+
+/// What `--server`, `--server-set`, `--server-datadir` and `--keep` ask for.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct ServerSpec {
+    pub kind: ServerKind,
+    pub settings: Vec<(String, String)>,
+    pub datadir: Option<PathBuf>,
+    pub keep: bool,
+}
+
+/// How long a server may take to accept connections.
+const READY_TIMEOUT: Duration = Duration::from_secs(120);
+/// How long a server may take to shut down before it is killed.
+const STOP_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// Servers that this process started, for the second Ctrl-C (which exits at once).
+static RUNNING: Mutex<Vec<(u32, Option<PathBuf>)>> = Mutex::new(Vec::new());
+
+/// Kills every managed server still running and removes the directories dbsweep created;
+/// called when the process must exit at once.
+pub fn kill_all() {
+    let running = RUNNING
+        .lock()
+        .map(|mut r| std::mem::take(&mut *r))
+        .unwrap_or_default();
+    for (pid, dir) in running {
+        // SAFETY: plain kill(2) on a process this program started.
+        unsafe { libc::kill(pid as libc::pid_t, libc::SIGKILL) };
+        if let Some(dir) = dir {
+            let _ = fs::remove_dir_all(dir);
+        }
+    }
+}
+
+/// A running managed server.
+pub struct ManagedServer {
+    pub kind: ServerKind,
+    /// The directory dbsweep manages: the data directory and the server's files live inside.
+    pub dir: PathBuf,
+    pub port: u16,
+    /// URL that dbsweep's targets connect to.
+    pub url: String,
+    /// The server binary's version line.
+    pub version: String,
+    child: Option<Child>,
+    /// Whether dbsweep created `dir` (and removes it when done, unless `keep`).
+    created_dir: bool,
+    keep: bool,
+    log: PathBuf,
+    settings: Vec<(String, String)>,
+    runs_as: Option<(u32, u32)>,
+}
+
+impl ManagedServer {
+    /// Starts a server for `spec` and waits until it accepts connections.
+    pub fn start(spec: &ServerSpec) -> Result<ManagedServer, Error> {
+        let (dir, created_dir) = match &spec.datadir {
+            Some(d) => {
+                fs::create_dir_all(d)
+                    .map_err(|e| Error::Usage(format!("--server-datadir {}: {e}", d.display())))?;
+                (
+                    fs::canonicalize(d).map_err(|e| {
+                        Error::Usage(format!("--server-datadir {}: {e}", d.display()))
+                    })?,
+                    false,
+                )
+            }
+            None => {
+                let prefix = format!("dbsweep-{:?}-", spec.kind).to_lowercase();
+                let d = tempfile::Builder::new()
+                    .prefix(&prefix)
+                    .tempdir()
+                    .map_err(|e| Error::Run(format!("creating a data directory: {e}")))?;
+                (d.keep(), true)
+            }
+        };
+        let mut server = ManagedServer {
+            kind: spec.kind,
+            log: dir.join("server.log"),
+            dir,
+            port: 0,
+            url: String::new(),
+            version: String::new(),
+            child: None,
+            created_dir,
+            keep: spec.keep,
+            settings: spec.settings.clone(),
+            runs_as: None,
+        };
+        // On failure `server` is dropped here, which removes what it created.
+        match spec.kind {
+            ServerKind::Postgres => postgres::start(&mut server)?,
+            ServerKind::Mariadb | ServerKind::Mysql => mariadb::start(&mut server)?,
+        }
+        Ok(server)
+    }
+
+    /// The server's main process id.
+    pub fn pid(&self) -> Option<u32> {
+        self.child.as_ref().map(Child::id)
+    }
+
+    /// The main process and all its children (a PostgreSQL server is a process per connection
+    /// plus helpers).
+    pub fn pids(&self) -> Vec<u32> {
+        let Some(main) = self.pid() else {
+            return Vec::new();
+        };
+        let mut pids = vec![main];
+        if let Ok(entries) = fs::read_dir("/proc") {
+            for e in entries.flatten() {
+                let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else {
+                    continue;
+                };
+                let stat = fs::read_to_string(e.path().join("stat")).unwrap_or_default();
+                // The parent pid is the second field after the parenthesised command name.
+                let ppid = stat
+                    .rsplit_once(')')
+                    .and_then(|(_, rest)| rest.split_whitespace().nth(1)?.parse::<u32>().ok());
+                if ppid == Some(main) {
+                    pids.push(pid);
+                }
+            }
+        }
+        pids
+    }
+
+    /// Kills the server with SIGKILL, as a crash would (for failure tests).
+    pub fn kill(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+            forget_running(child.id());
+        }
+    }
+
+    /// Starts the server again on the same data directory and port (after [`kill`]).
+    pub fn restart(&mut self) -> Result<(), Error> {
+        self.kill();
+        match self.kind {
+            ServerKind::Postgres => postgres::launch(self),
+            ServerKind::Mariadb | ServerKind::Mysql => mariadb::launch(self),
+        }
+    }
+
+    /// Stops the server cleanly and waits for it.
+    pub fn stop(&mut self) {
+        let Some(mut child) = self.child.take() else {
+            return;
+        };
+        let signal = if self.kind == ServerKind::Postgres {
+            libc::SIGINT
+        } else {
+            libc::SIGTERM
+        };
+        // SAFETY: kill(2) on our own child process.
+        unsafe { libc::kill(child.id() as libc::pid_t, signal) };
+        let deadline = Instant::now() + STOP_TIMEOUT;
+        while Instant::now() < deadline {
+            if let Ok(Some(_)) = child.try_wait() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let _ = child.kill();
+        let _ = child.wait();
+        forget_running(child.id());
+    }
+
+    /// The last lines of the server's log, for error messages.
+    pub fn log_tail(&self, lines: usize) -> String {
+        let Ok(mut f) = File::open(&self.log) else {
+            return String::new();
+        };
+        let len = f.metadata().map(|m| m.len()).unwrap_or(0);
+        let _ = f.seek(SeekFrom::Start(len.saturating_sub(16 * 1024)));
+        let all: Vec<String> = BufReader::new(f).lines().map_while(Result::ok).collect();
+        all[all.len().saturating_sub(lines)..].join("\n")
+    }
+
+    /// Spawns the server process as the unprivileged user where needed, in its own process
+    /// group (so that Ctrl-C reaches dbsweep, which stops the server in order), logging to
+    /// the server log.
+    fn spawn(&mut self, program: &Path, args: &[String]) -> Result<(), Error> {
+        let log = fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&self.log)
+            .map_err(|e| Error::Run(format!("{}: {e}", self.log.display())))?;
+        let mut cmd = Command::new(program);
+        cmd.args(args)
+            .stdin(Stdio::null())
+            .stdout(log.try_clone().map_err(|e| Error::Run(e.to_string()))?)
+            .stderr(log)
+            .process_group(0);
+        if let Some((uid, gid)) = self.runs_as {
+            cmd.uid(uid).gid(gid);
+        }
+        let child = cmd
+            .spawn()
+            .map_err(|e| Error::Run(format!("starting {}: {e}", program.display())))?;
+        let dir = self
+            .created_dir
+            .then(|| self.dir.clone())
+            .filter(|_| !self.keep);
+        RUNNING
+            .lock()
+            .expect("running servers")
+            .push((child.id(), dir));
+        self.child = Some(child);
+        Ok(())
+    }
+
+    /// Waits until `probe` succeeds; fails with the log's tail if the server exits or the
+    /// timeout passes.
+    fn wait_ready(
+        &mut self,
+        mut probe: impl FnMut(&Self) -> Result<(), String>,
+    ) -> Result<(), Error> {
+        let deadline = Instant::now() + READY_TIMEOUT;
+        loop {
+            if let Some(status) = self
+                .child
+                .as_mut()
+                .and_then(|c| c.try_wait().ok().flatten())
+            {
+                self.child = None;
+                return Err(Error::Run(format!(
+                    "the managed {:?} server exited ({status}) before accepting connections; last lines of {}:\n{}",
+                    self.kind,
+                    self.log.display(),
+                    self.log_tail(15)
+                )));
+            }
+            let last = match probe(self) {
+                Ok(()) => return Ok(()),
+                Err(e) => e,
+            };
+            if Instant::now() >= deadline {
+                return Err(Error::Run(format!(
+                    "the managed {:?} server did not accept connections within {} s ({last}); last lines of {}:\n{}",
+                    self.kind,
+                    READY_TIMEOUT.as_secs(),
+                    self.log.display(),
+                    self.log_tail(15)
+                )));
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+impl Drop for ManagedServer {
+    fn drop(&mut self) {
+        self.stop();
+        if self.created_dir && !self.keep {
+            let _ = fs::remove_dir_all(&self.dir);
+        } else if self.keep {
+            eprintln!("managed server data kept in {}", self.dir.display());
+        }
+    }
+}
+
+fn forget_running(pid: u32) {
+    if let Ok(mut r) = RUNNING.lock() {
+        r.retain(|(p, _)| *p != pid);
+    }
+}
+
+/// A free TCP port on the loopback interface.
+fn free_port() -> Result<u16, Error> {
+    let l = std::net::TcpListener::bind("127.0.0.1:0")
+        .map_err(|e| Error::Run(format!("finding a free port: {e}")))?;
+    Ok(l.local_addr()
+        .map_err(|e| Error::Run(e.to_string()))?
+        .port())
+}
+
+/// Finds `names` (first match wins) in `dirs`, then on PATH.
+fn find_binary(names: &[&str], dirs: &[PathBuf]) -> Option<PathBuf> {
+    let path_dirs = std::env::var_os("PATH")
+        .map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
+        .unwrap_or_default();
+    for name in names {
+        for d in dirs
+            .iter()
+            .chain(path_dirs.iter())
+            .chain([PathBuf::from("/usr/sbin"), PathBuf::from("/usr/bin")].iter())
+        {
+            let p = d.join(name);
+            if p.is_file() {
+                return Some(p);
+            }
+        }
+    }
+    None
+}
+
+/// When dbsweep runs as root, the (uid, gid) of `user`, which the server runs as.
+fn unprivileged_user(user: &str) -> Result<Option<(u32, u32)>, Error> {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        return Ok(None);
+    }
+    let name = std::ffi::CString::new(user).expect("no NUL in user name");
+    // SAFETY: getpwnam returns a pointer into static storage or null; read at once.
+    let pw = unsafe { libc::getpwnam(name.as_ptr()) };
+    if pw.is_null() {
+        return Err(Error::Run(format!(
+            "dbsweep runs as root, and the server must run as the unprivileged user '{user}', which does not exist (the server's Debian package creates it)"
+        )));
+    }
+    // SAFETY: pw is non-null and points to a valid passwd entry.
+    let (uid, gid) = unsafe { ((*pw).pw_uid, (*pw).pw_gid) };
+    Ok(Some((uid, gid)))
+}
+
+/// Gives `path` (recursively) to the server's user.
+fn chown_tree(path: &Path, owner: Option<(u32, u32)>) -> Result<(), Error> {
+    let Some((uid, gid)) = owner else {
+        return Ok(());
+    };
+    std::os::unix::fs::chown(path, Some(uid), Some(gid))
+        .map_err(|e| Error::Run(format!("chown {}: {e}", path.display())))?;
+    if path.is_dir() {
+        for e in fs::read_dir(path)
+            .map_err(|e| Error::Run(e.to_string()))?
+            .flatten()
+        {
+            chown_tree(&e.path(), owner)?;
+        }
+    }
+    Ok(())
+}
+
+/// Runs a setup command (initdb, install-db) to completion; fails with its output.
+fn run_setup(cmd: &mut Command, what: &str) -> Result<(), Error> {
+    let out = cmd
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| Error::Run(format!("{what}: {e}")))?;
+    if out.status.success() {
+        return Ok(());
+    }
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let tail: Vec<&str> = text.lines().rev().take(15).collect();
+    Err(Error::Run(format!(
+        "{what} failed ({}):\n{}",
+        out.status,
+        tail.into_iter().rev().collect::<Vec<_>>().join("\n")
+    )))
+}
+
+/// The first line a binary prints for `--version`.
+fn version_of(program: &Path) -> String {
+    Command::new(program)
+        .arg("--version")
+        .output()
+        .map(|o| {
+            String::from_utf8_lossy(&o.stdout)
+                .lines()
+                .next()
+                .unwrap_or("")
+                .trim()
+                .to_string()
+        })
+        .unwrap_or_default()
+}
+
+/// Parses `name=value` of `--server-set`.
+pub fn parse_setting(s: &str) -> Result<(String, String), String> {
+    let (name, value) = s
+        .split_once('=')
+        .ok_or_else(|| format!("'{s}' is not name=value"))?;
+    let name = name.trim();
+    if name.is_empty()
+        || !name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "_-.".contains(c))
+    {
+        return Err(format!("'{name}' is not a setting name"));
+    }
+    if value.contains('\n') {
+        return Err(format!("the value of '{name}' spans lines"));
+    }
+    Ok((name.to_string(), value.trim().to_string()))
+}

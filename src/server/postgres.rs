@@ -1,0 +1,124 @@
+//! A managed PostgreSQL server: initdb, then `postgres -D` with dbsweep's settings in an
+//! included configuration file, as the unprivileged `postgres` user when dbsweep runs as root.
+
+use std::fs;
+use std::path::PathBuf;
+use std::process::Command;
+
+use std::os::unix::process::CommandExt;
+
+use super::{
+    ManagedServer, chown_tree, find_binary, free_port, run_setup, unprivileged_user, version_of,
+};
+use crate::error::Error;
+
+/// The user and database that managed servers create (sysbench's defaults).
+pub const USER: &str = "sbtest";
+pub const DATABASE: &str = "sbtest";
+
+/// The directory with initdb and postgres: the newest Debian cluster version, else PATH.
+fn bindir() -> Result<PathBuf, Error> {
+    let mut versions: Vec<(u32, PathBuf)> = fs::read_dir("/usr/lib/postgresql")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| Some((e.file_name().to_str()?.parse().ok()?, e.path().join("bin"))))
+        .filter(|(_, p): &(u32, PathBuf)| {
+            p.join("postgres").is_file() && p.join("initdb").is_file()
+        })
+        .collect();
+    versions.sort();
+    if let Some((_, dir)) = versions.pop() {
+        return Ok(dir);
+    }
+    let initdb = find_binary(&["initdb"], &[]);
+    match initdb.and_then(|p| p.parent().map(PathBuf::from)).filter(|d| d.join("postgres").is_file()) {
+        Some(dir) => Ok(dir),
+        None => Err(Error::Usage(
+            "--server postgres: the PostgreSQL server binaries (initdb, postgres) are not installed; \
+             install the Debian package postgresql (apt-get install postgresql)"
+                .into(),
+        )),
+    }
+}
+
+pub(super) fn start(s: &mut ManagedServer) -> Result<(), Error> {
+    let bin = bindir()?;
+    s.runs_as = unprivileged_user("postgres")?;
+    s.version = version_of(&bin.join("postgres"));
+    chown_tree(&s.dir, s.runs_as)?;
+    let data = s.dir.join("data");
+    if !data.join("PG_VERSION").exists() {
+        let mut initdb = Command::new(bin.join("initdb"));
+        initdb
+            .arg("-D")
+            .arg(&data)
+            .args([
+                "-U",
+                USER,
+                "--auth=trust",
+                "--encoding=UTF8",
+                "--locale=C",
+                "--no-sync",
+            ])
+            .current_dir(&s.dir);
+        if let Some((uid, gid)) = s.runs_as {
+            initdb.uid(uid).gid(gid);
+        }
+        run_setup(&mut initdb, "initdb")?;
+        let conf = data.join("postgresql.conf");
+        let mut text = fs::read_to_string(&conf)
+            .map_err(|e| Error::Run(format!("{}: {e}", conf.display())))?;
+        text.push_str("\n# Written by dbsweep at every start: port, sockets and --server-set settings.\ninclude_if_exists = 'dbsweep.conf'\n");
+        fs::write(&conf, text).map_err(|e| Error::Run(format!("{}: {e}", conf.display())))?;
+    }
+    launch(s)
+}
+
+/// Writes dbsweep.conf, starts the postmaster and waits until database `sbtest` accepts
+/// connections (creating it on a fresh cluster).
+pub(super) fn launch(s: &mut ManagedServer) -> Result<(), Error> {
+    let bin = bindir()?;
+    let data = s.dir.join("data");
+    if s.port == 0 {
+        s.port = free_port()?;
+    }
+    let quote = |v: &str| format!("'{}'", v.replace('\'', "''"));
+    let mut conf = format!(
+        "listen_addresses = '127.0.0.1'\nport = {}\nunix_socket_directories = {}\n",
+        s.port,
+        quote(&s.dir.to_string_lossy())
+    );
+    for (name, value) in &s.settings {
+        conf.push_str(&format!("{name} = {}\n", quote(value)));
+    }
+    let path = data.join("dbsweep.conf");
+    fs::write(&path, conf).map_err(|e| Error::Run(format!("{}: {e}", path.display())))?;
+    chown_tree(&path, s.runs_as)?;
+    s.spawn(
+        &bin.join("postgres"),
+        &["-D".into(), data.to_string_lossy().into_owned()],
+    )?;
+    let admin = format!(
+        "host=127.0.0.1 port={} user={USER} dbname=postgres connect_timeout=5",
+        s.port
+    );
+    s.wait_ready(|_| {
+        postgres::Client::connect(&admin, postgres::NoTls)
+            .map(drop)
+            .map_err(|e| e.to_string())
+    })?;
+    let mut client = postgres::Client::connect(&admin, postgres::NoTls)
+        .map_err(|e| Error::Run(format!("connecting to the managed server: {e}")))?;
+    let exists = client
+        .query_opt("SELECT 1 FROM pg_database WHERE datname = $1", &[&DATABASE])
+        .map_err(|e| Error::Run(format!("managed server: {e}")))?
+        .is_some();
+    if !exists {
+        client
+            .batch_execute(&format!("CREATE DATABASE {DATABASE}"))
+            .map_err(|e| Error::Run(format!("managed server: creating database: {e}")))?;
+    }
+    s.url = format!("postgres://{USER}@127.0.0.1:{}/{DATABASE}", s.port);
+    Ok(())
+}
