@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
+use crate::server::{ServerKind, parse_setting};
 use crate::workload::PsMode;
 use crate::workload::rand::RandType;
 
@@ -47,9 +48,22 @@ pub struct Opts {
     /// Workload name (see `dbsweep workloads`)
     pub workload: String,
 
-    /// Database URL: sqlite://PATH[?pragma=value&...]
+    /// Database URL: sqlite://PATH[?pragma=value&...], postgres://USER[:PASSWORD]@HOST[:PORT]/DB,
+    /// mysql://USER[:PASSWORD]@HOST[:PORT]/DB
     #[arg(long, default_value = "sqlite://dbsweep.db")]
     pub target: String,
+    /// Start a throwaway server of this kind instead of connecting to --target
+    #[arg(long, value_enum)]
+    pub server: Option<ServerKind>,
+    /// A setting for the managed server's configuration file (repeatable), e.g. shared_buffers=1GB
+    #[arg(long, value_name = "NAME=VALUE", value_parser = parse_setting)]
+    pub server_set: Vec<(String, String)>,
+    /// Data directory of the managed server (reused when it holds one), instead of a temporary one
+    #[arg(long)]
+    pub server_datadir: Option<PathBuf>,
+    /// Leave the managed server's data directory in place (it is removed otherwise)
+    #[arg(long)]
+    pub keep: bool,
     /// Number of tables
     #[arg(long, default_value_t = 1)]
     pub tables: u32,

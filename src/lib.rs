@@ -18,9 +18,13 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use cli::{Cli, Command};
 use error::Error;
 use plan::RunPlan;
-use results::{HistogramData, Latency, Queries, RateInfo, Results, ResultsFile, TargetInfo, Tool};
+use results::{
+    HistogramData, Latency, Queries, RateInfo, Results, ResultsFile, ServerInfo, TargetInfo, Tool,
+};
 use runner::RunOutcome;
-use target::{ErrorClass, Target};
+use server::ManagedServer;
+use target::{ErrorClass, OpenOptions, Target};
+use workload::PsMode;
 use workload::tables::{self, LoadReport};
 use workload::{WORKLOADS, Workload};
 
@@ -42,6 +46,7 @@ fn install_ctrl_c() {
     // the clean stop.
     let _ = ctrlc::set_handler(|| {
         if INTERRUPT.swap(true, Ordering::SeqCst) {
+            server::kill_all();
             std::process::exit(130);
         }
     });
@@ -59,28 +64,88 @@ pub fn run(cli: Cli) -> Result<Outcome, Error> {
         }
         Command::Prepare(o) => {
             let plan = RunPlan::from_opts(&o)?;
-            let (target, workload) = open(&plan, true)?;
-            let load = load(&plan, target.as_ref(), workload.as_ref())?;
+            let db = Setup::open(&plan, true)?;
+            let load = load(&plan, db.target.as_ref(), db.workload.as_ref())?;
             println!("{}", load_line(&load));
             Ok(Outcome::Done)
         }
         Command::Cleanup(o) => {
             let plan = RunPlan::from_opts(&o)?;
-            let (target, workload) = open(&plan, false)?;
-            let dropped = tables::cleanup(target.as_ref(), &workload.tables())?;
-            println!("Dropped {dropped} table(s) from {}", target.display_url());
+            let db = Setup::open(&plan, false)?;
+            let dropped = tables::cleanup(db.target.as_ref(), &db.workload.tables())?;
+            println!(
+                "Dropped {dropped} table(s) from {}",
+                db.target.display_url()
+            );
             Ok(Outcome::Done)
         }
         Command::Run(o) => run_workload(&RunPlan::from_opts(&o)?),
     }
 }
 
-type Opened = (Box<dyn Target>, Box<dyn Workload>);
+/// What a command works on. Fields drop in order: the target's connections go before the
+/// managed server stops.
+struct Setup {
+    target: Box<dyn Target>,
+    workload: Box<dyn Workload>,
+    server: Option<ManagedServer>,
+}
 
-fn open(plan: &RunPlan, create: bool) -> Result<Opened, Error> {
-    let workload = workload::build(&plan.workload, &plan.workload_opts)?;
-    let target = target::open(&plan.target, create)?;
-    Ok((target, workload))
+impl Setup {
+    /// Checks the workload and target, then starts the managed server if the plan asks for one.
+    fn open(plan: &RunPlan, create: bool) -> Result<Setup, Error> {
+        let workload = workload::build(&plan.workload, &plan.workload_opts)?;
+        let options = OpenOptions {
+            create,
+            text_statements: plan.workload_opts.ps_mode == PsMode::Disable,
+        };
+        if plan.server.is_none() {
+            let target = target::open(&plan.target, options)?;
+            return Ok(Setup {
+                target,
+                workload,
+                server: None,
+            });
+        }
+        let spec = plan.server.as_ref().expect("checked");
+        eprintln!("Starting a managed {:?} server...", spec.kind);
+        let server = ManagedServer::start(spec)?;
+        eprintln!(
+            "{} running on 127.0.0.1:{} in {}",
+            server.version,
+            server.port,
+            server.dir.display()
+        );
+        let target = target::open(&server.url, options)?;
+        Ok(Setup {
+            target,
+            workload,
+            server: Some(server),
+        })
+    }
+
+    /// Whether every table of the workload exists (a fresh managed server has none).
+    fn tables_exist(&self) -> Result<bool, Error> {
+        let url = self.target.display_url();
+        let mut conn = self.target.connect().map_err(|e| Error::db(&url, e))?;
+        for (_, name) in self.workload.tables().names() {
+            if !conn.table_exists(&name).map_err(|e| Error::db(&url, e))? {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+
+    fn server_info(&self) -> Option<ServerInfo> {
+        let s = self.server.as_ref()?;
+        Some(ServerInfo {
+            kind: format!("{:?}", s.kind).to_lowercase(),
+            version: s.version.clone(),
+            settings: s.settings().iter().cloned().collect(),
+            datadir: s.dir.display().to_string(),
+            kept: s.kept(),
+        })
+    }
 }
 
 fn load(plan: &RunPlan, target: &dyn Target, workload: &dyn Workload) -> Result<LoadReport, Error> {
@@ -107,8 +172,11 @@ fn run_workload(plan: &RunPlan) -> Result<Outcome, Error> {
         .as_deref()
         .map(ResultsFile::create)
         .transpose()?;
-    let (target, workload) = open(plan, plan.prepare)?;
-    let prepared = if plan.prepare {
+    let db = Setup::open(plan, plan.prepare)?;
+    let (target, workload) = (&db.target, &db.workload);
+    // A managed server without the tables (a fresh one) is prepared first, as --prepare does.
+    let prepare = plan.prepare || (db.server.is_some() && !db.tables_exist()?);
+    let prepared = if prepare {
         let l = load(plan, target.as_ref(), workload.as_ref())?;
         eprintln!("{}", load_line(&l));
         Some(l)
@@ -154,7 +222,8 @@ fn run_workload(plan: &RunPlan) -> Result<Outcome, Error> {
         version,
         settings,
     };
-    let results = build_results(plan, info, started_at, prepared, outcome);
+    let mut results = build_results(plan, info, started_at, prepared, outcome);
+    results.server = db.server_info();
     print!("{}", output::summary(&results));
     if let Some(out) = out {
         let path = out.path().display().to_string();
@@ -215,6 +284,7 @@ fn build_results(
         workload: plan.workload.clone(),
         options: plan.saved_options(&target.url),
         target,
+        server: None,
         started_at,
         threads: plan.runner.threads,
         time_s: o.seconds,

@@ -9,6 +9,7 @@ use serde::Serialize;
 use crate::cli::Opts;
 use crate::error::Error;
 use crate::runner::RunnerOptions;
+use crate::server::ServerSpec;
 use crate::workload::WorkloadOptions;
 use crate::workload::rand::RandOptions;
 
@@ -24,6 +25,7 @@ pub struct RunPlan {
     pub output: Option<PathBuf>,
     pub prepare: bool,
     pub force: bool,
+    pub server: Option<ServerSpec>,
 }
 
 /// What the results file stores as `options`.
@@ -156,6 +158,18 @@ impl RunPlan {
             reconnect_timeout: o.reconnect_timeout,
             rand_seed: seed,
         };
+        let server = o.server.map(|kind| ServerSpec {
+            kind,
+            settings: o.server_set.clone(),
+            datadir: o.server_datadir.clone(),
+            keep: o.keep,
+        });
+        if server.is_none() && (!o.server_set.is_empty() || o.server_datadir.is_some() || o.keep) {
+            return Err(bad(
+                "server-set",
+                "--server-set, --server-datadir and --keep need --server postgres|mariadb|mysql",
+            ));
+        }
         Ok(RunPlan {
             workload: o.workload.clone(),
             target: o.target.clone(),
@@ -164,6 +178,7 @@ impl RunPlan {
             output: o.output.clone(),
             prepare: o.prepare,
             force: o.force,
+            server,
         })
     }
 

@@ -26,6 +26,8 @@ pub struct Results {
     pub tool: Tool,
     pub workload: String,
     pub target: TargetInfo,
+    /// The managed server, when dbsweep started one (`--server`).
+    pub server: Option<ServerInfo>,
     /// Seconds since the Unix epoch when the run started.
     pub started_at: u64,
     pub threads: u32,
@@ -81,6 +83,20 @@ pub struct TargetInfo {
     /// The server's non-default settings (PostgreSQL), global variables (MySQL), or PRAGMAs
     /// (SQLite).
     pub settings: BTreeMap<String, String>,
+}
+
+/// The managed server a run started, if any.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ServerInfo {
+    pub kind: String,
+    /// The server binary's version line.
+    pub version: String,
+    /// The `--server-set` settings it was started with.
+    pub settings: BTreeMap<String, String>,
+    pub datadir: String,
+    /// Whether the data directory was left in place.
+    pub kept: bool,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]

@@ -120,6 +120,16 @@ impl ManagedServer {
         Ok(server)
     }
 
+    /// The settings it was started with.
+    pub fn settings(&self) -> &[(String, String)] {
+        &self.settings
+    }
+
+    /// Whether its directory stays after dbsweep ends.
+    pub fn kept(&self) -> bool {
+        self.keep || !self.created_dir
+    }
+
     /// The server's main process id.
     pub fn pid(&self) -> Option<u32> {
         self.child.as_ref().map(Child::id)
