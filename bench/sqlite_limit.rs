@@ -60,7 +60,7 @@ fn dbsweep_run(url: &str, threads: u32, seconds: f64) -> (f64, f64) {
         "--report-interval",
         "0",
     ]);
-    let target = dbsweep::target::open(url, false).expect("target");
+    let target = dbsweep::target::open(url, Default::default()).expect("target");
     let workload = dbsweep::workload::build(&p.workload, &p.workload_opts).expect("workload");
     let stop = AtomicBool::new(false);
     let out = dbsweep::runner::run(
@@ -133,7 +133,14 @@ fn ensure_table(path: &str, url: &str) {
             "1000000",
             "--force",
         ]);
-        let target = dbsweep::target::open(url, true).expect("target");
+        let target = dbsweep::target::open(
+            url,
+            dbsweep::target::OpenOptions {
+                create: true,
+                ..Default::default()
+            },
+        )
+        .expect("target");
         let workload = dbsweep::workload::build(&p.workload, &p.workload_opts).expect("workload");
         let stop = AtomicBool::new(false);
         let load = dbsweep::workload::tables::prepare(
