@@ -7,4 +7,5 @@ mod bad_input;
 mod interrupt;
 mod mock;
 mod results_file;
+mod servers;
 mod sqlite;

@@ -1,0 +1,627 @@
+//! Against real PostgreSQL and MariaDB servers that the tests start themselves (managed
+//! servers). A missing server binary fails these tests; `scripts/test` installs them.
+
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
+
+use dbsweep::server::{ManagedServer, ServerKind, ServerSpec};
+use predicates::prelude::*;
+
+use crate::util::{Scratch, assert_valid_results, dbsweep, read_json, u};
+
+fn start(kind: ServerKind) -> ManagedServer {
+    start_with(kind, &[])
+}
+
+fn start_with(kind: ServerKind, settings: &[(&str, &str)]) -> ManagedServer {
+    let settings = settings
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    let spec = ServerSpec {
+        kind,
+        settings,
+        datadir: None,
+        keep: false,
+    };
+    ManagedServer::start(&spec)
+        .unwrap_or_else(|e| panic!("starting a managed {kind:?} server: {e}"))
+}
+
+/// `dbsweep <args> --target <server>`.
+fn on(server: &ManagedServer, args: &[&str]) -> assert_cmd::Command {
+    let mut c = dbsweep();
+    c.args(args)
+        .args(["--target", &server.url, "--report-interval", "0"]);
+    c
+}
+
+fn run_json(server: &ManagedServer, s: &Scratch, args: &[&str]) -> serde_json::Value {
+    let out = s.path("r.json");
+    on(server, args)
+        .arg("--output")
+        .arg(&out)
+        .assert()
+        .success();
+    read_json(&out)
+}
+
+/// Runs a test body once per server kind.
+macro_rules! per_server {
+    ($name:ident, $body:expr) => {
+        mod $name {
+            use super::*;
+            #[test]
+            fn postgres() {
+                ($body)(ServerKind::Postgres)
+            }
+            #[test]
+            fn mariadb() {
+                ($body)(ServerKind::Mariadb)
+            }
+        }
+    };
+}
+
+const N: u64 = 100;
+
+per_server!(every_workload_has_exact_counts, |kind| {
+    let server = start(kind);
+    let s = Scratch::new();
+    on(
+        &server,
+        &[
+            "prepare",
+            "oltp_read_write",
+            "--tables",
+            "2",
+            "--table-size",
+            "1000",
+            "--threads",
+            "2",
+        ],
+    )
+    .assert()
+    .success();
+    type Case<'a> = (&'a str, &'a [&'a str], (u64, u64, u64));
+    let cases: &[Case] = &[
+        ("oltp_point_select", &[], (1, 0, 0)),
+        ("oltp_point_select", &["--ps-mode", "disable"], (1, 0, 0)),
+        ("oltp_read_only", &[], (14, 0, 2)),
+        ("oltp_read_only", &["--skip-trx"], (14, 0, 0)),
+        ("oltp_read_write", &[], (14, 4, 2)),
+        ("oltp_read_write", &["--ps-mode", "disable"], (14, 4, 2)),
+        ("oltp_write_only", &[], (0, 4, 2)),
+        ("oltp_update_index", &[], (0, 1, 0)),
+        ("oltp_update_non_index", &[], (0, 1, 0)),
+        ("oltp_insert", &[], (0, 1, 0)),
+        ("oltp_insert", &["--auto-inc=off"], (0, 1, 0)),
+        ("select_random_points", &[], (1, 0, 0)),
+        ("select_random_ranges", &[], (1, 0, 0)),
+    ];
+    let n = N.to_string();
+    for (workload, extra, (rd, wr, ot)) in cases {
+        let mut args = vec![
+            "run",
+            workload,
+            "--tables",
+            "2",
+            "--table-size",
+            "1000",
+            "--events",
+            &n,
+            "--time",
+            "0",
+        ];
+        args.extend_from_slice(extra);
+        let r = run_json(&server, &s, &args);
+        let got = (
+            u(&r, "/queries/read"),
+            u(&r, "/queries/write"),
+            u(&r, "/queries/other"),
+        );
+        assert_eq!(
+            got,
+            (rd * N, wr * N, ot * N),
+            "{kind:?} {workload} {extra:?}"
+        );
+        assert_eq!(u(&r, "/events"), N);
+    }
+    let r = run_json(
+        &server,
+        &s,
+        &[
+            "run",
+            "oltp_delete",
+            "--tables",
+            "2",
+            "--table-size",
+            "1000",
+            "--events",
+            &n,
+            "--time",
+            "0",
+        ],
+    );
+    assert_eq!(u(&r, "/queries/write") + u(&r, "/queries/other"), N);
+    assert_valid_results(&r);
+    assert_eq!(
+        r["target"]["kind"],
+        if kind == ServerKind::Postgres {
+            "postgres"
+        } else {
+            "mysql"
+        }
+    );
+    assert!(
+        !r["target"]["settings"].as_object().unwrap().is_empty(),
+        "server settings are saved"
+    );
+    on(&server, &["cleanup", "oltp_read_write", "--tables", "2"])
+        .assert()
+        .success()
+        .stdout(predicates::str::contains("Dropped 2 table(s)"));
+    on(&server, &["run", "oltp_read_only", "--tables", "2"])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("sbtest1 does not exist"));
+});
+
+per_server!(
+    prepare_refuses_loaded_tables_and_bulk_insert_appends,
+    |kind| {
+        let server = start(kind);
+        let s = Scratch::new();
+        on(
+            &server,
+            &["prepare", "oltp_read_only", "--table-size", "500"],
+        )
+        .assert()
+        .success()
+        .stdout(predicates::str::contains("Loaded 500 rows"));
+        on(
+            &server,
+            &["prepare", "oltp_read_only", "--table-size", "500"],
+        )
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("already holds rows"));
+        on(&server, &["cleanup", "oltp_read_only"])
+            .assert()
+            .success();
+        on(&server, &["prepare", "bulk_insert", "--threads", "2"])
+            .assert()
+            .success();
+        let r = run_json(
+            &server,
+            &s,
+            &[
+                "run",
+                "bulk_insert",
+                "--threads",
+                "2",
+                "--events",
+                "3000",
+                "--time",
+                "0",
+            ],
+        );
+        assert_eq!(u(&r, "/queries/write"), 3000);
+    }
+);
+
+per_server!(conflicting_transactions_are_retried_and_counted, |kind| {
+    // Four clients writing the same ten rows inside transactions, in random orders: lock
+    // conflicts (deadlocks, duplicate keys from delete/insert races) must be retried.
+    // PostgreSQL looks for deadlocks after deadlock_timeout (1 s by default): shortened here so
+    // that the test does not wait a second per deadlock.
+    let server = if kind == ServerKind::Postgres {
+        start_with(kind, &[("deadlock_timeout", "10ms")])
+    } else {
+        start(kind)
+    };
+    let s = Scratch::new();
+    on(
+        &server,
+        &["prepare", "oltp_write_only", "--table-size", "10"],
+    )
+    .assert()
+    .success();
+    let r = run_json(
+        &server,
+        &s,
+        &[
+            "run",
+            "oltp_write_only",
+            "--table-size",
+            "10",
+            "--threads",
+            "4",
+            "--events",
+            "600",
+            "--time",
+            "0",
+            "--index-updates",
+            "2",
+            "--non-index-updates",
+            "2",
+        ],
+    );
+    assert_eq!(u(&r, "/events"), 600);
+    let errors = &r["errors"];
+    let retried: u64 = [
+        "deadlock",
+        "lock_wait_timeout",
+        "serialization_failure",
+        "duplicate_key",
+    ]
+    .iter()
+    .map(|k| errors[k].as_u64().unwrap())
+    .sum();
+    assert!(
+        retried > 0,
+        "{kind:?}: no conflict in 3000 conflicting transactions: {errors}"
+    );
+    assert_eq!(u(&r, "/retries"), retried);
+});
+
+/// Starts `dbsweep run` in the background and returns once it prints its first interval line.
+fn run_in_background(
+    server: &ManagedServer,
+    out: &std::path::Path,
+    extra: &[&str],
+) -> (
+    std::process::Child,
+    std::io::Lines<BufReader<std::process::ChildStderr>>,
+) {
+    let mut child = Command::new(assert_cmd::cargo::cargo_bin("dbsweep"))
+        .args([
+            "run",
+            "oltp_point_select",
+            "--table-size",
+            "1000",
+            "--threads",
+            "2",
+            "--target",
+            &server.url,
+        ])
+        .args(extra)
+        .arg("--output")
+        .arg(out)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    assert!(
+        lines
+            .by_ref()
+            .map(Result::unwrap)
+            .any(|l| l.starts_with("[ 1s ]")),
+        "the run never reported"
+    );
+    (child, lines)
+}
+
+per_server!(a_killed_and_restarted_server_is_reconnected, |kind| {
+    let mut server = start(kind);
+    let s = Scratch::new();
+    on(
+        &server,
+        &["prepare", "oltp_point_select", "--table-size", "1000"],
+    )
+    .assert()
+    .success();
+    let out = s.path("r.json");
+    let (child, lines) = run_in_background(&server, &out, &["--time", "5"]);
+    server.kill();
+    server
+        .restart()
+        .expect("restart on the same data directory");
+    let stderr: Vec<String> = lines.map(Result::unwrap).collect();
+    let output = child.wait_with_output().unwrap();
+    assert_eq!(output.status.code(), Some(0), "{stderr:?}");
+    let r = read_json(&out);
+    assert!(
+        u(&r, "/reconnects") >= 2,
+        "both clients reconnect: {}",
+        r["reconnects"]
+    );
+    assert!(u(&r, "/events") > 0);
+    assert_eq!(r["error"], serde_json::Value::Null);
+});
+
+per_server!(
+    a_server_that_stays_down_stops_the_run_with_results,
+    |kind| {
+        let mut server = start(kind);
+        let s = Scratch::new();
+        on(
+            &server,
+            &["prepare", "oltp_point_select", "--table-size", "1000"],
+        )
+        .assert()
+        .success();
+        let out = s.path("r.json");
+        let (child, lines) = run_in_background(
+            &server,
+            &out,
+            &["--time", "600", "--reconnect-timeout", "2"],
+        );
+        server.kill();
+        let stderr: Vec<String> = lines.map(Result::unwrap).collect();
+        let output = child.wait_with_output().unwrap();
+        assert_eq!(output.status.code(), Some(1), "{stderr:?}");
+        assert!(
+            stderr.iter().any(|l| l.contains("the run stopped")),
+            "{stderr:?}"
+        );
+        let r = read_json(&out);
+        assert_valid_results(&r);
+        assert!(r["error"].as_str().is_some());
+        assert!(
+            u(&r, "/events") > 0,
+            "what was measured before the loss is kept"
+        );
+    }
+);
+
+per_server!(
+    managed_server_with_settings_prepares_and_cleans_up,
+    |kind| {
+        let s = Scratch::new();
+        let setting = if kind == ServerKind::Postgres {
+            "shared_buffers=64MB"
+        } else {
+            "innodb_buffer_pool_size=64M"
+        };
+        let name = if kind == ServerKind::Postgres {
+            "postgres"
+        } else {
+            "mariadb"
+        };
+        let out = s.path("m.json");
+        let output = dbsweep()
+            .args([
+                "run",
+                "oltp_read_only",
+                "--server",
+                name,
+                "--server-set",
+                setting,
+                "--table-size",
+                "500",
+                "--events",
+                "20",
+                "--time",
+                "0",
+                "--report-interval",
+                "0",
+            ])
+            .arg("--output")
+            .arg(&out)
+            .output()
+            .unwrap();
+        assert!(
+            output.status.success(),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        let r = read_json(&out);
+        assert_eq!(
+            u(&r, "/prepare/rows"),
+            500,
+            "a fresh managed server is prepared first"
+        );
+        assert_eq!(u(&r, "/events"), 20);
+        let datadir = r["server"]["datadir"].as_str().unwrap().to_string();
+        assert!(
+            !std::path::Path::new(&datadir).exists(),
+            "the data directory is removed"
+        );
+        let settings = &r["target"]["settings"];
+        if kind == ServerKind::Postgres {
+            assert_eq!(
+                settings["shared_buffers"], "8192",
+                "64MB in 8kB pages: {settings}"
+            );
+        } else {
+            assert_eq!(settings["innodb_buffer_pool_size"], "67108864");
+        }
+    }
+);
+
+#[test]
+fn passwords_never_appear_in_output() {
+    dbsweep()
+        .args([
+            "run",
+            "oltp_read_only",
+            "--target",
+            "postgres://bob:s3cret@127.0.0.1:1/db",
+            "--time",
+            "1",
+        ])
+        .assert()
+        .failure()
+        .stderr(predicates::str::contains("s3cret").not());
+}
+
+#[test]
+fn a_kept_datadir_is_reused_with_its_tables() {
+    let s = Scratch::new();
+    let dir = s.path("pgdata");
+    let dirs = dir.to_str().unwrap();
+    dbsweep()
+        .args([
+            "prepare",
+            "oltp_point_select",
+            "--server",
+            "postgres",
+            "--server-datadir",
+            dirs,
+            "--keep",
+            "--table-size",
+            "300",
+        ])
+        .assert()
+        .success();
+    let out = s.path("k.json");
+    dbsweep()
+        .args([
+            "run",
+            "oltp_point_select",
+            "--server",
+            "postgres",
+            "--server-datadir",
+            dirs,
+            "--keep",
+            "--table-size",
+            "300",
+            "--events",
+            "10",
+            "--time",
+            "0",
+            "--report-interval",
+            "0",
+        ])
+        .arg("--output")
+        .arg(&out)
+        .assert()
+        .success();
+    let r = read_json(&out);
+    assert_eq!(
+        r["prepare"],
+        serde_json::Value::Null,
+        "the kept tables are reused, not loaded again"
+    );
+    assert_eq!(r["server"]["kept"], true);
+    assert!(dir.join("data").exists());
+}
+
+/// sysbench's connection options for `server`.
+fn sysbench_args(kind: ServerKind, server: &ManagedServer) -> Vec<String> {
+    let p = server.port.to_string();
+    let v: Vec<&str> = if kind == ServerKind::Postgres {
+        vec![
+            "--db-driver=pgsql",
+            "--pgsql-host=127.0.0.1",
+            "--pgsql-user=sbtest",
+            "--pgsql-db=sbtest",
+        ]
+    } else {
+        vec![
+            "--db-driver=mysql",
+            "--mysql-host=127.0.0.1",
+            "--mysql-user=sbtest",
+            "--mysql-db=sbtest",
+        ]
+    };
+    let mut v: Vec<String> = v.into_iter().map(String::from).collect();
+    v.push(format!(
+        "--{}-port={p}",
+        if kind == ServerKind::Postgres {
+            "pgsql"
+        } else {
+            "mysql"
+        }
+    ));
+    v.extend(["--tables=2", "--table-size=1000"].map(String::from));
+    v
+}
+
+fn sysbench(kind: ServerKind, server: &ManagedServer, command: &str, extra: &[&str]) -> String {
+    let out = Command::new("sysbench")
+        .arg("oltp_read_write")
+        .args(sysbench_args(kind, server))
+        .args(extra)
+        .arg(command)
+        .output()
+        .expect("sysbench is installed (scripts/test installs it)");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success(), "sysbench {command} failed:\n{text}");
+    text
+}
+
+per_server!(tables_are_interchangeable_with_sysbench, |kind| {
+    let server = start(kind);
+    let s = Scratch::new();
+    // sysbench runs on tables dbsweep prepared...
+    on(
+        &server,
+        &[
+            "prepare",
+            "oltp_read_write",
+            "--tables",
+            "2",
+            "--table-size",
+            "1000",
+        ],
+    )
+    .assert()
+    .success();
+    let text = sysbench(kind, &server, "run", &["--events=200", "--time=0"]);
+    assert!(
+        text.contains("transactions:                        200"),
+        "{text}"
+    );
+    assert!(
+        text.contains("ignored errors:                      0"),
+        "{text}"
+    );
+    on(&server, &["cleanup", "oltp_read_write", "--tables", "2"])
+        .assert()
+        .success();
+    // ...and dbsweep on tables sysbench prepared.
+    sysbench(kind, &server, "prepare", &[]);
+    let r = run_json(
+        &server,
+        &s,
+        &[
+            "run",
+            "oltp_read_write",
+            "--tables",
+            "2",
+            "--table-size",
+            "1000",
+            "--events",
+            "200",
+            "--time",
+            "0",
+        ],
+    );
+    assert_eq!(
+        (
+            u(&r, "/queries/read"),
+            u(&r, "/queries/write"),
+            u(&r, "/queries/other")
+        ),
+        (2800, 800, 400)
+    );
+    let r = run_json(
+        &server,
+        &s,
+        &[
+            "run",
+            "oltp_insert",
+            "--tables",
+            "2",
+            "--table-size",
+            "1000",
+            "--events",
+            "50",
+            "--time",
+            "0",
+        ],
+    );
+    assert_eq!(
+        u(&r, "/queries/write"),
+        50,
+        "auto-increment continues after sysbench's rows"
+    );
+    sysbench(kind, &server, "cleanup", &[]);
+});
