@@ -160,8 +160,8 @@ fn load(plan: &RunPlan, target: &dyn Target, workload: &dyn Workload) -> Result<
 
 fn load_line(l: &LoadReport) -> String {
     format!(
-        "Loaded {} rows into {} table(s) in {:.2}s: {:.0} rows/s",
-        l.rows, l.tables, l.seconds, l.rows_per_s
+        "Loaded {} rows into {} table(s) in {:.2}s: {:.0} rows/s (dbsweep used {:.2} CPU s)",
+        l.rows, l.tables, l.seconds, l.rows_per_s, l.client_cpu_s
     )
 }
 

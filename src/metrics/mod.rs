@@ -157,6 +157,15 @@ impl Snapshot {
     }
 }
 
+/// CPU seconds (user + system) this process has used so far.
+pub fn process_cpu_seconds() -> f64 {
+    // SAFETY: getrusage only fills the struct it is given.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) };
+    let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    secs(ru.ru_utime) + secs(ru.ru_stime)
+}
+
 pub fn ns_to_ms(ns: u64) -> f64 {
     ns as f64 / 1e6
 }

@@ -55,6 +55,8 @@ pub struct LoadReport {
     pub rows: u64,
     pub seconds: f64,
     pub rows_per_s: f64,
+    /// CPU seconds (user + system) that dbsweep itself used during the load.
+    pub client_cpu_s: f64,
 }
 
 /// `CREATE TABLE` for table `n`, as sysbench 1.0 writes it for each dialect. PostgreSQL gets
@@ -165,6 +167,7 @@ pub fn prepare(
     }
     drop(conn);
     let start = Instant::now();
+    let cpu_start = crate::metrics::process_cpu_seconds();
     let writers = (o.threads as usize)
         .min(set.count as usize)
         .min(target.max_writers())
@@ -198,6 +201,7 @@ pub fn prepare(
         rows,
         seconds,
         rows_per_s: rows as f64 / seconds.max(1e-9),
+        client_cpu_s: crate::metrics::process_cpu_seconds() - cpu_start,
     })
 }
 

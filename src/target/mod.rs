@@ -1,0 +1,293 @@
+//! Where a benchmark runs: a database reached through a [`Target`], one [`Conn`] per client.
+//!
+//! Workloads see only these traits, so each database is one file here. Database errors are
+//! classified once, here, into what the runner does about them (retry, reconnect, stop).
+
+pub mod mock;
+pub mod mysql;
+pub mod postgres;
+pub mod sqlite;
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use crate::error::Error;
+
+/// A statement parameter; borrowed so that binding allocates nothing.
+#[derive(Clone, Copy, Debug)]
+pub enum Param<'a> {
+    Int(i64),
+    Text(&'a str),
+    Null,
+}
+
+/// A statement prepared on one connection; valid for that connection only.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StmtId(pub usize);
+
+/// What the runner does with a failed statement.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ErrorClass {
+    Deadlock,
+    LockWaitTimeout,
+    SerializationFailure,
+    DuplicateKey,
+    /// SQLite's SQLITE_BUSY / SQLITE_LOCKED ("database is locked") after the busy timeout.
+    Busy,
+    ConnectionLost,
+    /// Anything else: the run stops.
+    Fatal,
+}
+
+impl ErrorClass {
+    /// Classes whose event is rolled back and retried.
+    pub const RETRYABLE: [ErrorClass; 5] = [
+        ErrorClass::Deadlock,
+        ErrorClass::LockWaitTimeout,
+        ErrorClass::SerializationFailure,
+        ErrorClass::DuplicateKey,
+        ErrorClass::Busy,
+    ];
+
+    pub fn is_retryable(self) -> bool {
+        Self::RETRYABLE.contains(&self)
+    }
+
+    /// Stable name used in results files.
+    pub fn name(self) -> &'static str {
+        match self {
+            ErrorClass::Deadlock => "deadlock",
+            ErrorClass::LockWaitTimeout => "lock_wait_timeout",
+            ErrorClass::SerializationFailure => "serialization_failure",
+            ErrorClass::DuplicateKey => "duplicate_key",
+            ErrorClass::Busy => "busy",
+            ErrorClass::ConnectionLost => "connection_lost",
+            ErrorClass::Fatal => "fatal",
+        }
+    }
+
+    /// Index into per-class counter arrays (retryable classes only).
+    pub fn retry_slot(self) -> Option<usize> {
+        Self::RETRYABLE.iter().position(|c| *c == self)
+    }
+}
+
+/// A database error with its class, the server's code and message.
+#[derive(Debug, Clone)]
+pub struct DbError {
+    pub class: ErrorClass,
+    pub code: String,
+    pub message: String,
+    /// The statement that failed, where known.
+    pub statement: Option<String>,
+}
+
+impl DbError {
+    pub fn new(class: ErrorClass, code: impl Into<String>, message: impl Into<String>) -> DbError {
+        DbError {
+            class,
+            code: code.into(),
+            message: message.into(),
+            statement: None,
+        }
+    }
+
+    /// Names the statement that failed.
+    pub fn in_statement(mut self, sql: &str) -> DbError {
+        self.statement = Some(sql.to_string());
+        self
+    }
+}
+
+impl fmt::Display for DbError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} ({})", self.message, self.code)?;
+        if let Some(sql) = &self.statement {
+            write!(f, " in statement: {sql}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for DbError {}
+
+/// A connection used by one client thread.
+pub trait Conn: Send {
+    /// Prepares `sql` (with `?` placeholders) for repeated execution on this connection.
+    fn prepare(&mut self, sql: &str) -> Result<StmtId, DbError>;
+    /// Runs a statement that returns a result set, reads every row, returns the row count.
+    fn query(&mut self, stmt: StmtId, params: &[Param]) -> Result<u64, DbError>;
+    /// Runs a statement that changes rows, returns how many it changed.
+    fn execute(&mut self, stmt: StmtId, params: &[Param]) -> Result<u64, DbError>;
+    /// Starts a transaction; `write` says it will write (SQLite takes the write lock up front).
+    fn begin(&mut self, write: bool) -> Result<(), DbError>;
+    fn commit(&mut self) -> Result<(), DbError>;
+    /// Rolls back if a transaction is open; a no-op otherwise.
+    fn rollback(&mut self) -> Result<(), DbError>;
+    /// Runs one or more statements without parameters (DDL, maintenance).
+    fn batch(&mut self, sql: &str) -> Result<(), DbError>;
+    /// Runs a query returning one integer (NULL as None); `None` too when there is no row.
+    fn query_i64(&mut self, sql: &str) -> Result<Option<i64>, DbError>;
+    /// Runs a query returning one value as text (NULL or no row as None).
+    fn query_text(&mut self, sql: &str) -> Result<Option<String>, DbError> {
+        Ok(self.query_i64(sql)?.map(|v| v.to_string()))
+    }
+    /// Whether table `name` exists.
+    fn table_exists(&mut self, name: &str) -> Result<bool, DbError>;
+    /// Bulk-loads rows into `table` by the fastest safe path of this database: `columns` names
+    /// the columns, `next_row` fills the values of the next row and returns false when done.
+    fn bulk_load(
+        &mut self,
+        table: &str,
+        columns: &[&str],
+        next_row: &mut dyn FnMut(&mut Vec<RowValue>) -> bool,
+    ) -> Result<u64, DbError>;
+    /// The server's settings worth saving with results (non-default ones where the server
+    /// tells them apart).
+    fn server_settings(&mut self) -> Result<BTreeMap<String, String>, DbError> {
+        Ok(BTreeMap::new())
+    }
+}
+
+/// How the SQL of a target differs from the others.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Dialect {
+    Sqlite,
+    Postgres,
+    Mysql,
+    /// Accepts everything; used by the mock target.
+    Any,
+}
+
+/// A database to benchmark.
+pub trait Target: Send + Sync {
+    /// `sqlite`, `postgres`, `mysql`, `mock`.
+    fn kind(&self) -> &'static str;
+    fn dialect(&self) -> Dialect;
+    /// The URL with any password hidden, for output and results files.
+    fn display_url(&self) -> String;
+    fn connect(&self) -> Result<Box<dyn Conn>, DbError>;
+    /// The server's (or library's) version, asked on `conn`.
+    fn version(&self, conn: &mut dyn Conn) -> Result<String, DbError>;
+    /// How many tables may load at once (SQLite has one writer at a time).
+    fn max_writers(&self) -> usize {
+        usize::MAX
+    }
+    /// Brings the database to a steady state after a load (SQLite: checkpoint the WAL).
+    fn after_load(&self, _conn: &mut dyn Conn) -> Result<(), DbError> {
+        Ok(())
+    }
+}
+
+/// One value of a bulk-loaded row (owned: rows cross threads when loading in parallel).
+#[derive(Clone, Debug)]
+pub enum RowValue {
+    Int(i64),
+    Text(String),
+}
+
+/// How to open a target.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct OpenOptions {
+    /// Allow creating the database (SQLite files; prepare).
+    pub create: bool,
+    /// Send text statements instead of server-side prepared ones (`--ps-mode disable`).
+    pub text_statements: bool,
+}
+
+const URL_FORMS: &str = "sqlite://PATH, postgres://USER[:PASSWORD]@HOST[:PORT]/DB or mysql://USER[:PASSWORD]@HOST[:PORT]/DB";
+
+impl RowValue {
+    pub fn as_param(&self) -> Param<'_> {
+        match self {
+            RowValue::Int(i) => Param::Int(*i),
+            RowValue::Text(s) => Param::Text(s),
+        }
+    }
+}
+
+/// Opens the target named by `--target`.
+pub fn open(url: &str, o: OpenOptions) -> Result<Box<dyn Target>, Error> {
+    let scheme = url.split_once("://").map(|(s, _)| s);
+    let shown = redact_url(url);
+    match scheme {
+        Some("sqlite") => Ok(Box::new(sqlite::SqliteTarget::from_url(url, o.create)?)),
+        Some("mock") => Ok(Box::new(mock::MockTarget::from_url(url)?)),
+        Some("postgres" | "postgresql") => Ok(Box::new(postgres::PostgresTarget::from_url(
+            url,
+            o.text_statements,
+        )?)),
+        Some("mysql" | "mariadb") => Ok(Box::new(mysql::MysqlTarget::from_url(
+            url,
+            o.text_statements,
+        )?)),
+        Some(other) => Err(Error::Usage(format!(
+            "--target {shown}: unknown scheme '{other}'; use {URL_FORMS}"
+        ))),
+        None => Err(Error::Usage(format!(
+            "--target {shown}: not a URL; use {URL_FORMS}"
+        ))),
+    }
+}
+
+/// `url` with the password, if any, replaced by `***`: for output and results files.
+pub fn redact_url(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_string();
+    };
+    let Some((userinfo, host)) = rest.rsplit_once('@') else {
+        return url.to_string();
+    };
+    match userinfo.split_once(':') {
+        Some((user, _)) => format!("{scheme}://{user}:***@{host}"),
+        None => url.to_string(),
+    }
+}
+
+/// Renders `sql` with each `?` replaced by its parameter as an SQL literal, for text-protocol
+/// statements (`--ps-mode disable`). `backslash_escapes`: MySQL treats `\` in strings as an
+/// escape, PostgreSQL (standard_conforming_strings) does not.
+pub fn interpolate(sql: &str, params: &[Param], backslash_escapes: bool) -> String {
+    use std::fmt::Write as _;
+    let mut out = String::with_capacity(sql.len() + params.len() * 16);
+    let mut values = params.iter();
+    for ch in sql.chars() {
+        if ch != '?' {
+            out.push(ch);
+            continue;
+        }
+        match values.next() {
+            Some(Param::Int(i)) => {
+                let _ = write!(out, "{i}");
+            }
+            Some(Param::Text(s)) => {
+                out.push('\'');
+                for c in s.chars() {
+                    match c {
+                        '\'' => out.push_str("''"),
+                        '\\' if backslash_escapes => out.push_str("\\\\"),
+                        c => out.push(c),
+                    }
+                }
+                out.push('\'');
+            }
+            Some(Param::Null) | None => out.push_str("NULL"),
+        }
+    }
+    out
+}
+
+/// Splits `a=b&c=d` query parameters of a target URL.
+pub(crate) fn query_pairs(query: &str, url: &str) -> Result<Vec<(String, String)>, Error> {
+    query
+        .split('&')
+        .filter(|p| !p.is_empty())
+        .map(|p| {
+            p.split_once('=')
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .ok_or_else(|| {
+                    Error::Usage(format!("--target {url}: parameter '{p}' is not name=value"))
+                })
+        })
+        .collect()
+}

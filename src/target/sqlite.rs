@@ -1,0 +1,366 @@
+//! The embedded SQLite target (rusqlite with bundled SQLite): the default, nothing to install.
+//!
+//! URL: `sqlite://PATH` (relative to the current directory) or `sqlite:///ABSOLUTE/PATH`, with
+//! optional PRAGMAs as query parameters: `sqlite://db.sqlite?synchronous=NORMAL&cache_size=-65536`.
+//! Connections use WAL unless `journal_mode` says otherwise.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::ptr::NonNull;
+use std::time::Duration;
+
+use rusqlite::types::{ToSqlOutput, ValueRef};
+use rusqlite::{Connection, ErrorCode, OpenFlags, OptionalExtension, Statement, ToSql};
+
+use super::{Conn, DbError, Dialect, ErrorClass, Param, RowValue, StmtId, Target, query_pairs};
+use crate::error::Error;
+
+/// Busy-handler calls that sleep briefly before it backs off to 1 ms sleeps. SQLite's own busy
+/// timeout sleeps in steps of up to 100 ms, which quantises lock waits far more coarsely than
+/// the latencies being measured; this handler keeps waits fine-grained.
+const SHORT_SLEEPS: i32 = 200;
+/// Busy-handler calls (about 30 s in all) after which the statement fails with SQLITE_BUSY.
+const MAX_BUSY_CALLS: i32 = SHORT_SLEEPS + 30_000;
+
+fn busy_handler(calls: i32) -> bool {
+    if calls >= MAX_BUSY_CALLS {
+        return false;
+    }
+    let pause = if calls < SHORT_SLEEPS {
+        Duration::from_micros(20)
+    } else {
+        Duration::from_millis(1)
+    };
+    std::thread::sleep(pause);
+    true
+}
+
+pub struct SqliteTarget {
+    url: String,
+    path: PathBuf,
+    pragmas: Vec<(String, String)>,
+    create: bool,
+}
+
+impl SqliteTarget {
+    /// Parses `sqlite://PATH[?pragma=value&...]`; `create` allows creating the file (prepare).
+    pub fn from_url(url: &str, create: bool) -> Result<SqliteTarget, Error> {
+        let rest = url.strip_prefix("sqlite://").unwrap_or_default();
+        let (path, query) = rest.split_once('?').unwrap_or((rest, ""));
+        if path.is_empty() {
+            return Err(Error::Usage(format!(
+                "--target {url}: no database path; use sqlite://PATH (for example sqlite://dbsweep.db)"
+            )));
+        }
+        let mut pragmas = query_pairs(query, url)?;
+        for (name, value) in &pragmas {
+            let ok_name = name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+            let ok_value = value
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "_-".contains(c));
+            if !ok_name || !ok_value || value.is_empty() {
+                return Err(Error::Usage(format!(
+                    "--target {url}: '{name}={value}' is not a valid PRAGMA setting"
+                )));
+            }
+        }
+        if !pragmas
+            .iter()
+            .any(|(n, _)| n.eq_ignore_ascii_case("journal_mode"))
+        {
+            pragmas.insert(0, ("journal_mode".into(), "WAL".into()));
+        }
+        Ok(SqliteTarget {
+            url: url.to_string(),
+            path: PathBuf::from(path),
+            pragmas,
+            create,
+        })
+    }
+
+    fn open_connection(&self) -> Result<Connection, DbError> {
+        let mut flags = OpenFlags::SQLITE_OPEN_READ_WRITE
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX
+            | OpenFlags::SQLITE_OPEN_URI;
+        if self.create {
+            flags |= OpenFlags::SQLITE_OPEN_CREATE;
+        } else if !self.path.exists() {
+            return Err(DbError::new(
+                ErrorClass::Fatal,
+                "missing",
+                format!(
+                    "database file {} does not exist (run `dbsweep prepare` first)",
+                    self.path.display()
+                ),
+            ));
+        }
+        let mut conn = Connection::open_with_flags(&self.path, flags).map_err(classify)?;
+        conn.busy_handler(Some(busy_handler)).map_err(classify)?;
+        // Room for every statement of every table a workload prepares (rusqlite keeps 16).
+        conn.set_prepared_statement_cache_capacity(1024);
+        for (name, value) in &self.pragmas {
+            // journal_mode returns a row, so read it rather than execute it.
+            conn.query_row(&format!("PRAGMA {name}={value}"), [], |_| Ok(()))
+                .optional()
+                .map_err(classify)?;
+        }
+        Ok(conn)
+    }
+}
+
+impl Target for SqliteTarget {
+    fn kind(&self) -> &'static str {
+        "sqlite"
+    }
+
+    fn dialect(&self) -> Dialect {
+        Dialect::Sqlite
+    }
+
+    fn display_url(&self) -> String {
+        self.url.clone()
+    }
+
+    fn connect(&self) -> Result<Box<dyn Conn>, DbError> {
+        Ok(Box::new(SqliteConn::new(self.open_connection()?)))
+    }
+
+    fn version(&self, _conn: &mut dyn Conn) -> Result<String, DbError> {
+        Ok(rusqlite::version().to_string())
+    }
+
+    fn max_writers(&self) -> usize {
+        1
+    }
+
+    fn after_load(&self, conn: &mut dyn Conn) -> Result<(), DbError> {
+        conn.query_i64("PRAGMA wal_checkpoint(TRUNCATE)")
+            .map(|_| ())
+    }
+}
+
+/// A connection and the statements prepared on it.
+///
+/// rusqlite's `Statement` borrows its `Connection`, so keeping both in one struct needs the
+/// connection at a fixed heap address and the statements dropped before it. rusqlite's own
+/// statement cache would avoid the unsafe code, but its lookup on every execution (hashing the
+/// SQL, LRU bookkeeping) cost about 10% of a point select's client time in bench/sqlite_limit.
+pub struct SqliteConn {
+    /// Borrow `*conn`; cleared before `conn` is freed (see `Drop`).
+    stmts: Vec<Statement<'static>>,
+    sql: Vec<String>,
+    /// Owned (from `Box::into_raw`); a raw pointer so that moving `SqliteConn` does not assert
+    /// unique access to the connection while statements hold shared references to it.
+    conn: NonNull<Connection>,
+}
+
+// SAFETY: connections are opened with SQLITE_OPEN_NO_MUTEX (SQLite's multi-thread mode): a
+// connection and its statements may move between threads as long as one thread at a time uses
+// them, and they always move together inside this struct.
+unsafe impl Send for SqliteConn {}
+
+impl Drop for SqliteConn {
+    fn drop(&mut self) {
+        self.stmts.clear();
+        // SAFETY: `conn` came from `Box::into_raw` in `new`, and no statement borrows it now.
+        drop(unsafe { Box::from_raw(self.conn.as_ptr()) });
+    }
+}
+
+impl SqliteConn {
+    fn new(conn: Connection) -> SqliteConn {
+        let conn = NonNull::from(Box::leak(Box::new(conn)));
+        SqliteConn {
+            stmts: Vec::new(),
+            sql: Vec::new(),
+            conn,
+        }
+    }
+
+    fn conn(&self) -> &Connection {
+        // SAFETY: the connection lives as long as `self`.
+        unsafe { self.conn.as_ref() }
+    }
+
+    fn run(&mut self, sql: &str) -> Result<(), DbError> {
+        self.conn()
+            .prepare_cached(sql)
+            .and_then(|mut s| s.raw_execute())
+            .map_err(classify)?;
+        Ok(())
+    }
+}
+
+impl ToSql for Param<'_> {
+    fn to_sql(&self) -> rusqlite::Result<ToSqlOutput<'_>> {
+        Ok(ToSqlOutput::Borrowed(match self {
+            Param::Int(i) => ValueRef::Integer(*i),
+            Param::Text(s) => ValueRef::Text(s.as_bytes()),
+            Param::Null => ValueRef::Null,
+        }))
+    }
+}
+
+impl Conn for SqliteConn {
+    fn prepare(&mut self, sql: &str) -> Result<StmtId, DbError> {
+        // SAFETY: the statement is stored in `self.stmts`, which `drop` clears before it frees
+        // the connection, so the borrow never outlives the connection.
+        let conn: &'static Connection = unsafe { &*self.conn.as_ptr() };
+        let st = conn
+            .prepare(sql)
+            .map_err(|e| classify(e).in_statement(sql))?;
+        self.stmts.push(st);
+        self.sql.push(sql.to_string());
+        Ok(StmtId(self.sql.len() - 1))
+    }
+
+    fn query(&mut self, stmt: StmtId, params: &[Param]) -> Result<u64, DbError> {
+        let st = &mut self.stmts[stmt.0];
+        let mut read = || -> rusqlite::Result<u64> {
+            let columns = st.column_count();
+            let mut rows = st.query(rusqlite::params_from_iter(params))?;
+            let mut n = 0;
+            while let Some(row) = rows.next()? {
+                // Read every value, as a client that uses its results would.
+                for i in 0..columns {
+                    std::hint::black_box(row.get_ref(i)?);
+                }
+                n += 1;
+            }
+            Ok(n)
+        };
+        read().map_err(|e| classify(e).in_statement(&self.sql[stmt.0]))
+    }
+
+    fn execute(&mut self, stmt: StmtId, params: &[Param]) -> Result<u64, DbError> {
+        let changed = self.stmts[stmt.0]
+            .execute(rusqlite::params_from_iter(params))
+            .map_err(|e| classify(e).in_statement(&self.sql[stmt.0]))?;
+        Ok(changed as u64)
+    }
+
+    fn begin(&mut self, write: bool) -> Result<(), DbError> {
+        // A deferred transaction that later writes fails at once with SQLITE_BUSY when another
+        // connection wrote meanwhile; taking the write lock up front makes writers queue instead.
+        self.run(if write { "BEGIN IMMEDIATE" } else { "BEGIN" })
+    }
+
+    fn commit(&mut self) -> Result<(), DbError> {
+        self.run("COMMIT")
+    }
+
+    fn rollback(&mut self) -> Result<(), DbError> {
+        if self.conn().is_autocommit() {
+            Ok(())
+        } else {
+            self.run("ROLLBACK")
+        }
+    }
+
+    fn batch(&mut self, sql: &str) -> Result<(), DbError> {
+        self.conn().execute_batch(sql).map_err(classify)
+    }
+
+    fn query_i64(&mut self, sql: &str) -> Result<Option<i64>, DbError> {
+        self.conn()
+            .query_row(sql, [], |r| r.get::<_, Option<i64>>(0))
+            .optional()
+            .map(Option::flatten)
+            .map_err(classify)
+    }
+
+    fn bulk_load(
+        &mut self,
+        table: &str,
+        columns: &[&str],
+        next_row: &mut dyn FnMut(&mut Vec<RowValue>) -> bool,
+    ) -> Result<u64, DbError> {
+        // One prepared INSERT inside large transactions: the fastest safe path for SQLite.
+        const ROWS_PER_TRANSACTION: u64 = 200_000;
+        let marks = vec!["?"; columns.len()].join(", ");
+        let insert = self.prepare(&format!(
+            "INSERT INTO {table} ({}) VALUES ({marks})",
+            columns.join(", ")
+        ))?;
+        let mut row = Vec::with_capacity(columns.len());
+        let mut loaded = 0u64;
+        self.begin(true)?;
+        while next_row(&mut row) {
+            let params: Vec<Param> = row
+                .iter()
+                .map(|v| match v {
+                    RowValue::Int(i) => Param::Int(*i),
+                    RowValue::Text(s) => Param::Text(s),
+                })
+                .collect();
+            self.execute(insert, &params)?;
+            loaded += 1;
+            if loaded.is_multiple_of(ROWS_PER_TRANSACTION) {
+                self.commit()?;
+                self.begin(true)?;
+            }
+        }
+        self.commit()?;
+        Ok(loaded)
+    }
+
+    fn server_settings(&mut self) -> Result<BTreeMap<String, String>, DbError> {
+        let mut out = BTreeMap::new();
+        for pragma in [
+            "journal_mode",
+            "synchronous",
+            "cache_size",
+            "page_size",
+            "mmap_size",
+            "locking_mode",
+        ] {
+            let value: String = self
+                .conn()
+                .query_row(&format!("PRAGMA {pragma}"), [], |r| {
+                    r.get::<_, rusqlite::types::Value>(0)
+                })
+                .map(|v| match v {
+                    rusqlite::types::Value::Integer(i) => i.to_string(),
+                    rusqlite::types::Value::Text(t) => t,
+                    other => format!("{other:?}"),
+                })
+                .map_err(classify)?;
+            out.insert(pragma.to_string(), value);
+        }
+        Ok(out)
+    }
+
+    fn table_exists(&mut self, name: &str) -> Result<bool, DbError> {
+        let n: i64 = self
+            .conn()
+            .query_row(
+                "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?1",
+                [name],
+                |r| r.get(0),
+            )
+            .map_err(classify)?;
+        Ok(n > 0)
+    }
+}
+
+/// Maps a rusqlite error to a class: busy and locked are retryable, as are primary-key and
+/// unique violations (delete/insert races); everything else is fatal.
+fn classify(e: rusqlite::Error) -> DbError {
+    let (class, code) = match &e {
+        rusqlite::Error::SqliteFailure(f, _) => {
+            let class = match f.code {
+                ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked => ErrorClass::Busy,
+                ErrorCode::ConstraintViolation
+                    if f.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_PRIMARYKEY
+                        || f.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_UNIQUE =>
+                {
+                    ErrorClass::DuplicateKey
+                }
+                _ => ErrorClass::Fatal,
+            };
+            (class, format!("SQLite error {}", f.extended_code))
+        }
+        _ => (ErrorClass::Fatal, "rusqlite".to_string()),
+    };
+    DbError::new(class, code, e.to_string())
+}
