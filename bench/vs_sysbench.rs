@@ -24,7 +24,11 @@ struct Args {
     rounds: u32,
     #[arg(long, value_delimiter = ',', default_value = "postgres,mariadb")]
     servers: Vec<String>,
-    #[arg(long, value_delimiter = ',', default_value = "oltp_point_select,oltp_read_only,oltp_read_write")]
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "oltp_point_select,oltp_read_only,oltp_read_write"
+    )]
     workloads: Vec<String>,
     #[arg(long, value_delimiter = ',', default_value = "1,2,4")]
     threads: Vec<u32>,
@@ -50,7 +54,11 @@ fn client(cmd: &mut Command) -> (String, f64) {
     let before = children_cpu();
     let out = cmd.stdin(Stdio::null()).output().expect("client starts");
     let cpu = children_cpu() - before;
-    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(out.status.success(), "{cmd:?} failed:\n{text}");
     (text, cpu)
 }
@@ -64,7 +72,11 @@ struct Tools<'a> {
 impl Tools<'_> {
     fn sysbench(&self, workload: &str, command: &str, threads: u32) -> Command {
         let a = self.args;
-        let (driver, p) = if self.kind == ServerKind::Postgres { ("pgsql", "pgsql") } else { ("mysql", "mysql") };
+        let (driver, p) = if self.kind == ServerKind::Postgres {
+            ("pgsql", "pgsql")
+        } else {
+            ("mysql", "mysql")
+        };
         let mut c = Command::new("sysbench");
         c.arg(workload).args([
             format!("--db-driver={driver}"),
@@ -86,13 +98,14 @@ impl Tools<'_> {
     fn dbsweep(&self, workload: &str, command: &str, threads: u32) -> Command {
         let a = self.args;
         let mut c = Command::new(env!("CARGO_BIN_EXE_dbsweep"));
-        c.args([command, workload, "--target", &self.server.url]).args([
-            format!("--tables={}", a.tables),
-            format!("--table-size={}", a.table_size),
-            format!("--threads={threads}"),
-            format!("--time={}", a.seconds),
-            "--report-interval=0".into(),
-        ]);
+        c.args([command, workload, "--target", &self.server.url])
+            .args([
+                format!("--tables={}", a.tables),
+                format!("--table-size={}", a.table_size),
+                format!("--threads={threads}"),
+                format!("--time={}", a.seconds),
+                "--report-interval=0".into(),
+            ]);
         c
     }
 }
@@ -113,10 +126,23 @@ fn main() {
     let args = Args::parse();
     let rows = f64::from(args.tables) * f64::from(args.table_size);
     for name in &args.servers {
-        let kind = if name == "postgres" { ServerKind::Postgres } else { ServerKind::Mariadb };
-        let spec = ServerSpec { kind, settings: Vec::new(), datadir: None, keep: false };
+        let kind = if name == "postgres" {
+            ServerKind::Postgres
+        } else {
+            ServerKind::Mariadb
+        };
+        let spec = ServerSpec {
+            kind,
+            settings: Vec::new(),
+            datadir: None,
+            keep: false,
+        };
         let server = ManagedServer::start(&spec).expect("managed server");
-        let t = Tools { kind, server: &server, args: &args };
+        let t = Tools {
+            kind,
+            server: &server,
+            args: &args,
+        };
         println!("\n== {} ({}) ==", name, server.version);
 
         let start = Instant::now();
@@ -126,23 +152,41 @@ fn main() {
         let start = Instant::now();
         client(&mut t.dbsweep("oltp_read_write", "prepare", args.tables));
         let db_load = rows / start.elapsed().as_secs_f64();
-        println!("prepare {} x {}: sysbench {sb_load:.0} rows/s, dbsweep {db_load:.0} rows/s, ratio {:.2}", args.tables, args.table_size, db_load / sb_load);
+        println!(
+            "prepare {} x {}: sysbench {sb_load:.0} rows/s, dbsweep {db_load:.0} rows/s, ratio {:.2}",
+            args.tables,
+            args.table_size,
+            db_load / sb_load
+        );
 
-        println!("{:<18} {:>3} {:>11} {:>11} {:>6} {:>10} {:>10} {:>6}", "workload", "thr", "sysbench", "dbsweep", "ratio", "sb us/q", "db us/q", "ratio");
+        println!(
+            "{:<18} {:>3} {:>11} {:>11} {:>6} {:>10} {:>10} {:>6}",
+            "workload", "thr", "sysbench", "dbsweep", "ratio", "sb us/q", "db us/q", "ratio"
+        );
         for workload in &args.workloads {
             for &threads in &args.threads {
                 let (mut sb, mut db) = ((0.0, 0.0), (0.0, 0.0));
                 for _ in 0..args.rounds {
                     let (text, cpu) = client(&mut t.sysbench(workload, "run", threads));
                     let qps = sysbench_qps(&text);
-                    sb = (sb.0 + qps, sb.1 + cpu * 1e6 / (qps * f64::from(args.seconds)));
+                    sb = (
+                        sb.0 + qps,
+                        sb.1 + cpu * 1e6 / (qps * f64::from(args.seconds)),
+                    );
                     let (text, cpu) = client(&mut t.dbsweep(workload, "run", threads));
                     let qps = per_sec(&text, "    queries:");
-                    db = (db.0 + qps, db.1 + cpu * 1e6 / (qps * f64::from(args.seconds)));
+                    db = (
+                        db.0 + qps,
+                        db.1 + cpu * 1e6 / (qps * f64::from(args.seconds)),
+                    );
                 }
                 let n = f64::from(args.rounds);
                 let (sq, sc, dq, dc) = (sb.0 / n, sb.1 / n, db.0 / n, db.1 / n);
-                println!("{workload:<18} {threads:>3} {sq:>11.0} {dq:>11.0} {:>6.2} {sc:>10.2} {dc:>10.2} {:>6.2}", dq / sq, dc / sc);
+                println!(
+                    "{workload:<18} {threads:>3} {sq:>11.0} {dq:>11.0} {:>6.2} {sc:>10.2} {dc:>10.2} {:>6.2}",
+                    dq / sq,
+                    dc / sc
+                );
             }
         }
     }

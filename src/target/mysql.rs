@@ -135,7 +135,8 @@ impl MysqlConn {
         let mut n = 0;
         let send = |sql: &mut String, conn: &mut MyConn| -> Result<(), DbError> {
             if sql.len() > head.len() {
-                conn.query_drop(&*sql).map_err(|e| classify(e).in_statement(&head))?;
+                conn.query_drop(&*sql)
+                    .map_err(|e| classify(e).in_statement(&head))?;
             }
             sql.clear();
             Ok(())
@@ -165,10 +166,13 @@ impl MysqlConn {
         }
         let mut row = Vec::with_capacity(columns.len());
         while next_row(&mut row) {
-            add(&mut sql, &mut row.iter().map(|v| match v {
-                RowValue::Int(x) => x.to_string(),
-                RowValue::Text(t) => t.clone(),
-            }));
+            add(
+                &mut sql,
+                &mut row.iter().map(|v| match v {
+                    RowValue::Int(x) => x.to_string(),
+                    RowValue::Text(t) => t.clone(),
+                }),
+            );
             n += 1;
             if sql.len() >= BATCH_BYTES {
                 send(&mut sql, &mut self.conn)?;
@@ -274,17 +278,18 @@ impl Conn for MysqlConn {
     ) -> Result<u64, DbError> {
         // LOAD DATA LOCAL INFILE in chunks: the server parses tab-separated rows far faster
         // than INSERT statements. Servers that refuse local files get multi-row INSERTs.
-        let sql = format!("LOAD DATA LOCAL INFILE 'dbsweep-rows' INTO TABLE {table} ({})", columns.join(", "));
-        let chunk = Arc::new(Mutex::new(Vec::<u8>::with_capacity(LOAD_CHUNK_BYTES + 4096)));
+        let sql = format!(
+            "LOAD DATA LOCAL INFILE 'dbsweep-rows' INTO TABLE {table} ({})",
+            columns.join(", ")
+        );
+        let chunk = Arc::new(Mutex::new(Vec::<u8>::with_capacity(
+            LOAD_CHUNK_BYTES + 4096,
+        )));
         let source = Arc::clone(&chunk);
-        self.conn.set_local_infile_handler(Some(LocalInfileHandler::new(move |_, w| {
-            std::io::Write::write_all(w, &source.lock().expect("load chunk"))
-        })));
-        let bulk = std::env::var_os("DBSWEEP_EXP_BULK").is_some();
-        if bulk {
-            self.batch("SET SESSION unique_checks = 0, foreign_key_checks = 0")?;
-            self.begin(true)?;
-        }
+        self.conn
+            .set_local_infile_handler(Some(LocalInfileHandler::new(move |_, w| {
+                std::io::Write::write_all(w, &source.lock().expect("load chunk"))
+            })));
         let mut row = Vec::with_capacity(columns.len());
         let mut n = 0;
         loop {
@@ -303,7 +308,9 @@ impl Conn for MysqlConn {
             }
             match self.conn.query_drop(&sql) {
                 Ok(()) => n += rows,
-                Err(mysql::Error::MySqlError(e)) if n == 0 && (e.code == 1148 || e.code == 3948) => {
+                Err(mysql::Error::MySqlError(e))
+                    if n == 0 && (e.code == 1148 || e.code == 3948) =>
+                {
                     self.conn.set_local_infile_handler(None);
                     let pending = std::mem::take(&mut *chunk.lock().expect("load chunk"));
                     return self.insert_rows(table, columns, &pending, next_row);
@@ -312,9 +319,6 @@ impl Conn for MysqlConn {
             }
         }
         self.conn.set_local_infile_handler(None);
-        if bulk {
-            self.commit()?;
-        }
         Ok(n)
     }
 
