@@ -160,12 +160,21 @@ impl ManagedServer {
         pids
     }
 
-    /// Kills the server with SIGKILL, as a crash would (for failure tests).
+    /// Kills the server's processes with SIGKILL, as a crash would (for failure tests), and
+    /// waits until they are gone, so that it can be started again on the same directory.
     pub fn kill(&mut self) {
+        let pids = self.pids();
         if let Some(mut child) = self.child.take() {
-            let _ = child.kill();
+            for pid in &pids {
+                // SAFETY: kill(2) on the server's own processes.
+                unsafe { libc::kill(*pid as libc::pid_t, libc::SIGKILL) };
+            }
             let _ = child.wait();
             forget_running(child.id());
+            let deadline = Instant::now() + STOP_TIMEOUT;
+            while pids.iter().any(|p| alive(*p)) && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(10));
+            }
         }
     }
 
@@ -294,6 +303,14 @@ impl Drop for ManagedServer {
             eprintln!("managed server data kept in {}", self.dir.display());
         }
     }
+}
+
+/// Whether process `pid` exists and is not a zombie.
+fn alive(pid: u32) -> bool {
+    let stat = fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    stat.rsplit_once(')')
+        .and_then(|(_, rest)| rest.split_whitespace().next())
+        .is_some_and(|state| state != "Z")
 }
 
 fn forget_running(pid: u32) {
