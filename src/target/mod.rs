@@ -5,6 +5,7 @@
 
 pub mod mock;
 pub mod mysql;
+mod mywire;
 mod pgwire;
 pub mod postgres;
 pub mod sqlite;

@@ -1,14 +1,14 @@
-//! The MySQL and MariaDB target (the `mysql` crate): `mysql://user:password@host:port/db`, or
+//! The MySQL and MariaDB target: `mysql://user:password@host:port/db`, or
 //! a Unix socket with `?socket=/path`. Server-side prepared statements by default;
-//! `--ps-mode disable` sends text queries.
+//! `--ps-mode disable` sends text queries. The URL is parsed by the `mysql` crate; the
+//! connection is dbsweep's own lean client (`mywire`).
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use mysql::prelude::Queryable;
-use std::sync::{Arc, Mutex};
+use mysql::Opts;
 
-use mysql::{Conn as MyConn, LocalInfileHandler, Opts, Statement, Value};
+use super::mywire::{Endpoint, Outcome, Prepared, Wire, WireError};
 
 use super::{
     Conn, DbError, Dialect, ErrorClass, Param, RowValue, StmtId, Target, interpolate, redact_url,
@@ -17,7 +17,7 @@ use crate::error::Error;
 
 pub struct MysqlTarget {
     url: String,
-    opts: Opts,
+    endpoint: Endpoint,
     text: bool,
 }
 
@@ -26,9 +26,17 @@ impl MysqlTarget {
         let normalised = url.replacen("mariadb://", "mysql://", 1);
         let opts = Opts::from_url(&normalised)
             .map_err(|e| Error::Usage(format!("--target {}: {e}", redact_url(url))))?;
+        let endpoint = Endpoint {
+            host: opts.get_ip_or_hostname().to_string(),
+            port: opts.get_tcp_port(),
+            socket: opts.get_socket().map(String::from),
+            user: opts.get_user().unwrap_or("root").to_string(),
+            password: opts.get_pass().unwrap_or_default().to_string(),
+            database: opts.get_db_name().map(String::from),
+        };
         Ok(MysqlTarget {
             url: redact_url(url),
-            opts,
+            endpoint,
             text,
         })
     }
@@ -48,9 +56,9 @@ impl Target for MysqlTarget {
     }
 
     fn connect(&self) -> Result<Box<dyn Conn>, DbError> {
-        let conn = MyConn::new(self.opts.clone()).map_err(classify)?;
+        let wire = Wire::connect(&self.endpoint).map_err(classify)?;
         Ok(Box::new(MysqlConn {
-            conn,
+            wire,
             stmts: Vec::new(),
             sql: Vec::new(),
             text: self.text,
@@ -65,37 +73,11 @@ impl Target for MysqlTarget {
 }
 
 struct MysqlConn {
-    conn: MyConn,
-    stmts: Vec<Statement>,
+    wire: Wire,
+    stmts: Vec<Prepared>,
     sql: Vec<String>,
     text: bool,
     in_txn: bool,
-}
-
-fn values(params: &[Param]) -> Vec<Value> {
-    params
-        .iter()
-        .map(|p| match *p {
-            Param::Int(i) => Value::Int(i),
-            Param::Text(s) => Value::Bytes(s.as_bytes().to_vec()),
-            Param::Null => Value::NULL,
-        })
-        .collect()
-}
-
-impl MysqlConn {
-    fn text_query(&mut self, sql: &str) -> Result<(u64, u64), DbError> {
-        let fail = |e| classify(e).in_statement(sql);
-        let mut result = self.conn.query_iter(sql).map_err(fail)?;
-        // Read before the rows: once the result set is consumed the count is the next set's.
-        let changed = result.affected_rows();
-        let mut rows = 0;
-        for row in result.by_ref() {
-            row.map_err(fail)?;
-            rows += 1;
-        }
-        Ok((rows, changed))
-    }
 }
 
 /// Bytes of tab-separated rows per LOAD DATA statement.
@@ -120,8 +102,24 @@ pub(crate) fn write_tsv_row(buf: &mut Vec<u8>, row: &[RowValue]) {
 }
 
 impl MysqlConn {
-    /// The fallback load: multi-row INSERTs of about 64 kB. `pending` holds rows already taken
-    /// from `next_row`, as tab-separated lines.
+    fn text_query(&mut self, sql: &str) -> Result<Outcome, DbError> {
+        self.wire
+            .query(sql, |_| {})
+            .map_err(|e| classify(e).in_statement(sql))
+    }
+
+    fn run(&mut self, stmt: StmtId, params: &[Param]) -> Result<Outcome, DbError> {
+        if self.text {
+            let sql = interpolate(&self.sql[stmt.0], params, true);
+            return self.text_query(&sql);
+        }
+        self.wire
+            .execute(self.stmts[stmt.0], params)
+            .map_err(|e| classify(e).in_statement(&self.sql[stmt.0]))
+    }
+
+    /// The fallback load for servers that refuse local files: multi-row INSERTs of about
+    /// 64 kB. `pending` holds rows already taken from `next_row`, as tab-separated lines.
     fn insert_rows(
         &mut self,
         table: &str,
@@ -133,52 +131,33 @@ impl MysqlConn {
         let head = format!("INSERT INTO {table} ({}) VALUES ", columns.join(", "));
         let mut sql = String::with_capacity(BATCH_BYTES + 4096);
         let mut n = 0;
-        let send = |sql: &mut String, conn: &mut MyConn| -> Result<(), DbError> {
-            if sql.len() > head.len() {
-                conn.query_drop(&*sql)
-                    .map_err(|e| classify(e).in_statement(&head))?;
-            }
-            sql.clear();
-            Ok(())
-        };
-        let add = |sql: &mut String, values: &mut dyn Iterator<Item = String>| {
-            if sql.is_empty() {
-                sql.push_str(&head);
-            } else {
-                sql.push(',');
-            }
-            sql.push('(');
-            for (i, v) in values.enumerate() {
-                if i > 0 {
-                    sql.push(',');
-                }
-                let _ = write!(sql, "'{v}'");
-            }
-            sql.push(')');
-        };
-        let text = String::from_utf8_lossy(pending);
-        for line in text.lines() {
-            add(&mut sql, &mut line.split('\t').map(String::from));
-            n += 1;
-            if sql.len() >= BATCH_BYTES {
-                send(&mut sql, &mut self.conn)?;
-            }
-        }
+        let mut lines: Vec<String> = String::from_utf8_lossy(pending)
+            .lines()
+            .map(String::from)
+            .collect();
         let mut row = Vec::with_capacity(columns.len());
-        while next_row(&mut row) {
-            add(
-                &mut sql,
-                &mut row.iter().map(|v| match v {
-                    RowValue::Int(x) => x.to_string(),
-                    RowValue::Text(t) => t.clone(),
-                }),
-            );
+        loop {
+            let line = if let Some(l) = (!lines.is_empty()).then(|| lines.remove(0)) {
+                l
+            } else if next_row(&mut row) {
+                let mut b = Vec::new();
+                write_tsv_row(&mut b, &row);
+                String::from_utf8_lossy(&b).trim_end().to_string()
+            } else {
+                break;
+            };
+            sql.push_str(if sql.is_empty() { &head } else { "," });
+            let values: Vec<String> = line.split('\t').map(|v| format!("'{v}'")).collect();
+            let _ = write!(sql, "({})", values.join(","));
             n += 1;
             if sql.len() >= BATCH_BYTES {
-                send(&mut sql, &mut self.conn)?;
+                self.text_query(&sql)?;
+                sql.clear();
             }
         }
-        send(&mut sql, &mut self.conn)?;
+        if !sql.is_empty() {
+            self.text_query(&sql)?;
+        }
         Ok(n)
     }
 }
@@ -187,8 +166,8 @@ impl Conn for MysqlConn {
     fn prepare(&mut self, sql: &str) -> Result<StmtId, DbError> {
         if !self.text {
             let st = self
-                .conn
-                .prep(sql)
+                .wire
+                .prepare(sql)
                 .map_err(|e| classify(e).in_statement(sql))?;
             self.stmts.push(st);
         }
@@ -197,32 +176,11 @@ impl Conn for MysqlConn {
     }
 
     fn query(&mut self, stmt: StmtId, params: &[Param]) -> Result<u64, DbError> {
-        if self.text {
-            let sql = interpolate(&self.sql[stmt.0], params, true);
-            return self.text_query(&sql).map(|(rows, _)| rows);
-        }
-        let fail = |e| classify(e).in_statement(&self.sql[stmt.0]);
-        let result = self
-            .conn
-            .exec_iter(&self.stmts[stmt.0], values(params))
-            .map_err(fail)?;
-        let mut n = 0;
-        for row in result {
-            std::hint::black_box(row.map_err(fail)?);
-            n += 1;
-        }
-        Ok(n)
+        self.run(stmt, params).map(|o| o.rows)
     }
 
     fn execute(&mut self, stmt: StmtId, params: &[Param]) -> Result<u64, DbError> {
-        if self.text {
-            let sql = interpolate(&self.sql[stmt.0], params, true);
-            return self.text_query(&sql).map(|(_, changed)| changed);
-        }
-        self.conn
-            .exec_drop(&self.stmts[stmt.0], values(params))
-            .map_err(|e| classify(e).in_statement(&self.sql[stmt.0]))?;
-        Ok(self.conn.affected_rows())
+        self.run(stmt, params).map(|o| o.changed)
     }
 
     fn begin(&mut self, _write: bool) -> Result<(), DbError> {
@@ -245,9 +203,7 @@ impl Conn for MysqlConn {
     }
 
     fn batch(&mut self, sql: &str) -> Result<(), DbError> {
-        self.conn
-            .query_drop(sql)
-            .map_err(|e| classify(e).in_statement(sql))
+        self.text_query(sql).map(drop)
     }
 
     fn query_i64(&mut self, sql: &str) -> Result<Option<i64>, DbError> {
@@ -255,11 +211,15 @@ impl Conn for MysqlConn {
     }
 
     fn query_text(&mut self, sql: &str) -> Result<Option<String>, DbError> {
-        let row: Option<Option<String>> = self
-            .conn
-            .query_first(sql)
+        let mut first: Option<Option<String>> = None;
+        self.wire
+            .query(sql, |v| {
+                if first.is_none() {
+                    first = Some(v.map(|b| String::from_utf8_lossy(b).into_owned()));
+                }
+            })
             .map_err(|e| classify(e).in_statement(sql))?;
-        Ok(row.flatten())
+        Ok(first.flatten())
     }
 
     fn table_exists(&mut self, name: &str) -> Result<bool, DbError> {
@@ -282,64 +242,59 @@ impl Conn for MysqlConn {
             "LOAD DATA LOCAL INFILE 'dbsweep-rows' INTO TABLE {table} ({})",
             columns.join(", ")
         );
-        let chunk = Arc::new(Mutex::new(Vec::<u8>::with_capacity(
-            LOAD_CHUNK_BYTES + 4096,
-        )));
-        let source = Arc::clone(&chunk);
-        self.conn
-            .set_local_infile_handler(Some(LocalInfileHandler::new(move |_, w| {
-                std::io::Write::write_all(w, &source.lock().expect("load chunk"))
-            })));
+        let mut chunk = Vec::with_capacity(LOAD_CHUNK_BYTES + 4096);
         let mut row = Vec::with_capacity(columns.len());
         let mut n = 0;
         loop {
-            let rows = {
-                let mut buf = chunk.lock().expect("load chunk");
-                buf.clear();
-                let mut rows = 0;
-                while buf.len() < LOAD_CHUNK_BYTES && next_row(&mut row) {
-                    write_tsv_row(&mut buf, &row);
-                    rows += 1;
-                }
-                rows
-            };
-            if rows == 0 {
-                break;
+            chunk.clear();
+            let mut rows = 0;
+            while chunk.len() < LOAD_CHUNK_BYTES && next_row(&mut row) {
+                write_tsv_row(&mut chunk, &row);
+                rows += 1;
             }
-            match self.conn.query_drop(&sql) {
-                Ok(()) => n += rows,
-                Err(mysql::Error::MySqlError(e))
-                    if n == 0 && (e.code == 1148 || e.code == 3948) =>
-                {
-                    self.conn.set_local_infile_handler(None);
-                    let pending = std::mem::take(&mut *chunk.lock().expect("load chunk"));
-                    return self.insert_rows(table, columns, &pending, next_row);
+            if rows == 0 {
+                return Ok(n);
+            }
+            match self.wire.load_local(&sql, &chunk) {
+                Ok(_) => n += rows,
+                Err(WireError::Server {
+                    code: 1148 | 3948 | 4166,
+                    ..
+                }) if n == 0 => {
+                    return self.insert_rows(table, columns, &chunk, next_row);
                 }
                 Err(e) => return Err(classify(e).in_statement(&sql)),
             }
         }
-        self.conn.set_local_infile_handler(None);
-        Ok(n)
     }
 
     fn server_settings(&mut self) -> Result<BTreeMap<String, String>, DbError> {
-        let sql = "SHOW GLOBAL VARIABLES";
-        let rows: Vec<(String, Option<String>)> = self
-            .conn
-            .query(sql)
+        let sql = "SELECT CONCAT(VARIABLE_NAME, '=', VARIABLE_VALUE) FROM information_schema.GLOBAL_VARIABLES";
+        let mut out = BTreeMap::new();
+        self.wire
+            .query(sql, |v| {
+                if let Some((k, v)) = v
+                    .map(String::from_utf8_lossy)
+                    .as_deref()
+                    .and_then(|t| t.split_once('='))
+                {
+                    out.insert(k.to_ascii_lowercase(), v.to_string());
+                }
+            })
             .map_err(|e| classify(e).in_statement(sql))?;
-        Ok(rows
-            .into_iter()
-            .map(|(k, v)| (k, v.unwrap_or_default()))
-            .collect())
+        Ok(out)
     }
 }
 
-/// Maps a MySQL error to what the runner does about it.
-fn classify(e: mysql::Error) -> DbError {
-    match &e {
-        mysql::Error::MySqlError(m) => {
-            let class = match m.code {
+/// Maps a protocol error to what the runner does about it.
+fn classify(e: WireError) -> DbError {
+    match e {
+        WireError::Server {
+            code,
+            state,
+            message,
+        } => {
+            let class = match code {
                 1213 => ErrorClass::Deadlock,
                 1205 => ErrorClass::LockWaitTimeout,
                 1020 => ErrorClass::SerializationFailure,
@@ -348,33 +303,9 @@ fn classify(e: mysql::Error) -> DbError {
                 1053 | 1927 | 2006 | 2013 | 2055 => ErrorClass::ConnectionLost,
                 _ => ErrorClass::Fatal,
             };
-            DbError::new(
-                class,
-                format!("{} ({})", m.code, m.state),
-                m.message.clone(),
-            )
+            DbError::new(class, format!("{code} ({state})"), message)
         }
-        mysql::Error::IoError(_) | mysql::Error::CodecError(_) => {
-            DbError::new(ErrorClass::ConnectionLost, "io", e.to_string())
-        }
-        mysql::Error::DriverError(d) => {
-            let lost = matches!(
-                d,
-                mysql::DriverError::ConnectTimeout
-                    | mysql::DriverError::CouldNotConnect(_)
-                    | mysql::DriverError::PacketOutOfSync
-                    | mysql::DriverError::UnexpectedPacket
-            );
-            DbError::new(
-                if lost {
-                    ErrorClass::ConnectionLost
-                } else {
-                    ErrorClass::Fatal
-                },
-                "driver",
-                e.to_string(),
-            )
-        }
-        _ => DbError::new(ErrorClass::Fatal, "client", e.to_string()),
+        WireError::Io(e) => DbError::new(ErrorClass::ConnectionLost, "io", e.to_string()),
+        WireError::Protocol(m) => DbError::new(ErrorClass::Fatal, "protocol", m),
     }
 }
