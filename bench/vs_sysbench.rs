@@ -36,6 +36,17 @@ struct Args {
     table_size: u32,
     #[arg(long, default_value_t = 4)]
     tables: u32,
+    /// Settings of the managed MariaDB: the default 128 MB buffer pool (with O_DIRECT) would
+    /// make the 1M-row tables IO-bound, and this benchmark measures the clients.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "innodb_buffer_pool_size=1G"
+    )]
+    mariadb_set: Vec<String>,
+    /// Settings of the managed PostgreSQL (its tables stay in the OS page cache by default).
+    #[arg(long, value_delimiter = ',')]
+    postgres_set: Vec<String>,
     #[arg(long, hide = true)]
     bench: bool,
 }
@@ -131,9 +142,18 @@ fn main() {
         } else {
             ServerKind::Mariadb
         };
+        let set = if kind == ServerKind::Postgres {
+            &args.postgres_set
+        } else {
+            &args.mariadb_set
+        };
+        let settings = set
+            .iter()
+            .map(|s| dbsweep::server::parse_setting(s).expect("name=value"))
+            .collect();
         let spec = ServerSpec {
             kind,
-            settings: Vec::new(),
+            settings,
             datadir: None,
             keep: false,
         };
@@ -143,7 +163,7 @@ fn main() {
             server: &server,
             args: &args,
         };
-        println!("\n== {} ({}) ==", name, server.version);
+        println!("\n== {} ({}) {:?} ==", name, server.version, spec.settings);
 
         let start = Instant::now();
         client(&mut t.sysbench("oltp_read_write", "prepare", args.tables));
