@@ -8,6 +8,8 @@ pub mod mysql;
 mod mywire;
 mod pgwire;
 pub mod postgres;
+mod server_conn;
+mod socket;
 pub mod sqlite;
 
 use std::collections::BTreeMap;
@@ -21,6 +23,13 @@ pub enum Param<'a> {
     Int(i64),
     Text(&'a str),
     Null,
+}
+
+/// What a statement did: rows it returned, rows it changed.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Outcome {
+    pub rows: u64,
+    pub changed: u64,
 }
 
 /// A statement prepared on one connection; valid for that connection only.
@@ -198,6 +207,25 @@ pub struct OpenOptions {
 }
 
 const URL_FORMS: &str = "sqlite://PATH, postgres://USER[:PASSWORD]@HOST[:PORT]/DB or mysql://USER[:PASSWORD]@HOST[:PORT]/DB";
+
+/// Appends `row` as a line of tab-separated values (the default format of PostgreSQL's COPY
+/// and MySQL's LOAD DATA). The loader's values are integers and strings of digits and dashes:
+/// nothing to escape.
+pub(crate) fn write_tsv_row(buf: &mut Vec<u8>, row: &[RowValue]) {
+    use std::io::Write as _;
+    for (i, v) in row.iter().enumerate() {
+        if i > 0 {
+            buf.push(b'\t');
+        }
+        match v {
+            RowValue::Int(x) => {
+                let _ = write!(buf, "{x}");
+            }
+            RowValue::Text(t) => buf.extend_from_slice(t.as_bytes()),
+        }
+    }
+    buf.push(b'\n');
+}
 
 impl RowValue {
     pub fn as_param(&self) -> Param<'_> {

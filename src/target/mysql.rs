@@ -1,17 +1,14 @@
-//! The MySQL and MariaDB target: `mysql://user:password@host:port/db`, or
-//! a Unix socket with `?socket=/path`. Server-side prepared statements by default;
-//! `--ps-mode disable` sends text queries. The URL is parsed by the `mysql` crate; the
-//! connection is dbsweep's own lean client (`mywire`).
-
-use std::collections::BTreeMap;
-use std::fmt::Write as _;
+//! The MySQL and MariaDB target: `mysql://user:password@host:port/db`, or a Unix socket with
+//! `?socket=/path`. Server-side prepared statements by default; `--ps-mode disable` sends text
+//! queries. The URL is parsed by the `mysql` crate; the connection is dbsweep's own lean client
+//! (`mywire`).
 
 use mysql::Opts;
 
-use super::mywire::{Endpoint, Outcome, Prepared, Wire, WireError};
-
+use super::mywire::{Endpoint, Prepared, Wire, WireError};
+use super::server_conn::{Protocol, ServerConn};
 use super::{
-    Conn, DbError, Dialect, ErrorClass, Param, RowValue, StmtId, Target, interpolate, redact_url,
+    Conn, DbError, Dialect, ErrorClass, Outcome, Param, RowValue, Target, redact_url, write_tsv_row,
 };
 use crate::error::Error;
 
@@ -57,13 +54,7 @@ impl Target for MysqlTarget {
 
     fn connect(&self) -> Result<Box<dyn Conn>, DbError> {
         let wire = Wire::connect(&self.endpoint).map_err(classify)?;
-        Ok(Box::new(MysqlConn {
-            wire,
-            stmts: Vec::new(),
-            sql: Vec::new(),
-            text: self.text,
-            in_txn: false,
-        }))
+        Ok(Box::new(ServerConn::new(My { wire }, self.text)))
     }
 
     fn version(&self, conn: &mut dyn Conn) -> Result<String, DbError> {
@@ -72,162 +63,40 @@ impl Target for MysqlTarget {
     }
 }
 
-struct MysqlConn {
+struct My {
     wire: Wire,
-    stmts: Vec<Prepared>,
-    sql: Vec<String>,
-    text: bool,
-    in_txn: bool,
 }
 
 /// Bytes of tab-separated rows per LOAD DATA statement.
 const LOAD_CHUNK_BYTES: usize = 4 << 20;
+/// Bytes per multi-row INSERT when the server refuses local files.
+const INSERT_BYTES: usize = 64 << 10;
 
-/// Appends `row` as a line of tab-separated values (LOAD DATA's and COPY's default format).
-/// The loader's values are integers and strings of digits and dashes: nothing to escape.
-pub(crate) fn write_tsv_row(buf: &mut Vec<u8>, row: &[RowValue]) {
-    use std::io::Write as _;
-    for (i, v) in row.iter().enumerate() {
-        if i > 0 {
-            buf.push(b'\t');
-        }
-        match v {
-            RowValue::Int(x) => {
-                let _ = write!(buf, "{x}");
-            }
-            RowValue::Text(t) => buf.extend_from_slice(t.as_bytes()),
-        }
-    }
-    buf.push(b'\n');
-}
+impl Protocol for My {
+    type Stmt = Prepared;
+    const BACKSLASH_ESCAPES: bool = true;
+    const SETTINGS_SQL: &'static str = "SELECT CONCAT(VARIABLE_NAME, '=', VARIABLE_VALUE) FROM information_schema.GLOBAL_VARIABLES";
 
-impl MysqlConn {
-    fn text_query(&mut self, sql: &str) -> Result<Outcome, DbError> {
-        self.wire
-            .query(sql, |_| {})
-            .map_err(|e| classify(e).in_statement(sql))
+    fn prepare(&mut self, _n: usize, sql: &str) -> Result<Prepared, DbError> {
+        self.wire.prepare(sql).map_err(classify)
     }
 
-    fn run(&mut self, stmt: StmtId, params: &[Param]) -> Result<Outcome, DbError> {
-        if self.text {
-            let sql = interpolate(&self.sql[stmt.0], params, true);
-            return self.text_query(&sql);
-        }
-        self.wire
-            .execute(self.stmts[stmt.0], params)
-            .map_err(|e| classify(e).in_statement(&self.sql[stmt.0]))
+    fn execute(&mut self, st: &Prepared, params: &[Param]) -> Result<Outcome, DbError> {
+        self.wire.execute(*st, params).map_err(classify)
     }
 
-    /// The fallback load for servers that refuse local files: multi-row INSERTs of about
-    /// 64 kB. `pending` holds rows already taken from `next_row`, as tab-separated lines.
-    fn insert_rows(
+    fn simple(
         &mut self,
-        table: &str,
-        columns: &[&str],
-        pending: &[u8],
-        next_row: &mut dyn FnMut(&mut Vec<RowValue>) -> bool,
-    ) -> Result<u64, DbError> {
-        const BATCH_BYTES: usize = 64 << 10;
-        let head = format!("INSERT INTO {table} ({}) VALUES ", columns.join(", "));
-        let mut sql = String::with_capacity(BATCH_BYTES + 4096);
-        let mut n = 0;
-        let mut lines: Vec<String> = String::from_utf8_lossy(pending)
-            .lines()
-            .map(String::from)
-            .collect();
-        let mut row = Vec::with_capacity(columns.len());
-        loop {
-            let line = if let Some(l) = (!lines.is_empty()).then(|| lines.remove(0)) {
-                l
-            } else if next_row(&mut row) {
-                let mut b = Vec::new();
-                write_tsv_row(&mut b, &row);
-                String::from_utf8_lossy(&b).trim_end().to_string()
-            } else {
-                break;
-            };
-            sql.push_str(if sql.is_empty() { &head } else { "," });
-            let values: Vec<String> = line.split('\t').map(|v| format!("'{v}'")).collect();
-            let _ = write!(sql, "({})", values.join(","));
-            n += 1;
-            if sql.len() >= BATCH_BYTES {
-                self.text_query(&sql)?;
-                sql.clear();
-            }
-        }
-        if !sql.is_empty() {
-            self.text_query(&sql)?;
-        }
-        Ok(n)
-    }
-}
-
-impl Conn for MysqlConn {
-    fn prepare(&mut self, sql: &str) -> Result<StmtId, DbError> {
-        if !self.text {
-            let st = self
-                .wire
-                .prepare(sql)
-                .map_err(|e| classify(e).in_statement(sql))?;
-            self.stmts.push(st);
-        }
-        self.sql.push(sql.to_string());
-        Ok(StmtId(self.sql.len() - 1))
+        sql: &str,
+        on_row: &mut dyn FnMut(Option<&[u8]>),
+    ) -> Result<Outcome, DbError> {
+        self.wire.query(sql, on_row).map_err(classify)
     }
 
-    fn query(&mut self, stmt: StmtId, params: &[Param]) -> Result<u64, DbError> {
-        self.run(stmt, params).map(|o| o.rows)
-    }
-
-    fn execute(&mut self, stmt: StmtId, params: &[Param]) -> Result<u64, DbError> {
-        self.run(stmt, params).map(|o| o.changed)
-    }
-
-    fn begin(&mut self, _write: bool) -> Result<(), DbError> {
-        self.text_query("BEGIN")?;
-        self.in_txn = true;
-        Ok(())
-    }
-
-    fn commit(&mut self) -> Result<(), DbError> {
-        self.in_txn = false;
-        self.text_query("COMMIT").map(drop)
-    }
-
-    fn rollback(&mut self) -> Result<(), DbError> {
-        if std::mem::take(&mut self.in_txn) {
-            self.text_query("ROLLBACK").map(drop)
-        } else {
-            Ok(())
-        }
-    }
-
-    fn batch(&mut self, sql: &str) -> Result<(), DbError> {
-        self.text_query(sql).map(drop)
-    }
-
-    fn query_i64(&mut self, sql: &str) -> Result<Option<i64>, DbError> {
-        Ok(self.query_text(sql)?.and_then(|v| v.parse().ok()))
-    }
-
-    fn query_text(&mut self, sql: &str) -> Result<Option<String>, DbError> {
-        let mut first: Option<Option<String>> = None;
-        self.wire
-            .query(sql, |v| {
-                if first.is_none() {
-                    first = Some(v.map(|b| String::from_utf8_lossy(b).into_owned()));
-                }
-            })
-            .map_err(|e| classify(e).in_statement(sql))?;
-        Ok(first.flatten())
-    }
-
-    fn table_exists(&mut self, name: &str) -> Result<bool, DbError> {
-        let sql = format!(
-            "SELECT count(*) FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = '{}'",
-            name.replace('\'', "''")
-        );
-        Ok(self.query_i64(&sql)?.unwrap_or(0) > 0)
+    fn table_count_sql(name: &str) -> String {
+        format!(
+            "SELECT count(*) FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = '{name}'"
+        )
     }
 
     fn bulk_load(
@@ -267,22 +136,56 @@ impl Conn for MysqlConn {
             }
         }
     }
+}
 
-    fn server_settings(&mut self) -> Result<BTreeMap<String, String>, DbError> {
-        let sql = "SELECT CONCAT(VARIABLE_NAME, '=', VARIABLE_VALUE) FROM information_schema.GLOBAL_VARIABLES";
-        let mut out = BTreeMap::new();
-        self.wire
-            .query(sql, |v| {
-                if let Some((k, v)) = v
-                    .map(String::from_utf8_lossy)
-                    .as_deref()
-                    .and_then(|t| t.split_once('='))
-                {
-                    out.insert(k.to_ascii_lowercase(), v.to_string());
+impl My {
+    /// The load for servers that refuse local files: multi-row INSERTs. `pending` holds rows
+    /// already taken from `next_row`, as tab-separated lines.
+    fn insert_rows(
+        &mut self,
+        table: &str,
+        columns: &[&str],
+        pending: &[u8],
+        next_row: &mut dyn FnMut(&mut Vec<RowValue>) -> bool,
+    ) -> Result<u64, DbError> {
+        let head = format!("INSERT INTO {table} ({}) VALUES ", columns.join(", "));
+        let mut sql = String::with_capacity(INSERT_BYTES + 4096);
+        let mut line = Vec::new();
+        let mut row = Vec::with_capacity(columns.len());
+        let mut pending = pending.split(|b| *b == b'\n').filter(|l| !l.is_empty());
+        let mut n = 0;
+        loop {
+            let values: &[u8] = match pending.next() {
+                Some(l) => l,
+                None if next_row(&mut row) => {
+                    line.clear();
+                    write_tsv_row(&mut line, &row);
+                    line.pop(); // the newline
+                    &line
                 }
-            })
-            .map_err(|e| classify(e).in_statement(sql))?;
-        Ok(out)
+                None => break,
+            };
+            sql.push_str(if sql.is_empty() { &head } else { "," });
+            // Values are integers and digits-and-dashes strings: quoting is enough.
+            let quoted: Vec<String> = values
+                .split(|b| *b == b'\t')
+                .map(|v| format!("'{}'", String::from_utf8_lossy(v)))
+                .collect();
+            sql.push('(');
+            sql.push_str(&quoted.join(","));
+            sql.push(')');
+            n += 1;
+            if sql.len() >= INSERT_BYTES {
+                self.simple(&sql, &mut |_| {})
+                    .map_err(|e| e.in_statement(&head))?;
+                sql.clear();
+            }
+        }
+        if !sql.is_empty() {
+            self.simple(&sql, &mut |_| {})
+                .map_err(|e| e.in_statement(&head))?;
+        }
+        Ok(n)
     }
 }
 

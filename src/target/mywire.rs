@@ -7,14 +7,13 @@
 //! COM_STMT_PREPARE/EXECUTE with binary parameters, result sets counted without decoding, and
 //! LOAD DATA LOCAL INFILE. URLs are still parsed by the `mysql` crate.
 
-use std::io::{self, Read, Write};
-use std::net::TcpStream;
-use std::os::unix::net::UnixStream;
+use std::io;
 
 use sha1::{Digest, Sha1};
 use sha2::Sha256;
 
-use super::Param;
+use super::socket::Socket;
+use super::{Outcome, Param};
 
 #[derive(Debug)]
 pub enum WireError {
@@ -30,27 +29,6 @@ pub enum WireError {
 impl From<io::Error> for WireError {
     fn from(e: io::Error) -> Self {
         WireError::Io(e)
-    }
-}
-
-enum Stream {
-    Tcp(TcpStream),
-    Unix(UnixStream),
-}
-
-impl Stream {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        match self {
-            Stream::Tcp(s) => s.read(buf),
-            Stream::Unix(s) => s.read(buf),
-        }
-    }
-
-    fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
-        match self {
-            Stream::Tcp(s) => s.write_all(buf),
-            Stream::Unix(s) => s.write_all(buf),
-        }
     }
 }
 
@@ -78,13 +56,6 @@ pub struct Endpoint {
     pub database: Option<String>,
 }
 
-/// What a statement returned: rows, and rows changed (the OK packet's affected rows).
-#[derive(Clone, Copy, Debug, Default)]
-pub struct Outcome {
-    pub rows: u64,
-    pub changed: u64,
-}
-
 /// A statement prepared on the server.
 #[derive(Clone, Copy, Debug)]
 pub struct Prepared {
@@ -93,10 +64,7 @@ pub struct Prepared {
 }
 
 pub struct Wire {
-    stream: Stream,
-    rbuf: Vec<u8>,
-    rpos: usize,
-    rend: usize,
+    sock: Socket,
     wbuf: Vec<u8>,
     /// Sequence id of the next packet this side sends.
     seq: u8,
@@ -178,19 +146,12 @@ fn scramble_password(plugin: &str, password: &[u8], scramble: &[u8]) -> Result<V
 
 impl Wire {
     pub fn connect(e: &Endpoint) -> Result<Wire, WireError> {
-        let stream = match &e.socket {
-            Some(path) => Stream::Unix(UnixStream::connect(path)?),
-            None => {
-                let s = TcpStream::connect((e.host.as_str(), e.port))?;
-                s.set_nodelay(true)?;
-                Stream::Tcp(s)
-            }
+        let sock = match &e.socket {
+            Some(path) => Socket::unix(std::path::Path::new(path))?,
+            None => Socket::tcp(&e.host, e.port)?,
         };
         let mut w = Wire {
-            stream,
-            rbuf: vec![0; 64 * 1024],
-            rpos: 0,
-            rend: 0,
+            sock,
             wbuf: Vec::with_capacity(8 * 1024),
             seq: 0,
         };
@@ -323,7 +284,7 @@ impl Wire {
             self.seq = self.seq.wrapping_add(1);
         }
         self.wbuf.clear();
-        self.stream.write_all(&out)
+        self.sock.write_all(&out)
     }
 
     /// Starts a command: a packet with sequence id 0 whose payload begins with `command`.
@@ -333,41 +294,15 @@ impl Wire {
         self.seq = 0;
     }
 
-    fn fill(&mut self, n: usize) -> io::Result<()> {
-        if self.rend - self.rpos >= n {
-            return Ok(());
-        }
-        if self.rpos + n > self.rbuf.len() {
-            self.rbuf.copy_within(self.rpos..self.rend, 0);
-            self.rend -= self.rpos;
-            self.rpos = 0;
-            if n > self.rbuf.len() {
-                self.rbuf.resize(n.next_power_of_two(), 0);
-            }
-        }
-        while self.rend - self.rpos < n {
-            let got = self.stream.read(&mut self.rbuf[self.rend..])?;
-            if got == 0 {
-                return Err(io::Error::new(
-                    io::ErrorKind::UnexpectedEof,
-                    "the server closed the connection",
-                ));
-            }
-            self.rend += got;
-        }
-        Ok(())
-    }
-
     /// Reads the next packet (a packet of 16 MB or more is not expected in replies here).
     fn read_packet(&mut self) -> io::Result<&[u8]> {
-        self.fill(4)?;
-        let h = &self.rbuf[self.rpos..];
+        self.sock.fill(4)?;
+        let h = self.sock.unread();
         let len = u32::from_le_bytes([h[0], h[1], h[2], 0]) as usize;
         self.seq = h[3].wrapping_add(1);
-        self.fill(4 + len)?;
-        let start = self.rpos + 4;
-        self.rpos = start + len;
-        Ok(&self.rbuf[start..start + len])
+        self.sock.fill(4 + len)?;
+        let r = self.sock.consume(4 + len);
+        Ok(self.sock.bytes(r.start + 4..r.end))
     }
 
     /// Reads one command's reply: OK, ERR, a result set (rows counted; `on_row` sees a text

@@ -7,15 +7,14 @@
 //! (trust, password, md5, SCRAM-SHA-256 via `postgres-protocol`), named prepared statements,
 //! Bind/Execute/Sync, simple queries and COPY FROM STDIN.
 
-use std::io::{self, Read, Write};
-use std::net::TcpStream;
-use std::os::unix::net::UnixStream;
+use std::io;
 
 use postgres::config::Host;
 use postgres_protocol::authentication::md5_hash;
 use postgres_protocol::authentication::sasl::{ChannelBinding, SCRAM_SHA_256, ScramSha256};
 
-use super::Param;
+use super::socket::Socket;
+use super::{Outcome, Param};
 
 /// An error from the server (with its SQLSTATE) or from the connection.
 #[derive(Debug)]
@@ -31,45 +30,14 @@ impl From<io::Error> for WireError {
     }
 }
 
-enum Stream {
-    Tcp(TcpStream),
-    Unix(UnixStream),
-}
-
-impl Stream {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        match self {
-            Stream::Tcp(s) => s.read(buf),
-            Stream::Unix(s) => s.read(buf),
-        }
-    }
-
-    fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
-        match self {
-            Stream::Tcp(s) => s.write_all(buf),
-            Stream::Unix(s) => s.write_all(buf),
-        }
-    }
-}
-
 // OIDs of the parameter types that are sent in binary.
 const INT2: u32 = 21;
 const INT4: u32 = 23;
 const INT8: u32 = 20;
 
 pub struct Wire {
-    stream: Stream,
-    rbuf: Vec<u8>,
-    rpos: usize,
-    rend: usize,
+    sock: Socket,
     wbuf: Vec<u8>,
-}
-
-/// What a statement returned: rows and the count in its command tag (rows changed).
-#[derive(Clone, Copy, Debug, Default)]
-pub struct Outcome {
-    pub rows: u64,
-    pub changed: u64,
 }
 
 /// Starts a message with `tag`; [`end`] fills in its length.
@@ -125,26 +93,13 @@ impl Wire {
     /// Connects and authenticates with the settings of a `postgres://` URL.
     pub fn connect(cfg: &postgres::Config) -> Result<Wire, WireError> {
         let port = cfg.get_ports().first().copied().unwrap_or(5432);
-        let stream = match cfg.get_hosts().first() {
-            Some(Host::Unix(dir)) => {
-                Stream::Unix(UnixStream::connect(dir.join(format!(".s.PGSQL.{port}")))?)
-            }
-            Some(Host::Tcp(host)) => {
-                let s = TcpStream::connect((host.as_str(), port))?;
-                s.set_nodelay(true)?;
-                Stream::Tcp(s)
-            }
-            None => {
-                let s = TcpStream::connect(("localhost", port))?;
-                s.set_nodelay(true)?;
-                Stream::Tcp(s)
-            }
+        let sock = match cfg.get_hosts().first() {
+            Some(Host::Unix(dir)) => Socket::unix(&dir.join(format!(".s.PGSQL.{port}")))?,
+            Some(Host::Tcp(host)) => Socket::tcp(host, port)?,
+            None => Socket::tcp("localhost", port)?,
         };
         let mut w = Wire {
-            stream,
-            rbuf: vec![0; 64 * 1024],
-            rpos: 0,
-            rend: 0,
+            sock,
             wbuf: Vec::with_capacity(8 * 1024),
         };
         let user = cfg.get_user().unwrap_or("postgres").to_string();
@@ -163,7 +118,7 @@ impl Wire {
         startup.push(0);
         let len = startup.len() as u32;
         startup[..4].copy_from_slice(&len.to_be_bytes());
-        w.stream.write_all(&startup)?;
+        w.sock.write_all(&startup)?;
         w.authenticate(&user, cfg.get_password().unwrap_or_default())?;
         w.wait_ready()?;
         Ok(w)
@@ -173,7 +128,7 @@ impl Wire {
         let mut scram: Option<ScramSha256> = None;
         loop {
             let (tag, range) = self.next_message()?;
-            let body = self.rbuf[range].to_vec();
+            let body = self.sock.bytes(range).to_vec();
             match tag {
                 b'E' => return Err(server_error(&body)),
                 b'R' => {}
@@ -247,46 +202,19 @@ impl Wire {
     }
 
     fn flush(&mut self) -> io::Result<()> {
-        let r = self.stream.write_all(&self.wbuf);
+        let r = self.sock.write_all(&self.wbuf);
         self.wbuf.clear();
         r
     }
 
-    /// Returns the next message's tag and the range of its body in `rbuf`.
+    /// Returns the next message's tag and where its body is (see [`Socket::bytes`]).
     fn next_message(&mut self) -> io::Result<(u8, std::ops::Range<usize>)> {
-        self.fill(5)?;
-        let len = be_i32(&self.rbuf[self.rpos + 1..]) as usize;
-        self.fill(1 + len)?;
-        let tag = self.rbuf[self.rpos];
-        let body = self.rpos + 5..self.rpos + 1 + len;
-        self.rpos += 1 + len;
-        Ok((tag, body))
-    }
-
-    /// Makes sure `n` unread bytes are buffered.
-    fn fill(&mut self, n: usize) -> io::Result<()> {
-        if self.rend - self.rpos >= n {
-            return Ok(());
-        }
-        if self.rpos + n > self.rbuf.len() {
-            self.rbuf.copy_within(self.rpos..self.rend, 0);
-            self.rend -= self.rpos;
-            self.rpos = 0;
-            if n > self.rbuf.len() {
-                self.rbuf.resize(n.next_power_of_two(), 0);
-            }
-        }
-        while self.rend - self.rpos < n {
-            let got = self.stream.read(&mut self.rbuf[self.rend..])?;
-            if got == 0 {
-                return Err(io::Error::new(
-                    io::ErrorKind::UnexpectedEof,
-                    "the server closed the connection",
-                ));
-            }
-            self.rend += got;
-        }
-        Ok(())
+        self.sock.fill(5)?;
+        let len = be_i32(&self.sock.unread()[1..]) as usize;
+        self.sock.fill(1 + len)?;
+        let tag = self.sock.unread()[0];
+        let r = self.sock.consume(1 + len);
+        Ok((tag, r.start + 5..r.end))
     }
 
     /// Reads up to ReadyForQuery, counting rows and the command tag; the first error wins.
@@ -299,14 +227,14 @@ impl Wire {
             match tag {
                 b'D' => {
                     out.rows += 1;
-                    let body = &self.rbuf[range];
+                    let body = &self.sock.bytes(range);
                     if be_i16(body) > 0 {
                         let len = be_i32(&body[2..]);
                         on_row((len >= 0).then(|| &body[6..6 + len as usize]));
                     }
                 }
-                b'C' => out.changed += tag_count(&self.rbuf[range]),
-                b'E' => error = error.or(Some(server_error(&self.rbuf[range]))),
+                b'C' => out.changed += tag_count(self.sock.bytes(range)),
+                b'E' => error = error.or(Some(server_error(self.sock.bytes(range)))),
                 b'Z' => return error.map_or(Ok(out), Err),
                 b'G' => {
                     // A COPY FROM STDIN nobody asked for here: end it so the connection stays usable.
@@ -342,7 +270,7 @@ impl Wire {
         let mut error = None;
         loop {
             let (tag, range) = self.next_message()?;
-            let body = &self.rbuf[range];
+            let body = &self.sock.bytes(range);
             match tag {
                 b't' => {
                     types = (0..be_i16(body) as usize)
@@ -444,7 +372,7 @@ impl Wire {
             match tag {
                 b'G' => break,
                 b'E' => {
-                    let e = server_error(&self.rbuf[range]);
+                    let e = server_error(self.sock.bytes(range));
                     self.wait_ready().ok();
                     return Err(e);
                 }

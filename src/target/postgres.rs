@@ -1,18 +1,16 @@
-//! The PostgreSQL target (the `postgres` crate): `postgres://user:password@host:port/db`, or a
-//! Unix socket directory as host (`postgres://user@%2Fvar%2Frun%2Fpostgresql/db`).
-//! Server-side prepared statements by default; `--ps-mode disable` sends text queries. The URL
-//! is parsed by the `postgres` crate; the connection is dbsweep's own lean client (`pgwire`).
+//! The PostgreSQL target: `postgres://user:password@host:port/db`, or a Unix socket directory
+//! as host (`postgres://user@%2Fvar%2Frun%2Fpostgresql/db`). Server-side prepared statements
+//! by default; `--ps-mode disable` sends text queries. The URL is parsed by the `postgres`
+//! crate; the connection is dbsweep's own lean client (`pgwire`).
 
-use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::str::FromStr;
 
 use postgres::Config;
 
-use super::pgwire::{Outcome, Wire, WireError};
-use super::{
-    Conn, DbError, Dialect, ErrorClass, Param, RowValue, StmtId, Target, interpolate, redact_url,
-};
+use super::pgwire::{Wire, WireError};
+use super::server_conn::{Protocol, ServerConn};
+use super::{Conn, DbError, Dialect, ErrorClass, Outcome, Param, RowValue, Target, redact_url};
 use crate::error::Error;
 
 pub struct PostgresTarget {
@@ -48,13 +46,7 @@ impl Target for PostgresTarget {
 
     fn connect(&self) -> Result<Box<dyn Conn>, DbError> {
         let wire = Wire::connect(&self.config).map_err(classify)?;
-        Ok(Box::new(PgConn {
-            wire,
-            stmts: Vec::new(),
-            sql: Vec::new(),
-            text: self.text,
-            in_txn: false,
-        }))
+        Ok(Box::new(ServerConn::new(Pg { wire }, self.text)))
     }
 
     fn version(&self, conn: &mut dyn Conn) -> Result<String, DbError> {
@@ -68,19 +60,14 @@ impl Target for PostgresTarget {
     }
 }
 
+struct Pg {
+    wire: Wire,
+}
+
 /// A prepared statement: its name on the server and its parameter types.
 struct Prepared {
     name: String,
     types: Vec<u32>,
-}
-
-struct PgConn {
-    wire: Wire,
-    /// Prepared statements (empty under --ps-mode disable) and their SQL with `?` marks.
-    stmts: Vec<Prepared>,
-    sql: Vec<String>,
-    text: bool,
-    in_txn: bool,
 }
 
 /// Rewrites `?` placeholders as PostgreSQL's `$1, $2, ...`.
@@ -98,92 +85,38 @@ fn numbered_placeholders(sql: &str) -> String {
     out
 }
 
-impl PgConn {
-    fn simple(&mut self, sql: &str) -> Result<Outcome, DbError> {
+impl Protocol for Pg {
+    type Stmt = Prepared;
+    const BACKSLASH_ESCAPES: bool = false;
+    const SETTINGS_SQL: &'static str = "SELECT name || '=' || setting FROM pg_settings WHERE source NOT IN ('default', 'override')";
+
+    fn prepare(&mut self, n: usize, sql: &str) -> Result<Prepared, DbError> {
+        let name = format!("s{n}");
+        let types = self
+            .wire
+            .prepare(&name, &numbered_placeholders(sql))
+            .map_err(classify)?;
+        Ok(Prepared { name, types })
+    }
+
+    fn execute(&mut self, st: &Prepared, params: &[Param]) -> Result<Outcome, DbError> {
         self.wire
-            .simple(sql, |_| {})
-            .map_err(|e| classify(e).in_statement(sql))
+            .execute(&st.name, &st.types, params)
+            .map_err(classify)
     }
 
-    fn run(&mut self, stmt: StmtId, params: &[Param]) -> Result<Outcome, DbError> {
-        if self.text {
-            let sql = interpolate(&self.sql[stmt.0], params, false);
-            return self.simple(&sql);
-        }
-        let p = &self.stmts[stmt.0];
-        self.wire
-            .execute(&p.name, &p.types, params)
-            .map_err(|e| classify(e).in_statement(&self.sql[stmt.0]))
-    }
-}
-
-impl Conn for PgConn {
-    fn prepare(&mut self, sql: &str) -> Result<StmtId, DbError> {
-        if !self.text {
-            let name = format!("s{}", self.stmts.len());
-            let types = self
-                .wire
-                .prepare(&name, &numbered_placeholders(sql))
-                .map_err(|e| classify(e).in_statement(sql))?;
-            self.stmts.push(Prepared { name, types });
-        }
-        self.sql.push(sql.to_string());
-        Ok(StmtId(self.sql.len() - 1))
+    fn simple(
+        &mut self,
+        sql: &str,
+        on_row: &mut dyn FnMut(Option<&[u8]>),
+    ) -> Result<Outcome, DbError> {
+        self.wire.simple(sql, on_row).map_err(classify)
     }
 
-    fn query(&mut self, stmt: StmtId, params: &[Param]) -> Result<u64, DbError> {
-        self.run(stmt, params).map(|o| o.rows)
-    }
-
-    fn execute(&mut self, stmt: StmtId, params: &[Param]) -> Result<u64, DbError> {
-        self.run(stmt, params).map(|o| o.changed)
-    }
-
-    fn begin(&mut self, _write: bool) -> Result<(), DbError> {
-        self.simple("BEGIN")?;
-        self.in_txn = true;
-        Ok(())
-    }
-
-    fn commit(&mut self) -> Result<(), DbError> {
-        self.in_txn = false;
-        self.simple("COMMIT").map(drop)
-    }
-
-    fn rollback(&mut self) -> Result<(), DbError> {
-        if std::mem::take(&mut self.in_txn) {
-            self.simple("ROLLBACK").map(drop)
-        } else {
-            Ok(())
-        }
-    }
-
-    fn batch(&mut self, sql: &str) -> Result<(), DbError> {
-        self.simple(sql).map(drop)
-    }
-
-    fn query_i64(&mut self, sql: &str) -> Result<Option<i64>, DbError> {
-        Ok(self.query_text(sql)?.and_then(|v| v.parse().ok()))
-    }
-
-    fn query_text(&mut self, sql: &str) -> Result<Option<String>, DbError> {
-        let mut first: Option<Option<String>> = None;
-        self.wire
-            .simple(sql, |v| {
-                if first.is_none() {
-                    first = Some(v.map(|b| String::from_utf8_lossy(b).into_owned()));
-                }
-            })
-            .map_err(|e| classify(e).in_statement(sql))?;
-        Ok(first.flatten())
-    }
-
-    fn table_exists(&mut self, name: &str) -> Result<bool, DbError> {
-        let sql = format!(
-            "SELECT count(*) FROM pg_tables WHERE schemaname = current_schema() AND tablename = '{}'",
-            name.replace('\'', "''")
-        );
-        Ok(self.query_i64(&sql)?.unwrap_or(0) > 0)
+    fn table_count_sql(name: &str) -> String {
+        format!(
+            "SELECT count(*) FROM pg_tables WHERE schemaname = current_schema() AND tablename = '{name}'"
+        )
     }
 
     fn bulk_load(
@@ -195,7 +128,7 @@ impl Conn for PgConn {
         // COPY in text format with synchronous commit off for the session (the load is redone
         // from scratch if the server crashes during it).
         let copy = format!("COPY {table} ({}) FROM STDIN", columns.join(", "));
-        self.simple("SET synchronous_commit = off")?;
+        self.simple("SET synchronous_commit = off", &mut |_| {})?;
         let mut row = Vec::with_capacity(columns.len());
         let copied = self
             .wire
@@ -203,29 +136,12 @@ impl Conn for PgConn {
                 if !next_row(&mut row) {
                     return false;
                 }
-                super::mysql::write_tsv_row(buf, &row);
+                super::write_tsv_row(buf, &row);
                 true
             })
             .map_err(|e| classify(e).in_statement(&copy))?;
-        self.simple("RESET synchronous_commit")?;
+        self.simple("RESET synchronous_commit", &mut |_| {})?;
         Ok(copied)
-    }
-
-    fn server_settings(&mut self) -> Result<BTreeMap<String, String>, DbError> {
-        let sql = "SELECT name || '=' || setting FROM pg_settings WHERE source NOT IN ('default', 'override')";
-        let mut out = BTreeMap::new();
-        self.wire
-            .simple(sql, |v| {
-                if let Some((k, v)) = v
-                    .map(String::from_utf8_lossy)
-                    .as_deref()
-                    .and_then(|t| t.split_once('='))
-                {
-                    out.insert(k.to_string(), v.to_string());
-                }
-            })
-            .map_err(|e| classify(e).in_statement(sql))?;
-        Ok(out)
     }
 }
 

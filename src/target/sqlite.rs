@@ -286,13 +286,7 @@ impl Conn for SqliteConn {
         let mut loaded = 0u64;
         self.begin(true)?;
         while next_row(&mut row) {
-            let params: Vec<Param> = row
-                .iter()
-                .map(|v| match v {
-                    RowValue::Int(i) => Param::Int(*i),
-                    RowValue::Text(s) => Param::Text(s),
-                })
-                .collect();
+            let params: Vec<Param> = row.iter().map(RowValue::as_param).collect();
             self.execute(insert, &params)?;
             loaded += 1;
             if loaded.is_multiple_of(ROWS_PER_TRANSACTION) {
