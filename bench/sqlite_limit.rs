@@ -1,6 +1,6 @@
 //! bench/sqlite_limit: how close dbsweep's runner gets to the fastest possible client.
 //!
-//! In one process, run after run (A B A B ...): a minimal reference loop (rusqlite, one
+//! In one process, run after run (A B, B A, ...): a minimal reference loop (rusqlite, one
 //! prepared `SELECT c FROM sbtest1 WHERE id=?` on a 1M-row table, one thread) and
 //! `dbsweep run oltp_point_select --threads 1` on the same table. Prints each pair's QPS and the
 //! median ratio dbsweep/reference (target: at least 0.90). Then the runner's own cost on the
@@ -172,8 +172,14 @@ fn main() {
     );
     let mut ratios = Vec::new();
     for round in 1..=args.rounds {
-        let reference = reference_run(&args.db, args.seconds);
-        let (_, qps) = dbsweep_run(&url, 1, args.seconds);
+        // A B, then B A: neither side always runs first (page cache, CPU frequency).
+        let (reference, qps) = if round % 2 == 1 {
+            let reference = reference_run(&args.db, args.seconds);
+            (reference, dbsweep_run(&url, 1, args.seconds).1)
+        } else {
+            let qps = dbsweep_run(&url, 1, args.seconds).1;
+            (reference_run(&args.db, args.seconds), qps)
+        };
         ratios.push(qps / reference);
         println!(
             "{round:>5} {reference:>14.0} {qps:>14.0} {:>8.3}",
