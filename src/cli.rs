@@ -166,9 +166,19 @@ pub struct Opts {
     /// Make id a plain index instead of the primary key
     #[arg(long, value_parser = parse_bool, num_args = 0..=1, default_value = "off", default_missing_value = "on")]
     pub secondary: bool,
-    /// select_random_points: values in the IN () list
-    #[arg(long, default_value_t = 10)]
-    pub random_points: u32,
+    /// Values in IN () lists and rows of covered ranges (default 10 for select_random_points,
+    /// 100 for the extended microbenchmarks)
+    #[arg(long)]
+    pub random_points: Option<u32>,
+    /// oltp_inlist_select: always the same ids (from table_size/2+1)
+    #[arg(long, value_parser = parse_bool, num_args = 0..=1, default_value = "off", default_missing_value = "on")]
+    pub hot_points: bool,
+    /// oltp_points_covered, oltp_range_covered: select only indexed columns (index-only reads)
+    #[arg(long, value_parser = parse_bool, num_args = 0..=1, default_value = "on", default_missing_value = "on")]
+    pub covered: bool,
+    /// oltp_points_covered, oltp_range_covered: look up by id (off: by the secondary index k)
+    #[arg(long, value_parser = parse_bool, num_args = 0..=1, default_value = "on", default_missing_value = "on")]
+    pub on_id: bool,
     /// select_random_ranges: ranges per query
     #[arg(long, default_value_t = 10)]
     pub number_of_ranges: u32,

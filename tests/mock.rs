@@ -146,3 +146,35 @@ fn intervals_add_up_to_the_total() {
     let sum: u64 = ivs.iter().map(|i| i["events"].as_u64().unwrap()).sum();
     assert_eq!(sum, u(&r, "/events"));
 }
+
+/// Regression: a workload listed by `dbsweep workloads` but missing from the registry of
+/// names made `run` panic. Every listed workload must build and run.
+#[test]
+fn every_listed_workload_runs() {
+    let out = crate::util::dbsweep().arg("workloads").output().unwrap();
+    let list = String::from_utf8(out.stdout).unwrap();
+    let names: Vec<&str> = list
+        .lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .collect();
+    assert!(names.len() >= 19, "{list}");
+    let s = Scratch::new();
+    for name in names {
+        let r = mock(
+            &s,
+            "mock://",
+            &[
+                "run",
+                name,
+                "--events",
+                "5",
+                "--time",
+                "0",
+                "--threads",
+                "2",
+            ],
+        );
+        assert_eq!(u(&r, "/events"), 5, "{name}");
+        assert_eq!(r["workload"], name);
+    }
+}

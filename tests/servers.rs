@@ -98,6 +98,15 @@ per_server!(every_workload_has_exact_counts, |kind| {
         ("oltp_insert", &["--auto-inc=off"], (0, 1, 0)),
         ("select_random_points", &[], (1, 0, 0)),
         ("select_random_ranges", &[], (1, 0, 0)),
+        ("oltp_inlist_select", &[], (1, 0, 0)),
+        ("oltp_points_covered", &["--on-id=off"], (1, 0, 0)),
+        ("oltp_range_covered", &["--covered=off"], (1, 0, 0)),
+        ("oltp_scan", &[], (1, 0, 0)),
+        ("oltp_inlist_update", &[], (0, 1, 0)),
+        ("oltp_inlist_update", &["--ps-mode", "disable"], (0, 1, 0)),
+        ("oltp_read_only_count", &[], (1, 0, 0)),
+        ("update-one", &[], (0, 1, 0)),
+        ("update-zipf", &[], (0, 1, 0)),
     ];
     let n = N.to_string();
     for (workload, extra, (rd, wr, ot)) in cases {

@@ -248,6 +248,75 @@ fn each_workload_runs_exactly_its_statements_per_event() {
     }
 }
 
+/// The extended microbenchmarks: one statement per event, autocommit.
+#[test]
+fn each_microbenchmark_runs_exactly_one_statement_per_event() {
+    type Case<'a> = (&'a str, &'a [&'a str], (u64, u64, u64));
+    let cases: &[Case] = &[
+        ("oltp_inlist_select", &[], (1, 0, 0)),
+        (
+            "oltp_points_covered",
+            &["--covered=off", "--on-id=off"],
+            (1, 0, 0),
+        ),
+        ("oltp_range_covered", &["--random-points", "10"], (1, 0, 0)),
+        ("oltp_scan", &[], (1, 0, 0)),
+        ("oltp_inlist_update", &[], (0, 1, 0)),
+        ("oltp_read_only_count", &[], (1, 0, 0)),
+        ("update-one", &[], (0, 1, 0)),
+        ("update-zipf", &[], (0, 1, 0)),
+    ];
+    for (workload, extra, (rd, wr, ot)) in cases {
+        let (_, r) = run_counted(workload, extra);
+        assert_eq!(rwo(&r), (rd * N, wr * N, ot * N), "{workload} {extra:?}");
+    }
+}
+
+#[test]
+fn hot_points_scan_rows_and_the_hot_row_are_what_the_names_say() {
+    // Hot points: always the same 100 existing ids, so exactly 100 rows per event.
+    let (_, r) = run_counted("oltp_inlist_select", &["--hot-points"]);
+    assert_eq!(u(&r, "/queries/rows"), 100 * N);
+    // A scan examines every row of its table and returns none.
+    let (_, r) = run_counted("oltp_scan", &[]);
+    assert_eq!(u(&r, "/queries/rows"), 1000 * N);
+    // update-one changes id 1 and nothing else.
+    let s = Scratch::new();
+    s.cmd(&["prepare", "update-one", "--table-size", "100"])
+        .assert()
+        .success();
+    let snapshot = || -> Vec<(i64, String)> {
+        let db = s.sqlite();
+        let mut st = db.prepare("SELECT id, c FROM sbtest1 ORDER BY id").unwrap();
+        st.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect()
+    };
+    let before = snapshot();
+    let r = run_results(
+        &s,
+        &[
+            "run",
+            "update-one",
+            "--table-size",
+            "100",
+            "--events",
+            "50",
+            "--time",
+            "0",
+        ],
+    );
+    assert_eq!(u(&r, "/queries/write"), 50);
+    let changed: Vec<i64> = before
+        .iter()
+        .zip(snapshot())
+        .filter(|(a, b)| **a != *b)
+        .map(|(a, _)| a.0)
+        .collect();
+    assert_eq!(changed, [1]);
+}
+
 #[test]
 fn inserts_add_exactly_one_row_per_event() {
     for extra in [&[][..], &["--auto-inc=off"]] {

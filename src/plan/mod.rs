@@ -103,7 +103,7 @@ impl RunPlan {
             ));
         }
         for (name, v) in [
-            ("random-points", o.random_points),
+            ("random-points", o.random_points.unwrap_or(1)),
             ("number-of-ranges", o.number_of_ranges),
         ] {
             if v == 0 || v > MAX_LIST {
@@ -133,6 +133,9 @@ impl RunPlan {
             create_secondary: o.create_secondary,
             secondary: o.secondary,
             random_points: o.random_points,
+            hot_points: o.hot_points,
+            covered: o.covered,
+            on_id: o.on_id,
             number_of_ranges: o.number_of_ranges,
             delta: o.delta,
             mysql_storage_engine: o.mysql_storage_engine.clone(),

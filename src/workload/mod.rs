@@ -1,6 +1,7 @@
 //! What each client does: the [`Workload`] trait, the registry of built-in workloads, and the
 //! options they share (sysbench's names and defaults).
 
+pub mod micro;
 pub mod rand;
 pub mod sysbench;
 pub mod tables;
@@ -40,7 +41,12 @@ pub struct WorkloadOptions {
     pub auto_inc: bool,
     pub create_secondary: bool,
     pub secondary: bool,
-    pub random_points: u32,
+    /// IN () list length; None = the workload's default (10 for select_random_points, 100 for
+    /// the extended microbenchmarks).
+    pub random_points: Option<u32>,
+    pub hot_points: bool,
+    pub covered: bool,
+    pub on_id: bool,
     pub number_of_ranges: u32,
     pub delta: u64,
     pub mysql_storage_engine: String,
@@ -126,6 +132,35 @@ pub const WORKLOADS: &[(&str, &str)] = &[
         "bulk_insert",
         "each client appends (id, k) rows to its own table; one row per event",
     ),
+    (
+        "oltp_inlist_select",
+        "SELECT c by --random-points (100) random ids in IN (); --hot-points: always the same ids",
+    ),
+    (
+        "oltp_points_covered",
+        "SELECT id [, c] (--covered) by random ids, or k [, c] by k values (--on-id=off), in IN ()",
+    ),
+    (
+        "oltp_range_covered",
+        "SELECT id [, c] (--covered) over an id range of --random-points rows, or a k range (--on-id=off)",
+    ),
+    (
+        "oltp_scan",
+        "full scan returning nothing (LENGTH(c) < 0); client i scans table i mod tables + 1; rows/s",
+    ),
+    (
+        "oltp_inlist_update",
+        "UPDATE c of --random-points (100) random ids in IN ()",
+    ),
+    (
+        "oltp_read_only_count",
+        "SELECT count(c) over a 1000-row id range",
+    ),
+    (
+        "update-one",
+        "the non-index update, always on id 1: one hot row per table",
+    ),
+    ("update-zipf", "the non-index update with zipfian ids"),
 ];
 
 /// Builds the workload called `name`.

@@ -102,7 +102,7 @@ pub fn build(name: &str, o: &WorkloadOptions) -> Option<Box<dyn Workload>> {
             }));
         }
         "bulk_insert" => return Some(Box::new(BulkInsert { threads: o.threads })),
-        _ => return None,
+        _ => return super::micro::build(name, o),
     };
     Some(Box::new(Oltp {
         name: static_name(name),
@@ -111,7 +111,7 @@ pub fn build(name: &str, o: &WorkloadOptions) -> Option<Box<dyn Workload>> {
     }))
 }
 
-fn static_name(name: &str) -> &'static str {
+pub(super) fn static_name(name: &str) -> &'static str {
     super::WORKLOADS
         .iter()
         .find(|(n, _)| *n == name)
@@ -401,7 +401,7 @@ impl Workload for KeySelect {
             let pred = vec!["k BETWEEN ? AND ?"; n].join(" OR ");
             (format!("SELECT count(k) FROM sbtest1 WHERE {pred}"), n)
         } else {
-            let n = o.random_points.max(1) as usize;
+            let n = o.random_points.unwrap_or(10).max(1) as usize;
             (
                 format!(
                     "SELECT id, k, c, pad FROM sbtest1 WHERE k IN ({})",
@@ -430,7 +430,8 @@ struct KeySelectClient {
     delta: Option<i64>,
     seg: (u64, u64),
     dist: Dist,
-    params: Vec<i64>,
+    /// Reused every event: integers only, so no borrow ties it to the event.
+    params: Vec<Param<'static>>,
 }
 
 impl Client for KeySelectClient {
@@ -443,18 +444,12 @@ impl Client for KeySelectClient {
         self.params.clear();
         for _ in 0..self.values {
             let v = r.draw(&self.dist, self.seg.0, self.seg.1) as i64;
-            self.params.push(v);
+            self.params.push(Param::Int(v));
             if let Some(d) = self.delta {
-                self.params.push(v + d);
+                self.params.push(Param::Int(v + d));
             }
         }
-        // At most 2 x 1000 values: a stack array avoids allocating per event.
-        let mut bound = [Param::Null; 2048];
-        let n = self.params.len().min(bound.len());
-        for (b, v) in bound.iter_mut().zip(&self.params) {
-            *b = Param::Int(*v);
-        }
-        q.read(conn.query(self.stmt, &bound[..n])?);
+        q.read(conn.query(self.stmt, &self.params)?);
         Ok(())
     }
 }
