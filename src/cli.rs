@@ -64,6 +64,12 @@ pub struct Opts {
     /// Leave the managed server's data directory in place (it is removed otherwise)
     #[arg(long)]
     pub keep: bool,
+    /// Process id of an external server on this host, for its CPU and memory figures
+    #[arg(long)]
+    pub server_pid: Option<u32>,
+    /// Directory of an external server's data, for the IO figures of its device
+    #[arg(long)]
+    pub data_dir: Option<PathBuf>,
     /// Number of tables
     #[arg(long, default_value_t = 1)]
     pub tables: u32,

@@ -13,7 +13,9 @@ pub mod target;
 pub mod workload;
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use metrics::hw::{self, Sampler, Subject};
 
 use cli::{Cli, Command};
 use error::Error;
@@ -136,6 +138,33 @@ impl Setup {
         Ok(true)
     }
 
+    /// What the hardware sampler follows: the managed server's processes (or `--server-pid`'s
+    /// and its children) and the device that holds the data.
+    fn hw_subject(&self, plan: &RunPlan) -> Subject {
+        let root = self
+            .server
+            .as_ref()
+            .and_then(ManagedServer::pid)
+            .or(plan.server_pid);
+        let data = match (&self.server, &plan.data_dir) {
+            (Some(s), _) => Some(s.dir.clone()),
+            (None, Some(d)) => Some(d.clone()),
+            (None, None) => plan.target.strip_prefix("sqlite://").map(|p| {
+                let file = std::path::Path::new(p.split('?').next().unwrap_or(p));
+                file.parent()
+                    .filter(|d| !d.as_os_str().is_empty())
+                    .unwrap_or(std::path::Path::new("."))
+                    .to_path_buf()
+            }),
+        };
+        Subject {
+            server_pids: root.map(|pid| {
+                Box::new(move || server::process_tree(pid)) as Box<dyn Fn() -> Vec<u32> + Send>
+            }),
+            device: data.as_deref().and_then(hw::device_of),
+        }
+    }
+
     fn server_info(&self) -> Option<ServerInfo> {
         let s = self.server.as_ref()?;
         Some(ServerInfo {
@@ -209,13 +238,19 @@ fn run_workload(plan: &RunPlan) -> Result<Outcome, Error> {
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());
     let mut print_line = |iv: &runner::Interval| eprintln!("{}", output::interval_line(iv));
+    let sampler = Sampler::start(
+        db.hw_subject(plan),
+        Duration::from_secs_f64(plan.runner.warmup),
+    );
     let outcome = runner::run(
         target.as_ref(),
         workload.as_ref(),
         &plan.runner,
         &INTERRUPT,
         &mut print_line,
-    )?;
+    );
+    let hw = sampler.finish(outcome.as_ref().map_or(0, |o| o.total.counters.events));
+    let outcome = outcome?;
     let info = TargetInfo {
         kind: target.kind().into(),
         url: url.clone(),
@@ -223,6 +258,7 @@ fn run_workload(plan: &RunPlan) -> Result<Outcome, Error> {
         settings,
     };
     let mut results = build_results(plan, info, started_at, prepared, outcome);
+    results.hw = hw;
     results.server = db.server_info();
     print!("{}", output::summary(&results));
     if let Some(out) = out {
@@ -309,6 +345,7 @@ fn build_results(
         intervals: o.intervals,
         histogram: HistogramData::encode(&o.total.latency),
         prepare,
+        hw: None,
         interrupted: o.interrupted,
         error: o.error,
     }

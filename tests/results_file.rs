@@ -65,6 +65,22 @@ fn results_match_the_schema_and_read_back() {
     assert_eq!(r["target"]["kind"], "sqlite");
     assert_eq!(r["options"]["rand_type"], "zipfian");
     assert_eq!(r["interrupted"], false);
+    // Hardware figures: the client and the machine, no server share for embedded SQLite.
+    let hw = &r["hw"];
+    assert!(
+        hw["cpu_us_per_op"]["client"].as_f64().unwrap() > 0.0,
+        "{hw}"
+    );
+    assert!(
+        hw["cpu_us_per_op"]["machine"].as_f64().unwrap()
+            >= hw["cpu_us_per_op"]["client"].as_f64().unwrap() * 0.5
+    );
+    assert!(hw["cpu_us_per_op"]["server"].is_null());
+    assert!(
+        hw["cs_per_o"].as_f64().is_some() && hw["wkb_per_o"].as_f64().is_some(),
+        "{hw}"
+    );
+    assert!(!hw["series"].as_array().unwrap().is_empty());
     let tps = f(&r, "/tps");
     assert!((tps - u(&r, "/events") as f64 / f(&r, "/time_s")).abs() < 1e-6 * tps.max(1.0));
     let lat = &r["latency_ms"];

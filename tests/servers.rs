@@ -401,7 +401,7 @@ per_server!(
                 "--table-size",
                 "500",
                 "--events",
-                "20",
+                "2000",
                 "--time",
                 "0",
                 "--report-interval",
@@ -422,7 +422,13 @@ per_server!(
             500,
             "a fresh managed server is prepared first"
         );
-        assert_eq!(u(&r, "/events"), 20);
+        assert_eq!(u(&r, "/events"), 2000);
+        let hw = &r["hw"]["cpu_us_per_op"];
+        assert!(
+            hw["server"].as_f64().unwrap() > 0.0,
+            "the server's processes are sampled: {hw}"
+        );
+        assert!(r["hw"]["server_rss_kb"].as_u64().unwrap() > 0);
         let datadir = r["server"]["datadir"].as_str().unwrap().to_string();
         assert!(
             !std::path::Path::new(&datadir).exists(),

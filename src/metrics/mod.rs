@@ -2,6 +2,8 @@
 //! uncontended but for one reporter visit per interval); the reporter thread merges recorders
 //! into [`Snapshot`]s. Nothing here prints.
 
+pub mod hw;
+
 use hdrhistogram::Histogram;
 
 use crate::target::ErrorClass;

@@ -26,6 +26,9 @@ pub struct RunPlan {
     pub prepare: bool,
     pub force: bool,
     pub server: Option<ServerSpec>,
+    /// An external server's main process (`--server-pid`) and data directory (`--data-dir`).
+    pub server_pid: Option<u32>,
+    pub data_dir: Option<PathBuf>,
 }
 
 /// What the results file stores as `options`.
@@ -182,6 +185,8 @@ impl RunPlan {
             prepare: o.prepare,
             force: o.force,
             server,
+            server_pid: o.server_pid,
+            data_dir: o.data_dir.clone(),
         })
     }
 

@@ -52,6 +52,8 @@ pub struct Results {
     pub options: serde_json::Value,
     /// The load, when this command prepared the tables first.
     pub prepare: Option<LoadReport>,
+    /// Hardware figures per operation (None when the sampler could not read /proc).
+    pub hw: Option<crate::metrics::hw::HwFigures>,
     pub interrupted: bool,
     /// Why the run stopped early, if it did.
     pub error: Option<String>,

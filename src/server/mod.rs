@@ -138,26 +138,7 @@ impl ManagedServer {
     /// The main process and all its children (a PostgreSQL server is a process per connection
     /// plus helpers).
     pub fn pids(&self) -> Vec<u32> {
-        let Some(main) = self.pid() else {
-            return Vec::new();
-        };
-        let mut pids = vec![main];
-        if let Ok(entries) = fs::read_dir("/proc") {
-            for e in entries.flatten() {
-                let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else {
-                    continue;
-                };
-                let stat = fs::read_to_string(e.path().join("stat")).unwrap_or_default();
-                // The parent pid is the second field after the parenthesised command name.
-                let ppid = stat
-                    .rsplit_once(')')
-                    .and_then(|(_, rest)| rest.split_whitespace().nth(1)?.parse::<u32>().ok());
-                if ppid == Some(main) {
-                    pids.push(pid);
-                }
-            }
-        }
-        pids
+        self.pid().map(process_tree).unwrap_or_default()
     }
 
     /// Kills the server's processes with SIGKILL, as a crash would (for failure tests), and
@@ -303,6 +284,27 @@ impl Drop for ManagedServer {
             eprintln!("managed server data kept in {}", self.dir.display());
         }
     }
+}
+
+/// `root` and its child processes.
+pub fn process_tree(root: u32) -> Vec<u32> {
+    let mut pids = vec![root];
+    if let Ok(entries) = fs::read_dir("/proc") {
+        for e in entries.flatten() {
+            let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else {
+                continue;
+            };
+            let stat = fs::read_to_string(e.path().join("stat")).unwrap_or_default();
+            // The parent pid is the second field after the parenthesised command name.
+            let ppid = stat
+                .rsplit_once(')')
+                .and_then(|(_, rest)| rest.split_whitespace().nth(1)?.parse::<u32>().ok());
+            if ppid == Some(root) {
+                pids.push(pid);
+            }
+        }
+    }
+    pids
 }
 
 /// Whether process `pid` exists and is not a zombie.
