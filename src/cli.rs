@@ -64,6 +64,9 @@ pub struct Opts {
     /// Leave the managed server's data directory in place (it is removed otherwise)
     #[arg(long)]
     pub keep: bool,
+    /// run: sample CPU, context switches and IO from /proc every second (off: no sampler)
+    #[arg(long, value_parser = parse_bool, num_args = 0..=1, default_value = "on", default_missing_value = "on")]
+    pub hw_sample: bool,
     /// Process id of an external server on this host, for its CPU and memory figures
     #[arg(long)]
     pub server_pid: Option<u32>,

@@ -238,10 +238,10 @@ fn run_workload(plan: &RunPlan) -> Result<Outcome, Error> {
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());
     let mut print_line = |iv: &runner::Interval| eprintln!("{}", output::interval_line(iv));
-    let sampler = Sampler::start(
-        db.hw_subject(plan),
-        Duration::from_secs_f64(plan.runner.warmup),
-    );
+    let warmup = Duration::from_secs_f64(plan.runner.warmup);
+    let sampler = plan
+        .hw_sample
+        .then(|| Sampler::start(db.hw_subject(plan), warmup));
     let outcome = runner::run(
         target.as_ref(),
         workload.as_ref(),
@@ -249,7 +249,8 @@ fn run_workload(plan: &RunPlan) -> Result<Outcome, Error> {
         &INTERRUPT,
         &mut print_line,
     );
-    let hw = sampler.finish(outcome.as_ref().map_or(0, |o| o.total.counters.events));
+    let events = outcome.as_ref().map_or(0, |o| o.total.counters.events);
+    let hw = sampler.and_then(|s| s.finish(events));
     let outcome = outcome?;
     let info = TargetInfo {
         kind: target.kind().into(),

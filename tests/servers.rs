@@ -640,3 +640,34 @@ per_server!(tables_are_interchangeable_with_sysbench, |kind| {
     );
     sysbench(kind, &server, "cleanup", &[]);
 });
+
+#[test]
+fn a_datadir_the_server_user_cannot_reach_is_refused() {
+    // Only root hands the server to another user; as any other user there is nothing to check.
+    if unsafe { libc::geteuid() } != 0 {
+        return;
+    }
+    let s = Scratch::new();
+    let private = s.path("private");
+    std::fs::create_dir(&private).unwrap();
+    std::fs::set_permissions(
+        &private,
+        std::os::unix::fs::PermissionsExt::from_mode(0o700),
+    )
+    .unwrap();
+    let dir = private.join("pg");
+    dbsweep()
+        .args([
+            "prepare",
+            "oltp_point_select",
+            "--server",
+            "postgres",
+            "--server-datadir",
+            dir.to_str().unwrap(),
+        ])
+        .assert()
+        .code(2)
+        .stderr(
+            predicates::str::contains("cannot enter").and(predicates::str::contains("private")),
+        );
+}

@@ -29,6 +29,8 @@ pub struct RunPlan {
     /// An external server's main process (`--server-pid`) and data directory (`--data-dir`).
     pub server_pid: Option<u32>,
     pub data_dir: Option<PathBuf>,
+    /// Whether the hardware sampler runs (`--hw-sample`).
+    pub hw_sample: bool,
 }
 
 /// What the results file stores as `options`.
@@ -187,6 +189,7 @@ impl RunPlan {
             server,
             server_pid: o.server_pid,
             data_dir: o.data_dir.clone(),
+            hw_sample: o.hw_sample,
         })
     }
 

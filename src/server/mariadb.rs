@@ -7,8 +7,8 @@ use std::path::PathBuf;
 use std::process::Command;
 
 use super::{
-    ManagedServer, ServerKind, chown_tree, find_binary, free_port, run_setup, unprivileged_user,
-    version_of,
+    ManagedServer, ServerKind, check_reachable, chown_tree, find_binary, free_port, run_setup,
+    unprivileged_user, version_of,
 };
 use crate::error::Error;
 
@@ -51,6 +51,7 @@ pub(super) fn start(s: &mut ManagedServer) -> Result<(), Error> {
     let bin = server_binary(s.kind)?;
     s.version = version_of(&bin);
     s.runs_as = unprivileged_user("mysql")?;
+    check_reachable(&s.dir, s.runs_as, "mysql")?;
     chown_tree(&s.dir, s.runs_as)?;
     let data = s.dir.join("data");
     if !data.join("mysql").exists() {

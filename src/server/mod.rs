@@ -369,6 +369,29 @@ fn unprivileged_user(user: &str) -> Result<Option<(u32, u32)>, Error> {
     Ok(Some((uid, gid)))
 }
 
+/// Fails with a clear message when the server's user cannot reach `dir` (a parent directory
+/// without search permission for others, such as a private temporary directory).
+fn check_reachable(dir: &Path, owner: Option<(u32, u32)>, user: &str) -> Result<(), Error> {
+    use std::os::unix::fs::MetadataExt;
+    let Some((uid, _)) = owner else { return Ok(()) };
+    for parent in dir.ancestors().skip(1) {
+        let Ok(meta) = fs::metadata(parent) else {
+            continue;
+        };
+        if meta.uid() != uid && meta.mode() & 0o001 == 0 {
+            return Err(Error::Usage(format!(
+                "--server-datadir {}: the server runs as '{user}', which cannot enter {} (mode {:o}); \
+                 choose a directory whose parents others may enter, or chmod o+x {}",
+                dir.display(),
+                parent.display(),
+                meta.mode() & 0o777,
+                parent.display()
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// Gives `path` (recursively) to the server's user.
 fn chown_tree(path: &Path, owner: Option<(u32, u32)>) -> Result<(), Error> {
     let Some((uid, gid)) = owner else {

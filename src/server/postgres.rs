@@ -8,7 +8,8 @@ use std::process::Command;
 use std::os::unix::process::CommandExt;
 
 use super::{
-    ManagedServer, chown_tree, find_binary, free_port, run_setup, unprivileged_user, version_of,
+    ManagedServer, check_reachable, chown_tree, find_binary, free_port, run_setup,
+    unprivileged_user, version_of,
 };
 use crate::error::Error;
 
@@ -46,6 +47,7 @@ pub(super) fn start(s: &mut ManagedServer) -> Result<(), Error> {
     let bin = bindir()?;
     s.runs_as = unprivileged_user("postgres")?;
     s.version = version_of(&bin.join("postgres"));
+    check_reachable(&s.dir, s.runs_as, "postgres")?;
     chown_tree(&s.dir, s.runs_as)?;
     let data = s.dir.join("data");
     if !data.join("PG_VERSION").exists() {
