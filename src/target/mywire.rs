@@ -72,9 +72,13 @@ pub struct Wire {
 
 fn lenenc_int(b: &[u8]) -> (u64, usize) {
     match b.first() {
-        Some(0xFC) => (u64::from(u16::from_le_bytes([b[1], b[2]])), 3),
-        Some(0xFD) => (u64::from(u32::from_le_bytes([b[1], b[2], b[3], 0])), 4),
-        Some(0xFE) => (u64::from_le_bytes(b[1..9].try_into().expect("8 bytes")), 9),
+        Some(0xFC) if b.len() >= 3 => (u64::from(u16::from_le_bytes([b[1], b[2]])), 3),
+        Some(0xFD) if b.len() >= 4 => (u64::from(u32::from_le_bytes([b[1], b[2], b[3], 0])), 4),
+        Some(0xFE) if b.len() >= 9 => (
+            u64::from_le_bytes(b[1..9].try_into().unwrap_or_default()),
+            9,
+        ),
+        Some(0xFC..=0xFE) => (0, b.len()),
         Some(&v) => (u64::from(v), 1),
         None => (0, 0),
     }
@@ -99,6 +103,9 @@ fn put_lenenc(buf: &mut Vec<u8>, v: u64) {
 }
 
 fn server_error(p: &[u8]) -> WireError {
+    if p.len() < 3 {
+        return WireError::Protocol("a truncated error packet".into());
+    }
     let code = u16::from_le_bytes([p[1], p[2]]);
     let (state, msg) = if p.get(3) == Some(&b'#') && p.len() >= 9 {
         (&p[4..9], &p[9..])
@@ -171,6 +178,11 @@ impl Wire {
                 .ok_or_else(|| WireError::Protocol("bad handshake".into()))?
             + 1;
         at += 4; // connection id
+        // scramble 8, filler 1, capabilities 2, charset 1, status 2, capabilities 2, length 1,
+        // reserved 10.
+        if p.len() < at + 27 {
+            return Err(WireError::Protocol("a truncated handshake".into()));
+        }
         let mut scramble = p[at..at + 8].to_vec();
         at += 9;
         let caps_low = u32::from(u16::from_le_bytes([p[at], p[at + 1]]));
@@ -316,13 +328,17 @@ impl Wire {
         let mut out = Outcome::default();
         loop {
             let p = self.read_packet()?;
-            let status = match p[0] {
+            let Some(&first) = p.first() else {
+                return Err(WireError::Protocol("an empty reply packet".into()));
+            };
+            let status = match first {
                 0x00 => {
                     let (affected, n) = lenenc_int(&p[1..]);
-                    let (_, m) = lenenc_int(&p[1 + n..]);
+                    let (_, m) = lenenc_int(p.get(1 + n..).unwrap_or_default());
                     out.changed += affected;
                     let at = 1 + n + m;
-                    u16::from_le_bytes([p[at], p[at + 1]])
+                    p.get(at..at + 2)
+                        .map_or(0, |s| u16::from_le_bytes([s[0], s[1]]))
                 }
                 0xFF => return Err(server_error(p)),
                 0xFB => {
@@ -343,8 +359,13 @@ impl Wire {
                     self.read_packet()?; // EOF after the column definitions
                     loop {
                         let p = self.read_packet()?;
-                        match p[0] {
-                            0xFE if p.len() < 9 => break u16::from_le_bytes([p[3], p[4]]),
+                        let Some(&lead) = p.first() else {
+                            return Err(WireError::Protocol("an empty row packet".into()));
+                        };
+                        match lead {
+                            0xFE if p.len() < 9 => {
+                                break p.get(3..5).map_or(0, |s| u16::from_le_bytes([s[0], s[1]]));
+                            }
                             0xFF => return Err(server_error(p)),
                             first => {
                                 out.rows += 1;
@@ -392,8 +413,11 @@ impl Wire {
         self.wbuf.extend_from_slice(sql.as_bytes());
         self.send_packet()?;
         let p = self.read_packet()?;
-        if p[0] == 0xFF {
+        if p.first() == Some(&0xFF) {
             return Err(server_error(p));
+        }
+        if p.len() < 9 {
+            return Err(WireError::Protocol("a truncated prepare reply".into()));
         }
         let id = u32::from_le_bytes([p[1], p[2], p[3], p[4]]);
         let columns = u16::from_le_bytes([p[5], p[6]]);
@@ -483,6 +507,13 @@ mod tests {
             put_lenenc(&mut b, v);
             assert_eq!(lenenc_int(&b), (v, b.len()), "{v}");
         }
+    }
+
+    #[test]
+    fn truncated_packets_are_errors_not_panics() {
+        assert_eq!(lenenc_int(&[0xFE, 1, 2]), (0, 3));
+        assert_eq!(lenenc_int(&[]), (0, 0));
+        assert!(matches!(server_error(&[0xFF]), WireError::Protocol(_)));
     }
 
     #[test]

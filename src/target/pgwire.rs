@@ -58,12 +58,15 @@ fn cstr(buf: &mut Vec<u8>, s: &str) {
     buf.push(0);
 }
 
+/// Big-endian integers at the start of `b`; 0 when `b` is too short (a malformed message then
+/// fails later as a protocol error rather than a panic).
 fn be_i16(b: &[u8]) -> i16 {
-    i16::from_be_bytes([b[0], b[1]])
+    b.get(..2).map_or(0, |x| i16::from_be_bytes([x[0], x[1]]))
 }
 
 fn be_i32(b: &[u8]) -> i32 {
-    i32::from_be_bytes([b[0], b[1], b[2], b[3]])
+    b.get(..4)
+        .map_or(0, |x| i32::from_be_bytes([x[0], x[1], x[2], x[3]]))
 }
 
 /// The last number of a command tag: `UPDATE 3`, `INSERT 0 1`, `COPY 100`, `SELECT 5`.
@@ -151,14 +154,18 @@ impl Wire {
                     let hash = md5_hash(
                         user.as_bytes(),
                         password,
-                        [body[4], body[5], body[6], body[7]],
+                        body.get(4..8)
+                            .and_then(|x| x.try_into().ok())
+                            .unwrap_or_default(),
                     );
                     let at = begin(&mut self.wbuf, b'p');
                     cstr(&mut self.wbuf, &hash);
                     end(&mut self.wbuf, at);
                 }
                 10 => {
-                    let offers_scram = body[4..]
+                    let offers_scram = body
+                        .get(4..)
+                        .unwrap_or_default()
                         .split(|b| *b == 0)
                         .any(|m| m == SCRAM_SHA_256.as_bytes());
                     if !offers_scram {
@@ -179,7 +186,7 @@ impl Wire {
                     let s = scram.as_mut().ok_or_else(|| {
                         WireError::Protocol("SASL continue without a start".into())
                     })?;
-                    s.update(&body[4..])?;
+                    s.update(body.get(4..).unwrap_or_default())?;
                     let at = begin(&mut self.wbuf, b'p');
                     self.wbuf.extend_from_slice(s.message());
                     end(&mut self.wbuf, at);
@@ -188,7 +195,7 @@ impl Wire {
                     let s = scram
                         .as_mut()
                         .ok_or_else(|| WireError::Protocol("SASL final without a start".into()))?;
-                    s.finish(&body[4..])?;
+                    s.finish(body.get(4..).unwrap_or_default())?;
                     continue;
                 }
                 other => {
@@ -230,7 +237,11 @@ impl Wire {
                     let body = &self.sock.bytes(range);
                     if be_i16(body) > 0 {
                         let len = be_i32(&body[2..]);
-                        on_row((len >= 0).then(|| &body[6..6 + len as usize]));
+                        on_row(if len >= 0 {
+                            body.get(6..6 + len as usize)
+                        } else {
+                            None
+                        });
                     }
                 }
                 b'C' => out.changed += tag_count(self.sock.bytes(range)),
@@ -274,7 +285,7 @@ impl Wire {
             match tag {
                 b't' => {
                     types = (0..be_i16(body) as usize)
-                        .map(|i| be_i32(&body[2 + 4 * i..]) as u32)
+                        .map(|i| be_i32(body.get(2 + 4 * i..).unwrap_or_default()) as u32)
                         .collect()
                 }
                 b'E' => error = error.or(Some(server_error(body))),
@@ -433,6 +444,13 @@ mod tests {
             ),
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn short_bodies_read_as_zero_instead_of_panicking() {
+        assert_eq!(be_i32(&[1, 2]), 0);
+        assert_eq!(be_i16(&[]), 0);
+        assert_eq!(be_i32(&[0, 0, 1, 0]), 256);
     }
 
     #[test]
