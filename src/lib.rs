@@ -66,15 +66,17 @@ pub fn run(cli: Cli) -> Result<Outcome, Error> {
         }
         Command::Prepare(o) => {
             let plan = RunPlan::from_opts(&o)?;
-            let db = Setup::open(&plan, true)?;
-            let load = load(&plan, db.target.as_ref(), db.workload.as_ref())?;
+            let workload = workload::build(&plan.workload, &plan.workload_opts)?;
+            let db = Db::open(&plan, true)?;
+            let load = load(&plan, db.target.as_ref(), workload.as_ref())?;
             println!("{}", load_line(&load));
             Ok(Outcome::Done)
         }
         Command::Cleanup(o) => {
             let plan = RunPlan::from_opts(&o)?;
-            let db = Setup::open(&plan, false)?;
-            let dropped = tables::cleanup(db.target.as_ref(), &db.workload.tables())?;
+            let workload = workload::build(&plan.workload, &plan.workload_opts)?;
+            let db = Db::open(&plan, false)?;
+            let dropped = tables::cleanup(db.target.as_ref(), &workload.tables())?;
             println!(
                 "Dropped {dropped} table(s) from {}",
                 db.target.display_url()
@@ -85,52 +87,44 @@ pub fn run(cli: Cli) -> Result<Outcome, Error> {
     }
 }
 
-/// What a command works on. Fields drop in order: the target's connections go before the
-/// managed server stops.
-struct Setup {
-    target: Box<dyn Target>,
-    workload: Box<dyn Workload>,
-    server: Option<ManagedServer>,
+/// What a command works on: the target, and the managed server behind it, if any. Fields drop
+/// in order: the target's connections go before the managed server stops.
+pub(crate) struct Db {
+    pub target: Box<dyn Target>,
+    pub server: Option<ManagedServer>,
+    /// The data directory of an external server (`--data-dir`), for the IO figures.
+    pub data_dir: Option<std::path::PathBuf>,
+    /// An external server's main process (`--server-pid`).
+    pub server_pid: Option<u32>,
 }
 
-impl Setup {
-    /// Checks the workload and target, then starts the managed server if the plan asks for one.
-    fn open(plan: &RunPlan, create: bool) -> Result<Setup, Error> {
-        let workload = workload::build(&plan.workload, &plan.workload_opts)?;
+impl Db {
+    /// Checks the target, or starts the managed server if the plan asks for one.
+    fn open(plan: &RunPlan, create: bool) -> Result<Db, Error> {
         let options = OpenOptions {
             create,
             text_statements: plan.workload_opts.ps_mode == PsMode::Disable,
         };
-        if plan.server.is_none() {
-            let target = target::open(&plan.target, options)?;
-            return Ok(Setup {
-                target,
-                workload,
-                server: None,
-            });
-        }
-        let spec = plan.server.as_ref().expect("checked");
-        eprintln!("Starting a managed {:?} server...", spec.kind);
-        let server = ManagedServer::start(spec)?;
-        eprintln!(
-            "{} running on 127.0.0.1:{} in {}",
-            server.version,
-            server.port,
-            server.dir.display()
-        );
-        let target = target::open(&server.url, options)?;
-        Ok(Setup {
+        let (target, server) = match &plan.server {
+            None => (target::open(&plan.target, options)?, None),
+            Some(spec) => {
+                let server = start_server(spec)?;
+                (target::open(&server.url, options)?, Some(server))
+            }
+        };
+        Ok(Db {
             target,
-            workload,
-            server: Some(server),
+            server,
+            data_dir: plan.data_dir.clone(),
+            server_pid: plan.server_pid,
         })
     }
 
     /// Whether every table of the workload exists (a fresh managed server has none).
-    fn tables_exist(&self) -> Result<bool, Error> {
+    fn tables_exist(&self, workload: &dyn Workload) -> Result<bool, Error> {
         let url = self.target.display_url();
         let mut conn = self.target.connect().map_err(|e| Error::db(&url, e))?;
-        for (_, name) in self.workload.tables().names() {
+        for (_, name) in workload.tables().names() {
             if !conn.table_exists(&name).map_err(|e| Error::db(&url, e))? {
                 return Ok(false);
             }
@@ -140,16 +134,17 @@ impl Setup {
 
     /// What the hardware sampler follows: the managed server's processes (or `--server-pid`'s
     /// and its children) and the device that holds the data.
-    fn hw_subject(&self, plan: &RunPlan) -> Subject {
+    fn hw_subject(&self) -> Subject {
         let root = self
             .server
             .as_ref()
             .and_then(ManagedServer::pid)
-            .or(plan.server_pid);
-        let data = match (&self.server, &plan.data_dir) {
+            .or(self.server_pid);
+        let url = self.target.display_url();
+        let data = match (&self.server, &self.data_dir) {
             (Some(s), _) => Some(s.dir.clone()),
             (None, Some(d)) => Some(d.clone()),
-            (None, None) => plan.target.strip_prefix("sqlite://").map(|p| {
+            (None, None) => url.strip_prefix("sqlite://").map(|p| {
                 let file = std::path::Path::new(p.split('?').next().unwrap_or(p));
                 file.parent()
                     .filter(|d| !d.as_os_str().is_empty())
@@ -177,7 +172,24 @@ impl Setup {
     }
 }
 
-fn load(plan: &RunPlan, target: &dyn Target, workload: &dyn Workload) -> Result<LoadReport, Error> {
+/// Starts a managed server, saying so on stderr.
+pub(crate) fn start_server(spec: &server::ServerSpec) -> Result<ManagedServer, Error> {
+    eprintln!("Starting a managed {:?} server...", spec.kind);
+    let server = ManagedServer::start(spec)?;
+    eprintln!(
+        "{} running on 127.0.0.1:{} in {}",
+        server.version,
+        server.port,
+        server.dir.display()
+    );
+    Ok(server)
+}
+
+pub(crate) fn load(
+    plan: &RunPlan,
+    target: &dyn Target,
+    workload: &dyn Workload,
+) -> Result<LoadReport, Error> {
     tables::prepare(
         target,
         &workload.tables(),
@@ -201,17 +213,46 @@ fn run_workload(plan: &RunPlan) -> Result<Outcome, Error> {
         .as_deref()
         .map(ResultsFile::create)
         .transpose()?;
-    let db = Setup::open(plan, plan.prepare)?;
-    let (target, workload) = (&db.target, &db.workload);
+    let workload = workload::build(&plan.workload, &plan.workload_opts)?;
+    let db = Db::open(plan, plan.prepare)?;
     // A managed server without the tables (a fresh one) is prepared first, as --prepare does.
-    let prepare = plan.prepare || (db.server.is_some() && !db.tables_exist()?);
+    let prepare = plan.prepare || (db.server.is_some() && !db.tables_exist(workload.as_ref())?);
     let prepared = if prepare {
-        let l = load(plan, target.as_ref(), workload.as_ref())?;
+        let l = load(plan, db.target.as_ref(), workload.as_ref())?;
         eprintln!("{}", load_line(&l));
         Some(l)
     } else {
         None
     };
+    let results = measure(plan, &db, workload.as_ref(), prepared, &mut |iv| {
+        eprintln!("{}", output::interval_line(iv));
+    })?;
+    print!("{}", output::summary(&results));
+    if let Some(out) = out {
+        let path = out.path().display().to_string();
+        out.commit(&results)?;
+        eprintln!("results written to {path}");
+    }
+    Ok(match (&results.error, results.interrupted) {
+        (Some(e), _) => {
+            eprintln!("error: the run stopped: {e}");
+            Outcome::Failed
+        }
+        (None, true) => Outcome::Interrupted,
+        (None, false) => Outcome::Done,
+    })
+}
+
+/// Runs `workload` on a prepared database and gathers everything the results file holds: the
+/// runner's figures, the hardware sampler's, the server's counters.
+pub(crate) fn measure(
+    plan: &RunPlan,
+    db: &Db,
+    workload: &dyn Workload,
+    prepared: Option<LoadReport>,
+    on_interval: &mut dyn FnMut(&runner::Interval),
+) -> Result<Results, Error> {
+    let target = db.target.as_ref();
     let url = target.display_url();
     let mut conn = target.connect().map_err(|e| usage_if_missing(&url, e))?;
     tables::check_ready(
@@ -237,21 +278,16 @@ fn run_workload(plan: &RunPlan) -> Result<Outcome, Error> {
     let started_at = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());
-    let mut print_line = |iv: &runner::Interval| eprintln!("{}", output::interval_line(iv));
     let warmup = Duration::from_secs_f64(plan.runner.warmup);
+    let probe = metrics::dbstats::Probe::start(target, warmup).map_err(|e| Error::db(&url, e))?;
     let sampler = plan
         .hw_sample
-        .then(|| Sampler::start(db.hw_subject(plan), warmup));
-    let outcome = runner::run(
-        target.as_ref(),
-        workload.as_ref(),
-        &plan.runner,
-        &INTERRUPT,
-        &mut print_line,
-    );
+        .then(|| Sampler::start(db.hw_subject(), warmup));
+    let outcome = runner::run(target, workload, &plan.runner, &INTERRUPT, on_interval);
     let events = outcome.as_ref().map_or(0, |o| o.total.counters.events);
     let hw = sampler.and_then(|s| s.finish(events));
     let outcome = outcome?;
+    let server_stats = probe.finish(outcome.cache_counters, events);
     let info = TargetInfo {
         kind: target.kind().into(),
         url: url.clone(),
@@ -261,20 +297,12 @@ fn run_workload(plan: &RunPlan) -> Result<Outcome, Error> {
     let mut results = build_results(plan, info, started_at, prepared, outcome);
     results.hw = hw;
     results.server = db.server_info();
-    print!("{}", output::summary(&results));
-    if let Some(out) = out {
-        let path = out.path().display().to_string();
-        out.commit(&results)?;
-        eprintln!("results written to {path}");
+    match server_stats {
+        Ok(s) => results.server_stats = Some(s),
+        // The measurement stands without them; a server gone at the end is said by the run.
+        Err(e) => eprintln!("warning: could not read the server's counters on {url}: {e}"),
     }
-    Ok(match (&results.error, results.interrupted) {
-        (Some(e), _) => {
-            eprintln!("error: the run stopped: {e}");
-            Outcome::Failed
-        }
-        (None, true) => Outcome::Interrupted,
-        (None, false) => Outcome::Done,
-    })
+    Ok(results)
 }
 
 /// A connection failure before the run: a missing database file is the user's to fix.
@@ -347,6 +375,7 @@ fn build_results(
         histogram: HistogramData::encode(&o.total.latency),
         prepare,
         hw: None,
+        server_stats: None,
         interrupted: o.interrupted,
         error: o.error,
     }

@@ -54,6 +54,9 @@ pub struct Results {
     pub prepare: Option<LoadReport>,
     /// Hardware figures per operation (None when the sampler could not read /proc).
     pub hw: Option<crate::metrics::hw::HwFigures>,
+    /// The server's counters over the measured part: deltas and per-operation figures.
+    #[serde(default)]
+    pub server_stats: Option<crate::metrics::dbstats::ServerStats>,
     pub interrupted: bool,
     /// Why the run stopped early, if it did.
     pub error: Option<String>,

@@ -92,8 +92,14 @@ impl Interval {
     }
 }
 
+/// How a client ended: its page cache counters (SQLite), or the error that stopped it.
+type Done = Result<Option<[u64; 3]>, String>;
+
 /// Everything a run measured.
 pub struct RunOutcome {
+    /// Page cache hits, misses and writes of the clients' connections over the measured part
+    /// (SQLite keeps them per connection); None where the server keeps them.
+    pub cache_counters: Option<[u64; 3]>,
     pub total: Snapshot,
     pub intervals: Vec<Interval>,
     /// Measured seconds: from the end of warm-up to the last client's stop.
@@ -130,7 +136,7 @@ pub fn run(
     let schedule: Mutex<Option<Instant>> = Mutex::new(None);
     let aborted = AtomicBool::new(false);
     let (setup_tx, setup_rx) = mpsc::channel();
-    let (done_tx, done_rx) = mpsc::channel::<(u32, Result<(), String>)>();
+    let (done_tx, done_rx) = mpsc::channel::<(u32, Done)>();
     std::thread::scope(|s| {
         for thread in 0..threads {
             let (setup_tx, done_tx) = (setup_tx.clone(), done_tx.clone());
@@ -219,7 +225,7 @@ fn report_loop(
     opts: &RunnerOptions,
     start: Instant,
     recorders: &[Arc<Mutex<Recorder>>],
-    done_rx: &mpsc::Receiver<(u32, Result<(), String>)>,
+    done_rx: &mpsc::Receiver<(u32, Done)>,
     interrupt: &AtomicBool,
     on_interval: &mut dyn FnMut(&Interval),
 ) -> RunOutcome {
@@ -236,12 +242,20 @@ fn report_loop(
     let mut next_tick = measure_start + tick;
     let mut running = threads;
     let mut error = None;
+    let mut cache_counters: Option<[u64; 3]> = None;
     while running > 0 {
         match done_rx.recv_timeout(next_tick.saturating_duration_since(Instant::now())) {
             Ok((_, result)) => {
                 running -= 1;
-                if let Err(e) = result {
-                    error = error.or(Some(e));
+                match result {
+                    Err(e) => error = error.or(Some(e)),
+                    Ok(Some(c)) => {
+                        let sum = cache_counters.get_or_insert([0; 3]);
+                        for (s, v) in sum.iter_mut().zip(c) {
+                            *s += v;
+                        }
+                    }
+                    Ok(None) => {}
                 }
                 continue;
             }
@@ -279,6 +293,7 @@ fn report_loop(
         ));
     }
     RunOutcome {
+        cache_counters,
         seconds: end.duration_since(measure_start).as_secs_f64(),
         total: collector.total,
         intervals,

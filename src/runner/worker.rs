@@ -63,9 +63,11 @@ impl Worker {
         })
     }
 
-    /// Runs events until the schedule, the event limit or the stop flag ends it.
-    pub fn run(mut self, sh: &Shared, sched: &Schedule) -> Result<(), String> {
+    /// Runs events until the schedule, the event limit or the stop flag ends it. Returns the
+    /// connection's page cache counters over the measured part (SQLite), if it keeps them.
+    pub fn run(mut self, sh: &Shared, sched: &Schedule) -> Result<Option<[u64; 3]>, String> {
         let mut since_reconnect = 0u64;
+        let mut cache_reset = false;
         let mut next_due = sched.pacing.map(|(first, _)| first);
         loop {
             if sh.stopped() {
@@ -88,6 +90,11 @@ impl Worker {
                 break;
             }
             let measuring = from >= sched.measure_start;
+            if measuring && !cache_reset {
+                // Warm-up's cache traffic is left out, as everything else of it.
+                cache_reset = true;
+                self.conn.cache_counters(true);
+            }
             if measuring
                 && sh.events_limit > 0
                 && sh.started.fetch_add(1, Ordering::Relaxed) >= sh.events_limit
@@ -116,9 +123,15 @@ impl Worker {
                 rec.counters.reconnects += reconnects;
             }
         }
+        let cache = if cache_reset {
+            self.conn.cache_counters(false)
+        } else {
+            None
+        };
         self.client
             .finish(self.conn.as_mut())
-            .map_err(|e| self.describe(&e))
+            .map_err(|e| self.describe(&e))?;
+        Ok(cache)
     }
 
     /// Runs one event, retrying it after retryable errors and reconnecting after a lost

@@ -148,6 +148,14 @@ impl Conn for MockConn {
         Ok(Some(MOCK_TABLE_ROWS))
     }
 
+    fn query_rows(
+        &mut self,
+        _sql: &str,
+        _columns: usize,
+    ) -> Result<Vec<Vec<Option<String>>>, DbError> {
+        Ok(Vec::new())
+    }
+
     fn table_exists(&mut self, _name: &str) -> Result<bool, DbError> {
         Ok(true)
     }

@@ -122,6 +122,12 @@ impl fmt::Display for DbError {
 
 impl std::error::Error for DbError {}
 
+/// One row of a text-protocol result set, read lazily: callers that ignore rows pay nothing.
+pub trait TextRow {
+    /// The `i`th value (None: NULL or no such column).
+    fn get(&self, i: usize) -> Option<&[u8]>;
+}
+
 /// A connection used by one client thread.
 pub trait Conn: Send {
     /// Prepares `sql` (with `?` placeholders) for repeated execution on this connection.
@@ -142,6 +148,18 @@ pub trait Conn: Send {
     /// Runs a query returning one value as text (NULL or no row as None).
     fn query_text(&mut self, sql: &str) -> Result<Option<String>, DbError> {
         Ok(self.query_i64(sql)?.map(|v| v.to_string()))
+    }
+    /// Runs a query and returns every row's values as text (NULL as None), `columns` of them.
+    /// For the small monitoring queries (server counters), never on the hot path.
+    fn query_rows(
+        &mut self,
+        sql: &str,
+        columns: usize,
+    ) -> Result<Vec<Vec<Option<String>>>, DbError>;
+    /// This connection's page cache hits, misses and writes since the last reset (SQLite, whose
+    /// page cache is per connection); None where the server keeps the counters.
+    fn cache_counters(&mut self, _reset: bool) -> Option<[u64; 3]> {
+        None
     }
     /// Whether table `name` exists.
     fn table_exists(&mut self, name: &str) -> Result<bool, DbError>;

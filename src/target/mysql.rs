@@ -8,7 +8,8 @@ use mysql::Opts;
 use super::mywire::{Endpoint, Prepared, Wire, WireError};
 use super::server_conn::{Protocol, ServerConn};
 use super::{
-    Conn, DbError, Dialect, ErrorClass, Outcome, Param, RowValue, Target, redact_url, write_tsv_row,
+    Conn, DbError, Dialect, ErrorClass, Outcome, Param, RowValue, Target, TextRow, redact_url,
+    write_tsv_row,
 };
 use crate::error::Error;
 
@@ -88,9 +89,9 @@ impl Protocol for My {
     fn simple(
         &mut self,
         sql: &str,
-        on_row: &mut dyn FnMut(Option<&[u8]>),
+        on_row: &mut dyn FnMut(&dyn TextRow),
     ) -> Result<Outcome, DbError> {
-        self.wire.query(sql, on_row).map_err(classify)
+        self.wire.query(sql, |r| on_row(r)).map_err(classify)
     }
 
     fn table_count_sql(name: &str) -> String {

@@ -70,6 +70,32 @@ pub struct Wire {
     seq: u8,
 }
 
+/// A row packet. Text rows (what `query` returns) are length-encoded values, 0xFB for NULL;
+/// binary rows (prepared statements) are never looked into.
+pub struct MyRow<'a>(&'a [u8]);
+
+impl super::TextRow for MyRow<'_> {
+    fn get(&self, i: usize) -> Option<&[u8]> {
+        let mut at = 0;
+        for n in 0.. {
+            let rest = self.0.get(at..).filter(|r| !r.is_empty())?;
+            let value = if rest[0] == 0xFB {
+                at += 1;
+                None
+            } else {
+                let (len, skip) = lenenc_int(rest);
+                let start = at + skip;
+                at = start + usize::try_from(len).ok()?;
+                Some((start, at))
+            };
+            if n == i {
+                return value.and_then(|(a, b)| self.0.get(a..b));
+            }
+        }
+        None
+    }
+}
+
 fn lenenc_int(b: &[u8]) -> (u64, usize) {
     match b.first() {
         Some(0xFC) if b.len() >= 3 => (u64::from(u16::from_le_bytes([b[1], b[2]])), 3),
@@ -322,7 +348,7 @@ impl Wire {
     /// multi-results.
     fn reply(
         &mut self,
-        mut on_row: impl FnMut(Option<&[u8]>),
+        mut on_row: impl FnMut(&MyRow),
         infile: Option<&[u8]>,
     ) -> Result<Outcome, WireError> {
         let mut out = Outcome::default();
@@ -367,16 +393,9 @@ impl Wire {
                                 break p.get(3..5).map_or(0, |s| u16::from_le_bytes([s[0], s[1]]));
                             }
                             0xFF => return Err(server_error(p)),
-                            first => {
+                            _ => {
                                 out.rows += 1;
-                                // Text rows start with the first value (0xFB: NULL); binary
-                                // rows with 0x00 and a NULL bitmap, never looked into here.
-                                if first == 0xFB {
-                                    on_row(None);
-                                } else {
-                                    let (len, n) = lenenc_int(p);
-                                    on_row(p.get(n..n + len as usize));
-                                }
+                                on_row(&MyRow(p));
                             }
                         }
                     }
@@ -388,12 +407,8 @@ impl Wire {
         }
     }
 
-    /// Runs `sql` as a text query; `on_row` sees each row's first value.
-    pub fn query(
-        &mut self,
-        sql: &str,
-        on_row: impl FnMut(Option<&[u8]>),
-    ) -> Result<Outcome, WireError> {
+    /// Runs `sql` as a text query; `on_row` sees each row.
+    pub fn query(&mut self, sql: &str, on_row: impl FnMut(&MyRow)) -> Result<Outcome, WireError> {
         self.command(0x03);
         self.wbuf.extend_from_slice(sql.as_bytes());
         self.send_packet()?;

@@ -69,6 +69,26 @@ fn be_i32(b: &[u8]) -> i32 {
         .map_or(0, |x| i32::from_be_bytes([x[0], x[1], x[2], x[3]]))
 }
 
+/// A DataRow message's body: a count of values, then each as a length (-1: NULL) and bytes.
+pub struct PgRow<'a>(&'a [u8]);
+
+impl super::TextRow for PgRow<'_> {
+    fn get(&self, i: usize) -> Option<&[u8]> {
+        let count = usize::try_from(be_i16(self.0)).unwrap_or(0);
+        let mut at = 2;
+        for n in 0..count {
+            let len = be_i32(self.0.get(at..)?);
+            at += 4;
+            let value = usize::try_from(len).ok().map(|l| (at, at + l));
+            if n == i {
+                return value.and_then(|(a, b)| self.0.get(a..b));
+            }
+            at = value.map_or(at, |(_, end)| end);
+        }
+        None
+    }
+}
+
 /// The last number of a command tag: `UPDATE 3`, `INSERT 0 1`, `COPY 100`, `SELECT 5`.
 fn tag_count(body: &[u8]) -> u64 {
     let tag = body.strip_suffix(&[0]).unwrap_or(body);
@@ -226,7 +246,7 @@ impl Wire {
 
     /// Reads up to ReadyForQuery, counting rows and the command tag; the first error wins.
     /// `on_row` sees each row's first column.
-    fn collect(&mut self, mut on_row: impl FnMut(Option<&[u8]>)) -> Result<Outcome, WireError> {
+    fn collect(&mut self, mut on_row: impl FnMut(&PgRow)) -> Result<Outcome, WireError> {
         let mut out = Outcome::default();
         let mut error = None;
         loop {
@@ -234,15 +254,7 @@ impl Wire {
             match tag {
                 b'D' => {
                     out.rows += 1;
-                    let body = &self.sock.bytes(range);
-                    if be_i16(body) > 0 {
-                        let len = be_i32(&body[2..]);
-                        on_row(if len >= 0 {
-                            body.get(6..6 + len as usize)
-                        } else {
-                            None
-                        });
-                    }
+                    on_row(&PgRow(self.sock.bytes(range)));
                 }
                 b'C' => out.changed += tag_count(self.sock.bytes(range)),
                 b'E' => error = error.or(Some(server_error(self.sock.bytes(range)))),
@@ -354,12 +366,8 @@ impl Wire {
         self.collect(|_| {})
     }
 
-    /// Runs `sql` with the simple query protocol; `on_row` sees each row's first column.
-    pub fn simple(
-        &mut self,
-        sql: &str,
-        on_row: impl FnMut(Option<&[u8]>),
-    ) -> Result<Outcome, WireError> {
+    /// Runs `sql` with the simple query protocol; `on_row` sees each row.
+    pub fn simple(&mut self, sql: &str, on_row: impl FnMut(&PgRow)) -> Result<Outcome, WireError> {
         let at = begin(&mut self.wbuf, b'Q');
         cstr(&mut self.wbuf, sql);
         end(&mut self.wbuf, at);

@@ -10,7 +10,9 @@ use postgres::Config;
 
 use super::pgwire::{Wire, WireError};
 use super::server_conn::{Protocol, ServerConn};
-use super::{Conn, DbError, Dialect, ErrorClass, Outcome, Param, RowValue, Target, redact_url};
+use super::{
+    Conn, DbError, Dialect, ErrorClass, Outcome, Param, RowValue, Target, TextRow, redact_url,
+};
 use crate::error::Error;
 
 pub struct PostgresTarget {
@@ -108,9 +110,9 @@ impl Protocol for Pg {
     fn simple(
         &mut self,
         sql: &str,
-        on_row: &mut dyn FnMut(Option<&[u8]>),
+        on_row: &mut dyn FnMut(&dyn TextRow),
     ) -> Result<Outcome, DbError> {
-        self.wire.simple(sql, on_row).map_err(classify)
+        self.wire.simple(sql, |r| on_row(r)).map_err(classify)
     }
 
     fn table_count_sql(name: &str) -> String {

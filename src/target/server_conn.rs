@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use super::{Conn, DbError, Outcome, Param, RowValue, StmtId, interpolate};
+use super::{Conn, DbError, Outcome, Param, RowValue, StmtId, TextRow, interpolate};
 
 /// One database's protocol client, as [`ServerConn`] drives it.
 pub trait Protocol: Send {
@@ -15,11 +15,11 @@ pub trait Protocol: Send {
     /// Prepares `sql` (with `?` placeholders) as the `n`th statement of the connection.
     fn prepare(&mut self, n: usize, sql: &str) -> Result<Self::Stmt, DbError>;
     fn execute(&mut self, st: &Self::Stmt, params: &[Param]) -> Result<Outcome, DbError>;
-    /// Runs a text statement; `on_row` sees each row's first value.
+    /// Runs a text statement; `on_row` sees each row.
     fn simple(
         &mut self,
         sql: &str,
-        on_row: &mut dyn FnMut(Option<&[u8]>),
+        on_row: &mut dyn FnMut(&dyn TextRow),
     ) -> Result<Outcome, DbError>;
     /// A query counting the tables called `name` in the current schema or database.
     fn table_count_sql(name: &str) -> String;
@@ -121,13 +121,31 @@ impl<P: Protocol> Conn for ServerConn<P> {
     fn query_text(&mut self, sql: &str) -> Result<Option<String>, DbError> {
         let mut first: Option<Option<String>> = None;
         self.proto
-            .simple(sql, &mut |v| {
+            .simple(sql, &mut |row| {
                 if first.is_none() {
-                    first = Some(v.map(|b| String::from_utf8_lossy(b).into_owned()));
+                    first = Some(row.get(0).map(|b| String::from_utf8_lossy(b).into_owned()));
                 }
             })
             .map_err(|e| e.in_statement(sql))?;
         Ok(first.flatten())
+    }
+
+    fn query_rows(
+        &mut self,
+        sql: &str,
+        columns: usize,
+    ) -> Result<Vec<Vec<Option<String>>>, DbError> {
+        let mut rows = Vec::new();
+        self.proto
+            .simple(sql, &mut |row| {
+                rows.push(
+                    (0..columns)
+                        .map(|i| row.get(i).map(|b| String::from_utf8_lossy(b).into_owned()))
+                        .collect(),
+                );
+            })
+            .map_err(|e| e.in_statement(sql))?;
+        Ok(rows)
     }
 
     fn table_exists(&mut self, name: &str) -> Result<bool, DbError> {
@@ -149,8 +167,9 @@ impl<P: Protocol> Conn for ServerConn<P> {
     fn server_settings(&mut self) -> Result<BTreeMap<String, String>, DbError> {
         let mut out = BTreeMap::new();
         self.proto
-            .simple(P::SETTINGS_SQL, &mut |v| {
-                if let Some((k, v)) = v
+            .simple(P::SETTINGS_SQL, &mut |row| {
+                if let Some((k, v)) = row
+                    .get(0)
                     .map(String::from_utf8_lossy)
                     .as_deref()
                     .and_then(|t| t.split_once('='))

@@ -269,6 +269,55 @@ impl Conn for SqliteConn {
             .map_err(classify)
     }
 
+    fn cache_counters(&mut self, reset: bool) -> Option<[u64; 3]> {
+        use rusqlite::ffi;
+        let conn = self.conn();
+        let mut out = [0u64; 3];
+        for (slot, op) in out.iter_mut().zip([
+            ffi::SQLITE_DBSTATUS_CACHE_HIT,
+            ffi::SQLITE_DBSTATUS_CACHE_MISS,
+            ffi::SQLITE_DBSTATUS_CACHE_WRITE,
+        ]) {
+            let (mut cur, mut high) = (0, 0);
+            // SAFETY: the handle is this open connection's, used from its own thread.
+            let rc = unsafe {
+                ffi::sqlite3_db_status(conn.handle(), op, &mut cur, &mut high, i32::from(reset))
+            };
+            if rc != ffi::SQLITE_OK {
+                return None;
+            }
+            *slot = u64::try_from(cur).unwrap_or(0);
+        }
+        Some(out)
+    }
+
+    fn query_rows(
+        &mut self,
+        sql: &str,
+        columns: usize,
+    ) -> Result<Vec<Vec<Option<String>>>, DbError> {
+        use rusqlite::types::ValueRef;
+        let conn = self.conn();
+        let mut st = conn.prepare(sql).map_err(classify)?;
+        let mut rows = st.query([]).map_err(classify)?;
+        let mut out = Vec::new();
+        while let Some(row) = rows.next().map_err(classify)? {
+            out.push(
+                (0..columns)
+                    .map(|i| match row.get_ref(i).ok()? {
+                        ValueRef::Null => None,
+                        ValueRef::Integer(v) => Some(v.to_string()),
+                        ValueRef::Real(v) => Some(v.to_string()),
+                        ValueRef::Text(t) | ValueRef::Blob(t) => {
+                            Some(String::from_utf8_lossy(t).into_owned())
+                        }
+                    })
+                    .collect(),
+            );
+        }
+        Ok(out)
+    }
+
     fn bulk_load(
         &mut self,
         table: &str,

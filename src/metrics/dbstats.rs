@@ -1,0 +1,317 @@
+//! The server's own counters, snapshotted before and after a step: their deltas, and what they
+//! say per operation (buffer pool hit rate, pages read and written, log bytes).
+//!
+//! PostgreSQL: pg_stat_database (this database), pg_stat_bgwriter, pg_stat_checkpointer and
+//! pg_stat_wal where the server has them, pg_statio_user_tables summed over the tables.
+//! MySQL and MariaDB: SHOW GLOBAL STATUS (numeric values) and SHOW ENGINE INNODB STATUS.
+//! SQLite: the page cache hits, misses and writes of the clients' connections (SQLite keeps
+//! them per connection, so the runner collects them; see `RunOutcome::cache_counters`).
+
+use std::collections::BTreeMap;
+use std::sync::mpsc;
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use crate::target::{Conn, DbError, Target};
+
+/// Numeric counters by `source.name`.
+pub type Counters = BTreeMap<String, f64>;
+
+/// What a step's results keep of the server's counters.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ServerStats {
+    /// After minus before, for every numeric counter (gauges too: their change).
+    pub deltas: Counters,
+    /// `SHOW ENGINE INNODB STATUS` at the end of the step (MySQL, MariaDB).
+    pub innodb_status: Option<String>,
+    /// Share of page requests served from the cache, 0 to 1.
+    pub hit_rate: Option<f64>,
+    pub pages_read_per_op: Option<f64>,
+    pub pages_written_per_op: Option<f64>,
+    /// Write-ahead or redo log bytes per operation.
+    pub log_bytes_per_op: Option<f64>,
+}
+
+/// (query, columns): each query returns rows of (name, value).
+const PG_QUERIES: [&str; 5] = [
+    "SELECT 'pg_stat_database.' || j.key, j.value FROM pg_stat_database d, \
+     json_each_text(row_to_json(d)) j WHERE d.datname = current_database()",
+    "SELECT 'pg_stat_bgwriter.' || j.key, j.value FROM pg_stat_bgwriter d, \
+     json_each_text(row_to_json(d)) j",
+    "SELECT 'pg_stat_checkpointer.' || j.key, j.value FROM pg_stat_checkpointer d, \
+     json_each_text(row_to_json(d)) j",
+    "SELECT 'pg_stat_wal.' || j.key, j.value FROM pg_stat_wal d, json_each_text(row_to_json(d)) j",
+    "SELECT 'pg_statio_user_tables.' || j.key, sum(j.value::numeric)::text \
+     FROM pg_statio_user_tables t, json_each_text(row_to_json(t)) j \
+     WHERE j.key NOT IN ('relid', 'schemaname', 'relname') GROUP BY j.key",
+];
+
+/// PostgreSQL's code for a relation that does not exist (a view of a newer or older version).
+const PG_UNDEFINED_TABLE: &str = "42P01";
+
+/// Reads the server's counters on `conn`; `kind` is the target's kind. Empty for SQLite and the
+/// mock, whose counters come from the clients' connections.
+pub fn snapshot(conn: &mut dyn Conn, kind: &str) -> Result<Counters, DbError> {
+    let mut out = Counters::new();
+    let queries: &[&str] = match kind {
+        "postgres" => &PG_QUERIES,
+        "mysql" => &["SHOW GLOBAL STATUS"],
+        _ => &[],
+    };
+    for sql in queries {
+        let rows = match conn.query_rows(sql, 2) {
+            Ok(rows) => rows,
+            Err(e) if e.code == PG_UNDEFINED_TABLE => continue,
+            Err(e) => return Err(e),
+        };
+        for row in rows {
+            let (Some(Some(name)), Some(Some(value))) = (row.first(), row.get(1)) else {
+                continue;
+            };
+            if let Ok(v) = value.trim().parse::<f64>() {
+                let name = if kind == "mysql" {
+                    format!("global_status.{name}")
+                } else {
+                    name.clone()
+                };
+                out.insert(name, v);
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The InnoDB monitor's text (MySQL and MariaDB), None elsewhere or when it is refused.
+pub fn innodb_status(conn: &mut dyn Conn, kind: &str) -> Option<String> {
+    if kind != "mysql" {
+        return None;
+    }
+    let rows = conn.query_rows("SHOW ENGINE INNODB STATUS", 3).ok()?;
+    rows.into_iter().next()?.into_iter().nth(2).flatten()
+}
+
+/// Deltas and derived figures of one step. `cache` is the clients' page cache counters (SQLite);
+/// `ops` the step's operations (events).
+pub fn figures(
+    kind: &str,
+    before: &Counters,
+    after: &Counters,
+    cache: Option<[u64; 3]>,
+    ops: u64,
+    innodb_status: Option<String>,
+) -> ServerStats {
+    let mut deltas: Counters = after
+        .iter()
+        .map(|(k, v)| (k.clone(), v - before.get(k).copied().unwrap_or(0.0)))
+        .collect();
+    if let Some([hit, miss, write]) = cache {
+        deltas.insert("sqlite.cache_hit".into(), hit as f64);
+        deltas.insert("sqlite.cache_miss".into(), miss as f64);
+        deltas.insert("sqlite.cache_write".into(), write as f64);
+    }
+    let d = |name: &str| deltas.get(name).copied();
+    let sum = |names: &[&str]| -> Option<f64> {
+        let present: Vec<f64> = names.iter().filter_map(|n| d(n)).collect();
+        (!present.is_empty()).then(|| present.iter().sum())
+    };
+    let per_op = |v: Option<f64>| v.filter(|_| ops > 0).map(|v| v / ops as f64);
+    let ratio = |hits: Option<f64>, misses: Option<f64>| match (hits, misses) {
+        (Some(h), Some(m)) if h + m > 0.0 => Some(h / (h + m)),
+        _ => None,
+    };
+    let (hit_rate, read, written, log) = match kind {
+        "postgres" => (
+            ratio(
+                d("pg_stat_database.blks_hit"),
+                d("pg_stat_database.blks_read"),
+            ),
+            d("pg_stat_database.blks_read"),
+            // Up to PostgreSQL 16 the bgwriter view counts all three writers; from 17 the
+            // checkpointer has its own view and the backends' writes moved to pg_stat_io.
+            sum(&[
+                "pg_stat_bgwriter.buffers_checkpoint",
+                "pg_stat_bgwriter.buffers_clean",
+                "pg_stat_bgwriter.buffers_backend",
+                "pg_stat_checkpointer.buffers_written",
+            ]),
+            d("pg_stat_wal.wal_bytes"),
+        ),
+        "mysql" => {
+            let requests = d("global_status.Innodb_buffer_pool_read_requests");
+            let misses = d("global_status.Innodb_buffer_pool_reads");
+            (
+                requests
+                    .zip(misses)
+                    .filter(|(r, _)| *r > 0.0)
+                    .map(|(r, m)| (1.0 - m / r).max(0.0)),
+                d("global_status.Innodb_pages_read"),
+                d("global_status.Innodb_pages_written"),
+                d("global_status.Innodb_os_log_written")
+                    .or_else(|| d("global_status.Innodb_lsn_current")),
+            )
+        }
+        _ => (
+            ratio(d("sqlite.cache_hit"), d("sqlite.cache_miss")),
+            d("sqlite.cache_miss"),
+            d("sqlite.cache_write"),
+            None,
+        ),
+    };
+    ServerStats {
+        hit_rate,
+        pages_read_per_op: per_op(read),
+        pages_written_per_op: per_op(written),
+        log_bytes_per_op: per_op(log),
+        deltas,
+        innodb_status,
+    }
+}
+
+/// Takes the "before" snapshot on its own connection once warm-up is over, while the clients
+/// run; `finish` takes the "after" one.
+pub struct Probe {
+    kind: &'static str,
+    /// Other client backends before the run (PostgreSQL).
+    baseline: i64,
+    stop: mpsc::Sender<()>,
+    thread: JoinHandle<Result<(Box<dyn Conn>, Counters), DbError>>,
+}
+
+impl Probe {
+    /// Connects now (so that a server that refuses fails the step before it runs nothing), and
+    /// snapshots after `delay`.
+    pub fn start(target: &dyn Target, delay: Duration) -> Result<Probe, DbError> {
+        let kind = target.kind();
+        let mut conn = target.connect()?;
+        let baseline = if kind == "postgres" {
+            conn.query_i64(PG_OTHER_BACKENDS)?.unwrap_or(0)
+        } else {
+            0
+        };
+        let (stop, stopped) = mpsc::channel::<()>();
+        let thread = std::thread::spawn(move || {
+            // Woken early when the run ends within its warm-up.
+            let _ = stopped.recv_timeout(delay);
+            let before = snapshot(conn.as_mut(), kind)?;
+            Ok((conn, before))
+        });
+        Ok(Probe {
+            kind,
+            baseline,
+            stop,
+            thread,
+        })
+    }
+
+    /// The step's figures; `cache` and `ops` as for [`figures`].
+    pub fn finish(self, cache: Option<[u64; 3]>, ops: u64) -> Result<ServerStats, DbError> {
+        let _ = self.stop.send(());
+        let (mut conn, before) = self.thread.join().unwrap_or_else(|_| {
+            Err(DbError::new(
+                crate::target::ErrorClass::Fatal,
+                "probe",
+                "the counter probe stopped",
+            ))
+        })?;
+        if self.kind == "postgres" {
+            settle_pg_backends(conn.as_mut(), self.baseline);
+        }
+        let after = snapshot(conn.as_mut(), self.kind)?;
+        let status = innodb_status(conn.as_mut(), self.kind);
+        Ok(figures(self.kind, &before, &after, cache, ops, status))
+    }
+}
+
+/// Client backends of this database other than the asking one.
+const PG_OTHER_BACKENDS: &str = "SELECT count(*) FROM pg_stat_activity \
+    WHERE datname = current_database() AND backend_type = 'client backend' \
+    AND pid <> pg_backend_pid()";
+
+/// PostgreSQL backends report their counters when they exit: wait (up to 2 s) for the clients'
+/// backends to be gone so that the "after" snapshot holds what they did.
+fn settle_pg_backends(conn: &mut dyn Conn, baseline: i64) {
+    for _ in 0..40 {
+        if conn
+            .query_i64(PG_OTHER_BACKENDS)
+            .ok()
+            .flatten()
+            .unwrap_or(0)
+            <= baseline
+        {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let _ = conn.batch("SELECT pg_stat_clear_snapshot()");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn counters(pairs: &[(&str, f64)]) -> Counters {
+        pairs.iter().map(|(k, v)| (k.to_string(), *v)).collect()
+    }
+
+    #[test]
+    fn postgres_figures_come_from_deltas() {
+        let before = counters(&[
+            ("pg_stat_database.blks_hit", 1000.0),
+            ("pg_stat_database.blks_read", 10.0),
+            ("pg_stat_bgwriter.buffers_clean", 5.0),
+            ("pg_stat_bgwriter.buffers_checkpoint", 0.0),
+            ("pg_stat_wal.wal_bytes", 1e6),
+        ]);
+        let after = counters(&[
+            ("pg_stat_database.blks_hit", 1900.0),
+            ("pg_stat_database.blks_read", 110.0),
+            ("pg_stat_bgwriter.buffers_clean", 25.0),
+            ("pg_stat_bgwriter.buffers_checkpoint", 30.0),
+            ("pg_stat_wal.wal_bytes", 1.5e6),
+        ]);
+        let s = figures("postgres", &before, &after, None, 100, None);
+        assert_eq!(s.deltas["pg_stat_database.blks_hit"], 900.0);
+        assert_eq!(s.hit_rate, Some(0.9));
+        assert_eq!(s.pages_read_per_op, Some(1.0));
+        assert_eq!(s.pages_written_per_op, Some(0.5));
+        assert_eq!(s.log_bytes_per_op, Some(5000.0));
+    }
+
+    #[test]
+    fn mysql_hit_rate_is_one_minus_disk_reads_over_requests() {
+        let before = counters(&[
+            ("global_status.Innodb_buffer_pool_read_requests", 0.0),
+            ("global_status.Innodb_buffer_pool_reads", 0.0),
+            ("global_status.Innodb_pages_written", 7.0),
+        ]);
+        let after = counters(&[
+            ("global_status.Innodb_buffer_pool_read_requests", 400.0),
+            ("global_status.Innodb_buffer_pool_reads", 4.0),
+            ("global_status.Innodb_pages_written", 27.0),
+            ("global_status.Innodb_lsn_current", 2000.0),
+        ]);
+        let s = figures("mysql", &before, &after, None, 10, Some("x".into()));
+        assert_eq!(s.hit_rate, Some(0.99));
+        assert_eq!(s.pages_written_per_op, Some(2.0));
+        // Innodb_os_log_written missing: the LSN's advance is the log written.
+        assert_eq!(s.log_bytes_per_op, Some(200.0));
+        assert_eq!(s.pages_read_per_op, None);
+        assert_eq!(s.innodb_status.as_deref(), Some("x"));
+    }
+
+    #[test]
+    fn sqlite_figures_come_from_the_connections() {
+        let none = Counters::new();
+        let s = figures("sqlite", &none, &none, Some([75, 25, 50]), 50, None);
+        assert_eq!(s.hit_rate, Some(0.75));
+        assert_eq!(s.pages_read_per_op, Some(0.5));
+        assert_eq!(s.pages_written_per_op, Some(1.0));
+        assert_eq!(s.log_bytes_per_op, None);
+        // No operations: nothing per operation.
+        let s = figures("sqlite", &none, &none, Some([1, 1, 1]), 0, None);
+        assert_eq!(s.pages_read_per_op, None);
+    }
+}
