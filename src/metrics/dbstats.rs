@@ -170,6 +170,9 @@ pub fn figures(
     }
 }
 
+/// The probe's connection and the counters it read before the run.
+type Before = (Box<dyn Conn>, Counters);
+
 /// Takes the "before" snapshot on its own connection once warm-up is over, while the clients
 /// run; `finish` takes the "after" one.
 pub struct Probe {
@@ -177,7 +180,7 @@ pub struct Probe {
     /// Other client backends before the run (PostgreSQL).
     baseline: i64,
     stop: mpsc::Sender<()>,
-    thread: JoinHandle<Result<(Box<dyn Conn>, Counters), DbError>>,
+    thread: JoinHandle<Result<Before, DbError>>,
 }
 
 impl Probe {
