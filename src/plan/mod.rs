@@ -2,6 +2,8 @@
 //! and turned into the options the workload and the runner use. Every check here runs before
 //! any table is touched.
 
+pub mod sweep;
+
 use std::path::PathBuf;
 
 use serde::Serialize;

@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 use crate::error::Error;
 
 /// Which server to start.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]
 pub enum ServerKind {
     Postgres,

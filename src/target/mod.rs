@@ -254,6 +254,18 @@ impl RowValue {
     }
 }
 
+/// Checks a target URL as `open` would, without connecting or creating anything.
+pub fn check_url(url: &str) -> Result<(), String> {
+    let o = OpenOptions {
+        create: true,
+        text_statements: false,
+    };
+    open(url, o).map(drop).map_err(|e| {
+        let m = e.to_string();
+        m.strip_prefix("--target ").map_or(m.clone(), str::to_string)
+    })
+}
+
 /// Opens the target named by `--target`.
 pub fn open(url: &str, o: OpenOptions) -> Result<Box<dyn Target>, Error> {
     let scheme = url.split_once("://").map(|(s, _)| s);
