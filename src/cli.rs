@@ -28,8 +28,80 @@ pub enum Command {
     Run(Opts),
     /// Drop the tables of a workload (only sbtest tables)
     Cleanup(Opts),
+    /// Run a plan: steps x configurations x client counts, one results file per step
+    Sweep(SweepOpts),
     /// List the built-in workloads
     Workloads,
+}
+
+/// Client counts, as `--clients 1,4,16` gives them.
+#[derive(Clone, Debug)]
+pub struct ClientList(pub Vec<u32>);
+
+/// A comma-separated list of client counts.
+fn parse_clients(s: &str) -> Result<ClientList, String> {
+    s.split(',')
+        .map(|c| {
+            c.trim()
+                .parse::<u32>()
+                .ok()
+                .filter(|n| *n > 0)
+                .ok_or_else(|| format!("'{c}' is not a client count (a whole number of 1 or more)"))
+        })
+        .collect::<Result<_, _>>()
+        .map(ClientList)
+}
+
+/// `dbsweep sweep`: a plan, where to write, and what the command line changes in the plan.
+#[derive(Debug, Args)]
+pub struct SweepOpts {
+    /// A plan file (TOML) or a built-in plan: quick (the default) or small
+    pub plan: Option<String>,
+    /// Directory for the sweep's files (default: sweep-PLAN-DATE-TIME)
+    #[arg(long)]
+    pub output: Option<PathBuf>,
+    /// Continue the interrupted sweep in this directory, skipping finished steps
+    #[arg(long, value_name = "DIR")]
+    pub resume: Option<PathBuf>,
+    /// Print the schedule and its estimated duration, run nothing
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Stop at the first failed step (by default it is recorded and the sweep goes on)
+    #[arg(long)]
+    pub fail_fast: bool,
+    /// Let load steps drop and reload sbtest tables of a database given by --target
+    #[arg(long)]
+    pub force: bool,
+    /// Leave the managed servers' data directories in place
+    #[arg(long)]
+    pub keep: bool,
+    /// Run every cell on this database instead of the plan's targets
+    #[arg(long)]
+    pub target: Option<String>,
+    /// Run every cell on a fresh managed server of this kind instead of the plan's targets
+    #[arg(long, value_enum, conflicts_with = "target")]
+    pub server: Option<ServerKind>,
+    /// Client counts, comma-separated (e.g. 1,4,16)
+    #[arg(long, value_parser = parse_clients)]
+    pub clients: Option<ClientList>,
+    /// Number of tables
+    #[arg(long)]
+    pub tables: Option<u32>,
+    /// Rows per table
+    #[arg(long)]
+    pub table_size: Option<u64>,
+    /// Seconds of each read step (R)
+    #[arg(long)]
+    pub read_time: Option<f64>,
+    /// Seconds of each write step (W)
+    #[arg(long)]
+    pub write_time: Option<f64>,
+    /// Seconds of each warm-up step
+    #[arg(long)]
+    pub warmup_time: Option<f64>,
+    /// Seconds of each postwrite pause
+    #[arg(long)]
+    pub postwrite_pause: Option<f64>,
 }
 
 /// sysbench-style booleans: on/off, true/false, yes/no, 1/0; a bare flag means on.

@@ -9,6 +9,7 @@ pub mod plan;
 pub mod results;
 pub mod runner;
 pub mod server;
+pub mod sweep;
 pub mod target;
 pub mod workload;
 
@@ -84,6 +85,29 @@ pub fn run(cli: Cli) -> Result<Outcome, Error> {
             Ok(Outcome::Done)
         }
         Command::Run(o) => run_workload(&RunPlan::from_opts(&o)?),
+        Command::Sweep(o) => {
+            let clients = o.clients.map(|c| c.0);
+            sweep::run(sweep::SweepArgs {
+                plan: o.plan,
+                output: o.output,
+                resume: o.resume,
+                dry_run: o.dry_run,
+                fail_fast: o.fail_fast,
+                force: o.force,
+                keep: o.keep,
+                overrides: plan::sweep::Overrides {
+                    target: o.target,
+                    server: o.server,
+                    clients,
+                    tables: o.tables,
+                    table_size: o.table_size,
+                    read_time: o.read_time,
+                    write_time: o.write_time,
+                    warmup_time: o.warmup_time,
+                    postwrite_pause: o.postwrite_pause,
+                },
+            })
+        }
     }
 }
 
@@ -199,7 +223,7 @@ pub(crate) fn load(
     )
 }
 
-fn load_line(l: &LoadReport) -> String {
+pub(crate) fn load_line(l: &LoadReport) -> String {
     format!(
         "Loaded {} rows into {} table(s) in {:.2}s: {:.0} rows/s (dbsweep used {:.2} CPU s)",
         l.rows, l.tables, l.seconds, l.rows_per_s, l.client_cpu_s
@@ -224,9 +248,14 @@ fn run_workload(plan: &RunPlan) -> Result<Outcome, Error> {
     } else {
         None
     };
-    let results = measure(plan, &db, workload.as_ref(), prepared, &mut |iv| {
-        eprintln!("{}", output::interval_line(iv));
-    })?;
+    let results = measure(
+        plan,
+        &db,
+        workload.as_ref(),
+        prepared,
+        &mut |iv| eprintln!("{}", output::interval_line(iv)),
+        &|s| eprintln!("{s}"),
+    )?;
     print!("{}", output::summary(&results));
     if let Some(out) = out {
         let path = out.path().display().to_string();
@@ -251,6 +280,7 @@ pub(crate) fn measure(
     workload: &dyn Workload,
     prepared: Option<LoadReport>,
     on_interval: &mut dyn FnMut(&runner::Interval),
+    say: &dyn Fn(&str),
 ) -> Result<Results, Error> {
     let target = db.target.as_ref();
     let url = target.display_url();
@@ -267,14 +297,14 @@ pub(crate) fn measure(
         .map_err(|e| Error::db(&url, e))?;
     let settings = conn.server_settings().map_err(|e| Error::db(&url, e))?;
     drop(conn);
-    eprintln!(
+    say(&format!(
         "dbsweep {}: {} on {url} ({} {version}), {} thread(s), seed {}",
         env!("CARGO_PKG_VERSION"),
         workload.name(),
         target.kind(),
         plan.runner.threads,
         plan.runner.rand_seed
-    );
+    ));
     let started_at = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());
@@ -300,7 +330,9 @@ pub(crate) fn measure(
     match server_stats {
         Ok(s) => results.server_stats = Some(s),
         // The measurement stands without them; a server gone at the end is said by the run.
-        Err(e) => eprintln!("warning: could not read the server's counters on {url}: {e}"),
+        Err(e) => say(&format!(
+            "warning: could not read the server's counters on {url}: {e}"
+        )),
     }
     Ok(results)
 }

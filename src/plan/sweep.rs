@@ -204,7 +204,10 @@ pub struct Cell<'a> {
 impl Cell<'_> {
     /// `target.config.cN`: the cell's directory name.
     pub fn id(&self) -> String {
-        format!("{}.{}.c{}", self.target.name, self.config.name, self.clients)
+        format!(
+            "{}.{}.c{}",
+            self.target.name, self.config.name, self.clients
+        )
     }
 }
 
@@ -592,7 +595,10 @@ fn check_seconds(src: &Source, key: &str, v: f64, min: f64) -> Result<(), Error>
     if v.is_finite() && v >= min {
         Ok(())
     } else {
-        Err(src.key_error(key, format!("{v} must be a number of seconds of {min} or more")))
+        Err(src.key_error(
+            key,
+            format!("{v} must be a number of seconds of {min} or more"),
+        ))
     }
 }
 
@@ -694,7 +700,9 @@ fn validate(src: &Source, file: PlanFile) -> Result<Sweep, Error> {
             let v = option_value(v).ok_or_else(|| {
                 src.error(
                     span.clone(),
-                    format!("configs.{name}: setting {k}: a value must be a string, number or boolean"),
+                    format!(
+                        "configs.{name}: setting {k}: a value must be a string, number or boolean"
+                    ),
                 )
             })?;
             crate::server::parse_setting(&format!("{k}={v}"))
@@ -844,7 +852,11 @@ fn validate(src: &Source, file: PlanFile) -> Result<Sweep, Error> {
 pub fn sqlite_url(url: &str, settings: &[(String, String)]) -> String {
     let mut out = url.to_string();
     for (i, (k, v)) in settings.iter().enumerate() {
-        let sep = if i == 0 && !url.contains('?') { '?' } else { '&' };
+        let sep = if i == 0 && !url.contains('?') {
+            '?'
+        } else {
+            '&'
+        };
         let _ = write!(out, "{sep}{k}={v}");
     }
     out
@@ -891,13 +903,18 @@ mod tests {
 
     #[test]
     fn errors_name_the_line() {
-        let text = format!("clients = [1]\n\n{ONE_STEP}\n[[steps]]\nworkload = \"nope\"\nclass = \"read\"\n");
+        let text = format!(
+            "clients = [1]\n\n{ONE_STEP}\n[[steps]]\nworkload = \"nope\"\nclass = \"read\"\n"
+        );
         let e = err(&text);
         assert!(e.starts_with("p.toml:7:"), "{e}");
         assert!(e.contains("nope"), "{e}");
 
         let e = err(&format!("{ONE_STEP}options = {{ range_size = 0 }}\n"));
-        assert!(e.starts_with("p.toml:1:") && e.contains("range-size"), "{e}");
+        assert!(
+            e.starts_with("p.toml:1:") && e.contains("range-size"),
+            "{e}"
+        );
 
         let e = err(&format!("{ONE_STEP}options = {{ threads = 4 }}\n"));
         assert!(e.contains("the sweep sets it"), "{e}");
@@ -927,7 +944,10 @@ mod tests {
         let e = err(&format!(
             "[[targets]]\nurl = \"postgres://u@h/db\"\n[configs.big]\nsettings = {{ shared_buffers = \"1GB\" }}\n{ONE_STEP}"
         ));
-        assert!(e.starts_with("p.toml:3:") && e.contains("managed server"), "{e}");
+        assert!(
+            e.starts_with("p.toml:3:") && e.contains("managed server"),
+            "{e}"
+        );
         let e = err(&format!("[[targets]]\nurl = \"oracle://x\"\n{ONE_STEP}"));
         assert!(e.starts_with("p.toml:1:"), "{e}");
         let e = err(&format!("[[targets]]\nname = \"a\"\n{ONE_STEP}"));
@@ -945,7 +965,15 @@ mod tests {
         )
         .unwrap();
         let ids: Vec<String> = s.cells().iter().map(Cell::id).collect();
-        assert_eq!(ids, ["mariadb.a.c1", "mariadb.a.c4", "mariadb.b.c1", "mariadb.b.c4"]);
+        assert_eq!(
+            ids,
+            [
+                "mariadb.a.c1",
+                "mariadb.a.c4",
+                "mariadb.b.c1",
+                "mariadb.b.c4"
+            ]
+        );
         assert_eq!(s.configs[0].memory_limit, Some(1 << 30));
     }
 
@@ -958,7 +986,9 @@ mod tests {
             table_size: Some(500),
             ..Overrides::default()
         };
-        let text = format!("options = {{ range_size = 7, skip_trx = true }}\n{ONE_STEP}options = {{ range-size = 9 }}\n");
+        let text = format!(
+            "options = {{ range_size = 7, skip_trx = true }}\n{ONE_STEP}options = {{ range-size = 9 }}\n"
+        );
         let s = Sweep::parse("p", &text, &o).unwrap();
         assert_eq!(s.targets[0].spec, TargetSpec::Managed(ServerKind::Postgres));
         let plan = s.step_plan(&s.steps[0], 2, "sqlite://x.db").unwrap();

@@ -265,8 +265,9 @@ impl ResultsFile {
         &self.path
     }
 
-    /// Writes `results`, syncs, and renames the file into place.
-    pub fn commit(mut self, results: &Results) -> Result<(), Error> {
+    /// Writes `results` (or any record of the same family), syncs, and renames the file into
+    /// place.
+    pub fn commit<T: Serialize>(mut self, results: &T) -> Result<(), Error> {
         let fail = |e: std::io::Error| {
             Error::Run(format!("writing results to {}: {e}", self.path.display()))
         };
@@ -278,6 +279,70 @@ impl ResultsFile {
         drop(file);
         fs::rename(&self.tmp, &self.path).map_err(fail)
     }
+}
+
+/// Writes `value` as JSON at `path` atomically.
+pub fn write_atomic<T: Serialize>(path: &Path, value: &T) -> Result<(), Error> {
+    ResultsFile::create(path)?.commit(value)
+}
+
+/// What a sweep step did: one file per step in `steps/CELL/NN-NAME.json` of a sweep directory.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StepRecord {
+    pub schema_version: u32,
+    /// The plan's name.
+    pub sweep: String,
+    /// `target.config.cN`.
+    pub cell: String,
+    pub target: String,
+    pub config: String,
+    pub clients: u32,
+    /// 1-based position in the plan.
+    pub index: usize,
+    pub name: String,
+    /// `run`, `load` or `pause`.
+    pub kind: String,
+    /// `read`, `write` or `warmup` (run steps).
+    pub class: Option<String>,
+    /// Whether reports show it (warm-up steps are not).
+    pub reported: bool,
+    /// `ok`, `failed` or `interrupted`.
+    pub status: String,
+    pub error: Option<String>,
+    pub started_at: u64,
+    pub seconds: f64,
+    /// What was done besides the step itself (caches dropped, tables reloaded on resume...).
+    pub notes: Vec<String>,
+    /// A run step's results, as `dbsweep run --output` writes them.
+    pub results: Option<Results>,
+    /// A load step's report and hardware figures (per row loaded).
+    pub load: Option<LoadReport>,
+    pub load_hw: Option<crate::metrics::hw::HwFigures>,
+    pub pause: Option<PauseReport>,
+}
+
+impl StepRecord {
+    pub fn read(path: &Path) -> Result<StepRecord, Error> {
+        let text = fs::read_to_string(path)
+            .map_err(|e| Error::Usage(format!("{}: {e}", path.display())))?;
+        serde_json::from_str(&text).map_err(|e| {
+            Error::Usage(format!(
+                "{}: not a dbsweep step record: {e}",
+                path.display()
+            ))
+        })
+    }
+}
+
+/// What a pause step did.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PauseReport {
+    pub planned_s: f64,
+    /// The maintenance done first (VACUUM, CHECKPOINT, flushing, ANALYZE...).
+    pub actions: Vec<String>,
+    pub warnings: Vec<String>,
 }
 
 impl Drop for ResultsFile {

@@ -15,6 +15,11 @@ use crate::error::Error;
 pub const USER: &str = "sbtest";
 pub const DATABASE: &str = "sbtest";
 
+/// The server binary's version line.
+pub(super) fn version(kind: ServerKind) -> Result<String, Error> {
+    Ok(version_of(&server_binary(kind)?))
+}
+
 fn server_binary(kind: ServerKind) -> Result<PathBuf, Error> {
     let names: &[&str] = if kind == ServerKind::Mysql {
         &["mysqld"]

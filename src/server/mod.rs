@@ -2,6 +2,7 @@
 //! binaries, in a fresh data directory, on a free loopback port, with the settings a plan asks
 //! for; stopped and removed on every exit path unless `--keep`.
 
+pub mod cgroup;
 mod mariadb;
 mod postgres;
 
@@ -16,7 +17,9 @@ use std::time::{Duration, Instant};
 use crate::error::Error;
 
 /// Which server to start.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize, clap::ValueEnum)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize, clap::ValueEnum,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum ServerKind {
     Postgres,
@@ -37,6 +40,15 @@ pub struct ServerSpec {
 const READY_TIMEOUT: Duration = Duration::from_secs(120);
 /// How long a server may take to shut down before it is killed.
 const STOP_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// The version line of the server binary that `--server kind` would start; an error that
+/// names the package to install when there is none.
+pub fn binary_version(kind: ServerKind) -> Result<String, Error> {
+    match kind {
+        ServerKind::Postgres => postgres::version(),
+        ServerKind::Mariadb | ServerKind::Mysql => mariadb::version(kind),
+    }
+}
 
 /// Servers that this process started, for the second Ctrl-C (which exits at once).
 static RUNNING: Mutex<Vec<(u32, Option<PathBuf>)>> = Mutex::new(Vec::new());

@@ -17,6 +17,11 @@ use crate::error::Error;
 pub const USER: &str = "sbtest";
 pub const DATABASE: &str = "sbtest";
 
+/// The server binary's version line.
+pub(super) fn version() -> Result<String, Error> {
+    Ok(version_of(&bindir()?.join("postgres")))
+}
+
 /// The directory with initdb and postgres: the newest Debian cluster version, else PATH.
 fn bindir() -> Result<PathBuf, Error> {
     let mut versions: Vec<(u32, PathBuf)> = fs::read_dir("/usr/lib/postgresql")

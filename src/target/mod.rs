@@ -262,7 +262,8 @@ pub fn check_url(url: &str) -> Result<(), String> {
     };
     open(url, o).map(drop).map_err(|e| {
         let m = e.to_string();
-        m.strip_prefix("--target ").map_or(m.clone(), str::to_string)
+        m.strip_prefix("--target ")
+            .map_or(m.clone(), str::to_string)
     })
 }
 

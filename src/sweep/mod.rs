@@ -1,0 +1,716 @@
+//! `dbsweep sweep`: runs a plan's steps for every target x configuration x client count (a
+//! "cell": a fresh managed server, or a fresh SQLite file), writing one record per step as it
+//! ends, so that a crash loses at most the step that was running and `--resume` goes on from
+//! there.
+//!
+//! A sweep directory holds `plan.toml` (the resolved plan), `environment.json`, and
+//! `steps/CELL/NN-NAME.json` for every step.
+
+mod env;
+mod pause;
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+use crate::error::Error;
+use crate::metrics::hw::Sampler;
+use crate::plan::sweep::{Cell, Class, Overrides, Pause, Step, StepKind, Sweep, TargetSpec};
+use crate::results::{SCHEMA_VERSION, StepRecord, write_atomic};
+use crate::server::cgroup::MemoryCgroup;
+use crate::server::{ManagedServer, ServerKind, ServerSpec};
+use crate::target::{self, OpenOptions};
+use crate::workload::PsMode;
+use crate::{Db, INTERRUPT, Outcome, output};
+
+/// What `dbsweep sweep` was asked.
+#[derive(Debug, Default)]
+pub struct SweepArgs {
+    /// A plan file or a built-in plan's name; None: `quick`.
+    pub plan: Option<String>,
+    pub output: Option<PathBuf>,
+    pub resume: Option<PathBuf>,
+    pub dry_run: bool,
+    pub fail_fast: bool,
+    /// Let load steps drop and reload sbtest tables of a database given by URL.
+    pub force: bool,
+    /// Keep the managed servers' data directories.
+    pub keep: bool,
+    pub overrides: Overrides,
+}
+
+const PLAN_FILE: &str = "plan.toml";
+
+fn now_s() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
+/// `YYYYmmdd-HHMMSS` in UTC, for default directory names.
+fn stamp(epoch: u64) -> String {
+    let (days, secs) = ((epoch / 86_400) as i64, epoch % 86_400);
+    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!(
+        "{y:04}{m:02}{d:02}-{:02}{:02}{:02}",
+        secs / 3600,
+        secs / 60 % 60,
+        secs % 60
+    )
+}
+
+/// Runs (or, with `--dry-run`, shows) a sweep.
+pub fn run(args: SweepArgs) -> Result<Outcome, Error> {
+    let (sweep, dir) = match &args.resume {
+        Some(dir) => {
+            if args.plan.is_some() || args.output.is_some() {
+                return Err(Error::Usage(
+                    "--resume DIR: the plan and the directory are the saved ones; give neither a PLAN nor --output".into(),
+                ));
+            }
+            let path = dir.join(PLAN_FILE);
+            if !path.is_file() {
+                return Err(Error::Usage(format!(
+                    "--resume {}: not a sweep directory (no {PLAN_FILE})",
+                    dir.display()
+                )));
+            }
+            let text = fs::read_to_string(&path)
+                .map_err(|e| Error::Usage(format!("{}: {e}", path.display())))?;
+            let sweep = Sweep::parse(&path.display().to_string(), &text, &args.overrides)?;
+            (sweep, dir.clone())
+        }
+        None => {
+            let plan = args.plan.as_deref().unwrap_or("quick");
+            let sweep = Sweep::load(plan, &args.overrides)?;
+            let dir = args.output.clone().unwrap_or_else(|| {
+                PathBuf::from(format!("sweep-{}-{}", sweep.file.name, stamp(now_s())))
+            });
+            (sweep, dir)
+        }
+    };
+    if args.dry_run {
+        print!("{}", sweep.schedule());
+        return Ok(Outcome::Done);
+    }
+    let servers = check_servers(&sweep)?;
+    if args.resume.is_none() {
+        create_dir(&dir)?;
+        let text = toml::to_string(&sweep.file).expect("a plan serialises");
+        let path = dir.join(PLAN_FILE);
+        fs::write(&path, text)
+            .map_err(|e| Error::Run(format!("cannot write {}: {e}", path.display())))?;
+    }
+    let started_at = now_s();
+    let env_name = if dir.join("environment.json").exists() {
+        format!("environment.resumed-{started_at}.json")
+    } else {
+        "environment.json".into()
+    };
+    write_atomic(&dir.join(env_name), &env::gather(&dir, servers, started_at))?;
+    Runner::new(&sweep, &dir, &args).run()
+}
+
+/// Every managed server kind of the plan must be installed: found out before anything runs.
+fn check_servers(sweep: &Sweep) -> Result<BTreeMap<String, String>, Error> {
+    let mut out = BTreeMap::new();
+    for t in &sweep.targets {
+        if let TargetSpec::Managed(kind) = t.spec {
+            let version = crate::server::binary_version(kind)?;
+            out.insert(format!("{kind:?}").to_lowercase(), version);
+        }
+    }
+    Ok(out)
+}
+
+fn create_dir(dir: &Path) -> Result<(), Error> {
+    let bad = |why: String| Error::Usage(format!("--output {}: {why}", dir.display()));
+    if dir.exists() {
+        let empty = fs::read_dir(dir)
+            .map_err(|e| bad(e.to_string()))?
+            .next()
+            .is_none();
+        if !empty {
+            return Err(bad(if dir.join(PLAN_FILE).exists() {
+                "a sweep is already there; continue it with --resume".into()
+            } else {
+                "the directory is not empty".into()
+            }));
+        }
+    }
+    fs::create_dir_all(dir.join("steps")).map_err(|e| bad(format!("cannot create it: {e}")))
+}
+
+/// One progress bar for the whole sweep, in estimated seconds; lines go above it.
+struct Progress {
+    bar: ProgressBar,
+    /// Estimated seconds of the steps already done or skipped.
+    done: f64,
+}
+
+impl Progress {
+    fn new(total: f64) -> Progress {
+        let bar = ProgressBar::with_draw_target(
+            Some(total.ceil().max(1.0) as u64),
+            ProgressDrawTarget::stderr(),
+        );
+        bar.set_style(
+            ProgressStyle::with_template(
+                "{elapsed_precise} [{bar:30}] {percent:>3}% ETA {eta_precise}  {msg}",
+            )
+            .expect("a valid template")
+            .progress_chars("=> "),
+        );
+        bar.enable_steady_tick(Duration::from_millis(500));
+        Progress { bar, done: 0.0 }
+    }
+
+    /// Prints a line above the bar (also when stderr is not a terminal and the bar is hidden).
+    fn say(&self, line: &str) {
+        self.bar.suspend(|| eprintln!("{line}"));
+    }
+
+    fn within_step(&self, elapsed: f64, estimate: f64) {
+        self.bar
+            .set_position((self.done + elapsed.min(estimate)).round() as u64);
+    }
+
+    fn advance(&mut self, estimate: f64) {
+        self.done += estimate;
+        self.bar.set_position(self.done.round() as u64);
+    }
+}
+
+/// A cell's database: the target (and the managed server behind it), its memory cgroup, and
+/// the SQLite file dbsweep created for it.
+struct CellDb {
+    db: Db,
+    /// Held until the server has stopped (dropped after `db`), then removed.
+    _cgroup: Option<MemoryCgroup>,
+    sqlite_file: Option<PathBuf>,
+    url: String,
+    /// Whether dbsweep created this database (a load may then drop its sbtest tables).
+    own: bool,
+    notes: Vec<String>,
+}
+
+impl CellDb {
+    /// Removes the SQLite file of a finished cell.
+    fn finish(self, completed: bool) {
+        let file = self.sqlite_file.clone();
+        drop(self);
+        if let (Some(f), true) = (file, completed) {
+            for suffix in ["", "-wal", "-shm"] {
+                let mut p = f.clone().into_os_string();
+                p.push(suffix);
+                let _ = fs::remove_file(p);
+            }
+        }
+    }
+}
+
+struct Runner<'a> {
+    sweep: &'a Sweep,
+    dir: &'a Path,
+    args: &'a SweepArgs,
+    progress: Progress,
+    ok: usize,
+    failed: usize,
+    skipped: usize,
+    summary: Vec<String>,
+}
+
+impl<'a> Runner<'a> {
+    fn new(sweep: &'a Sweep, dir: &'a Path, args: &'a SweepArgs) -> Runner<'a> {
+        let total: f64 = sweep
+            .cells()
+            .iter()
+            .map(|c| {
+                Sweep::cell_overhead(c) + sweep.steps.iter().map(|s| sweep.estimate(s)).sum::<f64>()
+            })
+            .sum();
+        Runner {
+            sweep,
+            dir,
+            args,
+            progress: Progress::new(total),
+            ok: 0,
+            failed: 0,
+            skipped: 0,
+            summary: Vec::new(),
+        }
+    }
+
+    fn step_path(&self, cell: &Cell, i: usize, step: &Step) -> PathBuf {
+        self.dir
+            .join("steps")
+            .join(cell.id())
+            .join(format!("{:02}-{}.json", i + 1, step.name))
+    }
+
+    /// Whether a step already has a record that `--resume` keeps (done or failed, not
+    /// interrupted).
+    fn finished(&self, cell: &Cell, i: usize, step: &Step) -> bool {
+        StepRecord::read(&self.step_path(cell, i, step)).is_ok_and(|r| r.status != "interrupted")
+    }
+
+    fn run(mut self) -> Result<Outcome, Error> {
+        let sweep = self.sweep;
+        self.progress.say(&format!(
+            "sweep {} into {}",
+            sweep.file.name,
+            self.dir.display()
+        ));
+        let mut stop = false;
+        for cell in sweep.cells() {
+            let pending: Vec<usize> = (0..sweep.steps.len())
+                .filter(|&i| !self.finished(&cell, i, &sweep.steps[i]))
+                .collect();
+            let cell_estimate: f64 = sweep.steps.iter().map(|s| sweep.estimate(s)).sum();
+            if stop || pending.is_empty() {
+                self.skipped += sweep.steps.len() - pending.len();
+                self.progress
+                    .advance(cell_estimate + Sweep::cell_overhead(&cell));
+                continue;
+            }
+            for i in 0..pending[0] {
+                self.skipped += 1;
+                self.progress.advance(sweep.estimate(&sweep.steps[i]));
+            }
+            fs::create_dir_all(self.dir.join("steps").join(cell.id())).map_err(|e| {
+                Error::Run(format!(
+                    "cannot create the step directory in {}: {e}",
+                    self.dir.display()
+                ))
+            })?;
+            self.progress
+                .bar
+                .set_message(format!("{}: starting", cell.id()));
+            let mut db = match self.open_cell(&cell) {
+                Ok(db) => db,
+                Err(e) => {
+                    // Every pending step of the cell fails with the reason.
+                    for &i in &pending {
+                        let mut rec = self.record(&cell, i, now_s());
+                        rec.status = "failed".into();
+                        rec.error = Some(format!("the cell's database did not start: {e}"));
+                        self.save(&cell, i, &rec)?;
+                        self.progress.advance(sweep.estimate(&sweep.steps[i]));
+                    }
+                    if self.args.fail_fast {
+                        stop = true;
+                    }
+                    continue;
+                }
+            };
+            self.progress.advance(Sweep::cell_overhead(&cell));
+            if pending[0] > 0 {
+                self.reload_if_gone(&cell, &mut db, pending[0])?;
+            }
+            let mut completed = true;
+            for &i in &pending {
+                let rec = self.run_step(&cell, &mut db, i)?;
+                self.progress.advance(sweep.estimate(&sweep.steps[i]));
+                match rec.status.as_str() {
+                    "ok" => self.ok += 1,
+                    "failed" => {
+                        self.failed += 1;
+                        self.progress.say(&format!(
+                            "step {} of {} failed: {}",
+                            rec.name,
+                            rec.cell,
+                            rec.error.as_deref().unwrap_or("")
+                        ));
+                        if self.args.fail_fast {
+                            stop = true;
+                            completed = false;
+                            break;
+                        }
+                    }
+                    _ => {
+                        stop = true;
+                        completed = false;
+                        break;
+                    }
+                }
+            }
+            db.finish(completed);
+        }
+        self.progress.bar.finish_and_clear();
+        print!("{}", self.summary.join(""));
+        let interrupted = INTERRUPT.load(Ordering::Relaxed);
+        println!(
+            "sweep {}: {} step(s) done, {} failed, {} kept from before; results in {}",
+            sweep.file.name,
+            self.ok,
+            self.failed,
+            self.skipped,
+            self.dir.display()
+        );
+        Ok(if interrupted {
+            eprintln!(
+                "interrupted: continue with dbsweep sweep --resume {}",
+                self.dir.display()
+            );
+            Outcome::Interrupted
+        } else if self.failed > 0 {
+            Outcome::Failed
+        } else {
+            Outcome::Done
+        })
+    }
+
+    /// Starts the cell's managed server (or names its SQLite file).
+    fn open_cell(&self, cell: &Cell) -> Result<CellDb, Error> {
+        let options = OpenOptions {
+            create: true,
+            text_statements: false,
+        };
+        let mut notes = Vec::new();
+        let (url, server, sqlite_file, own) = match &cell.target.spec {
+            TargetSpec::Sqlite => {
+                let data = self.dir.join("data");
+                fs::create_dir_all(&data)
+                    .map_err(|e| Error::Run(format!("cannot create {}: {e}", data.display())))?;
+                let file = data.join(format!("{}.db", cell.id()));
+                let url = crate::plan::sweep::sqlite_url(
+                    &format!("sqlite://{}", file.display()),
+                    &cell.config.settings,
+                );
+                (url, None, Some(file), true)
+            }
+            TargetSpec::Url(u) => {
+                let url = if u.starts_with("sqlite:") {
+                    crate::plan::sweep::sqlite_url(u, &cell.config.settings)
+                } else {
+                    u.clone()
+                };
+                (url, None, None, false)
+            }
+            TargetSpec::Managed(kind) => {
+                let server = self.start_server(*kind, cell)?;
+                (server.url.clone(), Some(server), None, true)
+            }
+        };
+        let mut cgroup = None;
+        if let (Some(bytes), Some(server)) = (cell.config.memory_limit, &server) {
+            match limit_memory(server, bytes, &cell.id()) {
+                Ok((cg, note)) => {
+                    notes.push(note);
+                    cgroup = Some(cg);
+                }
+                Err(e) => {
+                    let note = format!("warning: no memory limit: {e}");
+                    self.progress.say(&note);
+                    notes.push(note);
+                }
+            }
+        }
+        let target = target::open(&url, options)?;
+        Ok(CellDb {
+            db: Db {
+                target,
+                server,
+                data_dir: None,
+                server_pid: None,
+            },
+            _cgroup: cgroup,
+            sqlite_file,
+            url,
+            own,
+            notes,
+        })
+    }
+
+    fn start_server(&self, kind: ServerKind, cell: &Cell) -> Result<ManagedServer, Error> {
+        let spec = ServerSpec {
+            kind,
+            settings: cell.config.settings.clone(),
+            datadir: None,
+            keep: self.args.keep,
+        };
+        let server = ManagedServer::start(&spec)?;
+        self.progress.say(&format!(
+            "{}: {} on 127.0.0.1:{} in {}",
+            cell.id(),
+            server.version,
+            server.port,
+            server.dir.display()
+        ));
+        Ok(server)
+    }
+
+    /// On resume, a cell whose earlier steps are done but whose data is gone (a fresh managed
+    /// server) is loaded again before its first pending step.
+    fn reload_if_gone(&self, cell: &Cell, db: &mut CellDb, first: usize) -> Result<(), Error> {
+        let sweep = self.sweep;
+        let Some(load_step) = sweep.steps[..first]
+            .iter()
+            .find(|s| matches!(s.kind, StepKind::Load))
+        else {
+            return Ok(());
+        };
+        let plan = sweep.step_plan(load_step, cell.clients, &db.url)?;
+        let workload = crate::workload::build(&plan.workload, &plan.workload_opts)?;
+        let url = db.db.target.display_url();
+        let mut conn = db.db.target.connect().map_err(|e| Error::db(&url, e))?;
+        let mut present = true;
+        for (_, name) in workload.tables().names() {
+            present &= conn.table_exists(&name).map_err(|e| Error::db(&url, e))?;
+        }
+        drop(conn);
+        if !present {
+            let mut plan = plan;
+            plan.force = db.own || self.args.force;
+            self.progress.say(&format!(
+                "{}: resuming: loading the tables again",
+                cell.id()
+            ));
+            crate::load(&plan, db.db.target.as_ref(), workload.as_ref())?;
+            db.notes.push(
+                "resumed: the tables were loaded again, so the steps before this one did not write to them"
+                    .into(),
+            );
+        }
+        Ok(())
+    }
+
+    fn record(&self, cell: &Cell, i: usize, started_at: u64) -> StepRecord {
+        let step = &self.sweep.steps[i];
+        let (kind, class) = match &step.kind {
+            StepKind::Load => ("load", None),
+            StepKind::Pause(_) => ("pause", None),
+            StepKind::Run { class, .. } => ("run", Some(*class)),
+        };
+        StepRecord {
+            schema_version: SCHEMA_VERSION,
+            sweep: self.sweep.file.name.clone(),
+            cell: cell.id(),
+            target: cell.target.name.clone(),
+            config: cell.config.name.clone(),
+            clients: cell.clients,
+            index: i + 1,
+            name: step.name.clone(),
+            kind: kind.into(),
+            class: class.map(|c| format!("{c:?}").to_lowercase()),
+            reported: kind != "pause" && class != Some(Class::Warmup),
+            status: "ok".into(),
+            error: None,
+            started_at,
+            seconds: 0.0,
+            notes: Vec::new(),
+            results: None,
+            load: None,
+            load_hw: None,
+            pause: None,
+        }
+    }
+
+    fn save(&self, cell: &Cell, i: usize, rec: &StepRecord) -> Result<(), Error> {
+        write_atomic(&self.step_path(cell, i, &self.sweep.steps[i]), rec)
+    }
+
+    fn run_step(&mut self, cell: &Cell, db: &mut CellDb, i: usize) -> Result<StepRecord, Error> {
+        let sweep = self.sweep;
+        let step = &sweep.steps[i];
+        let estimate = sweep.estimate(step);
+        self.progress.bar.set_message(format!(
+            "{} {}/{} {}",
+            cell.id(),
+            i + 1,
+            sweep.steps.len(),
+            step.name
+        ));
+        let mut rec = self.record(cell, i, now_s());
+        rec.notes.append(&mut db.notes);
+        if cell.config.drop_caches && !matches!(step.kind, StepKind::Pause(_)) {
+            match drop_caches() {
+                Ok(()) => rec
+                    .notes
+                    .push("OS page cache dropped before the step".into()),
+                Err(e) => {
+                    let note = format!("warning: the OS page cache was not dropped: {e}");
+                    self.progress.say(&note);
+                    rec.notes.push(note);
+                }
+            }
+        }
+        let start = Instant::now();
+        let outcome = match &step.kind {
+            StepKind::Run { .. } => self.run_workload(cell, db, step, estimate, &mut rec),
+            StepKind::Load => self.run_load(cell, db, step, &mut rec),
+            StepKind::Pause(p) => {
+                let seconds = match p {
+                    Pause::Postwrite => sweep.postwrite_seconds(),
+                    Pause::Seconds(s) => *s,
+                };
+                pause::postwrite(
+                    db.db.target.as_ref(),
+                    sweep.file.tables,
+                    seconds,
+                    &INTERRUPT,
+                )
+                .map(|r| rec.pause = Some(r))
+                .map_err(|e| Error::db(db.db.target.display_url(), e))
+            }
+        };
+        rec.seconds = start.elapsed().as_secs_f64();
+        if let Err(e) = outcome {
+            rec.status = "failed".into();
+            rec.error = Some(e.to_string());
+        }
+        if INTERRUPT.load(Ordering::Relaxed) {
+            rec.status = "interrupted".into();
+        }
+        self.save(cell, i, &rec)?;
+        Ok(rec)
+    }
+
+    fn run_workload(
+        &mut self,
+        cell: &Cell,
+        db: &mut CellDb,
+        step: &Step,
+        estimate: f64,
+        rec: &mut StepRecord,
+    ) -> Result<(), Error> {
+        let plan = self.sweep.step_plan(step, cell.clients, &db.url)?;
+        let workload = crate::workload::build(&plan.workload, &plan.workload_opts)?;
+        // Text statements need a target opened for them; the cell's serves everything else.
+        let text = plan.workload_opts.ps_mode == PsMode::Disable;
+        let saved = if text {
+            let t = target::open(
+                &db.url,
+                OpenOptions {
+                    create: false,
+                    text_statements: true,
+                },
+            )?;
+            Some(std::mem::replace(&mut db.db.target, t))
+        } else {
+            None
+        };
+        let progress = &self.progress;
+        let label = format!("{} {}", cell.id(), step.name);
+        let results = crate::measure(
+            &plan,
+            &db.db,
+            workload.as_ref(),
+            None,
+            &mut |iv| {
+                progress.within_step(iv.t, estimate);
+                progress.say(&format!("[{label}] {}", output::interval_line(iv)));
+            },
+            &|s| progress.say(s),
+        );
+        if let Some(t) = saved {
+            db.db.target = t;
+        }
+        let results = results?;
+        if let Some(e) = &results.error {
+            rec.status = "failed".into();
+            rec.error = Some(e.clone());
+        }
+        if rec.reported {
+            self.summary.push(format!(
+                "{:<28} {:<26} {:>12.1} qps {:>10.1} tps  p99 {:>8.3} ms  cpu {} us/op\n",
+                cell.id(),
+                step.name,
+                results.qps,
+                results.tps,
+                results.latency_ms.p99,
+                results
+                    .hw
+                    .as_ref()
+                    .and_then(|h| h.cpu_us_per_op.machine)
+                    .map_or("-".into(), |v| format!("{v:.1}")),
+            ));
+        }
+        rec.results = Some(results);
+        Ok(())
+    }
+
+    fn run_load(
+        &mut self,
+        cell: &Cell,
+        db: &mut CellDb,
+        step: &Step,
+        rec: &mut StepRecord,
+    ) -> Result<(), Error> {
+        let mut plan = self.sweep.step_plan(step, cell.clients, &db.url)?;
+        plan.force = db.own || self.args.force;
+        let workload = crate::workload::build(&plan.workload, &plan.workload_opts)?;
+        let sampler = Sampler::start(db.db.hw_subject(), Duration::ZERO);
+        let report = crate::load(&plan, db.db.target.as_ref(), workload.as_ref());
+        let rows = report.as_ref().map_or(0, |r| r.rows);
+        rec.load_hw = sampler.finish(rows);
+        let report = report?;
+        self.progress
+            .say(&format!("{}: {}", cell.id(), crate::load_line(&report)));
+        self.summary.push(format!(
+            "{:<28} {:<26} {:>12.0} rows/s\n",
+            cell.id(),
+            step.name,
+            report.rows_per_s
+        ));
+        rec.load = Some(report);
+        Ok(())
+    }
+}
+
+/// Puts the managed server's processes into a memory cgroup of `bytes`.
+fn limit_memory(
+    server: &ManagedServer,
+    bytes: u64,
+    cell: &str,
+) -> Result<(MemoryCgroup, String), String> {
+    let cg = MemoryCgroup::create(&format!("dbsweep-{}-{cell}", std::process::id()), bytes)?;
+    for pid in server.pids() {
+        cg.add(pid)?;
+    }
+    let limit = cg.limit().unwrap_or(bytes);
+    Ok((
+        cg,
+        format!(
+            "the server's processes are limited to {} MB of memory (cgroup)",
+            limit >> 20
+        ),
+    ))
+}
+
+/// Writes back dirty pages and drops the OS page cache, so that reads come from the device.
+fn drop_caches() -> Result<(), String> {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        return Err("dropping the page cache needs root".into());
+    }
+    // SAFETY: sync has no preconditions.
+    unsafe { libc::sync() };
+    fs::write("/proc/sys/vm/drop_caches", "3")
+        .map_err(|e| format!("cannot write /proc/sys/vm/drop_caches: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stamps_are_utc_dates() {
+        assert_eq!(stamp(0), "19700101-000000");
+        assert_eq!(stamp(1_795_305_600 + 3_723), "20261122-010203");
+        assert_eq!(stamp(951_782_400), "20000229-000000");
+    }
+}
