@@ -9,3 +9,4 @@ mod mock;
 mod results_file;
 mod servers;
 mod sqlite;
+mod sweep;

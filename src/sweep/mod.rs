@@ -88,9 +88,26 @@ pub fn run(args: SweepArgs) -> Result<Outcome, Error> {
                     dir.display()
                 )));
             }
+            let o = &args.overrides;
+            if o.target.is_some()
+                || o.server.is_some()
+                || o.clients.is_some()
+                || o.tables.is_some()
+                || o.table_size.is_some()
+            {
+                return Err(Error::Usage(
+                    "--resume DIR: the targets, client counts and tables are the saved plan's; only durations (--read-time, --write-time, --warmup-time, --postwrite-pause) may change for the steps still to run".into(),
+                ));
+            }
             let text = fs::read_to_string(&path)
                 .map_err(|e| Error::Usage(format!("{}: {e}", path.display())))?;
-            let sweep = Sweep::parse(&path.display().to_string(), &text, &args.overrides)?;
+            let sweep = Sweep::parse(&path.display().to_string(), &text, o)?;
+            if !args.dry_run {
+                // The saved plan says what the remaining steps run with.
+                let text = toml::to_string(&sweep.file).expect("a plan serialises");
+                fs::write(&path, text)
+                    .map_err(|e| Error::Run(format!("cannot write {}: {e}", path.display())))?;
+            }
             (sweep, dir.clone())
         }
         None => {
@@ -350,6 +367,8 @@ impl<'a> Runner<'a> {
             db.finish(completed);
         }
         self.progress.bar.finish_and_clear();
+        // Removed only when empty: the files of unfinished cells stay for --resume.
+        let _ = fs::remove_dir(self.dir.join("data"));
         print!("{}", self.summary.join(""));
         let interrupted = INTERRUPT.load(Ordering::Relaxed);
         println!(
@@ -626,11 +645,12 @@ impl<'a> Runner<'a> {
         }
         if rec.reported {
             self.summary.push(format!(
-                "{:<28} {:<26} {:>12.1} qps {:>10.1} tps  p99 {:>8.3} ms  cpu {} us/op\n",
+                "{:<28} {:<26} {:>12.1} qps {:>10.1} tps {:>12.0} rows/s  p99 {:>8.3} ms  cpu {} us/op\n",
                 cell.id(),
                 step.name,
                 results.qps,
                 results.tps,
+                results.rows_per_s,
                 results.latency_ms.p99,
                 results
                     .hw
@@ -679,7 +699,12 @@ fn limit_memory(
 ) -> Result<(MemoryCgroup, String), String> {
     let cg = MemoryCgroup::create(&format!("dbsweep-{}-{cell}", std::process::id()), bytes)?;
     for pid in server.pids() {
-        cg.add(pid)?;
+        // A helper process may exit between the listing and the move: only live ones count.
+        if let Err(e) = cg.add(pid)
+            && Path::new(&format!("/proc/{pid}")).exists()
+        {
+            return Err(e);
+        }
     }
     let limit = cg.limit().unwrap_or(bytes);
     Ok((
