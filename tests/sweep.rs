@@ -70,6 +70,17 @@ pub fn assert_complete(dir: &Path, expected_steps: usize, server: bool) {
                     "{name}: {}",
                     res["hw"]
                 );
+                // The server's context switches, CPU split and IO bytes exist with a server.
+                let hw = &res["hw"];
+                assert_eq!(hw["server_cs_per_o"].is_number(), server, "{name}: {hw}");
+                assert_eq!(hw["cpu_pct"]["server_user"].is_number(), server, "{name}");
+                assert_eq!(
+                    hw["proc_io_kb"]["server_write"].is_number(),
+                    server,
+                    "{name}"
+                );
+                assert!(hw["proc_io_kb"]["client_write"].is_number(), "{name}");
+                assert!(f(hw, "/cpu_pct/machine_user") > 0.0, "{name}");
                 let stats = &res["server_stats"];
                 assert!(stats["hit_rate"].is_number(), "{name}: {stats}");
                 let hit = stats["hit_rate"].as_f64().unwrap();

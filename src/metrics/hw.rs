@@ -1,7 +1,9 @@
 //! The hardware sampler: reads /proc once a second during a step and turns the deltas into
 //! per-operation figures (WORKLOADS.md section 5): CPU microseconds per operation for the
 //! client, the server's processes and the machine, cpu/o, cs/o, r/o, rKB/o, wKB/o for the
-//! device that holds the data, and the server's RSS.
+//! device that holds the data, and the server's RSS; and, per step, CPU busy split into user,
+//! system and iowait (machine, client, server), the server's context switches, and the bytes
+//! the client and server processes read and wrote (/proc/PID/io).
 
 use std::fs;
 use std::path::Path;
@@ -16,6 +18,10 @@ use serde::{Deserialize, Serialize};
 pub struct MachineStat {
     pub busy: u64,
     pub total: u64,
+    /// user + nice, system + irq + softirq, iowait.
+    pub user: u64,
+    pub system: u64,
+    pub iowait: u64,
     pub ctxt: u64,
 }
 
@@ -31,6 +37,9 @@ pub fn parse_proc_stat(text: &str) -> Option<MachineStat> {
                 let get = |i: usize| v.get(i).copied().unwrap_or(0);
                 out.busy = get(0) + get(1) + get(2) + get(5) + get(6) + get(7);
                 out.total = out.busy + get(3) + get(4);
+                out.user = get(0) + get(1);
+                out.system = get(2) + get(5) + get(6);
+                out.iowait = get(4);
             }
             Some("ctxt") => out.ctxt = f.next()?.parse().ok()?,
             _ => {}
@@ -43,16 +52,71 @@ pub fn parse_proc_stat(text: &str) -> Option<MachineStat> {
 /// those of its children that have exited (cutime + cstime): a PostgreSQL backend's CPU moves
 /// into the postmaster's count when it exits, so none is lost between samples.
 pub fn parse_pid_cpu(text: &str, reaped_children: bool) -> Option<u64> {
+    parse_pid_cpu_split(text, reaped_children).map(|c| c.user + c.system)
+}
+
+/// User and system CPU ticks of a process (and of its reaped children, as above).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ProcCpu {
+    pub user: u64,
+    pub system: u64,
+}
+
+impl std::ops::Add for ProcCpu {
+    type Output = ProcCpu;
+    fn add(self, o: ProcCpu) -> ProcCpu {
+        ProcCpu {
+            user: self.user + o.user,
+            system: self.system + o.system,
+        }
+    }
+}
+
+pub fn parse_pid_cpu_split(text: &str, reaped_children: bool) -> Option<ProcCpu> {
     // Fields after the parenthesised command name: utime, stime, cutime, cstime are 14 to 17.
     let rest = text.rsplit_once(')')?.1;
     let f: Vec<&str> = rest.split_whitespace().collect();
     let n = |i: usize| f.get(i).and_then(|v| v.parse::<u64>().ok());
-    let own = n(11)? + n(12)?;
-    Some(if reaped_children {
-        own + n(13)? + n(14)?
+    let (children_user, children_system) = if reaped_children {
+        (n(13)?, n(14)?)
     } else {
-        own
+        (0, 0)
+    };
+    Some(ProcCpu {
+        user: n(11)? + children_user,
+        system: n(12)? + children_system,
     })
+}
+
+/// Voluntary plus involuntary context switches of one task, from /proc/PID/task/TID/status.
+pub fn parse_ctxt_switches(text: &str) -> Option<u64> {
+    let field = |name: &str| {
+        text.lines()
+            .find_map(|l| l.strip_prefix(name))
+            .and_then(|v| v.trim().parse::<u64>().ok())
+    };
+    Some(field("voluntary_ctxt_switches:")? + field("nonvoluntary_ctxt_switches:")?)
+}
+
+/// Bytes a process made the storage layer read and write, from /proc/PID/io.
+pub fn parse_pid_io(text: &str) -> Option<(u64, u64)> {
+    let field = |name: &str| {
+        text.lines()
+            .find_map(|l| l.strip_prefix(name))
+            .and_then(|v| v.trim().parse::<u64>().ok())
+    };
+    Some((field("read_bytes:")?, field("write_bytes:")?))
+}
+
+/// Context switches of every thread of process `pid`.
+fn task_ctxt_switches(pid: u32) -> u64 {
+    let Ok(tasks) = fs::read_dir(format!("/proc/{pid}/task")) else {
+        return 0;
+    };
+    tasks
+        .flatten()
+        .filter_map(|t| parse_ctxt_switches(&fs::read_to_string(t.path().join("status")).ok()?))
+        .sum()
 }
 
 /// Resident set size in kB, from /proc/PID/status.
@@ -108,6 +172,13 @@ struct Reading {
     server_ticks: Option<u64>,
     server_rss_kb: Option<u64>,
     disk: Option<DiskStat>,
+    client_cpu: ProcCpu,
+    server_cpu: Option<ProcCpu>,
+    /// Context switches of the server's live threads.
+    server_cs: Option<u64>,
+    /// (read, written) bytes of the client and of the server's live processes.
+    client_io: Option<(u64, u64)>,
+    server_io: Option<(u64, u64)>,
 }
 
 /// What to sample: the server's processes (a function, since they come and go) and the
@@ -119,28 +190,43 @@ pub struct Subject {
 
 fn read(subject: &Subject) -> Option<Reading> {
     let machine = parse_proc_stat(&fs::read_to_string("/proc/stat").ok()?)?;
-    let client_ticks = parse_pid_cpu(&fs::read_to_string("/proc/self/stat").ok()?, false)?;
-    let (server_ticks, server_rss_kb) = match &subject.server_pids {
-        Some(pids) => {
-            // The first pid is the server's main process: count its exited children too.
-            let pids = pids();
-            let ticks = pids
-                .iter()
+    let client_cpu = parse_pid_cpu_split(&fs::read_to_string("/proc/self/stat").ok()?, false)?;
+    let client_io = fs::read_to_string("/proc/self/io")
+        .ok()
+        .and_then(|t| parse_pid_io(&t));
+    let mut server_cpu = None;
+    let mut server_rss_kb = None;
+    let mut server_cs = None;
+    let mut server_io = None;
+    if let Some(pids) = &subject.server_pids {
+        // The first pid is the server's main process: count its exited children too.
+        let pids = pids();
+        server_cpu = Some(
+            pids.iter()
                 .enumerate()
                 .filter_map(|(i, p)| {
-                    parse_pid_cpu(&fs::read_to_string(format!("/proc/{p}/stat")).ok()?, i == 0)
+                    parse_pid_cpu_split(
+                        &fs::read_to_string(format!("/proc/{p}/stat")).ok()?,
+                        i == 0,
+                    )
                 })
-                .sum();
-            let rss = pids
-                .iter()
+                .fold(ProcCpu::default(), |a, b| a + b),
+        );
+        server_rss_kb = Some(
+            pids.iter()
                 .filter_map(|p| {
                     parse_rss_kb(&fs::read_to_string(format!("/proc/{p}/status")).ok()?)
                 })
-                .sum();
-            (Some(ticks), Some(rss))
-        }
-        None => (None, None),
-    };
+                .sum(),
+        );
+        server_cs = Some(pids.iter().map(|p| task_ctxt_switches(*p)).sum());
+        // /proc/PID/io of another user's process needs root (or the same user).
+        let io: Vec<(u64, u64)> = pids
+            .iter()
+            .filter_map(|p| parse_pid_io(&fs::read_to_string(format!("/proc/{p}/io")).ok()?))
+            .collect();
+        server_io = (!io.is_empty()).then(|| io.iter().fold((0, 0), |a, b| (a.0 + b.0, a.1 + b.1)));
+    }
     let disk = subject
         .device
         .as_deref()
@@ -148,10 +234,15 @@ fn read(subject: &Subject) -> Option<Reading> {
     Some(Reading {
         at: Instant::now(),
         machine,
-        client_ticks,
-        server_ticks,
+        client_ticks: client_cpu.user + client_cpu.system,
+        server_ticks: server_cpu.map(|c| c.user + c.system),
         server_rss_kb,
         disk,
+        client_cpu,
+        server_cpu,
+        server_cs,
+        client_io,
+        server_io,
     })
 }
 
@@ -168,6 +259,13 @@ pub struct HwFigures {
     pub server_rss_kb: Option<u64>,
     /// The device the IO figures are for.
     pub device: Option<String>,
+    /// Mean CPU busy over the step, split: the machine's in percent of all its CPUs, the
+    /// processes' in percent of one CPU.
+    pub cpu_pct: CpuPct,
+    /// The server's context switches (its live threads) per operation.
+    pub server_cs_per_o: Option<f64>,
+    /// KB the processes had the storage layer read and write over the step (/proc/PID/io).
+    pub proc_io_kb: ProcIoKb,
     /// Per-second machine CPU busy percent, client and server CPU percent of one core.
     pub series: Vec<HwSecond>,
 }
@@ -182,12 +280,35 @@ pub struct CpuPerOp {
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
+pub struct CpuPct {
+    pub machine_user: f64,
+    pub machine_system: f64,
+    pub machine_iowait: f64,
+    pub client_user: f64,
+    pub client_system: f64,
+    pub server_user: Option<f64>,
+    pub server_system: Option<f64>,
+}
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ProcIoKb {
+    pub client_read: Option<f64>,
+    pub client_write: Option<f64>,
+    pub server_read: Option<f64>,
+    pub server_write: Option<f64>,
+}
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
 pub struct HwSecond {
     pub t: f64,
     pub machine_busy_pct: f64,
     pub client_cpu_pct: f64,
     pub server_cpu_pct: Option<f64>,
     pub cs_per_s: f64,
+    pub machine_iowait_pct: f64,
+    pub server_cs_per_s: Option<f64>,
 }
 
 /// Turns the first and last readings into per-operation figures for `ops` operations.
@@ -233,7 +354,59 @@ fn figures(
             .and_then(|(a, b)| per_o((b.sectors_written - a.sectors_written) as f64 / 2.0 / secs)),
         server_rss_kb: last.server_rss_kb,
         device,
+        cpu_pct: cpu_pct(first, last, secs, ticks_per_s),
+        server_cs_per_o: first
+            .server_cs
+            .zip(last.server_cs)
+            .filter(|_| secs > 0.0)
+            .and_then(|(a, b)| per_o(b.saturating_sub(a) as f64 / secs)),
+        proc_io_kb: {
+            let kb = |a: Option<(u64, u64)>, b: Option<(u64, u64)>| {
+                a.zip(b).map(|(a, b)| {
+                    (
+                        b.0.saturating_sub(a.0) as f64 / 1024.0,
+                        b.1.saturating_sub(a.1) as f64 / 1024.0,
+                    )
+                })
+            };
+            let client = kb(first.client_io, last.client_io);
+            let server = kb(first.server_io, last.server_io);
+            ProcIoKb {
+                client_read: client.map(|c| c.0),
+                client_write: client.map(|c| c.1),
+                server_read: server.map(|c| c.0),
+                server_write: server.map(|c| c.1),
+            }
+        },
         series: Vec::new(),
+    }
+}
+
+fn cpu_pct(first: &Reading, last: &Reading, secs: f64, ticks_per_s: f64) -> CpuPct {
+    let total = last.machine.total.saturating_sub(first.machine.total);
+    let machine = |a: u64, b: u64| {
+        if total > 0 {
+            b.saturating_sub(a) as f64 * 100.0 / total as f64
+        } else {
+            0.0
+        }
+    };
+    let one_cpu = |a: u64, b: u64| {
+        if secs > 0.0 {
+            b.saturating_sub(a) as f64 / ticks_per_s / secs * 100.0
+        } else {
+            0.0
+        }
+    };
+    let server = first.server_cpu.zip(last.server_cpu);
+    CpuPct {
+        machine_user: machine(first.machine.user, last.machine.user),
+        machine_system: machine(first.machine.system, last.machine.system),
+        machine_iowait: machine(first.machine.iowait, last.machine.iowait),
+        client_user: one_cpu(first.client_cpu.user, last.client_cpu.user),
+        client_system: one_cpu(first.client_cpu.system, last.client_cpu.system),
+        server_user: server.map(|(a, b)| one_cpu(a.user, b.user)),
+        server_system: server.map(|(a, b)| one_cpu(a.system, b.system)),
     }
 }
 
@@ -257,6 +430,15 @@ fn second(prev: &Reading, cur: &Reading, t: f64, ticks_per_s: f64) -> HwSecond {
             .zip(cur.server_ticks)
             .map(|(a, b)| pct(b.saturating_sub(a))),
         cs_per_s: (cur.machine.ctxt - prev.machine.ctxt) as f64 / secs,
+        machine_iowait_pct: if m.1 > 0 {
+            cur.machine.iowait.saturating_sub(prev.machine.iowait) as f64 * 100.0 / m.1 as f64
+        } else {
+            0.0
+        },
+        server_cs_per_s: prev
+            .server_cs
+            .zip(cur.server_cs)
+            .map(|(a, b)| b.saturating_sub(a) as f64 / secs),
     }
 }
 
@@ -369,11 +551,23 @@ mod tests {
                 busy: 1000,
                 total: 2000,
                 ctxt: 0,
+                ..MachineStat::default()
             },
             client_ticks: 100,
             server_ticks: Some(200),
             server_rss_kb: Some(1),
             disk: Some(DiskStat::default()),
+            client_cpu: ProcCpu {
+                user: 80,
+                system: 20,
+            },
+            server_cpu: Some(ProcCpu {
+                user: 150,
+                system: 50,
+            }),
+            server_cs: Some(10),
+            client_io: Some((0, 0)),
+            server_io: Some((1024, 2048)),
         };
         let b = Reading {
             at: t0 + Duration::from_secs(2),
@@ -381,6 +575,7 @@ mod tests {
                 busy: 1300,
                 total: 2400,
                 ctxt: 4000,
+                ..MachineStat::default()
             },
             client_ticks: 150,
             server_ticks: Some(300),
@@ -391,6 +586,17 @@ mod tests {
                 writes: 50,
                 sectors_written: 400,
             }),
+            client_cpu: ProcCpu {
+                user: 110,
+                system: 40,
+            },
+            server_cpu: Some(ProcCpu {
+                user: 220,
+                system: 80,
+            }),
+            server_cs: Some(2010),
+            client_io: Some((4096, 0)),
+            server_io: Some((1024, 2048 + 10240)),
         };
         let f = figures(&a, &b, 1000, Some("vda".into()), 100.0);
         // 50 client ticks = 0.5 s = 500,000 us over 1000 ops.
@@ -404,16 +610,30 @@ mod tests {
         assert!((f.rkb_per_o.unwrap() - 200.0 / 500.0).abs() < 1e-12);
         assert!((f.wkb_per_o.unwrap() - 100.0 / 500.0).abs() < 1e-12);
         assert_eq!(f.server_rss_kb, Some(4096));
+        // 2000 server context switches in 2 s at 500 ops/s.
+        assert!((f.server_cs_per_o.unwrap() - 2.0).abs() < 1e-12);
+        // 30 client user ticks in 2 s at 100 ticks/s: 15% of one CPU.
+        assert!((f.cpu_pct.client_user - 15.0).abs() < 1e-9);
+        assert!((f.cpu_pct.server_system.unwrap() - 15.0).abs() < 1e-9);
+        assert_eq!(f.proc_io_kb.client_read, Some(4.0));
+        assert_eq!(f.proc_io_kb.server_write, Some(10.0));
+        assert_eq!(f.proc_io_kb.server_read, Some(0.0));
         let none = Reading {
             server_ticks: None,
             server_rss_kb: None,
             disk: None,
+            server_cpu: None,
+            server_cs: None,
+            server_io: None,
             ..b.clone()
         };
         let f = figures(
             &Reading {
                 server_ticks: None,
                 disk: None,
+                server_cpu: None,
+                server_cs: None,
+                server_io: None,
                 ..a
             },
             &none,
@@ -425,5 +645,38 @@ mod tests {
             (f.cpu_us_per_op.server, f.r_per_o, f.server_rss_kb),
             (None, None, None)
         );
+        assert_eq!((f.server_cs_per_o, f.cpu_pct.server_user), (None, None));
+        assert_eq!(f.proc_io_kb.server_read, None);
+    }
+
+    // Files captured from a running Linux 6.x machine (`cp /proc/stat ...`).
+    const CAPTURED_STAT: &str = include_str!("testdata/proc_stat.txt");
+    const CAPTURED_PID_STAT: &str = include_str!("testdata/pid_stat.txt");
+    const CAPTURED_STATUS: &str = include_str!("testdata/pid_status.txt");
+    const CAPTURED_IO: &str = include_str!("testdata/pid_io.txt");
+    const CAPTURED_DISKSTATS: &str = include_str!("testdata/diskstats.txt");
+
+    #[test]
+    fn captured_proc_files_parse() {
+        let m = parse_proc_stat(CAPTURED_STAT).unwrap();
+        // cpu  888236 0 173637 697631 32870 0 44310 14377 0 0
+        assert_eq!(m.user, 888236);
+        assert_eq!(m.system, 173637 + 44310);
+        assert_eq!(m.iowait, 32870);
+        assert_eq!(m.busy, 888236 + 173637 + 44310 + 14377);
+        assert_eq!(m.total, m.busy + 697631 + 32870);
+        assert!(m.ctxt > 0);
+        // 1 (process_api) S ... utime 506 stime 1893 cutime 816324 cstime 200976
+        let own = parse_pid_cpu_split(CAPTURED_PID_STAT, false).unwrap();
+        assert_eq!((own.user, own.system), (506, 1893));
+        let all = parse_pid_cpu_split(CAPTURED_PID_STAT, true).unwrap();
+        assert_eq!((all.user, all.system), (506 + 816324, 1893 + 200976));
+        assert_eq!(parse_ctxt_switches(CAPTURED_STATUS), Some(585 + 29));
+        assert!(parse_rss_kb(CAPTURED_STATUS).is_some());
+        assert_eq!(parse_pid_io(CAPTURED_IO), Some((10430312448, 37969645568)));
+        let vda = parse_diskstats(CAPTURED_DISKSTATS, "vda").unwrap();
+        assert!(vda.reads > 0 && vda.sectors_written > 0);
+        assert_eq!(parse_ctxt_switches("Name: x\n"), None);
+        assert_eq!(parse_pid_io("rchar: 1\n"), None);
     }
 }
