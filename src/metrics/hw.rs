@@ -60,6 +60,9 @@ pub fn parse_pid_cpu(text: &str, reaped_children: bool) -> Option<u64> {
 pub struct ProcCpu {
     pub user: u64,
     pub system: u64,
+    /// Ticks spent waiting for block IO (delayacct_blkio_ticks; 0 unless the kernel's delay
+    /// accounting is on: sysctl kernel.task_delayacct=1).
+    pub iowait: u64,
 }
 
 impl std::ops::Add for ProcCpu {
@@ -68,6 +71,7 @@ impl std::ops::Add for ProcCpu {
         ProcCpu {
             user: self.user + o.user,
             system: self.system + o.system,
+            iowait: self.iowait + o.iowait,
         }
     }
 }
@@ -85,6 +89,8 @@ pub fn parse_pid_cpu_split(text: &str, reaped_children: bool) -> Option<ProcCpu>
     Some(ProcCpu {
         user: n(11)? + children_user,
         system: n(12)? + children_system,
+        // Field 42, delayacct_blkio_ticks; older kernels may not have it.
+        iowait: n(39).unwrap_or(0),
     })
 }
 
@@ -133,6 +139,8 @@ pub struct DiskStat {
     pub sectors_read: u64,
     pub writes: u64,
     pub sectors_written: u64,
+    /// Milliseconds the device was busy (had IO in flight).
+    pub io_ms: u64,
 }
 
 pub fn parse_diskstats(text: &str, device: &str) -> Option<DiskStat> {
@@ -147,6 +155,7 @@ pub fn parse_diskstats(text: &str, device: &str) -> Option<DiskStat> {
             sectors_read: n(5),
             writes: n(7),
             sectors_written: n(9),
+            io_ms: n(12),
         })
     })
 }
@@ -259,6 +268,10 @@ pub struct HwFigures {
     pub server_rss_kb: Option<u64>,
     /// The device the IO figures are for.
     pub device: Option<String>,
+    /// Share of the step the device was busy, in percent (its utilisation).
+    pub device_busy_pct: Option<f64>,
+    /// CPUs of the machine (the CPU's capacity in the queueing model).
+    pub cpus: usize,
     /// Mean CPU busy over the step, split: the machine's in percent of all its CPUs, the
     /// processes' in percent of one CPU.
     pub cpu_pct: CpuPct,
@@ -286,8 +299,10 @@ pub struct CpuPct {
     pub machine_iowait: f64,
     pub client_user: f64,
     pub client_system: f64,
+    pub client_iowait: f64,
     pub server_user: Option<f64>,
     pub server_system: Option<f64>,
+    pub server_iowait: Option<f64>,
 }
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
@@ -354,6 +369,10 @@ fn figures(
             .and_then(|(a, b)| per_o((b.sectors_written - a.sectors_written) as f64 / 2.0 / secs)),
         server_rss_kb: last.server_rss_kb,
         device,
+        device_busy_pct: disk.map(|(a, b)| {
+            (b.io_ms.saturating_sub(a.io_ms) as f64 / (secs * 1000.0) * 100.0).min(100.0)
+        }),
+        cpus: std::thread::available_parallelism().map_or(1, usize::from),
         cpu_pct: cpu_pct(first, last, secs, ticks_per_s),
         server_cs_per_o: first
             .server_cs
@@ -405,8 +424,10 @@ fn cpu_pct(first: &Reading, last: &Reading, secs: f64, ticks_per_s: f64) -> CpuP
         machine_iowait: machine(first.machine.iowait, last.machine.iowait),
         client_user: one_cpu(first.client_cpu.user, last.client_cpu.user),
         client_system: one_cpu(first.client_cpu.system, last.client_cpu.system),
+        client_iowait: one_cpu(first.client_cpu.iowait, last.client_cpu.iowait),
         server_user: server.map(|(a, b)| one_cpu(a.user, b.user)),
         server_system: server.map(|(a, b)| one_cpu(a.system, b.system)),
+        server_iowait: server.map(|(a, b)| one_cpu(a.iowait, b.iowait)),
     }
 }
 
@@ -536,7 +557,8 @@ mod tests {
                 reads: 9190,
                 sectors_read: 797282,
                 writes: 47331,
-                sectors_written: 1894512
+                sectors_written: 1894512,
+                io_ms: 42128
             }
         );
         assert!(parse_diskstats(DISKSTATS, "sdz").is_none());
@@ -560,10 +582,12 @@ mod tests {
             client_cpu: ProcCpu {
                 user: 80,
                 system: 20,
+                iowait: 0,
             },
             server_cpu: Some(ProcCpu {
                 user: 150,
                 system: 50,
+                iowait: 10,
             }),
             server_cs: Some(10),
             client_io: Some((0, 0)),
@@ -585,14 +609,17 @@ mod tests {
                 sectors_read: 800,
                 writes: 50,
                 sectors_written: 400,
+                io_ms: 500,
             }),
             client_cpu: ProcCpu {
                 user: 110,
                 system: 40,
+                iowait: 0,
             },
             server_cpu: Some(ProcCpu {
                 user: 220,
                 system: 80,
+                iowait: 50,
             }),
             server_cs: Some(2010),
             client_io: Some((4096, 0)),
@@ -609,12 +636,15 @@ mod tests {
         assert!((f.r_per_o.unwrap() - 50.0 / 500.0).abs() < 1e-12);
         assert!((f.rkb_per_o.unwrap() - 200.0 / 500.0).abs() < 1e-12);
         assert!((f.wkb_per_o.unwrap() - 100.0 / 500.0).abs() < 1e-12);
+        // 500 ms busy in 2 s.
+        assert_eq!(f.device_busy_pct, Some(25.0));
         assert_eq!(f.server_rss_kb, Some(4096));
         // 2000 server context switches in 2 s at 500 ops/s.
         assert!((f.server_cs_per_o.unwrap() - 2.0).abs() < 1e-12);
         // 30 client user ticks in 2 s at 100 ticks/s: 15% of one CPU.
         assert!((f.cpu_pct.client_user - 15.0).abs() < 1e-9);
         assert!((f.cpu_pct.server_system.unwrap() - 15.0).abs() < 1e-9);
+        assert!((f.cpu_pct.server_iowait.unwrap() - 20.0).abs() < 1e-9);
         assert_eq!(f.proc_io_kb.client_read, Some(4.0));
         assert_eq!(f.proc_io_kb.server_write, Some(10.0));
         assert_eq!(f.proc_io_kb.server_read, Some(0.0));
@@ -668,7 +698,7 @@ mod tests {
         assert!(m.ctxt > 0);
         // 1 (process_api) S ... utime 506 stime 1893 cutime 816324 cstime 200976
         let own = parse_pid_cpu_split(CAPTURED_PID_STAT, false).unwrap();
-        assert_eq!((own.user, own.system), (506, 1893));
+        assert_eq!((own.user, own.system, own.iowait), (506, 1893, 0));
         let all = parse_pid_cpu_split(CAPTURED_PID_STAT, true).unwrap();
         assert_eq!((all.user, all.system), (506 + 816324, 1893 + 200976));
         assert_eq!(parse_ctxt_switches(CAPTURED_STATUS), Some(585 + 29));
