@@ -30,8 +30,52 @@ pub enum Command {
     Cleanup(Opts),
     /// Run a plan: steps x configurations x client counts, one results file per step
     Sweep(SweepOpts),
+    /// Tables and charts from sweep directories or results files
+    Report(ReportOpts),
+    /// Compare two runs (results files or sweep directories) test by test
+    Compare(CompareOpts),
+    /// Export a run's latency histogram as an HDR histogram log
+    Hdr(HdrOpts),
     /// List the built-in workloads
     Workloads,
+}
+
+#[derive(Debug, Args)]
+pub struct ReportOpts {
+    /// Sweep directories or results files
+    #[arg(required = true)]
+    pub inputs: Vec<PathBuf>,
+    /// The column the relative tables divide by (default: the first)
+    #[arg(long)]
+    pub base: Option<String>,
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: crate::report::Format,
+    /// Write here instead of stdout
+    #[arg(long)]
+    pub output: Option<PathBuf>,
+    /// Colour ratios in text output: auto (when stdout is a terminal), always, never
+    #[arg(long, default_value = "auto", value_parser = ["auto", "always", "never"])]
+    pub color: String,
+}
+
+#[derive(Debug, Args)]
+pub struct CompareOpts {
+    /// The reference run (results file or sweep directory)
+    pub a: PathBuf,
+    /// The run compared with it
+    pub b: PathBuf,
+    /// Exit 1 when a significant regression is worse than this many percent
+    #[arg(long, value_name = "PCT")]
+    pub fail_on_regression: Option<f64>,
+}
+
+#[derive(Debug, Args)]
+pub struct HdrOpts {
+    /// A results file, or a step record of a sweep directory
+    pub input: PathBuf,
+    /// The HDR log file to write (default: stdout)
+    #[arg(long)]
+    pub output: Option<PathBuf>,
 }
 
 /// Client counts, as `--clients 1,4,16` gives them.

@@ -6,6 +6,7 @@ pub mod error;
 pub mod metrics;
 pub mod output;
 pub mod plan;
+pub mod report;
 pub mod results;
 pub mod runner;
 pub mod server;
@@ -85,6 +86,46 @@ pub fn run(cli: Cli) -> Result<Outcome, Error> {
             Ok(Outcome::Done)
         }
         Command::Run(o) => run_workload(&RunPlan::from_opts(&o)?),
+        Command::Report(o) => {
+            use std::io::IsTerminal;
+            let color = match o.color.as_str() {
+                "always" => true,
+                "never" => false,
+                _ => o.output.is_none() && std::io::stdout().is_terminal(),
+            };
+            let text = report::report(&o.inputs, o.base.as_deref(), o.format, color)?;
+            report::emit(&text, o.output.as_deref())?;
+            Ok(Outcome::Done)
+        }
+        Command::Compare(o) => {
+            if let Some(p) = o.fail_on_regression
+                && !(p.is_finite() && p >= 0.0)
+            {
+                return Err(Error::Usage(format!(
+                    "--fail-on-regression {p}: give a percentage of 0 or more"
+                )));
+            }
+            let (text, failed) = report::compare(&o.a, &o.b, o.fail_on_regression)?;
+            print!("{text}");
+            Ok(if failed {
+                Outcome::Failed
+            } else {
+                Outcome::Done
+            })
+        }
+        Command::Hdr(o) => {
+            let log = report::hdr_log(&o.input)?;
+            match &o.output {
+                Some(path) => ResultsFile::create(path)?.commit_bytes(&log)?,
+                None => {
+                    use std::io::Write;
+                    std::io::stdout()
+                        .write_all(&log)
+                        .map_err(|e| Error::Run(format!("writing to stdout: {e}")))?;
+                }
+            }
+            Ok(Outcome::Done)
+        }
         Command::Sweep(o) => {
             let clients = o.clients.map(|c| c.0);
             sweep::run(sweep::SweepArgs {

@@ -6,6 +6,7 @@ mod util;
 mod bad_input;
 mod interrupt;
 mod mock;
+mod report;
 mod results_file;
 mod servers;
 mod sqlite;

@@ -269,15 +269,25 @@ pub struct HwFigures {
     /// The device the IO figures are for.
     pub device: Option<String>,
     /// Share of the step the device was busy, in percent (its utilisation).
+    /// Absent from results files of earlier versions.
+    #[serde(default)]
     pub device_busy_pct: Option<f64>,
     /// CPUs of the machine (the CPU's capacity in the queueing model).
+    /// Absent from results files of earlier versions.
+    #[serde(default)]
     pub cpus: usize,
     /// Mean CPU busy over the step, split: the machine's in percent of all its CPUs, the
     /// processes' in percent of one CPU.
+    /// Absent from results files of earlier versions.
+    #[serde(default)]
     pub cpu_pct: CpuPct,
     /// The server's context switches (its live threads) per operation.
+    /// Absent from results files of earlier versions.
+    #[serde(default)]
     pub server_cs_per_o: Option<f64>,
     /// KB the processes had the storage layer read and write over the step (/proc/PID/io).
+    /// Absent from results files of earlier versions.
+    #[serde(default)]
     pub proc_io_kb: ProcIoKb,
     /// Per-second machine CPU busy percent, client and server CPU percent of one core.
     pub series: Vec<HwSecond>,
@@ -299,9 +309,13 @@ pub struct CpuPct {
     pub machine_iowait: f64,
     pub client_user: f64,
     pub client_system: f64,
+    /// Absent from results files of earlier versions.
+    #[serde(default)]
     pub client_iowait: f64,
     pub server_user: Option<f64>,
     pub server_system: Option<f64>,
+    /// Absent from results files of earlier versions.
+    #[serde(default)]
     pub server_iowait: Option<f64>,
 }
 
@@ -322,7 +336,11 @@ pub struct HwSecond {
     pub client_cpu_pct: f64,
     pub server_cpu_pct: Option<f64>,
     pub cs_per_s: f64,
+    /// Absent from results files of earlier versions.
+    #[serde(default)]
     pub machine_iowait_pct: f64,
+    /// Absent from results files of earlier versions.
+    #[serde(default)]
     pub server_cs_per_s: Option<f64>,
 }
 

@@ -267,14 +267,19 @@ impl ResultsFile {
 
     /// Writes `results` (or any record of the same family), syncs, and renames the file into
     /// place.
-    pub fn commit<T: Serialize>(mut self, results: &T) -> Result<(), Error> {
+    pub fn commit<T: Serialize>(self, results: &T) -> Result<(), Error> {
+        let mut text = serde_json::to_vec_pretty(results).expect("results serialise");
+        text.push(b'\n');
+        self.commit_bytes(&text)
+    }
+
+    /// Writes `text`, syncs, and renames the file into place.
+    pub fn commit_bytes(mut self, text: &[u8]) -> Result<(), Error> {
         let fail = |e: std::io::Error| {
             Error::Run(format!("writing results to {}: {e}", self.path.display()))
         };
         let mut file = self.file.take().expect("committed once");
-        let mut text = serde_json::to_vec_pretty(results).expect("results serialise");
-        text.push(b'\n');
-        file.write_all(&text).map_err(fail)?;
+        file.write_all(text).map_err(fail)?;
         file.sync_all().map_err(fail)?;
         drop(file);
         fs::rename(&self.tmp, &self.path).map_err(fail)

@@ -1,0 +1,211 @@
+//! `dbsweep compare A B`: test by test, throughput and latency of two runs, the relative change,
+//! and whether it is more than noise.
+//!
+//! The samples are the per-second throughputs of each step. They are autocorrelated (a slow
+//! second tends to follow a slow second), which makes a plain t-test see significance that is
+//! not there; so each side's sample count is shrunk to its effective size
+//! n_eff = n (1 - r1) / (1 + r1), r1 the lag-1 autocorrelation, before a Welch t-test. Many
+//! tests are compared at once: a change is significant when its p-value is below 0.05 / m
+//! (Bonferroni over the m tests compared), so that pure noise does not raise alarms.
+
+use std::fmt::Write as _;
+
+use statrs::distribution::{ContinuousCDF, StudentsT};
+
+use super::model::{Dataset, Entry};
+use super::render::num;
+use super::tables::per_second;
+
+/// The family-wise false-alarm rate.
+const ALPHA: f64 = 0.05;
+
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct Row {
+    pub test: String,
+    /// `target/config cN`.
+    pub place: String,
+    pub a: f64,
+    pub b: f64,
+    /// (b / a - 1) in percent.
+    pub change_pct: f64,
+    /// None when there are too few per-second samples to test.
+    pub p_value: Option<f64>,
+    pub significant: bool,
+    pub a_p95_ms: Option<f64>,
+    pub b_p95_ms: Option<f64>,
+}
+
+/// Mean, variance of the mean (with the effective sample size) and the effective size.
+fn summary(x: &[f64]) -> Option<(f64, f64, f64)> {
+    let n = x.len();
+    if n < 3 {
+        return None;
+    }
+    let mean = x.iter().sum::<f64>() / n as f64;
+    let ss: f64 = x.iter().map(|v| (v - mean).powi(2)).sum();
+    let var = ss / (n - 1) as f64;
+    let r1 = if ss > 0.0 {
+        x.windows(2)
+            .map(|w| (w[0] - mean) * (w[1] - mean))
+            .sum::<f64>()
+            / ss
+    } else {
+        0.0
+    };
+    let r1 = r1.clamp(0.0, 0.95);
+    let n_eff = (n as f64 * (1.0 - r1) / (1.0 + r1)).max(2.0);
+    Some((mean, var / n_eff, n_eff))
+}
+
+/// Two-sided p-value of Welch's t-test on autocorrelation-adjusted samples.
+pub fn p_value(a: &[f64], b: &[f64]) -> Option<f64> {
+    let (ma, va, na) = summary(a)?;
+    let (mb, vb, nb) = summary(b)?;
+    let se2 = va + vb;
+    if se2 <= 0.0 {
+        return Some(if ma == mb { 1.0 } else { 0.0 });
+    }
+    let t = (mb - ma) / se2.sqrt();
+    let df = se2.powi(2) / (va.powi(2) / (na - 1.0).max(1.0) + vb.powi(2) / (nb - 1.0).max(1.0));
+    let dist = StudentsT::new(0.0, 1.0, df.max(1.0)).ok()?;
+    Some((2.0 * (1.0 - dist.cdf(t.abs()))).clamp(0.0, 1.0))
+}
+
+fn place(e: &Entry) -> String {
+    format!("{}/{} c{}", e.place.target, e.place.config, e.place.clients)
+}
+
+/// Compares every test present in both datasets.
+pub fn compare(a: &Dataset, b: &Dataset) -> Vec<Row> {
+    let mut rows = Vec::new();
+    for ea in &a.entries {
+        let Some(eb) = b.entries.iter().find(|eb| {
+            eb.test == ea.test
+                && eb.place.target == ea.place.target
+                && eb.place.config == ea.place.config
+                && eb.place.clients == ea.place.clients
+        }) else {
+            continue;
+        };
+        let (Some(ta), Some(tb)) = (ea.throughput(), eb.throughput()) else {
+            continue;
+        };
+        let p = p_value(&per_second(ea), &per_second(eb));
+        rows.push(Row {
+            test: ea.test.clone(),
+            place: place(ea),
+            a: ta,
+            b: tb,
+            change_pct: super::tables::ratio(tb, ta).mul_add(100.0, -100.0),
+            p_value: p,
+            significant: false,
+            a_p95_ms: ea.results.as_ref().map(|r| r.latency_ms.p95),
+            b_p95_ms: eb.results.as_ref().map(|r| r.latency_ms.p95),
+        });
+    }
+    let m = rows.iter().filter(|r| r.p_value.is_some()).count().max(1);
+    for r in &mut rows {
+        r.significant = r.p_value.is_some_and(|p| p < ALPHA / m as f64);
+    }
+    rows
+}
+
+/// Regressions (significant, and worse than `pct` percent) that fail a CI gate.
+pub fn regressions(rows: &[Row], pct: f64) -> Vec<&Row> {
+    rows.iter()
+        .filter(|r| r.significant && r.change_pct < -pct)
+        .collect()
+}
+
+pub fn text(rows: &[Row], a_name: &str, b_name: &str) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "A = {a_name}\nB = {b_name}");
+    let _ = writeln!(
+        out,
+        "change = B / A - 1; significant: p < {ALPHA} / {} (Welch t-test on per-second throughput, autocorrelation-adjusted)\n",
+        rows.iter().filter(|r| r.p_value.is_some()).count().max(1)
+    );
+    let tw = rows
+        .iter()
+        .map(|r| r.test.len())
+        .chain([4])
+        .max()
+        .unwrap_or(4);
+    let pw = rows
+        .iter()
+        .map(|r| r.place.len())
+        .chain([5])
+        .max()
+        .unwrap_or(5);
+    let _ = writeln!(
+        out,
+        "{:<tw$}  {:<pw$}  {:>10}  {:>10}  {:>8}  {:>8}  {:<14}  {:>9}  {:>9}",
+        "test", "where", "A", "B", "change", "p", "verdict", "A p95 ms", "B p95 ms"
+    );
+    for r in rows {
+        let verdict = match (r.p_value, r.significant) {
+            (None, _) => "too few samples",
+            (_, false) => "noise",
+            (_, true) if r.change_pct < 0.0 => "REGRESSION",
+            (_, true) => "improvement",
+        };
+        let _ = writeln!(
+            out,
+            "{:<tw$}  {:<pw$}  {:>10}  {:>10}  {:>7.1}%  {:>8}  {:<14}  {:>9}  {:>9}",
+            r.test,
+            r.place,
+            num(r.a),
+            num(r.b),
+            r.change_pct,
+            r.p_value.map_or("-".into(), |p| format!("{p:.4}")),
+            verdict,
+            r.a_p95_ms.map_or("-".into(), num),
+            r.b_p95_ms.map_or("-".into(), num),
+        );
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A deterministic AR(1) series around `mean`: x_t = mean + e_t, e_t = phi e_{t-1} + noise.
+    fn series(mean: f64, n: usize, phi: f64, seed: u64) -> Vec<f64> {
+        let mut s = seed;
+        let mut e = 0.0;
+        (0..n)
+            .map(|_| {
+                s = s
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                let u = (s >> 11) as f64 / (1u64 << 53) as f64 - 0.5;
+                e = phi * e + u * 100.0;
+                mean + e
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_real_shift_is_significant_and_noise_is_not() {
+        let a = series(10_000.0, 60, 0.5, 1);
+        let b = series(9_000.0, 60, 0.5, 2);
+        assert!(p_value(&a, &b).unwrap() < 1e-6);
+        let c = series(10_000.0, 60, 0.5, 3);
+        assert!(p_value(&a, &c).unwrap() > 0.01);
+        assert_eq!(p_value(&a[..2], &c), None);
+    }
+
+    #[test]
+    fn autocorrelation_shrinks_the_sample() {
+        // The same series looks less certain when its samples are strongly correlated.
+        let a = series(1000.0, 60, 0.9, 7);
+        let (_, var_mean, n_eff) = summary(&a).unwrap();
+        assert!(n_eff < 30.0, "{n_eff}");
+        let naive = {
+            let m = a.iter().sum::<f64>() / 60.0;
+            a.iter().map(|v| (v - m).powi(2)).sum::<f64>() / 59.0 / 60.0
+        };
+        assert!(var_mean > naive);
+    }
+}

@@ -1,0 +1,480 @@
+//! The HTML report: one self-contained file (inline CSS and SVG, nothing fetched) with every
+//! table and four kinds of chart: relative throughput by group, scaling with the queueing
+//! bounds, per-second throughput over each step, and latency percentiles.
+
+use std::fmt::Write as _;
+
+use super::model::{Dataset, Entry, Group};
+use super::render::{cell_text, outlier};
+use super::tables::{self, Cell, Table};
+
+const PALETTE: [&str; 8] = [
+    "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#17becf",
+];
+
+fn esc(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+/// A line series: its name, points, and whether it is a bound (drawn dashed).
+struct Series {
+    name: String,
+    points: Vec<(f64, f64)>,
+    dashed: bool,
+}
+
+const W: f64 = 560.0;
+const H: f64 = 260.0;
+const LEFT: f64 = 64.0;
+const RIGHT: f64 = 150.0;
+const TOP: f64 = 28.0;
+const BOTTOM: f64 = 40.0;
+
+fn nice_max(v: f64) -> f64 {
+    if v <= 0.0 || !v.is_finite() {
+        return 1.0;
+    }
+    let p = 10f64.powf(v.log10().floor());
+    for m in [1.0, 2.0, 2.5, 5.0, 10.0] {
+        if m * p >= v {
+            return m * p;
+        }
+    }
+    10.0 * p
+}
+
+fn line_chart(title: &str, x_label: &str, y_label: &str, series: &[Series]) -> String {
+    let mut svg = String::new();
+    let pts = series.iter().flat_map(|s| s.points.iter());
+    let (mut x_max, mut y_max) = (0f64, 0f64);
+    let mut x_min = f64::INFINITY;
+    for &(x, y) in pts {
+        x_max = x_max.max(x);
+        x_min = x_min.min(x);
+        if y.is_finite() {
+            y_max = y_max.max(y);
+        }
+    }
+    if !x_min.is_finite() {
+        x_min = 0.0;
+    }
+    let x_min = x_min.min(0.0);
+    let x_max = if x_max > x_min { x_max } else { x_min + 1.0 };
+    let y_max = nice_max(y_max * 1.05);
+    let pw = W - LEFT - RIGHT;
+    let ph = H - TOP - BOTTOM;
+    let sx = |x: f64| LEFT + (x - x_min) / (x_max - x_min) * pw;
+    let sy = |y: f64| TOP + ph - (y.min(y_max) / y_max) * ph;
+    let _ = write!(
+        svg,
+        r##"<svg class="chart" xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" viewBox="0 0 {W} {H}"><rect x="0" y="0" width="{W}" height="{H}" fill="#fff"/><text x="{LEFT}" y="16" font-size="13" font-weight="bold">{}</text>"##,
+        esc(title)
+    );
+    // Axes and grid.
+    for i in 0..=4 {
+        let y = y_max * f64::from(i) / 4.0;
+        let py = sy(y);
+        let _ = write!(
+            svg,
+            r##"<line x1="{LEFT}" x2="{}" y1="{py:.1}" y2="{py:.1}" stroke="#ddd"/><text x="{}" y="{:.1}" font-size="10" text-anchor="end">{}</text>"##,
+            LEFT + pw,
+            LEFT - 4.0,
+            py + 3.0,
+            super::render::num(y)
+        );
+    }
+    let _ = write!(
+        svg,
+        r##"<line x1="{LEFT}" x2="{LEFT}" y1="{TOP}" y2="{}" stroke="#333"/><line x1="{LEFT}" x2="{}" y1="{}" y2="{}" stroke="#333"/>"##,
+        TOP + ph,
+        LEFT + pw,
+        TOP + ph,
+        TOP + ph
+    );
+    for i in 0..=4 {
+        let x = x_min + (x_max - x_min) * f64::from(i) / 4.0;
+        let _ = write!(
+            svg,
+            r#"<text x="{:.1}" y="{}" font-size="10" text-anchor="middle">{}</text>"#,
+            sx(x),
+            TOP + ph + 14.0,
+            super::render::num(x)
+        );
+    }
+    let _ = write!(
+        svg,
+        r#"<text x="{:.1}" y="{}" font-size="11" text-anchor="middle">{}</text><text x="12" y="{:.1}" font-size="11" transform="rotate(-90 12 {:.1})" text-anchor="middle">{}</text>"#,
+        LEFT + pw / 2.0,
+        H - 6.0,
+        esc(x_label),
+        TOP + ph / 2.0,
+        TOP + ph / 2.0,
+        esc(y_label)
+    );
+    for (i, s) in series.iter().enumerate() {
+        let color = PALETTE[i % PALETTE.len()];
+        let path: Vec<String> = s
+            .points
+            .iter()
+            .filter(|(_, y)| y.is_finite())
+            .map(|&(x, y)| format!("{:.1},{:.1}", sx(x), sy(y)))
+            .collect();
+        let dash = if s.dashed {
+            r#" stroke-dasharray="5,4""#
+        } else {
+            ""
+        };
+        let _ = write!(
+            svg,
+            r#"<polyline fill="none" stroke="{color}" stroke-width="2"{dash} points="{}"/>"#,
+            path.join(" ")
+        );
+        if s.points.len() <= 12 && !s.dashed {
+            for p in &path {
+                let (x, y) = p.split_once(',').unwrap_or(("0", "0"));
+                let _ = write!(svg, r#"<circle cx="{x}" cy="{y}" r="3" fill="{color}"/>"#);
+            }
+        }
+        let ly = TOP + 14.0 * i as f64 + 8.0;
+        let _ = write!(
+            svg,
+            r#"<line x1="{}" x2="{}" y1="{ly:.1}" y2="{ly:.1}" stroke="{color}" stroke-width="3"{dash}/><text x="{}" y="{:.1}" font-size="10">{}</text>"#,
+            W - RIGHT + 10.0,
+            W - RIGHT + 28.0,
+            W - RIGHT + 32.0,
+            ly + 3.0,
+            esc(&s.name)
+        );
+    }
+    svg.push_str("</svg>");
+    svg
+}
+
+/// Horizontal bars of ratios (one row per test, one bar per compared column), a line at 1.
+fn ratio_chart(t: &Table, base: usize) -> String {
+    let compared: Vec<usize> = (0..t.columns.len()).filter(|&i| i != base).collect();
+    let rows: Vec<&tables::Row> = t.rows.iter().collect();
+    let bar_h = 9.0;
+    let row_h = bar_h * compared.len().max(1) as f64 + 6.0;
+    let label_w = 230.0;
+    let plot_w = 360.0;
+    let h = TOP + row_h * rows.len() as f64 + 30.0;
+    let w = label_w + plot_w + 140.0;
+    let max = 2.0; // ratios above 2 are drawn at 2 (their value is printed)
+    let sx = |r: f64| label_w + r.min(max) / max * plot_w;
+    let mut svg = String::new();
+    let _ = write!(
+        svg,
+        r##"<svg class="chart" xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h:.0}" viewBox="0 0 {w} {h:.0}"><rect x="0" y="0" width="{w}" height="{h:.0}" fill="#fff"/><text x="4" y="16" font-size="13" font-weight="bold">{}</text>"##,
+        esc(&t.title)
+    );
+    for (i, r) in rows.iter().enumerate() {
+        let y0 = TOP + row_h * i as f64;
+        let weight = if r.summary { "bold" } else { "normal" };
+        let _ = write!(
+            svg,
+            r#"<text x="{}" y="{:.1}" font-size="10" text-anchor="end" font-weight="{weight}">{}</text>"#,
+            label_w - 6.0,
+            y0 + row_h / 2.0 + 3.0,
+            esc(&r.label)
+        );
+        for (k, &c) in compared.iter().enumerate() {
+            let Some(Cell::Ratio(v)) = r.cells.get(c) else {
+                continue;
+            };
+            let fill = match outlier(*v) {
+                -1 => "#d62728",
+                1 => "#2ca02c",
+                _ => "#9e9e9e",
+            };
+            let y = y0 + 3.0 + bar_h * k as f64;
+            let _ = write!(
+                svg,
+                r#"<rect x="{label_w}" y="{y:.1}" width="{:.1}" height="{:.1}" fill="{fill}" stroke="{}" stroke-width="1"/>"#,
+                sx(*v) - label_w,
+                bar_h - 1.0,
+                PALETTE[k % PALETTE.len()]
+            );
+        }
+    }
+    let x1 = sx(1.0);
+    let _ = write!(
+        svg,
+        r##"<line x1="{x1:.1}" x2="{x1:.1}" y1="{TOP}" y2="{:.1}" stroke="#000" stroke-dasharray="3,3"/><text x="{x1:.1}" y="{:.1}" font-size="10" text-anchor="middle">1.0</text><text x="{:.1}" y="{:.1}" font-size="10" text-anchor="middle">2.0+</text>"##,
+        h - 26.0,
+        h - 12.0,
+        sx(2.0),
+        h - 12.0
+    );
+    for (k, &c) in compared.iter().enumerate() {
+        let _ = write!(
+            svg,
+            r#"<rect x="{}" y="{:.1}" width="12" height="8" fill="none" stroke="{}" stroke-width="2"/><text x="{}" y="{:.1}" font-size="10">{}</text>"#,
+            label_w + plot_w + 14.0,
+            TOP + 14.0 * k as f64,
+            PALETTE[k % PALETTE.len()],
+            label_w + plot_w + 30.0,
+            TOP + 14.0 * k as f64 + 8.0,
+            esc(&t.columns[c])
+        );
+    }
+    svg.push_str("</svg>");
+    svg
+}
+
+fn html_table(t: &Table) -> String {
+    let mut s = String::new();
+    let _ = write!(s, "<h3>{}</h3><table><tr><th>test</th>", esc(&t.title));
+    for c in &t.columns {
+        let _ = write!(s, "<th>{}</th>", esc(c));
+    }
+    s.push_str("</tr>");
+    let mut group = None;
+    for r in &t.rows {
+        if r.group != group && !r.summary {
+            group = r.group;
+            if let Some(g) = group {
+                let _ = write!(
+                    s,
+                    r#"<tr class="group"><td colspan="{}">{}</td></tr>"#,
+                    t.columns.len() + 1,
+                    g.title()
+                );
+            }
+        }
+        let cls = if r.summary { r#" class="summary""# } else { "" };
+        let _ = write!(s, "<tr{cls}><td>{}</td>", esc(&r.label));
+        for c in &r.cells {
+            let class = match c {
+                Cell::Ratio(v) => match outlier(*v) {
+                    -1 => " class=\"worse\"",
+                    1 => " class=\"better\"",
+                    _ => "",
+                },
+                _ => "",
+            };
+            let _ = write!(s, "<td{class}>{}</td>", esc(&cell_text(c)));
+        }
+        s.push_str("</tr>");
+    }
+    s.push_str("</table>");
+    for n in &t.notes {
+        let _ = write!(s, "<p class=\"note\">{}</p>", esc(n));
+    }
+    s
+}
+
+/// How many charts of each kind a dataset gives (the browser test counts them).
+pub fn chart_count(ds: &Dataset, tables: &[Table]) -> usize {
+    let relative = tables
+        .iter()
+        .filter(|t| t.id == "throughput.relative" && t.columns.len() > 1)
+        .count();
+    let runs = tables::tests(ds)
+        .iter()
+        .filter(|(g, _)| *g != Group::Load)
+        .count();
+    let scaling = scaling_charts(ds).len();
+    relative + 2 * runs + scaling
+}
+
+fn scaling_charts(ds: &Dataset) -> Vec<String> {
+    let clients: std::collections::BTreeSet<u32> =
+        ds.entries.iter().map(|e| e.place.clients).collect();
+    if clients.len() < 2 {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    for (group, test) in tables::tests(ds) {
+        if group == Group::Load {
+            continue;
+        }
+        let mut configs: Vec<(String, String, String)> = Vec::new();
+        for e in ds.entries.iter().filter(|e| e.test == test) {
+            let k = (
+                e.place.source.clone(),
+                e.place.target.clone(),
+                e.place.config.clone(),
+            );
+            if !configs.contains(&k) {
+                configs.push(k);
+            }
+        }
+        let mut series = Vec::new();
+        for (source, target, config) in &configs {
+            let mut runs: Vec<&Entry> = ds
+                .entries
+                .iter()
+                .filter(|e| {
+                    e.test == test
+                        && &e.place.source == source
+                        && &e.place.target == target
+                        && &e.place.config == config
+                        && e.results.is_some()
+                })
+                .collect();
+            runs.sort_by_key(|e| e.place.clients);
+            let name = if configs.len() > 1 {
+                format!("{target}/{config}")
+            } else {
+                "tps".into()
+            };
+            let points = runs
+                .iter()
+                .map(|e| {
+                    (
+                        f64::from(e.place.clients),
+                        e.results.as_ref().map_or(0.0, |r| r.tps),
+                    )
+                })
+                .collect();
+            if let Some(m) = runs.first().and_then(|e| tables::model_of(e)) {
+                let max_n = runs.last().map_or(1, |e| e.place.clients);
+                let bound = (1..=max_n)
+                    .map(|n| (f64::from(n), m.x_bound(f64::from(n))))
+                    .collect();
+                series.push(Series {
+                    name,
+                    points,
+                    dashed: false,
+                });
+                series.push(Series {
+                    name: format!("bound ({}, N_sat {:.1})", m.bottleneck, m.n_sat()),
+                    points: bound,
+                    dashed: true,
+                });
+            } else {
+                series.push(Series {
+                    name,
+                    points,
+                    dashed: false,
+                });
+            }
+        }
+        out.push(line_chart(
+            &format!("{test}: scaling"),
+            "clients",
+            "transactions/s",
+            &series,
+        ));
+    }
+    out
+}
+
+/// The whole report page.
+pub fn page(ds: &Dataset, tables: &[Table], base: Option<&str>, title: &str) -> String {
+    let mut body = String::new();
+    let _ = write!(body, "<h1>{}</h1>", esc(title));
+    body.push_str("<h2>Relative throughput by group</h2>");
+    for t in tables
+        .iter()
+        .filter(|t| t.id == "throughput.relative" && t.columns.len() > 1)
+    {
+        let base_idx = base
+            .and_then(|b| t.columns.iter().position(|c| c == b))
+            .unwrap_or(0);
+        body.push_str(&ratio_chart(t, base_idx));
+    }
+    let scaling = scaling_charts(ds);
+    if !scaling.is_empty() {
+        body.push_str(
+            "<h2>Scaling, with the queueing-model bound (dashed)</h2><div class=\"grid\">",
+        );
+        for c in scaling {
+            body.push_str(&c);
+        }
+        body.push_str("</div>");
+    }
+    body.push_str("<h2>Throughput over each step</h2><div class=\"grid\">");
+    let label = |e: &Entry| {
+        format!(
+            "{}{}{} c{}",
+            if ds.entries.iter().any(|x| x.place.source != e.place.source) {
+                format!("{}/", e.place.source)
+            } else {
+                String::new()
+            },
+            if ds.entries.iter().any(|x| x.place.target != e.place.target) {
+                format!("{}/", e.place.target)
+            } else {
+                String::new()
+            },
+            e.place.config,
+            e.place.clients
+        )
+    };
+    let runs: Vec<String> = tables::tests(ds)
+        .into_iter()
+        .filter(|(g, _)| *g != Group::Load)
+        .map(|(_, t)| t)
+        .collect();
+    for test in &runs {
+        let series: Vec<Series> = ds
+            .entries
+            .iter()
+            .filter(|e| &e.test == test && e.results.is_some())
+            .map(|e| Series {
+                name: label(e),
+                points: e
+                    .results
+                    .as_ref()
+                    .map(|r| r.intervals.iter().map(|i| (i.t, i.tps)).collect())
+                    .unwrap_or_default(),
+                dashed: false,
+            })
+            .collect();
+        body.push_str(&line_chart(
+            &format!("{test}: per second"),
+            "seconds",
+            "transactions/s",
+            &series,
+        ));
+    }
+    body.push_str("</div><h2>Latency percentiles</h2><div class=\"grid\">");
+    let pcts = [50.0, 90.0, 95.0, 99.0, 99.9];
+    for test in &runs {
+        let series: Vec<Series> = ds
+            .entries
+            .iter()
+            .filter(|e| &e.test == test && e.results.is_some())
+            .map(|e| {
+                let l = &e.results.as_ref().expect("filtered").latency_ms;
+                Series {
+                    name: label(e),
+                    points: pcts
+                        .iter()
+                        .copied()
+                        .zip([l.p50, l.p90, l.p95, l.p99, l.p999])
+                        .collect(),
+                    dashed: false,
+                }
+            })
+            .collect();
+        body.push_str(&line_chart(
+            &format!("{test}: latency"),
+            "percentile",
+            "ms",
+            &series,
+        ));
+    }
+    body.push_str("</div><h2>Tables</h2>");
+    for t in tables {
+        body.push_str(&html_table(t));
+    }
+    format!(
+        "<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>{}</title><style>\
+         body{{font-family:sans-serif;margin:20px;color:#222}}\
+         table{{border-collapse:collapse;margin-bottom:8px}}\
+         td,th{{border:1px solid #ccc;padding:2px 8px;text-align:right;font-size:12px}}\
+         td:first-child,th:first-child{{text-align:left}}\
+         tr.group td{{background:#eee;font-style:italic;text-align:left}}\
+         tr.summary td{{font-weight:bold}}\
+         td.worse{{background:#f8d0d0;color:#900}} td.better{{background:#d0f0d0;color:#060}}\
+         .grid{{display:flex;flex-wrap:wrap;gap:8px}} svg.chart{{border:1px solid #ddd}}\
+         .note{{font-size:11px;color:#666}}</style></head><body>{body}</body></html>\n",
+        esc(title)
+    )
+}

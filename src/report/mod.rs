@@ -1,0 +1,140 @@
+//! Reports: results files and sweep directories turned into tables (absolute, relative,
+//! hardware efficiency, scaling with queueing bounds, stability), charts (HTML with inline
+//! SVG), comparisons of two runs, and HDR histogram logs. Reports read only results files.
+
+pub mod compare;
+pub mod html;
+pub mod model;
+pub mod queue;
+pub mod render;
+pub mod tables;
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, UNIX_EPOCH};
+
+use hdrhistogram::serialization::V2DeflateSerializer;
+use hdrhistogram::serialization::interval_log::{IntervalLogWriterBuilder, Tag};
+
+use crate::error::Error;
+use crate::results::{Results, StepRecord};
+use model::Dataset;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    Text,
+    Markdown,
+    Csv,
+    Json,
+    Html,
+}
+
+/// Renders the report of `inputs` in `format`.
+pub fn report(
+    inputs: &[PathBuf],
+    base: Option<&str>,
+    format: Format,
+    color: bool,
+) -> Result<String, Error> {
+    let ds = Dataset::read(inputs)?;
+    let tables = tables::build(&ds, base)?;
+    Ok(match format {
+        Format::Text => render::text(&tables, color),
+        Format::Markdown => render::markdown(&tables),
+        Format::Csv => render::csv(&tables),
+        Format::Json => render::json(&tables),
+        Format::Html => {
+            let names: Vec<String> = inputs.iter().map(|p| p.display().to_string()).collect();
+            html::page(
+                &ds,
+                &tables,
+                base,
+                &format!("dbsweep report: {}", names.join(", ")),
+            )
+        }
+    })
+}
+
+/// Writes `text` to `output` atomically, or to stdout.
+pub fn emit(text: &str, output: Option<&Path>) -> Result<(), Error> {
+    match output {
+        None => {
+            print!("{text}");
+            Ok(())
+        }
+        Some(path) => {
+            let tmp = crate::results::ResultsFile::create(path)?;
+            tmp.commit_bytes(text.as_bytes())
+        }
+    }
+}
+
+/// `dbsweep compare`: the text, and whether a significant regression beyond `fail_pct` fails.
+pub fn compare(a: &Path, b: &Path, fail_pct: Option<f64>) -> Result<(String, bool), Error> {
+    let da = Dataset::read(&[a])?;
+    let db = Dataset::read(&[b])?;
+    let rows = compare::compare(&da, &db);
+    if rows.is_empty() {
+        return Err(Error::Usage(format!(
+            "{} and {} have no test in common (same step name, target, configuration and clients)",
+            a.display(),
+            b.display()
+        )));
+    }
+    let mut text = compare::text(&rows, &a.display().to_string(), &b.display().to_string());
+    let failed = match fail_pct {
+        Some(pct) => {
+            let bad = compare::regressions(&rows, pct);
+            if !bad.is_empty() {
+                text.push_str(&format!(
+                    "\n{} significant regression(s) worse than {pct}%: {}\n",
+                    bad.len(),
+                    bad.iter()
+                        .map(|r| format!("{} ({})", r.test, r.place))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ));
+            }
+            !bad.is_empty()
+        }
+        None => false,
+    };
+    Ok((text, failed))
+}
+
+/// `dbsweep hdr`: a results file's (or step record's) latency histogram as an HDR histogram
+/// log with one interval: the measured part of the step. Values are nanoseconds.
+pub fn hdr_log(input: &Path) -> Result<Vec<u8>, Error> {
+    let results = match Results::read(input) {
+        Ok(r) => r,
+        Err(_) => StepRecord::read(input)?.results.ok_or_else(|| {
+            Error::Usage(format!(
+                "{}: this step has no latency histogram (not a run step)",
+                input.display()
+            ))
+        })?,
+    };
+    let h = results.histogram.decode()?;
+    let start = UNIX_EPOCH + Duration::from_secs(results.started_at);
+    let mut out = Vec::new();
+    let mut ser = V2DeflateSerializer::new();
+    let mut log = IntervalLogWriterBuilder::new()
+        .add_comment(&format!(
+            "dbsweep {}: {} on {} ({} thread(s)); latency per event in nanoseconds",
+            results.tool.version, results.workload, results.target.url, results.threads
+        ))
+        .with_start_time(start)
+        .with_base_time(start)
+        .with_max_value_divisor(1e6)
+        .begin_log_with(&mut out, &mut ser)
+        .map_err(|e| Error::Run(format!("writing the HDR log: {e}")))?;
+    let tag = Tag::new(&results.workload);
+    log.write_histogram(
+        &h,
+        Duration::from_secs_f64(results.warmup_s),
+        Duration::from_secs_f64(results.time_s),
+        tag,
+    )
+    .map_err(|e| Error::Run(format!("writing the HDR log: {e:?}")))?;
+    drop(log);
+    Ok(out)
+}

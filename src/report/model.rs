@@ -1,0 +1,243 @@
+//! What reports read: sweep directories (their step records) and single results files, turned
+//! into entries keyed by test and column.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use crate::error::Error;
+use crate::metrics::hw::HwFigures;
+use crate::results::{Results, StepRecord};
+
+/// The four groups of WORKLOADS.md section 5, in report order, after the load.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Group {
+    Load,
+    PointQueries,
+    RangeQueries,
+    RangeAggregation,
+    Writes,
+}
+
+impl Group {
+    pub fn title(self) -> &'static str {
+        match self {
+            Group::Load => "load",
+            Group::PointQueries => "point queries",
+            Group::RangeQueries => "range queries without aggregation",
+            Group::RangeAggregation => "range queries with aggregation",
+            Group::Writes => "writes",
+        }
+    }
+
+    /// The group of a workload: point lookups; IN-lists, ranges and scans returning rows;
+    /// read-only transactions and counts (aggregation); everything that writes.
+    pub fn of(workload: &str) -> Group {
+        match workload {
+            "oltp_point_select" | "oltp_points_covered" => Group::PointQueries,
+            "oltp_inlist_select"
+            | "select_random_points"
+            | "select_random_ranges"
+            | "oltp_range_covered"
+            | "oltp_scan" => Group::RangeQueries,
+            "oltp_read_only" | "oltp_read_only_count" => Group::RangeAggregation,
+            _ => Group::Writes,
+        }
+    }
+}
+
+/// Where an entry ran: the input it came from and its cell.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Place {
+    pub source: String,
+    pub target: String,
+    pub config: String,
+    pub clients: u32,
+}
+
+/// One measured test in one place.
+#[derive(Clone, Debug)]
+pub struct Entry {
+    pub place: Place,
+    pub test: String,
+    /// Position in its plan, to order the tests.
+    pub order: usize,
+    pub group: Group,
+    pub results: Option<Results>,
+    /// A load's rows/s and hardware figures (per row).
+    pub load_rows_per_s: Option<f64>,
+    pub load_hw: Option<HwFigures>,
+}
+
+impl Entry {
+    /// The report's throughput: rows/s for loads and scans, queries/s otherwise.
+    pub fn throughput(&self) -> Option<f64> {
+        if let Some(r) = self.load_rows_per_s {
+            return Some(r);
+        }
+        let r = self.results.as_ref()?;
+        Some(if r.workload == "oltp_scan" {
+            r.rows_per_s
+        } else {
+            r.qps
+        })
+    }
+
+    pub fn hw(&self) -> Option<&HwFigures> {
+        self.load_hw
+            .as_ref()
+            .or_else(|| self.results.as_ref()?.hw.as_ref())
+    }
+}
+
+/// Every entry of the inputs.
+#[derive(Debug, Default)]
+pub struct Dataset {
+    pub entries: Vec<Entry>,
+}
+
+/// A short label for an input: its directory or file name.
+fn label_of(path: &Path) -> String {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().to_string())
+        .unwrap_or_else(|| path.display().to_string());
+    name.strip_suffix(".json")
+        .map_or(name.clone(), str::to_string)
+}
+
+/// A single run's test name: the workload with the options that tell its variants apart.
+fn test_name(r: &Results) -> String {
+    let o = &r.options;
+    let get = |k: &str| {
+        o.get(k)
+            .map(|v| v.to_string().trim_matches('"').to_string())
+    };
+    let mut name = r.workload.clone();
+    match r.workload.as_str() {
+        "oltp_read_only" | "oltp_read_write" => {
+            if let Some(v) = get("range_size") {
+                name.push_str(&format!(".range{v}"));
+            }
+        }
+        "oltp_inlist_select" | "oltp_inlist_update" | "select_random_points" => {
+            if let Some(v) = get("random_points").filter(|v| v != "null") {
+                name.push_str(&format!(".points{v}"));
+            }
+            if get("hot_points").as_deref() == Some("true") {
+                name.push_str(".hot");
+            }
+        }
+        "oltp_points_covered" | "oltp_range_covered" => {
+            let covered = get("covered").as_deref() == Some("true");
+            let on_id = get("on_id").as_deref() == Some("true");
+            name.push_str(if covered { ".covered" } else { ".notcovered" });
+            name.push_str(if on_id { "-pk" } else { "-si" });
+        }
+        _ => {}
+    }
+    name
+}
+
+impl Dataset {
+    /// Reads every input: a sweep directory (its reported, finished steps) or a results file.
+    pub fn read(inputs: &[impl AsRef<Path>]) -> Result<Dataset, Error> {
+        let mut entries = Vec::new();
+        let labels: Vec<String> = inputs.iter().map(|p| label_of(p.as_ref())).collect();
+        let unique: BTreeSet<&String> = labels.iter().collect();
+        for (i, input) in inputs.iter().enumerate() {
+            let path = input.as_ref();
+            // Two inputs with the same name (a/run.json, b/run.json) are told apart by number.
+            let source = if unique.len() == labels.len() {
+                labels[i].clone()
+            } else {
+                format!("{}#{}", labels[i], i + 1)
+            };
+            if path.is_dir() {
+                read_sweep(path, &source, &mut entries)?;
+            } else if path.is_file() {
+                let r = Results::read(path)?;
+                entries.push(Entry {
+                    place: Place {
+                        source: source.clone(),
+                        target: r.target.kind.clone(),
+                        config: "default".into(),
+                        clients: r.threads,
+                    },
+                    test: test_name(&r),
+                    order: 0,
+                    group: Group::of(&r.workload),
+                    results: Some(r),
+                    load_rows_per_s: None,
+                    load_hw: None,
+                });
+            } else {
+                return Err(Error::Usage(format!(
+                    "{}: no such file or directory (give sweep directories or results files)",
+                    path.display()
+                )));
+            }
+        }
+        if entries.is_empty() {
+            return Err(Error::Usage(
+                "nothing to report: the inputs hold no finished steps".into(),
+            ));
+        }
+        Ok(Dataset { entries })
+    }
+}
+
+fn read_sweep(dir: &Path, source: &str, out: &mut Vec<Entry>) -> Result<(), Error> {
+    let steps = dir.join("steps");
+    if !steps.is_dir() {
+        return Err(Error::Usage(format!(
+            "{}: not a sweep directory (no steps/)",
+            dir.display()
+        )));
+    }
+    let mut files = Vec::new();
+    for cell in
+        std::fs::read_dir(&steps).map_err(|e| Error::Usage(format!("{}: {e}", steps.display())))?
+    {
+        let cell = cell.map_err(|e| Error::Usage(e.to_string()))?.path();
+        if !cell.is_dir() {
+            continue;
+        }
+        for f in std::fs::read_dir(&cell)
+            .map_err(|e| Error::Usage(format!("{}: {e}", cell.display())))?
+        {
+            let f = f.map_err(|e| Error::Usage(e.to_string()))?.path();
+            if f.extension().is_some_and(|e| e == "json") {
+                files.push(f);
+            }
+        }
+    }
+    files.sort();
+    for f in files {
+        let rec = StepRecord::read(&f)?;
+        if !rec.reported || rec.status != "ok" {
+            continue;
+        }
+        let place = Place {
+            source: source.to_string(),
+            target: rec.target.clone(),
+            config: rec.config.clone(),
+            clients: rec.clients,
+        };
+        let group = match (&rec.results, &rec.load) {
+            (Some(r), _) => Group::of(&r.workload),
+            (None, Some(_)) => Group::Load,
+            _ => continue,
+        };
+        out.push(Entry {
+            place,
+            test: rec.name.clone(),
+            order: rec.index,
+            group,
+            load_rows_per_s: rec.load.as_ref().map(|l| l.rows_per_s),
+            load_hw: rec.load_hw.clone(),
+            results: rec.results,
+        });
+    }
+    Ok(())
+}

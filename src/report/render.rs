@@ -1,0 +1,216 @@
+//! Tables as text (aligned, optionally coloured), markdown, CSV (long form: one value per line,
+//! for spreadsheets and scripts) and JSON.
+
+use std::fmt::Write as _;
+
+use super::tables::{Cell, Table};
+
+/// A number with as many decimals as its size deserves.
+pub fn num(v: f64) -> String {
+    let a = v.abs();
+    if v == 0.0 {
+        "0".into()
+    } else if a >= 100.0 {
+        format!("{v:.0}")
+    } else if a >= 1.0 {
+        format!("{v:.2}")
+    } else if a >= 0.001 {
+        format!("{v:.4}")
+    } else {
+        format!("{v:.2e}")
+    }
+}
+
+pub fn ratio(v: f64) -> String {
+    if v.is_finite() {
+        format!("{v:.2}")
+    } else {
+        "inf".into()
+    }
+}
+
+/// Whether a ratio stands out: below 0.95 (-1) or above 1.05 (+1).
+pub fn outlier(v: f64) -> i8 {
+    if v < 0.95 {
+        -1
+    } else if v > 1.05 {
+        1
+    } else {
+        0
+    }
+}
+
+pub fn cell_text(c: &Cell) -> String {
+    match c {
+        Cell::Num(v) => num(*v),
+        Cell::Ratio(v) => ratio(*v),
+        Cell::Text(t) => t.clone(),
+        Cell::Missing => "-".into(),
+    }
+}
+
+/// Aligned columns; group headings; with `color`, ratios that stand out in red or green.
+pub fn text(tables: &[Table], color: bool) -> String {
+    let mut out = String::new();
+    for t in tables {
+        let _ = writeln!(out, "{}", t.title);
+        let _ = writeln!(out, "{}", "=".repeat(t.title.chars().count().min(100)));
+        let label_w = t
+            .rows
+            .iter()
+            .map(|r| r.label.chars().count())
+            .chain([4])
+            .max()
+            .unwrap_or(4);
+        let widths: Vec<usize> = t
+            .columns
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                t.rows
+                    .iter()
+                    .filter_map(|r| r.cells.get(i))
+                    .map(|c| cell_text(c).chars().count())
+                    .chain([c.chars().count()])
+                    .max()
+                    .unwrap_or(1)
+            })
+            .collect();
+        let _ = write!(out, "{:<label_w$}", "test");
+        for (c, w) in t.columns.iter().zip(&widths) {
+            let _ = write!(out, "  {c:>w$}");
+        }
+        out.push('\n');
+        let mut group = None;
+        for r in &t.rows {
+            if r.group != group && !r.summary {
+                group = r.group;
+                if let Some(g) = group {
+                    let _ = writeln!(out, "-- {}", g.title());
+                }
+            }
+            let _ = write!(out, "{:<label_w$}", r.label);
+            for (c, w) in r.cells.iter().zip(&widths) {
+                let s = cell_text(c);
+                let paint = match c {
+                    Cell::Ratio(v) if color => match outlier(*v) {
+                        -1 => Some("\x1b[31m"),
+                        1 => Some("\x1b[32m"),
+                        _ => None,
+                    },
+                    _ => None,
+                };
+                match paint {
+                    Some(code) => {
+                        let _ = write!(out, "  {code}{s:>w$}\x1b[0m");
+                    }
+                    None => {
+                        let _ = write!(out, "  {s:>w$}");
+                    }
+                }
+            }
+            out.push('\n');
+        }
+        for n in &t.notes {
+            let _ = writeln!(out, "({n})");
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// GitHub-flavoured markdown; ratios that stand out in bold (the value says which way).
+pub fn markdown(tables: &[Table]) -> String {
+    let mut out = String::new();
+    let esc = |s: &str| s.replace('|', "\\|");
+    for t in tables {
+        let _ = writeln!(out, "### {}\n", esc(&t.title));
+        let _ = write!(out, "| test |");
+        for c in &t.columns {
+            let _ = write!(out, " {} |", esc(c));
+        }
+        out.push('\n');
+        let _ = write!(out, "|---|");
+        for _ in &t.columns {
+            out.push_str("---:|");
+        }
+        out.push('\n');
+        let mut group = None;
+        for r in &t.rows {
+            if r.group != group && !r.summary {
+                group = r.group;
+                if let Some(g) = group {
+                    let _ = write!(out, "| *{}* |", g.title());
+                    out.push_str(&" |".repeat(t.columns.len()));
+                    out.push('\n');
+                }
+            }
+            let label = if r.summary {
+                format!("**{}**", esc(&r.label))
+            } else {
+                esc(&r.label)
+            };
+            let _ = write!(out, "| {label} |");
+            for c in &r.cells {
+                let s = esc(&cell_text(c));
+                match c {
+                    Cell::Ratio(v) if outlier(*v) != 0 => {
+                        let _ = write!(out, " **{s}** |");
+                    }
+                    _ => {
+                        let _ = write!(out, " {s} |");
+                    }
+                }
+            }
+            out.push('\n');
+        }
+        for n in &t.notes {
+            let _ = writeln!(out, "\n_{}_", esc(n));
+        }
+        out.push('\n');
+    }
+    out
+}
+
+fn csv_field(s: &str) -> String {
+    if s.contains([',', '"', '\n']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
+/// One line per value: table, title, group, test, column, value.
+pub fn csv(tables: &[Table]) -> String {
+    let mut out = String::from("table,title,group,test,column,value\n");
+    for t in tables {
+        for r in &t.rows {
+            for (c, cell) in t.columns.iter().zip(&r.cells) {
+                let value = match cell {
+                    Cell::Num(v) => v.to_string(),
+                    Cell::Ratio(v) if v.is_finite() => v.to_string(),
+                    Cell::Ratio(_) => "inf".into(),
+                    Cell::Text(s) => s.clone(),
+                    Cell::Missing => String::new(),
+                };
+                let _ = writeln!(
+                    out,
+                    "{},{},{},{},{},{}",
+                    csv_field(&t.id),
+                    csv_field(&t.title),
+                    r.group.map_or("", |g| g.title()),
+                    csv_field(&r.label),
+                    csv_field(c),
+                    csv_field(&value)
+                );
+            }
+        }
+    }
+    out
+}
+
+pub fn json(tables: &[Table]) -> String {
+    let mut s = serde_json::to_string_pretty(tables).expect("tables serialise");
+    s.push('\n');
+    s
+}

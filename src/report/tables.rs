@@ -1,0 +1,610 @@
+//! The report's tables, built from a dataset: absolute and relative throughput, hardware
+//! efficiency, scaling with queueing bounds, stability. Every output format renders these.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::Serialize;
+
+use super::model::{Dataset, Entry, Group, Place};
+use super::queue::{Device, Model};
+use crate::error::Error;
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum Cell {
+    Num(f64),
+    /// A value relative to the base: coloured below 0.95 and above 1.05.
+    Ratio(#[serde(serialize_with = "ratio_json")] f64),
+    Text(String),
+    Missing,
+}
+
+fn ratio_json<S: serde::Serializer>(v: &f64, s: S) -> Result<S::Ok, S::Error> {
+    if v.is_finite() {
+        s.serialize_f64(*v)
+    } else {
+        s.serialize_str("inf")
+    }
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Row {
+    pub group: Option<Group>,
+    pub label: String,
+    /// A summary row (a group's median).
+    pub summary: bool,
+    pub cells: Vec<Cell>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Table {
+    pub id: String,
+    pub title: String,
+    pub columns: Vec<String>,
+    pub rows: Vec<Row>,
+    pub notes: Vec<String>,
+}
+
+/// WORKLOADS.md section 5: value / base; 1 when both are 0; inf when only the base is 0.
+pub fn ratio(value: f64, base: f64) -> f64 {
+    if base == 0.0 {
+        if value == 0.0 { 1.0 } else { f64::INFINITY }
+    } else {
+        value / base
+    }
+}
+
+/// The median of some values (None when there are none).
+pub fn median(values: &[f64]) -> Option<f64> {
+    let mut v: Vec<f64> = values.iter().copied().filter(|x| !x.is_nan()).collect();
+    if v.is_empty() {
+        return None;
+    }
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    Some(if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        let (a, b) = (v[n / 2 - 1], v[n / 2]);
+        if a.is_infinite() || b.is_infinite() {
+            b
+        } else {
+            (a + b) / 2.0
+        }
+    })
+}
+
+/// A set of columns compared side by side: one client count (or all of them as columns).
+#[derive(Clone, Debug)]
+pub struct Slice {
+    /// "" or " at 4 clients".
+    pub suffix: String,
+    pub columns: Vec<(String, Vec<Place>)>,
+}
+
+/// How the dataset is laid out: columns are configurations or targets (or inputs), one slice
+/// per client count; with one configuration, the client counts are the columns.
+pub fn layout(ds: &Dataset) -> Vec<Slice> {
+    let places: BTreeSet<&Place> = ds.entries.iter().map(|e| &e.place).collect();
+    let count = |f: fn(&Place) -> &str| places.iter().map(|p| f(p)).collect::<BTreeSet<_>>().len();
+    let (sources, targets, configs) = (
+        count(|p| &p.source),
+        count(|p| &p.target),
+        count(|p| &p.config),
+    );
+    let clients: BTreeSet<u32> = places.iter().map(|p| p.clients).collect();
+    let label = |p: &Place| {
+        let mut parts = Vec::new();
+        if sources > 1 {
+            parts.push(p.source.clone());
+        }
+        if targets > 1 {
+            parts.push(p.target.clone());
+        }
+        if configs > 1 || parts.is_empty() {
+            parts.push(p.config.clone());
+        }
+        parts.join("/")
+    };
+    // Columns in the order the inputs gave them.
+    let mut order: Vec<&Place> = Vec::new();
+    for e in &ds.entries {
+        if !order.contains(&&e.place) {
+            order.push(&e.place);
+        }
+    }
+    if sources > 1 || targets > 1 || configs > 1 {
+        clients
+            .iter()
+            .map(|&c| {
+                let mut columns: Vec<(String, Vec<Place>)> = Vec::new();
+                for p in order.iter().filter(|p| p.clients == c) {
+                    columns.push((label(p), vec![(*p).clone()]));
+                }
+                Slice {
+                    suffix: if clients.len() > 1 {
+                        format!(" at {c} client(s)")
+                    } else {
+                        String::new()
+                    },
+                    columns,
+                }
+            })
+            .collect()
+    } else {
+        let mut by_clients: Vec<&Place> = order.clone();
+        by_clients.sort_by_key(|p| p.clients);
+        vec![Slice {
+            suffix: String::new(),
+            columns: by_clients
+                .iter()
+                .map(|p| (format!("c{}", p.clients), vec![(*p).clone()]))
+                .collect(),
+        }]
+    }
+}
+
+/// The tests in report order: the load first, then the groups, each in plan order.
+pub fn tests(ds: &Dataset) -> Vec<(Group, String)> {
+    let mut first: BTreeMap<String, (Group, usize)> = BTreeMap::new();
+    for e in &ds.entries {
+        let slot = first.entry(e.test.clone()).or_insert((e.group, e.order));
+        slot.1 = slot.1.min(e.order);
+    }
+    let mut out: Vec<(Group, usize, String)> =
+        first.into_iter().map(|(t, (g, o))| (g, o, t)).collect();
+    out.sort();
+    out.into_iter().map(|(g, _, t)| (g, t)).collect()
+}
+
+fn find<'a>(ds: &'a Dataset, test: &str, places: &[Place]) -> Option<&'a Entry> {
+    ds.entries
+        .iter()
+        .find(|e| e.test == test && places.contains(&e.place))
+}
+
+/// Picks the base column: `--base` by its label, else the first.
+pub fn base_index(slice: &Slice, base: Option<&str>) -> Result<usize, Error> {
+    match base {
+        None => Ok(0),
+        Some(name) => {
+            let exact = slice.columns.iter().position(|(l, _)| l == name);
+            // Or the one column that has `name` as a part of its label (a source or config).
+            let parts: Vec<usize> = (0..slice.columns.len())
+                .filter(|&i| slice.columns[i].0.split('/').any(|p| p == name))
+                .collect();
+            exact.or((parts.len() == 1).then(|| parts[0]))
+        }
+        .ok_or_else(|| {
+            let names: Vec<&str> = slice.columns.iter().map(|(l, _)| l.as_str()).collect();
+            Error::Usage(format!(
+                "--base {name}: no such column; the columns are {}",
+                names.join(", ")
+            ))
+        }),
+    }
+}
+
+/// An absolute table of `metric` and, when `relative`, the ratio table with group medians.
+fn metric_tables(
+    ds: &Dataset,
+    slice: &Slice,
+    base: usize,
+    id: &str,
+    title: &str,
+    metric: &dyn Fn(&Entry) -> Option<f64>,
+    with_load: bool,
+) -> (Table, Table) {
+    let columns: Vec<String> = slice.columns.iter().map(|(l, _)| l.clone()).collect();
+    let mut abs = Table {
+        id: id.to_string(),
+        title: format!("{title}{}", slice.suffix),
+        columns: columns.clone(),
+        rows: Vec::new(),
+        notes: Vec::new(),
+    };
+    let mut rel = Table {
+        id: format!("{id}.relative"),
+        title: format!(
+            "{title}, relative to {}{}",
+            columns.get(base).map_or("", String::as_str),
+            slice.suffix
+        ),
+        columns,
+        rows: Vec::new(),
+        notes: vec!["value / base; 1 when both are 0, inf when only the base is 0; below 0.95 and above 1.05 stand out".into()],
+    };
+    let mut group_ratios: Vec<Vec<f64>> = vec![Vec::new(); slice.columns.len()];
+    let mut current: Option<Group> = None;
+    let tests = tests(ds);
+    let flush = |rel: &mut Table, group: Option<Group>, ratios: &mut Vec<Vec<f64>>| {
+        if let Some(g) = group.filter(|g| *g != Group::Load)
+            && ratios.iter().any(|r| !r.is_empty())
+        {
+            rel.rows.push(Row {
+                group: Some(g),
+                label: format!("median of {}", g.title()),
+                summary: true,
+                cells: ratios
+                    .iter()
+                    .map(|r| median(r).map_or(Cell::Missing, Cell::Ratio))
+                    .collect(),
+            });
+        }
+        ratios.iter_mut().for_each(Vec::clear);
+    };
+    for (group, test) in &tests {
+        if *group == Group::Load && !with_load {
+            continue;
+        }
+        if current != Some(*group) {
+            flush(&mut rel, current, &mut group_ratios);
+            current = Some(*group);
+        }
+        let values: Vec<Option<f64>> = slice
+            .columns
+            .iter()
+            .map(|(_, places)| find(ds, test, places).and_then(metric))
+            .collect();
+        if values.iter().all(Option::is_none) {
+            continue;
+        }
+        abs.rows.push(Row {
+            group: Some(*group),
+            label: test.clone(),
+            summary: false,
+            cells: values
+                .iter()
+                .map(|v| v.map_or(Cell::Missing, Cell::Num))
+                .collect(),
+        });
+        let base_value = values.get(base).copied().flatten();
+        let cells = values
+            .iter()
+            .enumerate()
+            .map(|(i, v)| match (v, base_value) {
+                (Some(v), Some(b)) => {
+                    let r = ratio(*v, b);
+                    group_ratios[i].push(r);
+                    Cell::Ratio(r)
+                }
+                _ => Cell::Missing,
+            })
+            .collect();
+        rel.rows.push(Row {
+            group: Some(*group),
+            label: test.clone(),
+            summary: false,
+            cells,
+        });
+    }
+    flush(&mut rel, current, &mut group_ratios);
+    (abs, rel)
+}
+
+/// The hardware and server-counter metrics, per operation.
+type Metric = (&'static str, &'static str, fn(&Entry) -> Option<f64>);
+
+const HW_METRICS: [Metric; 11] = [
+    ("cpu_us_per_op.client", "client CPU us/op", |e| {
+        e.hw()?.cpu_us_per_op.client
+    }),
+    ("cpu_us_per_op.server", "server CPU us/op", |e| {
+        e.hw()?.cpu_us_per_op.server
+    }),
+    ("cpu_us_per_op.machine", "machine CPU us/op", |e| {
+        e.hw()?.cpu_us_per_op.machine
+    }),
+    ("cpu_per_o", "cpu/o (machine CPU % / ops per s)", |e| {
+        e.hw()?.cpu_per_o
+    }),
+    ("cs_per_o", "cs/o (context switches / op)", |e| {
+        e.hw()?.cs_per_o
+    }),
+    ("r_per_o", "r/o (device reads / op)", |e| e.hw()?.r_per_o),
+    ("rkb_per_o", "rKB/o (KB read / op)", |e| e.hw()?.rkb_per_o),
+    ("wkb_per_o", "wKB/o (KB written / op)", |e| {
+        e.hw()?.wkb_per_o
+    }),
+    (
+        "server.pages_read_per_op",
+        "buffer pool reads/op (pages read by the server)",
+        |e| e.results.as_ref()?.server_stats.as_ref()?.pages_read_per_op,
+    ),
+    ("server.pages_written_per_op", "pages flushed/op", |e| {
+        e.results
+            .as_ref()?
+            .server_stats
+            .as_ref()?
+            .pages_written_per_op
+    }),
+    ("server.log_bytes_per_op", "log bytes/op (WAL, redo)", |e| {
+        e.results.as_ref()?.server_stats.as_ref()?.log_bytes_per_op
+    }),
+];
+
+/// Per-second throughput (events/s) of a run, leaving out a short last interval.
+pub fn per_second(e: &Entry) -> Vec<f64> {
+    let Some(r) = &e.results else {
+        return Vec::new();
+    };
+    let full: Vec<_> = r.intervals.iter().filter(|i| i.seconds >= 0.5).collect();
+    full.iter().map(|i| i.tps).collect()
+}
+
+fn cv(values: &[f64]) -> Option<f64> {
+    if values.len() < 2 {
+        return None;
+    }
+    let mean = values.iter().sum::<f64>() / values.len() as f64;
+    if mean == 0.0 {
+        return None;
+    }
+    let var = values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (values.len() - 1) as f64;
+    Some(var.sqrt() / mean * 100.0)
+}
+
+fn stability_tables(ds: &Dataset, slice: &Slice) -> Vec<Table> {
+    let series: [Metric; 3] = [
+        (
+            "stability.tps_cv",
+            "throughput: coefficient of variation of per-second tps, %",
+            |e| cv(&per_second(e)),
+        ),
+        (
+            "stability.tps_dip",
+            "throughput: deepest dip, worst second vs the mean, %",
+            |e| {
+                let v = per_second(e);
+                let mean = v.iter().sum::<f64>() / v.len().max(1) as f64;
+                let min = v.iter().copied().fold(f64::INFINITY, f64::min);
+                (v.len() >= 2 && mean > 0.0).then(|| (min / mean - 1.0) * 100.0)
+            },
+        ),
+        (
+            "stability.p95_cv",
+            "latency: coefficient of variation of per-second p95, %",
+            |e| {
+                let r = e.results.as_ref()?;
+                let v: Vec<f64> = r
+                    .intervals
+                    .iter()
+                    .filter(|i| i.seconds >= 0.5)
+                    .map(|i| i.p95_ms)
+                    .collect();
+                cv(&v)
+            },
+        ),
+    ];
+    series
+        .iter()
+        .map(|(id, title, f)| {
+            metric_tables(ds, slice, 0, id, &format!("Stability, {title}"), f, false).0
+        })
+        .collect()
+}
+
+/// Scaling and queueing bounds per configuration, when several client counts ran.
+fn scaling_tables(ds: &Dataset) -> Vec<Table> {
+    let places: BTreeSet<&Place> = ds.entries.iter().map(|e| &e.place).collect();
+    let clients: BTreeSet<u32> = places.iter().map(|p| p.clients).collect();
+    if clients.len() < 2 {
+        return Vec::new();
+    }
+    let mut configs: Vec<(String, String, String)> = Vec::new();
+    for p in &places {
+        let k = (p.source.clone(), p.target.clone(), p.config.clone());
+        if !configs.contains(&k) {
+            configs.push(k);
+        }
+    }
+    let mut out = Vec::new();
+    for (source, target, config) in configs {
+        let name = if places
+            .iter()
+            .map(|p| &p.source)
+            .collect::<BTreeSet<_>>()
+            .len()
+            > 1
+        {
+            format!("{source}/{target}/{config}")
+        } else {
+            format!("{target}/{config}")
+        };
+        let mut scale = Table {
+            id: "scaling".into(),
+            title: format!("Scaling of {name}: throughput and latency against clients, with queueing bounds"),
+            columns: ["clients", "tps", "X bound", "avg ms", "R bound ms", "p95 ms"]
+                .map(String::from)
+                .to_vec(),
+            rows: Vec::new(),
+            notes: vec![
+                "bounds of a closed system (WORKLOADS.md section 6) from the demands measured at the fewest clients; Z = 0".into(),
+            ],
+        };
+        let mut model_table = Table {
+            id: "queueing".into(),
+            title: format!("Queueing model of {name}: service demands per transaction"),
+            columns: ["D cpu ms", "D disk ms", "D ms", "bottleneck", "N_sat"]
+                .map(String::from)
+                .to_vec(),
+            rows: Vec::new(),
+            notes: vec!["D cpu = machine CPU busy per transaction over the machine's cores; D disk = device busy time per transaction".into()],
+        };
+        for (group, test) in tests(ds) {
+            if group == Group::Load {
+                continue;
+            }
+            let mut runs: Vec<&Entry> = ds
+                .entries
+                .iter()
+                .filter(|e| {
+                    e.test == test
+                        && e.place.source == source
+                        && e.place.target == target
+                        && e.place.config == config
+                        && e.results.is_some()
+                })
+                .collect();
+            runs.sort_by_key(|e| e.place.clients);
+            let Some(first) = runs.first() else {
+                continue;
+            };
+            let model = model_of(first);
+            if let Some(m) = &model {
+                let disk = demands(first).1;
+                model_table.rows.push(Row {
+                    group: Some(group),
+                    label: test.clone(),
+                    summary: false,
+                    cells: vec![
+                        demands(first)
+                            .0
+                            .map_or(Cell::Missing, |d| Cell::Num(d * 1e3)),
+                        disk.map_or(Cell::Missing, |d| Cell::Num(d * 1e3)),
+                        Cell::Num(m.d * 1e3),
+                        Cell::Text(m.bottleneck.into()),
+                        Cell::Num(m.n_sat()),
+                    ],
+                });
+            }
+            for e in runs {
+                let r = e.results.as_ref().expect("filtered");
+                let n = f64::from(e.place.clients);
+                scale.rows.push(Row {
+                    group: Some(group),
+                    label: test.clone(),
+                    summary: false,
+                    cells: vec![
+                        Cell::Text(format!(
+                            "{}{}",
+                            e.place.clients,
+                            if model.as_ref().is_some_and(|m| n >= m.n_sat()) {
+                                " (>= N_sat)"
+                            } else {
+                                ""
+                            }
+                        )),
+                        Cell::Num(r.tps),
+                        model
+                            .as_ref()
+                            .map_or(Cell::Missing, |m| Cell::Num(m.x_bound(n))),
+                        Cell::Num(r.latency_ms.avg),
+                        model
+                            .as_ref()
+                            .map_or(Cell::Missing, |m| Cell::Num(m.r_bound(n) * 1e3)),
+                        Cell::Num(r.latency_ms.p95),
+                    ],
+                });
+            }
+        }
+        out.push(scale);
+        out.push(model_table);
+    }
+    out
+}
+
+/// (CPU demand over all cores, disk demand) in seconds per transaction, and the core count.
+fn demands(e: &Entry) -> (Option<f64>, Option<f64>, f64) {
+    let Some(r) = &e.results else {
+        return (None, None, 1.0);
+    };
+    let Some(hw) = &r.hw else {
+        return (None, None, 1.0);
+    };
+    let cpu = hw.cpu_us_per_op.machine.map(|us| us / 1e6);
+    let disk = hw
+        .device_busy_pct
+        .filter(|_| r.tps > 0.0)
+        .map(|pct| pct / 100.0 / r.tps);
+    (cpu, disk, hw.cpus.max(1) as f64)
+}
+
+pub fn model_of(e: &Entry) -> Option<Model> {
+    let (cpu, disk, cores) = demands(e);
+    let mut devices = Vec::new();
+    if let Some(d) = cpu {
+        devices.push(Device {
+            name: "cpu",
+            demand: d,
+            capacity: cores,
+        });
+    }
+    if let Some(d) = disk {
+        devices.push(Device {
+            name: "disk",
+            demand: d,
+            capacity: 1.0,
+        });
+    }
+    Model::new(&devices, 0.0)
+}
+
+/// Every table of the report, in order.
+pub fn build(ds: &Dataset, base: Option<&str>) -> Result<Vec<Table>, Error> {
+    let mut out = Vec::new();
+    let slices = layout(ds);
+    let bases: Vec<usize> = slices
+        .iter()
+        .map(|s| base_index(s, base))
+        .collect::<Result<_, _>>()?;
+    for (slice, &b) in slices.iter().zip(&bases) {
+        let (abs, rel) = metric_tables(
+            ds,
+            slice,
+            b,
+            "throughput",
+            "Throughput (queries/s; rows/s for the load and scans)",
+            &Entry::throughput,
+            true,
+        );
+        out.push(abs);
+        if slice.columns.len() > 1 {
+            out.push(rel);
+        }
+    }
+    for (slice, &b) in slices.iter().zip(&bases) {
+        for (id, title, f) in HW_METRICS {
+            let (abs, rel) =
+                metric_tables(ds, slice, b, id, &format!("Efficiency, {title}"), &f, true);
+            if abs.rows.is_empty() {
+                continue;
+            }
+            out.push(abs);
+            if slice.columns.len() > 1 {
+                out.push(rel);
+            }
+        }
+    }
+    out.extend(scaling_tables(ds));
+    for slice in &slices {
+        out.extend(
+            stability_tables(ds, slice)
+                .into_iter()
+                .filter(|t| !t.rows.is_empty()),
+        );
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ratio_rules() {
+        assert_eq!(ratio(0.0, 0.0), 1.0);
+        assert_eq!(ratio(5.0, 0.0), f64::INFINITY);
+        assert_eq!(ratio(3.0, 4.0), 0.75);
+    }
+
+    #[test]
+    fn medians() {
+        assert_eq!(median(&[]), None);
+        assert_eq!(median(&[3.0, 1.0, 2.0]), Some(2.0));
+        assert_eq!(median(&[4.0, 1.0, 2.0, 3.0]), Some(2.5));
+        // inf sorts last; a middle pair with inf takes the larger.
+        assert_eq!(median(&[1.0, f64::INFINITY, 0.5]), Some(1.0));
+        assert_eq!(median(&[1.0, f64::INFINITY]), Some(f64::INFINITY));
+    }
+}

@@ -1,0 +1,363 @@
+//! `dbsweep report`, `compare` and `hdr` on committed fixtures made by real runs
+//! (tests/fixtures/report/README.md).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::Value;
+
+use crate::util::{Scratch, dbsweep, read_json};
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/report")
+        .join(name)
+}
+
+fn report(args: &[&str]) -> String {
+    let out = dbsweep()
+        .arg("report")
+        .arg(fixture("sweep-a"))
+        .args(args)
+        .assert()
+        .success();
+    String::from_utf8(out.get_output().stdout.clone()).unwrap()
+}
+
+/// Compares `actual` with the snapshot file, or rewrites it when asked to.
+fn snapshot(name: &str, actual: &str) {
+    let path = fixture(name);
+    if std::env::var_os("DBSWEEP_UPDATE_SNAPSHOTS").is_some() {
+        std::fs::write(&path, actual).unwrap();
+    }
+    let expected = std::fs::read_to_string(&path).unwrap_or_else(|e| {
+        panic!(
+            "{}: {e} (DBSWEEP_UPDATE_SNAPSHOTS=1 writes it)",
+            path.display()
+        )
+    });
+    if expected != actual {
+        let first = expected
+            .lines()
+            .zip(actual.lines())
+            .position(|(a, b)| a != b)
+            .unwrap_or(expected.lines().count().min(actual.lines().count()));
+        panic!(
+            "{name} differs from the snapshot at line {}:\nexpected: {:?}\nactual:   {:?}",
+            first + 1,
+            expected.lines().nth(first),
+            actual.lines().nth(first)
+        );
+    }
+}
+
+/// The step record of a fixture cell.
+fn step(cell: &str, file: &str) -> Value {
+    read_json(&fixture("sweep-a/steps").join(cell).join(file))
+}
+
+#[test]
+fn text_markdown_and_csv_match_their_snapshots() {
+    snapshot("sweep-a.txt", &report(&["--color", "never"]));
+    snapshot("sweep-a.md", &report(&["--format", "markdown"]));
+    snapshot("sweep-a.csv", &report(&["--format", "csv"]));
+}
+
+#[test]
+fn tables_hold_the_fixtures_figures() {
+    // The CSV has one value per line: check figures against the step records themselves.
+    let csv = report(&["--format", "csv"]);
+    // Fields of one CSV line (quoted fields may hold commas).
+    fn fields(line: &str) -> Vec<String> {
+        let (mut out, mut cur, mut quoted) = (Vec::new(), String::new(), false);
+        let mut chars = line.chars().peekable();
+        while let Some(c) = chars.next() {
+            match c {
+                '"' if quoted && chars.peek() == Some(&'"') => {
+                    cur.push('"');
+                    chars.next();
+                }
+                '"' => quoted = !quoted,
+                ',' if !quoted => out.push(std::mem::take(&mut cur)),
+                c => cur.push(c),
+            }
+        }
+        out.push(cur);
+        out
+    }
+    // The 1-client slice: the first of each table.
+    let value = |table: &str, test: &str, column: &str| -> f64 {
+        let f = csv
+            .lines()
+            .map(fields)
+            .find(|f| {
+                f[0] == table && f[1].contains("at 1 client") && f[3] == test && f[4] == column
+            })
+            .unwrap_or_else(|| panic!("no {table} {test} {column}"));
+        f[5].parse().unwrap()
+    };
+    let qps = |cell: &str, file: &str| step(cell, file)["results"]["qps"].as_f64().unwrap();
+    // Two configurations: their columns, one table per client count.
+    let a = qps("sqlite.default.c1", "02-point-query.json");
+    let b = qps("sqlite.smallcache.c1", "02-point-query.json");
+    assert_eq!(value("throughput", "point-query", "default"), a);
+    assert_eq!(value("throughput", "point-query", "smallcache"), b);
+    assert_eq!(
+        value("throughput.relative", "point-query", "smallcache"),
+        b / a
+    );
+    assert_eq!(value("throughput.relative", "point-query", "default"), 1.0);
+    // The load's throughput is rows/s.
+    let load = step("sqlite.default.c2", "01-load.json")["load"]["rows_per_s"]
+        .as_f64()
+        .unwrap();
+    assert!(csv.contains(&format!("throughput,Throughput (queries/s; rows/s for the load and scans) at 2 client(s),load,load,default,{load}")));
+    // The group median of the point queries group (one test: itself).
+    assert_eq!(
+        value(
+            "throughput.relative",
+            "median of point queries",
+            "smallcache"
+        ),
+        b / a
+    );
+    // Hardware efficiency comes from hw.
+    let cpu = step("sqlite.default.c1", "05-update-index.json")["results"]["hw"]["cpu_us_per_op"]
+        ["machine"]
+        .as_f64()
+        .unwrap();
+    assert_eq!(
+        value("cpu_us_per_op.machine", "update-index", "default"),
+        cpu
+    );
+    // --base picks the column the ratios divide by.
+    let csv_base = report(&["--format", "csv", "--base", "smallcache"]);
+    assert!(csv_base.contains("throughput.relative,"));
+    let f = csv_base
+        .lines()
+        .map(fields)
+        .find(|f| {
+            f[0] == "throughput.relative"
+                && f[1].contains("at 1 client")
+                && f[3] == "point-query"
+                && f[4] == "default"
+        })
+        .unwrap();
+    let v: f64 = f[5].parse().unwrap();
+    assert_eq!(v, a / b);
+    // Scaling: both client counts, with bounds at or above what was measured at 1 client.
+    assert!(csv.contains("scaling,"), "no scaling table");
+    let json: Value = serde_json::from_str(&report(&["--format", "json"])).unwrap();
+    let tables = json.as_array().unwrap();
+    let scaling = tables.iter().find(|t| t["id"] == "scaling").unwrap();
+    for row in scaling["rows"].as_array().unwrap() {
+        let cells = row["cells"].as_array().unwrap();
+        let (tps, bound) = (cells[1].as_f64().unwrap(), cells[2].as_f64().unwrap());
+        if cells[0].as_str().unwrap().starts_with('1') {
+            // At the concurrency the demands were measured at, the bound is the measurement's
+            // own 1 / D: within rounding of the sampled CPU time.
+            assert!(bound >= tps * 0.5, "{row}");
+        }
+    }
+    assert!(tables.iter().any(|t| t["id"] == "queueing"));
+    assert!(tables.iter().any(|t| t["id"] == "stability.tps_cv"));
+}
+
+#[test]
+fn unknown_base_and_missing_inputs_are_usage_errors() {
+    let out = dbsweep()
+        .arg("report")
+        .arg(fixture("sweep-a"))
+        .args(["--base", "nope"])
+        .assert()
+        .code(2);
+    let stderr = String::from_utf8_lossy(&out.get_output().stderr).to_string();
+    assert!(
+        stderr.contains("--base nope") && stderr.contains("default, smallcache"),
+        "{stderr}"
+    );
+    dbsweep().args(["report", "/no/such/dir"]).assert().code(2);
+}
+
+#[test]
+fn compare_flags_a_known_regression_and_not_noise() {
+    let out = dbsweep()
+        .arg("compare")
+        .arg(fixture("mock-base.json"))
+        .arg(fixture("mock-slow.json"))
+        .args(["--fail-on-regression", "5"])
+        .assert()
+        .code(1);
+    let stdout = String::from_utf8_lossy(&out.get_output().stdout).to_string();
+    assert!(
+        stdout.contains("A = ") && stdout.contains("mock-base.json"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("REGRESSION") && stdout.contains("1 significant regression"),
+        "{stdout}"
+    );
+    // A regression smaller than the gate passes, still named.
+    let out = dbsweep()
+        .arg("compare")
+        .arg(fixture("mock-base.json"))
+        .arg(fixture("mock-slow.json"))
+        .args(["--fail-on-regression", "30"])
+        .assert()
+        .success();
+    assert!(String::from_utf8_lossy(&out.get_output().stdout).contains("REGRESSION"));
+    // Two runs of the same thing: no alarm.
+    let out = dbsweep()
+        .arg("compare")
+        .arg(fixture("cmp-a.json"))
+        .arg(fixture("cmp-b.json"))
+        .args(["--fail-on-regression", "1"])
+        .assert()
+        .success();
+    let stdout = String::from_utf8_lossy(&out.get_output().stdout).to_string();
+    assert!(
+        stdout.contains("noise") && !stdout.contains("REGRESSION"),
+        "{stdout}"
+    );
+    // Sweep directories compare step by step.
+    let out = dbsweep()
+        .arg("compare")
+        .arg(fixture("sweep-a"))
+        .arg(fixture("sweep-a"))
+        .assert()
+        .success();
+    let stdout = String::from_utf8_lossy(&out.get_output().stdout).to_string();
+    assert_eq!(stdout.matches("0.0%").count(), 20, "{stdout}");
+}
+
+#[test]
+fn hdr_exports_an_interval_log() {
+    let s = Scratch::new();
+    let out = s.path("a.hlog");
+    dbsweep()
+        .arg("hdr")
+        .arg(fixture("cmp-a.json"))
+        .arg("--output")
+        .arg(&out)
+        .assert()
+        .success();
+    let log = std::fs::read(&out).unwrap();
+    let text = String::from_utf8_lossy(&log).to_string();
+    assert!(
+        text.contains("#[StartTime: ") && text.contains("nanoseconds"),
+        "{text}"
+    );
+    let histograms: Vec<_> =
+        hdrhistogram::serialization::interval_log::IntervalLogIterator::new(&log)
+            .filter_map(|e| match e {
+                Ok(hdrhistogram::serialization::interval_log::LogEntry::Interval(h)) => Some(h),
+                _ => None,
+            })
+            .collect();
+    assert_eq!(histograms.len(), 1);
+    let r = read_json(&fixture("cmp-a.json"));
+    let mut d = hdrhistogram::serialization::Deserializer::new();
+    let bytes = base64_decode(histograms[0].encoded_histogram());
+    let h: hdrhistogram::Histogram<u64> = d.deserialize(&mut bytes.as_slice()).unwrap();
+    assert_eq!(h.len(), r["events"].as_u64().unwrap());
+    // A sweep step works too.
+    dbsweep()
+        .arg("hdr")
+        .arg(fixture(
+            "sweep-a/steps/sqlite.default.c1/02-point-query.json",
+        ))
+        .assert()
+        .success();
+    // The load has no latency histogram.
+    dbsweep()
+        .arg("hdr")
+        .arg(fixture("sweep-a/steps/sqlite.default.c1/01-load.json"))
+        .assert()
+        .code(2);
+}
+
+fn base64_decode(s: &str) -> Vec<u8> {
+    use base64::Engine;
+    base64::engine::general_purpose::STANDARD.decode(s).unwrap()
+}
+
+/// Headless Chromium opens the HTML report: the charts are there and drawn.
+#[test]
+fn html_report_renders_its_charts_in_a_browser() {
+    let s = Scratch::new();
+    let html = s.path("report.html");
+    dbsweep()
+        .arg("report")
+        .arg(fixture("sweep-a"))
+        .args(["--format", "html", "--output"])
+        .arg(&html)
+        .assert()
+        .success();
+    let chromium = ["chromium", "chromium-browser", "google-chrome"]
+        .into_iter()
+        .find(|b| {
+            Command::new(b)
+                .arg("--version")
+                .output()
+                .is_ok_and(|o| o.status.success())
+        })
+        .expect("no Chromium: install the Debian package chromium (scripts/test does)");
+    let url = format!("file://{}", html.display());
+    let common = [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--hide-scrollbars",
+    ];
+    let dom = Command::new(chromium)
+        .args(common)
+        .arg("--dump-dom")
+        .arg(&url)
+        .output()
+        .unwrap();
+    assert!(dom.status.success());
+    let dom = String::from_utf8_lossy(&dom.stdout);
+    // sweep-a: 2 slices (1 and 2 clients) of relative bars, then for each of its 4 workloads
+    // a scaling chart, a per-second chart and a latency chart.
+    assert_eq!(
+        dom.matches("<svg").count(),
+        2 + 3 * 4,
+        "svg elements in the rendered page"
+    );
+    assert!(dom.contains("<polyline") && dom.contains("<rect"));
+    let png = s.path("shot.png");
+    let shot = Command::new(chromium)
+        .args(common)
+        .arg("--window-size=1280,2000")
+        .arg(format!("--screenshot={}", png.display()))
+        .arg(&url)
+        .output()
+        .unwrap();
+    assert!(
+        shot.status.success(),
+        "{}",
+        String::from_utf8_lossy(&shot.stderr)
+    );
+    let decoder = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(&png).unwrap()));
+    let mut reader = decoder.read_info().unwrap();
+    let mut buf = vec![0; reader.output_buffer_size().unwrap()];
+    let info = reader.next_frame(&mut buf).unwrap();
+    let channels = info.color_type.samples();
+    let (w, h) = (info.width as usize, info.height as usize);
+    // Coloured pixels (bars, lines, markers), counted in the top and the bottom half of the
+    // shot: the charts were drawn, not just their frames.
+    let coloured = |rows: std::ops::Range<usize>| {
+        rows.flat_map(|y| (0..w).map(move |x| (y * w + x) * channels))
+            .filter(|&i| {
+                let (r, g, b) = (buf[i] as i32, buf[i + 1] as i32, buf[i + 2] as i32);
+                (r - g).abs() > 60 || (g - b).abs() > 60 || (r - b).abs() > 60
+            })
+            .count()
+    };
+    let top = coloured(0..h / 2);
+    let bottom = coloured(h / 2..h);
+    assert!(
+        top > 2000 && bottom > 500,
+        "coloured pixels: top {top}, bottom {bottom}"
+    );
+}
