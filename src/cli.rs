@@ -30,6 +30,8 @@ pub enum Command {
     Cleanup(Opts),
     /// Run a plan: steps x configurations x client counts, one results file per step
     Sweep(SweepOpts),
+    /// TPC-C: load the nine tables and check their consistency
+    Tpcc(TpccCmd),
     /// Tables and charts from sweep directories or results files
     Report(ReportOpts),
     /// Compare two runs (results files or sweep directories) test by test
@@ -38,6 +40,56 @@ pub enum Command {
     Hdr(HdrOpts),
     /// List the built-in workloads
     Workloads,
+}
+
+#[derive(Debug, Args)]
+pub struct TpccCmd {
+    #[command(subcommand)]
+    pub action: TpccAction,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum TpccAction {
+    /// Create and load the TPC-C tables, then run the consistency checks
+    Prepare(TpccOpts),
+    /// Run the twelve consistency checks (exit 1 when one fails)
+    Check(TpccOpts),
+    /// Drop the TPC-C tables
+    Cleanup(TpccOpts),
+}
+
+#[derive(Debug, Args)]
+pub struct TpccOpts {
+    /// Warehouses (each: 10 districts, 30,000 customers, 100,000 stock rows)
+    #[arg(long, default_value_t = 1)]
+    pub warehouses: u32,
+    /// Database URL (as for run)
+    #[arg(long, default_value = "sqlite://dbsweep.db")]
+    pub target: String,
+    /// Start a throwaway server of this kind instead of connecting to --target
+    #[arg(long, value_enum)]
+    pub server: Option<ServerKind>,
+    /// A setting for the managed server's configuration file (repeatable)
+    #[arg(long, value_name = "NAME=VALUE", value_parser = parse_setting)]
+    pub server_set: Vec<(String, String)>,
+    /// Data directory of the managed server (reused when it holds one)
+    #[arg(long)]
+    pub server_datadir: Option<PathBuf>,
+    /// Leave the managed server's data directory in place
+    #[arg(long)]
+    pub keep: bool,
+    /// prepare: warehouses loaded at once
+    #[arg(long, default_value_t = 1)]
+    pub threads: u32,
+    /// prepare: drop and reload TPC-C tables that exist
+    #[arg(long)]
+    pub force: bool,
+    /// prepare: random seed (0 = a new one)
+    #[arg(long, default_value_t = 0)]
+    pub rand_seed: u64,
+    /// check: leave out condition 11, which holds only before any Delivery
+    #[arg(long)]
+    pub after_run: bool,
 }
 
 #[derive(Debug, Args)]

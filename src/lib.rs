@@ -86,6 +86,35 @@ pub fn run(cli: Cli) -> Result<Outcome, Error> {
             Ok(Outcome::Done)
         }
         Command::Run(o) => run_workload(&RunPlan::from_opts(&o)?),
+        Command::Tpcc(t) => {
+            use cli::TpccAction;
+            let (action, o) = match t.action {
+                TpccAction::Prepare(o) => ("prepare", o),
+                TpccAction::Check(o) => ("check", o),
+                TpccAction::Cleanup(o) => ("cleanup", o),
+            };
+            let args = workload::tpcc::TpccArgs {
+                warehouses: o.warehouses,
+                target: o.target,
+                server: o.server,
+                server_set: o.server_set,
+                server_datadir: o.server_datadir,
+                keep: o.keep,
+                threads: o.threads.max(1),
+                force: o.force,
+                rand_seed: o.rand_seed,
+                after_run: o.after_run,
+            };
+            let ok = match action {
+                "prepare" => workload::tpcc::prepare(&args, &INTERRUPT)?,
+                "check" => workload::tpcc::check(&args)?,
+                _ => {
+                    workload::tpcc::cleanup(&args)?;
+                    true
+                }
+            };
+            Ok(if ok { Outcome::Done } else { Outcome::Failed })
+        }
         Command::Report(o) => {
             use std::io::IsTerminal;
             let color = match o.color.as_str() {

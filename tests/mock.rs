@@ -51,19 +51,35 @@ fn latency_percentiles_match_a_known_service_time() {
         &["run", "oltp_point_select", "--events", "300", "--time", "0"],
     );
     assert_eq!(u(&r, "/events"), 300);
-    // One statement per event at 2 ms of service: every latency is 2 ms plus the runner's
-    // overhead (microseconds), so the median is 2 ms to within the histogram's 0.1%.
-    let (min, p50) = (f(&r, "/latency_ms/min"), f(&r, "/latency_ms/p50"));
+    // One statement per event at 2 ms of service: no latency can be below 2 ms, and with one
+    // client running events back to back, the latencies fill the measured time (what the
+    // runner does between events is microseconds). No upper bound on the latency itself: a
+    // loaded machine oversleeps, and that is what it measures.
+    let (min, p50, max) = (
+        f(&r, "/latency_ms/min"),
+        f(&r, "/latency_ms/p50"),
+        f(&r, "/latency_ms/max"),
+    );
     assert!(min >= 2.0 * 0.999, "min {min}");
-    assert!((2.0..2.05).contains(&p50), "p50 {p50}");
-    // A transaction of 18 statements at 2 ms each takes 36 ms.
+    assert!(p50 >= min && max >= p50, "min {min} p50 {p50} max {max}");
+    let busy = f(&r, "/latency_ms/sum") / (f(&r, "/time_s") * 1000.0);
+    assert!(
+        (0.8..=1.001).contains(&busy),
+        "latencies cover {busy} of the run"
+    );
+    // A transaction of 18 statements at 2 ms each takes at least 36 ms.
     let r = mock(
         &s,
         "mock://?service_us=2000",
         &["run", "oltp_read_write", "--events", "20", "--time", "0"],
     );
-    let p50 = f(&r, "/latency_ms/p50");
-    assert!((36.0..36.9).contains(&p50), "p50 {p50}");
+    let min = f(&r, "/latency_ms/min");
+    assert!(min >= 36.0 * 0.999, "min {min}");
+    let busy = f(&r, "/latency_ms/sum") / (f(&r, "/time_s") * 1000.0);
+    assert!(
+        (0.8..=1.001).contains(&busy),
+        "latencies cover {busy} of the run"
+    );
 }
 
 #[test]
@@ -96,7 +112,8 @@ fn open_loop_latency_counts_from_the_schedule() {
         ],
     );
     assert_eq!(u(&r, "/events"), 100);
-    assert!(f(&r, "/latency_ms/p50") < 1.0);
+    // No backlog: the median stays far below the 5 ms between scheduled starts.
+    assert!(f(&r, "/latency_ms/p50") < 2.5);
     assert!(
         f(&r, "/time_s") > 0.45,
         "100 events at 200/s take about half a second"

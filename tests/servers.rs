@@ -810,3 +810,41 @@ per_server!(io_bound_configuration_limits_the_server, |kind| {
     let stats = &point["server_stats"];
     assert!(stats["hit_rate"].as_f64().unwrap() <= 1.0, "{stats}");
 });
+
+per_server!(tpcc_prepare_check_cleanup_with_two_warehouses, |kind| {
+    let server = start(kind);
+    let t = server.url.clone();
+    let tpcc = crate::tpcc::tpcc;
+    let out = tpcc(&t, "prepare", &["--warehouses", "2", "--threads", "2"])
+        .assert()
+        .success();
+    let stdout = String::from_utf8_lossy(&out.get_output().stdout).to_string();
+    assert_eq!(
+        stdout.lines().filter(|l| l.ends_with(" pass")).count(),
+        12,
+        "{stdout}"
+    );
+    // Count through dbsweep's own connection to the server.
+    let target = dbsweep::target::open(
+        &t,
+        dbsweep::target::OpenOptions {
+            create: false,
+            text_statements: true,
+        },
+    )
+    .unwrap();
+    let mut conn = target.connect().unwrap();
+    crate::tpcc::assert_cardinalities(2, &mut |sql| conn.query_i64(sql).unwrap().unwrap());
+    // Money survives the trip: the sums the checks compare are exact decimals.
+    let ytd = conn
+        .query_text("SELECT SUM(w_ytd) FROM warehouse")
+        .unwrap()
+        .unwrap();
+    assert_eq!(ytd.parse::<f64>().unwrap(), 600_000.0);
+    drop(conn);
+    tpcc(&t, "prepare", &["--warehouses", "2"]).assert().code(2);
+    tpcc(&t, "check", &["--warehouses", "2"]).assert().success();
+    tpcc(&t, "cleanup", &[]).assert().success();
+    let mut conn = target.connect().unwrap();
+    assert!(!conn.table_exists("order_line").unwrap());
+});

@@ -62,7 +62,8 @@ pub fn assert_complete(dir: &Path, expected_steps: usize, server: bool) {
                         res["hw"][k]
                     );
                 }
-                assert!(f(res, "/hw/cpu_us_per_op/client") > 0.0, "{name}");
+                // The client may use no measurable CPU in a short step of few events (a scan).
+                assert!(f(res, "/hw/cpu_us_per_op/client") >= 0.0, "{name}");
                 assert!(f(res, "/hw/cpu_us_per_op/machine") > 0.0, "{name}");
                 assert_eq!(
                     res["hw"]["cpu_us_per_op"]["server"].is_number(),

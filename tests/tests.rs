@@ -11,3 +11,4 @@ mod results_file;
 mod servers;
 mod sqlite;
 mod sweep;
+mod tpcc;

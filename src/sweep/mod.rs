@@ -53,23 +53,8 @@ fn now_s() -> u64 {
 
 /// `YYYYmmdd-HHMMSS` in UTC, for default directory names.
 fn stamp(epoch: u64) -> String {
-    let (days, secs) = ((epoch / 86_400) as i64, epoch % 86_400);
-    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    format!(
-        "{y:04}{m:02}{d:02}-{:02}{:02}{:02}",
-        secs / 3600,
-        secs / 60 % 60,
-        secs % 60
-    )
+    let (y, m, d, hh, mm, ss) = crate::results::utc_parts(epoch);
+    format!("{y:04}{m:02}{d:02}-{hh:02}{mm:02}{ss:02}")
 }
 
 /// Runs (or, with `--dry-run`, shows) a sweep.

@@ -213,6 +213,7 @@ pub trait Target: Send + Sync {
 pub enum RowValue {
     Int(i64),
     Text(String),
+    Null,
 }
 
 /// How to open a target.
@@ -240,6 +241,9 @@ pub(crate) fn write_tsv_row(buf: &mut Vec<u8>, row: &[RowValue]) {
                 let _ = write!(buf, "{x}");
             }
             RowValue::Text(t) => buf.extend_from_slice(t.as_bytes()),
+            // COPY's and LOAD DATA's NULL (neither backslash-escapes text values elsewhere:
+            // generated values never hold tabs, newlines or backslashes).
+            RowValue::Null => buf.extend_from_slice(b"\\N"),
         }
     }
     buf.push(b'\n');
@@ -250,6 +254,7 @@ impl RowValue {
         match self {
             RowValue::Int(i) => Param::Int(*i),
             RowValue::Text(s) => Param::Text(s),
+            RowValue::Null => Param::Null,
         }
     }
 }

@@ -170,7 +170,13 @@ impl My {
             // Values are integers and digits-and-dashes strings: quoting is enough.
             let quoted: Vec<String> = values
                 .split(|b| *b == b'\t')
-                .map(|v| format!("'{}'", String::from_utf8_lossy(v)))
+                .map(|v| {
+                    if v == b"\\N" {
+                        "NULL".to_string()
+                    } else {
+                        format!("'{}'", String::from_utf8_lossy(v))
+                    }
+                })
                 .collect();
             sql.push('(');
             sql.push_str(&quoted.join(","));

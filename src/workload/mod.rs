@@ -5,6 +5,7 @@ pub mod micro;
 pub mod rand;
 pub mod sysbench;
 pub mod tables;
+pub mod tpcc;
 
 use serde::Serialize;
 

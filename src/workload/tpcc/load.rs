@@ -1,0 +1,523 @@
+//! The TPC-C loader: the specification's cardinalities and random data (clause 4.3.3), in
+//! parallel over warehouses, through each database's bulk path (COPY, LOAD DATA, large SQLite
+//! transactions).
+
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::time::Instant;
+
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
+
+use super::schema;
+use crate::error::Error;
+use crate::target::{Conn, DbError, RowValue, Target};
+
+pub const DISTRICTS: i64 = 10;
+pub const CUSTOMERS: i64 = 3000;
+pub const ITEMS: i64 = 100_000;
+pub const ORDERS: i64 = 3000;
+/// Orders from this id on are undelivered (new_order rows): the last 900.
+pub const FIRST_NEW_ORDER: i64 = 2101;
+
+const SYLLABLES: [&str; 10] = [
+    "BAR", "OUGHT", "ABLE", "PRI", "PRES", "ESE", "ANTI", "CALLY", "ATION", "EING",
+];
+
+/// The last name of number `n` (0..=999): its three digits as syllables.
+pub fn last_name(n: i64) -> String {
+    let n = n.clamp(0, 999) as usize;
+    format!(
+        "{}{}{}",
+        SYLLABLES[n / 100],
+        SYLLABLES[n / 10 % 10],
+        SYLLABLES[n % 10]
+    )
+}
+
+/// The random data rules of the specification.
+pub struct Gen {
+    rng: SmallRng,
+    /// The run-time constant C of NURand for last names at load time.
+    pub c_last: i64,
+}
+
+const ALNUM: &[u8] = b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+
+impl Gen {
+    pub fn new(seed: u64, c_last: i64) -> Gen {
+        Gen {
+            rng: SmallRng::seed_from_u64(seed),
+            c_last,
+        }
+    }
+
+    pub fn int(&mut self, lo: i64, hi: i64) -> i64 {
+        self.rng.random_range(lo..=hi)
+    }
+
+    /// NURand(A, x, y) = (((random(0, A) | random(x, y)) + C) % (y - x + 1)) + x.
+    pub fn nurand(&mut self, a: i64, x: i64, y: i64, c: i64) -> i64 {
+        (((self.int(0, a) | self.int(x, y)) + c) % (y - x + 1)) + x
+    }
+
+    /// A random alphanumeric string of `lo` to `hi` characters.
+    pub fn astring(&mut self, lo: usize, hi: usize) -> String {
+        let n = self.rng.random_range(lo..=hi);
+        (0..n)
+            .map(|_| ALNUM[self.rng.random_range(0..ALNUM.len())] as char)
+            .collect()
+    }
+
+    pub fn nstring(&mut self, lo: usize, hi: usize) -> String {
+        let n = self.rng.random_range(lo..=hi);
+        (0..n)
+            .map(|_| char::from(b'0' + self.rng.random_range(0..10u8)))
+            .collect()
+    }
+
+    /// Item and stock data: 26 to 50 characters, 10% with "ORIGINAL" at a random place.
+    pub fn data(&mut self) -> String {
+        let mut s = self.astring(26, 50);
+        if self.rng.random_range(0..10) == 0 {
+            let at = self.rng.random_range(0..=s.len() - 8);
+            s.replace_range(at..at + 8, "ORIGINAL");
+        }
+        s
+    }
+
+    pub fn zip(&mut self) -> String {
+        format!("{}11111", self.nstring(4, 4))
+    }
+
+    /// A decimal with `scale` digits drawn uniformly from lo..=hi (in units of 10^-scale).
+    pub fn decimal(&mut self, lo: i64, hi: i64, scale: usize) -> String {
+        let v = self.int(lo, hi);
+        fixed(v, scale)
+    }
+
+    fn address(&mut self, row: &mut Vec<RowValue>) {
+        for _ in 0..3 {
+            row.push(RowValue::Text(self.astring(10, 20)));
+        }
+        let state: String = (0..2)
+            .map(|_| char::from(b'A' + self.rng.random_range(0..26u8)))
+            .collect();
+        row.push(RowValue::Text(state));
+        row.push(RowValue::Text(self.zip()));
+    }
+}
+
+/// `v` in units of 10^-scale as a decimal string: fixed(1234, 2) = "12.34".
+pub fn fixed(v: i64, scale: usize) -> String {
+    let p = 10i64.pow(scale as u32);
+    let sign = if v < 0 { "-" } else { "" };
+    format!("{sign}{}.{:0scale$}", v.abs() / p, v.abs() % p)
+}
+
+/// What a TPC-C load did.
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TpccLoadReport {
+    pub warehouses: u32,
+    pub rows: u64,
+    pub seconds: f64,
+    pub rows_per_s: f64,
+    pub client_cpu_s: f64,
+    /// NURand's C for last names at load time (the run must use another, per clause 2.1.6.1).
+    pub c_last_load: i64,
+}
+
+/// Which TPC-C tables exist in the database.
+pub fn existing_tables(conn: &mut dyn Conn) -> Result<Vec<&'static str>, DbError> {
+    let mut out = Vec::new();
+    for t in schema::TABLES {
+        if conn.table_exists(t)? {
+            out.push(t);
+        }
+    }
+    Ok(out)
+}
+
+/// Drops the TPC-C tables that exist; returns their names.
+pub fn drop_tables(conn: &mut dyn Conn) -> Result<Vec<&'static str>, DbError> {
+    let existing = existing_tables(conn)?;
+    for t in &existing {
+        conn.batch(&format!("DROP TABLE {t}"))?;
+    }
+    Ok(existing)
+}
+
+/// Creates and loads `warehouses` warehouses with up to `threads` loaders.
+pub fn prepare(
+    target: &dyn Target,
+    warehouses: u32,
+    threads: u32,
+    seed: u64,
+    force: bool,
+    stop: &AtomicBool,
+) -> Result<TpccLoadReport, Error> {
+    let url = target.display_url();
+    let mut conn = target.connect().map_err(|e| Error::db(&url, e))?;
+    let existing = existing_tables(conn.as_mut()).map_err(|e| Error::db(&url, e))?;
+    if !existing.is_empty() {
+        if !force {
+            return Err(Error::Usage(format!(
+                "TPC-C table(s) {} already exist in {url}; run `dbsweep tpcc cleanup` first or add --force to drop and reload them",
+                existing.join(", ")
+            )));
+        }
+        eprintln!("Dropping the TPC-C tables {}...", existing.join(", "));
+        drop_tables(conn.as_mut()).map_err(|e| Error::db(&url, e))?;
+    }
+    for sql in schema::create_tables(target.dialect()) {
+        conn.batch(&sql)
+            .map_err(|e| Error::db(format!("{url}: {sql}"), e))?;
+    }
+    let start = Instant::now();
+    let cpu_start = crate::metrics::process_cpu_seconds();
+    let c_last = SmallRng::seed_from_u64(seed).random_range(0..=255);
+    let writers = (threads as usize)
+        .min(warehouses as usize + 1)
+        .min(target.max_writers())
+        .max(1);
+    // Job 0 is the item table; job w is warehouse w.
+    let next = AtomicU32::new(0);
+    eprintln!("Loading {warehouses} warehouse(s) with {writers} loader(s)...");
+    let rows = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..writers)
+            .map(|_| {
+                s.spawn(|| -> Result<u64, Error> {
+                    let mut conn = target.connect().map_err(|e| Error::db(&url, e))?;
+                    let mut rows = 0;
+                    loop {
+                        let job = next.fetch_add(1, Ordering::Relaxed);
+                        if job > warehouses || stop.load(Ordering::Relaxed) {
+                            return Ok(rows);
+                        }
+                        let mut g = Gen::new(seed ^ (u64::from(job) << 32), c_last);
+                        rows += if job == 0 {
+                            load_items(conn.as_mut(), &mut g)
+                        } else {
+                            load_warehouse(conn.as_mut(), &mut g, i64::from(job))
+                        }
+                        .map_err(|e| Error::db(format!("{url}: loading"), e))?;
+                    }
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("loader thread panicked"))
+            .sum::<Result<u64, Error>>()
+    })?;
+    if stop.load(Ordering::Relaxed) {
+        return Err(Error::Run(
+            "interrupted during prepare: the TPC-C tables are partly loaded; run `dbsweep tpcc cleanup` before preparing again".into(),
+        ));
+    }
+    eprintln!("Creating the secondary indexes...");
+    for sql in schema::create_indexes() {
+        conn.batch(&sql)
+            .map_err(|e| Error::db(format!("{url}: {sql}"), e))?;
+    }
+    let analyze = match target.kind() {
+        "postgres" => Some("ANALYZE".to_string()),
+        "sqlite" => Some("ANALYZE".to_string()),
+        "mysql" => Some(format!("ANALYZE TABLE {}", schema::TABLES.join(", "))),
+        _ => None,
+    };
+    if let Some(sql) = analyze {
+        conn.query_rows(&sql, 1)
+            .map_err(|e| Error::db(format!("{url}: {sql}"), e))?;
+    }
+    target
+        .after_load(conn.as_mut())
+        .map_err(|e| Error::db(&url, e))?;
+    let seconds = start.elapsed().as_secs_f64();
+    Ok(TpccLoadReport {
+        warehouses,
+        rows,
+        seconds,
+        rows_per_s: rows as f64 / seconds.max(1e-9),
+        client_cpu_s: crate::metrics::process_cpu_seconds() - cpu_start,
+        c_last_load: c_last,
+    })
+}
+
+fn load(
+    conn: &mut dyn Conn,
+    table: &str,
+    next: &mut dyn FnMut(&mut Vec<RowValue>) -> bool,
+) -> Result<u64, DbError> {
+    let cols = schema::columns(table);
+    let cols: Vec<&str> = cols.iter().map(String::as_str).collect();
+    conn.bulk_load(table, &cols, next)
+}
+
+fn load_items(conn: &mut dyn Conn, g: &mut Gen) -> Result<u64, DbError> {
+    let mut i = 0;
+    load(conn, "item", &mut |row| {
+        i += 1;
+        if i > ITEMS {
+            return false;
+        }
+        row.clear();
+        row.push(RowValue::Int(i));
+        row.push(RowValue::Int(g.int(1, 10_000)));
+        row.push(RowValue::Text(g.astring(14, 24)));
+        row.push(RowValue::Text(g.decimal(100, 10_000, 2)));
+        row.push(RowValue::Text(g.data()));
+        true
+    })
+}
+
+fn now_text() -> String {
+    crate::results::utc_datetime(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs()),
+    )
+}
+
+/// One warehouse: its row, 10 districts, 100,000 stock rows, 30,000 customers with a history
+/// row each, 30,000 orders with 5 to 15 lines, the last 900 per district undelivered.
+fn load_warehouse(conn: &mut dyn Conn, g: &mut Gen, w: i64) -> Result<u64, DbError> {
+    let now = now_text();
+    let mut rows = 0;
+    let mut once = true;
+    rows += load(conn, "warehouse", &mut |row| {
+        if !std::mem::take(&mut once) {
+            return false;
+        }
+        row.clear();
+        row.push(RowValue::Int(w));
+        row.push(RowValue::Text(g.astring(6, 10)));
+        g.address(row);
+        row.push(RowValue::Text(g.decimal(0, 2000, 4)));
+        row.push(RowValue::Text("300000.00".into()));
+        true
+    })?;
+    let mut d = 0;
+    rows += load(conn, "district", &mut |row| {
+        d += 1;
+        if d > DISTRICTS {
+            return false;
+        }
+        row.clear();
+        row.extend([
+            RowValue::Int(d),
+            RowValue::Int(w),
+            RowValue::Text(g.astring(6, 10)),
+        ]);
+        g.address(row);
+        row.push(RowValue::Text(g.decimal(0, 2000, 4)));
+        row.push(RowValue::Text("30000.00".into()));
+        row.push(RowValue::Int(ORDERS + 1));
+        true
+    })?;
+    let mut i = 0;
+    rows += load(conn, "stock", &mut |row| {
+        i += 1;
+        if i > ITEMS {
+            return false;
+        }
+        row.clear();
+        row.extend([
+            RowValue::Int(i),
+            RowValue::Int(w),
+            RowValue::Int(g.int(10, 100)),
+        ]);
+        for _ in 0..10 {
+            row.push(RowValue::Text(g.astring(24, 24)));
+        }
+        row.extend([RowValue::Int(0), RowValue::Int(0), RowValue::Int(0)]);
+        row.push(RowValue::Text(g.data()));
+        true
+    })?;
+    // Customers and their history, district by district.
+    let (mut d, mut c) = (1, 0);
+    rows += load(conn, "customer", &mut |row| {
+        c += 1;
+        if c > CUSTOMERS {
+            c = 1;
+            d += 1;
+        }
+        if d > DISTRICTS {
+            return false;
+        }
+        row.clear();
+        row.extend([RowValue::Int(c), RowValue::Int(d), RowValue::Int(w)]);
+        row.push(RowValue::Text(g.astring(8, 16)));
+        row.push(RowValue::Text("OE".into()));
+        let n = if c <= 1000 {
+            c - 1
+        } else {
+            let cl = g.c_last;
+            g.nurand(255, 0, 999, cl)
+        };
+        row.push(RowValue::Text(last_name(n)));
+        g.address(row);
+        row.push(RowValue::Text(g.nstring(16, 16)));
+        row.push(RowValue::Text(now.clone()));
+        row.push(RowValue::Text(
+            if g.int(1, 10) == 1 { "BC" } else { "GC" }.into(),
+        ));
+        row.push(RowValue::Text("50000.00".into()));
+        row.push(RowValue::Text(g.decimal(0, 5000, 4)));
+        row.push(RowValue::Text("-10.00".into()));
+        row.push(RowValue::Text("10.00".into()));
+        row.extend([RowValue::Int(1), RowValue::Int(0)]);
+        row.push(RowValue::Text(g.astring(300, 500)));
+        true
+    })?;
+    let (mut d, mut c) = (1, 0);
+    rows += load(conn, "history", &mut |row| {
+        c += 1;
+        if c > CUSTOMERS {
+            c = 1;
+            d += 1;
+        }
+        if d > DISTRICTS {
+            return false;
+        }
+        row.clear();
+        row.extend([
+            RowValue::Int(c),
+            RowValue::Int(d),
+            RowValue::Int(w),
+            RowValue::Int(d),
+            RowValue::Int(w),
+        ]);
+        row.push(RowValue::Text(now.clone()));
+        row.push(RowValue::Text("10.00".into()));
+        row.push(RowValue::Text(g.astring(12, 24)));
+        true
+    })?;
+    // Orders: customers in a random permutation per district; line counts remembered for the
+    // order lines.
+    let mut line_counts = Vec::with_capacity((DISTRICTS * ORDERS) as usize);
+    let (mut d, mut o) = (1, 0);
+    let mut perm: Vec<i64> = Vec::new();
+    rows += load(conn, "orders", &mut |row| {
+        o += 1;
+        if o > ORDERS {
+            o = 1;
+            d += 1;
+        }
+        if d > DISTRICTS {
+            return false;
+        }
+        if o == 1 {
+            perm = (1..=CUSTOMERS).collect();
+            for k in (1..perm.len()).rev() {
+                let j = g.int(0, k as i64) as usize;
+                perm.swap(k, j);
+            }
+        }
+        let lines = g.int(5, 15);
+        line_counts.push(lines);
+        row.clear();
+        row.extend([
+            RowValue::Int(o),
+            RowValue::Int(d),
+            RowValue::Int(w),
+            RowValue::Int(perm[(o - 1) as usize]),
+            RowValue::Text(now.clone()),
+        ]);
+        row.push(if o < FIRST_NEW_ORDER {
+            RowValue::Int(g.int(1, 10))
+        } else {
+            RowValue::Null
+        });
+        row.extend([RowValue::Int(lines), RowValue::Int(1)]);
+        true
+    })?;
+    let (mut d, mut o, mut n) = (1, 1, 0);
+    let mut k = 0usize;
+    rows += load(conn, "order_line", &mut |row| {
+        loop {
+            if d > DISTRICTS {
+                return false;
+            }
+            n += 1;
+            if n <= line_counts[k] {
+                break;
+            }
+            n = 0;
+            k += 1;
+            o += 1;
+            if o > ORDERS {
+                o = 1;
+                d += 1;
+            }
+        }
+        let delivered = o < FIRST_NEW_ORDER;
+        row.clear();
+        row.extend([
+            RowValue::Int(o),
+            RowValue::Int(d),
+            RowValue::Int(w),
+            RowValue::Int(n),
+            RowValue::Int(g.int(1, ITEMS)),
+            RowValue::Int(w),
+        ]);
+        row.push(if delivered {
+            RowValue::Text(now.clone())
+        } else {
+            RowValue::Null
+        });
+        row.push(RowValue::Int(5));
+        row.push(RowValue::Text(if delivered {
+            "0.00".into()
+        } else {
+            g.decimal(1, 999_999, 2)
+        }));
+        row.push(RowValue::Text(g.astring(24, 24)));
+        true
+    })?;
+    let (mut d, mut o) = (1, FIRST_NEW_ORDER - 1);
+    rows += load(conn, "new_order", &mut |row| {
+        o += 1;
+        if o > ORDERS {
+            o = FIRST_NEW_ORDER;
+            d += 1;
+        }
+        if d > DISTRICTS {
+            return false;
+        }
+        row.clear();
+        row.extend([RowValue::Int(o), RowValue::Int(d), RowValue::Int(w)]);
+        true
+    })?;
+    Ok(rows)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn last_names_are_three_syllables() {
+        assert_eq!(last_name(0), "BARBARBAR");
+        assert_eq!(last_name(371), "PRICALLYOUGHT");
+        assert_eq!(last_name(999), "EINGEINGEING");
+    }
+
+    #[test]
+    fn random_rules() {
+        let mut g = Gen::new(1, 123);
+        for _ in 0..1000 {
+            let v = g.nurand(255, 0, 999, 123);
+            assert!((0..=999).contains(&v));
+            let s = g.astring(8, 16);
+            assert!((8..=16).contains(&s.len()));
+        }
+        let original = (0..10_000)
+            .filter(|_| g.data().contains("ORIGINAL"))
+            .count();
+        assert!((800..1200).contains(&original), "{original}");
+        assert_eq!(fixed(1234, 2), "12.34");
+        assert_eq!(fixed(5, 4), "0.0005");
+        assert_eq!(fixed(-1000, 2), "-10.00");
+    }
+}

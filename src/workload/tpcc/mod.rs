@@ -1,0 +1,155 @@
+//! TPC-C (WORKLOADS.md section 7): the nine tables, the loader, and the twelve consistency
+//! checks. `dbsweep tpcc prepare | check | cleanup`.
+
+pub mod check;
+pub mod load;
+pub mod schema;
+
+use std::path::PathBuf;
+use std::sync::atomic::AtomicBool;
+
+use crate::error::Error;
+use crate::server::{ManagedServer, ServerKind, ServerSpec};
+use crate::target::{self, OpenOptions, Target};
+
+/// What `dbsweep tpcc` was asked.
+#[derive(Clone, Debug)]
+pub struct TpccArgs {
+    pub warehouses: u32,
+    pub target: String,
+    pub server: Option<ServerKind>,
+    pub server_set: Vec<(String, String)>,
+    pub server_datadir: Option<PathBuf>,
+    pub keep: bool,
+    /// Loaders at once (prepare).
+    pub threads: u32,
+    pub force: bool,
+    pub rand_seed: u64,
+    /// check: leave out condition 11, which deliveries end.
+    pub after_run: bool,
+}
+
+/// The database a TPC-C command works on; the target drops before the server stops.
+struct TpccDb {
+    target: Box<dyn Target>,
+    _server: Option<ManagedServer>,
+}
+
+fn open(a: &TpccArgs, create: bool) -> Result<TpccDb, Error> {
+    if a.warehouses == 0 {
+        return Err(Error::Usage("--warehouses: must be at least 1".into()));
+    }
+    let options = OpenOptions {
+        create,
+        text_statements: false,
+    };
+    match a.server {
+        None => {
+            if !a.server_set.is_empty() || a.server_datadir.is_some() || a.keep {
+                return Err(Error::Usage(
+                    "--server-set, --server-datadir and --keep need --server postgres|mariadb|mysql"
+                        .into(),
+                ));
+            }
+            Ok(TpccDb {
+                target: target::open(&a.target, options)?,
+                _server: None,
+            })
+        }
+        Some(kind) => {
+            let server = crate::start_server(&ServerSpec {
+                kind,
+                settings: a.server_set.clone(),
+                datadir: a.server_datadir.clone(),
+                keep: a.keep,
+            })?;
+            Ok(TpccDb {
+                target: target::open(&server.url, options)?,
+                _server: Some(server),
+            })
+        }
+    }
+}
+
+/// Loads the tables, then checks them.
+pub fn prepare(a: &TpccArgs, stop: &AtomicBool) -> Result<bool, Error> {
+    let db = open(a, true)?;
+    let seed = if a.rand_seed == 0 {
+        rand::random::<u64>() | 1
+    } else {
+        a.rand_seed
+    };
+    let r = load::prepare(
+        db.target.as_ref(),
+        a.warehouses,
+        a.threads,
+        seed,
+        a.force,
+        stop,
+    )?;
+    println!(
+        "Loaded {} warehouse(s): {} rows in {:.2}s, {:.0} rows/s (dbsweep used {:.2} CPU s)",
+        r.warehouses, r.rows, r.seconds, r.rows_per_s, r.client_cpu_s
+    );
+    check_db(db.target.as_ref(), a.warehouses, false)
+}
+
+/// Runs the consistency checks; Ok(false) when one fails.
+pub fn check(a: &TpccArgs) -> Result<bool, Error> {
+    let db = open(a, false)?;
+    check_db(db.target.as_ref(), a.warehouses, a.after_run)
+}
+
+/// Drops the TPC-C tables.
+pub fn cleanup(a: &TpccArgs) -> Result<(), Error> {
+    let db = open(a, false)?;
+    let url = db.target.display_url();
+    let mut conn = db.target.connect().map_err(|e| Error::db(&url, e))?;
+    let dropped = load::drop_tables(conn.as_mut()).map_err(|e| Error::db(&url, e))?;
+    println!("Dropped {} TPC-C table(s) from {url}", dropped.len());
+    Ok(())
+}
+
+fn check_db(target: &dyn Target, warehouses: u32, after_run: bool) -> Result<bool, Error> {
+    let url = target.display_url();
+    let mut conn = target.connect().map_err(|e| Error::db(&url, e))?;
+    let existing = load::existing_tables(conn.as_mut()).map_err(|e| Error::db(&url, e))?;
+    if existing.len() < schema::TABLES.len() {
+        let missing: Vec<&str> = schema::TABLES
+            .iter()
+            .filter(|t| !existing.contains(t))
+            .copied()
+            .collect();
+        return Err(Error::Usage(format!(
+            "{url}: the TPC-C table(s) {} do not exist; run `dbsweep tpcc prepare` first",
+            missing.join(", ")
+        )));
+    }
+    let loaded = conn
+        .query_i64("SELECT COUNT(*) FROM warehouse")
+        .map_err(|e| Error::db(&url, e))?
+        .unwrap_or(0);
+    if loaded != i64::from(warehouses) {
+        return Err(Error::Usage(format!(
+            "{url}: {loaded} warehouse(s) are loaded, not --warehouses {warehouses}"
+        )));
+    }
+    let mut ok = true;
+    for c in &check::CONDITIONS {
+        if after_run && c.number == 11 {
+            println!(
+                "{:>2}. {:<80} skipped (deliveries end it)",
+                c.number, c.text
+            );
+            continue;
+        }
+        match check::run(conn.as_mut(), c).map_err(|e| Error::db(&url, e))? {
+            None => println!("{:>2}. {:<80} pass", c.number, c.text),
+            Some(row) => {
+                ok = false;
+                println!("{:>2}. {:<80} FAIL: {row}", c.number, c.text);
+            }
+        }
+    }
+    Ok(ok)
+}
