@@ -271,6 +271,34 @@ fn load_items(conn: &mut dyn Conn, g: &mut Gen) -> Result<u64, DbError> {
     })
 }
 
+/// Walks (district, id) over ids `first..=last` of every district, district by district.
+struct PerDistrict {
+    d: i64,
+    i: i64,
+    first: i64,
+    last: i64,
+}
+
+impl PerDistrict {
+    fn new(first: i64, last: i64) -> PerDistrict {
+        PerDistrict {
+            d: 1,
+            i: first - 1,
+            first,
+            last,
+        }
+    }
+
+    fn next(&mut self) -> Option<(i64, i64)> {
+        self.i += 1;
+        if self.i > self.last {
+            self.i = self.first;
+            self.d += 1;
+        }
+        (self.d <= DISTRICTS).then_some((self.d, self.i))
+    }
+}
+
 fn now_text() -> String {
     crate::results::utc_datetime(
         std::time::SystemTime::now()
@@ -335,16 +363,11 @@ fn load_warehouse(conn: &mut dyn Conn, g: &mut Gen, w: i64) -> Result<u64, DbErr
         true
     })?;
     // Customers and their history, district by district.
-    let (mut d, mut c) = (1, 0);
+    let mut ids = PerDistrict::new(1, CUSTOMERS);
     rows += load(conn, "customer", &mut |row| {
-        c += 1;
-        if c > CUSTOMERS {
-            c = 1;
-            d += 1;
-        }
-        if d > DISTRICTS {
+        let Some((d, c)) = ids.next() else {
             return false;
-        }
+        };
         row.clear();
         row.extend([RowValue::Int(c), RowValue::Int(d), RowValue::Int(w)]);
         row.push(RowValue::Text(g.astring(8, 16)));
@@ -370,16 +393,11 @@ fn load_warehouse(conn: &mut dyn Conn, g: &mut Gen, w: i64) -> Result<u64, DbErr
         row.push(RowValue::Text(g.astring(300, 500)));
         true
     })?;
-    let (mut d, mut c) = (1, 0);
+    let mut ids = PerDistrict::new(1, CUSTOMERS);
     rows += load(conn, "history", &mut |row| {
-        c += 1;
-        if c > CUSTOMERS {
-            c = 1;
-            d += 1;
-        }
-        if d > DISTRICTS {
+        let Some((d, c)) = ids.next() else {
             return false;
-        }
+        };
         row.clear();
         row.extend([
             RowValue::Int(c),
@@ -396,17 +414,12 @@ fn load_warehouse(conn: &mut dyn Conn, g: &mut Gen, w: i64) -> Result<u64, DbErr
     // Orders: customers in a random permutation per district; line counts remembered for the
     // order lines.
     let mut line_counts = Vec::with_capacity((DISTRICTS * ORDERS) as usize);
-    let (mut d, mut o) = (1, 0);
+    let mut ids = PerDistrict::new(1, ORDERS);
     let mut perm: Vec<i64> = Vec::new();
     rows += load(conn, "orders", &mut |row| {
-        o += 1;
-        if o > ORDERS {
-            o = 1;
-            d += 1;
-        }
-        if d > DISTRICTS {
+        let Some((d, o)) = ids.next() else {
             return false;
-        }
+        };
         if o == 1 {
             perm = (1..=CUSTOMERS).collect();
             for k in (1..perm.len()).rev() {
@@ -475,16 +488,11 @@ fn load_warehouse(conn: &mut dyn Conn, g: &mut Gen, w: i64) -> Result<u64, DbErr
         row.push(RowValue::Text(g.astring(24, 24)));
         true
     })?;
-    let (mut d, mut o) = (1, FIRST_NEW_ORDER - 1);
+    let mut ids = PerDistrict::new(FIRST_NEW_ORDER, ORDERS);
     rows += load(conn, "new_order", &mut |row| {
-        o += 1;
-        if o > ORDERS {
-            o = FIRST_NEW_ORDER;
-            d += 1;
-        }
-        if d > DISTRICTS {
+        let Some((d, o)) = ids.next() else {
             return false;
-        }
+        };
         row.clear();
         row.extend([RowValue::Int(o), RowValue::Int(d), RowValue::Int(w)]);
         true
