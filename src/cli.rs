@@ -63,21 +63,8 @@ pub struct TpccOpts {
     /// Warehouses (each: 10 districts, 30,000 customers, 100,000 stock rows)
     #[arg(long, default_value_t = 1)]
     pub warehouses: u32,
-    /// Database URL (as for run)
-    #[arg(long, default_value = "sqlite://dbsweep.db")]
-    pub target: String,
-    /// Start a throwaway server of this kind instead of connecting to --target
-    #[arg(long, value_enum)]
-    pub server: Option<ServerKind>,
-    /// A setting for the managed server's configuration file (repeatable)
-    #[arg(long, value_name = "NAME=VALUE", value_parser = parse_setting)]
-    pub server_set: Vec<(String, String)>,
-    /// Data directory of the managed server (reused when it holds one)
-    #[arg(long)]
-    pub server_datadir: Option<PathBuf>,
-    /// Leave the managed server's data directory in place
-    #[arg(long)]
-    pub keep: bool,
+    #[command(flatten)]
+    pub db: DbArgs,
     /// prepare: warehouses loaded at once
     #[arg(long, default_value_t = 1)]
     pub threads: u32,
@@ -209,13 +196,9 @@ fn parse_bool(s: &str) -> Result<bool, String> {
     }
 }
 
-/// Every option of prepare, run and cleanup: all three accept the same set, as sysbench's
-/// commands do, so that one option list serves a whole prepare/run/cleanup cycle.
+/// Where a command works: a database URL, or a managed server and its settings.
 #[derive(Debug, Args)]
-pub struct Opts {
-    /// Workload name (see `dbsweep workloads`)
-    pub workload: String,
-
+pub struct DbArgs {
     /// Database URL: sqlite://PATH[?pragma=value&...], postgres://USER[:PASSWORD]@HOST[:PORT]/DB,
     /// mysql://USER[:PASSWORD]@HOST[:PORT]/DB
     #[arg(long, default_value = "sqlite://dbsweep.db")]
@@ -232,6 +215,17 @@ pub struct Opts {
     /// Leave the managed server's data directory in place (it is removed otherwise)
     #[arg(long)]
     pub keep: bool,
+}
+
+/// Every option of prepare, run and cleanup: all three accept the same set, as sysbench's
+/// commands do, so that one option list serves a whole prepare/run/cleanup cycle.
+#[derive(Debug, Args)]
+pub struct Opts {
+    /// Workload name (see `dbsweep workloads`)
+    pub workload: String,
+
+    #[command(flatten)]
+    pub db: DbArgs,
     /// run: sample CPU, context switches and IO from /proc every second (off: no sampler)
     #[arg(long, value_parser = parse_bool, num_args = 0..=1, default_value = "on", default_missing_value = "on")]
     pub hw_sample: bool,

@@ -95,11 +95,8 @@ pub fn run(cli: Cli) -> Result<Outcome, Error> {
             };
             let args = workload::tpcc::TpccArgs {
                 warehouses: o.warehouses,
-                target: o.target,
-                server: o.server,
-                server_set: o.server_set,
-                server_datadir: o.server_datadir,
-                keep: o.keep,
+                server: plan::server_spec(&o.db)?,
+                target: o.db.target,
                 threads: o.threads.max(1),
                 force: o.force,
                 rand_seed: o.rand_seed,

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 
-use crate::cli::Opts;
+use crate::cli::{DbArgs, Opts};
 use crate::error::Error;
 use crate::runner::RunnerOptions;
 use crate::server::ServerSpec;
@@ -57,6 +57,23 @@ fn check_non_negative(option: &str, v: f64) -> Result<(), Error> {
     } else {
         Err(bad(option, format!("{v} must be a number of 0 or more")))
     }
+}
+
+/// The managed server that `--server` and its options ask for, if any.
+pub fn server_spec(a: &DbArgs) -> Result<Option<ServerSpec>, Error> {
+    let spec = a.server.map(|kind| ServerSpec {
+        kind,
+        settings: a.server_set.clone(),
+        datadir: a.server_datadir.clone(),
+        keep: a.keep,
+    });
+    if spec.is_none() && (!a.server_set.is_empty() || a.server_datadir.is_some() || a.keep) {
+        return Err(bad(
+            "server-set",
+            "--server-set, --server-datadir and --keep need --server postgres|mariadb|mysql",
+        ));
+    }
+    Ok(spec)
 }
 
 impl RunPlan {
@@ -168,21 +185,10 @@ impl RunPlan {
             reconnect_timeout: o.reconnect_timeout,
             rand_seed: seed,
         };
-        let server = o.server.map(|kind| ServerSpec {
-            kind,
-            settings: o.server_set.clone(),
-            datadir: o.server_datadir.clone(),
-            keep: o.keep,
-        });
-        if server.is_none() && (!o.server_set.is_empty() || o.server_datadir.is_some() || o.keep) {
-            return Err(bad(
-                "server-set",
-                "--server-set, --server-datadir and --keep need --server postgres|mariadb|mysql",
-            ));
-        }
+        let server = server_spec(&o.db)?;
         Ok(RunPlan {
             workload: o.workload.clone(),
-            target: o.target.clone(),
+            target: o.db.target.clone(),
             workload_opts,
             runner,
             output: o.output.clone(),

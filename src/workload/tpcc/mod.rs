@@ -5,11 +5,10 @@ pub mod check;
 pub mod load;
 pub mod schema;
 
-use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 
 use crate::error::Error;
-use crate::server::{ManagedServer, ServerKind, ServerSpec};
+use crate::server::{ManagedServer, ServerSpec};
 use crate::target::{self, OpenOptions, Target};
 
 /// What `dbsweep tpcc` was asked.
@@ -17,10 +16,7 @@ use crate::target::{self, OpenOptions, Target};
 pub struct TpccArgs {
     pub warehouses: u32,
     pub target: String,
-    pub server: Option<ServerKind>,
-    pub server_set: Vec<(String, String)>,
-    pub server_datadir: Option<PathBuf>,
-    pub keep: bool,
+    pub server: Option<ServerSpec>,
     /// Loaders at once (prepare).
     pub threads: u32,
     pub force: bool,
@@ -43,26 +39,13 @@ fn open(a: &TpccArgs, create: bool) -> Result<TpccDb, Error> {
         create,
         text_statements: false,
     };
-    match a.server {
-        None => {
-            if !a.server_set.is_empty() || a.server_datadir.is_some() || a.keep {
-                return Err(Error::Usage(
-                    "--server-set, --server-datadir and --keep need --server postgres|mariadb|mysql"
-                        .into(),
-                ));
-            }
-            Ok(TpccDb {
-                target: target::open(&a.target, options)?,
-                _server: None,
-            })
-        }
-        Some(kind) => {
-            let server = crate::start_server(&ServerSpec {
-                kind,
-                settings: a.server_set.clone(),
-                datadir: a.server_datadir.clone(),
-                keep: a.keep,
-            })?;
+    match &a.server {
+        None => Ok(TpccDb {
+            target: target::open(&a.target, options)?,
+            _server: None,
+        }),
+        Some(spec) => {
+            let server = crate::start_server(spec)?;
             Ok(TpccDb {
                 target: target::open(&server.url, options)?,
                 _server: Some(server),
