@@ -30,7 +30,7 @@ pub enum Command {
     Cleanup(Opts),
     /// Run a plan: steps x configurations x client counts, one results file per step
     Sweep(SweepOpts),
-    /// TPC-C: load the nine tables and check their consistency
+    /// TPC-C: load the nine tables, run the transaction mix, check consistency
     Tpcc(TpccCmd),
     /// Tables and charts from sweep directories or results files
     Report(ReportOpts),
@@ -52,6 +52,8 @@ pub struct TpccCmd {
 pub enum TpccAction {
     /// Create and load the TPC-C tables, then run the consistency checks
     Prepare(TpccOpts),
+    /// Run the TPC-C transaction mix (the options of `dbsweep run`)
+    Run(Box<RunArgs>),
     /// Run the twelve consistency checks (exit 1 when one fails)
     Check(TpccOpts),
     /// Drop the TPC-C tables
@@ -217,13 +219,26 @@ pub struct DbArgs {
     pub keep: bool,
 }
 
-/// Every option of prepare, run and cleanup: all three accept the same set, as sysbench's
-/// commands do, so that one option list serves a whole prepare/run/cleanup cycle.
+/// prepare, run and cleanup: a workload and every option. All three accept the same set, as
+/// sysbench's commands do, so that one option list serves a whole prepare/run/cleanup cycle.
 #[derive(Debug, Args)]
 pub struct Opts {
     /// Workload name (see `dbsweep workloads`)
     pub workload: String,
+    #[command(flatten)]
+    pub args: RunArgs,
+}
 
+impl std::ops::Deref for Opts {
+    type Target = RunArgs;
+    fn deref(&self) -> &RunArgs {
+        &self.args
+    }
+}
+
+/// Every option of a run, whatever the workload (`dbsweep tpcc run` takes them too).
+#[derive(Debug, Args)]
+pub struct RunArgs {
     #[command(flatten)]
     pub db: DbArgs,
     /// run: sample CPU, context switches and IO from /proc every second (off: no sampler)
@@ -362,6 +377,13 @@ pub struct Opts {
     /// Prepared statements: auto (server-side) or disable (text)
     #[arg(long, value_enum, visible_alias = "db-ps-mode", default_value_t = PsMode::Auto)]
     pub ps_mode: PsMode,
+
+    /// tpcc: warehouses (each: 10 districts, 30,000 customers, 100,000 stock rows)
+    #[arg(long, default_value_t = 1)]
+    pub warehouses: u32,
+    /// tpcc: keying and think times between transactions, as the specification's terminals
+    #[arg(long, value_parser = parse_bool, num_args = 0..=1, default_value = "off", default_missing_value = "on")]
+    pub wait: bool,
 }
 
 /// Rewrites `--name_with_underscores[=v]` to dashes, as sysbench accepts both spellings.

@@ -29,7 +29,7 @@ use runner::RunOutcome;
 use server::ManagedServer;
 use target::{ErrorClass, OpenOptions, Target};
 use workload::PsMode;
-use workload::tables::{self, LoadReport};
+use workload::tables::LoadReport;
 use workload::{WORKLOADS, Workload};
 
 /// How a successful command ended.
@@ -78,7 +78,7 @@ pub fn run(cli: Cli) -> Result<Outcome, Error> {
             let plan = RunPlan::from_opts(&o)?;
             let workload = workload::build(&plan.workload, &plan.workload_opts)?;
             let db = Db::open(&plan, false)?;
-            let dropped = tables::cleanup(db.target.as_ref(), &workload.tables())?;
+            let dropped = workload.cleanup(db.target.as_ref())?;
             println!(
                 "Dropped {dropped} table(s) from {}",
                 db.target.display_url()
@@ -89,6 +89,7 @@ pub fn run(cli: Cli) -> Result<Outcome, Error> {
         Command::Tpcc(t) => {
             use cli::TpccAction;
             let (action, o) = match t.action {
+                TpccAction::Run(a) => return run_workload(&RunPlan::from_args("tpcc", &a)?),
                 TpccAction::Prepare(o) => ("prepare", o),
                 TpccAction::Check(o) => ("check", o),
                 TpccAction::Cleanup(o) => ("cleanup", o),
@@ -215,12 +216,9 @@ impl Db {
     fn tables_exist(&self, workload: &dyn Workload) -> Result<bool, Error> {
         let url = self.target.display_url();
         let mut conn = self.target.connect().map_err(|e| Error::db(&url, e))?;
-        for (_, name) in workload.tables().names() {
-            if !conn.table_exists(&name).map_err(|e| Error::db(&url, e))? {
-                return Ok(false);
-            }
-        }
-        Ok(true)
+        Ok(!workload
+            .tables_missing(conn.as_mut())
+            .map_err(|e| Error::db(&url, e))?)
     }
 
     /// What the hardware sampler follows: the managed server's processes (or `--server-pid`'s
@@ -281,13 +279,7 @@ pub(crate) fn load(
     target: &dyn Target,
     workload: &dyn Workload,
 ) -> Result<LoadReport, Error> {
-    tables::prepare(
-        target,
-        &workload.tables(),
-        &plan.workload_opts,
-        plan.force,
-        &INTERRUPT,
-    )
+    workload.prepare(target, &plan.workload_opts, plan.force, &INTERRUPT)
 }
 
 pub(crate) fn load_line(l: &LoadReport) -> String {
@@ -352,13 +344,7 @@ pub(crate) fn measure(
     let target = db.target.as_ref();
     let url = target.display_url();
     let mut conn = target.connect().map_err(|e| usage_if_missing(&url, e))?;
-    tables::check_ready(
-        conn.as_mut(),
-        &workload.tables(),
-        &plan.workload_opts,
-        workload.accepts_empty_tables(),
-        &url,
-    )?;
+    workload.check_ready(conn.as_mut(), &plan.workload_opts, &url)?;
     let version = target
         .version(conn.as_mut())
         .map_err(|e| Error::db(&url, e))?;
@@ -442,7 +428,11 @@ fn build_results(
         },
         lag_max_ms: c.lag_max_ns as f64 / 1e6,
     });
+    let tpcc = (plan.workload == "tpcc").then(|| {
+        workload::tpcc::run::figures(&o.total.kinds, o.seconds, plan.workload_opts.warehouses)
+    });
     Results {
+        tpcc,
         schema_version: results::SCHEMA_VERSION,
         tool: Tool::this(),
         workload: plan.workload.clone(),

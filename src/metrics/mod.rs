@@ -88,22 +88,99 @@ impl Counters {
     }
 }
 
-/// One client thread's measurements since the reporter last took them.
-pub struct Recorder {
+/// One transaction type's figures, for workloads that mix several (TPC-C).
+#[derive(Clone)]
+pub struct KindStats {
     pub latency: Histogram<u64>,
-    pub counters: Counters,
+    pub events: u64,
+    /// Events retried after a retryable error (each retry counted).
+    pub retries: u64,
+    /// Events that ended in a rollback the workload expects (TPC-C's 1% of New-Orders).
+    pub rollbacks: u64,
 }
 
-impl Default for Recorder {
+impl Default for KindStats {
     fn default() -> Self {
-        Recorder {
+        KindStats {
             latency: new_histogram(),
-            counters: Counters::default(),
+            events: 0,
+            retries: 0,
+            rollbacks: 0,
         }
     }
 }
 
+impl KindStats {
+    fn add(&mut self, o: &KindStats) {
+        self.latency
+            .add(&o.latency)
+            .expect("histograms share bounds");
+        self.events += o.events;
+        self.retries += o.retries;
+        self.rollbacks += o.rollbacks;
+    }
+
+    fn reset(&mut self) {
+        self.latency.reset();
+        self.events = 0;
+        self.retries = 0;
+        self.rollbacks = 0;
+    }
+}
+
+/// Adds `from` into `into` kind by kind, growing `into` as needed.
+fn add_kinds(into: &mut Vec<KindStats>, from: &[KindStats]) {
+    if into.len() < from.len() {
+        into.resize_with(from.len(), KindStats::default);
+    }
+    for (a, b) in into.iter_mut().zip(from) {
+        a.add(b);
+    }
+}
+
+/// One client thread's measurements since the reporter last took them.
+pub struct Recorder {
+    pub latency: Histogram<u64>,
+    pub counters: Counters,
+    /// Per transaction type, for workloads that have types; empty otherwise.
+    pub kinds: Vec<KindStats>,
+}
+
+impl Default for Recorder {
+    fn default() -> Self {
+        Recorder::with_kinds(0)
+    }
+}
+
 impl Recorder {
+    pub fn with_kinds(kinds: usize) -> Recorder {
+        Recorder {
+            latency: new_histogram(),
+            counters: Counters::default(),
+            kinds: (0..kinds).map(|_| KindStats::default()).collect(),
+        }
+    }
+
+    /// Records one finished event of type `kind` (its latency, retries, and whether it ended
+    /// in an expected rollback), besides [`record_event`](Self::record_event).
+    pub fn record_kind(&mut self, kind: usize, latency_ns: u64, retries: u64, rolled_back: bool) {
+        if let Some(k) = self.kinds.get_mut(kind) {
+            k.latency.saturating_record(latency_ns.max(1));
+            k.events += 1;
+            k.retries += retries;
+            k.rollbacks += u64::from(rolled_back);
+        }
+    }
+
+    /// Empties this recorder for reuse, keeping its allocations.
+    pub fn clear(&mut self) {
+        self.latency.reset();
+        self.counters = Counters::default();
+        for k in &mut self.kinds {
+            k.reset();
+        }
+    }
+
     /// Records one finished event.
     #[inline]
     pub fn record_event(&mut self, latency_ns: u64, q: &QueryCounts, lag_ns: u64) {
@@ -130,6 +207,7 @@ impl Recorder {
 pub struct Snapshot {
     pub latency: Histogram<u64>,
     pub counters: Counters,
+    pub kinds: Vec<KindStats>,
 }
 
 impl Default for Snapshot {
@@ -137,18 +215,26 @@ impl Default for Snapshot {
         Snapshot {
             latency: new_histogram(),
             counters: Counters::default(),
+            kinds: Vec::new(),
         }
     }
 }
 
 impl Snapshot {
     pub fn add(&mut self, o: &Snapshot) {
-        self.add_parts(&o.latency, &o.counters);
+        self.latency
+            .add(&o.latency)
+            .expect("histograms share bounds");
+        self.counters.add(&o.counters);
+        add_kinds(&mut self.kinds, &o.kinds);
     }
 
-    pub fn add_parts(&mut self, latency: &Histogram<u64>, counters: &Counters) {
-        self.latency.add(latency).expect("histograms share bounds");
-        self.counters.add(counters);
+    pub fn add_recorder(&mut self, r: &Recorder) {
+        self.latency
+            .add(&r.latency)
+            .expect("histograms share bounds");
+        self.counters.add(&r.counters);
+        add_kinds(&mut self.kinds, &r.kinds);
     }
 
     /// A latency quantile in milliseconds (0 when nothing was recorded).
@@ -209,7 +295,7 @@ mod tests {
             let mut taken = Recorder::default();
             r.take_into(&mut taken);
             assert!(r.latency.is_empty() && r.counters.events == 0);
-            s.add_parts(&taken.latency, &taken.counters);
+            s.add_recorder(&taken);
         }
         assert_eq!(s.counters.events, 101);
         assert_eq!(s.counters.queries.reads, 202);

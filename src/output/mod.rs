@@ -8,7 +8,7 @@ use crate::runner::Interval;
 
 /// The per-interval line, with what sysbench's line has plus the rows of scans.
 pub fn interval_line(iv: &Interval) -> String {
-    format!(
+    let mut line = format!(
         "[ {}s ] thds: {} tps: {:.2} qps: {:.2} (r/w/o: {:.2}/{:.2}/{:.2}) lat (ms,95%): {:.2} err/s: {:.2} reconn/s: {:.2}",
         iv.t.round() as u64,
         iv.threads,
@@ -20,7 +20,11 @@ pub fn interval_line(iv: &Interval) -> String {
         iv.p95_ms,
         iv.err_per_s,
         iv.reconn_per_s
-    )
+    );
+    if let (Some(nopm), Some(p95)) = (iv.nopm, iv.new_order_p95_ms) {
+        let _ = write!(line, " NOPM: {nopm:.0} new-order lat (ms,95%): {p95:.2}");
+    }
+    line
 }
 
 /// The final report: sysbench's sections, with every percentile.
@@ -122,8 +126,50 @@ pub fn summary(r: &Results) -> String {
         s,
         "\nThreads fairness:\n    events (avg/stddev):           {avg:.4}/{sd:.2}"
     );
+    if let Some(t) = &r.tpcc {
+        tpcc_summary(&mut s, t);
+    }
     if r.interrupted {
         let _ = writeln!(s, "\nInterrupted: the figures cover the run up to Ctrl-C.");
     }
     s
+}
+
+/// TPC-C's section: NOPM, tpm, and a line per transaction type with its 90th-percentile limit.
+fn tpcc_summary(s: &mut String, t: &crate::results::TpccFigures) {
+    let _ = writeln!(
+        s,
+        "\nTPC-C ({} warehouse(s), unaudited):\n    {:<37}{:.0}\n    {:<37}{:.0}",
+        t.warehouses, "NOPM (new orders per minute):", t.nopm, "tpm (all transactions):", t.tpm
+    );
+    let _ = writeln!(
+        s,
+        "    {:<13}{:>8}{:>7}{:>8}{:>6}{:>10}{:>10}{:>10}{:>10}{:>10}{:>10}  90th limit",
+        "type", "count", "%", "retries", "rbk", "avg ms", "p50", "p90", "p95", "p99", "max"
+    );
+    for x in &t.transactions {
+        let l = &x.latency_ms;
+        let _ = writeln!(
+            s,
+            "    {:<13}{:>8}{:>7.1}{:>8}{:>6}{:>10.2}{:>10.2}{:>10.2}{:>10.2}{:>10.2}{:>10.2}  {:.0} s {}",
+            x.name,
+            x.count,
+            x.share_pct,
+            x.retries,
+            x.rollbacks,
+            l.avg,
+            l.p50,
+            l.p90,
+            l.p95,
+            l.p99,
+            l.max,
+            x.limit_p90_ms / 1000.0,
+            if x.limit_met { "pass" } else { "FAIL" }
+        );
+    }
+    let _ = writeln!(
+        s,
+        "    response-time limits: {}",
+        if t.limits_met { "all met" } else { "NOT met" }
+    );
 }

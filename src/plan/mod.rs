@@ -8,7 +8,7 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 
-use crate::cli::{DbArgs, Opts};
+use crate::cli::{DbArgs, Opts, RunArgs};
 use crate::error::Error;
 use crate::runner::RunnerOptions;
 use crate::server::ServerSpec;
@@ -78,6 +78,11 @@ pub fn server_spec(a: &DbArgs) -> Result<Option<ServerSpec>, Error> {
 
 impl RunPlan {
     pub fn from_opts(o: &Opts) -> Result<RunPlan, Error> {
+        RunPlan::from_args(&o.workload, &o.args)
+    }
+
+    /// The plan of `workload` run with options `o`.
+    pub fn from_args(workload: &str, o: &RunArgs) -> Result<RunPlan, Error> {
         if o.threads == 0 {
             return Err(bad("threads", "must be at least 1"));
         }
@@ -134,6 +139,15 @@ impl RunPlan {
                 return Err(bad(name, format!("{v} must be between 1 and {MAX_LIST}")));
             }
         }
+        if o.warehouses == 0 {
+            return Err(bad("warehouses", "must be at least 1"));
+        }
+        if o.wait && o.rate > 0.0 {
+            return Err(bad(
+                "wait",
+                "keying and think times pace the clients already; leave out --rate",
+            ));
+        }
         let seed = if o.rand_seed == 0 {
             rand::random::<u64>() | 1
         } else {
@@ -165,6 +179,8 @@ impl RunPlan {
             mysql_storage_engine: o.mysql_storage_engine.clone(),
             ps_mode: o.ps_mode,
             threads: o.threads,
+            warehouses: o.warehouses,
+            wait: o.wait,
             rand: RandOptions {
                 rand_type: o.rand_type,
                 rand_seed: seed,
@@ -187,7 +203,7 @@ impl RunPlan {
         };
         let server = server_spec(&o.db)?;
         Ok(RunPlan {
-            workload: o.workload.clone(),
+            workload: workload.to_string(),
             target: o.db.target.clone(),
             workload_opts,
             runner,

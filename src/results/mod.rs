@@ -57,6 +57,9 @@ pub struct Results {
     /// The server's counters over the measured part: deltas and per-operation figures.
     #[serde(default)]
     pub server_stats: Option<crate::metrics::dbstats::ServerStats>,
+    /// TPC-C runs: NOPM, tpm and each transaction type's figures.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tpcc: Option<TpccFigures>,
     pub interrupted: bool,
     /// Why the run stopped early, if it did.
     pub error: Option<String>,
@@ -129,6 +132,37 @@ pub struct Latency {
     pub max: f64,
     /// Sum of all event latencies, as sysbench reports it.
     pub sum: f64,
+}
+
+/// A TPC-C run's headline figures (unaudited: NOPM, not tpmC).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TpccFigures {
+    pub warehouses: u32,
+    /// Committed New-Order transactions per minute.
+    pub nopm: f64,
+    /// Transactions of every type per minute (rolled-back New-Orders included).
+    pub tpm: f64,
+    /// Whether every type met its 90th-percentile response-time limit.
+    pub limits_met: bool,
+    pub transactions: Vec<TxnFigures>,
+}
+
+/// One TPC-C transaction type over the run.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TxnFigures {
+    pub name: String,
+    pub count: u64,
+    /// Percent of all transactions.
+    pub share_pct: f64,
+    pub retries: u64,
+    /// Expected rollbacks (New-Order's unused item ids).
+    pub rollbacks: u64,
+    pub latency_ms: Latency,
+    /// The 90th-percentile limit and whether the run met it.
+    pub limit_p90_ms: f64,
+    pub limit_met: bool,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 
 use crate::error::Error;
-use crate::metrics::{Counters, Recorder, Snapshot};
+use crate::metrics::{Recorder, Snapshot, ns_to_ms};
 use crate::target::Target;
 use crate::workload::Workload;
 use worker::{Schedule, Shared, Worker};
@@ -59,10 +59,16 @@ pub struct Interval {
     pub max_ms: f64,
     pub err_per_s: f64,
     pub reconn_per_s: f64,
+    /// TPC-C: committed New-Order transactions per minute, and New-Order's 95th percentile.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nopm: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub new_order_p95_ms: Option<f64>,
 }
 
 impl Interval {
-    fn new(t: f64, seconds: f64, threads: u32, s: &Snapshot) -> Interval {
+    /// `new_order`: the index of TPC-C's New-Order among the snapshot's transaction types.
+    fn new(t: f64, seconds: f64, threads: u32, s: &Snapshot, new_order: Option<usize>) -> Interval {
         let c = &s.counters;
         let per_s = |n: u64| {
             if seconds > 0.0 {
@@ -88,6 +94,15 @@ impl Interval {
             max_ms: s.quantile_ms(1.0),
             err_per_s: per_s(c.errors()),
             reconn_per_s: per_s(c.reconnects),
+            nopm: new_order
+                .map(|k| s.kinds.get(k).map_or(0, |k| k.events - k.rollbacks))
+                .map(|n| per_s(n) * 60.0),
+            new_order_p95_ms: new_order.map(|k| {
+                s.kinds
+                    .get(k)
+                    .filter(|k| !k.latency.is_empty())
+                    .map_or(0.0, |k| ns_to_ms(k.latency.value_at_quantile(0.95)))
+            }),
         }
     }
 }
@@ -190,6 +205,7 @@ pub fn run(
             .map(|r| r.expect("every client reported"))
             .collect();
         Ok(report_loop(
+            workload,
             opts,
             start,
             &recorders,
@@ -222,6 +238,7 @@ fn make_schedule(opts: &RunnerOptions, start: Instant, thread: u32, threads: u32
 /// Collects an interval every tick until every client has stopped; the calling thread is the
 /// reporter.
 fn report_loop(
+    workload: &dyn Workload,
     opts: &RunnerOptions,
     start: Instant,
     recorders: &[Arc<Mutex<Recorder>>],
@@ -236,7 +253,9 @@ fn report_loop(
         1.0
     });
     let measure_start = start + Duration::from_secs_f64(opts.warmup);
-    let mut collector = Collector::new(recorders.len());
+    let kinds = workload.kinds();
+    let new_order = kinds.iter().position(|k| *k == "new_order");
+    let mut collector = Collector::new(recorders.len(), kinds.len());
     let mut intervals = Vec::new();
     let mut last = measure_start;
     let mut next_tick = measure_start + tick;
@@ -273,6 +292,7 @@ fn report_loop(
             now.duration_since(last).as_secs_f64(),
             threads,
             &snap,
+            new_order,
         );
         if opts.report_interval > 0.0 {
             on_interval(&iv);
@@ -290,6 +310,7 @@ fn report_loop(
             tail,
             threads,
             &snap,
+            new_order,
         ));
     }
     RunOutcome {
@@ -311,9 +332,9 @@ struct Collector {
 }
 
 impl Collector {
-    fn new(clients: usize) -> Collector {
+    fn new(clients: usize, kinds: usize) -> Collector {
         Collector {
-            spares: (0..clients).map(|_| Recorder::default()).collect(),
+            spares: (0..clients).map(|_| Recorder::with_kinds(kinds)).collect(),
             total: Snapshot::default(),
             thread_events: vec![0; clients],
         }
@@ -326,10 +347,9 @@ impl Collector {
         for (i, rec) in recorders.iter().enumerate() {
             let spare = &mut self.spares[i];
             rec.lock().expect("recorder lock").take_into(spare);
-            snap.add_parts(&spare.latency, &spare.counters);
+            snap.add_recorder(spare);
             self.thread_events[i] += spare.counters.events;
-            spare.latency.reset();
-            spare.counters = Counters::default();
+            spare.clear();
         }
         self.total.add(&snap);
         snap

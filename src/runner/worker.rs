@@ -59,7 +59,7 @@ impl Worker {
             conn,
             client,
             rand: Rand::for_thread(seed, thread),
-            recorder: Arc::new(Mutex::new(Recorder::default())),
+            recorder: Arc::new(Mutex::new(Recorder::with_kinds(sh.workload.kinds().len()))),
         })
     }
 
@@ -82,6 +82,14 @@ impl Worker {
                 }
                 None => None,
             };
+            // Keying and think time (TPC-C --wait) is the client's, not the database's: it
+            // comes before the event's clock starts.
+            if let Some(pause) = self.client.pause(&mut self.rand) {
+                wait_until(Instant::now() + pause, sh);
+                if sh.stopped() {
+                    break;
+                }
+            }
             let start = Instant::now();
             let from = scheduled.unwrap_or(start);
             // The run ends at the deadline by the clock: under --rate, events still queued
@@ -117,6 +125,9 @@ impl Worker {
             if measuring {
                 let mut rec = self.recorder.lock().expect("recorder lock");
                 rec.record_event(nanos(end - from), &q, nanos(start - from));
+                if let Some((kind, rolled_back)) = self.client.last_kind() {
+                    rec.record_kind(kind, nanos(end - from), retries.iter().sum(), rolled_back);
+                }
                 for (total, r) in rec.counters.retries.iter_mut().zip(retries) {
                     *total += r;
                 }

@@ -471,10 +471,9 @@ impl<'a> Runner<'a> {
         let workload = crate::workload::build(&plan.workload, &plan.workload_opts)?;
         let url = db.db.target.display_url();
         let mut conn = db.db.target.connect().map_err(|e| Error::db(&url, e))?;
-        let mut present = true;
-        for (_, name) in workload.tables().names() {
-            present &= conn.table_exists(&name).map_err(|e| Error::db(&url, e))?;
-        }
+        let present = !workload
+            .tables_missing(conn.as_mut())
+            .map_err(|e| Error::db(&url, e))?;
         drop(conn);
         if !present {
             let mut plan = plan;

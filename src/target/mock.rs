@@ -105,6 +105,10 @@ impl MockConn {
 }
 
 impl Conn for MockConn {
+    fn dialect(&self) -> Dialect {
+        Dialect::Any
+    }
+
     fn prepare(&mut self, sql: &str) -> Result<StmtId, DbError> {
         let select = sql
             .trim_start()
@@ -121,6 +125,26 @@ impl Conn for MockConn {
         } else {
             0
         })
+    }
+
+    /// Each row has no values (every column reads as NULL).
+    fn query_each(
+        &mut self,
+        stmt: StmtId,
+        params: &[Param],
+        on_row: &mut dyn FnMut(&dyn super::TextRow),
+    ) -> Result<u64, DbError> {
+        struct NoValues;
+        impl super::TextRow for NoValues {
+            fn get(&self, _i: usize) -> Option<&[u8]> {
+                None
+            }
+        }
+        let rows = self.query(stmt, params)?;
+        for _ in 0..rows {
+            on_row(&NoValues);
+        }
+        Ok(rows)
     }
 
     fn execute(&mut self, stmt: StmtId, _params: &[Param]) -> Result<u64, DbError> {

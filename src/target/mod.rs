@@ -128,12 +128,25 @@ pub trait TextRow {
     fn get(&self, i: usize) -> Option<&[u8]>;
 }
 
+/// What sees each row of a result set.
+pub type OnRow<'a> = &'a mut dyn FnMut(&dyn TextRow);
+
 /// A connection used by one client thread.
 pub trait Conn: Send {
+    /// The SQL dialect this connection speaks.
+    fn dialect(&self) -> Dialect;
     /// Prepares `sql` (with `?` placeholders) for repeated execution on this connection.
     fn prepare(&mut self, sql: &str) -> Result<StmtId, DbError>;
     /// Runs a statement that returns a result set, reads every row, returns the row count.
     fn query(&mut self, stmt: StmtId, params: &[Param]) -> Result<u64, DbError>;
+    /// Runs a statement that returns a result set; `on_row` sees each row's values as text
+    /// (numbers in decimal, timestamps as `YYYY-MM-DD HH:MM:SS`). Returns the row count.
+    fn query_each(
+        &mut self,
+        stmt: StmtId,
+        params: &[Param],
+        on_row: &mut dyn FnMut(&dyn TextRow),
+    ) -> Result<u64, DbError>;
     /// Runs a statement that changes rows, returns how many it changed.
     fn execute(&mut self, stmt: StmtId, params: &[Param]) -> Result<u64, DbError>;
     /// Starts a transaction; `write` says it will write (SQLite takes the write lock up front).

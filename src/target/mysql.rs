@@ -75,6 +75,7 @@ const INSERT_BYTES: usize = 64 << 10;
 
 impl Protocol for My {
     type Stmt = Prepared;
+    const DIALECT: Dialect = Dialect::Mysql;
     const BACKSLASH_ESCAPES: bool = true;
     const SETTINGS_SQL: &'static str = "SELECT CONCAT(VARIABLE_NAME, '=', VARIABLE_VALUE) FROM information_schema.GLOBAL_VARIABLES";
 
@@ -82,8 +83,13 @@ impl Protocol for My {
         self.wire.prepare(sql).map_err(classify)
     }
 
-    fn execute(&mut self, st: &Prepared, params: &[Param]) -> Result<Outcome, DbError> {
-        self.wire.execute(*st, params).map_err(classify)
+    fn execute(
+        &mut self,
+        st: &Prepared,
+        params: &[Param],
+        on_row: Option<super::OnRow<'_>>,
+    ) -> Result<Outcome, DbError> {
+        self.wire.execute(st, params, on_row).map_err(classify)
     }
 
     fn simple(

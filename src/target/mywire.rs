@@ -57,10 +57,134 @@ pub struct Endpoint {
 }
 
 /// A statement prepared on the server.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct Prepared {
     id: u32,
     params: u16,
+    /// The type code of each result column, for decoding binary rows.
+    column_types: Vec<u8>,
+}
+
+/// A binary result row (prepared statements) decoded to text, so that callers see the same
+/// values as from a text query. The buffers are reused from row to row.
+#[derive(Default)]
+pub struct BinRow {
+    text: Vec<u8>,
+    cells: Vec<Option<(usize, usize)>>,
+}
+
+impl super::TextRow for BinRow {
+    fn get(&self, i: usize) -> Option<&[u8]> {
+        let (a, b) = (*self.cells.get(i)?)?;
+        self.text.get(a..b)
+    }
+}
+
+impl BinRow {
+    /// Decodes packet `p` (0x00, the NULL bitmap with its offset of 2, then the values) by the
+    /// column type codes.
+    fn decode(&mut self, p: &[u8], types: &[u8]) -> Result<(), WireError> {
+        use std::io::Write;
+        let short = || WireError::Protocol("a truncated binary row".into());
+        self.text.clear();
+        self.cells.clear();
+        let bitmap = p.get(1..1 + (types.len() + 9) / 8).ok_or_else(short)?;
+        let mut at = 1 + bitmap.len();
+        for (i, &ty) in types.iter().enumerate() {
+            let bit = i + 2;
+            if bitmap[bit / 8] & (1 << (bit % 8)) != 0 {
+                self.cells.push(None);
+                continue;
+            }
+            let start = self.text.len();
+            let mut fixed = |n: usize| -> Result<&[u8], WireError> {
+                let v = p.get(at..at + n).ok_or_else(short)?;
+                at += n;
+                Ok(v)
+            };
+            let t = &mut self.text;
+            let w = |r: std::io::Result<()>| r.map_err(WireError::Io);
+            match ty {
+                0x01 => w(write!(t, "{}", fixed(1)?[0] as i8))?,
+                0x02 | 0x0D => w(write!(
+                    t,
+                    "{}",
+                    i16::from_le_bytes(fixed(2)?.try_into().unwrap_or_default())
+                ))?,
+                0x03 | 0x09 => w(write!(
+                    t,
+                    "{}",
+                    i32::from_le_bytes(fixed(4)?.try_into().unwrap_or_default())
+                ))?,
+                0x08 => w(write!(
+                    t,
+                    "{}",
+                    i64::from_le_bytes(fixed(8)?.try_into().unwrap_or_default())
+                ))?,
+                0x04 => w(write!(
+                    t,
+                    "{}",
+                    f32::from_le_bytes(fixed(4)?.try_into().unwrap_or_default())
+                ))?,
+                0x05 => w(write!(
+                    t,
+                    "{}",
+                    f64::from_le_bytes(fixed(8)?.try_into().unwrap_or_default())
+                ))?,
+                // DATE, DATETIME, TIMESTAMP: a length, then year, month, day, [h, m, s, [us]].
+                0x07 | 0x0A | 0x0C => {
+                    let n = usize::from(fixed(1)?[0]);
+                    let d = fixed(n)?;
+                    let year = d.get(..2).map_or(0, |y| u16::from_le_bytes([y[0], y[1]]));
+                    let part = |k: usize| d.get(k).copied().unwrap_or(0);
+                    w(write!(t, "{year:04}-{:02}-{:02}", part(2), part(3)))?;
+                    if ty != 0x0A {
+                        w(write!(t, " {:02}:{:02}:{:02}", part(4), part(5), part(6)))?;
+                    }
+                }
+                // TIME: a length, then sign, days, h, m, s, [us].
+                0x0B => {
+                    let n = usize::from(fixed(1)?[0]);
+                    let d = fixed(n)?;
+                    let part = |k: usize| u32::from(d.get(k).copied().unwrap_or(0));
+                    let sign = if part(0) == 1 { "-" } else { "" };
+                    let days = d
+                        .get(1..5)
+                        .map_or(0, |x| u32::from_le_bytes([x[0], x[1], x[2], x[3]]));
+                    w(write!(
+                        t,
+                        "{sign}{:02}:{:02}:{:02}",
+                        days * 24 + part(5),
+                        part(6),
+                        part(7)
+                    ))?;
+                }
+                // DECIMAL, strings, blobs, everything else: length-encoded bytes.
+                _ => {
+                    let (len, skip) = lenenc_int(p.get(at..).unwrap_or_default());
+                    let len = usize::try_from(len).map_err(|_| short())?;
+                    let v = p.get(at + skip..at + skip + len).ok_or_else(short)?;
+                    at += skip + len;
+                    t.extend_from_slice(v);
+                }
+            }
+            self.cells.push(Some((start, self.text.len())));
+        }
+        Ok(())
+    }
+}
+
+/// The type code of a column definition packet: after six length-encoded strings (catalog,
+/// schema, table, original table, name, original name), the length of the fixed fields, the
+/// character set (2 bytes) and the column length (4 bytes).
+fn column_type(p: &[u8]) -> u8 {
+    let mut at = 0;
+    for _ in 0..6 {
+        let (len, skip) = lenenc_int(p.get(at..).unwrap_or_default());
+        at += skip + usize::try_from(len).unwrap_or(usize::MAX / 2);
+    }
+    let (_, skip) = lenenc_int(p.get(at..).unwrap_or_default());
+    p.get(at + skip + 6).copied().unwrap_or(0xFE)
 }
 
 pub struct Wire {
@@ -68,6 +192,8 @@ pub struct Wire {
     wbuf: Vec<u8>,
     /// Sequence id of the next packet this side sends.
     seq: u8,
+    /// Reused to decode binary rows.
+    bin_row: BinRow,
 }
 
 /// A row packet. Text rows (what `query` returns) are length-encoded values, 0xFB for NULL;
@@ -187,6 +313,7 @@ impl Wire {
             sock,
             wbuf: Vec::with_capacity(8 * 1024),
             seq: 0,
+            bin_row: BinRow::default(),
         };
         w.handshake(e)?;
         Ok(w)
@@ -348,7 +475,7 @@ impl Wire {
     /// multi-results.
     fn reply(
         &mut self,
-        mut on_row: impl FnMut(&MyRow),
+        mut on_row: impl FnMut(&[u8]) -> Result<(), WireError>,
         infile: Option<&[u8]>,
     ) -> Result<Outcome, WireError> {
         let mut out = Outcome::default();
@@ -395,7 +522,7 @@ impl Wire {
                             0xFF => return Err(server_error(p)),
                             _ => {
                                 out.rows += 1;
-                                on_row(&MyRow(p));
+                                on_row(p)?;
                             }
                         }
                     }
@@ -412,7 +539,14 @@ impl Wire {
         self.command(0x03);
         self.wbuf.extend_from_slice(sql.as_bytes());
         self.send_packet()?;
-        self.reply(on_row, None)
+        let mut on_row = on_row;
+        self.reply(
+            |p| {
+                on_row(&MyRow(p));
+                Ok(())
+            },
+            None,
+        )
     }
 
     /// Runs `sql` (a LOAD DATA LOCAL INFILE statement) sending `data` as the file.
@@ -420,7 +554,7 @@ impl Wire {
         self.command(0x03);
         self.wbuf.extend_from_slice(sql.as_bytes());
         self.send_packet()?;
-        self.reply(|_| {}, Some(data))
+        self.reply(|_| Ok(()), Some(data))
     }
 
     pub fn prepare(&mut self, sql: &str) -> Result<Prepared, WireError> {
@@ -437,19 +571,32 @@ impl Wire {
         let id = u32::from_le_bytes([p[1], p[2], p[3], p[4]]);
         let columns = u16::from_le_bytes([p[5], p[6]]);
         let params = u16::from_le_bytes([p[7], p[8]]);
-        for n in [params, columns] {
+        let mut column_types = Vec::with_capacity(columns.into());
+        for (n, is_columns) in [(params, false), (columns, true)] {
             if n > 0 {
-                for _ in 0..=n {
-                    self.read_packet()?; // definitions, then EOF
+                for i in 0..=n {
+                    let p = self.read_packet()?; // definitions, then EOF
+                    if is_columns && i < n {
+                        column_types.push(column_type(p));
+                    }
                 }
             }
         }
-        Ok(Prepared { id, params })
+        Ok(Prepared {
+            id,
+            params,
+            column_types,
+        })
     }
 
     /// Executes a prepared statement with binary parameters (integers as BIGINT, text as
-    /// strings).
-    pub fn execute(&mut self, st: Prepared, params: &[Param]) -> Result<Outcome, WireError> {
+    /// strings). Rows are counted; with `on_row`, each is decoded and shown to it.
+    pub fn execute(
+        &mut self,
+        st: &Prepared,
+        params: &[Param],
+        on_row: Option<super::OnRow<'_>>,
+    ) -> Result<Outcome, WireError> {
         if params.len() != st.params as usize {
             return Err(WireError::Protocol(format!(
                 "{} parameters for a statement that takes {}",
@@ -491,7 +638,22 @@ impl Wire {
             }
         }
         self.send_packet()?;
-        self.reply(|_| {}, None)
+        match on_row {
+            None => self.reply(|_| Ok(()), None),
+            Some(f) => {
+                let mut row = std::mem::take(&mut self.bin_row);
+                let out = self.reply(
+                    |p| {
+                        row.decode(p, &st.column_types)?;
+                        f(&row);
+                        Ok(())
+                    },
+                    None,
+                );
+                self.bin_row = row;
+                out
+            }
+        }
     }
 }
 

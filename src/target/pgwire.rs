@@ -314,6 +314,7 @@ impl Wire {
         name: &str,
         types: &[u32],
         params: &[Param],
+        on_row: impl FnMut(&PgRow),
     ) -> Result<Outcome, WireError> {
         let w = &mut self.wbuf;
         let at = begin(w, b'B');
@@ -363,7 +364,7 @@ impl Wire {
         let at = begin(w, b'S');
         end(w, at);
         self.flush()?;
-        self.collect(|_| {})
+        self.collect(on_row)
     }
 
     /// Runs `sql` with the simple query protocol; `on_row` sees each row.

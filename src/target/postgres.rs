@@ -89,6 +89,7 @@ fn numbered_placeholders(sql: &str) -> String {
 
 impl Protocol for Pg {
     type Stmt = Prepared;
+    const DIALECT: Dialect = Dialect::Postgres;
     const BACKSLASH_ESCAPES: bool = false;
     const SETTINGS_SQL: &'static str = "SELECT name || '=' || setting FROM pg_settings WHERE source NOT IN ('default', 'override')";
 
@@ -101,10 +102,17 @@ impl Protocol for Pg {
         Ok(Prepared { name, types })
     }
 
-    fn execute(&mut self, st: &Prepared, params: &[Param]) -> Result<Outcome, DbError> {
-        self.wire
-            .execute(&st.name, &st.types, params)
-            .map_err(classify)
+    fn execute(
+        &mut self,
+        st: &Prepared,
+        params: &[Param],
+        on_row: Option<super::OnRow<'_>>,
+    ) -> Result<Outcome, DbError> {
+        match on_row {
+            None => self.wire.execute(&st.name, &st.types, params, |_| {}),
+            Some(f) => self.wire.execute(&st.name, &st.types, params, |r| f(r)),
+        }
+        .map_err(classify)
     }
 
     fn simple(

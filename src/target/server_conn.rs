@@ -10,11 +10,18 @@ use super::{Conn, DbError, Outcome, Param, RowValue, StmtId, TextRow, interpolat
 pub trait Protocol: Send {
     /// A statement prepared on the server.
     type Stmt: Send;
+    const DIALECT: super::Dialect;
     /// Whether backslashes escape in string literals (MySQL: yes; PostgreSQL: no).
     const BACKSLASH_ESCAPES: bool;
     /// Prepares `sql` (with `?` placeholders) as the `n`th statement of the connection.
     fn prepare(&mut self, n: usize, sql: &str) -> Result<Self::Stmt, DbError>;
-    fn execute(&mut self, st: &Self::Stmt, params: &[Param]) -> Result<Outcome, DbError>;
+    /// Runs a prepared statement; `on_row`, if given, sees each row's values as text.
+    fn execute(
+        &mut self,
+        st: &Self::Stmt,
+        params: &[Param],
+        on_row: Option<super::OnRow<'_>>,
+    ) -> Result<Outcome, DbError>;
     /// Runs a text statement; `on_row` sees each row.
     fn simple(
         &mut self,
@@ -59,18 +66,30 @@ impl<P: Protocol> ServerConn<P> {
             .map_err(|e| e.in_statement(sql))
     }
 
-    fn run(&mut self, stmt: StmtId, params: &[Param]) -> Result<Outcome, DbError> {
+    fn run(
+        &mut self,
+        stmt: StmtId,
+        params: &[Param],
+        on_row: Option<super::OnRow<'_>>,
+    ) -> Result<Outcome, DbError> {
         if self.text {
             let sql = interpolate(&self.sql[stmt.0], params, P::BACKSLASH_ESCAPES);
-            return self.simple(&sql);
+            return match on_row {
+                None => self.simple(&sql),
+                Some(f) => self.proto.simple(&sql, f).map_err(|e| e.in_statement(&sql)),
+            };
         }
         self.proto
-            .execute(&self.stmts[stmt.0], params)
+            .execute(&self.stmts[stmt.0], params, on_row)
             .map_err(|e| e.in_statement(&self.sql[stmt.0]))
     }
 }
 
 impl<P: Protocol> Conn for ServerConn<P> {
+    fn dialect(&self) -> super::Dialect {
+        P::DIALECT
+    }
+
     fn prepare(&mut self, sql: &str) -> Result<StmtId, DbError> {
         if !self.text {
             let st = self
@@ -84,11 +103,20 @@ impl<P: Protocol> Conn for ServerConn<P> {
     }
 
     fn query(&mut self, stmt: StmtId, params: &[Param]) -> Result<u64, DbError> {
-        self.run(stmt, params).map(|o| o.rows)
+        self.run(stmt, params, None).map(|o| o.rows)
+    }
+
+    fn query_each(
+        &mut self,
+        stmt: StmtId,
+        params: &[Param],
+        on_row: &mut dyn FnMut(&dyn TextRow),
+    ) -> Result<u64, DbError> {
+        self.run(stmt, params, Some(on_row)).map(|o| o.rows)
     }
 
     fn execute(&mut self, stmt: StmtId, params: &[Param]) -> Result<u64, DbError> {
-        self.run(stmt, params).map(|o| o.changed)
+        self.run(stmt, params, None).map(|o| o.changed)
     }
 
     fn begin(&mut self, _write: bool) -> Result<(), DbError> {

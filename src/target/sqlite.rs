@@ -152,6 +152,8 @@ pub struct SqliteConn {
     /// Owned (from `Box::into_raw`); a raw pointer so that moving `SqliteConn` does not assert
     /// unique access to the connection while statements hold shared references to it.
     conn: NonNull<Connection>,
+    /// Reused by `query_each`.
+    row_text: RowText,
 }
 
 // SAFETY: connections are opened with SQLITE_OPEN_NO_MUTEX (SQLite's multi-thread mode): a
@@ -174,6 +176,7 @@ impl SqliteConn {
             stmts: Vec::new(),
             sql: Vec::new(),
             conn,
+            row_text: RowText::default(),
         }
     }
 
@@ -202,6 +205,10 @@ impl ToSql for Param<'_> {
 }
 
 impl Conn for SqliteConn {
+    fn dialect(&self) -> Dialect {
+        Dialect::Sqlite
+    }
+
     fn prepare(&mut self, sql: &str) -> Result<StmtId, DbError> {
         // SAFETY: the statement is stored in `self.stmts`, which `drop` clears before it frees
         // the connection, so the borrow never outlives the connection.
@@ -225,6 +232,28 @@ impl Conn for SqliteConn {
                 for i in 0..columns {
                     std::hint::black_box(row.get_ref(i)?);
                 }
+                n += 1;
+            }
+            Ok(n)
+        };
+        read().map_err(|e| classify(e).in_statement(&self.sql[stmt.0]))
+    }
+
+    fn query_each(
+        &mut self,
+        stmt: StmtId,
+        params: &[Param],
+        on_row: &mut dyn FnMut(&dyn super::TextRow),
+    ) -> Result<u64, DbError> {
+        let st = &mut self.stmts[stmt.0];
+        let text = &mut self.row_text;
+        let mut read = || -> rusqlite::Result<u64> {
+            let columns = st.column_count();
+            let mut rows = st.query(rusqlite::params_from_iter(params))?;
+            let mut n = 0;
+            while let Some(row) = rows.next()? {
+                text.fill(row, columns)?;
+                on_row(&*text);
                 n += 1;
             }
             Ok(n)
@@ -406,4 +435,43 @@ fn classify(e: rusqlite::Error) -> DbError {
         _ => (ErrorClass::Fatal, "rusqlite".to_string()),
     };
     DbError::new(class, code, e.to_string())
+}
+
+/// A row's values as text, in buffers reused from row to row.
+#[derive(Default)]
+struct RowText {
+    text: Vec<u8>,
+    cells: Vec<Option<(usize, usize)>>,
+}
+
+impl RowText {
+    fn fill(&mut self, row: &rusqlite::Row, columns: usize) -> rusqlite::Result<()> {
+        use rusqlite::types::ValueRef;
+        use std::io::Write;
+        self.text.clear();
+        self.cells.clear();
+        for i in 0..columns {
+            let start = self.text.len();
+            let t = &mut self.text;
+            // Writing to a Vec cannot fail.
+            let present = match row.get_ref(i)? {
+                ValueRef::Null => false,
+                ValueRef::Integer(v) => write!(t, "{v}").is_ok(),
+                ValueRef::Real(v) => write!(t, "{v}").is_ok(),
+                ValueRef::Text(b) | ValueRef::Blob(b) => {
+                    t.extend_from_slice(b);
+                    true
+                }
+            };
+            self.cells.push(present.then_some((start, self.text.len())));
+        }
+        Ok(())
+    }
+}
+
+impl super::TextRow for RowText {
+    fn get(&self, i: usize) -> Option<&[u8]> {
+        let (a, b) = (*self.cells.get(i)?)?;
+        self.text.get(a..b)
+    }
 }

@@ -11,8 +11,11 @@ use serde::Serialize;
 
 use crate::error::Error;
 use crate::metrics::QueryCounts;
-use crate::target::{Conn, DbError};
+use std::sync::atomic::AtomicBool;
+
+use crate::target::{Conn, DbError, Target};
 use rand::{Rand, RandOptions};
+use tables::LoadReport;
 pub use tables::TableSet;
 
 /// `--ps-mode`: server-side prepared statements (auto) or text statements (disable).
@@ -54,6 +57,9 @@ pub struct WorkloadOptions {
     pub ps_mode: PsMode,
     /// Client threads: bulk_insert has a table per client, select_random_* a key segment.
     pub threads: u32,
+    /// TPC-C: warehouses, and keying/think times.
+    pub warehouses: u32,
+    pub wait: bool,
     #[serde(flatten)]
     pub rand: RandOptions,
 }
@@ -74,6 +80,18 @@ pub trait Client: Send {
     /// transaction can be reset.
     fn rolled_back(&mut self) {}
 
+    /// For workloads of several transaction types (TPC-C): the type of the event that just
+    /// ran (an index into [`Workload::kinds`]) and whether it ended in an expected rollback.
+    fn last_kind(&self) -> Option<(usize, bool)> {
+        None
+    }
+
+    /// Time to wait before the next event, outside its latency (TPC-C's keying and think
+    /// times under --wait).
+    fn pause(&mut self, _rand: &mut Rand) -> Option<std::time::Duration> {
+        None
+    }
+
     /// Called once when the client stops (bulk_insert commits its open batch).
     fn finish(&mut self, _conn: &mut dyn Conn) -> Result<(), DbError> {
         Ok(())
@@ -88,6 +106,43 @@ pub trait Workload: Send + Sync {
     /// Whether its tables may be empty when it starts (inserting workloads).
     fn accepts_empty_tables(&self) -> bool {
         false
+    }
+    /// Creates and loads its tables (`prepare`).
+    fn prepare(
+        &self,
+        target: &dyn Target,
+        opts: &WorkloadOptions,
+        force: bool,
+        stop: &AtomicBool,
+    ) -> Result<LoadReport, Error> {
+        tables::prepare(target, &self.tables(), opts, force, stop)
+    }
+    /// Drops its tables (`cleanup`); returns how many.
+    fn cleanup(&self, target: &dyn Target) -> Result<u32, Error> {
+        tables::cleanup(target, &self.tables())
+    }
+    /// Whether any of its tables is missing (a fresh managed server has none).
+    fn tables_missing(&self, conn: &mut dyn Conn) -> Result<bool, DbError> {
+        for (_, name) in self.tables().names() {
+            if !conn.table_exists(&name)? {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+    /// Checks before a run that the tables are there and loaded; a usage error says what to do.
+    fn check_ready(
+        &self,
+        conn: &mut dyn Conn,
+        opts: &WorkloadOptions,
+        url: &str,
+    ) -> Result<(), Error> {
+        tables::check_ready(conn, &self.tables(), opts, self.accepts_empty_tables(), url)
+    }
+    /// The names of its transaction types, for workloads that mix several (TPC-C); the
+    /// runner then records each type's latency and counts apart.
+    fn kinds(&self) -> &'static [&'static str] {
+        &[]
     }
     /// Prepares client `thread`'s statements on `conn`.
     fn client(&self, conn: &mut dyn Conn, thread: u32) -> Result<Box<dyn Client>, DbError>;
@@ -162,10 +217,17 @@ pub const WORKLOADS: &[(&str, &str)] = &[
         "the non-index update, always on id 1: one hot row per table",
     ),
     ("update-zipf", "the non-index update with zipfian ids"),
+    (
+        "tpcc",
+        "TPC-C: the five transactions from a shuffled deck over --warehouses (see `dbsweep tpcc`)",
+    ),
 ];
 
 /// Builds the workload called `name`.
 pub fn build(name: &str, opts: &WorkloadOptions) -> Result<Box<dyn Workload>, Error> {
+    if name == "tpcc" {
+        return Ok(Box::new(tpcc::run::Tpcc::new(opts)));
+    }
     sysbench::build(name, opts).ok_or_else(|| {
         let names: Vec<&str> = WORKLOADS.iter().map(|(n, _)| *n).collect();
         Error::Usage(format!(

@@ -3,6 +3,7 @@
 
 pub mod check;
 pub mod load;
+pub mod run;
 pub mod schema;
 
 use std::sync::atomic::AtomicBool;
