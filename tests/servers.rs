@@ -844,7 +844,100 @@ per_server!(tpcc_prepare_check_cleanup_with_two_warehouses, |kind| {
     drop(conn);
     tpcc(&t, "prepare", &["--warehouses", "2"]).assert().code(2);
     tpcc(&t, "check", &["--warehouses", "2"]).assert().success();
+    // A 20-second run of 4 clients, then every condition but 11 holds.
+    let s = Scratch::new();
+    let r = crate::tpcc::run_and_check(&t, 2, &s);
+    let mut conn = target.connect().unwrap();
+    crate::tpcc::assert_orders_grew(2, &r, &mut |sql| conn.query_i64(sql).unwrap().unwrap());
+    drop(conn);
     tpcc(&t, "cleanup", &[]).assert().success();
     let mut conn = target.connect().unwrap();
     assert!(!conn.table_exists("order_line").unwrap());
+    // One warehouse: all four clients share it.
+    tpcc(&t, "prepare", &["--warehouses", "1"])
+        .assert()
+        .success();
+    let r = crate::tpcc::run_and_check(&t, 1, &s);
+    crate::tpcc::assert_orders_grew(1, &r, &mut |sql| conn.query_i64(sql).unwrap().unwrap());
+});
+
+per_server!(killed_tpcc_connections_leave_the_data_consistent, |kind| {
+    let server = start(kind);
+    let t = server.url.clone();
+    let tpcc = crate::tpcc::tpcc;
+    tpcc(&t, "prepare", &["--warehouses", "1"])
+        .assert()
+        .success();
+    let s = Scratch::new();
+    let out = s.path("r.json");
+    let mut child = Command::new(assert_cmd::cargo::cargo_bin("dbsweep"))
+        .args([
+            "tpcc",
+            "run",
+            "--target",
+            &t,
+            "--threads",
+            "4",
+            "--time",
+            "6",
+        ])
+        .arg("--output")
+        .arg(&out)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    assert!(
+        lines
+            .by_ref()
+            .map(Result::unwrap)
+            .any(|l| l.starts_with("[ 1s ]")),
+        "the run never reported"
+    );
+    // Cut every client's connection, mid-transaction for most of them.
+    let target = dbsweep::target::open(
+        &t,
+        dbsweep::target::OpenOptions {
+            create: false,
+            text_statements: true,
+        },
+    )
+    .unwrap();
+    let mut conn = target.connect().unwrap();
+    let killed = if kind == ServerKind::Postgres {
+        conn.query_rows(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()",
+            1,
+        )
+        .unwrap()
+        .len()
+    } else {
+        let ids = conn
+            .query_rows(
+                "SELECT id FROM information_schema.processlist WHERE id <> CONNECTION_ID() AND db = DATABASE()",
+                1,
+            )
+            .unwrap();
+        for id in &ids {
+            let _ = conn.batch(&format!("KILL {}", id[0].as_deref().unwrap()));
+        }
+        ids.len()
+    };
+    // The four clients', and the counters probe's.
+    assert!(killed >= 4, "{killed} connections");
+    drop(conn);
+    let stderr: Vec<String> = lines.map(Result::unwrap).collect();
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(0), "{stderr:?}");
+    let r = read_json(&out);
+    assert!(u(&r, "/reconnects") >= 4, "{}", r["reconnects"]);
+    assert!(u(&r, "/events") > 0);
+    let out = tpcc(&t, "check", &["--after-run"]).assert().success();
+    let stdout = String::from_utf8_lossy(&out.get_output().stdout).to_string();
+    assert_eq!(
+        stdout.lines().filter(|l| l.ends_with(" pass")).count(),
+        11,
+        "{stdout}"
+    );
 });

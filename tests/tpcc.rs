@@ -1,6 +1,8 @@
 //! TPC-C prepare, check and cleanup on SQLite (the managed servers' are in `servers.rs`).
 
-use crate::util::{Scratch, dbsweep};
+use serde_json::Value;
+
+use crate::util::{Scratch, assert_valid_results, dbsweep, f, read_json, u};
 
 /// `dbsweep tpcc ACTION --target <scratch db> ARGS`.
 pub fn tpcc(target: &str, action: &str, args: &[&str]) -> assert_cmd::Command {
@@ -203,4 +205,241 @@ fn bad_tpcc_input_changes_nothing() {
         )
         .unwrap();
     assert_eq!(marker, 0);
+}
+
+/// `tpcc run` of 4 clients for 20 s with a fixed seed, then `tpcc check --after-run`; checks
+/// the results file and returns it.
+pub fn run_and_check(target: &str, warehouses: i64, s: &Scratch) -> Value {
+    let w = warehouses.to_string();
+    let out = s.path(&format!("tpcc-{w}.json"));
+    let run = tpcc(
+        target,
+        "run",
+        &[
+            "--warehouses",
+            &w,
+            "--threads",
+            "4",
+            "--time",
+            "20",
+            "--rand-seed",
+            "7",
+            "--report-interval",
+            "5",
+            "--output",
+            out.to_str().unwrap(),
+        ],
+    )
+    .assert()
+    .success();
+    let stderr = String::from_utf8_lossy(&run.get_output().stderr).to_string();
+    let stdout = String::from_utf8_lossy(&run.get_output().stdout).to_string();
+    assert!(
+        stderr.lines().any(|l| l.starts_with("[ 5s ]")
+            && l.contains(" NOPM: ")
+            && l.contains("new-order lat (ms,95%)")),
+        "the interval line shows NOPM and New-Order's p95: {stderr}"
+    );
+    assert!(stdout.contains("NOPM (new orders per minute):"), "{stdout}");
+    let r = read_json(&out);
+    assert_valid_results(&r);
+    assert_mix(&r, 4);
+    let out = tpcc(target, "check", &["--warehouses", &w, "--after-run"])
+        .assert()
+        .success();
+    let stdout = String::from_utf8_lossy(&out.get_output().stdout).to_string();
+    assert_eq!(
+        passes(&stdout),
+        11,
+        "all but condition 11 after a run: {stdout}"
+    );
+    r
+}
+
+/// The mix of a run matches the deck: each client deals whole decks of 100 cards and at most
+/// one partial deck, so each type's count is within `threads` times its cards of its share.
+/// NOPM counts committed New-Orders; rollbacks are New-Order's 1%.
+pub fn assert_mix(r: &Value, threads: u64) {
+    let t = &r["tpcc"];
+    let txns = t["transactions"].as_array().unwrap();
+    let names: Vec<&str> = txns.iter().map(|x| x["name"].as_str().unwrap()).collect();
+    assert_eq!(
+        names,
+        [
+            "new_order",
+            "payment",
+            "order_status",
+            "delivery",
+            "stock_level"
+        ]
+    );
+    let total: u64 = txns.iter().map(|x| u(x, "/count")).sum();
+    assert_eq!(total, u(r, "/events"), "every event has its type");
+    for (x, cards) in txns.iter().zip([45u64, 43, 4, 4, 4]) {
+        let count = u(x, "/count");
+        let expected = total as f64 * cards as f64 / 100.0;
+        assert!(
+            (count as f64 - expected).abs() <= (threads * cards) as f64,
+            "{}: {count} of {total}, the deck gives {expected}",
+            x["name"]
+        );
+        assert!(count > 0 && f(x, "/latency_ms/p90") <= f(x, "/latency_ms/max"));
+        let limit_met = f(x, "/latency_ms/p90") <= f(x, "/limit_p90_ms");
+        assert_eq!(x["limit_met"], limit_met);
+    }
+    let no = &txns[0];
+    let (count, rollbacks) = (u(no, "/count"), u(no, "/rollbacks"));
+    assert!(
+        rollbacks > 0 && rollbacks * 100 <= count * 3,
+        "about 1% of New-Orders roll back: {rollbacks} of {count}"
+    );
+    assert!(txns[1..].iter().all(|x| u(x, "/rollbacks") == 0));
+    let nopm = (count - rollbacks) as f64 * 60.0 / f(r, "/time_s");
+    assert!((f(t, "/nopm") - nopm).abs() < 1e-6 * nopm, "{t}");
+    let tpm = total as f64 * 60.0 / f(r, "/time_s");
+    assert!((f(t, "/tpm") - tpm).abs() < 1e-6 * tpm, "{t}");
+}
+
+/// After a run, the orders are the loaded ones plus exactly the committed New-Orders: the
+/// expected rollbacks left nothing behind.
+pub fn assert_orders_grew(warehouses: i64, r: &Value, count: &mut dyn FnMut(&str) -> i64) {
+    let no = &r["tpcc"]["transactions"][0];
+    let committed = (u(no, "/count") - u(no, "/rollbacks")) as i64;
+    assert_eq!(
+        count("SELECT COUNT(*) FROM orders"),
+        30_000 * warehouses + committed
+    );
+    assert_eq!(
+        count("SELECT SUM(d_next_o_id) - 3001 * COUNT(*) FROM district"),
+        committed
+    );
+}
+
+#[test]
+fn tpcc_runs_and_stays_consistent_on_sqlite() {
+    for warehouses in [1, 2] {
+        let s = Scratch::new();
+        let t = s.target();
+        let w = warehouses.to_string();
+        tpcc(&t, "prepare", &["--warehouses", &w])
+            .assert()
+            .success();
+        let r = run_and_check(&t, warehouses, &s);
+        let db = s.sqlite();
+        assert_orders_grew(warehouses, &r, &mut |sql| {
+            db.query_row(sql, [], |r| r.get::<_, i64>(0)).unwrap()
+        });
+        drop(db);
+        tpcc(&t, "cleanup", &[]).assert().success();
+    }
+}
+
+#[test]
+fn tpcc_run_refuses_missing_or_partly_loaded_tables() {
+    let s = Scratch::new();
+    let t = s.target();
+    s.sqlite(); // an empty database
+    let out = tpcc(&t, "run", &["--time", "1"]).assert().code(2);
+    let stderr = String::from_utf8_lossy(&out.get_output().stderr).to_string();
+    assert!(
+        stderr.contains("do not exist") && stderr.contains("tpcc prepare"),
+        "{stderr}"
+    );
+    tpcc(&t, "run", &["--warehouses", "0"]).assert().code(2);
+    tpcc(&t, "prepare", &["--warehouses", "1"])
+        .assert()
+        .success();
+    let out = tpcc(&t, "run", &["--warehouses", "2", "--time", "1"])
+        .assert()
+        .code(2);
+    assert!(
+        String::from_utf8_lossy(&out.get_output().stderr).contains("1 warehouse(s) are loaded")
+    );
+    // A load that stopped half-way through the stock.
+    s.sqlite()
+        .execute("DELETE FROM stock WHERE s_i_id > 50000", [])
+        .unwrap();
+    let out = tpcc(&t, "run", &["--time", "1"]).assert().code(2);
+    let stderr = String::from_utf8_lossy(&out.get_output().stderr).to_string();
+    assert!(
+        stderr.contains("partly loaded") && stderr.contains("stock"),
+        "{stderr}"
+    );
+    let (orders, stock): (i64, i64) = s
+        .sqlite()
+        .query_row(
+            "SELECT (SELECT COUNT(*) FROM orders), (SELECT COUNT(*) FROM stock)",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    assert_eq!(
+        (orders, stock),
+        (30_000, 50_000),
+        "nothing ran, nothing dropped"
+    );
+    // --wait cannot be paced by --rate as well.
+    let out = tpcc(&t, "run", &["--wait", "--rate", "10"])
+        .assert()
+        .code(2);
+    assert!(String::from_utf8_lossy(&out.get_output().stderr).contains("--wait"));
+}
+
+#[test]
+fn wait_paces_each_client_by_keying_and_think_times() {
+    let s = Scratch::new();
+    let t = s.target();
+    tpcc(&t, "prepare", &["--warehouses", "1"])
+        .assert()
+        .success();
+    let out = s.path("wait.json");
+    tpcc(
+        &t,
+        "run",
+        &[
+            "--wait",
+            "--threads",
+            "2",
+            "--time",
+            "4",
+            "--report-interval",
+            "0",
+            "--output",
+            out.to_str().unwrap(),
+        ],
+    )
+    .assert()
+    .success();
+    let r = read_json(&out);
+    // Every transaction waits at least 2 s of keying time first: in 4 s a client runs at most
+    // two, where without --wait it runs thousands.
+    assert!(u(&r, "/events") <= 4, "{}", r["events"]);
+    assert_eq!(r["options"]["wait"], true);
+}
+
+#[test]
+fn tpcc_is_a_sweep_step() {
+    let s = Scratch::new();
+    let plan = s.path("tpcc.toml");
+    std::fs::write(
+        &plan,
+        "clients = [2]\nwrite_time = 2\noptions = { warehouses = 1 }\n\n[[steps]]\nload = \"tpcc\"\n\n[[steps]]\nworkload = \"tpcc\"\nclass = \"write\"\n",
+    )
+    .unwrap();
+    let dir = s.path("sweep");
+    dbsweep()
+        .args(["sweep", plan.to_str().unwrap(), "--output"])
+        .arg(&dir)
+        .assert()
+        .success();
+    let cell = dir.join("steps/sqlite.default.c2");
+    let load = read_json(&cell.join("01-load.json"));
+    assert_eq!(load["status"], "ok");
+    assert!(u(&load, "/load/rows") > 500_000, "{}", load["load"]);
+    let run = read_json(&cell.join("02-tpcc.json"));
+    assert_eq!(run["status"], "ok");
+    let r = &run["results"];
+    assert_valid_results(r);
+    assert!(f(r, "/tpcc/nopm") > 0.0 && r["tpcc"]["warehouses"] == 1);
+    assert!(r["intervals"][0]["nopm"].as_f64().is_some());
 }

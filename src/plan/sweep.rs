@@ -131,6 +131,18 @@ pub enum Class {
     Warmup,
 }
 
+/// `load = true` or `load = "tpcc"`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum LoadDef {
+    Sysbench(bool),
+    Workload(String),
+}
+
+/// What a load step prepares the tables of: sysbench's (as oltp_read_write has them) or a
+/// named workload's.
+const SYSBENCH_LOAD: &str = "oltp_read_write";
+
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct StepDef {
@@ -139,8 +151,9 @@ pub struct StepDef {
     pub class: Option<Class>,
     #[serde(default, skip_serializing_if = "toml::Table::is_empty")]
     pub options: toml::Table,
-    /// A load: prepare the tables (dropping the sweep's own sbtest tables first).
-    pub load: Option<bool>,
+    /// A load: `true` prepares the sysbench tables (dropping the sweep's own first); a
+    /// workload's name (`"tpcc"`) prepares that workload's tables.
+    pub load: Option<LoadDef>,
     /// A pause: `"postwrite"` or seconds.
     pub pause: Option<toml::Value>,
 }
@@ -176,7 +189,8 @@ pub enum Pause {
 
 #[derive(Clone, Debug)]
 pub enum StepKind {
-    Load,
+    /// Loads the tables of this workload.
+    Load(String),
     Run {
         workload: String,
         class: Class,
@@ -343,8 +357,8 @@ impl Sweep {
                 class,
                 args,
             } => (workload.as_str(), self.class_time(*class), args.clone()),
-            // A load prepares the sysbench tables with the plan's options.
-            StepKind::Load => ("oltp_read_write", 0.0, self.plan_args()?),
+            // A load prepares the tables with the plan's options.
+            StepKind::Load(workload) => (workload.as_str(), 0.0, self.plan_args()?),
             StepKind::Pause(_) => ("oltp_read_write", 0.0, Vec::new()),
         };
         let argv = self.run_args(workload, clients, time, &args);
@@ -378,7 +392,18 @@ impl Sweep {
         match &step.kind {
             StepKind::Run { class, .. } => self.class_time(*class) + 0.5,
             // About 150,000 rows/s, and the secondary index.
-            StepKind::Load => {
+            StepKind::Load(w) if w == "tpcc" => {
+                // About 550,000 rows per warehouse at about 150,000 rows/s.
+                let warehouses = self
+                    .file
+                    .options
+                    .iter()
+                    .find(|(k, _)| option_name(k) == "warehouses")
+                    .and_then(|(_, v)| v.as_integer())
+                    .unwrap_or(1);
+                2.0 + warehouses as f64 * 3.7
+            }
+            StepKind::Load(_) => {
                 2.0 + f64::from(self.file.tables) * self.file.table_size as f64 / 150_000.0
             }
             StepKind::Pause(Pause::Postwrite) => self.postwrite_seconds(),
@@ -418,7 +443,10 @@ impl Sweep {
                 let secs = self.estimate(step);
                 total += secs;
                 let what = match &step.kind {
-                    StepKind::Load => format!(
+                    StepKind::Load(w) if w != SYSBENCH_LOAD => {
+                        format!("load the {w} tables ({} at once)", cell.clients)
+                    }
+                    StepKind::Load(_) => format!(
                         "load {} x {} rows ({} at once)",
                         self.file.tables, self.file.table_size, cell.clients
                     ),
@@ -772,12 +800,12 @@ fn validate(src: &Source, file: PlanFile) -> Result<Sweep, Error> {
         let span = s.span();
         let def = s.get_ref();
         let kinds = usize::from(def.workload.is_some())
-            + usize::from(def.load == Some(true))
+            + usize::from(def.load.is_some() && def.load != Some(LoadDef::Sysbench(false)))
             + usize::from(def.pause.is_some());
         if kinds != 1 {
             return Err(src.error(
                 span,
-                "a step needs exactly one of workload = \"...\", load = true or pause = \"postwrite\" | SECONDS",
+                "a step needs exactly one of workload = \"...\", load = true (or load = \"tpcc\") or pause = \"postwrite\" | SECONDS",
             ));
         }
         check_options(src, span.clone(), &def.options)?;
@@ -799,14 +827,17 @@ fn validate(src: &Source, file: PlanFile) -> Result<Sweep, Error> {
                 class,
                 args: option_args(&merged),
             }
-        } else if def.load.is_some() {
+        } else if let Some(load) = &def.load {
             if !def.options.is_empty() || def.class.is_some() {
                 return Err(src.error(
                     span,
                     "a load step takes no options or class: it loads the plan's tables with the plan's options",
                 ));
             }
-            StepKind::Load
+            StepKind::Load(match load {
+                LoadDef::Workload(w) => w.clone(),
+                LoadDef::Sysbench(_) => SYSBENCH_LOAD.into(),
+            })
         } else {
             let pause = match def.pause.as_ref().expect("counted") {
                 toml::Value::String(s) if s == "postwrite" => Pause::Postwrite,
@@ -823,7 +854,7 @@ fn validate(src: &Source, file: PlanFile) -> Result<Sweep, Error> {
         };
         let name = def.name.clone().unwrap_or_else(|| match &kind {
             StepKind::Run { workload, .. } => workload.clone(),
-            StepKind::Load => "load".into(),
+            StepKind::Load(_) => "load".into(),
             StepKind::Pause(_) => "pause".into(),
         });
         if !is_label(&name.replace('.', "")) {
@@ -834,7 +865,7 @@ fn validate(src: &Source, file: PlanFile) -> Result<Sweep, Error> {
         }
         let step = Step { name, kind };
         // Every workload step is checked as its `dbsweep run` would be, at every client count.
-        if matches!(step.kind, StepKind::Run { .. } | StepKind::Load) {
+        if matches!(step.kind, StepKind::Run { .. } | StepKind::Load(_)) {
             for &clients in &sweep.file.clients {
                 let plan = sweep
                     .step_plan(&step, clients, "sqlite://check.db")

@@ -85,7 +85,8 @@ impl Worker {
             // Keying and think time (TPC-C --wait) is the client's, not the database's: it
             // comes before the event's clock starts.
             if let Some(pause) = self.client.pause(&mut self.rand) {
-                wait_until(Instant::now() + pause, sh);
+                let until = Instant::now() + pause;
+                wait_until(sched.deadline.map_or(until, |d| until.min(d)), sh);
                 if sh.stopped() {
                     break;
                 }
