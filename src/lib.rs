@@ -72,6 +72,7 @@ pub fn run(cli: Cli) -> Result<Outcome, Error> {
             let db = Db::open(&plan, true)?;
             let load = load(&plan, db.target.as_ref(), workload.as_ref())?;
             println!("{}", load_line(&load));
+            workload.verify(db.target.as_ref())?;
             Ok(Outcome::Done)
         }
         Command::Cleanup(o) => {
@@ -303,6 +304,7 @@ fn run_workload(plan: &RunPlan) -> Result<Outcome, Error> {
     let prepared = if prepare {
         let l = load(plan, db.target.as_ref(), workload.as_ref())?;
         eprintln!("{}", load_line(&l));
+        workload.verify(db.target.as_ref())?;
         Some(l)
     } else {
         None

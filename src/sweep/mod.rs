@@ -483,6 +483,7 @@ impl<'a> Runner<'a> {
                 cell.id()
             ));
             crate::load(&plan, db.db.target.as_ref(), workload.as_ref())?;
+            workload.verify(db.db.target.as_ref())?;
             db.notes.push(
                 "resumed: the tables were loaded again, so the steps before this one did not write to them"
                     .into(),
@@ -662,6 +663,8 @@ impl<'a> Runner<'a> {
         let rows = report.as_ref().map_or(0, |r| r.rows);
         rec.load_hw = sampler.finish(rows);
         let report = report?;
+        // After the sampler: the checks are not the load's work.
+        workload.verify(db.db.target.as_ref())?;
         self.progress
             .say(&format!("{}: {}", cell.id(), crate::load_line(&report)));
         self.summary.push(format!(

@@ -117,6 +117,11 @@ pub trait Workload: Send + Sync {
     ) -> Result<LoadReport, Error> {
         tables::prepare(target, &self.tables(), opts, force, stop)
     }
+    /// Checks the loaded tables after `prepare` (TPC-C's consistency conditions); callers run
+    /// it outside the load's measurements.
+    fn verify(&self, _target: &dyn Target) -> Result<(), Error> {
+        Ok(())
+    }
     /// Drops its tables (`cleanup`); returns how many.
     fn cleanup(&self, target: &dyn Target) -> Result<u32, Error> {
         tables::cleanup(target, &self.tables())
