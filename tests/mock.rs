@@ -175,8 +175,11 @@ fn every_listed_workload_runs() {
         .filter_map(|l| l.split_whitespace().next())
         .collect();
     assert!(names.len() >= 19, "{list}");
+    // TPC-C reads the values its queries return, which the mock has none of; tests/tpcc.rs
+    // runs it on SQLite, PostgreSQL and MariaDB.
+    assert!(names.contains(&"tpcc"), "{list}");
     let s = Scratch::new();
-    for name in names {
+    for name in names.into_iter().filter(|n| *n != "tpcc") {
         let r = mock(
             &s,
             "mock://",
