@@ -3,6 +3,7 @@
 
 pub mod cli;
 pub mod error;
+pub mod lua;
 pub mod metrics;
 pub mod output;
 pub mod plan;
@@ -193,7 +194,7 @@ pub(crate) struct Db {
 
 impl Db {
     /// Checks the target, or starts the managed server if the plan asks for one.
-    fn open(plan: &RunPlan, create: bool) -> Result<Db, Error> {
+    pub(crate) fn open(plan: &RunPlan, create: bool) -> Result<Db, Error> {
         let options = OpenOptions {
             create,
             text_statements: plan.workload_opts.ps_mode == PsMode::Disable,
@@ -299,10 +300,29 @@ fn run_workload(plan: &RunPlan) -> Result<Outcome, Error> {
         .transpose()?;
     let workload = workload::build(&plan.workload, &plan.workload_opts)?;
     let db = Db::open(plan, plan.prepare)?;
+    run_opened(plan, db, workload.as_ref(), out)
+}
+
+/// Runs `workload` on the database the plan opened (a script's run comes here too).
+pub(crate) fn run_built(plan: &RunPlan, db: Db, workload: &dyn Workload) -> Result<Outcome, Error> {
+    let out = plan
+        .output
+        .as_deref()
+        .map(ResultsFile::create)
+        .transpose()?;
+    run_opened(plan, db, workload, out)
+}
+
+fn run_opened(
+    plan: &RunPlan,
+    db: Db,
+    workload: &dyn Workload,
+    out: Option<ResultsFile>,
+) -> Result<Outcome, Error> {
     // A managed server without the tables (a fresh one) is prepared first, as --prepare does.
-    let prepare = plan.prepare || (db.server.is_some() && !db.tables_exist(workload.as_ref())?);
+    let prepare = plan.prepare || (db.server.is_some() && !db.tables_exist(workload)?);
     let prepared = if prepare {
-        let l = load(plan, db.target.as_ref(), workload.as_ref())?;
+        let l = load(plan, db.target.as_ref(), workload)?;
         eprintln!("{}", load_line(&l));
         workload.verify(db.target.as_ref())?;
         Some(l)
@@ -312,7 +332,7 @@ fn run_workload(plan: &RunPlan) -> Result<Outcome, Error> {
     let results = measure(
         plan,
         &db,
-        workload.as_ref(),
+        workload,
         prepared,
         &mut |iv| eprintln!("{}", output::interval_line(iv)),
         &|s| eprintln!("{s}"),

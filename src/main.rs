@@ -4,13 +4,26 @@
 use clap::Parser;
 
 fn main() {
-    let args = dbsweep::cli::normalise_args(std::env::args());
+    // Output piped into `head` and the like ends quietly, as other command-line tools do.
+    // SAFETY: restoring the default action of SIGPIPE before any thread starts.
+    unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
+    let raw: Vec<String> = std::env::args().collect();
+    // A sysbench Lua script has options of its own: its command line is parsed apart.
+    if let Some((command, script, rest)) = dbsweep::lua::script_command(&raw) {
+        let outcome = dbsweep::lua::run_command(&command, &script, &rest);
+        std::process::exit(exit_code(outcome));
+    }
+    let args = dbsweep::cli::normalise_args(raw);
     let cli = match dbsweep::cli::Cli::try_parse_from(args) {
         Ok(cli) => cli,
         // clap prints help and version to stdout (exit 0) and errors to stderr (exit 2).
         Err(e) => e.exit(),
     };
-    let code = match dbsweep::run(cli) {
+    std::process::exit(exit_code(dbsweep::run(cli)));
+}
+
+fn exit_code(outcome: Result<dbsweep::Outcome, dbsweep::error::Error>) -> i32 {
+    match outcome {
         Ok(dbsweep::Outcome::Done) => 0,
         Ok(dbsweep::Outcome::Failed) => 1,
         Ok(dbsweep::Outcome::Interrupted) => 130,
@@ -18,6 +31,5 @@ fn main() {
             eprintln!("dbsweep: error: {e}");
             e.exit_code()
         }
-    };
-    std::process::exit(code);
+    }
 }

@@ -5,6 +5,7 @@ mod util;
 
 mod bad_input;
 mod interrupt;
+mod lua;
 mod mock;
 mod report;
 mod results_file;

@@ -140,9 +140,18 @@ impl Worker {
         } else {
             None
         };
+        let mut q = QueryCounts::default();
         self.client
-            .finish(self.conn.as_mut())
+            .finish(self.conn.as_mut(), &mut q)
             .map_err(|e| self.describe(&e))?;
+        if cache_reset {
+            let mut rec = self.recorder.lock().expect("recorder lock");
+            let c = &mut rec.counters.queries;
+            c.reads += q.reads;
+            c.writes += q.writes;
+            c.others += q.others;
+            c.rows += q.rows;
+        }
         Ok(cache)
     }
 

@@ -139,6 +139,9 @@ impl Conn for MockConn {
             fn get(&self, _i: usize) -> Option<&[u8]> {
                 None
             }
+            fn len(&self) -> usize {
+                0
+            }
         }
         let rows = self.query(stmt, params)?;
         for _ in 0..rows {
@@ -162,6 +165,11 @@ impl Conn for MockConn {
 
     fn rollback(&mut self) -> Result<(), DbError> {
         Ok(())
+    }
+
+    fn simple(&mut self, _sql: &str, _on_row: super::OnRow) -> Result<super::Outcome, DbError> {
+        self.serve();
+        Ok(super::Outcome::default())
     }
 
     fn batch(&mut self, _sql: &str) -> Result<(), DbError> {

@@ -126,6 +126,11 @@ impl std::error::Error for DbError {}
 pub trait TextRow {
     /// The `i`th value (None: NULL or no such column).
     fn get(&self, i: usize) -> Option<&[u8]>;
+    /// The number of values.
+    fn len(&self) -> usize;
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
 }
 
 /// What sees each row of a result set.
@@ -154,6 +159,9 @@ pub trait Conn: Send {
     fn commit(&mut self) -> Result<(), DbError>;
     /// Rolls back if a transaction is open; a no-op otherwise.
     fn rollback(&mut self) -> Result<(), DbError>;
+    /// Runs a text statement (no parameters) of any kind; `on_row` sees each row of a result
+    /// set. Returns the rows returned and the rows changed.
+    fn simple(&mut self, sql: &str, on_row: OnRow) -> Result<Outcome, DbError>;
     /// Runs one or more statements without parameters (DDL, maintenance).
     fn batch(&mut self, sql: &str) -> Result<(), DbError>;
     /// Runs a query returning one integer (NULL as None); `None` too when there is no row.

@@ -74,6 +74,10 @@ pub struct BinRow {
 }
 
 impl super::TextRow for BinRow {
+    fn len(&self) -> usize {
+        self.cells.len()
+    }
+
     fn get(&self, i: usize) -> Option<&[u8]> {
         let (a, b) = (*self.cells.get(i)?)?;
         self.text.get(a..b)
@@ -201,6 +205,21 @@ pub struct Wire {
 pub struct MyRow<'a>(&'a [u8]);
 
 impl super::TextRow for MyRow<'_> {
+    fn len(&self) -> usize {
+        let mut at = 0;
+        let mut n = 0;
+        while let Some(rest) = self.0.get(at..).filter(|r| !r.is_empty()) {
+            if rest[0] == 0xFB {
+                at += 1;
+            } else {
+                let (len, skip) = lenenc_int(rest);
+                at += skip + usize::try_from(len).unwrap_or(usize::MAX / 2);
+            }
+            n += 1;
+        }
+        n
+    }
+
     fn get(&self, i: usize) -> Option<&[u8]> {
         let mut at = 0;
         for n in 0.. {

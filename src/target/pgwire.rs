@@ -73,6 +73,10 @@ fn be_i32(b: &[u8]) -> i32 {
 pub struct PgRow<'a>(&'a [u8]);
 
 impl super::TextRow for PgRow<'_> {
+    fn len(&self) -> usize {
+        usize::try_from(be_i16(self.0)).unwrap_or(0)
+    }
+
     fn get(&self, i: usize) -> Option<&[u8]> {
         let count = usize::try_from(be_i16(self.0)).unwrap_or(0);
         let mut at = 2;

@@ -138,6 +138,12 @@ impl<P: Protocol> Conn for ServerConn<P> {
         }
     }
 
+    fn simple(&mut self, sql: &str, on_row: super::OnRow) -> Result<Outcome, DbError> {
+        self.proto
+            .simple(sql, on_row)
+            .map_err(|e| e.in_statement(sql))
+    }
+
     fn batch(&mut self, sql: &str) -> Result<(), DbError> {
         self.simple(sql).map(drop)
     }

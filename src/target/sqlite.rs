@@ -286,6 +286,30 @@ impl Conn for SqliteConn {
         }
     }
 
+    fn simple(&mut self, sql: &str, on_row: super::OnRow) -> Result<super::Outcome, DbError> {
+        let mut text = std::mem::take(&mut self.row_text);
+        let conn = self.conn();
+        let mut run = || -> rusqlite::Result<super::Outcome> {
+            let mut st = conn.prepare(sql)?;
+            let columns = st.column_count();
+            let mut rows = st.query([])?;
+            let mut n = 0;
+            while let Some(row) = rows.next()? {
+                text.fill(row, columns)?;
+                on_row(&text);
+                n += 1;
+            }
+            drop(rows);
+            Ok(super::Outcome {
+                rows: n,
+                changed: if columns == 0 { conn.changes() } else { 0 },
+            })
+        };
+        let out = run().map_err(|e| classify(e).in_statement(sql));
+        self.row_text = text;
+        out
+    }
+
     fn batch(&mut self, sql: &str) -> Result<(), DbError> {
         self.conn().execute_batch(sql).map_err(classify)
     }
@@ -470,6 +494,10 @@ impl RowText {
 }
 
 impl super::TextRow for RowText {
+    fn len(&self) -> usize {
+        self.cells.len()
+    }
+
     fn get(&self, i: usize) -> Option<&[u8]> {
         let (a, b) = (*self.cells.get(i)?)?;
         self.text.get(a..b)

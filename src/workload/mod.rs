@@ -92,8 +92,9 @@ pub trait Client: Send {
         None
     }
 
-    /// Called once when the client stops (bulk_insert commits its open batch).
-    fn finish(&mut self, _conn: &mut dyn Conn) -> Result<(), DbError> {
+    /// Called once when the client stops (bulk_insert commits its open batch; a script runs
+    /// `thread_done`). Queries it counts into `q` belong to the run, as sysbench counts them.
+    fn finish(&mut self, _conn: &mut dyn Conn, _q: &mut QueryCounts) -> Result<(), DbError> {
         Ok(())
     }
 }

@@ -523,7 +523,7 @@ impl Client for BulkInsertClient {
         self.in_batch = 0;
     }
 
-    fn finish(&mut self, conn: &mut dyn Conn) -> Result<(), DbError> {
+    fn finish(&mut self, conn: &mut dyn Conn, _q: &mut QueryCounts) -> Result<(), DbError> {
         if self.in_batch > 0 {
             self.in_batch = 0;
             conn.commit()?;

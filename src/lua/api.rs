@@ -1,0 +1,979 @@
+//! The `sysbench` table of a Lua state (cmdline, opt, rand, sql, hooks) and sysbench 1.0's
+//! old-style globals, over dbsweep's targets; and the commands of a script (help, prepare,
+//! cleanup, run, its own).
+
+use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::rc::Rc;
+use std::sync::Arc;
+
+use clap::Parser;
+use mlua::{
+    AnyUserData, Function, Lua, MultiValue, Table, UserData, UserDataFields, UserDataMethods,
+    Value, Variadic,
+};
+
+use crate::error::Error;
+use crate::metrics::QueryCounts;
+use crate::target::{Conn, DbError, Dialect, Param, StmtId, Target};
+use crate::workload::rand::{Dist, Rand, RandOptions, RandType};
+use crate::{Outcome, plan::RunPlan};
+
+/// A value of `sysbench.opt`.
+#[derive(Clone, Debug, PartialEq)]
+pub enum OptValue {
+    Bool(bool),
+    Num(f64),
+    Str(String),
+    List(Vec<String>),
+}
+
+/// An option a script declares in `sysbench.cmdline.options`.
+#[derive(Clone, Debug)]
+pub struct ScriptOption {
+    pub name: String,
+    pub description: String,
+    pub default: Option<OptValue>,
+}
+
+/// What every state of a script's run shares: the script, its options, the database.
+pub struct Ctx {
+    pub path: PathBuf,
+    pub source: String,
+    pub command: String,
+    pub argv: Vec<String>,
+    /// `sysbench.opt`, dashes as underscores.
+    pub opts: Vec<(String, OptValue)>,
+    pub target: Option<Arc<dyn Target>>,
+    pub rand: RandOptions,
+    pub threads: u32,
+}
+
+/// Per-state data the API's functions share (a state lives on one thread).
+pub struct StateData {
+    pub ctx: Arc<Ctx>,
+    pub counts: Cell<QueryCounts>,
+    pub rand: RefCell<Rand>,
+    dists: RefCell<HashMap<(u8, u64), Dist>>,
+    unique: Cell<u64>,
+}
+
+/// sysbench's marker for a command that runs in every thread's state.
+const PARALLEL_COMMAND: i64 = 1;
+
+/// Lua's `print` and errors name the script by its path; a leading `#!` line is blanked so that
+/// the chunk parses and line numbers stay right.
+fn chunk_source(source: &str) -> String {
+    if source.starts_with('#') {
+        let end = source.find('\n').unwrap_or(source.len());
+        format!("--{}", &source[end..])
+    } else {
+        source.to_string()
+    }
+}
+
+/// A new state for thread `tid` (None: the main state), with the script's top level run.
+pub fn new_state(ctx: &Arc<Ctx>, tid: Option<u32>) -> mlua::Result<(Lua, Rc<StateData>)> {
+    // SAFETY: sysbench scripts may use LuaJIT's ffi and jit libraries, which the safe
+    // constructor leaves out; the scripts are the user's own code, as with sysbench.
+    let lua = unsafe { Lua::unsafe_new() };
+    let thread = tid.unwrap_or(0);
+    let data = Rc::new(StateData {
+        ctx: ctx.clone(),
+        counts: Cell::new(QueryCounts::default()),
+        rand: RefCell::new(Rand::for_thread(
+            ctx.rand.rand_seed,
+            tid.map_or(u32::MAX, |t| t),
+        )),
+        dists: RefCell::new(HashMap::new()),
+        unique: Cell::new(u64::from(thread) << 32),
+    });
+    let dir = ctx
+        .path
+        .parent()
+        .map(|d| d.display().to_string())
+        .filter(|d| !d.is_empty())
+        .unwrap_or_else(|| ".".into());
+    let package: Table = lua.globals().get("package")?;
+    let path: String = package.get("path")?;
+    package.set(
+        "path",
+        format!("{dir}/?.lua;./?.lua;{}/?.lua;{path}", super::SYSBENCH_DIR),
+    )?;
+    install(&lua, &data, thread)?;
+    lua.load(chunk_source(&ctx.source))
+        .set_name(format!("@{}", ctx.path.display()))
+        .exec()?;
+    fill_opts(&lua, &ctx.opts)?;
+    Ok((lua, data))
+}
+
+/// Sets `sysbench.opt` from the parsed options.
+pub fn fill_opts(lua: &Lua, opts: &[(String, OptValue)]) -> mlua::Result<()> {
+    let sb: Table = lua.globals().get("sysbench")?;
+    let opt: Table = sb.get("opt")?;
+    for (name, v) in opts {
+        let value = match v {
+            OptValue::Bool(b) => Value::Boolean(*b),
+            OptValue::Num(n) => {
+                if n.fract() == 0.0 && n.abs() < 9e15 {
+                    Value::Integer(*n as i64)
+                } else {
+                    Value::Number(*n)
+                }
+            }
+            OptValue::Str(s) => Value::String(lua.create_string(s)?),
+            OptValue::List(items) => Value::Table(lua.create_sequence_from(items.clone())?),
+        };
+        opt.set(name.as_str(), value)?;
+    }
+    Ok(())
+}
+
+fn install(lua: &Lua, data: &Rc<StateData>, tid: u32) -> mlua::Result<()> {
+    let g = lua.globals();
+    let sb = lua.create_table()?;
+    sb.set("version", "1.0.20 (dbsweep)")?;
+    sb.set("tid", tid)?;
+    sb.set("opt", lua.create_table()?)?;
+    sb.set("hooks", lua.create_table()?)?;
+    let err = lua.create_table()?;
+    err.set("NONE", 0)?;
+    err.set("RESTART_EVENT", 1)?;
+    err.set("FAILED", 2)?;
+    sb.set("error", err)?;
+
+    let ctx = &data.ctx;
+    let cmdline = lua.create_table()?;
+    cmdline.set("options", lua.create_table()?)?;
+    cmdline.set("commands", lua.create_table()?)?;
+    cmdline.set("PARALLEL_COMMAND", PARALLEL_COMMAND)?;
+    cmdline.set("script_path", ctx.path.display().to_string())?;
+    cmdline.set("argv", lua.create_sequence_from(ctx.argv.clone())?)?;
+    if !ctx.command.is_empty() {
+        cmdline.set("command", ctx.command.as_str())?;
+    }
+    sb.set("cmdline", cmdline)?;
+
+    install_rand(lua, &sb, data)?;
+    install_sql(lua, &sb, data)?;
+    g.set("sysbench", sb)?;
+    // sysbench 1.0's old-style globals.
+    g.set("thread_id", tid)?;
+    let rand: Table = g.get::<Table>("sysbench")?.get("rand")?;
+    for (old, new) in [
+        ("sb_rand", "default"),
+        ("sb_rand_uniform", "uniform"),
+        ("sb_rand_gaussian", "gaussian"),
+        ("sb_rand_special", "special"),
+        ("sb_rand_str", "string"),
+        ("sb_rand_uniq", "unique"),
+    ] {
+        g.set(old, rand.get::<Function>(new)?)?;
+    }
+    Ok(())
+}
+
+fn install_rand(lua: &Lua, sb: &Table, data: &Rc<StateData>) -> mlua::Result<()> {
+    let rand = lua.create_table()?;
+    let with = |ty: Option<RandType>| {
+        let d = data.clone();
+        lua.create_function(move |_, (a, b): (i64, i64)| {
+            let opts = &d.ctx.rand;
+            let ty = ty.unwrap_or(opts.rand_type);
+            let (lo, hi) = (a.min(b), a.max(b));
+            let n = (hi - lo) as u64 + 1;
+            let mut r = d.rand.borrow_mut();
+            if ty == RandType::Uniform {
+                return Ok(lo + r.uniform(0, n - 1) as i64);
+            }
+            let mut dists = d.dists.borrow_mut();
+            let dist = dists.entry((ty as u8, n)).or_insert_with(|| {
+                let mut o = opts.clone();
+                o.rand_type = ty;
+                Dist::new(&o, n)
+            });
+            Ok(lo + r.draw(dist, 1, n) as i64 - 1)
+        })
+    };
+    rand.set("default", with(None)?)?;
+    rand.set("uniform", with(Some(RandType::Uniform))?)?;
+    rand.set("gaussian", with(Some(RandType::Gaussian))?)?;
+    rand.set("special", with(Some(RandType::Special))?)?;
+    rand.set("pareto", with(Some(RandType::Pareto))?)?;
+    rand.set("zipfian", with(Some(RandType::Zipfian))?)?;
+    let d = data.clone();
+    rand.set(
+        "unique",
+        lua.create_function(move |_, ()| {
+            // Distinct per state and per call: the thread number in the high bits.
+            let v = d.unique.get();
+            d.unique.set(v + 1);
+            Ok((v & 0xFFFF_FFFF) as i64
+                ^ ((v >> 32) as i64).wrapping_mul(0x9E37_79B9) & 0xFFFF_FFFF)
+        })?,
+    )?;
+    let d = data.clone();
+    rand.set(
+        "string",
+        lua.create_function(move |_, template: String| {
+            let mut s = String::with_capacity(template.len());
+            d.rand.borrow_mut().fill_template(&template, &mut s);
+            Ok(s)
+        })?,
+    )?;
+    let d = data.clone();
+    rand.set(
+        "varstring",
+        lua.create_function(move |_, (lo, hi): (u64, u64)| {
+            let mut r = d.rand.borrow_mut();
+            let n = r.uniform(lo.min(hi), lo.max(hi));
+            let template: String = (0..n).map(|_| '@').collect();
+            let mut s = String::new();
+            r.fill_template(&template, &mut s);
+            Ok(s)
+        })?,
+    )?;
+    let d = data.clone();
+    rand.set(
+        "uniform_double",
+        lua.create_function(move |_, ()| Ok(d.rand.borrow_mut().unit()))?,
+    )?;
+    let d = data.clone();
+    rand.set(
+        "uniform_uint64",
+        lua.create_function(move |_, ()| {
+            Ok(d.rand.borrow_mut().uniform(0, i64::MAX as u64) as i64)
+        })?,
+    )?;
+    sb.set("rand", rand)
+}
+
+/// Whether a statement returns a result set, by its first word.
+fn returns_rows(sql: &str) -> bool {
+    let word: String = sql
+        .trim_start_matches(|c: char| c.is_whitespace() || c == '(')
+        .chars()
+        .take_while(char::is_ascii_alphabetic)
+        .collect::<String>()
+        .to_ascii_uppercase();
+    matches!(
+        word.as_str(),
+        "SELECT"
+            | "SHOW"
+            | "WITH"
+            | "VALUES"
+            | "EXPLAIN"
+            | "DESCRIBE"
+            | "DESC"
+            | "CHECK"
+            | "ANALYZE"
+    )
+}
+
+/// A Lua error carrying the database error, so that the runner sees its class.
+fn sql_error(e: DbError) -> mlua::Error {
+    mlua::Error::external(e)
+}
+
+/// The database error inside a Lua error, if one caused it.
+pub fn db_error_of(e: &mlua::Error) -> Option<DbError> {
+    match e {
+        mlua::Error::ExternalError(inner) => inner.downcast_ref::<DbError>().cloned(),
+        mlua::Error::CallbackError { cause, .. } => db_error_of(cause),
+        mlua::Error::WithContext { cause, .. } => db_error_of(cause),
+        _ => None,
+    }
+}
+
+fn driver_name(d: Dialect) -> &'static str {
+    match d {
+        Dialect::Postgres => "pgsql",
+        Dialect::Mysql => "mysql",
+        Dialect::Sqlite => "sqlite",
+        Dialect::Any => "mock",
+    }
+}
+
+fn install_sql(lua: &Lua, sb: &Table, data: &Rc<StateData>) -> mlua::Result<()> {
+    let sql = lua.create_table()?;
+    let types = lua.create_table()?;
+    for (i, name) in [
+        "NONE",
+        "TINYINT",
+        "SMALLINT",
+        "INT",
+        "BIGINT",
+        "FLOAT",
+        "DOUBLE",
+        "TIME",
+        "DATE",
+        "DATETIME",
+        "TIMESTAMP",
+        "CHAR",
+        "VARCHAR",
+    ]
+    .iter()
+    .enumerate()
+    {
+        types.set(*name, i)?;
+    }
+    sql.set("type", types)?;
+    let d = data.clone();
+    sql.set(
+        "driver",
+        lua.create_function(move |_, _name: Option<String>| {
+            let target = d.ctx.target.clone().ok_or_else(|| {
+                mlua::Error::runtime("no database: this command runs without one")
+            })?;
+            Ok(Driver {
+                target,
+                data: d.clone(),
+            })
+        })?,
+    )?;
+    sb.set("sql", sql)
+}
+
+struct Driver {
+    target: Arc<dyn Target>,
+    data: Rc<StateData>,
+}
+
+impl UserData for Driver {
+    fn add_methods<M: UserDataMethods<Self>>(m: &mut M) {
+        m.add_method("name", |_, this, ()| Ok(driver_name(this.target.dialect())));
+        m.add_method("connect", |_, this, ()| {
+            let conn = this.target.connect().map_err(sql_error)?;
+            Ok(LuaConn(Rc::new(RefCell::new(ConnState {
+                conn: Some(conn),
+                target: this.target.clone(),
+                data: this.data.clone(),
+                bulk: None,
+                errno: 0,
+                state: String::new(),
+                errmsg: String::new(),
+            }))))
+        });
+    }
+}
+
+struct ConnState {
+    conn: Option<Box<dyn Conn>>,
+    target: Arc<dyn Target>,
+    data: Rc<StateData>,
+    /// `bulk_insert_init`'s prefix and the rows gathered since the last flush.
+    bulk: Option<(String, String, u64)>,
+    errno: i64,
+    state: String,
+    errmsg: String,
+}
+
+/// Bytes of rows per multi-row INSERT of `bulk_insert_next`.
+const BULK_BYTES: usize = 64 << 10;
+
+impl ConnState {
+    fn conn(&mut self) -> mlua::Result<&mut Box<dyn Conn>> {
+        self.conn
+            .as_mut()
+            .ok_or_else(|| mlua::Error::runtime("the connection is closed"))
+    }
+
+    fn count(&self, f: impl FnOnce(&mut QueryCounts)) {
+        let mut q = self.data.counts.get();
+        f(&mut q);
+        self.data.counts.set(q);
+    }
+
+    /// Records an error's fields for `sql_errno` and friends, and turns it into a Lua error.
+    fn fail(&mut self, e: DbError) -> mlua::Error {
+        self.errno = e
+            .code
+            .split_whitespace()
+            .next()
+            .and_then(|c| c.parse().ok())
+            .unwrap_or(-1);
+        self.state = e.code.clone();
+        self.errmsg = e.message.clone();
+        sql_error(e)
+    }
+
+    /// Runs a text statement; rows go to `rows` when it returns a result set.
+    fn run_text(
+        &mut self,
+        sql: &str,
+        rows: Option<&mut Vec<Vec<Option<String>>>>,
+    ) -> mlua::Result<bool> {
+        let mut collected = Vec::new();
+        let keep = rows.is_some();
+        let out = self.conn()?.simple(sql, &mut |r| {
+            if keep {
+                collected.push(
+                    (0..r.len())
+                        .map(|i| r.get(i).map(|b| String::from_utf8_lossy(b).into_owned()))
+                        .collect(),
+                );
+            }
+        });
+        let out = out.map_err(|e| self.fail(e))?;
+        let read = out.rows > 0 || returns_rows(sql);
+        self.count(|q| {
+            if read {
+                q.read(out.rows);
+            } else {
+                q.dml(out.changed);
+            }
+        });
+        if let Some(rows) = rows {
+            *rows = collected;
+        }
+        Ok(read)
+    }
+
+    fn flush_bulk(&mut self) -> mlua::Result<()> {
+        if let Some((prefix, rows, n)) = self.bulk.as_mut()
+            && *n > 0
+        {
+            let sql = format!("{prefix} {rows}");
+            rows.clear();
+            *n = 0;
+            self.run_text(&sql, None)?;
+        }
+        Ok(())
+    }
+}
+
+#[derive(Clone)]
+struct LuaConn(Rc<RefCell<ConnState>>);
+
+impl UserData for LuaConn {
+    fn add_fields<F: UserDataFields<Self>>(f: &mut F) {
+        f.add_field_method_get("sql_errno", |_, this| Ok(this.0.borrow().errno));
+        f.add_field_method_get("sql_state", |_, this| Ok(this.0.borrow().state.clone()));
+        f.add_field_method_get("sql_errmsg", |_, this| Ok(this.0.borrow().errmsg.clone()));
+    }
+
+    fn add_methods<M: UserDataMethods<Self>>(m: &mut M) {
+        m.add_method("query", |_, this, sql: String| {
+            let mut rows = Vec::new();
+            let read = this.0.borrow_mut().run_text(&sql, Some(&mut rows))?;
+            Ok(read.then_some(LuaResult { rows, next: 0 }))
+        });
+        m.add_method("query_row", |lua, this, sql: String| {
+            let mut rows = Vec::new();
+            this.0.borrow_mut().run_text(&sql, Some(&mut rows))?;
+            let mut out = MultiValue::new();
+            if let Some(row) = rows.into_iter().next() {
+                for v in row {
+                    out.push_back(match v {
+                        Some(s) => Value::String(lua.create_string(&s)?),
+                        None => Value::Nil,
+                    });
+                }
+            }
+            Ok(out)
+        });
+        m.add_method("prepare", |_, this, sql: String| {
+            let word: String = sql
+                .trim_start()
+                .chars()
+                .take_while(char::is_ascii_alphabetic)
+                .collect::<String>()
+                .to_ascii_uppercase();
+            let kind = match word.as_str() {
+                "BEGIN" | "START" => StmtKind::Begin,
+                "COMMIT" => StmtKind::Commit,
+                "ROLLBACK" => StmtKind::Rollback,
+                _ => {
+                    let mut st = this.0.borrow_mut();
+                    let id = st.conn()?.prepare(&sql);
+                    let id = id.map_err(|e| st.fail(e))?;
+                    StmtKind::Prepared {
+                        id,
+                        read: returns_rows(&sql),
+                    }
+                }
+            };
+            Ok(LuaStmt {
+                conn: this.clone(),
+                kind,
+                binds: Vec::new(),
+            })
+        });
+        m.add_method("bulk_insert_init", |_, this, prefix: String| {
+            this.0.borrow_mut().bulk = Some((prefix, String::new(), 0));
+            Ok(())
+        });
+        m.add_method("bulk_insert_next", |_, this, values: String| {
+            let mut st = this.0.borrow_mut();
+            let full = {
+                let Some((_, rows, n)) = st.bulk.as_mut() else {
+                    return Err(mlua::Error::runtime(
+                        "bulk_insert_next before bulk_insert_init",
+                    ));
+                };
+                if *n > 0 {
+                    rows.push(',');
+                }
+                rows.push_str(&values);
+                *n += 1;
+                rows.len() >= BULK_BYTES
+            };
+            if full {
+                st.flush_bulk()?;
+            }
+            Ok(())
+        });
+        m.add_method("bulk_insert_done", |_, this, ()| {
+            let mut st = this.0.borrow_mut();
+            st.flush_bulk()?;
+            st.bulk = None;
+            Ok(())
+        });
+        m.add_method("disconnect", |_, this, ()| {
+            this.0.borrow_mut().conn = None;
+            Ok(())
+        });
+        m.add_method("reconnect", |_, this, ()| {
+            let mut st = this.0.borrow_mut();
+            st.conn = None;
+            let conn = st.target.connect().map_err(|e| st.fail(e))?;
+            st.conn = Some(conn);
+            Ok(())
+        });
+        m.add_method("check_error", |_, this, ()| Ok(this.0.borrow().errno));
+    }
+}
+
+#[derive(Clone, Copy)]
+enum StmtKind {
+    Begin,
+    Commit,
+    Rollback,
+    Prepared { id: StmtId, read: bool },
+}
+
+/// A parameter of a prepared statement, set from Lua.
+#[derive(Clone, Debug)]
+enum BindValue {
+    Null,
+    Int(i64),
+    Text(String),
+}
+
+struct LuaParam {
+    value: Rc<RefCell<BindValue>>,
+    data: Rc<StateData>,
+    integer: bool,
+}
+
+impl UserData for LuaParam {
+    fn add_methods<M: UserDataMethods<Self>>(m: &mut M) {
+        m.add_method("set", |_, this, v: Value| {
+            *this.value.borrow_mut() = match v {
+                Value::Nil => BindValue::Null,
+                Value::Integer(i) if this.integer => BindValue::Int(i),
+                Value::Number(n) if this.integer => BindValue::Int(n as i64),
+                Value::Integer(i) => BindValue::Text(i.to_string()),
+                Value::Number(n) => BindValue::Text(n.to_string()),
+                Value::Boolean(b) => BindValue::Int(i64::from(b)),
+                Value::String(s) => {
+                    let text = s.to_str()?.to_string();
+                    match (this.integer, text.parse::<i64>()) {
+                        (true, Ok(i)) => BindValue::Int(i),
+                        _ => BindValue::Text(text),
+                    }
+                }
+                other => {
+                    return Err(mlua::Error::runtime(format!(
+                        "cannot bind a {} value",
+                        other.type_name()
+                    )));
+                }
+            };
+            Ok(())
+        });
+        m.add_method("set_rand_str", |_, this, template: String| {
+            let mut s = String::with_capacity(template.len());
+            this.data.rand.borrow_mut().fill_template(&template, &mut s);
+            *this.value.borrow_mut() = BindValue::Text(s);
+            Ok(())
+        });
+    }
+}
+
+struct LuaStmt {
+    conn: LuaConn,
+    kind: StmtKind,
+    binds: Vec<Rc<RefCell<BindValue>>>,
+}
+
+impl UserData for LuaStmt {
+    fn add_methods<M: UserDataMethods<Self>>(m: &mut M) {
+        m.add_method("bind_create", |_, this, (ty, _len): (i64, Option<i64>)| {
+            let data = this.conn.0.borrow().data.clone();
+            Ok(LuaParam {
+                value: Rc::new(RefCell::new(BindValue::Null)),
+                data,
+                // TINYINT..BIGINT
+                integer: (1..=4).contains(&ty),
+            })
+        });
+        m.add_method_mut("bind_param", |_, this, params: Variadic<AnyUserData>| {
+            this.binds = params
+                .iter()
+                .map(|p| p.borrow::<LuaParam>().map(|p| p.value.clone()))
+                .collect::<mlua::Result<_>>()?;
+            Ok(())
+        });
+        m.add_method("execute", |_, this, ()| {
+            let mut st = this.conn.0.borrow_mut();
+            let out = match this.kind {
+                StmtKind::Begin => st.conn()?.begin(false),
+                StmtKind::Commit => st.conn()?.commit(),
+                StmtKind::Rollback => st.conn()?.rollback(),
+                StmtKind::Prepared { id, read } => {
+                    let values: Vec<std::cell::Ref<BindValue>> =
+                        this.binds.iter().map(|b| b.borrow()).collect();
+                    let params: Vec<Param> = values
+                        .iter()
+                        .map(|v| match &**v {
+                            BindValue::Null => Param::Null,
+                            BindValue::Int(i) => Param::Int(*i),
+                            BindValue::Text(s) => Param::Text(s),
+                        })
+                        .collect();
+                    let conn = st.conn()?;
+                    let r = if read {
+                        conn.query(id, &params).map(|rows| (true, rows))
+                    } else {
+                        conn.execute(id, &params).map(|changed| (false, changed))
+                    };
+                    drop(params);
+                    drop(values);
+                    match r {
+                        Ok((true, rows)) => {
+                            st.count(|q| q.read(rows));
+                            return Ok(());
+                        }
+                        Ok((false, changed)) => {
+                            st.count(|q| q.dml(changed));
+                            return Ok(());
+                        }
+                        Err(e) => Err(e),
+                    }
+                }
+            };
+            out.map_err(|e| st.fail(e))?;
+            st.count(|q| q.others += 1);
+            Ok(())
+        });
+        m.add_method("close", |_, _, ()| Ok(()));
+    }
+}
+
+/// A result set: all rows, read on `fetch_row`.
+struct LuaResult {
+    rows: Vec<Vec<Option<String>>>,
+    next: usize,
+}
+
+impl UserData for LuaResult {
+    fn add_fields<F: UserDataFields<Self>>(f: &mut F) {
+        f.add_field_method_get("nrows", |_, this| Ok(this.rows.len()));
+        f.add_field_method_get("nfields", |_, this| {
+            Ok(this.rows.first().map_or(0, Vec::len))
+        });
+    }
+
+    fn add_methods<M: UserDataMethods<Self>>(m: &mut M) {
+        m.add_method_mut("fetch_row", |lua, this, ()| {
+            let Some(row) = this.rows.get(this.next) else {
+                return Ok(Value::Nil);
+            };
+            this.next += 1;
+            let t = lua.create_table()?;
+            for (i, v) in row.iter().enumerate() {
+                if let Some(s) = v {
+                    t.set(i + 1, s.as_str())?;
+                }
+            }
+            Ok(Value::Table(t))
+        });
+        m.add_method("free", |_, _, ()| Ok(()));
+    }
+}
+
+/// The options a script declares, in name order.
+pub fn declared_options(lua: &Lua) -> mlua::Result<Vec<ScriptOption>> {
+    let sb: Table = lua.globals().get("sysbench")?;
+    let cmdline: Table = sb.get("cmdline")?;
+    let options: Table = cmdline.get("options")?;
+    let mut out = Vec::new();
+    for pair in options.pairs::<String, Table>() {
+        let (name, def) = pair?;
+        let description: Option<String> = def.get(1)?;
+        let default = match def.get::<Value>(2)? {
+            Value::Boolean(b) => Some(OptValue::Bool(b)),
+            Value::Integer(i) => Some(OptValue::Num(i as f64)),
+            Value::Number(n) => Some(OptValue::Num(n)),
+            Value::String(s) => Some(OptValue::Str(s.to_str()?.to_string())),
+            Value::Table(t) => Some(OptValue::List(
+                t.sequence_values::<String>().collect::<mlua::Result<_>>()?,
+            )),
+            _ => None,
+        };
+        out.push(ScriptOption {
+            name,
+            description: description.unwrap_or_default(),
+            default,
+        });
+    }
+    out.sort_by(|a, b| a.name.cmp(&b.name));
+    Ok(out)
+}
+
+/// Parses `value` as the type of the option's default (sysbench's rules: on/off booleans,
+/// numbers, comma-separated lists).
+fn parse_value(opt: &ScriptOption, value: &str) -> Result<OptValue, Error> {
+    let bad =
+        |what: &str| Error::Usage(format!("--{}={value}: {what}", opt.name.replace('_', "-")));
+    Ok(match &opt.default {
+        Some(OptValue::Bool(_)) => match value.to_ascii_lowercase().as_str() {
+            "on" | "true" | "yes" | "1" => OptValue::Bool(true),
+            "off" | "false" | "no" | "0" => OptValue::Bool(false),
+            _ => return Err(bad("not a boolean (use on or off)")),
+        },
+        Some(OptValue::Num(_)) => OptValue::Num(value.parse().map_err(|_| bad("not a number"))?),
+        Some(OptValue::List(_)) => OptValue::List(value.split(',').map(str::to_string).collect()),
+        _ => OptValue::Str(value.to_string()),
+    })
+}
+
+/// Script options as given on the command line, in order.
+pub type ScriptOpts = Vec<(String, OptValue)>;
+
+/// Splits a script's command line into its own options (declared by the script) and dbsweep's
+/// (everything else, for `dbsweep run`'s parser). `--name=value` and `--name value`, dashes or
+/// underscores, as sysbench accepts them.
+pub fn split_args(
+    args: &[String],
+    declared: &[ScriptOption],
+) -> Result<(ScriptOpts, Vec<String>), Error> {
+    let mut script = Vec::new();
+    let mut general = Vec::new();
+    let mut i = 0;
+    while i < args.len() {
+        let a = &args[i];
+        i += 1;
+        let Some(rest) = a.strip_prefix("--") else {
+            general.push(a.clone());
+            continue;
+        };
+        let (name, inline) = match rest.split_once('=') {
+            Some((n, v)) => (n.replace('-', "_"), Some(v.to_string())),
+            None => (rest.replace('-', "_"), None),
+        };
+        let Some(opt) = declared.iter().find(|o| o.name == name) else {
+            general.push(a.clone());
+            if inline.is_none()
+                && let Some(next) = args.get(i)
+                && !next.starts_with("--")
+            {
+                general.push(next.clone());
+                i += 1;
+            }
+            continue;
+        };
+        let value = match inline {
+            Some(v) => v,
+            None => match args.get(i) {
+                Some(next) if !next.starts_with("--") => {
+                    i += 1;
+                    next.clone()
+                }
+                // A bare boolean flag means on.
+                _ if matches!(opt.default, Some(OptValue::Bool(_))) => "on".into(),
+                _ => {
+                    return Err(Error::Usage(format!(
+                        "--{}: needs a value",
+                        name.replace('_', "-")
+                    )));
+                }
+            },
+        };
+        script.retain(|(n, _): &(String, OptValue)| *n != name);
+        script.push((name, parse_value(opt, &value)?));
+    }
+    Ok((script, general))
+}
+
+/// What a Lua error says, with the script's file and line where Lua knows them.
+pub fn describe(e: &mlua::Error) -> String {
+    match db_error_of(e) {
+        Some(db) if !matches!(e, mlua::Error::ExternalError(_)) => {
+            // A failed statement inside a script: the database's words and where in the script.
+            let at = e.to_string();
+            let place = at
+                .lines()
+                .find(|l| l.contains(".lua:"))
+                .map(|l| l.trim().to_string())
+                .unwrap_or_default();
+            format!("{db} ({place})")
+        }
+        _ => e.to_string(),
+    }
+}
+
+fn lua_fail(e: &mlua::Error) -> Error {
+    Error::Run(describe(e))
+}
+
+/// `dbsweep COMMAND SCRIPT [options]`.
+pub fn run_command(command: &str, script: &str, args: &[String]) -> Result<Outcome, Error> {
+    let path = super::resolve(script)?;
+    let source = std::fs::read_to_string(&path)
+        .map_err(|e| Error::Usage(format!("{}: {e}", path.display())))?;
+    let mut ctx = Ctx {
+        path: path.clone(),
+        source,
+        command: command.to_string(),
+        argv: std::iter::once(script.to_string())
+            .chain(args.iter().cloned())
+            .collect(),
+        opts: Vec::new(),
+        target: None,
+        rand: RandOptions {
+            rand_type: RandType::Uniform,
+            rand_seed: 1,
+            rand_zipfian_exp: 0.8,
+            rand_pareto_h: 0.2,
+            rand_spec_pct: 1.0,
+            rand_spec_res: 75.0,
+        },
+        threads: 1,
+    };
+    // The top level declares the options; it runs once before they are known.
+    let (main, _) = new_state(&Arc::new(clone_ctx(&ctx)), None).map_err(|e| lua_fail(&e))?;
+    let declared = declared_options(&main).map_err(|e| lua_fail(&e))?;
+    if command == "help" {
+        print_help(&main, &path, &declared)?;
+        return Ok(Outcome::Done);
+    }
+    let (script_opts, general) = split_args(args, &declared)?;
+    let argv: Vec<String> = ["dbsweep", "run", script]
+        .iter()
+        .map(|s| s.to_string())
+        .chain(general)
+        .collect();
+    let cli = crate::cli::Cli::try_parse_from(crate::cli::normalise_args(argv))
+        .map_err(|e| Error::Usage(e.to_string().trim_end().to_string()))?;
+    let crate::cli::Command::Run(o) = cli.command else {
+        unreachable!("parsed as run");
+    };
+    let plan = RunPlan::from_args(&path.display().to_string(), &o.args)?;
+    // Defaults first, then the command line, then what dbsweep's own options say.
+    let mut opts: Vec<(String, OptValue)> = declared
+        .iter()
+        .filter_map(|o| Some((o.name.clone(), o.default.clone()?)))
+        .collect();
+    for (n, v) in script_opts {
+        opts.retain(|(m, _)| *m != n);
+        opts.push((n, v));
+    }
+    let r = &plan.runner;
+    for (n, v) in [
+        ("threads", OptValue::Num(f64::from(r.threads))),
+        ("time", OptValue::Num(r.time)),
+        ("events", OptValue::Num(r.events as f64)),
+        ("rate", OptValue::Num(r.rate)),
+        ("report_interval", OptValue::Num(r.report_interval)),
+        ("warmup_time", OptValue::Num(r.warmup)),
+        (
+            "rand_type",
+            OptValue::Str(format!("{:?}", plan.workload_opts.rand.rand_type).to_lowercase()),
+        ),
+        (
+            "rand_seed",
+            OptValue::Num(plan.workload_opts.rand.rand_seed as f64),
+        ),
+    ] {
+        if !opts.iter().any(|(m, _)| m == n) {
+            opts.push((n.to_string(), v));
+        }
+    }
+    ctx.opts = opts;
+    ctx.rand = plan.workload_opts.rand.clone();
+    ctx.threads = r.threads;
+    super::workload::run(ctx, &plan, command)
+}
+
+fn clone_ctx(c: &Ctx) -> Ctx {
+    Ctx {
+        path: c.path.clone(),
+        source: c.source.clone(),
+        command: c.command.clone(),
+        argv: c.argv.clone(),
+        opts: c.opts.clone(),
+        target: c.target.clone(),
+        rand: c.rand.clone(),
+        threads: c.threads,
+    }
+}
+
+pub fn finish_ctx(mut ctx: Ctx, target: Arc<dyn Target>) -> Arc<Ctx> {
+    ctx.target = Some(target);
+    Arc::new(ctx)
+}
+
+fn print_help(main: &Lua, path: &std::path::Path, declared: &[ScriptOption]) -> Result<(), Error> {
+    if let Ok(help) = main.globals().get::<Function>("help") {
+        help.call::<()>(()).map_err(|e| lua_fail(&e))?;
+        return Ok(());
+    }
+    println!("{} options:", path.display());
+    for o in declared {
+        let default = match &o.default {
+            Some(OptValue::Bool(b)) => format!(" [{}]", if *b { "on" } else { "off" }),
+            Some(OptValue::Num(n)) => format!(" [{n}]"),
+            Some(OptValue::Str(s)) => format!(" [{s}]"),
+            Some(OptValue::List(l)) => format!(" [{}]", l.join(",")),
+            None => String::new(),
+        };
+        println!(
+            "  --{:<30}{}{default}",
+            format!("{}=N", o.name.replace('_', "-")),
+            o.description
+        );
+    }
+    Ok(())
+}
+
+/// Calls global `name` (or a command of `sysbench.cmdline.commands`) of `lua` with `args`, if
+/// the script defines it. Ok(false) when it does not.
+pub fn call_global(lua: &Lua, name: &str, args: MultiValue) -> mlua::Result<bool> {
+    match lua.globals().get::<Value>(name)? {
+        Value::Function(f) => {
+            f.call::<()>(args)?;
+            Ok(true)
+        }
+        _ => Ok(false),
+    }
+}
+
+/// A custom command of `sysbench.cmdline.commands`: its function and whether it runs in every
+/// thread's state.
+pub fn custom_command(lua: &Lua, name: &str) -> mlua::Result<Option<(Function, bool)>> {
+    let sb: Table = lua.globals().get("sysbench")?;
+    let cmdline: Table = sb.get("cmdline")?;
+    let commands: Table = cmdline.get("commands")?;
+    match commands.get::<Value>(name)? {
+        Value::Table(t) => {
+            let f: Function = t.get(1)?;
+            let parallel = t.get::<Option<i64>>(2)? == Some(PARALLEL_COMMAND);
+            Ok(Some((f, parallel)))
+        }
+        _ => Ok(None),
+    }
+}

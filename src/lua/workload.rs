@@ -1,0 +1,229 @@
+//! A script's commands over a database, and its `event` as a dbsweep workload: one Lua state per
+//! client thread, as sysbench runs it, so the run has dbsweep's runner, metrics and results.
+
+use std::rc::Rc;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+
+use mlua::{Function, Lua, MultiValue, Value};
+
+use super::api::{self, Ctx, OptValue, StateData};
+use crate::error::Error;
+use crate::metrics::QueryCounts;
+use crate::plan::RunPlan;
+use crate::target::{self, Conn, DbError, ErrorClass, OpenOptions, Target};
+use crate::workload::rand::Rand;
+use crate::workload::tables::LoadReport;
+use crate::workload::{Client, TableSet, Workload, WorkloadOptions};
+use crate::{Db, Outcome};
+
+fn fail(e: &mlua::Error) -> Error {
+    Error::Run(api::describe(e))
+}
+
+/// Runs `command` of the script in `ctx` on the plan's database.
+pub fn run(ctx: Ctx, plan: &RunPlan, command: &str) -> Result<Outcome, Error> {
+    let db = Db::open(plan, command != "cleanup")?;
+    let url = db
+        .server
+        .as_ref()
+        .map_or_else(|| plan.target.clone(), |s| s.url.clone());
+    let target: Arc<dyn Target> = Arc::from(target::open(
+        &url,
+        OpenOptions {
+            create: command != "cleanup",
+            text_statements: plan.workload_opts.ps_mode == crate::workload::PsMode::Disable,
+        },
+    )?);
+    let ctx = api::finish_ctx(ctx, target);
+    let workload = LuaWorkload { ctx: ctx.clone() };
+    match command {
+        "run" => {
+            let (main, _) = api::new_state(&ctx, None).map_err(|e| fail(&e))?;
+            if !matches!(main.globals().get::<Value>("event"), Ok(Value::Function(_))) {
+                return Err(Error::Usage(format!(
+                    "{}: the script defines no event function, so it cannot run",
+                    ctx.path.display()
+                )));
+            }
+            api::call_global(&main, "init", MultiValue::new()).map_err(|e| fail(&e))?;
+            let outcome = crate::run_built(plan, db, &workload);
+            api::call_global(&main, "done", MultiValue::new()).map_err(|e| fail(&e))?;
+            outcome
+        }
+        other => {
+            script_command(&ctx, other)?;
+            Ok(Outcome::Done)
+        }
+    }
+}
+
+/// Runs a command other than `run`: a command of `sysbench.cmdline.commands` (in every
+/// thread's state when it is parallel), else the global function of that name.
+fn script_command(ctx: &Arc<Ctx>, command: &str) -> Result<(), Error> {
+    let (main, _) = api::new_state(ctx, None).map_err(|e| fail(&e))?;
+    match api::custom_command(&main, command).map_err(|e| fail(&e))? {
+        Some((_, true)) => {
+            drop(main);
+            std::thread::scope(|s| {
+                let handles: Vec<_> = (0..ctx.threads)
+                    .map(|tid| {
+                        s.spawn(move || -> Result<(), Error> {
+                            let (lua, _) = api::new_state(ctx, Some(tid)).map_err(|e| fail(&e))?;
+                            let (f, _) = api::custom_command(&lua, command)
+                                .map_err(|e| fail(&e))?
+                                .expect("declared in every state");
+                            f.call::<()>(()).map_err(|e| fail(&e))
+                        })
+                    })
+                    .collect();
+                handles
+                    .into_iter()
+                    .try_for_each(|h| h.join().expect("script thread panicked"))
+            })
+        }
+        Some((f, false)) => f.call::<()>(()).map_err(|e| fail(&e)),
+        None => {
+            if api::call_global(&main, command, MultiValue::new()).map_err(|e| fail(&e))? {
+                Ok(())
+            } else {
+                Err(Error::Usage(format!(
+                    "{}: the script has no '{command}' command",
+                    ctx.path.display()
+                )))
+            }
+        }
+    }
+}
+
+/// A script run as a workload.
+struct LuaWorkload {
+    ctx: Arc<Ctx>,
+}
+
+impl Workload for LuaWorkload {
+    fn name(&self) -> &'static str {
+        "lua"
+    }
+
+    /// The sbtest tables of `--tables`, where the script has that option (the oltp scripts):
+    /// a fresh managed server then gets the script's prepare first.
+    fn tables(&self) -> TableSet {
+        let n = self
+            .ctx
+            .opts
+            .iter()
+            .find_map(|(n, v)| match (n.as_str(), v) {
+                ("tables", OptValue::Num(t)) => Some(*t as u32),
+                _ => None,
+            })
+            .unwrap_or(0);
+        TableSet::sysbench(n)
+    }
+
+    fn prepare(
+        &self,
+        _target: &dyn Target,
+        _opts: &WorkloadOptions,
+        _force: bool,
+        _stop: &AtomicBool,
+    ) -> Result<LoadReport, Error> {
+        let start = std::time::Instant::now();
+        let cpu = crate::metrics::process_cpu_seconds();
+        let mut ctx = clone(&self.ctx);
+        ctx.command = "prepare".into();
+        script_command(&Arc::new(ctx), "prepare")?;
+        Ok(LoadReport {
+            tables: self.tables().count,
+            rows: 0,
+            seconds: start.elapsed().as_secs_f64(),
+            rows_per_s: 0.0,
+            client_cpu_s: crate::metrics::process_cpu_seconds() - cpu,
+        })
+    }
+
+    fn cleanup(&self, _target: &dyn Target) -> Result<u32, Error> {
+        script_command(&self.ctx, "cleanup")?;
+        Ok(self.tables().count)
+    }
+
+    /// sysbench checks nothing before a run; neither does a script's run here.
+    fn check_ready(&self, _: &mut dyn Conn, _: &WorkloadOptions, _: &str) -> Result<(), Error> {
+        Ok(())
+    }
+
+    fn client(&self, _conn: &mut dyn Conn, thread: u32) -> Result<Box<dyn Client>, DbError> {
+        let lua_err = |e: mlua::Error| match api::db_error_of(&e) {
+            Some(db) => db,
+            None => DbError::new(ErrorClass::Fatal, "lua", api::describe(&e)),
+        };
+        let (lua, data) = api::new_state(&self.ctx, Some(thread)).map_err(lua_err)?;
+        api::call_global(
+            &lua,
+            "thread_init",
+            MultiValue::from_vec(vec![Value::Integer(thread.into())]),
+        )
+        .map_err(lua_err)?;
+        let event: Function = lua.globals().get("event").map_err(lua_err)?;
+        Ok(Box::new(LuaClient {
+            lua,
+            event,
+            data,
+            thread,
+        }))
+    }
+}
+
+fn clone(c: &Ctx) -> Ctx {
+    Ctx {
+        path: c.path.clone(),
+        source: c.source.clone(),
+        command: c.command.clone(),
+        argv: c.argv.clone(),
+        opts: c.opts.clone(),
+        target: c.target.clone(),
+        rand: c.rand.clone(),
+        threads: c.threads,
+    }
+}
+
+/// One client thread's state.
+struct LuaClient {
+    lua: Lua,
+    event: Function,
+    data: Rc<StateData>,
+    thread: u32,
+}
+
+// SAFETY: a client is created on its worker thread and used only there (the runner never
+// moves a client between threads); the Lua state and its Rc-shared data never cross threads.
+unsafe impl Send for LuaClient {}
+
+impl Client for LuaClient {
+    fn event(
+        &mut self,
+        _conn: &mut dyn Conn,
+        _rand: &mut Rand,
+        q: &mut QueryCounts,
+    ) -> Result<(), DbError> {
+        self.data.counts.set(QueryCounts::default());
+        let r = self.event.call::<Value>(self.thread);
+        *q = self.data.counts.get();
+        r.map(drop).map_err(|e| match api::db_error_of(&e) {
+            Some(db) if db.class != ErrorClass::Fatal => db,
+            _ => DbError::new(ErrorClass::Fatal, "lua", api::describe(&e)),
+        })
+    }
+
+    fn finish(&mut self, _conn: &mut dyn Conn, q: &mut QueryCounts) -> Result<(), DbError> {
+        self.data.counts.set(QueryCounts::default());
+        let r = api::call_global(
+            &self.lua,
+            "thread_done",
+            MultiValue::from_vec(vec![Value::Integer(self.thread.into())]),
+        );
+        *q = self.data.counts.get();
+        r.map(drop)
+            .map_err(|e| DbError::new(ErrorClass::Fatal, "lua", api::describe(&e)))
+    }
+}
