@@ -47,6 +47,13 @@ struct Args {
     /// Settings of the managed PostgreSQL (its tables stay in the OS page cache by default).
     #[arg(long, value_delimiter = ',')]
     postgres_set: Vec<String>,
+    /// Also run each workload's sysbench Lua script in dbsweep (the same .lua file sysbench
+    /// runs), a third client in the alternation; prints its QPS and CPU per query too.
+    #[arg(long)]
+    lua: bool,
+    /// The only-prepare-once mode: skip the prepare comparison.
+    #[arg(long)]
+    no_prepare_compare: bool,
     #[arg(long, hide = true)]
     bench: bool,
 }
@@ -165,19 +172,27 @@ fn main() {
         };
         println!("\n== {} ({}) {:?} ==", name, server.version, spec.settings);
 
-        let start = Instant::now();
-        client(&mut t.sysbench("oltp_read_write", "prepare", args.tables));
-        let sb_load = rows / start.elapsed().as_secs_f64();
-        client(&mut t.sysbench("oltp_read_write", "cleanup", 1));
-        let start = Instant::now();
-        client(&mut t.dbsweep("oltp_read_write", "prepare", args.tables));
-        let db_load = rows / start.elapsed().as_secs_f64();
-        println!(
-            "prepare {} x {}: sysbench {sb_load:.0} rows/s, dbsweep {db_load:.0} rows/s, ratio {:.2}",
-            args.tables,
-            args.table_size,
-            db_load / sb_load
-        );
+        if !args.no_prepare_compare {
+            let start = Instant::now();
+            client(&mut t.sysbench("oltp_read_write", "prepare", args.tables));
+            let sb_load = rows / start.elapsed().as_secs_f64();
+            client(&mut t.sysbench("oltp_read_write", "cleanup", 1));
+            let start = Instant::now();
+            client(&mut t.dbsweep("oltp_read_write", "prepare", args.tables));
+            let db_load = rows / start.elapsed().as_secs_f64();
+            println!(
+                "prepare {} x {}: sysbench {sb_load:.0} rows/s, dbsweep {db_load:.0} rows/s, ratio {:.2}",
+                args.tables,
+                args.table_size,
+                db_load / sb_load
+            );
+        } else {
+            client(&mut t.dbsweep("oltp_read_write", "prepare", args.tables));
+        }
+        if args.lua {
+            lua_rows(&t, &args);
+            continue;
+        }
 
         println!(
             "{:<18} {:>3} {:>11} {:>11} {:>6} {:>10} {:>10} {:>6}",
@@ -208,6 +223,63 @@ fn main() {
                     dc / sc
                 );
             }
+        }
+    }
+}
+
+/// QPS and client CPU microseconds per query of one client run.
+fn measure(cmd: &mut Command, seconds: u32) -> (f64, f64) {
+    let (text, cpu) = client(cmd);
+    let qps = per_sec(&text, "    queries:");
+    (qps, cpu * 1e6 / (qps * f64::from(seconds)))
+}
+
+/// sysbench running WORKLOAD.lua, dbsweep running the same file, dbsweep's native workload,
+/// alternating; the CPU ratios to sysbench (targets: Lua <= 1.2, native <= 0.5).
+fn lua_rows(t: &Tools, args: &Args) {
+    println!(
+        "{:<18} {:>3} {:>10} {:>10} {:>10} {:>9} {:>9} {:>9} {:>8} {:>8}",
+        "workload",
+        "thr",
+        "sb qps",
+        "lua qps",
+        "native",
+        "sb us/q",
+        "lua us/q",
+        "nat us/q",
+        "lua/sb",
+        "nat/sb"
+    );
+    for workload in &args.workloads {
+        let script = format!("/usr/share/sysbench/{workload}.lua");
+        for &threads in &args.threads {
+            let mut sum = [(0.0, 0.0); 3];
+            for round in 0..args.rounds {
+                // Rotate the order so that no client always runs first.
+                for k in 0..3 {
+                    let which = (k + round as usize) % 3;
+                    let m = match which {
+                        0 => measure(&mut t.sysbench(workload, "run", threads), args.seconds),
+                        1 => measure(&mut t.dbsweep(&script, "run", threads), args.seconds),
+                        _ => measure(&mut t.dbsweep(workload, "run", threads), args.seconds),
+                    };
+                    sum[which].0 += m.0;
+                    sum[which].1 += m.1;
+                }
+            }
+            let n = f64::from(args.rounds);
+            let [sb, lua, nat] = sum.map(|(q, c)| (q / n, c / n));
+            println!(
+                "{workload:<18} {threads:>3} {:>10.0} {:>10.0} {:>10.0} {:>9.2} {:>9.2} {:>9.2} {:>8.2} {:>8.2}",
+                sb.0,
+                lua.0,
+                nat.0,
+                sb.1,
+                lua.1,
+                nat.1,
+                lua.1 / sb.1,
+                nat.1 / sb.1
+            );
         }
     }
 }

@@ -216,3 +216,33 @@ fn script_errors_name_the_file_and_line() {
         .assert()
         .code(2);
 }
+
+#[test]
+fn ffi_counters_and_usleep_resolve_in_the_binary() {
+    let s = Scratch::new();
+    let script = s.path("ffi.lua");
+    std::fs::write(
+        &script,
+        "local ffi = require('ffi')\nfunction event()\n  ffi.C.sb_counter_inc(sysbench.tid, ffi.C.SB_CNT_READ)\n  ffi.C.sb_counter_inc(sysbench.tid, ffi.C.SB_CNT_WRITE)\n  ffi.C.usleep(1)\nend\n",
+    )
+    .unwrap();
+    let out = s.path("ffi.json");
+    dbsweep()
+        .args(["run", script.to_str().unwrap(), "--target"])
+        .arg(s.target())
+        .args([
+            "--events",
+            "25",
+            "--time",
+            "0",
+            "--threads",
+            "2",
+            "--output",
+        ])
+        .arg(&out)
+        .assert()
+        .success();
+    let r = read_json(&out);
+    assert_eq!(u(&r, "/events"), 25);
+    assert_eq!((u(&r, "/queries/read"), u(&r, "/queries/write")), (25, 25));
+}

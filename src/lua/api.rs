@@ -59,6 +59,41 @@ pub struct StateData {
     unique: Cell<u64>,
 }
 
+/// The C declarations sysbench's own Lua code makes, which scripts use through `ffi.C`.
+const FFI_CDEF: &str = "
+typedef enum {
+  SB_CNT_OTHER, SB_CNT_READ, SB_CNT_WRITE, SB_CNT_TRX, SB_CNT_ERROR, SB_CNT_RECONNECT, SB_CNT_MAX
+} sb_counter_type;
+void sb_counter_inc(int thread_id, sb_counter_type type);
+int usleep(unsigned int microseconds);
+";
+
+thread_local! {
+    /// What `sb_counter_inc` counted on this thread since the last look: other, read, write.
+    static FFI_COUNTS: Cell<[u64; 3]> = const { Cell::new([0; 3]) };
+}
+
+/// sysbench's `sb_counter_inc`, for scripts that count their own queries through the FFI.
+/// Transactions, errors and reconnects are dbsweep's to count, so those calls are ignored.
+#[unsafe(no_mangle)]
+pub extern "C" fn sb_counter_inc(_thread_id: std::ffi::c_int, counter: std::ffi::c_int) {
+    if let Ok(i @ 0..=2) = usize::try_from(counter) {
+        FFI_COUNTS.with(|c| {
+            let mut v = c.get();
+            v[i] += 1;
+            c.set(v);
+        });
+    }
+}
+
+/// Adds what `sb_counter_inc` counted on this thread into `q`, and starts again from zero.
+pub fn take_ffi_counts(q: &mut QueryCounts) {
+    let [other, read, write] = FFI_COUNTS.with(|c| c.replace([0; 3]));
+    q.others += other;
+    q.reads += read;
+    q.writes += write;
+}
+
 /// sysbench's marker for a command that runs in every thread's state.
 const PARALLEL_COMMAND: i64 = 1;
 
@@ -102,6 +137,11 @@ pub fn new_state(ctx: &Arc<Ctx>, tid: Option<u32>) -> mlua::Result<(Lua, Rc<Stat
         format!("{dir}/?.lua;./?.lua;{}/?.lua;{path}", super::SYSBENCH_DIR),
     )?;
     install(&lua, &data, thread)?;
+    // The symbol must stay in the binary for `ffi.C` to find it.
+    std::hint::black_box(sb_counter_inc as extern "C" fn(std::ffi::c_int, std::ffi::c_int));
+    lua.load(format!("require('ffi').cdef[[{FFI_CDEF}]]"))
+        .set_name("=dbsweep-ffi")
+        .exec()?;
     lua.load(chunk_source(&ctx.source))
         .set_name(format!("@{}", ctx.path.display()))
         .exec()?;

@@ -209,6 +209,7 @@ impl Client for LuaClient {
         self.data.counts.set(QueryCounts::default());
         let r = self.event.call::<Value>(self.thread);
         *q = self.data.counts.get();
+        api::take_ffi_counts(q);
         r.map(drop).map_err(|e| match api::db_error_of(&e) {
             Some(db) if db.class != ErrorClass::Fatal => db,
             _ => DbError::new(ErrorClass::Fatal, "lua", api::describe(&e)),
