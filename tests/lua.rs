@@ -246,3 +246,33 @@ fn ffi_counters_and_usleep_resolve_in_the_binary() {
     assert_eq!(u(&r, "/events"), 25);
     assert_eq!((u(&r, "/queries/read"), u(&r, "/queries/write")), (25, 25));
 }
+
+#[test]
+fn an_event_that_returns_true_stops_its_thread() {
+    let s = Scratch::new();
+    let script = s.path("stop.lua");
+    std::fs::write(
+        &script,
+        "n = 0\nfunction event()\n  n = n + 1\n  return n > 7\nend\n",
+    )
+    .unwrap();
+    let out = s.path("stop.json");
+    dbsweep()
+        .args(["run", script.to_str().unwrap(), "--target"])
+        .arg(s.target())
+        .args([
+            "--time",
+            "0",
+            "--threads",
+            "3",
+            "--report-interval",
+            "0",
+            "--output",
+        ])
+        .arg(&out)
+        .assert()
+        .success();
+    // Each of the three threads counts its 7 events, not the eighth that stopped it.
+    let r = read_json(&out);
+    assert_eq!(u(&r, "/events"), 21);
+}

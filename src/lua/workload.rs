@@ -170,6 +170,7 @@ impl Workload for LuaWorkload {
             event,
             data,
             thread,
+            stop: false,
         }))
     }
 }
@@ -193,6 +194,8 @@ struct LuaClient {
     event: Function,
     data: Rc<StateData>,
     thread: u32,
+    /// The last event returned true: this thread is done.
+    stop: bool,
 }
 
 // SAFETY: a client is created on its worker thread and used only there (the runner never
@@ -210,10 +213,18 @@ impl Client for LuaClient {
         let r = self.event.call::<Value>(self.thread);
         *q = self.data.counts.get();
         api::take_ffi_counts(q);
+        if let Ok(v) = &r {
+            // sysbench stops a thread whose event returns anything but nil or false.
+            self.stop = !matches!(v, Value::Nil | Value::Boolean(false));
+        }
         r.map(drop).map_err(|e| match api::db_error_of(&e) {
             Some(db) if db.class != ErrorClass::Fatal => db,
             _ => DbError::new(ErrorClass::Fatal, "lua", api::describe(&e)),
         })
+    }
+
+    fn stopped(&self) -> bool {
+        self.stop
     }
 
     fn finish(&mut self, _conn: &mut dyn Conn, q: &mut QueryCounts) -> Result<(), DbError> {

@@ -116,6 +116,9 @@ impl Worker {
             if !self.event_with_retries(sh, &mut q, &mut retries, &mut reconnects)? {
                 break; // stopped while retrying or reconnecting
             }
+            if self.client.stopped() {
+                break; // as sysbench: the event that asked to stop is not counted
+            }
             since_reconnect += 1;
             if sh.reconnect_every > 0 && since_reconnect >= sh.reconnect_every {
                 since_reconnect = 0;

@@ -86,6 +86,11 @@ pub trait Client: Send {
         None
     }
 
+    /// Whether this client has stopped on its own (a script's `event` returned true).
+    fn stopped(&self) -> bool {
+        false
+    }
+
     /// Time to wait before the next event, outside its latency (TPC-C's keying and think
     /// times under --wait).
     fn pause(&mut self, _rand: &mut Rand) -> Option<std::time::Duration> {
