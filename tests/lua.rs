@@ -64,22 +64,19 @@ fn sysbench_counts(text: &str) -> (u64, u64, u64) {
     (count("read:"), count("write:"), count("other:"))
 }
 
+/// dbsweep running a script with sysbench's own connection options, as a published command
+/// line gives them.
 fn dbsweep_script(
+    kind: ServerKind,
     server: &ManagedServer,
     command: &str,
     script: &str,
     opts: &[&str],
 ) -> assert_cmd::Command {
     let mut c = dbsweep();
-    c.args([
-        command,
-        script,
-        "--target",
-        &server.url,
-        "--report-interval",
-        "0",
-    ])
-    .args(opts);
+    c.args([command, script, "--report-interval", "0"])
+        .args(connection(kind, server))
+        .args(opts);
     c
 }
 
@@ -116,11 +113,11 @@ fn same_counts_as_sysbench(kind: ServerKind) {
         let theirs = sysbench_counts(&sysbench(kind, &server, script, "run", &run_opts));
         sysbench(kind, &server, script, "cleanup", opts);
 
-        dbsweep_script(&server, "prepare", &path, opts)
+        dbsweep_script(kind, &server, "prepare", &path, opts)
             .assert()
             .success();
         let out = s.path(&format!("{script}.json"));
-        dbsweep_script(&server, "run", &path, &run_opts)
+        dbsweep_script(kind, &server, "run", &path, &run_opts)
             .arg("--output")
             .arg(&out)
             .assert()
@@ -143,7 +140,7 @@ fn same_counts_as_sysbench(kind: ServerKind) {
         if comparable(ours) != comparable(theirs) {
             mismatches.push(format!("{script}: dbsweep {ours:?}, sysbench {theirs:?}"));
         }
-        dbsweep_script(&server, "cleanup", &path, opts)
+        dbsweep_script(kind, &server, "cleanup", &path, opts)
             .assert()
             .success();
     }

@@ -902,6 +902,7 @@ pub fn run_command(command: &str, script: &str, args: &[String]) -> Result<Outco
         return Ok(Outcome::Done);
     }
     let (script_opts, general) = split_args(args, &declared)?;
+    let general = sysbench_connection(general)?;
     let argv: Vec<String> = ["dbsweep", "run", script]
         .iter()
         .map(|s| s.to_string())
@@ -947,6 +948,85 @@ pub fn run_command(command: &str, script: &str, args: &[String]) -> Result<Outco
     ctx.rand = plan.workload_opts.rand.clone();
     ctx.threads = r.threads;
     super::workload::run(ctx, &plan, command)
+}
+
+/// sysbench's connection options (`--db-driver`, `--pgsql-host`, `--mysql-port`, ...) become
+/// the `--target` URL they describe, so that published command lines work as they are.
+fn sysbench_connection(general: Vec<String>) -> Result<Vec<String>, Error> {
+    let mut rest = Vec::new();
+    let mut found: Vec<(String, String)> = Vec::new();
+    let mut it = general.into_iter().peekable();
+    while let Some(a) = it.next() {
+        let name = a
+            .strip_prefix("--")
+            .map(|n| n.split('=').next().unwrap_or(n).replace('_', "-"));
+        let ours = name.as_deref().is_some_and(|n| {
+            n == "db-driver"
+                || ["pgsql-", "mysql-"].iter().any(|p| {
+                    n.strip_prefix(p)
+                        .is_some_and(|f| ["host", "port", "user", "password", "db"].contains(&f))
+                })
+        });
+        if !ours {
+            rest.push(a);
+            continue;
+        }
+        let name = name.expect("an option");
+        let value = match a.split_once('=') {
+            Some((_, v)) => v.to_string(),
+            None => it.next_if(|n| !n.starts_with("--")).unwrap_or_default(),
+        };
+        found.push((name, value));
+    }
+    if found.is_empty() {
+        return Ok(rest);
+    }
+    let get = |n: &str| {
+        found
+            .iter()
+            .rev()
+            .find(|(k, _)| k == n)
+            .map(|(_, v)| v.clone())
+    };
+    let driver = get("db-driver").unwrap_or_else(|| {
+        if found.iter().any(|(k, _)| k.starts_with("pgsql-")) {
+            "pgsql".into()
+        } else {
+            "mysql".into()
+        }
+    });
+    let (scheme, prefix, port) = match driver.as_str() {
+        "pgsql" => ("postgres", "pgsql", 5432),
+        "mysql" => ("mysql", "mysql", 3306),
+        other => {
+            return Err(Error::Usage(format!(
+                "--db-driver={other}: use pgsql or mysql (or --target URL)"
+            )));
+        }
+    };
+    let opt = |f: &str| get(&format!("{prefix}-{f}"));
+    let user = opt("user").unwrap_or_else(|| "sbtest".into());
+    let auth = match opt("password").filter(|p| !p.is_empty()) {
+        Some(p) => format!("{user}:{p}"),
+        None => user,
+    };
+    let url = format!(
+        "{scheme}://{auth}@{}:{}/{}",
+        opt("host").unwrap_or_else(|| "localhost".into()),
+        opt("port").unwrap_or_else(|| port.to_string()),
+        opt("db").unwrap_or_else(|| "sbtest".into()),
+    );
+    if rest
+        .iter()
+        .any(|a| a == "--target" || a.starts_with("--target="))
+    {
+        return Err(Error::Usage(
+            "give either --target or sysbench's --db-driver/--pgsql-*/--mysql-* options, not both"
+                .into(),
+        ));
+    }
+    rest.push(format!("--target={url}"));
+    Ok(rest)
 }
 
 fn clone_ctx(c: &Ctx) -> Ctx {
