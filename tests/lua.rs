@@ -161,49 +161,46 @@ fn sysbench_scripts_count_as_sysbench_on_mariadb() {
     same_counts_as_sysbench(ServerKind::Mariadb);
 }
 
+/// Writes `source` as `name` in the scratch directory and runs it on the scratch SQLite
+/// database with `args`.
+fn run_local(s: &Scratch, name: &str, source: &str, args: &[&str]) -> assert_cmd::Command {
+    let script = s.path(name);
+    std::fs::write(&script, source).unwrap();
+    let mut c = dbsweep();
+    c.args(["run", script.to_str().unwrap(), "--target"])
+        .arg(s.target())
+        .args(["--report-interval", "0"])
+        .args(args);
+    c
+}
+
+/// stderr of a script run that must fail with exit 1.
+fn failure(s: &Scratch, source: &str) -> String {
+    let out = run_local(s, "broken.lua", source, &["--time", "1"])
+        .assert()
+        .code(1);
+    String::from_utf8_lossy(&out.get_output().stderr).to_string()
+}
+
 #[test]
 fn script_errors_name_the_file_and_line() {
     let s = Scratch::new();
-    let script = s.path("broken.lua");
-    std::fs::write(
-        &script,
+    let stderr = failure(
+        &s,
         "function event()\n  local x = nil\n  return x.field\nend\n",
-    )
-    .unwrap();
-    let out = dbsweep()
-        .args(["run", script.to_str().unwrap(), "--target"])
-        .arg(s.target())
-        .args(["--time", "1", "--report-interval", "0"])
-        .assert()
-        .code(1);
-    let stderr = String::from_utf8_lossy(&out.get_output().stderr).to_string();
+    );
     assert!(stderr.contains("broken.lua:3"), "{stderr}");
     // A bad statement: the database's error and the script's line.
-    std::fs::write(
-        &script,
+    let stderr = failure(
+        &s,
         "function thread_init()\n  con = sysbench.sql.driver():connect()\nend\n\nfunction event()\n  con:query('SELEC 1')\nend\n",
-    )
-    .unwrap();
-    let out = dbsweep()
-        .args(["run", script.to_str().unwrap(), "--target"])
-        .arg(s.target())
-        .args(["--time", "1", "--report-interval", "0"])
-        .assert()
-        .code(1);
-    let stderr = String::from_utf8_lossy(&out.get_output().stderr).to_string();
+    );
     assert!(
         stderr.contains("broken.lua:6") && stderr.contains("syntax error"),
         "{stderr}"
     );
     // A function that does not exist.
-    std::fs::write(&script, "function event()\n  no_such_function()\nend\n").unwrap();
-    let out = dbsweep()
-        .args(["run", script.to_str().unwrap(), "--target"])
-        .arg(s.target())
-        .args(["--time", "1", "--report-interval", "0"])
-        .assert()
-        .code(1);
-    let stderr = String::from_utf8_lossy(&out.get_output().stderr).to_string();
+    let stderr = failure(&s, "function event()\n  no_such_function()\nend\n");
     assert!(
         stderr.contains("broken.lua:2") && stderr.contains("no_such_function"),
         "{stderr}"
@@ -217,28 +214,16 @@ fn script_errors_name_the_file_and_line() {
 #[test]
 fn ffi_counters_and_usleep_resolve_in_the_binary() {
     let s = Scratch::new();
-    let script = s.path("ffi.lua");
-    std::fs::write(
-        &script,
-        "local ffi = require('ffi')\nfunction event()\n  ffi.C.sb_counter_inc(sysbench.tid, ffi.C.SB_CNT_READ)\n  ffi.C.sb_counter_inc(sysbench.tid, ffi.C.SB_CNT_WRITE)\n  ffi.C.usleep(1)\nend\n",
-    )
-    .unwrap();
     let out = s.path("ffi.json");
-    dbsweep()
-        .args(["run", script.to_str().unwrap(), "--target"])
-        .arg(s.target())
-        .args([
-            "--events",
-            "25",
-            "--time",
-            "0",
-            "--threads",
-            "2",
-            "--output",
-        ])
-        .arg(&out)
-        .assert()
-        .success();
+    run_local(
+        &s,
+        "ffi.lua",
+        "local ffi = require('ffi')\nfunction event()\n  ffi.C.sb_counter_inc(sysbench.tid, ffi.C.SB_CNT_READ)\n  ffi.C.sb_counter_inc(sysbench.tid, ffi.C.SB_CNT_WRITE)\n  ffi.C.usleep(1)\nend\n",
+        &["--events", "25", "--time", "0", "--threads", "2", "--output"],
+    )
+    .arg(&out)
+    .assert()
+    .success();
     let r = read_json(&out);
     assert_eq!(u(&r, "/events"), 25);
     assert_eq!((u(&r, "/queries/read"), u(&r, "/queries/write")), (25, 25));
@@ -247,28 +232,16 @@ fn ffi_counters_and_usleep_resolve_in_the_binary() {
 #[test]
 fn an_event_that_returns_true_stops_its_thread() {
     let s = Scratch::new();
-    let script = s.path("stop.lua");
-    std::fs::write(
-        &script,
-        "n = 0\nfunction event()\n  n = n + 1\n  return n > 7\nend\n",
-    )
-    .unwrap();
     let out = s.path("stop.json");
-    dbsweep()
-        .args(["run", script.to_str().unwrap(), "--target"])
-        .arg(s.target())
-        .args([
-            "--time",
-            "0",
-            "--threads",
-            "3",
-            "--report-interval",
-            "0",
-            "--output",
-        ])
-        .arg(&out)
-        .assert()
-        .success();
+    run_local(
+        &s,
+        "stop.lua",
+        "n = 0\nfunction event()\n  n = n + 1\n  return n > 7\nend\n",
+        &["--time", "0", "--threads", "3", "--output"],
+    )
+    .arg(&out)
+    .assert()
+    .success();
     // Each of the three threads counts its 7 events, not the eighth that stopped it.
     let r = read_json(&out);
     assert_eq!(u(&r, "/events"), 21);

@@ -38,6 +38,7 @@ pub struct ScriptOption {
 }
 
 /// What every state of a script's run shares: the script, its options, the database.
+#[derive(Clone)]
 pub struct Ctx {
     pub path: PathBuf,
     pub source: String,
@@ -895,7 +896,7 @@ pub fn run_command(command: &str, script: &str, args: &[String]) -> Result<Outco
         threads: 1,
     };
     // The top level declares the options; it runs once before they are known.
-    let (main, _) = new_state(&Arc::new(clone_ctx(&ctx)), None).map_err(|e| lua_fail(&e))?;
+    let (main, _) = new_state(&Arc::new(ctx.clone()), None).map_err(|e| lua_fail(&e))?;
     let declared = declared_options(&main).map_err(|e| lua_fail(&e))?;
     if command == "help" {
         print_help(&main, &path, &declared)?;
@@ -1027,19 +1028,6 @@ fn sysbench_connection(general: Vec<String>) -> Result<Vec<String>, Error> {
     }
     rest.push(format!("--target={url}"));
     Ok(rest)
-}
-
-fn clone_ctx(c: &Ctx) -> Ctx {
-    Ctx {
-        path: c.path.clone(),
-        source: c.source.clone(),
-        command: c.command.clone(),
-        argv: c.argv.clone(),
-        opts: c.opts.clone(),
-        target: c.target.clone(),
-        rand: c.rand.clone(),
-        threads: c.threads,
-    }
 }
 
 pub fn finish_ctx(mut ctx: Ctx, target: Arc<dyn Target>) -> Arc<Ctx> {

@@ -130,7 +130,7 @@ impl Workload for LuaWorkload {
     ) -> Result<LoadReport, Error> {
         let start = std::time::Instant::now();
         let cpu = crate::metrics::process_cpu_seconds();
-        let mut ctx = clone(&self.ctx);
+        let mut ctx = (*self.ctx).clone();
         ctx.command = "prepare".into();
         script_command(&Arc::new(ctx), "prepare")?;
         Ok(LoadReport {
@@ -172,19 +172,6 @@ impl Workload for LuaWorkload {
             thread,
             stop: false,
         }))
-    }
-}
-
-fn clone(c: &Ctx) -> Ctx {
-    Ctx {
-        path: c.path.clone(),
-        source: c.source.clone(),
-        command: c.command.clone(),
-        argv: c.argv.clone(),
-        opts: c.opts.clone(),
-        target: c.target.clone(),
-        rand: c.rand.clone(),
-        threads: c.threads,
     }
 }
 
