@@ -5,10 +5,14 @@
 //! each tool (rows/s and their ratio), then run sysbench and dbsweep in alternation (A B A B)
 //! on oltp_point_select, oltp_read_only and oltp_read_write at 1, 2 and 4 threads. Prints QPS
 //! of each, the ratio dbsweep/sysbench, and the client CPU microseconds per query of each (the
-//! client process's user+system time, from the kernel's accounting of the finished child).
+//! client process's user+system time, from the kernel's accounting of the finished child), split
+//! into user and system time, with the client's voluntary context switches per query.
+//!
+//! `--transport tcp|unix|both` picks how both clients reach the server: loopback TCP (the
+//! default) or the server's Unix socket; both tools always use the same one.
 //!
 //!     cargo bench --bench vs_sysbench -- [--seconds 10] [--rounds 1] [--servers postgres,mariadb]
-//!        [--workloads oltp_point_select,...] [--threads 1,2,4]
+//!        [--workloads oltp_point_select,...] [--threads 1,2,4] [--transport tcp|unix|both]
 
 use std::process::{Command, Stdio};
 use std::time::Instant;
@@ -51,6 +55,10 @@ struct Args {
     /// runs), a third client in the alternation; prints its QPS and CPU per query too.
     #[arg(long)]
     lua: bool,
+    /// How both clients connect: tcp (loopback), unix (the server's socket) or both, one after
+    /// the other.
+    #[arg(long, default_value = "tcp", value_parser = ["tcp", "unix", "both"])]
+    transport: String,
     /// The only-prepare-once mode: skip the prepare comparison.
     #[arg(long)]
     no_prepare_compare: bool,
@@ -58,20 +66,75 @@ struct Args {
     bench: bool,
 }
 
-/// CPU seconds (user + system) of children reaped so far.
-fn children_cpu() -> f64 {
-    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: getrusage fills the struct we own.
-    unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut ru) };
-    let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
-    tv(ru.ru_utime) + tv(ru.ru_stime)
+/// What the kernel accounted to a finished client: user and system CPU seconds, voluntary
+/// context switches.
+#[derive(Clone, Copy, Default)]
+struct Usage {
+    user: f64,
+    sys: f64,
+    switches: f64,
 }
 
-/// Runs a client to completion; returns its output and its CPU seconds.
-fn client(cmd: &mut Command) -> (String, f64) {
-    let before = children_cpu();
+impl Usage {
+    /// Of the children reaped so far.
+    fn children() -> Usage {
+        let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+        // SAFETY: getrusage fills the struct we own.
+        unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut ru) };
+        let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+        Usage {
+            user: tv(ru.ru_utime),
+            sys: tv(ru.ru_stime),
+            switches: ru.ru_nvcsw as f64,
+        }
+    }
+
+    fn since(self, before: Usage) -> Usage {
+        Usage {
+            user: self.user - before.user,
+            sys: self.sys - before.sys,
+            switches: self.switches - before.switches,
+        }
+    }
+}
+
+/// Per query of one client run: QPS, user, system and total CPU microseconds, context switches.
+#[derive(Clone, Copy, Default)]
+struct PerQuery {
+    qps: f64,
+    user: f64,
+    sys: f64,
+    switches: f64,
+}
+
+impl PerQuery {
+    fn new(qps: f64, u: Usage, seconds: u32) -> PerQuery {
+        let q = qps * f64::from(seconds);
+        PerQuery {
+            qps,
+            user: u.user * 1e6 / q,
+            sys: u.sys * 1e6 / q,
+            switches: u.switches / q,
+        }
+    }
+
+    fn cpu(&self) -> f64 {
+        self.user + self.sys
+    }
+
+    fn add(&mut self, o: PerQuery, n: f64) {
+        self.qps += o.qps / n;
+        self.user += o.user / n;
+        self.sys += o.sys / n;
+        self.switches += o.switches / n;
+    }
+}
+
+/// Runs a client to completion; returns its output and what it used.
+fn client(cmd: &mut Command) -> (String, Usage) {
+    let before = Usage::children();
     let out = cmd.stdin(Stdio::null()).output().expect("client starts");
-    let cpu = children_cpu() - before;
+    let cpu = Usage::children().since(before);
     let text = format!(
         "{}{}",
         String::from_utf8_lossy(&out.stdout),
@@ -85,6 +148,8 @@ struct Tools<'a> {
     kind: ServerKind,
     server: &'a ManagedServer,
     args: &'a Args,
+    /// Connect through the server's Unix socket instead of loopback TCP.
+    unix: bool,
 }
 
 impl Tools<'_> {
@@ -96,9 +161,15 @@ impl Tools<'_> {
             ("mysql", "mysql")
         };
         let mut c = Command::new("sysbench");
-        c.arg(workload).args([
-            format!("--db-driver={driver}"),
-            format!("--{p}-host=127.0.0.1"),
+        c.arg(workload).arg(format!("--db-driver={driver}"));
+        if !self.unix {
+            c.arg(format!("--{p}-host=127.0.0.1"));
+        } else if self.kind == ServerKind::Postgres {
+            c.arg(format!("--pgsql-host={}", self.server.dir.display()));
+        } else {
+            c.arg(format!("--mysql-socket={}", self.socket()));
+        }
+        c.args([
             format!("--{p}-port={}", self.server.port),
             format!("--{p}-user=sbtest"),
             format!("--{p}-db=sbtest"),
@@ -116,23 +187,37 @@ impl Tools<'_> {
     fn dbsweep(&self, workload: &str, command: &str, threads: u32) -> Command {
         let a = self.args;
         let mut c = Command::new(env!("CARGO_BIN_EXE_dbsweep"));
-        c.args([command, workload, "--target", &self.server.url])
-            .args([
-                format!("--tables={}", a.tables),
-                format!("--table-size={}", a.table_size),
-                format!("--threads={threads}"),
-                format!("--time={}", a.seconds),
-                "--report-interval=0".into(),
-            ]);
+        c.args([command, workload, "--target", &self.url()]).args([
+            format!("--tables={}", a.tables),
+            format!("--table-size={}", a.table_size),
+            format!("--threads={threads}"),
+            format!("--time={}", a.seconds),
+            "--report-interval=0".into(),
+        ]);
         c
     }
 }
 
-/// QPS from sysbench's `queries: N (X per sec.)` line.
-fn sysbench_qps(text: &str) -> f64 {
-    per_sec(text, "    queries:")
+impl Tools<'_> {
+    fn socket(&self) -> String {
+        self.server.dir.join("mysqld.sock").display().to_string()
+    }
+
+    /// dbsweep's target URL for the chosen transport.
+    fn url(&self) -> String {
+        if !self.unix {
+            return self.server.url.clone();
+        }
+        if self.kind == ServerKind::Postgres {
+            let dir = self.server.dir.display().to_string().replace('/', "%2F");
+            format!("postgres://sbtest@{dir}:{}/sbtest", self.server.port)
+        } else {
+            format!("mysql://sbtest@localhost/sbtest?socket={}", self.socket())
+        }
+    }
 }
 
+/// The rate of a `PREFIX N (X per sec.)` line (sysbench's and dbsweep's summaries).
 fn per_sec(text: &str, prefix: &str) -> f64 {
     text.lines()
         .find(|l| l.starts_with(prefix))
@@ -165,10 +250,11 @@ fn main() {
             keep: false,
         };
         let server = ManagedServer::start(&spec).expect("managed server");
-        let t = Tools {
+        let mut t = Tools {
             kind,
             server: &server,
             args: &args,
+            unix: false,
         };
         println!("\n== {} ({}) {:?} ==", name, server.version, spec.settings);
 
@@ -189,49 +275,83 @@ fn main() {
         } else {
             client(&mut t.dbsweep("oltp_read_write", "prepare", args.tables));
         }
-        if args.lua {
-            lua_rows(&t, &args);
-            continue;
-        }
-
-        println!(
-            "{:<18} {:>3} {:>11} {:>11} {:>6} {:>10} {:>10} {:>6}",
-            "workload", "thr", "sysbench", "dbsweep", "ratio", "sb us/q", "db us/q", "ratio"
-        );
-        for workload in &args.workloads {
-            for &threads in &args.threads {
-                let (mut sb, mut db) = ((0.0, 0.0), (0.0, 0.0));
-                for _ in 0..args.rounds {
-                    let (text, cpu) = client(&mut t.sysbench(workload, "run", threads));
-                    let qps = sysbench_qps(&text);
-                    sb = (
-                        sb.0 + qps,
-                        sb.1 + cpu * 1e6 / (qps * f64::from(args.seconds)),
-                    );
-                    let (text, cpu) = client(&mut t.dbsweep(workload, "run", threads));
-                    let qps = per_sec(&text, "    queries:");
-                    db = (
-                        db.0 + qps,
-                        db.1 + cpu * 1e6 / (qps * f64::from(args.seconds)),
-                    );
+        let transports: &[bool] = match args.transport.as_str() {
+            "tcp" => &[false],
+            "unix" => &[true],
+            _ => &[false, true],
+        };
+        for &unix in transports {
+            t.unix = unix;
+            println!(
+                "-- over {} --",
+                if unix {
+                    "the Unix socket"
+                } else {
+                    "loopback TCP"
                 }
-                let n = f64::from(args.rounds);
-                let (sq, sc, dq, dc) = (sb.0 / n, sb.1 / n, db.0 / n, db.1 / n);
-                println!(
-                    "{workload:<18} {threads:>3} {sq:>11.0} {dq:>11.0} {:>6.2} {sc:>10.2} {dc:>10.2} {:>6.2}",
-                    dq / sq,
-                    dc / sc
-                );
+            );
+            if args.lua {
+                lua_rows(&t, &args);
+            } else {
+                native_rows(&t, &args);
             }
         }
     }
 }
 
-/// QPS and client CPU microseconds per query of one client run.
-fn measure(cmd: &mut Command, seconds: u32) -> (f64, f64) {
-    let (text, cpu) = client(cmd);
-    let qps = per_sec(&text, "    queries:");
-    (qps, cpu * 1e6 / (qps * f64::from(seconds)))
+/// sysbench and dbsweep alternating on each workload and thread count.
+fn native_rows(t: &Tools, args: &Args) {
+    println!(
+        "{:<18} {:>3} {:>9} {:>9} {:>6} {:>8} {:>8} {:>6} {:>15} {:>15} {:>11}",
+        "workload",
+        "thr",
+        "sb qps",
+        "db qps",
+        "ratio",
+        "sb us/q",
+        "db us/q",
+        "ratio",
+        "sb user+sys",
+        "db user+sys",
+        "csw/q sb db"
+    );
+    for workload in &args.workloads {
+        for &threads in &args.threads {
+            let n = f64::from(args.rounds);
+            let (mut sb, mut db) = (PerQuery::default(), PerQuery::default());
+            for _ in 0..args.rounds {
+                sb.add(
+                    measure(&mut t.sysbench(workload, "run", threads), args.seconds),
+                    n,
+                );
+                db.add(
+                    measure(&mut t.dbsweep(workload, "run", threads), args.seconds),
+                    n,
+                );
+            }
+            println!(
+                "{workload:<18} {threads:>3} {:>9.0} {:>9.0} {:>6.2} {:>8.2} {:>8.2} {:>6.2} {:>7.2}+{:<7.2} {:>7.2}+{:<7.2} {:>5.2} {:>5.2}",
+                sb.qps,
+                db.qps,
+                db.qps / sb.qps,
+                sb.cpu(),
+                db.cpu(),
+                db.cpu() / sb.cpu(),
+                sb.user,
+                sb.sys,
+                db.user,
+                db.sys,
+                sb.switches,
+                db.switches
+            );
+        }
+    }
+}
+
+/// QPS and client CPU per query of one client run.
+fn measure(cmd: &mut Command, seconds: u32) -> PerQuery {
+    let (text, usage) = client(cmd);
+    PerQuery::new(per_sec(&text, "    queries:"), usage, seconds)
 }
 
 /// sysbench running WORKLOAD.lua, dbsweep running the same file, dbsweep's native workload,
@@ -253,7 +373,8 @@ fn lua_rows(t: &Tools, args: &Args) {
     for workload in &args.workloads {
         let script = format!("/usr/share/sysbench/{workload}.lua");
         for &threads in &args.threads {
-            let mut sum = [(0.0, 0.0); 3];
+            let n = f64::from(args.rounds);
+            let mut sum = [PerQuery::default(); 3];
             for round in 0..args.rounds {
                 // Rotate the order so that no client always runs first.
                 for k in 0..3 {
@@ -263,22 +384,20 @@ fn lua_rows(t: &Tools, args: &Args) {
                         1 => measure(&mut t.dbsweep(&script, "run", threads), args.seconds),
                         _ => measure(&mut t.dbsweep(workload, "run", threads), args.seconds),
                     };
-                    sum[which].0 += m.0;
-                    sum[which].1 += m.1;
+                    sum[which].add(m, n);
                 }
             }
-            let n = f64::from(args.rounds);
-            let [sb, lua, nat] = sum.map(|(q, c)| (q / n, c / n));
+            let [sb, lua, nat] = sum;
             println!(
                 "{workload:<18} {threads:>3} {:>10.0} {:>10.0} {:>10.0} {:>9.2} {:>9.2} {:>9.2} {:>8.2} {:>8.2}",
-                sb.0,
-                lua.0,
-                nat.0,
-                sb.1,
-                lua.1,
-                nat.1,
-                lua.1 / sb.1,
-                nat.1 / sb.1
+                sb.qps,
+                lua.qps,
+                nat.qps,
+                sb.cpu(),
+                lua.cpu(),
+                nat.cpu(),
+                lua.cpu() / sb.cpu(),
+                nat.cpu() / sb.cpu()
             );
         }
     }

@@ -176,6 +176,53 @@ per_server!(every_workload_has_exact_counts, |kind| {
         .stderr(predicates::str::contains("sbtest1 does not exist"));
 });
 
+/// The server's Unix socket as a target URL: the socket directory as PostgreSQL's host, the
+/// socket file as MySQL's `?socket=`.
+fn unix_url(kind: ServerKind, server: &ManagedServer) -> String {
+    if kind == ServerKind::Postgres {
+        let dir = server.dir.display().to_string().replace('/', "%2F");
+        format!("postgres://sbtest@{dir}:{}/sbtest", server.port)
+    } else {
+        let sock = server.dir.join("mysqld.sock");
+        format!("mysql://sbtest@localhost/sbtest?socket={}", sock.display())
+    }
+}
+
+// Over the Unix socket (no TCP listener is named, so a fallback to TCP would fail to connect):
+// prepare and a read/write run with exact counts, with and without server-side statements.
+per_server!(unix_socket_targets_run_with_exact_counts, |kind| {
+    let server = start(kind);
+    let s = Scratch::new();
+    let url = unix_url(kind, &server);
+    let n = N.to_string();
+    let common = ["--tables", "2", "--table-size", "1000", "--target", &url];
+    dbsweep()
+        .arg("prepare")
+        .arg("oltp_read_write")
+        .args(common)
+        .assert()
+        .success()
+        .stdout(predicates::str::contains("Loaded 2000 rows"));
+    for ps in ["auto", "disable"] {
+        let out = s.path(&format!("unix-{ps}.json"));
+        dbsweep()
+            .args(["run", "oltp_read_write", "--threads", "2", "--events", &n])
+            .args(["--time", "0", "--report-interval", "0", "--ps-mode", ps])
+            .args(common)
+            .arg("--output")
+            .arg(&out)
+            .assert()
+            .success();
+        let r = read_json(&out);
+        let got = (
+            u(&r, "/queries/read"),
+            u(&r, "/queries/write"),
+            u(&r, "/queries/other"),
+        );
+        assert_eq!(got, (14 * N, 4 * N, 2 * N), "{kind:?} --ps-mode {ps}");
+    }
+});
+
 per_server!(
     prepare_refuses_loaded_tables_and_bulk_insert_appends,
     |kind| {

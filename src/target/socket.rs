@@ -80,7 +80,10 @@ impl Socket {
         while self.end - self.pos < n {
             let got = match &mut self.stream {
                 Stream::Tcp(s) => s.read(&mut self.buf[self.end..])?,
-                Stream::Unix(s) => s.read(&mut self.buf[self.end..])?,
+                Stream::Unix(s) => {
+                    wait_readable(s)?;
+                    s.read(&mut self.buf[self.end..])?
+                }
             };
             if got == 0 {
                 return Err(io::Error::new(
@@ -91,5 +94,32 @@ impl Socket {
             self.end += got;
         }
         Ok(())
+    }
+}
+
+/// Blocks until the Unix socket has data to read.
+///
+/// A reader blocked in `recv` on an AF_UNIX stream is woken also when the peer consumes what we
+/// sent (the kernel's write-space wake-up shares the socket's wait queue and is not filtered), so
+/// a blocking `recv` sleeps twice per round trip. `poll(POLLIN)` is woken only for data, which
+/// saves a context switch per query (about 0.9 switches per query measured on PostgreSQL) at the
+/// price of one cheap system call.
+fn wait_readable(s: &UnixStream) -> io::Result<()> {
+    use std::os::fd::AsRawFd;
+    let mut pfd = libc::pollfd {
+        fd: s.as_raw_fd(),
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    loop {
+        // SAFETY: one valid pollfd, for the duration of the call.
+        let r = unsafe { libc::poll(&mut pfd, 1, -1) };
+        if r >= 0 {
+            return Ok(());
+        }
+        let e = io::Error::last_os_error();
+        if e.kind() != io::ErrorKind::Interrupted {
+            return Err(e);
+        }
     }
 }
