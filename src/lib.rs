@@ -300,17 +300,39 @@ fn run_workload(plan: &RunPlan) -> Result<Outcome, Error> {
         .transpose()?;
     let workload = workload::build(&plan.workload, &plan.workload_opts)?;
     let db = Db::open(plan, plan.prepare)?;
-    run_opened(plan, db, workload.as_ref(), out)
+    run_opened(plan, db, workload.as_ref(), out, &mut OwnFormat)
 }
 
-/// Runs `workload` on the database the plan opened (a script's run comes here too).
-pub(crate) fn run_built(plan: &RunPlan, db: Db, workload: &dyn Workload) -> Result<Outcome, Error> {
+/// Who prints a run's interval lines and summary: dbsweep itself, or a script's report hooks.
+pub(crate) trait Printer {
+    /// Prints one interval; false leaves it to dbsweep's own line.
+    fn interval(&mut self, _iv: &runner::Interval) -> bool {
+        false
+    }
+    /// Prints the run's summary; false leaves it to dbsweep's own.
+    fn summary(&mut self, _r: &Results) -> bool {
+        false
+    }
+}
+
+/// dbsweep's own interval lines and summary.
+struct OwnFormat;
+impl Printer for OwnFormat {}
+
+/// Runs `workload` on the database the plan opened (a script's run comes here, with its
+/// report hooks as `printer`).
+pub(crate) fn run_built(
+    plan: &RunPlan,
+    db: Db,
+    workload: &dyn Workload,
+    printer: &mut dyn Printer,
+) -> Result<Outcome, Error> {
     let out = plan
         .output
         .as_deref()
         .map(ResultsFile::create)
         .transpose()?;
-    run_opened(plan, db, workload, out)
+    run_opened(plan, db, workload, out, printer)
 }
 
 fn run_opened(
@@ -318,6 +340,7 @@ fn run_opened(
     db: Db,
     workload: &dyn Workload,
     out: Option<ResultsFile>,
+    printer: &mut dyn Printer,
 ) -> Result<Outcome, Error> {
     // A managed server without the tables (a fresh one) is prepared first, as --prepare does.
     let prepare = plan.prepare || (db.server.is_some() && !db.tables_exist(workload)?);
@@ -334,10 +357,16 @@ fn run_opened(
         &db,
         workload,
         prepared,
-        &mut |iv| eprintln!("{}", output::interval_line(iv)),
+        &mut |iv| {
+            if !printer.interval(iv) {
+                eprintln!("{}", output::interval_line(iv));
+            }
+        },
         &|s| eprintln!("{s}"),
     )?;
-    print!("{}", output::summary(&results));
+    if !printer.summary(&results) {
+        print!("{}", output::summary(&results));
+    }
     if let Some(out) = out {
         let path = out.path().display().to_string();
         out.commit(&results)?;

@@ -16,7 +16,7 @@ use mlua::{
 
 use crate::error::Error;
 use crate::metrics::QueryCounts;
-use crate::target::{Conn, DbError, Dialect, Param, StmtId, Target};
+use crate::target::{Conn, DbError, Dialect, ErrorClass, Param, StmtId, Target};
 use crate::workload::rand::{Dist, Rand, RandOptions, RandType};
 use crate::{Outcome, plan::RunPlan};
 
@@ -49,6 +49,30 @@ pub struct Ctx {
     pub target: Option<Arc<dyn Target>>,
     pub rand: RandOptions,
     pub threads: u32,
+    /// `--mysql-ignore-errors`: MySQL error numbers that restart the event ("all": any error).
+    pub mysql_ignore_errors: Vec<String>,
+    /// A script that declares no options (sysbench 0.5 style) gets every option dbsweep does not
+    /// know as a global variable, as sysbench exported them.
+    pub legacy: Vec<(String, OptValue)>,
+}
+
+/// sysbench's default `--mysql-ignore-errors`: deadlock, record changed, lock wait timeout.
+pub const MYSQL_IGNORE_DEFAULT: [&str; 3] = ["1213", "1020", "1205"];
+
+/// The PostgreSQL errors sysbench's pgsql driver treats as ignorable: deadlock, serialization
+/// failure, duplicate key.
+const PGSQL_IGNORABLE: [&str; 3] = ["40P01", "40001", "23505"];
+
+/// sysbench.error.RESTART_EVENT.
+const RESTART_EVENT: i64 = 1;
+
+/// The last error that restarted an event: what `before_restart_event` receives.
+#[derive(Clone, Debug, Default)]
+pub struct Restart {
+    pub errno: i64,
+    pub state: String,
+    pub message: String,
+    pub query: String,
 }
 
 /// Per-state data the API's functions share (a state lives on one thread).
@@ -58,6 +82,8 @@ pub struct StateData {
     pub rand: RefCell<Rand>,
     dists: RefCell<HashMap<(u8, u64), Dist>>,
     unique: Cell<u64>,
+    /// Set when a statement failed with an ignorable error (the event restarts).
+    pub restart: RefCell<Option<Restart>>,
 }
 
 /// The C declarations sysbench's own Lua code makes, which scripts use through `ffi.C`.
@@ -124,6 +150,7 @@ pub fn new_state(ctx: &Arc<Ctx>, tid: Option<u32>) -> mlua::Result<(Lua, Rc<Stat
         )),
         dists: RefCell::new(HashMap::new()),
         unique: Cell::new(u64::from(thread) << 32),
+        restart: RefCell::new(None),
     });
     let dir = ctx
         .path
@@ -147,6 +174,13 @@ pub fn new_state(ctx: &Arc<Ctx>, tid: Option<u32>) -> mlua::Result<(Lua, Rc<Stat
         .set_name(format!("@{}", ctx.path.display()))
         .exec()?;
     fill_opts(&lua, &ctx.opts)?;
+    let g = lua.globals();
+    for (name, v) in &ctx.legacy {
+        g.set(name.as_str(), opt_value(&lua, v)?)?;
+    }
+    if let Some(t) = &ctx.target {
+        g.set("db_driver", driver_name(t.dialect()))?;
+    }
     Ok((lua, data))
 }
 
@@ -155,21 +189,74 @@ pub fn fill_opts(lua: &Lua, opts: &[(String, OptValue)]) -> mlua::Result<()> {
     let sb: Table = lua.globals().get("sysbench")?;
     let opt: Table = sb.get("opt")?;
     for (name, v) in opts {
-        let value = match v {
-            OptValue::Bool(b) => Value::Boolean(*b),
-            OptValue::Num(n) => {
-                if n.fract() == 0.0 && n.abs() < 9e15 {
-                    Value::Integer(*n as i64)
-                } else {
-                    Value::Number(*n)
-                }
-            }
-            OptValue::Str(s) => Value::String(lua.create_string(s)?),
-            OptValue::List(items) => Value::Table(lua.create_sequence_from(items.clone())?),
-        };
-        opt.set(name.as_str(), value)?;
+        opt.set(name.as_str(), opt_value(lua, v)?)?;
     }
     Ok(())
+}
+
+fn opt_value(lua: &Lua, v: &OptValue) -> mlua::Result<Value> {
+    Ok(match v {
+        OptValue::Bool(b) => Value::Boolean(*b),
+        OptValue::Num(n) => {
+            if n.fract() == 0.0 && n.abs() < 9e15 {
+                Value::Integer(*n as i64)
+            } else {
+                Value::Number(*n)
+            }
+        }
+        OptValue::Str(s) => Value::String(lua.create_string(s)?),
+        OptValue::List(items) => Value::Table(lua.create_sequence_from(items.clone())?),
+    })
+}
+
+/// The long option names of `dbsweep run` (with their aliases).
+fn run_option_names() -> Vec<String> {
+    use clap::CommandFactory;
+    let cli = crate::cli::Cli::command();
+    let Some(run) = cli.find_subcommand("run") else {
+        return Vec::new();
+    };
+    run.get_arguments()
+        .flat_map(|a| {
+            a.get_long()
+                .into_iter()
+                .chain(a.get_all_aliases().unwrap_or_default())
+                .map(str::to_string)
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
+/// For a script that declares no options: takes the options `dbsweep run` does not know out
+/// of `general` (numbers as numbers, anything else as text).
+fn split_legacy(general: Vec<String>) -> (Vec<(String, OptValue)>, Vec<String>) {
+    let known = run_option_names();
+    let mut legacy = Vec::new();
+    let mut rest = Vec::new();
+    let mut it = general.into_iter().peekable();
+    while let Some(a) = it.next() {
+        let Some(body) = a.strip_prefix("--") else {
+            rest.push(a);
+            continue;
+        };
+        let (name, inline) = match body.split_once('=') {
+            Some((n, v)) => (n.replace('_', "-"), Some(v.to_string())),
+            None => (body.replace('_', "-"), None),
+        };
+        if known.contains(&name) {
+            rest.push(a);
+            continue;
+        }
+        let value = inline
+            .or_else(|| it.next_if(|n| !n.starts_with("--")))
+            .unwrap_or_else(|| "on".into());
+        let v = value
+            .parse::<f64>()
+            .map_or(OptValue::Str(value), OptValue::Num);
+        legacy.retain(|(n, _): &(String, OptValue)| *n != name.replace('-', "_"));
+        legacy.push((name.replace('-', "_"), v));
+    }
+    (legacy, rest)
 }
 
 fn install(lua: &Lua, data: &Rc<StateData>, tid: u32) -> mlua::Result<()> {
@@ -200,19 +287,8 @@ fn install(lua: &Lua, data: &Rc<StateData>, tid: u32) -> mlua::Result<()> {
     install_rand(lua, &sb, data)?;
     install_sql(lua, &sb, data)?;
     g.set("sysbench", sb)?;
-    // sysbench 1.0's old-style globals.
-    g.set("thread_id", tid)?;
-    let rand: Table = g.get::<Table>("sysbench")?.get("rand")?;
-    for (old, new) in [
-        ("sb_rand", "default"),
-        ("sb_rand_uniform", "uniform"),
-        ("sb_rand_gaussian", "gaussian"),
-        ("sb_rand_special", "special"),
-        ("sb_rand_str", "string"),
-        ("sb_rand_uniq", "unique"),
-    ] {
-        g.set(old, rand.get::<Function>(new)?)?;
-    }
+    lua.load(REPORTS).set_name("=dbsweep-reports").exec()?;
+    lua.load(OLD_GLOBALS).set_name("=dbsweep-compat").exec()?;
     Ok(())
 }
 
@@ -312,6 +388,179 @@ fn returns_rows(sql: &str) -> bool {
             | "ANALYZE"
     )
 }
+
+/// What the script's `sysbench.hooks.sql_error_ignorable(err)` says of an error (false when
+/// it has no such hook).
+fn hook_says_ignorable(lua: &Lua, r: &Restart) -> mlua::Result<bool> {
+    let said = call_hook(lua, "sql_error_ignorable", restart_table(lua, r)?)?;
+    Ok(said.is_some_and(|v| !matches!(v, Value::Nil | Value::Boolean(false))))
+}
+
+/// Calls `sysbench.hooks.NAME(arg)` if the script set that hook; None when it did not.
+pub fn call_hook(lua: &Lua, name: &str, arg: Table) -> mlua::Result<Option<Value>> {
+    let hooks: Table = lua.globals().get::<Table>("sysbench")?.get("hooks")?;
+    match hooks.get::<Value>(name)? {
+        Value::Function(f) => f.call::<Value>(arg).map(Some),
+        _ => Ok(None),
+    }
+}
+
+/// sysbench's error description table: errcode, sql_errno, sql_state, sql_errmsg, query.
+pub fn restart_table(lua: &Lua, r: &Restart) -> mlua::Result<Table> {
+    let t = lua.create_table()?;
+    t.set("errcode", RESTART_EVENT)?;
+    t.set("sql_errno", r.errno)?;
+    t.set("sql_state", r.state.as_str())?;
+    t.set("sql_errmsg", r.message.as_str())?;
+    t.set("query", r.query.as_str())?;
+    Ok(t)
+}
+
+/// The statistics a report hook receives, as sysbench fills them: counts over the interval
+/// (or the whole run), seconds, latencies in seconds.
+pub struct Stat {
+    pub threads_running: u32,
+    pub time_interval: f64,
+    pub time_total: f64,
+    pub events: f64,
+    pub reads: f64,
+    pub writes: f64,
+    pub other: f64,
+    pub errors: f64,
+    pub reconnects: f64,
+    /// At the report percentile (95th).
+    pub latency_pct: f64,
+    /// Cumulative reports: min, max, avg, sum.
+    pub latency: Option<[f64; 4]>,
+}
+
+impl Stat {
+    pub fn table(&self, lua: &Lua) -> mlua::Result<Table> {
+        let t = lua.create_table()?;
+        t.set("threads_running", self.threads_running)?;
+        t.set("time_interval", self.time_interval)?;
+        t.set("time_total", self.time_total)?;
+        t.set("events", self.events)?;
+        t.set("reads", self.reads)?;
+        t.set("writes", self.writes)?;
+        t.set("other", self.other)?;
+        t.set("errors", self.errors)?;
+        t.set("reconnects", self.reconnects)?;
+        t.set("latency_pct", self.latency_pct)?;
+        if let Some([min, max, avg, sum]) = self.latency {
+            t.set("latency_min", min)?;
+            t.set("latency_max", max)?;
+            t.set("latency_avg", avg)?;
+            t.set("latency_sum", sum)?;
+        }
+        Ok(t)
+    }
+}
+
+/// sysbench's report functions, for scripts that set them as hooks (for example
+/// `sysbench.hooks.report_intermediate = sysbench.report_json`) or call them from their own:
+/// the same lines sysbench prints, so that tools which parse them keep working.
+const REPORTS: &str = r#"
+local function rates(stat)
+  local s = stat.time_interval
+  if s <= 0 then s = 1 end
+  return stat.events / s, (stat.reads + stat.writes + stat.other) / s,
+    stat.reads / s, stat.writes / s, stat.other / s, stat.errors / s, stat.reconnects / s
+end
+
+function sysbench.report_default(stat)
+  local tps, qps, r, w, o, err, rec = rates(stat)
+  print(string.format("[ %.0fs ] thds: %u tps: %4.2f qps: %4.2f (r/w/o: %4.2f/%4.2f/%4.2f) " ..
+    "lat (ms,%u%%): %4.2f err/s %4.2f reconn/s: %4.2f", stat.time_total, stat.threads_running,
+    tps, qps, r, w, o, sysbench.opt.percentile or 95, stat.latency_pct * 1000, err, rec))
+end
+
+function sysbench.report_csv(stat)
+  local tps, qps, r, w, o, err, rec = rates(stat)
+  print(string.format("%.0f,%u,%4.2f,%4.2f,%4.2f,%4.2f,%4.2f,%4.2f,%4.2f,%4.2f",
+    stat.time_total, stat.threads_running, tps, qps, r, w, o, stat.latency_pct * 1000, err, rec))
+end
+
+-- One JSON array over all calls: "[" before the first object, "," between, "]" when the
+-- state closes.
+local json_open = nil
+function sysbench.report_json(stat)
+  local tps, qps, r, w, o, err, rec = rates(stat)
+  if json_open == nil then
+    io.write("[\n")
+    json_open = newproxy(true)
+    getmetatable(json_open).__gc = function() io.write("\n]\n") io.flush() end
+  else
+    io.write(",\n")
+  end
+  io.write(string.format('  {\n    "time": %4.0f,\n    "threads": %u,\n    "tps": %4.2f,\n' ..
+    '    "qps": {\n      "total": %4.2f,\n      "reads": %4.2f,\n      "writes": %4.2f,\n' ..
+    '      "other": %4.2f\n    },\n    "latency": %4.2f,\n    "errors": %4.2f,\n' ..
+    '    "reconnects": %4.2f\n  }', stat.time_total, stat.threads_running, tps, qps, r, w, o,
+    stat.latency_pct * 1000, err, rec))
+  io.flush()
+end
+"#;
+
+/// sysbench 1.0's old-style globals (the 0.5 API) for older scripts, over the `sysbench.*`
+/// API: one connection per state, opened on first use; `db_bind_param` binds a table whose
+/// values are read at each `db_execute`, as the old API bound Lua variables.
+const OLD_GLOBALS: &str = r#"
+thread_id = sysbench.tid
+sb_rand = sysbench.rand.default
+sb_rand_str = sysbench.rand.string
+sb_rand_uniform = sysbench.rand.uniform
+sb_rand_gaussian = sysbench.rand.gaussian
+sb_rand_special = sysbench.rand.special
+function sb_rnd() return tonumber(sysbench.rand.uniform_uint64() % 4294967296) end
+function sb_rand_uniq(a, b)
+  a = a or 0
+  b = b or 4294967295
+  local v
+  repeat v = sysbench.rand.unique() until v >= a and v <= b
+  return v
+end
+
+DB_ERROR_NONE = sysbench.error.NONE
+DB_ERROR_RESTART_TRANSACTION = sysbench.error.RESTART_EVENT
+DB_ERROR_FAILED = sysbench.error.FAILED
+mysql_table_engine = mysql_table_engine or "innodb"
+myisam_max_rows = 1000000
+
+local old_con = nil
+local function con()
+  if old_con == nil then old_con = sysbench.sql.driver():connect() end
+  return old_con
+end
+function db_connect() con() end
+function db_disconnect()
+  if old_con ~= nil then old_con:disconnect() old_con = nil end
+end
+function db_query(sql) return con():query(sql) end
+function db_bulk_insert_init(prefix) con():bulk_insert_init(prefix) end
+function db_bulk_insert_next(values) con():bulk_insert_next(values) end
+function db_bulk_insert_done() con():bulk_insert_done() end
+function db_prepare(sql) return { stmt = con():prepare(sql) } end
+function db_bind_param(st, values)
+  st.values = values
+  st.params = {}
+  for i = 1, #values do
+    local ty = type(values[i]) == "number" and sysbench.sql.type.BIGINT or sysbench.sql.type.VARCHAR
+    st.params[i] = st.stmt:bind_create(ty)
+  end
+  st.stmt:bind_param(unpack(st.params))
+end
+function db_bind_result() end
+function db_execute(st)
+  if st.values ~= nil then
+    for i = 1, #st.params do st.params[i]:set(st.values[i]) end
+  end
+  return st.stmt:execute()
+end
+function db_close(st) st.stmt:close() end
+function db_store_results(rs) return rs end
+function db_free_results(rs) end
+"#;
 
 /// A Lua error carrying the database error, so that the runner sees its class.
 fn sql_error(e: DbError) -> mlua::Error {
@@ -427,22 +676,58 @@ impl ConnState {
         self.data.counts.set(q);
     }
 
-    /// Records an error's fields for `sql_errno` and friends, and turns it into a Lua error.
-    fn fail(&mut self, e: DbError) -> mlua::Error {
-        self.errno = e
-            .code
-            .split_whitespace()
+    /// Records an error's fields for `sql_errno` and friends, and turns it into a Lua error as
+    /// sysbench's drivers do: an ignorable error (the driver's list, `--mysql-ignore-errors`, or
+    /// the script's `sql_error_ignorable` hook) rolls the transaction back and restarts the event;
+    /// a lost connection reconnects; anything else stops the run.
+    fn fail(&mut self, lua: &Lua, mut e: DbError, query: &str) -> mlua::Error {
+        let mut words = e.code.split_whitespace();
+        let first = words.next().unwrap_or_default().to_string();
+        self.errno = first.parse().unwrap_or(-1);
+        // MySQL's code reads "1213 (40001)": the number, then the SQLSTATE.
+        self.state = words
             .next()
-            .and_then(|c| c.parse().ok())
-            .unwrap_or(-1);
-        self.state = e.code.clone();
+            .map(|w| w.trim_matches(|c| c == '(' || c == ')').to_string())
+            .unwrap_or_else(|| e.code.clone());
         self.errmsg = e.message.clone();
+        if e.class == ErrorClass::ConnectionLost {
+            return sql_error(e);
+        }
+        let restart = Restart {
+            errno: if self.errno >= 0 { self.errno } else { 0 },
+            state: self.state.clone(),
+            message: e.message.clone(),
+            query: query.to_string(),
+        };
+        let by_driver = match self.target.dialect() {
+            Dialect::Postgres => PGSQL_IGNORABLE.contains(&first.as_str()),
+            Dialect::Mysql => {
+                let list = &self.data.ctx.mysql_ignore_errors;
+                list.iter().any(|c| *c == first || c == "all")
+            }
+            _ => e.class.is_retryable(),
+        };
+        let ignorable = by_driver || hook_says_ignorable(lua, &restart).unwrap_or(false);
+        if !ignorable {
+            e.class = ErrorClass::Fatal;
+            return sql_error(e);
+        }
+        // PostgreSQL refuses every statement of a failed transaction until it ends; MySQL has
+        // rolled back already after a deadlock. Either way the restarted event starts clean.
+        if let Some(conn) = self.conn.as_mut() {
+            let _ = conn.rollback();
+        }
+        if !e.class.is_retryable() {
+            e.class = ErrorClass::Ignored;
+        }
+        *self.data.restart.borrow_mut() = Some(restart);
         sql_error(e)
     }
 
     /// Runs a text statement; rows go to `rows` when it returns a result set.
     fn run_text(
         &mut self,
+        lua: &Lua,
         sql: &str,
         rows: Option<&mut Vec<Vec<Option<String>>>>,
     ) -> mlua::Result<bool> {
@@ -457,7 +742,7 @@ impl ConnState {
                 );
             }
         });
-        let out = out.map_err(|e| self.fail(e))?;
+        let out = out.map_err(|e| self.fail(lua, e, sql))?;
         let read = out.rows > 0 || returns_rows(sql);
         self.count(|q| {
             if read {
@@ -472,14 +757,14 @@ impl ConnState {
         Ok(read)
     }
 
-    fn flush_bulk(&mut self) -> mlua::Result<()> {
+    fn flush_bulk(&mut self, lua: &Lua) -> mlua::Result<()> {
         if let Some((prefix, rows, n)) = self.bulk.as_mut()
             && *n > 0
         {
             let sql = format!("{prefix} {rows}");
             rows.clear();
             *n = 0;
-            self.run_text(&sql, None)?;
+            self.run_text(lua, &sql, None)?;
         }
         Ok(())
     }
@@ -496,14 +781,14 @@ impl UserData for LuaConn {
     }
 
     fn add_methods<M: UserDataMethods<Self>>(m: &mut M) {
-        m.add_method("query", |_, this, sql: String| {
+        m.add_method("query", |lua, this, sql: String| {
             let mut rows = Vec::new();
-            let read = this.0.borrow_mut().run_text(&sql, Some(&mut rows))?;
+            let read = this.0.borrow_mut().run_text(lua, &sql, Some(&mut rows))?;
             Ok(read.then_some(LuaResult { rows, next: 0 }))
         });
         m.add_method("query_row", |lua, this, sql: String| {
             let mut rows = Vec::new();
-            this.0.borrow_mut().run_text(&sql, Some(&mut rows))?;
+            this.0.borrow_mut().run_text(lua, &sql, Some(&mut rows))?;
             let mut out = MultiValue::new();
             if let Some(row) = rows.into_iter().next() {
                 for v in row {
@@ -515,7 +800,7 @@ impl UserData for LuaConn {
             }
             Ok(out)
         });
-        m.add_method("prepare", |_, this, sql: String| {
+        m.add_method("prepare", |lua, this, sql: String| {
             let word: String = sql
                 .trim_start()
                 .chars()
@@ -529,7 +814,7 @@ impl UserData for LuaConn {
                 _ => {
                     let mut st = this.0.borrow_mut();
                     let id = st.conn()?.prepare(&sql);
-                    let id = id.map_err(|e| st.fail(e))?;
+                    let id = id.map_err(|e| st.fail(lua, e, &sql))?;
                     StmtKind::Prepared {
                         id,
                         read: returns_rows(&sql),
@@ -540,13 +825,14 @@ impl UserData for LuaConn {
                 conn: this.clone(),
                 kind,
                 binds: Vec::new(),
+                sql,
             })
         });
         m.add_method("bulk_insert_init", |_, this, prefix: String| {
             this.0.borrow_mut().bulk = Some((prefix, String::new(), 0));
             Ok(())
         });
-        m.add_method("bulk_insert_next", |_, this, values: String| {
+        m.add_method("bulk_insert_next", |lua, this, values: String| {
             let mut st = this.0.borrow_mut();
             let full = {
                 let Some((_, rows, n)) = st.bulk.as_mut() else {
@@ -562,13 +848,13 @@ impl UserData for LuaConn {
                 rows.len() >= BULK_BYTES
             };
             if full {
-                st.flush_bulk()?;
+                st.flush_bulk(lua)?;
             }
             Ok(())
         });
-        m.add_method("bulk_insert_done", |_, this, ()| {
+        m.add_method("bulk_insert_done", |lua, this, ()| {
             let mut st = this.0.borrow_mut();
-            st.flush_bulk()?;
+            st.flush_bulk(lua)?;
             st.bulk = None;
             Ok(())
         });
@@ -576,10 +862,10 @@ impl UserData for LuaConn {
             this.0.borrow_mut().conn = None;
             Ok(())
         });
-        m.add_method("reconnect", |_, this, ()| {
+        m.add_method("reconnect", |lua, this, ()| {
             let mut st = this.0.borrow_mut();
             st.conn = None;
-            let conn = st.target.connect().map_err(|e| st.fail(e))?;
+            let conn = st.target.connect().map_err(|e| st.fail(lua, e, ""))?;
             st.conn = Some(conn);
             Ok(())
         });
@@ -648,6 +934,7 @@ struct LuaStmt {
     conn: LuaConn,
     kind: StmtKind,
     binds: Vec<Rc<RefCell<BindValue>>>,
+    sql: String,
 }
 
 impl UserData for LuaStmt {
@@ -668,7 +955,7 @@ impl UserData for LuaStmt {
                 .collect::<mlua::Result<_>>()?;
             Ok(())
         });
-        m.add_method("execute", |_, this, ()| {
+        m.add_method("execute", |lua, this, ()| {
             let mut st = this.conn.0.borrow_mut();
             let out = match this.kind {
                 StmtKind::Begin => st.conn()?.begin(false),
@@ -706,7 +993,7 @@ impl UserData for LuaStmt {
                     }
                 }
             };
-            out.map_err(|e| st.fail(e))?;
+            out.map_err(|e| st.fail(lua, e, &this.sql))?;
             st.count(|q| q.others += 1);
             Ok(())
         });
@@ -894,6 +1181,8 @@ pub fn run_command(command: &str, script: &str, args: &[String]) -> Result<Outco
             rand_spec_res: 75.0,
         },
         threads: 1,
+        mysql_ignore_errors: MYSQL_IGNORE_DEFAULT.map(String::from).to_vec(),
+        legacy: Vec::new(),
     };
     // The top level declares the options; it runs once before they are known.
     let (main, _) = new_state(&Arc::new(ctx.clone()), None).map_err(|e| lua_fail(&e))?;
@@ -903,7 +1192,13 @@ pub fn run_command(command: &str, script: &str, args: &[String]) -> Result<Outco
         return Ok(Outcome::Done);
     }
     let (script_opts, general) = split_args(args, &declared)?;
-    let general = sysbench_connection(general)?;
+    let (mut general, ignore) = sysbench_connection(general)?;
+    if let Some(list) = ignore {
+        ctx.mysql_ignore_errors = list;
+    }
+    if declared.is_empty() {
+        (ctx.legacy, general) = split_legacy(general);
+    }
     let argv: Vec<String> = ["dbsweep", "run", script]
         .iter()
         .map(|s| s.to_string())
@@ -945,15 +1240,20 @@ pub fn run_command(command: &str, script: &str, args: &[String]) -> Result<Outco
             opts.push((n.to_string(), v));
         }
     }
+    opts.push((
+        "mysql_ignore_errors".into(),
+        OptValue::List(ctx.mysql_ignore_errors.clone()),
+    ));
     ctx.opts = opts;
     ctx.rand = plan.workload_opts.rand.clone();
     ctx.threads = r.threads;
     super::workload::run(ctx, &plan, command)
 }
 
-/// sysbench's connection options (`--db-driver`, `--pgsql-host`, `--mysql-port`, ...) become
-/// the `--target` URL they describe, so that published command lines work as they are.
-fn sysbench_connection(general: Vec<String>) -> Result<Vec<String>, Error> {
+/// sysbench's connection options (`--db-driver`, `--pgsql-host`, `--mysql-port`,
+/// `--mysql-socket`, ...) become the `--target` URL they describe, so that published command
+/// lines work as they are; `--mysql-ignore-errors` comes back apart.
+fn sysbench_connection(general: Vec<String>) -> Result<(Vec<String>, Option<Vec<String>>), Error> {
     let mut rest = Vec::new();
     let mut found: Vec<(String, String)> = Vec::new();
     let mut it = general.into_iter().peekable();
@@ -963,6 +1263,8 @@ fn sysbench_connection(general: Vec<String>) -> Result<Vec<String>, Error> {
             .map(|n| n.split('=').next().unwrap_or(n).replace('_', "-"));
         let ours = name.as_deref().is_some_and(|n| {
             n == "db-driver"
+                || n == "mysql-socket"
+                || n == "mysql-ignore-errors"
                 || ["pgsql-", "mysql-"].iter().any(|p| {
                     n.strip_prefix(p)
                         .is_some_and(|f| ["host", "port", "user", "password", "db"].contains(&f))
@@ -979,8 +1281,19 @@ fn sysbench_connection(general: Vec<String>) -> Result<Vec<String>, Error> {
         };
         found.push((name, value));
     }
+    let ignore = found
+        .iter()
+        .rev()
+        .find(|(k, _)| k == "mysql-ignore-errors")
+        .map(|(_, v)| {
+            v.split(',')
+                .map(|c| c.trim().to_ascii_lowercase())
+                .filter(|c| !c.is_empty())
+                .collect()
+        });
+    found.retain(|(k, _)| k != "mysql-ignore-errors");
     if found.is_empty() {
-        return Ok(rest);
+        return Ok((rest, ignore));
     }
     let get = |n: &str| {
         found
@@ -989,6 +1302,7 @@ fn sysbench_connection(general: Vec<String>) -> Result<Vec<String>, Error> {
             .find(|(k, _)| k == n)
             .map(|(_, v)| v.clone())
     };
+
     let driver = get("db-driver").unwrap_or_else(|| {
         if found.iter().any(|(k, _)| k.starts_with("pgsql-")) {
             "pgsql".into()
@@ -1011,12 +1325,18 @@ fn sysbench_connection(general: Vec<String>) -> Result<Vec<String>, Error> {
         Some(p) => format!("{user}:{p}"),
         None => user,
     };
-    let url = format!(
-        "{scheme}://{auth}@{}:{}/{}",
-        opt("host").unwrap_or_else(|| "localhost".into()),
+    // A host that is a directory is PostgreSQL's socket directory (percent-encoded in the URL).
+    let host = opt("host")
+        .unwrap_or_else(|| "localhost".into())
+        .replace('/', "%2F");
+    let mut url = format!(
+        "{scheme}://{auth}@{host}:{}/{}",
         opt("port").unwrap_or_else(|| port.to_string()),
         opt("db").unwrap_or_else(|| "sbtest".into()),
     );
+    if let Some(socket) = get("mysql-socket").filter(|_| prefix == "mysql") {
+        url.push_str(&format!("?socket={socket}"));
+    }
     if rest
         .iter()
         .any(|a| a == "--target" || a.starts_with("--target="))
@@ -1027,7 +1347,7 @@ fn sysbench_connection(general: Vec<String>) -> Result<Vec<String>, Error> {
         ));
     }
     rest.push(format!("--target={url}"));
-    Ok(rest)
+    Ok((rest, ignore))
 }
 
 pub fn finish_ctx(mut ctx: Ctx, target: Arc<dyn Target>) -> Arc<Ctx> {

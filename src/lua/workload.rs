@@ -47,7 +47,8 @@ pub fn run(ctx: Ctx, plan: &RunPlan, command: &str) -> Result<Outcome, Error> {
                 )));
             }
             api::call_global(&main, "init", MultiValue::new()).map_err(|e| fail(&e))?;
-            let outcome = crate::run_built(plan, db, &workload);
+            let mut hooks = ReportHooks { main: &main };
+            let outcome = crate::run_built(plan, db, &workload, &mut hooks);
             api::call_global(&main, "done", MultiValue::new()).map_err(|e| fail(&e))?;
             outcome
         }
@@ -93,6 +94,62 @@ fn script_command(ctx: &Arc<Ctx>, command: &str) -> Result<(), Error> {
                 )))
             }
         }
+    }
+}
+
+/// The script's `report_intermediate` and `report_cumulative` hooks, called in the main state
+/// with the fields sysbench gives them; where the script sets none, dbsweep prints its own.
+struct ReportHooks<'a> {
+    main: &'a Lua,
+}
+
+impl ReportHooks<'_> {
+    fn call(&self, hook: &str, stat: mlua::Result<mlua::Table>) -> bool {
+        match stat.and_then(|t| api::call_hook(self.main, hook, t)) {
+            Ok(called) => called.is_some(),
+            Err(e) => {
+                eprintln!("warning: sysbench.hooks.{hook}: {}", api::describe(&e));
+                true
+            }
+        }
+    }
+}
+
+impl crate::Printer for ReportHooks<'_> {
+    fn interval(&mut self, iv: &crate::runner::Interval) -> bool {
+        let n = |per_s: f64| (per_s * iv.seconds).round();
+        let stat = api::Stat {
+            threads_running: iv.threads,
+            time_interval: iv.seconds,
+            time_total: iv.t,
+            events: iv.events as f64,
+            reads: n(iv.reads_per_s),
+            writes: n(iv.writes_per_s),
+            other: n(iv.others_per_s),
+            errors: n(iv.err_per_s),
+            reconnects: n(iv.reconn_per_s),
+            latency_pct: iv.p95_ms / 1e3,
+            latency: None,
+        };
+        self.call("report_intermediate", stat.table(self.main))
+    }
+
+    fn summary(&mut self, r: &crate::results::Results) -> bool {
+        let l = &r.latency_ms;
+        let stat = api::Stat {
+            threads_running: r.threads,
+            time_interval: r.time_s,
+            time_total: r.time_s,
+            events: r.events as f64,
+            reads: r.queries.read as f64,
+            writes: r.queries.write as f64,
+            other: r.queries.other as f64,
+            errors: r.retries as f64,
+            reconnects: r.reconnects as f64,
+            latency_pct: l.p95 / 1e3,
+            latency: Some([l.min / 1e3, l.max / 1e3, l.avg / 1e3, l.sum / 1e3]),
+        };
+        self.call("report_cumulative", stat.table(self.main))
     }
 }
 
@@ -165,9 +222,15 @@ impl Workload for LuaWorkload {
         )
         .map_err(lua_err)?;
         let event: Function = lua.globals().get("event").map_err(lua_err)?;
+        let guard: Function = lua
+            .load(EVENT_GUARD)
+            .set_name("=dbsweep-event")
+            .eval()
+            .map_err(lua_err)?;
         Ok(Box::new(LuaClient {
             lua,
             event,
+            guard,
             data,
             thread,
             stop: false,
@@ -175,10 +238,28 @@ impl Workload for LuaWorkload {
     }
 }
 
+/// Calls `event(tid)` as sysbench's own event loop does: an error table whose errcode is
+/// `sysbench.error.RESTART_EVENT` (raised by a script itself) goes to the
+/// `before_restart_event` hook and restarts the event; any other error goes on up. Returns
+/// whether to restart, and what the event returned.
+const EVENT_GUARD: &str = r#"
+return function(event, tid)
+  local ok, ret = pcall(event, tid)
+  if ok then return false, ret end
+  if type(ret) == "table" and ret.errcode == sysbench.error.RESTART_EVENT then
+    local hook = sysbench.hooks.before_restart_event
+    if type(hook) == "function" then hook(ret) end
+    return true, nil
+  end
+  error(ret, 0)
+end
+"#;
+
 /// One client thread's state.
 struct LuaClient {
     lua: Lua,
     event: Function,
+    guard: Function,
     data: Rc<StateData>,
     thread: u32,
     /// The last event returned true: this thread is done.
@@ -197,17 +278,37 @@ impl Client for LuaClient {
         q: &mut QueryCounts,
     ) -> Result<(), DbError> {
         self.data.counts.set(QueryCounts::default());
-        let r = self.event.call::<Value>(self.thread);
+        let r = self.guard.call::<(bool, Value)>((&self.event, self.thread));
         *q = self.data.counts.get();
         api::take_ffi_counts(q);
-        if let Ok(v) = &r {
-            // sysbench stops a thread whose event returns anything but nil or false.
-            self.stop = !matches!(v, Value::Nil | Value::Boolean(false));
+        match r {
+            Ok((true, _)) => Err(DbError::new(
+                ErrorClass::Ignored,
+                "RESTART_EVENT",
+                "the script restarted the event",
+            )),
+            Ok((false, v)) => {
+                // sysbench stops a thread whose event returns anything but nil or false.
+                self.stop = !matches!(v, Value::Nil | Value::Boolean(false));
+                Ok(())
+            }
+            Err(e) => Err(match api::db_error_of(&e) {
+                Some(db) if db.class.is_retryable() => {
+                    // An ignorable SQL error: the hook sees it before the event runs again.
+                    let restart = self.data.restart.borrow_mut().take();
+                    if let Some(r) = restart {
+                        let hooked = api::restart_table(&self.lua, &r)
+                            .and_then(|t| api::call_hook(&self.lua, "before_restart_event", t));
+                        if let Err(e) = hooked {
+                            return Err(DbError::new(ErrorClass::Fatal, "lua", api::describe(&e)));
+                        }
+                    }
+                    db
+                }
+                Some(db) if db.class == ErrorClass::ConnectionLost => db,
+                _ => DbError::new(ErrorClass::Fatal, "lua", api::describe(&e)),
+            }),
         }
-        r.map(drop).map_err(|e| match api::db_error_of(&e) {
-            Some(db) if db.class != ErrorClass::Fatal => db,
-            _ => DbError::new(ErrorClass::Fatal, "lua", api::describe(&e)),
-        })
     }
 
     fn stopped(&self) -> bool {

@@ -45,6 +45,9 @@ pub enum ErrorClass {
     DuplicateKey,
     /// SQLite's SQLITE_BUSY / SQLITE_LOCKED ("database is locked") after the busy timeout.
     Busy,
+    /// Any other error that a sysbench script declared ignorable (`--mysql-ignore-errors`, the
+    /// `sql_error_ignorable` hook): the event restarts, as in sysbench.
+    Ignored,
     ConnectionLost,
     /// Anything else: the run stops.
     Fatal,
@@ -52,12 +55,13 @@ pub enum ErrorClass {
 
 impl ErrorClass {
     /// Classes whose event is rolled back and retried.
-    pub const RETRYABLE: [ErrorClass; 5] = [
+    pub const RETRYABLE: [ErrorClass; 6] = [
         ErrorClass::Deadlock,
         ErrorClass::LockWaitTimeout,
         ErrorClass::SerializationFailure,
         ErrorClass::DuplicateKey,
         ErrorClass::Busy,
+        ErrorClass::Ignored,
     ];
 
     pub fn is_retryable(self) -> bool {
@@ -72,6 +76,7 @@ impl ErrorClass {
             ErrorClass::SerializationFailure => "serialization_failure",
             ErrorClass::DuplicateKey => "duplicate_key",
             ErrorClass::Busy => "busy",
+            ErrorClass::Ignored => "ignored",
             ErrorClass::ConnectionLost => "connection_lost",
             ErrorClass::Fatal => "fatal",
         }
