@@ -169,8 +169,10 @@ fn run_local(s: &Scratch, name: &str, source: &str, args: &[&str]) -> assert_cmd
     let mut c = dbsweep();
     c.args(["run", script.to_str().unwrap(), "--target"])
         .arg(s.target())
-        .args(["--report-interval", "0"])
         .args(args);
+    if !args.contains(&"--report-interval") {
+        c.args(["--report-interval", "0"]);
+    }
     c
 }
 
@@ -245,4 +247,272 @@ fn an_event_that_returns_true_stops_its_thread() {
     // Each of the three threads counts its 7 events, not the eighth that stopped it.
     let r = read_json(&out);
     assert_eq!(u(&r, "/events"), 21);
+}
+
+#[test]
+fn report_hooks_replace_the_printed_reports_with_sysbench_fields() {
+    let s = Scratch::new();
+    let out = s.path("hooks.json");
+    let run = run_local(
+        &s,
+        "hooks.lua",
+        r#"
+function thread_init() con = sysbench.sql.driver():connect() end
+function event() con:query("SELECT 1") end
+function sysbench.hooks.report_intermediate(stat)
+  print(string.format("INTERMEDIATE threads=%d interval=%s", stat.threads_running,
+    tostring(stat.time_interval > 0 and stat.reads == stat.events)))
+  sysbench.report_csv(stat)
+end
+function sysbench.hooks.report_cumulative(stat)
+  print(string.format("CUMULATIVE events=%d reads=%d writes=%d other=%d latency=%s",
+    stat.events, stat.reads, stat.writes, stat.other,
+    tostring(stat.latency_min <= stat.latency_avg and stat.latency_avg <= stat.latency_max
+      and stat.latency_pct > 0)))
+end
+"#,
+        &["--time", "2", "--threads", "2", "--report-interval", "1"],
+    )
+    .arg("--output")
+    .arg(&out)
+    .assert()
+    .success();
+    let stdout = String::from_utf8_lossy(&run.get_output().stdout).to_string();
+    let stderr = String::from_utf8_lossy(&run.get_output().stderr).to_string();
+    let r = read_json(&out);
+    let events = u(&r, "/events");
+    assert!(events > 0);
+    // Every interval went to the hook (each one prints its line and a CSV line), none to
+    // dbsweep's own line; the summary went to the cumulative hook instead of dbsweep's.
+    let intermediate: Vec<&str> = stdout
+        .lines()
+        .filter(|l| l.starts_with("INTERMEDIATE"))
+        .collect();
+    assert!(!intermediate.is_empty(), "{stdout}");
+    assert!(
+        intermediate
+            .iter()
+            .all(|l| *l == "INTERMEDIATE threads=2 interval=true"),
+        "{stdout}"
+    );
+    let csv = stdout
+        .lines()
+        .filter(|l| l.split(',').count() == 10 && l.split(',').nth(1) == Some("2"))
+        .count();
+    assert_eq!(csv, intermediate.len(), "{stdout}");
+    assert!(!stderr.contains("thds:"), "{stderr}");
+    assert!(
+        stdout.contains(&format!(
+            "CUMULATIVE events={events} reads={events} writes=0 other=0 latency=true"
+        )),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("queries:"), "{stdout}");
+}
+
+#[test]
+fn report_json_prints_one_json_array() {
+    let s = Scratch::new();
+    let run = run_local(
+        &s,
+        "json.lua",
+        "function event() end\nsysbench.hooks.report_intermediate = sysbench.report_json\nsysbench.hooks.report_cumulative = sysbench.report_json\n",
+        &["--time", "2", "--report-interval", "1"],
+    )
+    .assert()
+    .success();
+    let stdout = String::from_utf8_lossy(&run.get_output().stdout).to_string();
+    let start = stdout.find('[').expect("an array");
+    let end = stdout.rfind(']').expect("closed");
+    let v: serde_json::Value = serde_json::from_str(&stdout[start..=end]).expect("valid JSON");
+    let items = v.as_array().unwrap();
+    // At least one interval, then the cumulative report.
+    assert!(items.len() >= 2, "{stdout}");
+    assert!(
+        items
+            .iter()
+            .all(|i| i["threads"] == 1 && i["qps"]["total"] == 0.0)
+    );
+}
+
+/// A script whose every second event call fails on a missing table; `ignore` is the hook
+/// `sql_error_ignorable` (or nothing). Each restart is counted by `before_restart_event`.
+fn flaky_script(ignore: &str) -> String {
+    format!(
+        r#"
+function thread_init() con = sysbench.sql.driver():connect() n = 0 restarts = 0 end
+function event()
+  n = n + 1
+  if n % 2 == 0 then con:query("SELECT * FROM no_such_table_xyz") end
+  con:query("SELECT 1")
+end
+{ignore}
+function sysbench.hooks.before_restart_event(err)
+  assert(err.errcode == sysbench.error.RESTART_EVENT and err.sql_errmsg ~= "")
+  restarts = restarts + 1
+end
+function thread_done() print("RESTARTS " .. restarts) end
+"#
+    )
+}
+
+const IGNORE_MISSING_TABLE: &str = r#"
+function sysbench.hooks.sql_error_ignorable(err)
+  return err.sql_errmsg:find("no_such_table_xyz") ~= nil
+end"#;
+
+/// Runs `source` on `server` for 10 events on one thread; the results and stdout, or None
+/// when the run fails with exit 1 (then stderr must name the script's line).
+fn run_flaky(
+    kind: ServerKind,
+    server: &ManagedServer,
+    s: &Scratch,
+    source: &str,
+    extra: &[&str],
+) -> Option<(serde_json::Value, String)> {
+    let script = s.path("flaky.lua");
+    std::fs::write(&script, source).unwrap();
+    let out = s.path("flaky.json");
+    let _ = std::fs::remove_file(&out);
+    let mut c = dbsweep_script(kind, server, "run", script.to_str().unwrap(), extra);
+    c.args(["--events", "10", "--time", "0", "--output"])
+        .arg(&out);
+    let o = c.output().unwrap();
+    let stdout = String::from_utf8_lossy(&o.stdout).to_string();
+    let stderr = String::from_utf8_lossy(&o.stderr).to_string();
+    match o.status.code() {
+        Some(0) => Some((read_json(&out), stdout)),
+        Some(1) => {
+            assert!(
+                stderr.contains("flaky.lua:5") && stderr.contains("no_such_table_xyz"),
+                "{stderr}"
+            );
+            None
+        }
+        other => panic!("exit {other:?}: {stderr}"),
+    }
+}
+
+fn ignorable_errors_restart_the_event(kind: ServerKind) {
+    let server = start(kind);
+    let s = Scratch::new();
+    // Ten events succeed; the nine failed calls between them restart their event.
+    let check = |(r, stdout): (serde_json::Value, String)| {
+        assert_eq!(u(&r, "/events"), 10);
+        assert_eq!(u(&r, "/queries/read"), 10);
+        assert_eq!(u(&r, "/errors/ignored"), 9);
+        assert!(stdout.contains("RESTARTS 9"), "{stdout}");
+    };
+    check(run_flaky(kind, &server, &s, &flaky_script(IGNORE_MISSING_TABLE), &[]).expect("runs"));
+    // Not ignorable: the run stops with the script's line.
+    assert!(run_flaky(kind, &server, &s, &flaky_script(""), &[]).is_none());
+    if kind == ServerKind::Mariadb {
+        // MySQL's missing table is error 1146.
+        let flaky = flaky_script("");
+        check(run_flaky(kind, &server, &s, &flaky, &["--mysql-ignore-errors=1146"]).expect("runs"));
+        check(run_flaky(kind, &server, &s, &flaky, &["--mysql-ignore-errors=all"]).expect("runs"));
+    }
+}
+
+#[test]
+fn ignorable_errors_restart_the_event_on_postgres() {
+    ignorable_errors_restart_the_event(ServerKind::Postgres);
+}
+
+#[test]
+fn ignorable_errors_restart_the_event_on_mariadb() {
+    ignorable_errors_restart_the_event(ServerKind::Mariadb);
+}
+
+#[test]
+fn a_script_may_restart_its_event_itself() {
+    let s = Scratch::new();
+    let out = s.path("restart.json");
+    let run = run_local(
+        &s,
+        "restart.lua",
+        r#"
+n = 0 restarts = 0
+function event()
+  n = n + 1
+  if n % 3 == 0 then error({errcode = sysbench.error.RESTART_EVENT}) end
+end
+function sysbench.hooks.before_restart_event(err) restarts = restarts + 1 end
+function thread_done() print("RESTARTS " .. restarts) end
+"#,
+        &["--events", "20", "--time", "0", "--output"],
+    )
+    .arg(&out)
+    .assert()
+    .success();
+    let stdout = String::from_utf8_lossy(&run.get_output().stdout).to_string();
+    // Calls 3, 6, ..., 27 restart: 9 restarts for 20 events.
+    assert!(stdout.contains("RESTARTS 9"), "{stdout}");
+    let r = read_json(&out);
+    assert_eq!((u(&r, "/events"), u(&r, "/errors/ignored")), (20, 9));
+}
+
+#[test]
+fn sysbench_05_scripts_run_with_the_old_globals() {
+    let s = Scratch::new();
+    let source = r#"
+function prepare()
+  assert(db_driver == "sqlite" and type(legacy_rows) == "number", "legacy globals")
+  db_query("CREATE TABLE legacy_t (id INTEGER PRIMARY KEY, v INTEGER NOT NULL)")
+  db_bulk_insert_init("INSERT INTO legacy_t (id, v) VALUES")
+  for i = 1, legacy_rows do db_bulk_insert_next("(" .. i .. ", 0)") end
+  db_bulk_insert_done()
+end
+
+function thread_init(id)
+  assert(id == thread_id)
+  stmt = db_prepare("UPDATE legacy_t SET v = v + 1 WHERE id = ?")
+  params = {0}
+  db_bind_param(stmt, params)
+end
+
+function event(id)
+  params[1] = sb_rand(1, legacy_rows)
+  db_execute(stmt)
+  db_query("SELECT v FROM legacy_t WHERE id = " .. sb_rand_uniform(1, legacy_rows))
+end
+
+function cleanup()
+  local rs = db_query("SELECT SUM(v), COUNT(*) FROM legacy_t")
+  local row = rs:fetch_row()
+  print("SUM " .. row[1] .. " ROWS " .. row[2])
+  db_query("DROP TABLE legacy_t")
+end
+"#;
+    let script = s.path("legacy.lua");
+    std::fs::write(&script, source).unwrap();
+    let cmd = |command: &str| {
+        let mut c = dbsweep();
+        c.args([command, script.to_str().unwrap(), "--target"])
+            .arg(s.target())
+            .args(["--legacy-rows=5", "--report-interval", "0"]);
+        c
+    };
+    cmd("prepare").assert().success();
+    let out = s.path("legacy.json");
+    cmd("run")
+        .args([
+            "--events",
+            "40",
+            "--time",
+            "0",
+            "--threads",
+            "2",
+            "--output",
+        ])
+        .arg(&out)
+        .assert()
+        .success();
+    let r = read_json(&out);
+    assert_eq!((u(&r, "/queries/read"), u(&r, "/queries/write")), (40, 40));
+    // Every bound value was read at its execute: 40 updates of existing rows.
+    cmd("cleanup")
+        .assert()
+        .success()
+        .stdout(predicates::str::contains("SUM 40 ROWS 5"));
 }
