@@ -516,3 +516,23 @@ end
         .success()
         .stdout(predicates::str::contains("SUM 40 ROWS 5"));
 }
+
+#[test]
+fn script_output_keeps_its_place_among_dbsweeps_own() {
+    let s = Scratch::new();
+    let run = run_local(
+        &s,
+        "default.lua",
+        "function event() end\nsysbench.hooks.report_intermediate = sysbench.report_default\n",
+        &["--time", "2", "--report-interval", "1"],
+    )
+    .assert()
+    .success();
+    // stdout is a pipe here: the script's lines (C stdio) come before dbsweep's summary.
+    let stdout = String::from_utf8_lossy(&run.get_output().stdout).to_string();
+    let line = stdout
+        .find("[ 1s ] thds: 1 tps: ")
+        .expect("sysbench's line");
+    let summary = stdout.find("SQL statistics:").expect("dbsweep's summary");
+    assert!(line < summary, "{stdout}");
+}

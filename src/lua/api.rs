@@ -400,9 +400,20 @@ fn hook_says_ignorable(lua: &Lua, r: &Restart) -> mlua::Result<bool> {
 pub fn call_hook(lua: &Lua, name: &str, arg: Table) -> mlua::Result<Option<Value>> {
     let hooks: Table = lua.globals().get::<Table>("sysbench")?.get("hooks")?;
     match hooks.get::<Value>(name)? {
-        Value::Function(f) => f.call::<Value>(arg).map(Some),
+        Value::Function(f) => {
+            let r = f.call::<Value>(arg).map(Some);
+            flush_lua_output();
+            r
+        }
         _ => Ok(None),
     }
+}
+
+/// Lua's `print` and `io.write` go through C's stdio buffer, dbsweep's own output does not:
+/// flushing after each script function keeps the two in order when stdout is a pipe or file.
+pub fn flush_lua_output() {
+    // SAFETY: fflush(NULL) flushes every C output stream; no pointer is dereferenced.
+    unsafe { libc::fflush(std::ptr::null_mut()) };
 }
 
 /// sysbench's error description table: errcode, sql_errno, sql_state, sql_errmsg, query.
@@ -1383,8 +1394,9 @@ fn print_help(main: &Lua, path: &std::path::Path, declared: &[ScriptOption]) -> 
 pub fn call_global(lua: &Lua, name: &str, args: MultiValue) -> mlua::Result<bool> {
     match lua.globals().get::<Value>(name)? {
         Value::Function(f) => {
-            f.call::<()>(args)?;
-            Ok(true)
+            let r = f.call::<()>(args);
+            flush_lua_output();
+            r.map(|()| true)
         }
         _ => Ok(false),
     }

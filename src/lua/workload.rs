@@ -63,7 +63,7 @@ pub fn run(ctx: Ctx, plan: &RunPlan, command: &str) -> Result<Outcome, Error> {
 /// thread's state when it is parallel), else the global function of that name.
 fn script_command(ctx: &Arc<Ctx>, command: &str) -> Result<(), Error> {
     let (main, _) = api::new_state(ctx, None).map_err(|e| fail(&e))?;
-    match api::custom_command(&main, command).map_err(|e| fail(&e))? {
+    let r = match api::custom_command(&main, command).map_err(|e| fail(&e))? {
         Some((_, true)) => {
             drop(main);
             std::thread::scope(|s| {
@@ -94,7 +94,9 @@ fn script_command(ctx: &Arc<Ctx>, command: &str) -> Result<(), Error> {
                 )))
             }
         }
-    }
+    };
+    api::flush_lua_output();
+    r
 }
 
 /// The script's `report_intermediate` and `report_cumulative` hooks, called in the main state
