@@ -168,11 +168,11 @@ fn run_local(s: &Scratch, name: &str, source: &str, args: &[&str]) -> assert_cmd
     std::fs::write(&script, source).unwrap();
     let mut c = dbsweep();
     c.args(["run", script.to_str().unwrap(), "--target"])
-        .arg(s.target())
-        .args(args);
+        .arg(s.target());
     if !args.contains(&"--report-interval") {
         c.args(["--report-interval", "0"]);
     }
+    c.args(args);
     c
 }
 

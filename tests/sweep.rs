@@ -423,3 +423,77 @@ fn sigint_stops_a_sweep_and_resume_finishes_it() {
     // The tables were still there: no reload.
     assert!(!point["notes"].to_string().contains("loaded again"));
 }
+
+#[test]
+fn sysbench_scripts_are_sweep_steps() {
+    let s = Scratch::new();
+    let text = r#"
+name = "lua"
+clients = [1, 2]
+table_size = 1000
+read_time = 0.5
+write_time = 0.5
+
+[[steps]]
+load = true
+
+[[steps]]
+name = "ro-lua"
+workload = "/usr/share/sysbench/oltp_read_only.lua"
+class = "read"
+options = { skip_trx = true, range_size = 5 }
+"#;
+    let plan = write_plan(&s, text);
+    let dir = s.path("sweep");
+    dbsweep()
+        .arg("sweep")
+        .arg(&plan)
+        .arg("--output")
+        .arg(&dir)
+        .assert()
+        .success();
+    assert_complete(&dir, 4, false);
+    for c in [1, 2] {
+        let r = read_json(&dir.join(format!("steps/sqlite.default.c{c}/02-ro-lua.json")));
+        let res = &r["results"];
+        assert_eq!(res["threads"], c);
+        // The script's own option was applied: 14 reads per event and no BEGIN/COMMIT.
+        let events = u(res, "/events");
+        assert!(events > 0);
+        assert_eq!(u(res, "/queries/read"), 14 * events);
+        assert_eq!(u(res, "/queries/other"), 0);
+    }
+    // The report groups the script as the workload of its name.
+    dbsweep()
+        .arg("report")
+        .arg(&dir)
+        .assert()
+        .success()
+        .stdout(predicates::str::contains(
+            "-- range queries with aggregation",
+        ));
+    // A missing script and a bad value of a script's option are the plan's errors.
+    for (from, to, says) in [
+        (
+            "oltp_read_only.lua",
+            "no_such.lua",
+            "no_such.lua' not found",
+        ),
+        (
+            "skip_trx = true",
+            "skip_trx = \"maybe\"",
+            "--skip-trx=maybe: not a boolean",
+        ),
+    ] {
+        let bad = write_plan(&s, &text.replace(from, to));
+        dbsweep()
+            .arg("sweep")
+            .arg(&bad)
+            .arg("--output")
+            .arg(s.path("bad"))
+            .assert()
+            .code(2)
+            .stderr(predicates::str::contains(says));
+        assert!(!s.path("bad").exists());
+    }
+}

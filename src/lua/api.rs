@@ -84,6 +84,31 @@ pub struct StateData {
     unique: Cell<u64>,
     /// Set when a statement failed with an ignorable error (the event restarts).
     pub restart: RefCell<Option<Restart>>,
+    /// The connections this state opened, for their page cache counters.
+    conns: RefCell<Vec<std::rc::Weak<RefCell<ConnState>>>>,
+}
+
+impl StateData {
+    /// The summed page cache counters of this state's open connections (SQLite keeps them
+    /// per connection); None where the server keeps them.
+    pub fn cache_counters(&self, reset: bool) -> Option<[u64; 3]> {
+        let mut sum: Option<[u64; 3]> = None;
+        for c in self
+            .conns
+            .borrow()
+            .iter()
+            .filter_map(std::rc::Weak::upgrade)
+        {
+            let mut st = c.borrow_mut();
+            if let Some(v) = st.conn.as_mut().and_then(|c| c.cache_counters(reset)) {
+                let s = sum.get_or_insert([0; 3]);
+                for (a, b) in s.iter_mut().zip(v) {
+                    *a += b;
+                }
+            }
+        }
+        sum
+    }
 }
 
 /// The C declarations sysbench's own Lua code makes, which scripts use through `ffi.C`.
@@ -151,6 +176,7 @@ pub fn new_state(ctx: &Arc<Ctx>, tid: Option<u32>) -> mlua::Result<(Lua, Rc<Stat
         dists: RefCell::new(HashMap::new()),
         unique: Cell::new(u64::from(thread) << 32),
         restart: RefCell::new(None),
+        conns: RefCell::new(Vec::new()),
     });
     let dir = ctx
         .path
@@ -647,7 +673,7 @@ impl UserData for Driver {
         m.add_method("name", |_, this, ()| Ok(driver_name(this.target.dialect())));
         m.add_method("connect", |_, this, ()| {
             let conn = this.target.connect().map_err(sql_error)?;
-            Ok(LuaConn(Rc::new(RefCell::new(ConnState {
+            let state = Rc::new(RefCell::new(ConnState {
                 conn: Some(conn),
                 target: this.target.clone(),
                 data: this.data.clone(),
@@ -655,7 +681,11 @@ impl UserData for Driver {
                 errno: 0,
                 state: String::new(),
                 errmsg: String::new(),
-            }))))
+            }));
+            let mut conns = this.data.conns.borrow_mut();
+            conns.retain(|c| c.strong_count() > 0);
+            conns.push(Rc::downgrade(&state));
+            Ok(LuaConn(state))
         });
     }
 }
@@ -1171,6 +1201,43 @@ fn lua_fail(e: &mlua::Error) -> Error {
 
 /// `dbsweep COMMAND SCRIPT [options]`.
 pub fn run_command(command: &str, script: &str, args: &[String]) -> Result<Outcome, Error> {
+    match script_plan(command, script, args)? {
+        Some((ctx, plan)) => super::workload::run(ctx, &plan, command),
+        None => Ok(Outcome::Done),
+    }
+}
+
+/// The run of a script as a sweep step: `argv` is the step's `dbsweep run SCRIPT [options]`
+/// command line; the script's states connect to `url`.
+/// Without a URL the script and its options are only checked (a plan's validation).
+pub fn step_workload(
+    argv: &[String],
+    url: Option<&str>,
+) -> Result<(RunPlan, Box<dyn crate::workload::Workload>), Error> {
+    let [_, _, script, args @ ..] = argv else {
+        return Err(Error::Usage("a script step names its script".into()));
+    };
+    let (mut ctx, mut plan) = script_plan("run", script, args)?.expect("not help");
+    if let Some(url) = url {
+        plan.target = url.to_string();
+        let target = crate::target::open(
+            url,
+            crate::target::OpenOptions {
+                create: false,
+                text_statements: plan.workload_opts.ps_mode == crate::workload::PsMode::Disable,
+            },
+        )?;
+        ctx.target = Some(Arc::from(target));
+    }
+    Ok((plan, super::workload::boxed(Arc::new(ctx))))
+}
+
+/// A script's context and run plan from its command line; None for `help` (printed here).
+fn script_plan(
+    command: &str,
+    script: &str,
+    args: &[String],
+) -> Result<Option<(Ctx, RunPlan)>, Error> {
     let path = super::resolve(script)?;
     let source = std::fs::read_to_string(&path)
         .map_err(|e| Error::Usage(format!("{}: {e}", path.display())))?;
@@ -1200,7 +1267,7 @@ pub fn run_command(command: &str, script: &str, args: &[String]) -> Result<Outco
     let declared = declared_options(&main).map_err(|e| lua_fail(&e))?;
     if command == "help" {
         print_help(&main, &path, &declared)?;
-        return Ok(Outcome::Done);
+        return Ok(None);
     }
     let (script_opts, general) = split_args(args, &declared)?;
     let (mut general, ignore) = sysbench_connection(general)?;
@@ -1258,7 +1325,7 @@ pub fn run_command(command: &str, script: &str, args: &[String]) -> Result<Outco
     ctx.opts = opts;
     ctx.rand = plan.workload_opts.rand.clone();
     ctx.threads = r.threads;
-    super::workload::run(ctx, &plan, command)
+    Ok(Some((ctx, plan)))
 }
 
 /// sysbench's connection options (`--db-driver`, `--pgsql-host`, `--mysql-port`,

@@ -80,4 +80,4 @@ pub fn script_command(args: &[String]) -> Option<(String, String, Vec<String>)> 
     }
 }
 
-pub use api::run_command;
+pub use api::{run_command, step_workload};

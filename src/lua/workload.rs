@@ -155,6 +155,11 @@ impl crate::Printer for ReportHooks<'_> {
     }
 }
 
+/// A script as a workload (a sweep step's), on the target in `ctx`.
+pub fn boxed(ctx: Arc<Ctx>) -> Box<dyn Workload> {
+    Box::new(LuaWorkload { ctx })
+}
+
 /// A script run as a workload.
 struct LuaWorkload {
     ctx: Arc<Ctx>,
@@ -315,6 +320,10 @@ impl Client for LuaClient {
 
     fn stopped(&self) -> bool {
         self.stop
+    }
+
+    fn own_cache_counters(&mut self, reset: bool) -> Option<Option<[u64; 3]>> {
+        Some(self.data.cache_counters(reset))
     }
 
     fn finish(&mut self, _conn: &mut dyn Conn, q: &mut QueryCounts) -> Result<(), DbError> {

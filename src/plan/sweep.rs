@@ -367,6 +367,30 @@ impl Sweep {
         Ok(plan)
     }
 
+    /// A workload step's plan and workload, on `target_url` (None: only checked, as the plan's
+    /// validation does). A sysbench Lua script (`workload = "x.lua"`) runs in dbsweep's Lua
+    /// states, with the step's options parsed as the script's command line.
+    pub fn step_workload(
+        &self,
+        step: &Step,
+        clients: u32,
+        target_url: Option<&str>,
+    ) -> Result<(RunPlan, Box<dyn crate::workload::Workload>), Error> {
+        if let StepKind::Run {
+            workload,
+            class,
+            args,
+        } = &step.kind
+            && crate::lua::is_script(workload)
+        {
+            let argv = self.run_args(workload, clients, self.class_time(*class), args);
+            return crate::lua::step_workload(&argv, target_url);
+        }
+        let plan = self.step_plan(step, clients, target_url.unwrap_or("sqlite://check.db"))?;
+        let workload = crate::workload::build(&plan.workload, &plan.workload_opts)?;
+        Ok((plan, workload))
+    }
+
     pub fn class_time(&self, class: Class) -> f64 {
         match class {
             Class::Read => self.file.read_time,
@@ -867,10 +891,8 @@ fn validate(src: &Source, file: PlanFile) -> Result<Sweep, Error> {
         // Every workload step is checked as its `dbsweep run` would be, at every client count.
         if matches!(step.kind, StepKind::Run { .. } | StepKind::Load(_)) {
             for &clients in &sweep.file.clients {
-                let plan = sweep
-                    .step_plan(&step, clients, "sqlite://check.db")
-                    .map_err(|e| src.error(span.clone(), format!("step {}: {e}", step.name)))?;
-                crate::workload::build(&plan.workload, &plan.workload_opts)
+                sweep
+                    .step_workload(&step, clients, None)
                     .map_err(|e| src.error(span.clone(), format!("step {}: {e}", step.name)))?;
             }
         }

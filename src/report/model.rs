@@ -32,8 +32,11 @@ impl Group {
 
     /// The group of a workload: point lookups; IN-lists, ranges and scans returning rows;
     /// read-only transactions and counts (aggregation); everything that writes.
+    /// A sysbench script counts as the built-in workload of its file's name
+    /// (`/usr/share/sysbench/oltp_point_select.lua` as `oltp_point_select`).
     pub fn of(workload: &str) -> Group {
-        match workload {
+        let name = workload.rsplit('/').next().unwrap_or(workload);
+        match name.strip_suffix(".lua").unwrap_or(name) {
             "oltp_point_select" | "oltp_points_covered" => Group::PointQueries,
             "oltp_inlist_select"
             | "select_random_points"

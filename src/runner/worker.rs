@@ -102,7 +102,7 @@ impl Worker {
             if measuring && !cache_reset {
                 // Warm-up's cache traffic is left out, as everything else of it.
                 cache_reset = true;
-                self.conn.cache_counters(true);
+                self.cache_counters(true);
             }
             if measuring
                 && sh.events_limit > 0
@@ -139,7 +139,7 @@ impl Worker {
             }
         }
         let cache = if cache_reset {
-            self.conn.cache_counters(false)
+            self.cache_counters(false)
         } else {
             None
         };
@@ -214,6 +214,14 @@ impl Worker {
                     pause = (pause * 2).min(Duration::from_secs(1));
                 }
             }
+        }
+    }
+
+    /// The page cache counters of the connections the client's queries run on.
+    fn cache_counters(&mut self, reset: bool) -> Option<[u64; 3]> {
+        match self.client.own_cache_counters(reset) {
+            Some(own) => own,
+            None => self.conn.cache_counters(reset),
         }
     }
 

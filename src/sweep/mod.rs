@@ -467,8 +467,7 @@ impl<'a> Runner<'a> {
         else {
             return Ok(());
         };
-        let plan = sweep.step_plan(load_step, cell.clients, &db.url)?;
-        let workload = crate::workload::build(&plan.workload, &plan.workload_opts)?;
+        let (plan, workload) = sweep.step_workload(load_step, cell.clients, Some(&db.url))?;
         let url = db.db.target.display_url();
         let mut conn = db.db.target.connect().map_err(|e| Error::db(&url, e))?;
         let present = !workload
@@ -591,8 +590,9 @@ impl<'a> Runner<'a> {
         estimate: f64,
         rec: &mut StepRecord,
     ) -> Result<(), Error> {
-        let plan = self.sweep.step_plan(step, cell.clients, &db.url)?;
-        let workload = crate::workload::build(&plan.workload, &plan.workload_opts)?;
+        let (plan, workload) = self
+            .sweep
+            .step_workload(step, cell.clients, Some(&db.url))?;
         // Text statements need a target opened for them; the cell's serves everything else.
         let text = plan.workload_opts.ps_mode == PsMode::Disable;
         let saved = if text {
@@ -655,9 +655,10 @@ impl<'a> Runner<'a> {
         step: &Step,
         rec: &mut StepRecord,
     ) -> Result<(), Error> {
-        let mut plan = self.sweep.step_plan(step, cell.clients, &db.url)?;
+        let (mut plan, workload) = self
+            .sweep
+            .step_workload(step, cell.clients, Some(&db.url))?;
         plan.force = db.own || self.args.force;
-        let workload = crate::workload::build(&plan.workload, &plan.workload_opts)?;
         let sampler = Sampler::start(db.db.hw_subject(), Duration::ZERO);
         let report = crate::load(&plan, db.db.target.as_ref(), workload.as_ref());
         let rows = report.as_ref().map_or(0, |r| r.rows);

@@ -97,6 +97,13 @@ pub trait Client: Send {
         None
     }
 
+    /// Page cache counters (SQLite) of the connections the client opened itself, as
+    /// [`Conn::cache_counters`] gives them; `None` when it runs on the runner's connection
+    /// (every built-in workload). A sysbench script opens its own.
+    fn own_cache_counters(&mut self, _reset: bool) -> Option<Option<[u64; 3]>> {
+        None
+    }
+
     /// Called once when the client stops (bulk_insert commits its open batch; a script runs
     /// `thread_done`). Queries it counts into `q` belong to the run, as sysbench counts them.
     fn finish(&mut self, _conn: &mut dyn Conn, _q: &mut QueryCounts) -> Result<(), DbError> {
