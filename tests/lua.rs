@@ -176,6 +176,16 @@ fn run_local(s: &Scratch, name: &str, source: &str, args: &[&str]) -> assert_cmd
     c
 }
 
+/// stdout and stderr of a script run (as `run_local`) that must succeed.
+fn output_of(s: &Scratch, name: &str, source: &str, args: &[&str]) -> (String, String) {
+    let run = run_local(s, name, source, args).assert().success();
+    let o = run.get_output();
+    (
+        String::from_utf8_lossy(&o.stdout).to_string(),
+        String::from_utf8_lossy(&o.stderr).to_string(),
+    )
+}
+
 /// stderr of a script run that must fail with exit 1.
 fn failure(s: &Scratch, source: &str) -> String {
     let out = run_local(s, "broken.lua", source, &["--time", "1"])
@@ -253,7 +263,7 @@ fn an_event_that_returns_true_stops_its_thread() {
 fn report_hooks_replace_the_printed_reports_with_sysbench_fields() {
     let s = Scratch::new();
     let out = s.path("hooks.json");
-    let run = run_local(
+    let (stdout, stderr) = output_of(
         &s,
         "hooks.lua",
         r#"
@@ -271,14 +281,17 @@ function sysbench.hooks.report_cumulative(stat)
       and stat.latency_pct > 0)))
 end
 "#,
-        &["--time", "2", "--threads", "2", "--report-interval", "1"],
-    )
-    .arg("--output")
-    .arg(&out)
-    .assert()
-    .success();
-    let stdout = String::from_utf8_lossy(&run.get_output().stdout).to_string();
-    let stderr = String::from_utf8_lossy(&run.get_output().stderr).to_string();
+        &[
+            "--time",
+            "2",
+            "--threads",
+            "2",
+            "--report-interval",
+            "1",
+            "--output",
+            out.to_str().unwrap(),
+        ],
+    );
     let r = read_json(&out);
     let events = u(&r, "/events");
     assert!(events > 0);
@@ -313,15 +326,12 @@ end
 #[test]
 fn report_json_prints_one_json_array() {
     let s = Scratch::new();
-    let run = run_local(
+    let (stdout, _) = output_of(
         &s,
         "json.lua",
         "function event() end\nsysbench.hooks.report_intermediate = sysbench.report_json\nsysbench.hooks.report_cumulative = sysbench.report_json\n",
         &["--time", "2", "--report-interval", "1"],
-    )
-    .assert()
-    .success();
-    let stdout = String::from_utf8_lossy(&run.get_output().stdout).to_string();
+    );
     let start = stdout.find('[').expect("an array");
     let end = stdout.rfind(']').expect("closed");
     let v: serde_json::Value = serde_json::from_str(&stdout[start..=end]).expect("valid JSON");
@@ -428,7 +438,7 @@ fn ignorable_errors_restart_the_event_on_mariadb() {
 fn a_script_may_restart_its_event_itself() {
     let s = Scratch::new();
     let out = s.path("restart.json");
-    let run = run_local(
+    let (stdout, _) = output_of(
         &s,
         "restart.lua",
         r#"
@@ -440,12 +450,15 @@ end
 function sysbench.hooks.before_restart_event(err) restarts = restarts + 1 end
 function thread_done() print("RESTARTS " .. restarts) end
 "#,
-        &["--events", "20", "--time", "0", "--output"],
-    )
-    .arg(&out)
-    .assert()
-    .success();
-    let stdout = String::from_utf8_lossy(&run.get_output().stdout).to_string();
+        &[
+            "--events",
+            "20",
+            "--time",
+            "0",
+            "--output",
+            out.to_str().unwrap(),
+        ],
+    );
     // Calls 3, 6, ..., 27 restart: 9 restarts for 20 events.
     assert!(stdout.contains("RESTARTS 9"), "{stdout}");
     let r = read_json(&out);
@@ -520,16 +533,13 @@ end
 #[test]
 fn script_output_keeps_its_place_among_dbsweeps_own() {
     let s = Scratch::new();
-    let run = run_local(
+    // stdout is a pipe here: the script's lines (C stdio) come before dbsweep's summary.
+    let (stdout, _) = output_of(
         &s,
         "default.lua",
         "function event() end\nsysbench.hooks.report_intermediate = sysbench.report_default\n",
         &["--time", "2", "--report-interval", "1"],
-    )
-    .assert()
-    .success();
-    // stdout is a pipe here: the script's lines (C stdio) come before dbsweep's summary.
-    let stdout = String::from_utf8_lossy(&run.get_output().stdout).to_string();
+    );
     let line = stdout
         .find("[ 1s ] thds: 1 tps: ")
         .expect("sysbench's line");
