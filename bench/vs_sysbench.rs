@@ -244,6 +244,7 @@ fn main() {
             .map(|s| dbsweep::server::parse_setting(s).expect("name=value"))
             .collect();
         let spec = ServerSpec {
+            socket: false,
             kind,
             settings,
             datadir: None,

@@ -166,6 +166,9 @@ pub struct SweepOpts {
     /// Run every cell on a fresh managed server of this kind instead of the plan's targets
     #[arg(long, value_enum, conflicts_with = "target")]
     pub server: Option<ServerKind>,
+    /// Connect to the --server over its Unix socket instead of loopback TCP
+    #[arg(long, requires = "server")]
+    pub server_socket: bool,
     /// Client counts, comma-separated (e.g. 1,4,16)
     #[arg(long, value_parser = parse_clients)]
     pub clients: Option<ClientList>,
@@ -217,6 +220,10 @@ pub struct DbArgs {
     /// Leave the managed server's data directory in place (it is removed otherwise)
     #[arg(long)]
     pub keep: bool,
+    /// Connect to the managed server over its Unix socket instead of loopback TCP (less CPU
+    /// per query for the client and the server)
+    #[arg(long)]
+    pub server_socket: bool,
 }
 
 /// prepare, run and cleanup: a workload and every option. All three accept the same set, as

@@ -168,6 +168,7 @@ pub fn run(cli: Cli) -> Result<Outcome, Error> {
                 overrides: plan::sweep::Overrides {
                     target: o.target,
                     server: o.server,
+                    server_socket: o.server_socket,
                     clients,
                     tables: o.tables,
                     table_size: o.table_size,

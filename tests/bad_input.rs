@@ -124,3 +124,20 @@ fn errors_are_one_line_and_never_a_panic() {
     assert_eq!(err.trim_end().lines().count(), 1, "{err}");
     assert!(!err.contains("panicked"));
 }
+
+#[test]
+fn managed_server_options_need_a_managed_server() {
+    let s = Scratch::new();
+    for opt in ["--server-socket", "--keep"] {
+        s.cmd(&["run", "oltp_point_select", opt])
+            .assert()
+            .code(2)
+            .stderr(contains("need --server"));
+    }
+    dbsweep()
+        .args(["sweep", "quick", "--dry-run", "--server-socket"])
+        .assert()
+        .code(2)
+        .stderr(contains("--server <SERVER>"));
+    assert!(!s.db().exists());
+}

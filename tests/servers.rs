@@ -19,6 +19,7 @@ fn start_with(kind: ServerKind, settings: &[(&str, &str)]) -> ManagedServer {
         .map(|(k, v)| (k.to_string(), v.to_string()))
         .collect();
     let spec = ServerSpec {
+        socket: false,
         kind,
         settings,
         datadir: None,
@@ -222,6 +223,60 @@ per_server!(unix_socket_targets_run_with_exact_counts, |kind| {
         assert_eq!(got, (14 * N, 4 * N, 2 * N), "{kind:?} --ps-mode {ps}");
     }
 });
+
+per_server!(
+    server_socket_connects_managed_servers_over_unix_sockets,
+    |kind| {
+        // The server itself tells how each client is connected.
+        let s = Scratch::new();
+        let script = s.path("how.lua");
+        let sql = if kind == ServerKind::Postgres {
+            "SELECT COALESCE(host(inet_client_addr()), 'unix socket')"
+        } else {
+            // A TCP client's host has its port: `127.0.0.1:PORT` or, resolved, `localhost:PORT`.
+            "SELECT IF(host LIKE '%:%', host, 'unix socket') FROM information_schema.processlist WHERE id = CONNECTION_ID()"
+        };
+        std::fs::write(
+        &script,
+        format!(
+            "function thread_init()\n  con = sysbench.sql.driver():connect()\nend\nfunction event()\n  print('connected by ' .. con:query_row(\"{sql}\"))\nend\n"
+        ),
+    )
+    .unwrap();
+        let server = if kind == ServerKind::Postgres {
+            "postgres"
+        } else {
+            "mariadb"
+        };
+        for socket in [true, false] {
+            let out = s.path(&format!("how-{socket}.json"));
+            let mut c = dbsweep();
+            c.args(["run", script.to_str().unwrap(), "--server", server])
+                .args(["--events", "2", "--time", "0", "--report-interval", "0"])
+                .arg("--output")
+                .arg(&out);
+            if socket {
+                c.arg("--server-socket");
+            }
+            let run = c.assert().success();
+            let stdout = String::from_utf8_lossy(&run.get_output().stdout).to_string();
+            let said: Vec<&str> = stdout
+                .lines()
+                .filter_map(|l| l.strip_prefix("connected by "))
+                .collect();
+            assert_eq!(said.len(), 2, "{stdout}");
+            assert!(
+                said.iter().all(|h| (*h == "unix socket") == socket),
+                "{kind:?} socket {socket}: {stdout}"
+            );
+            let url = read_json(&out)["target"]["url"]
+                .as_str()
+                .unwrap()
+                .to_string();
+            assert_eq!(url.contains("127.0.0.1"), !socket, "{url}");
+        }
+    }
+);
 
 per_server!(
     prepare_refuses_loaded_tables_and_bulk_insert_appends,

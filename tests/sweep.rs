@@ -338,6 +338,55 @@ fn dry_run_prints_the_schedule_and_its_duration() {
         .parse()
         .unwrap();
     assert!((12..14).contains(&hours), "{total}");
+    // The plan loads the sbtest tables: the header says how many and how big.
+    let header = stdout.lines().next().unwrap();
+    assert!(header.contains("table(s) of"), "{header}");
+    // A TPC-C plan loads none: no word of them.
+    let s = Scratch::new();
+    let plan = write_plan(
+        &s,
+        "name = \"tp\"\nclients = [2]\n\n[[steps]]\nname = \"tpcc\"\nworkload = \"tpcc\"\nclass = \"write\"\noptions = { warehouses = 2 }\n",
+    );
+    let out = dbsweep()
+        .args(["sweep", "--dry-run"])
+        .arg(&plan)
+        .assert()
+        .success();
+    let stdout = String::from_utf8_lossy(&out.get_output().stdout).to_string();
+    let header = stdout.lines().next().unwrap();
+    assert!(
+        header.starts_with("plan tp: ") && !header.contains("table"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("tpcc (W) --warehouses=2"), "{stdout}");
+    // A managed server's clients may connect over its Unix socket; a URL names its own.
+    let socket = "[[targets]]\nserver = \"postgres\"\nsocket = true\n\n[[steps]]";
+    let plan = write_plan(
+        &s,
+        &std::fs::read_to_string(&plan)
+            .unwrap()
+            .replacen("[[steps]]", socket, 1),
+    );
+    dbsweep()
+        .args(["sweep", "--dry-run"])
+        .arg(&plan)
+        .assert()
+        .success()
+        .stdout(predicates::str::contains(
+            "a fresh managed Postgres server over its Unix socket, 2 client(s)",
+        ));
+    let bad = std::fs::read_to_string(&plan).unwrap().replace(
+        "server = \"postgres\"",
+        "url = \"postgres://x@127.0.0.1/db\"",
+    );
+    dbsweep()
+        .args(["sweep", "--dry-run"])
+        .arg(write_plan(&s, &bad))
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains(
+            "socket = true is for a managed server",
+        ));
 }
 
 #[test]
@@ -496,4 +545,57 @@ options = { skip_trx = true, range_size = 5 }
             .stderr(predicates::str::contains(says));
         assert!(!s.path("bad").exists());
     }
+}
+
+#[test]
+fn script_steps_call_init_and_done_around_each_run() {
+    let s = Scratch::new();
+    let log = s.path("life.log");
+    let script = s.path("life.lua");
+    std::fs::write(
+        &script,
+        r#"
+sysbench.cmdline.options = { log = {"where init and done write", ""} }
+
+local function say(what)
+  local f = assert(io.open(sysbench.opt.log, "a"))
+  f:write(what, "\n")
+  f:close()
+end
+
+function init() say("init") started = true end
+function done() say(started and "done after init" or "done alone") end
+function event() end
+"#,
+    )
+    .unwrap();
+    let text = format!(
+        r#"
+name = "life"
+clients = [1, 2]
+read_time = 0.3
+
+[[steps]]
+name = "life"
+workload = "{}"
+class = "read"
+options = {{ log = "{}" }}
+"#,
+        script.display(),
+        log.display()
+    );
+    let dir = s.path("sweep");
+    dbsweep()
+        .arg("sweep")
+        .arg(write_plan(&s, &text))
+        .arg("--output")
+        .arg(&dir)
+        .assert()
+        .success();
+    // One main state per run, as `dbsweep run` (and sysbench) has: init before, done after.
+    let said = std::fs::read_to_string(&log).unwrap();
+    assert_eq!(
+        said.lines().collect::<Vec<_>>(),
+        ["init", "done after init", "init", "done after init"]
+    );
 }

@@ -18,6 +18,7 @@ use crate::error::Error;
 use crate::metrics::QueryCounts;
 use crate::target::{Conn, DbError, Dialect, ErrorClass, Param, StmtId, Target};
 use crate::workload::rand::{Dist, Rand, RandOptions, RandType};
+use crate::workload::{EventLoop, Next};
 use crate::{Outcome, plan::RunPlan};
 
 /// A value of `sysbench.opt`.
@@ -117,6 +118,9 @@ typedef enum {
   SB_CNT_OTHER, SB_CNT_READ, SB_CNT_WRITE, SB_CNT_TRX, SB_CNT_ERROR, SB_CNT_RECONNECT, SB_CNT_MAX
 } sb_counter_type;
 void sb_counter_inc(int thread_id, sb_counter_type type);
+bool sb_more_events(int thread_id);
+void sb_event_start(int thread_id);
+void sb_event_stop(int thread_id);
 int usleep(unsigned int microseconds);
 ";
 
@@ -144,6 +148,87 @@ pub fn take_ffi_counts(q: &mut QueryCounts) {
     q.others += other;
     q.reads += read;
     q.writes += write;
+}
+
+/// The loop a script's `thread_run` drives on this thread, while it runs.
+struct OwnLoop {
+    /// Valid while `with_own_loop` runs, which is the only time this is set.
+    ctl: *mut (dyn EventLoop + 'static),
+    data: Rc<StateData>,
+}
+
+thread_local! {
+    static OWN_LOOP: RefCell<Option<OwnLoop>> = const { RefCell::new(None) };
+}
+
+/// Runs `f` (the script's `thread_run`) with `ctl` behind this thread's `sb_more_events`,
+/// `sb_event_start` and `sb_event_stop`, as sysbench's own loop has them.
+pub fn with_own_loop<R>(ctl: &mut dyn EventLoop, data: &Rc<StateData>, f: impl FnOnce() -> R) -> R {
+    struct Clear;
+    impl Drop for Clear {
+        fn drop(&mut self) {
+            OWN_LOOP.with(|l| l.borrow_mut().take());
+        }
+    }
+    // SAFETY: the pointer is only dereferenced by the FFI functions below, on this thread,
+    // while `f` runs; `Clear` removes it before `ctl`'s borrow ends, on every exit path.
+    let ctl: *mut (dyn EventLoop + 'static) = unsafe {
+        std::mem::transmute::<*mut (dyn EventLoop + '_), *mut (dyn EventLoop + 'static)>(ctl)
+    };
+    OWN_LOOP.with(|l| {
+        *l.borrow_mut() = Some(OwnLoop {
+            ctl,
+            data: data.clone(),
+        })
+    });
+    let _clear = Clear;
+    f()
+}
+
+/// Calls `f` with the loop of this thread's `thread_run`, if one is running.
+fn own_loop<R>(f: impl FnOnce(&mut dyn EventLoop, &StateData) -> R) -> Option<R> {
+    OWN_LOOP.with(|l| {
+        let l = l.borrow();
+        let l = l.as_ref()?;
+        // SAFETY: see `with_own_loop`: set only while the loop's owner waits for `thread_run`,
+        // on this thread; the calls below never re-enter one another.
+        Some(f(unsafe { &mut *l.ctl }, &l.data))
+    })
+}
+
+/// sysbench's `sb_more_events`: whether the script's own loop runs another event (the
+/// runner's pacing, deadline and event limit decide). False outside a `thread_run`.
+#[unsafe(no_mangle)]
+pub extern "C" fn sb_more_events(_thread_id: std::ffi::c_int) -> bool {
+    own_loop(|ctl, data| match ctl.next() {
+        Next::Done => false,
+        Next::Run => true,
+        Next::RunFirstMeasured => {
+            data.cache_counters(true);
+            true
+        }
+    })
+    .unwrap_or(false)
+}
+
+/// sysbench's `sb_event_start`: the event's clock starts, its query counts from zero.
+#[unsafe(no_mangle)]
+pub extern "C" fn sb_event_start(_thread_id: std::ffi::c_int) {
+    own_loop(|ctl, data| {
+        data.counts.set(QueryCounts::default());
+        take_ffi_counts(&mut QueryCounts::default());
+        ctl.start();
+    });
+}
+
+/// sysbench's `sb_event_stop`: the event ends with the queries counted since it started.
+#[unsafe(no_mangle)]
+pub extern "C" fn sb_event_stop(_thread_id: std::ffi::c_int) {
+    own_loop(|ctl, data| {
+        let mut q = data.counts.get();
+        take_ffi_counts(&mut q);
+        ctl.stop(&q);
+    });
 }
 
 /// sysbench's marker for a command that runs in every thread's state.
@@ -191,8 +276,11 @@ pub fn new_state(ctx: &Arc<Ctx>, tid: Option<u32>) -> mlua::Result<(Lua, Rc<Stat
         format!("{dir}/?.lua;./?.lua;{}/?.lua;{path}", super::SYSBENCH_DIR),
     )?;
     install(&lua, &data, thread)?;
-    // The symbol must stay in the binary for `ffi.C` to find it.
+    // The symbols must stay in the binary for `ffi.C` to find them.
     std::hint::black_box(sb_counter_inc as extern "C" fn(std::ffi::c_int, std::ffi::c_int));
+    std::hint::black_box(sb_more_events as extern "C" fn(std::ffi::c_int) -> bool);
+    std::hint::black_box(sb_event_start as extern "C" fn(std::ffi::c_int));
+    std::hint::black_box(sb_event_stop as extern "C" fn(std::ffi::c_int));
     lua.load(format!("require('ffi').cdef[[{FFI_CDEF}]]"))
         .set_name("=dbsweep-ffi")
         .exec()?;

@@ -36,7 +36,11 @@ pub fn run(ctx: Ctx, plan: &RunPlan, command: &str) -> Result<Outcome, Error> {
         },
     )?);
     let ctx = api::finish_ctx(ctx, target);
-    let workload = LuaWorkload { ctx: ctx.clone() };
+    // `init` and `done` run here, in the main state that the report hooks use too.
+    let workload = LuaWorkload {
+        ctx: ctx.clone(),
+        init_done: false,
+    };
     match command {
         "run" => {
             let (main, _) = api::new_state(&ctx, None).map_err(|e| fail(&e))?;
@@ -157,12 +161,18 @@ impl crate::Printer for ReportHooks<'_> {
 
 /// A script as a workload (a sweep step's), on the target in `ctx`.
 pub fn boxed(ctx: Arc<Ctx>) -> Box<dyn Workload> {
-    Box::new(LuaWorkload { ctx })
+    Box::new(LuaWorkload {
+        ctx,
+        init_done: true,
+    })
 }
 
 /// A script run as a workload.
 struct LuaWorkload {
     ctx: Arc<Ctx>,
+    /// Whether each run calls the script's `init` and `done` in a main state of its own
+    /// (`around_run`); `dbsweep run` calls them itself.
+    init_done: bool,
 }
 
 impl Workload for LuaWorkload {
@@ -216,6 +226,25 @@ impl Workload for LuaWorkload {
         Ok(())
     }
 
+    /// A script opens its connections with `sysbench.sql.driver():connect()`.
+    fn own_connections(&self) -> bool {
+        true
+    }
+
+    fn around_run(
+        &self,
+        run: &mut dyn FnMut() -> Result<crate::results::Results, Error>,
+    ) -> Result<crate::results::Results, Error> {
+        if !self.init_done {
+            return run();
+        }
+        let (main, _) = api::new_state(&self.ctx, None).map_err(|e| fail(&e))?;
+        api::call_global(&main, "init", MultiValue::new()).map_err(|e| fail(&e))?;
+        let results = run()?;
+        api::call_global(&main, "done", MultiValue::new()).map_err(|e| fail(&e))?;
+        Ok(results)
+    }
+
     fn client(&self, _conn: &mut dyn Conn, thread: u32) -> Result<Box<dyn Client>, DbError> {
         let lua_err = |e: mlua::Error| match api::db_error_of(&e) {
             Some(db) => db,
@@ -229,6 +258,10 @@ impl Workload for LuaWorkload {
         )
         .map_err(lua_err)?;
         let event: Function = lua.globals().get("event").map_err(lua_err)?;
+        let thread_run = match lua.globals().get::<Value>("thread_run").map_err(lua_err)? {
+            Value::Function(f) => Some(f),
+            _ => None,
+        };
         let guard: Function = lua
             .load(EVENT_GUARD)
             .set_name("=dbsweep-event")
@@ -238,6 +271,7 @@ impl Workload for LuaWorkload {
             lua,
             event,
             guard,
+            thread_run,
             data,
             thread,
             stop: false,
@@ -267,6 +301,8 @@ struct LuaClient {
     lua: Lua,
     event: Function,
     guard: Function,
+    /// The script's own event loop, where it defines one.
+    thread_run: Option<Function>,
     data: Rc<StateData>,
     thread: u32,
     /// The last event returned true: this thread is done.
@@ -320,6 +356,18 @@ impl Client for LuaClient {
 
     fn stopped(&self) -> bool {
         self.stop
+    }
+
+    /// A script's `thread_run(tid)` replaces the runner's loop, as it replaces sysbench's: its
+    /// `ffi.C.sb_more_events`, `sb_event_start` and `sb_event_stop` reach `ctl`.
+    fn own_loop(
+        &mut self,
+        ctl: &mut dyn crate::workload::EventLoop,
+    ) -> Option<Result<(), DbError>> {
+        let f = self.thread_run.as_ref()?;
+        let r = api::with_own_loop(ctl, &self.data, || f.call::<()>(self.thread));
+        api::flush_lua_output();
+        Some(r.map_err(|e| DbError::new(ErrorClass::Fatal, "lua", api::describe(&e))))
     }
 
     fn own_cache_counters(&mut self, reset: bool) -> Option<Option<[u64; 3]>> {

@@ -66,11 +66,14 @@ pub fn server_spec(a: &DbArgs) -> Result<Option<ServerSpec>, Error> {
         settings: a.server_set.clone(),
         datadir: a.server_datadir.clone(),
         keep: a.keep,
+        socket: a.server_socket,
     });
-    if spec.is_none() && (!a.server_set.is_empty() || a.server_datadir.is_some() || a.keep) {
+    if spec.is_none()
+        && (!a.server_set.is_empty() || a.server_datadir.is_some() || a.keep || a.server_socket)
+    {
         return Err(bad(
             "server-set",
-            "--server-set, --server-datadir and --keep need --server postgres|mariadb|mysql",
+            "--server-set, --server-datadir, --server-socket and --keep need --server postgres|mariadb|mysql",
         ));
     }
     Ok(spec)

@@ -105,6 +105,9 @@ pub struct TargetDef {
     pub url: Option<String>,
     /// A managed server of this kind, started fresh for each configuration and client count.
     pub server: Option<ServerKind>,
+    /// Connect to the managed server over its Unix socket instead of loopback TCP.
+    #[serde(default)]
+    pub socket: bool,
 }
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
@@ -171,6 +174,8 @@ pub enum TargetSpec {
 pub struct SweepTarget {
     pub name: String,
     pub spec: TargetSpec,
+    /// A managed server's clients connect over its Unix socket.
+    pub socket: bool,
 }
 
 #[derive(Clone, Debug)]
@@ -230,6 +235,7 @@ impl Cell<'_> {
 pub struct Overrides {
     pub target: Option<String>,
     pub server: Option<ServerKind>,
+    pub server_socket: bool,
     pub clients: Option<Vec<u32>>,
     pub tables: Option<u32>,
     pub table_size: Option<u64>,
@@ -447,17 +453,28 @@ impl Sweep {
     pub fn schedule(&self) -> String {
         let cells = self.cells();
         let mut out = String::new();
+        // The sbtest tables' size matters only to a plan that loads them.
+        let sbtest = self
+            .steps
+            .iter()
+            .any(|s| matches!(&s.kind, StepKind::Load(w) if w == SYSBENCH_LOAD));
+        let tables = if sbtest {
+            format!(
+                "; {} table(s) of {} rows",
+                self.file.tables, self.file.table_size
+            )
+        } else {
+            String::new()
+        };
         let _ = writeln!(
             out,
-            "plan {}: {} target(s) x {} configuration(s) x {} client count(s) = {} cell(s) of {} step(s); {} table(s) of {} rows",
+            "plan {}: {} target(s) x {} configuration(s) x {} client count(s) = {} cell(s) of {} step(s){tables}",
             self.file.name,
             self.targets.len(),
             self.configs.len(),
             self.file.clients.len(),
             cells.len(),
             self.steps.len(),
-            self.file.tables,
-            self.file.table_size,
         );
         let mut total = 0.0;
         for cell in &cells {
@@ -522,6 +539,9 @@ fn describe_cell(cell: &Cell) -> String {
     let target = match &cell.target.spec {
         TargetSpec::Sqlite => "embedded SQLite (a fresh file)".to_string(),
         TargetSpec::Url(u) => crate::target::redact_url(u),
+        TargetSpec::Managed(k) if cell.target.socket => {
+            format!("a fresh managed {k:?} server over its Unix socket")
+        }
         TargetSpec::Managed(k) => format!("a fresh managed {k:?} server"),
     };
     let mut s = format!("{target}, {} client(s)", cell.clients);
@@ -570,11 +590,13 @@ fn apply(file: &mut PlanFile, o: &Overrides) {
             name: None,
             url: None,
             server: Some(kind),
+            socket: o.server_socket,
         }),
         (Some(url), None) => Some(TargetDef {
             name: None,
             url: Some(url.clone()),
             server: None,
+            socket: false,
         }),
         (None, None) => None,
     };
@@ -728,12 +750,23 @@ fn validate(src: &Source, file: PlanFile) -> Result<Sweep, Error> {
                 format!("two targets are called {name}: give them names (name = \"...\")"),
             ));
         }
-        targets.push(SweepTarget { name, spec });
+        if def.socket && !matches!(spec, TargetSpec::Managed(_)) {
+            return Err(src.error(
+                span,
+                "socket = true is for a managed server (server = \"...\"); a url names its own socket",
+            ));
+        }
+        targets.push(SweepTarget {
+            name,
+            spec,
+            socket: def.socket,
+        });
     }
     if targets.is_empty() {
         targets.push(SweepTarget {
             name: "sqlite".into(),
             spec: TargetSpec::Sqlite,
+            socket: false,
         });
     }
 

@@ -6,9 +6,9 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::metrics::{QueryCounts, RETRY_CLASSES, Recorder};
-use crate::target::{Conn, DbError, ErrorClass, Target};
+use crate::target::{Conn, DbError, Detached, ErrorClass, Target};
 use crate::workload::rand::Rand;
-use crate::workload::{Client, Workload};
+use crate::workload::{Client, EventLoop, Next, Workload};
 
 /// When a worker starts, stops measuring and stops, shared by all workers of a run.
 pub struct Schedule {
@@ -52,7 +52,7 @@ pub struct Worker {
 impl Worker {
     /// Connects and prepares the client's statements.
     pub fn connect(sh: &Shared, thread: u32, seed: u64) -> Result<Worker, DbError> {
-        let mut conn = sh.target.connect()?;
+        let mut conn = open_conn(sh)?;
         let client = sh.workload.client(conn.as_mut(), thread)?;
         Ok(Worker {
             thread,
@@ -66,49 +66,49 @@ impl Worker {
     /// Runs events until the schedule, the event limit or the stop flag ends it. Returns the
     /// connection's page cache counters over the measured part (SQLite), if it keeps them.
     pub fn run(mut self, sh: &Shared, sched: &Schedule) -> Result<Option<[u64; 3]>, String> {
+        let mut pace = Pacing::new(sched);
+        let mut ctl = OwnLoop {
+            sh,
+            pace: &mut pace,
+            recorder: &self.recorder,
+            event: None,
+        };
+        match self.client.own_loop(&mut ctl) {
+            Some(r) => r.map_err(|e| self.describe(&e))?,
+            None => self.event_loop(sh, &mut pace)?,
+        }
+        let measured = pace.measuring;
+        let cache = if measured {
+            self.cache_counters(false)
+        } else {
+            None
+        };
+        let mut q = QueryCounts::default();
+        self.client
+            .finish(self.conn.as_mut(), &mut q)
+            .map_err(|e| self.describe(&e))?;
+        if measured {
+            let mut rec = self.recorder.lock().expect("recorder lock");
+            let c = &mut rec.counters.queries;
+            c.reads += q.reads;
+            c.writes += q.writes;
+            c.others += q.others;
+            c.rows += q.rows;
+        }
+        Ok(cache)
+    }
+
+    /// The runner's own loop: one `Client::event` per event, with retries and reconnects.
+    fn event_loop(&mut self, sh: &Shared, pace: &mut Pacing) -> Result<(), String> {
         let mut since_reconnect = 0u64;
-        let mut cache_reset = false;
-        let mut next_due = sched.pacing.map(|(first, _)| first);
         loop {
-            if sh.stopped() {
+            let pause = self.client.pause(&mut self.rand);
+            let Some(slot) = pace.next(sh, pause) else {
                 break;
-            }
-            let scheduled = match next_due {
-                Some(due) => {
-                    let gap = sched.pacing.expect("paced").1;
-                    next_due = Some(due + gap);
-                    wait_until(due, sh);
-                    Some(due)
-                }
-                None => None,
             };
-            // Keying and think time (TPC-C --wait) is the client's, not the database's: it
-            // comes before the event's clock starts.
-            if let Some(pause) = self.client.pause(&mut self.rand) {
-                let until = Instant::now() + pause;
-                wait_until(sched.deadline.map_or(until, |d| until.min(d)), sh);
-                if sh.stopped() {
-                    break;
-                }
-            }
-            let start = Instant::now();
-            let from = scheduled.unwrap_or(start);
-            // The run ends at the deadline by the clock: under --rate, events still queued
-            // then are not run (their lag is already in the figures).
-            if sched.deadline.is_some_and(|d| start >= d) {
-                break;
-            }
-            let measuring = from >= sched.measure_start;
-            if measuring && !cache_reset {
+            if slot.first_measured {
                 // Warm-up's cache traffic is left out, as everything else of it.
-                cache_reset = true;
                 self.cache_counters(true);
-            }
-            if measuring
-                && sh.events_limit > 0
-                && sh.started.fetch_add(1, Ordering::Relaxed) >= sh.events_limit
-            {
-                break;
             }
             let mut q = QueryCounts::default();
             let mut retries = [0u64; RETRY_CLASSES];
@@ -125,12 +125,13 @@ impl Worker {
                 self.reconnect(sh).map_err(|e| self.describe(&e))?;
                 reconnects += 1;
             }
-            let end = Instant::now();
-            if measuring {
+            if slot.measuring {
+                let end = Instant::now();
                 let mut rec = self.recorder.lock().expect("recorder lock");
-                rec.record_event(nanos(end - from), &q, nanos(start - from));
+                slot.record(&mut rec, end, &q);
                 if let Some((kind, rolled_back)) = self.client.last_kind() {
-                    rec.record_kind(kind, nanos(end - from), retries.iter().sum(), rolled_back);
+                    let latency = nanos(end - slot.from);
+                    rec.record_kind(kind, latency, retries.iter().sum(), rolled_back);
                 }
                 for (total, r) in rec.counters.retries.iter_mut().zip(retries) {
                     *total += r;
@@ -138,24 +139,7 @@ impl Worker {
                 rec.counters.reconnects += reconnects;
             }
         }
-        let cache = if cache_reset {
-            self.cache_counters(false)
-        } else {
-            None
-        };
-        let mut q = QueryCounts::default();
-        self.client
-            .finish(self.conn.as_mut(), &mut q)
-            .map_err(|e| self.describe(&e))?;
-        if cache_reset {
-            let mut rec = self.recorder.lock().expect("recorder lock");
-            let c = &mut rec.counters.queries;
-            c.reads += q.reads;
-            c.writes += q.writes;
-            c.others += q.others;
-            c.rows += q.rows;
-        }
-        Ok(cache)
+        Ok(())
     }
 
     /// Runs one event, retrying it after retryable errors and reconnecting after a lost
@@ -196,7 +180,7 @@ impl Worker {
         let give_up = Instant::now() + sh.reconnect_timeout;
         let mut pause = Duration::from_millis(10);
         loop {
-            let attempt = sh.target.connect().and_then(|mut conn| {
+            let attempt = open_conn(sh).and_then(|mut conn| {
                 let client = sh.workload.client(conn.as_mut(), self.thread)?;
                 Ok((conn, client))
             });
@@ -243,5 +227,146 @@ fn wait_until(when: Instant, sh: &Shared) {
             return;
         }
         std::thread::sleep((when - now).min(Duration::from_millis(100)));
+    }
+}
+
+/// The runner's connection for a client: none for a workload whose clients open their own.
+fn open_conn(sh: &Shared) -> Result<Box<dyn Conn>, DbError> {
+    if sh.workload.own_connections() {
+        Ok(Box::new(Detached(sh.target.dialect())))
+    } else {
+        sh.target.connect()
+    }
+}
+
+/// One event's place in the schedule.
+struct Slot {
+    /// When its latency counts from: its scheduled time under `--rate`, else its start.
+    from: Instant,
+    /// When it started.
+    start: Instant,
+    measuring: bool,
+    /// The first measured event of this client.
+    first_measured: bool,
+}
+
+impl Slot {
+    fn record(&self, rec: &mut Recorder, end: Instant, q: &QueryCounts) {
+        rec.record_event(nanos(end - self.from), q, nanos(self.start - self.from));
+    }
+}
+
+/// A client's place in the run's schedule: pacing under `--rate`, warm-up, deadline, events.
+struct Pacing<'a> {
+    sched: &'a Schedule,
+    next_due: Option<Instant>,
+    /// The measured part has begun for this client.
+    measuring: bool,
+}
+
+impl<'a> Pacing<'a> {
+    fn new(sched: &'a Schedule) -> Pacing<'a> {
+        Pacing {
+            sched,
+            next_due: sched.pacing.map(|(first, _)| first),
+            measuring: false,
+        }
+    }
+
+    /// Waits for the next event's turn (and the client's `pause` before it); None when the
+    /// stop flag, the deadline or the event limit ends the run.
+    fn next(&mut self, sh: &Shared, pause: Option<Duration>) -> Option<Slot> {
+        if sh.stopped() {
+            return None;
+        }
+        let sched = self.sched;
+        let scheduled = match self.next_due {
+            Some(due) => {
+                let gap = sched.pacing.expect("paced").1;
+                self.next_due = Some(due + gap);
+                wait_until(due, sh);
+                Some(due)
+            }
+            None => None,
+        };
+        // Keying and think time (TPC-C --wait) is the client's, not the database's: it
+        // comes before the event's clock starts.
+        if let Some(pause) = pause {
+            let until = Instant::now() + pause;
+            wait_until(sched.deadline.map_or(until, |d| until.min(d)), sh);
+            if sh.stopped() {
+                return None;
+            }
+        }
+        let start = Instant::now();
+        let from = scheduled.unwrap_or(start);
+        // The run ends at the deadline by the clock: under --rate, events still queued
+        // then are not run (their lag is already in the figures).
+        if sched.deadline.is_some_and(|d| start >= d) {
+            return None;
+        }
+        let measuring = from >= sched.measure_start;
+        let first_measured = measuring && !self.measuring;
+        self.measuring |= measuring;
+        if measuring
+            && sh.events_limit > 0
+            && sh.started.fetch_add(1, Ordering::Relaxed) >= sh.events_limit
+        {
+            return None;
+        }
+        Some(Slot {
+            from,
+            start,
+            measuring,
+            first_measured,
+        })
+    }
+}
+
+/// The runner's side of a client's own loop (a script's `thread_run`).
+struct OwnLoop<'a, 'b> {
+    sh: &'a Shared<'a>,
+    pace: &'a mut Pacing<'b>,
+    recorder: &'a Mutex<Recorder>,
+    /// The event that `next` let through, until it stops.
+    event: Option<Slot>,
+}
+
+impl EventLoop for OwnLoop<'_, '_> {
+    fn next(&mut self) -> Next {
+        match self.pace.next(self.sh, None) {
+            None => Next::Done,
+            Some(slot) => {
+                let first = slot.first_measured;
+                self.event = Some(slot);
+                if first {
+                    Next::RunFirstMeasured
+                } else {
+                    Next::Run
+                }
+            }
+        }
+    }
+
+    fn start(&mut self) {
+        if let Some(slot) = &mut self.event {
+            let now = Instant::now();
+            if slot.from == slot.start {
+                slot.from = now;
+            }
+            slot.start = now;
+        }
+    }
+
+    fn stop(&mut self, q: &QueryCounts) {
+        if let Some(slot) = self.event.take()
+            && slot.measuring
+        {
+            slot.record(
+                &mut self.recorder.lock().expect("recorder lock"),
+                Instant::now(),
+                q,
+            );
+        }
     }
 }

@@ -129,6 +129,11 @@ pub(super) fn launch(s: &mut ManagedServer) -> Result<(), Error> {
         conn.query_drop(&sql)
             .map_err(|e| Error::Run(format!("managed server: {sql}: {e}")))?;
     }
-    s.url = format!("mysql://{USER}@127.0.0.1:{}/{DATABASE}", s.port);
+    s.url = if s.socket {
+        let socket = super::url_component(&s.dir.join("mysqld.sock"));
+        format!("mysql://{USER}@localhost/{DATABASE}?socket={socket}")
+    } else {
+        format!("mysql://{USER}@127.0.0.1:{}/{DATABASE}", s.port)
+    };
     Ok(())
 }

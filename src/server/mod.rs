@@ -34,6 +34,8 @@ pub struct ServerSpec {
     pub settings: Vec<(String, String)>,
     pub datadir: Option<PathBuf>,
     pub keep: bool,
+    /// Connect over the server's Unix socket instead of loopback TCP (`--server-socket`).
+    pub socket: bool,
 }
 
 /// How long a server may take to accept connections.
@@ -75,8 +77,9 @@ pub struct ManagedServer {
     /// The directory dbsweep manages: the data directory and the server's files live inside.
     pub dir: PathBuf,
     pub port: u16,
-    /// URL that dbsweep's targets connect to.
+    /// URL that dbsweep's targets connect to: loopback TCP, or the Unix socket with `socket`.
     pub url: String,
+    socket: bool,
     /// The server binary's version line.
     pub version: String,
     child: Option<Child>,
@@ -117,6 +120,7 @@ impl ManagedServer {
             dir,
             port: 0,
             url: String::new(),
+            socket: spec.socket,
             version: String::new(),
             child: None,
             created_dir,
@@ -477,4 +481,14 @@ pub fn parse_setting(s: &str) -> Result<(String, String), String> {
         return Err(format!("the value of '{name}' spans lines"));
     }
     Ok((name.to_string(), value.trim().to_string()))
+}
+
+/// `path` as one component of a URL (every byte but letters, digits and `-._~` escaped).
+pub(crate) fn url_component(path: &std::path::Path) -> String {
+    const KEEP: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
+        .remove(b'-')
+        .remove(b'.')
+        .remove(b'_')
+        .remove(b'~');
+    percent_encoding::percent_encode(path.as_os_str().as_encoded_bytes(), KEEP).to_string()
 }

@@ -126,6 +126,12 @@ pub(super) fn launch(s: &mut ManagedServer) -> Result<(), Error> {
             .batch_execute(&format!("CREATE DATABASE {DATABASE}"))
             .map_err(|e| Error::Run(format!("managed server: creating database: {e}")))?;
     }
-    s.url = format!("postgres://{USER}@127.0.0.1:{}/{DATABASE}", s.port);
+    s.url = if s.socket {
+        // The socket directory as host; the port names the socket file in it.
+        let dir = super::url_component(&s.dir);
+        format!("postgres://{USER}@{dir}:{}/{DATABASE}", s.port)
+    } else {
+        format!("postgres://{USER}@127.0.0.1:{}/{DATABASE}", s.port)
+    };
     Ok(())
 }

@@ -445,13 +445,14 @@ impl<'a> Runner<'a> {
             settings: cell.config.settings.clone(),
             datadir: None,
             keep: self.args.keep,
+            socket: cell.target.socket,
         };
         let server = ManagedServer::start(&spec)?;
         self.progress.say(&format!(
-            "{}: {} on 127.0.0.1:{} in {}",
+            "{}: {} at {} in {}",
             cell.id(),
             server.version,
-            server.port,
+            server.url,
             server.dir.display()
         ));
         Ok(server)
@@ -609,17 +610,19 @@ impl<'a> Runner<'a> {
         };
         let progress = &self.progress;
         let label = format!("{} {}", cell.id(), step.name);
-        let results = crate::measure(
-            &plan,
-            &db.db,
-            workload.as_ref(),
-            None,
-            &mut |iv| {
-                progress.within_step(iv.t, estimate);
-                progress.say(&format!("[{label}] {}", output::interval_line(iv)));
-            },
-            &|s| progress.say(s),
-        );
+        let results = workload.around_run(&mut || {
+            crate::measure(
+                &plan,
+                &db.db,
+                workload.as_ref(),
+                None,
+                &mut |iv| {
+                    progress.within_step(iv.t, estimate);
+                    progress.say(&format!("[{label}] {}", output::interval_line(iv)));
+                },
+                &|s| progress.say(s),
+            )
+        });
         if let Some(t) = saved {
             db.db.target = t;
         }

@@ -214,6 +214,71 @@ pub enum Dialect {
     Any,
 }
 
+/// The connection of a client that opens its own (a sysbench script's): the runner opens none
+/// for it, and every statement sent here is refused.
+pub struct Detached(pub Dialect);
+
+impl Detached {
+    fn refuse<T>(&self) -> Result<T, DbError> {
+        Err(DbError::new(
+            ErrorClass::Fatal,
+            "detached",
+            "this client runs on connections of its own",
+        ))
+    }
+}
+
+impl Conn for Detached {
+    fn dialect(&self) -> Dialect {
+        self.0
+    }
+    fn prepare(&mut self, _: &str) -> Result<StmtId, DbError> {
+        self.refuse()
+    }
+    fn query(&mut self, _: StmtId, _: &[Param]) -> Result<u64, DbError> {
+        self.refuse()
+    }
+    fn query_each(&mut self, _: StmtId, _: &[Param], _: OnRow) -> Result<u64, DbError> {
+        self.refuse()
+    }
+    fn execute(&mut self, _: StmtId, _: &[Param]) -> Result<u64, DbError> {
+        self.refuse()
+    }
+    fn begin(&mut self, _: bool) -> Result<(), DbError> {
+        self.refuse()
+    }
+    fn commit(&mut self) -> Result<(), DbError> {
+        self.refuse()
+    }
+    /// No transaction is ever open here.
+    fn rollback(&mut self) -> Result<(), DbError> {
+        Ok(())
+    }
+    fn simple(&mut self, _: &str, _: OnRow) -> Result<Outcome, DbError> {
+        self.refuse()
+    }
+    fn batch(&mut self, _: &str) -> Result<(), DbError> {
+        self.refuse()
+    }
+    fn query_i64(&mut self, _: &str) -> Result<Option<i64>, DbError> {
+        self.refuse()
+    }
+    fn query_rows(&mut self, _: &str, _: usize) -> Result<Vec<Vec<Option<String>>>, DbError> {
+        self.refuse()
+    }
+    fn table_exists(&mut self, _: &str) -> Result<bool, DbError> {
+        self.refuse()
+    }
+    fn bulk_load(
+        &mut self,
+        _: &str,
+        _: &[&str],
+        _: &mut dyn FnMut(&mut Vec<RowValue>) -> bool,
+    ) -> Result<u64, DbError> {
+        self.refuse()
+    }
+}
+
 /// A database to benchmark.
 pub trait Target: Send + Sync {
     /// `sqlite`, `postgres`, `mysql`, `mock`.

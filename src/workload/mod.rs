@@ -109,6 +109,37 @@ pub trait Client: Send {
     fn finish(&mut self, _conn: &mut dyn Conn, _q: &mut QueryCounts) -> Result<(), DbError> {
         Ok(())
     }
+
+    /// Runs the client's own event loop, if it has one (a sysbench script's `thread_run`),
+    /// asking `ctl` for each event and telling it when each starts and ends; None when the
+    /// client has none and the runner calls [`Client::event`] instead. An error ends the
+    /// client: there is no event to retry.
+    fn own_loop(&mut self, _ctl: &mut dyn EventLoop) -> Option<Result<(), DbError>> {
+        None
+    }
+}
+
+/// The runner's side of a loop that a client runs itself: the same pacing, deadline, event
+/// limit, warm-up and recording as the runner's own loop.
+pub trait EventLoop {
+    /// Waits for the next event's turn and says whether to run it.
+    fn next(&mut self) -> Next;
+    /// The event starts now (its latency is measured from here, or from its scheduled time
+    /// under `--rate`).
+    fn start(&mut self);
+    /// The event that started ended, with these queries.
+    fn stop(&mut self, q: &QueryCounts);
+}
+
+/// What [`EventLoop::next`] says.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Next {
+    Run,
+    /// Run it: it is the first measured event, so the client's own cache counters (those of
+    /// [`Client::own_cache_counters`]) start again from zero, warm-up left out.
+    RunFirstMeasured,
+    /// The run is over for this client.
+    Done,
 }
 
 /// A built-in workload.
@@ -164,6 +195,20 @@ pub trait Workload: Send + Sync {
     }
     /// Prepares client `thread`'s statements on `conn`.
     fn client(&self, conn: &mut dyn Conn, thread: u32) -> Result<Box<dyn Client>, DbError>;
+    /// Whether its clients open their own connections (a sysbench script's): the runner then
+    /// opens none for them, and `conn` in [`Workload::client`] and [`Client::event`] is
+    /// [`crate::target::Detached`].
+    fn own_connections(&self) -> bool {
+        false
+    }
+    /// Runs `run` (one measured run of this workload) inside whatever the workload does around
+    /// a run: a sysbench script's `init` before it and `done` after it, in its main state.
+    fn around_run(
+        &self,
+        run: &mut dyn FnMut() -> Result<crate::results::Results, Error>,
+    ) -> Result<crate::results::Results, Error> {
+        run()
+    }
 }
 
 /// The built-in workloads with a one-line description each, in `dbsweep workloads` order.
