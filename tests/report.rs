@@ -111,7 +111,7 @@ fn tables_hold_the_fixtures_figures() {
     let load = step("sqlite.default.c2", "01-load.json")["load"]["rows_per_s"]
         .as_f64()
         .unwrap();
-    assert!(csv.contains(&format!("throughput,Throughput (queries/s; rows/s for the load and scans) at 2 client(s),load,load,default,{load}")));
+    assert!(csv.contains(&format!("throughput,Throughput (queries/s; rows/s for the load and scans; NOPM for TPC-C) at 2 client(s),load,load,default,{load}")));
     // The group median of the point queries group (one test: itself).
     assert_eq!(
         value(

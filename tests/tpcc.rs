@@ -442,4 +442,19 @@ fn tpcc_is_a_sweep_step() {
     assert_valid_results(r);
     assert!(f(r, "/tpcc/nopm") > 0.0 && r["tpcc"]["warehouses"] == 1);
     assert!(r["intervals"][0]["nopm"].as_f64().is_some());
+    // The report's throughput of a TPC-C step is its NOPM.
+    let out = dbsweep()
+        .args(["report", "--format", "csv"])
+        .arg(&dir)
+        .assert()
+        .success();
+    let csv = String::from_utf8_lossy(&out.get_output().stdout).to_string();
+    let row = csv
+        .lines()
+        .find(|l| l.starts_with("throughput,") && l.contains(",tpcc,"))
+        .unwrap_or_else(|| panic!("no TPC-C throughput row in:\n{csv}"));
+    assert!(row.contains("NOPM for TPC-C"), "{row}");
+    let shown: f64 = row.rsplit(',').next().unwrap().parse().unwrap();
+    let nopm = f(r, "/tpcc/nopm");
+    assert!((shown - nopm).abs() <= 1e-9 * nopm, "{row} vs NOPM {nopm}");
 }

@@ -73,13 +73,16 @@ pub struct Entry {
 }
 
 impl Entry {
-    /// The report's throughput: rows/s for loads and scans, queries/s otherwise.
+    /// The report's throughput: rows/s for loads and scans, NOPM (committed New-Orders per
+    /// minute) for TPC-C, queries/s otherwise.
     pub fn throughput(&self) -> Option<f64> {
         if let Some(r) = self.load_rows_per_s {
             return Some(r);
         }
         let r = self.results.as_ref()?;
-        Some(if r.workload == "oltp_scan" {
+        Some(if let Some(t) = &r.tpcc {
+            t.nopm
+        } else if r.workload == "oltp_scan" {
             r.rows_per_s
         } else {
             r.qps

@@ -554,7 +554,7 @@ pub fn build(ds: &Dataset, base: Option<&str>) -> Result<Vec<Table>, Error> {
             slice,
             b,
             "throughput",
-            "Throughput (queries/s; rows/s for the load and scans)",
+            "Throughput (queries/s; rows/s for the load and scans; NOPM for TPC-C)",
             &Entry::throughput,
             true,
         );
