@@ -13,6 +13,9 @@ use crate::workload::rand::RandType;
 #[command(
     name = "dbsweep",
     version,
+    // A repeated option takes its last value, as sysbench's do (published command lines
+    // sometimes repeat one); repeatable options such as --server-set still collect every value.
+    args_override_self = true,
     about = "OLTP database benchmarks: sysbench workloads on SQLite, PostgreSQL and MySQL/MariaDB"
 )]
 pub struct Cli {
@@ -412,6 +415,36 @@ pub fn normalise_args(args: impl IntoIterator<Item = String>) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_repeated_option_takes_its_last_value_and_server_set_collects_all() {
+        let cli = Cli::try_parse_from([
+            "dbsweep",
+            "run",
+            "oltp_point_select",
+            "--threads",
+            "1",
+            "--time=3",
+            "--threads=4",
+            "--time",
+            "5",
+            "--server",
+            "postgres",
+            "--server-set",
+            "a=1",
+            "--server-set",
+            "b=2",
+        ])
+        .unwrap();
+        let Command::Run(o) = cli.command else {
+            panic!("not run");
+        };
+        assert_eq!((o.threads, o.time), (4, 5.0));
+        assert_eq!(
+            o.db.server_set,
+            [("a".to_string(), "1".to_string()), ("b".into(), "2".into())]
+        );
+    }
 
     #[test]
     fn underscores_become_dashes_in_names_only() {
