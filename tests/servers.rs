@@ -278,6 +278,44 @@ per_server!(
     }
 );
 
+/// The file system type of `dir`, as stat(1) names it (`tmpfs`, `ext2/ext3`, ...).
+fn fs_type(dir: &str) -> String {
+    let out = Command::new("stat")
+        .args(["-f", "-c", "%T", dir])
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+#[test]
+fn a_managed_server_in_memory_is_warned_about() {
+    // Figures of IO from a data directory on tmpfs measure memory: the user is told.
+    assert_eq!(
+        fs_type("/dev/shm"),
+        "tmpfs",
+        "this test needs /dev/shm on tmpfs"
+    );
+    let warned = |tmpdir: Option<&str>| {
+        let mut c = dbsweep();
+        c.args(["prepare", "oltp_point_select", "--server", "postgres"])
+            .args(["--table-size", "100"]);
+        if let Some(d) = tmpdir {
+            c.env("TMPDIR", d);
+        }
+        let out = c.assert().success();
+        let stderr = String::from_utf8_lossy(&out.get_output().stderr).to_string();
+        stderr.contains("is in memory (tmpfs)")
+    };
+    assert!(warned(Some("/dev/shm")));
+    let tmp = std::env::temp_dir();
+    let tmp = tmp.to_str().unwrap();
+    assert_eq!(
+        warned(None),
+        fs_type(tmp) == "tmpfs",
+        "temporary directory {tmp}"
+    );
+}
+
 per_server!(
     prepare_refuses_loaded_tables_and_bulk_insert_appends,
     |kind| {

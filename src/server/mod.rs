@@ -128,6 +128,14 @@ impl ManagedServer {
             settings: spec.settings.clone(),
             runs_as: None,
         };
+        if in_memory(&server.dir) {
+            eprintln!(
+                "warning: the managed server's data directory {} is in memory (tmpfs): its IO and \
+                 IO-bound configurations measure memory, not a disk; put it on a disk with \
+                 --server-datadir, or TMPDIR for temporary ones",
+                server.dir.display()
+            );
+        }
         // On failure `server` is dropped here, which removes what it created.
         match spec.kind {
             ServerKind::Postgres => postgres::start(&mut server)?,
@@ -491,4 +499,19 @@ pub(crate) fn url_component(path: &std::path::Path) -> String {
         .remove(b'_')
         .remove(b'~');
     percent_encoding::percent_encode(path.as_os_str().as_encoded_bytes(), KEEP).to_string()
+}
+
+/// Whether `dir` is on a file system kept in memory (tmpfs, ramfs).
+fn in_memory(dir: &Path) -> bool {
+    let Ok(c) = std::ffi::CString::new(dir.as_os_str().as_encoded_bytes()) else {
+        return false;
+    };
+    // SAFETY: statfs(2) with a NUL-terminated path and a zeroed struct it fills in.
+    let mut st: libc::statfs = unsafe { std::mem::zeroed() };
+    if unsafe { libc::statfs(c.as_ptr(), &mut st) } != 0 {
+        return false;
+    }
+    /// ramfs's magic number (linux/magic.h), which the libc crate does not define.
+    const RAMFS_MAGIC: libc::__fsword_t = 0x8584_58f6;
+    matches!(st.f_type, libc::TMPFS_MAGIC | RAMFS_MAGIC)
 }
