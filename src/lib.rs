@@ -46,7 +46,7 @@ pub enum Outcome {
 /// Set by Ctrl-C. A second Ctrl-C ends the process at once.
 static INTERRUPT: AtomicBool = AtomicBool::new(false);
 
-fn install_ctrl_c() {
+pub(crate) fn install_ctrl_c() {
     // Failing to install (a handler already set, as in tests calling `run` twice) only costs
     // the clean stop.
     let _ = ctrlc::set_handler(|| {

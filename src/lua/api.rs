@@ -1289,6 +1289,8 @@ fn lua_fail(e: &mlua::Error) -> Error {
 
 /// `dbsweep COMMAND SCRIPT [options]`.
 pub fn run_command(command: &str, script: &str, args: &[String]) -> Result<Outcome, Error> {
+    // Ctrl-C stops a script's run as any other: summary, results file, managed server gone.
+    crate::install_ctrl_c();
     match script_plan(command, script, args)? {
         Some((ctx, plan)) => super::workload::run(ctx, &plan, command),
         None => Ok(Outcome::Done),
