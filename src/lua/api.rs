@@ -151,14 +151,14 @@ pub fn take_ffi_counts(q: &mut QueryCounts) {
 }
 
 /// The loop a script's `thread_run` drives on this thread, while it runs.
-struct OwnLoop {
+struct ScriptLoop {
     /// Valid while `with_own_loop` runs, which is the only time this is set.
     ctl: *mut (dyn EventLoop + 'static),
     data: Rc<StateData>,
 }
 
 thread_local! {
-    static OWN_LOOP: RefCell<Option<OwnLoop>> = const { RefCell::new(None) };
+    static OWN_LOOP: RefCell<Option<ScriptLoop>> = const { RefCell::new(None) };
 }
 
 /// Runs `f` (the script's `thread_run`) with `ctl` behind this thread's `sb_more_events`,
@@ -176,7 +176,7 @@ pub fn with_own_loop<R>(ctl: &mut dyn EventLoop, data: &Rc<StateData>, f: impl F
         std::mem::transmute::<*mut (dyn EventLoop + '_), *mut (dyn EventLoop + 'static)>(ctl)
     };
     OWN_LOOP.with(|l| {
-        *l.borrow_mut() = Some(OwnLoop {
+        *l.borrow_mut() = Some(ScriptLoop {
             ctl,
             data: data.clone(),
         })

@@ -50,17 +50,26 @@ pub fn run(ctx: Ctx, plan: &RunPlan, command: &str) -> Result<Outcome, Error> {
                     ctx.path.display()
                 )));
             }
-            api::call_global(&main, "init", MultiValue::new()).map_err(|e| fail(&e))?;
             let mut hooks = ReportHooks { main: &main };
-            let outcome = crate::run_built(plan, db, &workload, &mut hooks);
-            api::call_global(&main, "done", MultiValue::new()).map_err(|e| fail(&e))?;
-            outcome
+            between_init_and_done(&main, || crate::run_built(plan, db, &workload, &mut hooks))
         }
         other => {
             script_command(&ctx, other)?;
             Ok(Outcome::Done)
         }
     }
+}
+
+/// Runs `run` between the script's `init` and `done` in its main state `main`, as sysbench
+/// does around a run; `done` runs whatever the run's outcome.
+fn between_init_and_done<T>(
+    main: &Lua,
+    run: impl FnOnce() -> Result<T, Error>,
+) -> Result<T, Error> {
+    api::call_global(main, "init", MultiValue::new()).map_err(|e| fail(&e))?;
+    let outcome = run();
+    api::call_global(main, "done", MultiValue::new()).map_err(|e| fail(&e))?;
+    outcome
 }
 
 /// Runs a command other than `run`: a command of `sysbench.cmdline.commands` (in every
@@ -239,10 +248,7 @@ impl Workload for LuaWorkload {
             return run();
         }
         let (main, _) = api::new_state(&self.ctx, None).map_err(|e| fail(&e))?;
-        api::call_global(&main, "init", MultiValue::new()).map_err(|e| fail(&e))?;
-        let results = run()?;
-        api::call_global(&main, "done", MultiValue::new()).map_err(|e| fail(&e))?;
-        Ok(results)
+        between_init_and_done(&main, run)
     }
 
     fn client(&self, _conn: &mut dyn Conn, thread: u32) -> Result<Box<dyn Client>, DbError> {
