@@ -11,14 +11,20 @@
 //! `--transport tcp|unix|both` picks how both clients reach the server: loopback TCP (the
 //! default) or the server's Unix socket; both tools always use the same one.
 //!
+//! Each transport's round-trip floor (floor.rs) is measured first; the `floor/sb` column is the
+//! least CPU ratio to sysbench that any client waiting for each answer could reach.
+//!
 //!     cargo bench --bench vs_sysbench -- [--seconds 10] [--rounds 1] [--servers postgres,mariadb]
 //!        [--workloads oltp_point_select,...] [--threads 1,2,4] [--transport tcp|unix|both]
+//!        [--floor-seconds 2]
 
 use std::process::{Command, Stdio};
 use std::time::Instant;
 
 use clap::Parser;
 use dbsweep::server::{ManagedServer, ServerKind, ServerSpec};
+
+mod floor;
 
 #[derive(Parser)]
 struct Args {
@@ -62,6 +68,9 @@ struct Args {
     /// The only-prepare-once mode: skip the prepare comparison.
     #[arg(long)]
     no_prepare_compare: bool,
+    /// Seconds per placement of the round-trip floor measurement (0 skips it).
+    #[arg(long, default_value_t = 2.0)]
+    floor_seconds: f64,
     #[arg(long, hide = true)]
     bench: bool,
 }
@@ -150,6 +159,8 @@ struct Tools<'a> {
     args: &'a Args,
     /// Connect through the server's Unix socket instead of loopback TCP.
     unix: bool,
+    /// The round-trip floor of each transport (TCP, Unix socket), client CPU us per query.
+    floors: [f64; 2],
 }
 
 impl Tools<'_> {
@@ -199,6 +210,11 @@ impl Tools<'_> {
 }
 
 impl Tools<'_> {
+    /// The round-trip floor of the transport in use (NaN when not measured).
+    fn floor(&self) -> f64 {
+        self.floors[usize::from(self.unix)]
+    }
+
     fn socket(&self) -> String {
         self.server.dir.join("mysqld.sock").display().to_string()
     }
@@ -226,8 +242,30 @@ fn per_sec(text: &str, prefix: &str) -> f64 {
 }
 
 fn main() {
+    floor::serve_if_asked();
     let args = Args::parse();
     let rows = f64::from(args.tables) * f64::from(args.table_size);
+    let transports: &[bool] = match args.transport.as_str() {
+        "tcp" => &[false],
+        "unix" => &[true],
+        _ => &[false, true],
+    };
+    let mut floors = [f64::NAN; 2];
+    if args.floor_seconds > 0.0 {
+        for &unix in transports {
+            let (each, least) = floor::measure(unix, args.floor_seconds);
+            let show = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.2}"));
+            println!(
+                "round-trip floor over {}: client CPU us per round trip (no-op client, echo \
+                 server): scheduler's placement {}, one CPU {}, two CPUs {}; floor {least:.2}",
+                transport_name(unix),
+                show(each[0]),
+                show(each[1]),
+                show(each[2]),
+            );
+            floors[usize::from(unix)] = least;
+        }
+    }
     for name in &args.servers {
         let kind = if name == "postgres" {
             ServerKind::Postgres
@@ -256,6 +294,7 @@ fn main() {
             server: &server,
             args: &args,
             unix: false,
+            floors,
         };
         println!("\n== {} ({}) {:?} ==", name, server.version, spec.settings);
 
@@ -276,21 +315,9 @@ fn main() {
         } else {
             client(&mut t.dbsweep("oltp_read_write", "prepare", args.tables));
         }
-        let transports: &[bool] = match args.transport.as_str() {
-            "tcp" => &[false],
-            "unix" => &[true],
-            _ => &[false, true],
-        };
         for &unix in transports {
             t.unix = unix;
-            println!(
-                "-- over {} --",
-                if unix {
-                    "the Unix socket"
-                } else {
-                    "loopback TCP"
-                }
-            );
+            println!("-- over {} --", transport_name(unix));
             if args.lua {
                 lua_rows(&t, &args);
             } else {
@@ -300,10 +327,18 @@ fn main() {
     }
 }
 
+fn transport_name(unix: bool) -> &'static str {
+    if unix {
+        "the Unix socket"
+    } else {
+        "loopback TCP"
+    }
+}
+
 /// sysbench and dbsweep alternating on each workload and thread count.
 fn native_rows(t: &Tools, args: &Args) {
     println!(
-        "{:<18} {:>3} {:>9} {:>9} {:>6} {:>8} {:>8} {:>6} {:>15} {:>15} {:>11}",
+        "{:<18} {:>3} {:>9} {:>9} {:>6} {:>8} {:>8} {:>6} {:>8} {:>15} {:>15} {:>11}",
         "workload",
         "thr",
         "sb qps",
@@ -312,6 +347,7 @@ fn native_rows(t: &Tools, args: &Args) {
         "sb us/q",
         "db us/q",
         "ratio",
+        "floor/sb",
         "sb user+sys",
         "db user+sys",
         "csw/q sb db"
@@ -331,13 +367,14 @@ fn native_rows(t: &Tools, args: &Args) {
                 );
             }
             println!(
-                "{workload:<18} {threads:>3} {:>9.0} {:>9.0} {:>6.2} {:>8.2} {:>8.2} {:>6.2} {:>7.2}+{:<7.2} {:>7.2}+{:<7.2} {:>5.2} {:>5.2}",
+                "{workload:<18} {threads:>3} {:>9.0} {:>9.0} {:>6.2} {:>8.2} {:>8.2} {:>6.2} {:>8.2} {:>7.2}+{:<7.2} {:>7.2}+{:<7.2} {:>5.2} {:>5.2}",
                 sb.qps,
                 db.qps,
                 db.qps / sb.qps,
                 sb.cpu(),
                 db.cpu(),
                 db.cpu() / sb.cpu(),
+                t.floor() / sb.cpu(),
                 sb.user,
                 sb.sys,
                 db.user,
@@ -359,7 +396,7 @@ fn measure(cmd: &mut Command, seconds: u32) -> PerQuery {
 /// alternating; the CPU ratios to sysbench (targets: Lua <= 1.2, native <= 0.5).
 fn lua_rows(t: &Tools, args: &Args) {
     println!(
-        "{:<18} {:>3} {:>10} {:>10} {:>10} {:>9} {:>9} {:>9} {:>8} {:>8}",
+        "{:<18} {:>3} {:>10} {:>10} {:>10} {:>9} {:>9} {:>9} {:>8} {:>8} {:>8}",
         "workload",
         "thr",
         "sb qps",
@@ -369,7 +406,8 @@ fn lua_rows(t: &Tools, args: &Args) {
         "lua us/q",
         "nat us/q",
         "lua/sb",
-        "nat/sb"
+        "nat/sb",
+        "floor/sb"
     );
     for workload in &args.workloads {
         let script = format!("/usr/share/sysbench/{workload}.lua");
@@ -390,7 +428,7 @@ fn lua_rows(t: &Tools, args: &Args) {
             }
             let [sb, lua, nat] = sum;
             println!(
-                "{workload:<18} {threads:>3} {:>10.0} {:>10.0} {:>10.0} {:>9.2} {:>9.2} {:>9.2} {:>8.2} {:>8.2}",
+                "{workload:<18} {threads:>3} {:>10.0} {:>10.0} {:>10.0} {:>9.2} {:>9.2} {:>9.2} {:>8.2} {:>8.2} {:>8.2}",
                 sb.qps,
                 lua.qps,
                 nat.qps,
@@ -398,7 +436,8 @@ fn lua_rows(t: &Tools, args: &Args) {
                 lua.cpu(),
                 nat.cpu(),
                 lua.cpu() / sb.cpu(),
-                nat.cpu() / sb.cpu()
+                nat.cpu() / sb.cpu(),
+                t.floor() / sb.cpu()
             );
         }
     }
