@@ -282,11 +282,8 @@ fn main() {
             .map(|s| dbsweep::server::parse_setting(s).expect("name=value"))
             .collect();
         let spec = ServerSpec {
-            socket: false,
-            kind,
             settings,
-            datadir: None,
-            keep: false,
+            ..ServerSpec::new(kind)
         };
         let server = ManagedServer::start(&spec).expect("managed server");
         let mut t = Tools {

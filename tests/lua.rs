@@ -8,14 +8,8 @@ use dbsweep::server::{ManagedServer, ServerKind, ServerSpec};
 use crate::util::{Scratch, dbsweep, read_json, u};
 
 fn start(kind: ServerKind) -> ManagedServer {
-    ManagedServer::start(&ServerSpec {
-        socket: false,
-        kind,
-        settings: Vec::new(),
-        datadir: None,
-        keep: false,
-    })
-    .unwrap_or_else(|e| panic!("starting a managed {kind:?} server: {e}"))
+    ManagedServer::start(&ServerSpec::new(kind))
+        .unwrap_or_else(|e| panic!("starting a managed {kind:?} server: {e}"))
 }
 
 /// sysbench's connection options for `server`.

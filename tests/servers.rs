@@ -19,11 +19,8 @@ fn start_with(kind: ServerKind, settings: &[(&str, &str)]) -> ManagedServer {
         .map(|(k, v)| (k.to_string(), v.to_string()))
         .collect();
     let spec = ServerSpec {
-        socket: false,
-        kind,
         settings,
-        datadir: None,
-        keep: false,
+        ..ServerSpec::new(kind)
     };
     ManagedServer::start(&spec)
         .unwrap_or_else(|e| panic!("starting a managed {kind:?} server: {e}"))
@@ -906,14 +903,18 @@ per_server!(io_bound_configuration_limits_the_server, |kind| {
         )
     };
     let plan = s.path("io.toml");
+    // The data directory goes on the disk under test.
+    let disk = s.path("disk");
+    std::fs::create_dir(&disk).unwrap();
     std::fs::write(
         &plan,
         format!(
             "name = \"io\"\ntable_size = 20000\nread_time = 1\n\
-             [[targets]]\nserver = \"{name}\"\n\
+             [[targets]]\nserver = \"{name}\"\ndatadir_in = {:?}\n\
              [configs.iobound]\nsettings = {{ {settings} }}\ndrop_caches = true\nmemory_limit = \"256M\"\n\
              [[steps]]\nload = true\n\
-             [[steps]]\nname = \"point\"\nworkload = \"oltp_point_select\"\nclass = \"read\"\n"
+             [[steps]]\nname = \"point\"\nworkload = \"oltp_point_select\"\nclass = \"read\"\n",
+            disk.display().to_string()
         ),
     )
     .unwrap();
@@ -929,6 +930,14 @@ per_server!(io_bound_configuration_limits_the_server, |kind| {
         output.status.success(),
         "{}",
         String::from_utf8_lossy(&output.stderr)
+    );
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let in_disk = format!(" in {}/dbsweep-{name}-", disk.display());
+    assert!(stderr.contains(&in_disk), "{stderr}");
+    assert_eq!(
+        std::fs::read_dir(&disk).unwrap().count(),
+        0,
+        "the server's data directory was left behind"
     );
     let recs = crate::sweep::records(&dir);
     assert_eq!(recs.len(), 2);

@@ -375,7 +375,8 @@ fn dry_run_prints_the_schedule_and_its_duration() {
         .stdout(predicates::str::contains(
             "a fresh managed Postgres server over its Unix socket, 2 client(s)",
         ));
-    let bad = std::fs::read_to_string(&plan).unwrap().replace(
+    let managed = std::fs::read_to_string(&plan).unwrap();
+    let bad = managed.replace(
         "server = \"postgres\"",
         "url = \"postgres://x@127.0.0.1/db\"",
     );
@@ -386,6 +387,50 @@ fn dry_run_prints_the_schedule_and_its_duration() {
         .code(2)
         .stderr(predicates::str::contains(
             "socket = true is for a managed server",
+        ));
+    // Its data directories may go on a disk of the plan's choosing: an existing directory, by
+    // an absolute path, and for managed servers only.
+    let disk = s.path("disk");
+    std::fs::create_dir(&disk).unwrap();
+    let with_dir = |dir: &str| {
+        managed.replace(
+            "socket = true",
+            &format!("socket = true\ndatadir_in = {dir:?}"),
+        )
+    };
+    let good = with_dir(&disk.display().to_string());
+    dbsweep()
+        .args(["sweep", "--dry-run"])
+        .arg(write_plan(&s, &good))
+        .assert()
+        .success()
+        .stdout(predicates::str::contains(format!(
+            "a fresh managed Postgres server in {} over its Unix socket",
+            disk.display()
+        )));
+    for (dir, says) in [
+        ("disk", "give an absolute path"),
+        ("/no/such/dir", "no such directory"),
+    ] {
+        dbsweep()
+            .args(["sweep", "--dry-run"])
+            .arg(write_plan(&s, &with_dir(dir)))
+            .assert()
+            .code(2)
+            .stderr(predicates::str::contains(says))
+            .stderr(predicates::str::contains("plan.toml:"));
+    }
+    let url = good.replace("socket = true\n", "").replace(
+        "server = \"postgres\"",
+        "url = \"postgres://x@127.0.0.1/db\"",
+    );
+    dbsweep()
+        .args(["sweep", "--dry-run"])
+        .arg(write_plan(&s, &url))
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains(
+            "datadir_in is for a managed server",
         ));
 }
 

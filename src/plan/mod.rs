@@ -62,11 +62,11 @@ fn check_non_negative(option: &str, v: f64) -> Result<(), Error> {
 /// The managed server that `--server` and its options ask for, if any.
 pub fn server_spec(a: &DbArgs) -> Result<Option<ServerSpec>, Error> {
     let spec = a.server.map(|kind| ServerSpec {
-        kind,
         settings: a.server_set.clone(),
         datadir: a.server_datadir.clone(),
         keep: a.keep,
         socket: a.server_socket,
+        ..ServerSpec::new(kind)
     });
     if spec.is_none()
         && (!a.server_set.is_empty() || a.server_datadir.is_some() || a.keep || a.server_socket)

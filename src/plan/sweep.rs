@@ -8,7 +8,7 @@
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use clap::Parser;
 use serde::{Deserialize, Serialize};
@@ -108,6 +108,9 @@ pub struct TargetDef {
     /// Connect to the managed server over its Unix socket instead of loopback TCP.
     #[serde(default)]
     pub socket: bool,
+    /// The directory (absolute) in which each fresh managed server's data directory is made,
+    /// for example on the disk under test; default TMPDIR.
+    pub datadir_in: Option<PathBuf>,
 }
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
@@ -176,6 +179,8 @@ pub struct SweepTarget {
     pub spec: TargetSpec,
     /// A managed server's clients connect over its Unix socket.
     pub socket: bool,
+    /// Where a managed server's data directories are made (default TMPDIR).
+    pub datadir_in: Option<PathBuf>,
 }
 
 #[derive(Clone, Debug)]
@@ -539,10 +544,16 @@ fn describe_cell(cell: &Cell) -> String {
     let target = match &cell.target.spec {
         TargetSpec::Sqlite => "embedded SQLite (a fresh file)".to_string(),
         TargetSpec::Url(u) => crate::target::redact_url(u),
-        TargetSpec::Managed(k) if cell.target.socket => {
-            format!("a fresh managed {k:?} server over its Unix socket")
+        TargetSpec::Managed(k) => {
+            let mut s = format!("a fresh managed {k:?} server");
+            if let Some(d) = &cell.target.datadir_in {
+                let _ = write!(s, " in {}", d.display());
+            }
+            if cell.target.socket {
+                s.push_str(" over its Unix socket");
+            }
+            s
         }
-        TargetSpec::Managed(k) => format!("a fresh managed {k:?} server"),
     };
     let mut s = format!("{target}, {} client(s)", cell.clients);
     if !cell.config.settings.is_empty() {
@@ -591,12 +602,14 @@ fn apply(file: &mut PlanFile, o: &Overrides) {
             url: None,
             server: Some(kind),
             socket: o.server_socket,
+            datadir_in: None,
         }),
         (Some(url), None) => Some(TargetDef {
             name: None,
             url: Some(url.clone()),
             server: None,
             socket: false,
+            datadir_in: None,
         }),
         (None, None) => None,
     };
@@ -756,10 +769,37 @@ fn validate(src: &Source, file: PlanFile) -> Result<Sweep, Error> {
                 "socket = true is for a managed server (server = \"...\"); a url names its own socket",
             ));
         }
+        if let Some(d) = &def.datadir_in {
+            if !matches!(spec, TargetSpec::Managed(_)) {
+                return Err(src.error(
+                    span,
+                    "datadir_in is for a managed server (server = \"...\"): it is where its data directories are made",
+                ));
+            }
+            if !d.is_absolute() {
+                return Err(src.error(
+                    span,
+                    format!(
+                        "datadir_in = {:?}: give an absolute path (the plan is saved with the sweep and may be resumed from elsewhere)",
+                        d.display().to_string()
+                    ),
+                ));
+            }
+            if !d.is_dir() {
+                return Err(src.error(
+                    span,
+                    format!(
+                        "datadir_in = {:?}: no such directory; create it on the disk to measure",
+                        d.display().to_string()
+                    ),
+                ));
+            }
+        }
         targets.push(SweepTarget {
             name,
             spec,
             socket: def.socket,
+            datadir_in: def.datadir_in.clone(),
         });
     }
     if targets.is_empty() {
@@ -767,6 +807,7 @@ fn validate(src: &Source, file: PlanFile) -> Result<Sweep, Error> {
             name: "sqlite".into(),
             spec: TargetSpec::Sqlite,
             socket: false,
+            datadir_in: None,
         });
     }
 

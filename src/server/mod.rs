@@ -36,6 +36,23 @@ pub struct ServerSpec {
     pub keep: bool,
     /// Connect over the server's Unix socket instead of loopback TCP (`--server-socket`).
     pub socket: bool,
+    /// Where a fresh data directory is made when `datadir` is not given (default TMPDIR).
+    pub datadir_in: Option<PathBuf>,
+}
+
+impl ServerSpec {
+    /// A fresh server of `kind` with its default settings, in a temporary data directory that
+    /// is removed when it stops, reached over loopback TCP.
+    pub fn new(kind: ServerKind) -> ServerSpec {
+        ServerSpec {
+            kind,
+            settings: Vec::new(),
+            datadir: None,
+            keep: false,
+            socket: false,
+            datadir_in: None,
+        }
+    }
 }
 
 /// How long a server may take to accept connections.
@@ -107,10 +124,19 @@ impl ManagedServer {
             }
             None => {
                 let prefix = format!("dbsweep-{:?}-", spec.kind).to_lowercase();
-                let d = tempfile::Builder::new()
-                    .prefix(&prefix)
-                    .tempdir()
-                    .map_err(|e| Error::Run(format!("creating a data directory: {e}")))?;
+                let mut b = tempfile::Builder::new();
+                b.prefix(&prefix);
+                let d = match &spec.datadir_in {
+                    Some(parent) => b.tempdir_in(parent).map_err(|e| {
+                        Error::Run(format!(
+                            "creating a data directory in {}: {e}",
+                            parent.display()
+                        ))
+                    })?,
+                    None => b
+                        .tempdir()
+                        .map_err(|e| Error::Run(format!("creating a data directory: {e}")))?,
+                };
                 (d.keep(), true)
             }
         };
@@ -132,7 +158,7 @@ impl ManagedServer {
             eprintln!(
                 "warning: the managed server's data directory {} is in memory (tmpfs): its IO and \
                  IO-bound configurations measure memory, not a disk; put it on a disk with \
-                 --server-datadir, or TMPDIR for temporary ones",
+                 --server-datadir (datadir_in in a plan's target), or TMPDIR for temporary ones",
                 server.dir.display()
             );
         }

@@ -441,11 +441,11 @@ impl<'a> Runner<'a> {
 
     fn start_server(&self, kind: ServerKind, cell: &Cell) -> Result<ManagedServer, Error> {
         let spec = ServerSpec {
-            kind,
             settings: cell.config.settings.clone(),
-            datadir: None,
             keep: self.args.keep,
             socket: cell.target.socket,
+            datadir_in: cell.target.datadir_in.clone(),
+            ..ServerSpec::new(kind)
         };
         let server = ManagedServer::start(&spec)?;
         self.progress.say(&format!(
