@@ -3,30 +3,9 @@
 
 use std::process::Command;
 
-use dbsweep::server::{ManagedServer, ServerKind, ServerSpec};
+use dbsweep::server::{ManagedServer, ServerKind};
 
-use crate::util::{Scratch, dbsweep, read_json, u};
-
-fn start(kind: ServerKind) -> ManagedServer {
-    ManagedServer::start(&ServerSpec::new(kind))
-        .unwrap_or_else(|e| panic!("starting a managed {kind:?} server: {e}"))
-}
-
-/// sysbench's connection options for `server`.
-fn connection(kind: ServerKind, server: &ManagedServer) -> Vec<String> {
-    let (driver, p) = if kind == ServerKind::Postgres {
-        ("pgsql", "pgsql")
-    } else {
-        ("mysql", "mysql")
-    };
-    vec![
-        format!("--db-driver={driver}"),
-        format!("--{p}-host=127.0.0.1"),
-        format!("--{p}-port={}", server.port),
-        format!("--{p}-user=sbtest"),
-        format!("--{p}-db=sbtest"),
-    ]
-}
+use crate::util::{Scratch, dbsweep, read_json, start, sysbench_connection, u};
 
 fn sysbench(
     kind: ServerKind,
@@ -37,7 +16,7 @@ fn sysbench(
 ) -> String {
     let out = Command::new("sysbench")
         .arg(script)
-        .args(connection(kind, server))
+        .args(sysbench_connection(kind, server))
         .args(opts)
         .arg(command)
         .output()
@@ -70,7 +49,7 @@ fn dbsweep_script(
 ) -> assert_cmd::Command {
     let mut c = dbsweep();
     c.args([command, script, "--report-interval", "0"])
-        .args(connection(kind, server))
+        .args(sysbench_connection(kind, server))
         .args(opts);
     c
 }

@@ -4,27 +4,12 @@
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 
-use dbsweep::server::{ManagedServer, ServerKind, ServerSpec};
+use dbsweep::server::{ManagedServer, ServerKind};
 use predicates::prelude::*;
 
-use crate::util::{Scratch, assert_valid_results, dbsweep, read_json, u};
-
-fn start(kind: ServerKind) -> ManagedServer {
-    start_with(kind, &[])
-}
-
-fn start_with(kind: ServerKind, settings: &[(&str, &str)]) -> ManagedServer {
-    let settings = settings
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect();
-    let spec = ServerSpec {
-        settings,
-        ..ServerSpec::new(kind)
-    };
-    ManagedServer::start(&spec)
-        .unwrap_or_else(|e| panic!("starting a managed {kind:?} server: {e}"))
-}
+use crate::util::{
+    Scratch, assert_valid_results, dbsweep, read_json, start, start_with, sysbench_connection, u,
+};
 
 /// `dbsweep <args> --target <server>`.
 fn on(server: &ManagedServer, args: &[&str]) -> assert_cmd::Command {
@@ -651,41 +636,12 @@ fn a_kept_datadir_is_reused_with_its_tables() {
     assert!(dir.join("data").exists());
 }
 
-/// sysbench's connection options for `server`.
-fn sysbench_args(kind: ServerKind, server: &ManagedServer) -> Vec<String> {
-    let p = server.port.to_string();
-    let v: Vec<&str> = if kind == ServerKind::Postgres {
-        vec![
-            "--db-driver=pgsql",
-            "--pgsql-host=127.0.0.1",
-            "--pgsql-user=sbtest",
-            "--pgsql-db=sbtest",
-        ]
-    } else {
-        vec![
-            "--db-driver=mysql",
-            "--mysql-host=127.0.0.1",
-            "--mysql-user=sbtest",
-            "--mysql-db=sbtest",
-        ]
-    };
-    let mut v: Vec<String> = v.into_iter().map(String::from).collect();
-    v.push(format!(
-        "--{}-port={p}",
-        if kind == ServerKind::Postgres {
-            "pgsql"
-        } else {
-            "mysql"
-        }
-    ));
-    v.extend(["--tables=2", "--table-size=1000"].map(String::from));
-    v
-}
-
+/// sysbench's oltp_read_write on `server`, on 2 tables of 1,000 rows.
 fn sysbench(kind: ServerKind, server: &ManagedServer, command: &str, extra: &[&str]) -> String {
     let out = Command::new("sysbench")
         .arg("oltp_read_write")
-        .args(sysbench_args(kind, server))
+        .args(sysbench_connection(kind, server))
+        .args(["--tables=2", "--table-size=1000"])
         .args(extra)
         .arg(command)
         .output()

@@ -3,11 +3,47 @@
 use std::path::{Path, PathBuf};
 
 use assert_cmd::Command;
+use dbsweep::server::{ManagedServer, ServerKind, ServerSpec};
 use serde_json::Value;
 use tempfile::TempDir;
 
 pub fn dbsweep() -> Command {
     Command::cargo_bin("dbsweep").expect("binary built")
+}
+
+/// A managed server of `kind` with its default settings. A missing server binary fails the
+/// test (`scripts/test` installs them).
+pub fn start(kind: ServerKind) -> ManagedServer {
+    start_with(kind, &[])
+}
+
+pub fn start_with(kind: ServerKind, settings: &[(&str, &str)]) -> ManagedServer {
+    let settings = settings
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    let spec = ServerSpec {
+        settings,
+        ..ServerSpec::new(kind)
+    };
+    ManagedServer::start(&spec)
+        .unwrap_or_else(|e| panic!("starting a managed {kind:?} server: {e}"))
+}
+
+/// sysbench 1.0.20's options to reach `server` over loopback TCP as user and database sbtest.
+pub fn sysbench_connection(kind: ServerKind, server: &ManagedServer) -> Vec<String> {
+    let (driver, p) = if kind == ServerKind::Postgres {
+        ("pgsql", "pgsql")
+    } else {
+        ("mysql", "mysql")
+    };
+    vec![
+        format!("--db-driver={driver}"),
+        format!("--{p}-host=127.0.0.1"),
+        format!("--{p}-port={}", server.port),
+        format!("--{p}-user=sbtest"),
+        format!("--{p}-db=sbtest"),
+    ]
 }
 
 /// A scratch directory with a SQLite database path in it.
