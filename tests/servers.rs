@@ -848,8 +848,47 @@ per_server!(
     }
 );
 
-per_server!(io_bound_configuration_limits_the_server, |kind| {
+per_server!(a_cell_whose_server_does_not_start_fails_its_steps, |kind| {
+    // A setting the server refuses: it exits before accepting connections.
     let s = Scratch::new();
+    let name = format!("{kind:?}").to_lowercase();
+    let plan = s.path("bad.toml");
+    std::fs::write(
+        &plan,
+        format!(
+            "name = \"bad\"\ntable_size = 1000\nread_time = 0.5\n\
+             [[targets]]\nserver = \"{name}\"\n\
+             [configs.broken]\nsettings = {{ no_such_setting = \"1\" }}\n\
+             [[steps]]\nload = true\n\
+             [[steps]]\nname = \"point\"\nworkload = \"oltp_point_select\"\nclass = \"read\"\n"
+        ),
+    )
+    .unwrap();
+    let dir = s.path("sweep");
+    let out = dbsweep()
+        .arg("sweep")
+        .arg(&plan)
+        .arg("--output")
+        .arg(&dir)
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert_eq!(out.status.code(), Some(1), "{stdout}{stderr}");
+    assert!(stdout.contains("0 step(s) done, 2 failed"), "{stdout}");
+    assert!(
+        stderr.contains("the database did not start") && stderr.contains("no_such_setting"),
+        "{stderr}"
+    );
+    let recs = crate::sweep::records(&dir);
+    assert_eq!(recs.len(), 2);
+    assert!(recs.iter().all(|(_, r)| r["status"] == "failed"));
+});
+
+per_server!(io_bound_configuration_limits_the_server, |kind| {
+    let s = Scratch::enterable();
     let (name, settings) = if kind == ServerKind::Postgres {
         ("postgres", "shared_buffers = \"16MB\"")
     } else {

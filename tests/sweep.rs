@@ -390,7 +390,8 @@ fn dry_run_prints_the_schedule_and_its_duration() {
         ));
     // Its data directories may go on a disk of the plan's choosing: an existing directory, by
     // an absolute path, and for managed servers only.
-    let disk = s.path("disk");
+    let open = Scratch::enterable();
+    let disk = open.path("disk");
     std::fs::create_dir(&disk).unwrap();
     let with_dir = |dir: &str| {
         managed.replace(
@@ -408,10 +409,23 @@ fn dry_run_prints_the_schedule_and_its_duration() {
             "a fresh managed Postgres server in {} over its Unix socket",
             disk.display()
         )));
-    for (dir, says) in [
+    // The server's unprivileged user (dbsweep runs it so as root) must be able to enter it.
+    let private = s.path("private");
+    std::fs::create_dir(&private).unwrap();
+    std::fs::create_dir(private.join("disk")).unwrap();
+    let only_owner = std::os::unix::fs::PermissionsExt::from_mode(0o700);
+    std::fs::set_permissions(&private, only_owner).unwrap();
+    let closed = private.join("disk").display().to_string();
+    // SAFETY: geteuid has no preconditions.
+    let root = unsafe { libc::geteuid() } == 0;
+    let mut cases = vec![
         ("disk", "give an absolute path"),
         ("/no/such/dir", "no such directory"),
-    ] {
+    ];
+    if root {
+        cases.push((&closed, "which cannot enter"));
+    }
+    for (dir, says) in cases {
         dbsweep()
             .args(["sweep", "--dry-run"])
             .arg(write_plan(&s, &with_dir(dir)))

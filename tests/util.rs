@@ -58,6 +58,15 @@ impl Scratch {
         }
     }
 
+    /// One that a managed server's unprivileged user may enter (mode 755), for data directories.
+    pub fn enterable() -> Scratch {
+        use std::os::unix::fs::PermissionsExt;
+        let s = Scratch::new();
+        std::fs::set_permissions(s.dir.path(), std::fs::Permissions::from_mode(0o755))
+            .expect("chmod scratch directory");
+        s
+    }
+
     pub fn path(&self, name: &str) -> PathBuf {
         self.dir.path().join(name)
     }

@@ -794,6 +794,14 @@ fn validate(src: &Source, file: PlanFile) -> Result<Sweep, Error> {
                     ),
                 ));
             }
+            if let TargetSpec::Managed(kind) = spec {
+                crate::server::check_datadir_in(kind, d).map_err(|e| {
+                    src.error(
+                        span.clone(),
+                        format!("datadir_in = {:?}: {e}", d.display().to_string()),
+                    )
+                })?;
+            }
         }
         targets.push(SweepTarget {
             name,

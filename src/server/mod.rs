@@ -422,24 +422,49 @@ fn unprivileged_user(user: &str) -> Result<Option<(u32, u32)>, Error> {
 /// Fails with a clear message when the server's user cannot reach `dir` (a parent directory
 /// without search permission for others, such as a private temporary directory).
 fn check_reachable(dir: &Path, owner: Option<(u32, u32)>, user: &str) -> Result<(), Error> {
-    use std::os::unix::fs::MetadataExt;
-    let Some((uid, _)) = owner else { return Ok(()) };
-    for parent in dir.ancestors().skip(1) {
-        let Ok(meta) = fs::metadata(parent) else {
-            continue;
-        };
-        if meta.uid() != uid && meta.mode() & 0o001 == 0 {
-            return Err(Error::Usage(format!(
-                "--server-datadir {}: the server runs as '{user}', which cannot enter {} (mode {:o}); \
-                 choose a directory whose parents others may enter, or chmod o+x {}",
-                dir.display(),
-                parent.display(),
-                meta.mode() & 0o777,
-                parent.display()
-            )));
-        }
+    match closed_parent(dir, owner) {
+        None => Ok(()),
+        Some((parent, mode)) => Err(Error::Usage(format!(
+            "data directory {}: the server runs as '{user}', which cannot enter {} (mode {mode:o}); \
+             choose a directory (--server-datadir, or datadir_in in a plan) whose parents \
+             others may enter, or chmod o+x {}",
+            dir.display(),
+            parent.display(),
+            parent.display()
+        ))),
     }
-    Ok(())
+}
+
+/// The first parent of `dir` (and its mode) that the server's user, `owner`, may not enter.
+fn closed_parent(dir: &Path, owner: Option<(u32, u32)>) -> Option<(PathBuf, u32)> {
+    use std::os::unix::fs::MetadataExt;
+    let (uid, _) = owner?;
+    dir.ancestors().skip(1).find_map(|parent| {
+        let meta = fs::metadata(parent).ok()?;
+        (meta.uid() != uid && meta.mode() & 0o001 == 0)
+            .then(|| (parent.to_path_buf(), meta.mode() & 0o777))
+    })
+}
+
+/// Whether a server of `kind` (run as its unprivileged user when dbsweep runs as root) can
+/// enter data directories made in `dir`; the reason when it cannot. For checking a plan before
+/// anything runs.
+pub fn check_datadir_in(kind: ServerKind, dir: &Path) -> Result<(), String> {
+    let user = match kind {
+        ServerKind::Postgres => "postgres",
+        ServerKind::Mariadb | ServerKind::Mysql => "mysql",
+    };
+    // A missing user is reported when the server starts, with what to install.
+    let owner = unprivileged_user(user).unwrap_or(None);
+    match closed_parent(&dir.join("data"), owner) {
+        None => Ok(()),
+        Some((parent, mode)) => Err(format!(
+            "the server runs as '{user}', which cannot enter {} (mode {mode:o}); choose a \
+             directory whose parents others may enter, or chmod o+x {}",
+            parent.display(),
+            parent.display()
+        )),
+    }
 }
 
 /// Gives `path` (recursively) to the server's user.

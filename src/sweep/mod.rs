@@ -305,6 +305,12 @@ impl<'a> Runner<'a> {
                 Ok(db) => db,
                 Err(e) => {
                     // Every pending step of the cell fails with the reason.
+                    self.failed += pending.len();
+                    self.progress.say(&format!(
+                        "cell {}: the database did not start, its {} step(s) failed: {e}",
+                        cell.id(),
+                        pending.len()
+                    ));
                     for &i in &pending {
                         let mut rec = self.record(&cell, i, now_s());
                         rec.status = "failed".into();
