@@ -848,18 +848,14 @@ per_server!(
     }
 );
 
-per_server!(a_cell_whose_server_does_not_start_fails_its_steps, |kind| {
-    // A setting the server refuses: it exits before accepting connections.
-    let s = Scratch::new();
-    let name = format!("{kind:?}").to_lowercase();
-    let plan = s.path("bad.toml");
+/// Writes a plan of `head` (name, sizes, targets, configurations) followed by a load step and
+/// a point-select step, and runs it as a sweep into the scratch directory's `sweep`.
+fn sweep_load_and_point(s: &Scratch, head: &str) -> (std::process::Output, std::path::PathBuf) {
+    let plan = s.path("plan.toml");
     std::fs::write(
         &plan,
         format!(
-            "name = \"bad\"\ntable_size = 1000\nread_time = 0.5\n\
-             [[targets]]\nserver = \"{name}\"\n\
-             [configs.broken]\nsettings = {{ no_such_setting = \"1\" }}\n\
-             [[steps]]\nload = true\n\
+            "{head}[[steps]]\nload = true\n\
              [[steps]]\nname = \"point\"\nworkload = \"oltp_point_select\"\nclass = \"read\"\n"
         ),
     )
@@ -872,6 +868,21 @@ per_server!(a_cell_whose_server_does_not_start_fails_its_steps, |kind| {
         .arg(&dir)
         .output()
         .unwrap();
+    (out, dir)
+}
+
+per_server!(a_cell_whose_server_does_not_start_fails_its_steps, |kind| {
+    // A setting the server refuses: it exits before accepting connections.
+    let s = Scratch::new();
+    let name = format!("{kind:?}").to_lowercase();
+    let (out, dir) = sweep_load_and_point(
+        &s,
+        &format!(
+            "name = \"bad\"\ntable_size = 1000\nread_time = 0.5\n\
+             [[targets]]\nserver = \"{name}\"\n\
+             [configs.broken]\nsettings = {{ no_such_setting = \"1\" }}\n"
+        ),
+    );
     let (stdout, stderr) = (
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr),
@@ -897,30 +908,18 @@ per_server!(io_bound_configuration_limits_the_server, |kind| {
             "innodb_buffer_pool_size = \"8M\", innodb_flush_method = \"O_DIRECT\"",
         )
     };
-    let plan = s.path("io.toml");
     // The data directory goes on the disk under test.
     let disk = s.path("disk");
     std::fs::create_dir(&disk).unwrap();
-    std::fs::write(
-        &plan,
-        format!(
+    let (output, dir) = sweep_load_and_point(
+        &s,
+        &format!(
             "name = \"io\"\ntable_size = 20000\nread_time = 1\n\
              [[targets]]\nserver = \"{name}\"\ndatadir_in = {:?}\n\
-             [configs.iobound]\nsettings = {{ {settings} }}\ndrop_caches = true\nmemory_limit = \"256M\"\n\
-             [[steps]]\nload = true\n\
-             [[steps]]\nname = \"point\"\nworkload = \"oltp_point_select\"\nclass = \"read\"\n",
+             [configs.iobound]\nsettings = {{ {settings} }}\ndrop_caches = true\nmemory_limit = \"256M\"\n",
             disk.display().to_string()
         ),
-    )
-    .unwrap();
-    let dir = s.path("sweep");
-    let output = dbsweep()
-        .arg("sweep")
-        .arg(&plan)
-        .arg("--output")
-        .arg(&dir)
-        .output()
-        .unwrap();
+    );
     assert!(
         output.status.success(),
         "{}",
