@@ -8,7 +8,7 @@ use std::process::Command;
 
 use super::{
     ManagedServer, ServerKind, check_reachable, chown_tree, find_binary, free_port, run_setup,
-    unprivileged_user, version_of,
+    server_user, unprivileged_user, version_of,
 };
 use crate::error::Error;
 
@@ -55,8 +55,9 @@ fn server_binary(kind: ServerKind) -> Result<PathBuf, Error> {
 pub(super) fn start(s: &mut ManagedServer) -> Result<(), Error> {
     let bin = server_binary(s.kind)?;
     s.version = version_of(&bin);
-    s.runs_as = unprivileged_user("mysql")?;
-    check_reachable(&s.dir, s.runs_as, "mysql")?;
+    let user = server_user(s.kind);
+    s.runs_as = unprivileged_user(user)?;
+    check_reachable(&s.dir, s.runs_as, user)?;
     chown_tree(&s.dir, s.runs_as)?;
     let data = s.dir.join("data");
     if !data.join("mysql").exists() {

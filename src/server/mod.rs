@@ -400,6 +400,14 @@ fn find_binary(names: &[&str], dirs: &[PathBuf]) -> Option<PathBuf> {
     None
 }
 
+/// The unprivileged user a server of `kind` runs as when dbsweep runs as root.
+fn server_user(kind: ServerKind) -> &'static str {
+    match kind {
+        ServerKind::Postgres => "postgres",
+        ServerKind::Mariadb | ServerKind::Mysql => "mysql",
+    }
+}
+
 /// When dbsweep runs as root, the (uid, gid) of `user`, which the server runs as.
 fn unprivileged_user(user: &str) -> Result<Option<(u32, u32)>, Error> {
     // SAFETY: geteuid has no preconditions.
@@ -450,10 +458,7 @@ fn closed_parent(dir: &Path, owner: Option<(u32, u32)>) -> Option<(PathBuf, u32)
 /// enter data directories made in `dir`; the reason when it cannot. For checking a plan before
 /// anything runs.
 pub fn check_datadir_in(kind: ServerKind, dir: &Path) -> Result<(), String> {
-    let user = match kind {
-        ServerKind::Postgres => "postgres",
-        ServerKind::Mariadb | ServerKind::Mysql => "mysql",
-    };
+    let user = server_user(kind);
     // A missing user is reported when the server starts, with what to install.
     let owner = unprivileged_user(user).unwrap_or(None);
     match closed_parent(&dir.join("data"), owner) {

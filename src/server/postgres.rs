@@ -8,7 +8,7 @@ use std::process::Command;
 use std::os::unix::process::CommandExt;
 
 use super::{
-    ManagedServer, check_reachable, chown_tree, find_binary, free_port, run_setup,
+    ManagedServer, check_reachable, chown_tree, find_binary, free_port, run_setup, server_user,
     unprivileged_user, version_of,
 };
 use crate::error::Error;
@@ -50,9 +50,10 @@ fn bindir() -> Result<PathBuf, Error> {
 
 pub(super) fn start(s: &mut ManagedServer) -> Result<(), Error> {
     let bin = bindir()?;
-    s.runs_as = unprivileged_user("postgres")?;
+    let user = server_user(s.kind);
+    s.runs_as = unprivileged_user(user)?;
     s.version = version_of(&bin.join("postgres"));
-    check_reachable(&s.dir, s.runs_as, "postgres")?;
+    check_reachable(&s.dir, s.runs_as, user)?;
     chown_tree(&s.dir, s.runs_as)?;
     let data = s.dir.join("data");
     if !data.join("PG_VERSION").exists() {
