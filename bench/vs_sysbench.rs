@@ -65,6 +65,10 @@ struct Args {
     /// the other.
     #[arg(long, default_value = "tcp", value_parser = ["tcp", "unix", "both"])]
     transport: String,
+    /// PostgreSQL: also run dbsweep with `--pipeline` (each event's statements in one round
+    /// trip), a third client in the alternation; prints its QPS, CPU per query and ratios.
+    #[arg(long)]
+    pipeline: bool,
     /// The only-prepare-once mode: skip the prepare comparison.
     #[arg(long)]
     no_prepare_compare: bool,
@@ -349,11 +353,24 @@ fn native_rows(t: &Tools, args: &Args) {
         "db user+sys",
         "csw/q sb db"
     );
+    // Pipelined dbsweep, where the target pipelines: its own columns after the others.
+    let piped = args.pipeline && t.kind == ServerKind::Postgres;
+    if piped {
+        println!(
+            "{:>126}",
+            "pipelined dbsweep:    qps  qps/sb   us/q  cpu/sb"
+        );
+    }
     for workload in &args.workloads {
         for &threads in &args.threads {
             let n = f64::from(args.rounds);
             let (mut sb, mut db) = (PerQuery::default(), PerQuery::default());
+            let mut pl = PerQuery::default();
             for _ in 0..args.rounds {
+                if piped {
+                    let mut c = t.dbsweep(workload, "run", threads);
+                    pl.add(measure(c.arg("--pipeline"), args.seconds), n);
+                }
                 sb.add(
                     measure(&mut t.sysbench(workload, "run", threads), args.seconds),
                     n,
@@ -363,8 +380,19 @@ fn native_rows(t: &Tools, args: &Args) {
                     n,
                 );
             }
+            let pipelined = if piped {
+                format!(
+                    " {:>9.0} {:>6.2} {:>6.2} {:>6.2}",
+                    pl.qps,
+                    pl.qps / sb.qps,
+                    pl.cpu(),
+                    pl.cpu() / sb.cpu()
+                )
+            } else {
+                String::new()
+            };
             println!(
-                "{workload:<18} {threads:>3} {:>9.0} {:>9.0} {:>6.2} {:>8.2} {:>8.2} {:>6.2} {:>8.2} {:>7.2}+{:<7.2} {:>7.2}+{:<7.2} {:>5.2} {:>5.2}",
+                "{workload:<18} {threads:>3} {:>9.0} {:>9.0} {:>6.2} {:>8.2} {:>8.2} {:>6.2} {:>8.2} {:>7.2}+{:<7.2} {:>7.2}+{:<7.2} {:>5.2} {:>5.2}{pipelined}",
                 sb.qps,
                 db.qps,
                 db.qps / sb.qps,

@@ -387,6 +387,11 @@ pub struct RunArgs {
     /// Prepared statements: auto (server-side) or disable (text)
     #[arg(long, value_enum, visible_alias = "db-ps-mode", default_value_t = PsMode::Auto)]
     pub ps_mode: PsMode,
+    /// PostgreSQL, oltp_* workloads: send each transaction's statements in one round trip
+    /// (the server runs them as before; the client waits once per event instead of once per
+    /// statement)
+    #[arg(long, value_parser = parse_bool, num_args = 0..=1, default_value = "off", default_missing_value = "on")]
+    pub pipeline: bool,
 
     /// tpcc: warehouses (each: 10 districts, 30,000 customers, 100,000 stock rows)
     #[arg(long, default_value_t = 1)]

@@ -28,8 +28,7 @@ use results::{
 };
 use runner::RunOutcome;
 use server::ManagedServer;
-use target::{ErrorClass, OpenOptions, Target};
-use workload::PsMode;
+use target::{ErrorClass, Target};
 use workload::tables::LoadReport;
 use workload::{WORKLOADS, Workload};
 
@@ -196,10 +195,7 @@ pub(crate) struct Db {
 impl Db {
     /// Checks the target, or starts the managed server if the plan asks for one.
     pub(crate) fn open(plan: &RunPlan, create: bool) -> Result<Db, Error> {
-        let options = OpenOptions {
-            create,
-            text_statements: plan.workload_opts.ps_mode == PsMode::Disable,
-        };
+        let options = plan.workload_opts.open_options(create);
         let (target, server) = match &plan.server {
             None => (target::open(&plan.target, options)?, None),
             Some(spec) => {

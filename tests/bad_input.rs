@@ -45,6 +45,30 @@ fn malformed_or_unsupported_targets_are_rejected() {
 }
 
 #[test]
+fn pipelining_is_refused_where_it_cannot_be_done() {
+    let s = Scratch::new();
+    // SQLite and MySQL do not pipeline: refused before anything is opened or created.
+    s.cmd(&["run", "oltp_read_only", "--pipeline"])
+        .assert()
+        .code(2)
+        .stderr(
+            contains("--pipeline: only PostgreSQL targets pipeline").and(contains("sqlite://")),
+        );
+    assert!(!s.db().exists());
+    dbsweep()
+        .args([
+            "run",
+            "oltp_read_only",
+            "--pipeline",
+            "--target",
+            "mysql://u:secret@127.0.0.1:1/db",
+        ])
+        .assert()
+        .code(2)
+        .stderr(contains("only PostgreSQL").and(contains("secret").not()));
+}
+
+#[test]
 fn out_of_range_options_name_the_option() {
     for (args, says) in [
         (&["--threads", "0"][..], "--threads"),

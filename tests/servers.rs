@@ -342,8 +342,6 @@ per_server!(
 );
 
 per_server!(conflicting_transactions_are_retried_and_counted, |kind| {
-    // Four clients writing the same ten rows inside transactions, in random orders: lock
-    // conflicts (deadlocks, duplicate keys from delete/insert races) must be retried.
     // PostgreSQL looks for deadlocks after deadlock_timeout (1 s by default): shortened here so
     // that the test does not wait a second per deadlock.
     let server = if kind == ServerKind::Postgres {
@@ -351,15 +349,27 @@ per_server!(conflicting_transactions_are_retried_and_counted, |kind| {
     } else {
         start(kind)
     };
+    conflicts_are_retried(kind, &server, &[]);
+});
+
+/// Four clients writing the same ten rows inside transactions, in random orders: lock
+/// conflicts (deadlocks, duplicate keys from delete/insert races) must be retried.
+fn conflicts_are_retried(kind: ServerKind, server: &ManagedServer, extra: &[&str]) {
     let s = Scratch::new();
     on(
-        &server,
-        &["prepare", "oltp_write_only", "--table-size", "10"],
+        server,
+        &[
+            "prepare",
+            "oltp_write_only",
+            "--table-size",
+            "10",
+            "--force",
+        ],
     )
     .assert()
     .success();
     let r = run_json(
-        &server,
+        server,
         &s,
         &[
             "run",
@@ -376,7 +386,11 @@ per_server!(conflicting_transactions_are_retried_and_counted, |kind| {
             "2",
             "--non-index-updates",
             "2",
-        ],
+        ]
+        .iter()
+        .chain(extra)
+        .copied()
+        .collect::<Vec<_>>(),
     );
     assert_eq!(u(&r, "/events"), 600);
     let errors = &r["errors"];
@@ -394,7 +408,179 @@ per_server!(conflicting_transactions_are_retried_and_counted, |kind| {
         "{kind:?}: no conflict in 3000 conflicting transactions: {errors}"
     );
     assert_eq!(u(&r, "/retries"), retried);
-});
+}
+
+/// The current thread's voluntary context switches: one each time it waits for the server.
+fn waits_of_this_thread() -> u64 {
+    let status = std::fs::read_to_string("/proc/thread-self/status").unwrap();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("voluntary_ctxt_switches:"))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap()
+}
+
+#[test]
+fn pipelined_transactions_count_exactly_retry_and_wait_once() {
+    use dbsweep::metrics::QueryCounts;
+    use dbsweep::target::{Count, OpenOptions, Param};
+    let server = start_with(ServerKind::Postgres, &[("deadlock_timeout", "10ms")]);
+    let s = Scratch::new();
+    on(
+        &server,
+        &[
+            "prepare",
+            "oltp_read_write",
+            "--tables",
+            "2",
+            "--table-size",
+            "1000",
+        ],
+    )
+    .assert()
+    .success();
+    let n = N.to_string();
+    type Case<'a> = (&'a str, &'a [&'a str], (u64, u64, u64));
+    let cases: &[Case] = &[
+        ("oltp_read_only", &[], (14, 0, 2)),
+        ("oltp_read_only", &["--skip-trx"], (14, 0, 0)),
+        ("oltp_read_write", &[], (14, 4, 2)),
+        ("oltp_read_write", &["--ps-mode", "disable"], (14, 4, 2)),
+        ("oltp_write_only", &["--skip-trx"], (0, 4, 0)),
+        ("oltp_point_select", &[], (1, 0, 0)),
+        ("oltp_insert", &[], (0, 1, 0)),
+    ];
+    for (workload, extra, (rd, wr, ot)) in cases {
+        let mut args = vec![
+            "run",
+            workload,
+            "--tables",
+            "2",
+            "--table-size",
+            "1000",
+            "--events",
+            &n,
+            "--time",
+            "0",
+            "--pipeline",
+        ];
+        args.extend_from_slice(extra);
+        let r = run_json(&server, &s, &args);
+        let got = (
+            u(&r, "/queries/read"),
+            u(&r, "/queries/write"),
+            u(&r, "/queries/other"),
+        );
+        assert_eq!(got, (rd * N, wr * N, ot * N), "{workload} {extra:?}");
+        assert_eq!(u(&r, "/events"), N);
+        assert_eq!(r["options"]["pipeline"], true, "the results file says so");
+        assert_valid_results(&r);
+    }
+    // Workloads whose statements depend on each other's results do not pipeline.
+    on(
+        &server,
+        &["run", "select_random_points", "--pipeline", "--events", "1"],
+    )
+    .assert()
+    .code(2)
+    .stderr(predicates::str::contains(
+        "select_random_points does not pipeline",
+    ));
+
+    // Conflicts inside pipelined transactions are retried as without the pipeline.
+    conflicts_are_retried(ServerKind::Postgres, &server, &["--pipeline"]);
+
+    // Through the connection: a statement that fails in the middle of a pipelined transaction
+    // is named, nothing of the transaction stays, and the connection goes on.
+    on(
+        &server,
+        &[
+            "prepare",
+            "oltp_read_write",
+            "--tables",
+            "1",
+            "--table-size",
+            "100",
+            "--force",
+        ],
+    )
+    .assert()
+    .success();
+    let open = |pipeline| {
+        let o = OpenOptions {
+            create: false,
+            text_statements: false,
+            pipeline,
+        };
+        dbsweep::target::open(&server.url, o)
+            .unwrap()
+            .connect()
+            .unwrap()
+    };
+    let mut conn = open(true);
+    let bump = conn
+        .prepare("UPDATE sbtest1 SET k = k + 1 WHERE id = ?")
+        .unwrap();
+    let divide = conn
+        .prepare("SELECT 1 / ? FROM sbtest1 WHERE id = 1")
+        .unwrap();
+    let k_sum = "SELECT sum(k) FROM sbtest1 WHERE id IN (1, 2)";
+    let before = conn.query_i64(k_sum).unwrap().unwrap();
+    let mut q = QueryCounts::default();
+    conn.begin(true).unwrap();
+    conn.counted(bump, &[Param::Int(1)], Count::Write, &mut q)
+        .unwrap();
+    conn.counted(divide, &[Param::Int(0)], Count::Read, &mut q)
+        .unwrap();
+    conn.counted(bump, &[Param::Int(2)], Count::Write, &mut q)
+        .unwrap();
+    conn.commit().unwrap();
+    let e = conn.sync(&mut q).unwrap_err();
+    assert_eq!(e.code, "22012", "{e}");
+    assert!(e.to_string().contains("SELECT 1 / ?"), "{e}");
+    conn.rollback().unwrap();
+    assert_eq!(conn.query_i64(k_sum).unwrap().unwrap(), before);
+    // The same transaction without the failing statement commits both updates.
+    let mut q = QueryCounts::default();
+    conn.begin(true).unwrap();
+    conn.counted(bump, &[Param::Int(1)], Count::Write, &mut q)
+        .unwrap();
+    conn.counted(bump, &[Param::Int(2)], Count::Write, &mut q)
+        .unwrap();
+    conn.commit().unwrap();
+    assert_eq!(q.writes, 0, "counted when the results come back");
+    conn.sync(&mut q).unwrap();
+    assert_eq!(q.writes, 2);
+    assert_eq!(conn.query_i64(k_sum).unwrap().unwrap(), before + 2);
+
+    // A client waits for the server once per pipelined transaction, and once per statement
+    // without the pipeline.
+    let waits = |pipeline: bool| {
+        let mut conn = open(pipeline);
+        let point = conn.prepare("SELECT c FROM sbtest1 WHERE id = ?").unwrap();
+        let mut q = QueryCounts::default();
+        let before = waits_of_this_thread();
+        for _ in 0..50 {
+            conn.begin(false).unwrap();
+            for id in 1..=10 {
+                conn.counted(point, &[Param::Int(id)], Count::Read, &mut q)
+                    .unwrap();
+            }
+            conn.commit().unwrap();
+            conn.sync(&mut q).unwrap();
+        }
+        assert_eq!(q.reads, 500);
+        assert_eq!(q.rows, 500);
+        waits_of_this_thread() - before
+    };
+    let (piped, unpiped) = (waits(true), waits(false));
+    assert!(
+        piped <= 60 && unpiped >= 6 * piped,
+        "pipelined: {piped} waits for 50 transactions of 12 statements; without: {unpiped}"
+    );
+}
 
 /// Starts `dbsweep run` in the background and returns once it prints its first interval line.
 fn run_in_background(
@@ -973,6 +1159,7 @@ per_server!(tpcc_prepare_check_cleanup_with_two_warehouses, |kind| {
         dbsweep::target::OpenOptions {
             create: false,
             text_statements: true,
+            pipeline: false,
         },
     )
     .unwrap();
@@ -1044,6 +1231,7 @@ per_server!(killed_tpcc_connections_leave_the_data_consistent, |kind| {
         dbsweep::target::OpenOptions {
             create: false,
             text_statements: true,
+            pipeline: false,
         },
     )
     .unwrap();

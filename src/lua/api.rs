@@ -1315,6 +1315,7 @@ pub fn step_workload(
             crate::target::OpenOptions {
                 create: false,
                 text_statements: plan.workload_opts.ps_mode == crate::workload::PsMode::Disable,
+                pipeline: false,
             },
         )?;
         ctx.target = Some(Arc::from(target));

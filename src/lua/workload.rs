@@ -33,6 +33,7 @@ pub fn run(ctx: Ctx, plan: &RunPlan, command: &str) -> Result<Outcome, Error> {
         OpenOptions {
             create: command != "cleanup",
             text_statements: plan.workload_opts.ps_mode == crate::workload::PsMode::Disable,
+            pipeline: false,
         },
     )?);
     let ctx = api::finish_ctx(ctx, target);

@@ -181,6 +181,7 @@ impl RunPlan {
             delta: o.delta,
             mysql_storage_engine: o.mysql_storage_engine.clone(),
             ps_mode: o.ps_mode,
+            pipeline: o.pipeline,
             threads: o.threads,
             warehouses: o.warehouses,
             wait: o.wait,

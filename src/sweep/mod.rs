@@ -24,7 +24,6 @@ use crate::results::{SCHEMA_VERSION, StepRecord, write_atomic};
 use crate::server::cgroup::MemoryCgroup;
 use crate::server::{ManagedServer, ServerKind, ServerSpec};
 use crate::target::{self, OpenOptions};
-use crate::workload::PsMode;
 use crate::{Db, INTERRUPT, Outcome, output};
 
 /// What `dbsweep sweep` was asked.
@@ -387,7 +386,7 @@ impl<'a> Runner<'a> {
     fn open_cell(&self, cell: &Cell) -> Result<CellDb, Error> {
         let options = OpenOptions {
             create: true,
-            text_statements: false,
+            ..OpenOptions::default()
         };
         let mut notes = Vec::new();
         let (url, server, sqlite_file, own) = match &cell.target.spec {
@@ -600,16 +599,11 @@ impl<'a> Runner<'a> {
         let (plan, workload) = self
             .sweep
             .step_workload(step, cell.clients, Some(&db.url))?;
-        // Text statements need a target opened for them; the cell's serves everything else.
-        let text = plan.workload_opts.ps_mode == PsMode::Disable;
-        let saved = if text {
-            let t = target::open(
-                &db.url,
-                OpenOptions {
-                    create: false,
-                    text_statements: true,
-                },
-            )?;
+        // Text statements and pipelining need a target opened for them; the cell's serves
+        // everything else.
+        let options = plan.workload_opts.open_options(false);
+        let saved = if options.text_statements || options.pipeline {
+            let t = target::open(&db.url, options)?;
             Some(std::mem::replace(&mut db.db.target, t))
         } else {
             None

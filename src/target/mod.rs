@@ -16,6 +16,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 
 use crate::error::Error;
+use crate::metrics::QueryCounts;
 
 /// A statement parameter; borrowed so that binding allocates nothing.
 #[derive(Clone, Copy, Debug)]
@@ -141,6 +142,24 @@ pub trait TextRow {
 /// What sees each row of a result set.
 pub type OnRow<'a> = &'a mut dyn FnMut(&dyn TextRow);
 
+/// How a statement counts in a run's queries: a read (with the rows it returned), or a write
+/// (an "other" when it changed no row), as sysbench counts them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Count {
+    Read,
+    Write,
+}
+
+impl Count {
+    #[inline]
+    pub fn add(self, q: &mut QueryCounts, o: Outcome) {
+        match self {
+            Count::Read => q.read(o.rows),
+            Count::Write => q.dml(o.changed),
+        }
+    }
+}
+
 /// A connection used by one client thread.
 pub trait Conn: Send {
     /// The SQL dialect this connection speaks.
@@ -159,6 +178,35 @@ pub trait Conn: Send {
     ) -> Result<u64, DbError>;
     /// Runs a statement that changes rows, returns how many it changed.
     fn execute(&mut self, stmt: StmtId, params: &[Param]) -> Result<u64, DbError>;
+    /// Runs a statement whose result only counts, and counts it into `q`. Under `--pipeline`
+    /// the statement (and `begin`, `commit`) is only queued: [`Conn::sync`] sends the queue in
+    /// one round trip and counts the results.
+    fn counted(
+        &mut self,
+        stmt: StmtId,
+        params: &[Param],
+        count: Count,
+        q: &mut QueryCounts,
+    ) -> Result<(), DbError> {
+        let o = match count {
+            Count::Read => Outcome {
+                rows: self.query(stmt, params)?,
+                changed: 0,
+            },
+            Count::Write => Outcome {
+                rows: 0,
+                changed: self.execute(stmt, params)?,
+            },
+        };
+        count.add(q, o);
+        Ok(())
+    }
+    /// Sends what [`Conn::counted`], `begin` and `commit` queued under `--pipeline` and counts
+    /// the results into `q`; nothing to do otherwise. The first error is returned, naming its
+    /// statement.
+    fn sync(&mut self, _q: &mut QueryCounts) -> Result<(), DbError> {
+        Ok(())
+    }
     /// Starts a transaction; `write` says it will write (SQLite takes the write lock up front).
     fn begin(&mut self, write: bool) -> Result<(), DbError>;
     fn commit(&mut self) -> Result<(), DbError>;
@@ -314,6 +362,8 @@ pub struct OpenOptions {
     pub create: bool,
     /// Send text statements instead of server-side prepared ones (`--ps-mode disable`).
     pub text_statements: bool,
+    /// Send the statements of each event in one round trip (`--pipeline`; PostgreSQL only).
+    pub pipeline: bool,
 }
 
 const URL_FORMS: &str = "sqlite://PATH, postgres://USER[:PASSWORD]@HOST[:PORT]/DB or mysql://USER[:PASSWORD]@HOST[:PORT]/DB";
@@ -354,7 +404,7 @@ impl RowValue {
 pub fn check_url(url: &str) -> Result<(), String> {
     let o = OpenOptions {
         create: true,
-        text_statements: false,
+        ..OpenOptions::default()
     };
     open(url, o).map(drop).map_err(|e| {
         let m = e.to_string();
@@ -367,12 +417,19 @@ pub fn check_url(url: &str) -> Result<(), String> {
 pub fn open(url: &str, o: OpenOptions) -> Result<Box<dyn Target>, Error> {
     let scheme = url.split_once("://").map(|(s, _)| s);
     let shown = redact_url(url);
+    if o.pipeline && !matches!(scheme, Some("postgres" | "postgresql")) {
+        return Err(Error::Usage(format!(
+            "--pipeline: only PostgreSQL targets pipeline statements, and --target is {shown}; \
+             leave out --pipeline"
+        )));
+    }
     match scheme {
         Some("sqlite") => Ok(Box::new(sqlite::SqliteTarget::from_url(url, o.create)?)),
         Some("mock") => Ok(Box::new(mock::MockTarget::from_url(url)?)),
         Some("postgres" | "postgresql") => Ok(Box::new(postgres::PostgresTarget::from_url(
             url,
             o.text_statements,
+            o.pipeline,
         )?)),
         Some("mysql" | "mariadb") => Ok(Box::new(mysql::MysqlTarget::from_url(
             url,

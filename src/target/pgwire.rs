@@ -320,6 +320,16 @@ impl Wire {
         params: &[Param],
         on_row: impl FnMut(&PgRow),
     ) -> Result<Outcome, WireError> {
+        self.queue_execute(name, types, params);
+        self.queue_sync();
+        self.flush()?;
+        self.collect(on_row)
+    }
+
+    /// Appends Bind and Execute of prepared statement `name` to what goes out next, without
+    /// sending it: a pipeline ends with [`Wire::queue_sync`] and goes out with
+    /// [`Wire::send_queued`].
+    pub fn queue_execute(&mut self, name: &str, types: &[u32], params: &[Param]) {
         let w = &mut self.wbuf;
         let at = begin(w, b'B');
         w.push(0); // unnamed portal
@@ -365,10 +375,75 @@ impl Wire {
         w.push(0);
         w.extend_from_slice(&0i32.to_be_bytes());
         end(w, at);
-        let at = begin(w, b'S');
-        end(w, at);
+    }
+
+    /// Appends a Sync: the statements queued since the previous one end there (an implicit
+    /// transaction when no BEGIN is open; after an error the server skips to the next Sync).
+    pub fn queue_sync(&mut self) {
+        let at = begin(&mut self.wbuf, b'S');
+        end(&mut self.wbuf, at);
+    }
+
+    /// Appends a simple query (its own implicit Sync).
+    pub fn queue_simple(&mut self, sql: &str) {
+        let at = begin(&mut self.wbuf, b'Q');
+        cstr(&mut self.wbuf, sql);
+        end(&mut self.wbuf, at);
+    }
+
+    /// Forgets what was queued and not sent.
+    pub fn discard_queued(&mut self) {
+        self.wbuf.clear();
+    }
+
+    /// Sends everything queued in one write and reads the answers up to the `syncs`th
+    /// ReadyForQuery (a simple query counts as one Sync). `done` sees the outcome of each
+    /// statement that completed, in order. Returns whether a transaction is still open
+    /// (ReadyForQuery's status), and the first server error with the number of statements
+    /// that completed before it.
+    ///
+    /// Everything is written before anything is read: the queue holds one event's statements,
+    /// a few kilobytes, far below the socket's buffer, so the server never waits for us to
+    /// read while we wait for it to read.
+    pub fn send_queued(
+        &mut self,
+        syncs: usize,
+        mut done: impl FnMut(Outcome),
+    ) -> Result<(bool, Option<(usize, WireError)>), WireError> {
+        if syncs == 0 {
+            return Err(WireError::Protocol("a pipeline without a Sync".into()));
+        }
         self.flush()?;
-        self.collect(on_row)
+        let mut out = Outcome::default();
+        let (mut completed, mut left) = (0, syncs);
+        let mut error = None;
+        loop {
+            let (tag, range) = self.next_message()?;
+            match tag {
+                b'D' => out.rows += 1,
+                b'C' | b'I' => {
+                    if tag == b'C' {
+                        out.changed = tag_count(self.sock.bytes(range));
+                    }
+                    done(std::mem::take(&mut out));
+                    completed += 1;
+                }
+                b'E' => {
+                    if error.is_none() {
+                        error = Some((completed, server_error(self.sock.bytes(range))));
+                    }
+                    out = Outcome::default();
+                }
+                b'Z' => {
+                    left -= 1;
+                    if left == 0 {
+                        let status = self.sock.bytes(range).first().copied();
+                        return Ok((status != Some(b'I'), error));
+                    }
+                }
+                _ => {} // BindComplete, notices, parameter status, ...
+            }
+        }
     }
 
     /// Runs `sql` with the simple query protocol; `on_row` sees each row.

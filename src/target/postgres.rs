@@ -19,16 +19,18 @@ pub struct PostgresTarget {
     url: String,
     config: Config,
     text: bool,
+    pipeline: bool,
 }
 
 impl PostgresTarget {
-    pub fn from_url(url: &str, text: bool) -> Result<PostgresTarget, Error> {
+    pub fn from_url(url: &str, text: bool, pipeline: bool) -> Result<PostgresTarget, Error> {
         let config = Config::from_str(url)
             .map_err(|e| Error::Usage(format!("--target {}: {e}", redact_url(url))))?;
         Ok(PostgresTarget {
             url: redact_url(url),
             config,
             text,
+            pipeline,
         })
     }
 }
@@ -48,7 +50,9 @@ impl Target for PostgresTarget {
 
     fn connect(&self) -> Result<Box<dyn Conn>, DbError> {
         let wire = Wire::connect(&self.config).map_err(classify)?;
-        Ok(Box::new(ServerConn::new(Pg { wire }, self.text)))
+        Ok(Box::new(
+            ServerConn::new(Pg { wire }, self.text).pipelined(self.pipeline),
+        ))
     }
 
     fn version(&self, conn: &mut dyn Conn) -> Result<String, DbError> {
@@ -121,6 +125,34 @@ impl Protocol for Pg {
         on_row: &mut dyn FnMut(&dyn TextRow),
     ) -> Result<Outcome, DbError> {
         self.wire.simple(sql, |r| on_row(r)).map_err(classify)
+    }
+
+    fn queue(&mut self, st: &Prepared, params: &[Param]) {
+        self.wire.queue_execute(&st.name, &st.types, params);
+    }
+
+    fn queue_text(&mut self, sql: &str) {
+        self.wire.queue_simple(sql);
+    }
+
+    fn queue_sync(&mut self) {
+        self.wire.queue_sync();
+    }
+
+    fn discard_queued(&mut self) {
+        self.wire.discard_queued();
+    }
+
+    fn send_queued(
+        &mut self,
+        syncs: usize,
+        done: &mut dyn FnMut(Outcome),
+    ) -> Result<bool, (usize, DbError)> {
+        match self.wire.send_queued(syncs, done) {
+            Ok((in_txn, None)) => Ok(in_txn),
+            Ok((_, Some((at, e)))) => Err((at, classify(e))),
+            Err(e) => Err((0, classify(e))),
+        }
     }
 
     fn table_count_sql(name: &str) -> String {

@@ -4,7 +4,10 @@
 
 use std::collections::BTreeMap;
 
-use super::{Conn, DbError, Outcome, Param, RowValue, StmtId, TextRow, interpolate};
+use super::{
+    Conn, Count, DbError, ErrorClass, Outcome, Param, RowValue, StmtId, TextRow, interpolate,
+};
+use crate::metrics::QueryCounts;
 
 /// One database's protocol client, as [`ServerConn`] drives it.
 pub trait Protocol: Send {
@@ -38,6 +41,55 @@ pub trait Protocol: Send {
         columns: &[&str],
         next_row: &mut dyn FnMut(&mut Vec<RowValue>) -> bool,
     ) -> Result<u64, DbError>;
+
+    // Pipelining (`--pipeline`), for the protocols that have it; the targets of the others
+    // refuse --pipeline when they open, so that these are never called there.
+
+    /// Queues a prepared statement without sending it.
+    fn queue(&mut self, _st: &Self::Stmt, _params: &[Param]) {}
+    /// Queues a text statement (with its own Sync) without sending it.
+    fn queue_text(&mut self, _sql: &str) {}
+    /// Queues the end of a group of statements (a Sync).
+    fn queue_sync(&mut self) {}
+    /// Forgets what was queued.
+    fn discard_queued(&mut self) {}
+    /// Sends the queue and reads up to its `syncs`th Sync; `done` sees each completed
+    /// statement's outcome. Returns whether a transaction is open, or the first error and the
+    /// number of statements that completed before it.
+    fn send_queued(
+        &mut self,
+        _syncs: usize,
+        _done: &mut dyn FnMut(Outcome),
+    ) -> Result<bool, (usize, DbError)> {
+        Err((
+            0,
+            DbError::new(
+                ErrorClass::Fatal,
+                "pipeline",
+                "this protocol does not pipeline statements",
+            ),
+        ))
+    }
+}
+
+/// A statement queued under `--pipeline`: how it counts (None: BEGIN, COMMIT), and its SQL for
+/// error messages.
+struct Queued {
+    count: Option<Count>,
+    stmt: Option<StmtId>,
+    fixed: &'static str,
+}
+
+/// The queue of `--pipeline`.
+#[derive(Default)]
+struct Pipeline {
+    queued: Vec<Queued>,
+    /// Syncs queued (a text statement carries its own).
+    syncs: usize,
+    /// Statements queued since the last Sync.
+    open: bool,
+    /// Prepared BEGIN and COMMIT (prepared statements pipeline; text ones carry a Sync).
+    txn: Option<(StmtId, StmtId)>,
 }
 
 pub struct ServerConn<P: Protocol> {
@@ -47,6 +99,7 @@ pub struct ServerConn<P: Protocol> {
     sql: Vec<String>,
     text: bool,
     in_txn: bool,
+    pipeline: Option<Pipeline>,
 }
 
 impl<P: Protocol> ServerConn<P> {
@@ -57,7 +110,73 @@ impl<P: Protocol> ServerConn<P> {
             sql: Vec::new(),
             text,
             in_txn: false,
+            pipeline: None,
         }
+    }
+
+    /// Queues the statements of each event and sends them in one round trip at `sync`.
+    pub fn pipelined(mut self, on: bool) -> ServerConn<P> {
+        self.pipeline = on.then(Pipeline::default);
+        self
+    }
+
+    /// Queues statement `stmt` (or, with `stmt` None, the fixed text `fixed`: BEGIN, COMMIT).
+    /// Outside a transaction each statement gets its own Sync, so that it commits on its own
+    /// as it would without the pipeline.
+    fn enqueue(
+        &mut self,
+        stmt: Option<StmtId>,
+        fixed: &'static str,
+        params: &[Param],
+        count: Option<Count>,
+    ) {
+        let Some(pl) = self.pipeline.as_mut() else {
+            return;
+        };
+        if self.text {
+            match stmt {
+                Some(s) => self.proto.queue_text(&interpolate(
+                    &self.sql[s.0],
+                    params,
+                    P::BACKSLASH_ESCAPES,
+                )),
+                None => self.proto.queue_text(fixed),
+            }
+            pl.syncs += 1;
+        } else {
+            let s = stmt.expect("prepared statements pipeline as prepared statements");
+            self.proto.queue(&self.stmts[s.0], params);
+            pl.open = true;
+            if !self.in_txn {
+                self.proto.queue_sync();
+                pl.syncs += 1;
+                pl.open = false;
+            }
+        }
+        pl.queued.push(Queued { count, stmt, fixed });
+    }
+
+    /// The prepared BEGIN and COMMIT of a pipelining connection (prepared on first use, before
+    /// anything is queued: preparing is a round trip of its own).
+    fn txn_stmts(&mut self) -> Result<Option<(StmtId, StmtId)>, DbError> {
+        if self.text {
+            return Ok(None);
+        }
+        if let Some(t) = self.pipeline.as_ref().and_then(|p| p.txn) {
+            return Ok(Some(t));
+        }
+        if self.pipeline.as_ref().is_some_and(|p| !p.queued.is_empty()) {
+            return Err(DbError::new(
+                ErrorClass::Fatal,
+                "pipeline",
+                "BEGIN or COMMIT first queued after other statements",
+            ));
+        }
+        let t = (self.prepare("BEGIN")?, self.prepare("COMMIT")?);
+        if let Some(p) = self.pipeline.as_mut() {
+            p.txn = Some(t);
+        }
+        Ok(Some(t))
     }
 
     fn simple(&mut self, sql: &str) -> Result<Outcome, DbError> {
@@ -119,18 +238,102 @@ impl<P: Protocol> Conn for ServerConn<P> {
         self.run(stmt, params, None).map(|o| o.changed)
     }
 
+    fn counted(
+        &mut self,
+        stmt: StmtId,
+        params: &[Param],
+        count: Count,
+        q: &mut QueryCounts,
+    ) -> Result<(), DbError> {
+        if self.pipeline.is_some() {
+            self.enqueue(Some(stmt), "", params, Some(count));
+            return Ok(());
+        }
+        let o = self.run(stmt, params, None)?;
+        count.add(q, o);
+        Ok(())
+    }
+
+    fn sync(&mut self, q: &mut QueryCounts) -> Result<(), DbError> {
+        let Some(pl) = self.pipeline.as_mut() else {
+            return Ok(());
+        };
+        if pl.queued.is_empty() {
+            return Ok(());
+        }
+        if pl.open {
+            self.proto.queue_sync();
+            pl.syncs += 1;
+            pl.open = false;
+        }
+        let queued = std::mem::take(&mut pl.queued);
+        let syncs = std::mem::take(&mut pl.syncs);
+        let mut i = 0;
+        let sent = self.proto.send_queued(syncs, &mut |o| {
+            if let Some(c) = queued.get(i).and_then(|s| s.count) {
+                c.add(q, o);
+            }
+            i += 1;
+        });
+        let result = match sent {
+            Ok(in_txn) => {
+                self.in_txn = in_txn;
+                Ok(())
+            }
+            Err((at, e)) => {
+                // ROLLBACK where no transaction is open is only a warning: always send it.
+                self.in_txn = true;
+                let sql = match queued.get(at) {
+                    Some(Queued { stmt: Some(s), .. }) => self.sql[s.0].as_str(),
+                    Some(Queued { fixed, .. }) => fixed,
+                    None => "the pipeline",
+                };
+                Err(e.in_statement(sql))
+            }
+        };
+        if let Some(pl) = self.pipeline.as_mut() {
+            pl.queued = queued;
+            pl.queued.clear();
+        }
+        result
+    }
+
     fn begin(&mut self, _write: bool) -> Result<(), DbError> {
+        if self.pipeline.is_some() {
+            let begin = self.txn_stmts()?.map(|t| t.0);
+            // In the transaction already: no Sync after BEGIN.
+            self.in_txn = true;
+            self.enqueue(begin, "BEGIN", &[], None);
+            return Ok(());
+        }
         self.simple("BEGIN")?;
         self.in_txn = true;
         Ok(())
     }
 
     fn commit(&mut self) -> Result<(), DbError> {
+        if self.pipeline.is_some() {
+            let commit = self.txn_stmts()?.map(|t| t.1);
+            self.enqueue(commit, "COMMIT", &[], None);
+            if let Some(pl) = self.pipeline.as_mut().filter(|p| p.open) {
+                self.proto.queue_sync();
+                pl.syncs += 1;
+                pl.open = false;
+            }
+            self.in_txn = false;
+            return Ok(());
+        }
         self.in_txn = false;
         self.simple("COMMIT").map(drop)
     }
 
     fn rollback(&mut self) -> Result<(), DbError> {
+        if let Some(pl) = self.pipeline.as_mut() {
+            self.proto.discard_queued();
+            pl.queued.clear();
+            pl.syncs = 0;
+            pl.open = false;
+        }
         if std::mem::take(&mut self.in_txn) {
             self.simple("ROLLBACK").map(drop)
         } else {

@@ -55,6 +55,8 @@ pub struct WorkloadOptions {
     pub delta: u64,
     pub mysql_storage_engine: String,
     pub ps_mode: PsMode,
+    /// `--pipeline`: each event's statements go to the server in one round trip.
+    pub pipeline: bool,
     /// Client threads: bulk_insert has a table per client, select_random_* a key segment.
     pub threads: u32,
     /// TPC-C: warehouses, and keying/think times.
@@ -62,6 +64,17 @@ pub struct WorkloadOptions {
     pub wait: bool,
     #[serde(flatten)]
     pub rand: RandOptions,
+}
+
+impl WorkloadOptions {
+    /// How the target of a run with these options opens.
+    pub fn open_options(&self, create: bool) -> crate::target::OpenOptions {
+        crate::target::OpenOptions {
+            create,
+            text_statements: self.ps_mode == PsMode::Disable,
+            pipeline: self.pipeline,
+        }
+    }
 }
 
 /// One client's state: its prepared statements and buffers. Created on the client's own
@@ -193,6 +206,11 @@ pub trait Workload: Send + Sync {
     fn kinds(&self) -> &'static [&'static str] {
         &[]
     }
+    /// Whether its clients send each event's statements through [`Conn::counted`] and
+    /// [`Conn::sync`], so that `--pipeline` can send them in one round trip.
+    fn pipelines(&self) -> bool {
+        false
+    }
     /// Prepares client `thread`'s statements on `conn`.
     fn client(&self, conn: &mut dyn Conn, thread: u32) -> Result<Box<dyn Client>, DbError>;
     /// Whether its clients open their own connections (a sysbench script's): the runner then
@@ -288,14 +306,22 @@ pub const WORKLOADS: &[(&str, &str)] = &[
 
 /// Builds the workload called `name`.
 pub fn build(name: &str, opts: &WorkloadOptions) -> Result<Box<dyn Workload>, Error> {
-    if name == "tpcc" {
-        return Ok(Box::new(tpcc::run::Tpcc::new(opts)));
+    let w: Box<dyn Workload> = if name == "tpcc" {
+        Box::new(tpcc::run::Tpcc::new(opts))
+    } else {
+        sysbench::build(name, opts).ok_or_else(|| {
+            let names: Vec<&str> = WORKLOADS.iter().map(|(n, _)| *n).collect();
+            Error::Usage(format!(
+                "unknown workload '{name}'; built-in workloads are: {} (see `dbsweep workloads`)",
+                names.join(", ")
+            ))
+        })?
+    };
+    if opts.pipeline && !w.pipelines() {
+        return Err(Error::Usage(format!(
+            "--pipeline: {name} does not pipeline (only the oltp_* transactions of sysbench do: \
+             their statements do not depend on each other's results); leave out --pipeline"
+        )));
     }
-    sysbench::build(name, opts).ok_or_else(|| {
-        let names: Vec<&str> = WORKLOADS.iter().map(|(n, _)| *n).collect();
-        Error::Usage(format!(
-            "unknown workload '{name}'; built-in workloads are: {} (see `dbsweep workloads`)",
-            names.join(", ")
-        ))
-    })
+    Ok(w)
 }

@@ -4,7 +4,7 @@
 use super::rand::{Dist, Rand};
 use super::{Client, TableSet, Workload, WorkloadOptions};
 use crate::metrics::QueryCounts;
-use crate::target::{Conn, DbError, Param, StmtId};
+use crate::target::{Conn, Count, DbError, Param, StmtId};
 
 /// Digit groups of the `c` and `pad` columns (119 and 59 characters).
 pub const C_GROUPS: usize = 10;
@@ -151,6 +151,10 @@ impl Workload for Oltp {
         self.mix.inserts > 0
     }
 
+    fn pipelines(&self) -> bool {
+        true
+    }
+
     fn client(&self, conn: &mut dyn Conn, thread: u32) -> Result<Box<dyn Client>, DbError> {
         let m = &self.mix;
         let mut stmts = Vec::with_capacity(self.opts.tables as usize);
@@ -255,7 +259,7 @@ impl OltpClient {
         for _ in 0..count {
             let lo = self.id(r);
             let hi = lo + self.range as i64 - 1;
-            q.read(conn.query(stmt, &[Param::Int(lo), Param::Int(hi)])?);
+            conn.counted(stmt, &[Param::Int(lo), Param::Int(hi)], Count::Read, q)?;
         }
         Ok(())
     }
@@ -270,7 +274,7 @@ impl OltpClient {
         if m.index_updates > 0 {
             let s = self.stmts[self.table(r)].index_update.expect("prepared");
             for _ in 0..m.index_updates {
-                q.dml(conn.execute(s, &[Param::Int(self.id(r))])?);
+                conn.counted(s, &[Param::Int(self.id(r))], Count::Write, q)?;
             }
         }
         if m.non_index_updates > 0 {
@@ -280,7 +284,7 @@ impl OltpClient {
             for _ in 0..m.non_index_updates {
                 r.fill_digit_groups(C_GROUPS, &mut self.c);
                 let id = self.id(r);
-                q.dml(conn.execute(s, &[Param::Text(&self.c), Param::Int(id)])?);
+                conn.counted(s, &[Param::Text(&self.c), Param::Int(id)], Count::Write, q)?;
             }
         }
         if m.delete_inserts > 0 {
@@ -290,19 +294,19 @@ impl OltpClient {
                 let (id, k) = (self.id(r), self.id(r));
                 r.fill_digit_groups(C_GROUPS, &mut self.c);
                 r.fill_digit_groups(PAD_GROUPS, &mut self.pad);
-                q.dml(conn.execute(del, &[Param::Int(id)])?);
+                conn.counted(del, &[Param::Int(id)], Count::Write, q)?;
                 let row = [
                     Param::Int(id),
                     Param::Int(k),
                     Param::Text(&self.c),
                     Param::Text(&self.pad),
                 ];
-                q.dml(conn.execute(ins, &row)?);
+                conn.counted(ins, &row, Count::Write, q)?;
             }
         }
         if m.deletes > 0 {
             let s = self.stmts[self.table(r)].delete.expect("prepared");
-            q.dml(conn.execute(s, &[Param::Int(self.id(r))])?);
+            conn.counted(s, &[Param::Int(self.id(r))], Count::Write, q)?;
         }
         if m.inserts > 0 {
             self.insert(conn, r, q)?;
@@ -321,26 +325,20 @@ impl OltpClient {
         r.fill_digit_groups(C_GROUPS, &mut self.c);
         r.fill_digit_groups(PAD_GROUPS, &mut self.pad);
         let s = self.stmts[t].insert.expect("prepared");
-        let changed = if let Some(next) = self.next_ids.get_mut(t) {
+        if let Some(next) = self.next_ids.get_mut(t) {
             let id = *next;
             *next += self.id_step;
-            conn.execute(
-                s,
-                &[
-                    Param::Int(id),
-                    Param::Int(k),
-                    Param::Text(&self.c),
-                    Param::Text(&self.pad),
-                ],
-            )?
+            let row = [
+                Param::Int(id),
+                Param::Int(k),
+                Param::Text(&self.c),
+                Param::Text(&self.pad),
+            ];
+            conn.counted(s, &row, Count::Write, q)
         } else {
-            conn.execute(
-                s,
-                &[Param::Int(k), Param::Text(&self.c), Param::Text(&self.pad)],
-            )?
-        };
-        q.dml(changed);
-        Ok(())
+            let row = [Param::Int(k), Param::Text(&self.c), Param::Text(&self.pad)];
+            conn.counted(s, &row, Count::Write, q)
+        }
     }
 }
 
@@ -359,7 +357,7 @@ impl Client for OltpClient {
         if m.point_selects > 0 {
             let s = self.stmts[self.table(r)].point.expect("prepared");
             for _ in 0..m.point_selects {
-                q.read(conn.query(s, &[Param::Int(self.id(r))])?);
+                conn.counted(s, &[Param::Int(self.id(r))], Count::Read, q)?;
             }
         }
         self.ranges(m.simple_ranges, |t| t.simple, conn, r, q)?;
@@ -373,7 +371,7 @@ impl Client for OltpClient {
             conn.commit()?;
             q.others += 1;
         }
-        Ok(())
+        conn.sync(q)
     }
 }
 

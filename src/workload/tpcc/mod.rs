@@ -39,6 +39,7 @@ fn open(a: &TpccArgs, create: bool) -> Result<TpccDb, Error> {
     let options = OpenOptions {
         create,
         text_statements: false,
+        pipeline: false,
     };
     match &a.server {
         None => Ok(TpccDb {

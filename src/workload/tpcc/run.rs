@@ -1011,16 +1011,10 @@ mod tests {
                 i_id: 3,
             },
         };
-        let mut conn = crate::target::open(
-            "mock://",
-            crate::target::OpenOptions {
-                create: false,
-                text_statements: false,
-            },
-        )
-        .expect("mock target")
-        .connect()
-        .expect("mock connection");
+        let mut conn = crate::target::open("mock://", crate::target::OpenOptions::default())
+            .expect("mock target")
+            .connect()
+            .expect("mock connection");
         TpccClient::new(&w, conn.as_mut(), 0).expect("statements prepare on the mock")
     }
 
