@@ -294,6 +294,35 @@ fn invalid_plans_are_refused_with_file_and_line_before_anything_runs() {
     assert!(stderr.contains("range-size"), "{stderr}");
     assert!(!dir.exists(), "a refused plan created its directory");
 
+    // Pipelining is PostgreSQL's: refused for a plan that runs anywhere else, and accepted on a
+    // managed PostgreSQL.
+    let piped = "class = \"read\"\noptions = { pipeline = true }\n";
+    let bad = SMALL_PLAN.replacen("class = \"read\"\n", piped, 1);
+    assert_ne!(bad, SMALL_PLAN);
+    dbsweep()
+        .args(["sweep"])
+        .arg(write_plan(&s, &bad))
+        .arg("--output")
+        .arg(&dir)
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("plan.toml:"))
+        .stderr(predicates::str::contains(
+            "pipeline: only PostgreSQL targets pipeline statements, and target sqlite",
+        ));
+    assert!(!dir.exists(), "a refused plan created its directory");
+    let on_postgres = bad.replacen(
+        "[[steps]]",
+        "[[targets]]\nserver = \"postgres\"\n\n[[steps]]",
+        1,
+    );
+    dbsweep()
+        .args(["sweep", "--dry-run"])
+        .arg(write_plan(&s, &on_postgres))
+        .assert()
+        .success()
+        .stdout(predicates::str::contains("--pipeline"));
+
     dbsweep().args(["sweep", "no-such-plan"]).assert().code(2);
     // A directory holding a sweep is not overwritten.
     let plan = write_plan(&s, SMALL_PLAN);

@@ -973,9 +973,23 @@ fn validate(src: &Source, file: PlanFile) -> Result<Sweep, Error> {
         // Every workload step is checked as its `dbsweep run` would be, at every client count.
         if matches!(step.kind, StepKind::Run { .. } | StepKind::Load(_)) {
             for &clients in &sweep.file.clients {
-                sweep
+                let (plan, _) = sweep
                     .step_workload(&step, clients, None)
                     .map_err(|e| src.error(span.clone(), format!("step {}: {e}", step.name)))?;
+                let not_postgres = sweep.targets.iter().find(|t| match &t.spec {
+                    TargetSpec::Sqlite => true,
+                    TargetSpec::Url(u) => !u.starts_with("postgres"),
+                    TargetSpec::Managed(kind) => *kind != ServerKind::Postgres,
+                });
+                if let (true, Some(t)) = (plan.workload_opts.pipeline, not_postgres) {
+                    return Err(src.error(
+                        span.clone(),
+                        format!(
+                            "step {}: pipeline: only PostgreSQL targets pipeline statements, and target {} is not one",
+                            step.name, t.name
+                        ),
+                    ));
+                }
             }
         }
         sweep.steps.push(step);
