@@ -48,6 +48,37 @@ macro_rules! per_server {
 
 const N: u64 = 100;
 
+/// Runs N events of `workload` on the 2 x 1000-row tables with `extra` options; returns the
+/// results file and its read, write and other query counts.
+fn run_n_events(
+    server: &ManagedServer,
+    s: &Scratch,
+    workload: &str,
+    extra: &[&str],
+) -> (serde_json::Value, (u64, u64, u64)) {
+    let n = N.to_string();
+    let mut args = vec![
+        "run",
+        workload,
+        "--tables",
+        "2",
+        "--table-size",
+        "1000",
+        "--events",
+        &n,
+        "--time",
+        "0",
+    ];
+    args.extend_from_slice(extra);
+    let r = run_json(server, s, &args);
+    let got = (
+        u(&r, "/queries/read"),
+        u(&r, "/queries/write"),
+        u(&r, "/queries/other"),
+    );
+    (r, got)
+}
+
 per_server!(every_workload_has_exact_counts, |kind| {
     let server = start(kind);
     let s = Scratch::new();
@@ -91,27 +122,8 @@ per_server!(every_workload_has_exact_counts, |kind| {
         ("update-one", &[], (0, 1, 0)),
         ("update-zipf", &[], (0, 1, 0)),
     ];
-    let n = N.to_string();
     for (workload, extra, (rd, wr, ot)) in cases {
-        let mut args = vec![
-            "run",
-            workload,
-            "--tables",
-            "2",
-            "--table-size",
-            "1000",
-            "--events",
-            &n,
-            "--time",
-            "0",
-        ];
-        args.extend_from_slice(extra);
-        let r = run_json(&server, &s, &args);
-        let got = (
-            u(&r, "/queries/read"),
-            u(&r, "/queries/write"),
-            u(&r, "/queries/other"),
-        );
+        let (r, got) = run_n_events(&server, &s, workload, extra);
         assert_eq!(
             got,
             (rd * N, wr * N, ot * N),
@@ -119,23 +131,8 @@ per_server!(every_workload_has_exact_counts, |kind| {
         );
         assert_eq!(u(&r, "/events"), N);
     }
-    let r = run_json(
-        &server,
-        &s,
-        &[
-            "run",
-            "oltp_delete",
-            "--tables",
-            "2",
-            "--table-size",
-            "1000",
-            "--events",
-            &n,
-            "--time",
-            "0",
-        ],
-    );
-    assert_eq!(u(&r, "/queries/write") + u(&r, "/queries/other"), N);
+    let (r, (_, written, other)) = run_n_events(&server, &s, "oltp_delete", &[]);
+    assert_eq!(written + other, N);
     assert_valid_results(&r);
     assert_eq!(
         r["target"]["kind"],
@@ -441,7 +438,6 @@ fn pipelined_transactions_count_exactly_retry_and_wait_once() {
     )
     .assert()
     .success();
-    let n = N.to_string();
     type Case<'a> = (&'a str, &'a [&'a str], (u64, u64, u64));
     let cases: &[Case] = &[
         ("oltp_read_only", &[], (14, 0, 2)),
@@ -453,26 +449,8 @@ fn pipelined_transactions_count_exactly_retry_and_wait_once() {
         ("oltp_insert", &[], (0, 1, 0)),
     ];
     for (workload, extra, (rd, wr, ot)) in cases {
-        let mut args = vec![
-            "run",
-            workload,
-            "--tables",
-            "2",
-            "--table-size",
-            "1000",
-            "--events",
-            &n,
-            "--time",
-            "0",
-            "--pipeline",
-        ];
-        args.extend_from_slice(extra);
-        let r = run_json(&server, &s, &args);
-        let got = (
-            u(&r, "/queries/read"),
-            u(&r, "/queries/write"),
-            u(&r, "/queries/other"),
-        );
+        let extra = [*extra, &["--pipeline"]].concat();
+        let (r, got) = run_n_events(&server, &s, workload, &extra);
         assert_eq!(got, (rd * N, wr * N, ot * N), "{workload} {extra:?}");
         assert_eq!(u(&r, "/events"), N);
         assert_eq!(r["options"]["pipeline"], true, "the results file says so");
