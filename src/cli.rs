@@ -21,6 +21,13 @@ use crate::workload::rand::RandType;
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
+    /// Seconds to wait for a server to accept a connection and log in before giving up
+    #[arg(long, global = true, default_value_t = 10.0, value_name = "SECONDS")]
+    pub connect_timeout: f64,
+    /// Seconds to wait for any one statement's answer before giving up (0: no limit, the
+    /// default: a benchmark's statements may take long; Ctrl-C always ends a wait)
+    #[arg(long, global = true, default_value_t = 0.0, value_name = "SECONDS")]
+    pub query_timeout: f64,
 }
 
 #[derive(Debug, Subcommand)]
@@ -212,7 +219,7 @@ pub struct DbArgs {
     #[arg(long, default_value = "sqlite://dbsweep.db")]
     pub target: String,
     /// Start a throwaway server of this kind instead of connecting to --target
-    #[arg(long, value_enum)]
+    #[arg(long, value_enum, conflicts_with = "target")]
     pub server: Option<ServerKind>,
     /// A setting for the managed server's configuration file (repeatable), e.g. shared_buffers=1GB
     #[arg(long, value_name = "NAME=VALUE", value_parser = parse_setting)]

@@ -45,6 +45,11 @@ pub enum Outcome {
 /// Set by Ctrl-C. A second Ctrl-C ends the process at once.
 static INTERRUPT: AtomicBool = AtomicBool::new(false);
 
+/// Whether Ctrl-C (or SIGTERM, SIGHUP) asked the process to stop: every blocking wait looks.
+pub fn interrupted() -> bool {
+    INTERRUPT.load(Ordering::Relaxed)
+}
+
 pub(crate) fn install_ctrl_c() {
     // Failing to install (a handler already set, as in tests calling `run` twice) only costs
     // the clean stop.
@@ -56,9 +61,28 @@ pub(crate) fn install_ctrl_c() {
     });
 }
 
+/// Checks and applies `--connect-timeout` and `--query-timeout` (0: none).
+pub fn set_timeouts(connect: f64, query: f64) -> Result<(), Error> {
+    let check = |name: &str, v: f64, min: f64| {
+        if v.is_finite() && v >= min && v <= plan::MAX_SECONDS {
+            Ok(std::time::Duration::from_secs_f64(v))
+        } else {
+            Err(Error::Usage(format!(
+                "--{name} {v}: must be a number of seconds from {min} to {} (a year)",
+                plan::MAX_SECONDS
+            )))
+        }
+    };
+    let connect = check("connect-timeout", connect, 0.001)?;
+    let query = check("query-timeout", query, 0.0)?;
+    target::socket::set_timeouts(connect, (!query.is_zero()).then_some(query));
+    Ok(())
+}
+
 /// Runs one parsed command line.
 pub fn run(cli: Cli) -> Result<Outcome, Error> {
     install_ctrl_c();
+    set_timeouts(cli.connect_timeout, cli.query_timeout)?;
     match cli.command {
         Command::Workloads => {
             for (name, what) in WORKLOADS {
@@ -462,11 +486,14 @@ fn build_results(
             0.0
         }
     };
-    let errors = ErrorClass::RETRYABLE
+    let mut errors: std::collections::BTreeMap<String, u64> = ErrorClass::RETRYABLE
         .iter()
         .zip(c.retries)
         .map(|(class, n)| (class.name().to_string(), n))
         .collect();
+    if c.lost_events > 0 {
+        errors.insert(ErrorClass::ConnectionLost.name().into(), c.lost_events);
+    }
     let rate = (plan.runner.rate > 0.0).then(|| RateInfo {
         target_per_s: plan.runner.rate,
         lag_avg_ms: if c.events > 0 {

@@ -63,6 +63,8 @@ pub struct Counters {
     /// Retried events by error class, in [`ErrorClass::RETRYABLE`] order.
     pub retries: [u64; RETRY_CLASSES],
     pub reconnects: u64,
+    /// Events that lost their connection and were not retried because the run ended first.
+    pub lost_events: u64,
     /// Under `--rate`: the sum and maximum of how late events started against their schedule.
     pub lag_sum_ns: u64,
     pub lag_max_ns: u64,
@@ -79,6 +81,7 @@ impl Counters {
             *a += b;
         }
         self.reconnects += o.reconnects;
+        self.lost_events += o.lost_events;
         self.lag_sum_ns += o.lag_sum_ns;
         self.lag_max_ns = self.lag_max_ns.max(o.lag_max_ns);
     }

@@ -51,11 +51,18 @@ fn bad(option: &str, why: impl std::fmt::Display) -> Error {
     Error::Usage(format!("--{option}: {why}"))
 }
 
+/// The longest duration dbsweep accepts anywhere (a run, a warm-up, a pause, a timeout): a
+/// year. Longer ones are typing errors, and past a few centuries a clock overflows.
+pub const MAX_SECONDS: f64 = 365.0 * 24.0 * 3600.0;
+
 fn check_non_negative(option: &str, v: f64) -> Result<(), Error> {
-    if v.is_finite() && v >= 0.0 {
+    if v.is_finite() && (0.0..=MAX_SECONDS).contains(&v) {
         Ok(())
     } else {
-        Err(bad(option, format!("{v} must be a number of 0 or more")))
+        Err(bad(
+            option,
+            format!("{v} must be a number from 0 to {MAX_SECONDS} (a year of seconds)"),
+        ))
     }
 }
 
@@ -104,11 +111,23 @@ impl RunPlan {
         for (name, v) in [
             ("time", o.time),
             ("warmup", o.warmup),
-            ("rate", o.rate),
             ("report-interval", o.report_interval),
             ("reconnect-timeout", o.reconnect_timeout),
         ] {
             check_non_negative(name, v)?;
+        }
+        // A rate gives each client a gap of threads/rate seconds; an interval, a tick.
+        if !(o.rate == 0.0 || (o.rate.is_finite() && (0.001..=1e9).contains(&o.rate))) {
+            return Err(bad(
+                "rate",
+                format!("{} must be 0 (no limit) or from 0.001 to 1e9 events/s", o.rate),
+            ));
+        }
+        if o.report_interval > 0.0 && o.report_interval < 0.01 {
+            return Err(bad(
+                "report-interval",
+                format!("{} must be 0 (no interval lines) or at least 0.01", o.report_interval),
+            ));
         }
         if o.rand_zipfian_exp.is_nan() || o.rand_zipfian_exp <= 0.0 {
             return Err(bad(

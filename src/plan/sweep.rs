@@ -679,12 +679,15 @@ fn check_options(src: &Source, span: std::ops::Range<usize>, t: &toml::Table) ->
 }
 
 fn check_seconds(src: &Source, key: &str, v: f64, min: f64) -> Result<(), Error> {
-    if v.is_finite() && v >= min {
+    if v.is_finite() && (min..=super::MAX_SECONDS).contains(&v) {
         Ok(())
     } else {
         Err(src.key_error(
             key,
-            format!("{v} must be a number of seconds of {min} or more"),
+            format!(
+                "{v} must be a number of seconds from {min} to {} (a year)",
+                super::MAX_SECONDS
+            ),
         ))
     }
 }
@@ -947,12 +950,19 @@ fn validate(src: &Source, file: PlanFile) -> Result<Sweep, Error> {
         } else {
             let pause = match def.pause.as_ref().expect("counted") {
                 toml::Value::String(s) if s == "postwrite" => Pause::Postwrite,
-                toml::Value::Integer(i) if *i >= 0 => Pause::Seconds(*i as f64),
-                toml::Value::Float(f) if f.is_finite() && *f >= 0.0 => Pause::Seconds(*f),
+                toml::Value::Integer(i) if (0..=super::MAX_SECONDS as i64).contains(i) => {
+                    Pause::Seconds(*i as f64)
+                }
+                toml::Value::Float(f) if (0.0..=super::MAX_SECONDS).contains(f) => {
+                    Pause::Seconds(*f)
+                }
                 other => {
                     return Err(src.error(
                         span,
-                        format!("pause = {other}: use \"postwrite\" or a number of seconds"),
+                        format!(
+                            "pause = {other}: use \"postwrite\" or a number of seconds from 0 to {} (a year)",
+                            super::MAX_SECONDS
+                        ),
                     ));
                 }
             };

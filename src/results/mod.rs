@@ -308,15 +308,21 @@ impl ResultsFile {
     }
 
     /// Writes `text`, syncs, and renames the file into place.
+    /// On any failure (a full disk) the temporary file is removed and the error names the
+    /// file and the system's cause.
     pub fn commit_bytes(mut self, text: &[u8]) -> Result<(), Error> {
-        let fail = |e: std::io::Error| {
-            Error::Run(format!("writing results to {}: {e}", self.path.display()))
-        };
         let mut file = self.file.take().expect("committed once");
-        file.write_all(text).map_err(fail)?;
-        file.sync_all().map_err(fail)?;
-        drop(file);
-        fs::rename(&self.tmp, &self.path).map_err(fail)
+        let written = file
+            .write_all(text)
+            .and_then(|()| file.sync_all())
+            .and_then(|()| {
+                drop(file);
+                fs::rename(&self.tmp, &self.path)
+            });
+        written.map_err(|e| {
+            let _ = fs::remove_file(&self.tmp);
+            Error::Run(format!("writing {}: {e}", self.path.display()))
+        })
     }
 }
 

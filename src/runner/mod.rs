@@ -301,7 +301,12 @@ fn report_loop(
         last = now;
         next_tick += tick;
     }
-    let end = Instant::now().max(measure_start);
+    // Throughput is over the measured time: a client that overran the deadline (an answer in
+    // flight, a reconnect) does not stretch it.
+    let mut end = Instant::now().max(measure_start);
+    if opts.time > 0.0 {
+        end = end.min(measure_start + Duration::from_secs_f64(opts.time));
+    }
     let snap = collector.collect(recorders);
     let tail = end.duration_since(last).as_secs_f64();
     if snap.counters.events > 0 && tail > 0.0 {

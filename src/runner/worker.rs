@@ -113,8 +113,24 @@ impl Worker {
             let mut q = QueryCounts::default();
             let mut retries = [0u64; RETRY_CLASSES];
             let mut reconnects = 0;
-            if !self.event_with_retries(sh, &mut q, &mut retries, &mut reconnects)? {
-                break; // stopped while retrying or reconnecting
+            let mut lost = false;
+            let deadline = pace.sched.deadline;
+            if !self.event_with_retries(
+                sh,
+                deadline,
+                &mut q,
+                &mut retries,
+                &mut reconnects,
+                &mut lost,
+            )? {
+                // Stopped while retrying or reconnecting: an event that lost its connection
+                // is counted as lost, not dropped unseen.
+                if slot.measuring {
+                    let mut rec = self.recorder.lock().expect("recorder lock");
+                    rec.counters.reconnects += reconnects;
+                    rec.counters.lost_events += u64::from(lost);
+                }
+                break;
             }
             if self.client.stopped() {
                 break; // as sysbench: the event that asked to stop is not counted
@@ -122,7 +138,12 @@ impl Worker {
             since_reconnect += 1;
             if sh.reconnect_every > 0 && since_reconnect >= sh.reconnect_every {
                 since_reconnect = 0;
-                self.reconnect(sh).map_err(|e| self.describe(&e))?;
+                if !self
+                    .reconnect(sh, pace.sched.deadline, &mut Backoff::new())
+                    .map_err(|e| self.describe(&e))?
+                {
+                    break;
+                }
                 reconnects += 1;
             }
             if slot.measuring {
@@ -143,27 +164,44 @@ impl Worker {
     }
 
     /// Runs one event, retrying it after retryable errors and reconnecting after a lost
-    /// connection. Ok(false) when the run was stopped before the event succeeded.
+    /// connection. Ok(false) when the run was stopped (Ctrl-C, another client's error, the
+    /// deadline) before the event succeeded; `lost` is set when a lost connection was what it
+    /// was waiting on then.
     fn event_with_retries(
         &mut self,
         sh: &Shared,
+        deadline: Option<Instant>,
         q: &mut QueryCounts,
         retries: &mut [u64; RETRY_CLASSES],
         reconnects: &mut u64,
+        lost: &mut bool,
     ) -> Result<bool, String> {
+        let mut backoff = Backoff::new();
         loop {
             *q = QueryCounts::default();
             let err = match self.client.event(self.conn.as_mut(), &mut self.rand, q) {
                 Ok(()) => return Ok(true),
                 Err(e) => e,
             };
+            // A wait that Ctrl-C ended, or an error after the run was stopped, is not the
+            // run's error.
+            if sh.stopped() {
+                *lost = err.class == ErrorClass::ConnectionLost;
+                return Ok(false);
+            }
             if let Some(slot) = err.class.retry_slot() {
                 // A failed rollback is not the event's error: the retry will show what is wrong.
                 let _ = self.conn.rollback();
                 self.client.rolled_back();
                 retries[slot] += 1;
             } else if err.class == ErrorClass::ConnectionLost {
-                self.reconnect(sh).map_err(|e| self.describe(&e))?;
+                if !self
+                    .reconnect(sh, deadline, &mut backoff)
+                    .map_err(|e| self.describe(&e))?
+                {
+                    *lost = true;
+                    return Ok(false);
+                }
                 *reconnects += 1;
             } else {
                 return Err(self.describe(&err));
@@ -174,12 +212,21 @@ impl Worker {
         }
     }
 
-    /// Opens a new connection and prepares the client again, with backoff, for up to
-    /// `--reconnect-timeout`.
-    fn reconnect(&mut self, sh: &Shared) -> Result<(), DbError> {
+    /// Opens a new connection and prepares the client again, backing off between attempts
+    /// (and across the attempts of one event, so that a server that accepts connections and
+    /// drops them at once is not hammered), for up to `--reconnect-timeout`. Ok(false) when the
+    /// run's deadline or a stop came first.
+    fn reconnect(
+        &mut self,
+        sh: &Shared,
+        deadline: Option<Instant>,
+        backoff: &mut Backoff,
+    ) -> Result<bool, DbError> {
         let give_up = Instant::now() + sh.reconnect_timeout;
-        let mut pause = Duration::from_millis(10);
         loop {
+            if sh.stopped() || deadline.is_some_and(|d| Instant::now() >= d) {
+                return Ok(false);
+            }
             let attempt = open_conn(sh).and_then(|mut conn| {
                 let client = sh.workload.client(conn.as_mut(), self.thread)?;
                 Ok((conn, client))
@@ -188,14 +235,15 @@ impl Worker {
                 Ok((conn, client)) => {
                     self.conn = conn;
                     self.client = client;
-                    return Ok(());
+                    return Ok(true);
                 }
+                Err(_) if sh.stopped() => return Ok(false),
                 Err(e) if e.class != ErrorClass::ConnectionLost || Instant::now() >= give_up => {
                     return Err(e);
                 }
                 Err(_) => {
-                    wait_until(Instant::now() + pause, sh);
-                    pause = (pause * 2).min(Duration::from_secs(1));
+                    let until = Instant::now() + backoff.next();
+                    wait_until(deadline.map_or(until, |d| until.min(d)).min(give_up), sh);
                 }
             }
         }
@@ -217,6 +265,21 @@ impl Worker {
 #[inline]
 fn nanos(d: Duration) -> u64 {
     d.as_nanos().min(u128::from(u64::MAX)) as u64
+}
+
+/// Pauses between reconnection attempts: 10 ms doubling up to a second.
+struct Backoff(Duration);
+
+impl Backoff {
+    fn new() -> Backoff {
+        Backoff(Duration::from_millis(10))
+    }
+
+    fn next(&mut self) -> Duration {
+        let now = self.0;
+        self.0 = (self.0 * 2).min(Duration::from_secs(1));
+        now
+    }
 }
 
 /// Sleeps until `when` or until the run is stopped, waking at least every 100 ms to look.

@@ -110,10 +110,15 @@ pub fn run(args: SweepArgs) -> Result<Outcome, Error> {
     let servers = check_servers(&sweep)?;
     if args.resume.is_none() {
         create_dir(&dir)?;
-        let text = toml::to_string(&sweep.file).expect("a plan serialises");
-        let path = dir.join(PLAN_FILE);
-        fs::write(&path, text)
-            .map_err(|e| Error::Run(format!("cannot write {}: {e}", path.display())))?;
+        // Passwords are not saved: a resumed sweep takes them from PGPASSWORD / MYSQL_PWD.
+        let mut file = sweep.file.clone();
+        for t in &mut file.targets {
+            if let Some(url) = &mut t.get_mut().url {
+                *url = target::redact_url(url);
+            }
+        }
+        let text = toml::to_string(&file).expect("a plan serialises");
+        crate::results::ResultsFile::create(&dir.join(PLAN_FILE))?.commit_bytes(text.as_bytes())?;
     }
     let started_at = now_s();
     let env_name = if dir.join("environment.json").exists() {

@@ -9,7 +9,7 @@ mod mywire;
 mod pgwire;
 pub mod postgres;
 mod server_conn;
-mod socket;
+pub mod socket;
 pub mod sqlite;
 
 use std::collections::BTreeMap;
@@ -89,6 +89,16 @@ impl ErrorClass {
     }
 }
 
+/// The error of a failed read or write on a server connection: the connection is lost, unless
+/// the wait was ended by Ctrl-C (then the run stops, not reconnects).
+pub(crate) fn io_error(e: &std::io::Error) -> DbError {
+    if socket::is_interrupted(e) {
+        DbError::new(ErrorClass::Fatal, "interrupted", e.to_string())
+    } else {
+        DbError::new(ErrorClass::ConnectionLost, "io", e.to_string())
+    }
+}
+
 /// A database error with its class, the server's code and message.
 #[derive(Debug, Clone)]
 pub struct DbError {
@@ -118,7 +128,12 @@ impl DbError {
 
 impl fmt::Display for DbError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} ({})", self.message, self.code)?;
+        match (self.message.is_empty(), self.code.is_empty()) {
+            (false, false) => write!(f, "{} ({})", self.message, self.code)?,
+            (false, true) => write!(f, "{}", self.message)?,
+            (true, false) => write!(f, "an error without a message ({})", self.code)?,
+            (true, true) => write!(f, "an error without a message or code")?,
+        }
         if let Some(sql) = &self.statement {
             write!(f, " in statement: {sql}")?;
         }
@@ -400,6 +415,31 @@ impl RowValue {
     }
 }
 
+/// The column names of `table` in lower case, sorted; empty when there is no such table. For
+/// the safety check before a drop: dbsweep drops only tables whose columns are its own.
+pub fn table_columns(conn: &mut dyn Conn, table: &str) -> Result<Vec<String>, DbError> {
+    let t = table.replace('\'', "''");
+    let sql = match conn.dialect() {
+        Dialect::Postgres => format!(
+            "SELECT column_name FROM information_schema.columns \
+             WHERE table_schema = current_schema() AND table_name = '{t}'"
+        ),
+        Dialect::Mysql => format!(
+            "SELECT column_name FROM information_schema.columns \
+             WHERE table_schema = DATABASE() AND table_name = '{t}'"
+        ),
+        Dialect::Sqlite | Dialect::Any => format!("SELECT name FROM pragma_table_info('{t}')"),
+    };
+    let mut names: Vec<String> = conn
+        .query_rows(&sql, 1)?
+        .into_iter()
+        .filter_map(|mut r| r.pop().flatten())
+        .map(|c| c.to_ascii_lowercase())
+        .collect();
+    names.sort();
+    Ok(names)
+}
+
 /// Checks a target URL as `open` would, without connecting or creating anything.
 pub fn check_url(url: &str) -> Result<(), String> {
     let o = OpenOptions {
@@ -444,18 +484,108 @@ pub fn open(url: &str, o: OpenOptions) -> Result<Box<dyn Target>, Error> {
     }
 }
 
-/// `url` with the password, if any, replaced by `***`: for output and results files.
+/// Query parameters that name a password, in any URL form dbsweep reads.
+const PASSWORD_PARAMS: [&str; 3] = ["password", "pass", "pwd"];
+
+/// `url` with every password replaced by `***` (the `user:password@` form and `?password=`):
+/// for output and results files.
 pub fn redact_url(url: &str) -> String {
     let Some((scheme, rest)) = url.split_once("://") else {
         return url.to_string();
     };
-    let Some((userinfo, host)) = rest.rsplit_once('@') else {
-        return url.to_string();
+    let (main, query) = match rest.split_once('?') {
+        Some((m, q)) => (m, Some(q)),
+        None => (rest, None),
     };
-    match userinfo.split_once(':') {
-        Some((user, _)) => format!("{scheme}://{user}:***@{host}"),
-        None => url.to_string(),
+    let main = match main.rsplit_once('@') {
+        Some((userinfo, host)) => match userinfo.split_once(':') {
+            Some((user, _)) => format!("{user}:***@{host}"),
+            None => main.to_string(),
+        },
+        None => main.to_string(),
+    };
+    let Some(query) = query else {
+        return format!("{scheme}://{main}");
+    };
+    let query: Vec<String> = query
+        .split('&')
+        .map(|p| match p.split_once('=') {
+            Some((k, _)) if PASSWORD_PARAMS.contains(&k.to_ascii_lowercase().as_str()) => {
+                format!("{k}=***")
+            }
+            _ => p.to_string(),
+        })
+        .collect();
+    format!("{scheme}://{main}?{}", query.join("&"))
+}
+
+/// The password to use instead of the URL's, from `var` (as libpq and the mysql client do):
+/// when the URL has none, or has the `***` that dbsweep writes in place of a password (a
+/// resumed sweep's saved plan), which then needs `var`.
+pub(crate) fn password_from_env(
+    url: &str,
+    given: Option<&[u8]>,
+    var: &str,
+) -> Result<Option<Vec<u8>>, Error> {
+    let redacted = given == Some(b"***".as_slice());
+    if given.is_some() && !redacted {
+        return Ok(None);
     }
+    match std::env::var_os(var) {
+        Some(p) => Ok(Some(p.into_encoded_bytes())),
+        None if redacted => Err(Error::Usage(format!(
+            "--target {}: dbsweep does not save passwords; set {var} to this target's password",
+            redact_url(url)
+        ))),
+        None => Ok(None),
+    }
+}
+
+/// Refuses a server URL whose query has a parameter that dbsweep does not act on (a silently
+/// ignored `sslmode=require` would send in plain text what the user asked to encrypt), and
+/// one without a host or with port 0.
+pub(crate) fn check_server_url(url: &str, allowed: &[(&str, Option<&[&str]>)]) -> Result<(), Error> {
+    let shown = redact_url(url);
+    let bad = |why: String| Error::Usage(format!("--target {shown}: {why}"));
+    let rest = url.split_once("://").map_or(url, |(_, r)| r);
+    let (main, query) = rest.split_once('?').unwrap_or((rest, ""));
+    let mut has_socket = false;
+    for (k, v) in query_pairs(query, &shown)? {
+        has_socket |= k == "host" || k == "socket";
+        match allowed.iter().find(|(name, _)| *name == k) {
+            None => {
+                let names: Vec<&str> = allowed.iter().map(|(n, _)| *n).collect();
+                return Err(bad(format!(
+                    "parameter '{k}' is not supported by dbsweep (it would be ignored); \
+                     supported: {}",
+                    names.join(", ")
+                )));
+            }
+            Some((_, Some(values))) if !values.iter().any(|x| x.eq_ignore_ascii_case(&v)) => {
+                return Err(bad(format!(
+                    "{k}={v} is not supported yet (dbsweep has no TLS); use {k}={} or leave it out",
+                    values.join(" or ")
+                )));
+            }
+            _ => {}
+        }
+    }
+    let hostport = main.split('/').next().unwrap_or_default();
+    let hostport = hostport.rsplit_once('@').map_or(hostport, |(_, h)| h);
+    if hostport.is_empty() && !has_socket {
+        return Err(bad("no host: write the server's host after :// (and @)".into()));
+    }
+    let port = if let Some(p) = hostport.strip_prefix('[') {
+        p.split_once("]:").map(|(_, port)| port)
+    } else {
+        hostport.rsplit_once(':').map(|(_, port)| port)
+    };
+    if let Some(port) = port
+        && port.parse::<u16>().is_ok_and(|p| p == 0)
+    {
+        return Err(bad("port 0 is not a server's port".into()));
+    }
+    Ok(())
 }
 
 /// Renders `sql` with each `?` replaced by its parameter as an SQL literal, for text-protocol

@@ -21,7 +21,27 @@ pub struct MysqlTarget {
 
 impl MysqlTarget {
     pub fn from_url(url: &str, text: bool) -> Result<MysqlTarget, Error> {
-        let normalised = url.replacen("mariadb://", "mysql://", 1);
+        super::check_server_url(
+            url,
+            &[
+                ("socket", None),
+                ("ssl-mode", Some(&["DISABLED"])),
+                ("ssl_mode", Some(&["DISABLED"])),
+            ],
+        )?;
+        let mut normalised = url.replacen("mariadb://", "mysql://", 1);
+        // ssl-mode=DISABLED is what dbsweep does anyway; the URL parser does not know it.
+        if let Some((main, query)) = normalised.clone().split_once('?') {
+            let kept: Vec<&str> = query
+                .split('&')
+                .filter(|p| !p.starts_with("ssl-mode=") && !p.starts_with("ssl_mode="))
+                .collect();
+            normalised = if kept.is_empty() {
+                main.to_string()
+            } else {
+                format!("{main}?{}", kept.join("&"))
+            };
+        }
         let opts = Opts::from_url(&normalised)
             .map_err(|e| Error::Usage(format!("--target {}: {e}", redact_url(url))))?;
         let endpoint = Endpoint {
@@ -29,7 +49,15 @@ impl MysqlTarget {
             port: opts.get_tcp_port(),
             socket: opts.get_socket().map(String::from),
             user: opts.get_user().unwrap_or("root").to_string(),
-            password: opts.get_pass().unwrap_or_default().to_string(),
+            password: super::password_from_env(
+                url,
+                opts.get_pass().map(str::as_bytes),
+                "MYSQL_PWD",
+            )?
+            .map_or_else(
+                || opts.get_pass().unwrap_or_default().to_string(),
+                |p| String::from_utf8_lossy(&p).into_owned(),
+            ),
             database: opts.get_db_name().map(String::from),
         };
         Ok(MysqlTarget {
@@ -221,7 +249,7 @@ fn classify(e: WireError) -> DbError {
             };
             DbError::new(class, format!("{code} ({state})"), message)
         }
-        WireError::Io(e) => DbError::new(ErrorClass::ConnectionLost, "io", e.to_string()),
+        WireError::Io(e) => super::io_error(&e),
         WireError::Protocol(m) => DbError::new(ErrorClass::Fatal, "protocol", m),
     }
 }

@@ -335,13 +335,29 @@ impl Wire {
             bin_row: BinRow::default(),
         };
         w.handshake(e)?;
+        w.sock.handshake_done();
         Ok(w)
     }
 
     fn handshake(&mut self, e: &Endpoint) -> Result<(), WireError> {
-        let p = self.read_packet()?.to_vec();
-        if p.first() == Some(&0xFF) {
-            return Err(server_error(&p));
+        let p = match self.read_packet() {
+            Ok(p) => p.to_vec(),
+            Err(e) if e.kind() == io::ErrorKind::TimedOut => {
+                return Err(WireError::Protocol(format!(
+                    "{e}: a MySQL or MariaDB server greets a new connection at once; is this one?"
+                )));
+            }
+            Err(e) => return Err(e.into()),
+        };
+        match p.first() {
+            Some(0xFF) => return Err(server_error(&p)),
+            Some(10) => {}
+            Some(v) => {
+                return Err(WireError::Protocol(format!(
+                    "a greeting of protocol version {v}, where MySQL speaks 10: is this a MySQL or MariaDB server?"
+                )));
+            }
+            None => return Err(WireError::Protocol("an empty greeting".into())),
         }
         let mut at = 1
             + p[1..]

@@ -13,7 +13,7 @@ use postgres::config::Host;
 use postgres_protocol::authentication::md5_hash;
 use postgres_protocol::authentication::sasl::{ChannelBinding, SCRAM_SHA_256, ScramSha256};
 
-use super::socket::Socket;
+use super::socket::{MAX_MESSAGE, Socket};
 use super::{Outcome, Param};
 
 /// An error from the server (with its SQLSTATE) or from the connection.
@@ -113,6 +113,9 @@ fn server_error(body: &[u8]) -> WireError {
             _ => {}
         }
     }
+    if message.is_empty() {
+        message = "the server reported an error without a message".into();
+    }
     WireError::Server { code, message }
 }
 
@@ -148,6 +151,7 @@ impl Wire {
         w.sock.write_all(&startup)?;
         w.authenticate(&user, cfg.get_password().unwrap_or_default())?;
         w.wait_ready()?;
+        w.sock.handshake_done();
         Ok(w)
     }
 
@@ -239,9 +243,18 @@ impl Wire {
     }
 
     /// Returns the next message's tag and where its body is (see [`Socket::bytes`]).
-    fn next_message(&mut self) -> io::Result<(u8, std::ops::Range<usize>)> {
+    /// A length below 4 (the length counts itself) or beyond [`MAX_MESSAGE`] is a protocol
+    /// error: the stream is not PostgreSQL's, or it is corrupt.
+    fn next_message(&mut self) -> Result<(u8, std::ops::Range<usize>), WireError> {
         self.sock.fill(5)?;
-        let len = be_i32(&self.sock.unread()[1..]) as usize;
+        let len = u32::from_be_bytes(self.sock.unread()[1..5].try_into().expect("5 bytes"));
+        let len = len as usize;
+        if !(4..=MAX_MESSAGE).contains(&len) {
+            let tag = self.sock.unread()[0];
+            return Err(WireError::Protocol(format!(
+                "a message of impossible length {len} (tag {tag:#04x}): is this a PostgreSQL server?"
+            )));
+        }
         self.sock.fill(1 + len)?;
         let tag = self.sock.unread()[0];
         let r = self.sock.consume(1 + len);
@@ -254,7 +267,11 @@ impl Wire {
         let mut out = Outcome::default();
         let mut error = None;
         loop {
-            let (tag, range) = self.next_message()?;
+            let (tag, range) = match self.next_message() {
+                Ok(m) => m,
+                // A FATAL error comes just before the server closes: its message says why.
+                Err(e) => return Err(error.unwrap_or(e)),
+            };
             match tag {
                 b'D' => {
                     out.rows += 1;

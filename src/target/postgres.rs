@@ -24,8 +24,23 @@ pub struct PostgresTarget {
 
 impl PostgresTarget {
     pub fn from_url(url: &str, text: bool, pipeline: bool) -> Result<PostgresTarget, Error> {
-        let config = Config::from_str(url)
+        super::check_server_url(
+            url,
+            &[
+                ("host", None),
+                ("port", None),
+                ("user", None),
+                ("password", None),
+                ("dbname", None),
+                ("sslmode", Some(&["disable"])),
+            ],
+        )?;
+        let mut config = Config::from_str(url)
             .map_err(|e| Error::Usage(format!("--target {}: {e}", redact_url(url))))?;
+        let given = config.get_password().map(<[u8]>::to_vec);
+        if let Some(p) = super::password_from_env(url, given.as_deref(), "PGPASSWORD")? {
+            config.password(p);
+        }
         Ok(PostgresTarget {
             url: redact_url(url),
             config,
@@ -202,7 +217,7 @@ fn classify(e: WireError) -> DbError {
             };
             DbError::new(class, code, message)
         }
-        WireError::Io(e) => DbError::new(ErrorClass::ConnectionLost, "io", e.to_string()),
+        WireError::Io(e) => super::io_error(&e),
         WireError::Protocol(m) => DbError::new(ErrorClass::Fatal, "protocol", m),
     }
 }

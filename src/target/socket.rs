@@ -1,11 +1,61 @@
 //! The byte stream under dbsweep's own protocol clients (`pgwire`, `mywire`): TCP or a Unix
 //! socket, with one reused read buffer.
+//!
+//! Every wait here has a bound and ends on Ctrl-C: a server that accepts and never answers,
+//! trickles a byte a second or goes silent after authentication must not hang dbsweep. The
+//! socket's kernel timeouts are set to a short tick, so a blocked read or write wakes up to
+//! look at the stop flag and its deadline without any extra system call on the hot path (a
+//! read that finds its answer within a tick costs exactly what a plain blocking read does).
 
 use std::io::{self, Read, Write};
-use std::net::TcpStream;
+use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
 use std::ops::Range;
 use std::os::unix::net::UnixStream;
 use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+/// How often a blocked wait wakes up to look at the stop flag and its deadline.
+const TICK: Duration = Duration::from_millis(250);
+
+/// The largest message a server may announce: a length beyond it is a protocol error, not a
+/// reason to grow the buffer (random bytes would otherwise ask for gigabytes).
+pub const MAX_MESSAGE: usize = 1 << 30;
+
+/// `--connect-timeout` in milliseconds (default 10 s): bounds connecting and the whole
+/// handshake (authentication up to the first ready-for-query).
+static CONNECT_TIMEOUT_MS: AtomicU64 = AtomicU64::new(10_000);
+/// `--query-timeout` in milliseconds, 0 for none (the default): bounds each statement's wait.
+static QUERY_TIMEOUT_MS: AtomicU64 = AtomicU64::new(0);
+
+/// Sets the process's network timeouts (from the command line, before any connection opens).
+pub fn set_timeouts(connect: Duration, query: Option<Duration>) {
+    let ms = |d: Duration| u64::try_from(d.as_millis()).unwrap_or(u64::MAX).max(1);
+    CONNECT_TIMEOUT_MS.store(ms(connect), Ordering::Relaxed);
+    QUERY_TIMEOUT_MS.store(query.map_or(0, ms), Ordering::Relaxed);
+}
+
+pub fn connect_timeout() -> Duration {
+    Duration::from_millis(CONNECT_TIMEOUT_MS.load(Ordering::Relaxed))
+}
+
+fn query_timeout() -> Option<Duration> {
+    let ms = QUERY_TIMEOUT_MS.load(Ordering::Relaxed);
+    (ms > 0).then(|| Duration::from_millis(ms))
+}
+
+/// The error of a wait that Ctrl-C (or SIGTERM, SIGHUP) ended.
+pub fn interrupted_error() -> io::Error {
+    io::Error::new(
+        io::ErrorKind::Interrupted,
+        "stopped while waiting for the server",
+    )
+}
+
+/// Whether `e` is [`interrupted_error`].
+pub fn is_interrupted(e: &io::Error) -> bool {
+    e.kind() == io::ErrorKind::Interrupted
+}
 
 enum Stream {
     Tcp(TcpStream),
@@ -17,34 +67,101 @@ pub struct Socket {
     buf: Vec<u8>,
     pos: usize,
     end: usize,
+    /// When the current wait gives up (the handshake's, or the statement's under a query
+    /// timeout).
+    deadline: Option<Instant>,
+    /// What `deadline` bounds, for the error message.
+    bounding: &'static str,
+    /// Each statement's bound (set after the handshake from `--query-timeout`).
+    per_statement: Option<Duration>,
 }
 
 impl Socket {
-    /// Connects over TCP with Nagle's algorithm off (requests are single small writes).
+    /// Connects over TCP with Nagle's algorithm off (requests are single small writes), trying
+    /// each address of `host` within `--connect-timeout`.
     pub fn tcp(host: &str, port: u16) -> io::Result<Socket> {
-        let s = TcpStream::connect((host, port))?;
-        s.set_nodelay(true)?;
-        Ok(Socket::new(Stream::Tcp(s)))
+        let limit = connect_timeout();
+        let deadline = Instant::now() + limit;
+        let addrs: Vec<SocketAddr> = (host, port).to_socket_addrs()?.collect();
+        let mut last = None;
+        for addr in &addrs {
+            match connect_until(addr, deadline, limit) {
+                Ok(s) => {
+                    s.set_nodelay(true)?;
+                    s.set_read_timeout(Some(TICK))?;
+                    s.set_write_timeout(Some(TICK))?;
+                    return Ok(Socket::new(Stream::Tcp(s), deadline));
+                }
+                Err(e) => last = Some(e),
+            }
+        }
+        Err(last.unwrap_or_else(|| {
+            io::Error::new(io::ErrorKind::NotFound, format!("{host} has no address"))
+        }))
     }
 
     pub fn unix(path: &Path) -> io::Result<Socket> {
-        Ok(Socket::new(Stream::Unix(UnixStream::connect(path)?)))
+        let deadline = Instant::now() + connect_timeout();
+        let s = UnixStream::connect(path)?;
+        s.set_write_timeout(Some(TICK))?;
+        Ok(Socket::new(Stream::Unix(s), deadline))
     }
 
-    fn new(stream: Stream) -> Socket {
+    fn new(stream: Stream, deadline: Instant) -> Socket {
         Socket {
             stream,
             buf: vec![0; 64 * 1024],
             pos: 0,
             end: 0,
+            deadline: Some(deadline),
+            bounding: "the connection and login (--connect-timeout)",
+            per_statement: None,
         }
     }
 
-    pub fn write_all(&mut self, bytes: &[u8]) -> io::Result<()> {
-        match &mut self.stream {
-            Stream::Tcp(s) => s.write_all(bytes),
-            Stream::Unix(s) => s.write_all(bytes),
+    /// The handshake is over: from now on each statement's wait is bounded by
+    /// `--query-timeout` alone (none by default: a benchmark's statements may take long).
+    pub fn handshake_done(&mut self) {
+        self.deadline = None;
+        self.per_statement = query_timeout();
+        self.bounding = "the statement (--query-timeout)";
+    }
+
+    /// Sends `bytes`; a new statement's wait starts here.
+    pub fn write_all(&mut self, mut bytes: &[u8]) -> io::Result<()> {
+        if let Some(limit) = self.per_statement {
+            self.deadline = Some(Instant::now() + limit);
         }
+        while !bytes.is_empty() {
+            let r = match &mut self.stream {
+                Stream::Tcp(s) => s.write(bytes),
+                Stream::Unix(s) => s.write(bytes),
+            };
+            match r {
+                Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+                Ok(n) => bytes = &bytes[n..],
+                Err(e) if is_tick(&e) => self.still_waiting()?,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(())
+    }
+
+    /// A wait's tick passed: Err when the run was stopped or the wait's deadline passed.
+    fn still_waiting(&self) -> io::Result<()> {
+        if crate::interrupted() {
+            return Err(interrupted_error());
+        }
+        if let Some(d) = self.deadline
+            && Instant::now() >= d
+        {
+            return Err(io::Error::new(
+                io::ErrorKind::TimedOut,
+                format!("no complete answer from the server within the bound of {}", self.bounding),
+            ));
+        }
+        Ok(())
     }
 
     /// The bytes received and not consumed yet.
@@ -69,6 +186,12 @@ impl Socket {
         if self.end - self.pos >= n {
             return Ok(());
         }
+        if n > MAX_MESSAGE + 16 {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!("the server announced a message of {n} bytes (more than 1 GiB)"),
+            ));
+        }
         if self.pos + n > self.buf.len() {
             self.buf.copy_within(self.pos..self.end, 0);
             self.end -= self.pos;
@@ -78,44 +201,91 @@ impl Socket {
             }
         }
         while self.end - self.pos < n {
-            let got = match &mut self.stream {
-                Stream::Tcp(s) => s.read(&mut self.buf[self.end..])?,
-                Stream::Unix(s) => {
-                    wait_readable(s)?;
-                    s.read(&mut self.buf[self.end..])?
-                }
+            let r = match &mut self.stream {
+                Stream::Tcp(s) => s.read(&mut self.buf[self.end..]),
+                Stream::Unix(s) => match wait_readable(s) {
+                    Ok(true) => s.read(&mut self.buf[self.end..]),
+                    Ok(false) => Err(io::ErrorKind::WouldBlock.into()),
+                    Err(e) => Err(e),
+                },
             };
-            if got == 0 {
-                return Err(io::Error::new(
-                    io::ErrorKind::UnexpectedEof,
-                    "the server closed the connection",
-                ));
+            match r {
+                Ok(0) => {
+                    return Err(io::Error::new(
+                        io::ErrorKind::UnexpectedEof,
+                        "the server closed the connection",
+                    ));
+                }
+                Ok(got) => {
+                    self.end += got;
+                    // A server that trickles bytes never lets a read time out: look at the
+                    // deadline after each partial read too (no cost without a deadline).
+                    if self.deadline.is_some() && self.end - self.pos < n {
+                        self.still_waiting()?;
+                    }
+                }
+                Err(e) if is_tick(&e) => self.still_waiting()?,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
             }
-            self.end += got;
         }
         Ok(())
     }
 }
 
-/// Blocks until the Unix socket has data to read.
+/// A kernel timeout of one tick (SO_RCVTIMEO / SO_SNDTIMEO) ran out.
+fn is_tick(e: &io::Error) -> bool {
+    matches!(
+        e.kind(),
+        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+    )
+}
+
+/// Connects to `addr` by the deadline, one tick at a time so that Ctrl-C ends the wait.
+fn connect_until(addr: &SocketAddr, deadline: Instant, limit: Duration) -> io::Result<TcpStream> {
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(io::Error::new(
+                io::ErrorKind::TimedOut,
+                format!(
+                    "no answer to connecting to {addr} within {} s (--connect-timeout)",
+                    limit.as_secs_f64()
+                ),
+            ));
+        }
+        match TcpStream::connect_timeout(addr, left.min(TICK)) {
+            Ok(s) => return Ok(s),
+            Err(e) if is_tick(&e) => {
+                if crate::interrupted() {
+                    return Err(interrupted_error());
+                }
+            }
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// Waits up to a tick until the Unix socket has data to read; false when the tick passed.
 ///
 /// A reader blocked in `recv` on an AF_UNIX stream is woken also when the peer consumes what we
 /// sent (the kernel's write-space wake-up shares the socket's wait queue and is not filtered), so
 /// a blocking `recv` sleeps twice per round trip. `poll(POLLIN)` is woken only for data, which
 /// saves a context switch per query (about 0.9 switches per query measured on PostgreSQL) at the
 /// price of one cheap system call.
-fn wait_readable(s: &UnixStream) -> io::Result<()> {
+fn wait_readable(s: &UnixStream) -> io::Result<bool> {
     use std::os::fd::AsRawFd;
     let mut pfd = libc::pollfd {
         fd: s.as_raw_fd(),
         events: libc::POLLIN,
         revents: 0,
     };
+    let tick_ms = TICK.as_millis() as libc::c_int;
     loop {
         // SAFETY: one valid pollfd, for the duration of the call.
-        let r = unsafe { libc::poll(&mut pfd, 1, -1) };
+        let r = unsafe { libc::poll(&mut pfd, 1, tick_ms) };
         if r >= 0 {
-            return Ok(());
+            return Ok(r > 0);
         }
         let e = io::Error::last_os_error();
         if e.kind() != io::ErrorKind::Interrupted {

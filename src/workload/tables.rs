@@ -226,8 +226,11 @@ fn load_worker(
         let ctx = |what: &str| format!("{what} {name}");
         let c = conn.as_mut();
         eprintln!("Creating table '{name}'...");
-        c.batch(&format!("DROP TABLE IF EXISTS {name}"))
-            .map_err(|e| Error::db(ctx("dropping"), e))?;
+        if c.table_exists(&name).map_err(|e| Error::db(ctx("looking up"), e))? {
+            check_ours(c, &name)?;
+            c.batch(&format!("DROP TABLE {name}"))
+                .map_err(|e| Error::db(ctx("dropping"), e))?;
+        }
         let ddl = create_table_sql(target.dialect(), set.kind, n, o);
         c.batch(&ddl).map_err(|e| Error::db(ctx("creating"), e))?;
         if set.kind == TableKind::Bulk {
@@ -302,6 +305,21 @@ fn load_rows(
     })
 }
 
+/// Refuses to drop `name` unless its columns are the ones dbsweep creates (id, k, c, pad; id
+/// and k for the bulk-insert tables), whichever workload asks: a user's own `sbtest3(my_data text)` is not ours.
+fn check_ours(conn: &mut dyn Conn, name: &str) -> Result<(), Error> {
+    let theirs =
+        crate::target::table_columns(conn, name).map_err(|e| Error::db(name.to_string(), e))?;
+    if theirs == ["c", "id", "k", "pad"] || theirs == ["id", "k"] {
+        return Ok(());
+    }
+    Err(Error::Usage(format!(
+        "not dropping table {name}({}): dbsweep drops only the sbtest tables it creates \
+         (id, k, c, pad); rename or drop it yourself",
+        theirs.join(", "),
+    )))
+}
+
 /// Drops the tables of `set` that exist; returns how many it dropped. Only sbtest tables.
 pub fn cleanup(target: &dyn Target, set: &TableSet) -> Result<u32, Error> {
     let mut conn = target
@@ -313,6 +331,7 @@ pub fn cleanup(target: &dyn Target, set: &TableSet) -> Result<u32, Error> {
             .table_exists(&name)
             .map_err(|e| Error::db(name.clone(), e))?
         {
+            check_ours(conn.as_mut(), &name)?;
             eprintln!("Dropping table '{name}'...");
             conn.batch(&format!("DROP TABLE {name}"))
                 .map_err(|e| Error::db(format!("dropping {name}"), e))?;

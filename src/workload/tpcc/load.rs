@@ -138,11 +138,32 @@ pub fn existing_tables(conn: &mut dyn Conn) -> Result<Vec<&'static str>, DbError
     Ok(out)
 }
 
-/// Drops the TPC-C tables that exist; returns their names.
-pub fn drop_tables(conn: &mut dyn Conn) -> Result<Vec<&'static str>, DbError> {
-    let existing = existing_tables(conn)?;
+/// Drops the TPC-C tables that exist; returns their names. Only when every one of them has
+/// exactly the columns dbsweep creates: a user's own `orders` or `customer` is left alone, and
+/// then nothing is dropped (exit 2, naming the tables).
+pub fn drop_tables(conn: &mut dyn Conn, url: &str) -> Result<Vec<&'static str>, Error> {
+    let existing = existing_tables(conn).map_err(|e| Error::db(url, e))?;
+    let mut foreign = Vec::new();
     for t in &existing {
-        conn.batch(&format!("DROP TABLE {t}"))?;
+        let mut ours = schema::columns(t);
+        ours.sort();
+        let theirs = crate::target::table_columns(conn, t).map_err(|e| Error::db(url, e))?;
+        if theirs != ours {
+            foreign.push(format!("{t}({})", theirs.join(", ")));
+        }
+    }
+    if !foreign.is_empty() {
+        return Err(Error::Usage(format!(
+            "{url}: not dropping any TPC-C table: {} {} not the columns of dbsweep's TPC-C \
+             tables (a table of your own?); rename or drop {} yourself",
+            foreign.join(", "),
+            if foreign.len() == 1 { "has" } else { "have" },
+            if foreign.len() == 1 { "it" } else { "them" },
+        )));
+    }
+    for t in &existing {
+        conn.batch(&format!("DROP TABLE {t}"))
+            .map_err(|e| Error::db(format!("{url}: dropping {t}"), e))?;
     }
     Ok(existing)
 }
@@ -167,7 +188,7 @@ pub fn prepare(
             )));
         }
         eprintln!("Dropping the TPC-C tables {}...", existing.join(", "));
-        drop_tables(conn.as_mut()).map_err(|e| Error::db(&url, e))?;
+        drop_tables(conn.as_mut(), &url)?;
     }
     for sql in schema::create_tables(target.dialect()) {
         conn.batch(&sql)

@@ -90,7 +90,7 @@ pub fn cleanup(a: &TpccArgs) -> Result<(), Error> {
     let db = open(a, false)?;
     let url = db.target.display_url();
     let mut conn = db.target.connect().map_err(|e| Error::db(&url, e))?;
-    let dropped = load::drop_tables(conn.as_mut()).map_err(|e| Error::db(&url, e))?;
+    let dropped = load::drop_tables(conn.as_mut(), &url)?;
     println!("Dropped {} TPC-C table(s) from {url}", dropped.len());
     Ok(())
 }

@@ -128,7 +128,7 @@ impl Workload for Tpcc {
     fn cleanup(&self, target: &dyn Target) -> Result<u32, Error> {
         let url = target.display_url();
         let mut conn = target.connect().map_err(|e| Error::db(&url, e))?;
-        let dropped = load::drop_tables(conn.as_mut()).map_err(|e| Error::db(&url, e))?;
+        let dropped = load::drop_tables(conn.as_mut(), &url)?;
         Ok(dropped.len() as u32)
     }
 
