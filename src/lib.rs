@@ -302,7 +302,21 @@ pub(crate) fn load(
     target: &dyn Target,
     workload: &dyn Workload,
 ) -> Result<LoadReport, Error> {
-    workload.prepare(target, &plan.workload_opts, plan.force, &INTERRUPT)
+    workload
+        .prepare(target, &plan.workload_opts, plan.force, &INTERRUPT)
+        .map_err(|e| interrupted_load(e, plan.server.is_some()))
+}
+
+/// A load that Ctrl-C stopped on a throwaway server: nothing to clean up, the server and its
+/// data go with it (the loader's advice to run cleanup is for servers that stay).
+pub(crate) fn interrupted_load(e: Error, managed: bool) -> Error {
+    if managed && interrupted() {
+        Error::Run(
+            "interrupted during the load; the throwaway server and its data are removed".into(),
+        )
+    } else {
+        e
+    }
 }
 
 pub(crate) fn load_line(l: &LoadReport) -> String {

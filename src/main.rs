@@ -29,7 +29,12 @@ fn exit_code(outcome: Result<dbsweep::Outcome, dbsweep::error::Error>) -> i32 {
         Ok(dbsweep::Outcome::Interrupted) => 130,
         Err(e) => {
             eprintln!("dbsweep: error: {e}");
-            e.exit_code()
+            // A wait that Ctrl-C (SIGTERM, SIGHUP) ended fails its command: still the user's stop.
+            if dbsweep::interrupted() {
+                130
+            } else {
+                e.exit_code()
+            }
         }
     }
 }

@@ -13,3 +13,4 @@ mod servers;
 mod sqlite;
 mod sweep;
 mod tpcc;
+mod trust;

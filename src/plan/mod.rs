@@ -120,13 +120,19 @@ impl RunPlan {
         if !(o.rate == 0.0 || (o.rate.is_finite() && (0.001..=1e9).contains(&o.rate))) {
             return Err(bad(
                 "rate",
-                format!("{} must be 0 (no limit) or from 0.001 to 1e9 events/s", o.rate),
+                format!(
+                    "{} must be 0 (no limit) or from 0.001 to 1e9 events/s",
+                    o.rate
+                ),
             ));
         }
         if o.report_interval > 0.0 && o.report_interval < 0.01 {
             return Err(bad(
                 "report-interval",
-                format!("{} must be 0 (no interval lines) or at least 0.01", o.report_interval),
+                format!(
+                    "{} must be 0 (no interval lines) or at least 0.01",
+                    o.report_interval
+                ),
             ));
         }
         if o.rand_zipfian_exp.is_nan() || o.rand_zipfian_exp <= 0.0 {

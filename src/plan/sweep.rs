@@ -706,6 +706,18 @@ pub fn parse_size(s: &str) -> Option<u64> {
 }
 
 fn validate(src: &Source, file: PlanFile) -> Result<Sweep, Error> {
+    // The name becomes part of the sweep directory's name: no path separators, no dot-dots.
+    if !file.name.is_empty()
+        && (!is_label(&file.name.replace('.', "")) || file.name.starts_with('.'))
+    {
+        return Err(src.key_error(
+            "name",
+            format!(
+                "{:?}: use letters, digits, ., - and _ only, not starting with a dot",
+                file.name
+            ),
+        ));
+    }
     if file.clients.is_empty() || file.clients.contains(&0) {
         return Err(src.key_error("clients", "needs one or more client counts, each 1 or more"));
     }
@@ -977,6 +989,22 @@ fn validate(src: &Source, file: PlanFile) -> Result<Sweep, Error> {
             return Err(src.error(
                 span,
                 format!("step name {name:?}: use letters, digits, ., - and _ only"),
+            ));
+        }
+        // Reports tell measured steps apart by name; pauses, loads and warm-ups may repeat.
+        let measured = |k: &StepKind| matches!(k, StepKind::Run { class, .. } if !matches!(class, Class::Warmup));
+        if measured(&kind)
+            && sweep
+                .steps
+                .iter()
+                .any(|s| s.name == name && measured(&s.kind))
+        {
+            return Err(src.error(
+                span,
+                format!(
+                    "two measured steps are called {name}: give each a name of its own \
+                     (name = \"...\"); reports tell steps apart by name"
+                ),
             ));
         }
         let step = Step { name, kind };

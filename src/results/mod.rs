@@ -246,12 +246,41 @@ impl Results {
     pub fn read(path: &Path) -> Result<Results, Error> {
         let text = fs::read_to_string(path)
             .map_err(|e| Error::Usage(format!("{}: {e}", path.display())))?;
-        serde_json::from_str(&text).map_err(|e| {
+        let r: Results = serde_json::from_str(&text).map_err(|e| {
             Error::Usage(format!(
                 "{}: not a dbsweep results file: {e}",
                 path.display()
             ))
-        })
+        })?;
+        r.check()
+            .map_err(|e| Error::Usage(format!("{}: {e}", path.display())))?;
+        Ok(r)
+    }
+
+    /// A file read from disk is input: its durations must be ones a run can have.
+    pub fn check(&self) -> Result<(), String> {
+        let max = crate::plan::MAX_SECONDS;
+        let seconds = |name: &str, v: f64| {
+            if v.is_finite() && (0.0..=max).contains(&v) {
+                Ok(())
+            } else {
+                Err(format!("{name} = {v} is not a duration from 0 to {max} s"))
+            }
+        };
+        seconds("time_s", self.time_s)?;
+        seconds("warmup_s", self.warmup_s)?;
+        for (i, iv) in self.intervals.iter().enumerate() {
+            seconds(&format!("intervals[{i}].t"), iv.t)?;
+            seconds(&format!("intervals[{i}].seconds"), iv.seconds)?;
+        }
+        if self.threads == 0 {
+            return Err("threads = 0: a run has at least one client".into());
+        }
+        // 9999-12-31: later start times overflow the system clock's type.
+        if self.started_at > 253_402_300_799 {
+            return Err(format!("started_at = {} is not a date", self.started_at));
+        }
+        Ok(())
     }
 }
 
@@ -393,12 +422,21 @@ impl StepRecord {
     pub fn read(path: &Path) -> Result<StepRecord, Error> {
         let text = fs::read_to_string(path)
             .map_err(|e| Error::Usage(format!("{}: {e}", path.display())))?;
-        serde_json::from_str(&text).map_err(|e| {
+        let r: StepRecord = serde_json::from_str(&text).map_err(|e| {
             Error::Usage(format!(
                 "{}: not a dbsweep step record: {e}",
                 path.display()
             ))
-        })
+        })?;
+        let checked = match &r.results {
+            _ if !r.seconds.is_finite() || r.seconds < 0.0 => {
+                Err(format!("seconds = {} is not a duration", r.seconds))
+            }
+            Some(res) => res.check().map_err(|e| format!("results: {e}")),
+            None => Ok(()),
+        };
+        checked.map_err(|e| Error::Usage(format!("{}: {e}", path.display())))?;
+        Ok(r)
     }
 }
 

@@ -544,7 +544,10 @@ pub(crate) fn password_from_env(
 /// Refuses a server URL whose query has a parameter that dbsweep does not act on (a silently
 /// ignored `sslmode=require` would send in plain text what the user asked to encrypt), and
 /// one without a host or with port 0.
-pub(crate) fn check_server_url(url: &str, allowed: &[(&str, Option<&[&str]>)]) -> Result<(), Error> {
+pub(crate) fn check_server_url(
+    url: &str,
+    allowed: &[(&str, Option<&[&str]>)],
+) -> Result<(), Error> {
     let shown = redact_url(url);
     let bad = |why: String| Error::Usage(format!("--target {shown}: {why}"));
     let rest = url.split_once("://").map_or(url, |(_, r)| r);
@@ -573,7 +576,9 @@ pub(crate) fn check_server_url(url: &str, allowed: &[(&str, Option<&[&str]>)]) -
     let hostport = main.split('/').next().unwrap_or_default();
     let hostport = hostport.rsplit_once('@').map_or(hostport, |(_, h)| h);
     if hostport.is_empty() && !has_socket {
-        return Err(bad("no host: write the server's host after :// (and @)".into()));
+        return Err(bad(
+            "no host: write the server's host after :// (and @)".into()
+        ));
     }
     let port = if let Some(p) = hostport.strip_prefix('[') {
         p.split_once("]:").map(|(_, port)| port)

@@ -158,7 +158,10 @@ impl Socket {
         {
             return Err(io::Error::new(
                 io::ErrorKind::TimedOut,
-                format!("no complete answer from the server within the bound of {}", self.bounding),
+                format!(
+                    "no complete answer from the server within the bound of {}",
+                    self.bounding
+                ),
             ));
         }
         Ok(())

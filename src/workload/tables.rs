@@ -226,7 +226,9 @@ fn load_worker(
         let ctx = |what: &str| format!("{what} {name}");
         let c = conn.as_mut();
         eprintln!("Creating table '{name}'...");
-        if c.table_exists(&name).map_err(|e| Error::db(ctx("looking up"), e))? {
+        if c.table_exists(&name)
+            .map_err(|e| Error::db(ctx("looking up"), e))?
+        {
             check_ours(c, &name)?;
             c.batch(&format!("DROP TABLE {name}"))
                 .map_err(|e| Error::db(ctx("dropping"), e))?;

@@ -71,7 +71,8 @@ pub fn prepare(a: &TpccArgs, stop: &AtomicBool) -> Result<bool, Error> {
         seed,
         a.force,
         stop,
-    )?;
+    )
+    .map_err(|e| crate::interrupted_load(e, a.server.is_some()))?;
     println!(
         "Loaded {} warehouse(s): {} rows in {:.2}s, {:.0} rows/s (dbsweep used {:.2} CPU s)",
         r.warehouses, r.rows, r.seconds, r.rows_per_s, r.client_cpu_s
