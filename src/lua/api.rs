@@ -1268,6 +1268,11 @@ pub fn split_args(
 
 /// What a Lua error says, with the script's file and line where Lua knows them.
 pub fn describe(e: &mlua::Error) -> String {
+    if let mlua::Error::CallbackError { cause, .. } = e
+        && db_error_of(e).is_none()
+    {
+        return describe(cause);
+    }
     match db_error_of(e) {
         Some(db) if !matches!(e, mlua::Error::ExternalError(_)) => {
             // A failed statement inside a script: the database's words and where in the script.
@@ -1279,7 +1284,17 @@ pub fn describe(e: &mlua::Error) -> String {
                 .unwrap_or_default();
             format!("{db} ({place})")
         }
-        _ => e.to_string(),
+        // `file:line: message`, as sysbench and the lua interpreter print it: the first line,
+        // without mlua's kind prefix and Lua's stack traceback.
+        _ => {
+            let text = e.to_string();
+            let first = text.lines().next().unwrap_or_default();
+            ["runtime error: ", "syntax error: ", "callback error: "]
+                .iter()
+                .find_map(|p| first.strip_prefix(p))
+                .unwrap_or(first)
+                .to_string()
+        }
     }
 }
 

@@ -77,7 +77,9 @@ pub(super) fn start(s: &mut ManagedServer) -> Result<(), Error> {
                 .arg(format!("--datadir={}", data.display()));
             c
         };
-        install.current_dir(&s.dir);
+        // Its temporary files go to the server's own directory: the caller's TMPDIR may be
+        // closed to the server's user.
+        install.current_dir(&s.dir).env("TMPDIR", &s.dir);
         if let Some((uid, gid)) = s.runs_as {
             install.uid(uid).gid(gid);
         }
@@ -94,8 +96,9 @@ pub(super) fn launch(s: &mut ManagedServer) -> Result<(), Error> {
     }
     let socket = s.dir.join("mysqld.sock");
     let mut cnf = format!(
-        "[mysqld]\ndatadir={}\nport={}\nbind-address=127.0.0.1\nsocket={}\npid-file={}\nlog-error={}\n",
+        "[mysqld]\ndatadir={}\ntmpdir={}\nport={}\nbind-address=127.0.0.1\nsocket={}\npid-file={}\nlog-error={}\n",
         s.dir.join("data").display(),
+        s.dir.display(),
         s.port,
         socket.display(),
         s.dir.join("mysqld.pid").display(),

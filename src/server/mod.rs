@@ -4,6 +4,7 @@
 
 pub mod cgroup;
 mod mariadb;
+pub mod orphans;
 mod postgres;
 
 use std::fs::{self, File};
@@ -123,7 +124,14 @@ impl ManagedServer {
                 )
             }
             None => {
-                let prefix = format!("dbsweep-{:?}-", spec.kind).to_lowercase();
+                let parent = spec.datadir_in.clone().unwrap_or_else(std::env::temp_dir);
+                for gone in orphans::remove_dead(&parent) {
+                    eprintln!(
+                        "Removed {}: its dbsweep ended without removing it",
+                        gone.display()
+                    );
+                }
+                let prefix = format!("{}{:?}-", orphans::DIR_PREFIX, spec.kind).to_lowercase();
                 let mut b = tempfile::Builder::new();
                 b.prefix(&prefix);
                 let d = match &spec.datadir_in {
@@ -137,6 +145,8 @@ impl ManagedServer {
                         .tempdir()
                         .map_err(|e| Error::Run(format!("creating a data directory: {e}")))?,
                 };
+                orphans::claim(d.path())
+                    .map_err(|e| Error::Run(format!("writing in {}: {e}", d.path().display())))?;
                 (d.keep(), true)
             }
         };
@@ -268,6 +278,7 @@ impl ManagedServer {
             .stdout(log.try_clone().map_err(|e| Error::Run(e.to_string()))?)
             .stderr(log)
             .process_group(0);
+        orphans::die_with_parent(&mut cmd);
         if let Some((uid, gid)) = self.runs_as {
             cmd.uid(uid).gid(gid);
         }
@@ -504,12 +515,20 @@ fn run_setup(cmd: &mut Command, what: &str) -> Result<(), Error> {
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
-    let tail: Vec<&str> = text.lines().rev().take(15).collect();
-    Err(Error::Run(format!(
-        "{what} failed ({}):\n{}",
-        out.status,
-        tail.into_iter().rev().collect::<Vec<_>>().join("\n")
-    )))
+    // One line: the tool's own error line (the last that says ERROR or error), else its last.
+    let lines: Vec<&str> = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    let key = lines
+        .iter()
+        .rev()
+        .find(|l| l.contains("ERROR") || l.contains("error") || l.contains("Error"))
+        .or(lines.last())
+        .copied()
+        .unwrap_or("no output");
+    Err(Error::Run(format!("{what} failed ({}): {key}", out.status)))
 }
 
 /// The first line a binary prints for `--version`.

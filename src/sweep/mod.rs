@@ -267,10 +267,14 @@ impl<'a> Runner<'a> {
             .join(format!("{:02}-{}.json", i + 1, step.name))
     }
 
-    /// Whether a step already has a record that `--resume` keeps (done or failed, not
-    /// interrupted).
+    /// Whether a step already has a record that `--resume` keeps (done, or failed for a reason
+    /// of its own; not interrupted, and not failed for want of disk space, which the user may
+    /// have made since).
     fn finished(&self, cell: &Cell, i: usize, step: &Step) -> bool {
-        StepRecord::read(&self.step_path(cell, i, step)).is_ok_and(|r| r.status != "interrupted")
+        StepRecord::read(&self.step_path(cell, i, step)).is_ok_and(|r| {
+            r.status != "interrupted"
+                && !(r.status == "failed" && r.error.as_deref().is_some_and(out_of_space))
+        })
     }
 
     fn run(mut self) -> Result<Outcome, Error> {
@@ -334,7 +338,18 @@ impl<'a> Runner<'a> {
             }
             let mut completed = true;
             for &i in &pending {
-                let rec = self.run_step(&cell, &mut db, i)?;
+                let rec = match self.run_step(&cell, &mut db, i) {
+                    Ok(rec) => rec,
+                    Err(e) => {
+                        // No record could be written (a full disk): the sweep stops here, with
+                        // its summary; --resume runs the step again.
+                        self.failed += 1;
+                        self.progress.say(&format!("cell {}: {e}", cell.id()));
+                        stop = true;
+                        completed = false;
+                        break;
+                    }
+                };
                 self.progress.advance(sweep.estimate(&sweep.steps[i]));
                 match rec.status.as_str() {
                     "ok" => self.ok += 1,
@@ -589,7 +604,13 @@ impl<'a> Runner<'a> {
         if INTERRUPT.load(Ordering::Relaxed) {
             rec.status = "interrupted".into();
         }
-        self.save(cell, i, &rec)?;
+        if let Err(e) = self.save(cell, i, &rec) {
+            // Keep the step's own cause (often the same full disk, as the database saw it).
+            return Err(Error::Run(match &rec.error {
+                Some(cause) => format!("step {} failed ({cause}), and {e}", step.name),
+                None => format!("step {} could not be recorded: {e}", step.name),
+            }));
+        }
         Ok(rec)
     }
 
@@ -713,6 +734,19 @@ fn limit_memory(
 }
 
 /// Writes back dirty pages and drops the OS page cache, so that reads come from the device.
+/// Whether an error says a disk was full (the system's, SQLite's, PostgreSQL's, InnoDB's words).
+fn out_of_space(error: &str) -> bool {
+    [
+        "No space left on device",
+        "database or disk is full",
+        "could not extend file",
+        "The table is full",
+        "Disk full",
+    ]
+    .iter()
+    .any(|m| error.contains(m))
+}
+
 fn drop_caches() -> Result<(), String> {
     // SAFETY: geteuid has no preconditions.
     if unsafe { libc::geteuid() } != 0 {

@@ -3,6 +3,8 @@
 //! Workloads see only these traits, so each database is one file here. Database errors are
 //! classified once, here, into what the runner does about them (retry, reconnect, stop).
 
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod mock;
 pub mod mysql;
 mod mywire;

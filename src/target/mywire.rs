@@ -60,7 +60,7 @@ pub struct Endpoint {
 #[derive(Clone, Debug)]
 pub struct Prepared {
     id: u32,
-    params: u16,
+    pub(super) params: u16,
     /// The type code of each result column, for decoding binary rows.
     column_types: Vec<u8>,
 }
@@ -328,6 +328,11 @@ impl Wire {
             Some(path) => Socket::unix(std::path::Path::new(path))?,
             None => Socket::tcp(&e.host, e.port)?,
         };
+        Wire::start(sock, e)
+    }
+
+    /// Logs in on a connected socket.
+    pub fn start(sock: Socket, e: &Endpoint) -> Result<Wire, WireError> {
         let mut w = Wire {
             sock,
             wbuf: Vec::with_capacity(8 * 1024),

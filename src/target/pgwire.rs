@@ -128,6 +128,11 @@ impl Wire {
             Some(Host::Tcp(host)) => Socket::tcp(host, port)?,
             None => Socket::tcp("localhost", port)?,
         };
+        Wire::start(sock, cfg)
+    }
+
+    /// Logs in on a connected socket.
+    pub fn start(sock: Socket, cfg: &postgres::Config) -> Result<Wire, WireError> {
         let mut w = Wire {
             sock,
             wbuf: Vec::with_capacity(8 * 1024),

@@ -107,6 +107,16 @@ impl Socket {
         Ok(Socket::new(Stream::Unix(s), deadline))
     }
 
+    /// A socket over an already connected Unix stream (one end of a pair, for the fuzz
+    /// harness and tests that play the server).
+    pub fn from_unix(s: UnixStream) -> io::Result<Socket> {
+        s.set_write_timeout(Some(TICK))?;
+        Ok(Socket::new(
+            Stream::Unix(s),
+            Instant::now() + connect_timeout(),
+        ))
+    }
+
     fn new(stream: Stream, deadline: Instant) -> Socket {
         Socket {
             stream,

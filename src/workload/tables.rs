@@ -288,7 +288,9 @@ fn load_rows(
             }
         });
         let mut pending = Vec::new().into_iter();
-        let mut next_row = |row: &mut Vec<RowValue>| loop {
+        // Owns the receiver: dropped when the load ends, even by an error (a full disk), so
+        // that the generator's send fails and the scope can end instead of waiting forever.
+        let mut next_row = move |row: &mut Vec<RowValue>| loop {
             if let Some(values) = pending.next() {
                 row.clear();
                 row.extend::<[RowValue; 4]>(values);
@@ -299,16 +301,19 @@ fn load_rows(
                 Err(_) => return false,
             }
         };
-        conn.bulk_load(
+        let loaded = conn.bulk_load(
             &format!("sbtest{n}"),
             &["id", "k", "c", "pad"],
             &mut next_row,
-        )
+        );
+        drop(next_row);
+        loaded
     })
 }
 
 /// Refuses to drop `name` unless its columns are the ones dbsweep creates (id, k, c, pad; id
-/// and k for the bulk-insert tables), whichever workload asks: a user's own `sbtest3(my_data text)` is not ours.
+/// and k for the bulk-insert tables), whichever workload asks: a user's own
+/// `sbtest3(my_data text)` is not ours.
 fn check_ours(conn: &mut dyn Conn, name: &str) -> Result<(), Error> {
     let theirs =
         crate::target::table_columns(conn, name).map_err(|e| Error::db(name.to_string(), e))?;

@@ -56,8 +56,54 @@ fn open(a: &TpccArgs, create: bool) -> Result<TpccDb, Error> {
     }
 }
 
+/// What one warehouse takes on disk, tables and indexes, about (PostgreSQL and InnoDB both
+/// come near 100 MB; SQLite a little less).
+const BYTES_PER_WAREHOUSE: u64 = 100 << 20;
+/// Above this many warehouses (about a terabyte) a database whose disk dbsweep cannot see
+/// needs --force.
+const UNSEEN_DISK_WAREHOUSES: u32 = 10_000;
+
+/// Refuses, before anything is created, a load that cannot fit: on the disk of a SQLite file or
+/// of a managed server's data directory, what is free there; elsewhere, a terabyte.
+fn check_fits(a: &TpccArgs) -> Result<(), Error> {
+    if a.force {
+        return Ok(());
+    }
+    let need = u64::from(a.warehouses) * BYTES_PER_WAREHOUSE;
+    let dir = match (&a.server, a.target.strip_prefix("sqlite://")) {
+        (Some(spec), _) => Some(spec.datadir_in.clone().unwrap_or_else(std::env::temp_dir)),
+        (None, Some(path)) => {
+            let file = std::path::Path::new(path.split('?').next().unwrap_or(path));
+            Some(match file.parent() {
+                Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+                _ => std::path::PathBuf::from("."),
+            })
+        }
+        (None, None) => None,
+    };
+    let gb = |b: u64| b as f64 / f64::from(1u32 << 30);
+    match dir.and_then(|d| crate::metrics::free_bytes(&d).map(|f| (d, f))) {
+        Some((d, free)) if need > free => Err(Error::Usage(format!(
+            "--warehouses {}: about {:.1} GB to load, and {} has {:.1} GB free; \
+             use fewer warehouses, or --force to try anyway",
+            a.warehouses,
+            gb(need),
+            d.display(),
+            gb(free)
+        ))),
+        None if a.warehouses > UNSEEN_DISK_WAREHOUSES => Err(Error::Usage(format!(
+            "--warehouses {}: about {:.0} GB to load onto a disk dbsweep cannot see; \
+             add --force if the server has the room",
+            a.warehouses,
+            gb(need)
+        ))),
+        _ => Ok(()),
+    }
+}
+
 /// Loads the tables, then checks them.
 pub fn prepare(a: &TpccArgs, stop: &AtomicBool) -> Result<bool, Error> {
+    check_fits(a)?;
     let db = open(a, true)?;
     let seed = if a.rand_seed == 0 {
         rand::random::<u64>() | 1

@@ -1,0 +1,6 @@
+//! dbsweep's PostgreSQL client against a server whose bytes are the input.
+#![no_main]
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| {
+    dbsweep::target::fuzzing::postgres_session(data);
+});
