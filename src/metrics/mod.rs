@@ -262,6 +262,19 @@ pub fn ns_to_ms(ns: u64) -> f64 {
     ns as f64 / 1e6
 }
 
+/// Bytes free for an unprivileged writer on the file system of `dir`, if it can be asked.
+pub fn free_bytes(dir: &std::path::Path) -> Option<u64> {
+    use std::os::unix::ffi::OsStrExt;
+    let path = std::ffi::CString::new(dir.as_os_str().as_bytes()).ok()?;
+    // SAFETY: a zeroed statvfs is a valid out-parameter; the path is NUL-terminated.
+    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    // SAFETY: as above; statvfs only writes into `st`.
+    if unsafe { libc::statvfs(path.as_ptr(), &mut st) } != 0 {
+        return None;
+    }
+    Some(st.f_bavail * st.f_frsize)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -312,17 +325,4 @@ mod tests {
         );
         assert!((s.quantile_ms(1.0) - 500.0).abs() < 0.5);
     }
-}
-
-/// Bytes free for an unprivileged writer on the file system of `dir`, if it can be asked.
-pub fn free_bytes(dir: &std::path::Path) -> Option<u64> {
-    use std::os::unix::ffi::OsStrExt;
-    let path = std::ffi::CString::new(dir.as_os_str().as_bytes()).ok()?;
-    // SAFETY: a zeroed statvfs is a valid out-parameter; the path is NUL-terminated.
-    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
-    // SAFETY: as above; statvfs only writes into `st`.
-    if unsafe { libc::statvfs(path.as_ptr(), &mut st) } != 0 {
-        return None;
-    }
-    Some(u64::from(st.f_bavail) * u64::from(st.f_frsize))
 }
