@@ -51,6 +51,11 @@ fn bad(option: &str, why: impl std::fmt::Display) -> Error {
     Error::Usage(format!("--{option}: {why}"))
 }
 
+/// The most clients a run may have: each is an OS thread with its own connection today, and
+/// past a few thousand the machine, not the database, is what a run would measure (or the
+/// thread limit would end it half-started).
+pub const MAX_CLIENTS: u32 = 5_000;
+
 /// The longest duration dbsweep accepts anywhere (a run, a warm-up, a pause, a timeout): a
 /// year. Longer ones are typing errors, and past a few centuries a clock overflows.
 pub const MAX_SECONDS: f64 = 365.0 * 24.0 * 3600.0;
@@ -93,8 +98,11 @@ impl RunPlan {
 
     /// The plan of `workload` run with options `o`.
     pub fn from_args(workload: &str, o: &RunArgs) -> Result<RunPlan, Error> {
-        if o.threads == 0 {
-            return Err(bad("threads", "must be at least 1"));
+        if o.threads == 0 || o.threads > MAX_CLIENTS {
+            return Err(bad(
+                "threads",
+                format!("{} must be from 1 to {MAX_CLIENTS}", o.threads),
+            ));
         }
         if o.tables == 0 {
             return Err(bad("tables", "must be at least 1"));

@@ -718,8 +718,19 @@ fn validate(src: &Source, file: PlanFile) -> Result<Sweep, Error> {
             ),
         ));
     }
-    if file.clients.is_empty() || file.clients.contains(&0) {
-        return Err(src.key_error("clients", "needs one or more client counts, each 1 or more"));
+    if file.clients.is_empty()
+        || file
+            .clients
+            .iter()
+            .any(|c| *c == 0 || *c > super::MAX_CLIENTS)
+    {
+        return Err(src.key_error(
+            "clients",
+            format!(
+                "needs one or more client counts, each from 1 to {}",
+                super::MAX_CLIENTS
+            ),
+        ));
     }
     if file.tables == 0 {
         return Err(src.key_error("tables", "must be at least 1"));

@@ -8,22 +8,20 @@ use std::str::FromStr;
 use super::socket::Socket;
 use super::{Param, mywire, pgwire};
 
-/// A connected socket whose peer has sent `server` and closed its side.
-fn socket_fed(server: &[u8]) -> Option<Socket> {
+/// A connected socket whose peer has sent `server` and closed its sending side; the peer
+/// (returned too) stays open for reading until the session ends, so the client's writes work.
+fn socket_fed(server: &[u8]) -> Option<(Socket, UnixStream)> {
     let (client, mut peer) = UnixStream::pair().ok()?;
     // The harness caps inputs well below a socket's buffer, so this write does not block.
     peer.write_all(server).ok()?;
     peer.shutdown(std::net::Shutdown::Write).ok()?;
-    // The peer stays open for reading (the client's writes must not fail) until it is dropped
-    // with the session.
-    std::mem::forget(peer);
-    Socket::from_unix(client).ok()
+    Some((Socket::from_unix(client).ok()?, peer))
 }
 
 /// Logs in to a PostgreSQL "server" that sends `server`, then prepares, executes, runs a
 /// simple query and a COPY; every outcome is fine except a panic or a hang.
 pub fn postgres_session(server: &[u8]) {
-    let Some(sock) = socket_fed(server) else {
+    let Some((sock, _peer)) = socket_fed(server) else {
         return;
     };
     let cfg = postgres::Config::from_str("postgres://u:pw@localhost/db").expect("static URL");
@@ -51,7 +49,7 @@ pub fn postgres_session(server: &[u8]) {
 
 /// Logs in to a MySQL "server" that sends `server`, then queries, prepares and executes.
 pub fn mysql_session(server: &[u8]) {
-    let Some(sock) = socket_fed(server) else {
+    let Some((sock, _peer)) = socket_fed(server) else {
         return;
     };
     let e = mywire::Endpoint {

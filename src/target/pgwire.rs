@@ -322,7 +322,7 @@ impl Wire {
             let body = &self.sock.bytes(range);
             match tag {
                 b't' => {
-                    types = (0..be_i16(body) as usize)
+                    types = (0..usize::try_from(be_i16(body)).unwrap_or(0))
                         .map(|i| be_i32(body.get(2 + 4 * i..).unwrap_or_default()) as u32)
                         .collect()
                 }

@@ -209,11 +209,14 @@ impl Socket {
             self.buf.copy_within(self.pos..self.end, 0);
             self.end -= self.pos;
             self.pos = 0;
-            if n > self.buf.len() {
-                self.buf.resize(n.next_power_of_two(), 0);
-            }
         }
         while self.end - self.pos < n {
+            if self.end == self.buf.len() {
+                // Grow with what arrives, never to what a length field claims: a lying server
+                // costs at most twice the bytes it really sent.
+                let want = (self.pos + n).min(self.buf.len() * 2);
+                self.buf.resize(want, 0);
+            }
             let r = match &mut self.stream {
                 Stream::Tcp(s) => s.read(&mut self.buf[self.end..]),
                 Stream::Unix(s) => match wait_readable(s) {
