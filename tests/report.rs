@@ -111,7 +111,7 @@ fn tables_hold_the_fixtures_figures() {
     let load = step("sqlite.default.c2", "01-load.json")["load"]["rows_per_s"]
         .as_f64()
         .unwrap();
-    assert!(csv.contains(&format!("throughput,Throughput (queries/s; rows/s for the load and scans; NOPM for TPC-C) at 2 client(s),load,load,default,{load}")));
+    assert!(csv.contains(&format!("throughput,Throughput (queries/s; rows/s for the load and scans; NOPM for TPC-C) at 2 client(s) (higher is better),load,load,default,{load}")));
     // The group median of the point queries group (one test: itself).
     assert_eq!(
         value(
@@ -359,5 +359,56 @@ fn html_report_renders_its_charts_in_a_browser() {
     assert!(
         top > 2000 && bottom > 500,
         "coloured pixels: top {top}, bottom {bottom}"
+    );
+}
+
+/// The line of `test` in the table titled `title` of a text report.
+fn text_row<'a>(text: &'a str, title: &str, test: &str) -> &'a str {
+    let at = text
+        .find(title)
+        .unwrap_or_else(|| panic!("no table {title}"));
+    text[at..]
+        .lines()
+        .find(|l| l.starts_with(test))
+        .unwrap_or_else(|| panic!("no row {test} under {title}"))
+}
+
+#[test]
+fn cost_tables_colour_less_cpu_per_op_green_and_throughput_more_green() {
+    // In the fixture, smallcache needs 0.56x the client CPU per point query of default (better)
+    // and runs 1.79x its throughput (better); at 2 clients it needs 1.39x the client CPU per
+    // range query (worse).
+    let text = report(&["--color", "always"]);
+    let green = "\x1b[32m";
+    let red = "\x1b[31m";
+    let cpu1 = "Efficiency, client CPU us/op, relative to default at 1 client(s) (lower is better)";
+    let cpu2 = "Efficiency, client CPU us/op, relative to default at 2 client(s) (lower is better)";
+    let tput = "Throughput (queries/s; rows/s for the load and scans; NOPM for TPC-C), relative to default at 1 client(s) (higher is better)";
+    let painted = |row: &str, code: &str, value: &str| {
+        row.split(code)
+            .nth(1)
+            .is_some_and(|s| s.trim_start().starts_with(value))
+    };
+    assert!(painted(text_row(&text, cpu1, "point-query"), green, "0.56"));
+    assert!(painted(
+        text_row(&text, cpu2, "range-covered-pk"),
+        red,
+        "1.39"
+    ));
+    assert!(painted(text_row(&text, tput, "point-query"), green, "1.79"));
+    let html = report(&["--format", "html"]);
+    let table = |title: &str| {
+        let at = html.find(&format!("<h3>{title}</h3>")).unwrap();
+        let end = html[at..].find("</table>").unwrap();
+        html[at..at + end].to_string()
+    };
+    assert!(
+        table(cpu1).contains("<td>point-query</td><td>1.00</td><td class=\"better\">0.56</td>")
+    );
+    assert!(
+        table(cpu2).contains("<td>range-covered-pk</td><td>1.00</td><td class=\"worse\">1.39</td>")
+    );
+    assert!(
+        table(tput).contains("<td>point-query</td><td>1.00</td><td class=\"better\">1.79</td>")
     );
 }

@@ -5,7 +5,7 @@
 use std::fmt::Write as _;
 
 use super::model::{Dataset, Entry, Group};
-use super::render::{cell_text, outlier};
+use super::render::{cell_text, verdict};
 use super::tables::{self, Cell, Table};
 
 const PALETTE: [&str; 8] = [
@@ -185,7 +185,7 @@ fn ratio_chart(t: &Table, base: usize) -> String {
             let Some(Cell::Ratio(v)) = r.cells.get(c) else {
                 continue;
             };
-            let fill = match outlier(*v) {
+            let fill = match verdict(t.better, *v) {
                 -1 => "#d62728",
                 1 => "#2ca02c",
                 _ => "#9e9e9e",
@@ -249,7 +249,7 @@ fn html_table(t: &Table) -> String {
         let _ = write!(s, "<tr{cls}><td>{}</td>", esc(&r.label));
         for c in &r.cells {
             let class = match c {
-                Cell::Ratio(v) => match outlier(*v) {
+                Cell::Ratio(v) => match verdict(t.better, *v) {
                     -1 => " class=\"worse\"",
                     1 => " class=\"better\"",
                     _ => "",

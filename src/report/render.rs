@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 
-use super::tables::{Cell, Table};
+use super::tables::{Better, Cell, Table};
 
 /// A number with as many decimals as its size deserves.
 pub fn num(v: f64) -> String {
@@ -37,6 +37,16 @@ pub fn outlier(v: f64) -> i8 {
         1
     } else {
         0
+    }
+}
+
+/// Whether a ratio is a standing-out improvement (+1) or regression (-1), by which way the
+/// table's figure is better; 0 when it does not stand out or the table has no direction.
+pub fn verdict(better: Option<Better>, v: f64) -> i8 {
+    match better {
+        Some(Better::Higher) => outlier(v),
+        Some(Better::Lower) => -outlier(v),
+        None => 0,
     }
 }
 
@@ -93,7 +103,7 @@ pub fn text(tables: &[Table], color: bool) -> String {
             for (c, w) in r.cells.iter().zip(&widths) {
                 let s = cell_text(c);
                 let paint = match c {
-                    Cell::Ratio(v) if color => match outlier(*v) {
+                    Cell::Ratio(v) if color => match verdict(t.better, *v) {
                         -1 => Some("\x1b[31m"),
                         1 => Some("\x1b[32m"),
                         _ => None,

@@ -36,10 +36,30 @@ pub struct Row {
     pub cells: Vec<Cell>,
 }
 
+/// Which way a figure is better: throughput up, costs (CPU, switches, IO per op) down.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Better {
+    Higher,
+    Lower,
+}
+
+impl Better {
+    pub fn legend(self) -> &'static str {
+        match self {
+            Better::Higher => "higher is better",
+            Better::Lower => "lower is better",
+        }
+    }
+}
+
 #[derive(Clone, Debug, Serialize)]
 pub struct Table {
     pub id: String,
     pub title: String,
+    /// Which way this table's figures are better; None for tables that are no verdict
+    /// (scaling, the model's demands).
+    pub better: Option<Better>,
     pub columns: Vec<String>,
     pub rows: Vec<Row>,
     pub notes: Vec<String>,
@@ -194,11 +214,13 @@ fn metric_tables(
     title: &str,
     metric: &dyn Fn(&Entry) -> Option<f64>,
     with_load: bool,
+    better: Better,
 ) -> (Table, Table) {
     let columns: Vec<String> = slice.columns.iter().map(|(l, _)| l.clone()).collect();
     let mut abs = Table {
         id: id.to_string(),
-        title: format!("{title}{}", slice.suffix),
+        title: format!("{title}{} ({})", slice.suffix, better.legend()),
+        better: Some(better),
         columns: columns.clone(),
         rows: Vec::new(),
         notes: Vec::new(),
@@ -206,13 +228,19 @@ fn metric_tables(
     let mut rel = Table {
         id: format!("{id}.relative"),
         title: format!(
-            "{title}, relative to {}{}",
+            "{title}, relative to {}{} ({})",
             columns.get(base).map_or("", String::as_str),
-            slice.suffix
+            slice.suffix,
+            better.legend()
         ),
+        better: Some(better),
         columns,
         rows: Vec::new(),
-        notes: vec!["value / base; 1 when both are 0, inf when only the base is 0; below 0.95 and above 1.05 stand out".into()],
+        notes: vec![format!(
+            "value / base; 1 when both are 0, inf when only the base is 0; {}: ratios below 0.95 \
+             and above 1.05 stand out, coloured green where better and red where worse",
+            better.legend()
+        )],
     };
     let mut group_ratios: Vec<Vec<f64>> = vec![Vec::new(); slice.columns.len()];
     let mut current: Option<Group> = None;
@@ -379,7 +407,17 @@ fn stability_tables(ds: &Dataset, slice: &Slice) -> Vec<Table> {
     series
         .iter()
         .map(|(id, title, f)| {
-            metric_tables(ds, slice, 0, id, &format!("Stability, {title}"), f, false).0
+            metric_tables(
+                ds,
+                slice,
+                0,
+                id,
+                &format!("Stability, {title}"),
+                f,
+                false,
+                Better::Lower,
+            )
+            .0
         })
         .collect()
 }
@@ -412,6 +450,7 @@ fn scaling_tables(ds: &Dataset) -> Vec<Table> {
             format!("{target}/{config}")
         };
         let mut scale = Table {
+            better: None,
             id: "scaling".into(),
             title: format!("Scaling of {name}: throughput and latency against clients, with queueing bounds"),
             columns: ["clients", "tps", "X bound", "avg ms", "R bound ms", "p95 ms"]
@@ -423,6 +462,7 @@ fn scaling_tables(ds: &Dataset) -> Vec<Table> {
             ],
         };
         let mut model_table = Table {
+            better: None,
             id: "queueing".into(),
             title: format!("Queueing model of {name}: service demands per transaction"),
             columns: ["D cpu ms", "D disk ms", "D ms", "bottleneck", "N_sat"]
@@ -557,6 +597,7 @@ pub fn build(ds: &Dataset, base: Option<&str>) -> Result<Vec<Table>, Error> {
             "Throughput (queries/s; rows/s for the load and scans; NOPM for TPC-C)",
             &Entry::throughput,
             true,
+            Better::Higher,
         );
         out.push(abs);
         if slice.columns.len() > 1 {
@@ -565,8 +606,16 @@ pub fn build(ds: &Dataset, base: Option<&str>) -> Result<Vec<Table>, Error> {
     }
     for (slice, &b) in slices.iter().zip(&bases) {
         for (id, title, f) in HW_METRICS {
-            let (abs, rel) =
-                metric_tables(ds, slice, b, id, &format!("Efficiency, {title}"), &f, true);
+            let (abs, rel) = metric_tables(
+                ds,
+                slice,
+                b,
+                id,
+                &format!("Efficiency, {title}"),
+                &f,
+                true,
+                Better::Lower,
+            );
             if abs.rows.is_empty() {
                 continue;
             }
