@@ -210,11 +210,9 @@ fn metric_tables(
     ds: &Dataset,
     slice: &Slice,
     base: usize,
-    id: &str,
-    title: &str,
+    (id, title, better): (&str, &str, Better),
     metric: &dyn Fn(&Entry) -> Option<f64>,
     with_load: bool,
-    better: Better,
 ) -> (Table, Table) {
     let columns: Vec<String> = slice.columns.iter().map(|(l, _)| l.clone()).collect();
     let mut abs = Table {
@@ -411,11 +409,9 @@ fn stability_tables(ds: &Dataset, slice: &Slice) -> Vec<Table> {
                 ds,
                 slice,
                 0,
-                id,
-                &format!("Stability, {title}"),
+                (id, &format!("Stability, {title}"), Better::Lower),
                 f,
                 false,
-                Better::Lower,
             )
             .0
         })
@@ -593,11 +589,13 @@ pub fn build(ds: &Dataset, base: Option<&str>) -> Result<Vec<Table>, Error> {
             ds,
             slice,
             b,
-            "throughput",
-            "Throughput (queries/s; rows/s for the load and scans; NOPM for TPC-C)",
+            (
+                "throughput",
+                "Throughput (queries/s; rows/s for the load and scans; NOPM for TPC-C)",
+                Better::Higher,
+            ),
             &Entry::throughput,
             true,
-            Better::Higher,
         );
         out.push(abs);
         if slice.columns.len() > 1 {
