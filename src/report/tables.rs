@@ -608,11 +608,9 @@ pub fn build(ds: &Dataset, base: Option<&str>) -> Result<Vec<Table>, Error> {
                 ds,
                 slice,
                 b,
-                id,
-                &format!("Efficiency, {title}"),
+                (id, &format!("Efficiency, {title}"), Better::Lower),
                 &f,
                 true,
-                Better::Lower,
             );
             if abs.rows.is_empty() {
                 continue;
