@@ -412,3 +412,51 @@ fn cost_tables_colour_less_cpu_per_op_green_and_throughput_more_green() {
         table(tput).contains("<td>point-query</td><td>1.00</td><td class=\"better\">1.79</td>")
     );
 }
+
+/// The SVG of the chart titled `title` in an HTML report.
+fn chart<'a>(html: &'a str, title: &str) -> &'a str {
+    let at = html
+        .find(&format!("font-weight=\"bold\">{title}</text>"))
+        .unwrap_or_else(|| panic!("no chart {title}"));
+    let start = html[..at].rfind("<svg").unwrap();
+    let end = at + html[at..].find("</svg>").unwrap();
+    &html[start..end]
+}
+
+#[test]
+fn a_partial_last_interval_is_no_point_of_the_per_second_chart() {
+    let s = Scratch::new();
+    let copy = s.path("sweep");
+    let status = Command::new("cp")
+        .arg("-r")
+        .arg(fixture("sweep-a"))
+        .arg(&copy)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let html_of = |dir: &Path| {
+        let out = dbsweep()
+            .arg("report")
+            .arg(dir)
+            .args(["--format", "html"])
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let before = html_of(&copy);
+    // The run ends 8.9 ms into a new interval that saw 2 events: 225 per second.
+    let path = copy.join("steps/sqlite.default.c1/02-point-query.json");
+    let mut rec = read_json(&path);
+    let intervals = rec["results"]["intervals"].as_array_mut().unwrap();
+    let mut sliver = intervals.last().unwrap().clone();
+    sliver["t"] = (sliver["t"].as_f64().unwrap() + 0.0089).into();
+    sliver["seconds"] = 0.0089.into();
+    sliver["events"] = 2.into();
+    sliver["tps"] = 225.0.into();
+    intervals.push(sliver);
+    std::fs::write(&path, rec.to_string()).unwrap();
+    let after = html_of(&copy);
+    let title = "point-query: per second";
+    assert_eq!(chart(&before, title), chart(&after, title));
+}

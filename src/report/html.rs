@@ -388,7 +388,11 @@ pub fn page(ds: &Dataset, tables: &[Table], base: Option<&str>, title: &str) -> 
         }
         body.push_str("</div>");
     }
-    body.push_str("<h2>Throughput over each step</h2><div class=\"grid\">");
+    body.push_str(
+        "<h2>Throughput over each step</h2><p class=\"note\">Each interval's rate; a last \
+         interval shorter than half the others (the run's end falls inside it) is left out.</p>\
+         <div class=\"grid\">",
+    );
     let label = |e: &Entry| {
         format!(
             "{}{}{} c{}",
@@ -421,7 +425,12 @@ pub fn page(ds: &Dataset, tables: &[Table], base: Option<&str>, title: &str) -> 
                 points: e
                     .results
                     .as_ref()
-                    .map(|r| r.intervals.iter().map(|i| (i.t, i.tps)).collect())
+                    .map(|r| {
+                        tables::full_intervals(r)
+                            .iter()
+                            .map(|i| (i.t, i.tps))
+                            .collect()
+                    })
                     .unwrap_or_default(),
                 dashed: false,
             })

@@ -349,13 +349,23 @@ const HW_METRICS: [Metric; 11] = [
     }),
 ];
 
-/// Per-second throughput (events/s) of a run, leaving out a short last interval.
+/// The intervals of a run that per-second charts and stability figures use: those at least half
+/// as long as the run's longest. The last interval of a run is usually a sliver (8.9 ms with 2
+/// events, say) whose rate is noise, not a collapse or a spike; it is left out, not scaled.
+pub fn full_intervals(r: &crate::results::Results) -> Vec<&crate::runner::Interval> {
+    let longest = r.intervals.iter().map(|i| i.seconds).fold(0.0, f64::max);
+    r.intervals
+        .iter()
+        .filter(|i| i.seconds >= longest / 2.0)
+        .collect()
+}
+
+/// Per-second throughput (events/s) of a run's full intervals.
 pub fn per_second(e: &Entry) -> Vec<f64> {
-    let Some(r) = &e.results else {
-        return Vec::new();
-    };
-    let full: Vec<_> = r.intervals.iter().filter(|i| i.seconds >= 0.5).collect();
-    full.iter().map(|i| i.tps).collect()
+    e.results
+        .as_ref()
+        .map(|r| full_intervals(r).iter().map(|i| i.tps).collect())
+        .unwrap_or_default()
 }
 
 fn cv(values: &[f64]) -> Option<f64> {
