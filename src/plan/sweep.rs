@@ -1100,6 +1100,30 @@ mod tests {
     }
 
     #[test]
+    fn builtin_steps_that_write_run_the_write_time() {
+        for (name, _) in BUILTIN {
+            let s = Sweep::load(name, &Overrides::default()).unwrap();
+            for step in &s.steps {
+                if let StepKind::Run {
+                    workload, class, ..
+                } = &step.kind
+                {
+                    let writes = ["write", "update", "insert", "delete"]
+                        .iter()
+                        .any(|w| workload.contains(w) && !workload.contains("read_write"));
+                    if writes {
+                        assert!(
+                            matches!(class, Class::Write),
+                            "{name}: step {} ({workload}) is class {class:?}",
+                            step.name
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
     fn errors_name_the_line() {
         let text = format!(
             "clients = [1]\n\n{ONE_STEP}\n[[steps]]\nworkload = \"nope\"\nclass = \"read\"\n"
