@@ -514,32 +514,39 @@ fn start_measuring(args: &[&str]) -> (Child, std::thread::JoinHandle<Vec<String>
     (child, std::thread::spawn(move || lines.collect()))
 }
 
+/// Loads 1,000 rows into `server` and starts a measuring point-select run on it with `extra`
+/// options, writing its results to the returned path (in the returned scratch directory).
+fn measuring_on(
+    server: &dbsweep::server::ManagedServer,
+    extra: &[&str],
+) -> (
+    Child,
+    std::thread::JoinHandle<Vec<String>>,
+    Scratch,
+    std::path::PathBuf,
+) {
+    let s = Scratch::new();
+    let common = [
+        "oltp_point_select",
+        "--table-size",
+        "1000",
+        "--target",
+        &server.url,
+    ];
+    dbsweep().arg("prepare").args(common).assert().success();
+    let out = s.path("r.json");
+    let mut args = vec!["run"];
+    args.extend(common);
+    args.extend(extra);
+    args.extend(["--output", out.to_str().unwrap()]);
+    let (child, lines) = start_measuring(&args);
+    (child, lines, s, out)
+}
+
 #[test]
 fn ctrl_c_saves_a_run_whose_server_stopped_answering() {
     let server = start(ServerKind::Postgres);
-    let s = Scratch::new();
-    let prep = [
-        "prepare",
-        "oltp_point_select",
-        "--table-size",
-        "1000",
-        "--target",
-    ];
-    dbsweep().args(prep).arg(&server.url).assert().success();
-    let out = s.path("r.json");
-    let url = server.url.clone();
-    let (mut child, lines) = start_measuring(&[
-        "run",
-        "oltp_point_select",
-        "--table-size",
-        "1000",
-        "--time",
-        "600",
-        "--target",
-        &url,
-        "--output",
-        out.to_str().unwrap(),
-    ]);
+    let (mut child, lines, _s, out) = measuring_on(&server, &["--time", "600"]);
     let pids = server.pids();
     for p in &pids {
         // SAFETY: kill(2) on the test's own server processes.
@@ -562,33 +569,17 @@ fn ctrl_c_saves_a_run_whose_server_stopped_answering() {
 #[test]
 fn an_outage_ends_at_the_deadline_and_counts_the_events_it_lost() {
     let mut server = start(ServerKind::Postgres);
-    let s = Scratch::new();
-    let prep = [
-        "prepare",
-        "oltp_point_select",
-        "--table-size",
-        "1000",
-        "--target",
-    ];
-    dbsweep().args(prep).arg(&server.url).assert().success();
-    let out = s.path("r.json");
-    let url = server.url.clone();
-    let (mut child, lines) = start_measuring(&[
-        "run",
-        "oltp_point_select",
-        "--table-size",
-        "1000",
-        "--threads",
-        "2",
-        "--time",
-        "4",
-        "--reconnect-timeout",
-        "3600",
-        "--target",
-        &url,
-        "--output",
-        out.to_str().unwrap(),
-    ]);
+    let (mut child, lines, _s, out) = measuring_on(
+        &server,
+        &[
+            "--threads",
+            "2",
+            "--time",
+            "4",
+            "--reconnect-timeout",
+            "3600",
+        ],
+    );
     server.kill();
     let status = wait_bounded(&mut child);
     assert_eq!(status.code(), Some(0), "{:?}", lines.join().unwrap());
