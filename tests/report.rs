@@ -460,3 +460,63 @@ fn a_partial_last_interval_is_no_point_of_the_per_second_chart() {
     let title = "point-query: per second";
     assert_eq!(chart(&before, title), chart(&after, title));
 }
+
+#[test]
+fn no_real_measurement_breaks_its_bound_and_a_made_up_one_is_flagged() {
+    let text = report(&[]);
+    assert!(text.contains("Scaling of sqlite/default"), "{text}");
+    assert!(!text.contains("model error"), "{text}");
+    assert!(!report(&["--format", "html"]).contains("model-error"));
+    // Ten times the measured throughput at 2 clients: beyond any bound of the same demands.
+    let s = Scratch::new();
+    let copy = s.path("sweep");
+    let status = Command::new("cp")
+        .arg("-r")
+        .arg(fixture("sweep-a"))
+        .arg(&copy)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let path = copy.join("steps/sqlite.default.c2/02-point-query.json");
+    let mut rec = read_json(&path);
+    let tps = rec["results"]["tps"].as_f64().unwrap();
+    rec["results"]["tps"] = (tps * 10.0).into();
+    std::fs::write(&path, rec.to_string()).unwrap();
+    let run = |format: &str| {
+        let out = dbsweep()
+            .arg("report")
+            .arg(&copy)
+            .args(["--format", format])
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let text = run("text");
+    let row = text_row(&text, "Scaling of sqlite/default", "point-query        2");
+    assert!(row.contains("tps above its bound: model error"), "{row}");
+    let html = run("html");
+    let svg = chart(&html, "point-query: scaling");
+    assert_eq!(svg.matches("class=\"model-error\"").count(), 1, "{svg}");
+    // Each configuration's bound (dashed) is drawn in its configuration's colour.
+    let strokes: Vec<&str> = svg
+        .split("<polyline")
+        .skip(1)
+        .map(|p| {
+            p.split("stroke=\"")
+                .nth(1)
+                .unwrap()
+                .split('"')
+                .next()
+                .unwrap()
+        })
+        .collect();
+    assert_eq!(
+        strokes.len(),
+        4,
+        "two configurations, each a line and a bound"
+    );
+    assert_eq!(strokes[0], strokes[1]);
+    assert_eq!(strokes[2], strokes[3]);
+    assert_ne!(strokes[0], strokes[2]);
+}

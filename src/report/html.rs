@@ -6,6 +6,7 @@ use std::fmt::Write as _;
 
 use super::model::{Dataset, Entry, Group};
 use super::render::{cell_text, verdict};
+use super::scaling;
 use super::tables::{self, Cell, Table};
 
 const PALETTE: [&str; 8] = [
@@ -24,6 +25,22 @@ struct Series {
     name: String,
     points: Vec<(f64, f64)>,
     dashed: bool,
+    /// Palette index; None: the series' own position. A bound shares its configuration's.
+    color: Option<usize>,
+    /// Points to ring in red: measurements that break their model's bound.
+    flagged: Vec<(f64, f64)>,
+}
+
+impl Series {
+    fn line(name: String, points: Vec<(f64, f64)>) -> Series {
+        Series {
+            name,
+            points,
+            dashed: false,
+            color: None,
+            flagged: Vec::new(),
+        }
+    }
 }
 
 const W: f64 = 560.0;
@@ -115,7 +132,7 @@ fn line_chart(title: &str, x_label: &str, y_label: &str, series: &[Series]) -> S
         esc(y_label)
     );
     for (i, s) in series.iter().enumerate() {
-        let color = PALETTE[i % PALETTE.len()];
+        let color = PALETTE[s.color.unwrap_or(i) % PALETTE.len()];
         let path: Vec<String> = s
             .points
             .iter()
@@ -137,6 +154,14 @@ fn line_chart(title: &str, x_label: &str, y_label: &str, series: &[Series]) -> S
                 let (x, y) = p.split_once(',').unwrap_or(("0", "0"));
                 let _ = write!(svg, r#"<circle cx="{x}" cy="{y}" r="3" fill="{color}"/>"#);
             }
+        }
+        for &(x, y) in &s.flagged {
+            let _ = write!(
+                svg,
+                r##"<circle class="model-error" cx="{:.1}" cy="{:.1}" r="7" fill="none" stroke="#d62728" stroke-width="2"><title>above the model's bound: an error of the model</title></circle>"##,
+                sx(x),
+                sy(y)
+            );
         }
         let ly = TOP + 14.0 * i as f64 + 8.0;
         let _ = write!(
@@ -304,7 +329,7 @@ fn scaling_charts(ds: &Dataset) -> Vec<String> {
             }
         }
         let mut series = Vec::new();
-        for (source, target, config) in &configs {
+        for (ci, (source, target, config)) in configs.iter().enumerate() {
             let mut runs: Vec<&Entry> = ds
                 .entries
                 .iter()
@@ -322,7 +347,7 @@ fn scaling_charts(ds: &Dataset) -> Vec<String> {
             } else {
                 "tps".into()
             };
-            let points = runs
+            let points: Vec<(f64, f64)> = runs
                 .iter()
                 .map(|e| {
                     (
@@ -331,28 +356,40 @@ fn scaling_charts(ds: &Dataset) -> Vec<String> {
                     )
                 })
                 .collect();
-            if let Some(m) = runs.first().and_then(|e| tables::model_of(e)) {
-                let max_n = runs.last().map_or(1, |e| e.place.clients);
-                let bound = (1..=max_n)
-                    .map(|n| (f64::from(n), m.x_bound(f64::from(n))))
-                    .collect();
+            let color = Some(ci);
+            let Some(b) = scaling::bound_of(&runs) else {
                 series.push(Series {
-                    name,
-                    points,
-                    dashed: false,
+                    color,
+                    ..Series::line(name, points)
                 });
-                series.push(Series {
-                    name: format!("bound ({}, N_sat {:.1})", m.bottleneck, m.n_sat()),
-                    points: bound,
-                    dashed: true,
-                });
-            } else {
-                series.push(Series {
-                    name,
-                    points,
-                    dashed: false,
-                });
-            }
+                continue;
+            };
+            let m = &b.model;
+            let flagged = runs
+                .iter()
+                .filter_map(|e| {
+                    let r = e.results.as_ref()?;
+                    scaling::breaks_bound(m, e.place.clients, r.tps, r.latency_ms.avg)
+                        .map(|_| (f64::from(e.place.clients), r.tps))
+                })
+                .collect();
+            let max_n = runs.last().map_or(1, |e| e.place.clients);
+            let bound = (1..=max_n)
+                .map(|n| (f64::from(n), m.x_bound(f64::from(n))))
+                .collect();
+            series.push(Series {
+                color,
+                flagged,
+                ..Series::line(name.clone(), points)
+            });
+            series.push(Series {
+                dashed: true,
+                color,
+                ..Series::line(
+                    format!("{name} bound ({}, N_sat {:.1})", m.bottleneck, m.n_sat()),
+                    bound,
+                )
+            });
         }
         out.push(line_chart(
             &format!("{test}: scaling"),
@@ -420,19 +457,19 @@ pub fn page(ds: &Dataset, tables: &[Table], base: Option<&str>, title: &str) -> 
             .entries
             .iter()
             .filter(|e| &e.test == test && e.results.is_some())
-            .map(|e| Series {
-                name: label(e),
-                points: e
-                    .results
-                    .as_ref()
-                    .map(|r| {
-                        tables::full_intervals(r)
-                            .iter()
-                            .map(|i| (i.t, i.tps))
-                            .collect()
-                    })
-                    .unwrap_or_default(),
-                dashed: false,
+            .map(|e| {
+                Series::line(
+                    label(e),
+                    e.results
+                        .as_ref()
+                        .map(|r| {
+                            tables::full_intervals(r)
+                                .iter()
+                                .map(|i| (i.t, i.tps))
+                                .collect()
+                        })
+                        .unwrap_or_default(),
+                )
             })
             .collect();
         body.push_str(&line_chart(
@@ -451,15 +488,13 @@ pub fn page(ds: &Dataset, tables: &[Table], base: Option<&str>, title: &str) -> 
             .filter(|e| &e.test == test && e.results.is_some())
             .map(|e| {
                 let l = &e.results.as_ref().expect("filtered").latency_ms;
-                Series {
-                    name: label(e),
-                    points: pcts
-                        .iter()
+                Series::line(
+                    label(e),
+                    pcts.iter()
                         .copied()
                         .zip([l.p50, l.p90, l.p95, l.p99, l.p999])
                         .collect(),
-                    dashed: false,
-                }
+                )
             })
             .collect();
         body.push_str(&line_chart(

@@ -7,6 +7,7 @@ pub mod html;
 pub mod model;
 pub mod queue;
 pub mod render;
+pub mod scaling;
 pub mod tables;
 
 use std::path::{Path, PathBuf};
@@ -28,6 +29,14 @@ pub enum Format {
     Html,
 }
 
+/// Every table of the report, in order: comparisons, scaling with its bounds, stability.
+pub fn tables_of(ds: &Dataset, base: Option<&str>) -> Result<Vec<tables::Table>, Error> {
+    let mut out = tables::build(ds, base)?;
+    out.extend(scaling::tables(ds));
+    out.extend(tables::stability(ds));
+    Ok(out)
+}
+
 /// Renders the report of `inputs` in `format`.
 pub fn report(
     inputs: &[PathBuf],
@@ -36,7 +45,7 @@ pub fn report(
     color: bool,
 ) -> Result<String, Error> {
     let ds = Dataset::read(inputs)?;
-    let tables = tables::build(&ds, base)?;
+    let tables = tables_of(&ds, base)?;
     Ok(match format {
         Format::Text => render::text(&tables, color),
         Format::Markdown => render::markdown(&tables),

@@ -6,7 +6,6 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::Serialize;
 
 use super::model::{Dataset, Entry, Group, Place};
-use super::queue::{Device, Model};
 use crate::error::Error;
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -428,165 +427,8 @@ fn stability_tables(ds: &Dataset, slice: &Slice) -> Vec<Table> {
         .collect()
 }
 
-/// Scaling and queueing bounds per configuration, when several client counts ran.
-fn scaling_tables(ds: &Dataset) -> Vec<Table> {
-    let places: BTreeSet<&Place> = ds.entries.iter().map(|e| &e.place).collect();
-    let clients: BTreeSet<u32> = places.iter().map(|p| p.clients).collect();
-    if clients.len() < 2 {
-        return Vec::new();
-    }
-    let mut configs: Vec<(String, String, String)> = Vec::new();
-    for p in &places {
-        let k = (p.source.clone(), p.target.clone(), p.config.clone());
-        if !configs.contains(&k) {
-            configs.push(k);
-        }
-    }
-    let mut out = Vec::new();
-    for (source, target, config) in configs {
-        let name = if places
-            .iter()
-            .map(|p| &p.source)
-            .collect::<BTreeSet<_>>()
-            .len()
-            > 1
-        {
-            format!("{source}/{target}/{config}")
-        } else {
-            format!("{target}/{config}")
-        };
-        let mut scale = Table {
-            better: None,
-            id: "scaling".into(),
-            title: format!("Scaling of {name}: throughput and latency against clients, with queueing bounds"),
-            columns: ["clients", "tps", "X bound", "avg ms", "R bound ms", "p95 ms"]
-                .map(String::from)
-                .to_vec(),
-            rows: Vec::new(),
-            notes: vec![
-                "bounds of a closed system (WORKLOADS.md section 6) from the demands measured at the fewest clients; Z = 0".into(),
-            ],
-        };
-        let mut model_table = Table {
-            better: None,
-            id: "queueing".into(),
-            title: format!("Queueing model of {name}: service demands per transaction"),
-            columns: ["D cpu ms", "D disk ms", "D ms", "bottleneck", "N_sat"]
-                .map(String::from)
-                .to_vec(),
-            rows: Vec::new(),
-            notes: vec!["D cpu = machine CPU busy per transaction over the machine's cores; D disk = device busy time per transaction".into()],
-        };
-        for (group, test) in tests(ds) {
-            if group == Group::Load {
-                continue;
-            }
-            let mut runs: Vec<&Entry> = ds
-                .entries
-                .iter()
-                .filter(|e| {
-                    e.test == test
-                        && e.place.source == source
-                        && e.place.target == target
-                        && e.place.config == config
-                        && e.results.is_some()
-                })
-                .collect();
-            runs.sort_by_key(|e| e.place.clients);
-            let Some(first) = runs.first() else {
-                continue;
-            };
-            let model = model_of(first);
-            if let Some(m) = &model {
-                let disk = demands(first).1;
-                model_table.rows.push(Row {
-                    group: Some(group),
-                    label: test.clone(),
-                    summary: false,
-                    cells: vec![
-                        demands(first)
-                            .0
-                            .map_or(Cell::Missing, |d| Cell::Num(d * 1e3)),
-                        disk.map_or(Cell::Missing, |d| Cell::Num(d * 1e3)),
-                        Cell::Num(m.d * 1e3),
-                        Cell::Text(m.bottleneck.into()),
-                        Cell::Num(m.n_sat()),
-                    ],
-                });
-            }
-            for e in runs {
-                let r = e.results.as_ref().expect("filtered");
-                let n = f64::from(e.place.clients);
-                scale.rows.push(Row {
-                    group: Some(group),
-                    label: test.clone(),
-                    summary: false,
-                    cells: vec![
-                        Cell::Text(format!(
-                            "{}{}",
-                            e.place.clients,
-                            if model.as_ref().is_some_and(|m| n >= m.n_sat()) {
-                                " (>= N_sat)"
-                            } else {
-                                ""
-                            }
-                        )),
-                        Cell::Num(r.tps),
-                        model
-                            .as_ref()
-                            .map_or(Cell::Missing, |m| Cell::Num(m.x_bound(n))),
-                        Cell::Num(r.latency_ms.avg),
-                        model
-                            .as_ref()
-                            .map_or(Cell::Missing, |m| Cell::Num(m.r_bound(n) * 1e3)),
-                        Cell::Num(r.latency_ms.p95),
-                    ],
-                });
-            }
-        }
-        out.push(scale);
-        out.push(model_table);
-    }
-    out
-}
-
-/// (CPU demand over all cores, disk demand) in seconds per transaction, and the core count.
-fn demands(e: &Entry) -> (Option<f64>, Option<f64>, f64) {
-    let Some(r) = &e.results else {
-        return (None, None, 1.0);
-    };
-    let Some(hw) = &r.hw else {
-        return (None, None, 1.0);
-    };
-    let cpu = hw.cpu_us_per_op.machine.map(|us| us / 1e6);
-    let disk = hw
-        .device_busy_pct
-        .filter(|_| r.tps > 0.0)
-        .map(|pct| pct / 100.0 / r.tps);
-    (cpu, disk, hw.cpus.max(1) as f64)
-}
-
-pub fn model_of(e: &Entry) -> Option<Model> {
-    let (cpu, disk, cores) = demands(e);
-    let mut devices = Vec::new();
-    if let Some(d) = cpu {
-        devices.push(Device {
-            name: "cpu",
-            demand: d,
-            capacity: cores,
-        });
-    }
-    if let Some(d) = disk {
-        devices.push(Device {
-            name: "disk",
-            demand: d,
-            capacity: 1.0,
-        });
-    }
-    Model::new(&devices, 0.0)
-}
-
-/// Every table of the report, in order.
+/// The absolute, relative and efficiency tables of the report, in order (scaling and
+/// stability follow them: see `report::tables_of`).
 pub fn build(ds: &Dataset, base: Option<&str>) -> Result<Vec<Table>, Error> {
     let mut out = Vec::new();
     let slices = layout(ds);
@@ -631,15 +473,16 @@ pub fn build(ds: &Dataset, base: Option<&str>) -> Result<Vec<Table>, Error> {
             }
         }
     }
-    out.extend(scaling_tables(ds));
-    for slice in &slices {
-        out.extend(
-            stability_tables(ds, slice)
-                .into_iter()
-                .filter(|t| !t.rows.is_empty()),
-        );
-    }
     Ok(out)
+}
+
+/// The stability tables (how steady each run's per-second throughput was), per slice.
+pub fn stability(ds: &Dataset) -> Vec<Table> {
+    layout(ds)
+        .iter()
+        .flat_map(|slice| stability_tables(ds, slice))
+        .filter(|t| !t.rows.is_empty())
+        .collect()
 }
 
 #[cfg(test)]
