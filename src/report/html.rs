@@ -13,6 +13,15 @@ const PALETTE: [&str; 8] = [
     "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#17becf",
 ];
 
+/// The colour of series `i`: the palette's eight, then hues spaced by the golden angle, so
+/// that no two series of a chart share a colour however many there are.
+fn color(i: usize) -> String {
+    match PALETTE.get(i) {
+        Some(c) => (*c).to_string(),
+        None => format!("hsl({:.0},70%,40%)", (i as f64 * 137.508) % 360.0),
+    }
+}
+
 fn esc(s: &str) -> String {
     s.replace('&', "&amp;")
         .replace('<', "&lt;")
@@ -132,7 +141,7 @@ fn line_chart(title: &str, x_label: &str, y_label: &str, series: &[Series]) -> S
         esc(y_label)
     );
     for (i, s) in series.iter().enumerate() {
-        let color = PALETTE[s.color.unwrap_or(i) % PALETTE.len()];
+        let color = color(s.color.unwrap_or(i));
         let path: Vec<String> = s
             .points
             .iter()
@@ -221,7 +230,7 @@ fn ratio_chart(t: &Table, base: usize) -> String {
                 r#"<rect x="{label_w}" y="{y:.1}" width="{:.1}" height="{:.1}" fill="{fill}" stroke="{}" stroke-width="1"/>"#,
                 sx(*v) - label_w,
                 bar_h - 1.0,
-                PALETTE[k % PALETTE.len()]
+                color(k)
             );
         }
     }
@@ -240,7 +249,7 @@ fn ratio_chart(t: &Table, base: usize) -> String {
             r#"<rect x="{}" y="{:.1}" width="12" height="8" fill="none" stroke="{}" stroke-width="2"/><text x="{}" y="{:.1}" font-size="10">{}</text>"#,
             label_w + plot_w + 14.0,
             TOP + 14.0 * k as f64,
-            PALETTE[k % PALETTE.len()],
+            color(k),
             label_w + plot_w + 30.0,
             TOP + 14.0 * k as f64 + 8.0,
             esc(&t.columns[c])
@@ -521,4 +530,16 @@ pub fn page(ds: &Dataset, tables: &[Table], base: Option<&str>, title: &str) -> 
          .note{{font-size:11px;color:#666}}</style></head><body>{body}</body></html>\n",
         esc(title)
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn series_colours_do_not_repeat_beyond_the_palette() {
+        let colours: Vec<String> = (0..40).map(color).collect();
+        let distinct: std::collections::BTreeSet<&String> = colours.iter().collect();
+        assert_eq!(distinct.len(), colours.len(), "{colours:?}");
+    }
 }
