@@ -520,3 +520,39 @@ fn no_real_measurement_breaks_its_bound_and_a_made_up_one_is_flagged() {
     assert_eq!(strokes[2], strokes[3]);
     assert_ne!(strokes[0], strokes[2]);
 }
+
+/// (x, label) of each axis tick of a chart.
+fn ticks(svg: &str) -> Vec<(f64, String)> {
+    svg.split("<text class=\"tick\" x=\"")
+        .skip(1)
+        .map(|t| {
+            let x = t.split('"').next().unwrap().parse().unwrap();
+            let label = t.split('>').nth(1).unwrap().split('<').next().unwrap();
+            (x, label.to_string())
+        })
+        .collect()
+}
+
+#[test]
+fn chart_axes_tick_whole_clients_round_seconds_and_hdr_percentiles() {
+    let html = report(&["--format", "html"]);
+    let latency = ticks(chart(&html, "point-query: latency"));
+    let labels: Vec<&str> = latency.iter().map(|(_, l)| l.as_str()).collect();
+    assert_eq!(labels, ["p50", "p90", "p99", "p99.9"]);
+    // 1 / (1 - p): p90, p99 and p99.9 stand equally far apart.
+    let (a, b, c) = (latency[1].0, latency[2].0, latency[3].0);
+    assert!(((b - a) - (c - b)).abs() < 0.5, "{latency:?}");
+    let scaling = ticks(chart(&html, "point-query: scaling"));
+    assert!(!scaling.is_empty());
+    assert!(
+        scaling.iter().all(|(_, l)| l.parse::<u32>().is_ok()),
+        "{scaling:?}"
+    );
+    let seconds = ticks(chart(&html, "point-query: per second"));
+    assert!(
+        seconds
+            .iter()
+            .all(|(_, l)| l.split('.').nth(1).is_none_or(|d| d.len() <= 1)),
+        "{seconds:?}"
+    );
+}

@@ -72,7 +72,65 @@ fn nice_max(v: f64) -> f64 {
     10.0 * p
 }
 
-fn line_chart(title: &str, x_label: &str, y_label: &str, series: &[Series]) -> String {
+/// How a chart's x axis maps values and labels its ticks.
+#[derive(Clone, Copy, PartialEq)]
+enum XAxis {
+    /// Seconds and the like: ticks at round values.
+    Plain,
+    /// Client counts: whole numbers only.
+    Count,
+    /// Latency percentiles on the usual HDR axis, 1 / (1 - p): p50, p90, p99 and p99.9 equally
+    /// spaced, so that the tail is not squeezed against 99.9.
+    Percentile,
+}
+
+impl XAxis {
+    fn map(self, x: f64) -> f64 {
+        match self {
+            XAxis::Percentile => (1.0 / (1.0 - (x / 100.0).min(0.99999))).log10(),
+            _ => x,
+        }
+    }
+
+    /// The ticks between `lo` and `hi` (in values, not mapped) and their labels.
+    fn ticks(self, lo: f64, hi: f64) -> Vec<(f64, String)> {
+        match self {
+            XAxis::Percentile => [50.0, 90.0, 99.0, 99.9, 99.99]
+                .into_iter()
+                .filter(|p| *p >= lo - 1e-9 && *p <= hi + 1e-9)
+                .map(|p| (p, format!("p{p}")))
+                .collect(),
+            XAxis::Count | XAxis::Plain => {
+                let step = nice_max((hi - lo) / 4.0);
+                let step = if self == XAxis::Count {
+                    step.max(1.0).round()
+                } else {
+                    step
+                };
+                let first = (lo / step).ceil() * step;
+                (0..=8)
+                    .map(|k| first + step * f64::from(k))
+                    .take_while(|v| *v <= hi + step * 1e-9)
+                    .map(|v| {
+                        let label = if step >= 1.0 {
+                            format!("{v:.0}")
+                        } else {
+                            format!("{v:.1}")
+                        };
+                        (v, label)
+                    })
+                    .collect()
+            }
+        }
+    }
+}
+
+fn line_chart(
+    title: &str,
+    (x_label, axis): (&str, XAxis),
+    y_label: &str,
+    series: &[Series],
+) -> String {
     let mut svg = String::new();
     let pts = series.iter().flat_map(|s| s.points.iter());
     let (mut x_max, mut y_max) = (0f64, 0f64);
@@ -87,12 +145,17 @@ fn line_chart(title: &str, x_label: &str, y_label: &str, series: &[Series]) -> S
     if !x_min.is_finite() {
         x_min = 0.0;
     }
-    let x_min = x_min.min(0.0);
+    let x_min = if axis == XAxis::Percentile {
+        x_min
+    } else {
+        x_min.min(0.0)
+    };
     let x_max = if x_max > x_min { x_max } else { x_min + 1.0 };
     let y_max = nice_max(y_max * 1.05);
     let pw = W - LEFT - RIGHT;
     let ph = H - TOP - BOTTOM;
-    let sx = |x: f64| LEFT + (x - x_min) / (x_max - x_min) * pw;
+    let (m_min, m_max) = (axis.map(x_min), axis.map(x_max));
+    let sx = |x: f64| LEFT + (axis.map(x) - m_min) / (m_max - m_min).max(1e-12) * pw;
     let sy = |y: f64| TOP + ph - (y.min(y_max) / y_max) * ph;
     let _ = write!(
         svg,
@@ -120,14 +183,13 @@ fn line_chart(title: &str, x_label: &str, y_label: &str, series: &[Series]) -> S
         TOP + ph,
         TOP + ph
     );
-    for i in 0..=4 {
-        let x = x_min + (x_max - x_min) * f64::from(i) / 4.0;
+    for (x, label) in axis.ticks(x_min, x_max) {
         let _ = write!(
             svg,
-            r#"<text x="{:.1}" y="{}" font-size="10" text-anchor="middle">{}</text>"#,
+            r#"<text class="tick" x="{:.1}" y="{}" font-size="10" text-anchor="middle">{}</text>"#,
             sx(x),
             TOP + ph + 14.0,
-            super::render::num(x)
+            esc(&label)
         );
     }
     let _ = write!(
@@ -402,7 +464,7 @@ fn scaling_charts(ds: &Dataset) -> Vec<String> {
         }
         out.push(line_chart(
             &format!("{test}: scaling"),
-            "clients",
+            ("clients", XAxis::Count),
             "transactions/s",
             &series,
         ));
@@ -483,7 +545,7 @@ pub fn page(ds: &Dataset, tables: &[Table], base: Option<&str>, title: &str) -> 
             .collect();
         body.push_str(&line_chart(
             &format!("{test}: per second"),
-            "seconds",
+            ("seconds", XAxis::Plain),
             "transactions/s",
             &series,
         ));
@@ -508,7 +570,7 @@ pub fn page(ds: &Dataset, tables: &[Table], base: Option<&str>, title: &str) -> 
             .collect();
         body.push_str(&line_chart(
             &format!("{test}: latency"),
-            "percentile",
+            ("percentile", XAxis::Percentile),
             "ms",
             &series,
         ));
