@@ -413,6 +413,19 @@ fn cost_tables_colour_less_cpu_per_op_green_and_throughput_more_green() {
     );
 }
 
+/// A copy of the sweep-a fixture in `s`, to alter.
+fn fixture_copy(s: &Scratch) -> PathBuf {
+    let copy = s.path("sweep");
+    let status = Command::new("cp")
+        .arg("-r")
+        .arg(fixture("sweep-a"))
+        .arg(&copy)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    copy
+}
+
 /// The SVG of the chart titled `title` in an HTML report.
 fn chart<'a>(html: &'a str, title: &str) -> &'a str {
     let at = html
@@ -426,14 +439,7 @@ fn chart<'a>(html: &'a str, title: &str) -> &'a str {
 #[test]
 fn a_partial_last_interval_is_no_point_of_the_per_second_chart() {
     let s = Scratch::new();
-    let copy = s.path("sweep");
-    let status = Command::new("cp")
-        .arg("-r")
-        .arg(fixture("sweep-a"))
-        .arg(&copy)
-        .status()
-        .unwrap();
-    assert!(status.success());
+    let copy = fixture_copy(&s);
     let html_of = |dir: &Path| {
         let out = dbsweep()
             .arg("report")
@@ -469,14 +475,7 @@ fn no_real_measurement_breaks_its_bound_and_a_made_up_one_is_flagged() {
     assert!(!report(&["--format", "html"]).contains("model-error"));
     // Ten times the measured throughput at 2 clients: beyond any bound of the same demands.
     let s = Scratch::new();
-    let copy = s.path("sweep");
-    let status = Command::new("cp")
-        .arg("-r")
-        .arg(fixture("sweep-a"))
-        .arg(&copy)
-        .status()
-        .unwrap();
-    assert!(status.success());
+    let copy = fixture_copy(&s);
     let path = copy.join("steps/sqlite.default.c2/02-point-query.json");
     let mut rec = read_json(&path);
     let tps = rec["results"]["tps"].as_f64().unwrap();

@@ -65,6 +65,35 @@ fn assert_fails_with(out: &std::process::Output, code: i32, what: &str) {
     assert_eq!(errors.len(), 1, "one error line: {stderr}");
 }
 
+/// `dbsweep sweep PLAN --dry-run` on a plan of `text`, bounded by [`HANG`].
+fn dry_run(s: &Scratch, text: &str) -> std::process::Output {
+    let path = s.path("p.toml");
+    std::fs::write(&path, text).unwrap();
+    dbsweep()
+        .current_dir(s.dir.path())
+        .args(["sweep", path.to_str().unwrap(), "--dry-run"])
+        .timeout(HANG)
+        .output()
+        .unwrap()
+}
+
+/// Every file below `dir`.
+fn files_under(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut files = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                files.push(p);
+            }
+        }
+    }
+    files
+}
+
 #[test]
 fn postgres_message_lengths_0_3_and_4gib_are_protocol_errors_not_panics() {
     for len in [0u32, 3, 0xFFFF_FFFF, (1 << 30) + 100] {
@@ -306,14 +335,7 @@ fn plan_pauses_and_times_beyond_a_year_are_refused() {
             "read_time",
         ),
     ] {
-        let plan = s.path("p.toml");
-        std::fs::write(&plan, format!("name = \"p\"\n{body}")).unwrap();
-        let out = dbsweep()
-            .current_dir(s.dir.path())
-            .args(["sweep", plan.to_str().unwrap(), "--dry-run"])
-            .timeout(HANG)
-            .output()
-            .unwrap();
+        let out = dry_run(&s, &format!("name = \"p\"\n{body}"));
         assert_fails_with(&out, 2, key);
     }
 }
@@ -403,15 +425,7 @@ fn plan_names_with_paths_and_repeated_measured_step_names_are_refused() {
         (format!("name = \"../../x\"\n{step}"), "name"),
         (format!("name = \"p\"\n{step}{step}"), "two measured steps"),
     ] {
-        let path = s.path("p.toml");
-        std::fs::write(&path, plan).unwrap();
-        let out = dbsweep()
-            .current_dir(s.dir.path())
-            .args(["sweep", path.to_str().unwrap(), "--dry-run"])
-            .timeout(HANG)
-            .output()
-            .unwrap();
-        assert_fails_with(&out, 2, what);
+        assert_fails_with(&dry_run(&s, &plan), 2, what);
     }
 }
 
@@ -655,18 +669,8 @@ fn passwords_in_any_url_form_appear_in_no_output_or_file() {
     for text in &printed {
         assert!(!String::from_utf8_lossy(text).contains(secret));
     }
-    let mut files = vec![out];
-    let mut stack = vec![dir];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).unwrap() {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                stack.push(p);
-            } else {
-                files.push(p);
-            }
-        }
-    }
+    let mut files = files_under(&dir);
+    files.push(out);
     assert!(files.len() >= 4, "{files:?}");
     for f in files {
         let text = std::fs::read_to_string(&f).unwrap();
@@ -846,18 +850,7 @@ fn a_full_disk_keeps_its_cause_leaves_no_temporary_file_and_resume_runs_the_step
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(stdout.contains("sweep full:"), "the summary: {stdout}");
-    let mut files = Vec::new();
-    let mut stack = vec![dir.clone()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).unwrap() {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                stack.push(p);
-            } else {
-                files.push(p);
-            }
-        }
-    }
+    let files = files_under(&dir);
     let tmp: Vec<_> = files
         .iter()
         .filter(|p| p.to_string_lossy().contains(".tmp-"))

@@ -113,22 +113,20 @@ impl Worker {
             let mut q = QueryCounts::default();
             let mut retries = [0u64; RETRY_CLASSES];
             let mut reconnects = 0;
-            let mut lost = false;
-            let deadline = pace.sched.deadline;
-            if !self.event_with_retries(
+            let ended = self.event_with_retries(
                 sh,
-                deadline,
+                pace.sched.deadline,
                 &mut q,
                 &mut retries,
                 &mut reconnects,
-                &mut lost,
-            )? {
+            )?;
+            if ended != Ended::Done {
                 // Stopped while retrying or reconnecting: an event that lost its connection
                 // is counted as lost, not dropped unseen.
                 if slot.measuring {
                     let mut rec = self.recorder.lock().expect("recorder lock");
                     rec.counters.reconnects += reconnects;
-                    rec.counters.lost_events += u64::from(lost);
+                    rec.counters.lost_events += u64::from(ended == Ended::Lost);
                 }
                 break;
             }
@@ -164,9 +162,8 @@ impl Worker {
     }
 
     /// Runs one event, retrying it after retryable errors and reconnecting after a lost
-    /// connection. Ok(false) when the run was stopped (Ctrl-C, another client's error, the
-    /// deadline) before the event succeeded; `lost` is set when a lost connection was what it
-    /// was waiting on then.
+    /// connection, until it succeeds or the run is stopped (Ctrl-C, another client's error,
+    /// the deadline).
     fn event_with_retries(
         &mut self,
         sh: &Shared,
@@ -174,20 +171,22 @@ impl Worker {
         q: &mut QueryCounts,
         retries: &mut [u64; RETRY_CLASSES],
         reconnects: &mut u64,
-        lost: &mut bool,
-    ) -> Result<bool, String> {
+    ) -> Result<Ended, String> {
         let mut backoff = Backoff::new();
         loop {
             *q = QueryCounts::default();
             let err = match self.client.event(self.conn.as_mut(), &mut self.rand, q) {
-                Ok(()) => return Ok(true),
+                Ok(()) => return Ok(Ended::Done),
                 Err(e) => e,
             };
             // A wait that Ctrl-C ended, or an error after the run was stopped, is not the
             // run's error.
             if sh.stopped() {
-                *lost = err.class == ErrorClass::ConnectionLost;
-                return Ok(false);
+                return Ok(if err.class == ErrorClass::ConnectionLost {
+                    Ended::Lost
+                } else {
+                    Ended::Stopped
+                });
             }
             if let Some(slot) = err.class.retry_slot() {
                 // A failed rollback is not the event's error: the retry will show what is wrong.
@@ -199,15 +198,14 @@ impl Worker {
                     .reconnect(sh, deadline, &mut backoff)
                     .map_err(|e| self.describe(&e))?
                 {
-                    *lost = true;
-                    return Ok(false);
+                    return Ok(Ended::Lost);
                 }
                 *reconnects += 1;
             } else {
                 return Err(self.describe(&err));
             }
             if sh.stopped() {
-                return Ok(false);
+                return Ok(Ended::Stopped);
             }
         }
     }
@@ -265,6 +263,16 @@ impl Worker {
 #[inline]
 fn nanos(d: Duration) -> u64 {
     d.as_nanos().min(u128::from(u64::MAX)) as u64
+}
+
+/// How an event's attempts ended.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Ended {
+    Done,
+    /// The run was stopped before the event succeeded.
+    Stopped,
+    /// The run was stopped, or ended, while the event waited for its lost connection.
+    Lost,
 }
 
 /// Pauses between reconnection attempts: 10 ms doubling up to a second.

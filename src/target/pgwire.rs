@@ -252,8 +252,9 @@ impl Wire {
     /// error: the stream is not PostgreSQL's, or it is corrupt.
     fn next_message(&mut self) -> Result<(u8, std::ops::Range<usize>), WireError> {
         self.sock.fill(5)?;
-        let len = u32::from_be_bytes(self.sock.unread()[1..5].try_into().expect("5 bytes"));
-        let len = len as usize;
+        // fill(5) above: the tag and the four bytes of the length are there.
+        let h = self.sock.unread();
+        let len = u32::from_be_bytes([h[1], h[2], h[3], h[4]]) as usize;
         if !(4..=MAX_MESSAGE).contains(&len) {
             let tag = self.sock.unread()[0];
             return Err(WireError::Protocol(format!(
