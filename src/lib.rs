@@ -280,6 +280,8 @@ impl Db {
             settings: s.settings().iter().cloned().collect(),
             datadir: s.dir.display().to_string(),
             kept: s.kept(),
+            effective: s.effective.clone(),
+            setting_warnings: s.setting_warnings.clone(),
         })
     }
 }
@@ -294,6 +296,9 @@ pub(crate) fn start_server(spec: &server::ServerSpec) -> Result<ManagedServer, E
         server.port,
         server.dir.display()
     );
+    for w in &server.setting_warnings {
+        eprintln!("warning: {w}");
+    }
     Ok(server)
 }
 

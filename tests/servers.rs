@@ -1250,3 +1250,113 @@ per_server!(killed_tpcc_connections_leave_the_data_consistent, |kind| {
         "{stdout}"
     );
 });
+
+/// Issue 18: MariaDB 10.11 accepts `innodb_buffer_pool_instances` and ignores it. The run says
+/// so, records what the server has, and the report puts it above every table.
+#[test]
+fn settings_a_server_ignores_are_read_back_warned_and_reported() {
+    let s = Scratch::new();
+    let out = s.path("m.json");
+    let output = dbsweep()
+        .args([
+            "run",
+            "oltp_point_select",
+            "--server",
+            "mariadb",
+            "--server-set",
+            "innodb_buffer_pool_instances=8",
+            "--server-set",
+            "innodb-buffer-pool-size=64M",
+            "--table-size",
+            "100",
+            "--events",
+            "100",
+            "--time",
+            "0",
+            "--report-interval",
+            "0",
+        ])
+        .arg("--output")
+        .arg(&out)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("warning: setting innodb_buffer_pool_instances = 8 was requested"),
+        "{stderr}"
+    );
+    let r = read_json(&out);
+    assert_valid_results(&r);
+    let eff = &r["server"]["effective"];
+    assert_eq!(
+        eff["innodb_buffer_pool_instances"]["applied"], false,
+        "{eff}"
+    );
+    assert!(eff["innodb_buffer_pool_instances"]["effective"].is_null());
+    assert_eq!(eff["innodb-buffer-pool-size"]["applied"], true, "{eff}");
+    assert_eq!(eff["innodb-buffer-pool-size"]["effective"], "67108864");
+    let warnings = r["server"]["setting_warnings"].to_string();
+    assert!(
+        warnings.contains("server log:") && warnings.contains("innodb-buffer-pool-instances"),
+        "the server log's own warning is kept: {warnings}"
+    );
+    let report = dbsweep().arg("report").arg(&out).output().unwrap();
+    let text = String::from_utf8_lossy(&report.stdout);
+    assert!(report.status.success());
+    let first = text.lines().next().unwrap_or_default();
+    assert_eq!(
+        first, "Warning: settings the server did not apply",
+        "{text}"
+    );
+    let row = text
+        .lines()
+        .find(|l| l.contains("innodb_buffer_pool_instances"))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(row.contains("(no such variable)"), "{row}");
+    assert!(
+        !text.contains("innodb-buffer-pool-size"),
+        "an applied setting is not listed\n{text}"
+    );
+}
+
+/// Issue 18: PostgreSQL gives `shared_buffers` in 8kB pages: 32768 of them are the 256MB asked
+/// for; a value the server rounds or refuses to take as given is not.
+#[test]
+fn postgres_settings_are_compared_in_their_units() {
+    let s = Scratch::new();
+    let out = s.path("p.json");
+    dbsweep()
+        .args([
+            "run",
+            "oltp_point_select",
+            "--server",
+            "postgres",
+            "--server-set",
+            "shared_buffers=256MB",
+            "--server-set",
+            "checkpoint_timeout=5min",
+            "--server-set",
+            "synchronous_commit=false",
+            "--table-size",
+            "100",
+            "--events",
+            "100",
+            "--time",
+            "0",
+            "--report-interval",
+            "0",
+        ])
+        .arg("--output")
+        .arg(&out)
+        .assert()
+        .success();
+    let r = read_json(&out);
+    let eff = &r["server"]["effective"];
+    assert_eq!(eff["shared_buffers"]["effective"], "32768 8kB", "{eff}");
+    assert_eq!(eff["shared_buffers"]["applied"], true, "{eff}");
+    assert_eq!(eff["checkpoint_timeout"]["effective"], "300 s", "{eff}");
+    assert_eq!(eff["checkpoint_timeout"]["applied"], true, "{eff}");
+    assert_eq!(eff["synchronous_commit"]["applied"], true, "{eff}");
+    assert_eq!(r["server"]["setting_warnings"], serde_json::json!([]));
+}

@@ -2,6 +2,7 @@
 //! hardware efficiency, scaling with queueing bounds, stability), charts (HTML with inline
 //! SVG), comparisons of two runs, and HDR histogram logs. Reports read only results files.
 
+mod checks;
 pub mod compare;
 pub mod html;
 pub mod model;
@@ -31,7 +32,8 @@ pub enum Format {
 
 /// Every table of the report, in order: comparisons, scaling with its bounds, stability.
 pub fn tables_of(ds: &Dataset, base: Option<&str>) -> Result<Vec<tables::Table>, Error> {
-    let mut out = tables::build(ds, base)?;
+    let mut out: Vec<tables::Table> = checks::settings_table(ds).into_iter().collect();
+    out.extend(tables::build(ds, base)?);
     out.extend(scaling::tables(ds));
     out.extend(tables::stability(ds));
     Ok(out)

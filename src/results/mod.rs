@@ -105,6 +105,12 @@ pub struct ServerInfo {
     pub datadir: String,
     /// Whether the data directory was left in place.
     pub kept: bool,
+    /// Each requested setting as the server has it, read back after start.
+    #[serde(default)]
+    pub effective: BTreeMap<String, crate::server::effective::Effective>,
+    /// Settings not applied as requested, and the server log's warnings about them.
+    #[serde(default)]
+    pub setting_warnings: Vec<String>,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]

@@ -133,6 +133,21 @@ pub(super) fn launch(s: &mut ManagedServer) -> Result<(), Error> {
         conn.query_drop(&sql)
             .map_err(|e| Error::Run(format!("managed server: {sql}: {e}")))?;
     }
+    s.check_settings(|name, requested| {
+        let variable = super::effective::mysql_variable(name);
+        // Setting names are letters, digits, `_`, `-` and `.` (parse_setting): nothing to
+        // escape; `_` matches any character in LIKE, so the exact name is picked below.
+        let rows: Vec<(String, String)> = conn
+            .query(format!("SHOW GLOBAL VARIABLES LIKE '{variable}'"))
+            .map_err(|e| e.to_string())?;
+        Ok(rows
+            .into_iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(&variable))
+            .map(|(_, v)| {
+                let same = super::effective::mysql_same(requested, &v);
+                (v, same)
+            }))
+    })?;
     s.url = if s.socket {
         let socket = super::url_component(&s.dir.join("mysqld.sock"));
         format!("mysql://{USER}@localhost/{DATABASE}?socket={socket}")

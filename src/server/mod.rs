@@ -3,10 +3,12 @@
 //! for; stopped and removed on every exit path unless `--keep`.
 
 pub mod cgroup;
+pub mod effective;
 mod mariadb;
 pub mod orphans;
 mod postgres;
 
+use std::collections::BTreeMap;
 use std::fs::{self, File};
 use std::io::{BufRead, BufReader, Seek, SeekFrom};
 use std::os::unix::process::CommandExt;
@@ -107,6 +109,12 @@ pub struct ManagedServer {
     log: PathBuf,
     settings: Vec<(String, String)>,
     runs_as: Option<(u32, u32)>,
+    /// Where the log was when the server was last spawned.
+    log_from: u64,
+    /// Each requested setting as the server has it, read back after start.
+    pub effective: BTreeMap<String, effective::Effective>,
+    /// What differs: settings not applied as requested, and the log's warnings about them.
+    pub setting_warnings: Vec<String>,
 }
 
 impl ManagedServer {
@@ -163,6 +171,9 @@ impl ManagedServer {
             keep: spec.keep,
             settings: spec.settings.clone(),
             runs_as: None,
+            log_from: 0,
+            effective: BTreeMap::new(),
+            setting_warnings: Vec::new(),
         };
         if in_memory(&server.dir) {
             eprintln!(
@@ -183,6 +194,31 @@ impl ManagedServer {
     /// The settings it was started with.
     pub fn settings(&self) -> &[(String, String)] {
         &self.settings
+    }
+
+    /// Records what the server made of its settings (`read_back` gives a setting's value in
+    /// the server's words and whether it is the requested one, None when the server has no
+    /// such variable) and the log's warnings about them since the last spawn.
+    fn check_settings(
+        &mut self,
+        read_back: impl FnMut(&str, &str) -> Result<Option<(String, bool)>, String>,
+    ) -> Result<(), Error> {
+        self.effective = effective::check(&self.settings, read_back)
+            .map_err(|e| Error::Run(format!("managed server: reading back its settings: {e}")))?;
+        let mut warnings: Vec<String> = self
+            .effective
+            .iter()
+            .filter(|(_, e)| !e.applied)
+            .map(|(name, e)| effective::describe(name, e))
+            .collect();
+        let names: Vec<&str> = self.settings.iter().map(|(n, _)| n.as_str()).collect();
+        warnings.extend(
+            effective::log_warnings(&self.log, self.log_from, &names)
+                .into_iter()
+                .map(|l| format!("server log: {l}")),
+        );
+        self.setting_warnings = warnings;
+        Ok(())
     }
 
     /// Whether its directory stays after dbsweep ends.
@@ -267,6 +303,7 @@ impl ManagedServer {
     /// group (so that Ctrl-C reaches dbsweep, which stops the server in order), logging to
     /// the server log.
     fn spawn(&mut self, program: &Path, args: &[String]) -> Result<(), Error> {
+        self.log_from = effective::log_offset(&self.log);
         let log = fs::OpenOptions::new()
             .create(true)
             .append(true)

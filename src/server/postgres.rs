@@ -127,6 +127,24 @@ pub(super) fn launch(s: &mut ManagedServer) -> Result<(), Error> {
             .batch_execute(&format!("CREATE DATABASE {DATABASE}"))
             .map_err(|e| Error::Run(format!("managed server: creating database: {e}")))?;
     }
+    s.check_settings(|name, requested| {
+        let row = client
+            .query_opt(
+                "SELECT setting, coalesce(unit, ''), vartype FROM pg_settings WHERE name = $1",
+                &[&name.to_ascii_lowercase()],
+            )
+            .map_err(|e| e.to_string())?;
+        Ok(row.map(|r| {
+            let (setting, unit, vartype): (String, String, String) = (r.get(0), r.get(1), r.get(2));
+            let same = super::effective::pg_same(requested, &setting, &unit, &vartype);
+            let shown = if unit.is_empty() {
+                setting
+            } else {
+                format!("{setting} {unit}")
+            };
+            (shown, same)
+        }))
+    })?;
     s.url = if s.socket {
         // The socket directory as host; the port names the socket file in it.
         let dir = super::url_component(&s.dir);

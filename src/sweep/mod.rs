@@ -431,6 +431,11 @@ impl<'a> Runner<'a> {
             }
             TargetSpec::Managed(kind) => {
                 let server = self.start_server(*kind, cell)?;
+                for w in &server.setting_warnings {
+                    let note = format!("warning: {w}");
+                    self.progress.say(&format!("{}: {note}", cell.id()));
+                    notes.push(note);
+                }
                 (server.url.clone(), Some(server), None, true)
             }
         };
