@@ -423,9 +423,45 @@ fn tpcc_is_a_sweep_step() {
     let plan = s.path("tpcc.toml");
     std::fs::write(
         &plan,
-        "clients = [2]\nwrite_time = 2\noptions = { warehouses = 1 }\n\n[[steps]]\nload = \"tpcc\"\n\n[[steps]]\nworkload = \"tpcc\"\nclass = \"write\"\n",
+        "clients = [2]\nwrite_time = 2\nread_time = 0.5\ntable_size = 1000\n\
+         options = { warehouses = 1, range_size = 5 }\n\n\
+         [[steps]]\nload = \"tpcc\"\noptions = { warehouses = 1 }\n\n\
+         [[steps]]\nworkload = \"tpcc\"\nclass = \"write\"\n\n\
+         [[steps]]\nload = true\n\n\
+         [[steps]]\nworkload = \"oltp_read_only\"\nclass = \"read\"\n",
     )
     .unwrap();
+    // Issue 18: the README's form (options on the load step, and plan-wide options for both
+    // kinds of workload) is taken, and each workload gets only the options it takes.
+    let dry = dbsweep()
+        .args(["sweep", plan.to_str().unwrap(), "--dry-run"])
+        .assert()
+        .success();
+    let schedule = String::from_utf8_lossy(&dry.get_output().stdout).to_string();
+    let line = |w: &str| {
+        schedule
+            .lines()
+            .find(|l| l.contains(w))
+            .unwrap_or_else(|| panic!("{w} in\n{schedule}"))
+            .to_string()
+    };
+    assert!(line("tpcc (W)").contains("--warehouses=1"), "{schedule}");
+    assert!(!line("tpcc (W)").contains("range-size"), "{schedule}");
+    assert!(line("oltp_read_only (R)").contains("--range-size=5"), "{schedule}");
+    assert!(!line("oltp_read_only (R)").contains("warehouses"), "{schedule}");
+    let wrong = s.path("wrong.toml");
+    std::fs::write(
+        &wrong,
+        "clients = [1]\n[[steps]]\nworkload = \"oltp_read_only\"\nclass = \"read\"\noptions = { warehouses = 2 }\n",
+    )
+    .unwrap();
+    dbsweep()
+        .args(["sweep", wrong.to_str().unwrap(), "--dry-run"])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains(
+            "wrong.toml:2: option warehouses: this workload does not take it (it is TPC-C's)",
+        ));
     let dir = s.path("sweep");
     dbsweep()
         .args(["sweep", plan.to_str().unwrap(), "--output"])
@@ -441,6 +477,9 @@ fn tpcc_is_a_sweep_step() {
     let r = &run["results"];
     assert_valid_results(r);
     assert!(f(r, "/tpcc/nopm") > 0.0 && r["tpcc"]["warehouses"] == 1);
+    let ro = read_json(&cell.join("04-oltp_read_only.json"));
+    assert_eq!(ro["status"], "ok");
+    assert_eq!(ro["results"]["options"]["range_size"], 5);
     assert!(r["intervals"][0]["nopm"].as_f64().is_some());
     // The report's throughput of a TPC-C step is its NOPM.
     let out = dbsweep()

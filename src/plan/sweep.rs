@@ -199,8 +199,9 @@ pub enum Pause {
 
 #[derive(Clone, Debug)]
 pub enum StepKind {
-    /// Loads the tables of this workload.
-    Load(String),
+    /// Loads the tables of this workload with these `--name=value` options (the plan's that
+    /// it takes, then the step's own).
+    Load(String, Vec<String>),
     Run {
         workload: String,
         class: Class,
@@ -369,7 +370,7 @@ impl Sweep {
                 args,
             } => (workload.as_str(), self.class_time(*class), args.clone()),
             // A load prepares the tables with the plan's options.
-            StepKind::Load(workload) => (workload.as_str(), 0.0, self.plan_args()?),
+            StepKind::Load(workload, args) => (workload.as_str(), 0.0, args.clone()),
             StepKind::Pause(_) => ("oltp_read_write", 0.0, Vec::new()),
         };
         let argv = self.run_args(workload, clients, time, &args);
@@ -410,10 +411,6 @@ impl Sweep {
         }
     }
 
-    fn plan_args(&self) -> Result<Vec<String>, Error> {
-        Ok(option_args(&self.file.options))
-    }
-
     /// Seconds of the postwrite pause.
     pub fn postwrite_seconds(&self) -> f64 {
         self.file.postwrite_pause.unwrap_or_else(|| {
@@ -427,18 +424,16 @@ impl Sweep {
         match &step.kind {
             StepKind::Run { class, .. } => self.class_time(*class) + 0.5,
             // About 150,000 rows/s, and the secondary index.
-            StepKind::Load(w) if w == "tpcc" => {
+            StepKind::Load(w, args) if w == "tpcc" => {
                 // About 550,000 rows per warehouse at about 150,000 rows/s.
-                let warehouses = self
-                    .file
-                    .options
+                let warehouses = args
                     .iter()
-                    .find(|(k, _)| option_name(k) == "warehouses")
-                    .and_then(|(_, v)| v.as_integer())
+                    .rev()
+                    .find_map(|a| a.strip_prefix("--warehouses=")?.parse::<u32>().ok())
                     .unwrap_or(1);
                 2.0 + warehouses as f64 * 3.7
             }
-            StepKind::Load(_) => {
+            StepKind::Load(..) => {
                 2.0 + f64::from(self.file.tables) * self.file.table_size as f64 / 150_000.0
             }
             StepKind::Pause(Pause::Postwrite) => self.postwrite_seconds(),
@@ -462,7 +457,7 @@ impl Sweep {
         let sbtest = self
             .steps
             .iter()
-            .any(|s| matches!(&s.kind, StepKind::Load(w) if w == SYSBENCH_LOAD));
+            .any(|s| matches!(&s.kind, StepKind::Load(w, _) if w == SYSBENCH_LOAD));
         let tables = if sbtest {
             format!(
                 "; {} table(s) of {} rows",
@@ -489,10 +484,10 @@ impl Sweep {
                 let secs = self.estimate(step);
                 total += secs;
                 let what = match &step.kind {
-                    StepKind::Load(w) if w != SYSBENCH_LOAD => {
+                    StepKind::Load(w, _) if w != SYSBENCH_LOAD => {
                         format!("load the {w} tables ({} at once)", cell.clients)
                     }
-                    StepKind::Load(_) => format!(
+                    StepKind::Load(..) => format!(
                         "load {} x {} rows ({} at once)",
                         self.file.tables, self.file.table_size, cell.clients
                     ),
@@ -631,6 +626,60 @@ fn option_value(v: &toml::Value) -> Option<String> {
 
 fn option_name(key: &str) -> String {
     key.replace('_', "-")
+}
+
+/// Options only TPC-C takes.
+const TPCC_ONLY: &[&str] = &["warehouses", "wait"];
+/// Options of the sbtest workloads that TPC-C does not take.
+const SBTEST_ONLY: &[&str] = &[
+    "range-size",
+    "skip-trx",
+    "range-selects",
+    "point-selects",
+    "simple-ranges",
+    "sum-ranges",
+    "order-ranges",
+    "distinct-ranges",
+    "index-updates",
+    "non-index-updates",
+    "delete-inserts",
+    "auto-inc",
+    "create-secondary",
+    "secondary",
+    "random-points",
+    "hot-points",
+    "covered",
+    "on-id",
+    "number-of-ranges",
+    "delta",
+    "pipeline",
+];
+
+/// Whether a plan-wide option reaches `workload`'s steps: a plan that loads sbtest tables and
+/// TPC-C's says each one's options once, and neither gets the other's.
+fn takes(workload: &str, option: &str) -> bool {
+    let option = option_name(option);
+    if workload == "tpcc" {
+        !SBTEST_ONLY.contains(&option.as_str())
+    } else {
+        !TPCC_ONLY.contains(&option.as_str())
+    }
+}
+
+/// A step's options: the plan's that its workload takes, then its own (which win; a step's
+/// own option its workload does not take is refused when the step is checked).
+fn merge_options(workload: &str, plan: &toml::Table, step: &toml::Table) -> toml::Table {
+    let mut merged: toml::Table = plan
+        .iter()
+        .filter(|(k, _)| takes(workload, k))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    for (k, v) in step {
+        // Later spellings of the same option (dash or underscore) replace earlier ones.
+        merged.retain(|mk, _| option_name(mk) != option_name(k));
+        merged.insert(k.clone(), v.clone());
+    }
+    merged
 }
 
 fn option_args(t: &toml::Table) -> Vec<String> {
@@ -941,6 +990,25 @@ fn validate(src: &Source, file: PlanFile) -> Result<Sweep, Error> {
             ));
         }
         check_options(src, span.clone(), &def.options)?;
+        let step_workload = match (&def.workload, &def.load) {
+            (Some(w), _) => w.as_str(),
+            (None, Some(LoadDef::Workload(w))) => w.as_str(),
+            _ => SYSBENCH_LOAD,
+        };
+        if let Some(k) = def.options.keys().find(|k| !takes(step_workload, k)) {
+            return Err(src.error(
+                span,
+                format!(
+                    "option {k}: {} does not take it (it is {})",
+                    if step_workload == "tpcc" { "TPC-C" } else { "this workload" },
+                    if step_workload == "tpcc" {
+                        "the sbtest workloads'"
+                    } else {
+                        "TPC-C's"
+                    }
+                ),
+            ));
+        }
         let kind = if let Some(workload) = &def.workload {
             let Some(class) = def.class else {
                 return Err(src.error(
@@ -948,28 +1016,24 @@ fn validate(src: &Source, file: PlanFile) -> Result<Sweep, Error> {
                     format!("step {workload}: needs class = \"read\", \"write\" or \"warmup\" (how long it runs)"),
                 ));
             };
-            let mut merged = file.options.clone();
-            for (k, v) in &def.options {
-                // Later spellings of the same option (dash or underscore) replace earlier ones.
-                merged.retain(|mk, _| option_name(mk) != option_name(k));
-                merged.insert(k.clone(), v.clone());
-            }
             StepKind::Run {
                 workload: workload.clone(),
                 class,
-                args: option_args(&merged),
+                args: option_args(&merge_options(workload, &file.options, &def.options)),
             }
         } else if let Some(load) = &def.load {
-            if !def.options.is_empty() || def.class.is_some() {
+            if def.class.is_some() {
                 return Err(src.error(
                     span,
-                    "a load step takes no options or class: it loads the plan's tables with the plan's options",
+                    "a load step takes no class: it is not measured as a workload",
                 ));
             }
-            StepKind::Load(match load {
+            let workload = match load {
                 LoadDef::Workload(w) => w.clone(),
                 LoadDef::Sysbench(_) => SYSBENCH_LOAD.into(),
-            })
+            };
+            let args = option_args(&merge_options(&workload, &file.options, &def.options));
+            StepKind::Load(workload, args)
         } else {
             let pause = match def.pause.as_ref().expect("counted") {
                 toml::Value::String(s) if s == "postwrite" => Pause::Postwrite,
@@ -993,7 +1057,7 @@ fn validate(src: &Source, file: PlanFile) -> Result<Sweep, Error> {
         };
         let name = def.name.clone().unwrap_or_else(|| match &kind {
             StepKind::Run { workload, .. } => workload.clone(),
-            StepKind::Load(_) => "load".into(),
+            StepKind::Load(..) => "load".into(),
             StepKind::Pause(_) => "pause".into(),
         });
         if !is_label(&name.replace('.', "")) {
@@ -1020,7 +1084,7 @@ fn validate(src: &Source, file: PlanFile) -> Result<Sweep, Error> {
         }
         let step = Step { name, kind };
         // Every workload step is checked as its `dbsweep run` would be, at every client count.
-        if matches!(step.kind, StepKind::Run { .. } | StepKind::Load(_)) {
+        if matches!(step.kind, StepKind::Run { .. } | StepKind::Load(..)) {
             for &clients in &sweep.file.clients {
                 let (plan, _) = sweep
                     .step_workload(&step, clients, None)

@@ -494,7 +494,7 @@ impl<'a> Runner<'a> {
         let sweep = self.sweep;
         let Some(load_step) = sweep.steps[..first]
             .iter()
-            .find(|s| matches!(s.kind, StepKind::Load(_)))
+            .find(|s| matches!(s.kind, StepKind::Load(..)))
         else {
             return Ok(());
         };
@@ -525,7 +525,7 @@ impl<'a> Runner<'a> {
     fn record(&self, cell: &Cell, i: usize, started_at: u64) -> StepRecord {
         let step = &self.sweep.steps[i];
         let (kind, class) = match &step.kind {
-            StepKind::Load(_) => ("load", None),
+            StepKind::Load(..) => ("load", None),
             StepKind::Pause(_) => ("pause", None),
             StepKind::Run { class, .. } => ("run", Some(*class)),
         };
@@ -585,7 +585,7 @@ impl<'a> Runner<'a> {
         let start = Instant::now();
         let outcome = match &step.kind {
             StepKind::Run { .. } => self.run_workload(cell, db, step, estimate, &mut rec),
-            StepKind::Load(_) => self.run_load(cell, db, step, &mut rec),
+            StepKind::Load(..) => self.run_load(cell, db, step, &mut rec),
             StepKind::Pause(p) => {
                 let seconds = match p {
                     Pause::Postwrite => sweep.postwrite_seconds(),
