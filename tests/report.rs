@@ -555,3 +555,20 @@ fn chart_axes_tick_whole_clients_round_seconds_and_hdr_percentiles() {
         "{seconds:?}"
     );
 }
+
+/// Issue 18: an embedded SQLite point query takes about 5 us; in milliseconds with two
+/// decimals that is `0.00`. Each column takes the unit its figures need and names it.
+#[test]
+fn sub_millisecond_latencies_are_shown_in_microseconds() {
+    let text = report(&[]);
+    let scaling = "Scaling of sqlite/default";
+    let at = text.find(scaling).expect("scaling table");
+    let header = text[at..].lines().find(|l| l.starts_with("test")).unwrap();
+    assert!(
+        header.contains("avg us") && header.contains("p95 us"),
+        "{header}"
+    );
+    let row = text_row(&text, scaling, "point-query ");
+    let avg: f64 = row.split_whitespace().nth(4).unwrap().parse().unwrap();
+    assert!((1.0..100.0).contains(&avg), "{row}");
+}

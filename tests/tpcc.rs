@@ -447,8 +447,14 @@ fn tpcc_is_a_sweep_step() {
     };
     assert!(line("tpcc (W)").contains("--warehouses=1"), "{schedule}");
     assert!(!line("tpcc (W)").contains("range-size"), "{schedule}");
-    assert!(line("oltp_read_only (R)").contains("--range-size=5"), "{schedule}");
-    assert!(!line("oltp_read_only (R)").contains("warehouses"), "{schedule}");
+    assert!(
+        line("oltp_read_only (R)").contains("--range-size=5"),
+        "{schedule}"
+    );
+    assert!(
+        !line("oltp_read_only (R)").contains("warehouses"),
+        "{schedule}"
+    );
     let wrong = s.path("wrong.toml");
     std::fs::write(
         &wrong,

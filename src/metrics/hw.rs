@@ -22,7 +22,29 @@ pub struct MachineStat {
     pub user: u64,
     pub system: u64,
     pub iowait: u64,
+    pub idle: u64,
+    /// Online CPUs (the `cpuN` lines).
+    pub cpus: u32,
     pub ctxt: u64,
+}
+
+/// The machine's busy and total CPU time between two readings `secs` apart, in ticks, and
+/// the factor that scales the tick-sampled user/system split to that busy time.
+///
+/// The kernel charges busy time (user, system, irq...) one timer tick at a time to whatever
+/// runs when the tick fires, and a virtual machine loses ticks while its vCPUs are busy (here
+/// 6.8 of 8 CPU-seconds were counted), so busy ticks fall below a process's own CPU time,
+/// which is exact. Idle and iowait time is measured exactly on tickless kernels, so the busy
+/// time is the wall time of every CPU minus them, when that is more than the ticks say.
+fn machine_delta(a: &MachineStat, b: &MachineStat, secs: f64, ticks_per_s: f64) -> (f64, f64, f64) {
+    let ticks = b.busy.saturating_sub(a.busy) as f64;
+    let counted = b.total.saturating_sub(a.total) as f64;
+    let wall = secs * ticks_per_s * f64::from(b.cpus.max(1));
+    let idle = (b.idle.saturating_sub(a.idle) + b.iowait.saturating_sub(a.iowait)) as f64;
+    let total = counted.max(wall);
+    let busy = ticks.max(wall - idle).min(total);
+    let scale = if ticks > 0.0 { busy / ticks } else { 1.0 };
+    (busy, total, scale)
 }
 
 /// Parses /proc/stat: busy = user + nice + system + irq + softirq + steal; total adds idle
@@ -40,7 +62,9 @@ pub fn parse_proc_stat(text: &str) -> Option<MachineStat> {
                 out.user = get(0) + get(1);
                 out.system = get(2) + get(5) + get(6);
                 out.iowait = get(4);
+                out.idle = get(3);
             }
+            Some(name) if name.starts_with("cpu") => out.cpus += 1,
             Some("ctxt") => out.ctxt = f.next()?.parse().ok()?,
             _ => {}
         }
@@ -357,12 +381,9 @@ fn figures(
     let ticks_us = |t: u64| t as f64 / ticks_per_s * 1e6;
     let ops_per_s = if secs > 0.0 { ops as f64 / secs } else { 0.0 };
     let per_o = |per_s: f64| (ops_per_s > 0.0).then(|| per_s / ops_per_s);
-    let m = (
-        last.machine.busy - first.machine.busy,
-        last.machine.total - first.machine.total,
-    );
-    let busy_pct = if m.1 > 0 {
-        m.0 as f64 * 100.0 / m.1 as f64
+    let (busy, total, _) = machine_delta(&first.machine, &last.machine, secs, ticks_per_s);
+    let busy_pct = if total > 0.0 {
+        busy * 100.0 / total
     } else {
         0.0
     };
@@ -374,7 +395,7 @@ fn figures(
                 .server_ticks
                 .zip(last.server_ticks)
                 .and_then(|(a, b)| per_op(ticks_us(b.saturating_sub(a)))),
-            machine: per_op(ticks_us(m.0)),
+            machine: per_op(busy / ticks_per_s * 1e6),
         },
         cpu_per_o: per_o(busy_pct),
         cs_per_o: (secs > 0.0)
@@ -420,14 +441,16 @@ fn figures(
 }
 
 fn cpu_pct(first: &Reading, last: &Reading, secs: f64, ticks_per_s: f64) -> CpuPct {
-    let total = last.machine.total.saturating_sub(first.machine.total);
-    let machine = |a: u64, b: u64| {
-        if total > 0 {
-            b.saturating_sub(a) as f64 * 100.0 / total as f64
+    let (_, total, scale) = machine_delta(&first.machine, &last.machine, secs, ticks_per_s);
+    // User and system shares are the ticks' split of the busy time; iowait is exact.
+    let share = |a: u64, b: u64, scale: f64| {
+        if total > 0.0 {
+            b.saturating_sub(a) as f64 * scale * 100.0 / total
         } else {
             0.0
         }
     };
+    let machine = |a: u64, b: u64| share(a, b, scale);
     let one_cpu = |a: u64, b: u64| {
         if secs > 0.0 {
             b.saturating_sub(a) as f64 / ticks_per_s / secs * 100.0
@@ -439,7 +462,7 @@ fn cpu_pct(first: &Reading, last: &Reading, secs: f64, ticks_per_s: f64) -> CpuP
     CpuPct {
         machine_user: machine(first.machine.user, last.machine.user),
         machine_system: machine(first.machine.system, last.machine.system),
-        machine_iowait: machine(first.machine.iowait, last.machine.iowait),
+        machine_iowait: share(first.machine.iowait, last.machine.iowait, 1.0),
         client_user: one_cpu(first.client_cpu.user, last.client_cpu.user),
         client_system: one_cpu(first.client_cpu.system, last.client_cpu.system),
         client_iowait: one_cpu(first.client_cpu.iowait, last.client_cpu.iowait),
@@ -452,14 +475,11 @@ fn cpu_pct(first: &Reading, last: &Reading, secs: f64, ticks_per_s: f64) -> CpuP
 fn second(prev: &Reading, cur: &Reading, t: f64, ticks_per_s: f64) -> HwSecond {
     let secs = cur.at.duration_since(prev.at).as_secs_f64().max(1e-9);
     let pct = |ticks: u64| ticks as f64 / ticks_per_s / secs * 100.0;
-    let m = (
-        cur.machine.busy - prev.machine.busy,
-        cur.machine.total - prev.machine.total,
-    );
+    let (busy, total, _) = machine_delta(&prev.machine, &cur.machine, secs, ticks_per_s);
     HwSecond {
         t,
-        machine_busy_pct: if m.1 > 0 {
-            m.0 as f64 * 100.0 / m.1 as f64
+        machine_busy_pct: if total > 0.0 {
+            busy * 100.0 / total
         } else {
             0.0
         },
@@ -469,8 +489,8 @@ fn second(prev: &Reading, cur: &Reading, t: f64, ticks_per_s: f64) -> HwSecond {
             .zip(cur.server_ticks)
             .map(|(a, b)| pct(b.saturating_sub(a))),
         cs_per_s: (cur.machine.ctxt - prev.machine.ctxt) as f64 / secs,
-        machine_iowait_pct: if m.1 > 0 {
-            cur.machine.iowait.saturating_sub(prev.machine.iowait) as f64 * 100.0 / m.1 as f64
+        machine_iowait_pct: if total > 0.0 {
+            cur.machine.iowait.saturating_sub(prev.machine.iowait) as f64 * 100.0 / total
         } else {
             0.0
         },
@@ -547,6 +567,38 @@ mod tests {
     const STAT: &str = "cpu  605110 0 100261 493758 22576 0 23289 12760 0 0\ncpu0 289287 0 44363 272620 5142 0 10300 6473 0 0\nintr 1 2 3\nctxt 93588637\nbtime 1\n";
     const PID_STAT: &str = "4242 (my (odd) name) S 1 4242 4242 0 -1 4194560 500 0 0 0 1500 250 0 0 20 0 3 0 100 1000000 500 18446744073709551615";
     const DISKSTATS: &str = "   7       0 loop0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0\n 254       0 vda 9190 2050 797282 3950 47331 20516 1894512 36612 0 42128 40562 0 0 0 0 0 0\n";
+
+    #[test]
+    fn busy_time_lost_by_the_tick_is_taken_from_exact_idle_time() {
+        // 4 s on 2 CPUs at 100 ticks/s: 800 CPU-ticks of wall time; the kernel counted 492
+        // busy ticks but only 78 idle ones, so 722 were busy (a process alone used 545).
+        let a = MachineStat {
+            cpus: 2,
+            ..MachineStat::default()
+        };
+        let b = MachineStat {
+            busy: 492,
+            total: 570,
+            user: 300,
+            system: 192,
+            idle: 78,
+            cpus: 2,
+            ..MachineStat::default()
+        };
+        let (busy, total, scale) = machine_delta(&a, &b, 4.0, 100.0);
+        assert_eq!((busy, total), (722.0, 800.0));
+        assert!((scale - 722.0 / 492.0).abs() < 1e-12);
+        // Ticks that kept up are taken as they are.
+        let c = MachineStat {
+            busy: 700,
+            total: 800,
+            idle: 100,
+            cpus: 2,
+            ..MachineStat::default()
+        };
+        assert_eq!(machine_delta(&a, &c, 4.0, 100.0), (700.0, 800.0, 1.0));
+        assert_eq!(parse_proc_stat(STAT).unwrap().cpus, 1);
+    }
 
     #[test]
     fn proc_stat_gives_busy_total_and_context_switches() {

@@ -1000,7 +1000,11 @@ fn validate(src: &Source, file: PlanFile) -> Result<Sweep, Error> {
                 span,
                 format!(
                     "option {k}: {} does not take it (it is {})",
-                    if step_workload == "tpcc" { "TPC-C" } else { "this workload" },
+                    if step_workload == "tpcc" {
+                        "TPC-C"
+                    } else {
+                        "this workload"
+                    },
                     if step_workload == "tpcc" {
                         "the sbtest workloads'"
                     } else {

@@ -137,10 +137,25 @@ pub fn text(rows: &[Row], a_name: &str, b_name: &str) -> String {
         .chain([5])
         .max()
         .unwrap_or(5);
+    // p95 in microseconds when every one is below a millisecond (embedded SQLite).
+    let micro = rows
+        .iter()
+        .flat_map(|r| [r.a_p95_ms, r.b_p95_ms])
+        .flatten()
+        .all(|v| v < 1.0);
+    let (unit, scale) = if micro { ("us", 1000.0) } else { ("ms", 1.0) };
     let _ = writeln!(
         out,
         "{:<tw$}  {:<pw$}  {:>10}  {:>10}  {:>8}  {:>8}  {:<14}  {:>9}  {:>9}",
-        "test", "where", "A", "B", "change", "p", "verdict", "A p95 ms", "B p95 ms"
+        "test",
+        "where",
+        "A",
+        "B",
+        "change",
+        "p",
+        "verdict",
+        format!("A p95 {unit}"),
+        format!("B p95 {unit}")
     );
     for r in rows {
         let verdict = match (r.p_value, r.significant) {
@@ -159,8 +174,8 @@ pub fn text(rows: &[Row], a_name: &str, b_name: &str) -> String {
             r.change_pct,
             r.p_value.map_or("-".into(), |p| format!("{p:.4}")),
             verdict,
-            r.a_p95_ms.map_or("-".into(), num),
-            r.b_p95_ms.map_or("-".into(), num),
+            r.a_p95_ms.map_or("-".into(), |v| num(v * scale)),
+            r.b_p95_ms.map_or("-".into(), |v| num(v * scale)),
         );
     }
     out

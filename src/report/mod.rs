@@ -36,6 +36,7 @@ pub fn tables_of(ds: &Dataset, base: Option<&str>) -> Result<Vec<tables::Table>,
     out.extend(tables::build(ds, base)?);
     out.extend(scaling::tables(ds));
     out.extend(tables::stability(ds));
+    out.iter_mut().for_each(tables::choose_time_units);
     Ok(out)
 }
 

@@ -21,6 +21,15 @@ pub fn num(v: f64) -> String {
     }
 }
 
+/// A time given in milliseconds, with its unit: `5.40 us` below a millisecond, `12.3 ms` above.
+pub fn millis(ms: f64) -> String {
+    if ms != 0.0 && ms.abs() < 1.0 {
+        format!("{} us", num(ms * 1000.0))
+    } else {
+        format!("{} ms", num(ms))
+    }
+}
+
 pub fn ratio(v: f64) -> String {
     if v.is_finite() {
         format!("{v:.2}")

@@ -214,8 +214,8 @@ pub fn bound_of(runs: &[&Entry]) -> Option<Bound> {
     if let Some(r) = least_r.filter(|r| *r < model.d) {
         model.d = r.max(model.d_max);
         from.push(format!(
-            "D capped at the least mean response time, {:.4} ms",
-            r * 1e3
+            "D capped at the least mean response time, {}",
+            super::render::millis(r * 1e3)
         ));
     }
     Some(Bound {

@@ -73,6 +73,42 @@ pub fn ratio(value: f64, base: f64) -> f64 {
     }
 }
 
+/// Milliseconds columns whose figures are all below 1 ms are shown in microseconds, so that a
+/// 5 us latency reads `5.40 us`, not `0.0054 ms` (or `0.00`): the unit is chosen per column and
+/// said in its heading.
+pub fn choose_time_units(t: &mut Table) {
+    for i in 0..t.columns.len() {
+        let Some(head) = t.columns[i]
+            .strip_suffix(" ms")
+            .map(str::to_string)
+            .or_else(|| t.columns[i].contains(" ms ").then(|| t.columns[i].clone()))
+        else {
+            continue;
+        };
+        let values: Vec<f64> = t
+            .rows
+            .iter()
+            .filter_map(|r| match r.cells.get(i) {
+                Some(Cell::Num(v)) => Some(*v),
+                _ => None,
+            })
+            .collect();
+        if values.iter().all(|v| *v == 0.0) || values.iter().any(|v| v.abs() >= 1.0) {
+            continue;
+        }
+        t.columns[i] = if t.columns[i].ends_with(" ms") {
+            format!("{head} us")
+        } else {
+            head.replace(" ms ", " us ")
+        };
+        for r in &mut t.rows {
+            if let Some(Cell::Num(v)) = r.cells.get_mut(i) {
+                *v *= 1000.0;
+            }
+        }
+    }
+}
+
 /// The median of some values (None when there are none).
 pub fn median(values: &[f64]) -> Option<f64> {
     let mut v: Vec<f64> = values.iter().copied().filter(|x| !x.is_nan()).collect();
@@ -488,6 +524,29 @@ pub fn stability(ds: &Dataset) -> Vec<Table> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn time_columns_take_microseconds_only_when_every_figure_is_below_a_millisecond() {
+        let row = |a: f64, b: f64| Row {
+            group: None,
+            label: "t".into(),
+            summary: false,
+            cells: vec![Cell::Num(a), Cell::Num(b), Cell::Num(a)],
+        };
+        let mut t = Table {
+            id: "x".into(),
+            title: "x".into(),
+            better: None,
+            columns: vec!["avg ms".into(), "p95 ms".into(), "tps".into()],
+            rows: vec![row(0.0054, 0.2), row(0.5, 3.0)],
+            notes: Vec::new(),
+        };
+        choose_time_units(&mut t);
+        assert_eq!(t.columns, ["avg us", "p95 ms", "tps"]);
+        assert_eq!(t.rows[0].cells[0], Cell::Num(0.0054 * 1000.0));
+        assert_eq!(t.rows[1].cells[1], Cell::Num(3.0));
+        assert_eq!(t.rows[1].cells[2], Cell::Num(0.5), "not a time column");
+    }
 
     #[test]
     fn ratio_rules() {
