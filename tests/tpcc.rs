@@ -502,4 +502,29 @@ fn tpcc_is_a_sweep_step() {
     let shown: f64 = row.rsplit(',').next().unwrap().parse().unwrap();
     let nopm = f(r, "/tpcc/nopm");
     assert!((shown - nopm).abs() <= 1e-9 * nopm, "{row} vs NOPM {nopm}");
+    // Issue 18: the report shows each transaction type against its limit, as the summary does.
+    let out = dbsweep().arg("report").arg(&dir).assert().success();
+    let text = String::from_utf8_lossy(&out.get_output().stdout).to_string();
+    let at = text
+        .find("TPC-C transactions of tpcc at 2 client(s): 1 warehouse(s)")
+        .unwrap_or_else(|| panic!("no TPC-C table in:\n{text}"));
+    let mut counted = 0.0;
+    for t in r["tpcc"]["transactions"].as_array().unwrap() {
+        let name = t["name"].as_str().unwrap();
+        let line = text[at..]
+            .lines()
+            .find(|l| l.starts_with(name))
+            .unwrap_or_else(|| panic!("no row {name}"));
+        let count: f64 = line[name.len()..]
+            .split_whitespace()
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap();
+        assert_eq!(count, t["count"].as_f64().unwrap(), "{line}");
+        let verdict = if t["limit_met"] == true { "pass" } else { "FAIL" };
+        assert!(line.trim_end().ends_with(verdict), "{line}");
+        counted += count;
+    }
+    assert_eq!(counted, f(r, "/events"));
 }

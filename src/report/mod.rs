@@ -10,6 +10,7 @@ pub mod queue;
 pub mod render;
 pub mod scaling;
 pub mod tables;
+mod tpcc;
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, UNIX_EPOCH};
@@ -35,6 +36,7 @@ pub fn tables_of(ds: &Dataset, base: Option<&str>) -> Result<Vec<tables::Table>,
     let mut out: Vec<tables::Table> = checks::settings_table(ds).into_iter().collect();
     out.extend(tables::build(ds, base)?);
     out.extend(scaling::tables(ds));
+    out.extend(tpcc::tables(ds));
     out.extend(tables::stability(ds));
     out.iter_mut().for_each(tables::choose_time_units);
     Ok(out)
