@@ -1360,3 +1360,49 @@ fn postgres_settings_are_compared_in_their_units() {
     assert_eq!(eff["synchronous_commit"]["applied"], true, "{eff}");
     assert_eq!(r["server"]["setting_warnings"], serde_json::json!([]));
 }
+
+/// Issue 18: a sweep on a running server by URL, with the step options `server_pid` and
+/// `data_dir` naming its process and data, samples the server's CPU as a managed one's, and
+/// `environment.json` records the server's version.
+#[test]
+fn a_url_target_with_server_pid_records_the_servers_figures_and_version() {
+    let server = start(ServerKind::Postgres);
+    let s = Scratch::new();
+    let plan = s.path("ext.toml");
+    std::fs::write(
+        &plan,
+        format!(
+            "name = \"ext\"\nclients = [1]\ntable_size = 500\nread_time = 1\n\
+             options = {{ server_pid = {}, data_dir = \"{}\" }}\n\n\
+             [[targets]]\nname = \"pg\"\nurl = \"{}\"\n\n\
+             [[steps]]\nload = true\n\n\
+             [[steps]]\nname = \"point\"\nworkload = \"oltp_point_select\"\nclass = \"read\"\n",
+            server.pid().unwrap(),
+            server.dir.join("data").display(),
+            server.url
+        ),
+    )
+    .unwrap();
+    let dir = s.path("out");
+    dbsweep()
+        .args(["sweep", plan.to_str().unwrap(), "--force", "--output"])
+        .arg(&dir)
+        .assert()
+        .success();
+    let step = read_json(&dir.join("steps/pg.default.c1/02-point.json"));
+    let hw = &step["results"]["hw"];
+    assert!(
+        hw["cpu_us_per_op"]["server"].as_f64().unwrap_or(0.0) > 0.0,
+        "the server's processes are sampled: {hw}"
+    );
+    assert!(
+        hw["device"].is_string(),
+        "the data's device is followed: {hw}"
+    );
+    let env = read_json(&dir.join("environment.json"));
+    let version = env["servers"]["pg"].as_str().unwrap_or_default();
+    assert!(
+        version.contains("PostgreSQL 15") || version.contains("15."),
+        "{env}"
+    );
+}

@@ -522,7 +522,11 @@ fn tpcc_is_a_sweep_step() {
             .parse()
             .unwrap();
         assert_eq!(count, t["count"].as_f64().unwrap(), "{line}");
-        let verdict = if t["limit_met"] == true { "pass" } else { "FAIL" };
+        let verdict = if t["limit_met"] == true {
+            "pass"
+        } else {
+            "FAIL"
+        };
         assert!(line.trim_end().ends_with(verdict), "{line}");
         counted += count;
     }

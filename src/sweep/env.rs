@@ -20,7 +20,8 @@ pub struct Environment {
     pub storage: Storage,
     pub tool: crate::results::Tool,
     pub sqlite_version: String,
-    /// The version line of each server kind the plan starts (or why it cannot start).
+    /// The version line of each server kind the plan starts, and the version each URL target's
+    /// server reports, by target name (or why it was not reached).
     pub servers: BTreeMap<String, String>,
     /// Whether the process ran as root (page cache drops and cgroups need it).
     pub root: bool,

@@ -134,9 +134,27 @@ pub fn run(args: SweepArgs) -> Result<Outcome, Error> {
 fn check_servers(sweep: &Sweep) -> Result<BTreeMap<String, String>, Error> {
     let mut out = BTreeMap::new();
     for t in &sweep.targets {
-        if let TargetSpec::Managed(kind) = t.spec {
-            let version = crate::server::binary_version(kind)?;
-            out.insert(format!("{kind:?}").to_lowercase(), version);
+        match &t.spec {
+            TargetSpec::Managed(kind) => {
+                let version = crate::server::binary_version(*kind)?;
+                out.insert(format!("{kind:?}").to_lowercase(), version);
+            }
+            // A running server is asked; the sweep says later if it cannot be reached.
+            TargetSpec::Url(url) if !url.starts_with("sqlite:") => {
+                let version = target::open(url, OpenOptions::default())
+                    .and_then(|target| {
+                        let mut conn = target
+                            .connect()
+                            .map_err(|e| Error::db(&target.display_url(), e))?;
+                        let v = target
+                            .version(conn.as_mut())
+                            .map_err(|e| Error::db(&target.display_url(), e))?;
+                        Ok(format!("{} {v}", target.kind()))
+                    })
+                    .unwrap_or_else(|e| format!("not reached: {e}"));
+                out.insert(t.name.clone(), version);
+            }
+            _ => {}
         }
     }
     Ok(out)
@@ -214,6 +232,15 @@ struct CellDb {
 }
 
 impl CellDb {
+    /// An external server's process and data directory, as a step's options (`server_pid`,
+    /// `data_dir`) name them, so that its CPU and IO are sampled as a managed server's are.
+    fn follow(&mut self, plan: &crate::plan::RunPlan) {
+        if self.db.server.is_none() {
+            self.db.server_pid = plan.server_pid;
+            self.db.data_dir.clone_from(&plan.data_dir);
+        }
+    }
+
     /// Removes the SQLite file of a finished cell.
     fn finish(self, completed: bool) {
         let file = self.sqlite_file.clone();
@@ -630,6 +657,7 @@ impl<'a> Runner<'a> {
         let (plan, workload) = self
             .sweep
             .step_workload(step, cell.clients, Some(&db.url))?;
+        db.follow(&plan);
         // Text statements and pipelining need a target opened for them; the cell's serves
         // everything else.
         let options = plan.workload_opts.open_options(false);
@@ -693,6 +721,7 @@ impl<'a> Runner<'a> {
             .sweep
             .step_workload(step, cell.clients, Some(&db.url))?;
         plan.force = db.own || self.args.force;
+        db.follow(&plan);
         let sampler = Sampler::start(db.db.hw_subject(), Duration::ZERO);
         let report = crate::load(&plan, db.db.target.as_ref(), workload.as_ref());
         let rows = report.as_ref().map_or(0, |r| r.rows);
