@@ -145,10 +145,10 @@ fn check_servers(sweep: &Sweep) -> Result<BTreeMap<String, String>, Error> {
                     .and_then(|target| {
                         let mut conn = target
                             .connect()
-                            .map_err(|e| Error::db(&target.display_url(), e))?;
+                            .map_err(|e| Error::db(target.display_url(), e))?;
                         let v = target
                             .version(conn.as_mut())
-                            .map_err(|e| Error::db(&target.display_url(), e))?;
+                            .map_err(|e| Error::db(target.display_url(), e))?;
                         Ok(format!("{} {v}", target.kind()))
                     })
                     .unwrap_or_else(|e| format!("not reached: {e}"));
