@@ -111,10 +111,18 @@ pub struct ReportOpts {
 
 #[derive(Debug, Args)]
 pub struct CompareOpts {
-    /// The reference run (results file or sweep directory)
-    pub a: PathBuf,
-    /// The run compared with it
-    pub b: PathBuf,
+    /// The reference run (results file, step record or sweep directory)
+    #[arg(value_name = "A")]
+    pub first: PathBuf,
+    /// The run compared with it (default: A again, with --a and --b choosing two of its columns)
+    #[arg(value_name = "B")]
+    pub second: Option<PathBuf>,
+    /// The column of A to compare: a target or configuration name, or TARGET/CONFIG
+    #[arg(long = "a", value_name = "COLUMN")]
+    pub column_a: Option<String>,
+    /// The column of B compared with it
+    #[arg(long = "b", value_name = "COLUMN")]
+    pub column_b: Option<String>,
     /// Exit 1 when a significant regression is worse than this many percent
     #[arg(long, value_name = "PCT")]
     pub fail_on_regression: Option<f64>,

@@ -157,7 +157,13 @@ pub fn run(cli: Cli) -> Result<Outcome, Error> {
                     "--fail-on-regression {p}: give a percentage of 0 or more"
                 )));
             }
-            let (text, failed) = report::compare(&o.a, &o.b, o.fail_on_regression)?;
+            let (text, failed) = report::compare(
+                &o.first,
+                o.second.as_deref(),
+                o.column_a.as_deref(),
+                o.column_b.as_deref(),
+                o.fail_on_regression,
+            )?;
             print!("{text}");
             Ok(if failed {
                 Outcome::Failed

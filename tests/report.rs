@@ -572,3 +572,84 @@ fn sub_millisecond_latencies_are_shown_in_microseconds() {
     let avg: f64 = row.split_whitespace().nth(4).unwrap().parse().unwrap();
     assert!((1.0..100.0).contains(&avg), "{row}");
 }
+
+/// Issue 18: compare two configurations of one sweep, and step records as `hdr` reads them;
+/// say what could not be paired.
+#[test]
+fn compare_takes_two_columns_of_one_sweep_and_step_records_and_lists_what_it_skipped() {
+    let out = dbsweep()
+        .arg("compare")
+        .arg(fixture("sweep-a"))
+        .args(["--a", "default", "--b", "smallcache"])
+        .assert()
+        .success();
+    let stdout = String::from_utf8_lossy(&out.get_output().stdout).to_string();
+    let report = report(&["--format", "csv"]);
+    // The point query at 1 client: the report's two throughputs are the compare's A and B.
+    let row = stdout
+        .lines()
+        .find(|l| l.starts_with("point-query ") && l.contains(" c1 "))
+        .unwrap_or_else(|| panic!("{stdout}"));
+    let fields: Vec<&str> = row.split_whitespace().collect();
+    let (a, b): (f64, f64) = (fields[3].parse().unwrap(), fields[4].parse().unwrap());
+    let shown = |config: &str| -> f64 {
+        report
+            .lines()
+            .find(|l| {
+                l.starts_with("throughput,")
+                    && l.contains("at 1 client(s)")
+                    && l.contains(&format!(",point-query,{config},"))
+            })
+            .unwrap_or_else(|| panic!("no {config} row in\n{report}"))
+            .rsplit(',')
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap()
+    };
+    assert!((a - shown("default")).abs() < 1.0, "{row}");
+    assert!((b - shown("smallcache")).abs() < 1.0, "{row}");
+    assert!(!stdout.contains("not compared"), "{stdout}");
+    // The steps only one configuration ran are listed, not dropped in silence.
+    let s = Scratch::new();
+    let copy = fixture_copy(&s);
+    std::fs::remove_file(copy.join("steps/sqlite.smallcache.c2/05-update-index.json")).unwrap();
+    let out = dbsweep()
+        .arg("compare")
+        .arg(&copy)
+        .args(["--a", "default", "--b", "smallcache"])
+        .assert()
+        .success();
+    let stdout = String::from_utf8_lossy(&out.get_output().stdout).to_string();
+    assert!(
+        stdout.contains("not compared (1):\n  update-index (sqlite/default c2): only in A"),
+        "{stdout}"
+    );
+    // Step records compare as results files do.
+    let steps = fixture("sweep-a/steps");
+    let out = dbsweep()
+        .arg("compare")
+        .arg(steps.join("sqlite.default.c1/02-point-query.json"))
+        .arg(steps.join("sqlite.smallcache.c1/02-point-query.json"))
+        .args(["--a", "default", "--b", "smallcache"])
+        .assert()
+        .success();
+    let one = String::from_utf8_lossy(&out.get_output().stdout).to_string();
+    assert!(one.lines().any(|l| l.starts_with("point-query ")), "{one}");
+    // One input needs both columns; an unknown column names the ones there are.
+    dbsweep()
+        .arg("compare")
+        .arg(fixture("sweep-a"))
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("--a and --b"));
+    dbsweep()
+        .arg("compare")
+        .arg(fixture("sweep-a"))
+        .args(["--a", "nope", "--b", "default"])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains(
+            "--a nope: no such target or configuration; the columns are sqlite/default, sqlite/smallcache",
+        ));
+}

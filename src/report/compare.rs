@@ -75,25 +75,126 @@ fn place(e: &Entry) -> String {
     format!("{}/{} c{}", e.place.target, e.place.config, e.place.clients)
 }
 
-/// Compares every test present in both datasets.
-pub fn compare(a: &Dataset, b: &Dataset) -> Vec<Row> {
-    let mut rows = Vec::new();
-    for ea in &a.entries {
-        let Some(eb) = b.entries.iter().find(|eb| {
-            eb.test == ea.test
-                && eb.place.target == ea.place.target
-                && eb.place.config == ea.place.config
-                && eb.place.clients == ea.place.clients
-        }) else {
+/// One column of a dataset: its entries of a target, a configuration, or both.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Column {
+    pub target: Option<String>,
+    pub config: Option<String>,
+}
+
+impl Column {
+    /// `NAME` (a target, else a configuration, of `ds`) or `TARGET/CONFIG`; `option` names the
+    /// command-line option in the error.
+    pub fn parse(text: &str, ds: &Dataset, option: &str) -> Result<Column, crate::error::Error> {
+        let has_target = |t: &str| ds.entries.iter().any(|e| e.place.target == t);
+        let has_config = |c: &str| ds.entries.iter().any(|e| e.place.config == c);
+        let column = match text.split_once('/') {
+            Some((t, c)) if has_target(t) && has_config(c) => Column {
+                target: Some(t.into()),
+                config: Some(c.into()),
+            },
+            None if has_target(text) => Column {
+                target: Some(text.into()),
+                config: None,
+            },
+            None if has_config(text) => Column {
+                target: None,
+                config: Some(text.into()),
+            },
+            _ => {
+                let mut names: Vec<String> = ds
+                    .entries
+                    .iter()
+                    .map(|e| format!("{}/{}", e.place.target, e.place.config))
+                    .collect();
+                names.sort();
+                names.dedup();
+                return Err(crate::error::Error::Usage(format!(
+                    "{option} {text}: no such target or configuration; the columns are {}",
+                    names.join(", ")
+                )));
+            }
+        };
+        Ok(column)
+    }
+
+    fn holds(&self, e: &Entry) -> bool {
+        self.target.as_ref().is_none_or(|t| *t == e.place.target)
+            && self.config.as_ref().is_none_or(|c| *c == e.place.config)
+    }
+}
+
+fn side<'a>(ds: &'a Dataset, col: Option<&Column>) -> Vec<&'a Entry> {
+    ds.entries
+        .iter()
+        .filter(|e| col.is_none_or(|c| c.holds(e)))
+        .collect()
+}
+
+/// What was compared, and what could not be, with why.
+#[derive(Debug, Default)]
+pub struct Outcome {
+    pub rows: Vec<Row>,
+    pub skipped: Vec<String>,
+}
+
+/// Compares every test present on both sides: the same step name and client count, and the
+/// same target and configuration unless a column chooses them.
+pub fn compare(
+    a: &Dataset,
+    b: &Dataset,
+    col_a: Option<&Column>,
+    col_b: Option<&Column>,
+) -> Outcome {
+    let by_target = [col_a, col_b]
+        .iter()
+        .all(|c| c.is_none_or(|c| c.target.is_none()));
+    let by_config = [col_a, col_b]
+        .iter()
+        .all(|c| c.is_none_or(|c| c.config.is_none()));
+    let (side_a, side_b) = (side(a, col_a), side(b, col_b));
+    let pairs = |ea: &Entry, eb: &Entry| {
+        eb.test == ea.test
+            && eb.place.clients == ea.place.clients
+            && (!by_target || eb.place.target == ea.place.target)
+            && (!by_config || eb.place.config == ea.place.config)
+    };
+    let mut out = Outcome::default();
+    for eb in &side_b {
+        if !side_a.iter().any(|ea| pairs(ea, eb)) {
+            out.skipped
+                .push(format!("{} ({}): only in B", eb.test, place(eb)));
+        }
+    }
+    let rows = &mut out.rows;
+    for ea in &side_a {
+        let Some(eb) = side_b.iter().find(|eb| pairs(ea, eb)) else {
+            out.skipped
+                .push(format!("{} ({}): only in A", ea.test, place(ea)));
             continue;
         };
         let (Some(ta), Some(tb)) = (ea.throughput(), eb.throughput()) else {
+            out.skipped
+                .push(format!("{} ({}): no throughput", ea.test, place(ea)));
             continue;
         };
         let p = p_value(&per_second(ea), &per_second(eb));
+        // Where both ran: what the columns did not choose, and the client count.
+        let mut at = Vec::new();
+        if by_target {
+            at.push(ea.place.target.as_str());
+        }
+        if by_config {
+            at.push(ea.place.config.as_str());
+        }
+        let at = if at.is_empty() {
+            format!("c{}", ea.place.clients)
+        } else {
+            format!("{} c{}", at.join("/"), ea.place.clients)
+        };
         rows.push(Row {
             test: ea.test.clone(),
-            place: place(ea),
+            place: at,
             a: ta,
             b: tb,
             change_pct: super::tables::ratio(tb, ta).mul_add(100.0, -100.0),
@@ -104,10 +205,27 @@ pub fn compare(a: &Dataset, b: &Dataset) -> Vec<Row> {
         });
     }
     let m = rows.iter().filter(|r| r.p_value.is_some()).count().max(1);
-    for r in &mut rows {
+    for r in rows.iter_mut() {
         r.significant = r.p_value.is_some_and(|p| p < ALPHA / m as f64);
     }
-    rows
+    out
+}
+
+/// The tests not compared, one per line, after the table.
+pub fn skipped_text(skipped: &[String]) -> String {
+    if skipped.is_empty() {
+        return String::new();
+    }
+    let mut out = format!(
+        "
+not compared ({}):
+",
+        skipped.len()
+    );
+    for s in skipped {
+        let _ = writeln!(out, "  {s}");
+    }
+    out
 }
 
 /// Regressions (significant, and worse than `pct` percent) that fail a CI gate.

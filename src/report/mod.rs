@@ -83,21 +83,47 @@ pub fn emit(text: &str, output: Option<&Path>) -> Result<(), Error> {
 }
 
 /// `dbsweep compare`: the text, and whether a significant regression beyond `fail_pct` fails.
-pub fn compare(a: &Path, b: &Path, fail_pct: Option<f64>) -> Result<(String, bool), Error> {
-    let da = Dataset::read(&[a])?;
-    let db = Dataset::read(&[b])?;
-    let rows = compare::compare(&da, &db);
-    if rows.is_empty() {
+pub fn compare(
+    a: &Path,
+    b: Option<&Path>,
+    column_a: Option<&str>,
+    column_b: Option<&str>,
+    fail_pct: Option<f64>,
+) -> Result<(String, bool), Error> {
+    if b.is_none() && (column_a.is_none() || column_b.is_none()) {
         return Err(Error::Usage(format!(
-            "{} and {} have no test in common (same step name, target, configuration and clients)",
-            a.display(),
-            b.display()
+            "compare {}: with one input, name the two columns to compare with --a and --b (targets or configurations)",
+            a.display()
         )));
     }
-    let mut text = compare::text(&rows, &a.display().to_string(), &b.display().to_string());
+    let da = Dataset::read(&[a])?;
+    let db = match b {
+        Some(b) => Dataset::read(&[b])?,
+        None => Dataset::read(&[a])?,
+    };
+    let sa = column_a
+        .map(|c| compare::Column::parse(c, &da, "--a"))
+        .transpose()?;
+    let sb = column_b
+        .map(|c| compare::Column::parse(c, &db, "--b"))
+        .transpose()?;
+    let name = |p: &Path, c: Option<&str>| match c {
+        Some(c) => format!("{} {c}", p.display()),
+        None => p.display().to_string(),
+    };
+    let (a_name, b_name) = (name(a, column_a), name(b.unwrap_or(a), column_b));
+    let outcome = compare::compare(&da, &db, sa.as_ref(), sb.as_ref());
+    if outcome.rows.is_empty() {
+        return Err(Error::Usage(format!(
+            "{a_name} and {b_name} have no test in common (same step name and clients, and target and configuration unless --a/--b choose them): {}",
+            outcome.skipped.join("; ")
+        )));
+    }
+    let mut text = compare::text(&outcome.rows, &a_name, &b_name);
+    text.push_str(&compare::skipped_text(&outcome.skipped));
     let failed = match fail_pct {
         Some(pct) => {
-            let bad = compare::regressions(&rows, pct);
+            let bad = compare::regressions(&outcome.rows, pct);
             if !bad.is_empty() {
                 text.push_str(&format!(
                     "\n{} significant regression(s) worse than {pct}%: {}\n",

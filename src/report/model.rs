@@ -162,7 +162,23 @@ impl Dataset {
             if path.is_dir() {
                 read_sweep(path, &source, &mut entries)?;
             } else if path.is_file() {
-                let r = Results::read(path)?;
+                let r = match Results::read(path) {
+                    Ok(r) => r,
+                    // A step record of a sweep (as `hdr` takes them) is one entry of its cell.
+                    Err(e) if e.to_string().contains("not a dbsweep results file") => {
+                        let rec = StepRecord::read(path)?;
+                        let before = entries.len();
+                        push_record(rec, &source, &mut entries);
+                        if entries.len() == before {
+                            return Err(Error::Usage(format!(
+                                "{}: this step has no figures to report (not a finished, reported run or load)",
+                                path.display()
+                            )));
+                        }
+                        continue;
+                    }
+                    Err(e) => return Err(e),
+                };
                 entries.push(Entry {
                     place: Place {
                         source: source.clone(),
@@ -179,7 +195,7 @@ impl Dataset {
                 });
             } else {
                 return Err(Error::Usage(format!(
-                    "{}: no such file or directory (give sweep directories or results files)",
+                    "{}: no such file or directory (give sweep directories, results files or step records)",
                     path.display()
                 )));
             }
@@ -220,30 +236,34 @@ fn read_sweep(dir: &Path, source: &str, out: &mut Vec<Entry>) -> Result<(), Erro
     }
     files.sort();
     for f in files {
-        let rec = StepRecord::read(&f)?;
-        if !rec.reported || rec.status != "ok" {
-            continue;
-        }
-        let place = Place {
-            source: source.to_string(),
-            target: rec.target.clone(),
-            config: rec.config.clone(),
-            clients: rec.clients,
-        };
-        let group = match (&rec.results, &rec.load) {
-            (Some(r), _) => Group::of(&r.workload),
-            (None, Some(_)) => Group::Load,
-            _ => continue,
-        };
-        out.push(Entry {
-            place,
-            test: rec.name.clone(),
-            order: rec.index,
-            group,
-            load_rows_per_s: rec.load.as_ref().map(|l| l.rows_per_s),
-            load_hw: rec.load_hw.clone(),
-            results: rec.results,
-        });
+        push_record(StepRecord::read(&f)?, source, out);
     }
     Ok(())
+}
+
+/// A finished, reported step as an entry (others are not figures to report).
+fn push_record(rec: StepRecord, source: &str, out: &mut Vec<Entry>) {
+    if !rec.reported || rec.status != "ok" {
+        return;
+    }
+    let place = Place {
+        source: source.to_string(),
+        target: rec.target.clone(),
+        config: rec.config.clone(),
+        clients: rec.clients,
+    };
+    let group = match (&rec.results, &rec.load) {
+        (Some(r), _) => Group::of(&r.workload),
+        (None, Some(_)) => Group::Load,
+        _ => return,
+    };
+    out.push(Entry {
+        place,
+        test: rec.name.clone(),
+        order: rec.index,
+        group,
+        load_rows_per_s: rec.load.as_ref().map(|l| l.rows_per_s),
+        load_hw: rec.load_hw.clone(),
+        results: rec.results,
+    });
 }
