@@ -653,3 +653,33 @@ fn compare_takes_two_columns_of_one_sweep_and_step_records_and_lists_what_it_ski
             "--a nope: no such target or configuration; the columns are sqlite/default, sqlite/smallcache",
         ));
 }
+
+/// Issue 18: `report A B` of runs with different table sizes and durations says so first.
+#[test]
+fn a_report_of_inputs_run_differently_says_how_they_differ() {
+    let out = dbsweep()
+        .arg("report")
+        .arg(fixture("sweep-a"))
+        .arg(fixture("cmp-a.json"))
+        .assert()
+        .success();
+    let text = String::from_utf8_lossy(&out.get_output().stdout).to_string();
+    assert!(
+        text.starts_with("Warning: the inputs did not run alike"),
+        "{text}"
+    );
+    let row = text_row(&text, "did not run alike", "table_size");
+    assert!(row.contains("20000") && row.contains("100000"), "{row}");
+    assert!(text_row(&text, "did not run alike", "time").contains("10"));
+    // Two copies of one sweep ran alike: no warning.
+    let s = Scratch::new();
+    let copy = fixture_copy(&s);
+    let out = dbsweep()
+        .arg("report")
+        .arg(fixture("sweep-a"))
+        .arg(&copy)
+        .assert()
+        .success();
+    let text = String::from_utf8_lossy(&out.get_output().stdout).to_string();
+    assert!(!text.contains("did not run alike"), "{text}");
+}

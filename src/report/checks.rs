@@ -116,3 +116,81 @@ pub fn settings_table(ds: &Dataset) -> Option<Table> {
         notes,
     })
 }
+
+/// Options that differ between runs by design (a cell's clients, a seed, where it ran).
+const NOT_COMPARED: &[&str] = &[
+    "target",
+    "rand_seed",
+    "threads",
+    "report_interval",
+    "prepare",
+    "workload",
+];
+
+/// When a report reads several inputs, the workload options and durations each ran with
+/// (over all its steps): a row per option whose values differ between inputs, so that a
+/// 4 x 150k-row sweep is not set beside a 2 x 100k one without a word. None when they agree.
+pub fn inputs_table(ds: &Dataset) -> Option<Table> {
+    let mut sources: Vec<&str> = Vec::new();
+    for e in &ds.entries {
+        if !sources.contains(&e.place.source.as_str()) {
+            sources.push(&e.place.source);
+        }
+    }
+    if sources.len() < 2 {
+        return None;
+    }
+    // option -> source -> the values it took
+    let mut seen: BTreeMap<String, BTreeMap<&str, std::collections::BTreeSet<String>>> =
+        BTreeMap::new();
+    for e in &ds.entries {
+        let Some(r) = &e.results else { continue };
+        let Some(options) = r.options.as_object() else {
+            continue;
+        };
+        for (k, v) in options {
+            if NOT_COMPARED.contains(&k.as_str()) {
+                continue;
+            }
+            let text = match v {
+                serde_json::Value::String(s) => s.clone(),
+                other => other.to_string(),
+            };
+            seen.entry(k.clone())
+                .or_default()
+                .entry(e.place.source.as_str())
+                .or_default()
+                .insert(text);
+        }
+    }
+    let rows: Vec<Row> = seen
+        .into_iter()
+        .filter(|(_, by)| {
+            // Only what every input has, and where they differ.
+            by.len() == sources.len() && by.values().any(|v| *v != by[sources[0]])
+        })
+        .map(|(k, by)| Row {
+            group: None,
+            label: k,
+            summary: false,
+            cells: sources
+                .iter()
+                .map(|s| Cell::Text(by[s].iter().cloned().collect::<Vec<_>>().join(", ")))
+                .collect(),
+        })
+        .collect();
+    if rows.is_empty() {
+        return None;
+    }
+    Some(Table {
+        id: "inputs-differ".into(),
+        title: "Warning: the inputs did not run alike".into(),
+        better: None,
+        columns: sources.iter().map(|s| s.to_string()).collect(),
+        rows,
+        notes: vec![
+            "Workload options and durations that differ between the inputs (the values each took over its steps): their figures differ by these as well as by what they compare."
+                .into(),
+        ],
+    })
+}
