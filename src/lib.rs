@@ -519,6 +519,9 @@ fn build_results(
     if c.lost_events > 0 {
         errors.insert(ErrorClass::ConnectionLost.name().into(), c.lost_events);
     }
+    if c.script_errors > 0 {
+        errors.insert("script".into(), c.script_errors);
+    }
     let rate = (plan.runner.rate > 0.0).then(|| RateInfo {
         target_per_s: plan.runner.rate,
         lag_avg_ms: if c.events > 0 {
@@ -556,7 +559,7 @@ fn build_results(
         },
         latency_ms: Latency::from_histogram(&o.total.latency),
         errors,
-        retries: c.errors(),
+        retries: c.retried(),
         reconnects: c.reconnects,
         rate,
         thread_events: o.thread_events,

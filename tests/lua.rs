@@ -694,3 +694,53 @@ fn a_script_runs_on_its_own_connections_only() {
         .collect();
     assert_eq!(seen, ["connections 4"; 3], "{stdout}");
 }
+
+/// Issue 18: a script that counts its own errors through the FFI (as TPC-C scripts count their
+/// deliberate New-Order rollbacks) reports them as sysbench does, on the same server.
+#[test]
+fn errors_a_script_counts_through_the_ffi_are_reported_as_sysbench_reports_them() {
+    let server = start(ServerKind::Postgres);
+    let s = Scratch::new();
+    let script = s.path("rollbacks.lua");
+    std::fs::write(
+        &script,
+        "local ffi = require('ffi')\nlocal n = 0\n\
+         ffi.cdef[[void sb_counter_inc(int, sb_counter_type);]]\n\
+         function thread_init()\n  drv = sysbench.sql.driver()\n  con = drv:connect()\nend\n\
+         function event()\n  n = n + 1\n  con:query('BEGIN')\n  con:query('SELECT 1')\n\
+           if n % 10 == 0 then\n    con:query('ROLLBACK')\n\
+             ffi.C.sb_counter_inc(sysbench.tid, ffi.C.SB_CNT_ERROR)\n\
+           else\n    con:query('COMMIT')\n  end\nend\n\
+         function thread_done()\n  con:disconnect()\nend\n",
+    )
+    .unwrap();
+    let script = script.to_str().unwrap();
+    let opts = ["--events=200", "--time=0", "--threads=1"];
+    let ignored = |text: &str| -> String {
+        text.lines()
+            .find_map(|l| l.trim().strip_prefix("ignored errors:"))
+            .unwrap_or_else(|| panic!("no ignored errors in\n{text}"))
+            .split_whitespace()
+            .next()
+            .unwrap()
+            .to_string()
+    };
+    let theirs = sysbench(ServerKind::Postgres, &server, script, "run", &opts);
+    let out = s.path("r.json");
+    let ours = dbsweep_script(ServerKind::Postgres, &server, "run", script, &opts)
+        .arg("--output")
+        .arg(&out)
+        .assert()
+        .success();
+    let ours = String::from_utf8_lossy(&ours.get_output().stdout).to_string();
+    assert_eq!(ignored(&theirs), "20", "{theirs}");
+    assert_eq!(ignored(&ours), ignored(&theirs), "{ours}");
+    let r = read_json(&out);
+    assert_eq!(u(&r, "/errors/script"), 20, "{}", r["errors"]);
+    assert_eq!(
+        u(&r, "/retries"),
+        0,
+        "counted errors are not retried events"
+    );
+    assert_eq!(u(&r, "/events"), 200);
+}

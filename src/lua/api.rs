@@ -125,15 +125,17 @@ int usleep(unsigned int microseconds);
 ";
 
 thread_local! {
-    /// What `sb_counter_inc` counted on this thread since the last look: other, read, write.
-    static FFI_COUNTS: Cell<[u64; 3]> = const { Cell::new([0; 3]) };
+    /// What `sb_counter_inc` counted on this thread since the last look: other, read, write,
+    /// transactions, errors, reconnects (sysbench's counter numbers).
+    static FFI_COUNTS: Cell<[u64; 6]> = const { Cell::new([0; 6]) };
 }
 
-/// sysbench's `sb_counter_inc`, for scripts that count their own queries through the FFI.
-/// Transactions, errors and reconnects are dbsweep's to count, so those calls are ignored.
+/// sysbench's `sb_counter_inc`, for scripts that count their own queries, transactions,
+/// errors (TPC-C scripts count their deliberate New-Order rollbacks so) and reconnects
+/// through the FFI: added to dbsweep's own counts, as sysbench adds them to its.
 #[unsafe(no_mangle)]
 pub extern "C" fn sb_counter_inc(_thread_id: std::ffi::c_int, counter: std::ffi::c_int) {
-    if let Ok(i @ 0..=2) = usize::try_from(counter) {
+    if let Ok(i @ 0..=5) = usize::try_from(counter) {
         FFI_COUNTS.with(|c| {
             let mut v = c.get();
             v[i] += 1;
@@ -144,10 +146,13 @@ pub extern "C" fn sb_counter_inc(_thread_id: std::ffi::c_int, counter: std::ffi:
 
 /// Adds what `sb_counter_inc` counted on this thread into `q`, and starts again from zero.
 pub fn take_ffi_counts(q: &mut QueryCounts) {
-    let [other, read, write] = FFI_COUNTS.with(|c| c.replace([0; 3]));
+    let [other, read, write, trx, errors, reconnects] = FFI_COUNTS.with(|c| c.replace([0; 6]));
     q.others += other;
     q.reads += read;
     q.writes += write;
+    q.script_events += trx;
+    q.script_errors += errors;
+    q.script_reconnects += reconnects;
 }
 
 /// The loop a script's `thread_run` drives on this thread, while it runs.

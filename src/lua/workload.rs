@@ -160,7 +160,7 @@ impl crate::Printer for ReportHooks<'_> {
             reads: r.queries.read as f64,
             writes: r.queries.write as f64,
             other: r.queries.other as f64,
-            errors: r.retries as f64,
+            errors: r.errors.values().sum::<u64>() as f64,
             reconnects: r.reconnects as f64,
             latency_pct: l.p95 / 1e3,
             latency: Some([l.min / 1e3, l.max / 1e3, l.avg / 1e3, l.sum / 1e3]),

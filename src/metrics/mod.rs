@@ -27,6 +27,12 @@ pub struct QueryCounts {
     pub others: u64,
     /// Rows returned by reads (the throughput of scans).
     pub rows: u64,
+    /// What a sysbench script counted itself through `ffi.C.sb_counter_inc`: transactions
+    /// (`SB_CNT_TRX`), errors (`SB_CNT_ERROR`, such as TPC-C's deliberate New-Order
+    /// rollbacks) and reconnects, which sysbench adds to its own counts.
+    pub script_events: u64,
+    pub script_errors: u64,
+    pub script_reconnects: u64,
 }
 
 impl QueryCounts {
@@ -63,6 +69,8 @@ pub struct Counters {
     /// Retried events by error class, in [`ErrorClass::RETRYABLE`] order.
     pub retries: [u64; RETRY_CLASSES],
     pub reconnects: u64,
+    /// Errors a script counted itself (`SB_CNT_ERROR`).
+    pub script_errors: u64,
     /// Events that lost their connection and were not retried because the run ended first.
     pub lost_events: u64,
     /// Under `--rate`: the sum and maximum of how late events started against their schedule.
@@ -81,13 +89,21 @@ impl Counters {
             *a += b;
         }
         self.reconnects += o.reconnects;
+        self.script_errors += o.script_errors;
         self.lost_events += o.lost_events;
         self.lag_sum_ns += o.lag_sum_ns;
         self.lag_max_ns = self.lag_max_ns.max(o.lag_max_ns);
     }
 
-    pub fn errors(&self) -> u64 {
+    /// Events retried after an error.
+    pub fn retried(&self) -> u64 {
         self.retries.iter().sum()
+    }
+
+    /// Errors as sysbench reports them (`err/s`, ignored errors): the retried events and the
+    /// errors a script counted itself.
+    pub fn errors(&self) -> u64 {
+        self.retried() + self.script_errors
     }
 }
 
@@ -189,7 +205,9 @@ impl Recorder {
     pub fn record_event(&mut self, latency_ns: u64, q: &QueryCounts, lag_ns: u64) {
         self.latency.saturating_record(latency_ns.max(1));
         let c = &mut self.counters;
-        c.events += 1;
+        c.events += 1 + q.script_events;
+        c.script_errors += q.script_errors;
+        c.reconnects += q.script_reconnects;
         c.queries.reads += q.reads;
         c.queries.writes += q.writes;
         c.queries.others += q.others;
