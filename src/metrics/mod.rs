@@ -318,6 +318,7 @@ mod tests {
             writes: 1,
             others: 1,
             rows: 5,
+            ..QueryCounts::default()
         };
         for i in 1..=100u64 {
             a.record_event(i * 1_000_000, &q, 0);
