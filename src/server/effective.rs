@@ -195,7 +195,10 @@ pub fn log_warnings(log: &Path, from: u64, names: &[&str]) -> Vec<String> {
     text.lines()
         .filter(|line| {
             let l = line.to_ascii_lowercase();
-            (l.contains("warning") || l.contains("error") || l.contains("unknown"))
+            // MariaDB's `[Warning]`/`[ERROR]`, PostgreSQL's `WARNING:`/`ERROR:`/`FATAL:`.
+            ["[warning]", "[error]", "warning:", "error:", "fatal:"]
+                .iter()
+                .any(|level| l.contains(level))
                 && spellings.iter().any(|s| mentions(&l, s))
         })
         .map(|l| l.trim().chars().take(300).collect())
@@ -287,7 +290,7 @@ mod tests {
             &log,
             "old [Warning] 'innodb-buffer-pool-instances' was removed\n\
              2026 [Warning] 'innodb-buffer-pool-instances' was removed. It does nothing now\n\
-             2026 [Note] innodb_buffer_pool_instances mentioned without a warning\n\
+             2026 [Note] innodb_buffer_pool_instances is named in a note, no warning\n\
              2026 [Warning] innodb_log_file_size_x is another option\n",
         )
         .unwrap();
