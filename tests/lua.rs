@@ -744,3 +744,56 @@ fn errors_a_script_counts_through_the_ffi_are_reported_as_sysbench_reports_them(
     );
     assert_eq!(u(&r, "/events"), 200);
 }
+
+/// Issue 18: published scripts' READMEs write `sysbench SCRIPT.lua [options] run`; dbsweep
+/// takes the command after the options (and options before the script), and a bad option is
+/// one line, not clap's usage of another command under a doubled "error: error:".
+#[test]
+fn the_command_after_the_options_runs_as_in_sysbench() {
+    let s = Scratch::new();
+    let script = s.path("count.lua");
+    std::fs::write(
+        &script,
+        "sysbench.cmdline.options = { size = {'a size', 1} }\nfunction event()\nend\n",
+    )
+    .unwrap();
+    let script = script.to_str().unwrap();
+    let out = s.path("r.json");
+    dbsweep()
+        .args([
+            "lua",
+            script,
+            "--events=7",
+            "--time=0",
+            "--report-interval=0",
+        ])
+        .arg(format!("--output={}", out.display()))
+        .arg("run")
+        .assert()
+        .success();
+    assert_eq!(u(&read_json(&out), "/events"), 7);
+    let out2 = s.path("r2.json");
+    dbsweep()
+        .args([
+            "run",
+            "--events=5",
+            "--time=0",
+            script,
+            "--report-interval=0",
+        ])
+        .arg(format!("--output={}", out2.display()))
+        .assert()
+        .success();
+    assert_eq!(u(&read_json(&out2), "/events"), 5);
+    let bad = dbsweep()
+        .args(["lua", script, "--no-such-option=1", "--time=1", "run"])
+        .assert()
+        .code(2);
+    let stderr = String::from_utf8_lossy(&bad.get_output().stderr).to_string();
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.starts_with("dbsweep: error: ") && !stderr.contains("error: error:"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("--no-such-option"), "{stderr}");
+}

@@ -1393,8 +1393,13 @@ fn script_plan(
         .map(|s| s.to_string())
         .chain(general)
         .collect();
-    let cli = crate::cli::Cli::try_parse_from(crate::cli::normalise_args(argv))
-        .map_err(|e| Error::Usage(e.to_string().trim_end().to_string()))?;
+    let cli = crate::cli::Cli::try_parse_from(crate::cli::normalise_args(argv)).map_err(|e| {
+        // clap's first line, without its own "error: " (the caller adds dbsweep's) and
+        // without the usage of `run`, which is not the command the user typed.
+        let text = e.to_string();
+        let first = text.lines().next().unwrap_or_default().trim();
+        Error::Usage(first.strip_prefix("error: ").unwrap_or(first).to_string())
+    })?;
     let crate::cli::Command::Run(o) = cli.command else {
         unreachable!("parsed as run");
     };

@@ -55,29 +55,94 @@ pub fn resolve(name: &str) -> Result<PathBuf, Error> {
     })
 }
 
-/// The command line of a script run: `dbsweep COMMAND SCRIPT [options]` or
-/// `dbsweep lua SCRIPT COMMAND [options]`. Returns None when `args` is not about a script.
+/// sysbench's own commands: never an option's value.
+const COMMANDS: &[&str] = &["prepare", "run", "cleanup", "help", "prewarm"];
+
+/// Where the command is among a script's arguments (after the script): sysbench takes it in
+/// any position, as in `sysbench SCRIPT [options] run`. A bare word is an option's value when
+/// it follows `--name` without `=`, unless it is one of sysbench's commands (`--skip-trx run`
+/// is a boolean and a command).
+fn command_position(rest: &[String]) -> Option<usize> {
+    (0..rest.len()).find(|&i| {
+        let word = &rest[i];
+        if word.starts_with('-') {
+            return false;
+        }
+        let after_option = i > 0 && rest[i - 1].starts_with("--") && !rest[i - 1].contains('=');
+        !after_option || COMMANDS.contains(&word.as_str())
+    })
+}
+
+/// The command line of a script run: `dbsweep COMMAND [options] SCRIPT [options]` or
+/// `dbsweep lua SCRIPT [options] COMMAND [options]`. Returns None when `args` is not about a
+/// script.
 pub fn script_command(args: &[String]) -> Option<(String, String, Vec<String>)> {
+    let without = |rest: &[String], i: usize| -> Vec<String> {
+        rest.iter()
+            .enumerate()
+            .filter(|(j, _)| *j != i)
+            .map(|(_, a)| a.clone())
+            .collect()
+    };
     match args.get(1).map(String::as_str) {
         Some("lua") => {
             let script = args.get(2)?.clone();
-            let command = args.get(3).cloned().unwrap_or_else(|| "help".into());
-            Some((command, script, args.get(4..).unwrap_or_default().to_vec()))
+            let rest = args.get(3..).unwrap_or_default();
+            Some(match command_position(rest) {
+                Some(i) => (rest[i].clone(), script, without(rest, i)),
+                None => ("help".into(), script, rest.to_vec()),
+            })
         }
         Some(c @ ("run" | "prepare" | "cleanup" | "help")) => {
-            let script = args.get(2)?;
+            let rest = args.get(2..).unwrap_or_default();
+            // The script is the first bare word that names one, wherever options put it;
             // `help NAME` is a script's help even where a built-in workload has that name.
-            let wanted = is_script(script) || (c == "help" && find_script(script).is_some());
-            (!script.starts_with('-') && wanted).then(|| {
-                (
-                    c.to_string(),
-                    script.clone(),
-                    args.get(3..).unwrap_or_default().to_vec(),
-                )
-            })
+            let wanted = |w: &str| is_script(w) || (c == "help" && find_script(w).is_some());
+            let i = (0..rest.len()).find(|&i| {
+                let w = &rest[i];
+                !w.starts_with('-') && wanted(w)
+            })?;
+            // A built-in workload named before it is the command's subject, not a script.
+            let builtin_first = rest[..i]
+                .iter()
+                .any(|w| crate::workload::WORKLOADS.iter().any(|(n, _)| n == w));
+            (!builtin_first).then(|| (c.to_string(), rest[i].clone(), without(rest, i)))
         }
         _ => None,
     }
 }
 
 pub use api::{run_command, step_workload};
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(s: &str) -> Vec<String> {
+        s.split_whitespace().map(String::from).collect()
+    }
+
+    #[test]
+    fn the_command_may_come_after_the_options_as_in_sysbench() {
+        let (c, s, rest) = script_command(&args("dbsweep lua x.lua --threads=2 run")).unwrap();
+        assert_eq!(
+            (c.as_str(), s.as_str(), rest),
+            ("run", "x.lua", args("--threads=2"))
+        );
+        let (c, _, rest) = script_command(&args("dbsweep lua x.lua run --threads=2")).unwrap();
+        assert_eq!((c.as_str(), rest), ("run", args("--threads=2")));
+        // A separate value is the option's; a sysbench command after a boolean is the command.
+        let (c, _, rest) =
+            script_command(&args("dbsweep lua x.lua --threads 4 --skip-trx run")).unwrap();
+        assert_eq!((c.as_str(), rest), ("run", args("--threads 4 --skip-trx")));
+        let (c, _, _) = script_command(&args("dbsweep lua x.lua --threads=2")).unwrap();
+        assert_eq!(c, "help");
+        // Options before the script.
+        let (c, s, rest) = script_command(&args("dbsweep run --threads=2 x.lua --time=1")).unwrap();
+        assert_eq!(
+            (c.as_str(), s.as_str(), rest),
+            ("run", "x.lua", args("--threads=2 --time=1"))
+        );
+        assert!(script_command(&args("dbsweep run oltp_point_select --threads=2")).is_none());
+    }
+}
