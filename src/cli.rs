@@ -208,6 +208,10 @@ pub struct SweepOpts {
     /// Seconds of each postwrite pause
     #[arg(long)]
     pub postwrite_pause: Option<f64>,
+    /// Run every cell this many times (a fresh server each time, the repeats interleaved);
+    /// reports show medians with confidence intervals
+    #[arg(long, value_name = "N")]
+    pub repeat: Option<u32>,
 }
 
 /// sysbench-style booleans: on/off, true/false, yes/no, 1/0; a bare flag means on.

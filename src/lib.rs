@@ -205,6 +205,7 @@ pub fn run(cli: Cli) -> Result<Outcome, Error> {
                     write_time: o.write_time,
                     warmup_time: o.warmup_time,
                     postwrite_pause: o.postwrite_pause,
+                    repeat: o.repeat,
                 },
             })
         }

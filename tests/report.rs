@@ -602,7 +602,7 @@ fn compare_takes_two_columns_of_one_sweep_and_step_records_and_lists_what_it_ski
             })
             .unwrap_or_else(|| panic!("no {config} row in\n{report}"))
             .rsplit(',')
-            .next()
+            .nth(2) // value,lo,hi
             .unwrap()
             .parse()
             .unwrap()

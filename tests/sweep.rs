@@ -687,3 +687,117 @@ options = {{ log = "{}" }}
         ["init", "done after init", "init", "done after init"]
     );
 }
+
+/// Issue 18: `--repeat 3` runs every cell three times (fresh each time, interleaved), and the
+/// report gives every figure as a median with its interval; a column against itself is no
+/// difference.
+#[test]
+fn repeats_give_medians_and_intervals_and_no_difference_against_itself() {
+    let s = Scratch::new();
+    let plan = write_plan(
+        &s,
+        "name = \"rep\"\nclients = [1]\ntable_size = 1000\nread_time = 0.5\n\n\
+         [configs.a]\n[configs.b]\nsettings = { cache_size = \"-200\" }\n\n\
+         [[steps]]\nload = true\n\n\
+         [[steps]]\nname = \"point\"\nworkload = \"oltp_point_select\"\nclass = \"read\"\n",
+    );
+    let dir = s.path("rep");
+    dbsweep()
+        .args(["sweep", plan.to_str().unwrap(), "--repeat", "3", "--output"])
+        .arg(&dir)
+        .assert()
+        .success();
+    let mut cells: Vec<String> = std::fs::read_dir(dir.join("steps"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().to_string())
+        .collect();
+    cells.sort();
+    assert_eq!(
+        cells,
+        [
+            "sqlite.a.c1.r1",
+            "sqlite.a.c1.r2",
+            "sqlite.a.c1.r3",
+            "sqlite.b.c1.r1",
+            "sqlite.b.c1.r2",
+            "sqlite.b.c1.r3"
+        ]
+    );
+    // Interleaved: every cell's first run before any second run.
+    let started = |cell: &str| {
+        read_json(&dir.join(format!("steps/{cell}/01-load.json")))["started_at"]
+            .as_u64()
+            .unwrap()
+    };
+    assert!(started("sqlite.b.c1.r1") <= started("sqlite.a.c1.r2"));
+    assert_eq!(
+        read_json(&dir.join("steps/sqlite.a.c1.r2/02-point.json"))["repeat"],
+        2
+    );
+    let out = dbsweep()
+        .args(["report", "--format", "csv"])
+        .arg(&dir)
+        .assert()
+        .success();
+    let csv = String::from_utf8_lossy(&out.get_output().stdout).to_string();
+    let point: Vec<&str> = csv
+        .lines()
+        .filter(|l| l.contains(",point,") && !l.starts_with("scaling") && !l.starts_with("queue"))
+        .filter(|l| l.starts_with("throughput") || l.starts_with("cpu_us_per_op"))
+        .collect();
+    assert!(!point.is_empty(), "{csv}");
+    for line in &point {
+        let f: Vec<&str> = line.rsplitn(3, ',').collect();
+        let (hi, lo, value): (f64, f64, f64) = (
+            f[0].parse()
+                .unwrap_or_else(|_| panic!("no interval: {line}")),
+            f[1].parse()
+                .unwrap_or_else(|_| panic!("no interval: {line}")),
+            f[2].rsplit(',').next().unwrap().parse().unwrap(),
+        );
+        assert!(lo <= value && value <= hi, "{line}");
+    }
+    // The base column against itself: an interval around 1.00, and so no colour.
+    let rel = csv
+        .lines()
+        .find(|l| l.starts_with("throughput.relative,") && l.contains(",point,a,"))
+        .unwrap_or_else(|| panic!("{csv}"));
+    let f: Vec<f64> = rel
+        .rsplitn(4, ',')
+        .take(3)
+        .map(|v| v.parse().unwrap())
+        .collect();
+    let (hi, lo, value) = (f[0], f[1], f[2]);
+    assert!(
+        lo <= 1.0 && 1.0 <= hi && (value - 1.0).abs() < 1e-9,
+        "{rel}"
+    );
+    let out = dbsweep()
+        .args(["report", "--format", "html"])
+        .arg(&dir)
+        .assert()
+        .success();
+    let html = String::from_utf8_lossy(&out.get_output().stdout).to_string();
+    let row = html
+        .split("<tr")
+        .find(|r| r.contains("<td>point</td>") && r.contains("1.00 ["))
+        .unwrap_or_else(|| panic!("no relative row with an interval"));
+    let base_cell = row.split("<td").nth(2).unwrap();
+    assert!(
+        !base_cell.contains("better") && !base_cell.contains("worse"),
+        "{row}"
+    );
+    // compare takes the repeats as its samples: a column against itself is noise.
+    let out = dbsweep()
+        .arg("compare")
+        .arg(&dir)
+        .args(["--a", "a", "--b", "a"])
+        .assert()
+        .success();
+    let text = String::from_utf8_lossy(&out.get_output().stdout).to_string();
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("point "))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(line.contains("noise") && line.contains(" 0.0%"), "{line}");
+}

@@ -65,6 +65,10 @@ pub struct PlanFile {
     pub warmup_time: f64,
     /// Seconds of the postwrite pause; unset: min(1200, 60 + rows / 1,000,000).
     pub postwrite_pause: Option<f64>,
+    /// How many times every cell runs (fresh each time; the repeats interleaved: every cell
+    /// once, then every cell again...).
+    #[serde(default = "default_repeat")]
+    pub repeat: u32,
     /// Workload options for every step (a step's own options win).
     #[serde(default)]
     pub options: toml::Table,
@@ -76,6 +80,13 @@ pub struct PlanFile {
     pub configs: BTreeMap<String, Spanned<ConfigDef>>,
     pub steps: Vec<Spanned<StepDef>>,
 }
+
+fn default_repeat() -> u32 {
+    1
+}
+
+/// The most repeats of a cell a plan may ask for.
+pub const MAX_REPEAT: u32 = 1000;
 
 fn default_clients() -> Vec<u32> {
     vec![1]
@@ -224,15 +235,23 @@ pub struct Cell<'a> {
     pub target: &'a SweepTarget,
     pub config: &'a Config,
     pub clients: u32,
+    /// Which run of the cell this is (1-based) of the plan's `repeats`.
+    pub repeat: u32,
+    pub repeats: u32,
 }
 
 impl Cell<'_> {
-    /// `target.config.cN`: the cell's directory name.
+    /// `target.config.cN` (and `.rK` when the plan repeats cells): the cell's directory name.
     pub fn id(&self) -> String {
-        format!(
+        let id = format!(
             "{}.{}.c{}",
             self.target.name, self.config.name, self.clients
-        )
+        );
+        if self.repeats > 1 {
+            format!("{id}.r{}", self.repeat)
+        } else {
+            id
+        }
     }
 }
 
@@ -249,6 +268,7 @@ pub struct Overrides {
     pub write_time: Option<f64>,
     pub warmup_time: Option<f64>,
     pub postwrite_pause: Option<f64>,
+    pub repeat: Option<u32>,
 }
 
 /// A validated plan, ready to run.
@@ -331,14 +351,21 @@ impl Sweep {
     /// Every cell, in the order they run: target, then configuration, then client count.
     pub fn cells(&self) -> Vec<Cell<'_>> {
         let mut out = Vec::new();
-        for target in &self.targets {
-            for config in &self.configs {
-                for &clients in &self.file.clients {
-                    out.push(Cell {
-                        target,
-                        config,
-                        clients,
-                    });
+        // Repeats interleave: every cell once, then every cell again, so that a slow drift
+        // of the machine (warming disks, a neighbour's load) does not favour one of them.
+        let repeats = self.file.repeat;
+        for repeat in 1..=repeats {
+            for target in &self.targets {
+                for config in &self.configs {
+                    for &clients in &self.file.clients {
+                        out.push(Cell {
+                            target,
+                            config,
+                            clients,
+                            repeat,
+                            repeats,
+                        });
+                    }
                 }
             }
         }
@@ -591,6 +618,9 @@ fn apply(file: &mut PlanFile, o: &Overrides) {
     if let Some(v) = o.postwrite_pause {
         file.postwrite_pause = Some(v);
     }
+    if let Some(v) = o.repeat {
+        file.repeat = v;
+    }
     let target = match (&o.target, o.server) {
         (_, Some(kind)) => Some(TargetDef {
             name: None,
@@ -783,6 +813,12 @@ fn validate(src: &Source, file: PlanFile) -> Result<Sweep, Error> {
     }
     if file.tables == 0 {
         return Err(src.key_error("tables", "must be at least 1"));
+    }
+    if !(1..=MAX_REPEAT).contains(&file.repeat) {
+        return Err(src.key_error(
+            "repeat",
+            format!("{} must be from 1 to {MAX_REPEAT}", file.repeat),
+        ));
     }
     if file.table_size == 0 || file.table_size > i32::MAX as u64 {
         return Err(src.key_error(

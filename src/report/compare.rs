@@ -59,8 +59,24 @@ fn summary(x: &[f64]) -> Option<(f64, f64, f64)> {
 
 /// Two-sided p-value of Welch's t-test on autocorrelation-adjusted samples.
 pub fn p_value(a: &[f64], b: &[f64]) -> Option<f64> {
-    let (ma, va, na) = summary(a)?;
-    let (mb, vb, nb) = summary(b)?;
+    welch(summary(a)?, summary(b)?)
+}
+
+/// Two-sided p-value of Welch's t-test on independent samples (repeated runs, in any order).
+pub fn p_value_independent(a: &[f64], b: &[f64]) -> Option<f64> {
+    let plain = |x: &[f64]| {
+        let n = x.len();
+        if n < 2 {
+            return None;
+        }
+        let mean = x.iter().sum::<f64>() / n as f64;
+        let var = x.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1) as f64;
+        Some((mean, var / n as f64, n as f64))
+    };
+    welch(plain(a)?, plain(b)?)
+}
+
+fn welch((ma, va, na): (f64, f64, f64), (mb, vb, nb): (f64, f64, f64)) -> Option<f64> {
     let se2 = va + vb;
     if se2 <= 0.0 {
         return Some(if ma == mb { 1.0 } else { 0.0 });
@@ -167,18 +183,40 @@ pub fn compare(
         }
     }
     let rows = &mut out.rows;
+    let mut done: Vec<(&str, &super::model::Place)> = Vec::new();
     for ea in &side_a {
-        let Some(eb) = side_b.iter().find(|eb| pairs(ea, eb)) else {
+        // The repeats of a test in one place are one comparison.
+        if done.contains(&(ea.test.as_str(), &ea.place)) {
+            continue;
+        }
+        done.push((ea.test.as_str(), &ea.place));
+        let runs_a: Vec<&Entry> = side_a
+            .iter()
+            .copied()
+            .filter(|e| e.test == ea.test && e.place == ea.place)
+            .collect();
+        let runs_b: Vec<&Entry> = side_b.iter().copied().filter(|eb| pairs(ea, eb)).collect();
+        let Some(eb) = runs_b.first().copied() else {
             out.skipped
                 .push(format!("{} ({}): only in A", ea.test, place(ea)));
             continue;
         };
-        let (Some(ta), Some(tb)) = (ea.throughput(), eb.throughput()) else {
+        let tputs =
+            |runs: &[&Entry]| -> Vec<f64> { runs.iter().filter_map(|e| e.throughput()).collect() };
+        let (all_a, all_b) = (tputs(&runs_a), tputs(&runs_b));
+        let (Some(ta), Some(tb)) = (super::tables::median(&all_a), super::tables::median(&all_b))
+        else {
             out.skipped
                 .push(format!("{} ({}): no throughput", ea.test, place(ea)));
             continue;
         };
-        let p = p_value(&per_second(ea), &per_second(eb));
+        // Repeated runs are independent samples of the whole run: the test uses them (their
+        // medians are the figures); a single run's per-second throughputs otherwise.
+        let p = if all_a.len() > 1 && all_b.len() > 1 {
+            p_value_independent(&all_a, &all_b)
+        } else {
+            p_value(&per_second(ea), &per_second(eb))
+        };
         // Where both ran: what the columns did not choose, and the client count.
         let mut at = Vec::new();
         if by_target {
@@ -216,12 +254,7 @@ pub fn skipped_text(skipped: &[String]) -> String {
     if skipped.is_empty() {
         return String::new();
     }
-    let mut out = format!(
-        "
-not compared ({}):
-",
-        skipped.len()
-    );
+    let mut out = format!("\nnot compared ({}):\n", skipped.len());
     for s in skipped {
         let _ = writeln!(out, "  {s}");
     }
@@ -240,7 +273,7 @@ pub fn text(rows: &[Row], a_name: &str, b_name: &str) -> String {
     let _ = writeln!(out, "A = {a_name}\nB = {b_name}");
     let _ = writeln!(
         out,
-        "change = B / A - 1; significant: p < {ALPHA} / {} (Welch t-test on per-second throughput, autocorrelation-adjusted)\n",
+        "change = B / A - 1; significant: p < {ALPHA} / {} (Welch t-test on per-second throughput, autocorrelation-adjusted; on the runs' throughputs, medians shown, where both sides repeated)\n",
         rows.iter().filter(|r| r.p_value.is_some()).count().max(1)
     );
     let tw = rows

@@ -5,7 +5,7 @@
 use std::fmt::Write as _;
 
 use super::model::{Dataset, Entry, Group};
-use super::render::{cell_text, verdict};
+use super::render::{cell_text, cell_verdict};
 use super::scaling;
 use super::tables::{self, Cell, Table};
 
@@ -278,10 +278,12 @@ fn ratio_chart(t: &Table, base: usize) -> String {
             esc(&r.label)
         );
         for (k, &c) in compared.iter().enumerate() {
-            let Some(Cell::Ratio(v)) = r.cells.get(c) else {
-                continue;
+            let (v, cell) = match r.cells.get(c) {
+                Some(cell @ Cell::Ratio(v)) => (v, cell),
+                Some(cell @ Cell::RatioSpread(e)) => (&e.value, cell),
+                _ => continue,
             };
-            let fill = match verdict(t.better, *v) {
+            let fill = match cell_verdict(t.better, cell) {
                 -1 => "#d62728",
                 1 => "#2ca02c",
                 _ => "#9e9e9e",
@@ -344,12 +346,9 @@ fn html_table(t: &Table) -> String {
         let cls = if r.summary { r#" class="summary""# } else { "" };
         let _ = write!(s, "<tr{cls}><td>{}</td>", esc(&r.label));
         for c in &r.cells {
-            let class = match c {
-                Cell::Ratio(v) => match verdict(t.better, *v) {
-                    -1 => " class=\"worse\"",
-                    1 => " class=\"better\"",
-                    _ => "",
-                },
+            let class = match cell_verdict(t.better, c) {
+                -1 => " class=\"worse\"",
+                1 => " class=\"better\"",
                 _ => "",
             };
             let _ = write!(s, "<td{class}>{}</td>", esc(&cell_text(c)));

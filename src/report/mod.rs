@@ -9,6 +9,7 @@ pub mod model;
 pub mod queue;
 pub mod render;
 pub mod scaling;
+pub mod stats;
 pub mod tables;
 mod tpcc;
 

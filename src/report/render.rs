@@ -59,12 +59,40 @@ pub fn verdict(better: Option<Better>, v: f64) -> i8 {
     }
 }
 
+/// A cell's verdict (+1 better, -1 worse, 0 neither) by the table's direction: a single
+/// ratio beyond 0.95..1.05, a ratio of repeated runs whose interval leaves out 1.
+pub fn cell_verdict(better: Option<Better>, c: &Cell) -> i8 {
+    match c {
+        Cell::Ratio(v) => verdict(better, *v),
+        Cell::RatioSpread(e) if e.excludes_one() => {
+            let up = if e.lo > 1.0 { 1 } else { -1 };
+            match better {
+                Some(Better::Higher) => up,
+                Some(Better::Lower) => -up,
+                None => 0,
+            }
+        }
+        _ => 0,
+    }
+}
+
+/// Whether a cell is a ratio that stands out (whichever way).
+fn stands_out(c: &Cell) -> bool {
+    match c {
+        Cell::Ratio(v) => outlier(*v) != 0,
+        Cell::RatioSpread(e) => e.excludes_one(),
+        _ => false,
+    }
+}
+
 pub fn cell_text(c: &Cell) -> String {
     match c {
         Cell::Num(v) => num(*v),
         Cell::Ratio(v) => ratio(*v),
         Cell::Text(t) => t.clone(),
         Cell::Missing => "-".into(),
+        Cell::Spread(e) => format!("{} [{}, {}]", num(e.value), num(e.lo), num(e.hi)),
+        Cell::RatioSpread(e) => format!("{} [{}, {}]", ratio(e.value), ratio(e.lo), ratio(e.hi)),
     }
 }
 
@@ -111,12 +139,9 @@ pub fn text(tables: &[Table], color: bool) -> String {
             let _ = write!(out, "{:<label_w$}", r.label);
             for (c, w) in r.cells.iter().zip(&widths) {
                 let s = cell_text(c);
-                let paint = match c {
-                    Cell::Ratio(v) if color => match verdict(t.better, *v) {
-                        -1 => Some("\x1b[31m"),
-                        1 => Some("\x1b[32m"),
-                        _ => None,
-                    },
+                let paint = match cell_verdict(t.better, c) {
+                    -1 if color => Some("\x1b[31m"),
+                    1 if color => Some("\x1b[32m"),
                     _ => None,
                 };
                 match paint {
@@ -172,13 +197,10 @@ pub fn markdown(tables: &[Table]) -> String {
             let _ = write!(out, "| {label} |");
             for c in &r.cells {
                 let s = esc(&cell_text(c));
-                match c {
-                    Cell::Ratio(v) if outlier(*v) != 0 => {
-                        let _ = write!(out, " **{s}** |");
-                    }
-                    _ => {
-                        let _ = write!(out, " {s} |");
-                    }
+                if stands_out(c) {
+                    let _ = write!(out, " **{s}** |");
+                } else {
+                    let _ = write!(out, " {s} |");
                 }
             }
             out.push('\n');
@@ -201,20 +223,28 @@ fn csv_field(s: &str) -> String {
 
 /// One line per value: table, title, group, test, column, value.
 pub fn csv(tables: &[Table]) -> String {
-    let mut out = String::from("table,title,group,test,column,value\n");
+    let mut out = String::from("table,title,group,test,column,value,lo,hi\n");
+    let number = |v: f64| {
+        if v.is_finite() {
+            v.to_string()
+        } else {
+            "inf".into()
+        }
+    };
     for t in tables {
         for r in &t.rows {
             for (c, cell) in t.columns.iter().zip(&r.cells) {
-                let value = match cell {
-                    Cell::Num(v) => v.to_string(),
-                    Cell::Ratio(v) if v.is_finite() => v.to_string(),
-                    Cell::Ratio(_) => "inf".into(),
-                    Cell::Text(s) => s.clone(),
-                    Cell::Missing => String::new(),
+                let (value, lo, hi) = match cell {
+                    Cell::Num(v) | Cell::Ratio(v) => (number(*v), String::new(), String::new()),
+                    Cell::Text(s) => (s.clone(), String::new(), String::new()),
+                    Cell::Missing => (String::new(), String::new(), String::new()),
+                    Cell::Spread(e) | Cell::RatioSpread(e) => {
+                        (number(e.value), number(e.lo), number(e.hi))
+                    }
                 };
                 let _ = writeln!(
                     out,
-                    "{},{},{},{},{},{}",
+                    "{},{},{},{},{},{},{lo},{hi}",
                     csv_field(&t.id),
                     csv_field(&t.title),
                     r.group.map_or("", |g| g.title()),

@@ -16,6 +16,10 @@ pub enum Cell {
     Ratio(#[serde(serialize_with = "ratio_json")] f64),
     Text(String),
     Missing,
+    /// The median of repeated runs with its interval.
+    Spread(super::stats::Estimate),
+    /// A ratio of repeated runs with its interval: a difference only when it leaves out 1.
+    RatioSpread(super::stats::Estimate),
 }
 
 fn ratio_json<S: serde::Serializer>(v: &f64, s: S) -> Result<S::Ok, S::Error> {
@@ -90,6 +94,7 @@ pub fn choose_time_units(t: &mut Table) {
             .iter()
             .filter_map(|r| match r.cells.get(i) {
                 Some(Cell::Num(v)) => Some(*v),
+                Some(Cell::Spread(e)) => Some(e.hi),
                 _ => None,
             })
             .collect();
@@ -102,8 +107,14 @@ pub fn choose_time_units(t: &mut Table) {
             head.replace(" ms ", " us ")
         };
         for r in &mut t.rows {
-            if let Some(Cell::Num(v)) = r.cells.get_mut(i) {
-                *v *= 1000.0;
+            match r.cells.get_mut(i) {
+                Some(Cell::Num(v)) => *v *= 1000.0,
+                Some(Cell::Spread(e)) => {
+                    e.value *= 1000.0;
+                    e.lo *= 1000.0;
+                    e.hi *= 1000.0;
+                }
+                _ => {}
             }
         }
     }
@@ -212,10 +223,18 @@ pub fn tests(ds: &Dataset) -> Vec<(Group, String)> {
     out.into_iter().map(|(g, _, t)| (g, t)).collect()
 }
 
-fn find<'a>(ds: &'a Dataset, test: &str, places: &[Place]) -> Option<&'a Entry> {
+/// A metric of every run of a test in a column: one value, or one per repeat.
+fn samples(
+    ds: &Dataset,
+    test: &str,
+    places: &[Place],
+    metric: &dyn Fn(&Entry) -> Option<f64>,
+) -> Vec<f64> {
     ds.entries
         .iter()
-        .find(|e| e.test == test && places.contains(&e.place))
+        .filter(|e| e.test == test && places.contains(&e.place))
+        .filter_map(metric)
+        .collect()
 }
 
 /// Picks the base column: `--base` by its label, else the first.
@@ -276,6 +295,7 @@ fn metric_tables(
         )],
     };
     let mut group_ratios: Vec<Vec<f64>> = vec![Vec::new(); slice.columns.len()];
+    let mut repeated = false;
     let mut current: Option<Group> = None;
     let tests = tests(ds);
     let flush = |rel: &mut Table, group: Option<Group>, ratios: &mut Vec<Vec<f64>>| {
@@ -302,13 +322,16 @@ fn metric_tables(
             flush(&mut rel, current, &mut group_ratios);
             current = Some(*group);
         }
-        let values: Vec<Option<f64>> = slice
+        let values: Vec<Vec<f64>> = slice
             .columns
             .iter()
-            .map(|(_, places)| find(ds, test, places).and_then(metric))
+            .map(|(_, places)| samples(ds, test, places, metric))
             .collect();
-        if values.iter().all(Option::is_none) {
+        if values.iter().all(Vec::is_empty) {
             continue;
+        }
+        if values.iter().any(|v| v.len() > 1) {
+            repeated = true;
         }
         abs.rows.push(Row {
             group: Some(*group),
@@ -316,20 +339,33 @@ fn metric_tables(
             summary: false,
             cells: values
                 .iter()
-                .map(|v| v.map_or(Cell::Missing, Cell::Num))
+                .map(|v| match v.as_slice() {
+                    [] => Cell::Missing,
+                    [one] => Cell::Num(*one),
+                    many => super::stats::median(many).map_or(Cell::Missing, Cell::Spread),
+                })
                 .collect(),
         });
-        let base_value = values.get(base).copied().flatten();
+        let base_values = values.get(base).cloned().unwrap_or_default();
         let cells = values
             .iter()
             .enumerate()
-            .map(|(i, v)| match (v, base_value) {
-                (Some(v), Some(b)) => {
-                    let r = ratio(*v, b);
+            .map(|(i, v)| {
+                if v.len() <= 1 && base_values.len() <= 1 {
+                    let (Some(v), Some(b)) = (v.first(), base_values.first()) else {
+                        return Cell::Missing;
+                    };
+                    let r = ratio(*v, *b);
                     group_ratios[i].push(r);
-                    Cell::Ratio(r)
+                    return Cell::Ratio(r);
                 }
-                _ => Cell::Missing,
+                match super::stats::ratio(v, &base_values) {
+                    Some(e) => {
+                        group_ratios[i].push(e.value);
+                        Cell::RatioSpread(e)
+                    }
+                    None => Cell::Missing,
+                }
             })
             .collect();
         rel.rows.push(Row {
@@ -340,6 +376,17 @@ fn metric_tables(
         });
     }
     flush(&mut rel, current, &mut group_ratios);
+    if repeated {
+        let note = format!(
+            "repeated runs: the median [and the interval of order statistics that holds the true median with the confidence it reaches, {:.0}% aimed for; the range of 3 runs has 75%]",
+            super::stats::AIM * 100.0
+        );
+        abs.notes.push(note);
+        rel.notes.push(
+            "repeated runs: the Hodges-Lehmann ratio (the median of every value / base of the runs) [and its Mann-Whitney interval; 3 runs against 3 give the range of the ratios, 90%]; a ratio whose interval holds 1.00 is no difference and is not coloured"
+                .into(),
+        );
+    }
     (abs, rel)
 }
 

@@ -400,6 +400,9 @@ pub struct StepRecord {
     pub target: String,
     pub config: String,
     pub clients: u32,
+    /// Which run of its cell this is, when the plan repeats cells (1-based).
+    #[serde(default = "first_repeat")]
+    pub repeat: u32,
     /// 1-based position in the plan.
     pub index: usize,
     pub name: String,
@@ -422,6 +425,10 @@ pub struct StepRecord {
     pub load: Option<LoadReport>,
     pub load_hw: Option<crate::metrics::hw::HwFigures>,
     pub pause: Option<PauseReport>,
+}
+
+fn first_repeat() -> u32 {
+    1
 }
 
 impl StepRecord {

@@ -563,6 +563,7 @@ impl<'a> Runner<'a> {
             target: cell.target.name.clone(),
             config: cell.config.name.clone(),
             clients: cell.clients,
+            repeat: cell.repeat,
             index: i + 1,
             name: step.name.clone(),
             kind: kind.into(),
