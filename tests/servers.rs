@@ -958,7 +958,7 @@ per_server!(
             "{}",
             String::from_utf8_lossy(&output.stderr)
         );
-        // WORKLOADS.md section 4: 40 steps with the load and the two postwrite pauses.
+        // docs/workloads.md section 4: 40 steps with the load and the two postwrite pauses.
         crate::sweep::assert_complete(&dir, 40, true);
         let recs = crate::sweep::records(&dir);
         let step = |n: &str| {

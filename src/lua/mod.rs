@@ -1,4 +1,4 @@
-//! sysbench Lua scripts, unmodified (WORKLOADS.md section 8): finding a script as sysbench
+//! sysbench Lua scripts, unmodified (docs/workloads.md section 8): finding a script as sysbench
 //! does, parsing its options as sysbench does, and running its commands in embedded LuaJIT
 //! states over dbsweep's own targets. `api` builds the `sysbench` table of a state; `workload`
 //! runs a script's `event` as a dbsweep workload, one state per client thread.

@@ -1,5 +1,5 @@
 //! The hardware sampler: reads /proc once a second during a step and turns the deltas into
-//! per-operation figures (WORKLOADS.md section 5): CPU microseconds per operation for the
+//! per-operation figures (docs/workloads.md section 5): CPU microseconds per operation for the
 //! client, the server's processes and the machine, cpu/o, cs/o, r/o, rKB/o, wKB/o for the
 //! device that holds the data, and the server's RSS; and, per step, CPU busy split into user,
 //! system and iowait (machine, client, server), the server's context switches, and the bytes

@@ -1192,7 +1192,7 @@ mod tests {
             assert_eq!(s.file.name, name);
         }
         let small = Sweep::load("small", &Overrides::default()).unwrap();
-        // WORKLOADS.md section 4: the suite starts with the load and ends with insert.
+        // docs/workloads.md section 4: the suite starts with the load and ends with insert.
         assert_eq!(small.steps.first().unwrap().name, "load");
         assert_eq!(small.steps.last().unwrap().name, "insert");
         let pauses = small

@@ -8,7 +8,7 @@ use crate::error::Error;
 use crate::metrics::hw::HwFigures;
 use crate::results::{Results, StepRecord};
 
-/// The four groups of WORKLOADS.md section 5, in report order, after the load.
+/// The four groups of docs/workloads.md section 5, in report order, after the load.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Group {

@@ -1,4 +1,4 @@
-//! Bounds of a closed queueing network (WORKLOADS.md section 6), from measured service demands.
+//! Bounds of a closed queueing network (docs/workloads.md section 6), from measured service demands.
 //!
 //! Each device i has a service demand D_i (seconds of its service per transaction: its
 //! utilisation, in busy servers, divided by the throughput) and a capacity c_i (servers: the CPU

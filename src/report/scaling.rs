@@ -1,5 +1,5 @@
 //! Scaling against client counts, with the bounds of a closed queueing network whose demands
-//! are measured (WORKLOADS.md section 6): the tables, and the model each chart draws.
+//! are measured (docs/workloads.md section 6): the tables, and the model each chart draws.
 
 use std::collections::BTreeSet;
 
@@ -43,7 +43,7 @@ pub fn tables(ds: &Dataset) -> Vec<Table> {
                 .to_vec(),
             rows: Vec::new(),
             notes: vec![
-                "bounds of a closed system (WORKLOADS.md section 6), Z = 0, from the least demand per transaction of each device over the client counts measured (the queueing table says which run); a bound is a bound: a measurement beyond it is flagged in the model column as an error of the model, not of the server".into(),
+                "bounds of a closed system (docs/workloads.md section 6), Z = 0, from the least demand per transaction of each device over the client counts measured (the queueing table says which run); a bound is a bound: a measurement beyond it is flagged in the model column as an error of the model, not of the server".into(),
             ],
         };
         let mut model_table = Table {

@@ -68,7 +68,7 @@ pub struct Table {
     pub notes: Vec<String>,
 }
 
-/// WORKLOADS.md section 5: value / base; 1 when both are 0; inf when only the base is 0.
+/// docs/workloads.md section 5: value / base; 1 when both are 0; inf when only the base is 0.
 pub fn ratio(value: f64, base: f64) -> f64 {
     if base == 0.0 {
         if value == 0.0 { 1.0 } else { f64::INFINITY }

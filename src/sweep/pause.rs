@@ -1,4 +1,4 @@
-//! The postwrite pause (WORKLOADS.md section 4): let write-back and compaction catch up so the
+//! The postwrite pause (docs/workloads.md section 4): let write-back and compaction catch up so the
 //! next phase starts from a comparable state, then sleep out the rest of the pause.
 //!
 //! PostgreSQL: VACUUM (ANALYZE) every table, then CHECKPOINT. InnoDB: the dirty-page limits at

@@ -1,4 +1,4 @@
-//! The extended microbenchmarks of the small-server suite (WORKLOADS.md section 3): IN-list
+//! The extended microbenchmarks of the small-server suite (docs/workloads.md section 3): IN-list
 //! point lookups (random or hot, covered or not, by id or by k), covered and uncovered ranges,
 //! full scans, IN-list updates, range counts, and the one-hot-row and zipfian updates. All run
 //! in autocommit.

@@ -1,4 +1,4 @@
-//! The twelve consistency conditions (WORKLOADS.md section 7; TPC-C clause 3.3.2), each a query
+//! The twelve consistency conditions (docs/workloads.md section 7; TPC-C clause 3.3.2), each a query
 //! that returns the first offending row, or none. Money is compared to the cent (SQLite keeps
 //! NUMERIC sums as doubles).
 

@@ -1,4 +1,4 @@
-//! TPC-C (WORKLOADS.md section 7): the nine tables, the loader, and the twelve consistency
+//! TPC-C (docs/workloads.md section 7): the nine tables, the loader, and the twelve consistency
 //! checks. `dbsweep tpcc prepare | check | cleanup`.
 
 pub mod check;
