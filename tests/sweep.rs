@@ -696,14 +696,28 @@ fn repeats_give_medians_and_intervals_and_no_difference_against_itself() {
     let s = Scratch::new();
     let plan = write_plan(
         &s,
-        "name = \"rep\"\nclients = [1]\ntable_size = 1000\nread_time = 0.5\n\n\
+        "name = \"rep\"\nclients = [1]\ntable_size = 1000\nread_time = 0.5\nrepeat = 3\n\n\
          [configs.a]\n[configs.b]\nsettings = { cache_size = \"-200\" }\n\n\
          [[steps]]\nload = true\n\n\
          [[steps]]\nname = \"point\"\nworkload = \"oltp_point_select\"\nclass = \"read\"\n",
     );
+    // --repeat overrides the plan's: the schedule has 2 configurations x 2 runs.
+    let dry = dbsweep()
+        .args([
+            "sweep",
+            plan.to_str().unwrap(),
+            "--repeat",
+            "2",
+            "--dry-run",
+        ])
+        .assert()
+        .success();
+    let schedule = String::from_utf8_lossy(&dry.get_output().stdout).to_string();
+    assert!(schedule.contains("= 4 cell(s)"), "{schedule}");
+    assert!(schedule.contains("sqlite.b.c1.r2:"), "{schedule}");
     let dir = s.path("rep");
     dbsweep()
-        .args(["sweep", plan.to_str().unwrap(), "--repeat", "3", "--output"])
+        .args(["sweep", plan.to_str().unwrap(), "--output"])
         .arg(&dir)
         .assert()
         .success();

@@ -95,13 +95,25 @@ pub fn script_command(args: &[String]) -> Option<(String, String, Vec<String>)> 
         }
         Some(c @ ("run" | "prepare" | "cleanup" | "help")) => {
             let rest = args.get(2..).unwrap_or_default();
-            // The script is the first bare word that names one, wherever options put it;
+            // The script comes first, or after options: the first bare word that names one,
+            // a word after `--name` being that option's value unless it is a `.lua` file;
             // `help NAME` is a script's help even where a built-in workload has that name.
             let wanted = |w: &str| is_script(w) || (c == "help" && find_script(w).is_some());
-            let i = (0..rest.len()).find(|&i| {
-                let w = &rest[i];
-                !w.starts_with('-') && wanted(w)
-            })?;
+            let i = if rest.first().is_some_and(|w| !w.starts_with('-')) {
+                0
+            } else {
+                (0..rest.len()).find(|&i| {
+                    let w = &rest[i];
+                    let value = i > 0
+                        && rest[i - 1].starts_with("--")
+                        && !rest[i - 1].contains('=')
+                        && !w.ends_with(".lua");
+                    !w.starts_with('-') && !value
+                })?
+            };
+            if !wanted(&rest[i]) {
+                return None;
+            }
             // A built-in workload named before it is the command's subject, not a script.
             let builtin_first = rest[..i]
                 .iter()
@@ -144,5 +156,10 @@ mod tests {
             ("run", "x.lua", args("--threads=2 --time=1"))
         );
         assert!(script_command(&args("dbsweep run oltp_point_select --threads=2")).is_none());
+        // A URL after --target is the option's value, not a script.
+        assert!(script_command(&args("dbsweep run oltp_nope --target sqlite:///x.db")).is_none());
+        assert!(script_command(&args("dbsweep run --target sqlite:///x.db oltp_nope")).is_none());
+        let (_, s, _) = script_command(&args("dbsweep run --target sqlite:///x.db y.lua")).unwrap();
+        assert_eq!(s, "y.lua");
     }
 }

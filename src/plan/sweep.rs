@@ -495,11 +495,16 @@ impl Sweep {
         };
         let _ = writeln!(
             out,
-            "plan {}: {} target(s) x {} configuration(s) x {} client count(s) = {} cell(s) of {} step(s){tables}",
+            "plan {}: {} target(s) x {} configuration(s) x {} client count(s){} = {} cell(s) of {} step(s){tables}",
             self.file.name,
             self.targets.len(),
             self.configs.len(),
             self.file.clients.len(),
+            if self.file.repeat > 1 {
+                format!(" x {} runs (interleaved)", self.file.repeat)
+            } else {
+                String::new()
+            },
             cells.len(),
             self.steps.len(),
         );
