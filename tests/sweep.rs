@@ -796,6 +796,11 @@ fn repeats_give_medians_and_intervals_and_no_difference_against_itself() {
         .split("<tr")
         .find(|r| r.contains("<td>point</td>") && r.contains("1.00 ["))
         .unwrap_or_else(|| panic!("no relative row with an interval"));
+    // Each run's per-second series is told apart by its run.
+    assert!(
+        html.contains("a c1 r2") && html.contains("b c1 r3"),
+        "series labels"
+    );
     let base_cell = row.split("<td").nth(2).unwrap();
     assert!(
         !base_cell.contains("better") && !base_cell.contains("worse"),

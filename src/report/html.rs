@@ -417,15 +417,20 @@ fn scaling_charts(ds: &Dataset) -> Vec<String> {
             } else {
                 "tps".into()
             };
-            let points: Vec<(f64, f64)> = runs
-                .iter()
-                .map(|e| {
-                    (
-                        f64::from(e.place.clients),
-                        e.results.as_ref().map_or(0.0, |r| r.tps),
-                    )
-                })
-                .collect();
+            // One point per client count: the median of its repeated runs.
+            let mut points: Vec<(f64, f64)> = Vec::new();
+            for e in &runs {
+                let x = f64::from(e.place.clients);
+                if points.iter().any(|(px, _)| *px == x) {
+                    continue;
+                }
+                let tps: Vec<f64> = runs
+                    .iter()
+                    .filter(|o| o.place.clients == e.place.clients)
+                    .filter_map(|o| o.results.as_ref().map(|r| r.tps))
+                    .collect();
+                points.push((x, tables::median(&tps).unwrap_or(0.0)));
+            }
             let color = Some(ci);
             let Some(b) = scaling::bound_of(&runs) else {
                 series.push(Series {
@@ -502,7 +507,7 @@ pub fn page(ds: &Dataset, tables: &[Table], base: Option<&str>, title: &str) -> 
     );
     let label = |e: &Entry| {
         format!(
-            "{}{}{} c{}",
+            "{}{}{} c{}{}",
             if ds.entries.iter().any(|x| x.place.source != e.place.source) {
                 format!("{}/", e.place.source)
             } else {
@@ -514,7 +519,12 @@ pub fn page(ds: &Dataset, tables: &[Table], base: Option<&str>, title: &str) -> 
                 String::new()
             },
             e.place.config,
-            e.place.clients
+            e.place.clients,
+            if ds.entries.iter().any(|x| x.repeat > 1) {
+                format!(" r{}", e.repeat)
+            } else {
+                String::new()
+            }
         )
     };
     let runs: Vec<String> = tables::tests(ds)

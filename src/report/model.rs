@@ -70,6 +70,8 @@ pub struct Entry {
     /// A load's rows/s and hardware figures (per row).
     pub load_rows_per_s: Option<f64>,
     pub load_hw: Option<HwFigures>,
+    /// Which run of a repeated cell (1 for a cell run once).
+    pub repeat: u32,
 }
 
 impl Entry {
@@ -192,6 +194,7 @@ impl Dataset {
                     results: Some(r),
                     load_rows_per_s: None,
                     load_hw: None,
+                    repeat: 1,
                 });
             } else {
                 return Err(Error::Usage(format!(
@@ -265,5 +268,6 @@ fn push_record(rec: StepRecord, source: &str, out: &mut Vec<Entry>) {
         load_rows_per_s: rec.load.as_ref().map(|l| l.rows_per_s),
         load_hw: rec.load_hw.clone(),
         results: rec.results,
+        repeat: rec.repeat,
     });
 }
