@@ -246,6 +246,10 @@ pub struct DbArgs {
     /// per query for the client and the server)
     #[arg(long)]
     pub server_socket: bool,
+    /// Start the managed server with TLS on (a certificate made for the run, TLS required of
+    /// every TCP connection) and connect with verify-ca
+    #[arg(long)]
+    pub server_tls: bool,
 }
 
 /// prepare, run and cleanup: a workload and every option. All three accept the same set, as

@@ -447,6 +447,7 @@ pub(crate) fn measure(
         .version(conn.as_mut())
         .map_err(|e| Error::db(&url, e))?;
     let settings = conn.server_settings().map_err(|e| Error::db(&url, e))?;
+    let tls = conn.tls();
     drop(conn);
     say(&format!(
         "dbsweep {}: {} on {url} ({} {version}), {} thread(s), seed {}",
@@ -474,6 +475,7 @@ pub(crate) fn measure(
         url: url.clone(),
         version,
         settings,
+        tls,
     };
     let mut results = build_results(plan, info, started_at, prepared, outcome);
     results.hw = hw;

@@ -78,14 +78,19 @@ pub fn server_spec(a: &DbArgs) -> Result<Option<ServerSpec>, Error> {
         datadir: a.server_datadir.clone(),
         keep: a.keep,
         socket: a.server_socket,
+        tls: a.server_tls,
         ..ServerSpec::new(kind)
     });
     if spec.is_none()
-        && (!a.server_set.is_empty() || a.server_datadir.is_some() || a.keep || a.server_socket)
+        && (!a.server_set.is_empty()
+            || a.server_datadir.is_some()
+            || a.keep
+            || a.server_socket
+            || a.server_tls)
     {
         return Err(bad(
             "server-set",
-            "--server-set, --server-datadir, --server-socket and --keep need --server postgres|mariadb|mysql",
+            "--server-set, --server-datadir, --server-socket, --server-tls and --keep need --server postgres|mariadb|mysql",
         ));
     }
     Ok(spec)

@@ -91,6 +91,10 @@ pub struct TargetInfo {
     /// The server's non-default settings (PostgreSQL), global variables (MySQL), or PRAGMAs
     /// (SQLite).
     pub settings: BTreeMap<String, String>,
+    /// The negotiated TLS protocol and cipher suite (`TLSv1_3 TLS13_AES_256_GCM_SHA384`);
+    /// None on plain connections.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tls: Option<String>,
 }
 
 /// The managed server a run started, if any.

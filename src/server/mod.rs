@@ -2,6 +2,7 @@
 //! binaries, in a fresh data directory, on a free loopback port, with the settings a plan asks
 //! for; stopped and removed on every exit path unless `--keep`.
 
+mod certs;
 pub mod cgroup;
 pub mod effective;
 mod mariadb;
@@ -41,6 +42,9 @@ pub struct ServerSpec {
     pub socket: bool,
     /// Where a fresh data directory is made when `datadir` is not given (default TMPDIR).
     pub datadir_in: Option<PathBuf>,
+    /// TLS on, with a certificate made for the run, and required of every TCP connection;
+    /// dbsweep connects with `verify-ca` against the run's CA.
+    pub tls: bool,
 }
 
 impl ServerSpec {
@@ -54,6 +58,7 @@ impl ServerSpec {
             keep: false,
             socket: false,
             datadir_in: None,
+            tls: false,
         }
     }
 }
@@ -111,6 +116,7 @@ pub struct ManagedServer {
     runs_as: Option<(u32, u32)>,
     /// Where the log was when the server was last spawned.
     log_from: u64,
+    tls: bool,
     /// Each requested setting as the server has it, read back after start.
     pub effective: BTreeMap<String, effective::Effective>,
     /// What differs: settings not applied as requested, and the log's warnings about them.
@@ -172,6 +178,7 @@ impl ManagedServer {
             settings: spec.settings.clone(),
             runs_as: None,
             log_from: 0,
+            tls: spec.tls,
             effective: BTreeMap::new(),
             setting_warnings: Vec::new(),
         };
@@ -182,6 +189,11 @@ impl ManagedServer {
                  --server-datadir (datadir_in in a plan's target), or TMPDIR for temporary ones",
                 server.dir.display()
             );
+        }
+        if spec.tls && spec.socket {
+            return Err(Error::Usage(
+                "a managed server's TLS is over TCP: tls and socket do not go together".into(),
+            ));
         }
         // On failure `server` is dropped here, which removes what it created.
         match spec.kind {

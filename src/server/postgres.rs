@@ -97,6 +97,28 @@ pub(super) fn launch(s: &mut ManagedServer) -> Result<(), Error> {
         s.port,
         quote(&s.dir.to_string_lossy())
     );
+    let tls = if s.tls {
+        let files = super::certs::write(&s.dir)?;
+        for f in [&files.ca, &files.cert, &files.key] {
+            chown_tree(f, s.runs_as)?;
+        }
+        conf.push_str(&format!(
+            "ssl = on\nssl_cert_file = {}\nssl_key_file = {}\n",
+            quote(&files.cert.to_string_lossy()),
+            quote(&files.key.to_string_lossy())
+        ));
+        // Every TCP connection must use TLS (a plain one is refused by pg_hba.conf).
+        let hba = data.join("pg_hba.conf");
+        fs::write(
+            &hba,
+            "local all all trust\nhostssl all all 127.0.0.1/32 trust\nhostssl all all ::1/128 trust\n",
+        )
+        .map_err(|e| Error::Run(format!("{}: {e}", hba.display())))?;
+        chown_tree(&hba, s.runs_as)?;
+        Some(files.ca)
+    } else {
+        None
+    };
     for (name, value) in &s.settings {
         conf.push_str(&format!("{name} = {}\n", quote(value)));
     }
@@ -107,8 +129,10 @@ pub(super) fn launch(s: &mut ManagedServer) -> Result<(), Error> {
         &bin.join("postgres"),
         &["-D".into(), data.to_string_lossy().into_owned()],
     )?;
+    // The admin connection goes over the Unix socket: it needs no TLS.
     let admin = format!(
-        "host=127.0.0.1 port={} user={USER} dbname=postgres connect_timeout=5",
+        "host={} port={} user={USER} dbname=postgres connect_timeout=5",
+        s.dir.display(),
         s.port
     );
     s.wait_ready(|_| {
@@ -149,6 +173,12 @@ pub(super) fn launch(s: &mut ManagedServer) -> Result<(), Error> {
         // The socket directory as host; the port names the socket file in it.
         let dir = super::url_component(&s.dir);
         format!("postgres://{USER}@{dir}:{}/{DATABASE}", s.port)
+    } else if let Some(ca) = tls {
+        format!(
+            "postgres://{USER}@127.0.0.1:{}/{DATABASE}?sslmode=verify-ca&sslrootcert={}",
+            s.port,
+            super::url_component(&ca)
+        )
     } else {
         format!("postgres://{USER}@127.0.0.1:{}/{DATABASE}", s.port)
     };

@@ -13,6 +13,7 @@ pub mod postgres;
 mod server_conn;
 pub mod socket;
 pub mod sqlite;
+pub mod tls;
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -262,6 +263,10 @@ pub trait Conn: Send {
         columns: &[&str],
         next_row: &mut dyn FnMut(&mut Vec<RowValue>) -> bool,
     ) -> Result<u64, DbError>;
+    /// The negotiated TLS protocol and cipher of this connection; None when it is plain.
+    fn tls(&self) -> Option<String> {
+        None
+    }
     /// The server's settings worth saving with results (non-default ones where the server
     /// tells them apart).
     fn server_settings(&mut self) -> Result<BTreeMap<String, String>, DbError> {

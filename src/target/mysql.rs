@@ -107,6 +107,10 @@ impl Protocol for My {
     const BACKSLASH_ESCAPES: bool = true;
     const SETTINGS_SQL: &'static str = "SELECT CONCAT(VARIABLE_NAME, '=', VARIABLE_VALUE) FROM information_schema.GLOBAL_VARIABLES";
 
+    fn tls(&self) -> Option<String> {
+        self.wire.tls_info()
+    }
+
     fn prepare(&mut self, _n: usize, sql: &str) -> Result<Prepared, DbError> {
         self.wire.prepare(sql).map_err(classify)
     }

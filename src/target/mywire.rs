@@ -323,6 +323,11 @@ fn scramble_password(plugin: &str, password: &[u8], scramble: &[u8]) -> Result<V
 }
 
 impl Wire {
+    /// The negotiated TLS protocol and cipher; None on a plain connection.
+    pub fn tls_info(&self) -> Option<String> {
+        self.sock.tls_info()
+    }
+
     pub fn connect(e: &Endpoint) -> Result<Wire, WireError> {
         let sock = match &e.socket {
             Some(path) => Socket::unix(std::path::Path::new(path))?,

@@ -14,6 +14,7 @@ use postgres_protocol::authentication::md5_hash;
 use postgres_protocol::authentication::sasl::{ChannelBinding, SCRAM_SHA_256, ScramSha256};
 
 use super::socket::{MAX_MESSAGE, Socket};
+use super::tls::{Mode, Tls};
 use super::{Outcome, Param};
 
 /// An error from the server (with its SQLSTATE) or from the connection.
@@ -119,15 +120,47 @@ fn server_error(body: &[u8]) -> WireError {
     WireError::Server { code, message }
 }
 
+/// Asks the server for TLS (SSLRequest) and starts it when the server agrees; `prefer` goes on
+/// in plain text when it does not, the other modes fail saying so.
+fn negotiate_tls(sock: &mut Socket, tls: &Tls, host: &str) -> Result<(), WireError> {
+    let mut request = Vec::with_capacity(8);
+    request.extend_from_slice(&8i32.to_be_bytes());
+    request.extend_from_slice(&80_877_103i32.to_be_bytes());
+    sock.write_all(&request)?;
+    sock.fill(1)?;
+    let answer = sock.unread()[0];
+    sock.consume(1);
+    match answer {
+        b'S' => Ok(sock.start_tls(tls, host)?),
+        b'N' if tls.mode == Mode::Prefer => Ok(()),
+        b'N' => Err(WireError::Protocol(format!(
+            "sslmode={}: the server does not accept TLS connections (ssl = off); turn ssl on, or use sslmode=prefer or disable",
+            tls.mode.name()
+        ))),
+        other => Err(WireError::Protocol(format!(
+            "the server answered the TLS request with '{}' (neither S nor N)",
+            other.escape_ascii()
+        ))),
+    }
+}
+
 impl Wire {
+    /// The negotiated TLS protocol and cipher; None on a plain connection.
+    pub fn tls_info(&self) -> Option<String> {
+        self.sock.tls_info()
+    }
+
     /// Connects and authenticates with the settings of a `postgres://` URL.
-    pub fn connect(cfg: &postgres::Config) -> Result<Wire, WireError> {
+    pub fn connect(cfg: &postgres::Config, tls: Option<&Tls>) -> Result<Wire, WireError> {
         let port = cfg.get_ports().first().copied().unwrap_or(5432);
-        let sock = match cfg.get_hosts().first() {
-            Some(Host::Unix(dir)) => Socket::unix(&dir.join(format!(".s.PGSQL.{port}")))?,
-            Some(Host::Tcp(host)) => Socket::tcp(host, port)?,
-            None => Socket::tcp("localhost", port)?,
+        let (mut sock, host) = match cfg.get_hosts().first() {
+            Some(Host::Unix(dir)) => (Socket::unix(&dir.join(format!(".s.PGSQL.{port}")))?, None),
+            Some(Host::Tcp(host)) => (Socket::tcp(host, port)?, Some(host.as_str())),
+            None => (Socket::tcp("localhost", port)?, Some("localhost")),
         };
+        if let (Some(tls), Some(host)) = (tls, host) {
+            negotiate_tls(&mut sock, tls, host)?;
+        }
         Wire::start(sock, cfg)
     }
 

@@ -20,6 +20,7 @@ pub struct PostgresTarget {
     config: Config,
     text: bool,
     pipeline: bool,
+    tls: Option<super::tls::Tls>,
 }
 
 impl PostgresTarget {
@@ -32,11 +33,33 @@ impl PostgresTarget {
                 ("user", None),
                 ("password", None),
                 ("dbname", None),
-                ("sslmode", Some(&["disable"])),
+                (
+                    "sslmode",
+                    Some(&["disable", "prefer", "require", "verify-ca", "verify-full"]),
+                ),
+                ("sslrootcert", None),
+                ("sslcert", None),
+                ("sslkey", None),
             ],
         )?;
-        let mut config = Config::from_str(url)
-            .map_err(|e| Error::Usage(format!("--target {}: {e}", redact_url(url))))?;
+        let bad = |e: String| Error::Usage(format!("--target {}: {e}", redact_url(url)));
+        let (plain, params) =
+            super::tls::take_params(url, &["sslmode", "sslrootcert", "sslcert", "sslkey"]);
+        let opts = super::tls::options_of(&params, "sslmode", ["sslrootcert", "sslcert", "sslkey"])
+            .map_err(bad)?;
+        let tls = super::tls::Tls::new(&opts).map_err(bad)?;
+        let mut config = Config::from_str(&plain).map_err(|e| bad(e.to_string()))?;
+        if tls.is_some()
+            && matches!(
+                config.get_hosts().first(),
+                Some(postgres::config::Host::Unix(_))
+            )
+        {
+            return Err(bad(format!(
+                "sslmode={}: a Unix socket has no TLS; connect over TCP, or leave sslmode out",
+                opts.mode.name()
+            )));
+        }
         let given = config.get_password().map(<[u8]>::to_vec);
         if let Some(p) = super::password_from_env(url, given.as_deref(), "PGPASSWORD")? {
             config.password(p);
@@ -46,6 +69,7 @@ impl PostgresTarget {
             config,
             text,
             pipeline,
+            tls,
         })
     }
 }
@@ -64,7 +88,7 @@ impl Target for PostgresTarget {
     }
 
     fn connect(&self) -> Result<Box<dyn Conn>, DbError> {
-        let wire = Wire::connect(&self.config).map_err(classify)?;
+        let wire = Wire::connect(&self.config, self.tls.as_ref()).map_err(classify)?;
         Ok(Box::new(
             ServerConn::new(Pg { wire }, self.text).pipelined(self.pipeline),
         ))
@@ -111,6 +135,10 @@ impl Protocol for Pg {
     const DIALECT: Dialect = Dialect::Postgres;
     const BACKSLASH_ESCAPES: bool = false;
     const SETTINGS_SQL: &'static str = "SELECT name || '=' || setting FROM pg_settings WHERE source NOT IN ('default', 'override')";
+
+    fn tls(&self) -> Option<String> {
+        self.wire.tls_info()
+    }
 
     fn prepare(&mut self, n: usize, sql: &str) -> Result<Prepared, DbError> {
         let name = format!("s{n}");

@@ -35,6 +35,10 @@ pub trait Protocol: Send {
     fn table_count_sql(name: &str) -> String;
     /// A query returning one `name=value` row per server setting worth saving.
     const SETTINGS_SQL: &'static str;
+    /// The negotiated TLS protocol and cipher; None on a plain connection.
+    fn tls(&self) -> Option<String> {
+        None
+    }
     fn bulk_load(
         &mut self,
         table: &str,
@@ -399,6 +403,10 @@ impl<P: Protocol> Conn for ServerConn<P> {
         next_row: &mut dyn FnMut(&mut Vec<RowValue>) -> bool,
     ) -> Result<u64, DbError> {
         self.proto.bulk_load(table, columns, next_row)
+    }
+
+    fn tls(&self) -> Option<String> {
+        self.proto.tls()
     }
 
     fn server_settings(&mut self) -> Result<BTreeMap<String, String>, DbError> {

@@ -60,6 +60,10 @@ pub fn is_interrupted(e: &io::Error) -> bool {
 enum Stream {
     Tcp(TcpStream),
     Unix(UnixStream),
+    /// TCP under TLS (rustls); boxed, as its state is large and the other two are a descriptor.
+    Tls(Box<rustls::StreamOwned<rustls::ClientConnection, TcpStream>>),
+    /// Between taking the TCP stream and wrapping it in TLS.
+    Moved,
 }
 
 pub struct Socket {
@@ -129,6 +133,58 @@ impl Socket {
         }
     }
 
+    /// Wraps the connected TCP stream in TLS and completes the handshake within the connect
+    /// deadline (an error says what about the certificate failed). Nothing may be buffered
+    /// unread: TLS begins where the plain answer to the TLS request ended.
+    pub fn start_tls(&mut self, tls: &super::tls::Tls, host: &str) -> io::Result<()> {
+        if self.end != self.pos {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                "the server sent more than its answer to the TLS request",
+            ));
+        }
+        let name = super::tls::server_name(host).map_err(io::Error::other)?;
+        let tcp = match std::mem::replace(&mut self.stream, Stream::Moved) {
+            Stream::Tcp(s) => s,
+            other => {
+                self.stream = other;
+                return Err(io::Error::other(
+                    "TLS needs a TCP connection (a Unix socket has none)",
+                ));
+            }
+        };
+        let conn = rustls::ClientConnection::new(tls.config.clone(), name)
+            .map_err(|e| io::Error::other(super::tls::describe(&e, tls.mode)))?;
+        let mut stream = rustls::StreamOwned::new(conn, tcp);
+        while stream.conn.is_handshaking() {
+            match stream.conn.complete_io(&mut stream.sock) {
+                Ok(_) => {}
+                Err(e) if is_tick(&e) => self.still_waiting()?,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    let rustls_error = e
+                        .get_ref()
+                        .and_then(|i| i.downcast_ref::<rustls::Error>())
+                        .map(|r| super::tls::describe(r, tls.mode));
+                    return Err(match rustls_error {
+                        Some(text) => io::Error::new(io::ErrorKind::InvalidData, text),
+                        None => e,
+                    });
+                }
+            }
+        }
+        self.stream = Stream::Tls(Box::new(stream));
+        Ok(())
+    }
+
+    /// The negotiated TLS protocol and cipher suite; None on a plain connection.
+    pub fn tls_info(&self) -> Option<String> {
+        match &self.stream {
+            Stream::Tls(s) => super::tls::negotiated(&s.conn),
+            _ => None,
+        }
+    }
+
     /// The handshake is over: from now on each statement's wait is bounded by
     /// `--query-timeout` alone (none by default: a benchmark's statements may take long).
     pub fn handshake_done(&mut self) {
@@ -146,6 +202,8 @@ impl Socket {
             let r = match &mut self.stream {
                 Stream::Tcp(s) => s.write(bytes),
                 Stream::Unix(s) => s.write(bytes),
+                Stream::Tls(s) => s.write(bytes),
+                Stream::Moved => Err(io::ErrorKind::NotConnected.into()),
             };
             match r {
                 Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
@@ -153,6 +211,32 @@ impl Socket {
                 Err(e) if is_tick(&e) => self.still_waiting()?,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) => return Err(e),
+            }
+        }
+        // TLS takes the bytes into its own buffer: they leave when its records are written.
+        if let Stream::Tls(s) = &mut self.stream {
+            while s.conn.wants_write() {
+                match s.conn.complete_io(&mut s.sock) {
+                    Ok(_) => {}
+                    Err(e) if is_tick(&e) => {
+                        if crate::interrupted() {
+                            return Err(interrupted_error());
+                        }
+                        if let Some(d) = self.deadline
+                            && Instant::now() >= d
+                        {
+                            return Err(io::Error::new(
+                                io::ErrorKind::TimedOut,
+                                format!(
+                                    "the server took no bytes within the bound of {}",
+                                    self.bounding
+                                ),
+                            ));
+                        }
+                    }
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                    Err(e) => return Err(e),
+                }
             }
         }
         Ok(())
@@ -224,6 +308,8 @@ impl Socket {
                     Ok(false) => Err(io::ErrorKind::WouldBlock.into()),
                     Err(e) => Err(e),
                 },
+                Stream::Tls(s) => s.read(&mut self.buf[self.end..]),
+                Stream::Moved => Err(io::ErrorKind::NotConnected.into()),
             };
             match r {
                 Ok(0) => {

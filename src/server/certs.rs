@@ -1,0 +1,51 @@
+//! Certificates for a managed server with TLS on: a CA made for the run and a server
+//! certificate it signs, for `localhost` and 127.0.0.1, written into the server's directory.
+//! Clients verify against the CA (`verify-ca`, and `verify-full` holds too). Made with rcgen:
+//! no openssl binary needed.
+
+use std::fs;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+
+use rcgen::{BasicConstraints, CertificateParams, CertifiedIssuer, DnType, IsCa, KeyPair};
+
+use crate::error::Error;
+
+/// Where a server's TLS files are.
+pub struct Files {
+    pub ca: PathBuf,
+    pub cert: PathBuf,
+    pub key: PathBuf,
+}
+
+/// Writes `ca.pem`, `server.crt` and `server.key` (mode 0600) into `dir`.
+pub fn write(dir: &Path) -> Result<Files, Error> {
+    let bad = |e: rcgen::Error| Error::Run(format!("making the server's TLS certificate: {e}"));
+    let mut ca = CertificateParams::new(Vec::<String>::new()).map_err(bad)?;
+    ca.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    ca.distinguished_name
+        .push(DnType::CommonName, "dbsweep managed server CA");
+    let ca = CertifiedIssuer::self_signed(ca, KeyPair::generate().map_err(bad)?).map_err(bad)?;
+    let mut params = CertificateParams::new(vec!["localhost".to_string(), "127.0.0.1".to_string()])
+        .map_err(bad)?;
+    params
+        .distinguished_name
+        .push(DnType::CommonName, "localhost");
+    let key = KeyPair::generate().map_err(bad)?;
+    let cert = params.signed_by(&key, &ca).map_err(bad)?;
+    let files = Files {
+        ca: dir.join("ca.pem"),
+        cert: dir.join("server.crt"),
+        key: dir.join("server.key"),
+    };
+    let put = |path: &Path, text: String| {
+        fs::write(path, text).map_err(|e| Error::Run(format!("{}: {e}", path.display())))
+    };
+    put(&files.ca, ca.pem())?;
+    put(&files.cert, cert.pem())?;
+    put(&files.key, key.serialize_pem())?;
+    // Servers refuse a key file others may read.
+    fs::set_permissions(&files.key, fs::Permissions::from_mode(0o600))
+        .map_err(|e| Error::Run(format!("{}: {e}", files.key.display())))?;
+    Ok(files)
+}
