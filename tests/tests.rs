@@ -12,5 +12,6 @@ mod results_file;
 mod servers;
 mod sqlite;
 mod sweep;
+mod tls;
 mod tpcc;
 mod trust;

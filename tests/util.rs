@@ -30,6 +30,17 @@ pub fn start_with(kind: ServerKind, settings: &[(&str, &str)]) -> ManagedServer 
         .unwrap_or_else(|e| panic!("starting a managed {kind:?} server: {e}"))
 }
 
+/// A managed server of `kind` with TLS on and required of TCP connections; its URL connects
+/// with verify-ca against the CA made for it (`ca.pem` in its directory).
+pub fn start_tls(kind: ServerKind) -> ManagedServer {
+    let spec = ServerSpec {
+        tls: true,
+        ..ServerSpec::new(kind)
+    };
+    ManagedServer::start(&spec)
+        .unwrap_or_else(|e| panic!("starting a managed {kind:?} server with TLS: {e}"))
+}
+
 /// sysbench 1.0.20's options to reach `server` over loopback TCP as user and database sbtest.
 pub fn sysbench_connection(kind: ServerKind, server: &ManagedServer) -> Vec<String> {
     let (driver, p) = if kind == ServerKind::Postgres {

@@ -573,8 +573,8 @@ pub(crate) fn check_server_url(
             }
             Some((_, Some(values))) if !values.iter().any(|x| x.eq_ignore_ascii_case(&v)) => {
                 return Err(bad(format!(
-                    "{k}={v} is not supported yet (dbsweep has no TLS); use {k}={} or leave it out",
-                    values.join(" or ")
+                    "{k}={v}: use {}, or leave it out",
+                    values.join(", ")
                 )));
             }
             _ => {}
