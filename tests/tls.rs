@@ -221,3 +221,102 @@ fn verify_full_refuses_a_certificate_for_another_host() {
     assert_eq!(out.status.code(), Some(1), "{e}");
     assert!(e.contains("does not name the host connected to"), "{e}");
 }
+
+/// sysbench 1.0.20 (libpq, PGSSLMODE=require) and dbsweep with the same command line run a
+/// script over TLS against a server that requires it, with the same counts; TPC-C loads, runs
+/// and checks over TLS too.
+#[test]
+fn a_sysbench_script_and_tpcc_run_over_tls_as_sysbench_does() {
+    let server = start_tls(ServerKind::Postgres);
+    let conn = crate::util::sysbench_connection(ServerKind::Postgres, &server);
+    let opts = [
+        "--tables=1",
+        "--table-size=500",
+        "--events=300",
+        "--time=0",
+        "--threads=2",
+    ];
+    let sysbench = |command: &str| {
+        let out = std::process::Command::new("sysbench")
+            .arg("oltp_read_only")
+            .args(&conn)
+            .args(opts)
+            .arg(command)
+            .env("PGSSLMODE", "require")
+            .output()
+            .expect("sysbench is installed (scripts/test installs it)");
+        let text = String::from_utf8_lossy(&out.stdout).to_string();
+        assert!(
+            out.status.success(),
+            "sysbench {command}: {text}{}",
+            stderr(&out)
+        );
+        text
+    };
+    sysbench("prepare");
+    let theirs = sysbench("run");
+    let count = |text: &str, name: &str| -> u64 {
+        text.lines()
+            .find_map(|l| l.trim().strip_prefix(name))
+            .and_then(|v| v.split_whitespace().next()?.parse().ok())
+            .unwrap_or_else(|| panic!("no {name} in {text}"))
+    };
+    let s = Scratch::new();
+    let out = s.path("lua.json");
+    let ours = dbsweep()
+        .args(["run", "oltp_read_only.lua", "--report-interval=0"])
+        .args(&conn)
+        .args(opts)
+        .arg(format!("--output={}", out.display()))
+        .env("PGSSLMODE", "require")
+        .assert()
+        .success();
+    let ours = String::from_utf8_lossy(&ours.get_output().stdout).to_string();
+    for name in ["read:", "other:", "total:", "transactions:"] {
+        assert_eq!(count(&ours, name), count(&theirs, name), "{name}\n{ours}");
+    }
+    let r = read_json(&out);
+    assert!(
+        r["target"]["tls"]
+            .as_str()
+            .is_some_and(|t| t.starts_with("TLSv1_")),
+        "{}",
+        r["target"]
+    );
+    // Without PGSSLMODE, the TLS-only server refuses a plain connection.
+    dbsweep()
+        .args(["run", "oltp_read_only.lua", "--report-interval=0"])
+        .args(&conn)
+        .args(opts)
+        .env_remove("PGSSLMODE")
+        .assert()
+        .code(1);
+    // TPC-C: load, run and the consistency checks over the managed server's TLS URL.
+    let tpcc = |action: &str, extra: &[&str]| {
+        dbsweep()
+            .args(["tpcc", action, "--warehouses", "1", "--target"])
+            .arg(&server.url)
+            .args(extra)
+            .assert()
+            .success()
+    };
+    tpcc("prepare", &[]);
+    let out = s.path("tpcc.json");
+    tpcc(
+        "run",
+        &[
+            "--events",
+            "200",
+            "--time",
+            "0",
+            "--report-interval",
+            "0",
+            "--output",
+            out.to_str().unwrap(),
+        ],
+    );
+    let r = read_json(&out);
+    assert_eq!(u(&r, "/events"), 200);
+    assert!(r["target"]["tls"].as_str().is_some(), "{}", r["target"]);
+    tpcc("check", &["--after-run"]);
+}

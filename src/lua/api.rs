@@ -1463,6 +1463,13 @@ fn sysbench_connection(general: Vec<String>) -> Result<(Vec<String>, Option<Vec<
                     n.strip_prefix(p)
                         .is_some_and(|f| ["host", "port", "user", "password", "db"].contains(&f))
                 })
+                || [
+                    "pgsql-sslmode",
+                    "pgsql-sslrootcert",
+                    "pgsql-sslcert",
+                    "pgsql-sslkey",
+                ]
+                .contains(&n)
         });
         if !ours {
             rest.push(a);
@@ -1528,8 +1535,23 @@ fn sysbench_connection(general: Vec<String>) -> Result<(Vec<String>, Option<Vec<
         opt("port").unwrap_or_else(|| port.to_string()),
         opt("db").unwrap_or_else(|| "sbtest".into()),
     );
+    let mut query: Vec<String> = Vec::new();
     if let Some(socket) = get("mysql-socket").filter(|_| prefix == "mysql") {
-        url.push_str(&format!("?socket={socket}"));
+        query.push(format!("socket={socket}"));
+    }
+    if prefix == "pgsql" {
+        // sysbench's --pgsql-sslmode and the certificate files, as libpq's URL parameters.
+        for f in ["sslmode", "sslrootcert", "sslcert", "sslkey"] {
+            if let Some(v) = opt(f) {
+                let v =
+                    percent_encoding::utf8_percent_encode(&v, percent_encoding::NON_ALPHANUMERIC);
+                query.push(format!("{f}={v}"));
+            }
+        }
+    }
+    if !query.is_empty() {
+        url.push('?');
+        url.push_str(&query.join("&"));
     }
     if rest
         .iter()

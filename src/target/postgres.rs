@@ -43,18 +43,37 @@ impl PostgresTarget {
             ],
         )?;
         let bad = |e: String| Error::Usage(format!("--target {}: {e}", redact_url(url)));
-        let (plain, params) =
+        let (plain, mut params) =
             super::tls::take_params(url, &["sslmode", "sslrootcert", "sslcert", "sslkey"]);
+        let mode_in_url = params.iter().any(|(k, _)| k == "sslmode");
+        // libpq's environment, for what the URL does not say (sysbench 1.0.20 has no TLS
+        // options of its own for PostgreSQL: its users set PGSSLMODE).
+        for (key, var) in [
+            ("sslmode", "PGSSLMODE"),
+            ("sslrootcert", "PGSSLROOTCERT"),
+            ("sslcert", "PGSSLCERT"),
+            ("sslkey", "PGSSLKEY"),
+        ] {
+            if !params.iter().any(|(k, _)| k == key)
+                && let Ok(v) = std::env::var(var)
+                && !v.is_empty()
+            {
+                params.push((key.to_string(), v));
+            }
+        }
         let opts = super::tls::options_of(&params, "sslmode", ["sslrootcert", "sslcert", "sslkey"])
             .map_err(bad)?;
-        let tls = super::tls::Tls::new(&opts).map_err(bad)?;
+        let mut tls = super::tls::Tls::new(&opts).map_err(bad)?;
         let mut config = Config::from_str(&plain).map_err(|e| bad(e.to_string()))?;
-        if tls.is_some()
-            && matches!(
-                config.get_hosts().first(),
-                Some(postgres::config::Host::Unix(_))
-            )
-        {
+        let unix = matches!(
+            config.get_hosts().first(),
+            Some(postgres::config::Host::Unix(_))
+        );
+        if unix && !mode_in_url {
+            // As libpq: PGSSLMODE does not apply to Unix sockets.
+            tls = None;
+        }
+        if tls.is_some() && unix {
             return Err(bad(format!(
                 "sslmode={}: a Unix socket has no TLS; connect over TCP, or leave sslmode out",
                 opts.mode.name()
