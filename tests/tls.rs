@@ -320,3 +320,64 @@ fn a_sysbench_script_and_tpcc_run_over_tls_as_sysbench_does() {
     assert!(r["target"]["tls"].as_str().is_some(), "{}", r["target"]);
     tpcc("check", &["--after-run"]);
 }
+
+/// A plan compares plain and TLS connections to the same kind of managed server: a
+/// configuration's `tls = true` starts its server with TLS on and connects with verify-ca.
+#[test]
+fn a_sweep_compares_plain_and_tls_configurations() {
+    let s = Scratch::new();
+    let plan = s.path("tls.toml");
+    std::fs::write(
+        &plan,
+        "name = \"tls\"\nclients = [1]\ntable_size = 500\nread_time = 1\n\n\
+         [[targets]]\nname = \"pg\"\nserver = \"postgres\"\n\n\
+         [configs.plain]\n[configs.tls]\ntls = true\n\n\
+         [[steps]]\nload = true\n\n\
+         [[steps]]\nname = \"point\"\nworkload = \"oltp_point_select\"\nclass = \"read\"\n",
+    )
+    .unwrap();
+    let dry = dbsweep()
+        .args(["sweep", plan.to_str().unwrap(), "--dry-run"])
+        .assert()
+        .success();
+    let schedule = String::from_utf8_lossy(&dry.get_output().stdout).to_string();
+    assert_eq!(
+        schedule.matches("over TLS (verify-ca)").count(),
+        1,
+        "{schedule}"
+    );
+    let dir = s.path("out");
+    dbsweep()
+        .args(["sweep", plan.to_str().unwrap(), "--output"])
+        .arg(&dir)
+        .assert()
+        .success();
+    let target = |config: &str| {
+        read_json(&dir.join(format!("steps/pg.{config}.c1/02-point.json")))["results"]["target"]
+            .clone()
+    };
+    assert!(target("plain").get("tls").is_none(), "{}", target("plain"));
+    let tls = target("tls");
+    assert!(
+        tls["tls"].as_str().is_some_and(|t| t.starts_with("TLSv1_")),
+        "{tls}"
+    );
+    assert!(
+        tls["url"].as_str().unwrap().contains("sslmode=verify-ca"),
+        "{tls}"
+    );
+    // A URL target says its TLS in its URL.
+    std::fs::write(
+        &plan,
+        "clients = [1]\n[[targets]]\nurl = \"postgres://u@127.0.0.1/db\"\ntls = true\n\n\
+         [[steps]]\nworkload = \"oltp_point_select\"\nclass = \"read\"\n",
+    )
+    .unwrap();
+    dbsweep()
+        .args(["sweep", plan.to_str().unwrap(), "--dry-run"])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains(
+            "tls = true is for a managed server",
+        ));
+}

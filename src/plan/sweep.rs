@@ -122,6 +122,10 @@ pub struct TargetDef {
     /// The directory (absolute) in which each fresh managed server's data directory is made,
     /// for example on the disk under test; default TMPDIR.
     pub datadir_in: Option<PathBuf>,
+    /// Start the managed server with TLS on (required of TCP connections) and connect with
+    /// verify-ca; a URL target says its TLS in its URL (`sslmode=`).
+    #[serde(default)]
+    pub tls: bool,
 }
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
@@ -135,6 +139,9 @@ pub struct ConfigDef {
     pub drop_caches: bool,
     /// Memory limit of the managed server's processes (cgroups), like `512M` or `2G`.
     pub memory_limit: Option<String>,
+    /// The managed server with TLS on, connected to over TLS (plain vs TLS in one sweep).
+    #[serde(default)]
+    pub tls: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -192,6 +199,8 @@ pub struct SweepTarget {
     pub socket: bool,
     /// Where a managed server's data directories are made (default TMPDIR).
     pub datadir_in: Option<PathBuf>,
+    /// A managed server with TLS on.
+    pub tls: bool,
 }
 
 #[derive(Clone, Debug)]
@@ -200,6 +209,7 @@ pub struct Config {
     pub settings: Vec<(String, String)>,
     pub drop_caches: bool,
     pub memory_limit: Option<u64>,
+    pub tls: bool,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -579,6 +589,9 @@ fn describe_cell(cell: &Cell) -> String {
             if cell.target.socket {
                 s.push_str(" over its Unix socket");
             }
+            if cell.target.tls || cell.config.tls {
+                s.push_str(" over TLS (verify-ca)");
+            }
             s
         }
     };
@@ -633,6 +646,7 @@ fn apply(file: &mut PlanFile, o: &Overrides) {
             server: Some(kind),
             socket: o.server_socket,
             datadir_in: None,
+            tls: false,
         }),
         (Some(url), None) => Some(TargetDef {
             name: None,
@@ -640,6 +654,7 @@ fn apply(file: &mut PlanFile, o: &Overrides) {
             server: None,
             socket: false,
             datadir_in: None,
+            tls: false,
         }),
         (None, None) => None,
     };
@@ -879,6 +894,18 @@ fn validate(src: &Source, file: PlanFile) -> Result<Sweep, Error> {
                 format!("two targets are called {name}: give them names (name = \"...\")"),
             ));
         }
+        if def.tls && !matches!(spec, TargetSpec::Managed(_)) {
+            return Err(src.error(
+                span,
+                "tls = true is for a managed server (server = \"...\"); a url says its TLS itself (sslmode=... or ssl-mode=...)",
+            ));
+        }
+        if def.tls && def.socket {
+            return Err(src.error(
+                span,
+                "tls = true and socket = true do not go together: a managed server's TLS is over TCP",
+            ));
+        }
         if def.socket && !matches!(spec, TargetSpec::Managed(_)) {
             return Err(src.error(
                 span,
@@ -924,6 +951,7 @@ fn validate(src: &Source, file: PlanFile) -> Result<Sweep, Error> {
             spec,
             socket: def.socket,
             datadir_in: def.datadir_in.clone(),
+            tls: def.tls,
         });
     }
     if targets.is_empty() {
@@ -932,6 +960,7 @@ fn validate(src: &Source, file: PlanFile) -> Result<Sweep, Error> {
             spec: TargetSpec::Sqlite,
             socket: false,
             datadir_in: None,
+            tls: false,
         });
     }
 
@@ -970,6 +999,24 @@ fn validate(src: &Source, file: PlanFile) -> Result<Sweep, Error> {
         };
         let managed_only = !settings.is_empty() || memory_limit.is_some();
         for t in &targets {
+            if def.tls && !matches!(t.spec, TargetSpec::Managed(_)) {
+                return Err(src.error(
+                    span.clone(),
+                    format!(
+                        "configs.{name}: tls = true needs a managed server (server = \"...\"), not {}",
+                        t.name
+                    ),
+                ));
+            }
+            if def.tls && t.socket {
+                return Err(src.error(
+                    span.clone(),
+                    format!(
+                        "configs.{name}: tls = true and target {}'s socket = true do not go together",
+                        t.name
+                    ),
+                ));
+            }
             let sqlite = match &t.spec {
                 TargetSpec::Sqlite => Some("sqlite://check.db"),
                 TargetSpec::Url(u) if u.starts_with("sqlite:") => Some(u.as_str()),
@@ -998,6 +1045,7 @@ fn validate(src: &Source, file: PlanFile) -> Result<Sweep, Error> {
             settings,
             drop_caches: def.drop_caches,
             memory_limit,
+            tls: def.tls,
         });
     }
     if configs.is_empty() {
@@ -1006,6 +1054,7 @@ fn validate(src: &Source, file: PlanFile) -> Result<Sweep, Error> {
             settings: Vec::new(),
             drop_caches: false,
             memory_limit: None,
+            tls: false,
         });
     }
 

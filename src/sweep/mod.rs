@@ -502,6 +502,7 @@ impl<'a> Runner<'a> {
             keep: self.args.keep,
             socket: cell.target.socket,
             datadir_in: cell.target.datadir_in.clone(),
+            tls: cell.target.tls || cell.config.tls,
             ..ServerSpec::new(kind)
         };
         let server = ManagedServer::start(&spec)?;
