@@ -392,8 +392,8 @@ fn unsupported_url_parameters_missing_hosts_and_port_0_are_usage_errors() {
             "application_name",
         ),
         (
-            "mysql://u@127.0.0.1/db?ssl-mode=REQUIRED",
-            "ssl-mode=REQUIRED",
+            "mysql://u@127.0.0.1/db?ssl-mode=SOMETIMES",
+            "ssl-mode=SOMETIMES",
         ),
         ("mysql://u@127.0.0.1/db?compress=true", "compress"),
         ("postgres://", "no host"),

@@ -1468,6 +1468,10 @@ fn sysbench_connection(general: Vec<String>) -> Result<(Vec<String>, Option<Vec<
                     "pgsql-sslrootcert",
                     "pgsql-sslcert",
                     "pgsql-sslkey",
+                    "mysql-ssl",
+                    "mysql-ssl-ca",
+                    "mysql-ssl-cert",
+                    "mysql-ssl-key",
                 ]
                 .contains(&n)
         });
@@ -1538,6 +1542,24 @@ fn sysbench_connection(general: Vec<String>) -> Result<(Vec<String>, Option<Vec<
     let mut query: Vec<String> = Vec::new();
     if let Some(socket) = get("mysql-socket").filter(|_| prefix == "mysql") {
         query.push(format!("socket={socket}"));
+    }
+    if prefix == "mysql" {
+        // sysbench's --mysql-ssl (on/off, or 1.1's mode names) and its certificate files.
+        if let Some(v) = opt("ssl") {
+            let mode = match v.to_ascii_lowercase().as_str() {
+                "on" | "true" | "yes" | "1" => "REQUIRED".to_string(),
+                "off" | "false" | "no" | "0" => "DISABLED".to_string(),
+                other => other.to_ascii_uppercase(),
+            };
+            query.push(format!("ssl-mode={mode}"));
+        }
+        for f in ["ssl-ca", "ssl-cert", "ssl-key"] {
+            if let Some(v) = opt(f) {
+                let v =
+                    percent_encoding::utf8_percent_encode(&v, percent_encoding::NON_ALPHANUMERIC);
+                query.push(format!("{f}={v}"));
+            }
+        }
     }
     if prefix == "pgsql" {
         // sysbench's --pgsql-sslmode and the certificate files, as libpq's URL parameters.

@@ -1,5 +1,6 @@
 //! Certificates for a managed server with TLS on: a CA made for the run and a server
-//! certificate it signs, for `localhost` and 127.0.0.1, written into the server's directory.
+//! certificate it signs, for `localhost` and 127.0.0.1, and a client certificate, written into
+//! the server's directory.
 //! Clients verify against the CA (`verify-ca`, and `verify-full` holds too). Made with rcgen:
 //! no openssl binary needed.
 
@@ -18,7 +19,9 @@ pub struct Files {
     pub key: PathBuf,
 }
 
-/// Writes `ca.pem`, `server.crt` and `server.key` (mode 0600) into `dir`.
+/// Writes `ca.pem`, `server.crt` and `server.key` (mode 0600) into `dir`, and a client
+/// certificate the same CA signs (`client.crt`, `client.key`), for clients that present one
+/// (sysbench's `--mysql-ssl=on` always does).
 pub fn write(dir: &Path) -> Result<Files, Error> {
     let bad = |e: rcgen::Error| Error::Run(format!("making the server's TLS certificate: {e}"));
     let mut ca = CertificateParams::new(Vec::<String>::new()).map_err(bad)?;
@@ -41,11 +44,21 @@ pub fn write(dir: &Path) -> Result<Files, Error> {
     let put = |path: &Path, text: String| {
         fs::write(path, text).map_err(|e| Error::Run(format!("{}: {e}", path.display())))
     };
+    let mut client = CertificateParams::new(Vec::<String>::new()).map_err(bad)?;
+    client
+        .distinguished_name
+        .push(DnType::CommonName, super::postgres::USER);
+    let client_key = KeyPair::generate().map_err(bad)?;
+    let client = client.signed_by(&client_key, &ca).map_err(bad)?;
     put(&files.ca, ca.pem())?;
     put(&files.cert, cert.pem())?;
     put(&files.key, key.serialize_pem())?;
+    put(&dir.join("client.crt"), client.pem())?;
+    put(&dir.join("client.key"), client_key.serialize_pem())?;
     // Servers refuse a key file others may read.
-    fs::set_permissions(&files.key, fs::Permissions::from_mode(0o600))
-        .map_err(|e| Error::Run(format!("{}: {e}", files.key.display())))?;
+    for k in [&files.key, &dir.join("client.key")] {
+        fs::set_permissions(k, fs::Permissions::from_mode(0o600))
+            .map_err(|e| Error::Run(format!("{}: {e}", k.display())))?;
+    }
     Ok(files)
 }

@@ -104,6 +104,22 @@ pub(super) fn launch(s: &mut ManagedServer) -> Result<(), Error> {
         s.dir.join("mysqld.pid").display(),
         s.log.display()
     );
+    let tls = if s.tls {
+        let files = super::certs::write(&s.dir)?;
+        for f in [&files.ca, &files.cert, &files.key] {
+            chown_tree(f, s.runs_as)?;
+        }
+        // TLS on, and required of every TCP connection (the Unix socket counts as secure).
+        cnf.push_str(&format!(
+            "ssl-ca={}\nssl-cert={}\nssl-key={}\nrequire-secure-transport=ON\n",
+            files.ca.display(),
+            files.cert.display(),
+            files.key.display()
+        ));
+        Some(files.ca)
+    } else {
+        None
+    };
     for (name, value) in &s.settings {
         cnf.push_str(&format!("{name}={value}\n"));
     }
@@ -151,6 +167,12 @@ pub(super) fn launch(s: &mut ManagedServer) -> Result<(), Error> {
     s.url = if s.socket {
         let socket = super::url_component(&s.dir.join("mysqld.sock"));
         format!("mysql://{USER}@localhost/{DATABASE}?socket={socket}")
+    } else if let Some(ca) = tls {
+        format!(
+            "mysql://{USER}@127.0.0.1:{}/{DATABASE}?ssl-mode=VERIFY_CA&ssl-ca={}",
+            s.port,
+            super::url_component(&ca)
+        )
     } else {
         format!("mysql://{USER}@127.0.0.1:{}/{DATABASE}", s.port)
     };

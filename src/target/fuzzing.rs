@@ -59,6 +59,7 @@ pub fn mysql_session(server: &[u8]) {
         user: "u".into(),
         password: "pw".into(),
         database: Some("db".into()),
+        tls: None,
     };
     let Ok(mut w) = mywire::Wire::start(sock, &e) else {
         return;

@@ -21,27 +21,37 @@ pub struct MysqlTarget {
 
 impl MysqlTarget {
     pub fn from_url(url: &str, text: bool) -> Result<MysqlTarget, Error> {
+        const MODES: &[&str] = &[
+            "DISABLED",
+            "PREFERRED",
+            "REQUIRED",
+            "VERIFY_CA",
+            "VERIFY_IDENTITY",
+        ];
         super::check_server_url(
             url,
             &[
                 ("socket", None),
-                ("ssl-mode", Some(&["DISABLED"])),
-                ("ssl_mode", Some(&["DISABLED"])),
+                ("ssl-mode", Some(MODES)),
+                ("ssl_mode", Some(MODES)),
+                ("ssl-ca", None),
+                ("ssl_ca", None),
+                ("ssl-cert", None),
+                ("ssl_cert", None),
+                ("ssl-key", None),
+                ("ssl_key", None),
             ],
         )?;
-        let mut normalised = url.replacen("mariadb://", "mysql://", 1);
-        // ssl-mode=DISABLED is what dbsweep does anyway; the URL parser does not know it.
-        if let Some((main, query)) = normalised.clone().split_once('?') {
-            let kept: Vec<&str> = query
-                .split('&')
-                .filter(|p| !p.starts_with("ssl-mode=") && !p.starts_with("ssl_mode="))
-                .collect();
-            normalised = if kept.is_empty() {
-                main.to_string()
-            } else {
-                format!("{main}?{}", kept.join("&"))
-            };
-        }
+        let bad = |e: String| Error::Usage(format!("--target {}: {e}", redact_url(url)));
+        // The TLS parameters are dbsweep's to read; the URL parser does not know them.
+        let (normalised, params) = super::tls::take_params(
+            &url.replacen("mariadb://", "mysql://", 1),
+            &["ssl-mode", "ssl-ca", "ssl-cert", "ssl-key"],
+        );
+        let tls_opts =
+            super::tls::options_of(&params, "ssl_mode", ["ssl_ca", "ssl_cert", "ssl_key"])
+                .map_err(bad)?;
+        let tls = super::tls::Tls::new(&tls_opts).map_err(bad)?;
         let opts = Opts::from_url(&normalised)
             .map_err(|e| Error::Usage(format!("--target {}: {e}", redact_url(url))))?;
         let endpoint = Endpoint {
@@ -59,7 +69,14 @@ impl MysqlTarget {
                 |p| String::from_utf8_lossy(&p).into_owned(),
             ),
             database: opts.get_db_name().map(String::from),
+            tls,
         };
+        if endpoint.tls.is_some() && endpoint.socket.is_some() {
+            return Err(bad(format!(
+                "ssl-mode={}: a Unix socket has no TLS; connect over TCP, or leave ssl-mode out",
+                tls_opts.mode.name()
+            )));
+        }
         Ok(MysqlTarget {
             url: redact_url(url),
             endpoint,

@@ -13,6 +13,7 @@ use sha1::{Digest, Sha1};
 use sha2::Sha256;
 
 use super::socket::Socket;
+use super::tls::Mode;
 use super::{Outcome, Param};
 
 #[derive(Debug)]
@@ -42,6 +43,7 @@ const TRANSACTIONS: u32 = 0x2000;
 const SECURE_CONNECTION: u32 = 0x8000;
 const MULTI_RESULTS: u32 = 0x20000;
 const PLUGIN_AUTH: u32 = 0x80000;
+const SSL: u32 = 0x800;
 /// Server status: another result follows.
 const MORE_RESULTS: u16 = 0x0008;
 const MAX_PACKET: usize = 0xFF_FFFF;
@@ -54,6 +56,8 @@ pub struct Endpoint {
     pub user: String,
     pub password: String,
     pub database: Option<String>,
+    /// TLS as the URL's `ssl-mode` asks (None: plain).
+    pub tls: Option<super::tls::Tls>,
 }
 
 /// A statement prepared on the server.
@@ -294,12 +298,26 @@ fn xor(a: &[u8], b: &[u8]) -> Vec<u8> {
     a.iter().zip(b).map(|(x, y)| x ^ y).collect()
 }
 
-/// The auth response of `plugin` for `password` and the server's 20-byte `scramble`.
-fn scramble_password(plugin: &str, password: &[u8], scramble: &[u8]) -> Result<Vec<u8>, WireError> {
+/// The auth response of `plugin` for `password` and the server's 20-byte `scramble`;
+/// `secure` when the connection is inside TLS (plugins that send the password itself need it).
+fn scramble_password(
+    plugin: &str,
+    password: &[u8],
+    scramble: &[u8],
+    secure: bool,
+) -> Result<Vec<u8>, WireError> {
     if password.is_empty() {
         return Ok(Vec::new());
     }
     match plugin {
+        "mysql_clear_password" | "sha256_password" if secure => {
+            let mut p = password.to_vec();
+            p.push(0);
+            Ok(p)
+        }
+        "mysql_clear_password" | "sha256_password" => Err(WireError::Protocol(format!(
+            "authentication plugin {plugin} sends the password itself: it needs TLS (ssl-mode=REQUIRED)"
+        ))),
         "mysql_native_password" => {
             let h1 = Sha1::digest(password);
             let h2 = Sha1::digest(h1);
@@ -416,7 +434,28 @@ impl Wire {
             flags |= CONNECT_WITH_DB;
         }
         flags &= caps | CONNECT_WITH_DB;
-        let auth = scramble_password(&plugin, e.password.as_bytes(), &scramble)?;
+        self.seq = 1;
+        if let Some(tls) = &e.tls {
+            if caps & SSL != 0 {
+                // SSLRequest: the first 32 bytes of the handshake response, then TLS, then the
+                // whole response inside it.
+                flags |= SSL;
+                let w = &mut self.wbuf;
+                w.extend_from_slice(&flags.to_le_bytes());
+                w.extend_from_slice(&(MAX_PACKET as u32).to_le_bytes());
+                w.push(45);
+                w.extend_from_slice(&[0; 23]);
+                self.send_packet()?;
+                self.sock.start_tls(tls, &e.host)?;
+            } else if tls.mode != Mode::Prefer {
+                return Err(WireError::Protocol(format!(
+                    "ssl-mode={}: the server does not offer TLS (have_ssl is not YES); give it ssl-cert and ssl-key, or use ssl-mode=PREFERRED or DISABLED",
+                    tls.mode.name()
+                )));
+            }
+        }
+        let secure = self.sock.tls_info().is_some();
+        let auth = scramble_password(&plugin, e.password.as_bytes(), &scramble, secure)?;
         let w = &mut self.wbuf;
         w.extend_from_slice(&flags.to_le_bytes());
         w.extend_from_slice(&(MAX_PACKET as u32).to_le_bytes());
@@ -432,7 +471,6 @@ impl Wire {
         }
         w.extend_from_slice(plugin.as_bytes());
         w.push(0);
-        self.seq = 1;
         self.send_packet()?;
         self.finish_auth(e, &plugin)
     }
@@ -456,14 +494,23 @@ impl Wire {
                         .copied()
                         .take(20)
                         .collect();
-                    let auth = scramble_password(&plugin, e.password.as_bytes(), &scramble)?;
+                    let secure = self.sock.tls_info().is_some();
+                    let auth =
+                        scramble_password(&plugin, e.password.as_bytes(), &scramble, secure)?;
                     self.wbuf.extend_from_slice(&auth);
                     self.send_packet()?;
                 }
                 Some(0x01) if p.get(1) == Some(&3) => {} // caching_sha2 fast auth succeeded; OK follows
+                Some(0x01) if p.get(1) == Some(&4) && self.sock.tls_info().is_some() => {
+                    // caching_sha2_password's full authentication: inside TLS, the password
+                    // itself (NUL-terminated).
+                    self.wbuf.extend_from_slice(e.password.as_bytes());
+                    self.wbuf.push(0);
+                    self.send_packet()?;
+                }
                 Some(0x01) => {
                     return Err(WireError::Protocol(format!(
-                        "{plugin} asks for full authentication, which needs TLS or RSA; create the user WITH mysql_native_password"
+                        "{plugin} asks for full authentication, which needs TLS (ssl-mode=REQUIRED) or RSA; or create the user WITH mysql_native_password"
                     )));
                 }
                 _ => {
