@@ -790,17 +790,32 @@ mod tests {
         // SHA1(pw) XOR SHA1(scramble + SHA1(SHA1(pw))): XOR with SHA1(SHA1(pw)) again after
         // re-hashing must give back SHA1(pw) as the server checks it.
         let scramble = [7u8; 20];
-        let got = scramble_password("mysql_native_password", b"secret", &scramble).unwrap();
+        let got = scramble_password("mysql_native_password", b"secret", &scramble, false).unwrap();
         let h1 = Sha1::digest(b"secret");
         let mut h = Sha1::new();
         h.update(scramble);
         h.update(Sha1::digest(h1));
         assert_eq!(xor(&got, &h.finalize()), h1.to_vec());
         assert!(
-            scramble_password("mysql_native_password", b"", &scramble)
+            scramble_password("mysql_native_password", b"", &scramble, false)
                 .unwrap()
                 .is_empty()
         );
+    }
+
+    #[test]
+    fn plugins_that_send_the_password_itself_do_so_only_inside_tls() {
+        let scramble = [1u8; 20];
+        for plugin in ["mysql_clear_password", "sha256_password"] {
+            assert_eq!(
+                scramble_password(plugin, b"pw", &scramble, true).unwrap(),
+                b"pw\0"
+            );
+            assert!(matches!(
+                scramble_password(plugin, b"pw", &scramble, false),
+                Err(WireError::Protocol(m)) if m.contains("needs TLS")
+            ));
+        }
     }
 
     #[test]
