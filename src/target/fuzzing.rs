@@ -60,6 +60,7 @@ pub fn mysql_session(server: &[u8]) {
         password: "pw".into(),
         database: Some("db".into()),
         tls: None,
+        server_public_key: None,
     };
     let Ok(mut w) = mywire::Wire::start(sock, &e) else {
         return;

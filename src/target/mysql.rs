@@ -40,6 +40,8 @@ impl MysqlTarget {
                 ("ssl_cert", None),
                 ("ssl-key", None),
                 ("ssl_key", None),
+                ("server-public-key", None),
+                ("server_public_key", None),
             ],
         )?;
         let bad = |e: String| Error::Usage(format!("--target {}: {e}", redact_url(url)));
@@ -52,6 +54,15 @@ impl MysqlTarget {
             super::tls::options_of(&params, "ssl_mode", ["ssl_ca", "ssl_cert", "ssl_key"])
                 .map_err(bad)?;
         let tls = super::tls::Tls::new(&tls_opts).map_err(bad)?;
+        // The server's RSA key for full authentication outside TLS, as the mysql client's
+        // --server-public-key-path gives it.
+        let (normalised, key_param) = super::tls::take_params(&normalised, &["server-public-key"]);
+        let server_public_key = match key_param.first() {
+            Some((_, path)) => Some(
+                std::fs::read(path).map_err(|e| bad(format!("server-public-key {path}: {e}")))?,
+            ),
+            None => None,
+        };
         let opts = Opts::from_url(&normalised)
             .map_err(|e| Error::Usage(format!("--target {}: {e}", redact_url(url))))?;
         let endpoint = Endpoint {
@@ -70,6 +81,7 @@ impl MysqlTarget {
             ),
             database: opts.get_db_name().map(String::from),
             tls,
+            server_public_key,
         };
         if endpoint.tls.is_some() && endpoint.socket.is_some() {
             return Err(bad(format!(

@@ -58,6 +58,9 @@ pub struct Endpoint {
     pub database: Option<String>,
     /// TLS as the URL's `ssl-mode` asks (None: plain).
     pub tls: Option<super::tls::Tls>,
+    /// The server's RSA public key (PEM) for full authentication outside TLS
+    /// (`server-public-key=PATH`); None: asked of the server.
+    pub server_public_key: Option<Vec<u8>>,
 }
 
 /// A statement prepared on the server.
@@ -294,6 +297,37 @@ fn server_error(p: &[u8]) -> WireError {
     }
 }
 
+/// The password as caching_sha2_password and sha256_password send it outside TLS: the
+/// NUL-terminated password XOR-ed with the scramble (repeated), encrypted with RSA-OAEP
+/// (SHA-1) under the server's public key (`pem`, SubjectPublicKeyInfo or PKCS#1).
+fn rsa_password(pem: &[u8], password: &[u8], scramble: &[u8]) -> Result<Vec<u8>, WireError> {
+    use rsa::pkcs1::DecodeRsaPublicKey;
+    use rsa::pkcs8::DecodePublicKey;
+    let text = std::str::from_utf8(pem)
+        .map_err(|_| WireError::Protocol("the server's RSA public key is not PEM text".into()))?;
+    let key = rsa::RsaPublicKey::from_public_key_pem(text.trim())
+        .or_else(|_| rsa::RsaPublicKey::from_pkcs1_pem(text.trim()))
+        .map_err(|e| WireError::Protocol(format!("the server's RSA public key: {e}")))?;
+    if scramble.is_empty() {
+        return Err(WireError::Protocol("an empty scramble".into()));
+    }
+    let mut plain = password.to_vec();
+    plain.push(0);
+    for (i, b) in plain.iter_mut().enumerate() {
+        *b ^= scramble[i % scramble.len()];
+    }
+    key.encrypt(
+        &mut rsa::rand_core::OsRng,
+        rsa::Oaep::new::<sha1::Sha1>(),
+        &plain,
+    )
+    .map_err(|e| {
+        WireError::Protocol(format!(
+            "encrypting the password with the server's RSA key: {e}"
+        ))
+    })
+}
+
 fn xor(a: &[u8], b: &[u8]) -> Vec<u8> {
     a.iter().zip(b).map(|(x, y)| x ^ y).collect()
 }
@@ -315,7 +349,9 @@ fn scramble_password(
             p.push(0);
             Ok(p)
         }
-        "mysql_clear_password" | "sha256_password" => Err(WireError::Protocol(format!(
+        // Outside TLS, sha256_password asks for the server's RSA key first (`finish_auth`).
+        "sha256_password" => Ok(vec![1]),
+        "mysql_clear_password" => Err(WireError::Protocol(format!(
             "authentication plugin {plugin} sends the password itself: it needs TLS (ssl-mode=REQUIRED)"
         ))),
         "mysql_native_password" => {
@@ -472,11 +508,56 @@ impl Wire {
         w.extend_from_slice(plugin.as_bytes());
         w.push(0);
         self.send_packet()?;
-        self.finish_auth(e, &plugin)
+        self.finish_auth(e, &plugin, scramble)
     }
 
-    fn finish_auth(&mut self, e: &Endpoint, plugin: &str) -> Result<(), WireError> {
+    /// Sends the password RSA-encrypted for full authentication outside TLS: with the key the
+    /// URL gave, or after asking the server for its key (`request`: 0x02 for
+    /// caching_sha2_password; sha256_password asked in its first response already).
+    fn send_rsa_password(
+        &mut self,
+        e: &Endpoint,
+        scramble: &[u8],
+        request: Option<u8>,
+    ) -> Result<(), WireError> {
+        // sha256_password's first response already asked (None): the key comes regardless.
+        let pem = match (&e.server_public_key, request) {
+            (Some(pem), Some(_)) => pem.clone(),
+            _ => {
+                if let Some(byte) = request {
+                    self.wbuf.push(byte);
+                    self.send_packet()?;
+                }
+                let p = self.read_packet()?.to_vec();
+                match p.first() {
+                    Some(0x01) => p[1..].to_vec(),
+                    Some(0xFF) => return Err(server_error(&p)),
+                    _ => {
+                        return Err(WireError::Protocol(
+                            "the server did not send its RSA public key".into(),
+                        ));
+                    }
+                }
+            }
+        };
+        let sealed = rsa_password(&pem, e.password.as_bytes(), scramble)?;
+        self.wbuf.extend_from_slice(&sealed);
+        self.send_packet()?;
+        Ok(())
+    }
+
+    fn finish_auth(
+        &mut self,
+        e: &Endpoint,
+        plugin: &str,
+        mut scramble: Vec<u8>,
+    ) -> Result<(), WireError> {
         let mut plugin = plugin.to_string();
+        let secure = self.sock.tls_info().is_some();
+        if plugin == "sha256_password" && !secure && !e.password.is_empty() {
+            // The first response asked for the key: it comes next.
+            self.send_rsa_password(e, &scramble, None)?;
+        }
         loop {
             let p = self.read_packet()?.to_vec();
             match p.first() {
@@ -489,28 +570,34 @@ impl Wire {
                         .position(|b| *b == 0)
                         .map_or(p.len(), |i| i + 1);
                     plugin = String::from_utf8_lossy(&p[1..name_end]).into_owned();
-                    let scramble: Vec<u8> = p[(name_end + 1).min(p.len())..]
+                    scramble = p[(name_end + 1).min(p.len())..]
                         .iter()
                         .copied()
                         .take(20)
                         .collect();
-                    let secure = self.sock.tls_info().is_some();
                     let auth =
                         scramble_password(&plugin, e.password.as_bytes(), &scramble, secure)?;
                     self.wbuf.extend_from_slice(&auth);
                     self.send_packet()?;
+                    if plugin == "sha256_password" && !secure && !e.password.is_empty() {
+                        self.send_rsa_password(e, &scramble, None)?;
+                    }
                 }
                 Some(0x01) if p.get(1) == Some(&3) => {} // caching_sha2 fast auth succeeded; OK follows
-                Some(0x01) if p.get(1) == Some(&4) && self.sock.tls_info().is_some() => {
+                Some(0x01) if p.get(1) == Some(&4) && secure => {
                     // caching_sha2_password's full authentication: inside TLS, the password
                     // itself (NUL-terminated).
                     self.wbuf.extend_from_slice(e.password.as_bytes());
                     self.wbuf.push(0);
                     self.send_packet()?;
                 }
+                Some(0x01) if p.get(1) == Some(&4) => {
+                    // Outside TLS: the password under the server's RSA key.
+                    self.send_rsa_password(e, &scramble, Some(2))?;
+                }
                 Some(0x01) => {
                     return Err(WireError::Protocol(format!(
-                        "{plugin} asks for full authentication, which needs TLS (ssl-mode=REQUIRED) or RSA; or create the user WITH mysql_native_password"
+                        "{plugin} sent an authentication step dbsweep does not know"
                     )));
                 }
                 _ => {
@@ -803,6 +890,124 @@ mod tests {
         );
     }
 
+    /// A key for the RSA tests (1024 bits: the formula does not depend on the size, and a
+    /// test need not wait for a 2048-bit prime search).
+    fn test_key() -> rsa::RsaPrivateKey {
+        rsa::RsaPrivateKey::new(&mut rsa::rand_core::OsRng, 1024).unwrap()
+    }
+
+    fn public_pem(key: &rsa::RsaPrivateKey) -> Vec<u8> {
+        use rsa::pkcs8::EncodePublicKey;
+        rsa::RsaPublicKey::from(key)
+            .to_public_key_pem(rsa::pkcs8::LineEnding::LF)
+            .unwrap()
+            .into_bytes()
+    }
+
+    /// The server's side of the formula: RSA-OAEP(SHA-1) decrypt, XOR with the scramble.
+    fn unseal(key: &rsa::RsaPrivateKey, sealed: &[u8], scramble: &[u8]) -> Vec<u8> {
+        let mut plain = key.decrypt(rsa::Oaep::new::<sha1::Sha1>(), sealed).unwrap();
+        for (i, b) in plain.iter_mut().enumerate() {
+            *b ^= scramble[i % scramble.len()];
+        }
+        plain
+    }
+
+    #[test]
+    fn the_rsa_sealed_password_is_the_protocols_formula() {
+        let key = test_key();
+        let scramble: Vec<u8> = (1..=20).collect();
+        let sealed = rsa_password(
+            &public_pem(&key),
+            b"s3cret-longer-than-the-scramble",
+            &scramble,
+        )
+        .unwrap();
+        assert_eq!(sealed.len(), 128, "one RSA block");
+        assert_eq!(
+            unseal(&key, &sealed, &scramble),
+            b"s3cret-longer-than-the-scramble\0"
+        );
+        assert!(matches!(
+            rsa_password(b"not a key", b"pw", &scramble),
+            Err(WireError::Protocol(_))
+        ));
+    }
+
+    /// One MySQL packet: 3-byte length, sequence id, payload.
+    fn packet(seq: u8, payload: &[u8]) -> Vec<u8> {
+        let mut p = (payload.len() as u32).to_le_bytes()[..3].to_vec();
+        p.push(seq);
+        p.extend_from_slice(payload);
+        p
+    }
+
+    fn read_packet_from(s: &mut std::os::unix::net::UnixStream) -> Vec<u8> {
+        use std::io::Read;
+        let mut h = [0u8; 4];
+        s.read_exact(&mut h).unwrap();
+        let mut p = vec![0u8; u32::from_le_bytes([h[0], h[1], h[2], 0]) as usize];
+        s.read_exact(&mut p).unwrap();
+        p
+    }
+
+    /// caching_sha2_password's full authentication outside TLS against an in-test server: the
+    /// client asks for the key (0x02), then sends the password sealed with it.
+    #[test]
+    fn full_authentication_outside_tls_asks_for_the_key_and_seals_the_password() {
+        use std::io::Write;
+        let key = test_key();
+        let pem = public_pem(&key);
+        let scramble: Vec<u8> = (b'a'..=b't').collect();
+        let (client, mut server) = std::os::unix::net::UnixStream::pair().unwrap();
+        let caps = PROTOCOL_41 | SECURE_CONNECTION | PLUGIN_AUTH | CONNECT_WITH_DB | TRANSACTIONS;
+        let mut greeting = vec![10];
+        greeting.extend_from_slice(b"8.0.40\0");
+        greeting.extend_from_slice(&7u32.to_le_bytes());
+        greeting.extend_from_slice(&scramble[..8]);
+        greeting.push(0);
+        greeting.extend_from_slice(&(caps as u16).to_le_bytes());
+        greeting.push(45);
+        greeting.extend_from_slice(&2u16.to_le_bytes());
+        greeting.extend_from_slice(&((caps >> 16) as u16).to_le_bytes());
+        greeting.push(21);
+        greeting.extend_from_slice(&[0; 10]);
+        greeting.extend_from_slice(&scramble[8..]);
+        greeting.push(0);
+        greeting.extend_from_slice(b"caching_sha2_password\0");
+        let theirs = std::thread::spawn(move || {
+            server.write_all(&packet(0, &greeting)).unwrap();
+            let _response = read_packet_from(&mut server);
+            server.write_all(&packet(2, &[1, 4])).unwrap(); // perform full authentication
+            assert_eq!(
+                read_packet_from(&mut server),
+                [2],
+                "asks for the public key"
+            );
+            let mut key_packet = vec![1];
+            key_packet.extend_from_slice(&pem);
+            server.write_all(&packet(4, &key_packet)).unwrap();
+            let sealed = read_packet_from(&mut server);
+            assert_eq!(unseal(&key, &sealed, &scramble), b"pw\0");
+            server
+                .write_all(&packet(6, &[0, 0, 0, 2, 0, 0, 0]))
+                .unwrap();
+        });
+        let e = Endpoint {
+            host: "localhost".into(),
+            port: 3306,
+            socket: None,
+            user: "u".into(),
+            password: "pw".into(),
+            database: Some("db".into()),
+            tls: None,
+            server_public_key: None,
+        };
+        let w = Wire::start(Socket::from_unix(client).unwrap(), &e);
+        theirs.join().unwrap();
+        assert!(w.is_ok(), "{:?}", w.err());
+    }
+
     #[test]
     fn plugins_that_send_the_password_itself_do_so_only_inside_tls() {
         let scramble = [1u8; 20];
@@ -811,11 +1016,16 @@ mod tests {
                 scramble_password(plugin, b"pw", &scramble, true).unwrap(),
                 b"pw\0"
             );
-            assert!(matches!(
-                scramble_password(plugin, b"pw", &scramble, false),
-                Err(WireError::Protocol(m)) if m.contains("needs TLS")
-            ));
         }
+        assert!(matches!(
+            scramble_password("mysql_clear_password", b"pw", &scramble, false),
+            Err(WireError::Protocol(m)) if m.contains("needs TLS")
+        ));
+        // sha256_password outside TLS asks for the server's key first.
+        assert_eq!(
+            scramble_password("sha256_password", b"pw", &scramble, false).unwrap(),
+            [1]
+        );
     }
 
     #[test]
