@@ -61,6 +61,11 @@ struct Args {
     /// runs), a third client in the alternation; prints its QPS and CPU per query too.
     #[arg(long)]
     lua: bool,
+    /// What TLS costs: the servers run with TLS on (plain connections allowed too), and each
+    /// workload runs plain and over TLS for both tools (sysbench: PGSSLMODE=require,
+    /// --mysql-ssl=on; dbsweep: sslmode=require, ssl-mode=REQUIRED), over loopback TCP
+    #[arg(long)]
+    tls: bool,
     /// How both clients connect: tcp (loopback), unix (the server's socket) or both, one after
     /// the other.
     #[arg(long, default_value = "tcp", value_parser = ["tcp", "unix", "both"])]
@@ -165,6 +170,8 @@ struct Tools<'a> {
     unix: bool,
     /// The round-trip floor of each transport (TCP, Unix socket), client CPU us per query.
     floors: [f64; 2],
+    /// Both clients over TLS (loopback TCP).
+    tls: bool,
 }
 
 impl Tools<'_> {
@@ -177,6 +184,15 @@ impl Tools<'_> {
         };
         let mut c = Command::new("sysbench");
         c.arg(workload).arg(format!("--db-driver={driver}"));
+        if self.tls {
+            // libpq's TLS comes from the environment; sysbench's MySQL driver reads
+            // cacert.pem, client-cert.pem and client-key.pem of its working directory.
+            c.env("PGSSLMODE", "require")
+                .arg("--mysql-ssl=on")
+                .current_dir(&self.server.dir);
+        } else {
+            c.env_remove("PGSSLMODE");
+        }
         if !self.unix {
             c.arg(format!("--{p}-host=127.0.0.1"));
         } else if self.kind == ServerKind::Postgres {
@@ -225,8 +241,18 @@ impl Tools<'_> {
 
     /// dbsweep's target URL for the chosen transport.
     fn url(&self) -> String {
+        let plain = self.server.url.split('?').next().unwrap_or_default();
+        if self.tls {
+            // Encrypted without checking the certificate, as sysbench's clients do.
+            let mode = if self.kind == ServerKind::Postgres {
+                "sslmode=require"
+            } else {
+                "ssl-mode=REQUIRED"
+            };
+            return format!("{plain}?{mode}");
+        }
         if !self.unix {
-            return self.server.url.clone();
+            return plain.to_string();
         }
         if self.kind == ServerKind::Postgres {
             let dir = self.server.dir.display().to_string().replace('/', "%2F");
@@ -287,15 +313,28 @@ fn main() {
             .collect();
         let spec = ServerSpec {
             settings,
+            tls: args.tls,
+            tls_required: false,
             ..ServerSpec::new(kind)
         };
         let server = ManagedServer::start(&spec).expect("managed server");
+        if args.tls {
+            for (from, to) in [
+                ("ca.pem", "cacert.pem"),
+                ("client.crt", "client-cert.pem"),
+                ("client.key", "client-key.pem"),
+            ] {
+                std::fs::copy(server.dir.join(from), server.dir.join(to))
+                    .expect("the managed server's TLS files");
+            }
+        }
         let mut t = Tools {
             kind,
             server: &server,
             args: &args,
             unix: false,
             floors,
+            tls: false,
         };
         println!("\n== {} ({}) {:?} ==", name, server.version, spec.settings);
 
@@ -315,6 +354,10 @@ fn main() {
             );
         } else {
             client(&mut t.dbsweep("oltp_read_write", "prepare", args.tables));
+        }
+        if args.tls {
+            tls_rows(&mut t, &args);
+            continue;
         }
         for &unix in transports {
             t.unix = unix;
@@ -406,6 +449,66 @@ fn native_rows(t: &Tools, args: &Args) {
                 db.sys,
                 sb.switches,
                 db.switches
+            );
+        }
+    }
+}
+
+/// Plain and TLS runs of both tools, rotated: QPS and client CPU per query of each, each
+/// tool's TLS overhead (TLS us/q minus plain us/q), and dbsweep's TLS CPU against sysbench's
+/// (target: at most 0.8) and its overhead against sysbench's (target: at most 1).
+fn tls_rows(t: &mut Tools, args: &Args) {
+    println!("-- over loopback TCP, plain and TLS --");
+    println!(
+        "{:<18} {:>3} {:>9} {:>9} {:>9} {:>9} {:>8} {:>8} {:>8} {:>8} {:>7} {:>7} {:>8} {:>8}",
+        "workload",
+        "thr",
+        "sb qps",
+        "sb tls",
+        "db qps",
+        "db tls",
+        "sb us/q",
+        "sb tls",
+        "db us/q",
+        "db tls",
+        "sb +tls",
+        "db +tls",
+        "tls/sb",
+        "+tls/sb"
+    );
+    for workload in &args.workloads {
+        for &threads in &args.threads {
+            let n = f64::from(args.rounds);
+            let mut sum = [PerQuery::default(); 4];
+            for round in 0..args.rounds {
+                for k in 0..4 {
+                    let which = (k + round as usize) % 4;
+                    t.tls = which >= 2;
+                    let m = if which % 2 == 0 {
+                        measure(&mut t.sysbench(workload, "run", threads), args.seconds)
+                    } else {
+                        measure(&mut t.dbsweep(workload, "run", threads), args.seconds)
+                    };
+                    sum[which].add(m, n);
+                }
+            }
+            t.tls = false;
+            let [sb, db, sbt, dbt] = sum;
+            let (sb_over, db_over) = (sbt.cpu() - sb.cpu(), dbt.cpu() - db.cpu());
+            println!(
+                "{workload:<18} {threads:>3} {:>9.0} {:>9.0} {:>9.0} {:>9.0} {:>8.2} {:>8.2} {:>8.2} {:>8.2} {:>7.2} {:>7.2} {:>8.2} {:>8.2}",
+                sb.qps,
+                sbt.qps,
+                db.qps,
+                dbt.qps,
+                sb.cpu(),
+                sbt.cpu(),
+                db.cpu(),
+                dbt.cpu(),
+                sb_over,
+                db_over,
+                dbt.cpu() / sbt.cpu(),
+                db_over / sb_over
             );
         }
     }

@@ -111,10 +111,11 @@ pub(super) fn launch(s: &mut ManagedServer) -> Result<(), Error> {
         }
         // TLS on, and required of every TCP connection (the Unix socket counts as secure).
         cnf.push_str(&format!(
-            "ssl-ca={}\nssl-cert={}\nssl-key={}\nrequire-secure-transport=ON\n",
+            "ssl-ca={}\nssl-cert={}\nssl-key={}\nrequire-secure-transport={}\n",
             files.ca.display(),
             files.cert.display(),
-            files.key.display()
+            files.key.display(),
+            if s.tls_required { "ON" } else { "OFF" }
         ));
         Some(files.ca)
     } else {

@@ -45,6 +45,9 @@ pub struct ServerSpec {
     /// TLS on, with a certificate made for the run, and required of every TCP connection;
     /// dbsweep connects with `verify-ca` against the run's CA.
     pub tls: bool,
+    /// With `tls`: whether plain TCP connections are refused (the default); a benchmark of
+    /// what TLS costs lets both in.
+    pub tls_required: bool,
 }
 
 impl ServerSpec {
@@ -59,6 +62,7 @@ impl ServerSpec {
             socket: false,
             datadir_in: None,
             tls: false,
+            tls_required: true,
         }
     }
 }
@@ -117,6 +121,7 @@ pub struct ManagedServer {
     /// Where the log was when the server was last spawned.
     log_from: u64,
     tls: bool,
+    tls_required: bool,
     /// Each requested setting as the server has it, read back after start.
     pub effective: BTreeMap<String, effective::Effective>,
     /// What differs: settings not applied as requested, and the log's warnings about them.
@@ -179,6 +184,7 @@ impl ManagedServer {
             runs_as: None,
             log_from: 0,
             tls: spec.tls,
+            tls_required: spec.tls_required,
             effective: BTreeMap::new(),
             setting_warnings: Vec::new(),
         };

@@ -107,11 +107,13 @@ pub(super) fn launch(s: &mut ManagedServer) -> Result<(), Error> {
             quote(&files.cert.to_string_lossy()),
             quote(&files.key.to_string_lossy())
         ));
-        // Every TCP connection must use TLS (a plain one is refused by pg_hba.conf).
+        // Every TCP connection must use TLS (a plain one is refused by pg_hba.conf), unless
+        // the spec lets plain ones in too.
         let hba = data.join("pg_hba.conf");
+        let kind = if s.tls_required { "hostssl" } else { "host" };
         fs::write(
             &hba,
-            "local all all trust\nhostssl all all 127.0.0.1/32 trust\nhostssl all all ::1/128 trust\n",
+            format!("local all all trust\n{kind} all all 127.0.0.1/32 trust\n{kind} all all ::1/128 trust\n"),
         )
         .map_err(|e| Error::Run(format!("{}: {e}", hba.display())))?;
         chown_tree(&hba, s.runs_as)?;
