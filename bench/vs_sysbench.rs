@@ -484,7 +484,7 @@ fn tls_rows(t: &mut Tools, args: &Args) {
                 for k in 0..4 {
                     let which = (k + round as usize) % 4;
                     t.tls = which >= 2;
-                    let m = if which % 2 == 0 {
+                    let m = if which.is_multiple_of(2) {
                         measure(&mut t.sysbench(workload, "run", threads), args.seconds)
                     } else {
                         measure(&mut t.dbsweep(workload, "run", threads), args.seconds)
