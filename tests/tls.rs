@@ -417,6 +417,29 @@ fn a_sweep_compares_plain_and_tls_configurations() {
         tls["url"].as_str().unwrap().contains("sslmode=verify-ca"),
         "{tls}"
     );
+    // The report says which configuration ran over TLS, with what.
+    let out = dbsweep().arg("report").arg(&dir).assert().success();
+    let text = String::from_utf8_lossy(&out.get_output().stdout).to_string();
+    let at = text
+        .find("Connections: each configuration's server and TLS")
+        .unwrap_or_else(|| panic!("{text}"));
+    let row = |config: &str| {
+        text[at..]
+            .lines()
+            .find(|l| l.starts_with(config))
+            .unwrap_or_else(|| panic!("no {config} row"))
+            .to_string()
+    };
+    assert!(
+        row("plain").trim_end().ends_with("plain"),
+        "{}",
+        row("plain")
+    );
+    assert!(
+        row("tls ").contains(tls["tls"].as_str().unwrap()),
+        "{}",
+        row("tls ")
+    );
     // A URL target says its TLS in its URL.
     std::fs::write(
         &plan,
@@ -557,4 +580,44 @@ fn a_client_certificate_is_presented_when_given() {
     let out = point_select(&s, &url);
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(u(&read_json(&s.path("r.json")), "/events"), 50);
+}
+
+/// A password in a TLS URL is shown as *** in every output and file, in success and in a
+/// certificate failure alike.
+#[test]
+fn passwords_in_tls_urls_never_appear() {
+    let server = start_tls(ServerKind::Postgres);
+    let s = Scratch::new();
+    let secret = "Sekr1t-tls";
+    let base = with_query(&server, "").replace("sbtest@", &format!("sbtest:{secret}@"));
+    dbsweep()
+        .args([
+            "prepare",
+            "oltp_point_select",
+            "--table-size",
+            "100",
+            "--target",
+        ])
+        .arg(&server.url)
+        .assert()
+        .success();
+    let ok = point_select(&s, &format!("{base}?sslmode=require"));
+    let (other_ca, _, _) = certificate(&["localhost"]);
+    let other = s.path("other-ca.pem");
+    std::fs::write(&other, other_ca).unwrap();
+    let failed = point_select(
+        &s,
+        &format!("{base}?sslmode=verify-ca&sslrootcert={}", other.display()),
+    );
+    assert!(ok.status.success(), "{}", stderr(&ok));
+    assert_eq!(failed.status.code(), Some(1));
+    for o in [&ok, &failed] {
+        let all = String::from_utf8_lossy(&o.stdout).to_string() + &stderr(o);
+        assert!(!all.contains(secret), "{all}");
+    }
+    let results = std::fs::read_to_string(s.path("r.json")).unwrap();
+    assert!(
+        !results.contains(secret) && results.contains("***"),
+        "{results}"
+    );
 }

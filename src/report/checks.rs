@@ -194,3 +194,44 @@ pub fn inputs_table(ds: &Dataset) -> Option<Table> {
         ],
     })
 }
+
+/// What each configuration connected to and how, when any run was over TLS: the server's
+/// version and the negotiated TLS protocol and cipher (or "plain"), so that a table comparing
+/// plain and TLS says which column is which.
+pub fn connections_table(ds: &Dataset) -> Option<Table> {
+    let any_tls = ds
+        .entries
+        .iter()
+        .any(|e| e.results.as_ref().is_some_and(|r| r.target.tls.is_some()));
+    if !any_tls {
+        return None;
+    }
+    let mut rows: BTreeMap<String, (String, String)> = BTreeMap::new();
+    for e in &ds.entries {
+        let Some(r) = &e.results else { continue };
+        let p = &e.place;
+        let label = config_label(ds, &p.source, &p.target, &p.config);
+        rows.entry(label).or_insert_with(|| {
+            (
+                r.target.version.clone(),
+                r.target.tls.clone().unwrap_or_else(|| "plain".into()),
+            )
+        });
+    }
+    Some(Table {
+        id: "connections".into(),
+        title: "Connections: each configuration's server and TLS".into(),
+        better: None,
+        columns: vec!["server".into(), "TLS".into()],
+        rows: rows
+            .into_iter()
+            .map(|(label, (version, tls))| Row {
+                group: None,
+                label,
+                summary: false,
+                cells: vec![Cell::Text(version), Cell::Text(tls)],
+            })
+            .collect(),
+        notes: vec!["the negotiated protocol and cipher suite of the runs' connections".into()],
+    })
+}

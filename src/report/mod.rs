@@ -36,6 +36,7 @@ pub enum Format {
 pub fn tables_of(ds: &Dataset, base: Option<&str>) -> Result<Vec<tables::Table>, Error> {
     let mut out: Vec<tables::Table> = checks::inputs_table(ds).into_iter().collect();
     out.extend(checks::settings_table(ds));
+    out.extend(checks::connections_table(ds));
     out.extend(tables::build(ds, base)?);
     out.extend(scaling::tables(ds));
     out.extend(tpcc::tables(ds));
