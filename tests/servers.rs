@@ -80,7 +80,17 @@ fn run_n_events(
 }
 
 per_server!(every_workload_has_exact_counts, |kind| {
-    let server = start(kind);
+    exact_counts(kind, start(kind));
+});
+
+// Issue 20: the same over TLS, on a server that requires it.
+per_server!(every_workload_has_exact_counts_over_tls, |kind| {
+    let server = crate::util::start_tls(kind);
+    exact_counts(kind, server);
+});
+
+fn exact_counts(kind: ServerKind, server: ManagedServer) {
+    let tls = server.url.contains("ssl");
     let s = Scratch::new();
     on(
         &server,
@@ -146,6 +156,7 @@ per_server!(every_workload_has_exact_counts, |kind| {
         !r["target"]["settings"].as_object().unwrap().is_empty(),
         "server settings are saved"
     );
+    assert_eq!(r["target"]["tls"].is_string(), tls, "{}", r["target"]);
     on(&server, &["cleanup", "oltp_read_write", "--tables", "2"])
         .assert()
         .success()
@@ -154,7 +165,7 @@ per_server!(every_workload_has_exact_counts, |kind| {
         .assert()
         .code(2)
         .stderr(predicates::str::contains("sbtest1 does not exist"));
-});
+}
 
 /// The server's Unix socket as a target URL: the socket directory as PostgreSQL's host, the
 /// socket file as MySQL's `?socket=`.
