@@ -287,52 +287,14 @@ fn a_sysbench_script_and_tpcc_run_over_tls_as_sysbench_does() {
         "--time=0",
         "--threads=2",
     ];
-    let sysbench = |command: &str| {
-        let out = std::process::Command::new("sysbench")
-            .arg("oltp_read_only")
-            .args(&conn)
-            .args(opts)
-            .arg(command)
-            .env("PGSSLMODE", "require")
-            .output()
-            .expect("sysbench is installed (scripts/test installs it)");
-        let text = String::from_utf8_lossy(&out.stdout).to_string();
-        assert!(
-            out.status.success(),
-            "sysbench {command}: {text}{}",
-            stderr(&out)
-        );
-        text
-    };
-    sysbench("prepare");
-    let theirs = sysbench("run");
-    let count = |text: &str, name: &str| -> u64 {
-        text.lines()
-            .find_map(|l| l.trim().strip_prefix(name))
-            .and_then(|v| v.split_whitespace().next()?.parse().ok())
-            .unwrap_or_else(|| panic!("no {name} in {text}"))
-    };
     let s = Scratch::new();
-    let out = s.path("lua.json");
-    let ours = dbsweep()
-        .args(["run", "oltp_read_only.lua", "--report-interval=0"])
-        .args(&conn)
-        .args(opts)
-        .arg(format!("--output={}", out.display()))
-        .env("PGSSLMODE", "require")
-        .assert()
-        .success();
-    let ours = String::from_utf8_lossy(&ours.get_output().stdout).to_string();
-    for name in ["read:", "other:", "total:", "transactions:"] {
-        assert_eq!(count(&ours, name), count(&theirs, name), "{name}\n{ours}");
-    }
-    let r = read_json(&out);
-    assert!(
-        r["target"]["tls"]
-            .as_str()
-            .is_some_and(|t| t.starts_with("TLSv1_")),
-        "{}",
-        r["target"]
+    same_counts_over_tls(
+        &s,
+        "oltp_read_only",
+        &conn,
+        &opts,
+        &[("PGSSLMODE", "require")],
+        &["read:", "other:", "total:", "transactions:"],
     );
     // Without PGSSLMODE, the TLS-only server refuses a plain connection.
     dbsweep()
@@ -480,50 +442,13 @@ fn a_sysbench_script_runs_over_tls_on_mariadb_as_sysbench_does() {
         "--time=0",
         "--threads=1",
     ];
-    let sysbench = |command: &str| {
-        let out = std::process::Command::new("sysbench")
-            .current_dir(s.path(""))
-            .arg("oltp_read_write")
-            .args(&conn)
-            .args(opts)
-            .arg(command)
-            .output()
-            .expect("sysbench is installed (scripts/test installs it)");
-        let text = String::from_utf8_lossy(&out.stdout).to_string();
-        assert!(
-            out.status.success(),
-            "sysbench {command}: {text}{}",
-            stderr(&out)
-        );
-        text
-    };
-    sysbench("prepare");
-    let theirs = sysbench("run");
-    let count = |text: &str, name: &str| -> u64 {
-        text.lines()
-            .find_map(|l| l.trim().strip_prefix(name))
-            .and_then(|v| v.split_whitespace().next()?.parse().ok())
-            .unwrap_or_else(|| panic!("no {name} in {text}"))
-    };
-    let out = s.path("lua.json");
-    let ours = dbsweep()
-        .args(["run", "oltp_read_write.lua", "--report-interval=0"])
-        .args(&conn)
-        .args(opts)
-        .arg(format!("--output={}", out.display()))
-        .assert()
-        .success();
-    let ours = String::from_utf8_lossy(&ours.get_output().stdout).to_string();
-    for name in ["read:", "write:", "other:", "transactions:"] {
-        assert_eq!(count(&ours, name), count(&theirs, name), "{name}\n{ours}");
-    }
-    let r = read_json(&out);
-    assert!(
-        r["target"]["tls"]
-            .as_str()
-            .is_some_and(|t| t.starts_with("TLSv1_")),
-        "{}",
-        r["target"]
+    let r = same_counts_over_tls(
+        &s,
+        "oltp_read_write",
+        &conn,
+        &opts,
+        &[],
+        &["read:", "write:", "other:", "transactions:"],
     );
     assert!(
         r["target"]["url"]
@@ -671,4 +596,66 @@ fn mariadb_ed25519_users_log_in() {
     let out = point_select(&s, &url("wrong"));
     assert_eq!(out.status.code(), Some(1));
     assert!(stderr(&out).contains("Access denied"), "{}", stderr(&out));
+}
+
+/// Prepares `workload` with sysbench 1.0.20 and runs it with sysbench and with dbsweep running
+/// sysbench's own script, both with `conn` and `opts` (and `env`) in `s`'s directory: the
+/// summaries' `counts` must agree, and dbsweep's run was over TLS. Returns its results.
+fn same_counts_over_tls(
+    s: &Scratch,
+    workload: &str,
+    conn: &[String],
+    opts: &[&str],
+    env: &[(&str, &str)],
+    counts: &[&str],
+) -> serde_json::Value {
+    let sysbench = |command: &str| {
+        let out = std::process::Command::new("sysbench")
+            .current_dir(s.path(""))
+            .arg(workload)
+            .args(conn)
+            .args(opts)
+            .arg(command)
+            .envs(env.iter().copied())
+            .output()
+            .expect("sysbench is installed (scripts/test installs it)");
+        let text = String::from_utf8_lossy(&out.stdout).to_string();
+        assert!(
+            out.status.success(),
+            "sysbench {command}: {text}{}",
+            stderr(&out)
+        );
+        text
+    };
+    sysbench("prepare");
+    let theirs = sysbench("run");
+    let count = |text: &str, name: &str| -> u64 {
+        text.lines()
+            .find_map(|l| l.trim().strip_prefix(name))
+            .and_then(|v| v.split_whitespace().next()?.parse().ok())
+            .unwrap_or_else(|| panic!("no {name} in {text}"))
+    };
+    let out = s.path("lua.json");
+    let ours = dbsweep()
+        .current_dir(s.path(""))
+        .args(["run", &format!("{workload}.lua"), "--report-interval=0"])
+        .args(conn)
+        .args(opts)
+        .arg(format!("--output={}", out.display()))
+        .envs(env.iter().copied())
+        .assert()
+        .success();
+    let ours = String::from_utf8_lossy(&ours.get_output().stdout).to_string();
+    for name in counts {
+        assert_eq!(count(&ours, name), count(&theirs, name), "{name}\n{ours}");
+    }
+    let r = read_json(&out);
+    assert!(
+        r["target"]["tls"]
+            .as_str()
+            .is_some_and(|t| t.starts_with("TLSv1_")),
+        "{}",
+        r["target"]
+    );
+    r
 }

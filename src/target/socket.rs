@@ -218,22 +218,7 @@ impl Socket {
             while s.conn.wants_write() {
                 match s.conn.complete_io(&mut s.sock) {
                     Ok(_) => {}
-                    Err(e) if is_tick(&e) => {
-                        if crate::interrupted() {
-                            return Err(interrupted_error());
-                        }
-                        if let Some(d) = self.deadline
-                            && Instant::now() >= d
-                        {
-                            return Err(io::Error::new(
-                                io::ErrorKind::TimedOut,
-                                format!(
-                                    "the server took no bytes within the bound of {}",
-                                    self.bounding
-                                ),
-                            ));
-                        }
-                    }
+                    Err(e) if is_tick(&e) => waiting_until(self.deadline, self.bounding)?,
                     Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                     Err(e) => return Err(e),
                 }
@@ -244,21 +229,7 @@ impl Socket {
 
     /// A wait's tick passed: Err when the run was stopped or the wait's deadline passed.
     fn still_waiting(&self) -> io::Result<()> {
-        if crate::interrupted() {
-            return Err(interrupted_error());
-        }
-        if let Some(d) = self.deadline
-            && Instant::now() >= d
-        {
-            return Err(io::Error::new(
-                io::ErrorKind::TimedOut,
-                format!(
-                    "no complete answer from the server within the bound of {}",
-                    self.bounding
-                ),
-            ));
-        }
-        Ok(())
+        waiting_until(self.deadline, self.bounding)
     }
 
     /// The bytes received and not consumed yet.
@@ -333,6 +304,22 @@ impl Socket {
         }
         Ok(())
     }
+}
+
+/// A wait's tick passed: Err when the run was stopped or `deadline` (of `bounding`) passed.
+fn waiting_until(deadline: Option<Instant>, bounding: &str) -> io::Result<()> {
+    if crate::interrupted() {
+        return Err(interrupted_error());
+    }
+    if let Some(d) = deadline
+        && Instant::now() >= d
+    {
+        return Err(io::Error::new(
+            io::ErrorKind::TimedOut,
+            format!("no complete answer from the server within the bound of {bounding}"),
+        ));
+    }
+    Ok(())
 }
 
 /// A kernel timeout of one tick (SO_RCVTIMEO / SO_SNDTIMEO) ran out.
