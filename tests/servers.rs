@@ -1271,29 +1271,14 @@ per_server!(killed_tpcc_connections_leave_the_data_consistent, |kind| {
 fn settings_a_server_ignores_are_read_back_warned_and_reported() {
     let s = Scratch::new();
     let out = s.path("m.json");
-    let output = dbsweep()
-        .args([
-            "run",
-            "oltp_point_select",
-            "--server",
-            "mariadb",
-            "--server-set",
+    let output = run_with_settings(
+        "mariadb",
+        &[
             "innodb_buffer_pool_instances=8",
-            "--server-set",
             "innodb-buffer-pool-size=64M",
-            "--table-size",
-            "100",
-            "--events",
-            "100",
-            "--time",
-            "0",
-            "--report-interval",
-            "0",
-        ])
-        .arg("--output")
-        .arg(&out)
-        .output()
-        .unwrap();
+        ],
+        &out,
+    );
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(output.status.success(), "{stderr}");
     assert!(
@@ -1340,31 +1325,20 @@ fn settings_a_server_ignores_are_read_back_warned_and_reported() {
 fn postgres_settings_are_compared_in_their_units() {
     let s = Scratch::new();
     let out = s.path("p.json");
-    dbsweep()
-        .args([
-            "run",
-            "oltp_point_select",
-            "--server",
-            "postgres",
-            "--server-set",
+    let output = run_with_settings(
+        "postgres",
+        &[
             "shared_buffers=256MB",
-            "--server-set",
             "checkpoint_timeout=5min",
-            "--server-set",
             "synchronous_commit=false",
-            "--table-size",
-            "100",
-            "--events",
-            "100",
-            "--time",
-            "0",
-            "--report-interval",
-            "0",
-        ])
-        .arg("--output")
-        .arg(&out)
-        .assert()
-        .success();
+        ],
+        &out,
+    );
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
     let r = read_json(&out);
     let eff = &r["server"]["effective"];
     assert_eq!(eff["shared_buffers"]["effective"], "32768 8kB", "{eff}");
@@ -1419,4 +1393,31 @@ fn a_url_target_with_server_pid_records_the_servers_figures_and_version() {
         version.contains("PostgreSQL 15") || version.contains("15."),
         "{env}"
     );
+}
+
+/// 100 point selects on a managed `server` started with `settings`, results to `out`.
+fn run_with_settings(
+    server: &str,
+    settings: &[&str],
+    out: &std::path::Path,
+) -> std::process::Output {
+    let mut c = dbsweep();
+    c.args(["run", "oltp_point_select", "--server", server]);
+    for set in settings {
+        c.args(["--server-set", set]);
+    }
+    c.args([
+        "--table-size",
+        "100",
+        "--events",
+        "100",
+        "--time",
+        "0",
+        "--report-interval",
+        "0",
+    ])
+    .arg("--output")
+    .arg(out)
+    .output()
+    .unwrap()
 }

@@ -464,18 +464,7 @@ fn a_sysbench_script_runs_over_tls_on_mariadb_as_sysbench_does() {
 fn a_client_certificate_is_presented_when_given() {
     use mysql::prelude::Queryable;
     let server = start_tls(ServerKind::Mariadb);
-    let mut admin = mysql::Conn::new(
-        mysql::OptsBuilder::new()
-            .socket(Some(
-                server
-                    .dir
-                    .join("mysqld.sock")
-                    .to_string_lossy()
-                    .into_owned(),
-            ))
-            .user(Some("root")),
-    )
-    .unwrap();
+    let mut admin = root_of(&server);
     for host in ["%", "localhost"] {
         admin
             .query_drop(format!("ALTER USER 'sbtest'@'{host}' REQUIRE X509"))
@@ -554,18 +543,7 @@ fn passwords_in_tls_urls_never_appear() {
 fn mariadb_ed25519_users_log_in() {
     use mysql::prelude::Queryable;
     let server = start(ServerKind::Mariadb);
-    let mut admin = mysql::Conn::new(
-        mysql::OptsBuilder::new()
-            .socket(Some(
-                server
-                    .dir
-                    .join("mysqld.sock")
-                    .to_string_lossy()
-                    .into_owned(),
-            ))
-            .user(Some("root")),
-    )
-    .unwrap();
+    let mut admin = root_of(&server);
     admin.query_drop("INSTALL SONAME 'auth_ed25519'").unwrap();
     for host in ["%", "localhost"] {
         admin
@@ -658,4 +636,15 @@ fn same_counts_over_tls(
         r["target"]
     );
     r
+}
+
+/// A root connection to a managed MariaDB over its Unix socket, for test set-up.
+fn root_of(server: &ManagedServer) -> mysql::Conn {
+    let socket = server.dir.join("mysqld.sock");
+    mysql::Conn::new(
+        mysql::OptsBuilder::new()
+            .socket(Some(socket.to_string_lossy().into_owned()))
+            .user(Some("root")),
+    )
+    .unwrap()
 }
