@@ -6,9 +6,10 @@ use std::collections::BTreeMap;
 use super::model::Dataset;
 use super::tables::{Cell, Row, Table};
 
-/// The configuration a place belongs to, as a row label: `source/target/config`, leaving out
-/// parts that are the same everywhere.
-fn config_label(ds: &Dataset, source: &str, target: &str, config: &str) -> String {
+/// The parts of a place that tell it apart in `ds` (its source, target and configuration,
+/// leaving out those that are the same everywhere), joined by `/`; with `config`, the
+/// configuration is named even when there is only one.
+pub(super) fn place_label(ds: &Dataset, p: &super::model::Place, config: bool) -> String {
     let distinct = |f: fn(&super::model::Place) -> &str| {
         ds.entries
             .iter()
@@ -18,12 +19,14 @@ fn config_label(ds: &Dataset, source: &str, target: &str, config: &str) -> Strin
     };
     let mut parts = Vec::new();
     if distinct(|p| &p.source) > 1 {
-        parts.push(source);
+        parts.push(p.source.as_str());
     }
     if distinct(|p| &p.target) > 1 {
-        parts.push(target);
+        parts.push(p.target.as_str());
     }
-    parts.push(config);
+    if config || distinct(|p| &p.config) > 1 {
+        parts.push(p.config.as_str());
+    }
     parts.join("/")
 }
 
@@ -39,7 +42,7 @@ pub fn settings_table(ds: &Dataset) -> Option<Table> {
             continue;
         };
         let p = &e.place;
-        let label = config_label(ds, &p.source, &p.target, &p.config);
+        let label = place_label(ds, p, true);
         for (name, eff) in server.effective.iter().filter(|(_, e)| !e.applied) {
             let row = rows
                 .entry((label.clone(), name.clone()))
@@ -210,7 +213,7 @@ pub fn connections_table(ds: &Dataset) -> Option<Table> {
     for e in &ds.entries {
         let Some(r) = &e.results else { continue };
         let p = &e.place;
-        let label = config_label(ds, &p.source, &p.target, &p.config);
+        let label = place_label(ds, p, true);
         rows.entry(label).or_insert_with(|| {
             (
                 r.target.version.clone(),

@@ -7,47 +7,16 @@ use super::tables::{Cell, Row, Table};
 
 pub fn tables(ds: &Dataset) -> Vec<Table> {
     let mut out = Vec::new();
-    let places = ds
-        .entries
-        .iter()
-        .map(|e| &e.place)
-        .collect::<std::collections::BTreeSet<_>>();
-    let (sources, targets, configs) = (
-        places
-            .iter()
-            .map(|p| &p.source)
-            .collect::<std::collections::BTreeSet<_>>()
-            .len(),
-        places
-            .iter()
-            .map(|p| &p.target)
-            .collect::<std::collections::BTreeSet<_>>()
-            .len(),
-        places
-            .iter()
-            .map(|p| &p.config)
-            .collect::<std::collections::BTreeSet<_>>()
-            .len(),
-    );
     for e in &ds.entries {
         let Some(t) = e.results.as_ref().and_then(|r| r.tpcc.as_ref()) else {
             continue;
         };
         let p = &e.place;
-        let mut at = Vec::new();
-        if sources > 1 {
-            at.push(p.source.clone());
-        }
-        if targets > 1 {
-            at.push(p.target.clone());
-        }
-        if configs > 1 {
-            at.push(p.config.clone());
-        }
+        let at = super::checks::place_label(ds, p, false);
         let at = if at.is_empty() {
             String::new()
         } else {
-            format!(" on {}", at.join("/"))
+            format!(" on {at}")
         };
         out.push(Table {
             id: format!("tpcc-{}-{}-{}-{}-c{}", e.test, p.source, p.target, p.config, p.clients),
