@@ -52,16 +52,7 @@ pub fn mysql_session(server: &[u8]) {
     let Some((sock, _peer)) = socket_fed(server) else {
         return;
     };
-    let e = mywire::Endpoint {
-        host: "localhost".into(),
-        port: 3306,
-        socket: None,
-        user: "u".into(),
-        password: "pw".into(),
-        database: Some("db".into()),
-        tls: None,
-        server_public_key: None,
-    };
+    let e = mywire::Endpoint::local("pw");
     let Ok(mut w) = mywire::Wire::start(sock, &e) else {
         return;
     };

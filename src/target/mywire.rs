@@ -63,6 +63,23 @@ pub struct Endpoint {
     pub server_public_key: Option<Vec<u8>>,
 }
 
+impl Endpoint {
+    /// User `u`, password `password`, database `db` on localhost over plain TCP: the fuzz
+    /// harness's and the in-test servers' client.
+    pub fn local(password: &str) -> Endpoint {
+        Endpoint {
+            host: "localhost".into(),
+            port: 3306,
+            socket: None,
+            user: "u".into(),
+            password: password.into(),
+            database: Some("db".into()),
+            tls: None,
+            server_public_key: None,
+        }
+    }
+}
+
 /// A statement prepared on the server.
 #[derive(Clone, Debug)]
 pub struct Prepared {
@@ -1009,16 +1026,7 @@ mod tests {
                 .write_all(&packet(6, &[0, 0, 0, 2, 0, 0, 0]))
                 .unwrap();
         });
-        let e = Endpoint {
-            host: "localhost".into(),
-            port: 3306,
-            socket: None,
-            user: "u".into(),
-            password: "pw".into(),
-            database: Some("db".into()),
-            tls: None,
-            server_public_key: None,
-        };
+        let e = Endpoint::local("pw");
         let w = Wire::start(Socket::from_unix(client).unwrap(), &e);
         theirs.join().unwrap();
         assert!(w.is_ok(), "{:?}", w.err());
