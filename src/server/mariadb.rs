@@ -129,9 +129,13 @@ pub(super) fn launch(s: &mut ManagedServer) -> Result<(), Error> {
     chown_tree(&path, s.runs_as)?;
     chown_tree(&s.log, s.runs_as).ok();
     s.spawn(&bin, &[format!("--defaults-file={}", path.display())])?;
+    // The set-up connection's reads and writes are bounded, as every wait of dbsweep's is.
+    let bound = Some(std::time::Duration::from_secs(10));
     let admin = mysql::OptsBuilder::new()
         .socket(Some(socket.to_string_lossy().into_owned()))
-        .user(Some("root"));
+        .user(Some("root"))
+        .read_timeout(bound)
+        .write_timeout(bound);
     s.wait_ready(|_| {
         mysql::Conn::new(admin.clone())
             .map(drop)

@@ -132,8 +132,10 @@ pub(super) fn launch(s: &mut ManagedServer) -> Result<(), Error> {
         &["-D".into(), data.to_string_lossy().into_owned()],
     )?;
     // The admin connection goes over the Unix socket: it needs no TLS.
+    // Every statement of the set-up connection is bounded (the server is fresh and local: ten
+    // seconds are plenty), so that no wait of dbsweep's is unbounded.
     let admin = format!(
-        "host={} port={} user={USER} dbname=postgres connect_timeout=5",
+        "host={} port={} user={USER} dbname=postgres connect_timeout=5 options='-c statement_timeout=10s'",
         s.dir.display(),
         s.port
     );
