@@ -50,6 +50,17 @@ pub enum Command {
     Hdr(HdrOpts),
     /// List the built-in workloads
     Workloads,
+    /// Act as sysbench 1.0.20: its command line and its output (also through a link named
+    /// `sysbench` to this binary)
+    #[command(disable_help_flag = true)]
+    Sysbench(SysbenchArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct SysbenchArgs {
+    /// sysbench's arguments: [options] SCRIPT [options] COMMAND [options]
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+    pub args: Vec<String>,
 }
 
 #[derive(Debug, Args)]

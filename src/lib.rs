@@ -2,6 +2,7 @@
 //! flow (plan -> target -> workload -> runner -> metrics -> results -> output) has its module.
 
 pub mod cli;
+pub mod dropin;
 pub mod error;
 pub mod lua;
 pub mod metrics;
@@ -42,7 +43,8 @@ pub enum Outcome {
     Failed,
 }
 
-/// Set by Ctrl-C. A second Ctrl-C ends the process at once.
+/// Set by Ctrl-C (SIGINT, SIGTERM, SIGHUP): every blocking wait looks, the run stops and
+/// writes what it measured.
 static INTERRUPT: AtomicBool = AtomicBool::new(false);
 
 /// Whether Ctrl-C (or SIGTERM, SIGHUP) asked the process to stop: every blocking wait looks.
@@ -50,17 +52,38 @@ pub fn interrupted() -> bool {
     INTERRUPT.load(Ordering::Relaxed)
 }
 
+/// Signals after the first that still let the run write its summary and results file: `timeout
+/// -s INT` signals the child and then its process group, so two come at once.
+const SIGNALS_KEPT: u32 = 2;
+
+/// How long after the first signal another one still waits for the files to be written.
+const SIGNAL_GRACE: Duration = Duration::from_secs(5);
+
+/// What a stop signal does, given how many came before it and how long ago the first came:
+/// the first stops the run; a repeat within the grace keeps waiting for the summary and the
+/// results file; a third, or one after the grace, abandons them.
+fn abandon_on_signal(earlier: u32, since_first: Duration) -> bool {
+    earlier >= SIGNALS_KEPT || (earlier > 0 && since_first > SIGNAL_GRACE)
+}
+
 pub(crate) fn install_ctrl_c() {
+    static SIGNALS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    static FIRST: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
     // Failing to install (a handler already set, as in tests calling `run` twice) only costs
     // the clean stop.
     let _ = ctrlc::set_handler(|| {
-        if INTERRUPT.swap(true, Ordering::SeqCst) {
+        let earlier = SIGNALS.fetch_add(1, Ordering::SeqCst);
+        let first = *FIRST.get_or_init(std::time::Instant::now);
+        INTERRUPT.store(true, Ordering::SeqCst);
+        if abandon_on_signal(earlier, first.elapsed()) {
             server::kill_all();
+            eprintln!(
+                "dbsweep: stopped at once by a repeated signal: this run's summary and results file are not written"
+            );
             std::process::exit(130);
         }
     });
 }
-
 /// Checks and applies `--connect-timeout` and `--query-timeout` (0: none).
 pub fn set_timeouts(connect: f64, query: f64) -> Result<(), Error> {
     let check = |name: &str, v: f64, min: f64| {
@@ -95,7 +118,9 @@ pub fn run(cli: Cli) -> Result<Outcome, Error> {
             let workload = workload::build(&plan.workload, &plan.workload_opts)?;
             let db = Db::open(&plan, true)?;
             let load = load(&plan, db.target.as_ref(), workload.as_ref())?;
-            println!("{}", load_line(&load));
+            if output::sysbench_style().is_none() {
+                println!("{}", load_line(&load));
+            }
             workload.verify(db.target.as_ref())?;
             Ok(Outcome::Done)
         }
@@ -104,13 +129,16 @@ pub fn run(cli: Cli) -> Result<Outcome, Error> {
             let workload = workload::build(&plan.workload, &plan.workload_opts)?;
             let db = Db::open(&plan, false)?;
             let dropped = workload.cleanup(db.target.as_ref())?;
-            println!(
-                "Dropped {dropped} table(s) from {}",
-                db.target.display_url()
-            );
+            if output::sysbench_style().is_none() {
+                println!(
+                    "Dropped {dropped} table(s) from {}",
+                    db.target.display_url()
+                );
+            }
             Ok(Outcome::Done)
         }
         Command::Run(o) => run_workload(&RunPlan::from_opts(&o)?),
+        Command::Sysbench(a) => dropin::main(&a.args),
         Command::Tpcc(t) => {
             use cli::TpccAction;
             let (action, o) = match t.action {
@@ -393,12 +421,15 @@ fn run_opened(
     let prepare = plan.prepare || (db.server.is_some() && !db.tables_exist(workload)?);
     let prepared = if prepare {
         let l = load(plan, db.target.as_ref(), workload)?;
-        eprintln!("{}", load_line(&l));
+        output::remark(&load_line(&l));
         workload.verify(db.target.as_ref())?;
         Some(l)
     } else {
         None
     };
+    if let Some(st) = output::sysbench_style() {
+        print!("{}", output::sysbench::run_header(plan, st.seed_given));
+    }
     let results = measure(
         plan,
         &db,
@@ -406,18 +437,18 @@ fn run_opened(
         prepared,
         &mut |iv| {
             if !printer.interval(iv) {
-                eprintln!("{}", output::interval_line(iv));
+                output::print_interval(iv);
             }
         },
-        &|s| eprintln!("{s}"),
+        &|s| output::remark(s),
     )?;
     if !printer.summary(&results) {
-        print!("{}", output::summary(&results));
+        output::print_summary(&results);
     }
     if let Some(out) = out {
         let path = out.path().display().to_string();
         out.commit(&results)?;
-        eprintln!("results written to {path}");
+        output::remark(&format!("results written to {path}"));
     }
     Ok(match (&results.error, results.interrupted) {
         (Some(e), _) => {
@@ -566,6 +597,7 @@ fn build_results(
         reconnects: c.reconnects,
         rate,
         thread_events: o.thread_events,
+        thread_time_s: o.thread_seconds,
         intervals: o.intervals,
         histogram: HistogramData::encode(&o.total.latency),
         prepare,
@@ -573,5 +605,22 @@ fn build_results(
         server_stats: None,
         interrupted: o.interrupted,
         error: o.error,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_second_signal_at_once_keeps_the_files_and_a_third_or_a_late_one_does_not() {
+        let now = Duration::ZERO;
+        assert!(!abandon_on_signal(0, now));
+        assert!(!abandon_on_signal(1, Duration::from_millis(1)));
+        assert!(abandon_on_signal(2, Duration::from_millis(1)));
+        assert!(abandon_on_signal(
+            1,
+            SIGNAL_GRACE + Duration::from_millis(1)
+        ));
     }
 }

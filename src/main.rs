@@ -8,6 +8,16 @@ fn main() {
     // SAFETY: restoring the default action of SIGPIPE before any thread starts.
     unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
     let raw: Vec<String> = std::env::args().collect();
+    // sysbench's command line and output through a link named `sysbench` (or `dbsweep
+    // sysbench`, whose words clap must not normalise either).
+    let as_sysbench = match raw.first() {
+        Some(argv0) if dbsweep::dropin::invoked_as_sysbench(argv0) => Some(&raw[1..]),
+        _ if raw.get(1).is_some_and(|a| a == "sysbench") => Some(&raw[2..]),
+        _ => None,
+    };
+    if let Some(args) = as_sysbench {
+        std::process::exit(exit_code(dbsweep::dropin::main(args)));
+    }
     // A sysbench Lua script has options of its own: its command line is parsed apart.
     if let Some((command, script, rest)) = dbsweep::lua::script_command(&raw) {
         let outcome = dbsweep::lua::run_command(&command, &script, &rest);

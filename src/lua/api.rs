@@ -33,10 +33,64 @@ pub enum OptValue {
 /// An option a script declares in `sysbench.cmdline.options`.
 #[derive(Clone, Debug)]
 pub struct ScriptOption {
+    /// The name as declared (dashes or underscores); `sysbench.opt` has it with underscores.
     pub name: String,
     pub description: String,
     pub default: Option<OptValue>,
 }
+
+impl ScriptOption {
+    /// The option's key in `sysbench.opt`: sysbench turns dashes into underscores.
+    pub fn key(&self) -> String {
+        self.name.replace('-', "_")
+    }
+
+    /// How `help` shows the option's value, as sysbench does.
+    fn kind(&self) -> &'static str {
+        match &self.default {
+            Some(OptValue::Bool(_)) => "[=on|off]",
+            Some(OptValue::Num(_)) => "=N",
+            Some(OptValue::List(_)) => "=[LIST,...]",
+            Some(OptValue::Str(_)) | None => "=STRING",
+        }
+    }
+}
+
+/// sysbench's own options: a script option of one of these names does not take the value
+/// from the command line, which sets sysbench's (`--threads=2` runs two threads).
+const SYSBENCH_OPTIONS: &[&str] = &[
+    "threads",
+    "events",
+    "time",
+    "warmup_time",
+    "forced_shutdown",
+    "thread_stack_size",
+    "rate",
+    "report_interval",
+    "report_checkpoints",
+    "debug",
+    "validate",
+    "help",
+    "version",
+    "config_file",
+    "tx_rate",
+    "max_requests",
+    "max_time",
+    "num_threads",
+    "rand_type",
+    "rand_spec_iter",
+    "rand_spec_pct",
+    "rand_spec_res",
+    "rand_seed",
+    "rand_pareto_h",
+    "rand_zipfian_exp",
+    "verbosity",
+    "percentile",
+    "histogram",
+    "db_driver",
+    "db_ps_mode",
+    "db_debug",
+];
 
 /// What every state of a script's run shares: the script, its options, the database.
 #[derive(Clone)]
@@ -794,8 +848,10 @@ struct ConnState {
     errmsg: String,
 }
 
-/// Bytes of rows per multi-row INSERT of `bulk_insert_next`.
-const BULK_BYTES: usize = 64 << 10;
+/// The longest multi-row INSERT that `bulk_insert_next` builds, prefix included: sysbench
+/// 1.0.20's buffer (512 KiB, with room for its terminating zero), so that a script sends as
+/// many statements as there.
+const BULK_BYTES: usize = 512 << 10;
 
 impl ConnState {
     fn conn(&mut self) -> mlua::Result<&mut Box<dyn Conn>> {
@@ -968,21 +1024,28 @@ impl UserData for LuaConn {
         });
         m.add_method("bulk_insert_next", |lua, this, values: String| {
             let mut st = this.0.borrow_mut();
-            let full = {
-                let Some((_, rows, n)) = st.bulk.as_mut() else {
-                    return Err(mlua::Error::runtime(
-                        "bulk_insert_next before bulk_insert_init",
-                    ));
-                };
+            let Some((prefix, rows, n)) = st.bulk.as_ref() else {
+                return Err(mlua::Error::runtime(
+                    "bulk_insert_next before bulk_insert_init",
+                ));
+            };
+            // The statement as sent is the prefix, a space, and the rows joined by commas.
+            let with_row = prefix.len() + 1 + rows.len() + usize::from(*n > 0) + values.len();
+            if with_row + 1 > BULK_BYTES {
+                if *n == 0 {
+                    return Err(mlua::Error::runtime(format!(
+                        "bulk_insert_next: a row of {} bytes does not fit in a statement of {BULK_BYTES} bytes",
+                        values.len()
+                    )));
+                }
+                st.flush_bulk(lua)?;
+            }
+            if let Some((_, rows, n)) = st.bulk.as_mut() {
                 if *n > 0 {
                     rows.push(',');
                 }
                 rows.push_str(&values);
                 *n += 1;
-                rows.len() >= BULK_BYTES
-            };
-            if full {
-                st.flush_bulk(lua)?;
             }
             Ok(())
         });
@@ -1237,7 +1300,8 @@ pub fn split_args(
             Some((n, v)) => (n.replace('-', "_"), Some(v.to_string())),
             None => (rest.replace('-', "_"), None),
         };
-        let Some(opt) = declared.iter().find(|o| o.name == name) else {
+        let builtin = SYSBENCH_OPTIONS.contains(&name.as_str());
+        let Some(opt) = declared.iter().find(|o| !builtin && o.key() == name) else {
             general.push(a.clone());
             if inline.is_none()
                 && let Some(next) = args.get(i)
@@ -1248,15 +1312,16 @@ pub fn split_args(
             }
             continue;
         };
+        let boolean = matches!(opt.default, Some(OptValue::Bool(_)));
         let value = match inline {
             Some(v) => v,
+            // A boolean never takes the next word: `--skip-trx run` is on, then the command.
+            None if boolean => "on".into(),
             None => match args.get(i) {
                 Some(next) if !next.starts_with("--") => {
                     i += 1;
                     next.clone()
                 }
-                // A bare boolean flag means on.
-                _ if matches!(opt.default, Some(OptValue::Bool(_))) => "on".into(),
                 _ => {
                     return Err(Error::Usage(format!(
                         "--{}: needs a value",
@@ -1377,11 +1442,11 @@ fn script_plan(
     let (main, _) = new_state(&Arc::new(ctx.clone()), None).map_err(|e| lua_fail(&e))?;
     let declared = declared_options(&main).map_err(|e| lua_fail(&e))?;
     if command == "help" {
-        print_help(&main, &path, &declared)?;
+        print_help(&main, script, &declared)?;
         return Ok(None);
     }
     let (script_opts, general) = split_args(args, &declared)?;
-    let (mut general, ignore) = sysbench_connection(general)?;
+    let (mut general, ignore) = crate::dropin::sysbench_connection(general)?;
     if let Some(list) = ignore {
         ctx.mysql_ignore_errors = list;
     }
@@ -1393,13 +1458,9 @@ fn script_plan(
         .map(|s| s.to_string())
         .chain(general)
         .collect();
-    let cli = crate::cli::Cli::try_parse_from(crate::cli::normalise_args(argv)).map_err(|e| {
-        // clap's first line, without its own "error: " (the caller adds dbsweep's) and
-        // without the usage of `run`, which is not the command the user typed.
-        let text = e.to_string();
-        let first = text.lines().next().unwrap_or_default().trim();
-        Error::Usage(first.strip_prefix("error: ").unwrap_or(first).to_string())
-    })?;
+    let cli = crate::cli::Cli::try_parse_from(crate::cli::normalise_args(argv))
+        .map_err(|e| crate::dropin::one_line(&e))?;
+    crate::set_timeouts(cli.connect_timeout, cli.query_timeout)?;
     let crate::cli::Command::Run(o) = cli.command else {
         unreachable!("parsed as run");
     };
@@ -1407,7 +1468,7 @@ fn script_plan(
     // Defaults first, then the command line, then what dbsweep's own options say.
     let mut opts: Vec<(String, OptValue)> = declared
         .iter()
-        .filter_map(|o| Some((o.name.clone(), o.default.clone()?)))
+        .filter_map(|o| Some((o.key(), o.default.clone()?)))
         .collect();
     for (n, v) in script_opts {
         opts.retain(|(m, _)| *m != n);
@@ -1430,9 +1491,9 @@ fn script_plan(
             OptValue::Num(plan.workload_opts.rand.rand_seed as f64),
         ),
     ] {
-        if !opts.iter().any(|(m, _)| m == n) {
-            opts.push((n.to_string(), v));
-        }
+        // What the run does, whatever a script option of the same name declares.
+        opts.retain(|(m, _)| m != n);
+        opts.push((n.to_string(), v));
     }
     opts.push((
         "mysql_ignore_errors".into(),
@@ -1444,162 +1505,37 @@ fn script_plan(
     Ok(Some((ctx, plan)))
 }
 
-/// sysbench's connection options (`--db-driver`, `--pgsql-host`, `--mysql-port`,
-/// `--mysql-socket`, ...) become the `--target` URL they describe, so that published command
-/// lines work as they are; `--mysql-ignore-errors` comes back apart.
-fn sysbench_connection(general: Vec<String>) -> Result<(Vec<String>, Option<Vec<String>>), Error> {
-    let mut rest = Vec::new();
-    let mut found: Vec<(String, String)> = Vec::new();
-    let mut it = general.into_iter().peekable();
-    while let Some(a) = it.next() {
-        let name = a
-            .strip_prefix("--")
-            .map(|n| n.split('=').next().unwrap_or(n).replace('_', "-"));
-        let ours = name.as_deref().is_some_and(|n| {
-            n == "db-driver"
-                || n == "mysql-socket"
-                || n == "mysql-ignore-errors"
-                || ["pgsql-", "mysql-"].iter().any(|p| {
-                    n.strip_prefix(p)
-                        .is_some_and(|f| ["host", "port", "user", "password", "db"].contains(&f))
-                })
-                || [
-                    "pgsql-sslmode",
-                    "pgsql-sslrootcert",
-                    "pgsql-sslcert",
-                    "pgsql-sslkey",
-                    "mysql-ssl",
-                    "mysql-ssl-ca",
-                    "mysql-ssl-cert",
-                    "mysql-ssl-key",
-                ]
-                .contains(&n)
-        });
-        if !ours {
-            rest.push(a);
-            continue;
-        }
-        let name = name.expect("an option");
-        let value = match a.split_once('=') {
-            Some((_, v)) => v.to_string(),
-            None => it.next_if(|n| !n.starts_with("--")).unwrap_or_default(),
-        };
-        found.push((name, value));
-    }
-    let ignore = found
-        .iter()
-        .rev()
-        .find(|(k, _)| k == "mysql-ignore-errors")
-        .map(|(_, v)| {
-            v.split(',')
-                .map(|c| c.trim().to_ascii_lowercase())
-                .filter(|c| !c.is_empty())
-                .collect()
-        });
-    found.retain(|(k, _)| k != "mysql-ignore-errors");
-    if found.is_empty() {
-        return Ok((rest, ignore));
-    }
-    let get = |n: &str| {
-        found
-            .iter()
-            .rev()
-            .find(|(k, _)| k == n)
-            .map(|(_, v)| v.clone())
-    };
-
-    let driver = get("db-driver").unwrap_or_else(|| {
-        if found.iter().any(|(k, _)| k.starts_with("pgsql-")) {
-            "pgsql".into()
-        } else {
-            "mysql".into()
-        }
-    });
-    let (scheme, prefix, port) = match driver.as_str() {
-        "pgsql" => ("postgres", "pgsql", 5432),
-        "mysql" => ("mysql", "mysql", 3306),
-        other => {
-            return Err(Error::Usage(format!(
-                "--db-driver={other}: use pgsql or mysql (or --target URL)"
-            )));
-        }
-    };
-    let opt = |f: &str| get(&format!("{prefix}-{f}"));
-    let user = opt("user").unwrap_or_else(|| "sbtest".into());
-    let auth = match opt("password").filter(|p| !p.is_empty()) {
-        Some(p) => format!("{user}:{p}"),
-        None => user,
-    };
-    // A host that is a directory is PostgreSQL's socket directory (percent-encoded in the URL).
-    let host = opt("host")
-        .unwrap_or_else(|| "localhost".into())
-        .replace('/', "%2F");
-    let mut url = format!(
-        "{scheme}://{auth}@{host}:{}/{}",
-        opt("port").unwrap_or_else(|| port.to_string()),
-        opt("db").unwrap_or_else(|| "sbtest".into()),
-    );
-    let mut query: Vec<String> = Vec::new();
-    if let Some(socket) = get("mysql-socket").filter(|_| prefix == "mysql") {
-        query.push(format!("socket={socket}"));
-    }
-    if prefix == "mysql" {
-        // sysbench's --mysql-ssl (on/off, or 1.1's mode names) and its certificate files.
-        if let Some(v) = opt("ssl") {
-            let mode = match v.to_ascii_lowercase().as_str() {
-                "on" | "true" | "yes" | "1" => "REQUIRED".to_string(),
-                "off" | "false" | "no" | "0" => "DISABLED".to_string(),
-                other => other.to_ascii_uppercase(),
-            };
-            query.push(format!("ssl-mode={mode}"));
-        }
-        for f in ["ssl-ca", "ssl-cert", "ssl-key"] {
-            if let Some(v) = opt(f) {
-                let v =
-                    percent_encoding::utf8_percent_encode(&v, percent_encoding::NON_ALPHANUMERIC);
-                query.push(format!("{f}={v}"));
-            }
-        }
-    }
-    if prefix == "pgsql" {
-        // sysbench's --pgsql-sslmode and the certificate files, as libpq's URL parameters.
-        for f in ["sslmode", "sslrootcert", "sslcert", "sslkey"] {
-            if let Some(v) = opt(f) {
-                let v =
-                    percent_encoding::utf8_percent_encode(&v, percent_encoding::NON_ALPHANUMERIC);
-                query.push(format!("{f}={v}"));
-            }
-        }
-    }
-    if !query.is_empty() {
-        url.push('?');
-        url.push_str(&query.join("&"));
-    }
-    if rest
-        .iter()
-        .any(|a| a == "--target" || a.starts_with("--target="))
-    {
-        return Err(Error::Usage(
-            "give either --target or sysbench's --db-driver/--pgsql-*/--mysql-* options, not both"
-                .into(),
-        ));
-    }
-    rest.push(format!("--target={url}"));
-    Ok((rest, ignore))
-}
-
 pub fn finish_ctx(mut ctx: Ctx, target: Arc<dyn Target>) -> Arc<Ctx> {
     ctx.target = Some(target);
     Arc::new(ctx)
 }
 
-fn print_help(main: &Lua, path: &std::path::Path, declared: &[ScriptOption]) -> Result<(), Error> {
+/// `help`: the script's own, or its options under its name as given (sysbench's layout).
+fn print_help(main: &Lua, script: &str, declared: &[ScriptOption]) -> Result<(), Error> {
     if let Ok(help) = main.globals().get::<Function>("help") {
         help.call::<()>(()).map_err(|e| lua_fail(&e))?;
         return Ok(());
     }
-    println!("{} options:", path.display());
-    for o in declared {
+    let given = std::path::Path::new(script);
+    let name = given
+        .file_name()
+        .unwrap_or(given.as_os_str())
+        .to_string_lossy();
+    println!("{name} options:");
+    print!("{}", options_help(declared));
+    Ok(())
+}
+
+/// The options of `help`, as sysbench lays them out: `--name` and the kind of value in a
+/// column as wide as the widest, the description, the default.
+fn options_help(declared: &[ScriptOption]) -> String {
+    let heads: Vec<String> = declared
+        .iter()
+        .map(|o| format!("--{}{}", o.name, o.kind()))
+        .collect();
+    let width = heads.iter().map(String::len).max().unwrap_or(0) + 1;
+    let mut out = String::new();
+    for (o, head) in declared.iter().zip(&heads) {
         let default = match &o.default {
             Some(OptValue::Bool(b)) => format!(" [{}]", if *b { "on" } else { "off" }),
             Some(OptValue::Num(n)) => format!(" [{n}]"),
@@ -1607,13 +1543,9 @@ fn print_help(main: &Lua, path: &std::path::Path, declared: &[ScriptOption]) -> 
             Some(OptValue::List(l)) => format!(" [{}]", l.join(",")),
             None => String::new(),
         };
-        println!(
-            "  --{:<30}{}{default}",
-            format!("{}=N", o.name.replace('_', "-")),
-            o.description
-        );
+        out.push_str(&format!("  {head:<width$}{}{default}\n", o.description));
     }
-    Ok(())
+    out
 }
 
 /// Calls global `name` (or a command of `sysbench.cmdline.commands`) of `lua` with `args`, if

@@ -264,6 +264,10 @@ impl Workload for LuaWorkload {
             MultiValue::from_vec(vec![Value::Integer(thread.into())]),
         )
         .map_err(lua_err)?;
+        // sysbench counts the queries of `thread_init` with the run's: they join the totals
+        // with `thread_done`'s when the client finishes.
+        let mut init_counts = data.counts.take();
+        api::take_ffi_counts(&mut init_counts);
         let event: Function = lua.globals().get("event").map_err(lua_err)?;
         let thread_run = match lua.globals().get::<Value>("thread_run").map_err(lua_err)? {
             Value::Function(f) => Some(f),
@@ -282,6 +286,7 @@ impl Workload for LuaWorkload {
             data,
             thread,
             stop: false,
+            init_counts,
         }))
     }
 }
@@ -314,6 +319,8 @@ struct LuaClient {
     thread: u32,
     /// The last event returned true: this thread is done.
     stop: bool,
+    /// The queries `thread_init` ran.
+    init_counts: QueryCounts,
 }
 
 // SAFETY: a client is created on its worker thread and used only there (the runner never
@@ -389,6 +396,13 @@ impl Client for LuaClient {
             MultiValue::from_vec(vec![Value::Integer(self.thread.into())]),
         );
         *q = self.data.counts.get();
+        // What the thread's events printed comes before the summary, as in sysbench.
+        api::flush_lua_output();
+        let init = std::mem::take(&mut self.init_counts);
+        q.reads += init.reads;
+        q.writes += init.writes;
+        q.others += init.others;
+        q.rows += init.rows;
         r.map(drop)
             .map_err(|e| DbError::new(ErrorClass::Fatal, "lua", api::describe(&e)))
     }

@@ -76,6 +76,9 @@ pub struct Counters {
     /// Under `--rate`: the sum and maximum of how late events started against their schedule.
     pub lag_sum_ns: u64,
     pub lag_max_ns: u64,
+    /// The events' latencies added up: the time the thread spent in events (sysbench's
+    /// "execution time").
+    pub busy_ns: u64,
 }
 
 impl Counters {
@@ -93,6 +96,7 @@ impl Counters {
         self.lost_events += o.lost_events;
         self.lag_sum_ns += o.lag_sum_ns;
         self.lag_max_ns = self.lag_max_ns.max(o.lag_max_ns);
+        self.busy_ns += o.busy_ns;
     }
 
     /// Events retried after an error.
@@ -214,6 +218,7 @@ impl Recorder {
         c.queries.rows += q.rows;
         c.lag_sum_ns += lag_ns;
         c.lag_max_ns = c.lag_max_ns.max(lag_ns);
+        c.busy_ns += latency_ns;
     }
 
     /// Moves this recorder's content into `into` (which must be empty) and leaves it empty;

@@ -1,10 +1,78 @@
 //! What a person sees: the live per-interval line on stderr and the final summary on stdout,
 //! laid out like sysbench's so that its users read them at a glance.
 
+pub mod sysbench;
+
 use std::fmt::Write as _;
+use std::sync::OnceLock;
 
 use crate::results::Results;
 use crate::runner::Interval;
+
+/// How sysbench's text looks in this process, when it runs as sysbench (`dbsweep sysbench`).
+#[derive(Clone, Copy, Debug)]
+pub struct SysbenchStyle {
+    /// `--percentile` (0 turns the percentile off).
+    pub percentile: u32,
+    /// `--histogram`: the latency histogram before the summary.
+    pub histogram: bool,
+    /// Whether `--rand-seed` was given (the header says where the generator's seed came from).
+    pub seed_given: bool,
+}
+
+static SYSBENCH: OnceLock<SysbenchStyle> = OnceLock::new();
+
+/// From here on this process prints what sysbench prints, where sysbench prints it.
+pub fn act_as_sysbench(style: SysbenchStyle) {
+    let _ = SYSBENCH.set(style);
+}
+
+/// The sysbench style, when this process acts as sysbench.
+pub fn sysbench_style() -> Option<SysbenchStyle> {
+    SYSBENCH.get().copied()
+}
+
+/// A line of a command's progress that sysbench prints too ("Creating table 'sbtest1'...").
+/// On stdout as sysbench has it when acting as sysbench; on stderr otherwise, away from the
+/// summary.
+pub fn progress(line: &str) {
+    if sysbench_style().is_some() {
+        println!("{line}");
+    } else {
+        eprintln!("{line}");
+    }
+}
+
+/// dbsweep's own remark about a run (which database, where the results went): on stderr, and
+/// only warnings when acting as sysbench, whose drivers parse everything else it prints.
+pub fn remark(line: &str) {
+    if sysbench_style().is_none() || line.starts_with("warning") || line.starts_with("error") {
+        eprintln!("{line}");
+    }
+}
+
+/// Prints one interval: dbsweep's line on stderr, or sysbench's on stdout.
+pub fn print_interval(iv: &Interval) {
+    match sysbench_style() {
+        Some(st) => println!("{}", sysbench::interval_line(iv, st.percentile)),
+        None => eprintln!("{}", interval_line(iv)),
+    }
+}
+
+/// Prints a run's summary on stdout: dbsweep's, or sysbench's (with its histogram when asked).
+pub fn print_summary(r: &Results) {
+    match sysbench_style() {
+        Some(st) => {
+            if st.histogram
+                && let Ok(h) = r.histogram.decode()
+            {
+                print!("{}", sysbench::histogram(&h));
+            }
+            print!("{}", sysbench::summary(r, st.percentile));
+        }
+        None => print!("{}", summary(r)),
+    }
+}
 
 /// The per-interval line, with what sysbench's line has plus the rows of scans.
 pub fn interval_line(iv: &Interval) -> String {

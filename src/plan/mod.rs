@@ -242,6 +242,7 @@ impl RunPlan {
             reconnect: o.reconnect,
             reconnect_timeout: o.reconnect_timeout,
             rand_seed: seed,
+            percentile: 95.0,
         };
         let server = server_spec(&o.db)?;
         Ok(RunPlan {

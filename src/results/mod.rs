@@ -46,6 +46,9 @@ pub struct Results {
     pub reconnects: u64,
     pub rate: Option<RateInfo>,
     pub thread_events: Vec<u64>,
+    /// Seconds each thread spent in its events (sysbench's "execution time" per thread).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub thread_time_s: Vec<f64>,
     pub intervals: Vec<Interval>,
     pub histogram: HistogramData,
     /// Every resolved option of the run.

@@ -36,6 +36,9 @@ pub struct RunnerOptions {
     /// Saved with the workload's options; not repeated here.
     #[serde(skip)]
     pub rand_seed: u64,
+    /// The percentile of each interval's `pct_ms` (sysbench's --percentile; 95 by default).
+    #[serde(skip)]
+    pub percentile: f64,
 }
 
 /// One interval's figures, as the live line shows them and the results file stores them.
@@ -59,6 +62,9 @@ pub struct Interval {
     pub max_ms: f64,
     pub err_per_s: f64,
     pub reconn_per_s: f64,
+    /// The latency at the run's `percentile`, for sysbench's interval line (not saved).
+    #[serde(skip)]
+    pub pct_ms: f64,
     /// TPC-C: committed New-Order transactions per minute, and New-Order's 95th percentile.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub nopm: Option<f64>,
@@ -68,7 +74,13 @@ pub struct Interval {
 
 impl Interval {
     /// `new_order`: the index of TPC-C's New-Order among the snapshot's transaction types.
-    fn new(t: f64, seconds: f64, threads: u32, s: &Snapshot, new_order: Option<usize>) -> Interval {
+    fn new(
+        t: f64,
+        seconds: f64,
+        (threads, percentile): (u32, f64),
+        s: &Snapshot,
+        new_order: Option<usize>,
+    ) -> Interval {
         let c = &s.counters;
         let per_s = |n: u64| {
             if seconds > 0.0 {
@@ -94,6 +106,7 @@ impl Interval {
             max_ms: s.quantile_ms(1.0),
             err_per_s: per_s(c.errors()),
             reconn_per_s: per_s(c.reconnects),
+            pct_ms: s.quantile_ms(percentile / 100.0),
             nopm: new_order
                 .map(|k| s.kinds.get(k).map_or(0, |k| k.events - k.rollbacks))
                 .map(|n| per_s(n) * 60.0),
@@ -120,6 +133,8 @@ pub struct RunOutcome {
     /// Measured seconds: from the end of warm-up to the last client's stop.
     pub seconds: f64,
     pub thread_events: Vec<u64>,
+    /// Seconds each client spent in its measured events.
+    pub thread_seconds: Vec<f64>,
     pub interrupted: bool,
     /// The error that stopped the run early, if any.
     pub error: Option<String>,
@@ -290,7 +305,7 @@ fn report_loop(
         let iv = Interval::new(
             now.duration_since(measure_start).as_secs_f64(),
             now.duration_since(last).as_secs_f64(),
-            threads,
+            (threads, opts.percentile),
             &snap,
             new_order,
         );
@@ -313,7 +328,7 @@ fn report_loop(
         intervals.push(Interval::new(
             end.duration_since(measure_start).as_secs_f64(),
             tail,
-            threads,
+            (threads, opts.percentile),
             &snap,
             new_order,
         ));
@@ -324,6 +339,11 @@ fn report_loop(
         total: collector.total,
         intervals,
         thread_events: collector.thread_events,
+        thread_seconds: collector
+            .thread_busy_ns
+            .iter()
+            .map(|&ns| ns as f64 / 1e9)
+            .collect(),
         interrupted: interrupt.load(Ordering::Relaxed),
         error,
     }
@@ -334,6 +354,7 @@ struct Collector {
     spares: Vec<Recorder>,
     total: Snapshot,
     thread_events: Vec<u64>,
+    thread_busy_ns: Vec<u64>,
 }
 
 impl Collector {
@@ -342,6 +363,7 @@ impl Collector {
             spares: (0..clients).map(|_| Recorder::with_kinds(kinds)).collect(),
             total: Snapshot::default(),
             thread_events: vec![0; clients],
+            thread_busy_ns: vec![0; clients],
         }
     }
 
@@ -354,6 +376,7 @@ impl Collector {
             rec.lock().expect("recorder lock").take_into(spare);
             snap.add_recorder(spare);
             self.thread_events[i] += spare.counters.events;
+            self.thread_busy_ns[i] += spare.counters.busy_ns;
             spare.clear();
         }
         self.total.add(&snap);

@@ -225,7 +225,7 @@ fn load_worker(
         let name = format!("sbtest{n}");
         let ctx = |what: &str| format!("{what} {name}");
         let c = conn.as_mut();
-        eprintln!("Creating table '{name}'...");
+        crate::output::progress(&format!("Creating table '{name}'..."));
         if c.table_exists(&name)
             .map_err(|e| Error::db(ctx("looking up"), e))?
         {
@@ -238,10 +238,10 @@ fn load_worker(
         if set.kind == TableKind::Bulk {
             continue;
         }
-        eprintln!("Inserting {} records into '{name}'", o.table_size);
+        crate::output::progress(&format!("Inserting {} records into '{name}'", o.table_size));
         rows += load_rows(c, n, o, stop).map_err(|e| Error::db(ctx("loading"), e))?;
         if o.create_secondary {
-            eprintln!("Creating a secondary index on '{name}'...");
+            crate::output::progress(&format!("Creating a secondary index on '{name}'..."));
         }
         for sql in after_rows_sql(target.dialect(), n, o) {
             c.batch(&sql).map_err(|e| Error::db(ctx("indexing"), e))?;
@@ -339,7 +339,7 @@ pub fn cleanup(target: &dyn Target, set: &TableSet) -> Result<u32, Error> {
             .map_err(|e| Error::db(name.clone(), e))?
         {
             check_ours(conn.as_mut(), &name)?;
-            eprintln!("Dropping table '{name}'...");
+            crate::output::progress(&format!("Dropping table '{name}'..."));
             conn.batch(&format!("DROP TABLE {name}"))
                 .map_err(|e| Error::db(format!("dropping {name}"), e))?;
             dropped += 1;

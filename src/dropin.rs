@@ -1,0 +1,377 @@
+//! dbsweep as a drop-in for sysbench 1.0.20: `dbsweep sysbench ARGS...`, or the binary run
+//! through a link named `sysbench`. sysbench's grammar (`[options] SCRIPT [options] COMMAND
+//! [options]`, options only as `--name[=value]`), its option names and aliases, its default
+//! driver (MySQL), and its text on stdout, so that a driver script swaps the binary with one
+//! `ln -s` and parses what it always parsed. A built-in workload name (`oltp_read_write`) runs
+//! dbsweep's own workload, which sends sysbench's statements; any other script runs in the Lua
+//! API. dbsweep's extras (every percentile, the HDR histogram) go to the `--output` results file.
+
+use std::path::Path;
+
+use clap::Parser;
+
+use crate::error::Error;
+use crate::output::{self, SysbenchStyle};
+use crate::{Outcome, lua};
+
+/// Whether the program was started under sysbench's name (`argv[0]` is a `sysbench` link).
+pub fn invoked_as_sysbench(argv0: &str) -> bool {
+    Path::new(argv0)
+        .file_name()
+        .is_some_and(|n| n == "sysbench")
+}
+
+/// The words of a sysbench command line, taken apart.
+#[derive(Debug, Default, PartialEq)]
+struct Words {
+    options: Vec<String>,
+    script: Option<String>,
+    command: Option<String>,
+}
+
+/// sysbench's grammar: every word starting with `--` is an option (its value only after `=`),
+/// the first other word is the script, the second the command; a third is an error.
+fn words(args: &[String]) -> Result<Words, Error> {
+    let mut w = Words::default();
+    for a in args {
+        if a.starts_with("--") {
+            w.options.push(a.clone());
+        } else if w.script.is_none() {
+            w.script = Some(a.clone());
+        } else if w.command.is_none() {
+            w.command = Some(a.clone());
+        } else {
+            return Err(Error::Usage(format!(
+                "unrecognized command line argument: {a} (sysbench takes [options] SCRIPT [options] COMMAND [options], options as --name=value)"
+            )));
+        }
+    }
+    Ok(w)
+}
+
+/// An option's name (dashes, not underscores) and its value, if given.
+fn split_option(a: &str) -> (String, Option<&str>) {
+    let body = a.trim_start_matches("--");
+    match body.split_once('=') {
+        Some((n, v)) => (n.replace('_', "-"), Some(v)),
+        None => (body.replace('_', "-"), None),
+    }
+}
+
+/// sysbench's older names for options that dbsweep spells as sysbench 1.x does.
+const ALIASES: &[(&str, &str)] = &[
+    ("max-time", "time"),
+    ("max-requests", "events"),
+    ("num-threads", "threads"),
+    ("tx-rate", "rate"),
+    ("db-ps-mode", "ps-mode"),
+    ("warmup-time", "warmup"),
+];
+
+/// sysbench options that only change what sysbench itself logs or checks, with nothing to
+/// change in dbsweep's run: taken and left alone. (`--forced-shutdown`: a dbsweep run ends
+/// at its deadline by itself, statements in flight bounded by --query-timeout.)
+const NO_EFFECT: &[&str] = &[
+    "verbosity",
+    "forced-shutdown",
+    "thread-stack-size",
+    "debug",
+    "validate",
+    "db-debug",
+    "mysql-debug",
+];
+
+/// sysbench options that would change what is measured and that dbsweep does not have.
+const UNSUPPORTED: &[&str] = &[
+    "report-checkpoints",
+    "mysql-dry-run",
+    "mysql-compression",
+    "mysql-ssl-cipher",
+    "rand-spec-iter",
+];
+
+/// Reads sysbench's `--config-file`: one `name=value` (or `name`) per line, `#` comments.
+fn config_file(path: &str) -> Result<Vec<String>, Error> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| Error::Usage(format!("--config-file={path}: {e}")))?;
+    Ok(text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .map(|l| format!("--{}", l.trim_start_matches("--")))
+        .collect())
+}
+
+/// What the sysbench-level options say, and the options left for the run.
+struct Options {
+    style: SysbenchStyle,
+    rest: Vec<String>,
+}
+
+fn options(given: Vec<String>) -> Result<Options, Error> {
+    let mut style = SysbenchStyle {
+        percentile: 95,
+        histogram: false,
+        seed_given: false,
+    };
+    let mut expanded = Vec::new();
+    for a in given {
+        match split_option(&a) {
+            (n, Some(path)) if n == "config-file" => expanded.extend(config_file(path)?),
+            _ => expanded.push(a),
+        }
+    }
+    let mut rest = Vec::new();
+    let mut has_target = false;
+    for a in expanded {
+        let (name, value) = split_option(&a);
+        let bad = |what: &str| Error::Usage(format!("{a}: {what}"));
+        match name.as_str() {
+            "percentile" => {
+                style.percentile = value
+                    .and_then(|v| v.parse().ok())
+                    .filter(|p| *p <= 100)
+                    .ok_or_else(|| bad("a whole number from 0 to 100"))?;
+            }
+            "histogram" => {
+                style.histogram = match value.map(str::to_ascii_lowercase).as_deref() {
+                    None | Some("on" | "true" | "1") => true,
+                    Some("off" | "false" | "0") => false,
+                    _ => return Err(bad("not a boolean (on or off)")),
+                };
+            }
+            n if NO_EFFECT.contains(&n) => {}
+            n if UNSUPPORTED.contains(&n) => {
+                return Err(bad("sysbench's option is not supported by dbsweep"));
+            }
+            n => {
+                if n == "rand-seed" && value.is_some_and(|v| v != "0") {
+                    style.seed_given = true;
+                }
+                has_target |= n == "target" || n == "db-driver";
+                let renamed = ALIASES
+                    .iter()
+                    .find(|(old, _)| *old == n)
+                    .map(|(_, new)| new);
+                rest.push(match (renamed, value) {
+                    (Some(new), Some(v)) => format!("--{new}={v}"),
+                    (Some(new), None) => format!("--{new}"),
+                    (None, _) => a.clone(),
+                });
+            }
+        }
+    }
+    // sysbench's defaults where dbsweep's differ: the MySQL driver, no interval lines.
+    if !has_target {
+        rest.insert(0, "--db-driver=mysql".into());
+    }
+    rest.insert(0, "--report-interval=0".into());
+    Ok(Options { style, rest })
+}
+
+/// Runs a sysbench command line (the words after `sysbench`).
+pub fn main(args: &[String]) -> Result<Outcome, Error> {
+    if args.is_empty() || args.iter().any(|a| a == "--help") {
+        print!("{}", usage());
+        return Ok(Outcome::Done);
+    }
+    if args.iter().any(|a| a == "--version") {
+        println!("sysbench {}", output::sysbench::VERSION);
+        return Ok(Outcome::Done);
+    }
+    let w = words(args)?;
+    let Options { style, rest } = options(w.options)?;
+    let script = w.script.ok_or_else(|| {
+        Error::Usage("name a script (a built-in such as oltp_read_write, or a .lua file)".into())
+    })?;
+    let command = w.command.ok_or_else(|| {
+        Error::Usage(format!(
+            "{script}: name a command after the script: prepare, run, cleanup or help"
+        ))
+    })?;
+    output::act_as_sysbench(style);
+    println!("{}", output::sysbench::banner());
+    let builtin = !script.contains('/')
+        && !script.ends_with(".lua")
+        && crate::workload::WORKLOADS.iter().any(|(n, _)| *n == script);
+    match command.as_str() {
+        "prepare" | "run" | "cleanup" if builtin => {
+            let rest = sysbench_connection(rest)?.0;
+            let argv = ["dbsweep", command.as_str(), script.as_str()]
+                .into_iter()
+                .map(String::from)
+                .chain(rest);
+            let cli = crate::cli::Cli::try_parse_from(crate::cli::normalise_args(argv))
+                .map_err(|e| one_line(&e))?;
+            crate::run(cli)
+        }
+        // `help` of a built-in shows its sysbench script's options where sysbench is
+        // installed (the same options); other commands of a script run in the Lua API.
+        _ => lua::run_command(&command, &script, &rest),
+    }
+}
+
+/// clap's first line, without its own "error: " (dbsweep adds its own).
+pub fn one_line(e: &clap::Error) -> Error {
+    let text = e.to_string();
+    let first = text.lines().next().unwrap_or_default().trim();
+    Error::Usage(first.strip_prefix("error: ").unwrap_or(first).to_string())
+}
+
+fn usage() -> String {
+    format!(
+        "{}\nUsage:\n  sysbench [options]... [testname] [command]\n\n\
+         Commands implemented by most tests: prepare run cleanup help\n\n\
+         This is dbsweep acting as sysbench: built-in tests are dbsweep's workloads (`dbsweep\n\
+         workloads` lists them), any other test is a sysbench Lua script. General options are\n\
+         sysbench's (--threads, --time, --events, --rate, --report-interval, --percentile,\n\
+         --histogram, --rand-*, --db-driver, --mysql-*, --pgsql-*) plus dbsweep's own\n\
+         (`dbsweep run --help`), such as --output FILE for the results file.\n",
+        output::sysbench::banner()
+    )
+}
+/// sysbench's connection options (`--db-driver`, `--pgsql-host`, `--mysql-port`,
+/// `--mysql-socket`, ...) become the `--target` URL they describe, so that published command
+/// lines work as they are; `--mysql-ignore-errors` comes back apart.
+pub(crate) fn sysbench_connection(
+    general: Vec<String>,
+) -> Result<(Vec<String>, Option<Vec<String>>), Error> {
+    let mut rest = Vec::new();
+    let mut found: Vec<(String, String)> = Vec::new();
+    let mut it = general.into_iter().peekable();
+    while let Some(a) = it.next() {
+        let name = a
+            .strip_prefix("--")
+            .map(|n| n.split('=').next().unwrap_or(n).replace('_', "-"));
+        let ours = name.as_deref().is_some_and(|n| {
+            n == "db-driver"
+                || n == "mysql-socket"
+                || n == "mysql-ignore-errors"
+                || ["pgsql-", "mysql-"].iter().any(|p| {
+                    n.strip_prefix(p)
+                        .is_some_and(|f| ["host", "port", "user", "password", "db"].contains(&f))
+                })
+                || [
+                    "pgsql-sslmode",
+                    "pgsql-sslrootcert",
+                    "pgsql-sslcert",
+                    "pgsql-sslkey",
+                    "mysql-ssl",
+                    "mysql-ssl-ca",
+                    "mysql-ssl-cert",
+                    "mysql-ssl-key",
+                ]
+                .contains(&n)
+        });
+        if !ours {
+            rest.push(a);
+            continue;
+        }
+        let name = name.expect("an option");
+        let value = match a.split_once('=') {
+            Some((_, v)) => v.to_string(),
+            None => it.next_if(|n| !n.starts_with("--")).unwrap_or_default(),
+        };
+        found.push((name, value));
+    }
+    let ignore = found
+        .iter()
+        .rev()
+        .find(|(k, _)| k == "mysql-ignore-errors")
+        .map(|(_, v)| {
+            v.split(',')
+                .map(|c| c.trim().to_ascii_lowercase())
+                .filter(|c| !c.is_empty())
+                .collect()
+        });
+    found.retain(|(k, _)| k != "mysql-ignore-errors");
+    if found.is_empty() {
+        return Ok((rest, ignore));
+    }
+    let get = |n: &str| {
+        found
+            .iter()
+            .rev()
+            .find(|(k, _)| k == n)
+            .map(|(_, v)| v.clone())
+    };
+
+    let driver = get("db-driver").unwrap_or_else(|| {
+        if found.iter().any(|(k, _)| k.starts_with("pgsql-")) {
+            "pgsql".into()
+        } else {
+            "mysql".into()
+        }
+    });
+    let (scheme, prefix, port) = match driver.as_str() {
+        "pgsql" => ("postgres", "pgsql", 5432),
+        "mysql" => ("mysql", "mysql", 3306),
+        other => {
+            return Err(Error::Usage(format!(
+                "--db-driver={other}: use pgsql or mysql (or --target URL)"
+            )));
+        }
+    };
+    let opt = |f: &str| get(&format!("{prefix}-{f}"));
+    let user = opt("user").unwrap_or_else(|| "sbtest".into());
+    let auth = match opt("password").filter(|p| !p.is_empty()) {
+        Some(p) => format!("{user}:{p}"),
+        None => user,
+    };
+    // A host that is a directory is PostgreSQL's socket directory (percent-encoded in the URL).
+    let host = opt("host")
+        .unwrap_or_else(|| "localhost".into())
+        .replace('/', "%2F");
+    let mut url = format!(
+        "{scheme}://{auth}@{host}:{}/{}",
+        opt("port").unwrap_or_else(|| port.to_string()),
+        opt("db").unwrap_or_else(|| "sbtest".into()),
+    );
+    let mut query: Vec<String> = Vec::new();
+    if let Some(socket) = get("mysql-socket").filter(|_| prefix == "mysql") {
+        query.push(format!("socket={socket}"));
+    }
+    if prefix == "mysql" {
+        // sysbench's --mysql-ssl (on/off, or 1.1's mode names) and its certificate files.
+        if let Some(v) = opt("ssl") {
+            let mode = match v.to_ascii_lowercase().as_str() {
+                "on" | "true" | "yes" | "1" => "REQUIRED".to_string(),
+                "off" | "false" | "no" | "0" => "DISABLED".to_string(),
+                other => other.to_ascii_uppercase(),
+            };
+            query.push(format!("ssl-mode={mode}"));
+        }
+        for f in ["ssl-ca", "ssl-cert", "ssl-key"] {
+            if let Some(v) = opt(f) {
+                let v =
+                    percent_encoding::utf8_percent_encode(&v, percent_encoding::NON_ALPHANUMERIC);
+                query.push(format!("{f}={v}"));
+            }
+        }
+    }
+    if prefix == "pgsql" {
+        // sysbench's --pgsql-sslmode and the certificate files, as libpq's URL parameters.
+        for f in ["sslmode", "sslrootcert", "sslcert", "sslkey"] {
+            if let Some(v) = opt(f) {
+                let v =
+                    percent_encoding::utf8_percent_encode(&v, percent_encoding::NON_ALPHANUMERIC);
+                query.push(format!("{f}={v}"));
+            }
+        }
+    }
+    if !query.is_empty() {
+        url.push('?');
+        url.push_str(&query.join("&"));
+    }
+    if rest
+        .iter()
+        .any(|a| a == "--target" || a.starts_with("--target="))
+    {
+        return Err(Error::Usage(
+            "give either --target or sysbench's --db-driver/--pgsql-*/--mysql-* options, not both"
+                .into(),
+        ));
+    }
+    rest.push(format!("--target={url}"));
+    Ok((rest, ignore))
+}

@@ -1,0 +1,216 @@
+//! sysbench 1.0.20's text, line for line, for `dbsweep sysbench` (and a link named `sysbench`):
+//! the header, the interval lines and the summary that drivers parse with grep and awk. The
+//! figures are dbsweep's; the shapes (headings, widths, decimals) are sysbench's.
+
+use std::fmt::Write as _;
+
+use hdrhistogram::Histogram;
+
+use crate::plan::RunPlan;
+use crate::results::Results;
+use crate::runner::Interval;
+
+/// The version whose output this module reproduces.
+pub const VERSION: &str = "1.0.20";
+
+/// The first line of every command: sysbench's, naming what really runs.
+pub fn banner() -> String {
+    format!(
+        "sysbench {VERSION} (dbsweep {}, sysbench-compatible)\n",
+        env!("CARGO_PKG_VERSION")
+    )
+}
+
+/// What sysbench prints between the banner and the first interval line of a run.
+pub fn run_header(plan: &RunPlan, seed_given: bool) -> String {
+    let r = &plan.runner;
+    let mut s = String::from("Running the test with following options:\n");
+    let _ = writeln!(s, "Number of threads: {}", r.threads);
+    if r.rate > 0.0 {
+        let _ = writeln!(s, "Target transaction rate: {}/sec", r.rate.round());
+    }
+    if r.report_interval > 0.0 {
+        let _ = writeln!(
+            s,
+            "Report intermediate results every {} second(s)",
+            r.report_interval
+        );
+    }
+    if seed_given {
+        let _ = writeln!(
+            s,
+            "Initializing random number generator from seed ({}).",
+            r.rand_seed
+        );
+    } else {
+        s.push_str("Initializing random number generator from current time\n");
+    }
+    s.push_str("\n\nInitializing worker threads...\n\nThreads started!\n\n");
+    s
+}
+
+/// An interval line, as sysbench's SQL drivers print it; `percentile` 0 leaves the
+/// percentile at 0, as sysbench does.
+pub fn interval_line(iv: &Interval, percentile: u32) -> String {
+    let pct = if percentile == 0 { 0.0 } else { iv.pct_ms };
+    format!(
+        "[ {}s ] thds: {} tps: {:.2} qps: {:.2} (r/w/o: {:.2}/{:.2}/{:.2}) lat (ms,{percentile}%): {pct:.2} err/s: {:.2} reconn/s: {:.2}",
+        iv.t.round() as u64,
+        iv.threads,
+        iv.tps,
+        iv.qps,
+        iv.reads_per_s,
+        iv.writes_per_s,
+        iv.others_per_s,
+        iv.err_per_s,
+        iv.reconn_per_s
+    )
+}
+
+/// sysbench's latency histogram: 1024 buckets spaced evenly on a log scale from 1 µs to
+/// 100 s, each printed with its value, up to 40 stars against the fullest and its count.
+const BUCKETS: usize = 1024;
+const RANGE_MS: (f64, f64) = (0.001, 100_000.0);
+
+/// The histogram section of `--histogram`, from the run's latencies in nanoseconds.
+pub fn histogram(h: &Histogram<u64>) -> String {
+    let (lo, hi) = (RANGE_MS.0.ln(), RANGE_MS.1.ln());
+    let per_ln = (BUCKETS - 1) as f64 / (hi - lo);
+    let mut counts = vec![0u64; BUCKETS];
+    for v in h.iter_recorded() {
+        let ms = h.highest_equivalent(v.value_iterated_to()) as f64 / 1e6;
+        let at = ((ms.max(RANGE_MS.0).ln() - lo) * per_ln).round();
+        counts[(at.max(0.0) as usize).min(BUCKETS - 1)] += v.count_at_value();
+    }
+    let fullest = counts.iter().copied().max().unwrap_or(0).max(1) as f64;
+    let mut s = String::from(
+        "Latency histogram (values are in milliseconds)\n       value  ------------- distribution ------------- count\n",
+    );
+    for (i, &n) in counts.iter().enumerate().filter(|(_, n)| **n > 0) {
+        let value = (i as f64 / per_ln + lo).exp();
+        let stars = "*".repeat((n as f64 * 40.0 / fullest).round() as usize);
+        let _ = writeln!(s, "{value:>12.3} |{stars:<40} {n}");
+    }
+    s.push_str(" \n");
+    s
+}
+
+/// The summary of a run, as sysbench 1.0.20 prints it after the interval lines.
+pub fn summary(r: &Results, percentile: u32) -> String {
+    let mut s = String::new();
+    let per_s = |n: f64| if r.time_s > 0.0 { n / r.time_s } else { 0.0 };
+    let q = &r.queries;
+    let errors: u64 = r.errors.values().sum();
+    s.push_str("SQL statistics:\n    queries performed:\n");
+    for (name, n) in [
+        ("read", q.read),
+        ("write", q.write),
+        ("other", q.other),
+        ("total", q.total),
+    ] {
+        let _ = writeln!(s, "        {:<33}{n}", format!("{name}:"));
+    }
+    for (name, n) in [
+        ("transactions", r.events),
+        ("queries", q.total),
+        ("ignored errors", errors),
+        ("reconnects", r.reconnects),
+    ] {
+        let _ = writeln!(
+            s,
+            "    {:<37}{n:<6} ({:.2} per sec.)",
+            format!("{name}:"),
+            per_s(n as f64)
+        );
+    }
+    s.push_str("\nGeneral statistics:\n");
+    let _ = writeln!(s, "    {:<37}{:.4}s", "total time:", r.time_s);
+    let _ = writeln!(s, "    {:<37}{}", "total number of events:", r.events);
+    let l = &r.latency_ms;
+    let line = |s: &mut String, label: &str, v: f64| {
+        let _ = writeln!(s, "{label:<43}{v:>10.2}");
+    };
+    s.push_str("\nLatency (ms):\n");
+    line(&mut s, "         min:", l.min);
+    line(&mut s, "         avg:", l.avg);
+    line(&mut s, "         max:", l.max);
+    if percentile == 0 {
+        s.push_str("         percentile stats:               disabled\n");
+    } else {
+        let label = format!("        {percentile:>3}th percentile:");
+        line(&mut s, &label, percentile_ms(r, percentile));
+    }
+    line(&mut s, "         sum:", l.sum);
+    let (ev_avg, ev_sd) = mean_sd(r.thread_events.iter().map(|&e| e as f64));
+    let (t_avg, t_sd) = mean_sd(r.thread_time_s.iter().copied());
+    let _ = writeln!(
+        s,
+        "\nThreads fairness:\n    events (avg/stddev):           {ev_avg:.4}/{ev_sd:.2}\n    execution time (avg/stddev):   {t_avg:.4}/{t_sd:.2}\n"
+    );
+    s
+}
+
+/// The run's latency at `percentile`, in milliseconds, from its histogram (the saved
+/// percentiles where the histogram cannot be read).
+fn percentile_ms(r: &Results, percentile: u32) -> f64 {
+    let l = &r.latency_ms;
+    match r.histogram.decode() {
+        Ok(h) if !h.is_empty() => h.value_at_quantile(f64::from(percentile) / 100.0) as f64 / 1e6,
+        Ok(_) => 0.0,
+        Err(_) => match percentile {
+            50 => l.p50,
+            90 => l.p90,
+            99 => l.p99,
+            100 => l.max,
+            _ => l.p95,
+        },
+    }
+}
+
+/// The mean and the population standard deviation, as sysbench's fairness lines give them.
+fn mean_sd(values: impl Iterator<Item = f64> + Clone) -> (f64, f64) {
+    let n = values.clone().count();
+    if n == 0 {
+        return (0.0, 0.0);
+    }
+    let mean = values.clone().sum::<f64>() / n as f64;
+    let var = values.map(|v| (v - mean).powi(2)).sum::<f64>() / n as f64;
+    (mean, var.sqrt())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn histogram_buckets_are_sysbench_log_buckets_with_stars_against_the_fullest() {
+        let mut h = Histogram::<u64>::new_with_bounds(1, 3_600_000_000_000, 3).unwrap();
+        for _ in 0..10 {
+            h.record(1_000_000).unwrap(); // 1 ms
+        }
+        h.record(10_000_000).unwrap(); // 10 ms
+        let text = histogram(&h);
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 5, "{text}");
+        // 1 ms is bucket 307.0 of 1023 over ln(0.001)..ln(100000): printed as 1.000 (or its
+        // neighbour's value, within one bucket's width of 1.8%).
+        let first: Vec<&str> = lines[2].split_whitespace().collect();
+        let v: f64 = first[0].parse().unwrap();
+        assert!((v - 1.0).abs() < 0.02, "{}", lines[2]);
+        assert_eq!(first[1], format!("|{}", "*".repeat(40)));
+        assert_eq!(first[2], "10");
+        assert!(
+            lines[3].contains("|****") && lines[3].ends_with(" 1"),
+            "{}",
+            lines[3]
+        );
+        assert_eq!(lines[4], " ");
+    }
+
+    #[test]
+    fn fairness_is_the_population_deviation() {
+        let (m, sd) = mean_sd([1.0, 3.0].into_iter());
+        assert_eq!((m, sd), (2.0, 1.0));
+        assert_eq!(mean_sd(std::iter::empty()), (0.0, 0.0));
+    }
+}
