@@ -169,6 +169,22 @@ fn options(given: Vec<String>) -> Result<Options, Error> {
     Ok(Options { style, rest })
 }
 
+/// sysbench's built-in tests that dbsweep's workloads of the same name run statement for
+/// statement. Another name runs sysbench's script where one is found (`bulk_insert`: dbsweep's
+/// sends a statement per row, sysbench's script multi-row statements), else dbsweep's workload.
+const SAME_AS_SYSBENCH: &[&str] = &[
+    "oltp_point_select",
+    "oltp_read_only",
+    "oltp_read_write",
+    "oltp_write_only",
+    "oltp_update_index",
+    "oltp_update_non_index",
+    "oltp_delete",
+    "oltp_insert",
+    "select_random_points",
+    "select_random_ranges",
+];
+
 /// Runs a sysbench command line (the words after `sysbench`).
 pub fn main(args: &[String]) -> Result<Outcome, Error> {
     if args.is_empty() || args.iter().any(|a| a == "--help") {
@@ -191,9 +207,9 @@ pub fn main(args: &[String]) -> Result<Outcome, Error> {
     })?;
     output::act_as_sysbench(style);
     println!("{}", output::sysbench::banner());
-    let builtin = !script.contains('/')
-        && !script.ends_with(".lua")
-        && crate::workload::WORKLOADS.iter().any(|(n, _)| *n == script);
+    let builtin = SAME_AS_SYSBENCH.contains(&script.as_str())
+        || (lua::find_script(&script).is_none()
+            && crate::workload::WORKLOADS.iter().any(|(n, _)| *n == script));
     match command.as_str() {
         "prepare" | "run" | "cleanup" if builtin => {
             let rest = sysbench_connection(rest)?.0;

@@ -4,6 +4,7 @@
 mod util;
 
 mod bad_input;
+mod dropin;
 mod interrupt;
 mod lua;
 mod mock;

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use dbsweep::server::{ManagedServer, ServerKind};
 
-use crate::util::{Scratch, dbsweep, read_json, start, start_tls, u};
+use crate::util::{Scratch, dbsweep, read_json, root_of, start, start_tls, u};
 
 /// The managed server's URL with its query replaced by `query`.
 fn with_query(server: &ManagedServer, query: &str) -> String {
@@ -636,15 +636,4 @@ fn same_counts_over_tls(
         r["target"]
     );
     r
-}
-
-/// A root connection to a managed MariaDB over its Unix socket, for test set-up.
-fn root_of(server: &ManagedServer) -> mysql::Conn {
-    let socket = server.dir.join("mysqld.sock");
-    mysql::Conn::new(
-        mysql::OptsBuilder::new()
-            .socket(Some(socket.to_string_lossy().into_owned()))
-            .user(Some("root")),
-    )
-    .unwrap()
 }

@@ -41,6 +41,17 @@ pub fn start_tls(kind: ServerKind) -> ManagedServer {
         .unwrap_or_else(|e| panic!("starting a managed {kind:?} server with TLS: {e}"))
 }
 
+/// A root connection to a managed MariaDB over its Unix socket, for test set-up.
+pub fn root_of(server: &ManagedServer) -> mysql::Conn {
+    let socket = server.dir.join("mysqld.sock");
+    mysql::Conn::new(
+        mysql::OptsBuilder::new()
+            .socket(Some(socket.to_string_lossy().into_owned()))
+            .user(Some("root")),
+    )
+    .unwrap()
+}
+
 /// sysbench 1.0.20's options to reach `server` over loopback TCP as user and database sbtest.
 pub fn sysbench_connection(kind: ServerKind, server: &ManagedServer) -> Vec<String> {
     let (driver, p) = if kind == ServerKind::Postgres {

@@ -1522,7 +1522,7 @@ fn print_help(main: &Lua, script: &str, declared: &[ScriptOption]) -> Result<(),
         .unwrap_or(given.as_os_str())
         .to_string_lossy();
     println!("{name} options:");
-    print!("{}", options_help(declared));
+    println!("{}", options_help(declared));
     Ok(())
 }
 

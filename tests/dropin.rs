@@ -1,0 +1,366 @@
+//! dbsweep as a drop-in for sysbench 1.0.20: a driver script calls `sysbench` through a link
+//! to dbsweep and parses its output as it parses sysbench's, on real PostgreSQL and MariaDB
+//! servers, with sysbench itself as the reference.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use dbsweep::server::{ManagedServer, ServerKind};
+use mysql::prelude::Queryable;
+
+use crate::util::{Scratch, dbsweep, read_json, root_of, start, sysbench_connection};
+
+/// A directory holding `sysbench`, a link to the dbsweep binary.
+fn link(s: &Scratch) -> PathBuf {
+    let dir = s.path("bin");
+    std::fs::create_dir_all(&dir).unwrap();
+    let link = dir.join("sysbench");
+    std::os::unix::fs::symlink(assert_cmd::cargo::cargo_bin("dbsweep"), &link).unwrap();
+    link
+}
+
+/// A driver as performance engineers write them: options before and after the script, the
+/// command last, and the summary parsed with grep and awk into `name=value` words.
+const DRIVER: &str = r#"#!/bin/bash
+set -e
+SB=$1; shift
+for t in oltp_point_select oltp_read_only oltp_read_write oltp_write_only oltp_update_index oltp_update_non_index oltp_delete oltp_insert; do
+  $SB --threads=1 $t "$@" --tables=1 --table-size=500 prepare > /dev/null
+  out=$($SB --threads=1 $t "$@" --table-size=500 --tables=1 --events=200 --time=0 --rand-seed=5 --skip-trx=off run)
+  $SB $t "$@" --tables=1 cleanup > /dev/null
+  tx=$(echo "$out" | grep 'transactions:' | awk '{print $2}')
+  q=$(echo "$out" | grep 'queries:' | awk '{print $2}')
+  r=$(echo "$out" | grep ' read:' | awk '{print $2}')
+  w=$(echo "$out" | grep ' write:' | awk '{print $2}')
+  o=$(echo "$out" | grep ' other:' | awk '{print $2}')
+  tps=$(echo "$out" | grep 'transactions:' | awk '{print $3}' | tr -d '(')
+  p=$(echo "$out" | grep 'percentile:' | awk '{print $3}')
+  avg=$(echo "$out" | grep 'avg:' | awk '{print $2}')
+  tt=$(echo "$out" | grep 'total time:' | awk '{print $3}')
+  ev=$(echo "$out" | grep 'events (avg/stddev):' | awk '{print $3}')
+  ex=$(echo "$out" | grep 'execution time (avg/stddev):' | awk '{print $4}')
+  echo "$t tx=$tx q=$q r=$r w=$w o=$o tps=$tps pct=$p avg=$avg time=$tt events=$ev exec=$ex"
+done
+"#;
+
+/// Runs the driver with `sysbench` and returns its words per script.
+fn drive(
+    s: &Scratch,
+    sysbench: &Path,
+    conn: &[String],
+) -> BTreeMap<String, BTreeMap<String, String>> {
+    let driver = s.path("driver.sh");
+    std::fs::write(&driver, DRIVER).unwrap();
+    let out = Command::new("bash")
+        .arg(&driver)
+        .arg(sysbench)
+        .args(conn)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(
+        out.status.success(),
+        "{} failed:\n{text}\n{}",
+        sysbench.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    text.lines()
+        .map(|l| {
+            let mut words = l.split_whitespace();
+            let script = words.next().unwrap().to_string();
+            let fields = words
+                .map(|w| {
+                    let (k, v) = w.split_once('=').unwrap();
+                    (k.to_string(), v.to_string())
+                })
+                .collect();
+            (script, fields)
+        })
+        .collect()
+}
+
+/// The kind of a parsed field: what a driver can do with it.
+fn kind(v: &str) -> &'static str {
+    if v.parse::<u64>().is_ok() {
+        "count"
+    } else if v.parse::<f64>().is_ok() {
+        "decimal"
+    } else if v
+        .strip_suffix('s')
+        .is_some_and(|n| n.parse::<f64>().is_ok())
+    {
+        "seconds"
+    } else if v
+        .split_once('/')
+        .is_some_and(|(a, b)| a.parse::<f64>().is_ok() && b.parse::<f64>().is_ok())
+    {
+        "average/deviation"
+    } else {
+        "other"
+    }
+}
+
+fn same_fields_both_ways(kind_: ServerKind) {
+    let server = start(kind_);
+    let s = Scratch::new();
+    let conn = sysbench_connection(kind_, &server);
+    let theirs = drive(&s, Path::new("/usr/bin/sysbench"), &conn);
+    let ours = drive(&s, &link(&s), &conn);
+    assert_eq!(theirs.len(), 8, "{theirs:?}");
+    assert_eq!(
+        theirs.keys().collect::<Vec<_>>(),
+        ours.keys().collect::<Vec<_>>()
+    );
+    for (script, t) in &theirs {
+        let o = &ours[script];
+        for (field, v) in t {
+            let mine = &o[field];
+            assert_ne!(kind(v), "other", "{script} {field}={v} (sysbench)");
+            // Counts per transaction are the same; a DELETE of a drawn id is a write or an
+            // other depending on whether an earlier event took the row.
+            let by_draw = *script == "oltp_delete" && (field == "w" || field == "o");
+            if ["tx", "q", "r", "w", "o"].contains(&field.as_str()) && !by_draw {
+                assert_eq!(mine, v, "{script} {field}: dbsweep {o:?}, sysbench {t:?}");
+            } else {
+                assert_eq!(
+                    kind(mine),
+                    kind(v),
+                    "{script} {field}: dbsweep {mine}, sysbench {v}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn a_driver_parses_the_same_fields_from_the_link_as_from_sysbench_on_postgres() {
+    same_fields_both_ways(ServerKind::Postgres);
+}
+
+#[test]
+fn a_driver_parses_the_same_fields_from_the_link_as_from_sysbench_on_mariadb() {
+    same_fields_both_ways(ServerKind::Mariadb);
+}
+
+/// A script with a dashed option, an option named like sysbench's `--threads`, and the other
+/// kinds of options `help` shows.
+const OPTIONS_SCRIPT: &str = r#"
+sysbench.cmdline.options = {
+  ["cpu-max-prime"] = {"Upper limit for primes", 10000},
+  threads = {"A script option named like sysbench's", 7},
+  flag = {"A boolean", false},
+  name = {"A string", "abc"},
+  list = {"A list", {"a", "b"}},
+  nodefault = {"No default"},
+}
+function thread_init() print("thread " .. sysbench.tid .. " prime " .. sysbench.opt.cpu_max_prime .. " flag " .. tostring(sysbench.opt.flag)) end
+function event() end
+"#;
+
+fn outputs(mut c: Command) -> String {
+    let out = c.output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(
+        out.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    text
+}
+
+#[test]
+fn script_options_are_read_and_shown_as_sysbench_does() {
+    let s = Scratch::new();
+    let script = s.path("opts.lua");
+    std::fs::write(&script, OPTIONS_SCRIPT).unwrap();
+    let sb = link(&s);
+    let args = |bin: &Path, extra: &[&str]| {
+        let mut c = Command::new(bin);
+        c.current_dir(s.dir.path())
+            .arg("--threads=2")
+            .arg("opts.lua")
+            .args(["--cpu-max-prime=5", "--flag", "--events=4", "--time=0"])
+            .args(extra)
+            .arg("run");
+        c
+    };
+    let theirs = outputs(args(Path::new("/usr/bin/sysbench"), &[]));
+    let ours = outputs(args(&sb, &[&format!("--target={}", s.target())]));
+    let threads = |text: &str| {
+        let mut lines: Vec<String> = text
+            .lines()
+            .filter(|l| l.starts_with("thread "))
+            .map(String::from)
+            .collect();
+        lines.sort();
+        lines
+    };
+    assert_eq!(
+        threads(&theirs),
+        ["thread 0 prime 5 flag true", "thread 1 prime 5 flag true"]
+    );
+    assert_eq!(threads(&ours), threads(&theirs), "{ours}");
+    assert!(ours.contains("Number of threads: 2\n"), "{ours}");
+    // `help`: every line after the banner, as sysbench prints it.
+    let help = |bin: &Path| {
+        let mut c = Command::new(bin);
+        c.current_dir(s.dir.path()).args(["opts.lua", "help"]);
+        let text = outputs(c);
+        text.lines().skip(1).collect::<Vec<_>>().join("\n")
+    };
+    let theirs = help(Path::new("/usr/bin/sysbench"));
+    assert!(theirs.contains("--flag[=on|off]"), "{theirs}");
+    assert_eq!(help(&sb), theirs);
+}
+
+/// Queries `thread_init` runs count in the totals, as in sysbench.
+const INIT_QUERIES: &str = r#"
+function thread_init()
+  con = sysbench.sql.driver():connect()
+  con:query("SELECT pg_backend_pid()")
+  con:query("SELECT 1")
+end
+function event() con:query("SELECT 2") end
+"#;
+
+#[test]
+fn thread_init_queries_count_as_in_sysbench() {
+    let server = start(ServerKind::Postgres);
+    let s = Scratch::new();
+    std::fs::write(s.path("init.lua"), INIT_QUERIES).unwrap();
+    let sb = link(&s);
+    let reads = |bin: &Path| {
+        let mut c = Command::new(bin);
+        c.current_dir(s.dir.path())
+            .arg("init.lua")
+            .args(sysbench_connection(ServerKind::Postgres, &server))
+            .args(["--threads=2", "--events=10", "--time=0", "run"]);
+        let text = outputs(c);
+        text.lines()
+            .find_map(|l| l.trim().strip_prefix("read:"))
+            .unwrap_or_else(|| panic!("{text}"))
+            .trim()
+            .to_string()
+    };
+    let theirs = reads(Path::new("/usr/bin/sysbench"));
+    assert_eq!(
+        theirs, "14",
+        "sysbench: 10 events and 2 x 2 thread_init queries"
+    );
+    assert_eq!(reads(&sb), theirs);
+}
+
+/// `Com_insert` of a MariaDB server: INSERT statements it ran.
+fn inserts(server: &ManagedServer) -> u64 {
+    let (_, n): (String, u64) = root_of(server)
+        .query_first("SHOW GLOBAL STATUS LIKE 'Com_insert'")
+        .unwrap()
+        .unwrap();
+    n
+}
+
+#[test]
+fn bulk_insert_sends_as_many_statements_as_sysbench() {
+    let server = start(ServerKind::Mariadb);
+    let s = Scratch::new();
+    let sb = link(&s);
+    let mut statements = Vec::new();
+    for bin in [Path::new("/usr/bin/sysbench"), sb.as_path()] {
+        let conn = sysbench_connection(ServerKind::Mariadb, &server);
+        let mut prepare = Command::new(bin);
+        prepare.args(["bulk_insert", "--threads=1"]).args(&conn);
+        outputs({
+            prepare.arg("prepare");
+            prepare
+        });
+        let before = inserts(&server);
+        let mut run = Command::new(bin);
+        run.args(["bulk_insert", "--threads=1", "--events=100000", "--time=0"])
+            .args(&conn)
+            .arg("run");
+        outputs(run);
+        statements.push(inserts(&server) - before);
+        let mut cleanup = Command::new(bin);
+        cleanup.args(["bulk_insert", "--threads=1"]).args(&conn);
+        outputs({
+            cleanup.arg("cleanup");
+            cleanup
+        });
+    }
+    assert!(statements[0] <= 5, "sysbench sent {}", statements[0]);
+    assert_eq!(
+        statements[1], statements[0],
+        "dbsweep, sysbench: INSERT statements"
+    );
+}
+
+#[test]
+fn twenty_runs_stopped_by_timeout_all_write_their_results_and_summary() {
+    let server = start(ServerKind::Postgres);
+    let s = Scratch::new();
+    let conn = sysbench_connection(ServerKind::Postgres, &server);
+    dbsweep()
+        .args(["sysbench", "oltp_read_write", "--table-size=1000"])
+        .args(&conn)
+        .arg("prepare")
+        .assert()
+        .success();
+    let mut lost = Vec::new();
+    for i in 0..20 {
+        let out = s.path(&format!("r{i}.json"));
+        // `timeout` signals dbsweep, then its whole process group: two SIGINTs at once.
+        let run = Command::new("timeout")
+            .args(["--preserve-status", "-s", "INT", "3"])
+            .arg(assert_cmd::cargo::cargo_bin("dbsweep"))
+            .args(["sysbench", "oltp_read_write", "--threads=2", "--time=60"])
+            .arg("--table-size=1000")
+            .args(&conn)
+            .arg(format!("--output={}", out.display()))
+            .arg("run")
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&run.stdout);
+        let whole = run.status.code() == Some(130)
+            && text.contains("transactions:")
+            && out.exists()
+            && read_json(&out)["interrupted"] == true;
+        if !whole {
+            lost.push(format!(
+                "run {i}: {:?}\n{text}{}",
+                run.status,
+                String::from_utf8_lossy(&run.stderr)
+            ));
+        }
+    }
+    assert!(lost.is_empty(), "{}", lost.join("\n"));
+}
+
+#[test]
+fn sysbench_grammar_mistakes_are_one_line_errors() {
+    let s = Scratch::new();
+    let sb = link(&s);
+    for (args, says) in [
+        (
+            &["oltp_point_select", "run", "extra"][..],
+            "unrecognized command line argument: extra",
+        ),
+        (&["oltp_point_select"][..], "name a command"),
+        (
+            &["--percentile=101", "oltp_point_select", "run"][..],
+            "--percentile=101",
+        ),
+        (
+            &["--report-checkpoints=10", "oltp_point_select", "run"][..],
+            "not supported",
+        ),
+    ] {
+        let out = Command::new(&sb).args(args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(err.contains(says), "{args:?}: {err}");
+    }
+    let out = Command::new(&sb).arg("--version").output().unwrap();
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "sysbench 1.0.20\n");
+}
