@@ -161,11 +161,13 @@ fn options(given: Vec<String>) -> Result<Options, Error> {
             }
         }
     }
-    // sysbench's defaults where dbsweep's differ: the MySQL driver, no interval lines.
+    // sysbench's defaults where dbsweep's differ: the MySQL driver, no interval lines, the
+    // special distribution of ids.
     if !has_target {
         rest.insert(0, "--db-driver=mysql".into());
     }
     rest.insert(0, "--report-interval=0".into());
+    rest.insert(0, "--rand-type=special".into());
     Ok(Options { style, rest })
 }
 
@@ -207,11 +209,24 @@ pub fn main(args: &[String]) -> Result<Outcome, Error> {
     })?;
     output::act_as_sysbench(style);
     println!("{}", output::sysbench::banner());
-    let builtin = SAME_AS_SYSBENCH.contains(&script.as_str())
-        || (lua::find_script(&script).is_none()
-            && crate::workload::WORKLOADS.iter().any(|(n, _)| *n == script));
+    // dbsweep's workloads retry what sysbench's default --mysql-ignore-errors ignores; another
+    // list is the Lua API's to honour, with sysbench's own script.
+    let own_ignore = rest.iter().any(|a| {
+        let (n, v) = split_option(a);
+        n == "mysql-ignore-errors" && v.is_some_and(|v| v != lua::MYSQL_IGNORE_DEFAULT.join(","))
+    });
+    let script_found = lua::find_script(&script).is_some();
+    let builtin = (SAME_AS_SYSBENCH.contains(&script.as_str()) && !(own_ignore && script_found))
+        || (!script_found && crate::workload::WORKLOADS.iter().any(|(n, _)| *n == script));
+    if builtin && own_ignore {
+        return Err(Error::Usage(format!(
+            "--mysql-ignore-errors: dbsweep's {script} retries deadlocks and lock wait timeouts only; for another list, install sysbench's {script}.lua (looked in {})",
+            lua::SYSBENCH_DIR
+        )));
+    }
     match command.as_str() {
         "prepare" | "run" | "cleanup" if builtin => {
+            output::used_sql();
             let rest = sysbench_connection(rest)?.0;
             let argv = ["dbsweep", command.as_str(), script.as_str()]
                 .into_iter()

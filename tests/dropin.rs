@@ -25,7 +25,7 @@ fn link(s: &Scratch) -> PathBuf {
 const DRIVER: &str = r#"#!/bin/bash
 set -e
 SB=$1; shift
-for t in oltp_point_select oltp_read_only oltp_read_write oltp_write_only oltp_update_index oltp_update_non_index oltp_delete oltp_insert; do
+for t in oltp_point_select oltp_read_only oltp_read_write oltp_write_only oltp_update_index oltp_update_non_index oltp_delete oltp_insert select_random_points select_random_ranges; do
   $SB --threads=1 $t "$@" --tables=1 --table-size=500 prepare > /dev/null
   out=$($SB --threads=1 $t "$@" --table-size=500 --tables=1 --events=200 --time=0 --rand-seed=5 --skip-trx=off run)
   $SB $t "$@" --tables=1 cleanup > /dev/null
@@ -107,7 +107,7 @@ fn same_fields_both_ways(kind_: ServerKind) {
     let conn = sysbench_connection(kind_, &server);
     let theirs = drive(&s, Path::new("/usr/bin/sysbench"), &conn);
     let ours = drive(&s, &link(&s), &conn);
-    assert_eq!(theirs.len(), 8, "{theirs:?}");
+    assert_eq!(theirs.len(), 10, "{theirs:?}");
     assert_eq!(
         theirs.keys().collect::<Vec<_>>(),
         ours.keys().collect::<Vec<_>>()
@@ -158,6 +158,35 @@ function thread_init() print("thread " .. sysbench.tid .. " prime " .. sysbench.
 function event() end
 "#;
 
+/// The lines of `--histogram`'s section with every number and run of stars replaced.
+fn histogram_shape(text: &str) -> Vec<String> {
+    let start = text
+        .find("Latency histogram")
+        .unwrap_or_else(|| panic!("no histogram in {text}"));
+    let end = ["SQL statistics:", "General statistics:"]
+        .iter()
+        .filter_map(|h| text.find(h))
+        .min()
+        .unwrap_or(text.len());
+    let section = &text[start..end];
+    let mut shapes: Vec<String> = section
+        .lines()
+        .map(|l| {
+            let (value, rest) = l.split_once(" |").unwrap_or((l, ""));
+            let count = rest.rsplit(' ').next().unwrap_or_default();
+            let value_ok = value.trim().parse::<f64>().is_ok() && value.len() == 12;
+            let count_ok = count.parse::<u64>().is_ok();
+            if value_ok && count_ok && rest.len() == 41 + count.len() {
+                "row".to_string()
+            } else {
+                l.to_string()
+            }
+        })
+        .collect();
+    shapes.dedup();
+    shapes
+}
+
 fn outputs(mut c: Command) -> String {
     let out = c.output().unwrap();
     let text = String::from_utf8_lossy(&out.stdout).to_string();
@@ -181,6 +210,7 @@ fn script_options_are_read_and_shown_as_sysbench_does() {
             .arg("--threads=2")
             .arg("opts.lua")
             .args(["--cpu-max-prime=5", "--flag", "--events=4", "--time=0"])
+            .arg("--histogram")
             .args(extra)
             .arg("run");
         c
@@ -202,6 +232,7 @@ fn script_options_are_read_and_shown_as_sysbench_does() {
     );
     assert_eq!(threads(&ours), threads(&theirs), "{ours}");
     assert!(ours.contains("Number of threads: 2\n"), "{ours}");
+    assert_eq!(histogram_shape(&ours), histogram_shape(&theirs), "{ours}");
     // `help`: every line after the banner, as sysbench prints it.
     let help = |bin: &Path| {
         let mut c = Command::new(bin);

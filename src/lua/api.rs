@@ -801,6 +801,7 @@ fn install_sql(lua: &Lua, sb: &Table, data: &Rc<StateData>) -> mlua::Result<()> 
             let target = d.ctx.target.clone().ok_or_else(|| {
                 mlua::Error::runtime("no database: this command runs without one")
             })?;
+            crate::output::used_sql();
             Ok(Driver {
                 target,
                 data: d.clone(),

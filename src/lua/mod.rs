@@ -124,7 +124,7 @@ pub fn script_command(args: &[String]) -> Option<(String, String, Vec<String>)> 
     }
 }
 
-pub use api::{run_command, step_workload};
+pub use api::{MYSQL_IGNORE_DEFAULT, run_command, step_workload};
 
 #[cfg(test)]
 mod tests {

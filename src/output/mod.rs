@@ -32,6 +32,15 @@ pub fn sysbench_style() -> Option<SysbenchStyle> {
     SYSBENCH.get().copied()
 }
 
+/// Whether the run used a database driver: sysbench prints its SQL statistics only then. Its
+/// built-in tests always do; a script does when it calls `sysbench.sql.driver()`.
+static SQL_USED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// The run has used a database driver.
+pub fn used_sql() {
+    SQL_USED.store(true, std::sync::atomic::Ordering::Relaxed);
+}
+
 /// A line of a command's progress that sysbench prints too ("Creating table 'sbtest1'...").
 /// On stdout as sysbench has it when acting as sysbench; on stderr otherwise, away from the
 /// summary.
@@ -68,7 +77,8 @@ pub fn print_summary(r: &Results) {
             {
                 print!("{}", sysbench::histogram(&h));
             }
-            print!("{}", sysbench::summary(r, st.percentile));
+            let sql = SQL_USED.load(std::sync::atomic::Ordering::Relaxed);
+            print!("{}", sysbench::summary(r, st.percentile, sql));
         }
         None => print!("{}", summary(r)),
     }

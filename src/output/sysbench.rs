@@ -95,33 +95,36 @@ pub fn histogram(h: &Histogram<u64>) -> String {
     s
 }
 
-/// The summary of a run, as sysbench 1.0.20 prints it after the interval lines.
-pub fn summary(r: &Results, percentile: u32) -> String {
+/// The summary of a run, as sysbench 1.0.20 prints it after the interval lines; `sql`: the
+/// SQL statistics come first (a run without a database driver has none).
+pub fn summary(r: &Results, percentile: u32, sql: bool) -> String {
     let mut s = String::new();
     let per_s = |n: f64| if r.time_s > 0.0 { n / r.time_s } else { 0.0 };
     let q = &r.queries;
     let errors: u64 = r.errors.values().sum();
-    s.push_str("SQL statistics:\n    queries performed:\n");
-    for (name, n) in [
-        ("read", q.read),
-        ("write", q.write),
-        ("other", q.other),
-        ("total", q.total),
-    ] {
-        let _ = writeln!(s, "        {:<33}{n}", format!("{name}:"));
-    }
-    for (name, n) in [
-        ("transactions", r.events),
-        ("queries", q.total),
-        ("ignored errors", errors),
-        ("reconnects", r.reconnects),
-    ] {
-        let _ = writeln!(
-            s,
-            "    {:<37}{n:<6} ({:.2} per sec.)",
-            format!("{name}:"),
-            per_s(n as f64)
-        );
+    if sql {
+        s.push_str("SQL statistics:\n    queries performed:\n");
+        for (name, n) in [
+            ("read", q.read),
+            ("write", q.write),
+            ("other", q.other),
+            ("total", q.total),
+        ] {
+            let _ = writeln!(s, "        {:<33}{n}", format!("{name}:"));
+        }
+        for (name, n) in [
+            ("transactions", r.events),
+            ("queries", q.total),
+            ("ignored errors", errors),
+            ("reconnects", r.reconnects),
+        ] {
+            let _ = writeln!(
+                s,
+                "    {:<37}{n:<6} ({:.2} per sec.)",
+                format!("{name}:"),
+                per_s(n as f64)
+            );
+        }
     }
     s.push_str("\nGeneral statistics:\n");
     let _ = writeln!(s, "    {:<37}{:.4}s", "total time:", r.time_s);
