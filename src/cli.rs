@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
+use crate::server::builds::ServerChoice;
 use crate::server::{ServerKind, parse_setting};
 use crate::workload::PsMode;
 use crate::workload::rand::RandType;
@@ -241,9 +242,14 @@ pub struct DbArgs {
     /// mysql://USER[:PASSWORD]@HOST[:PORT]/DB
     #[arg(long, default_value = "sqlite://dbsweep.db")]
     pub target: String,
-    /// Start a throwaway server of this kind instead of connecting to --target
-    #[arg(long, value_enum, conflicts_with = "target")]
-    pub server: Option<ServerKind>,
+    /// Start a throwaway server of this kind instead of connecting to --target; KIND:VERSION
+    /// (postgres:13, mariadb:11.4) starts that version's build (`dbsweep servers` lists them)
+    #[arg(long, conflicts_with = "target", value_name = "KIND[:VERSION]")]
+    pub server: Option<ServerChoice>,
+    /// The managed server's install tree (a directory holding bin/postgres and bin/initdb, or
+    /// bin/mariadbd): a source build's prefix, an unpacked tarball, packages side by side
+    #[arg(long, requires = "server", value_name = "DIR")]
+    pub server_basedir: Option<PathBuf>,
     /// A setting for the managed server's configuration file (repeatable), e.g. shared_buffers=1GB
     #[arg(long, value_name = "NAME=VALUE", value_parser = parse_setting)]
     pub server_set: Vec<(String, String)>,

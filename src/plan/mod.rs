@@ -73,14 +73,22 @@ fn check_non_negative(option: &str, v: f64) -> Result<(), Error> {
 
 /// The managed server that `--server` and its options ask for, if any.
 pub fn server_spec(a: &DbArgs) -> Result<Option<ServerSpec>, Error> {
-    let spec = a.server.map(|kind| ServerSpec {
-        settings: a.server_set.clone(),
-        datadir: a.server_datadir.clone(),
-        keep: a.keep,
-        socket: a.server_socket,
-        tls: a.server_tls,
-        ..ServerSpec::new(kind)
-    });
+    let spec = match &a.server {
+        Some(choice) => Some(ServerSpec {
+            settings: a.server_set.clone(),
+            datadir: a.server_datadir.clone(),
+            keep: a.keep,
+            socket: a.server_socket,
+            tls: a.server_tls,
+            build: crate::server::builds::resolve(
+                choice.kind,
+                choice.version.as_deref(),
+                a.server_basedir.as_deref(),
+            )?,
+            ..ServerSpec::new(choice.kind)
+        }),
+        None => None,
+    };
     if spec.is_none()
         && (!a.server_set.is_empty()
             || a.server_datadir.is_some()

@@ -52,9 +52,28 @@ fn server_binary(kind: ServerKind) -> Result<PathBuf, Error> {
     Ok(bin)
 }
 
+/// The server binary: its build's, or the system's.
+fn binary_of(s: &ManagedServer) -> Result<PathBuf, Error> {
+    match &s.build {
+        Some(b) => Ok(b.server.clone()),
+        None => server_binary(s.kind),
+    }
+}
+
+/// `--basedir` for a build of its own (an unpacked tree finds its share/ and plugins there).
+fn basedir_arg(s: &ManagedServer) -> Option<String> {
+    s.build
+        .as_ref()
+        .filter(|b| !b.is_system())
+        .map(|b| format!("--basedir={}", b.basedir.display()))
+}
+
 pub(super) fn start(s: &mut ManagedServer) -> Result<(), Error> {
-    let bin = server_binary(s.kind)?;
-    s.version = version_of(&bin);
+    let bin = binary_of(s)?;
+    s.version = match &s.build {
+        Some(b) => b.line.clone(),
+        None => version_of(&bin),
+    };
     let user = server_user(s.kind);
     s.runs_as = unprivileged_user(user)?;
     check_reachable(&s.dir, s.runs_as, user)?;
@@ -62,24 +81,42 @@ pub(super) fn start(s: &mut ManagedServer) -> Result<(), Error> {
     let data = s.dir.join("data");
     if !data.join("mysql").exists() {
         let mut install = if s.kind == ServerKind::Mariadb {
-            let script = find_binary(&["mariadb-install-db", "mysql_install_db"], &[]).ok_or_else(|| {
-                Error::Usage("--server mariadb: mariadb-install-db is not installed; install the Debian package mariadb-server".into())
-            })?;
+            let names = ["mariadb-install-db", "mysql_install_db"];
+            let script = match &s.build {
+                Some(b) if !b.is_system() => b.tool(&names).ok_or_else(|| {
+                    Error::Usage(format!(
+                        "--server-basedir {}: no scripts/mariadb-install-db (or mysql_install_db) in it",
+                        b.basedir.display()
+                    ))
+                })?,
+                _ => find_binary(&names, &[]).ok_or_else(|| {
+                    Error::Usage("--server mariadb: mariadb-install-db is not installed; install the Debian package mariadb-server".into())
+                })?,
+            };
             let mut c = Command::new(script);
-            c.arg("--no-defaults")
-                .arg(format!("--datadir={}", data.display()))
+            c.arg("--no-defaults");
+            if let Some(arg) = basedir_arg(s) {
+                c.arg(arg);
+            }
+            c.arg(format!("--datadir={}", data.display()))
                 .args(["--auth-root-authentication-method=normal", "--skip-test-db"]);
             c
         } else {
             let mut c = Command::new(&bin);
-            c.arg("--no-defaults")
-                .arg("--initialize-insecure")
+            c.arg("--no-defaults");
+            if let Some(arg) = basedir_arg(s) {
+                c.arg(arg);
+            }
+            c.arg("--initialize-insecure")
                 .arg(format!("--datadir={}", data.display()));
             c
         };
         // Its temporary files go to the server's own directory: the caller's TMPDIR may be
         // closed to the server's user.
         install.current_dir(&s.dir).env("TMPDIR", &s.dir);
+        if let Some(b) = &s.build {
+            b.prepare(&mut install);
+        }
         if let Some((uid, gid)) = s.runs_as {
             install.uid(uid).gid(gid);
         }
@@ -90,7 +127,7 @@ pub(super) fn start(s: &mut ManagedServer) -> Result<(), Error> {
 
 /// Writes my.cnf, starts the server, waits for it, and creates the sbtest user and database.
 pub(super) fn launch(s: &mut ManagedServer) -> Result<(), Error> {
-    let bin = server_binary(s.kind)?;
+    let bin = binary_of(s)?;
     if s.port == 0 {
         s.port = free_port()?;
     }
@@ -104,6 +141,10 @@ pub(super) fn launch(s: &mut ManagedServer) -> Result<(), Error> {
         s.dir.join("mysqld.pid").display(),
         s.log.display()
     );
+    if let Some(arg) = basedir_arg(s) {
+        cnf.push_str(arg.trim_start_matches("--"));
+        cnf.push('\n');
+    }
     let tls = if s.tls {
         let files = super::certs::write(&s.dir)?;
         for f in [&files.ca, &files.cert, &files.key] {

@@ -2,6 +2,7 @@
 //! binaries, in a fresh data directory, on a free loopback port, with the settings a plan asks
 //! for; stopped and removed on every exit path unless `--keep`.
 
+pub mod builds;
 mod certs;
 pub mod cgroup;
 pub mod effective;
@@ -48,6 +49,8 @@ pub struct ServerSpec {
     /// With `tls`: whether plain TCP connections are refused (the default); a benchmark of
     /// what TLS costs lets both in.
     pub tls_required: bool,
+    /// The build to start (`--server KIND:VERSION`, `--server-basedir`); None: the system's.
+    pub build: Option<builds::Build>,
 }
 
 impl ServerSpec {
@@ -63,6 +66,7 @@ impl ServerSpec {
             datadir_in: None,
             tls: false,
             tls_required: true,
+            build: None,
         }
     }
 }
@@ -126,6 +130,8 @@ pub struct ManagedServer {
     pub effective: BTreeMap<String, effective::Effective>,
     /// What differs: settings not applied as requested, and the log's warnings about them.
     pub setting_warnings: Vec<String>,
+    /// The build it runs; None: the system's default build of its kind.
+    pub build: Option<builds::Build>,
 }
 
 impl ManagedServer {
@@ -187,6 +193,7 @@ impl ManagedServer {
             tls_required: spec.tls_required,
             effective: BTreeMap::new(),
             setting_warnings: Vec::new(),
+            build: spec.build.clone(),
         };
         if in_memory(&server.dir) {
             eprintln!(
@@ -328,6 +335,9 @@ impl ManagedServer {
             .open(&self.log)
             .map_err(|e| Error::Run(format!("{}: {e}", self.log.display())))?;
         let mut cmd = Command::new(program);
+        if let Some(b) = &self.build {
+            b.prepare(&mut cmd);
+        }
         cmd.args(args)
             .stdin(Stdio::null())
             .stdout(log.try_clone().map_err(|e| Error::Run(e.to_string()))?)

@@ -48,16 +48,33 @@ fn bindir() -> Result<PathBuf, Error> {
     }
 }
 
+/// The directory of the server's binaries: its build's, or the system's newest.
+fn bindir_of(s: &ManagedServer) -> Result<PathBuf, Error> {
+    match &s.build {
+        Some(b) => Ok(b
+            .server
+            .parent()
+            .map_or_else(|| b.basedir.join("bin"), PathBuf::from)),
+        None => bindir(),
+    }
+}
+
 pub(super) fn start(s: &mut ManagedServer) -> Result<(), Error> {
-    let bin = bindir()?;
+    let bin = bindir_of(s)?;
     let user = server_user(s.kind);
     s.runs_as = unprivileged_user(user)?;
-    s.version = version_of(&bin.join("postgres"));
+    s.version = match &s.build {
+        Some(b) => b.line.clone(),
+        None => version_of(&bin.join("postgres")),
+    };
     check_reachable(&s.dir, s.runs_as, user)?;
     chown_tree(&s.dir, s.runs_as)?;
     let data = s.dir.join("data");
     if !data.join("PG_VERSION").exists() {
         let mut initdb = Command::new(bin.join("initdb"));
+        if let Some(b) = &s.build {
+            b.prepare(&mut initdb);
+        }
         initdb
             .arg("-D")
             .arg(&data)
@@ -86,7 +103,7 @@ pub(super) fn start(s: &mut ManagedServer) -> Result<(), Error> {
 /// Writes dbsweep.conf, starts the postmaster and waits until database `sbtest` accepts
 /// connections (creating it on a fresh cluster).
 pub(super) fn launch(s: &mut ManagedServer) -> Result<(), Error> {
-    let bin = bindir()?;
+    let bin = bindir_of(s)?;
     let data = s.dir.join("data");
     if s.port == 0 {
         s.port = free_port()?;

@@ -1,0 +1,400 @@
+//! The server builds a managed target can start: Debian's PostgreSQL versions side by side
+//! (`/usr/lib/postgresql/N`), the MariaDB/MySQL server on PATH, and install trees of any origin
+//! (a source build's `--prefix`, an unpacked binary tarball, `scripts/builds`' directories)
+//! given as a basedir or found under the builds directories (`DBSWEEP_BUILDS`, a colon-separated
+//! list; default `/opt/dbsweep/builds`).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use super::ServerKind;
+use crate::error::Error;
+
+/// Where `scripts/builds` puts builds and `dbsweep servers` looks for them by default.
+pub const DEFAULT_BUILDS_DIR: &str = "/opt/dbsweep/builds";
+
+/// One build of a server.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct Build {
+    pub kind: ServerKind,
+    /// The version number, as `13.23` or `11.4.5`.
+    pub version: String,
+    /// The server binary's own version line.
+    pub line: String,
+    /// The install tree: the directory holding `bin/` (or `sbin/`).
+    pub basedir: PathBuf,
+    /// The server binary (`postgres`, `mariadbd`, `mysqld`).
+    pub server: PathBuf,
+    /// The tree's own shared libraries, for the server's processes (`lib/`), when it has them
+    /// and is not the system's.
+    pub libdir: Option<PathBuf>,
+}
+
+impl Build {
+    /// The build in `basedir`, of `kind` where given; what is missing otherwise.
+    pub fn at(basedir: &Path, kind: Option<ServerKind>) -> Result<Build, String> {
+        let basedir = basedir
+            .canonicalize()
+            .map_err(|e| format!("{}: {e}", basedir.display()))?;
+        let in_bins = |names: &[&str]| {
+            names.iter().find_map(|n| {
+                ["bin", "sbin", "libexec"]
+                    .iter()
+                    .map(|d| basedir.join(d).join(n))
+                    .find(|p| p.is_file())
+            })
+        };
+        let libdir = Some(basedir.join("lib")).filter(|l| l.is_dir() && !is_system(&basedir));
+        let wants_pg = kind.is_none_or(|k| k == ServerKind::Postgres);
+        let wants_my = kind.is_none_or(|k| k != ServerKind::Postgres);
+        if wants_pg && let Some(server) = in_bins(&["postgres"]) {
+            if server.with_file_name("initdb").is_file() {
+                return Build::new(ServerKind::Postgres, basedir, server, libdir);
+            }
+            return Err(format!(
+                "{}: has bin/postgres but no bin/initdb",
+                basedir.display()
+            ));
+        }
+        if wants_my && let Some(server) = in_bins(&["mariadbd", "mysqld"]) {
+            let probe = Build::new(ServerKind::Mariadb, basedir.clone(), server.clone(), libdir)?;
+            let is_mariadb = probe.line.contains("MariaDB");
+            return match kind {
+                Some(ServerKind::Mysql) if is_mariadb => Err(format!(
+                    "{}: {} is MariaDB's server, not MySQL's",
+                    basedir.display(),
+                    server.display()
+                )),
+                Some(ServerKind::Mariadb) if !is_mariadb => Err(format!(
+                    "{}: {} is MySQL's server, not MariaDB's",
+                    basedir.display(),
+                    server.display()
+                )),
+                _ if is_mariadb => Ok(probe),
+                _ => Ok(Build {
+                    kind: ServerKind::Mysql,
+                    ..probe
+                }),
+            };
+        }
+        let wanted = match kind {
+            Some(ServerKind::Postgres) => "bin/postgres and bin/initdb",
+            Some(ServerKind::Mysql) => "bin/mysqld (or sbin/)",
+            Some(ServerKind::Mariadb) => "bin/mariadbd or bin/mysqld (or sbin/)",
+            None => "bin/postgres, bin/mariadbd or bin/mysqld",
+        };
+        Err(format!("{}: no {wanted} in it", basedir.display()))
+    }
+
+    fn new(
+        kind: ServerKind,
+        basedir: PathBuf,
+        server: PathBuf,
+        libdir: Option<PathBuf>,
+    ) -> Result<Build, String> {
+        let mut cmd = Command::new(&server);
+        cmd.arg("--version");
+        if let Some(lib) = &libdir {
+            cmd.env("LD_LIBRARY_PATH", lib);
+        }
+        let out = cmd
+            .output()
+            .map_err(|e| format!("{}: {e}", server.display()))?;
+        let text = String::from_utf8_lossy(&out.stdout);
+        let line = text.lines().next().unwrap_or_default().trim().to_string();
+        let version = version_number(&line).ok_or_else(|| {
+            format!(
+                "{} --version says {:?}{}: not a server's version line",
+                server.display(),
+                line,
+                String::from_utf8_lossy(&out.stderr)
+                    .lines()
+                    .next()
+                    .map(|e| format!(" ({e})"))
+                    .unwrap_or_default()
+            )
+        })?;
+        Ok(Build {
+            kind,
+            version,
+            line,
+            basedir,
+            server,
+            libdir,
+        })
+    }
+
+    /// A tool of the build (`initdb`, `mariadb-install-db`), beside the server binary or in
+    /// the tree's `scripts/`.
+    pub fn tool(&self, names: &[&str]) -> Option<PathBuf> {
+        names.iter().find_map(|n| {
+            [
+                self.server.with_file_name(n),
+                self.basedir.join("bin").join(n),
+                self.basedir.join("scripts").join(n),
+            ]
+            .into_iter()
+            .find(|p| p.is_file())
+        })
+    }
+
+    /// Whether the build is the system's (under /usr): its files are the system's defaults.
+    pub fn is_system(&self) -> bool {
+        is_system(&self.basedir)
+    }
+
+    /// Sets what a process of the build needs: its own libraries.
+    pub fn prepare(&self, cmd: &mut Command) {
+        if let Some(lib) = &self.libdir {
+            cmd.env("LD_LIBRARY_PATH", lib);
+        }
+    }
+
+    /// Whether `wanted` (`13`, `11.4`, `11.4.5`) names this build's version.
+    pub fn matches(&self, wanted: &str) -> bool {
+        self.version == wanted
+            || self
+                .version
+                .strip_prefix(wanted)
+                .is_some_and(|rest| rest.starts_with('.'))
+    }
+}
+
+fn is_system(basedir: &Path) -> bool {
+    basedir == Path::new("/usr") || basedir.starts_with("/usr/lib/postgresql")
+}
+
+/// The version number of a server's version line: `postgres (PostgreSQL) 15.14 (Debian ...)`,
+/// `mariadbd  Ver 11.4.5-MariaDB for ...`, `mysqld  Ver 8.0.36 for Linux ...`.
+fn version_number(line: &str) -> Option<String> {
+    let words: Vec<&str> = line.split_whitespace().collect();
+    let after = |w: &str| {
+        words
+            .iter()
+            .position(|x| *x == w)
+            .and_then(|i| words.get(i + 1))
+    };
+    let raw = after("(PostgreSQL)").or_else(|| after("Ver"))?;
+    let number: String = raw
+        .chars()
+        .take_while(|c| c.is_ascii_digit() || *c == '.')
+        .collect();
+    let number = number.trim_end_matches('.');
+    number
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_digit())
+        .then(|| number.to_string())
+}
+
+/// The builds directories: `DBSWEEP_BUILDS` (colon-separated) or the default.
+pub fn builds_dirs() -> Vec<PathBuf> {
+    match std::env::var_os("DBSWEEP_BUILDS") {
+        Some(v) if !v.is_empty() => std::env::split_paths(&v).collect(),
+        _ => vec![PathBuf::from(DEFAULT_BUILDS_DIR)],
+    }
+}
+
+/// Every build this machine has, oldest version first within a kind.
+pub fn find_all() -> Vec<Build> {
+    let mut trees: Vec<PathBuf> = std::fs::read_dir("/usr/lib/postgresql")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    if let Some(server) = super::find_binary(&["mariadbd", "mysqld"], &[]) {
+        // The system's server: its tree is the directory above its bin/ or sbin/.
+        if let Some(tree) = server.parent().and_then(Path::parent) {
+            trees.push(tree.to_path_buf());
+        }
+    }
+    for dir in builds_dirs() {
+        trees.extend(
+            std::fs::read_dir(&dir)
+                .into_iter()
+                .flatten()
+                .flatten()
+                .map(|e| e.path())
+                .filter(|p| p.is_dir() && !p.to_string_lossy().ends_with(".part")),
+        );
+    }
+    let mut builds: Vec<Build> = trees
+        .iter()
+        .filter_map(|t| Build::at(t, None).ok())
+        .collect();
+    builds.sort_by(|a, b| {
+        (a.kind as u8, version_key(&a.version), &a.basedir).cmp(&(
+            b.kind as u8,
+            version_key(&b.version),
+            &b.basedir,
+        ))
+    });
+    builds.dedup_by(|a, b| a.server == b.server);
+    builds
+}
+
+/// A version number's parts, for ordering.
+pub fn version_key(v: &str) -> Vec<u32> {
+    v.split('.').filter_map(|p| p.parse().ok()).collect()
+}
+
+/// What `--server KIND[:VERSION]` and `--server-basedir DIR` (or a plan target's `server` and
+/// `basedir`) name: a build, or None for the system's default build of the kind.
+pub fn resolve(
+    kind: ServerKind,
+    version: Option<&str>,
+    basedir: Option<&Path>,
+) -> Result<Option<Build>, Error> {
+    if let Some(dir) = basedir {
+        let build = Build::at(dir, Some(kind)).map_err(Error::Usage)?;
+        if let Some(v) = version
+            && !build.matches(v)
+        {
+            return Err(Error::Usage(format!(
+                "{}: holds {} {}, not {v}",
+                dir.display(),
+                kind_name(kind),
+                build.version
+            )));
+        }
+        return Ok(Some(build));
+    }
+    let Some(v) = version else {
+        return Ok(None);
+    };
+    let all = find_all();
+    let same_kind: Vec<&Build> = all.iter().filter(|b| b.kind == kind).collect();
+    match same_kind.iter().rev().find(|b| b.matches(v)) {
+        Some(b) => Ok(Some((*b).clone())),
+        None => Err(Error::Usage(format!(
+            "--server {}:{v}: no such build on this machine (found: {}); give its install tree with basedir, or install one (scripts/builds, distribution packages)",
+            kind_name(kind),
+            if same_kind.is_empty() {
+                "none".to_string()
+            } else {
+                same_kind
+                    .iter()
+                    .map(|b| format!("{} in {}", b.version, b.basedir.display()))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            }
+        ))),
+    }
+}
+
+/// `--server KIND[:VERSION]`, or a plan target's `server = "KIND[:VERSION]"`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ServerChoice {
+    pub kind: ServerKind,
+    /// A version of the kind (`13`, `11.4`): the newest build of it this machine has.
+    pub version: Option<String>,
+}
+
+impl std::str::FromStr for ServerChoice {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<ServerChoice, String> {
+        let (kind, version) = match s.split_once(':') {
+            Some((k, v)) => (k, Some(v)),
+            None => (s, None),
+        };
+        let kind = match kind.to_ascii_lowercase().as_str() {
+            "postgres" | "postgresql" => ServerKind::Postgres,
+            "mariadb" => ServerKind::Mariadb,
+            "mysql" => ServerKind::Mysql,
+            _ => {
+                return Err(format!(
+                    "'{s}': a server is postgres, mariadb or mysql, with a version after a colon where wanted (postgres:13)"
+                ));
+            }
+        };
+        if let Some(v) = version
+            && (v.is_empty()
+                || !v
+                    .split('.')
+                    .all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit())))
+        {
+            return Err(format!(
+                "'{s}': the version after the colon is numbers and dots, as 13 or 11.4"
+            ));
+        }
+        Ok(ServerChoice {
+            kind,
+            version: version.map(String::from),
+        })
+    }
+}
+
+impl std::fmt::Display for ServerChoice {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str(kind_name(self.kind))?;
+        match &self.version {
+            Some(v) => write!(f, ":{v}"),
+            None => Ok(()),
+        }
+    }
+}
+
+impl serde::Serialize for ServerChoice {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for ServerChoice {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<ServerChoice, D::Error> {
+        let s = String::deserialize(d)?;
+        s.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+pub fn kind_name(kind: ServerKind) -> &'static str {
+    match kind {
+        ServerKind::Postgres => "postgres",
+        ServerKind::Mariadb => "mariadb",
+        ServerKind::Mysql => "mysql",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn version_numbers_of_each_server_line() {
+        for (line, v) in [
+            (
+                "postgres (PostgreSQL) 15.14 (Debian 15.14-0+deb12u1)",
+                "15.14",
+            ),
+            ("postgres (PostgreSQL) 13.23", "13.23"),
+            (
+                "mariadbd  Ver 11.4.5-MariaDB for linux-systemd on x86_64 (MariaDB Server)",
+                "11.4.5",
+            ),
+            (
+                "mysqld  Ver 8.0.36 for Linux on x86_64 (MySQL Community Server - GPL)",
+                "8.0.36",
+            ),
+        ] {
+            assert_eq!(version_number(line).as_deref(), Some(v), "{line}");
+        }
+        assert_eq!(version_number("bash: no such file"), None);
+    }
+
+    #[test]
+    fn a_wanted_version_matches_whole_parts_only() {
+        let b = Build {
+            kind: ServerKind::Mariadb,
+            version: "11.4.5".into(),
+            line: String::new(),
+            basedir: PathBuf::new(),
+            server: PathBuf::new(),
+            libdir: None,
+        };
+        assert!(b.matches("11") && b.matches("11.4") && b.matches("11.4.5"));
+        assert!(!b.matches("1") && !b.matches("11.40") && !b.matches("11.4.50"));
+        assert!(version_key("10.11.6") < version_key("11.4.5"));
+    }
+}
