@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand};
 
 use crate::server::builds::ServerChoice;
-use crate::server::{ServerKind, parse_setting};
+use crate::server::parse_setting;
 use crate::workload::PsMode;
 use crate::workload::rand::RandType;
 
@@ -51,6 +51,8 @@ pub enum Command {
     Hdr(HdrOpts),
     /// List the built-in workloads
     Workloads,
+    /// List the server builds a managed target can start, and what each shorthand picks
+    Servers,
     /// Act as sysbench 1.0.20: its command line and its output (also through a link named
     /// `sysbench` to this binary)
     #[command(disable_help_flag = true)]
@@ -193,9 +195,11 @@ pub struct SweepOpts {
     /// Run every cell on this database instead of the plan's targets
     #[arg(long)]
     pub target: Option<String>,
-    /// Run every cell on a fresh managed server of this kind instead of the plan's targets
-    #[arg(long, value_enum, conflicts_with = "target")]
-    pub server: Option<ServerKind>,
+    /// Run every cell on a fresh managed server of this kind instead of the plan's targets;
+    /// KIND:VERSION (postgres:13) starts that version's build, and a repeated --server gives
+    /// one target per build (a version study)
+    #[arg(long, conflicts_with = "target", value_name = "KIND[:VERSION]")]
+    pub server: Vec<ServerChoice>,
     /// Connect to the --server over its Unix socket instead of loopback TCP
     #[arg(long, requires = "server")]
     pub server_socket: bool,

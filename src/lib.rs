@@ -28,7 +28,7 @@ use results::{
     HistogramData, Latency, Queries, RateInfo, Results, ResultsFile, ServerInfo, TargetInfo, Tool,
 };
 use runner::RunOutcome;
-use server::ManagedServer;
+use server::{ManagedServer, ServerKind};
 use target::{ErrorClass, Target};
 use workload::tables::LoadReport;
 use workload::{WORKLOADS, Workload};
@@ -107,6 +107,15 @@ pub fn run(cli: Cli) -> Result<Outcome, Error> {
     install_ctrl_c();
     set_timeouts(cli.connect_timeout, cli.query_timeout)?;
     match cli.command {
+        Command::Servers => {
+            let defaults = [ServerKind::Postgres, ServerKind::Mariadb, ServerKind::Mysql]
+                .map(|k| (k, server::binary_version(k).ok()));
+            print!(
+                "{}",
+                server::builds::listing(&server::builds::find_all(), &defaults)
+            );
+            Ok(Outcome::Done)
+        }
         Command::Workloads => {
             for (name, what) in WORKLOADS {
                 println!("{name:<24}{what}");
@@ -317,6 +326,7 @@ impl Db {
             kept: s.kept(),
             effective: s.effective.clone(),
             setting_warnings: s.setting_warnings.clone(),
+            basedir: s.build.as_ref().map(|b| b.basedir.display().to_string()),
         })
     }
 }

@@ -18,6 +18,7 @@ use super::RunPlan;
 use crate::cli::{Cli, Command};
 use crate::error::Error;
 use crate::server::ServerKind;
+use crate::server::builds::{Build, ServerChoice, kind_name, resolve};
 
 /// The built-in plans: name, what it is, its TOML.
 pub const BUILTIN: [(&str, &str); 2] = [
@@ -114,8 +115,15 @@ pub struct TargetDef {
     pub name: Option<String>,
     /// A running database (or a SQLite file).
     pub url: Option<String>,
-    /// A managed server of this kind, started fresh for each configuration and client count.
-    pub server: Option<ServerKind>,
+    /// A managed server of this kind, started fresh for each configuration and client count:
+    /// `"postgres"` (the system's), `"postgres:13"` (that version's build).
+    pub server: Option<ServerChoice>,
+    /// The managed server's install tree (bin/postgres and bin/initdb, or bin/mariadbd).
+    pub basedir: Option<PathBuf>,
+    /// Settings of this target's server, merged with each configuration's (which win where
+    /// both name one): versions differ in what they accept.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub settings: BTreeMap<String, toml::Value>,
     /// Connect to the managed server over its Unix socket instead of loopback TCP.
     #[serde(default)]
     pub socket: bool,
@@ -201,6 +209,24 @@ pub struct SweepTarget {
     pub datadir_in: Option<PathBuf>,
     /// A managed server with TLS on.
     pub tls: bool,
+    /// The managed server's build; None: the system's.
+    pub build: Option<Build>,
+    /// The target's own server settings (the configuration's come after them).
+    pub settings: Vec<(String, String)>,
+}
+
+impl SweepTarget {
+    /// The settings of `config` on this target: the target's, then the configuration's.
+    pub fn settings_with(&self, config: &Config) -> Vec<(String, String)> {
+        let mut out: Vec<(String, String)> = self
+            .settings
+            .iter()
+            .filter(|(k, _)| !config.settings.iter().any(|(c, _)| c == k))
+            .cloned()
+            .collect();
+        out.extend(config.settings.iter().cloned());
+        out
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -269,7 +295,8 @@ impl Cell<'_> {
 #[derive(Clone, Debug, Default)]
 pub struct Overrides {
     pub target: Option<String>,
-    pub server: Option<ServerKind>,
+    /// `--server`, repeatable: one target per build.
+    pub server: Vec<ServerChoice>,
     pub server_socket: bool,
     pub clients: Option<Vec<u32>>,
     pub tables: Option<u32>,
@@ -639,27 +666,32 @@ fn apply(file: &mut PlanFile, o: &Overrides) {
     if let Some(v) = o.repeat {
         file.repeat = v;
     }
-    let target = match (&o.target, o.server) {
-        (_, Some(kind)) => Some(TargetDef {
-            name: None,
-            url: None,
-            server: Some(kind),
-            socket: o.server_socket,
-            datadir_in: None,
-            tls: false,
-        }),
-        (Some(url), None) => Some(TargetDef {
+    let managed = |choice: &ServerChoice| TargetDef {
+        name: None,
+        url: None,
+        server: Some(choice.clone()),
+        basedir: None,
+        settings: BTreeMap::new(),
+        socket: o.server_socket,
+        datadir_in: None,
+        tls: false,
+    };
+    let targets: Vec<TargetDef> = match &o.target {
+        _ if !o.server.is_empty() => o.server.iter().map(managed).collect(),
+        Some(url) => vec![TargetDef {
             name: None,
             url: Some(url.clone()),
             server: None,
+            basedir: None,
+            settings: BTreeMap::new(),
             socket: false,
             datadir_in: None,
             tls: false,
-        }),
-        (None, None) => None,
+        }],
+        None => Vec::new(),
     };
-    if let Some(t) = target {
-        file.targets = vec![Spanned::new(0..0, t)];
+    if !targets.is_empty() {
+        file.targets = targets.into_iter().map(|t| Spanned::new(0..0, t)).collect();
     }
 }
 
@@ -863,25 +895,66 @@ fn validate(src: &Source, file: PlanFile) -> Result<Sweep, Error> {
     for t in &file.targets {
         let span = t.span();
         let def = t.get_ref();
-        let spec = match (&def.url, def.server) {
+        let spec = match (&def.url, &def.server) {
             (Some(url), None) => {
                 // The same check as --target, without opening anything.
                 crate::target::check_url(url).map_err(|e| src.error(span.clone(), e))?;
                 TargetSpec::Url(url.clone())
             }
-            (None, Some(kind)) => TargetSpec::Managed(kind),
+            (None, Some(choice)) => TargetSpec::Managed(choice.kind),
             _ => {
                 return Err(src.error(
                     span,
-                    "a target needs exactly one of url = \"...\" or server = \"postgres|mariadb|mysql\"",
+                    "a target needs exactly one of url = \"...\" or server = \"postgres|mariadb|mysql\" (with :VERSION where wanted)",
                 ));
             }
         };
-        let name = def.name.clone().unwrap_or_else(|| match &spec {
-            TargetSpec::Url(u) => u.split("://").next().unwrap_or("target").to_string(),
-            TargetSpec::Managed(k) => format!("{k:?}").to_lowercase(),
-            TargetSpec::Sqlite => "sqlite".into(),
-        });
+        let name = def
+            .name
+            .clone()
+            .unwrap_or_else(|| match (&spec, &def.server) {
+                (TargetSpec::Url(u), _) => u.split("://").next().unwrap_or("target").to_string(),
+                (_, Some(choice)) => match &choice.version {
+                    Some(v) => format!("{}-{}", kind_name(choice.kind), v.replace('.', "_")),
+                    None => kind_name(choice.kind).to_string(),
+                },
+                _ => "sqlite".into(),
+            });
+        let build = match &def.server {
+            Some(choice) => resolve(
+                choice.kind,
+                choice.version.as_deref(),
+                def.basedir.as_deref(),
+            )
+            .map_err(|e| src.error(span.clone(), format!("target {name}: {e}")))?,
+            None if def.basedir.is_some() => {
+                return Err(src.error(
+                    span,
+                    "basedir is for a managed server (server = \"...\"): the install tree it starts",
+                ));
+            }
+            None => None,
+        };
+        let mut target_settings = Vec::new();
+        for (k, v) in &def.settings {
+            if !matches!(spec, TargetSpec::Managed(_)) {
+                return Err(src.error(
+                    span.clone(),
+                    format!("target {name}: settings are for a managed server (server = \"...\")"),
+                ));
+            }
+            let v = option_value(v).ok_or_else(|| {
+                src.error(
+                    span.clone(),
+                    format!(
+                        "target {name}: setting {k}: a value must be a string, number or boolean"
+                    ),
+                )
+            })?;
+            crate::server::parse_setting(&format!("{k}={v}"))
+                .map_err(|e| src.error(span.clone(), format!("target {name}: {e}")))?;
+            target_settings.push((k.clone(), v));
+        }
         if !is_label(&name) {
             return Err(src.error(
                 span,
@@ -952,6 +1025,8 @@ fn validate(src: &Source, file: PlanFile) -> Result<Sweep, Error> {
             socket: def.socket,
             datadir_in: def.datadir_in.clone(),
             tls: def.tls,
+            build,
+            settings: target_settings,
         });
     }
     if targets.is_empty() {
@@ -961,6 +1036,8 @@ fn validate(src: &Source, file: PlanFile) -> Result<Sweep, Error> {
             socket: false,
             datadir_in: None,
             tls: false,
+            build: None,
+            settings: Vec::new(),
         });
     }
 

@@ -85,6 +85,7 @@ pub fn settings_table(ds: &Dataset) -> Option<Table> {
     }
     Some(Table {
         id: "settings-not-applied".into(),
+        under: Vec::new(),
         title: "Warning: settings the server did not apply".into(),
         better: None,
         columns: vec![
@@ -190,6 +191,7 @@ pub fn inputs_table(ds: &Dataset) -> Option<Table> {
         title: "Warning: the inputs did not run alike".into(),
         better: None,
         columns: sources.iter().map(|s| s.to_string()).collect(),
+        under: Vec::new(),
         rows,
         notes: vec![
             "Workload options and durations that differ between the inputs (the values each took over its steps): their figures differ by these as well as by what they compare."
@@ -226,6 +228,7 @@ pub fn connections_table(ds: &Dataset) -> Option<Table> {
         title: "Connections: each configuration's server and TLS".into(),
         better: None,
         columns: vec!["server".into(), "TLS".into()],
+        under: Vec::new(),
         rows: rows
             .into_iter()
             .map(|(label, (version, tls))| Row {

@@ -330,6 +330,13 @@ fn html_table(t: &Table) -> String {
         let _ = write!(s, "<th>{}</th>", esc(c));
     }
     s.push_str("</tr>");
+    if !t.under.is_empty() {
+        s.push_str("<tr><th>version</th>");
+        for u in &t.under {
+            let _ = write!(s, "<th>{}</th>", esc(u));
+        }
+        s.push_str("</tr>");
+    }
     let mut group = None;
     for r in &t.rows {
         if r.group != group && !r.summary {

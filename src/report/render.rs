@@ -119,6 +119,7 @@ pub fn text(tables: &[Table], color: bool) -> String {
                     .filter_map(|r| r.cells.get(i))
                     .map(|c| cell_text(c).chars().count())
                     .chain([c.chars().count()])
+                    .chain(t.under.get(i).map(|u| u.chars().count()))
                     .max()
                     .unwrap_or(1)
             })
@@ -128,6 +129,13 @@ pub fn text(tables: &[Table], color: bool) -> String {
             let _ = write!(out, "  {c:>w$}");
         }
         out.push('\n');
+        if !t.under.is_empty() {
+            let _ = write!(out, "{:<label_w$}", "version");
+            for (u, w) in t.under.iter().zip(&widths) {
+                let _ = write!(out, "  {u:>w$}");
+            }
+            out.push('\n');
+        }
         let mut group = None;
         for r in &t.rows {
             if r.group != group && !r.summary {

@@ -41,6 +41,7 @@ pub fn tables(ds: &Dataset) -> Vec<Table> {
             columns: ["clients", "tps", "X bound", "avg ms", "R bound ms", "p95 ms", "model"]
                 .map(String::from)
                 .to_vec(),
+            under: Vec::new(),
             rows: Vec::new(),
             notes: vec![
                 "bounds of a closed system (docs/workloads.md section 6), Z = 0, from the least demand per transaction of each device over the client counts measured (the queueing table says which run); a bound is a bound: a measurement beyond it by more than the figures' precision (3%) is flagged in the model column as an error of the model, not of the server".into(),
@@ -53,6 +54,7 @@ pub fn tables(ds: &Dataset) -> Vec<Table> {
             columns: ["D cpu ms", "D disk ms", "D ms", "bottleneck", "N_sat", "demands from"]
                 .map(String::from)
                 .to_vec(),
+            under: Vec::new(),
             rows: Vec::new(),
             notes: vec!["D cpu = machine CPU busy per transaction over the machine's cores; D disk = device busy time per transaction".into()],
         };

@@ -64,6 +64,8 @@ pub struct Table {
     /// (scaling, the model's demands).
     pub better: Option<Better>,
     pub columns: Vec<String>,
+    /// A second header line under the columns (the server version of each), or empty.
+    pub under: Vec<String>,
     pub rows: Vec<Row>,
     pub notes: Vec<String>,
 }
@@ -238,9 +240,9 @@ fn samples(
 }
 
 /// Picks the base column: `--base` by its label, else the first.
-pub fn base_index(slice: &Slice, base: Option<&str>) -> Result<usize, Error> {
+pub fn base_index(ds: &Dataset, slice: &Slice, base: Option<&str>) -> Result<usize, Error> {
     match base {
-        None => Ok(0),
+        None => Ok(oldest_version(ds, slice).unwrap_or(0)),
         Some(name) => {
             let exact = slice.columns.iter().position(|(l, _)| l == name);
             // Or the one column that has `name` as a part of its label (a source or config).
@@ -259,6 +261,66 @@ pub fn base_index(slice: &Slice, base: Option<&str>) -> Result<usize, Error> {
     }
 }
 
+/// The server version of each column (`13.23`, `11.4.5`), from its results; empty where the
+/// columns do not differ in version.
+pub fn column_versions(ds: &Dataset, slice: &Slice) -> Vec<String> {
+    let versions: Vec<String> = slice
+        .columns
+        .iter()
+        .map(|(_, places)| {
+            let mut vs: Vec<String> = ds
+                .entries
+                .iter()
+                .filter(|e| places.contains(&e.place))
+                .filter_map(|e| e.results.as_ref())
+                .filter_map(|r| short_version(&r.target.version))
+                .collect();
+            vs.sort();
+            vs.dedup();
+            vs.join(",")
+        })
+        .collect();
+    let distinct: BTreeSet<&String> = versions.iter().filter(|v| !v.is_empty()).collect();
+    if distinct.len() > 1 {
+        versions
+    } else {
+        Vec::new()
+    }
+}
+
+/// The version number in a server's version string: `PostgreSQL 13.23 on x86_64...` and
+/// `11.4.5-MariaDB` give `13.23` and `11.4.5`.
+fn short_version(v: &str) -> Option<String> {
+    v.split(|c: char| c.is_whitespace() || c == '-')
+        .find(|w| w.starts_with(|c: char| c.is_ascii_digit()) && w.contains('.'))
+        .map(|w| {
+            w.chars()
+                .take_while(|c| c.is_ascii_digit() || *c == '.')
+                .collect::<String>()
+                .trim_end_matches('.')
+                .to_string()
+        })
+}
+
+/// The default base where the columns are one server kind at different versions (a version
+/// study): the oldest version's column.
+fn oldest_version(ds: &Dataset, slice: &Slice) -> Option<usize> {
+    let versions = column_versions(ds, slice);
+    if versions.is_empty() || versions.iter().any(|v| v.is_empty() || v.contains(',')) {
+        return None;
+    }
+    let kinds: BTreeSet<&str> = ds
+        .entries
+        .iter()
+        .filter_map(|e| e.results.as_ref())
+        .map(|r| r.target.kind.as_str())
+        .collect();
+    if kinds.len() != 1 {
+        return None;
+    }
+    (0..versions.len()).min_by_key(|&i| crate::server::builds::version_key(&versions[i]))
+}
+
 /// An absolute table of `metric` and, when `relative`, the ratio table with group medians.
 fn metric_tables(
     ds: &Dataset,
@@ -269,11 +331,13 @@ fn metric_tables(
     with_load: bool,
 ) -> (Table, Table) {
     let columns: Vec<String> = slice.columns.iter().map(|(l, _)| l.clone()).collect();
+    let under = column_versions(ds, slice);
     let mut abs = Table {
         id: id.to_string(),
         title: format!("{title}{} ({})", slice.suffix, better.legend()),
         better: Some(better),
         columns: columns.clone(),
+        under: under.clone(),
         rows: Vec::new(),
         notes: Vec::new(),
     };
@@ -287,6 +351,7 @@ fn metric_tables(
         ),
         better: Some(better),
         columns,
+        under,
         rows: Vec::new(),
         notes: vec![format!(
             "value / base; 1 when both are 0, inf when only the base is 0; {}: ratios below 0.95 \
@@ -517,7 +582,7 @@ pub fn build(ds: &Dataset, base: Option<&str>) -> Result<Vec<Table>, Error> {
     let slices = layout(ds);
     let bases: Vec<usize> = slices
         .iter()
-        .map(|s| base_index(s, base))
+        .map(|s| base_index(ds, s, base))
         .collect::<Result<_, _>>()?;
     for (slice, &b) in slices.iter().zip(&bases) {
         let (abs, rel) = metric_tables(
@@ -585,6 +650,7 @@ mod tests {
             title: "x".into(),
             better: None,
             columns: vec!["avg ms".into(), "p95 ms".into(), "tps".into()],
+            under: Vec::new(),
             rows: vec![row(0.0054, 0.2), row(0.5, 3.0)],
             notes: Vec::new(),
         };

@@ -20,6 +20,7 @@ pub fn tables(ds: &Dataset) -> Vec<Table> {
         };
         out.push(Table {
             id: format!("tpcc-{}-{}-{}-{}-c{}", e.test, p.source, p.target, p.config, p.clients),
+            under: Vec::new(),
             title: format!(
                 "TPC-C transactions of {}{at} at {} client(s): {} warehouse(s), NOPM {:.0}, limits {}",
                 e.test,

@@ -118,6 +118,9 @@ pub struct ServerInfo {
     /// Settings not applied as requested, and the server log's warnings about them.
     #[serde(default)]
     pub setting_warnings: Vec<String>,
+    /// The install tree of the build that ran (absent for the system's default build).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub basedir: Option<String>,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]

@@ -349,6 +349,60 @@ impl<'de> serde::Deserialize<'de> for ServerChoice {
     }
 }
 
+/// The major version a shorthand names: PostgreSQL's first number (10 and later), MariaDB's
+/// and MySQL's first two.
+fn major(b: &Build) -> String {
+    let parts: Vec<&str> = b.version.split('.').collect();
+    let n = if b.kind == ServerKind::Postgres && parts[0].parse::<u32>().is_ok_and(|m| m >= 10) {
+        1
+    } else {
+        2
+    };
+    parts[..n.min(parts.len())].join(".")
+}
+
+/// `dbsweep servers`: every build found, and the build each shorthand starts.
+pub fn listing(builds: &[Build], defaults: &[(ServerKind, Option<String>)]) -> String {
+    use std::fmt::Write as _;
+    let mut s = String::new();
+    let _ = writeln!(s, "{:<9}{:<10}{:<16}path", "kind", "version", "shorthand");
+    for b in builds {
+        let short = format!("{}:{}", kind_name(b.kind), major(b));
+        // The shorthand picks the newest build of its version: is it this one?
+        let picked = builds
+            .iter()
+            .rev()
+            .find(|o| o.kind == b.kind && o.matches(&major(b)))
+            .is_some_and(|o| o == b);
+        let _ = writeln!(
+            s,
+            "{:<9}{:<10}{:<16}{}",
+            kind_name(b.kind),
+            b.version,
+            if picked { short } else { "-".into() },
+            b.basedir.display()
+        );
+    }
+    for (kind, line) in defaults {
+        let _ = writeln!(
+            s,
+            "--server {} starts: {}",
+            kind_name(*kind),
+            line.as_deref().unwrap_or("nothing (not installed)")
+        );
+    }
+    let _ = writeln!(
+        s,
+        "(builds directories: {}; set DBSWEEP_BUILDS to look elsewhere)",
+        builds_dirs()
+            .iter()
+            .map(|d| d.display().to_string())
+            .collect::<Vec<_>>()
+            .join(":")
+    );
+    s
+}
+
 pub fn kind_name(kind: ServerKind) -> &'static str {
     match kind {
         ServerKind::Postgres => "postgres",

@@ -179,6 +179,32 @@ pub fn log_offset(log: &Path) -> u64 {
 /// The server log's warnings and errors since `from` that name one of `names` (as written, or
 /// with dashes for underscores and back): the server's own word on an option it ignored.
 pub fn log_warnings(log: &Path, from: u64, names: &[&str]) -> Vec<String> {
+    naming(log, from, names)
+        .into_iter()
+        .filter(|line| {
+            let l = line.to_ascii_lowercase();
+            // MariaDB's `[Warning]`/`[ERROR]`, PostgreSQL's `WARNING:`/`ERROR:`/`FATAL:`.
+            ["[warning]", "[error]", "warning:", "error:", "fatal:"]
+                .iter()
+                .any(|level| l.contains(level))
+        })
+        .collect()
+}
+
+/// The settings among `settings` that the server log since `from` names, with the first line
+/// that names each: what a server that refused to start said about them.
+pub fn refused(log: &Path, from: u64, settings: &[(String, String)]) -> Vec<(String, String)> {
+    settings
+        .iter()
+        .filter_map(|(name, _)| {
+            let line = naming(log, from, &[name.as_str()]).into_iter().next()?;
+            Some((name.clone(), line))
+        })
+        .collect()
+}
+
+/// The server log's lines since `from` that name one of `names`, at most 300 characters each.
+fn naming(log: &Path, from: u64, names: &[&str]) -> Vec<String> {
     const MAX: u64 = 1 << 20;
     let mut text = String::new();
     if let Ok(mut f) = File::open(log) {
@@ -195,11 +221,7 @@ pub fn log_warnings(log: &Path, from: u64, names: &[&str]) -> Vec<String> {
     text.lines()
         .filter(|line| {
             let l = line.to_ascii_lowercase();
-            // MariaDB's `[Warning]`/`[ERROR]`, PostgreSQL's `WARNING:`/`ERROR:`/`FATAL:`.
-            ["[warning]", "[error]", "warning:", "error:", "fatal:"]
-                .iter()
-                .any(|level| l.contains(level))
-                && spellings.iter().any(|s| mentions(&l, s))
+            spellings.iter().any(|s| mentions(&l, s))
         })
         .map(|l| l.trim().chars().take(300).collect())
         .collect()

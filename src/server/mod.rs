@@ -376,6 +376,20 @@ impl ManagedServer {
                 .and_then(|c| c.try_wait().ok().flatten())
             {
                 self.child = None;
+                let refused = effective::refused(&self.log, self.log_from, &self.settings);
+                if !refused.is_empty() {
+                    return Err(Error::Run(format!(
+                        "the managed {:?} server refused its settings and exited ({status}): {}",
+                        self.kind,
+                        refused
+                            .iter()
+                            .map(|(name, line)| format!(
+                                "setting {name}: the server's log says: {line}"
+                            ))
+                            .collect::<Vec<_>>()
+                            .join("; ")
+                    )));
+                }
                 return Err(Error::Run(format!(
                     "the managed {:?} server exited ({status}) before accepting connections; last lines of {}:\n{}",
                     self.kind,

@@ -74,7 +74,7 @@ pub fn run(args: SweepArgs) -> Result<Outcome, Error> {
             }
             let o = &args.overrides;
             if o.target.is_some()
-                || o.server.is_some()
+                || !o.server.is_empty()
                 || o.clients.is_some()
                 || o.tables.is_some()
                 || o.table_size.is_some()
@@ -136,8 +136,11 @@ fn check_servers(sweep: &Sweep) -> Result<BTreeMap<String, String>, Error> {
     for t in &sweep.targets {
         match &t.spec {
             TargetSpec::Managed(kind) => {
-                let version = crate::server::binary_version(*kind)?;
-                out.insert(format!("{kind:?}").to_lowercase(), version);
+                let version = match &t.build {
+                    Some(b) => b.line.clone(),
+                    None => crate::server::binary_version(*kind)?,
+                };
+                out.insert(t.name.clone(), version);
             }
             // A running server is asked; the sweep says later if it cannot be reached.
             TargetSpec::Url(url) if !url.starts_with("sqlite:") => {
@@ -498,7 +501,8 @@ impl<'a> Runner<'a> {
 
     fn start_server(&self, kind: ServerKind, cell: &Cell) -> Result<ManagedServer, Error> {
         let spec = ServerSpec {
-            settings: cell.config.settings.clone(),
+            settings: cell.target.settings_with(cell.config),
+            build: cell.target.build.clone(),
             keep: self.args.keep,
             socket: cell.target.socket,
             datadir_in: cell.target.datadir_in.clone(),
