@@ -16,3 +16,4 @@ mod sweep;
 mod tls;
 mod tpcc;
 mod trust;
+mod versions;

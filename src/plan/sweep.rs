@@ -21,9 +21,10 @@ use crate::server::ServerKind;
 use crate::server::builds::{Build, ServerChoice, kind_name, resolve};
 
 /// The built-in plans: name, what it is, its TOML.
-pub const BUILTIN: [(&str, &str); 2] = [
+pub const BUILTIN: [(&str, &str); 3] = [
     ("quick", include_str!("../../plans/quick.toml")),
     ("small", include_str!("../../plans/small.toml")),
+    ("versions", include_str!("../../plans/versions.toml")),
 ];
 
 /// Options a step may not set: the sweep sets them (per cell, per class, for the whole plan).
@@ -1437,7 +1438,7 @@ mod tests {
     #[test]
     fn overrides_and_step_options_resolve() {
         let o = Overrides {
-            server: Some(ServerKind::Postgres),
+            server: vec!["postgres".parse().unwrap()],
             clients: Some(vec![2]),
             read_time: Some(3.0),
             table_size: Some(500),

@@ -435,6 +435,12 @@ pub struct StepRecord {
     pub load: Option<LoadReport>,
     pub load_hw: Option<crate::metrics::hw::HwFigures>,
     pub pause: Option<PauseReport>,
+    /// The database's own version string (`SELECT version()`, `@@version`) of the cell.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_version: Option<String>,
+    /// The install tree of the managed server's build (absent for the system's default).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub basedir: Option<String>,
 }
 
 fn first_repeat() -> u32 {

@@ -232,6 +232,9 @@ struct CellDb {
     /// Whether dbsweep created this database (a load may then drop its sbtest tables).
     own: bool,
     notes: Vec<String>,
+    /// The database's version string and the managed build's install tree, for the records.
+    version: Option<String>,
+    basedir: Option<String>,
 }
 
 impl CellDb {
@@ -484,7 +487,18 @@ impl<'a> Runner<'a> {
             }
         }
         let target = target::open(&url, options)?;
+        // The database's own word on its version, for every step record of the cell.
+        let version = target
+            .connect()
+            .and_then(|mut c| target.version(c.as_mut()))
+            .ok();
+        let basedir = server
+            .as_ref()
+            .and_then(|s| s.build.as_ref())
+            .map(|b| b.basedir.display().to_string());
         Ok(CellDb {
+            version,
+            basedir,
             db: Db {
                 target,
                 server,
@@ -583,6 +597,8 @@ impl<'a> Runner<'a> {
             load: None,
             load_hw: None,
             pause: None,
+            server_version: None,
+            basedir: None,
         }
     }
 
@@ -603,6 +619,8 @@ impl<'a> Runner<'a> {
         ));
         let mut rec = self.record(cell, i, now_s());
         rec.notes.append(&mut db.notes);
+        rec.server_version.clone_from(&db.version);
+        rec.basedir.clone_from(&db.basedir);
         if cell.config.drop_caches && !matches!(step.kind, StepKind::Pause(_)) {
             match drop_caches() {
                 Ok(()) => rec

@@ -1,0 +1,299 @@
+//! Version studies: managed servers of several builds in one plan (PostgreSQL 13, 15 and 17;
+//! MariaDB 10.11 and 11.4), as `scripts/builds` and Debian's packages install them.
+
+use std::path::Path;
+
+use serde_json::Value;
+
+use crate::sweep::records;
+use crate::util::{Scratch, dbsweep};
+
+/// Runs `plan` in a sweep directory of `s`; returns the directory.
+fn sweep(s: &Scratch, plan: &str) -> std::path::PathBuf {
+    let file = s.path("plan.toml");
+    std::fs::write(&file, plan).unwrap();
+    let out = s.path("out");
+    dbsweep()
+        .args(["sweep"])
+        .arg(&file)
+        .arg("--output")
+        .arg(&out)
+        .assert()
+        .success();
+    out
+}
+
+const STEPS: &str = r#"
+clients = [1, 2]
+tables = 1
+table_size = 2000
+read_time = 1
+write_time = 1
+warmup_time = 0.5
+
+[[steps]]
+load = true
+[[steps]]
+workload = "oltp_point_select"
+class = "read"
+[[steps]]
+workload = "oltp_update_index"
+class = "write"
+[[steps]]
+workload = "oltp_insert"
+class = "write"
+"#;
+
+/// Every record of `target`'s cells names `version` (the server's own version string) and
+/// every managed server's data directory is gone, its processes with it.
+fn assert_versions(dir: &Path, expected: &[(&str, &str, Option<&str>)]) {
+    let recs = records(dir);
+    for (target, version, basedir) in expected {
+        let mine: Vec<&(String, Value)> = recs
+            .iter()
+            .filter(|(_, r)| r["target"] == *target)
+            .collect();
+        assert_eq!(mine.len(), 8, "{target}: 2 cells x 4 steps");
+        for (name, r) in mine {
+            assert_eq!(r["status"], "ok", "{name}: {}", r["error"]);
+            let v = r["server_version"].as_str().unwrap_or_default();
+            assert!(
+                v.contains(version),
+                "{name}: server_version {v:?}, want {version}"
+            );
+            assert_eq!(r["basedir"].as_str(), *basedir, "{name}");
+            if let Some(results) = r["results"].as_object() {
+                let tv = results["target"]["version"].as_str().unwrap_or_default();
+                assert!(tv.contains(version), "{name}: results {tv:?}");
+                let datadir = results["server"]["datadir"].as_str().unwrap();
+                assert!(
+                    !Path::new(datadir).exists(),
+                    "{name}: {datadir} left behind"
+                );
+                assert!(
+                    !processes_mention(datadir),
+                    "{name}: a server of {datadir} still runs"
+                );
+            }
+        }
+    }
+}
+
+fn processes_mention(text: &str) -> bool {
+    std::fs::read_dir("/proc").unwrap().flatten().any(|p| {
+        std::fs::read(p.path().join("cmdline"))
+            .map(|c| String::from_utf8_lossy(&c).contains(text))
+            .unwrap_or(false)
+    })
+}
+
+/// The relative throughput table's column headers, version line and base column values.
+fn relative_table(report: &str) -> (String, String, Vec<String>) {
+    let start = report
+        .find("Throughput (queries/s; rows/s for the load and scans; NOPM for TPC-C), relative to")
+        .unwrap_or_else(|| panic!("no relative table:\n{report}"));
+    let lines: Vec<&str> = report[start..].lines().collect();
+    let title = lines[0].to_string();
+    let version = lines[3].to_string();
+    let base_column: Vec<String> = lines[4..]
+        .iter()
+        .take_while(|l| !l.is_empty() && !l.starts_with('('))
+        .filter(|l| !l.starts_with("--"))
+        .map(|l| {
+            l.split_whitespace()
+                .rev()
+                .nth(2)
+                .unwrap_or_default()
+                .to_string()
+        })
+        .collect();
+    (title, version, base_column)
+}
+
+#[test]
+fn postgres_13_15_and_17_in_one_plan_report_against_the_oldest() {
+    let s = Scratch::new();
+    let plan = format!(
+        "{STEPS}\n[[targets]]\nserver = \"postgres:15\"\n[[targets]]\nname = \"pg17\"\nserver = \"postgres:17\"\n[[targets]]\nname = \"pg13\"\nbasedir = \"/opt/dbsweep/builds/postgresql-13\"\nserver = \"postgres\"\n"
+    );
+    let dir = sweep(&s, &plan);
+    assert_versions(
+        &dir,
+        &[
+            (
+                "pg13",
+                "PostgreSQL 13.",
+                Some("/opt/dbsweep/builds/postgresql-13"),
+            ),
+            (
+                "postgres-15",
+                "PostgreSQL 15.",
+                Some("/usr/lib/postgresql/15"),
+            ),
+            (
+                "pg17",
+                "PostgreSQL 17.",
+                Some("/opt/dbsweep/builds/postgresql-17"),
+            ),
+        ],
+    );
+    let out = dbsweep().arg("report").arg(&dir).output().unwrap();
+    let report = String::from_utf8_lossy(&out.stdout).to_string();
+    let (title, version, base) = relative_table(&report);
+    // The base is the oldest version wherever it stands among the columns.
+    assert!(title.contains("relative to pg13"), "{title}");
+    let versions: Vec<&str> = version.split_whitespace().collect();
+    assert_eq!(versions[0], "version");
+    assert_eq!(versions.len(), 4, "{version}");
+    assert!(versions.iter().any(|v| v.starts_with("13.")), "{version}");
+    // Columns as in the report: find pg13's and check that every ratio in it is 1.00.
+    let header = report[report.find(&title).unwrap()..]
+        .lines()
+        .nth(2)
+        .unwrap();
+    let cols: Vec<&str> = header.split_whitespace().skip(1).collect();
+    let at = cols.iter().position(|c| *c == "pg13").unwrap();
+    let rows: Vec<Vec<&str>> = report[report.find(&title).unwrap()..]
+        .lines()
+        .skip(4)
+        .take_while(|l| !l.is_empty() && !l.starts_with('('))
+        .filter(|l| !l.starts_with("--"))
+        .map(|l| l.split_whitespace().rev().take(3).collect::<Vec<_>>())
+        .collect();
+    assert!(!rows.is_empty() && !base.is_empty());
+    for r in &rows {
+        assert_eq!(r[2 - at], "1.00", "{header}\n{report}");
+    }
+    // `--base` picks another column by its target name.
+    let out = dbsweep()
+        .arg("report")
+        .arg(&dir)
+        .args(["--base", "pg17"])
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&out.stdout).contains("relative to pg17"));
+}
+
+#[test]
+fn mariadb_10_11_and_11_4_in_one_plan() {
+    let s = Scratch::new();
+    let plan = format!(
+        "{STEPS}\n[[targets]]\nserver = \"mariadb:11.4\"\n[[targets]]\nserver = \"mariadb:10.11\"\n"
+    );
+    let dir = sweep(&s, &plan);
+    assert_versions(
+        &dir,
+        &[
+            ("mariadb-10_11", "10.11.", Some("/usr")),
+            (
+                "mariadb-11_4",
+                "11.4.",
+                Some("/opt/dbsweep/builds/mariadb-11.4.5"),
+            ),
+        ],
+    );
+    let out = dbsweep().arg("report").arg(&dir).output().unwrap();
+    let (title, _, _) = relative_table(&String::from_utf8_lossy(&out.stdout));
+    assert!(title.contains("relative to mariadb-10_11"), "{title}");
+}
+
+#[test]
+fn a_setting_one_version_refuses_fails_only_its_cell() {
+    let s = Scratch::new();
+    // vacuum_defer_cleanup_age went away in PostgreSQL 16.
+    let plan = r#"
+clients = [1]
+table_size = 1000
+read_time = 1
+[[targets]]
+server = "postgres:15"
+[[targets]]
+server = "postgres:17"
+[configs.old]
+settings = { vacuum_defer_cleanup_age = 0 }
+[[steps]]
+load = true
+[[steps]]
+workload = "oltp_point_select"
+class = "read"
+"#;
+    let file = s.path("plan.toml");
+    std::fs::write(&file, plan).unwrap();
+    let out = s.path("out");
+    let run = dbsweep()
+        .arg("sweep")
+        .arg(&file)
+        .arg("--output")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert_eq!(run.status.code(), Some(1), "a failed cell fails the sweep");
+    let recs = records(&out);
+    for (name, r) in &recs {
+        if r["target"] == "postgres-17" {
+            assert_eq!(r["status"], "failed", "{name}");
+            let e = r["error"].as_str().unwrap();
+            assert!(
+                e.contains("setting vacuum_defer_cleanup_age")
+                    && e.contains("unrecognized configuration parameter"),
+                "{name}: {e}"
+            );
+        } else {
+            assert_eq!(r["status"], "ok", "{name}: {}", r["error"]);
+        }
+    }
+    assert_eq!(recs.len(), 4);
+}
+
+#[test]
+fn servers_lists_every_build_and_a_missing_one_exits_2_before_anything_starts() {
+    let out = dbsweep().arg("servers").output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(out.status.success());
+    for (kind, v, short) in [
+        ("postgres", "13.", "postgres:13"),
+        ("postgres", "15.", "postgres:15"),
+        ("postgres", "17.", "postgres:17"),
+        ("mariadb", "10.11.", "mariadb:10.11"),
+        ("mariadb", "11.4.", "mariadb:11.4"),
+    ] {
+        assert!(
+            text.lines()
+                .any(|l| l.starts_with(kind) && l.contains(v) && l.contains(short)),
+            "{kind} {v}:\n{text}"
+        );
+    }
+    let s = Scratch::new();
+    let empty = s.path("empty");
+    std::fs::create_dir_all(&empty).unwrap();
+    let before = std::fs::read_dir(std::env::temp_dir()).unwrap().count();
+    for (args, says) in [
+        (
+            vec!["run", "oltp_point_select", "--server", "postgres:99"],
+            "--server postgres:99: no such build".to_string(),
+        ),
+        (
+            vec!["sweep", "quick", "--server", "postgres:99", "--dry-run"],
+            "postgres:99: no such build".to_string(),
+        ),
+        (
+            vec![
+                "run",
+                "oltp_point_select",
+                "--server",
+                "postgres",
+                "--server-basedir",
+                empty.to_str().unwrap(),
+            ],
+            format!("{}: no bin/postgres and bin/initdb in it", empty.display()),
+        ),
+    ] {
+        let out = dbsweep().args(&args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(&says), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+    }
+    // Nothing was started: no new managed server directory.
+    assert!(std::fs::read_dir(std::env::temp_dir()).unwrap().count() <= before);
+}
