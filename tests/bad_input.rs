@@ -162,6 +162,6 @@ fn managed_server_options_need_a_managed_server() {
         .args(["sweep", "quick", "--dry-run", "--server-socket"])
         .assert()
         .code(2)
-        .stderr(contains("--server <SERVER>"));
+        .stderr(contains("--server <KIND[:VERSION]>"));
     assert!(!s.db().exists());
 }
