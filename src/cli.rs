@@ -298,6 +298,10 @@ pub struct RunArgs {
     /// run: sample CPU, context switches and IO from /proc every second (off: no sampler)
     #[arg(long, value_parser = parse_bool, num_args = 0..=1, default_value = "on", default_missing_value = "on")]
     pub hw_sample: bool,
+    /// run: sample what the server's sessions wait on this many times a second (PostgreSQL
+    /// pg_stat_activity, MariaDB/MySQL process list and InnoDB lock waits; 0: off)
+    #[arg(long, default_value_t = 20.0, value_name = "HZ")]
+    pub wait_sample_hz: f64,
     /// Process id of an external server on this host, for its CPU and memory figures
     #[arg(long)]
     pub server_pid: Option<u32>,

@@ -506,7 +506,10 @@ pub(crate) fn measure(
     let sampler = plan
         .hw_sample
         .then(|| Sampler::start(db.hw_subject(), warmup));
+    let waits = metrics::waits::WaitSampler::start(target, warmup, plan.wait_sample_hz)
+        .map_err(|e| Error::db(&url, e))?;
     let outcome = runner::run(target, workload, &plan.runner, &INTERRUPT, on_interval);
+    let waits = waits.map(metrics::waits::WaitSampler::finish);
     let events = outcome.as_ref().map_or(0, |o| o.total.counters.events);
     let hw = sampler.and_then(|s| s.finish(events));
     let outcome = outcome?;
@@ -521,6 +524,13 @@ pub(crate) fn measure(
     let mut results = build_results(plan, info, started_at, prepared, outcome);
     results.hw = hw;
     results.server = db.server_info();
+    match waits {
+        Some(Ok(w)) => results.waits = Some(w),
+        Some(Err(e)) => say(&format!(
+            "warning: the wait profile of {url} stopped: {e} (the step has none)"
+        )),
+        None => {}
+    }
     match server_stats {
         Ok(s) => results.server_stats = Some(s),
         // The measurement stands without them; a server gone at the end is said by the run.
@@ -613,6 +623,7 @@ fn build_results(
         prepare,
         hw: None,
         server_stats: None,
+        waits: None,
         interrupted: o.interrupted,
         error: o.error,
     }

@@ -4,6 +4,7 @@
 mod util;
 
 mod bad_input;
+mod diagnosis;
 mod dropin;
 mod interrupt;
 mod lua;

@@ -204,6 +204,27 @@ pub fn summary(r: &Results) -> String {
         s,
         "\nThreads fairness:\n    events (avg/stddev):           {avg:.4}/{sd:.2}"
     );
+    if let Some(w) = r.waits.as_ref().filter(|w| w.samples > 0) {
+        let _ = writeln!(
+            s,
+            "\nWaits ({} samples of the server's sessions from {}, {} rounds):",
+            w.samples, w.source, w.rounds
+        );
+        for e in w.events.iter().take(8) {
+            let _ = writeln!(s, "    {:<36}{:>6.1}%", e.event, e.share * 100.0);
+        }
+        if let (Some(n), Some(ms)) = (w.row_lock_waits, w.row_lock_ms) {
+            let per_op = if r.events > 0 {
+                n as f64 / r.events as f64
+            } else {
+                0.0
+            };
+            let _ = writeln!(
+                s,
+                "    InnoDB row lock waits: {n} ({per_op:.3} per event), {ms} ms in all"
+            );
+        }
+    }
     if let Some(t) = &r.tpcc {
         tpcc_summary(&mut s, t);
     }

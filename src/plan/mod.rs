@@ -33,6 +33,8 @@ pub struct RunPlan {
     pub data_dir: Option<PathBuf>,
     /// Whether the hardware sampler runs (`--hw-sample`).
     pub hw_sample: bool,
+    /// Wait-profile samples per second (`--wait-sample-hz`; 0: none).
+    pub wait_sample_hz: f64,
 }
 
 /// What the results file stores as `options`.
@@ -174,6 +176,15 @@ impl RunPlan {
                 format!("{} must be above 0 and at most 100", o.rand_spec_pct),
             ));
         }
+        if !(0.0..=1000.0).contains(&o.wait_sample_hz) {
+            return Err(bad(
+                "wait-sample-hz",
+                format!(
+                    "{} must be between 0 (no wait profile) and 1000",
+                    o.wait_sample_hz
+                ),
+            ));
+        }
         if !(0.0..=100.0).contains(&o.rand_spec_res) {
             return Err(bad(
                 "rand-spec-res",
@@ -265,6 +276,7 @@ impl RunPlan {
             server_pid: o.server_pid,
             data_dir: o.data_dir.clone(),
             hw_sample: o.hw_sample,
+            wait_sample_hz: o.wait_sample_hz,
         })
     }
 

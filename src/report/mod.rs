@@ -12,6 +12,7 @@ pub mod scaling;
 pub mod stats;
 pub mod tables;
 mod tpcc;
+mod waits;
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, UNIX_EPOCH};
@@ -40,6 +41,7 @@ pub fn tables_of(ds: &Dataset, base: Option<&str>) -> Result<Vec<tables::Table>,
     out.extend(tables::build(ds, base)?);
     out.extend(scaling::tables(ds));
     out.extend(tpcc::tables(ds));
+    out.extend(waits::tables(ds));
     out.extend(tables::stability(ds));
     out.iter_mut().for_each(tables::choose_time_units);
     Ok(out)

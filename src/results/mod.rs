@@ -60,6 +60,9 @@ pub struct Results {
     /// The server's counters over the measured part: deltas and per-operation figures.
     #[serde(default)]
     pub server_stats: Option<crate::metrics::dbstats::ServerStats>,
+    /// What the server's sessions waited on over the measured part (sampled).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub waits: Option<crate::metrics::waits::WaitProfile>,
     /// TPC-C runs: NOPM, tpm and each transaction type's figures.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tpcc: Option<TpccFigures>,

@@ -1,0 +1,246 @@
+//! Wait profiles: what the benchmark's server sessions are doing, sampled from one extra
+//! connection during the measured part of a run. PostgreSQL: `pg_stat_activity`'s wait event
+//! of each client backend of the database ("CPU" for an active one without a wait).
+//! MariaDB/MySQL: the process list, with InnoDB's `LOCK WAIT` transactions as row-lock waits.
+//! A profile is the share of samples per event: where the sessions' time goes.
+
+use std::collections::BTreeMap;
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+
+use crate::target::{DbError, ErrorClass, Target};
+
+/// A run's wait profile.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct WaitProfile {
+    /// Where the samples came from: `pg_stat_activity` or `processlist`.
+    pub source: String,
+    /// Sampling rounds per second asked for.
+    pub hz: f64,
+    /// Rounds taken, and sessions seen over all rounds.
+    pub rounds: u64,
+    pub samples: u64,
+    /// Each event with its samples and share of all samples, most first.
+    pub events: Vec<WaitEvent>,
+    /// MariaDB/MySQL: InnoDB row lock waits over the measured part and their time in ms
+    /// (`Innodb_row_lock_waits`, `Innodb_row_lock_time`): short waits that samples miss.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub row_lock_waits: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub row_lock_ms: Option<u64>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct WaitEvent {
+    /// `Type:event` (`Lock:transactionid`, `Client:ClientRead`, `IO:WALSync`), `CPU`, or for
+    /// MariaDB/MySQL `Lock:row lock wait`, `Client:Sleep`, `Query:<state>`.
+    pub event: String,
+    pub samples: u64,
+    pub share: f64,
+}
+
+impl WaitProfile {
+    /// The `n` largest events as `event share%`, joined by commas.
+    pub fn top(&self, n: usize) -> String {
+        self.events
+            .iter()
+            .take(n)
+            .map(|e| format!("{} {:.0}%", e.event, e.share * 100.0))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+/// The client backends of the database that connected after the sampler: the run's clients
+/// (dbsweep's own counter probe connects before, other users' sessions long before).
+const PG_SAMPLE: &str = "SELECT state, wait_event_type, wait_event FROM pg_stat_activity \
+    WHERE datname = current_database() AND backend_type = 'client backend' \
+    AND backend_start > (SELECT backend_start FROM pg_stat_activity WHERE pid = pg_backend_pid())";
+
+/// The sessions on the database that connected after the sampler (ids only grow), with their
+/// InnoDB transaction's state.
+const MYSQL_SAMPLE: &str = "SELECT p.COMMAND, p.STATE, t.trx_state \
+    FROM information_schema.PROCESSLIST p \
+    LEFT JOIN information_schema.INNODB_TRX t ON t.trx_mysql_thread_id = p.ID \
+    WHERE p.DB = DATABASE() AND p.ID > CONNECTION_ID() AND p.COMMAND <> 'Daemon'";
+
+/// InnoDB's row lock counters: waits and their total time in ms.
+fn row_lock_counters(conn: &mut dyn crate::target::Conn) -> Result<[u64; 2], DbError> {
+    let mut out = [0u64; 2];
+    conn.simple(
+        "SHOW GLOBAL STATUS WHERE Variable_name IN ('Innodb_row_lock_waits', 'Innodb_row_lock_time')",
+        &mut |row| {
+            let name = row.get(0).map(String::from_utf8_lossy).unwrap_or_default();
+            let value: u64 = row
+                .get(1)
+                .and_then(|b| std::str::from_utf8(b).ok())
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(0);
+            match name.as_ref() {
+                "Innodb_row_lock_waits" => out[0] = value,
+                "Innodb_row_lock_time" => out[1] = value,
+                _ => {}
+            }
+        },
+    )?;
+    Ok(out)
+}
+
+/// The event of one sampled session: the query's three columns.
+fn classify(kind: &str, cols: [Option<&str>; 3]) -> String {
+    let [a, b, c] = cols.map(|v| v.filter(|s| !s.is_empty()));
+    if kind == "postgres" {
+        // state, wait_event_type, wait_event
+        return match (b, c, a) {
+            (Some(t), Some(e), _) => format!("{t}:{e}"),
+            (_, _, Some("active")) => "CPU".into(),
+            (_, _, Some(state)) => state.to_string(),
+            _ => "unknown".into(),
+        };
+    }
+    // COMMAND, STATE, trx_state
+    match (a, b, c) {
+        (_, _, Some("LOCK WAIT")) => "Lock:row lock wait".into(),
+        (Some("Sleep"), _, _) => "Client:Sleep".into(),
+        (_, Some(state), _) => format!("Query:{state}"),
+        (Some(command), None, _) => format!("Query:{command}"),
+        _ => "unknown".into(),
+    }
+}
+
+/// Samples a run's sessions on a thread of its own until `finish`.
+pub struct WaitSampler {
+    stop: mpsc::Sender<()>,
+    thread: JoinHandle<Result<WaitProfile, DbError>>,
+}
+
+impl WaitSampler {
+    /// Connects now and samples `hz` times a second after `delay` (the warm-up); None for a
+    /// target without sessions to sample (SQLite, the mock).
+    pub fn start(
+        target: &dyn Target,
+        delay: Duration,
+        hz: f64,
+    ) -> Result<Option<WaitSampler>, DbError> {
+        let kind = target.kind();
+        let (query, source) = match kind {
+            "postgres" => (PG_SAMPLE, "pg_stat_activity"),
+            "mysql" => (MYSQL_SAMPLE, "processlist"),
+            _ => return Ok(None),
+        };
+        if hz.is_nan() || hz <= 0.0 {
+            return Ok(None);
+        }
+        let mut conn = target.connect()?;
+        let (stop, stopped) = mpsc::channel::<()>();
+        let thread = std::thread::spawn(move || {
+            let mut counts: BTreeMap<String, u64> = BTreeMap::new();
+            let (mut rounds, mut samples) = (0u64, 0u64);
+            // The run ended within its warm-up: nothing measured, nothing sampled.
+            let measured = matches!(stopped.recv_timeout(delay), Err(RecvTimeoutError::Timeout));
+            let period = Duration::from_secs_f64(1.0 / hz);
+            let locks_before = if measured && kind == "mysql" {
+                Some(row_lock_counters(conn.as_mut())?)
+            } else {
+                None
+            };
+            let mut next = Instant::now();
+            let mut sampling = measured;
+            while sampling {
+                conn.simple(query, &mut |row| {
+                    let col = |i: usize| row.get(i).and_then(|b| std::str::from_utf8(b).ok());
+                    *counts
+                        .entry(classify(kind, [col(0), col(1), col(2)]))
+                        .or_default() += 1;
+                    samples += 1;
+                })?;
+                rounds += 1;
+                next += period;
+                let now = Instant::now();
+                if next < now {
+                    // A slow round: the next one now, not a burst to catch up.
+                    next = now;
+                }
+                sampling = matches!(
+                    stopped.recv_timeout(next - now),
+                    Err(RecvTimeoutError::Timeout)
+                );
+            }
+            let locks = match locks_before {
+                Some(before) => {
+                    let after = row_lock_counters(conn.as_mut())?;
+                    Some([
+                        after[0].saturating_sub(before[0]),
+                        after[1].saturating_sub(before[1]),
+                    ])
+                }
+                None => None,
+            };
+            let mut events: Vec<WaitEvent> = counts
+                .into_iter()
+                .map(|(event, n)| WaitEvent {
+                    event,
+                    samples: n,
+                    share: n as f64 / samples.max(1) as f64,
+                })
+                .collect();
+            events.sort_by(|a, b| b.samples.cmp(&a.samples).then(a.event.cmp(&b.event)));
+            Ok(WaitProfile {
+                source: source.into(),
+                hz,
+                rounds,
+                samples,
+                events,
+                row_lock_waits: locks.map(|l| l[0]),
+                row_lock_ms: locks.map(|l| l[1]),
+            })
+        });
+        Ok(Some(WaitSampler { stop, thread }))
+    }
+
+    /// Stops sampling and returns the profile.
+    pub fn finish(self) -> Result<WaitProfile, DbError> {
+        let _ = self.stop.send(());
+        self.thread.join().unwrap_or_else(|_| {
+            Err(DbError::new(
+                ErrorClass::Fatal,
+                "waits",
+                "the wait sampler stopped",
+            ))
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sessions_are_classified_by_their_wait_or_cpu() {
+        let pg = |a, b, c| classify("postgres", [a, b, c]);
+        assert_eq!(pg(Some("active"), None, None), "CPU");
+        assert_eq!(
+            pg(Some("active"), Some("Lock"), Some("transactionid")),
+            "Lock:transactionid"
+        );
+        assert_eq!(
+            pg(Some("idle"), Some("Client"), Some("ClientRead")),
+            "Client:ClientRead"
+        );
+        let my = |a, b, c| classify("mysql", [a, b, c]);
+        assert_eq!(
+            my(Some("Query"), Some("Updating"), Some("LOCK WAIT")),
+            "Lock:row lock wait"
+        );
+        assert_eq!(my(Some("Sleep"), Some(""), None), "Client:Sleep");
+        assert_eq!(
+            my(Some("Query"), Some("Sending data"), Some("RUNNING")),
+            "Query:Sending data"
+        );
+    }
+}
