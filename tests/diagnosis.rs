@@ -141,3 +141,57 @@ fn a_wait_sample_rate_out_of_range_is_refused() {
         .code(2)
         .stderr(predicates::str::contains("--wait-sample-hz"));
 }
+
+#[test]
+fn query_cache_rates_are_the_counter_deltas_on_mariadb() {
+    let s = Scratch::new();
+    let out = s.path("qc.json");
+    dbsweep()
+        .args(["run", "oltp_read_only", "--server", "mariadb"])
+        .args([
+            "--server-set",
+            "query_cache_type=1",
+            "--server-set",
+            "query_cache_size=1M",
+        ])
+        .args(["--threads", "2", "--time", "2", "--table-size", "1000"])
+        .args(["--range-size", "10", "--report-interval", "0", "--output"])
+        .arg(&out)
+        .assert()
+        .success();
+    let r = read_json(&out);
+    assert_valid_results(&r);
+    let st = &r["server_stats"];
+    let d = |n: &str| st["deltas"][format!("global_status.{n}")].as_f64().unwrap();
+    let (hits, inserts, selects, prunes) = (
+        d("Qcache_hits"),
+        d("Qcache_inserts"),
+        d("Com_select"),
+        d("Qcache_lowmem_prunes"),
+    );
+    assert!(hits > 0.0 && inserts > 0.0, "the cache took part: {st}");
+    let close = |a: f64, b: f64| (a - b).abs() < 1e-12;
+    assert!(close(
+        st["qcache_hit_rate"].as_f64().unwrap(),
+        hits / (hits + selects)
+    ));
+    assert!(close(
+        st["qcache_insert_rate"].as_f64().unwrap(),
+        inserts / (hits + selects)
+    ));
+    assert!(close(
+        st["qcache_prune_rate"].as_f64().unwrap(),
+        prunes / inserts
+    ));
+    // A 1 MB cache under 1000 rows of ranges prunes.
+    assert!(prunes > 0.0, "{st}");
+    let report = dbsweep().arg("report").arg(&out).output().unwrap();
+    let text = String::from_utf8_lossy(&report.stdout);
+    for t in [
+        "query cache hit rate",
+        "query cache insert rate",
+        "query cache prune rate",
+    ] {
+        assert!(text.contains(t), "{t}:\n{text}");
+    }
+}

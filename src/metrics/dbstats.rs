@@ -33,6 +33,18 @@ pub struct ServerStats {
     pub pages_written_per_op: Option<f64>,
     /// Write-ahead or redo log bytes per operation.
     pub log_bytes_per_op: Option<f64>,
+    /// MariaDB/MySQL's query cache, when it was used in the step: hit rate = Qcache_hits /
+    /// (Qcache_hits + Com_select), insert rate = Qcache_inserts / (Qcache_hits + Com_select),
+    /// prune rate = Qcache_lowmem_prunes / Qcache_inserts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub qcache_hit_rate: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub qcache_insert_rate: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub qcache_prune_rate: Option<f64>,
+    /// PostgreSQL: checkpoints (timed and requested) during the step.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub checkpoints: Option<f64>,
 }
 
 /// (query, columns): each query returns rows of (name, value).
@@ -160,7 +172,34 @@ pub fn figures(
             None,
         ),
     };
+    // The query cache's rates, where it took part (hits or inserts).
+    let q = |n: &str| d(&format!("global_status.{n}"));
+    let (mut qc_hit, mut qc_insert, mut qc_prune) = (None, None, None);
+    if let (Some(hits), Some(inserts), Some(selects)) =
+        (q("Qcache_hits"), q("Qcache_inserts"), q("Com_select"))
+        && hits + inserts > 0.0
+    {
+        let lookups = hits + selects;
+        if lookups > 0.0 {
+            qc_hit = Some(hits / lookups);
+            qc_insert = Some(inserts / lookups);
+        }
+        qc_prune = q("Qcache_lowmem_prunes")
+            .filter(|_| inserts > 0.0)
+            .map(|p| p / inserts);
+    }
+    let checkpoints = sum(&[
+        "pg_stat_bgwriter.checkpoints_timed",
+        "pg_stat_bgwriter.checkpoints_req",
+        "pg_stat_checkpointer.num_timed",
+        "pg_stat_checkpointer.num_requested",
+    ])
+    .filter(|_| kind == "postgres");
     ServerStats {
+        qcache_hit_rate: qc_hit,
+        qcache_insert_rate: qc_insert,
+        qcache_prune_rate: qc_prune,
+        checkpoints,
         hit_rate,
         pages_read_per_op: per_op(read),
         pages_written_per_op: per_op(written),

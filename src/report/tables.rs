@@ -496,6 +496,46 @@ const HW_METRICS: [Metric; 11] = [
     }),
 ];
 
+/// The server's rates that explain a row: what each measures and which way is better.
+const SERVER_RATES: [(&str, &str, Better, fn(&Entry) -> Option<f64>); 5] = [
+    (
+        "server.hit_rate",
+        "buffer pool hit rate",
+        Better::Higher,
+        |e| e.results.as_ref()?.server_stats.as_ref()?.hit_rate,
+    ),
+    (
+        "server.qcache_hit_rate",
+        "query cache hit rate (Qcache_hits / (Qcache_hits + Com_select))",
+        Better::Higher,
+        |e| e.results.as_ref()?.server_stats.as_ref()?.qcache_hit_rate,
+    ),
+    (
+        "server.qcache_insert_rate",
+        "query cache insert rate (Qcache_inserts / (Qcache_hits + Com_select))",
+        Better::Lower,
+        |e| {
+            e.results
+                .as_ref()?
+                .server_stats
+                .as_ref()?
+                .qcache_insert_rate
+        },
+    ),
+    (
+        "server.qcache_prune_rate",
+        "query cache prune rate (Qcache_lowmem_prunes / Qcache_inserts)",
+        Better::Lower,
+        |e| e.results.as_ref()?.server_stats.as_ref()?.qcache_prune_rate,
+    ),
+    (
+        "server.checkpoints",
+        "checkpoints during the step",
+        Better::Lower,
+        |e| e.results.as_ref()?.server_stats.as_ref()?.checkpoints,
+    ),
+];
+
 /// The intervals of a run that per-second charts and stability figures use: those at least half
 /// as long as the run's longest. The last interval of a run is usually a sliver (8.9 ms with 2
 /// events, say) whose rate is noise, not a collapse or a spike; it is left out, not scaled.
@@ -618,6 +658,19 @@ pub fn build(ds: &Dataset, base: Option<&str>) -> Result<Vec<Table>, Error> {
             out.push(abs);
             if slice.columns.len() > 1 {
                 out.push(rel);
+            }
+        }
+        for (id, title, better, f) in SERVER_RATES {
+            let (abs, _) = metric_tables(
+                ds,
+                slice,
+                b,
+                (id, &format!("Server, {title}"), better),
+                &f,
+                false,
+            );
+            if !abs.rows.is_empty() {
+                out.push(abs);
             }
         }
     }
