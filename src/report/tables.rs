@@ -497,7 +497,14 @@ const HW_METRICS: [Metric; 11] = [
 ];
 
 /// The server's rates that explain a row: what each measures and which way is better.
-const SERVER_RATES: [(&str, &str, Better, fn(&Entry) -> Option<f64>); 5] = [
+type Rate = (
+    &'static str,
+    &'static str,
+    Better,
+    fn(&Entry) -> Option<f64>,
+);
+
+const SERVER_RATES: [Rate; 5] = [
     (
         "server.hit_rate",
         "buffer pool hit rate",
