@@ -1,6 +1,8 @@
 //! Diagnosis per step: the wait profile of the server's sessions, on real PostgreSQL and
 //! MariaDB servers.
 
+use std::process::Command;
+
 use dbsweep::server::ServerKind;
 use serde_json::Value;
 
@@ -193,5 +195,55 @@ fn query_cache_rates_are_the_counter_deltas_on_mariadb() {
         "query cache prune rate",
     ] {
         assert!(text.contains(t), "{t}:\n{text}");
+    }
+}
+
+#[test]
+fn the_machine_tuning_is_saved_and_reported() {
+    let s = Scratch::new();
+    let out = s.path("sweep");
+    dbsweep()
+        .args(["sweep", "quick", "--table-size", "500", "--clients", "1"])
+        .args(["--read-time", "0.2", "--write-time", "0.2", "--output"])
+        .arg(&out)
+        .assert()
+        .success();
+    let env = read_json(&out.join("environment.json"));
+    let t = &env["tuning"];
+    // What the kernel says, read here independently.
+    let sys = |p: &str| {
+        std::fs::read_to_string(p)
+            .ok()
+            .map(|v| v.trim().to_string())
+    };
+    let thp = sys("/sys/kernel/mm/transparent_hugepage/enabled")
+        .and_then(|v| Some(v.split_once('[')?.1.split_once(']')?.0.to_string()));
+    assert_eq!(t["transparent_hugepages"].as_str(), thp.as_deref(), "{t}");
+    assert_eq!(
+        t["governor"].as_str(),
+        sys("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor").as_deref(),
+        "{t}"
+    );
+    let fstype = Command::new("findmnt")
+        .args(["-n", "-o", "FSTYPE", "--target"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert_eq!(
+        t["filesystem"].as_str(),
+        Some(String::from_utf8_lossy(&fstype.stdout).trim()),
+        "{t}"
+    );
+    assert!(!t["mhz"].as_array().unwrap().is_empty(), "{t}");
+    let report = dbsweep().arg("report").arg(&out).output().unwrap();
+    let text = String::from_utf8_lossy(&report.stdout);
+    assert!(
+        text.starts_with("Machine (each sweep's environment.json)"),
+        "{text}"
+    );
+    let governor_line = text.lines().find(|l| l.starts_with("governor")).unwrap();
+    match t["governor"].as_str() {
+        Some(g) => assert!(governor_line.ends_with(g), "{governor_line}"),
+        None => assert!(text.contains("no cpufreq in the kernel"), "{text}"),
     }
 }

@@ -86,19 +86,7 @@ pub fn print_summary(r: &Results) {
 
 /// The per-interval line, with what sysbench's line has plus the rows of scans.
 pub fn interval_line(iv: &Interval) -> String {
-    let mut line = format!(
-        "[ {}s ] thds: {} tps: {:.2} qps: {:.2} (r/w/o: {:.2}/{:.2}/{:.2}) lat (ms,95%): {:.2} err/s: {:.2} reconn/s: {:.2}",
-        iv.t.round() as u64,
-        iv.threads,
-        iv.tps,
-        iv.qps,
-        iv.reads_per_s,
-        iv.writes_per_s,
-        iv.others_per_s,
-        iv.p95_ms,
-        iv.err_per_s,
-        iv.reconn_per_s
-    );
+    let mut line = sysbench::line(iv, 95, iv.p95_ms);
     if let (Some(nopm), Some(p95)) = (iv.nopm, iv.new_order_p95_ms) {
         let _ = write!(line, " NOPM: {nopm:.0} new-order lat (ms,95%): {p95:.2}");
     }

@@ -53,8 +53,13 @@ pub fn run_header(plan: &RunPlan, seed_given: bool) -> String {
 /// percentile at 0, as sysbench does.
 pub fn interval_line(iv: &Interval, percentile: u32) -> String {
     let pct = if percentile == 0 { 0.0 } else { iv.pct_ms };
+    line(iv, percentile, pct)
+}
+
+/// sysbench's interval line with the latency `pct_ms` at `percentile`.
+pub fn line(iv: &Interval, percentile: u32, pct_ms: f64) -> String {
     format!(
-        "[ {}s ] thds: {} tps: {:.2} qps: {:.2} (r/w/o: {:.2}/{:.2}/{:.2}) lat (ms,{percentile}%): {pct:.2} err/s: {:.2} reconn/s: {:.2}",
+        "[ {}s ] thds: {} tps: {:.2} qps: {:.2} (r/w/o: {:.2}/{:.2}/{:.2}) lat (ms,{percentile}%): {pct_ms:.2} err/s: {:.2} reconn/s: {:.2}",
         iv.t.round() as u64,
         iv.threads,
         iv.tps,

@@ -696,6 +696,28 @@ fn apply(file: &mut PlanFile, o: &Overrides) {
     }
 }
 
+/// The server settings of a plan's table (`what`: where they are, for errors), checked.
+fn settings_of(
+    src: &Source,
+    span: &std::ops::Range<usize>,
+    what: &str,
+    settings: &BTreeMap<String, toml::Value>,
+) -> Result<Vec<(String, String)>, Error> {
+    let mut out = Vec::new();
+    for (k, v) in settings {
+        let v = option_value(v).ok_or_else(|| {
+            src.error(
+                span.clone(),
+                format!("{what}: setting {k}: a value must be a string, number or boolean"),
+            )
+        })?;
+        crate::server::parse_setting(&format!("{k}={v}"))
+            .map_err(|e| src.error(span.clone(), format!("{what}: {e}")))?;
+        out.push((k.clone(), v));
+    }
+    Ok(out)
+}
+
 /// A TOML value as a command-line value.
 fn option_value(v: &toml::Value) -> Option<String> {
     match v {
@@ -936,26 +958,13 @@ fn validate(src: &Source, file: PlanFile) -> Result<Sweep, Error> {
             }
             None => None,
         };
-        let mut target_settings = Vec::new();
-        for (k, v) in &def.settings {
-            if !matches!(spec, TargetSpec::Managed(_)) {
-                return Err(src.error(
-                    span.clone(),
-                    format!("target {name}: settings are for a managed server (server = \"...\")"),
-                ));
-            }
-            let v = option_value(v).ok_or_else(|| {
-                src.error(
-                    span.clone(),
-                    format!(
-                        "target {name}: setting {k}: a value must be a string, number or boolean"
-                    ),
-                )
-            })?;
-            crate::server::parse_setting(&format!("{k}={v}"))
-                .map_err(|e| src.error(span.clone(), format!("target {name}: {e}")))?;
-            target_settings.push((k.clone(), v));
+        if !def.settings.is_empty() && !matches!(spec, TargetSpec::Managed(_)) {
+            return Err(src.error(
+                span,
+                format!("target {name}: settings are for a managed server (server = \"...\")"),
+            ));
         }
+        let target_settings = settings_of(src, &span, &format!("target {name}"), &def.settings)?;
         if !is_label(&name) {
             return Err(src.error(
                 span,
@@ -1052,20 +1061,7 @@ fn validate(src: &Source, file: PlanFile) -> Result<Sweep, Error> {
                 format!("configuration name {name:?}: use letters, digits, - and _ only"),
             ));
         }
-        let mut settings = Vec::new();
-        for (k, v) in &def.settings {
-            let v = option_value(v).ok_or_else(|| {
-                src.error(
-                    span.clone(),
-                    format!(
-                        "configs.{name}: setting {k}: a value must be a string, number or boolean"
-                    ),
-                )
-            })?;
-            crate::server::parse_setting(&format!("{k}={v}"))
-                .map_err(|e| src.error(span.clone(), format!("configs.{name}: {e}")))?;
-            settings.push((k.clone(), v));
-        }
+        let settings = settings_of(src, &span, &format!("configs.{name}"), &def.settings)?;
         let memory_limit = match &def.memory_limit {
             None => None,
             Some(m) => Some(parse_size(m).filter(|b| *b >= 16 << 20).ok_or_else(|| {

@@ -241,3 +241,98 @@ pub fn connections_table(ds: &Dataset) -> Option<Table> {
         notes: vec!["the negotiated protocol and cipher suite of the runs' connections".into()],
     })
 }
+
+/// The machine each sweep ran on, from its `environment.json`: what sets the figures besides
+/// the database (CPU, frequency governor, turbo, SMT, huge pages, IO scheduler, file system).
+/// Warns where the governor is not `performance`.
+pub fn machine_table(ds: &Dataset) -> Option<Table> {
+    use super::tables::{Cell, Row};
+    if ds.machines.is_empty() {
+        return None;
+    }
+    let text = |v: &serde_json::Value| match v {
+        serde_json::Value::Null => "-".to_string(),
+        serde_json::Value::String(s) => s.clone(),
+        serde_json::Value::Bool(b) => if *b { "on" } else { "off" }.to_string(),
+        other => other.to_string(),
+    };
+    type Fact = (&'static str, fn(&serde_json::Value) -> serde_json::Value);
+    let facts: [Fact; 11] = [
+        ("CPU", |e| e["cpu_model"].clone()),
+        ("CPUs", |e| e["cpus"].clone()),
+        ("memory GB", |e| {
+            e["memory_kb"]
+                .as_f64()
+                .map_or(serde_json::Value::Null, |kb| {
+                    serde_json::Value::String(format!("{:.1}", kb / 1048576.0))
+                })
+        }),
+        ("kernel", |e| e["kernel"].clone()),
+        ("governor", |e| e["tuning"]["governor"].clone()),
+        ("turbo", |e| e["tuning"]["turbo"].clone()),
+        ("SMT", |e| e["tuning"]["smt"].clone()),
+        ("MHz", |e| {
+            let mhz: Vec<f64> = e["tuning"]["mhz"]
+                .as_array()
+                .map(|a| a.iter().filter_map(serde_json::Value::as_f64).collect())
+                .unwrap_or_default();
+            match (
+                mhz.iter().copied().reduce(f64::min),
+                mhz.iter().copied().reduce(f64::max),
+            ) {
+                (Some(lo), Some(hi)) if (hi - lo).abs() < 1.0 => format!("{lo:.0}").into(),
+                (Some(lo), Some(hi)) => format!("{lo:.0}-{hi:.0}").into(),
+                _ => serde_json::Value::Null,
+            }
+        }),
+        ("transparent huge pages", |e| {
+            e["tuning"]["transparent_hugepages"].clone()
+        }),
+        ("IO scheduler", |e| e["tuning"]["io_scheduler"].clone()),
+        ("file system", |e| {
+            match (
+                e["tuning"]["filesystem"].as_str(),
+                e["tuning"]["mount_options"].as_str(),
+            ) {
+                (Some(fs), Some(o)) => format!("{fs} ({o})").into(),
+                (Some(fs), None) => fs.into(),
+                _ => serde_json::Value::Null,
+            }
+        }),
+    ];
+    let rows = facts
+        .iter()
+        .map(|(label, f)| Row {
+            group: None,
+            label: label.to_string(),
+            summary: false,
+            cells: ds
+                .machines
+                .iter()
+                .map(|(_, env)| Cell::Text(text(&f(env))))
+                .collect(),
+        })
+        .collect();
+    let mut notes = Vec::new();
+    for (source, env) in &ds.machines {
+        match env["tuning"]["governor"].as_str() {
+            Some("performance") => {}
+            Some(g) => notes.push(format!(
+                "Warning: {source} ran with the {g} frequency governor, not performance: its CPU speed varied with load, which changes latency and CPU per op"
+            )),
+            None if env.get("tuning").is_some() => notes.push(format!(
+                "{source}: no cpufreq in the kernel: the hypervisor or the firmware sets the CPU frequency"
+            )),
+            None => {}
+        }
+    }
+    Some(Table {
+        id: "machine".into(),
+        title: "Machine (each sweep's environment.json)".into(),
+        better: None,
+        columns: ds.machines.iter().map(|(s, _)| s.clone()).collect(),
+        under: Vec::new(),
+        rows,
+        notes,
+    })
+}

@@ -102,6 +102,8 @@ impl Entry {
 #[derive(Debug, Default)]
 pub struct Dataset {
     pub entries: Vec<Entry>,
+    /// Each sweep directory's `environment.json` (the machine it ran on), by source.
+    pub machines: Vec<(String, serde_json::Value)>,
 }
 
 /// A short label for an input: its directory or file name.
@@ -151,6 +153,7 @@ impl Dataset {
     /// Reads every input: a sweep directory (its reported, finished steps) or a results file.
     pub fn read(inputs: &[impl AsRef<Path>]) -> Result<Dataset, Error> {
         let mut entries = Vec::new();
+        let mut machines = Vec::new();
         let labels: Vec<String> = inputs.iter().map(|p| label_of(p.as_ref())).collect();
         let unique: BTreeSet<&String> = labels.iter().collect();
         for (i, input) in inputs.iter().enumerate() {
@@ -163,6 +166,14 @@ impl Dataset {
             };
             if path.is_dir() {
                 read_sweep(path, &source, &mut entries)?;
+                // The machine it ran on; a sweep without one (or an unreadable one) just has
+                // no column in the machine table.
+                if let Some(env) = std::fs::read_to_string(path.join("environment.json"))
+                    .ok()
+                    .and_then(|t| serde_json::from_str(&t).ok())
+                {
+                    machines.push((source.clone(), env));
+                }
             } else if path.is_file() {
                 let r = match Results::read(path) {
                     Ok(r) => r,
@@ -208,7 +219,7 @@ impl Dataset {
                 "nothing to report: the inputs hold no finished steps".into(),
             ));
         }
-        Ok(Dataset { entries })
+        Ok(Dataset { entries, machines })
     }
 }
 
