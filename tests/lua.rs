@@ -668,7 +668,8 @@ fn a_scripts_thread_run_counts_as_sysbench_on_postgres() {
 #[test]
 fn a_script_runs_on_its_own_connections_only() {
     // Every client is connected before the first event: the server then has the script's
-    // connection of each thread and dbsweep's one for the server's counters, no more.
+    // connection of each thread, dbsweep's one for the server's counters and its one for the
+    // wait profile, no more.
     let kind = ServerKind::Postgres;
     let server = start(kind);
     let s = Scratch::new();
@@ -692,7 +693,7 @@ fn a_script_runs_on_its_own_connections_only() {
         .lines()
         .filter(|l| l.starts_with("connections"))
         .collect();
-    assert_eq!(seen, ["connections 4"; 3], "{stdout}");
+    assert_eq!(seen, ["connections 5"; 3], "{stdout}");
 }
 
 /// Issue 18: a script that counts its own errors through the FFI (as TPC-C scripts count their

@@ -33,11 +33,13 @@ pub enum Format {
     Html,
 }
 
-/// Every table of the report, in order: comparisons, scaling with its bounds, stability.
+/// Every table of the report, in order: warnings, the machine, comparisons, scaling with its
+/// bounds, stability.
 pub fn tables_of(ds: &Dataset, base: Option<&str>) -> Result<Vec<tables::Table>, Error> {
-    let mut out: Vec<tables::Table> = checks::machine_table(ds).into_iter().collect();
-    out.extend(checks::inputs_table(ds));
+    // Warnings first, then the machine the inputs ran on.
+    let mut out: Vec<tables::Table> = checks::inputs_table(ds).into_iter().collect();
     out.extend(checks::settings_table(ds));
+    out.extend(checks::machine_table(ds));
     out.extend(checks::connections_table(ds));
     out.extend(tables::build(ds, base)?);
     out.extend(scaling::tables(ds));
