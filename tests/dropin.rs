@@ -395,3 +395,77 @@ fn sysbench_grammar_mistakes_are_one_line_errors() {
     let out = Command::new(&sb).arg("--version").output().unwrap();
     assert_eq!(String::from_utf8_lossy(&out.stdout), "sysbench 1.0.20\n");
 }
+
+/// Whether sbtest1 has planner statistics (an ANALYZE ran), asked through dbsweep's own Lua
+/// API on the same server.
+fn analyzed(s: &Scratch, url: &str) -> bool {
+    let script = s.path("stats.lua");
+    std::fs::write(
+        &script,
+        "function check()\n  local con = sysbench.sql.driver():connect()\n  \
+         print('analyzed ' .. con:query_row(\"SELECT count(*) FROM pg_stats WHERE tablename = 'sbtest1'\"))\nend\n\
+         sysbench.cmdline.commands = { check = {check} }\n",
+    )
+    .unwrap();
+    let out = dbsweep()
+        .args(["lua"])
+        .arg(&script)
+        .args(["check", "--target", url])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    let n: u64 = text
+        .lines()
+        .find_map(|l| l.strip_prefix("analyzed "))
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap_or_else(|| panic!("{text}{}", String::from_utf8_lossy(&out.stderr)));
+    n > 0
+}
+
+#[test]
+fn acting_as_sysbench_prepare_leaves_statistics_as_sysbench_does() {
+    let server = start(ServerKind::Postgres);
+    let s = Scratch::new();
+    let conn = sysbench_connection(ServerKind::Postgres, &server);
+    // sysbench's own prepare: no statistics until autovacuum gets to the table.
+    let mut c = Command::new("/usr/bin/sysbench");
+    c.args(["oltp_point_select", "--table-size=1000"])
+        .args(&conn);
+    outputs({
+        c.arg("prepare");
+        c
+    });
+    let theirs = analyzed(&s, &server.url);
+    let mut c = Command::new("/usr/bin/sysbench");
+    c.arg("oltp_point_select").args(&conn);
+    outputs({
+        c.arg("cleanup");
+        c
+    });
+    dbsweep()
+        .args(["sysbench", "oltp_point_select", "--table-size=1000"])
+        .args(&conn)
+        .arg("prepare")
+        .assert()
+        .success();
+    assert_eq!(analyzed(&s, &server.url), theirs, "as sysbench");
+    assert!(!theirs);
+    // dbsweep's own prepare analyzes.
+    dbsweep()
+        .args(["sysbench", "oltp_point_select"])
+        .args(&conn)
+        .arg("cleanup")
+        .assert()
+        .success();
+    dbsweep()
+        .args([
+            "prepare",
+            "oltp_point_select",
+            "--table-size=1000",
+            "--target",
+            &server.url,
+        ])
+        .assert()
+        .success();
+    assert!(analyzed(&s, &server.url));
+}
