@@ -496,6 +496,33 @@ const HW_METRICS: [Metric; 11] = [
     }),
 ];
 
+/// A managed server's CPU per op that the machine's contradicts: on one machine, what the
+/// machine spent beyond the client is mostly the server's, so a server figure below a tenth of
+/// it (with that difference above 5 us/op) means the sampler missed some of the server's
+/// processes, or that something else ran. The tables keep the figure and say it is suspect.
+fn server_cpu_contradictions(ds: &Dataset, slice: &Slice) -> Vec<String> {
+    let mut out = Vec::new();
+    for (label, places) in &slice.columns {
+        for e in ds.entries.iter().filter(|e| places.contains(&e.place)) {
+            let Some(c) = e.hw().map(|h| &h.cpu_us_per_op) else {
+                continue;
+            };
+            let (Some(server), Some(client), Some(machine)) = (c.server, c.client, c.machine)
+            else {
+                continue;
+            };
+            let others = machine - client;
+            if others > 5.0 && server < others / 10.0 {
+                out.push(format!(
+                    "Warning: {label} {}: server CPU {server:.3} us/op is far below what the machine spent beyond the client ({others:.1} us/op): the sampler missed some of the server's processes, or something else ran on the machine; do not use this figure unchecked",
+                    e.test
+                ));
+            }
+        }
+    }
+    out
+}
+
 /// The server's rates that explain a row: what each measures and which way is better.
 type Rate = (
     &'static str,
@@ -661,6 +688,13 @@ pub fn build(ds: &Dataset, base: Option<&str>) -> Result<Vec<Table>, Error> {
             );
             if abs.rows.is_empty() {
                 continue;
+            }
+            let mut abs = abs;
+            let mut rel = rel;
+            if id == "cpu_us_per_op.server" {
+                let warnings = server_cpu_contradictions(ds, slice);
+                abs.notes.extend(warnings.iter().cloned());
+                rel.notes.extend(warnings);
             }
             out.push(abs);
             if slice.columns.len() > 1 {
