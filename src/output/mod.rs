@@ -110,15 +110,7 @@ pub fn summary(r: &Results) -> String {
         );
     }
     let q = &r.queries;
-    let _ = writeln!(s, "SQL statistics:\n    queries performed:");
-    for (name, n) in [
-        ("read", q.read),
-        ("write", q.write),
-        ("other", q.other),
-        ("total", q.total),
-    ] {
-        let _ = writeln!(s, "        {:<33}{n}", format!("{name}:"));
-    }
+    s.push_str(&sysbench::queries_performed(q));
     let _ = writeln!(
         s,
         "    {:<37}{:<8} ({:.2} per sec.)",

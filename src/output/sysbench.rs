@@ -100,6 +100,20 @@ pub fn histogram(h: &Histogram<u64>) -> String {
     s
 }
 
+/// The head of sysbench's SQL statistics: the queries by kind.
+pub fn queries_performed(q: &crate::results::Queries) -> String {
+    let mut s = String::from("SQL statistics:\n    queries performed:\n");
+    for (name, n) in [
+        ("read", q.read),
+        ("write", q.write),
+        ("other", q.other),
+        ("total", q.total),
+    ] {
+        let _ = writeln!(s, "        {:<33}{n}", format!("{name}:"));
+    }
+    s
+}
+
 /// The summary of a run, as sysbench 1.0.20 prints it after the interval lines; `sql`: the
 /// SQL statistics come first (a run without a database driver has none).
 pub fn summary(r: &Results, percentile: u32, sql: bool) -> String {
@@ -108,15 +122,7 @@ pub fn summary(r: &Results, percentile: u32, sql: bool) -> String {
     let q = &r.queries;
     let errors: u64 = r.errors.values().sum();
     if sql {
-        s.push_str("SQL statistics:\n    queries performed:\n");
-        for (name, n) in [
-            ("read", q.read),
-            ("write", q.write),
-            ("other", q.other),
-            ("total", q.total),
-        ] {
-            let _ = writeln!(s, "        {:<33}{n}", format!("{name}:"));
-        }
+        s.push_str(&queries_performed(q));
         for (name, n) in [
             ("transactions", r.events),
             ("queries", q.total),
