@@ -131,6 +131,12 @@ fn a_hot_row_shows_row_lock_waits_on_mariadb() {
     );
     let ev = events(&hot);
     assert!(ev.iter().any(|(e, _)| e.starts_with("Query:")), "{ev:?}");
+    // performance_schema is off by default: no instruments.
+    assert!(
+        hot["waits"].get("instruments").is_none(),
+        "{}",
+        hot["waits"]
+    );
     let cached = run(&s, &server.url, "oltp_point_select", "1", "cached.json");
     assert_eq!(cached["waits"]["row_lock_waits"], 0, "{}", cached["waits"]);
 }
@@ -246,4 +252,38 @@ fn the_machine_tuning_is_saved_and_reported() {
         Some(g) => assert!(governor_line.ends_with(g), "{governor_line}"),
         None => assert!(text.contains("no cpufreq in the kernel"), "{text}"),
     }
+}
+
+#[test]
+fn performance_schema_waits_by_instrument_are_kept_on_mariadb() {
+    let s = Scratch::new();
+    let out = s.path("ps.json");
+    dbsweep()
+        .args(["run", "update-one", "--server", "mariadb"])
+        .args(["--server-set", "performance_schema=ON"])
+        .args(["--server-set", "performance_schema_instrument=wait/%=ON"])
+        .args(["--threads", "4", "--time", "2", "--table-size", "1000"])
+        .args(["--report-interval", "0", "--output"])
+        .arg(&out)
+        .assert()
+        .success();
+    let r = read_json(&out);
+    assert_valid_results(&r);
+    let inst = r["waits"]["instruments"].as_array().expect("instruments");
+    assert!(!inst.is_empty() && inst.len() <= 10, "{inst:?}");
+    let ms: Vec<f64> = inst.iter().map(|i| i["ms"].as_f64().unwrap()).collect();
+    assert!(
+        ms.windows(2).all(|w| w[0] >= w[1]),
+        "most time first: {ms:?}"
+    );
+    assert!(
+        inst.iter()
+            .all(|i| i["event"] != "idle" && i["count"].as_u64().unwrap() > 0)
+    );
+    // Every statement of the step touched the table through the handler.
+    assert!(
+        inst.iter()
+            .any(|i| i["event"] == "wait/io/table/sql/handler"),
+        "{inst:?}"
+    );
 }

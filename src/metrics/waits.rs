@@ -32,6 +32,49 @@ pub struct WaitProfile {
     pub row_lock_waits: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub row_lock_ms: Option<u64>,
+    /// MariaDB/MySQL with performance_schema on: the instruments' waits over the measured
+    /// part (`events_waits_summary_global_by_event_name` deltas, `idle` left out), most time
+    /// first, at most [`TOP_INSTRUMENTS`].
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub instruments: Vec<InstrumentWait>,
+}
+
+/// One instrument's waits: how many, and their time in milliseconds.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct InstrumentWait {
+    pub event: String,
+    pub count: u64,
+    pub ms: f64,
+}
+
+/// Instruments kept per profile.
+pub const TOP_INSTRUMENTS: usize = 10;
+
+/// Waits by instrument: (count, picoseconds).
+type InstrumentTotals = BTreeMap<String, (u64, u64)>;
+
+/// performance_schema's waits by instrument, when it is on.
+fn instrument_waits(
+    conn: &mut dyn crate::target::Conn,
+) -> Result<Option<InstrumentTotals>, DbError> {
+    if conn.query_i64("SELECT @@performance_schema")? != Some(1) {
+        return Ok(None);
+    }
+    let mut out = BTreeMap::new();
+    conn.simple(
+        "SELECT EVENT_NAME, COUNT_STAR, SUM_TIMER_WAIT \
+         FROM performance_schema.events_waits_summary_global_by_event_name \
+         WHERE COUNT_STAR > 0 AND EVENT_NAME <> 'idle'",
+        &mut |row| {
+            let text = |i: usize| row.get(i).and_then(|b| std::str::from_utf8(b).ok());
+            let num = |i: usize| text(i).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
+            if let Some(name) = text(0) {
+                out.insert(name.to_string(), (num(1), num(2)));
+            }
+        },
+    )?;
+    Ok(Some(out))
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -144,10 +187,14 @@ impl WaitSampler {
             // The run ended within its warm-up: nothing measured, nothing sampled.
             let measured = matches!(stopped.recv_timeout(delay), Err(RecvTimeoutError::Timeout));
             let period = Duration::from_secs_f64(1.0 / hz);
-            let locks_before = if measured && kind == "mysql" {
-                Some(row_lock_counters(conn.as_mut())?)
+            let (locks_before, instruments_before) = if measured && kind == "mysql" {
+                (
+                    Some(row_lock_counters(conn.as_mut())?),
+                    // A server that will not show them (no privilege) has none: no failure.
+                    instrument_waits(conn.as_mut()).unwrap_or(None),
+                )
             } else {
-                None
+                (None, None)
             };
             let mut next = Instant::now();
             let mut sampling = measured;
@@ -181,6 +228,23 @@ impl WaitSampler {
                 }
                 None => None,
             };
+            let mut instruments = Vec::new();
+            if let Some(before) = instruments_before
+                && let Some(after) = instrument_waits(conn.as_mut()).unwrap_or(None)
+            {
+                for (event, (n, ps)) in after {
+                    let (n0, ps0) = before.get(&event).copied().unwrap_or((0, 0));
+                    if n > n0 {
+                        instruments.push(InstrumentWait {
+                            event,
+                            count: n - n0,
+                            ms: ps.saturating_sub(ps0) as f64 / 1e9,
+                        });
+                    }
+                }
+                instruments.sort_by(|a, b| b.ms.total_cmp(&a.ms));
+                instruments.truncate(TOP_INSTRUMENTS);
+            }
             let mut events: Vec<WaitEvent> = counts
                 .into_iter()
                 .map(|(event, n)| WaitEvent {
@@ -198,6 +262,7 @@ impl WaitSampler {
                 events,
                 row_lock_waits: locks.map(|l| l[0]),
                 row_lock_ms: locks.map(|l| l[1]),
+                instruments,
             })
         });
         Ok(Some(WaitSampler { stop, thread }))

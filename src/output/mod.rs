@@ -204,6 +204,16 @@ pub fn summary(r: &Results) -> String {
                 "    InnoDB row lock waits: {n} ({per_op:.3} per event), {ms} ms in all"
             );
         }
+        if !w.instruments.is_empty() {
+            let _ = writeln!(s, "    performance_schema waits (most time first):");
+            for i in w.instruments.iter().take(5) {
+                let _ = writeln!(
+                    s,
+                    "        {:<48}{:>10} waits {:>10.1} ms",
+                    i.event, i.count, i.ms
+                );
+            }
+        }
     }
     if let Some(t) = &r.tpcc {
         tpcc_summary(&mut s, t);
