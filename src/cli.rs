@@ -407,6 +407,10 @@ pub struct RunArgs {
     /// Create the secondary index k_N after loading
     #[arg(long, value_parser = parse_bool, num_args = 0..=1, default_value = "on", default_missing_value = "on")]
     pub create_secondary: bool,
+    /// prepare: refresh the planner's statistics (ANALYZE) after loading, as a DBA would
+    /// (off: leave them to autovacuum, as sysbench's prepare does)
+    #[arg(long, value_parser = parse_bool, num_args = 0..=1, default_value = "on", default_missing_value = "on")]
+    pub analyze: bool,
     /// Make id a plain index instead of the primary key
     #[arg(long, value_parser = parse_bool, num_args = 0..=1, default_value = "off", default_missing_value = "on")]
     pub secondary: bool,

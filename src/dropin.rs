@@ -162,12 +162,13 @@ fn options(given: Vec<String>) -> Result<Options, Error> {
         }
     }
     // sysbench's defaults where dbsweep's differ: the MySQL driver, no interval lines, the
-    // special distribution of ids.
+    // special distribution of ids, no ANALYZE after prepare.
     if !has_target {
         rest.insert(0, "--db-driver=mysql".into());
     }
     rest.insert(0, "--report-interval=0".into());
     rest.insert(0, "--rand-type=special".into());
+    rest.insert(0, "--analyze=off".into());
     Ok(Options { style, rest })
 }
 

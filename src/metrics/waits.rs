@@ -6,7 +6,6 @@
 
 use std::collections::BTreeMap;
 use std::sync::mpsc::{self, RecvTimeoutError};
-use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
@@ -159,8 +158,12 @@ fn classify(kind: &str, cols: [Option<&str>; 3]) -> String {
 /// Samples a run's sessions on a thread of its own until `finish`.
 pub struct WaitSampler {
     stop: mpsc::Sender<()>,
-    thread: JoinHandle<Result<WaitProfile, DbError>>,
+    done: mpsc::Receiver<Result<WaitProfile, DbError>>,
 }
+
+/// How long `finish` waits for the sampler's last round and closing counters: a server that
+/// stopped answering costs the step its profile, not a hang.
+const FINISH_BOUND: Duration = Duration::from_secs(10);
 
 impl WaitSampler {
     /// Connects now and samples `hz` times a second after `delay` (the warm-up); None for a
@@ -181,7 +184,8 @@ impl WaitSampler {
         }
         let mut conn = target.connect()?;
         let (stop, stopped) = mpsc::channel::<()>();
-        let thread = std::thread::spawn(move || {
+        let (done_tx, done) = mpsc::channel();
+        let mut sample = move || -> Result<WaitProfile, DbError> {
             let mut counts: BTreeMap<String, u64> = BTreeMap::new();
             let (mut rounds, mut samples) = (0u64, 0u64);
             // The run ended within its warm-up: nothing measured, nothing sampled.
@@ -264,20 +268,26 @@ impl WaitSampler {
                 row_lock_ms: locks.map(|l| l[1]),
                 instruments,
             })
+        };
+        // Detached: `finish` takes its result with a bound.
+        std::thread::spawn(move || {
+            let _ = done_tx.send(sample());
         });
-        Ok(Some(WaitSampler { stop, thread }))
+        Ok(Some(WaitSampler { stop, done }))
     }
 
     /// Stops sampling and returns the profile.
     pub fn finish(self) -> Result<WaitProfile, DbError> {
         let _ = self.stop.send(());
-        self.thread.join().unwrap_or_else(|_| {
-            Err(DbError::new(
-                ErrorClass::Fatal,
-                "waits",
-                "the wait sampler stopped",
-            ))
-        })
+        let gone = |why: &str| Err(DbError::new(ErrorClass::Fatal, "waits", why));
+        match self.done.recv_timeout(FINISH_BOUND) {
+            Ok(profile) => profile,
+            Err(RecvTimeoutError::Timeout) => gone(&format!(
+                "the wait sampler's server did not answer within {} s",
+                FINISH_BOUND.as_secs()
+            )),
+            Err(RecvTimeoutError::Disconnected) => gone("the wait sampler stopped"),
+        }
     }
 }
 

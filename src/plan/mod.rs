@@ -229,6 +229,7 @@ impl RunPlan {
             delete_inserts: o.delete_inserts,
             auto_inc: o.auto_inc,
             create_secondary: o.create_secondary,
+            analyze: o.analyze,
             secondary: o.secondary,
             random_points: o.random_points,
             hot_points: o.hot_points,

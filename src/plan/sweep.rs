@@ -737,6 +737,7 @@ fn option_name(key: &str) -> String {
 const TPCC_ONLY: &[&str] = &["warehouses", "wait"];
 /// Options of the sbtest workloads that TPC-C does not take.
 const SBTEST_ONLY: &[&str] = &[
+    "analyze",
     "range-size",
     "skip-trx",
     "range-selects",

@@ -30,6 +30,8 @@ pub enum PsMode {
 #[derive(Clone, Debug, Serialize)]
 pub struct WorkloadOptions {
     pub tables: u32,
+    /// prepare: ANALYZE after loading (`--analyze`).
+    pub analyze: bool,
     pub table_size: u64,
     pub range_size: u64,
     pub skip_trx: bool,

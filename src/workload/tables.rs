@@ -189,10 +189,10 @@ pub fn prepare(
                 .into(),
         ));
     }
-    // Fresh statistics (ANALYZE), as a DBA would have them before benchmarking; not when
-    // acting as sysbench, whose prepare leaves them to autovacuum: PostgreSQL's plans for the
-    // select_random_* tests on the skewed `k` differ by 5x with and without them.
-    if crate::output::sysbench_style().is_none() {
+    // Fresh statistics (ANALYZE), as a DBA would have them before benchmarking, unless
+    // `--analyze=off` (as sysbench's prepare, which leaves them to autovacuum: PostgreSQL's
+    // plans for the select_random_* tests on the skewed `k` differ by 5x with and without).
+    if o.analyze {
         let mut conn = target
             .connect()
             .map_err(|e| Error::db(target.display_url(), e))?;
