@@ -45,10 +45,21 @@ fn plan(args: &[&str]) -> RunPlan {
 
 /// Runs dbsweep's runner in this process; returns (events/s, queries/s).
 fn dbsweep_run(url: &str, threads: u32, seconds: f64) -> (f64, f64) {
+    dbsweep_run_with(url, "oltp_point_select", threads, seconds, &[])
+}
+
+/// As [`dbsweep_run`], of `workload` with `extra` options.
+fn dbsweep_run_with(
+    url: &str,
+    workload: &str,
+    threads: u32,
+    seconds: f64,
+    extra: &[&str],
+) -> (f64, f64) {
     let (t, s) = (threads.to_string(), seconds.to_string());
-    let p = plan(&[
+    let mut args = vec![
         "run",
-        "oltp_point_select",
+        workload,
         "--target",
         url,
         "--table-size",
@@ -59,7 +70,9 @@ fn dbsweep_run(url: &str, threads: u32, seconds: f64) -> (f64, f64) {
         &s,
         "--report-interval",
         "0",
-    ]);
+    ];
+    args.extend_from_slice(extra);
+    let p = plan(&args);
     let target = dbsweep::target::open(url, Default::default()).expect("target");
     let workload = dbsweep::workload::build(&p.workload, &p.workload_opts).expect("workload");
     let stop = AtomicBool::new(false);
@@ -203,6 +216,36 @@ fn main() {
         println!(
             "{threads} thread(s): {eps:.0} events/s per thread ({:.0} ns per event; target >= 1,000,000/s)",
             1e9 / eps
+        );
+    }
+
+    println!(
+        "\n== per-statement timing on the mock target, 1 thread (--statement-times on vs off, alternating) =="
+    );
+    for workload in ["oltp_point_select", "oltp_read_write"] {
+        let mut ratios = Vec::new();
+        let (mut on_eps, mut off_eps) = (Vec::new(), Vec::new());
+        for round in 0..4 {
+            let run = |on: &str| {
+                let flag = ["--statement-times", on];
+                dbsweep_run_with("mock://", workload, 1, args.seconds.min(3.0), &flag).0
+            };
+            let (on, off) = if round % 2 == 0 {
+                let on = run("on");
+                (on, run("off"))
+            } else {
+                let off = run("off");
+                (run("on"), off)
+            };
+            ratios.push(on / off);
+            on_eps.push(on);
+            off_eps.push(off);
+        }
+        println!(
+            "{workload}: {:.0} events/s with, {:.0} without; median ratio {:.3}",
+            median(&mut on_eps),
+            median(&mut off_eps),
+            median(&mut ratios)
         );
     }
 

@@ -411,6 +411,10 @@ pub struct RunArgs {
     /// (off: leave them to autovacuum, as sysbench's prepare does)
     #[arg(long, value_parser = parse_bool, num_args = 0..=1, default_value = "on", default_missing_value = "on")]
     pub analyze: bool,
+    /// Time each statement of the oltp workloads' events apart (per-statement latency in the
+    /// summary, results and reports); off saves a clock read per statement
+    #[arg(long, value_parser = parse_bool, num_args = 0..=1, default_value = "on", default_missing_value = "on")]
+    pub statement_times: bool,
     /// Make id a plain index instead of the primary key
     #[arg(long, value_parser = parse_bool, num_args = 0..=1, default_value = "off", default_missing_value = "on")]
     pub secondary: bool,

@@ -588,8 +588,11 @@ fn build_results(
     let tpcc = (plan.workload == "tpcc").then(|| {
         workload::tpcc::run::figures(&o.total.kinds, o.seconds, plan.workload_opts.warehouses)
     });
+    let statements =
+        results::StatementFigures::of(o.statement_names, &o.total.statements, c.events);
     Results {
         tpcc,
+        statements,
         schema_version: results::SCHEMA_VERSION,
         tool: Tool::this(),
         workload: plan.workload.clone(),

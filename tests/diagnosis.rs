@@ -287,3 +287,142 @@ fn performance_schema_waits_by_instrument_are_kept_on_mariadb() {
         "{inst:?}"
     );
 }
+
+/// `statements` of results as (name, count, per_event, avg ms).
+fn statements(r: &Value) -> Vec<(String, u64, f64, f64)> {
+    r["statements"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no statements: {r}"))
+        .iter()
+        .map(|x| {
+            (
+                x["name"].as_str().unwrap().to_string(),
+                x["count"].as_u64().unwrap(),
+                x["per_event"].as_f64().unwrap(),
+                x["latency_ms"]["avg"].as_f64().unwrap(),
+            )
+        })
+        .collect()
+}
+
+/// Runs 300 events of `workload` on 2 clients; checks each statement kind's count against
+/// `per_event` times the events, exactly, and that the statements' times add up to no more
+/// than the events' (each statement runs from the end of the one before).
+fn check_statements(url: &str, workload: &str, extra: &[&str], per_event: &[(&str, u64)]) {
+    let s = Scratch::new();
+    let out = s.path("r.json");
+    dbsweep()
+        .args(["run", workload, "--target", url, "--threads", "2"])
+        .args([
+            "--events",
+            "300",
+            "--table-size",
+            "1000",
+            "--report-interval",
+            "0",
+        ])
+        .args(extra)
+        .arg("--output")
+        .arg(&out)
+        .assert()
+        .success();
+    let r = read_json(&out);
+    assert_valid_results(&r);
+    let events = r["events"].as_u64().unwrap();
+    assert_eq!(events, 300);
+    let got = statements(&r);
+    let names: Vec<&str> = got.iter().map(|x| x.0.as_str()).collect();
+    let want: Vec<&str> = per_event.iter().map(|x| x.0).collect();
+    assert_eq!(names, want, "{workload} {extra:?} on {url}");
+    for ((name, count, per, _), (_, n)) in got.iter().zip(per_event) {
+        assert_eq!(
+            *count,
+            n * events,
+            "{name} of {workload} {extra:?} on {url}"
+        );
+        assert_eq!(*per, *n as f64, "{name}");
+    }
+    let statement_ms: f64 = got.iter().map(|x| x.1 as f64 * x.3).sum();
+    let event_ms = r["latency_ms"]["sum"].as_f64().unwrap();
+    assert!(
+        statement_ms > 0.0 && statement_ms <= event_ms * 1.01,
+        "statements {statement_ms} ms, events {event_ms} ms"
+    );
+    let summary = dbsweep()
+        .args(["report", out.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&summary.stdout);
+    assert!(
+        text.contains("Statement latency, 99th percentile")
+            && text.contains(&format!(": {}", want[0])),
+        "{text}"
+    );
+}
+
+const READ_WRITE: &[(&str, u64)] = &[
+    ("begin", 1),
+    ("point_select", 10),
+    ("simple_range", 1),
+    ("sum_range", 1),
+    ("order_range", 1),
+    ("distinct_range", 1),
+    ("index_update", 1),
+    ("non_index_update", 1),
+    ("delete", 1),
+    ("insert", 1),
+    ("commit", 1),
+];
+
+#[test]
+fn each_statement_kind_is_counted_and_timed_on_sqlite() {
+    let s = Scratch::new();
+    s.cmd(&["prepare", "oltp_read_write", "--table-size", "1000"])
+        .assert()
+        .success();
+    let url = s.target();
+    check_statements(&url, "oltp_read_write", &[], READ_WRITE);
+    check_statements(
+        &url,
+        "oltp_read_only",
+        &[
+            "--skip-trx",
+            "--point-selects",
+            "3",
+            "--distinct-ranges",
+            "2",
+        ],
+        &[
+            ("point_select", 3),
+            ("simple_range", 1),
+            ("sum_range", 1),
+            ("order_range", 1),
+            ("distinct_range", 2),
+        ],
+    );
+    check_statements(&url, "oltp_update_index", &[], &[("index_update", 1)]);
+}
+
+#[test]
+fn each_statement_kind_is_counted_and_timed_on_mariadb() {
+    let server = start(ServerKind::Mariadb);
+    dbsweep()
+        .args(["prepare", "oltp_read_write", "--target", &server.url])
+        .args(["--table-size", "1000"])
+        .assert()
+        .success();
+    check_statements(&server.url, "oltp_read_write", &[], READ_WRITE);
+    check_statements(
+        &server.url,
+        "oltp_write_only",
+        &["--delete-inserts", "2"],
+        &[
+            ("begin", 1),
+            ("index_update", 1),
+            ("non_index_update", 1),
+            ("delete", 2),
+            ("insert", 2),
+            ("commit", 1),
+        ],
+    );
+}

@@ -158,7 +158,11 @@ fn add_kinds(into: &mut Vec<KindStats>, from: &[KindStats]) {
         into.resize_with(from.len(), KindStats::default);
     }
     for (a, b) in into.iter_mut().zip(from) {
-        a.add(b);
+        // An empty histogram costs a walk over its buckets; most kinds are empty in most
+        // intervals of a client.
+        if b.events > 0 || b.retries > 0 {
+            a.add(b);
+        }
     }
 }
 
@@ -168,20 +172,37 @@ pub struct Recorder {
     pub counters: Counters,
     /// Per transaction type, for workloads that have types; empty otherwise.
     pub kinds: Vec<KindStats>,
+    /// Per statement kind of the event (the oltp workloads' point select, COMMIT, ...), for
+    /// workloads that time their statements; empty otherwise.
+    pub statements: Vec<KindStats>,
 }
 
 impl Default for Recorder {
     fn default() -> Self {
-        Recorder::with_kinds(0)
+        Recorder::with_kinds(0, 0)
     }
 }
 
 impl Recorder {
-    pub fn with_kinds(kinds: usize) -> Recorder {
+    pub fn with_kinds(kinds: usize, statements: usize) -> Recorder {
+        let stats = |n| (0..n).map(|_| KindStats::default()).collect();
         Recorder {
             latency: new_histogram(),
             counters: Counters::default(),
-            kinds: (0..kinds).map(|_| KindStats::default()).collect(),
+            kinds: stats(kinds),
+            statements: stats(statements),
+        }
+    }
+
+    /// Records the statements of one finished event: (kind, nanoseconds) pairs, the kind an
+    /// index into the workload's statement kinds.
+    #[inline]
+    pub fn record_statements(&mut self, times: &[(u8, u64)]) {
+        for &(kind, ns) in times {
+            if let Some(k) = self.statements.get_mut(usize::from(kind)) {
+                k.latency.saturating_record(ns.max(1));
+                k.events += 1;
+            }
         }
     }
 
@@ -200,7 +221,7 @@ impl Recorder {
     pub fn clear(&mut self) {
         self.latency.reset();
         self.counters = Counters::default();
-        for k in &mut self.kinds {
+        for k in self.kinds.iter_mut().chain(&mut self.statements) {
             k.reset();
         }
     }
@@ -235,6 +256,7 @@ pub struct Snapshot {
     pub latency: Histogram<u64>,
     pub counters: Counters,
     pub kinds: Vec<KindStats>,
+    pub statements: Vec<KindStats>,
 }
 
 impl Default for Snapshot {
@@ -243,6 +265,7 @@ impl Default for Snapshot {
             latency: new_histogram(),
             counters: Counters::default(),
             kinds: Vec::new(),
+            statements: Vec::new(),
         }
     }
 }
@@ -254,6 +277,7 @@ impl Snapshot {
             .expect("histograms share bounds");
         self.counters.add(&o.counters);
         add_kinds(&mut self.kinds, &o.kinds);
+        add_kinds(&mut self.statements, &o.statements);
     }
 
     pub fn add_recorder(&mut self, r: &Recorder) {
@@ -262,6 +286,7 @@ impl Snapshot {
             .expect("histograms share bounds");
         self.counters.add(&r.counters);
         add_kinds(&mut self.kinds, &r.kinds);
+        add_kinds(&mut self.statements, &r.statements);
     }
 
     /// A latency quantile in milliseconds (0 when nothing was recorded).

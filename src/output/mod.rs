@@ -184,6 +184,9 @@ pub fn summary(r: &Results) -> String {
         s,
         "\nThreads fairness:\n    events (avg/stddev):           {avg:.4}/{sd:.2}"
     );
+    if !r.statements.is_empty() {
+        statements_summary(&mut s, &r.statements);
+    }
     if let Some(w) = r.waits.as_ref().filter(|w| w.samples > 0) {
         let _ = writeln!(
             s,
@@ -222,6 +225,23 @@ pub fn summary(r: &Results) -> String {
         let _ = writeln!(s, "\nInterrupted: the figures cover the run up to Ctrl-C.");
     }
     s
+}
+
+/// A line per statement kind of the event, as `pgbench -r` gives per command.
+fn statements_summary(s: &mut String, statements: &[crate::results::StatementFigures]) {
+    let _ = writeln!(
+        s,
+        "\nStatements (latency in ms, from the end of the statement before):\n    {:<18}{:>10}{:>8}{:>10}{:>10}{:>10}{:>10}{:>10}",
+        "statement", "count", "/event", "avg", "p50", "p95", "p99", "max"
+    );
+    for x in statements {
+        let l = &x.latency_ms;
+        let _ = writeln!(
+            s,
+            "    {:<18}{:>10}{:>8.2}{:>10.3}{:>10.3}{:>10.3}{:>10.3}{:>10.3}",
+            x.name, x.count, x.per_event, l.avg, l.p50, l.p95, l.p99, l.max
+        );
+    }
 }
 
 /// TPC-C's section: NOPM, tpm, and a line per transaction type with its 90th-percentile limit.

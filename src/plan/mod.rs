@@ -230,6 +230,7 @@ impl RunPlan {
             auto_inc: o.auto_inc,
             create_secondary: o.create_secondary,
             analyze: o.analyze,
+            statement_times: o.statement_times,
             secondary: o.secondary,
             random_points: o.random_points,
             hot_points: o.hot_points,

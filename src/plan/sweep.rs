@@ -738,6 +738,7 @@ const TPCC_ONLY: &[&str] = &["warehouses", "wait"];
 /// Options of the sbtest workloads that TPC-C does not take.
 const SBTEST_ONLY: &[&str] = &[
     "analyze",
+    "statement-times",
     "range-size",
     "skip-trx",
     "range-selects",

@@ -9,6 +9,7 @@ pub mod model;
 pub mod queue;
 pub mod render;
 pub mod scaling;
+mod statements;
 pub mod stats;
 pub mod tables;
 mod tpcc;
@@ -44,6 +45,7 @@ pub fn tables_of(ds: &Dataset, base: Option<&str>) -> Result<Vec<tables::Table>,
     out.extend(tables::build(ds, base)?);
     out.extend(scaling::tables(ds));
     out.extend(tpcc::tables(ds));
+    out.extend(statements::tables(ds));
     out.extend(waits::tables(ds));
     out.extend(tables::stability(ds));
     out.iter_mut().for_each(tables::choose_time_units);

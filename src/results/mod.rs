@@ -66,6 +66,9 @@ pub struct Results {
     /// TPC-C runs: NOPM, tpm and each transaction type's figures.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tpcc: Option<TpccFigures>,
+    /// The oltp workloads: each statement kind's count and latency over the measured part.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub statements: Vec<StatementFigures>,
     pub interrupted: bool,
     /// Why the run stopped early, if it did.
     pub error: Option<String>,
@@ -182,6 +185,39 @@ pub struct TxnFigures {
     /// The 90th-percentile limit and whether the run met it.
     pub limit_p90_ms: f64,
     pub limit_met: bool,
+}
+
+/// One statement kind of the oltp workloads' events (point select, COMMIT, ...) over the run.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StatementFigures {
+    pub name: String,
+    pub count: u64,
+    /// Statements of this kind per event.
+    pub per_event: f64,
+    /// From the end of the event's statement before it (or the event's start) to its answer.
+    pub latency_ms: Latency,
+}
+
+impl StatementFigures {
+    /// The kinds that ran, in the workload's order.
+    pub fn of(names: &[&str], stats: &[crate::metrics::KindStats], events: u64) -> Vec<Self> {
+        names
+            .iter()
+            .zip(stats)
+            .filter(|(_, s)| s.events > 0)
+            .map(|(name, s)| StatementFigures {
+                name: (*name).to_string(),
+                count: s.events,
+                per_event: if events > 0 {
+                    s.events as f64 / events as f64
+                } else {
+                    0.0
+                },
+                latency_ms: Latency::from_histogram(&s.latency),
+            })
+            .collect()
+    }
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]

@@ -129,6 +129,8 @@ pub struct RunOutcome {
     /// (SQLite keeps them per connection); None where the server keeps them.
     pub cache_counters: Option<[u64; 3]>,
     pub total: Snapshot,
+    /// The names of `total.statements`, from [`Workload::statements`].
+    pub statement_names: &'static [&'static str],
     pub intervals: Vec<Interval>,
     /// Measured seconds: from the end of warm-up to the last client's stop.
     pub seconds: f64,
@@ -270,7 +272,7 @@ fn report_loop(
     let measure_start = start + Duration::from_secs_f64(opts.warmup);
     let kinds = workload.kinds();
     let new_order = kinds.iter().position(|k| *k == "new_order");
-    let mut collector = Collector::new(recorders.len(), kinds.len());
+    let mut collector = Collector::new(recorders.len(), kinds.len(), workload.statements().len());
     let mut intervals = Vec::new();
     let mut last = measure_start;
     let mut next_tick = measure_start + tick;
@@ -337,6 +339,7 @@ fn report_loop(
         cache_counters,
         seconds: end.duration_since(measure_start).as_secs_f64(),
         total: collector.total,
+        statement_names: workload.statements(),
         intervals,
         thread_events: collector.thread_events,
         thread_seconds: collector
@@ -358,9 +361,11 @@ struct Collector {
 }
 
 impl Collector {
-    fn new(clients: usize, kinds: usize) -> Collector {
+    fn new(clients: usize, kinds: usize, statements: usize) -> Collector {
         Collector {
-            spares: (0..clients).map(|_| Recorder::with_kinds(kinds)).collect(),
+            spares: (0..clients)
+                .map(|_| Recorder::with_kinds(kinds, statements))
+                .collect(),
             total: Snapshot::default(),
             thread_events: vec![0; clients],
             thread_busy_ns: vec![0; clients],

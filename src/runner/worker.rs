@@ -59,7 +59,10 @@ impl Worker {
             conn,
             client,
             rand: Rand::for_thread(seed, thread),
-            recorder: Arc::new(Mutex::new(Recorder::with_kinds(sh.workload.kinds().len()))),
+            recorder: Arc::new(Mutex::new(Recorder::with_kinds(
+                sh.workload.kinds().len(),
+                sh.workload.statements().len(),
+            ))),
         })
     }
 
@@ -148,6 +151,7 @@ impl Worker {
                 let end = Instant::now();
                 let mut rec = self.recorder.lock().expect("recorder lock");
                 slot.record(&mut rec, end, &q);
+                rec.record_statements(self.client.statement_times());
                 if let Some((kind, rolled_back)) = self.client.last_kind() {
                     let latency = nanos(end - slot.from);
                     rec.record_kind(kind, latency, retries.iter().sum(), rolled_back);

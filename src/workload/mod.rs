@@ -32,6 +32,8 @@ pub struct WorkloadOptions {
     pub tables: u32,
     /// prepare: ANALYZE after loading (`--analyze`).
     pub analyze: bool,
+    /// The oltp workloads time each statement apart (`--statement-times`).
+    pub statement_times: bool,
     pub table_size: u64,
     pub range_size: u64,
     pub skip_trx: bool,
@@ -99,6 +101,12 @@ pub trait Client: Send {
     /// ran (an index into [`Workload::kinds`]) and whether it ended in an expected rollback.
     fn last_kind(&self) -> Option<(usize, bool)> {
         None
+    }
+
+    /// The statements of the event that just ran, timed: (kind, nanoseconds) pairs, the kind
+    /// an index into [`Workload::statements`]. Empty for workloads that do not time them.
+    fn statement_times(&self) -> &[(u8, u64)] {
+        &[]
     }
 
     /// Whether this client has stopped on its own (a script's `event` returned true).
@@ -206,6 +214,11 @@ pub trait Workload: Send + Sync {
     /// The names of its transaction types, for workloads that mix several (TPC-C); the
     /// runner then records each type's latency and counts apart.
     fn kinds(&self) -> &'static [&'static str] {
+        &[]
+    }
+    /// The kinds of statement its events run, for workloads whose clients time each
+    /// statement ([`Client::statement_times`]); the runner keeps a histogram per kind.
+    fn statements(&self) -> &'static [&'static str] {
         &[]
     }
     /// Whether its clients send each event's statements through [`Conn::counted`] and

@@ -125,6 +125,64 @@ struct Oltp {
     opts: WorkloadOptions,
 }
 
+/// The statement kinds of an oltp event, each timed apart (as `pgbench -r` times each command).
+const STATEMENTS: &[&str] = &[
+    "begin",
+    "point_select",
+    "simple_range",
+    "sum_range",
+    "order_range",
+    "distinct_range",
+    "index_update",
+    "non_index_update",
+    "delete",
+    "insert",
+    "commit",
+];
+
+/// Indexes into [`STATEMENTS`].
+mod stmt {
+    pub const BEGIN: u8 = 0;
+    pub const POINT: u8 = 1;
+    pub const SIMPLE: u8 = 2;
+    pub const SUM: u8 = 3;
+    pub const ORDER: u8 = 4;
+    pub const DISTINCT: u8 = 5;
+    pub const INDEX_UPDATE: u8 = 6;
+    pub const NON_INDEX_UPDATE: u8 = 7;
+    pub const DELETE: u8 = 8;
+    pub const INSERT: u8 = 9;
+    pub const COMMIT: u8 = 10;
+}
+
+/// The times of one event's statements. A statement's time runs from the end of the one
+/// before it (from the event's start for the first), so it includes the client's work on its
+/// parameters: the statements' times add up to the event's. One clock read per statement.
+#[derive(Default)]
+struct Laps {
+    /// When the last statement ended; None when statements are not timed.
+    last: Option<std::time::Instant>,
+    times: Vec<(u8, u64)>,
+}
+
+impl Laps {
+    #[inline]
+    fn start(&mut self, on: bool) {
+        self.times.clear();
+        self.last = on.then(std::time::Instant::now);
+    }
+
+    #[inline]
+    fn lap(&mut self, kind: u8) {
+        if let Some(last) = self.last {
+            let now = std::time::Instant::now();
+            let ns = (now - last).as_nanos().min(u128::from(u64::MAX)) as u64;
+            self.times.push((kind, ns));
+            self.last = Some(now);
+        }
+    }
+}
+
 /// One table's prepared statements; None where the mix never runs that statement.
 struct TableStmts {
     point: Option<StmtId>,
@@ -153,6 +211,15 @@ impl Workload for Oltp {
 
     fn pipelines(&self) -> bool {
         true
+    }
+
+    fn statements(&self) -> &'static [&'static str] {
+        // Pipelined statements are only queued: their answers arrive together at the end.
+        if self.opts.pipeline || !self.opts.statement_times {
+            &[]
+        } else {
+            STATEMENTS
+        }
     }
 
     fn client(&self, conn: &mut dyn Conn, thread: u32) -> Result<Box<dyn Client>, DbError> {
@@ -215,6 +282,11 @@ impl Workload for Oltp {
             range: self.opts.range_size,
             c: String::with_capacity(128),
             pad: String::with_capacity(64),
+            timed: !self.opts.pipeline && self.opts.statement_times,
+            laps: Laps {
+                last: None,
+                times: Vec::with_capacity(32),
+            },
         }))
     }
 }
@@ -230,6 +302,9 @@ struct OltpClient {
     range: u64,
     c: String,
     pad: String,
+    /// Whether statements are timed (not under `--pipeline`).
+    timed: bool,
+    laps: Laps,
 }
 
 impl OltpClient {
@@ -247,10 +322,11 @@ impl OltpClient {
     fn ranges(
         &self,
         count: u32,
-        pick: fn(&TableStmts) -> Option<StmtId>,
+        (pick, kind): (fn(&TableStmts) -> Option<StmtId>, u8),
         conn: &mut dyn Conn,
         r: &mut Rand,
         q: &mut QueryCounts,
+        laps: &mut Laps,
     ) -> Result<(), DbError> {
         if count == 0 {
             return Ok(());
@@ -260,6 +336,7 @@ impl OltpClient {
             let lo = self.id(r);
             let hi = lo + self.range as i64 - 1;
             conn.counted(stmt, &[Param::Int(lo), Param::Int(hi)], Count::Read, q)?;
+            laps.lap(kind);
         }
         Ok(())
     }
@@ -269,12 +346,14 @@ impl OltpClient {
         conn: &mut dyn Conn,
         r: &mut Rand,
         q: &mut QueryCounts,
+        laps: &mut Laps,
     ) -> Result<(), DbError> {
         let m = self.mix;
         if m.index_updates > 0 {
             let s = self.stmts[self.table(r)].index_update.expect("prepared");
             for _ in 0..m.index_updates {
                 conn.counted(s, &[Param::Int(self.id(r))], Count::Write, q)?;
+                laps.lap(stmt::INDEX_UPDATE);
             }
         }
         if m.non_index_updates > 0 {
@@ -285,6 +364,7 @@ impl OltpClient {
                 r.fill_digit_groups(C_GROUPS, &mut self.c);
                 let id = self.id(r);
                 conn.counted(s, &[Param::Text(&self.c), Param::Int(id)], Count::Write, q)?;
+                laps.lap(stmt::NON_INDEX_UPDATE);
             }
         }
         if m.delete_inserts > 0 {
@@ -295,6 +375,7 @@ impl OltpClient {
                 r.fill_digit_groups(C_GROUPS, &mut self.c);
                 r.fill_digit_groups(PAD_GROUPS, &mut self.pad);
                 conn.counted(del, &[Param::Int(id)], Count::Write, q)?;
+                laps.lap(stmt::DELETE);
                 let row = [
                     Param::Int(id),
                     Param::Int(k),
@@ -302,14 +383,17 @@ impl OltpClient {
                     Param::Text(&self.pad),
                 ];
                 conn.counted(ins, &row, Count::Write, q)?;
+                laps.lap(stmt::INSERT);
             }
         }
         if m.deletes > 0 {
             let s = self.stmts[self.table(r)].delete.expect("prepared");
             conn.counted(s, &[Param::Int(self.id(r))], Count::Write, q)?;
+            laps.lap(stmt::DELETE);
         }
         if m.inserts > 0 {
             self.insert(conn, r, q)?;
+            laps.lap(stmt::INSERT);
         }
         Ok(())
     }
@@ -342,6 +426,57 @@ impl OltpClient {
     }
 }
 
+impl OltpClient {
+    fn run_event(
+        &mut self,
+        conn: &mut dyn Conn,
+        r: &mut Rand,
+        q: &mut QueryCounts,
+        laps: &mut Laps,
+    ) -> Result<(), DbError> {
+        let m = self.mix;
+        if m.trx {
+            conn.begin(self.write)?;
+            q.others += 1;
+            laps.lap(stmt::BEGIN);
+        }
+        if m.point_selects > 0 {
+            let s = self.stmts[self.table(r)].point.expect("prepared");
+            for _ in 0..m.point_selects {
+                conn.counted(s, &[Param::Int(self.id(r))], Count::Read, q)?;
+                laps.lap(stmt::POINT);
+            }
+        }
+        self.ranges(
+            m.simple_ranges,
+            (|t| t.simple, stmt::SIMPLE),
+            conn,
+            r,
+            q,
+            laps,
+        )?;
+        self.ranges(m.sum_ranges, (|t| t.sum, stmt::SUM), conn, r, q, laps)?;
+        self.ranges(m.order_ranges, (|t| t.order, stmt::ORDER), conn, r, q, laps)?;
+        self.ranges(
+            m.distinct_ranges,
+            (|t| t.distinct, stmt::DISTINCT),
+            conn,
+            r,
+            q,
+            laps,
+        )?;
+        if self.write {
+            self.writes(conn, r, q, laps)?;
+        }
+        if m.trx {
+            conn.commit()?;
+            q.others += 1;
+            laps.lap(stmt::COMMIT);
+        }
+        conn.sync(q)
+    }
+}
+
 impl Client for OltpClient {
     fn event(
         &mut self,
@@ -349,29 +484,17 @@ impl Client for OltpClient {
         r: &mut Rand,
         q: &mut QueryCounts,
     ) -> Result<(), DbError> {
-        let m = self.mix;
-        if m.trx {
-            conn.begin(self.write)?;
-            q.others += 1;
-        }
-        if m.point_selects > 0 {
-            let s = self.stmts[self.table(r)].point.expect("prepared");
-            for _ in 0..m.point_selects {
-                conn.counted(s, &[Param::Int(self.id(r))], Count::Read, q)?;
-            }
-        }
-        self.ranges(m.simple_ranges, |t| t.simple, conn, r, q)?;
-        self.ranges(m.sum_ranges, |t| t.sum, conn, r, q)?;
-        self.ranges(m.order_ranges, |t| t.order, conn, r, q)?;
-        self.ranges(m.distinct_ranges, |t| t.distinct, conn, r, q)?;
-        if self.write {
-            self.writes(conn, r, q)?;
-        }
-        if m.trx {
-            conn.commit()?;
-            q.others += 1;
-        }
-        conn.sync(q)
+        // The laps leave `self` for the event, so that the statements' helpers can borrow
+        // both; a failed attempt's laps are dropped by the next attempt's start.
+        let mut laps = std::mem::take(&mut self.laps);
+        laps.start(self.timed);
+        let result = self.run_event(conn, r, q, &mut laps);
+        self.laps = laps;
+        result
+    }
+
+    fn statement_times(&self) -> &[(u8, u64)] {
+        &self.laps.times
     }
 }
 
