@@ -302,6 +302,13 @@ pub struct RunArgs {
     /// pg_stat_activity, MariaDB/MySQL process list and InnoDB lock waits; 0: off)
     #[arg(long, default_value_t = 20.0, value_name = "HZ")]
     pub wait_sample_hz: f64,
+    /// run: record an on-CPU profile of the server's processes over the measured part with
+    /// perf (folded stacks, a flame graph and the top functions; beside --output)
+    #[arg(long, value_parser = parse_bool, num_args = 0..=1, default_value = "off", default_missing_value = "on")]
+    pub profile: bool,
+    /// Samples per second of --profile
+    #[arg(long, default_value_t = crate::metrics::profile::DEFAULT_HZ, value_name = "HZ")]
+    pub profile_hz: u32,
     /// Process id of an external server on this host, for its CPU and memory figures
     #[arg(long)]
     pub server_pid: Option<u32>,

@@ -316,6 +316,32 @@ impl Db {
         }
     }
 
+    /// Starts perf on the server's processes (or on dbsweep itself, whose embedded SQLite is
+    /// the database), `delay` from now.
+    fn start_profiler(
+        &self,
+        delay: Duration,
+        hz: u32,
+    ) -> Result<metrics::profile::Profiler, String> {
+        let (pids, subject) = match self.hw_subject().server_pids {
+            Some(pids) => (pids, "the server's processes"),
+            None if self.target.kind() == "sqlite" => {
+                let me = std::process::id();
+                (
+                    Box::new(move || vec![me]) as Box<dyn Fn() -> Vec<u32> + Send>,
+                    "dbsweep (embedded SQLite)",
+                )
+            }
+            None => {
+                return Err(
+                    "no server process to profile: use a managed server (--server) or give the server's --server-pid"
+                        .into(),
+                );
+            }
+        };
+        metrics::profile::Profiler::start(pids, delay, hz, subject.into())
+    }
+
     fn server_info(&self) -> Option<ServerInfo> {
         let s = self.server.as_ref()?;
         Some(ServerInfo {
@@ -455,6 +481,20 @@ fn run_opened(
     if !printer.summary(&results) {
         output::print_summary(&results);
     }
+    let mut results = results;
+    if let Some(p) = results.profile.as_mut() {
+        match &out {
+            Some(out) => {
+                let title = format!("{} on {}", results.workload, results.target.kind);
+                if let Err(e) = p.save_beside(out.path(), &title) {
+                    output::remark(&format!("warning: --profile: {e}"));
+                }
+            }
+            None => output::remark(
+                "warning: --profile without --output: the folded stacks and the flame graph are not saved",
+            ),
+        }
+    }
     if let Some(out) = out {
         let path = out.path().display().to_string();
         out.commit(&results)?;
@@ -508,8 +548,18 @@ pub(crate) fn measure(
         .then(|| Sampler::start(db.hw_subject(), warmup));
     let waits = metrics::waits::WaitSampler::start(target, warmup, plan.wait_sample_hz)
         .map_err(|e| Error::db(&url, e))?;
+    let profiler = plan
+        .profile
+        .and_then(|hz| match db.start_profiler(warmup, hz) {
+            Ok(p) => Some(p),
+            Err(e) => {
+                say(&format!("warning: --profile: {e}; the run is not profiled"));
+                None
+            }
+        });
     let outcome = runner::run(target, workload, &plan.runner, &INTERRUPT, on_interval);
     let waits = waits.map(metrics::waits::WaitSampler::finish);
+    let profile = profiler.map(metrics::profile::Profiler::finish);
     let events = outcome.as_ref().map_or(0, |o| o.total.counters.events);
     let hw = sampler.and_then(|s| s.finish(events));
     let outcome = outcome?;
@@ -524,6 +574,19 @@ pub(crate) fn measure(
     let mut results = build_results(plan, info, started_at, prepared, outcome);
     results.hw = hw;
     results.server = db.server_info();
+    match profile {
+        Some(Ok(p)) => {
+            if p.unknown_share > 0.5 {
+                say(&format!(
+                    "warning: --profile: {:.0}% of the samples have no symbol for their function: the server's binaries are stripped (install their debug symbols)",
+                    p.unknown_share * 100.0
+                ));
+            }
+            results.profile = Some(p);
+        }
+        Some(Err(e)) => say(&format!("warning: --profile: {e}; the run is not profiled")),
+        None => {}
+    }
     match waits {
         Some(Ok(w)) => results.waits = Some(w),
         Some(Err(e)) => say(&format!(
@@ -627,6 +690,7 @@ fn build_results(
         hw: None,
         server_stats: None,
         waits: None,
+        profile: None,
         interrupted: o.interrupted,
         error: o.error,
     }

@@ -4,6 +4,7 @@
 
 pub mod dbstats;
 pub mod hw;
+pub mod profile;
 pub mod waits;
 
 use hdrhistogram::Histogram;

@@ -218,6 +218,22 @@ pub fn summary(r: &Results) -> String {
             }
         }
     }
+    if let Some(p) = &r.profile {
+        let _ = writeln!(
+            s,
+            "\nProfile of {} ({} samples at {} Hz, {} process(es)); top functions:\n    {:<48}{:>8}{:>8}",
+            p.subject, p.samples, p.hz, p.processes, "function", "self %", "total %"
+        );
+        for f in p.functions.iter().take(12) {
+            let _ = writeln!(
+                s,
+                "    {:<48}{:>8.1}{:>8.1}",
+                f.function,
+                f.self_share * 100.0,
+                f.total_share * 100.0
+            );
+        }
+    }
     if let Some(t) = &r.tpcc {
         tpcc_summary(&mut s, t);
     }

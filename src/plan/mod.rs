@@ -35,6 +35,8 @@ pub struct RunPlan {
     pub hw_sample: bool,
     /// Wait-profile samples per second (`--wait-sample-hz`; 0: none).
     pub wait_sample_hz: f64,
+    /// `--profile`: perf's samples per second, or None for no profile.
+    pub profile: Option<u32>,
 }
 
 /// What the results file stores as `options`.
@@ -176,6 +178,12 @@ impl RunPlan {
                 format!("{} must be above 0 and at most 100", o.rand_spec_pct),
             ));
         }
+        if !(1..=5000).contains(&o.profile_hz) {
+            return Err(bad(
+                "profile-hz",
+                format!("{} must be between 1 and 5000", o.profile_hz),
+            ));
+        }
         if !(0.0..=1000.0).contains(&o.wait_sample_hz) {
             return Err(bad(
                 "wait-sample-hz",
@@ -279,6 +287,7 @@ impl RunPlan {
             data_dir: o.data_dir.clone(),
             hw_sample: o.hw_sample,
             wait_sample_hz: o.wait_sample_hz,
+            profile: o.profile.then_some(o.profile_hz),
         })
     }
 

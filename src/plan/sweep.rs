@@ -151,6 +151,10 @@ pub struct ConfigDef {
     /// The managed server with TLS on, connected to over TLS (plain vs TLS in one sweep).
     #[serde(default)]
     pub tls: bool,
+    /// Profile every measured step (perf, as `--profile`); a managed MariaDB/MySQL also gets
+    /// performance_schema with its wait instruments on, for the waits by instrument.
+    #[serde(default)]
+    pub profile: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -237,6 +241,7 @@ pub struct Config {
     pub drop_caches: bool,
     pub memory_limit: Option<u64>,
     pub tls: bool,
+    pub profile: bool,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -1122,6 +1127,7 @@ fn validate(src: &Source, file: PlanFile) -> Result<Sweep, Error> {
             drop_caches: def.drop_caches,
             memory_limit,
             tls: def.tls,
+            profile: def.profile,
         });
     }
     if configs.is_empty() {
@@ -1131,6 +1137,7 @@ fn validate(src: &Source, file: PlanFile) -> Result<Sweep, Error> {
             drop_caches: false,
             memory_limit: None,
             tls: false,
+            profile: false,
         });
     }
 

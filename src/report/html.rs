@@ -22,7 +22,7 @@ fn color(i: usize) -> String {
     }
 }
 
-fn esc(s: &str) -> String {
+pub(super) fn esc(s: &str) -> String {
     s.replace('&', "&amp;")
         .replace('<', "&lt;")
         .replace('>', "&gt;")
@@ -591,7 +591,9 @@ pub fn page(ds: &Dataset, tables: &[Table], base: Option<&str>, title: &str) -> 
             &series,
         ));
     }
-    body.push_str("</div><h2>Tables</h2>");
+    body.push_str("</div>");
+    body.push_str(&super::profile::html(ds, &label));
+    body.push_str("<h2>Tables</h2>");
     for t in tables {
         body.push_str(&html_table(t));
     }

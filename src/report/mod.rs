@@ -6,6 +6,7 @@ mod checks;
 pub mod compare;
 pub mod html;
 pub mod model;
+mod profile;
 pub mod queue;
 pub mod render;
 pub mod scaling;
@@ -46,6 +47,7 @@ pub fn tables_of(ds: &Dataset, base: Option<&str>) -> Result<Vec<tables::Table>,
     out.extend(scaling::tables(ds));
     out.extend(tpcc::tables(ds));
     out.extend(statements::tables(ds));
+    out.extend(profile::tables(ds));
     out.extend(waits::tables(ds));
     out.extend(tables::stability(ds));
     out.iter_mut().for_each(tables::choose_time_units);

@@ -175,11 +175,12 @@ impl Dataset {
                     machines.push((source.clone(), env));
                 }
             } else if path.is_file() {
-                let r = match Results::read(path) {
+                let mut r = match Results::read(path) {
                     Ok(r) => r,
                     // A step record of a sweep (as `hdr` takes them) is one entry of its cell.
                     Err(e) if e.to_string().contains("not a dbsweep results file") => {
-                        let rec = StepRecord::read(path)?;
+                        let mut rec = StepRecord::read(path)?;
+                        locate_profile(rec.results.as_mut(), path);
                         let before = entries.len();
                         push_record(rec, &source, &mut entries);
                         if entries.len() == before {
@@ -192,6 +193,7 @@ impl Dataset {
                     }
                     Err(e) => return Err(e),
                 };
+                locate_profile(Some(&mut r), path);
                 entries.push(Entry {
                     place: Place {
                         source: source.clone(),
@@ -250,9 +252,28 @@ fn read_sweep(dir: &Path, source: &str, out: &mut Vec<Entry>) -> Result<(), Erro
     }
     files.sort();
     for f in files {
-        push_record(StepRecord::read(&f)?, source, out);
+        let mut rec = StepRecord::read(&f)?;
+        locate_profile(rec.results.as_mut(), &f);
+        push_record(rec, source, out);
     }
     Ok(())
+}
+
+/// Makes a profile's file names (beside `file`, which holds the results) paths that open from
+/// here.
+fn locate_profile(results: Option<&mut Results>, file: &Path) {
+    let Some(p) = results.and_then(|r| r.profile.as_mut()) else {
+        return;
+    };
+    let dir = file.parent().unwrap_or(Path::new("."));
+    for slot in [&mut p.stacks_file, &mut p.flame_file] {
+        // A plain file name beside the results, as dbsweep writes it; anything else is not
+        // followed.
+        *slot = slot
+            .take()
+            .filter(|n| !n.contains('/') && !n.starts_with('.'))
+            .map(|n| dir.join(n).display().to_string());
+    }
 }
 
 /// A finished, reported step as an entry (others are not figures to report).

@@ -66,6 +66,9 @@ pub struct Results {
     /// TPC-C runs: NOPM, tpm and each transaction type's figures.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tpcc: Option<TpccFigures>,
+    /// `--profile`: the on-CPU profile of the server's processes over the measured part.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile: Option<crate::metrics::profile::Profile>,
     /// The oltp workloads: each statement kind's count and latency over the measured part.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub statements: Vec<StatementFigures>,

@@ -514,8 +514,21 @@ impl<'a> Runner<'a> {
     }
 
     fn start_server(&self, kind: ServerKind, cell: &Cell) -> Result<ManagedServer, Error> {
+        let mut settings = cell.target.settings_with(cell.config);
+        if cell.config.profile && kind != ServerKind::Postgres {
+            // The waits by instrument (performance_schema's summary by event name) need the
+            // wait instruments, which are off by default; the plan's own values win.
+            for (k, v) in [
+                ("performance_schema", "ON"),
+                ("performance_schema_instrument", "wait/%=ON"),
+            ] {
+                if !settings.iter().any(|(s, _)| s == k) {
+                    settings.push((k.into(), v.into()));
+                }
+            }
+        }
         let spec = ServerSpec {
-            settings: cell.target.settings_with(cell.config),
+            settings,
             build: cell.target.build.clone(),
             keep: self.args.keep,
             socket: cell.target.socket,
@@ -678,9 +691,12 @@ impl<'a> Runner<'a> {
         estimate: f64,
         rec: &mut StepRecord,
     ) -> Result<(), Error> {
-        let (plan, workload) = self
+        let (mut plan, workload) = self
             .sweep
             .step_workload(step, cell.clients, Some(&db.url))?;
+        if cell.config.profile {
+            plan.profile = plan.profile.or(Some(crate::metrics::profile::DEFAULT_HZ));
+        }
         db.follow(&plan);
         // Text statements and pipelining need a target opened for them; the cell's serves
         // everything else.
@@ -729,6 +745,15 @@ impl<'a> Runner<'a> {
                     .and_then(|h| h.cpu_us_per_op.machine)
                     .map_or("-".into(), |v| format!("{v:.1}")),
             ));
+        }
+        let mut results = results;
+        if let Some(p) = results.profile.as_mut() {
+            let title = format!("{} {} at {} client(s)", cell.id(), step.name, cell.clients);
+            if let Err(e) = p.save_beside(&self.step_path(cell, rec.index - 1, step), &title) {
+                let note = format!("warning: --profile: {e}");
+                self.progress.say(&note);
+                rec.notes.push(note);
+            }
         }
         rec.results = Some(results);
         Ok(())

@@ -1,0 +1,163 @@
+//! The on-CPU profiles of the server (`--profile`): a "top functions" table per slice, and in
+//! the HTML report each step's flame graph with a differential one against the first column.
+
+use std::fmt::Write;
+
+use base64::Engine;
+
+use super::model::{Dataset, Entry};
+use super::tables::{Cell, Row, Table, layout, tests};
+use crate::metrics::profile::{self, Profile};
+
+/// Functions shown per test: the most self share in any column.
+const TOP: usize = 8;
+
+/// One table per slice with profiles: rows are a test's hottest functions (by self share in any
+/// column), cells their self share in percent (total share in the notes' sense is in the
+/// results).
+pub fn tables(ds: &Dataset) -> Vec<Table> {
+    let mut out = Vec::new();
+    for slice in layout(ds) {
+        let mut rows = Vec::new();
+        for (group, test) in tests(ds) {
+            let profiles: Vec<Option<&Profile>> = slice
+                .columns
+                .iter()
+                .map(|(_, places)| {
+                    ds.entries
+                        .iter()
+                        .filter(|e| e.test == test && places.contains(&e.place))
+                        .find_map(|e| e.results.as_ref()?.profile.as_ref())
+                })
+                .collect();
+            if profiles.iter().all(Option::is_none) {
+                continue;
+            }
+            let mut names: Vec<(&str, f64)> = Vec::new();
+            for p in profiles.iter().flatten() {
+                for f in &p.functions {
+                    match names.iter_mut().find(|(n, _)| *n == f.function) {
+                        Some((_, best)) => *best = best.max(f.self_share),
+                        None => names.push((&f.function, f.self_share)),
+                    }
+                }
+            }
+            names.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(b.0)));
+            for (name, _) in names.into_iter().take(TOP) {
+                let cells = profiles
+                    .iter()
+                    .map(|p| match p {
+                        None => Cell::Missing,
+                        Some(p) => Cell::Num(
+                            p.functions
+                                .iter()
+                                .find(|f| f.function == name)
+                                .map_or(0.0, |f| f.self_share * 100.0),
+                        ),
+                    })
+                    .collect();
+                rows.push(Row {
+                    group: Some(group),
+                    label: format!("{test}: {name}"),
+                    summary: false,
+                    cells,
+                });
+            }
+        }
+        if rows.is_empty() {
+            continue;
+        }
+        out.push(Table {
+            id: "profile".into(),
+            title: format!(
+                "Top functions of the server's on-CPU profile{} (self share of samples, %)",
+                slice.suffix
+            ),
+            better: None,
+            columns: slice.columns.iter().map(|(l, _)| l.clone()).collect(),
+            under: Vec::new(),
+            rows,
+            notes: vec![
+                "perf samples of the server's processes over the measured part; self = the function was running, not a caller (0: not among its kept functions); [binary] = no symbol, _[k] = kernel; the HTML report has each step's flame graph"
+                    .into(),
+            ],
+        });
+    }
+    out
+}
+
+/// The HTML section: per test, each column's flame graph, and for the columns after the first
+/// a differential flame graph against it (red: a bigger share of the samples, blue: smaller).
+pub fn html(ds: &Dataset, label: &dyn Fn(&Entry) -> String) -> String {
+    let mut body = String::new();
+    for (_, test) in tests(ds) {
+        let entries: Vec<(&Entry, &Profile)> = ds
+            .entries
+            .iter()
+            .filter(|e| e.test == test)
+            .filter_map(|e| Some((e, e.results.as_ref()?.profile.as_ref()?)))
+            .collect();
+        let Some((_, base)) = entries.first() else {
+            continue;
+        };
+        let base_stacks = base.stacks_file.as_deref().map(read);
+        for (i, (e, p)) in entries.iter().enumerate() {
+            let title = format!("{test}: {}", label(e));
+            match p.flame_file.as_deref().map(std::fs::read_to_string) {
+                Some(Ok(svg)) => figure(&mut body, &title, "flame graph", &svg),
+                Some(Err(err)) => note(&mut body, &title, &err.to_string()),
+                None => note(&mut body, &title, "no flame graph was saved"),
+            }
+            if i == 0 {
+                continue;
+            }
+            let diff = match (&base_stacks, p.stacks_file.as_deref().map(read)) {
+                (Some(Ok(before)), Some(Ok(after))) => profile::diff_svg(
+                    before,
+                    &after,
+                    &format!("{title} against {}", label(entries[0].0)),
+                ),
+                (Some(Err(e)), _) => Err(e.clone()),
+                (_, Some(Err(e))) => Err(e),
+                _ => Err("no folded stacks were saved".into()),
+            };
+            match diff {
+                Ok(svg) => figure(&mut body, &title, "against the first column", &svg),
+                Err(e) => note(&mut body, &title, &e),
+            }
+        }
+    }
+    if body.is_empty() {
+        return body;
+    }
+    format!(
+        "<h2>On-CPU profiles of the server</h2><p class=\"note\">perf samples of the server's \
+         processes over each measured part; the width of a frame is its share of the samples. \
+         The interactive SVG files are beside the results (NAME.flame.svg).</p>{body}"
+    )
+}
+
+fn read(path: &str) -> Result<String, String> {
+    profile::read_stacks(std::path::Path::new(path))
+}
+
+fn figure(body: &mut String, title: &str, what: &str, svg: &str) {
+    let data = base64::engine::general_purpose::STANDARD.encode(svg);
+    let _ = write!(
+        body,
+        "<figure class=\"flame\"><figcaption>{}: {}</figcaption><img alt=\"{}\" \
+         style=\"width:100%\" src=\"data:image/svg+xml;base64,{data}\"></figure>",
+        super::html::esc(title),
+        super::html::esc(what),
+        super::html::esc(what)
+    );
+}
+
+fn note(body: &mut String, title: &str, why: &str) {
+    let _ = write!(
+        body,
+        "<p class=\"note\">{}: {}</p>",
+        super::html::esc(title),
+        super::html::esc(why)
+    );
+}
