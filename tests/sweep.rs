@@ -16,6 +16,10 @@ pub fn records(dir: &Path) -> Vec<(String, Value)> {
         let cell = cell.unwrap().path();
         for step in std::fs::read_dir(&cell).unwrap() {
             let step = step.unwrap().path();
+            // Profiles' stacks and flame graphs sit beside their records.
+            if step.extension().is_none_or(|e| e != "json") {
+                continue;
+            }
             let name = format!(
                 "{}/{}",
                 cell.file_name().unwrap().to_string_lossy(),

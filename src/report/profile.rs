@@ -97,10 +97,7 @@ pub fn html(ds: &Dataset, label: &dyn Fn(&Entry) -> String) -> String {
             .filter(|e| e.test == test)
             .filter_map(|e| Some((e, e.results.as_ref()?.profile.as_ref()?)))
             .collect();
-        let Some((_, base)) = entries.first() else {
-            continue;
-        };
-        let base_stacks = base.stacks_file.as_deref().map(read);
+        let kind = |e: &Entry| e.results.as_ref().map(|r| r.target.kind.clone());
         for (i, (e, p)) in entries.iter().enumerate() {
             let title = format!("{test}: {}", label(e));
             match p.flame_file.as_deref().map(std::fs::read_to_string) {
@@ -108,17 +105,20 @@ pub fn html(ds: &Dataset, label: &dyn Fn(&Entry) -> String) -> String {
                 Some(Err(err)) => note(&mut body, &title, &err.to_string()),
                 None => note(&mut body, &title, "no flame graph was saved"),
             }
-            if i == 0 {
+            // Against the first column of the same kind of database: another kind's code
+            // shares no function to compare.
+            let Some((base, base_profile)) = entries[..i].iter().find(|(b, _)| kind(b) == kind(e))
+            else {
                 continue;
-            }
-            let diff = match (&base_stacks, p.stacks_file.as_deref().map(read)) {
-                (Some(Ok(before)), Some(Ok(after))) => profile::diff_svg(
-                    before,
-                    &after,
-                    &format!("{title} against {}", label(entries[0].0)),
-                ),
-                (Some(Err(e)), _) => Err(e.clone()),
-                (_, Some(Err(e))) => Err(e),
+            };
+            let diff = match (
+                base_profile.stacks_file.as_deref().map(read),
+                p.stacks_file.as_deref().map(read),
+            ) {
+                (Some(Ok(before)), Some(Ok(after))) => {
+                    profile::diff_svg(&before, &after, &format!("{title} against {}", label(base)))
+                }
+                (Some(Err(e)), _) | (_, Some(Err(e))) => Err(e),
                 _ => Err("no folded stacks were saved".into()),
             };
             match diff {
