@@ -477,6 +477,7 @@ fn run_opened(
             }
         },
         &|s| output::remark(s),
+        &INTERRUPT,
     )?;
     if !printer.summary(&results) {
         output::print_summary(&results);
@@ -519,6 +520,7 @@ pub(crate) fn measure(
     prepared: Option<LoadReport>,
     on_interval: &mut dyn FnMut(&runner::Interval),
     say: &dyn Fn(&str),
+    stop: &std::sync::atomic::AtomicBool,
 ) -> Result<Results, Error> {
     let target = db.target.as_ref();
     let url = target.display_url();
@@ -557,7 +559,7 @@ pub(crate) fn measure(
                 None
             }
         });
-    let outcome = runner::run(target, workload, &plan.runner, &INTERRUPT, on_interval);
+    let outcome = runner::run(target, workload, &plan.runner, stop, on_interval);
     let waits = waits.map(metrics::waits::WaitSampler::finish);
     let profile = profiler.map(metrics::profile::Profiler::finish);
     let events = outcome.as_ref().map_or(0, |o| o.total.counters.events);

@@ -667,3 +667,100 @@ fn embedded_sqlite_profiles_dbsweep_itself() {
         "SQLite's functions are in dbsweep's stacks"
     );
 }
+
+#[test]
+fn a_crash_step_times_recovery_checks_tpcc_and_the_sweep_goes_on() {
+    let s = Scratch::new();
+    let plan = s.path("plan.toml");
+    std::fs::write(
+        &plan,
+        r#"
+clients = [2]
+write_time = 3
+read_time = 2
+warmup_time = 1
+options = { warehouses = 1 }
+
+[[targets]]
+server = "postgres"
+[[targets]]
+server = "mariadb"
+
+[[steps]]
+load = "tpcc"
+[[steps]]
+name = "crash"
+workload = "tpcc"
+class = "write"
+crash = true
+crash_after = 1
+[[steps]]
+workload = "tpcc"
+class = "read"
+"#,
+    )
+    .unwrap();
+    let dir = s.path("out");
+    dbsweep()
+        .arg("sweep")
+        .arg(&plan)
+        .arg("--output")
+        .arg(&dir)
+        .assert()
+        .success();
+    let recs = crate::sweep::records(&dir);
+    assert_eq!(recs.len(), 6, "2 cells x 3 steps");
+    for (name, r) in &recs {
+        assert_eq!(r["status"], "ok", "{name}: {}", r["error"]);
+        if r["name"] == "crash" {
+            let x = &r["recovery"];
+            assert!(x["seconds"].as_f64().unwrap() > 0.0, "{name}: {x}");
+            assert!(x["redo_bytes"].as_u64().unwrap() > 0, "{name}: {x}");
+            assert_eq!(x["checks"], "passed", "{name}");
+            assert_eq!(x["crash_after_s"], 1.0);
+            assert_eq!(r["reported"], false, "its throughput stops at the crash");
+        } else if r["name"] == "tpcc" {
+            // The step after the crash runs on the recovered server.
+            assert!(r["results"]["events"].as_u64().unwrap() > 0, "{name}");
+        }
+    }
+    let out = dbsweep().arg("report").arg(&dir).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    let table = text
+        .split("Crash recovery of crash")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no recovery table: {text}"));
+    assert!(
+        table.contains("postgres/default c2") && table.contains("mariadb/default c2"),
+        "{table}"
+    );
+}
+
+#[test]
+fn a_crash_step_needs_a_managed_server_and_a_workload() {
+    let s = Scratch::new();
+    let plan = s.path("plan.toml");
+    for (body, says) in [
+        (
+            "[[steps]]\nworkload = \"oltp_read_only\"\nclass = \"read\"\ncrash = true\n",
+            "crash = true needs managed servers",
+        ),
+        (
+            "[[targets]]\nserver = \"postgres\"\n[[steps]]\nload = true\ncrash = true\n",
+            "crash = true needs a workload step",
+        ),
+        (
+            "[[targets]]\nserver = \"postgres\"\n[[steps]]\nworkload = \"oltp_read_only\"\nclass = \"read\"\ncrash_after = 2\n",
+            "crash_after needs crash = true",
+        ),
+    ] {
+        std::fs::write(&plan, body).unwrap();
+        let out = dbsweep()
+            .args(["sweep", plan.to_str().unwrap(), "--dry-run"])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{body}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(says), "{body}: {err}");
+    }
+}

@@ -193,6 +193,12 @@ pub struct StepDef {
     pub load: Option<LoadDef>,
     /// A pause: `"postwrite"` or seconds.
     pub pause: Option<toml::Value>,
+    /// A crash-recovery step (managed servers): the server is killed with SIGKILL while the
+    /// workload runs, `crash_after` seconds after its warm-up (default 0: at full throughput
+    /// once warmed up), and started again on the same data directory.
+    #[serde(default)]
+    pub crash: bool,
+    pub crash_after: Option<f64>,
 }
 
 /// Where a cell runs.
@@ -268,6 +274,8 @@ pub enum StepKind {
 pub struct Step {
     pub name: String,
     pub kind: StepKind,
+    /// A crash-recovery step: seconds into the measured part at which the server is killed.
+    pub crash: Option<f64>,
 }
 
 /// One configuration of one target at one client count: a fresh server (or SQLite file) that
@@ -1259,7 +1267,42 @@ fn validate(src: &Source, file: PlanFile) -> Result<Sweep, Error> {
                 ),
             ));
         }
-        let step = Step { name, kind };
+        let crash = match (def.crash, def.crash_after) {
+            (false, None) => None,
+            (false, Some(_)) => {
+                return Err(src.error(span, "crash_after needs crash = true"));
+            }
+            (true, after) => {
+                let after = after.unwrap_or(0.0);
+                if !matches!(kind, StepKind::Run { .. }) {
+                    return Err(src.error(
+                        span,
+                        "crash = true needs a workload step (the server crashes while it runs)",
+                    ));
+                }
+                if !(0.0..=super::MAX_SECONDS).contains(&after) {
+                    return Err(src.error(
+                        span,
+                        format!("crash_after = {after}: seconds into the measured part, from 0"),
+                    ));
+                }
+                if let Some(t) = sweep
+                    .targets
+                    .iter()
+                    .find(|t| !matches!(t.spec, TargetSpec::Managed(_)))
+                {
+                    return Err(src.error(
+                        span,
+                        format!(
+                            "crash = true needs managed servers (server = \"...\"): dbsweep kills and restarts only the servers it started, and target {} is not one",
+                            t.name
+                        ),
+                    ));
+                }
+                Some(after)
+            }
+        };
+        let step = Step { name, kind, crash };
         // Every workload step is checked as its `dbsweep run` would be, at every client count.
         if matches!(step.kind, StepKind::Run { .. } | StepKind::Load(..)) {
             for &clients in &sweep.file.clients {

@@ -8,6 +8,7 @@ pub mod html;
 pub mod model;
 mod profile;
 pub mod queue;
+mod recovery;
 pub mod render;
 pub mod scaling;
 mod statements;
@@ -48,6 +49,7 @@ pub fn tables_of(ds: &Dataset, base: Option<&str>) -> Result<Vec<tables::Table>,
     out.extend(tpcc::tables(ds));
     out.extend(statements::tables(ds));
     out.extend(profile::tables(ds));
+    out.extend(recovery::tables(ds));
     out.extend(waits::tables(ds));
     out.extend(tables::stability(ds));
     out.iter_mut().for_each(tables::choose_time_units);

@@ -102,8 +102,18 @@ impl Entry {
 #[derive(Debug, Default)]
 pub struct Dataset {
     pub entries: Vec<Entry>,
+    /// The crash-recovery steps, which are no entries (their throughput stops at the crash).
+    pub recoveries: Vec<Recovered>,
     /// Each sweep directory's `environment.json` (the machine it ran on), by source.
     pub machines: Vec<(String, serde_json::Value)>,
+}
+
+/// A crash-recovery step of a cell.
+#[derive(Clone, Debug)]
+pub struct Recovered {
+    pub place: Place,
+    pub step: String,
+    pub recovery: crate::results::Recovery,
 }
 
 /// A short label for an input: its directory or file name.
@@ -154,6 +164,7 @@ impl Dataset {
     pub fn read(inputs: &[impl AsRef<Path>]) -> Result<Dataset, Error> {
         let mut entries = Vec::new();
         let mut machines = Vec::new();
+        let mut recoveries = Vec::new();
         let labels: Vec<String> = inputs.iter().map(|p| label_of(p.as_ref())).collect();
         let unique: BTreeSet<&String> = labels.iter().collect();
         for (i, input) in inputs.iter().enumerate() {
@@ -165,7 +176,7 @@ impl Dataset {
                 format!("{}#{}", labels[i], i + 1)
             };
             if path.is_dir() {
-                read_sweep(path, &source, &mut entries)?;
+                read_sweep(path, &source, &mut entries, &mut recoveries)?;
                 // The machine it ran on; a sweep without one (or an unreadable one) just has
                 // no column in the machine table.
                 if let Some(env) = std::fs::read_to_string(path.join("environment.json"))
@@ -181,9 +192,9 @@ impl Dataset {
                     Err(e) if e.to_string().contains("not a dbsweep results file") => {
                         let mut rec = StepRecord::read(path)?;
                         locate_profile(rec.results.as_mut(), path);
-                        let before = entries.len();
-                        push_record(rec, &source, &mut entries);
-                        if entries.len() == before {
+                        let before = entries.len() + recoveries.len();
+                        push_record(rec, &source, &mut entries, &mut recoveries);
+                        if entries.len() + recoveries.len() == before {
                             return Err(Error::Usage(format!(
                                 "{}: this step has no figures to report (not a finished, reported run or load)",
                                 path.display()
@@ -221,11 +232,20 @@ impl Dataset {
                 "nothing to report: the inputs hold no finished steps".into(),
             ));
         }
-        Ok(Dataset { entries, machines })
+        Ok(Dataset {
+            entries,
+            recoveries,
+            machines,
+        })
     }
 }
 
-fn read_sweep(dir: &Path, source: &str, out: &mut Vec<Entry>) -> Result<(), Error> {
+fn read_sweep(
+    dir: &Path,
+    source: &str,
+    out: &mut Vec<Entry>,
+    recoveries: &mut Vec<Recovered>,
+) -> Result<(), Error> {
     let steps = dir.join("steps");
     if !steps.is_dir() {
         return Err(Error::Usage(format!(
@@ -254,7 +274,7 @@ fn read_sweep(dir: &Path, source: &str, out: &mut Vec<Entry>) -> Result<(), Erro
     for f in files {
         let mut rec = StepRecord::read(&f)?;
         locate_profile(rec.results.as_mut(), &f);
-        push_record(rec, source, out);
+        push_record(rec, source, out, recoveries);
     }
     Ok(())
 }
@@ -277,16 +297,28 @@ fn locate_profile(results: Option<&mut Results>, file: &Path) {
 }
 
 /// A finished, reported step as an entry (others are not figures to report).
-fn push_record(rec: StepRecord, source: &str, out: &mut Vec<Entry>) {
-    if !rec.reported || rec.status != "ok" {
-        return;
-    }
+fn push_record(
+    rec: StepRecord,
+    source: &str,
+    out: &mut Vec<Entry>,
+    recoveries: &mut Vec<Recovered>,
+) {
     let place = Place {
         source: source.to_string(),
         target: rec.target.clone(),
         config: rec.config.clone(),
         clients: rec.clients,
     };
+    if let (Some(r), "ok") = (&rec.recovery, rec.status.as_str()) {
+        recoveries.push(Recovered {
+            place: place.clone(),
+            step: rec.name.clone(),
+            recovery: r.clone(),
+        });
+    }
+    if !rec.reported || rec.status != "ok" {
+        return;
+    }
     let group = match (&rec.results, &rec.load) {
         (Some(r), _) => Group::of(&r.workload),
         (None, Some(_)) => Group::Load,

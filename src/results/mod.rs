@@ -483,6 +483,26 @@ pub struct StepRecord {
     /// The install tree of the managed server's build (absent for the system's default).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub basedir: Option<String>,
+    /// A crash-recovery step (`crash = true`): the crash and the restart.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recovery: Option<Recovery>,
+}
+
+/// What a crash-recovery step measured.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Recovery {
+    /// Seconds into the measured part at which the server was killed (SIGKILL, every process).
+    pub crash_after_s: f64,
+    /// Redo written since the last checkpoint at the moment of the crash: PostgreSQL's WAL
+    /// from the checkpoint's redo point, InnoDB's log from its last checkpoint (None when the
+    /// server could not say).
+    pub redo_bytes: Option<u64>,
+    /// Seconds from the restart on the same data directory until the server accepted a
+    /// connection and answered a query.
+    pub seconds: f64,
+    /// TPC-C's consistency checks after recovery ("passed"); None for other data.
+    pub checks: Option<String>,
 }
 
 fn first_repeat() -> u32 {

@@ -6,6 +6,7 @@
 //! A sweep directory holds `plan.toml` (the resolved plan), `environment.json`, and
 //! `steps/CELL/NN-NAME.json` for every step.
 
+mod crash;
 mod env;
 mod pause;
 
@@ -600,7 +601,8 @@ impl<'a> Runner<'a> {
             name: step.name.clone(),
             kind: kind.into(),
             class: class.map(|c| format!("{c:?}").to_lowercase()),
-            reported: kind != "pause" && class != Some(Class::Warmup),
+            // A crash step's figures stop at the crash: its record is the recovery.
+            reported: kind != "pause" && class != Some(Class::Warmup) && step.crash.is_none(),
             status: "ok".into(),
             error: None,
             started_at,
@@ -612,6 +614,7 @@ impl<'a> Runner<'a> {
             pause: None,
             server_version: None,
             basedir: None,
+            recovery: None,
         }
     }
 
@@ -709,23 +712,68 @@ impl<'a> Runner<'a> {
         };
         let progress = &self.progress;
         let label = format!("{} {}", cell.id(), step.name);
-        let results = workload.around_run(&mut || {
-            crate::measure(
-                &plan,
-                &db.db,
-                workload.as_ref(),
-                None,
-                &mut |iv| {
-                    progress.within_step(iv.t, estimate);
-                    progress.say(&format!("[{label}] {}", output::interval_line(iv)));
-                },
-                &|s| progress.say(s),
-            )
+        // A crash step: the crasher kills the server at its point and then stops the run.
+        let stop = std::sync::atomic::AtomicBool::new(false);
+        let (run_over, run_over_rx) = std::sync::mpsc::channel::<()>();
+        let crash_at = step
+            .crash
+            .map(|after| Duration::from_secs_f64(plan.runner.warmup + after));
+        let (results, crashed) = std::thread::scope(|scope| {
+            let crasher = crash_at.map(|at| {
+                let db = &db.db;
+                let stop = &stop;
+                scope.spawn(move || crash::kill_at(db, at, stop, &run_over_rx))
+            });
+            let results = workload.around_run(&mut || {
+                crate::measure(
+                    &plan,
+                    &db.db,
+                    workload.as_ref(),
+                    None,
+                    &mut |iv| {
+                        progress.within_step(iv.t, estimate);
+                        progress.say(&format!("[{label}] {}", output::interval_line(iv)));
+                    },
+                    &|s| progress.say(s),
+                    if crash_at.is_some() {
+                        &stop
+                    } else {
+                        &INTERRUPT
+                    },
+                )
+            });
+            drop(run_over);
+            let crashed = crasher.map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err("the crasher thread panicked".into()))
+            });
+            (results, crashed)
         });
         if let Some(t) = saved {
             db.db.target = t;
         }
-        let results = results?;
+        let mut results = results?;
+        if let Some(crashed) = crashed {
+            let crash = crashed.map_err(Error::Run)?;
+            // The run ended because the crasher stopped it, not by Ctrl-C.
+            results.interrupted = INTERRUPT.load(Ordering::Relaxed);
+            results.error = None;
+            let mut recovery = crash::recover(db, &crash, workload.as_ref())?;
+            recovery.crash_after_s = step.crash.unwrap_or(0.0);
+            self.progress.say(&format!(
+                "{}: the server recovered in {:.2} s from a crash with {} of redo since its checkpoint{}",
+                cell.id(),
+                recovery.seconds,
+                recovery
+                    .redo_bytes
+                    .map_or("an unknown amount".into(), |b| format!("{:.1} MB", b as f64 / 1e6)),
+                recovery
+                    .checks
+                    .as_deref()
+                    .map_or(String::new(), |c| format!("; TPC-C checks {c}"))
+            ));
+            rec.recovery = Some(recovery);
+        }
         if let Some(e) = &results.error {
             rec.status = "failed".into();
             rec.error = Some(e.clone());
@@ -746,7 +794,6 @@ impl<'a> Runner<'a> {
                     .map_or("-".into(), |v| format!("{v:.1}")),
             ));
         }
-        let mut results = results;
         if let Some(p) = results.profile.as_mut() {
             let title = format!("{} {} at {} client(s)", cell.id(), step.name, cell.clients);
             if let Err(e) = p.save_beside(&self.step_path(cell, rec.index - 1, step), &title) {

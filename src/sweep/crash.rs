@@ -1,0 +1,119 @@
+//! Crash-recovery steps (`crash = true`): the managed server is killed with SIGKILL, every
+//! process of it, while the step's workload runs at full throughput; then it is started again
+//! on the same data directory and timed until it accepts a connection and answers a query.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use super::CellDb;
+use crate::error::Error;
+use crate::results::Recovery;
+use crate::target::Target;
+use crate::workload::Workload;
+use crate::{Db, INTERRUPT};
+
+/// What the crasher saw at the crash.
+pub(super) struct Crash {
+    redo_bytes: Option<u64>,
+}
+
+/// Waits `at` (the warm-up and `crash_after`), then notes the redo since the last checkpoint,
+/// kills the server's processes, and stops the run (`stop`). Gives up when the run ends first
+/// (`run_over`) or on Ctrl-C.
+pub(super) fn kill_at(
+    db: &Db,
+    at: Duration,
+    stop: &AtomicBool,
+    run_over: &mpsc::Receiver<()>,
+) -> Result<Crash, String> {
+    let when = Instant::now() + at;
+    loop {
+        if INTERRUPT.load(Ordering::Relaxed) {
+            stop.store(true, Ordering::Relaxed);
+            return Err("interrupted before the crash".into());
+        }
+        let now = Instant::now();
+        if now >= when {
+            break;
+        }
+        // Looks at Ctrl-C every 50 ms.
+        match run_over.recv_timeout((when - now).min(Duration::from_millis(50))) {
+            Err(mpsc::RecvTimeoutError::Timeout) => {}
+            _ => {
+                return Err(
+                    "the run ended before the crash point: give the step a time longer than crash_after"
+                        .into(),
+                );
+            }
+        }
+    }
+    let Some(server) = db.server.as_ref() else {
+        stop.store(true, Ordering::Relaxed);
+        return Err("crash = true needs a managed server".into());
+    };
+    let redo_bytes = redo_since_checkpoint(db.target.as_ref());
+    for pid in server.pids() {
+        // SAFETY: kill(2) on the managed server's own processes.
+        unsafe { libc::kill(pid as libc::pid_t, libc::SIGKILL) };
+    }
+    // After the kill: the clients' lost connections are the crash's, not errors of the run.
+    stop.store(true, Ordering::Relaxed);
+    Ok(Crash { redo_bytes })
+}
+
+/// Redo written since the last checkpoint, as the server tells it; None when it cannot.
+fn redo_since_checkpoint(target: &dyn Target) -> Option<u64> {
+    let sql = match target.kind() {
+        "postgres" => "SELECT (pg_current_wal_lsn() - (pg_control_checkpoint()).redo_lsn)::bigint",
+        "mysql" => {
+            "SELECT CAST(c.VARIABLE_VALUE AS SIGNED) - CAST(k.VARIABLE_VALUE AS SIGNED) \
+             FROM information_schema.GLOBAL_STATUS c, information_schema.GLOBAL_STATUS k \
+             WHERE c.VARIABLE_NAME = 'INNODB_LSN_CURRENT' \
+             AND k.VARIABLE_NAME = 'INNODB_LSN_LAST_CHECKPOINT'"
+        }
+        _ => return None,
+    };
+    let mut conn = target.connect().ok()?;
+    conn.query_i64(sql)
+        .ok()?
+        .and_then(|v| u64::try_from(v).ok())
+}
+
+/// Starts the crashed server again on its data directory and times its recovery; runs
+/// TPC-C's consistency checks on TPC-C data.
+pub(super) fn recover(
+    db: &mut CellDb,
+    crash: &Crash,
+    workload: &dyn Workload,
+) -> Result<Recovery, Error> {
+    let url = db.db.target.display_url();
+    let server = db
+        .db
+        .server
+        .as_mut()
+        .ok_or_else(|| Error::Run("crash = true needs a managed server".into()))?;
+    // Reaps the killed processes (and waits until they are gone) outside the timing.
+    server.kill();
+    let start = Instant::now();
+    server
+        .restart()
+        .map_err(|e| Error::Run(format!("restarting the server after the crash: {e}")))?;
+    let mut conn = db.db.target.connect().map_err(|e| Error::db(&url, e))?;
+    conn.query_i64("SELECT 1").map_err(|e| Error::db(&url, e))?;
+    let seconds = start.elapsed().as_secs_f64();
+    drop(conn);
+    let checks = if workload.name() == "tpcc" {
+        crate::workload::tpcc::run::verify_conditions(db.db.target.as_ref(), true)
+            .map_err(|e| Error::Run(format!("TPC-C's consistency checks after the crash: {e}")))?;
+        Some("passed".to_string())
+    } else {
+        None
+    };
+    Ok(Recovery {
+        crash_after_s: 0.0,
+        redo_bytes: crash.redo_bytes,
+        seconds,
+        checks,
+    })
+}
