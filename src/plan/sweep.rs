@@ -21,10 +21,12 @@ use crate::server::ServerKind;
 use crate::server::builds::{Build, ServerChoice, kind_name, resolve};
 
 /// The built-in plans: name, what it is, its TOML.
-pub const BUILTIN: [(&str, &str); 3] = [
+pub const BUILTIN: [(&str, &str); 5] = [
     ("quick", include_str!("../../plans/quick.toml")),
     ("small", include_str!("../../plans/small.toml")),
     ("versions", include_str!("../../plans/versions.toml")),
+    ("diagnosis", include_str!("../../plans/diagnosis.toml")),
+    ("query-cache", include_str!("../../plans/query-cache.toml")),
 ];
 
 /// Options a step may not set: the sweep sets them (per cell, per class, for the whole plan).
