@@ -717,7 +717,8 @@ class = "read"
             assert!(x["seconds"].as_f64().unwrap() > 0.0, "{name}: {x}");
             assert!(x["redo_bytes"].as_u64().unwrap() > 0, "{name}: {x}");
             assert_eq!(x["checks"], "passed", "{name}");
-            assert_eq!(x["crash_after_s"], 1.0);
+            let at = x["crash_after_s"].as_f64().unwrap();
+            assert!((1.0..2.5).contains(&at), "{name}: crashed at {at} s");
             assert_eq!(r["reported"], false, "its throughput stops at the crash");
         } else if r["name"] == "tpcc" {
             // The step after the crash runs on the recovered server.

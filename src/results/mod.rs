@@ -492,7 +492,8 @@ pub struct StepRecord {
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Recovery {
-    /// Seconds into the measured part at which the server was killed (SIGKILL, every process).
+    /// Seconds into the measured part at which the server was killed (SIGKILL, every process):
+    /// the first interval's end at or after the step's `crash_after`.
     pub crash_after_s: f64,
     /// Redo written since the last checkpoint at the moment of the crash: PostgreSQL's WAL
     /// from the checkpoint's redo point, InnoDB's log from its last checkpoint (None when the

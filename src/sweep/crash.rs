@@ -16,38 +16,37 @@ use crate::{Db, INTERRUPT};
 /// What the crasher saw at the crash.
 pub(super) struct Crash {
     redo_bytes: Option<u64>,
+    /// Seconds into the measured part at the crash.
+    at_s: f64,
 }
 
-/// Waits `at` (the warm-up and `crash_after`), then notes the redo since the last checkpoint,
-/// kills the server's processes, and stops the run (`stop`). Gives up when the run ends first
-/// (`run_over`) or on Ctrl-C.
+/// Waits until the measured part has run `after` seconds (told by each interval's time in
+/// `ticks`, once a second), then notes the redo since the last checkpoint, kills the server's
+/// processes, and stops the run (`stop`). Gives up when the run ends first (`ticks` closes) or
+/// on Ctrl-C.
 pub(super) fn kill_at(
     db: &Db,
-    at: Duration,
+    after: f64,
     stop: &AtomicBool,
-    run_over: &mpsc::Receiver<()>,
+    ticks: &mpsc::Receiver<f64>,
 ) -> Result<Crash, String> {
-    let when = Instant::now() + at;
-    loop {
+    let at_s = loop {
         if INTERRUPT.load(Ordering::Relaxed) {
             stop.store(true, Ordering::Relaxed);
             return Err("interrupted before the crash".into());
         }
-        let now = Instant::now();
-        if now >= when {
-            break;
-        }
         // Looks at Ctrl-C every 50 ms.
-        match run_over.recv_timeout((when - now).min(Duration::from_millis(50))) {
-            Err(mpsc::RecvTimeoutError::Timeout) => {}
-            _ => {
+        match ticks.recv_timeout(Duration::from_millis(50)) {
+            Ok(t) if t >= after => break t,
+            Ok(_) | Err(mpsc::RecvTimeoutError::Timeout) => {}
+            Err(mpsc::RecvTimeoutError::Disconnected) => {
                 return Err(
                     "the run ended before the crash point: give the step a time longer than crash_after"
                         .into(),
                 );
             }
         }
-    }
+    };
     let Some(server) = db.server.as_ref() else {
         stop.store(true, Ordering::Relaxed);
         return Err("crash = true needs a managed server".into());
@@ -59,7 +58,7 @@ pub(super) fn kill_at(
     }
     // After the kill: the clients' lost connections are the crash's, not errors of the run.
     stop.store(true, Ordering::Relaxed);
-    Ok(Crash { redo_bytes })
+    Ok(Crash { redo_bytes, at_s })
 }
 
 /// Redo written since the last checkpoint, as the server tells it; None when it cannot.
@@ -111,7 +110,7 @@ pub(super) fn recover(
         None
     };
     Ok(Recovery {
-        crash_after_s: 0.0,
+        crash_after_s: crash.at_s,
         redo_bytes: crash.redo_bytes,
         seconds,
         checks,

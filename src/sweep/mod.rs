@@ -714,15 +714,15 @@ impl<'a> Runner<'a> {
         let label = format!("{} {}", cell.id(), step.name);
         // A crash step: the crasher kills the server at its point and then stops the run.
         let stop = std::sync::atomic::AtomicBool::new(false);
-        let (run_over, run_over_rx) = std::sync::mpsc::channel::<()>();
-        let crash_at = step
-            .crash
-            .map(|after| Duration::from_secs_f64(plan.runner.warmup + after));
+        // Each interval's time into the measured part, for the crasher; closed when the run
+        // is over.
+        let (ticks, ticks_rx) = std::sync::mpsc::channel::<f64>();
+        let crash_at = step.crash;
         let (results, crashed) = std::thread::scope(|scope| {
             let crasher = crash_at.map(|at| {
                 let db = &db.db;
                 let stop = &stop;
-                scope.spawn(move || crash::kill_at(db, at, stop, &run_over_rx))
+                scope.spawn(move || crash::kill_at(db, at, stop, &ticks_rx))
             });
             let results = workload.around_run(&mut || {
                 crate::measure(
@@ -733,6 +733,7 @@ impl<'a> Runner<'a> {
                     &mut |iv| {
                         progress.within_step(iv.t, estimate);
                         progress.say(&format!("[{label}] {}", output::interval_line(iv)));
+                        let _ = ticks.send(iv.t);
                     },
                     &|s| progress.say(s),
                     if crash_at.is_some() {
@@ -742,7 +743,7 @@ impl<'a> Runner<'a> {
                     },
                 )
             });
-            drop(run_over);
+            drop(ticks);
             let crashed = crasher.map(|h| {
                 h.join()
                     .unwrap_or_else(|_| Err("the crasher thread panicked".into()))
@@ -758,8 +759,7 @@ impl<'a> Runner<'a> {
             // The run ended because the crasher stopped it, not by Ctrl-C.
             results.interrupted = INTERRUPT.load(Ordering::Relaxed);
             results.error = None;
-            let mut recovery = crash::recover(db, &crash, workload.as_ref())?;
-            recovery.crash_after_s = step.crash.unwrap_or(0.0);
+            let recovery = crash::recover(db, &crash, workload.as_ref())?;
             self.progress.say(&format!(
                 "{}: the server recovered in {:.2} s from a crash with {} of redo since its checkpoint{}",
                 cell.id(),
