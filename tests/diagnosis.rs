@@ -765,3 +765,48 @@ fn a_crash_step_needs_a_managed_server_and_a_workload() {
         assert!(err.contains(says), "{body}: {err}");
     }
 }
+
+#[test]
+fn sqlite_counts_its_busy_waits_exactly() {
+    let s = Scratch::new();
+    s.cmd(&["prepare", "oltp_update_index", "--table-size", "1000"])
+        .assert()
+        .success();
+    let run = |threads: &str, name: &str| {
+        let out = s.path(name);
+        s.cmd(&[
+            "run",
+            "oltp_update_index",
+            "--time",
+            "2",
+            "--threads",
+            threads,
+        ])
+        .args(["--report-interval", "0", "--output"])
+        .arg(&out)
+        .assert()
+        .success();
+        let r = read_json(&out);
+        assert_valid_results(&r);
+        r
+    };
+    // One writer never finds the database locked.
+    let alone = run("1", "one.json");
+    assert_eq!(alone["waits"]["source"], "SQLite busy handler");
+    assert_eq!(alone["waits"]["busy_waits"], 0);
+    // Four writers take turns on SQLite's one write lock.
+    let four = run("4", "four.json");
+    let waits = four["waits"]["busy_waits"].as_u64().unwrap();
+    let ms = four["waits"]["busy_ms"].as_f64().unwrap();
+    assert!(waits > 0 && ms > 0.0, "{}", four["waits"]);
+    // A wait sleeps at least 20 us.
+    assert!(ms >= waits as f64 * 0.02, "{waits} waits in {ms} ms");
+    let report = dbsweep()
+        .arg("report")
+        .arg(s.path("one.json"))
+        .arg(s.path("four.json"))
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&report.stdout);
+    assert!(text.contains("busy waits 0, 0.0 ms"), "{text}");
+}

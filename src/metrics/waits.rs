@@ -36,6 +36,12 @@ pub struct WaitProfile {
     /// first, at most [`TOP_INSTRUMENTS`].
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub instruments: Vec<InstrumentWait>,
+    /// SQLite: statements that found the database locked over the measured part, and the
+    /// milliseconds they waited (the busy handler's, counted exactly rather than sampled).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub busy_waits: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub busy_ms: Option<f64>,
 }
 
 /// One instrument's waits: how many, and their time in milliseconds.
@@ -174,14 +180,15 @@ impl WaitSampler {
         hz: f64,
     ) -> Result<Option<WaitSampler>, DbError> {
         let kind = target.kind();
-        let (query, source) = match kind {
-            "postgres" => (PG_SAMPLE, "pg_stat_activity"),
-            "mysql" => (MYSQL_SAMPLE, "processlist"),
-            _ => return Ok(None),
-        };
         if hz.is_nan() || hz <= 0.0 {
             return Ok(None);
         }
+        let (query, source) = match kind {
+            "postgres" => (PG_SAMPLE, "pg_stat_activity"),
+            "mysql" => (MYSQL_SAMPLE, "processlist"),
+            "sqlite" => return Ok(Some(Self::sqlite_busy(delay, hz))),
+            _ => return Ok(None),
+        };
         let mut conn = target.connect()?;
         let (stop, stopped) = mpsc::channel::<()>();
         let (done_tx, done) = mpsc::channel();
@@ -267,6 +274,8 @@ impl WaitSampler {
                 row_lock_waits: locks.map(|l| l[0]),
                 row_lock_ms: locks.map(|l| l[1]),
                 instruments,
+                busy_waits: None,
+                busy_ms: None,
             })
         };
         // Detached: `finish` takes its result with a bound.
@@ -274,6 +283,39 @@ impl WaitSampler {
             let _ = done_tx.send(sample());
         });
         Ok(Some(WaitSampler { stop, done }))
+    }
+
+    /// Embedded SQLite has no sessions to sample: its busy handler counts every wait for a
+    /// lock exactly; the profile is the counters' change over the measured part.
+    fn sqlite_busy(delay: Duration, hz: f64) -> WaitSampler {
+        let (stop, stopped) = mpsc::channel::<()>();
+        let (done_tx, done) = mpsc::channel();
+        std::thread::spawn(move || {
+            let measured = matches!(stopped.recv_timeout(delay), Err(RecvTimeoutError::Timeout));
+            let before = crate::target::sqlite::busy_counters();
+            if measured {
+                let _ = stopped.recv();
+            }
+            let after = crate::target::sqlite::busy_counters();
+            let (waits, ns) = if measured {
+                (after.0 - before.0, after.1 - before.1)
+            } else {
+                (0, 0)
+            };
+            let _ = done_tx.send(Ok(WaitProfile {
+                source: "SQLite busy handler".into(),
+                hz,
+                rounds: 0,
+                samples: 0,
+                events: Vec::new(),
+                row_lock_waits: None,
+                row_lock_ms: None,
+                instruments: Vec::new(),
+                busy_waits: Some(waits),
+                busy_ms: Some(ns as f64 / 1e6),
+            }));
+        });
+        WaitSampler { stop, done }
     }
 
     /// Stops sampling and returns the profile.

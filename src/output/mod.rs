@@ -234,6 +234,19 @@ pub fn summary(r: &Results) -> String {
             );
         }
     }
+    if let Some(w) = &r.waits
+        && let (Some(n), Some(ms)) = (w.busy_waits, w.busy_ms)
+    {
+        let per_op = if r.events > 0 {
+            n as f64 / r.events as f64
+        } else {
+            0.0
+        };
+        let _ = writeln!(
+            s,
+            "\nSQLite busy waits (statements that found the database locked): {n} ({per_op:.4} per event), {ms:.1} ms in all"
+        );
+    }
     if let Some(t) = &r.tpcc {
         tpcc_summary(&mut s, t);
     }

@@ -24,7 +24,7 @@ pub fn tables(ds: &Dataset) -> Vec<Table> {
                         .iter()
                         .filter(|e| e.test == test && places.contains(&e.place))
                         .filter_map(|e| e.results.as_ref()?.waits.as_ref())
-                        .find(|w| w.samples > 0)
+                        .find(|w| w.samples > 0 || w.busy_waits.is_some())
                 })
                 .collect();
             if profiles.iter().all(Option::is_none) {
@@ -59,6 +59,12 @@ pub fn tables(ds: &Dataset) -> Vec<Table> {
                         if let Some(n) = w.row_lock_waits {
                             text.push_str(&format!("; row lock waits {n}"));
                         }
+                        if let (Some(n), Some(ms)) = (w.busy_waits, w.busy_ms) {
+                            if !text.is_empty() {
+                                text.push_str("; ");
+                            }
+                            text.push_str(&format!("busy waits {n}, {ms:.1} ms"));
+                        }
                         Cell::Text(text)
                     }
                 })
@@ -84,7 +90,7 @@ pub fn tables(ds: &Dataset) -> Vec<Table> {
             under: Vec::new(),
             rows,
             notes: vec![format!(
-                "sampled from pg_stat_activity (PostgreSQL: Type:event, CPU = active without a wait) or the process list (MariaDB/MySQL: Lock:row lock wait = an InnoDB LOCK WAIT, Client:Sleep = waiting for the client); the top {TOP} per cell, and in the other columns the change of the first column's top event in percentage points"
+                "sampled from pg_stat_activity (PostgreSQL: Type:event, CPU = active without a wait) or the process list (MariaDB/MySQL: Lock:row lock wait = an InnoDB LOCK WAIT, Client:Sleep = waiting for the client); SQLite: busy waits = statements that found the database locked, counted by its busy handler; the top {TOP} per cell, and in the other columns the change of the first column's top event in percentage points"
             )],
         });
     }

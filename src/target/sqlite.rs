@@ -7,6 +7,7 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::ptr::NonNull;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use rusqlite::types::{ToSqlOutput, ValueRef};
@@ -22,16 +23,35 @@ const SHORT_SLEEPS: i32 = 200;
 /// Busy-handler calls (about 30 s in all) after which the statement fails with SQLITE_BUSY.
 const MAX_BUSY_CALLS: i32 = SHORT_SLEEPS + 30_000;
 
+/// Busy waits of every SQLite connection of this process: statements that found the database
+/// locked, and nanoseconds slept waiting for it (the wait profile's figures for SQLite).
+static BUSY_WAITS: AtomicU64 = AtomicU64::new(0);
+static BUSY_NS: AtomicU64 = AtomicU64::new(0);
+
+/// (busy waits, nanoseconds waited) of this process's SQLite connections so far.
+pub fn busy_counters() -> (u64, u64) {
+    (
+        BUSY_WAITS.load(Ordering::Relaxed),
+        BUSY_NS.load(Ordering::Relaxed),
+    )
+}
+
 fn busy_handler(calls: i32) -> bool {
     if calls >= MAX_BUSY_CALLS {
         return false;
+    }
+    if calls == 0 {
+        BUSY_WAITS.fetch_add(1, Ordering::Relaxed);
     }
     let pause = if calls < SHORT_SLEEPS {
         Duration::from_micros(20)
     } else {
         Duration::from_millis(1)
     };
+    let start = std::time::Instant::now();
     std::thread::sleep(pause);
+    let slept = start.elapsed().as_nanos().min(u128::from(u64::MAX)) as u64;
+    BUSY_NS.fetch_add(slept, Ordering::Relaxed);
     true
 }
 
