@@ -6,7 +6,7 @@ use std::process::Command;
 use dbsweep::server::ServerKind;
 use serde_json::Value;
 
-use crate::util::{Scratch, assert_valid_results, dbsweep, read_json, start};
+use crate::util::{Scratch, assert_valid_results, dbsweep, read_json, run_results, start};
 
 /// Runs `workload` with `threads` clients on `url` for 3 s; returns the results.
 fn run(s: &Scratch, url: &str, workload: &str, threads: &str, name: &str) -> Value {
@@ -809,4 +809,47 @@ fn sqlite_counts_its_busy_waits_exactly() {
         .unwrap();
     let text = String::from_utf8_lossy(&report.stdout);
     assert!(text.contains("busy waits 0, 0.0 ms"), "{text}");
+}
+
+#[test]
+fn a_step_whose_cpu_frequency_varied_is_warned_in_reports() {
+    let s = Scratch::new();
+    let r = run_results(
+        &s,
+        &[
+            "run",
+            "oltp_point_select",
+            "--prepare",
+            "--table-size",
+            "1000",
+            "--time",
+            "1",
+        ],
+    );
+    // This machine may have no cpufreq (a virtual machine): the sampler then records none.
+    let has_cpufreq = std::path::Path::new("/sys/devices/system/cpu/cpu0/cpufreq").exists();
+    assert_eq!(r["hw"].get("cpu_mhz").is_some(), has_cpufreq, "{}", r["hw"]);
+    // A results file is input: one whose step saw 1.2 to 3.0 GHz is warned about, one whose
+    // step held 3.0 GHz is not.
+    let write = |name: &str, min: f64| {
+        let mut r = r.clone();
+        r["hw"]["cpu_mhz"] = serde_json::json!({"min": min, "max": 3000.0, "mean": 2500.0});
+        assert_valid_results(&r);
+        let path = s.path(name);
+        std::fs::write(&path, serde_json::to_string(&r).unwrap()).unwrap();
+        path
+    };
+    let report = |path: &std::path::Path| {
+        let out = dbsweep().arg("report").arg(path).output().unwrap();
+        assert!(out.status.success());
+        String::from_utf8_lossy(&out.stdout).to_string()
+    };
+    let varied = report(&write("varied.json", 1200.0));
+    assert!(
+        varied.contains("Warning: the CPU frequency varied during these steps")
+            && varied.contains("1200"),
+        "{varied}"
+    );
+    let steady = report(&write("steady.json", 2990.0));
+    assert!(!steady.contains("CPU frequency varied"), "{steady}");
 }

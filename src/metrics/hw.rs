@@ -315,6 +315,78 @@ pub struct HwFigures {
     pub proc_io_kb: ProcIoKb,
     /// Per-second machine CPU busy percent, client and server CPU percent of one core.
     pub series: Vec<HwSecond>,
+    /// The CPUs' frequency over the step (cpufreq's scaling_cur_freq of every CPU, read with
+    /// each sample); absent where the kernel has no cpufreq (most virtual machines).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_mhz: Option<MhzRange>,
+}
+
+/// The least, greatest and mean frequency any CPU had at the sampler's readings, in MHz.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct MhzRange {
+    pub min: f64,
+    pub max: f64,
+    pub mean: f64,
+}
+
+impl MhzRange {
+    /// Whether the frequency moved by more than a tenth of its top during the step (a
+    /// governor, power capping or thermal throttling at work).
+    pub fn varied(&self) -> bool {
+        self.max > 0.0 && (self.max - self.min) / self.max > 0.10
+    }
+}
+
+/// Collects frequency readings of every CPU.
+#[derive(Default)]
+struct MhzAcc {
+    min: Option<f64>,
+    max: f64,
+    sum: f64,
+    n: u64,
+}
+
+impl MhzAcc {
+    fn add(&mut self, khz: &[u64]) {
+        for &k in khz {
+            let mhz = k as f64 / 1000.0;
+            self.min = Some(self.min.map_or(mhz, |m| m.min(mhz)));
+            self.max = self.max.max(mhz);
+            self.sum += mhz;
+            self.n += 1;
+        }
+    }
+
+    fn range(&self) -> Option<MhzRange> {
+        Some(MhzRange {
+            min: self.min?,
+            max: self.max,
+            mean: self.sum / self.n as f64,
+        })
+    }
+}
+
+/// Every CPU's current frequency in kHz (cpufreq's scaling_cur_freq); empty without cpufreq.
+fn cpu_khz() -> Vec<u64> {
+    let Ok(cpus) = fs::read_dir("/sys/devices/system/cpu") else {
+        return Vec::new();
+    };
+    cpus.filter_map(Result::ok)
+        .filter(|e| {
+            let name = e.file_name();
+            let name = name.to_string_lossy();
+            name.strip_prefix("cpu")
+                .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+        })
+        .filter_map(|e| {
+            fs::read_to_string(e.path().join("cpufreq/scaling_cur_freq"))
+                .ok()?
+                .trim()
+                .parse()
+                .ok()
+        })
+        .collect()
 }
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
@@ -437,6 +509,7 @@ fn figures(
             }
         },
         series: Vec::new(),
+        cpu_mhz: None,
     }
 }
 
@@ -504,7 +577,12 @@ fn second(prev: &Reading, cur: &Reading, t: f64, ticks_per_s: f64) -> HwSecond {
 /// A running sampler thread.
 pub struct Sampler {
     stop: mpsc::Sender<()>,
-    handle: JoinHandle<(Option<Reading>, Option<Reading>, Vec<HwSecond>)>,
+    handle: JoinHandle<(
+        Option<Reading>,
+        Option<Reading>,
+        Vec<HwSecond>,
+        Option<MhzRange>,
+    )>,
     device: Option<String>,
 }
 
@@ -515,9 +593,11 @@ impl Sampler {
         let device = subject.device.clone();
         let handle = std::thread::spawn(move || {
             if stopped.recv_timeout(delay).is_ok() {
-                return (None, None, Vec::new());
+                return (None, None, Vec::new(), None);
             }
             let ticks_per_s = ticks_per_second();
+            let mut mhz = MhzAcc::default();
+            mhz.add(&cpu_khz());
             let first = read(&subject);
             let mut prev = first.clone();
             let mut series = Vec::new();
@@ -525,6 +605,7 @@ impl Sampler {
                 stopped.recv_timeout(Duration::from_secs(1))
             {
                 let cur = read(&subject);
+                mhz.add(&cpu_khz());
                 if let (Some(f), Some(p), Some(c)) = (&first, &prev, &cur) {
                     series.push(second(
                         p,
@@ -535,7 +616,7 @@ impl Sampler {
                 }
                 prev = cur;
             }
-            (first, read(&subject), series)
+            (first, read(&subject), series, mhz.range())
         });
         Sampler {
             stop,
@@ -547,9 +628,10 @@ impl Sampler {
     /// Stops sampling and returns the step's figures for `ops` operations.
     pub fn finish(self, ops: u64) -> Option<HwFigures> {
         let _ = self.stop.send(());
-        let (first, last, series) = self.handle.join().ok()?;
+        let (first, last, series, mhz) = self.handle.join().ok()?;
         let mut f = figures(&first?, &last?, ops, self.device, ticks_per_second());
         f.series = series;
+        f.cpu_mhz = mhz;
         Some(f)
     }
 }
@@ -563,6 +645,23 @@ fn ticks_per_second() -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn frequency_readings_give_a_range_that_says_when_it_varied() {
+        let mut acc = MhzAcc::default();
+        assert!(acc.range().is_none(), "no cpufreq: no range");
+        acc.add(&[3_000_000, 2_900_000]);
+        acc.add(&[3_000_000, 2_950_000]);
+        let r = acc.range().unwrap();
+        assert_eq!((r.min, r.max), (2900.0, 3000.0));
+        assert!((r.mean - 2962.5).abs() < 1e-9);
+        assert!(!r.varied(), "3% is steady");
+        acc.add(&[1_200_000]);
+        assert!(
+            acc.range().unwrap().varied(),
+            "1200 against 3000 MHz varied"
+        );
+    }
 
     const STAT: &str = "cpu  605110 0 100261 493758 22576 0 23289 12760 0 0\ncpu0 289287 0 44363 272620 5142 0 10300 6473 0 0\nintr 1 2 3\nctxt 93588637\nbtime 1\n";
     const PID_STAT: &str = "4242 (my (odd) name) S 1 4242 4242 0 -1 4194560 500 0 0 0 1500 250 0 0 20 0 3 0 100 1000000 500 18446744073709551615";

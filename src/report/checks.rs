@@ -336,3 +336,47 @@ pub fn machine_table(ds: &Dataset) -> Option<Table> {
         notes,
     })
 }
+
+/// The steps during which the CPU frequency moved by more than a tenth of its top (the
+/// hardware sampler reads cpufreq with each sample): a warning, since latency and CPU per op
+/// then measure the frequency as much as the database. None when no step varied.
+pub fn frequency_table(ds: &Dataset) -> Option<Table> {
+    use super::tables::{Cell, Row};
+    let rows: Vec<Row> = ds
+        .entries
+        .iter()
+        .filter_map(|e| {
+            let mhz = e.results.as_ref()?.hw.as_ref()?.cpu_mhz.as_ref()?;
+            mhz.varied().then(|| {
+                let at = place_label(ds, &e.place, false);
+                Row {
+                    group: None,
+                    label: format!(
+                        "{}{}{} c{}",
+                        e.test,
+                        if at.is_empty() { "" } else { " on " },
+                        at,
+                        e.place.clients
+                    ),
+                    summary: false,
+                    cells: vec![Cell::Num(mhz.min), Cell::Num(mhz.max), Cell::Num(mhz.mean)],
+                }
+            })
+        })
+        .collect();
+    if rows.is_empty() {
+        return None;
+    }
+    Some(Table {
+        id: "frequency".into(),
+        title: "Warning: the CPU frequency varied during these steps (MHz)".into(),
+        better: None,
+        columns: ["min MHz", "max MHz", "mean MHz"].map(String::from).to_vec(),
+        under: Vec::new(),
+        rows,
+        notes: vec![
+            "every CPU's scaling_cur_freq read with each hardware sample; a spread above 10% of the top means a governor, power capping or thermal throttling changed the speed the figures were measured at"
+                .into(),
+        ],
+    })
+}
