@@ -574,15 +574,19 @@ fn second(prev: &Reading, cur: &Reading, t: f64, ticks_per_s: f64) -> HwSecond {
     }
 }
 
+/// What the sampler thread ends with: the first and last readings, the seconds between, and
+/// the CPUs' frequency range.
+type Sampled = (
+    Option<Reading>,
+    Option<Reading>,
+    Vec<HwSecond>,
+    Option<MhzRange>,
+);
+
 /// A running sampler thread.
 pub struct Sampler {
     stop: mpsc::Sender<()>,
-    handle: JoinHandle<(
-        Option<Reading>,
-        Option<Reading>,
-        Vec<HwSecond>,
-        Option<MhzRange>,
-    )>,
+    handle: JoinHandle<Sampled>,
     device: Option<String>,
 }
 
