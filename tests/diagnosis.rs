@@ -137,6 +137,10 @@ fn a_hot_row_shows_row_lock_waits_on_mariadb() {
         "{}",
         hot["waits"]
     );
+    // SHOW ENGINE INNODB STATUS was read at both ends of the step: MariaDB 10.11 prints the
+    // SEMAPHORES heading without counters, so only the count of long waits is there.
+    let innodb = &hot["waits"]["innodb"];
+    assert!(innodb["long_waits_at_end"].is_u64(), "{}", hot["waits"]);
     let cached = run(&s, &server.url, "oltp_point_select", "1", "cached.json");
     assert_eq!(cached["waits"]["row_lock_waits"], 0, "{}", cached["waits"]);
 }

@@ -4,6 +4,7 @@
 
 pub mod dbstats;
 pub mod hw;
+pub mod innodb;
 pub mod profile;
 pub mod waits;
 

@@ -38,6 +38,10 @@ pub struct WaitProfile {
     pub instruments: Vec<InstrumentWait>,
     /// SQLite: statements that found the database locked over the measured part, and the
     /// milliseconds they waited (the busy handler's, counted exactly rather than sampled).
+    /// MariaDB/MySQL: InnoDB's semaphore counters and latch waits over the measured part, as
+    /// SHOW ENGINE INNODB STATUS and MUTEX give them (None when the server would not show them).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub innodb: Option<crate::metrics::innodb::Semaphores>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub busy_waits: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -198,14 +202,15 @@ impl WaitSampler {
             // The run ended within its warm-up: nothing measured, nothing sampled.
             let measured = matches!(stopped.recv_timeout(delay), Err(RecvTimeoutError::Timeout));
             let period = Duration::from_secs_f64(1.0 / hz);
-            let (locks_before, instruments_before) = if measured && kind == "mysql" {
+            let (locks_before, instruments_before, innodb_before) = if measured && kind == "mysql" {
                 (
                     Some(row_lock_counters(conn.as_mut())?),
                     // A server that will not show them (no privilege) has none: no failure.
                     instrument_waits(conn.as_mut()).unwrap_or(None),
+                    crate::metrics::innodb::read(conn.as_mut()).ok(),
                 )
             } else {
-                (None, None)
+                (None, None, None)
             };
             let mut next = Instant::now();
             let mut sampling = measured;
@@ -239,6 +244,10 @@ impl WaitSampler {
                 }
                 None => None,
             };
+            let innodb = innodb_before.and_then(|before| {
+                let after = crate::metrics::innodb::read(conn.as_mut()).ok()?;
+                Some(crate::metrics::innodb::delta(&before, &after))
+            });
             let mut instruments = Vec::new();
             if let Some(before) = instruments_before
                 && let Some(after) = instrument_waits(conn.as_mut()).unwrap_or(None)
@@ -274,6 +283,7 @@ impl WaitSampler {
                 row_lock_waits: locks.map(|l| l[0]),
                 row_lock_ms: locks.map(|l| l[1]),
                 instruments,
+                innodb,
                 busy_waits: None,
                 busy_ms: None,
             })
@@ -311,6 +321,7 @@ impl WaitSampler {
                 row_lock_waits: None,
                 row_lock_ms: None,
                 instruments: Vec::new(),
+                innodb: None,
                 busy_waits: Some(waits),
                 busy_ms: Some(ns as f64 / 1e6),
             }));

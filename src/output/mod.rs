@@ -207,6 +207,27 @@ pub fn summary(r: &Results) -> String {
                 "    InnoDB row lock waits: {n} ({per_op:.3} per event), {ms} ms in all"
             );
         }
+        if let Some(i) = &w.innodb {
+            let mut parts = Vec::new();
+            if let (Some(r), Some(sg)) = (i.reservations, i.signals) {
+                parts.push(format!("OS wait array reservations {r}, signals {sg}"));
+            }
+            for (kind, n) in &i.rw_os_waits {
+                parts.push(format!("RW-{kind} OS waits {n}"));
+            }
+            if i.long_waits_at_end > 0 {
+                parts.push(format!(
+                    "{} thread(s) waiting long on a semaphore at the end",
+                    i.long_waits_at_end
+                ));
+            }
+            for m in i.mutexes.iter().take(5) {
+                parts.push(format!("{} os_waits {}", m.name, m.os_waits));
+            }
+            if !parts.is_empty() {
+                let _ = writeln!(s, "    InnoDB semaphores: {}", parts.join("; "));
+            }
+        }
         if !w.instruments.is_empty() {
             let _ = writeln!(s, "    performance_schema waits (most time first):");
             for i in w.instruments.iter().take(5) {
