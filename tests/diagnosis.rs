@@ -290,6 +290,22 @@ fn performance_schema_waits_by_instrument_are_kept_on_mariadb() {
             .any(|i| i["event"] == "wait/io/table/sql/handler"),
         "{inst:?}"
     );
+    // The start-up option is no variable: it is read back from setup_instruments, and not
+    // warned about as ignored.
+    let e = &r["server"]["effective"]["performance_schema_instrument"];
+    assert_eq!(e["applied"], true, "{e}");
+    assert!(
+        e["effective"]
+            .as_str()
+            .unwrap()
+            .contains("instruments wait/% enabled"),
+        "{e}"
+    );
+    let warnings = r["server"]["setting_warnings"].to_string();
+    assert!(
+        !warnings.contains("performance_schema_instrument"),
+        "{warnings}"
+    );
 }
 
 /// `statements` of results as (name, count, per_event, avg ms).

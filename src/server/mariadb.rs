@@ -197,6 +197,9 @@ pub(super) fn launch(s: &mut ManagedServer) -> Result<(), Error> {
     }
     s.check_settings(|name, requested| {
         let variable = super::effective::mysql_variable(name);
+        if variable == "performance_schema_instrument" {
+            return instruments_read_back(&mut conn, requested);
+        }
         // Setting names are letters, digits, `_`, `-` and `.` (parse_setting): nothing to
         // escape; `_` matches any character in LIKE, so the exact name is picked below.
         let rows: Vec<(String, String)> = conn
@@ -223,4 +226,43 @@ pub(super) fn launch(s: &mut ManagedServer) -> Result<(), Error> {
         format!("mysql://{USER}@127.0.0.1:{}/{DATABASE}", s.port)
     };
     Ok(())
+}
+
+/// `performance_schema_instrument` is a start-up option, not a variable: what it did is read
+/// back from performance_schema.setup_instruments (how many of the pattern's instruments are
+/// enabled). None when the request is not `PATTERN=ON|OFF` of plain characters.
+fn instruments_read_back(
+    conn: &mut mysql::Conn,
+    requested: &str,
+) -> Result<Option<(String, bool)>, String> {
+    use mysql::prelude::Queryable;
+    let request = requested.trim_matches(|c| c == '\'' || c == '"');
+    let Some((pattern, value)) = request.rsplit_once('=') else {
+        return Ok(None);
+    };
+    let on = match value.to_ascii_uppercase().as_str() {
+        "ON" | "YES" | "TRUE" | "1" | "COUNTED" => true,
+        "OFF" | "NO" | "FALSE" | "0" => false,
+        _ => return Ok(None),
+    };
+    // Only instrument-name characters reach the query.
+    if pattern.is_empty()
+        || !pattern
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "/_%-".contains(c))
+    {
+        return Ok(None);
+    }
+    let sql = format!(
+        "SELECT COUNT(*), CAST(COALESCE(SUM(ENABLED = 'YES'), 0) AS UNSIGNED) \
+         FROM performance_schema.setup_instruments WHERE NAME LIKE '{pattern}'"
+    );
+    let row: Option<(u64, u64)> = conn.query_first(sql).map_err(|e| e.to_string())?;
+    Ok(row.map(|(total, enabled)| {
+        let applied = total > 0 && if on { enabled == total } else { enabled == 0 };
+        (
+            format!("{enabled} of {total} instruments {pattern} enabled"),
+            applied,
+        )
+    }))
 }
