@@ -6,7 +6,7 @@ use std::fmt::Write;
 use base64::Engine;
 
 use super::model::{Dataset, Entry};
-use super::tables::{Cell, Row, Table, layout, tests};
+use super::tables::{Cell, Row, Table, layout, per_column, tests};
 use crate::metrics::profile::{self, Profile};
 
 /// Functions shown per test: the most self share in any column.
@@ -20,16 +20,7 @@ pub fn tables(ds: &Dataset) -> Vec<Table> {
     for slice in layout(ds) {
         let mut rows = Vec::new();
         for (group, test) in tests(ds) {
-            let profiles: Vec<Option<&Profile>> = slice
-                .columns
-                .iter()
-                .map(|(_, places)| {
-                    ds.entries
-                        .iter()
-                        .filter(|e| e.test == test && places.contains(&e.place))
-                        .find_map(|e| e.results.as_ref()?.profile.as_ref())
-                })
-                .collect();
+            let profiles = per_column(ds, &slice, &test, |r| r.profile.as_ref());
             if profiles.iter().all(Option::is_none) {
                 continue;
             }

@@ -3,7 +3,7 @@
 //! p99 doubled".
 
 use super::model::Dataset;
-use super::tables::{Better, Cell, Row, Table, layout, tests};
+use super::tables::{Better, Cell, Row, Table, layout, per_column, tests};
 use crate::results::StatementFigures;
 
 /// Two tables per slice that has statement figures: the average and the 99th percentile.
@@ -19,18 +19,9 @@ pub fn tables(ds: &Dataset) -> Vec<Table> {
         ] {
             let mut rows = Vec::new();
             for (group, test) in tests(ds) {
-                let figures: Vec<Option<&Vec<StatementFigures>>> = slice
-                    .columns
-                    .iter()
-                    .map(|(_, places)| {
-                        ds.entries
-                            .iter()
-                            .filter(|e| e.test == test && places.contains(&e.place))
-                            .filter_map(|e| e.results.as_ref())
-                            .map(|r| &r.statements)
-                            .find(|s| !s.is_empty())
-                    })
-                    .collect();
+                let figures = per_column(ds, &slice, &test, |r| {
+                    Some(&r.statements).filter(|s| !s.is_empty())
+                });
                 // The statement kinds in the order the first column that has them lists them.
                 let mut names: Vec<&str> = Vec::new();
                 for f in figures.iter().flatten() {

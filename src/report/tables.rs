@@ -150,6 +150,27 @@ pub struct Slice {
     pub columns: Vec<(String, Vec<Place>)>,
 }
 
+/// For each column of `slice`, what `pick` finds in the first results of `test` there that
+/// has it (None where no run of the column has it).
+pub fn per_column<'a, T: ?Sized>(
+    ds: &'a Dataset,
+    slice: &Slice,
+    test: &str,
+    pick: impl Fn(&'a crate::results::Results) -> Option<&'a T>,
+) -> Vec<Option<&'a T>> {
+    slice
+        .columns
+        .iter()
+        .map(|(_, places)| {
+            ds.entries
+                .iter()
+                .filter(|e| e.test == test && places.contains(&e.place))
+                .filter_map(|e| e.results.as_ref())
+                .find_map(&pick)
+        })
+        .collect()
+}
+
 /// How the dataset is laid out: columns are configurations or targets (or inputs), one slice
 /// per client count; with one configuration, the client counts are the columns.
 pub fn layout(ds: &Dataset) -> Vec<Slice> {

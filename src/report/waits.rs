@@ -3,7 +3,7 @@
 //! can be explained from the same runs.
 
 use super::model::Dataset;
-use super::tables::{Cell, Row, Table, layout, tests};
+use super::tables::{Cell, Row, Table, layout, per_column, tests};
 
 /// Events shown per cell.
 const TOP: usize = 3;
@@ -16,17 +16,11 @@ pub fn tables(ds: &Dataset) -> Vec<Table> {
     for slice in layout(ds) {
         let mut rows = Vec::new();
         for (group, test) in tests(ds) {
-            let profiles: Vec<_> = slice
-                .columns
-                .iter()
-                .map(|(_, places)| {
-                    ds.entries
-                        .iter()
-                        .filter(|e| e.test == test && places.contains(&e.place))
-                        .filter_map(|e| e.results.as_ref()?.waits.as_ref())
-                        .find(|w| w.samples > 0 || w.busy_waits.is_some())
-                })
-                .collect();
+            let profiles = per_column(ds, &slice, &test, |r| {
+                r.waits
+                    .as_ref()
+                    .filter(|w| w.samples > 0 || w.busy_waits.is_some())
+            });
             if profiles.iter().all(Option::is_none) {
                 continue;
             }
