@@ -447,6 +447,22 @@ fn each_statement_kind_is_counted_and_timed_on_mariadb() {
     );
 }
 
+/// Runs the sweep `plan` (TOML) into a directory of `s`, which it returns; the sweep must
+/// succeed.
+fn sweep(s: &Scratch, plan: &str) -> std::path::PathBuf {
+    let file = s.path("plan.toml");
+    std::fs::write(&file, plan).unwrap();
+    let dir = s.path("out");
+    dbsweep()
+        .arg("sweep")
+        .arg(&file)
+        .arg("--output")
+        .arg(&dir)
+        .assert()
+        .success();
+    dir
+}
+
 /// Fails the test, saying why, when perf cannot record every CPU here (scripts/test installs
 /// Debian's linux-perf; a container may forbid perf_event_open).
 fn assert_perf_records() {
@@ -486,9 +502,8 @@ fn frames(path: &std::path::Path) -> usize {
 fn a_profiled_sweep_has_flame_graphs_top_functions_and_a_differential_view() {
     assert_perf_records();
     let s = Scratch::new();
-    let plan = s.path("plan.toml");
-    std::fs::write(
-        &plan,
+    let dir = sweep(
+        &s,
         r#"
 clients = [2]
 tables = 1
@@ -512,16 +527,7 @@ load = true
 workload = "oltp_read_only"
 class = "read"
 "#,
-    )
-    .unwrap();
-    let dir = s.path("out");
-    dbsweep()
-        .arg("sweep")
-        .arg(&plan)
-        .arg("--output")
-        .arg(&dir)
-        .assert()
-        .success();
+    );
     let recs = crate::sweep::records(&dir);
     let mut profiled = 0;
     for (name, r) in &recs {
@@ -691,9 +697,8 @@ fn embedded_sqlite_profiles_dbsweep_itself() {
 #[test]
 fn a_crash_step_times_recovery_checks_tpcc_and_the_sweep_goes_on() {
     let s = Scratch::new();
-    let plan = s.path("plan.toml");
-    std::fs::write(
-        &plan,
+    let dir = sweep(
+        &s,
         r#"
 clients = [2]
 write_time = 3
@@ -718,16 +723,7 @@ crash_after = 1
 workload = "tpcc"
 class = "read"
 "#,
-    )
-    .unwrap();
-    let dir = s.path("out");
-    dbsweep()
-        .arg("sweep")
-        .arg(&plan)
-        .arg("--output")
-        .arg(&dir)
-        .assert()
-        .success();
+    );
     let recs = crate::sweep::records(&dir);
     assert_eq!(recs.len(), 6, "2 cells x 3 steps");
     for (name, r) in &recs {
