@@ -217,11 +217,18 @@ fn script_options_are_read_and_shown_as_sysbench_does() {
     };
     let theirs = outputs(args(Path::new("/usr/bin/sysbench"), &[]));
     let ours = outputs(args(&sb, &[&format!("--target={}", s.target())]));
+    // Each thread's line; sysbench's threads write to stdout at once, so two lines can come
+    // out run together ("...flag truethread 1 ..."): split them again.
     let threads = |text: &str| {
         let mut lines: Vec<String> = text
             .lines()
             .filter(|l| l.starts_with("thread "))
-            .map(String::from)
+            .flat_map(|l| {
+                l.split("thread ")
+                    .filter(|p| !p.is_empty())
+                    .map(|p| format!("thread {p}"))
+                    .collect::<Vec<_>>()
+            })
             .collect();
         lines.sort();
         lines

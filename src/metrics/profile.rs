@@ -367,7 +367,8 @@ fn record(
     Ok(profile)
 }
 
-/// Waits for `child` for up to `bound`; kills it then. None when it had to be killed.
+/// Waits for `child` for up to `bound` (short: perf writes its data within a second of being
+/// told to stop, Ctrl-C or not); kills it then. None when it had to be killed.
 fn wait_bounded(child: &mut Child, bound: Duration) -> Option<std::process::ExitStatus> {
     let deadline = std::time::Instant::now() + bound;
     loop {
@@ -413,9 +414,18 @@ fn fold(perf: &Path, data: &Path, pids: &str) -> Result<String, String> {
             .map(|()| String::from_utf8_lossy(&folded).into_owned());
         let _ = tx.send(r);
     });
-    let folded = match rx.recv_timeout(SCRIPT_BOUND) {
-        Ok(r) => r.map_err(|e| format!("folding perf's samples: {e}")),
-        Err(_) => Err(format!("perf script took more than {SCRIPT_BOUND:?}")),
+    // Bounded, and Ctrl-C ends it (looked at every 100 ms).
+    let deadline = std::time::Instant::now() + SCRIPT_BOUND;
+    let folded = loop {
+        match rx.recv_timeout(Duration::from_millis(100)) {
+            Ok(r) => break r.map_err(|e| format!("folding perf's samples: {e}")),
+            Err(mpsc::RecvTimeoutError::Timeout)
+                if std::time::Instant::now() < deadline && !crate::interrupted() => {}
+            Err(mpsc::RecvTimeoutError::Timeout) if crate::interrupted() => {
+                break Err("interrupted while perf script ran".into());
+            }
+            Err(_) => break Err(format!("perf script took more than {SCRIPT_BOUND:?}")),
+        }
     };
     let _ = child.kill();
     let _ = child.wait();
