@@ -221,16 +221,17 @@ fn perf_program() -> PathBuf {
 /// Whether perf can run here; the reason when it cannot.
 pub fn check_perf() -> Result<(), String> {
     let perf = perf_program();
-    let out = Command::new(&perf)
-        .arg("--version")
-        .stdin(Stdio::null())
-        .output()
-        .map_err(|e| {
-            format!(
-                "cannot run {}: {e} (install perf: Debian's linux-perf; or set DBSWEEP_PERF)",
-                perf.display()
-            )
-        })?;
+    // Bounded: a broken perf wrapper must not hang the run.
+    let out = crate::server::builds::output_within(
+        Command::new(&perf).arg("--version"),
+        Duration::from_secs(10),
+    )
+    .map_err(|e| {
+        format!(
+            "cannot run {}: {e} (install perf: Debian's linux-perf; or set DBSWEEP_PERF)",
+            perf.display()
+        )
+    })?;
     if !out.status.success() {
         return Err(format!(
             "{} --version failed: {}",

@@ -197,11 +197,7 @@ pub fn summary(r: &Results) -> String {
             let _ = writeln!(s, "    {:<36}{:>6.1}%", e.event, e.share * 100.0);
         }
         if let (Some(n), Some(ms)) = (w.row_lock_waits, w.row_lock_ms) {
-            let per_op = if r.events > 0 {
-                n as f64 / r.events as f64
-            } else {
-                0.0
-            };
+            let per_op = per_event(r, n);
             let _ = writeln!(
                 s,
                 "    InnoDB row lock waits: {n} ({per_op:.3} per event), {ms} ms in all"
@@ -258,11 +254,7 @@ pub fn summary(r: &Results) -> String {
     if let Some(w) = &r.waits
         && let (Some(n), Some(ms)) = (w.busy_waits, w.busy_ms)
     {
-        let per_op = if r.events > 0 {
-            n as f64 / r.events as f64
-        } else {
-            0.0
-        };
+        let per_op = per_event(r, n);
         let _ = writeln!(
             s,
             "\nSQLite busy waits (statements that found the database locked): {n} ({per_op:.4} per event), {ms:.1} ms in all"
@@ -275,6 +267,15 @@ pub fn summary(r: &Results) -> String {
         let _ = writeln!(s, "\nInterrupted: the figures cover the run up to Ctrl-C.");
     }
     s
+}
+
+/// `n` per event of the run (0 without events).
+fn per_event(r: &Results, n: u64) -> f64 {
+    if r.events > 0 {
+        n as f64 / r.events as f64
+    } else {
+        0.0
+    }
 }
 
 /// A line per statement kind of the event, as `pgbench -r` gives per command.

@@ -164,7 +164,7 @@ const VERSION_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// Runs `cmd` to its end, or kills it after `limit`: a broken tree's binary must not hang a
 /// listing. (Its output is a line or two: the pipes never fill before it exits.)
-fn output_within(
+pub(crate) fn output_within(
     cmd: &mut Command,
     limit: std::time::Duration,
 ) -> std::io::Result<std::process::Output> {
