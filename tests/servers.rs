@@ -205,12 +205,21 @@ per_server!(unix_socket_targets_run_with_exact_counts, |kind| {
             .assert()
             .success();
         let r = read_json(&out);
-        let got = (
+        let (read, write, other) = (
             u(&r, "/queries/read"),
             u(&r, "/queries/write"),
             u(&r, "/queries/other"),
         );
-        assert_eq!(got, (14 * N, 4 * N, 2 * N), "{kind:?} --ps-mode {ps}");
+        // Every event's 20 statements, exactly. As sysbench counts, a DML that changed no row
+        // is "other": two clients' delete/insert pairs on one id can make a DELETE find its row
+        // gone (PostgreSQL re-checks it after the other's commit), so the 4 writes and 2
+        // others of an event may trade places.
+        assert_eq!(read, 14 * N, "{kind:?} --ps-mode {ps}");
+        assert_eq!(write + other, 6 * N, "{kind:?} --ps-mode {ps}");
+        assert!(
+            other >= 2 * N && write >= 4 * N - N / 10,
+            "{kind:?} --ps-mode {ps}: {write} writes, {other} others"
+        );
     }
 });
 
