@@ -49,6 +49,9 @@ pub enum Command {
     Compare(CompareOpts),
     /// Export a run's latency histogram as an HDR histogram log
     Hdr(HdrOpts),
+    /// Combine the results files of client hosts that ran at once (--start-at) into one:
+    /// histograms added, counters summed, intervals aligned by wall-clock second
+    Merge(MergeOpts),
     /// List the built-in workloads
     Workloads,
     /// List the server builds a managed target can start, and what each shorthand picks
@@ -151,6 +154,16 @@ pub struct HdrOpts {
     pub output: Option<PathBuf>,
 }
 
+#[derive(Debug, Args)]
+pub struct MergeOpts {
+    /// The client hosts' results files (two or more)
+    #[arg(required = true)]
+    pub inputs: Vec<PathBuf>,
+    /// The merged results file to write
+    #[arg(long, required = true)]
+    pub output: PathBuf,
+}
+
 /// Client counts, as `--clients 1,4,16` gives them.
 #[derive(Clone, Debug)]
 pub struct ClientList(pub Vec<u32>);
@@ -239,6 +252,89 @@ fn parse_bool(s: &str) -> Result<bool, String> {
     }
 }
 
+/// A wall-clock instant, in seconds since the Unix epoch.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct StartAt(pub f64);
+
+/// `--start-at`: seconds since the Unix epoch, or an RFC 3339 date and time with its offset
+/// (`2026-11-23T07:00:00Z`, `2026-11-23 08:00:00.5+01:00`).
+pub fn parse_start_at(s: &str) -> Result<StartAt, String> {
+    let bad = || {
+        format!(
+            "'{s}' is not a time: give seconds since the Unix epoch or an RFC 3339 time such as 2026-11-23T07:00:00Z"
+        )
+    };
+    if let Ok(secs) = s.parse::<f64>() {
+        return (secs.is_finite() && secs > 0.0)
+            .then_some(StartAt(secs))
+            .ok_or_else(bad);
+    }
+    let b = s.as_bytes();
+    let num = |r: std::ops::Range<usize>| -> Option<i64> {
+        let t = s.get(r)?;
+        t.bytes()
+            .all(|c| c.is_ascii_digit())
+            .then(|| t.parse().ok())?
+    };
+    if b.len() < 20 || b[4] != b'-' || b[7] != b'-' || !matches!(b[10], b'T' | b't' | b' ') {
+        return Err(bad());
+    }
+    if b[13] != b':' || b[16] != b':' {
+        return Err(bad());
+    }
+    let (y, mo, d) = (num(0..4), num(5..7), num(8..10));
+    let (h, mi, sec) = (num(11..13), num(14..16), num(17..19));
+    let (Some(y), Some(mo), Some(d), Some(h), Some(mi), Some(sec)) = (y, mo, d, h, mi, sec) else {
+        return Err(bad());
+    };
+    if !(1..=12).contains(&mo) || !(1..=31).contains(&d) || h > 23 || mi > 59 || sec > 60 {
+        return Err(bad());
+    }
+    let mut rest = &s[19..];
+    let mut frac = 0.0;
+    if let Some(r) = rest.strip_prefix('.') {
+        let digits = r.bytes().take_while(u8::is_ascii_digit).count();
+        if digits == 0 {
+            return Err(bad());
+        }
+        frac = format!("0.{}", &r[..digits]).parse().map_err(|_| bad())?;
+        rest = &r[digits..];
+    }
+    let offset = match rest {
+        "Z" | "z" => 0,
+        _ => {
+            let rb = rest.as_bytes();
+            if rb.len() != 6 || !matches!(rb[0], b'+' | b'-') || rb[3] != b':' {
+                return Err(bad());
+            }
+            let (Some(oh), Some(om)) = (
+                rest.get(1..3).and_then(|t| t.parse::<i64>().ok()),
+                rest.get(4..6).and_then(|t| t.parse::<i64>().ok()),
+            ) else {
+                return Err(bad());
+            };
+            let o = oh * 3600 + om * 60;
+            if rb[0] == b'-' { -o } else { o }
+        }
+    };
+    // Days from 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's civil algorithm).
+    let (yy, mm) = if mo <= 2 {
+        (y - 1, mo + 9)
+    } else {
+        (y, mo - 3)
+    };
+    let era = yy.div_euclid(400);
+    let yoe = yy - era * 400;
+    let doy = (153 * mm + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    let secs = days * 86_400 + h * 3600 + mi * 60 + sec - offset;
+    if secs <= 0 {
+        return Err(bad());
+    }
+    Ok(StartAt(secs as f64 + frac))
+}
+
 /// Where a command works: a database URL, or a managed server and its settings.
 #[derive(Debug, Args)]
 pub struct DbArgs {
@@ -309,6 +405,17 @@ pub struct RunArgs {
     /// Samples per second of --profile
     #[arg(long, default_value_t = crate::metrics::profile::DEFAULT_HZ, value_name = "HZ")]
     pub profile_hz: u32,
+    /// run: the database host's Prometheus node_exporter (http://HOST:9100/metrics), scraped
+    /// every second for the server host's CPU, context switches, disk and network per operation
+    #[arg(long, value_name = "URL")]
+    pub server_metrics: Option<String>,
+    /// run: the disk of --server-metrics to report (default: the busiest in the step)
+    #[arg(long, value_name = "NAME")]
+    pub server_device: Option<String>,
+    /// run: the network link's speed in Mbit/s, where the system does not tell it (a veth, a
+    /// virtual NIC), for the network's utilisation and its demand in the queueing bounds
+    #[arg(long, value_name = "MBIT")]
+    pub link_speed: Option<f64>,
     /// Process id of an external server on this host, for its CPU and memory figures
     #[arg(long)]
     pub server_pid: Option<u32>,
@@ -343,6 +450,18 @@ pub struct RunArgs {
     /// run: write the results file (JSON) here
     #[arg(long)]
     pub output: Option<PathBuf>,
+    /// run: begin the measured part at this wall-clock instant (RFC 3339, such as
+    /// 2026-11-23T07:00:00Z, or seconds since the Unix epoch), so that several client hosts
+    /// measure the same seconds; the clients connect and warm up before it
+    #[arg(long, value_parser = parse_start_at, value_name = "TIME")]
+    pub start_at: Option<StartAt>,
+    /// run: how late this host may be for --start-at (its clock behind the others', or a slow
+    /// start) before it refuses to run
+    #[arg(long, default_value_t = 1.0, value_name = "SECONDS")]
+    pub start_tolerance: f64,
+    /// run: this client host's name in the results, for `dbsweep merge`
+    #[arg(long, value_name = "NAME")]
+    pub client_id: Option<String>,
     /// run: prepare the tables first
     #[arg(long)]
     pub prepare: bool,
@@ -538,6 +657,38 @@ mod tests {
         );
         let out = normalise_args(["--output=x_y.json".to_string()]);
         assert_eq!(out, ["--output=x_y.json"]);
+    }
+
+    #[test]
+    fn start_times_read_as_epoch_seconds_or_rfc3339() {
+        // `date -u -d 2026-11-23T07:00:00Z +%s` = 1795417200.
+        let t = 1_795_417_200.0;
+        assert_eq!(parse_start_at("1795417200"), Ok(StartAt(t)));
+        assert_eq!(parse_start_at("2026-11-23T07:00:00Z"), Ok(StartAt(t)));
+        assert_eq!(parse_start_at("2026-11-23 08:00:00+01:00"), Ok(StartAt(t)));
+        assert_eq!(parse_start_at("2026-11-23T06:30:00-00:30"), Ok(StartAt(t)));
+        assert_eq!(
+            parse_start_at("2026-11-23T07:00:00.25Z"),
+            Ok(StartAt(t + 0.25))
+        );
+        assert_eq!(
+            parse_start_at("2000-02-29T00:00:00Z"),
+            Ok(StartAt(951_782_400.0))
+        );
+        for bad in [
+            "",
+            "now",
+            "-5",
+            "NaN",
+            "2026-11-23T07:00:00",
+            "2026-13-01T00:00:00Z",
+            "2026-11-23T07:00:00.Z",
+            "2026-11-23T07:00:00+1:00",
+            "2026-11-23T07:0a:00Z",
+            "1969-01-01T00:00:00Z",
+        ] {
+            assert!(parse_start_at(bad).is_err(), "{bad:?} parsed");
+        }
     }
 
     #[test]

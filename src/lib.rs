@@ -208,6 +208,28 @@ pub fn run(cli: Cli) -> Result<Outcome, Error> {
                 Outcome::Done
             })
         }
+        Command::Merge(o) => {
+            let files = o
+                .inputs
+                .iter()
+                .map(|p| Ok((p.display().to_string(), Results::read(p)?)))
+                .collect::<Result<Vec<_>, Error>>()?;
+            let out = ResultsFile::create(&o.output)?;
+            let (merged, warnings) = results::merge::merge(&files).map_err(Error::Usage)?;
+            for w in warnings {
+                eprintln!("warning: {w}");
+            }
+            out.commit(&merged)?;
+            eprintln!(
+                "merged {} parts: {} events, {:.2} tps, p99 {:.3} ms; written to {}",
+                files.len(),
+                merged.events,
+                merged.tps,
+                merged.latency_ms.p99,
+                o.output.display()
+            );
+            Ok(Outcome::Done)
+        }
         Command::Hdr(o) => {
             let log = report::hdr_log(&o.input)?;
             match &o.output {
@@ -313,6 +335,9 @@ impl Db {
                 Box::new(move || server::process_tree(pid)) as Box<dyn Fn() -> Vec<u32> + Send>
             }),
             device: data.as_deref().and_then(hw::device_of),
+            net_device: metrics::net::endpoint_of(&url)
+                .and_then(|(host, port)| metrics::net::device_towards(&host, port)),
+            link_mbit: None,
         }
     }
 
@@ -524,6 +549,16 @@ pub(crate) fn measure(
 ) -> Result<Results, Error> {
     let target = db.target.as_ref();
     let url = target.display_url();
+    if let Some(at) = plan.runner.start_at {
+        let late = runner::epoch_now() - at;
+        if late > plan.start_tolerance {
+            return Err(Error::Usage(format!(
+                "--start-at {}: that instant passed {late:.1} s ago by this host's clock, more than --start-tolerance allows ({} s): give a later time, or set this host's clock right (NTP)",
+                results::utc_datetime(at as u64),
+                plan.start_tolerance
+            )));
+        }
+    }
     let mut conn = target.connect().map_err(|e| usage_if_missing(&url, e))?;
     workload.check_ready(conn.as_mut(), &plan.workload_opts, &url)?;
     let version = target
@@ -543,11 +578,19 @@ pub(crate) fn measure(
     let started_at = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());
-    let warmup = Duration::from_secs_f64(plan.runner.warmup);
+    // The samplers start measuring where the warm-up ends: after it, or at --start-at.
+    let warmup = Duration::from_secs_f64(match plan.runner.start_at {
+        Some(at) => (at - runner::epoch_now()).max(0.0),
+        None => plan.runner.warmup,
+    });
     let probe = metrics::dbstats::Probe::start(target, warmup).map_err(|e| Error::db(&url, e))?;
-    let sampler = plan
-        .hw_sample
-        .then(|| Sampler::start(db.hw_subject(), warmup));
+    let sampler = plan.hw_sample.then(|| {
+        let subject = Subject {
+            link_mbit: plan.link_mbit,
+            ..db.hw_subject()
+        };
+        Sampler::start(subject, warmup)
+    });
     let waits = metrics::waits::WaitSampler::start(target, warmup, plan.wait_sample_hz)
         .map_err(|e| Error::db(&url, e))?;
     let profiler = plan
@@ -559,11 +602,19 @@ pub(crate) fn measure(
                 None
             }
         });
+    let node = plan
+        .server_metrics
+        .as_deref()
+        .map(|url| metrics::node::NodeScraper::start(url, warmup));
     let outcome = runner::run(target, workload, &plan.runner, stop, on_interval);
     let waits = waits.map(metrics::waits::WaitSampler::finish);
     let profile = profiler.map(metrics::profile::Profiler::finish);
     let events = outcome.as_ref().map_or(0, |o| o.total.counters.events);
     let hw = sampler.and_then(|s| s.finish(events));
+    let server_host = node.map(|n| n.finish(events, plan.server_device.as_deref(), plan.link_mbit));
+    if let Some(note) = server_host.as_ref().and_then(|h| h.note.as_ref()) {
+        say(&format!("warning: --server-metrics: {note}"));
+    }
     let outcome = outcome?;
     let server_stats = probe.finish(outcome.cache_counters, events);
     let info = TargetInfo {
@@ -573,8 +624,17 @@ pub(crate) fn measure(
         settings,
         tls,
     };
+    if let Some(at) = plan.runner.start_at {
+        let late = outcome.measured_from - at;
+        if late > plan.start_tolerance {
+            say(&format!(
+                "warning: --start-at: the measured part began {late:.1} s late (the clients took that long to connect): merged with other hosts' results, its first seconds are not theirs"
+            ));
+        }
+    }
     let mut results = build_results(plan, info, started_at, prepared, outcome);
     results.hw = hw;
+    results.server_host = server_host;
     results.server = db.server_info();
     match profile {
         Some(Ok(p)) => {
@@ -658,6 +718,11 @@ fn build_results(
     Results {
         tpcc,
         statements,
+        client_id: plan.client_id.clone(),
+        measured_from: Some(o.measured_from),
+        host: results::HostId::this(),
+        server_host: None,
+        parts: Vec::new(),
         schema_version: results::SCHEMA_VERSION,
         tool: Tool::this(),
         workload: plan.workload.clone(),

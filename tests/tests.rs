@@ -9,6 +9,7 @@ mod dropin;
 mod interrupt;
 mod lua;
 mod mock;
+mod remote;
 mod report;
 mod results_file;
 mod servers;

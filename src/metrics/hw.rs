@@ -212,6 +212,8 @@ struct Reading {
     /// (read, written) bytes of the client and of the server's live processes.
     client_io: Option<(u64, u64)>,
     server_io: Option<(u64, u64)>,
+    /// (received, sent) bytes of the interface towards the database.
+    net: Option<(u64, u64)>,
 }
 
 /// What to sample: the server's processes (a function, since they come and go) and the
@@ -219,6 +221,10 @@ struct Reading {
 pub struct Subject {
     pub server_pids: Option<Box<dyn Fn() -> Vec<u32> + Send>>,
     pub device: Option<String>,
+    /// The network interface that carries the connection to the database, and its speed in
+    /// Mbit/s when sysfs does not know it (`--link-speed`).
+    pub net_device: Option<String>,
+    pub link_mbit: Option<f64>,
 }
 
 fn read(subject: &Subject) -> Option<Reading> {
@@ -264,7 +270,12 @@ fn read(subject: &Subject) -> Option<Reading> {
         .device
         .as_deref()
         .and_then(|d| parse_diskstats(&fs::read_to_string("/proc/diskstats").ok()?, d));
+    let net = subject
+        .net_device
+        .as_deref()
+        .and_then(super::net::read_device);
     Some(Reading {
+        net,
         at: Instant::now(),
         machine,
         client_ticks: client_cpu.user + client_cpu.system,
@@ -319,6 +330,10 @@ pub struct HwFigures {
     /// each sample); absent where the kernel has no cpufreq (most virtual machines).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpu_mhz: Option<MhzRange>,
+    /// The client's network interface towards the database: bytes per operation and how busy
+    /// its link was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub net: Option<super::net::NetFigures>,
 }
 
 /// The least, greatest and mean frequency any CPU had at the sampler's readings, in MHz.
@@ -510,6 +525,7 @@ fn figures(
         },
         series: Vec::new(),
         cpu_mhz: None,
+        net: None,
     }
 }
 
@@ -588,6 +604,8 @@ pub struct Sampler {
     stop: mpsc::Sender<()>,
     handle: JoinHandle<Sampled>,
     device: Option<String>,
+    net_device: Option<String>,
+    link_mbit: Option<f64>,
 }
 
 impl Sampler {
@@ -595,6 +613,7 @@ impl Sampler {
     pub fn start(subject: Subject, delay: Duration) -> Sampler {
         let (stop, stopped) = mpsc::channel::<()>();
         let device = subject.device.clone();
+        let (net_device, link_mbit) = (subject.net_device.clone(), subject.link_mbit);
         let handle = std::thread::spawn(move || {
             if stopped.recv_timeout(delay).is_ok() {
                 return (None, None, Vec::new(), None);
@@ -626,6 +645,8 @@ impl Sampler {
             stop,
             handle,
             device,
+            net_device,
+            link_mbit,
         }
     }
 
@@ -633,9 +654,25 @@ impl Sampler {
     pub fn finish(self, ops: u64) -> Option<HwFigures> {
         let _ = self.stop.send(());
         let (first, last, series, mhz) = self.handle.join().ok()?;
-        let mut f = figures(&first?, &last?, ops, self.device, ticks_per_second());
+        let (first, last) = (first?, last?);
+        let mut f = figures(&first, &last, ops, self.device, ticks_per_second());
         f.series = series;
         f.cpu_mhz = mhz;
+        if let (Some(dev), Some(a), Some(b)) = (&self.net_device, first.net, last.net) {
+            let link = super::net::sysfs_speed(dev)
+                .map(|m| (m, "sysfs"))
+                .or(self.link_mbit.map(|m| (m, "--link-speed")));
+            f.net = super::net::NetFigures::of(
+                dev,
+                (
+                    b.0.saturating_sub(a.0) as f64,
+                    b.1.saturating_sub(a.1) as f64,
+                ),
+                last.at.duration_since(first.at).as_secs_f64(),
+                ops as f64,
+                link,
+            );
+        }
         Some(f)
     }
 }
@@ -765,6 +802,7 @@ mod tests {
             server_cs: Some(10),
             client_io: Some((0, 0)),
             server_io: Some((1024, 2048)),
+            net: None,
         };
         let b = Reading {
             at: t0 + Duration::from_secs(2),
@@ -797,6 +835,7 @@ mod tests {
             server_cs: Some(2010),
             client_io: Some((4096, 0)),
             server_io: Some((1024, 2048 + 10240)),
+            net: None,
         };
         let f = figures(&a, &b, 1000, Some("vda".into()), 100.0);
         // 50 client ticks = 0.5 s = 500,000 us over 1000 ops.

@@ -5,6 +5,8 @@
 pub mod dbstats;
 pub mod hw;
 pub mod innodb;
+pub mod net;
+pub mod node;
 pub mod profile;
 pub mod waits;
 

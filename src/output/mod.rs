@@ -94,6 +94,68 @@ pub fn interval_line(iv: &Interval) -> String {
 }
 
 /// The final report: sysbench's sections, with every percentile.
+/// The server host's figures from node_exporter, and the client's network, per event.
+fn network_summary(s: &mut String, r: &Results) {
+    let net_line = |n: &crate::metrics::net::NetFigures| {
+        let link = match (n.busy_pct, n.link_mbit, &n.link_source) {
+            (Some(b), Some(m), Some(src)) => format!("; {b:.2}% of {m:.0} Mbit/s ({src})"),
+            _ => "; link speed unknown (--link-speed)".into(),
+        };
+        format!(
+            "{}: {:.3} KB in, {:.3} KB out per event{link}",
+            n.device, n.rx_kb_per_o, n.tx_kb_per_o
+        )
+    };
+    if let Some(h) = &r.server_host {
+        let _ = writeln!(
+            s,
+            "\nServer host (host-level: every process of the machine; node_exporter {}, {} scrapes):",
+            h.source, h.scrapes
+        );
+        let opt = |v: Option<f64>, digits: usize| {
+            v.map_or_else(|| "-".to_string(), |x| format!("{x:.digits$}"))
+        };
+        if h.cpu_us_per_op.is_some() {
+            let _ = writeln!(
+                s,
+                "    CPU per event:                       {} us (user {}%, system {}%, iowait {}% of {} CPUs)",
+                opt(h.cpu_us_per_op, 1),
+                opt(h.cpu_user_pct, 1),
+                opt(h.cpu_system_pct, 1),
+                opt(h.cpu_iowait_pct, 1),
+                h.cpus.unwrap_or(0)
+            );
+        }
+        if h.cs_per_o.is_some() {
+            let _ = writeln!(
+                s,
+                "    context switches per event:          {}",
+                opt(h.cs_per_o, 2)
+            );
+        }
+        if let Some(d) = &h.device {
+            let _ = writeln!(
+                s,
+                "    disk {d}: {} reads, {} writes, {} KB read, {} KB written per event; busy {}%",
+                opt(h.r_per_o, 3),
+                opt(h.w_per_o, 3),
+                opt(h.rkb_per_o, 2),
+                opt(h.wkb_per_o, 2),
+                opt(h.device_busy_pct, 1)
+            );
+        }
+        if let Some(n) = &h.net {
+            let _ = writeln!(s, "    network {}", net_line(n));
+        }
+        if let Some(note) = &h.note {
+            let _ = writeln!(s, "    note: {note}");
+        }
+    }
+    if let Some(n) = r.hw.as_ref().and_then(|h| h.net.as_ref()) {
+        let _ = writeln!(s, "\nClient network {}", net_line(n));
+    }
+}
+
 pub fn summary(r: &Results) -> String {
     let mut s = String::new();
     let per_s = |n: f64| if r.time_s > 0.0 { n / r.time_s } else { 0.0 };
@@ -187,6 +249,7 @@ pub fn summary(r: &Results) -> String {
     if !r.statements.is_empty() {
         statements_summary(&mut s, &r.statements);
     }
+    network_summary(&mut s, r);
     if let Some(w) = r.waits.as_ref().filter(|w| w.samples > 0) {
         let _ = writeln!(
             s,

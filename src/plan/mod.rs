@@ -37,6 +37,16 @@ pub struct RunPlan {
     pub wait_sample_hz: f64,
     /// `--profile`: perf's samples per second, or None for no profile.
     pub profile: Option<u32>,
+    /// `--client-id`: this client host's name in the results.
+    pub client_id: Option<String>,
+    /// `--start-tolerance`: how late for `--start-at` a run may begin.
+    pub start_tolerance: f64,
+    /// `--server-metrics`: the database host's node_exporter, and `--server-device`, the disk
+    /// to report from it.
+    pub server_metrics: Option<String>,
+    pub server_device: Option<String>,
+    /// `--link-speed`: Mbit/s of links whose speed the system does not tell.
+    pub link_mbit: Option<f64>,
 }
 
 /// What the results file stores as `options`.
@@ -73,6 +83,26 @@ fn check_non_negative(option: &str, v: f64) -> Result<(), Error> {
             format!("{v} must be a number from 0 to {MAX_SECONDS} (a year of seconds)"),
         ))
     }
+}
+
+/// A node_exporter endpoint: an http or https URL with a host.
+pub fn check_metrics_url(url: &str) -> Result<(), String> {
+    let rest = url
+        .strip_prefix("http://")
+        .or_else(|| url.strip_prefix("https://"))
+        .ok_or_else(|| {
+            format!(
+                "'{}' is not an http:// or https:// URL (node_exporter's is http://HOST:9100/metrics)",
+                crate::target::redact_url(url)
+            )
+        })?;
+    if rest.is_empty() || rest.starts_with('/') || url.chars().any(char::is_whitespace) {
+        return Err(format!(
+            "'{}' has no host (node_exporter's is http://HOST:9100/metrics)",
+            crate::target::redact_url(url)
+        ));
+    }
+    Ok(())
 }
 
 /// The managed server that `--server` and its options ask for, if any.
@@ -207,6 +237,32 @@ impl RunPlan {
                 return Err(bad(name, format!("{v} must be between 1 and {MAX_LIST}")));
             }
         }
+        check_non_negative("start-tolerance", o.start_tolerance)?;
+        if let Some(url) = &o.server_metrics {
+            check_metrics_url(url).map_err(|e| bad("server-metrics", e))?;
+        }
+        if let Some(m) = o.link_speed
+            && !(m.is_finite() && m > 0.0 && m <= 1e7)
+        {
+            return Err(bad(
+                "link-speed",
+                format!("{m} must be a link's speed in Mbit/s, above 0 and at most 10000000"),
+            ));
+        }
+        if let Some(id) = &o.client_id
+            && (id.is_empty()
+                || id.len() > 64
+                || !id
+                    .chars()
+                    .all(|c| c.is_alphanumeric() || matches!(c, '-' | '_' | '.' | '@')))
+        {
+            return Err(bad(
+                "client-id",
+                format!(
+                    "'{id}' must be 1 to 64 letters, digits, '-', '_', '.' or '@' (a host's name)"
+                ),
+            ));
+        }
         if o.warehouses == 0 {
             return Err(bad("warehouses", "must be at least 1"));
         }
@@ -272,6 +328,7 @@ impl RunPlan {
             reconnect_timeout: o.reconnect_timeout,
             rand_seed: seed,
             percentile: 95.0,
+            start_at: o.start_at.map(|t| t.0),
         };
         let server = server_spec(&o.db)?;
         Ok(RunPlan {
@@ -288,6 +345,11 @@ impl RunPlan {
             hw_sample: o.hw_sample,
             wait_sample_hz: o.wait_sample_hz,
             profile: o.profile.then_some(o.profile_hz),
+            client_id: o.client_id.clone(),
+            start_tolerance: o.start_tolerance,
+            server_metrics: o.server_metrics.clone(),
+            server_device: o.server_device.clone(),
+            link_mbit: o.link_speed,
         })
     }
 

@@ -137,6 +137,9 @@ pub struct TargetDef {
     /// verify-ca; a URL target says its TLS in its URL (`sslmode=`).
     #[serde(default)]
     pub tls: bool,
+    /// The database host's Prometheus node_exporter (`http://HOST:9100/metrics`): every
+    /// step on this target gets the server host's CPU, disk and network from it.
+    pub metrics: Option<String>,
 }
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
@@ -226,6 +229,8 @@ pub struct SweepTarget {
     pub build: Option<Build>,
     /// The target's own server settings (the configuration's come after them).
     pub settings: Vec<(String, String)>,
+    /// The database host's node_exporter (`metrics = "..."`).
+    pub metrics: Option<String>,
 }
 
 impl SweepTarget {
@@ -691,6 +696,7 @@ fn apply(file: &mut PlanFile, o: &Overrides) {
         socket: o.server_socket,
         datadir_in: None,
         tls: false,
+        metrics: None,
     };
     let targets: Vec<TargetDef> = match &o.target {
         _ if !o.server.is_empty() => o.server.iter().map(managed).collect(),
@@ -703,6 +709,7 @@ fn apply(file: &mut PlanFile, o: &Overrides) {
             socket: false,
             datadir_in: None,
             tls: false,
+            metrics: None,
         }],
         None => Vec::new(),
     };
@@ -1046,6 +1053,10 @@ fn validate(src: &Source, file: PlanFile) -> Result<Sweep, Error> {
                 })?;
             }
         }
+        if let Some(url) = &def.metrics {
+            crate::plan::check_metrics_url(url)
+                .map_err(|e| src.error(span.clone(), format!("metrics: {e}")))?;
+        }
         targets.push(SweepTarget {
             name,
             spec,
@@ -1054,6 +1065,7 @@ fn validate(src: &Source, file: PlanFile) -> Result<Sweep, Error> {
             tls: def.tls,
             build,
             settings: target_settings,
+            metrics: def.metrics.clone(),
         });
     }
     if targets.is_empty() {
@@ -1065,6 +1077,7 @@ fn validate(src: &Source, file: PlanFile) -> Result<Sweep, Error> {
             tls: false,
             build: None,
             settings: Vec::new(),
+            metrics: None,
         });
     }
 

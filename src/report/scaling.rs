@@ -51,12 +51,20 @@ pub fn tables(ds: &Dataset) -> Vec<Table> {
             better: None,
             id: "queueing".into(),
             title: format!("Queueing model of {name}: service demands per transaction"),
-            columns: ["D cpu ms", "D disk ms", "D ms", "bottleneck", "N_sat", "demands from"]
-                .map(String::from)
-                .to_vec(),
+            columns: [
+                "D cpu ms",
+                "D disk ms",
+                "D net ms",
+                "D ms",
+                "bottleneck",
+                "N_sat",
+                "demands from",
+            ]
+            .map(String::from)
+            .to_vec(),
             under: Vec::new(),
             rows: Vec::new(),
-            notes: vec!["D cpu = machine CPU busy per transaction over the machine's cores; D disk = device busy time per transaction".into()],
+            notes: vec!["D cpu = machine CPU busy per transaction over the machine's cores (the server host's, from node_exporter, when the run had --server-metrics); D disk = device busy time per transaction; D net = the link's busy time per transaction (the busier direction's bytes over its speed; the server host's interface when known, else the client's); the bottleneck is the device with the largest demand per server (Dmax)".into()],
         };
         for (group, test) in tests(ds) {
             if group == Group::Load {
@@ -81,12 +89,9 @@ pub fn tables(ds: &Dataset) -> Vec<Table> {
             let model = bound.as_ref().map(|b| b.model.clone());
             if let Some(b) = &bound {
                 let m = &b.model;
-                let device = |name: &str| {
+                let device = |pick: fn(&Demands) -> Option<f64>| {
                     runs.iter()
-                        .filter_map(|e| {
-                            let (cpu, disk, _) = demands(e);
-                            if name == "cpu" { cpu } else { disk }
-                        })
+                        .filter_map(|e| pick(&demands(e)))
                         .min_by(f64::total_cmp)
                 };
                 model_table.rows.push(Row {
@@ -94,8 +99,9 @@ pub fn tables(ds: &Dataset) -> Vec<Table> {
                     label: test.clone(),
                     summary: false,
                     cells: vec![
-                        device("cpu").map_or(Cell::Missing, |d| Cell::Num(d * 1e3)),
-                        device("disk").map_or(Cell::Missing, |d| Cell::Num(d * 1e3)),
+                        device(|d| d.cpu).map_or(Cell::Missing, |d| Cell::Num(d * 1e3)),
+                        device(|d| d.disk).map_or(Cell::Missing, |d| Cell::Num(d * 1e3)),
+                        device(|d| d.net).map_or(Cell::Missing, |d| Cell::Num(d * 1e3)),
                         Cell::Num(m.d * 1e3),
                         Cell::Text(m.bottleneck.into()),
                         Cell::Num(m.n_sat()),
@@ -148,20 +154,47 @@ pub fn tables(ds: &Dataset) -> Vec<Table> {
     out
 }
 
-/// (CPU demand over all cores, disk demand) in seconds per transaction, and the core count.
-fn demands(e: &Entry) -> (Option<f64>, Option<f64>, f64) {
+/// Service demands of one run in seconds per transaction, and the CPU's cores.
+struct Demands {
+    /// CPU busy over all cores.
+    cpu: Option<f64>,
+    disk: Option<f64>,
+    net: Option<f64>,
+    cores: f64,
+}
+
+/// A run's demands: the server host's (node_exporter) where the run has them, since that is
+/// where the database's work is; else this machine's (the sampler's).
+fn demands(e: &Entry) -> Demands {
+    let none = Demands {
+        cpu: None,
+        disk: None,
+        net: None,
+        cores: 1.0,
+    };
     let Some(r) = &e.results else {
-        return (None, None, 1.0);
+        return none;
     };
-    let Some(hw) = &r.hw else {
-        return (None, None, 1.0);
+    let busy = |pct: Option<f64>| pct.filter(|_| r.tps > 0.0).map(|p| p / 100.0 / r.tps);
+    let hw = r.hw.as_ref();
+    let local_net = hw.and_then(|h| h.net.as_ref()?.demand_s(r.tps));
+    if let Some(h) = r.server_host.as_ref().filter(|h| h.cpu_us_per_op.is_some()) {
+        return Demands {
+            cpu: h.cpu_us_per_op.map(|us| us / 1e6),
+            disk: busy(h.device_busy_pct),
+            net: h.net.as_ref().and_then(|n| n.demand_s(r.tps)).or(local_net),
+            cores: h.cpus.unwrap_or(1).max(1) as f64,
+        };
+    }
+    let Some(hw) = hw else {
+        return none;
     };
-    let cpu = hw.cpu_us_per_op.machine.map(|us| us / 1e6);
-    let disk = hw
-        .device_busy_pct
-        .filter(|_| r.tps > 0.0)
-        .map(|pct| pct / 100.0 / r.tps);
-    (cpu, disk, hw.cpus.max(1) as f64)
+    Demands {
+        cpu: hw.cpu_us_per_op.machine.map(|us| us / 1e6),
+        disk: busy(hw.device_busy_pct),
+        net: local_net,
+        cores: hw.cpus.max(1) as f64,
+    }
 }
 
 /// A queueing model of one test on one configuration, and where its demands came from.
@@ -182,9 +215,10 @@ pub fn bound_of(runs: &[&Entry]) -> Option<Bound> {
             .filter_map(|e| pick(e).map(|d| (d, e.place.clients)))
             .min_by(|a, b| a.0.total_cmp(&b.0))
     };
-    let cpu = least(|e| demands(e).0);
-    let disk = least(|e| demands(e).1);
-    let cores = runs.first().map_or(1.0, |e| demands(e).2);
+    let cpu = least(|e| demands(e).cpu);
+    let disk = least(|e| demands(e).disk);
+    let net = least(|e| demands(e).net);
+    let cores = runs.first().map_or(1.0, |e| demands(e).cores);
     let mut devices = Vec::new();
     let mut from = Vec::new();
     if let Some((d, n)) = cpu {
@@ -202,6 +236,14 @@ pub fn bound_of(runs: &[&Entry]) -> Option<Bound> {
             capacity: 1.0,
         });
         from.push(format!("disk at {n} clients"));
+    }
+    if let Some((d, n)) = net {
+        devices.push(Device {
+            name: "network",
+            demand: d,
+            capacity: 1.0,
+        });
+        from.push(format!("network at {n} clients"));
     }
     let mut model = Model::new(&devices, 0.0)?;
     // The demand on a transaction's path cannot exceed its least mean response time: the

@@ -479,7 +479,7 @@ fn metric_tables(
 /// The hardware and server-counter metrics, per operation.
 type Metric = (&'static str, &'static str, fn(&Entry) -> Option<f64>);
 
-const HW_METRICS: [Metric; 11] = [
+const HW_METRICS: [Metric; 18] = [
     ("cpu_us_per_op.client", "client CPU us/op", |e| {
         e.hw()?.cpu_us_per_op.client
     }),
@@ -515,6 +515,44 @@ const HW_METRICS: [Metric; 11] = [
     ("server.log_bytes_per_op", "log bytes/op (WAL, redo)", |e| {
         e.results.as_ref()?.server_stats.as_ref()?.log_bytes_per_op
     }),
+    (
+        "net.rx_kb_per_o",
+        "network KB in/op (client's interface)",
+        |e| Some(e.hw()?.net.as_ref()?.rx_kb_per_o),
+    ),
+    (
+        "net.tx_kb_per_o",
+        "network KB out/op (client's interface)",
+        |e| Some(e.hw()?.net.as_ref()?.tx_kb_per_o),
+    ),
+    (
+        "server_host.cpu_us_per_op",
+        "server host CPU us/op (node_exporter; host-level)",
+        |e| e.results.as_ref()?.server_host.as_ref()?.cpu_us_per_op,
+    ),
+    (
+        "server_host.cs_per_o",
+        "server host cs/o (node_exporter)",
+        |e| e.results.as_ref()?.server_host.as_ref()?.cs_per_o,
+    ),
+    (
+        "server_host.rkb_per_o",
+        "server host rKB/o (node_exporter)",
+        |e| e.results.as_ref()?.server_host.as_ref()?.rkb_per_o,
+    ),
+    (
+        "server_host.wkb_per_o",
+        "server host wKB/o (node_exporter)",
+        |e| e.results.as_ref()?.server_host.as_ref()?.wkb_per_o,
+    ),
+    (
+        "server_host.net_kb_per_o",
+        "server host network KB/op, in + out (node_exporter)",
+        |e| {
+            let n = e.results.as_ref()?.server_host.as_ref()?.net.as_ref()?;
+            Some(n.rx_kb_per_o + n.tx_kb_per_o)
+        },
+    ),
 ];
 
 /// A managed server's CPU per op that the machine's contradicts: on one machine, what the

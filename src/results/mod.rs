@@ -12,6 +12,8 @@ use hdrhistogram::Histogram;
 use hdrhistogram::serialization::{Deserializer, Serializer, V2DeflateSerializer};
 use serde::{Deserialize, Serialize};
 
+pub mod merge;
+
 use crate::error::Error;
 use crate::runner::Interval;
 use crate::workload::tables::LoadReport;
@@ -75,6 +77,42 @@ pub struct Results {
     pub interrupted: bool,
     /// Why the run stopped early, if it did.
     pub error: Option<String>,
+    /// `--client-id`: the client host's name, for merging.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_id: Option<String>,
+    /// When the measured part began, in seconds since the Unix epoch (the client host's
+    /// clock); intervals end at `measured_from + t`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub measured_from: Option<f64>,
+    /// The machine the client ran on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<HostId>,
+    /// The database host's CPU, disk and network from node_exporter (`--server-metrics`):
+    /// host-level figures, per operation as the local sampler's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_host: Option<crate::metrics::node::HostFigures>,
+    /// A merged file (`dbsweep merge`): each client host's own figures.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub parts: Vec<merge::Part>,
+}
+
+/// Which machine a client ran on: its host name and the kernel's boot id, which tells two
+/// network namespaces (or containers) of one machine from two machines.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct HostId {
+    pub name: String,
+    pub boot_id: String,
+}
+
+impl HostId {
+    pub fn this() -> Option<HostId> {
+        let read = |p: &str| Some(fs::read_to_string(p).ok()?.trim().to_string());
+        Some(HostId {
+            name: read("/proc/sys/kernel/hostname")?,
+            boot_id: read("/proc/sys/kernel/random/boot_id")?,
+        })
+    }
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -188,6 +226,9 @@ pub struct TxnFigures {
     /// The 90th-percentile limit and whether the run met it.
     pub limit_p90_ms: f64,
     pub limit_met: bool,
+    /// The latencies themselves, so that merged runs have exact percentiles.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub histogram: Option<HistogramData>,
 }
 
 /// One statement kind of the oltp workloads' events (point select, COMMIT, ...) over the run.
@@ -200,6 +241,9 @@ pub struct StatementFigures {
     pub per_event: f64,
     /// From the end of the event's statement before it (or the event's start) to its answer.
     pub latency_ms: Latency,
+    /// The latencies themselves, so that merged runs have exact percentiles.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub histogram: Option<HistogramData>,
 }
 
 impl StatementFigures {
@@ -218,6 +262,7 @@ impl StatementFigures {
                     0.0
                 },
                 latency_ms: Latency::from_histogram(&s.latency),
+                histogram: Some(HistogramData::encode(&s.latency)),
             })
             .collect()
     }

@@ -39,6 +39,41 @@ pub struct RunnerOptions {
     /// The percentile of each interval's `pct_ms` (sysbench's --percentile; 95 by default).
     #[serde(skip)]
     pub percentile: f64,
+    /// `--start-at`: the wall-clock instant (seconds since the Unix epoch) at which the
+    /// measured part begins, so that several client hosts measure the same seconds. The
+    /// clients connect first; the warm-up ends at that instant.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub start_at: Option<f64>,
+}
+
+/// Seconds since the Unix epoch, now.
+pub fn epoch_now() -> f64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64())
+}
+
+/// When the warm-up begins: now, or under `--start-at` the instant `warmup` seconds before
+/// it, waited for here (Ctrl-C ends the wait). A start already passed shortens the warm-up.
+fn warmup_start(opts: &RunnerOptions, interrupt: &AtomicBool) -> Instant {
+    let Some(at) = opts.start_at else {
+        return Instant::now();
+    };
+    let lead = at - opts.warmup - epoch_now();
+    let now = Instant::now();
+    if lead <= 0.0 {
+        return now
+            .checked_sub(Duration::from_secs_f64(-lead))
+            .unwrap_or(now);
+    }
+    let begin = now + Duration::from_secs_f64(lead);
+    loop {
+        let left = begin.saturating_duration_since(Instant::now());
+        if left.is_zero() || interrupt.load(Ordering::Relaxed) {
+            return begin.min(Instant::now());
+        }
+        std::thread::sleep(left.min(Duration::from_millis(50)));
+    }
 }
 
 /// One interval's figures, as the live line shows them and the results file stores them.
@@ -134,6 +169,8 @@ pub struct RunOutcome {
     pub intervals: Vec<Interval>,
     /// Measured seconds: from the end of warm-up to the last client's stop.
     pub seconds: f64,
+    /// When the measured part began, in seconds since the Unix epoch (this host's clock).
+    pub measured_from: f64,
     pub thread_events: Vec<u64>,
     /// Seconds each client spent in its measured events.
     pub thread_seconds: Vec<f64>,
@@ -206,7 +243,12 @@ pub fn run(
                 Err(e) => setup_error = setup_error.or(Some(e)),
             }
         }
-        *schedule.lock().expect("schedule") = Some(Instant::now());
+        let begin = if setup_error.is_none() {
+            warmup_start(opts, interrupt)
+        } else {
+            Instant::now()
+        };
+        *schedule.lock().expect("schedule") = Some(begin);
         if let Some(e) = setup_error {
             aborted.store(true, Ordering::Relaxed);
             ready.wait();
@@ -335,8 +377,11 @@ fn report_loop(
             new_order,
         ));
     }
+    // The wall clock of the measured part's start: now, less the time since.
+    let measured_from = epoch_now() - Instant::now().duration_since(measure_start).as_secs_f64();
     RunOutcome {
         cache_counters,
+        measured_from,
         seconds: end.duration_since(measure_start).as_secs_f64(),
         total: collector.total,
         statement_names: workload.statements(),

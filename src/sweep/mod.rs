@@ -700,6 +700,9 @@ impl<'a> Runner<'a> {
         if cell.config.profile {
             plan.profile = plan.profile.or(Some(crate::metrics::profile::DEFAULT_HZ));
         }
+        if plan.server_metrics.is_none() {
+            plan.server_metrics.clone_from(&cell.target.metrics);
+        }
         db.follow(&plan);
         // Text statements and pipelining need a target opened for them; the cell's serves
         // everything else.

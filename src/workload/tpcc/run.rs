@@ -910,6 +910,7 @@ pub fn figures(kinds: &[KindStats], seconds: f64, warehouses: u32) -> TpccFigure
                 limit_met: latency_ms.p90 <= limit_p90_ms,
                 latency_ms,
                 limit_p90_ms,
+                histogram: Some(crate::results::HistogramData::encode(&k.latency)),
             }
         })
         .collect();

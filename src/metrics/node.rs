@@ -1,0 +1,490 @@
+//! The database host's CPU, disk and network from Prometheus node_exporter
+//! (`--server-metrics http://HOST:9100/metrics`), which database hosts commonly run: scraped
+//! once a second over the measured part and turned into the local sampler's per-operation
+//! fields. They are host-level figures (the whole machine, every process on it), not the
+//! server process's.
+//!
+//! A missing series, an endpoint that does not answer (each scrape has a bound) or one that
+//! stops answering mid-step leaves the figures it would have given null, with a note; the
+//! run goes on.
+
+use std::collections::BTreeMap;
+use std::sync::mpsc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+
+use super::net::NetFigures;
+
+/// The longest a scrape may take (node_exporter answers in milliseconds).
+const SCRAPE_TIMEOUT: Duration = Duration::from_secs(2);
+/// The most bytes of one scrape read (a node_exporter page is some 100 KB).
+const SCRAPE_LIMIT: u64 = 16 << 20;
+
+/// The server host's figures over a step, as node_exporter gave them.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct HostFigures {
+    /// The endpoint scraped (without credentials).
+    pub source: String,
+    /// Always "host": every process of the machine counts, not only the server's.
+    pub scope: String,
+    /// Answered scrapes, and the seconds between the first and the last of them.
+    pub scrapes: u32,
+    pub seconds: f64,
+    pub cpus: Option<usize>,
+    /// Busy CPU (all modes but idle and iowait) per operation, microseconds.
+    pub cpu_us_per_op: Option<f64>,
+    /// Percent of all the host's CPUs.
+    pub cpu_user_pct: Option<f64>,
+    pub cpu_system_pct: Option<f64>,
+    pub cpu_iowait_pct: Option<f64>,
+    pub cs_per_o: Option<f64>,
+    /// The disk the IO figures are for (`--server-device`, else the busiest).
+    pub device: Option<String>,
+    pub r_per_o: Option<f64>,
+    pub w_per_o: Option<f64>,
+    pub rkb_per_o: Option<f64>,
+    pub wkb_per_o: Option<f64>,
+    pub device_busy_pct: Option<f64>,
+    /// The busiest network interface other than the loopback.
+    pub net: Option<NetFigures>,
+    /// What is missing and why (a series the endpoint lacks, scrapes that failed).
+    pub note: Option<String>,
+}
+
+/// One scrape's counters.
+#[derive(Clone, Debug, Default)]
+struct Reading {
+    at: Option<Instant>,
+    /// CPU seconds by mode, summed over the CPUs.
+    cpu: BTreeMap<String, f64>,
+    cpus: usize,
+    ctxt: Option<f64>,
+    disks: BTreeMap<String, [f64; 5]>,
+    /// Received and sent bytes, and the speed in bytes/s when known.
+    nets: BTreeMap<String, (f64, f64, Option<f64>)>,
+}
+
+/// Disk counters, in the order of `Reading::disks`.
+const DISK_SERIES: [&str; 5] = [
+    "node_disk_reads_completed_total",
+    "node_disk_writes_completed_total",
+    "node_disk_read_bytes_total",
+    "node_disk_written_bytes_total",
+    "node_disk_io_time_seconds_total",
+];
+
+/// Reads the text exposition format (with a maintained parser) into the counters used here.
+fn parse(text: &str) -> Result<Reading, String> {
+    let scrape = prometheus_parse::Scrape::parse(text.lines().map(|l| Ok(l.to_string())))
+        .map_err(|e| format!("not the Prometheus text format: {e}"))?;
+    let mut r = Reading::default();
+    let mut cpus = std::collections::BTreeSet::new();
+    for s in &scrape.samples {
+        let v = match s.value {
+            prometheus_parse::Value::Counter(v)
+            | prometheus_parse::Value::Gauge(v)
+            | prometheus_parse::Value::Untyped(v) => v,
+            _ => continue,
+        };
+        if !v.is_finite() {
+            continue;
+        }
+        let label = |name: &str| s.labels.get(name).map(str::to_string);
+        match s.metric.as_str() {
+            "node_cpu_seconds_total" => {
+                if let (Some(cpu), Some(mode)) = (label("cpu"), label("mode")) {
+                    cpus.insert(cpu);
+                    *r.cpu.entry(mode).or_insert(0.0) += v;
+                }
+            }
+            "node_context_switches_total" => r.ctxt = Some(v),
+            "node_network_receive_bytes_total" => {
+                if let Some(d) = label("device") {
+                    r.nets.entry(d).or_default().0 = v;
+                }
+            }
+            "node_network_transmit_bytes_total" => {
+                if let Some(d) = label("device") {
+                    r.nets.entry(d).or_default().1 = v;
+                }
+            }
+            "node_network_speed_bytes" => {
+                if let Some(d) = label("device") {
+                    r.nets.entry(d).or_default().2 = (v > 0.0).then_some(v);
+                }
+            }
+            m => {
+                if let (Some(i), Some(d)) =
+                    (DISK_SERIES.iter().position(|x| *x == m), label("device"))
+                {
+                    r.disks.entry(d).or_default()[i] = v;
+                }
+            }
+        }
+    }
+    r.cpus = cpus.len();
+    Ok(r)
+}
+
+/// GETs `url` within the scrape's bound.
+fn fetch(agent: &ureq::Agent, url: &str) -> Result<String, String> {
+    let mut resp = agent.get(url).call().map_err(|e| e.to_string())?;
+    resp.body_mut()
+        .with_config()
+        .limit(SCRAPE_LIMIT)
+        .read_to_string()
+        .map_err(|e| e.to_string())
+}
+
+fn scrape(agent: &ureq::Agent, url: &str) -> Result<Reading, String> {
+    let mut r = parse(&fetch(agent, url)?)?;
+    r.at = Some(Instant::now());
+    Ok(r)
+}
+
+/// What the scraping thread ends with: the first and last answered scrapes, how many
+/// answered, and the first failure.
+struct Scraped {
+    first: Option<Reading>,
+    last: Option<Reading>,
+    answered: u32,
+    failed: u32,
+    failure: Option<String>,
+    /// Seconds from the first scrape to the first failure after it.
+    stopped_at: Option<f64>,
+    /// Seconds from the first scrape to the last attempt (the step's measured part).
+    span_s: f64,
+}
+
+/// A running scraper thread.
+pub struct NodeScraper {
+    stop: mpsc::Sender<()>,
+    handle: JoinHandle<Scraped>,
+    source: String,
+}
+
+impl NodeScraper {
+    /// Scrapes `url` once a second from `delay` on (the warm-up) until finished.
+    pub fn start(url: &str, delay: Duration) -> NodeScraper {
+        let (stop, stopped) = mpsc::channel::<()>();
+        let source = crate::target::redact_url(url);
+        let url = url.to_string();
+        let handle = std::thread::spawn(move || {
+            let mut s = Scraped {
+                first: None,
+                last: None,
+                answered: 0,
+                failed: 0,
+                failure: None,
+                stopped_at: None,
+                span_s: 0.0,
+            };
+            if stopped.recv_timeout(delay).is_ok() {
+                return s;
+            }
+            let agent: ureq::Agent = ureq::Agent::config_builder()
+                .timeout_global(Some(SCRAPE_TIMEOUT))
+                .build()
+                .into();
+            let begun = Instant::now();
+            let once = |s: &mut Scraped| match scrape(&agent, &url) {
+                Ok(r) => {
+                    s.answered += 1;
+                    if s.first.is_none() {
+                        s.first = Some(r);
+                    } else {
+                        s.last = Some(r);
+                    }
+                }
+                Err(e) => {
+                    s.failed += 1;
+                    if s.first.is_some() && s.stopped_at.is_none() {
+                        s.stopped_at = Some(begun.elapsed().as_secs_f64());
+                    }
+                    s.failure.get_or_insert(e);
+                }
+            };
+            once(&mut s);
+            while let Err(mpsc::RecvTimeoutError::Timeout) =
+                stopped.recv_timeout(Duration::from_secs(1))
+            {
+                once(&mut s);
+            }
+            once(&mut s);
+            s.span_s = begun.elapsed().as_secs_f64();
+            s
+        });
+        NodeScraper {
+            stop,
+            handle,
+            source,
+        }
+    }
+
+    /// Stops scraping; the step's figures for `ops` operations. `device`: the disk to report
+    /// (`--server-device`); `link_mbit`: the link speed when node_exporter does not know it.
+    pub fn finish(self, ops: u64, device: Option<&str>, link_mbit: Option<f64>) -> HostFigures {
+        let _ = self.stop.send(());
+        let scraped = self.handle.join().unwrap_or(Scraped {
+            first: None,
+            last: None,
+            answered: 0,
+            failed: 1,
+            failure: Some("the scraper thread failed".into()),
+            stopped_at: None,
+            span_s: 0.0,
+        });
+        figures(&self.source, &scraped, ops, device, link_mbit)
+    }
+}
+
+fn figures(
+    source: &str,
+    s: &Scraped,
+    ops: u64,
+    device: Option<&str>,
+    link_mbit: Option<f64>,
+) -> HostFigures {
+    let mut notes = Vec::new();
+    let mut f = HostFigures {
+        source: source.to_string(),
+        scope: "host".into(),
+        scrapes: s.answered,
+        ..HostFigures::default()
+    };
+    let (Some(a), Some(b)) = (&s.first, &s.last) else {
+        f.note = Some(match &s.failure {
+            Some(e) => format!("{source} did not answer ({e}): no figures of the server's host"),
+            None => format!("{source}: fewer than two scrapes in the step: no figures"),
+        });
+        return f;
+    };
+    if let Some(at) = s.stopped_at {
+        notes.push(format!(
+            "{source} stopped answering {at:.0} s into the step ({}): the figures cover the seconds before",
+            s.failure.as_deref().unwrap_or("no answer")
+        ));
+    } else if s.failed > 0 {
+        notes.push(format!(
+            "{} of {} scrapes failed ({})",
+            s.failed,
+            s.failed + s.answered,
+            s.failure.as_deref().unwrap_or("")
+        ));
+    }
+    let secs = match (a.at, b.at) {
+        (Some(x), Some(y)) => y.duration_since(x).as_secs_f64(),
+        _ => 0.0,
+    };
+    f.seconds = secs;
+    // The operations of the seconds the scrapes covered: when they stopped early, the
+    // step's operations scaled to those seconds (as if the run's rate held).
+    let ops = if s.stopped_at.is_some() && s.span_s > secs && s.span_s > 0.0 {
+        ops as f64 * secs / s.span_s
+    } else {
+        ops as f64
+    };
+    let per_o = |delta: f64| (ops > 0.0 && secs > 0.0).then(|| delta / ops);
+    let mut missing = Vec::new();
+    // CPU: busy is every mode but idle and iowait, as the local sampler counts it.
+    if a.cpu.is_empty() || b.cpu.is_empty() {
+        missing.push("node_cpu_seconds_total");
+    } else {
+        let d = |mode: &str| {
+            (b.cpu.get(mode).copied().unwrap_or(0.0) - a.cpu.get(mode).copied().unwrap_or(0.0))
+                .max(0.0)
+        };
+        let all: f64 = b.cpu.keys().map(|m| d(m)).sum();
+        let busy = all - d("idle") - d("iowait");
+        let pct = |x: f64| (all > 0.0).then(|| x * 100.0 / all);
+        f.cpus = Some(b.cpus);
+        f.cpu_us_per_op = per_o(busy * 1e6);
+        f.cpu_user_pct = pct(d("user") + d("nice"));
+        f.cpu_system_pct = pct(d("system") + d("irq") + d("softirq"));
+        f.cpu_iowait_pct = pct(d("iowait"));
+    }
+    match (a.ctxt, b.ctxt) {
+        (Some(x), Some(y)) => f.cs_per_o = per_o((y - x).max(0.0)),
+        _ => missing.push("node_context_switches_total"),
+    }
+    let disk_delta = |name: &str| {
+        let (x, y) = (a.disks.get(name)?, b.disks.get(name)?);
+        let mut d = [0.0; 5];
+        for i in 0..5 {
+            d[i] = (y[i] - x[i]).max(0.0);
+        }
+        Some(d)
+    };
+    let disk = match device {
+        Some(name) => match disk_delta(name) {
+            Some(d) => Some((name.to_string(), d)),
+            None => {
+                notes.push(format!(
+                    "--server-device {name}: {source} has no disk of that name (it has: {})",
+                    b.disks.keys().cloned().collect::<Vec<_>>().join(", ")
+                ));
+                None
+            }
+        },
+        None => b
+            .disks
+            .keys()
+            .filter_map(|n| disk_delta(n).map(|d| (n.clone(), d)))
+            .max_by(|x, y| x.1[4].total_cmp(&y.1[4]).then(y.0.cmp(&x.0))),
+    };
+    match disk {
+        Some((name, d)) => {
+            f.device = Some(name);
+            f.r_per_o = per_o(d[0]);
+            f.w_per_o = per_o(d[1]);
+            f.rkb_per_o = per_o(d[2] / 1024.0);
+            f.wkb_per_o = per_o(d[3] / 1024.0);
+            f.device_busy_pct = (secs > 0.0).then(|| (d[4] / secs * 100.0).min(100.0));
+        }
+        None if device.is_none() => missing.push("node_disk_*"),
+        None => {}
+    }
+    // The network: the interface that carried the most bytes, the loopback only when alone.
+    let net = b
+        .nets
+        .iter()
+        .filter_map(|(name, y)| {
+            let x = a.nets.get(name)?;
+            Some((name, (y.0 - x.0).max(0.0), (y.1 - x.1).max(0.0), y.2))
+        })
+        .max_by(|x, y| {
+            (x.0 != "lo")
+                .cmp(&(y.0 != "lo"))
+                .then((x.1 + x.2).total_cmp(&(y.1 + y.2)))
+        });
+    match net {
+        Some((name, rx, tx, speed)) => {
+            let link = match (speed, link_mbit) {
+                (Some(bytes), _) => Some((bytes * 8.0 / 1e6, "node_exporter")),
+                (None, Some(m)) => Some((m, "--link-speed")),
+                (None, None) => None,
+            };
+            f.net = NetFigures::of(name, (rx, tx), secs, ops, link);
+        }
+        None => missing.push("node_network_*_bytes_total"),
+    }
+    if !missing.is_empty() {
+        notes.push(format!("{source} lacks {}", missing.join(", ")));
+    }
+    f.note = (!notes.is_empty()).then(|| notes.join("; "));
+    f
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn exposition(cpu_user: f64, cs: f64, rx: f64, io_s: f64) -> String {
+        format!(
+            "# HELP node_cpu_seconds_total Seconds the CPUs spent in each mode.
+# TYPE node_cpu_seconds_total counter
+node_cpu_seconds_total{{cpu=\"0\",mode=\"idle\"}} 1000
+node_cpu_seconds_total{{cpu=\"0\",mode=\"user\"}} {cpu_user}
+node_cpu_seconds_total{{cpu=\"0\",mode=\"system\"}} 50
+node_cpu_seconds_total{{cpu=\"0\",mode=\"iowait\"}} 5
+node_cpu_seconds_total{{cpu=\"1\",mode=\"idle\"}} 1000
+node_cpu_seconds_total{{cpu=\"1\",mode=\"user\"}} {cpu_user}
+node_cpu_seconds_total{{cpu=\"1\",mode=\"system\"}} 50
+node_cpu_seconds_total{{cpu=\"1\",mode=\"iowait\"}} 5
+# TYPE node_context_switches_total counter
+node_context_switches_total {cs}
+# TYPE node_disk_io_time_seconds_total counter
+node_disk_io_time_seconds_total{{device=\"vda\"}} {io_s}
+node_disk_io_time_seconds_total{{device=\"vdb\"}} 1
+node_disk_reads_completed_total{{device=\"vda\"}} 100
+node_disk_writes_completed_total{{device=\"vda\"}} 200
+node_disk_read_bytes_total{{device=\"vda\"}} 4096
+node_disk_written_bytes_total{{device=\"vda\"}} 8192
+node_network_receive_bytes_total{{device=\"lo\"}} 9e9
+node_network_transmit_bytes_total{{device=\"lo\"}} 9e9
+node_network_receive_bytes_total{{device=\"eth0\"}} {rx}
+node_network_transmit_bytes_total{{device=\"eth0\"}} 1000
+node_network_speed_bytes{{device=\"eth0\"}} 1.25e+08
+"
+        )
+    }
+
+    fn scraped(a: &str, b: &str, secs: u64) -> Scraped {
+        let t0 = Instant::now();
+        let mut first = parse(a).unwrap();
+        first.at = Some(t0);
+        let mut last = parse(b).unwrap();
+        last.at = Some(t0 + Duration::from_secs(secs));
+        Scraped {
+            first: Some(first),
+            last: Some(last),
+            answered: 2,
+            failed: 0,
+            failure: None,
+            stopped_at: None,
+            span_s: secs as f64,
+        }
+    }
+
+    #[test]
+    fn two_scrapes_give_the_local_samplers_fields_per_operation() {
+        // 10 s, 1000 ops: 2 CPUs x 4 s of user; 5000 switches; eth0 received 1 MB; vda busy 5 s.
+        let s = scraped(
+            &exposition(100.0, 10_000.0, 0.0, 10.0),
+            &exposition(104.0, 15_000.0, 1_048_576.0, 15.0),
+            10,
+        );
+        let f = figures("http://h:9100/metrics", &s, 1000, None, None);
+        assert_eq!(f.scope, "host");
+        assert_eq!(f.cpus, Some(2));
+        // 8 s of busy CPU over 1000 ops: 8 ms each.
+        assert!((f.cpu_us_per_op.unwrap() - 8000.0).abs() < 1e-6);
+        // user is 8 of 8 busy + 0 idle ... of the 8 CPU-seconds that passed, all user.
+        assert!((f.cpu_user_pct.unwrap() - 100.0).abs() < 1e-9);
+        assert!((f.cs_per_o.unwrap() - 5.0).abs() < 1e-9);
+        assert_eq!(f.device.as_deref(), Some("vda"), "the busiest disk");
+        assert!((f.device_busy_pct.unwrap() - 50.0).abs() < 1e-9);
+        assert_eq!(f.r_per_o, Some(0.0));
+        let net = f.net.unwrap();
+        assert_eq!(net.device, "eth0", "not the loopback");
+        assert!((net.rx_kb_per_o - 1.024).abs() < 1e-9);
+        // 1 Gbit/s (1.25e8 bytes/s): 1 MB in 10 s is 0.0839%.
+        assert_eq!(net.link_mbit, Some(1000.0));
+        assert!((net.busy_pct.unwrap() - 8_388_608.0 / 10.0 / 1e9 * 100.0).abs() < 1e-9);
+        assert_eq!(f.note, None);
+        // A named disk that the host lacks: said, not guessed.
+        let f = figures("u", &s, 1000, Some("nvme0n1"), None);
+        assert_eq!(f.device, None);
+        assert!(f.note.unwrap().contains("nvme0n1"));
+    }
+
+    #[test]
+    fn missing_series_and_silent_endpoints_leave_nulls_with_a_note() {
+        let only_cpu = "node_cpu_seconds_total{cpu=\"0\",mode=\"user\"} 1\n";
+        let s = scraped(only_cpu, only_cpu, 5);
+        let f = figures("u", &s, 10, None, None);
+        assert_eq!(f.cpu_us_per_op, Some(0.0));
+        assert_eq!((f.cs_per_o, f.net.is_none(), f.device), (None, true, None));
+        let note = f.note.unwrap();
+        assert!(note.contains("node_context_switches_total"), "{note}");
+        assert!(note.contains("node_network"), "{note}");
+        // Garbage parses to no series at all.
+        let g = parse("<html>502 Bad Gateway</html>\n\u{0}\u{1}").unwrap_or_default();
+        assert!(g.cpu.is_empty() && g.ctxt.is_none());
+        let none = Scraped {
+            first: None,
+            last: None,
+            answered: 0,
+            failed: 3,
+            failure: Some("connection refused".into()),
+            stopped_at: None,
+            span_s: 0.0,
+        };
+        let f = figures("http://h:9100/metrics", &none, 10, None, None);
+        assert_eq!((f.cpu_us_per_op, f.scrapes), (None, 0));
+        assert!(f.note.unwrap().contains("connection refused"));
+    }
+}

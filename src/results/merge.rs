@@ -1,0 +1,604 @@
+//! `dbsweep merge`: the results files of client hosts that measured the same seconds
+//! (`--start-at`) combined into one results file. Latency histograms are added, so every
+//! percentile of the whole is exact; counters are summed; intervals are aligned by the
+//! wall-clock second they ended in; each host's own figures stay under `parts`.
+//!
+//! Hardware figures are combined by what they measure: a client process's are summed over
+//! the parts; a machine's are counted once per machine (two network namespaces of one
+//! machine share it: their boot id says so); the server's, which every part observed over
+//! the same seconds, are the mean of the parts' totals. All are then divided by the merged
+//! operations.
+
+use std::collections::BTreeMap;
+
+use hdrhistogram::Histogram;
+use serde::{Deserialize, Serialize};
+
+use super::{HistogramData, Latency, Queries, RateInfo, Results, StatementFigures, TxnFigures};
+use crate::metrics::hw::{CpuPct, CpuPerOp, HwFigures, ProcIoKb};
+use crate::metrics::net::NetFigures;
+use crate::runner::Interval;
+
+/// One client host's figures in a merged file.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Part {
+    /// `--client-id` of the run, if it had one.
+    pub client_id: Option<String>,
+    /// The file it came from, as given to `dbsweep merge`.
+    pub file: String,
+    /// The client machine's host name.
+    pub host: Option<String>,
+    pub started_at: u64,
+    pub measured_from: Option<f64>,
+    pub threads: u32,
+    pub time_s: f64,
+    pub events: u64,
+    pub tps: f64,
+    pub qps: f64,
+    pub latency_ms: Latency,
+    /// Client CPU per operation of this host's dbsweep, in microseconds.
+    pub client_cpu_us_per_op: Option<f64>,
+    pub interrupted: bool,
+    pub error: Option<String>,
+}
+
+/// Parts whose measured parts began further apart than this did not measure the same seconds.
+const ALIGNED_S: f64 = 1.0;
+
+/// Merges `files` (name as given, contents); returns the merged results and warnings worth
+/// printing. Err: the files cannot be merged (one line naming the file and why).
+pub fn merge(files: &[(String, Results)]) -> Result<(Results, Vec<String>), String> {
+    let [(first_name, first), ..] = files else {
+        return Err("no results files to merge".into());
+    };
+    if files.len() < 2 {
+        return Err(format!(
+            "{first_name}: one file has nothing to merge with (give each client host's file)"
+        ));
+    }
+    let mut warnings = Vec::new();
+    let mut ids = BTreeMap::new();
+    for (name, r) in files {
+        if !r.parts.is_empty() {
+            return Err(format!(
+                "{name}: already a merged file: merge the client hosts' own files instead"
+            ));
+        }
+        if r.workload != first.workload {
+            return Err(format!(
+                "{name}: workload {} is not {first_name}'s {}: only parts of one run merge",
+                r.workload, first.workload
+            ));
+        }
+        if r.target.kind != first.target.kind {
+            return Err(format!(
+                "{name}: a {} target is not {first_name}'s {}: only parts of one run merge",
+                r.target.kind, first.target.kind
+            ));
+        }
+        if let Some(id) = &r.client_id
+            && let Some(other) = ids.insert(id.clone(), name.clone())
+        {
+            return Err(format!(
+                "{name}: client id '{id}' is {other}'s too: give each host its own --client-id"
+            ));
+        }
+        if r.target.version != first.target.version {
+            warnings.push(format!(
+                "{name}: the server's version reads '{}', {first_name}'s '{}'",
+                r.target.version, first.target.version
+            ));
+        }
+    }
+    let starts: Vec<f64> = files.iter().filter_map(|(_, r)| r.measured_from).collect();
+    let aligned = starts.len() == files.len();
+    let from = starts.iter().copied().fold(f64::INFINITY, f64::min);
+    if aligned {
+        let spread = starts.iter().copied().fold(f64::NEG_INFINITY, f64::max) - from;
+        if spread > ALIGNED_S {
+            warnings.push(format!(
+                "the parts' measured parts began up to {spread:.1} s apart (not started with one --start-at?): their totals cover different seconds"
+            ));
+        }
+    } else {
+        warnings.push(
+            "a part has no measured_from (an older dbsweep): intervals are aligned by their index, not by the wall clock".into(),
+        );
+    }
+    // The merged run's measured seconds: from the first start to the last end.
+    let time_s = if aligned {
+        files
+            .iter()
+            .map(|(_, r)| r.measured_from.unwrap_or(from) + r.time_s)
+            .fold(f64::NEG_INFINITY, f64::max)
+            - from
+    } else {
+        files.iter().map(|(_, r)| r.time_s).fold(0.0, f64::max)
+    };
+    let per_s = |n: f64| if time_s > 0.0 { n / time_s } else { 0.0 };
+    let events: u64 = files.iter().map(|(_, r)| r.events).sum();
+    let mut queries = Queries {
+        read: 0,
+        write: 0,
+        other: 0,
+        total: 0,
+        rows: 0,
+    };
+    let mut errors = BTreeMap::new();
+    for (_, r) in files {
+        queries.read += r.queries.read;
+        queries.write += r.queries.write;
+        queries.other += r.queries.other;
+        queries.total += r.queries.total;
+        queries.rows += r.queries.rows;
+        for (k, v) in &r.errors {
+            *errors.entry(k.clone()).or_insert(0) += v;
+        }
+    }
+    let histogram = add_histograms(
+        files
+            .iter()
+            .map(|(name, r)| (name.as_str(), "histogram", Some(&r.histogram))),
+    )?
+    .ok_or("no histogram")?;
+    let rate = files
+        .iter()
+        .filter_map(|(_, r)| r.rate.as_ref().map(|rate| (rate, r.events)))
+        .fold(None, |acc: Option<RateInfo>, (rate, ev)| {
+            let mut a = acc.unwrap_or(RateInfo {
+                target_per_s: 0.0,
+                lag_avg_ms: 0.0,
+                lag_max_ms: 0.0,
+            });
+            a.target_per_s += rate.target_per_s;
+            a.lag_avg_ms += rate.lag_avg_ms * ev as f64 / events.max(1) as f64;
+            a.lag_max_ms = a.lag_max_ms.max(rate.lag_max_ms);
+            Some(a)
+        });
+    let parts = files
+        .iter()
+        .map(|(name, r)| Part {
+            client_id: r.client_id.clone(),
+            file: name.clone(),
+            host: r.host.as_ref().map(|h| h.name.clone()),
+            started_at: r.started_at,
+            measured_from: r.measured_from,
+            threads: r.threads,
+            time_s: r.time_s,
+            events: r.events,
+            tps: r.tps,
+            qps: r.qps,
+            latency_ms: r.latency_ms.clone(),
+            client_cpu_us_per_op: r.hw.as_ref().and_then(|h| h.cpu_us_per_op.client),
+            interrupted: r.interrupted,
+            error: r.error.clone(),
+        })
+        .collect();
+    let error = files.iter().find_map(|(name, r)| {
+        r.error
+            .as_ref()
+            .map(|e| format!("{}: {e}", r.client_id.as_deref().unwrap_or(name)))
+    });
+    let tpcc = merge_tpcc(files, events, time_s)?;
+    let statements = merge_statements(files, events)?;
+    let server_stats = first.server_stats.clone().map(|mut s| {
+        // Every part read the same server's counters over the same seconds: the first
+        // part's deltas stand; its per-operation figures count every part's operations.
+        let scale = first.events as f64 / events.max(1) as f64;
+        for v in [
+            &mut s.pages_read_per_op,
+            &mut s.pages_written_per_op,
+            &mut s.log_bytes_per_op,
+        ] {
+            *v = v.map(|x| x * scale);
+        }
+        s
+    });
+    let merged = Results {
+        schema_version: super::SCHEMA_VERSION,
+        tool: super::Tool::this(),
+        workload: first.workload.clone(),
+        target: first.target.clone(),
+        server: first.server.clone(),
+        started_at: files.iter().map(|(_, r)| r.started_at).min().unwrap_or(0),
+        threads: files.iter().map(|(_, r)| r.threads).sum(),
+        time_s,
+        warmup_s: files.iter().map(|(_, r)| r.warmup_s).fold(0.0, f64::max),
+        events,
+        tps: per_s(events as f64),
+        qps: per_s(queries.total as f64),
+        rows_per_s: per_s(queries.rows as f64),
+        queries,
+        latency_ms: Latency::from_histogram(&histogram),
+        errors,
+        retries: files.iter().map(|(_, r)| r.retries).sum(),
+        reconnects: files.iter().map(|(_, r)| r.reconnects).sum(),
+        rate,
+        thread_events: files
+            .iter()
+            .flat_map(|(_, r)| r.thread_events.iter().copied())
+            .collect(),
+        thread_time_s: files
+            .iter()
+            .flat_map(|(_, r)| r.thread_time_s.iter().copied())
+            .collect(),
+        intervals: merge_intervals(files, aligned.then_some(from)),
+        histogram: HistogramData::encode(&histogram),
+        options: first.options.clone(),
+        prepare: None,
+        hw: merge_hw(files, events),
+        server_stats,
+        waits: files.iter().find_map(|(_, r)| r.waits.clone()),
+        tpcc,
+        profile: files.iter().find_map(|(_, r)| r.profile.clone()),
+        statements,
+        interrupted: files.iter().any(|(_, r)| r.interrupted),
+        error,
+        client_id: None,
+        measured_from: aligned.then_some(from),
+        host: None,
+        server_host: merge_server_host(files, events),
+        parts,
+    };
+    Ok((merged, warnings))
+}
+
+/// The sum of histograms; None when there are none. Err names the file whose histogram does
+/// not decode or add.
+fn add_histograms<'a>(
+    hs: impl Iterator<Item = (&'a str, &'a str, Option<&'a HistogramData>)>,
+) -> Result<Option<Histogram<u64>>, String> {
+    let mut sum: Option<Histogram<u64>> = None;
+    for (name, what, h) in hs {
+        let Some(h) = h else { continue };
+        let h = h.decode().map_err(|e| format!("{name}: {what}: {e}"))?;
+        match &mut sum {
+            None => sum = Some(h),
+            Some(s) => s
+                .add(&h)
+                .map_err(|e| format!("{name}: {what}: cannot be added: {e:?}"))?,
+        }
+    }
+    Ok(sum)
+}
+
+/// Intervals keyed by the wall-clock second they ended in (or by their index, when a part
+/// has no start time): counts and rates add; a second's percentiles are the highest of the
+/// parts' (an upper bound: the parts' histograms per second are not kept).
+fn merge_intervals(files: &[(String, Results)], from: Option<f64>) -> Vec<Interval> {
+    let mut by_key: BTreeMap<i64, Interval> = BTreeMap::new();
+    for (_, r) in files {
+        for (i, iv) in r.intervals.iter().enumerate() {
+            let key = match (from, r.measured_from) {
+                (Some(_), Some(m)) => (m + iv.t).round() as i64,
+                _ => i as i64,
+            };
+            let t = match (from, r.measured_from) {
+                (Some(f), Some(m)) => m + iv.t - f,
+                _ => iv.t,
+            };
+            match by_key.get_mut(&key) {
+                None => {
+                    let mut first = iv.clone();
+                    first.t = t.max(0.0);
+                    by_key.insert(key, first);
+                }
+                Some(m) => {
+                    m.threads += iv.threads;
+                    m.events += iv.events;
+                    m.seconds = m.seconds.max(iv.seconds);
+                    m.tps += iv.tps;
+                    m.qps += iv.qps;
+                    m.reads_per_s += iv.reads_per_s;
+                    m.writes_per_s += iv.writes_per_s;
+                    m.others_per_s += iv.others_per_s;
+                    m.rows_per_s += iv.rows_per_s;
+                    m.err_per_s += iv.err_per_s;
+                    m.reconn_per_s += iv.reconn_per_s;
+                    m.p50_ms = m.p50_ms.max(iv.p50_ms);
+                    m.p95_ms = m.p95_ms.max(iv.p95_ms);
+                    m.p99_ms = m.p99_ms.max(iv.p99_ms);
+                    m.max_ms = m.max_ms.max(iv.max_ms);
+                    m.pct_ms = m.pct_ms.max(iv.pct_ms);
+                    m.nopm = match (m.nopm, iv.nopm) {
+                        (Some(a), Some(b)) => Some(a + b),
+                        (a, b) => a.or(b),
+                    };
+                    m.new_order_p95_ms = match (m.new_order_p95_ms, iv.new_order_p95_ms) {
+                        (Some(a), Some(b)) => Some(a.max(b)),
+                        (a, b) => a.or(b),
+                    };
+                }
+            }
+        }
+    }
+    by_key.into_values().collect()
+}
+
+fn merge_statements(
+    files: &[(String, Results)],
+    events: u64,
+) -> Result<Vec<StatementFigures>, String> {
+    let mut names: Vec<&str> = Vec::new();
+    for (_, r) in files {
+        for s in &r.statements {
+            if !names.contains(&s.name.as_str()) {
+                names.push(&s.name);
+            }
+        }
+    }
+    names
+        .into_iter()
+        .map(|name| {
+            let of: Vec<(&str, &StatementFigures)> = files
+                .iter()
+                .filter_map(|(f, r)| {
+                    r.statements
+                        .iter()
+                        .find(|s| s.name == name)
+                        .map(|s| (f.as_str(), s))
+                })
+                .collect();
+            let count: u64 = of.iter().map(|(_, s)| s.count).sum();
+            let h = add_kind_histograms(&of, |s| s.histogram.as_ref(), name)?;
+            Ok(StatementFigures {
+                name: name.to_string(),
+                count,
+                per_event: if events > 0 {
+                    count as f64 / events as f64
+                } else {
+                    0.0
+                },
+                latency_ms: Latency::from_histogram(&h),
+                histogram: Some(HistogramData::encode(&h)),
+            })
+        })
+        .collect()
+}
+
+/// The histograms of one statement or transaction kind across parts; every part must have
+/// one (results of a dbsweep before merging existed do not).
+fn add_kind_histograms<T>(
+    of: &[(&str, &T)],
+    histogram: impl Fn(&T) -> Option<&HistogramData>,
+    kind: &str,
+) -> Result<Histogram<u64>, String> {
+    for (file, t) in of {
+        if histogram(t).is_none() {
+            return Err(format!(
+                "{file}: {kind} has no latency histogram (written by an older dbsweep): its percentiles cannot be merged"
+            ));
+        }
+    }
+    add_histograms(of.iter().map(|(f, t)| (*f, kind, histogram(t))))?
+        .ok_or_else(|| format!("{kind}: no histogram"))
+}
+
+fn merge_tpcc(
+    files: &[(String, Results)],
+    _events: u64,
+    time_s: f64,
+) -> Result<Option<super::TpccFigures>, String> {
+    let parts: Vec<(&str, &Results, &super::TpccFigures)> = files
+        .iter()
+        .filter_map(|(f, r)| r.tpcc.as_ref().map(|t| (f.as_str(), r, t)))
+        .collect();
+    let Some((_, _, first)) = parts.first() else {
+        return Ok(None);
+    };
+    // Per minute over each part's seconds, back to counts, then over the merged seconds.
+    let per_min = |f: &dyn Fn(&super::TpccFigures) -> f64| {
+        let n: f64 = parts.iter().map(|(_, r, t)| f(t) * r.time_s / 60.0).sum();
+        if time_s > 0.0 { n * 60.0 / time_s } else { 0.0 }
+    };
+    let total: u64 = parts
+        .iter()
+        .flat_map(|(_, _, t)| t.transactions.iter().map(|x| x.count))
+        .sum();
+    let transactions = first
+        .transactions
+        .iter()
+        .map(|kind| {
+            let of: Vec<(&str, &TxnFigures)> = parts
+                .iter()
+                .filter_map(|(f, _, t)| {
+                    t.transactions
+                        .iter()
+                        .find(|x| x.name == kind.name)
+                        .map(|x| (*f, x))
+                })
+                .collect();
+            let h = add_kind_histograms(&of, |x| x.histogram.as_ref(), &kind.name)?;
+            let count: u64 = of.iter().map(|(_, x)| x.count).sum();
+            let latency_ms = Latency::from_histogram(&h);
+            Ok(TxnFigures {
+                name: kind.name.clone(),
+                count,
+                share_pct: if total > 0 {
+                    count as f64 * 100.0 / total as f64
+                } else {
+                    0.0
+                },
+                retries: of.iter().map(|(_, x)| x.retries).sum(),
+                rollbacks: of.iter().map(|(_, x)| x.rollbacks).sum(),
+                limit_met: latency_ms.p90 <= kind.limit_p90_ms,
+                latency_ms,
+                limit_p90_ms: kind.limit_p90_ms,
+                histogram: Some(HistogramData::encode(&h)),
+            })
+        })
+        .collect::<Result<Vec<_>, String>>()?;
+    Ok(Some(super::TpccFigures {
+        warehouses: first.warehouses,
+        nopm: per_min(&|t| t.nopm),
+        tpm: per_min(&|t| t.tpm),
+        limits_met: transactions.iter().all(|t| t.limit_met),
+        transactions,
+    }))
+}
+
+/// How a figure combines over parts (see the module's comment).
+#[derive(Clone, Copy)]
+enum Scope {
+    /// One client process per part: totals add.
+    Process,
+    /// One machine per boot id: parts of one machine count once (their mean).
+    Machine,
+    /// The one server every part observed: the mean of the parts' totals.
+    Server,
+}
+
+/// Combines a per-operation figure: each part's total (figure x its operations) by `scope`,
+/// divided by the merged operations. None when no part has the figure.
+fn per_op(
+    parts: &[(&Results, &HwFigures)],
+    events: u64,
+    scope: Scope,
+    f: impl Fn(&HwFigures) -> Option<f64>,
+) -> Option<f64> {
+    let total = combine(parts, scope, |r, h| f(h).map(|x| x * r.events as f64))?;
+    (events > 0).then(|| total / events as f64)
+}
+
+/// Combines a figure that is not per operation (a percentage of a CPU, of a device) by
+/// `scope`: processes add, machines add, the server's is the parts' mean.
+fn level(
+    parts: &[(&Results, &HwFigures)],
+    scope: Scope,
+    f: impl Fn(&HwFigures) -> Option<f64>,
+) -> Option<f64> {
+    combine(parts, scope, |_, h| f(h))
+}
+
+fn combine(
+    parts: &[(&Results, &HwFigures)],
+    scope: Scope,
+    value: impl Fn(&Results, &HwFigures) -> Option<f64>,
+) -> Option<f64> {
+    let values: Vec<(Option<&str>, f64)> = parts
+        .iter()
+        .filter_map(|(r, h)| {
+            value(r, h).map(|v| (r.host.as_ref().map(|id| id.boot_id.as_str()), v))
+        })
+        .collect();
+    if values.is_empty() {
+        return None;
+    }
+    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+    Some(match scope {
+        Scope::Process => values.iter().map(|(_, v)| v).sum(),
+        Scope::Server => mean(&values.iter().map(|(_, v)| *v).collect::<Vec<_>>()),
+        Scope::Machine => {
+            // A part without a boot id is a machine of its own.
+            let mut machines: BTreeMap<String, Vec<f64>> = BTreeMap::new();
+            for (i, (boot, v)) in values.iter().enumerate() {
+                let key = boot.map_or_else(|| format!("#{i}"), str::to_string);
+                machines.entry(key).or_default().push(*v);
+            }
+            machines.values().map(|v| mean(v)).sum()
+        }
+    })
+}
+
+fn merge_hw(files: &[(String, Results)], events: u64) -> Option<HwFigures> {
+    let parts: Vec<(&Results, &HwFigures)> = files
+        .iter()
+        .filter_map(|(_, r)| r.hw.as_ref().map(|h| (r, h)))
+        .collect();
+    let (_, first) = parts.first()?;
+    let p = &parts;
+    use Scope::{Machine, Process, Server};
+    Some(HwFigures {
+        cpu_us_per_op: CpuPerOp {
+            client: per_op(p, events, Process, |h| h.cpu_us_per_op.client),
+            server: per_op(p, events, Server, |h| h.cpu_us_per_op.server),
+            machine: per_op(p, events, Machine, |h| h.cpu_us_per_op.machine),
+        },
+        cpu_per_o: per_op(p, events, Machine, |h| h.cpu_per_o),
+        cs_per_o: per_op(p, events, Machine, |h| h.cs_per_o),
+        r_per_o: per_op(p, events, Machine, |h| h.r_per_o),
+        rkb_per_o: per_op(p, events, Machine, |h| h.rkb_per_o),
+        wkb_per_o: per_op(p, events, Machine, |h| h.wkb_per_o),
+        server_rss_kb: parts.iter().filter_map(|(_, h)| h.server_rss_kb).max(),
+        device: first.device.clone(),
+        device_busy_pct: parts
+            .iter()
+            .filter_map(|(_, h)| h.device_busy_pct)
+            .reduce(f64::max),
+        cpus: first.cpus,
+        cpu_pct: CpuPct {
+            machine_user: first.cpu_pct.machine_user,
+            machine_system: first.cpu_pct.machine_system,
+            machine_iowait: first.cpu_pct.machine_iowait,
+            client_user: level(p, Process, |h| Some(h.cpu_pct.client_user)).unwrap_or(0.0),
+            client_system: level(p, Process, |h| Some(h.cpu_pct.client_system)).unwrap_or(0.0),
+            client_iowait: level(p, Process, |h| Some(h.cpu_pct.client_iowait)).unwrap_or(0.0),
+            server_user: level(p, Server, |h| h.cpu_pct.server_user),
+            server_system: level(p, Server, |h| h.cpu_pct.server_system),
+            server_iowait: level(p, Server, |h| h.cpu_pct.server_iowait),
+        },
+        server_cs_per_o: per_op(p, events, Server, |h| h.server_cs_per_o),
+        proc_io_kb: ProcIoKb {
+            client_read: level(p, Process, |h| h.proc_io_kb.client_read),
+            client_write: level(p, Process, |h| h.proc_io_kb.client_write),
+            server_read: level(p, Server, |h| h.proc_io_kb.server_read),
+            server_write: level(p, Server, |h| h.proc_io_kb.server_write),
+        },
+        series: first.series.clone(),
+        cpu_mhz: first.cpu_mhz.clone(),
+        net: merge_net(p, events),
+    })
+}
+
+/// The client hosts' network figures: bytes per operation add over the parts (each host's own
+/// interface; parts of one machine through one interface count once), the busiest link's
+/// utilisation stands for all.
+fn merge_net(parts: &[(&Results, &HwFigures)], events: u64) -> Option<NetFigures> {
+    let first = parts.iter().find_map(|(_, h)| h.net.as_ref())?;
+    let rx = per_op(parts, events, Scope::Machine, |h| {
+        h.net.as_ref().map(|n| n.rx_kb_per_o)
+    })?;
+    let tx = per_op(parts, events, Scope::Machine, |h| {
+        h.net.as_ref().map(|n| n.tx_kb_per_o)
+    })?;
+    Some(NetFigures {
+        device: first.device.clone(),
+        rx_kb_per_o: rx,
+        tx_kb_per_o: tx,
+        link_mbit: first.link_mbit,
+        link_source: first.link_source.clone(),
+        busy_pct: parts
+            .iter()
+            .filter_map(|(_, h)| h.net.as_ref().and_then(|n| n.busy_pct))
+            .reduce(f64::max),
+    })
+}
+
+/// The server host's figures: every part scraped the same host over the same seconds, so the
+/// first part's counts stand, divided by every part's operations.
+fn merge_server_host(
+    files: &[(String, Results)],
+    events: u64,
+) -> Option<crate::metrics::node::HostFigures> {
+    let (r, h) = files
+        .iter()
+        .find_map(|(_, r)| r.server_host.as_ref().map(|h| (r, h)))?;
+    let scale = r.events as f64 / events.max(1) as f64;
+    let mut h = h.clone();
+    for v in [
+        &mut h.cpu_us_per_op,
+        &mut h.cs_per_o,
+        &mut h.r_per_o,
+        &mut h.w_per_o,
+        &mut h.rkb_per_o,
+        &mut h.wkb_per_o,
+    ] {
+        *v = v.map(|x| x * scale);
+    }
+    if let Some(n) = &mut h.net {
+        n.rx_kb_per_o *= scale;
+        n.tx_kb_per_o *= scale;
+    }
+    Some(h)
+}
