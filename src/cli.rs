@@ -412,6 +412,10 @@ pub struct RunArgs {
     /// run: the disk of --server-metrics to report (default: the busiest in the step)
     #[arg(long, value_name = "NAME")]
     pub server_device: Option<String>,
+    /// run: the network interface of --server-metrics to report (default: the one that
+    /// carried the most bytes in the step)
+    #[arg(long, value_name = "NAME")]
+    pub server_net_device: Option<String>,
     /// run: the network link's speed in Mbit/s, where the system does not tell it (a veth, a
     /// virtual NIC), for the network's utilisation and its demand in the queueing bounds
     #[arg(long, value_name = "MBIT")]

@@ -611,7 +611,13 @@ pub(crate) fn measure(
     let profile = profiler.map(metrics::profile::Profiler::finish);
     let events = outcome.as_ref().map_or(0, |o| o.total.counters.events);
     let hw = sampler.and_then(|s| s.finish(events));
-    let server_host = node.map(|n| n.finish(events, plan.server_device.as_deref(), plan.link_mbit));
+    let server_host = node.map(|n| {
+        let devices = (
+            plan.server_device.as_deref(),
+            plan.server_net_device.as_deref(),
+        );
+        n.finish(events, devices, plan.link_mbit)
+    });
     if let Some(note) = server_host.as_ref().and_then(|h| h.note.as_ref()) {
         say(&format!("warning: --server-metrics: {note}"));
     }

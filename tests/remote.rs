@@ -98,16 +98,25 @@ impl Hosts {
         };
         ip(&["netns", "add", &server_ns]);
         ip(&["-n", &server_ns, "link", "set", "lo", "up"]);
-        // A /24 per pair, distinct per test (tests run at once).
-        let net = 50 + (std::process::id() % 50) as usize * 4 + n as usize;
+        // One /24 per test (tests run at once): the database host is .1 on a bridge, which
+        // each client host's veth pair joins, as hosts on one switch.
+        let net = (50 + (std::process::id() % 50) * 4 + n) % 250;
+        let server_ip = format!("10.{net}.0.1");
+        ip(&["-n", &server_ns, "link", "add", "br0", "type", "bridge"]);
+        ip(&[
+            "-n",
+            &server_ns,
+            "addr",
+            "add",
+            &format!("{server_ip}/24"),
+            "dev",
+            "br0",
+        ]);
+        ip(&["-n", &server_ns, "link", "set", "br0", "up"]);
         for c in 0..clients {
             let ns = format!("{tag}c{c}");
             ip(&["netns", "add", &ns]);
             // Registered at once, so that Drop removes it whatever fails next.
-            let (server_ip, client_ip) = (
-                format!("10.{}.{}.1", net % 250, c + 1),
-                format!("10.{}.{}.2", net % 250, c + 1),
-            );
             hosts.clients.push((ns.clone(), server_ip.clone()));
             ip(&["-n", &ns, "link", "set", "lo", "up"]);
             let (veth, peer) = (format!("veth{c}"), format!("to{c}"));
@@ -115,24 +124,9 @@ impl Hosts {
                 "link", "add", &veth, "netns", &ns, "type", "veth", "peer", "name", &peer, "netns",
                 &server_ns,
             ]);
-            ip(&[
-                "-n",
-                &ns,
-                "addr",
-                "add",
-                &format!("{client_ip}/24"),
-                "dev",
-                &veth,
-            ]);
-            ip(&[
-                "-n",
-                &server_ns,
-                "addr",
-                "add",
-                &format!("{server_ip}/24"),
-                "dev",
-                &peer,
-            ]);
+            let client_ip = format!("10.{net}.0.{}/24", c + 2);
+            ip(&["-n", &ns, "addr", "add", &client_ip, "dev", &veth]);
+            ip(&["-n", &server_ns, "link", "set", &peer, "master", "br0"]);
             ip(&["-n", &ns, "link", "set", &veth, "up"]);
             ip(&["-n", &server_ns, "link", "set", &peer, "up"]);
         }
@@ -181,6 +175,7 @@ impl Hosts {
                     "--collector.stat",
                     "--collector.diskstats",
                     "--collector.netdev",
+                    "--collector.netclass",
                 ])
                 .stdout(Stdio::null())
                 .stderr(Stdio::null())
@@ -292,7 +287,7 @@ fn the_server_hosts_figures_come_from_node_exporter_and_the_network_is_a_device(
         &[
             &["run", "oltp_point_select", "--threads", "2", "--time", "4"][..],
             &common,
-            &["--server-metrics", &metrics],
+            &["--server-metrics", &metrics, "--server-net-device", "br0"],
         ]
         .concat(),
     );
@@ -311,8 +306,12 @@ fn the_server_hosts_figures_come_from_node_exporter_and_the_network_is_a_device(
     );
     assert_eq!(u(host, "/cpus") as usize, f(&point, "/hw/cpus") as usize);
     assert!(f(host, "/cs_per_o") > 0.0, "{host}");
-    // The database host's interface towards client 0, and the client's own.
-    assert_eq!(host["net"]["device"], "to0", "{host}");
+    // The database host's interface (the bridge its clients share), and the client's own.
+    assert_eq!(host["net"]["device"], "br0", "{host}");
+    // A bridge takes its ports' speed (a veth's 10 Gbit/s), node_exporter says.
+    assert_eq!(host["net"]["link_mbit"], 10000.0, "{host}");
+    assert!(f(host, "/net/busy_pct") > 0.0, "{host}");
+    assert_eq!(point["hw"]["net"]["link_source"], "sysfs", "a veth's speed");
     assert_eq!(point["hw"]["net"]["device"], "veth0");
     let client_rx = f(&point, "/hw/net/rx_kb_per_o");
     let server_tx = f(host, "/net/tx_kb_per_o");
@@ -391,15 +390,15 @@ fn two_client_hosts_started_at_one_instant_merge_exactly() {
     let kind = ServerKind::Postgres;
     let hosts = Hosts::new(kind, 2);
     let s = Scratch::new();
-    let (db0, metrics) = hosts.urls(kind, 0);
-    let (db1, _) = hosts.urls(kind, 1);
+    let (db0, m0) = hosts.urls(kind, 0);
+    let (db1, m1) = hosts.urls(kind, 1);
     hosts.run_ok(0, &["prepare", "oltp_read_only", "--target", &db0]);
     // Far enough ahead for both processes to start and connect.
     let start = dbsweep::runner::epoch_now().ceil() + 4.0;
     let start_s = format!("{start}");
-    let children: Vec<(Child, std::path::PathBuf)> = [(0, &db0, "h1"), (1, &db1, "h2")]
+    let children: Vec<(Child, std::path::PathBuf)> = [(0, &db0, &m0, "h1"), (1, &db1, &m1, "h2")]
         .into_iter()
-        .map(|(c, db, id)| {
+        .map(|(c, db, metrics, id)| {
             let out = s.path(&format!("{id}.json"));
             let child = hosts
                 .dbsweep(
@@ -420,7 +419,7 @@ fn two_client_hosts_started_at_one_instant_merge_exactly() {
                         "--client-id",
                         id,
                         "--server-metrics",
-                        &metrics,
+                        metrics,
                         "--output",
                         &out.display().to_string(),
                     ],
@@ -441,6 +440,8 @@ fn two_client_hosts_started_at_one_instant_merge_exactly() {
         })
         .collect();
     for p in &parts {
+        // Each host scraped the database host over its own link.
+        assert!(p["server_host"]["note"].is_null(), "{}", p["server_host"]);
         let from = f(p, "/measured_from");
         assert!(
             (from - start).abs() < 0.25,
@@ -692,4 +693,145 @@ fn a_start_instant_already_past_refuses_and_merge_refuses_what_does_not_belong_t
             "the output is left as it was"
         );
     }
+}
+
+#[test]
+fn a_sweep_runs_each_step_on_the_client_hosts_over_ssh_and_merges_them() {
+    let kind = ServerKind::Postgres;
+    let hosts = Hosts::new(kind, 2);
+    let s = Scratch::new();
+    let (db, metrics) = hosts.urls(kind, 0);
+    // ssh's stand-in: the same arguments, the host part naming a client host's namespace.
+    let ssh = s.path("ssh");
+    std::fs::write(
+        &ssh,
+        "#!/bin/sh\nwhile [ \"$1\" != \"--\" ]; do dest=$1; shift; done; shift\nexec ip netns exec \"${dest#*@}\" sh -c \"$*\"\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&ssh, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let plan = s.path("hosts.toml");
+    let bin = assert_cmd::cargo::cargo_bin("dbsweep");
+    std::fs::write(
+        &plan,
+        format!(
+            r#"name = "hosts"
+clients = [2, 4]
+table_size = 10000
+read_time = 3
+write_time = 3
+warmup_time = 1
+client_hosts = ["ssh://bench@{c0}", "ssh://bench@{c1}"]
+client_dbsweep = "{bin}"
+
+[[targets]]
+name = "pg"
+url = "{db}"
+metrics = "{metrics}"
+
+[[steps]]
+name = "load"
+load = true
+
+[[steps]]
+name = "point-query"
+workload = "oltp_point_select"
+class = "read"
+"#,
+            c0 = hosts.clients[0].0,
+            c1 = hosts.clients[1].0,
+            bin = bin.display(),
+        ),
+    )
+    .unwrap();
+    let dir = s.path("sweep");
+    // The sweep runs on the first client host (it loads the tables itself).
+    let out = hosts
+        .dbsweep(
+            0,
+            &[
+                "sweep",
+                &plan.display().to_string(),
+                "--output",
+                &dir.display().to_string(),
+                // The tables of a URL target are the user's: each cell reloads them.
+                "--force",
+            ],
+        )
+        .env("DBSWEEP_SSH", &ssh)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let ids = [&hosts.clients[0].0, &hosts.clients[1].0];
+    let mut records = 0;
+    for entry in walk(&dir) {
+        let name = entry.file_name().unwrap().to_string_lossy().into_owned();
+        if !name.contains("point-query")
+            || !name.ends_with(".json")
+            || ids.iter().any(|id| name.contains(id.as_str()))
+        {
+            continue;
+        }
+        let rec = read_json(&entry);
+        let r = &rec["results"];
+        let parts = r["parts"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{name}: {rec}"));
+        assert_eq!(parts.len(), 2, "{name}");
+        let clients = u(&rec, "/clients");
+        assert_eq!(
+            u(r, "/threads"),
+            clients,
+            "{name}: the cell's clients over both hosts"
+        );
+        for p in parts {
+            assert_eq!(u(p, "/threads"), clients / 2);
+        }
+        assert_eq!(
+            u(r, "/events"),
+            parts.iter().map(|p| u(p, "/events")).sum::<u64>()
+        );
+        assert!(r["server_host"]["note"].is_null(), "{}", r["server_host"]);
+        // The hosts' own files and logs are kept beside the record.
+        for id in ids {
+            for ext in ["json", "log"] {
+                let part = entry
+                    .parent()
+                    .unwrap()
+                    .join("hosts")
+                    .join(name.replace(".json", &format!(".{id}.{ext}")));
+                assert!(part.exists(), "{}", part.display());
+            }
+        }
+        records += 1;
+    }
+    assert_eq!(records, 2, "one point-query step per client count");
+    // The report's queueing model has the server host's CPU and the network.
+    let out = crate::util::dbsweep()
+        .arg("report")
+        .arg(&dir)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(text.contains("D net "), "{text}");
+    assert!(text.contains("server host CPU us/op"), "{text}");
+}
+
+/// Every file under `dir`.
+fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
 }

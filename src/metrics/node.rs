@@ -224,9 +224,15 @@ impl NodeScraper {
         }
     }
 
-    /// Stops scraping; the step's figures for `ops` operations. `device`: the disk to report
-    /// (`--server-device`); `link_mbit`: the link speed when node_exporter does not know it.
-    pub fn finish(self, ops: u64, device: Option<&str>, link_mbit: Option<f64>) -> HostFigures {
+    /// Stops scraping; the step's figures for `ops` operations. `devices`: the disk and the
+    /// network interface to report (`--server-device`, `--server-net-device`; None: the
+    /// busiest); `link_mbit`: the link speed when node_exporter does not know it.
+    pub fn finish(
+        self,
+        ops: u64,
+        devices: (Option<&str>, Option<&str>),
+        link_mbit: Option<f64>,
+    ) -> HostFigures {
         let _ = self.stop.send(());
         let scraped = self.handle.join().unwrap_or(Scraped {
             first: None,
@@ -237,7 +243,7 @@ impl NodeScraper {
             stopped_at: None,
             span_s: 0.0,
         });
-        figures(&self.source, &scraped, ops, device, link_mbit)
+        figures(&self.source, &scraped, ops, devices, link_mbit)
     }
 }
 
@@ -245,7 +251,7 @@ fn figures(
     source: &str,
     s: &Scraped,
     ops: u64,
-    device: Option<&str>,
+    (device, net_device): (Option<&str>, Option<&str>),
     link_mbit: Option<f64>,
 ) -> HostFigures {
     let mut notes = Vec::new();
@@ -347,19 +353,47 @@ fn figures(
         None if device.is_none() => missing.push("node_disk_*"),
         None => {}
     }
-    // The network: the interface that carried the most bytes, the loopback only when alone.
-    let net = b
+    // The network: `--server-net-device`, else the interface that carried the most bytes (the
+    // loopback only when alone); of interfaces within 1% of that (a bridge and its one port),
+    // one whose link speed is known.
+    let deltas: Vec<(&String, f64, f64, Option<f64>)> = b
         .nets
         .iter()
         .filter_map(|(name, y)| {
             let x = a.nets.get(name)?;
             Some((name, (y.0 - x.0).max(0.0), (y.1 - x.1).max(0.0), y.2))
         })
-        .max_by(|x, y| {
-            (x.0 != "lo")
-                .cmp(&(y.0 != "lo"))
-                .then((x.1 + x.2).total_cmp(&(y.1 + y.2)))
-        });
+        .collect();
+    let net = match net_device {
+        Some(want) => {
+            let found = deltas.iter().find(|d| d.0 == want).copied();
+            if found.is_none() {
+                notes.push(format!(
+                    "--server-net-device {want}: {source} has no interface of that name (it has: {})",
+                    b.nets.keys().cloned().collect::<Vec<_>>().join(", ")
+                ));
+            }
+            found
+        }
+        None => {
+            let most = deltas
+                .iter()
+                .filter(|d| d.0 != "lo")
+                .map(|d| d.1 + d.2)
+                .fold(0.0, f64::max);
+            deltas
+                .iter()
+                .filter(|d| d.0 != "lo" && d.1 + d.2 >= most * 0.99)
+                .max_by(|x, y| {
+                    x.3.is_some()
+                        .cmp(&y.3.is_some())
+                        .then((x.1 + x.2).total_cmp(&(y.1 + y.2)))
+                        .then(y.0.cmp(x.0))
+                })
+                .or_else(|| deltas.iter().find(|d| d.0 == "lo"))
+                .copied()
+        }
+    };
     match net {
         Some((name, rx, tx, speed)) => {
             let link = match (speed, link_mbit) {
@@ -369,7 +403,8 @@ fn figures(
             };
             f.net = NetFigures::of(name, (rx, tx), secs, ops, link);
         }
-        None => missing.push("node_network_*_bytes_total"),
+        None if net_device.is_none() => missing.push("node_network_*_bytes_total"),
+        None => {}
     }
     if !missing.is_empty() {
         notes.push(format!("{source} lacks {}", missing.join(", ")));
@@ -437,7 +472,7 @@ node_network_speed_bytes{{device=\"eth0\"}} 1.25e+08
             &exposition(104.0, 15_000.0, 1_048_576.0, 15.0),
             10,
         );
-        let f = figures("http://h:9100/metrics", &s, 1000, None, None);
+        let f = figures("http://h:9100/metrics", &s, 1000, (None, None), None);
         assert_eq!(f.scope, "host");
         assert_eq!(f.cpus, Some(2));
         // 8 s of busy CPU over 1000 ops: 8 ms each.
@@ -456,16 +491,22 @@ node_network_speed_bytes{{device=\"eth0\"}} 1.25e+08
         assert!((net.busy_pct.unwrap() - 8_388_608.0 / 10.0 / 1e9 * 100.0).abs() < 1e-9);
         assert_eq!(f.note, None);
         // A named disk that the host lacks: said, not guessed.
-        let f = figures("u", &s, 1000, Some("nvme0n1"), None);
-        assert_eq!(f.device, None);
-        assert!(f.note.unwrap().contains("nvme0n1"));
+        let f = figures("u", &s, 1000, (Some("nvme0n1"), Some("eth9")), None);
+        assert_eq!((f.device, f.net), (None, None));
+        let note = f.note.unwrap();
+        assert!(note.contains("nvme0n1") && note.contains("eth9"), "{note}");
+        // A named interface, even the loopback; a link speed given where none is known.
+        let f = figures("u", &s, 1000, (None, Some("lo")), Some(100.0));
+        let lo = f.net.unwrap();
+        assert_eq!((lo.device.as_str(), lo.link_mbit), ("lo", Some(100.0)));
+        assert_eq!(lo.link_source.as_deref(), Some("--link-speed"));
     }
 
     #[test]
     fn missing_series_and_silent_endpoints_leave_nulls_with_a_note() {
         let only_cpu = "node_cpu_seconds_total{cpu=\"0\",mode=\"user\"} 1\n";
         let s = scraped(only_cpu, only_cpu, 5);
-        let f = figures("u", &s, 10, None, None);
+        let f = figures("u", &s, 10, (None, None), None);
         assert_eq!(f.cpu_us_per_op, Some(0.0));
         assert_eq!((f.cs_per_o, f.net.is_none(), f.device), (None, true, None));
         let note = f.note.unwrap();
@@ -483,7 +524,7 @@ node_network_speed_bytes{{device=\"eth0\"}} 1.25e+08
             stopped_at: None,
             span_s: 0.0,
         };
-        let f = figures("http://h:9100/metrics", &none, 10, None, None);
+        let f = figures("http://h:9100/metrics", &none, 10, (None, None), None);
         assert_eq!((f.cpu_us_per_op, f.scrapes), (None, 0));
         assert!(f.note.unwrap().contains("connection refused"));
     }

@@ -45,6 +45,8 @@ pub struct RunPlan {
     /// to report from it.
     pub server_metrics: Option<String>,
     pub server_device: Option<String>,
+    /// `--server-net-device`: the interface to report from it.
+    pub server_net_device: Option<String>,
     /// `--link-speed`: Mbit/s of links whose speed the system does not tell.
     pub link_mbit: Option<f64>,
 }
@@ -349,6 +351,7 @@ impl RunPlan {
             start_tolerance: o.start_tolerance,
             server_metrics: o.server_metrics.clone(),
             server_device: o.server_device.clone(),
+            server_net_device: o.server_net_device.clone(),
             link_mbit: o.link_speed,
         })
     }

@@ -83,6 +83,14 @@ pub struct PlanFile {
     #[serde(default)]
     pub configs: BTreeMap<String, Spanned<ConfigDef>>,
     pub steps: Vec<Spanned<StepDef>>,
+    /// Run each workload step on these hosts at once (`ssh://[user@]host[:port]`), each
+    /// with its share of the clients, started at one instant, and merge their results: ssh
+    /// is the engine, with the dbsweep binary on each host.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub client_hosts: Vec<String>,
+    /// The dbsweep binary on the client hosts (default: `dbsweep` on their PATH).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_dbsweep: Option<String>,
 }
 
 fn default_repeat() -> u32 {
@@ -444,6 +452,22 @@ impl Sweep {
         ];
         out.extend(args.iter().cloned());
         out
+    }
+
+    /// The command line (after the program's name) of a workload step at `clients`: what a
+    /// client host runs; None for other steps.
+    pub fn step_argv(&self, step: &Step, clients: u32) -> Option<Vec<String>> {
+        let StepKind::Run {
+            workload,
+            class,
+            args,
+        } = &step.kind
+        else {
+            return None;
+        };
+        let mut argv = self.run_args(workload, clients, self.class_time(*class), args);
+        argv.remove(0);
+        Some(argv)
     }
 
     /// The resolved options of a workload step in a cell whose database is at `target_url`.
@@ -1081,6 +1105,40 @@ fn validate(src: &Source, file: PlanFile) -> Result<Sweep, Error> {
         });
     }
 
+    if !file.client_hosts.is_empty() {
+        let span = 0..0;
+        for h in &file.client_hosts {
+            crate::sweep::hosts::Host::parse(h)
+                .map_err(|e| src.error(span.clone(), format!("client_hosts: {e}")))?;
+        }
+        let n = file.client_hosts.len() as u32;
+        if let Some(c) = file.clients.iter().find(|c| **c % n != 0) {
+            return Err(src.error(
+                span,
+                format!(
+                    "clients = {c} with {n} client_hosts: each host runs an equal share, so give multiples of {n}"
+                ),
+            ));
+        }
+        if let Some(t) = targets
+            .iter()
+            .find(|t| !matches!(t.spec, TargetSpec::Url(_)))
+        {
+            return Err(src.error(
+                span,
+                format!(
+                    "client_hosts need targets given by url (the client hosts connect to the database themselves), and target {} is not one",
+                    t.name
+                ),
+            ));
+        }
+        if configs_have_profile(&file) {
+            return Err(src.error(
+                span,
+                "profile = true does not go with client_hosts: perf records on the database's host",
+            ));
+        }
+    }
     let mut configs = Vec::new();
     for (name, c) in &file.configs {
         let span = c.span();
@@ -1317,6 +1375,24 @@ fn validate(src: &Source, file: PlanFile) -> Result<Sweep, Error> {
                 Some(after)
             }
         };
+        if !sweep.file.client_hosts.is_empty() {
+            if crash.is_some() {
+                return Err(src.error(
+                    span,
+                    "crash = true does not go with client_hosts: the crash needs the managed server, on this host",
+                ));
+            }
+            if let StepKind::Run { workload, .. } = &kind
+                && crate::lua::is_script(workload)
+            {
+                return Err(src.error(
+                    span,
+                    format!(
+                        "workload = {workload:?}: client_hosts run built-in workloads (a script would have to be on every host)"
+                    ),
+                ));
+            }
+        }
         let step = Step { name, kind, crash };
         // Every workload step is checked as its `dbsweep run` would be, at every client count.
         if matches!(step.kind, StepKind::Run { .. } | StepKind::Load(..)) {
@@ -1343,6 +1419,10 @@ fn validate(src: &Source, file: PlanFile) -> Result<Sweep, Error> {
         sweep.steps.push(step);
     }
     Ok(sweep)
+}
+
+fn configs_have_profile(file: &PlanFile) -> bool {
+    file.configs.values().any(|c| c.get_ref().profile)
 }
 
 /// A SQLite URL with `settings` added as PRAGMAs.

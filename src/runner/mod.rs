@@ -41,8 +41,9 @@ pub struct RunnerOptions {
     pub percentile: f64,
     /// `--start-at`: the wall-clock instant (seconds since the Unix epoch) at which the
     /// measured part begins, so that several client hosts measure the same seconds. The
-    /// clients connect first; the warm-up ends at that instant.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// clients connect first; the warm-up ends at that instant. Not saved with the options
+    /// (each run has its own; results keep `measured_from`).
+    #[serde(skip)]
     pub start_at: Option<f64>,
 }
 

@@ -8,6 +8,7 @@
 
 mod crash;
 mod env;
+pub mod hosts;
 mod pause;
 
 use std::collections::BTreeMap;
@@ -703,6 +704,10 @@ impl<'a> Runner<'a> {
         if plan.server_metrics.is_none() {
             plan.server_metrics.clone_from(&cell.target.metrics);
         }
+        if !self.sweep.file.client_hosts.is_empty() {
+            let results = self.run_on_hosts(cell, db, step, &plan, rec)?;
+            return self.finish_workload(cell, step, results, rec);
+        }
         db.follow(&plan);
         // Text statements and pipelining need a target opened for them; the cell's serves
         // everything else.
@@ -777,6 +782,64 @@ impl<'a> Runner<'a> {
             ));
             rec.recovery = Some(recovery);
         }
+        self.finish_workload(cell, step, results, rec)
+    }
+
+    /// A workload step on the plan's client hosts (ssh), merged.
+    fn run_on_hosts(
+        &mut self,
+        cell: &Cell,
+        db: &CellDb,
+        step: &Step,
+        plan: &crate::plan::RunPlan,
+        rec: &StepRecord,
+    ) -> Result<crate::results::Results, Error> {
+        let hosts = self
+            .sweep
+            .file
+            .client_hosts
+            .iter()
+            .map(|h| hosts::Host::parse(h).map_err(Error::Usage))
+            .collect::<Result<Vec<_>, Error>>()?;
+        let per_host = cell.clients / hosts.len().max(1) as u32;
+        let argv = self
+            .sweep
+            .step_argv(step, per_host)
+            .ok_or_else(|| Error::Usage(format!("step {}: not a workload step", step.name)))?;
+        let mut argv = argv;
+        if let Some(m) = &plan.server_metrics {
+            argv.extend(["--server-metrics".to_string(), m.clone()]);
+        }
+        let record = self.step_path(cell, rec.index - 1, step);
+        let remote = hosts::Remote {
+            hosts: &hosts,
+            program: self
+                .sweep
+                .file
+                .client_dbsweep
+                .as_deref()
+                .unwrap_or("dbsweep"),
+            argv,
+            url: &db.url,
+            warmup: plan.runner.warmup,
+            time: plan.runner.time,
+            record: &record,
+        };
+        let progress = &self.progress;
+        hosts::run(&remote, &INTERRUPT, &|s| {
+            progress.say(&format!("[{} {}] {s}", cell.id(), step.name));
+        })
+    }
+
+    /// What every workload step's results go through: the status, the summary line, the
+    /// profile's files.
+    fn finish_workload(
+        &mut self,
+        cell: &Cell,
+        step: &Step,
+        mut results: crate::results::Results,
+        rec: &mut StepRecord,
+    ) -> Result<(), Error> {
         if let Some(e) = &results.error {
             rec.status = "failed".into();
             rec.error = Some(e.clone());
