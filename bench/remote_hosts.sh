@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# A database host and two client hosts on one machine, made of network namespaces (root):
-# PostgreSQL and node_exporter on the database host, dbsweep on each client host started at one
-# instant (--start-at) for each client count, the parts merged, and a report of the merged
-# runs with the server host's figures and the network in the queueing bounds. The same steps
-# as the README's three-host recipe, with `ip netns exec` in place of ssh.
+# A database host and two client hosts on one machine, made of network namespaces on a bridge
+# (root): PostgreSQL and node_exporter on the database host; a sweep whose plan lists both
+# client hosts (client_hosts, with `ip netns exec` standing in for ssh) runs each step on both
+# at one instant and merges them; then its report, with the server host's figures and the
+# network in the queueing bounds. The README's three-host recipe, on one machine.
 #
-#   bench/remote_hosts.sh [WORKLOAD] [SECONDS] [THREADS_PER_HOST...]
+#   bench/remote_hosts.sh [WORKLOAD] [SECONDS] [CLIENTS_PER_HOST...]
 #   bench/remote_hosts.sh oltp_read_only 10 1 2
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -36,13 +36,16 @@ trap cleanup EXIT
 
 ip netns add "$srv"
 ip -n "$srv" link set lo up
+ip -n "$srv" link add br0 type bridge
+ip -n "$srv" addr add 10.99.0.1/24 dev br0
+ip -n "$srv" link set br0 up
 for c in 0 1; do
   ns=${tag}c$c
   ip netns add "$ns"
   ip -n "$ns" link set lo up
   ip link add "veth$c" netns "$ns" type veth peer name "to$c" netns "$srv"
-  ip -n "$ns" addr add "10.99.$((c + 1)).2/24" dev "veth$c"
-  ip -n "$srv" addr add "10.99.$((c + 1)).1/24" dev "to$c"
+  ip -n "$ns" addr add "10.99.0.$((c + 2))/24" dev "veth$c"
+  ip -n "$srv" link set "to$c" master br0
   ip -n "$ns" link set "veth$c" up
   ip -n "$srv" link set "to$c" up
 done
@@ -50,7 +53,7 @@ done
 # The database host: PostgreSQL on every address, trusting the client hosts' network.
 chown postgres "$work"
 runuser -u postgres -- "$pgbin/initdb" -D "$work/data" -A trust -U postgres >/dev/null
-echo "host all all 10.99.0.0/16 trust" >> "$work/data/pg_hba.conf"
+echo "host all all 10.99.0.0/24 trust" >> "$work/data/pg_hba.conf"
 ip netns exec "$srv" runuser -u postgres -- "$pgbin/pg_ctl" -D "$work/data" -l "$work/pg.log" -w \
   -o "-c listen_addresses='*' -c unix_socket_directories='$work' -c max_connections=100" start >/dev/null
 ip netns exec "$srv" runuser -u postgres -- "$pgbin/psql" -h "$work" -qc "CREATE ROLE sbtest LOGIN" -c "CREATE DATABASE sbtest OWNER sbtest"
@@ -58,32 +61,48 @@ ip netns exec "$srv" prometheus-node-exporter --web.listen-address=:9100 --colle
   --collector.cpu --collector.stat --collector.diskstats --collector.netdev --collector.netclass >/dev/null 2>&1 &
 exporter=$!
 for _ in $(seq 50); do
-  ip netns exec "${tag}c0" bash -c 'exec 3<>/dev/tcp/10.99.1.1/9100' 2>/dev/null && break
+  ip netns exec "${tag}c0" bash -c 'exec 3<>/dev/tcp/10.99.0.1/9100' 2>/dev/null && break
   sleep 0.1
 done
 
-# Each client host reaches the database host at the address of its own link.
-url() { echo "postgres://sbtest@10.99.$(($1 + 1)).1:5432/sbtest"; }
-metrics() { echo "http://10.99.$(($1 + 1)).1:9100/metrics"; }
-ip netns exec "${tag}c0" "$bin" prepare "$workload" --target "$(url 0)" --tables 2 --table-size 100000 --threads 2
+# ssh's stand-in for namespaces: the host part of user@host names the namespace.
+cat > "$work/ssh" <<'EOF2'
+#!/bin/sh
+while [ "$1" != "--" ]; do dest=$1; shift; done; shift
+exec ip netns exec "${dest#*@}" sh -c "$*"
+EOF2
+chmod +x "$work/ssh"
+clients=""
+for t in "${threads[@]}"; do clients="$clients${clients:+, }$((2 * t))"; done
+cat > "$work/plan.toml" <<EOF2
+name = "two-client-hosts"
+description = "$workload from two client hosts, PostgreSQL on a third"
+clients = [$clients]
+tables = 2
+table_size = 100000
+read_time = $seconds
+write_time = $seconds
+warmup_time = 2
+client_hosts = ["ssh://bench@${tag}c0", "ssh://bench@${tag}c1"]
+client_dbsweep = "$bin"
 
-merged=()
-for t in "${threads[@]}"; do
-  start=$(( $(date +%s) + 5 ))
-  pids=()
-  for c in 0 1; do
-    ip netns exec "${tag}c$c" "$bin" run "$workload" --target "$(url "$c")" --tables 2 --table-size 100000 \
-      --threads "$t" --time "$seconds" --warmup 1 --start-at "$start" --client-id "h$c" \
-      --server-metrics "$(metrics "$c")" --report-interval 0 --output "$out/t$t-h$c.json" >"$out/t$t-h$c.txt" 2>&1 &
-    pids+=($!)
-  done
-  for p in "${pids[@]}"; do wait "$p"; done
-  "$bin" merge "$out/t$t-h0.json" "$out/t$t-h1.json" --output "$out/merged-$((2 * t)).json"
-  merged+=("$out/merged-$((2 * t)).json")
-done
-echo "== the last client host's summary (t=${threads[-1]}) =="
-tail -20 "$out/t${threads[-1]}-h1.txt"
-"$bin" report "${merged[@]}"
+[[targets]]
+name = "pg"
+url = "postgres://sbtest@10.99.0.1:5432/sbtest"
+metrics = "http://10.99.0.1:9100/metrics"
+
+[[steps]]
+name = "load"
+load = true
+
+[[steps]]
+name = "$workload"
+workload = "$workload"
+class = "read"
+EOF2
+# The sweep runs on the first client host (it loads the tables there).
+DBSWEEP_SSH=$work/ssh ip netns exec "${tag}c0" "$bin" sweep "$work/plan.toml" --output "$out/sweep" --force
+"$bin" report "$out/sweep"
 echo "files in $out"
 trap - EXIT
 cleanup
