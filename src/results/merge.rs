@@ -602,3 +602,65 @@ fn merge_server_host(
     }
     Some(h)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::results::HostId;
+
+    fn part(events: u64, boot: &str, machine: f64, client: f64, server: f64) -> Results {
+        let l = serde_json::json!({"min": 0.0, "avg": 0.0, "stddev": 0.0, "p50": 0.0, "p90": 0.0,
+            "p95": 0.0, "p99": 0.0, "p999": 0.0, "max": 0.0, "sum": 0.0});
+        let h = HistogramData::encode(&crate::metrics::new_histogram());
+        let mut r: Results = serde_json::from_value(serde_json::json!({
+            "schema_version": 1, "tool": {"name": "dbsweep", "version": "0"},
+            "workload": "oltp_point_select",
+            "target": {"kind": "postgres", "url": "postgres://h/db", "version": "15", "settings": {}},
+            "server": null, "started_at": 1, "threads": 1, "time_s": 1.0, "warmup_s": 0.0,
+            "events": 0, "tps": 0.0, "qps": 0.0, "rows_per_s": 0.0,
+            "queries": {"read": 0, "write": 0, "other": 0, "total": 0, "rows": 0},
+            "latency_ms": l, "errors": {}, "retries": 0, "reconnects": 0, "rate": null,
+            "thread_events": [], "intervals": [], "histogram": h, "options": {},
+            "prepare": null, "hw": null, "interrupted": false, "error": null
+        }))
+        .expect("a minimal results file");
+        r.events = events;
+        r.host = Some(HostId {
+            name: boot.into(),
+            boot_id: boot.into(),
+        });
+        r.hw = Some(HwFigures {
+            cpu_us_per_op: CpuPerOp {
+                client: Some(client),
+                server: Some(server),
+                machine: Some(machine),
+            },
+            cpus: 2,
+            ..HwFigures::default()
+        });
+        r
+    }
+
+    #[test]
+    fn figures_combine_by_what_they_measure() {
+        // Two client processes on one machine (one boot id) and a third on another; 100, 300
+        // and 600 events. Each part's machine and server figures are per its own events.
+        let parts = [
+            part(100, "m1", 50.0, 10.0, 30.0),
+            part(300, "m1", 50.0 / 3.0, 10.0, 10.0),
+            part(600, "m2", 5.0, 10.0, 5.0),
+        ];
+        let files: Vec<(String, Results)> = parts
+            .into_iter()
+            .enumerate()
+            .map(|(i, r)| (format!("p{i}"), r))
+            .collect();
+        let hw = merge_hw(&files, 1000).unwrap();
+        // Processes add: 10 us for each of 1000 events.
+        assert!((hw.cpu_us_per_op.client.unwrap() - 10.0).abs() < 1e-9);
+        // m1's two parts saw one machine's 5000 us; m2 its own 3000 us: 8 us per event.
+        assert!((hw.cpu_us_per_op.machine.unwrap() - 8.0).abs() < 1e-9);
+        // The one server, seen by all three as 3000 us: 3 us per event.
+        assert!((hw.cpu_us_per_op.server.unwrap() - 3.0).abs() < 1e-9);
+    }
+}
