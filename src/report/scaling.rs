@@ -7,6 +7,10 @@ use super::model::{Dataset, Entry, Group, Place};
 use super::queue::{Device, Model};
 use super::tables::{Cell, Row, Table, tests};
 
+const CPU_DISK_NOTE: &str = "D cpu = machine CPU busy per transaction over the machine's cores (the server host's, from node_exporter, when the run had --server-metrics); D disk = device busy time per transaction";
+const NET_NOTE: &str = "D net = the link's busy time per transaction (the busier direction's bytes over its speed; the server host's interface when known, else the client's)";
+const DMAX_NOTE: &str = "the bottleneck is the device with the largest demand per server (Dmax)";
+
 /// Scaling and queueing bounds per configuration, when several client counts ran.
 pub fn tables(ds: &Dataset) -> Vec<Table> {
     let places: BTreeSet<&Place> = ds.entries.iter().map(|e| &e.place).collect();
@@ -64,7 +68,7 @@ pub fn tables(ds: &Dataset) -> Vec<Table> {
             .to_vec(),
             under: Vec::new(),
             rows: Vec::new(),
-            notes: vec!["D cpu = machine CPU busy per transaction over the machine's cores (the server host's, from node_exporter, when the run had --server-metrics); D disk = device busy time per transaction; D net = the link's busy time per transaction (the busier direction's bytes over its speed; the server host's interface when known, else the client's); the bottleneck is the device with the largest demand per server (Dmax)".into()],
+            notes: vec![format!("{CPU_DISK_NOTE}; {NET_NOTE}; {DMAX_NOTE}")],
         };
         for (group, test) in tests(ds) {
             if group == Group::Load {
@@ -146,6 +150,20 @@ pub fn tables(ds: &Dataset) -> Vec<Table> {
                         ),
                     ],
                 });
+            }
+        }
+        // Embedded SQLite and runs without a network figure: no network column.
+        if model_table
+            .rows
+            .iter()
+            .all(|r| matches!(r.cells.get(2), Some(Cell::Missing) | None))
+        {
+            model_table.columns.remove(2);
+            model_table.notes = vec![format!("{CPU_DISK_NOTE}; {DMAX_NOTE}")];
+            for r in &mut model_table.rows {
+                if r.cells.len() > 2 {
+                    r.cells.remove(2);
+                }
             }
         }
         out.push(scale);

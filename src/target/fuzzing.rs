@@ -1,11 +1,15 @@
 //! Entry points for the fuzz harness (`fuzz/`): each plays a whole client session against a
 //! "server" whose every byte is the fuzzer's input. Not part of dbsweep's interface.
 
-use std::io::Write;
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
 use std::os::unix::net::UnixStream;
 use std::str::FromStr;
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
 
 use super::socket::Socket;
+use super::tls::{Mode, Tls, TlsOptions};
 use super::{Param, mywire, pgwire};
 
 /// A connected socket whose peer has sent `server` and closed its sending side; the peer
@@ -18,15 +22,121 @@ fn socket_fed(server: &[u8]) -> Option<(Socket, UnixStream)> {
     Some((Socket::from_unix(client).ok()?, peer))
 }
 
+/// A TLS server's configuration: a certificate for localhost, made once per process.
+fn tls_server() -> Option<Arc<rustls::ServerConfig>> {
+    static CONFIG: OnceLock<Option<Arc<rustls::ServerConfig>>> = OnceLock::new();
+    CONFIG
+        .get_or_init(|| {
+            let key = rcgen::KeyPair::generate().ok()?;
+            let cert = rcgen::CertificateParams::new(vec!["localhost".to_string()])
+                .ok()?
+                .self_signed(&key)
+                .ok()?;
+            let der = rustls_pki_types::PrivateKeyDer::try_from(key.serialize_der()).ok()?;
+            let config = rustls::ServerConfig::builder_with_provider(Arc::new(
+                rustls::crypto::ring::default_provider(),
+            ))
+            .with_safe_default_protocol_versions()
+            .ok()?
+            .with_no_client_auth()
+            .with_single_cert(vec![cert.der().clone()], der)
+            .ok()?;
+            Some(Arc::new(config))
+        })
+        .clone()
+}
+
+/// A TCP connection to a peer thread that runs `before` (the plain part of the protocol,
+/// up to the client's TLS request), completes a real TLS handshake as the server, sends
+/// `server` inside TLS, closes it, and reads until the client hangs up. Every wait of the
+/// peer has a bound, so a session never hangs on it.
+fn tls_fed(
+    server: &[u8],
+    before: fn(&mut TcpStream) -> std::io::Result<()>,
+) -> Option<(Socket, std::thread::JoinHandle<()>)> {
+    let config = tls_server()?;
+    let listener = TcpListener::bind("127.0.0.1:0").ok()?;
+    let port = listener.local_addr().ok()?.port();
+    let server = server.to_vec();
+    let peer = std::thread::spawn(move || {
+        let Ok((mut tcp, _)) = listener.accept() else {
+            return;
+        };
+        let bound = Some(Duration::from_secs(2));
+        if tcp.set_read_timeout(bound).is_err()
+            || tcp.set_write_timeout(bound).is_err()
+            || tcp.set_nodelay(true).is_err()
+        {
+            return;
+        }
+        if before(&mut tcp).is_err() {
+            return;
+        }
+        let Ok(conn) = rustls::ServerConnection::new(config) else {
+            return;
+        };
+        let mut tls = rustls::StreamOwned::new(conn, tcp);
+        while tls.conn.is_handshaking() {
+            if tls.conn.complete_io(&mut tls.sock).is_err() {
+                return;
+            }
+        }
+        if tls.write_all(&server).is_err() {
+            return;
+        }
+        tls.conn.send_close_notify();
+        let _ = tls.flush();
+        let mut sink = [0u8; 4096];
+        while matches!(tls.read(&mut sink), Ok(n) if n > 0) {}
+    });
+    let sock = Socket::tcp("127.0.0.1", port).ok()?;
+    Some((sock, peer))
+}
+
+/// The client's TLS: encrypted, the certificate not checked (sslmode=require).
+fn client_tls() -> Option<Tls> {
+    Tls::new(&TlsOptions {
+        mode: Mode::Require,
+        ..TlsOptions::default()
+    })
+    .ok()
+    .flatten()
+}
+
 /// Logs in to a PostgreSQL "server" that sends `server`, then prepares, executes, runs a
 /// simple query and a COPY; every outcome is fine except a panic or a hang.
 pub fn postgres_session(server: &[u8]) {
     let Some((sock, _peer)) = socket_fed(server) else {
         return;
     };
+    postgres_on(sock);
+}
+
+/// As [`postgres_session`], over TLS: the "server" agrees to the TLS request, completes a
+/// real handshake, and sends `server` inside TLS. True when the login succeeded.
+pub fn postgres_tls_session(server: &[u8]) -> bool {
+    let Some(tls) = client_tls() else {
+        return false;
+    };
+    // The SSLRequest (8 bytes), answered 'S'.
+    let Some((mut sock, peer)) = tls_fed(server, |tcp| {
+        let mut request = [0u8; 8];
+        tcp.read_exact(&mut request)?;
+        tcp.write_all(b"S")
+    }) else {
+        return false;
+    };
+    let logged_in =
+        pgwire::negotiate_tls(&mut sock, &tls, "localhost").is_ok() && postgres_on(sock);
+    let _ = peer.join();
+    logged_in
+}
+
+/// The session on a connected socket; false when the login failed.
+fn postgres_on(sock: Socket) -> bool {
     let cfg = postgres::Config::from_str("postgres://u:pw@localhost/db").expect("static URL");
     let Ok(mut w) = pgwire::Wire::start(sock, &cfg) else {
-        return;
+        return false;
     };
     let types = w
         .prepare("s1", "SELECT c FROM t WHERE id = $1")
@@ -45,6 +155,7 @@ pub fn postgres_session(server: &[u8]) {
         left -= 1;
         left > 0
     });
+    true
 }
 
 /// Logs in to a MySQL "server" that sends `server`, then queries, prepares and executes.
@@ -52,16 +163,45 @@ pub fn mysql_session(server: &[u8]) {
     let Some((sock, _peer)) = socket_fed(server) else {
         return;
     };
-    let e = mywire::Endpoint::local("pw");
-    let Ok(mut w) = mywire::Wire::start(sock, &e) else {
-        return;
+    mysql_on(sock, &mywire::Endpoint::local("pw"));
+}
+
+/// As [`mysql_session`], over TLS: the "server" greets in plain text offering TLS and
+/// caching_sha2_password, reads the client's SSLRequest, completes a real handshake, and
+/// sends `server` inside TLS (from the answer to the login on). True when the login
+/// succeeded.
+pub fn mysql_tls_session(server: &[u8]) -> bool {
+    let Some(tls) = client_tls() else {
+        return false;
+    };
+    let Some((sock, peer)) = tls_fed(server, |tcp| {
+        tcp.write_all(&mywire::fuzz_greeting())?;
+        // The SSLRequest: a 4-byte header and 32 bytes.
+        let mut request = [0u8; 36];
+        tcp.read_exact(&mut request)
+    }) else {
+        return false;
+    };
+    let e = mywire::Endpoint {
+        tls: Some(tls),
+        ..mywire::Endpoint::local("pw")
+    };
+    let logged_in = mysql_on(sock, &e);
+    let _ = peer.join();
+    logged_in
+}
+
+/// The session on a connected socket; false when the login failed.
+fn mysql_on(sock: Socket, e: &mywire::Endpoint) -> bool {
+    let Ok(mut w) = mywire::Wire::start(sock, e) else {
+        return false;
     };
     let _ = w.query("SELECT 1", |row| {
         use super::TextRow;
         let _ = (row.len(), row.get(0), row.get(5));
     });
     let Ok(st) = w.prepare("SELECT c FROM t WHERE id = ?") else {
-        return;
+        return true;
     };
     let params = vec![Param::Int(1); usize::from(st.params.min(64))];
     let mut on_row = |row: &dyn super::TextRow| {
@@ -69,9 +209,28 @@ pub fn mysql_session(server: &[u8]) {
     };
     let _ = w.execute(&st, &params, Some(&mut on_row));
     let _ = w.load_local("LOAD DATA LOCAL INFILE 'x' INTO TABLE t", b"1\t2\n");
+    true
 }
 
 /// Parses and validates a plan's text, as `dbsweep sweep PLAN --dry-run` would.
 pub fn plan(text: &str) {
     let _ = crate::plan::sweep::Sweep::parse("fuzz.toml", text, &Default::default());
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_tls_sessions_log_in_through_a_real_handshake() {
+        // AuthenticationOk, ReadyForQuery: inside TLS.
+        let pg_ok = b"R\0\0\0\x08\0\0\0\0Z\0\0\0\x05I";
+        assert!(postgres_tls_session(pg_ok));
+        assert!(!postgres_tls_session(b"garbage inside TLS"));
+        assert!(!postgres_tls_session(b""));
+        // OK to the login (sequence 3: after the SSLRequest and the response).
+        let my_ok = [7, 0, 0, 3, 0, 0, 0, 2, 0, 0, 0];
+        assert!(mysql_tls_session(&my_ok));
+        assert!(!mysql_tls_session(b"\xff\xff\xff\x03"));
+    }
 }

@@ -63,6 +63,37 @@ pub struct Endpoint {
     pub server_public_key: Option<Vec<u8>>,
 }
 
+/// A MySQL 8 greeting (packet 0) that offers TLS and caching_sha2_password: the fuzz
+/// harness's TLS server sends it before the handshake.
+pub(super) fn fuzz_greeting() -> Vec<u8> {
+    let caps = LONG_PASSWORD
+        | LONG_FLAG
+        | CONNECT_WITH_DB
+        | LOCAL_FILES
+        | PROTOCOL_41
+        | TRANSACTIONS
+        | SECURE_CONNECTION
+        | MULTI_RESULTS
+        | PLUGIN_AUTH
+        | SSL;
+    let mut p = vec![10];
+    p.extend_from_slice(b"8.0.40-fuzz\0");
+    p.extend_from_slice(&7u32.to_le_bytes());
+    p.extend_from_slice(b"abcdefgh\0");
+    p.extend_from_slice(&(caps as u16).to_le_bytes());
+    p.push(45);
+    p.extend_from_slice(&2u16.to_le_bytes());
+    p.extend_from_slice(&((caps >> 16) as u16).to_le_bytes());
+    p.push(21);
+    p.extend_from_slice(&[0; 10]);
+    p.extend_from_slice(b"ijklmnopqrst\0");
+    p.extend_from_slice(b"caching_sha2_password\0");
+    let mut packet = (p.len() as u32).to_le_bytes()[..3].to_vec();
+    packet.push(0);
+    packet.extend_from_slice(&p);
+    packet
+}
+
 impl Endpoint {
     /// User `u`, password `password`, database `db` on localhost over plain TCP: the fuzz
     /// harness's and the in-test servers' client.

@@ -122,7 +122,7 @@ fn server_error(body: &[u8]) -> WireError {
 
 /// Asks the server for TLS (SSLRequest) and starts it when the server agrees; `prefer` goes on
 /// in plain text when it does not, the other modes fail saying so.
-fn negotiate_tls(sock: &mut Socket, tls: &Tls, host: &str) -> Result<(), WireError> {
+pub(super) fn negotiate_tls(sock: &mut Socket, tls: &Tls, host: &str) -> Result<(), WireError> {
     let mut request = Vec::with_capacity(8);
     request.extend_from_slice(&8i32.to_be_bytes());
     request.extend_from_slice(&80_877_103i32.to_be_bytes());
