@@ -274,7 +274,15 @@ fn run_results(hosts: &Hosts, c: usize, out: &Path, args: &[&str]) -> Value {
 
 #[test]
 fn the_server_hosts_figures_come_from_node_exporter_and_the_network_is_a_device() {
-    let kind = ServerKind::Postgres;
+    server_host_figures(ServerKind::Postgres);
+}
+
+#[test]
+fn the_server_hosts_figures_of_a_mariadb_host() {
+    server_host_figures(ServerKind::Mariadb);
+}
+
+fn server_host_figures(kind: ServerKind) {
     let hosts = Hosts::new(kind, 1);
     let s = Scratch::new();
     let (db, metrics) = hosts.urls(kind, 0);
@@ -521,6 +529,18 @@ fn two_client_hosts_started_at_one_instant_merge_exactly() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+    let out = crate::util::dbsweep()
+        .arg("compare")
+        .arg(&merged_path)
+        .arg(&merged_path)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!out.stdout.is_empty());
 }
 
 /// A node_exporter stand-in that misbehaves: it answers `good` scrapes with a valid page and

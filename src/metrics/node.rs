@@ -303,13 +303,25 @@ fn figures(
             (b.cpu.get(mode).copied().unwrap_or(0.0) - a.cpu.get(mode).copied().unwrap_or(0.0))
                 .max(0.0)
         };
-        let all: f64 = b.cpu.keys().map(|m| d(m)).sum();
-        let busy = all - d("idle") - d("iowait");
-        let pct = |x: f64| (all > 0.0).then(|| x * 100.0 / all);
+        let counted: f64 = b.cpu.keys().map(|m| d(m)).sum();
+        let idle = d("idle") + d("iowait");
+        let ticks = counted - idle;
+        // As the local sampler counts it: a virtual machine's kernel loses ticks while busy,
+        // and the CPUs' wall time less their (exactly measured) idle time is then the busier
+        // figure; the lost time is spread over user and system as the ticks were.
+        let wall = if b.cpu.contains_key("idle") {
+            secs * b.cpus.max(1) as f64
+        } else {
+            0.0
+        };
+        let total = counted.max(wall);
+        let busy = ticks.max(wall - idle).min(total);
+        let scale = if ticks > 0.0 { busy / ticks } else { 1.0 };
+        let pct = |x: f64| (total > 0.0).then(|| x * 100.0 / total);
         f.cpus = Some(b.cpus);
         f.cpu_us_per_op = per_o(busy * 1e6);
-        f.cpu_user_pct = pct(d("user") + d("nice"));
-        f.cpu_system_pct = pct(d("system") + d("irq") + d("softirq"));
+        f.cpu_user_pct = pct((d("user") + d("nice")) * scale);
+        f.cpu_system_pct = pct((d("system") + d("irq") + d("softirq") + d("steal")) * scale);
         f.cpu_iowait_pct = pct(d("iowait"));
     }
     match (a.ctxt, b.ctxt) {
@@ -417,15 +429,15 @@ fn figures(
 mod tests {
     use super::*;
 
-    fn exposition(cpu_user: f64, cs: f64, rx: f64, io_s: f64) -> String {
+    fn exposition(cpu_user: f64, idle: f64, cs: f64, rx: f64, io_s: f64) -> String {
         format!(
             "# HELP node_cpu_seconds_total Seconds the CPUs spent in each mode.
 # TYPE node_cpu_seconds_total counter
-node_cpu_seconds_total{{cpu=\"0\",mode=\"idle\"}} 1000
+node_cpu_seconds_total{{cpu=\"0\",mode=\"idle\"}} {idle}
 node_cpu_seconds_total{{cpu=\"0\",mode=\"user\"}} {cpu_user}
 node_cpu_seconds_total{{cpu=\"0\",mode=\"system\"}} 50
 node_cpu_seconds_total{{cpu=\"0\",mode=\"iowait\"}} 5
-node_cpu_seconds_total{{cpu=\"1\",mode=\"idle\"}} 1000
+node_cpu_seconds_total{{cpu=\"1\",mode=\"idle\"}} {idle}
 node_cpu_seconds_total{{cpu=\"1\",mode=\"user\"}} {cpu_user}
 node_cpu_seconds_total{{cpu=\"1\",mode=\"system\"}} 50
 node_cpu_seconds_total{{cpu=\"1\",mode=\"iowait\"}} 5
@@ -466,19 +478,29 @@ node_network_speed_bytes{{device=\"eth0\"}} 1.25e+08
 
     #[test]
     fn two_scrapes_give_the_local_samplers_fields_per_operation() {
-        // 10 s, 1000 ops: 2 CPUs x 4 s of user; 5000 switches; eth0 received 1 MB; vda busy 5 s.
+        // 10 s, 1000 ops: 2 CPUs x 4 s of user and 6 s idle; 5000 switches; eth0 received
+        // 1 MB; vda busy 5 s.
         let s = scraped(
-            &exposition(100.0, 10_000.0, 0.0, 10.0),
-            &exposition(104.0, 15_000.0, 1_048_576.0, 15.0),
+            &exposition(100.0, 1000.0, 10_000.0, 0.0, 10.0),
+            &exposition(104.0, 1006.0, 15_000.0, 1_048_576.0, 15.0),
             10,
         );
         let f = figures("http://h:9100/metrics", &s, 1000, (None, None), None);
         assert_eq!(f.scope, "host");
         assert_eq!(f.cpus, Some(2));
-        // 8 s of busy CPU over 1000 ops: 8 ms each.
+        // 8 s of busy CPU over 1000 ops: 8 ms each; user 8 of the 20 CPU-seconds.
         assert!((f.cpu_us_per_op.unwrap() - 8000.0).abs() < 1e-6);
-        // user is 8 of 8 busy + 0 idle ... of the 8 CPU-seconds that passed, all user.
-        assert!((f.cpu_user_pct.unwrap() - 100.0).abs() < 1e-9);
+        assert!((f.cpu_user_pct.unwrap() - 40.0).abs() < 1e-9);
+        // Ticks lost while busy: the CPUs counted 4 s busy and 6 s idle each of 12 s.
+        let lost = scraped(
+            &exposition(100.0, 1000.0, 0.0, 0.0, 0.0),
+            &exposition(104.0, 1006.0, 0.0, 0.0, 0.0),
+            12,
+        );
+        let g = figures("u", &lost, 1000, (None, None), None);
+        // 24 CPU-seconds of wall time less 12 idle: 12 s busy, 12 ms per op.
+        assert!((g.cpu_us_per_op.unwrap() - 12_000.0).abs() < 1e-6);
+        assert!((g.cpu_user_pct.unwrap() - 50.0).abs() < 1e-9);
         assert!((f.cs_per_o.unwrap() - 5.0).abs() < 1e-9);
         assert_eq!(f.device.as_deref(), Some("vda"), "the busiest disk");
         assert!((f.device_busy_pct.unwrap() - 50.0).abs() < 1e-9);
