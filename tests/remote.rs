@@ -374,16 +374,23 @@ fn server_host_figures(kind: ServerKind) {
     let host_kb100 = f(&r100, "/server_host/net/tx_kb_per_o");
     assert!(host_kb100 > 5.0 * f(&r10, "/server_host/net/tx_kb_per_o"));
     // The report's queueing model has the network as a device.
-    let out = crate::util::dbsweep()
-        .args(["report"])
-        .arg(s.path("point.json"))
-        .arg(s.path("r100.json"))
-        .output()
-        .unwrap();
+    let (point, r100) = (s.path("point.json"), s.path("r100.json"));
+    let out = local_ok(&["report".as_ref(), point.as_os_str(), r100.as_os_str()]);
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{text}");
     assert!(text.contains("server host CPU us/op"), "{text}");
     assert!(text.contains("network KB in/op"), "{text}");
+}
+
+/// Runs the local dbsweep with `args` and checks that it succeeded; its output.
+fn local_ok(args: &[&std::ffi::OsStr]) -> std::process::Output {
+    let out = crate::util::dbsweep().args(args).output().unwrap();
+    assert!(
+        out.status.success(),
+        "dbsweep {args:?}: {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
 }
 
 /// Reads a results file's histogram.
@@ -457,19 +464,14 @@ fn two_client_hosts_started_at_one_instant_merge_exactly() {
         );
     }
     let merged_path = s.path("merged.json");
-    let out = crate::util::dbsweep()
-        .arg("merge")
-        .arg(s.path("h1.json"))
-        .arg(s.path("h2.json"))
-        .arg("--output")
-        .arg(&merged_path)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let (h1, h2) = (s.path("h1.json"), s.path("h2.json"));
+    local_ok(&[
+        "merge".as_ref(),
+        h1.as_os_str(),
+        h2.as_os_str(),
+        "--output".as_ref(),
+        merged_path.as_os_str(),
+    ]);
     let m = read_json(&merged_path);
     assert_valid_results(&m);
     assert_eq!(
@@ -519,27 +521,12 @@ fn two_client_hosts_started_at_one_instant_merge_exactly() {
     let ratio = u(&parts[0], "/events") as f64 / u(&m, "/events") as f64;
     assert!((per_op - first * ratio).abs() < 1e-6 * first.max(1.0));
     // Reports and comparisons read merged files.
-    let out = crate::util::dbsweep()
-        .arg("report")
-        .arg(&merged_path)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let out = crate::util::dbsweep()
-        .arg("compare")
-        .arg(&merged_path)
-        .arg(&merged_path)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    local_ok(&["report".as_ref(), merged_path.as_os_str()]);
+    let out = local_ok(&[
+        "compare".as_ref(),
+        merged_path.as_os_str(),
+        merged_path.as_os_str(),
+    ]);
     assert!(!out.stdout.is_empty());
 }
 
@@ -827,17 +814,8 @@ class = "read"
     }
     assert_eq!(records, 2, "one point-query step per client count");
     // The report's queueing model has the server host's CPU and the network.
-    let out = crate::util::dbsweep()
-        .arg("report")
-        .arg(&dir)
-        .output()
-        .unwrap();
+    let out = local_ok(&["report".as_ref(), dir.as_os_str()]);
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{text}{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
     assert!(text.contains("D net "), "{text}");
     assert!(text.contains("server host CPU us/op"), "{text}");
 }
