@@ -67,7 +67,18 @@ impl Host {
     fn ssh(&self) -> Command {
         let program = std::env::var("DBSWEEP_SSH").unwrap_or_else(|_| "ssh".into());
         let mut c = Command::new(program);
-        c.args(["-o", "BatchMode=yes", "-o", "ConnectTimeout=10"]);
+        // No prompts; a connection that goes silent ends within 30 s (its keep-alives), so
+        // that fetching a host's results cannot wait for ever.
+        c.args([
+            "-o",
+            "BatchMode=yes",
+            "-o",
+            "ConnectTimeout=10",
+            "-o",
+            "ServerAliveInterval=10",
+            "-o",
+            "ServerAliveCountMax=3",
+        ]);
         if let Some(p) = self.port {
             c.arg("-p").arg(p.to_string());
         }
