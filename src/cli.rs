@@ -585,6 +585,10 @@ pub struct RunArgs {
     /// tpcc: keying and think times between transactions, as the specification's terminals
     #[arg(long, value_parser = parse_bool, num_args = 0..=1, default_value = "off", default_missing_value = "on")]
     pub wait: bool,
+    /// tpcc --wait: multiply keying and think times by this (for short studies and tests; a
+    /// run with another value than 1 does not conform to the specification and says so)
+    #[arg(long, default_value_t = 1.0, value_name = "F")]
+    pub think_scale: f64,
 }
 
 /// Rewrites `--name_with_underscores[=v]` to dashes, as sysbench accepts both spellings.

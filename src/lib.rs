@@ -717,7 +717,13 @@ fn build_results(
         lag_max_ms: c.lag_max_ns as f64 / 1e6,
     });
     let tpcc = (plan.workload == "tpcc").then(|| {
-        workload::tpcc::run::figures(&o.total.kinds, o.seconds, plan.workload_opts.warehouses)
+        let w = &plan.workload_opts;
+        let pacing = workload::tpcc::run::Pacing {
+            wait: w.wait,
+            think_scale: w.think_scale,
+            terminals: plan.runner.threads,
+        };
+        workload::tpcc::run::figures(&o.total.kinds, o.seconds, w.warehouses, pacing)
     });
     let statements =
         results::StatementFigures::of(o.statement_names, &o.total.statements, c.events);

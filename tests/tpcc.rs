@@ -415,6 +415,59 @@ fn wait_paces_each_client_by_keying_and_think_times() {
     // two, where without --wait it runs thousands.
     assert!(u(&r, "/events") <= 4, "{}", r["events"]);
     assert_eq!(r["options"]["wait"], true);
+    // Two terminals of one warehouse reach at most a fifth of the specification's 12.86 NOPM
+    // per warehouse, and are not its pacing.
+    let t_ = &r["tpcc"];
+    assert!((f(t_, "/nopm_ceiling_per_warehouse") - 12.86 * 2.0 / 10.0).abs() < 1e-9);
+    assert_eq!(
+        (
+            t_["conforming"].as_bool(),
+            f(t_, "/terminals_per_warehouse")
+        ),
+        (Some(false), 2.0)
+    );
+    // --think-scale shortens keying and think times as much: a hundredth of them lets each
+    // client run many transactions in the same 4 s, and raises the ceiling a hundredfold.
+    let scaled = s.path("scaled.json");
+    let o = tpcc(
+        &t,
+        "run",
+        &[
+            "--wait",
+            "--think-scale",
+            "0.01",
+            "--threads",
+            "2",
+            "--time",
+            "4",
+            "--report-interval",
+            "0",
+            "--output",
+            scaled.to_str().unwrap(),
+        ],
+    )
+    .assert()
+    .success();
+    let summary = String::from_utf8_lossy(&o.get_output().stdout).to_string();
+    let r = read_json(&scaled);
+    assert_valid_results(&r);
+    assert!(u(&r, "/events") > 20, "{}", r["events"]);
+    let t_ = &r["tpcc"];
+    assert_eq!(t_["think_scale"], 0.01);
+    assert!((f(t_, "/nopm_ceiling_per_warehouse") - 257.2).abs() < 1e-6);
+    assert!(f(t_, "/nopm_per_warehouse") <= f(t_, "/nopm_ceiling_per_warehouse") * 1.2);
+    assert!(
+        summary.contains("NOT as specified (keying and think times x 0.01"),
+        "{summary}"
+    );
+    assert!(summary.contains("NOPM per warehouse:"), "{summary}");
+    // It scales --wait's times, and needs a sensible factor.
+    for bad in [
+        &["--think-scale", "0.5"][..],
+        &["--wait", "--think-scale", "0"],
+    ] {
+        tpcc(&t, "run", bad).assert().code(2);
+    }
 }
 
 #[test]

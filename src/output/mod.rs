@@ -365,6 +365,43 @@ fn tpcc_summary(s: &mut String, t: &crate::results::TpccFigures) {
         "\nTPC-C ({} warehouse(s), unaudited):\n    {:<37}{:.0}\n    {:<37}{:.0}",
         t.warehouses, "NOPM (new orders per minute):", t.nopm, "tpm (all transactions):", t.tpm
     );
+    match t.nopm_ceiling_per_warehouse {
+        Some(c) => {
+            let _ = writeln!(
+                s,
+                "    {:<37}{:.2} of at most {c:.2} with these terminals' keying and think times ({:.0}%)",
+                "NOPM per warehouse:",
+                t.nopm_per_warehouse,
+                if c > 0.0 {
+                    t.nopm_per_warehouse * 100.0 / c
+                } else {
+                    0.0
+                }
+            );
+            let _ = writeln!(
+                s,
+                "    {:<37}{}",
+                "pacing:",
+                if t.conforming {
+                    "as specified (ten terminals per warehouse, keying and think times unscaled)"
+                        .to_string()
+                } else {
+                    format!(
+                        "NOT as specified (keying and think times x {}, {} terminals per warehouse where the specification has 10)",
+                        t.think_scale.unwrap_or(1.0),
+                        t.terminals_per_warehouse
+                    )
+                }
+            );
+        }
+        None => {
+            let _ = writeln!(
+                s,
+                "    {:<37}{:.2} (no keying or think times: a throughput test, not the specification's pacing)",
+                "NOPM per warehouse:", t.nopm_per_warehouse
+            );
+        }
+    }
     let _ = writeln!(
         s,
         "    {:<13}{:>8}{:>7}{:>8}{:>6}{:>10}{:>10}{:>10}{:>10}{:>10}{:>10}  90th limit",

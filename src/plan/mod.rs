@@ -268,6 +268,18 @@ impl RunPlan {
         if o.warehouses == 0 {
             return Err(bad("warehouses", "must be at least 1"));
         }
+        if !(o.think_scale.is_finite() && o.think_scale > 0.0 && o.think_scale <= 100.0) {
+            return Err(bad(
+                "think-scale",
+                format!("{} must be above 0 and at most 100", o.think_scale),
+            ));
+        }
+        if o.think_scale != 1.0 && !o.wait {
+            return Err(bad(
+                "think-scale",
+                "scales the keying and think times of --wait; add --wait",
+            ));
+        }
         if o.wait && o.rate > 0.0 {
             return Err(bad(
                 "wait",
@@ -310,6 +322,7 @@ impl RunPlan {
             threads: o.threads,
             warehouses: o.warehouses,
             wait: o.wait,
+            think_scale: o.think_scale,
             rand: RandOptions {
                 rand_type: o.rand_type,
                 rand_seed: seed,

@@ -429,9 +429,27 @@ fn merge_tpcc(
             })
         })
         .collect::<Result<Vec<_>, String>>()?;
+    let nopm = per_min(&|t| t.nopm);
+    let w = f64::from(first.warehouses.max(1));
+    let terminals: f64 = parts
+        .iter()
+        .map(|(_, _, t)| t.terminals_per_warehouse)
+        .sum();
+    // Every part's terminals worked on the same warehouses: their ceilings add.
+    let ceiling = parts
+        .iter()
+        .map(|(_, _, t)| t.nopm_ceiling_per_warehouse)
+        .sum::<Option<f64>>();
+    let scales: Vec<Option<f64>> = parts.iter().map(|(_, _, t)| t.think_scale).collect();
+    let think_scale = scales[0].filter(|s| scales.iter().all(|x| *x == Some(*s)));
     Ok(Some(super::TpccFigures {
+        nopm_per_warehouse: nopm / w,
+        terminals_per_warehouse: terminals,
+        nopm_ceiling_per_warehouse: ceiling,
+        think_scale,
+        conforming: think_scale == Some(1.0) && (terminals - 10.0).abs() < 1e-9,
         warehouses: first.warehouses,
-        nopm: per_min(&|t| t.nopm),
+        nopm,
         tpm: per_min(&|t| t.tpm),
         limits_met: transactions.iter().all(|t| t.limit_met),
         transactions,

@@ -208,6 +208,23 @@ pub struct TpccFigures {
     pub tpm: f64,
     /// Whether every type met its 90th-percentile response-time limit.
     pub limits_met: bool,
+    /// NOPM per warehouse, and with --wait the most this run's terminals could reach (the
+    /// specification's 12.86 per warehouse for ten terminals per warehouse and unscaled
+    /// keying and think times).
+    #[serde(default)]
+    pub nopm_per_warehouse: f64,
+    /// Terminals (clients) per warehouse; the specification has ten.
+    #[serde(default)]
+    pub terminals_per_warehouse: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nopm_ceiling_per_warehouse: Option<f64>,
+    /// --wait's `--think-scale`; None without --wait.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub think_scale: Option<f64>,
+    /// Keying and think times as specified, ten terminals per warehouse: a run that the
+    /// specification's pacing describes (still unaudited).
+    #[serde(default)]
+    pub conforming: bool,
     pub transactions: Vec<TxnFigures>,
 }
 

@@ -66,6 +66,8 @@ pub struct WorkloadOptions {
     /// TPC-C: warehouses, and keying/think times.
     pub warehouses: u32,
     pub wait: bool,
+    /// TPC-C --wait: keying and think times multiplied by this (1: the specification's).
+    pub think_scale: f64,
     #[serde(flatten)]
     pub rand: RandOptions,
 }

@@ -49,6 +49,7 @@ struct NurandC {
 pub struct Tpcc {
     warehouses: u32,
     wait: bool,
+    think_scale: f64,
     threads: u32,
     seed: u64,
     c: NurandC,
@@ -61,6 +62,7 @@ impl Tpcc {
         Tpcc {
             warehouses: o.warehouses.max(1),
             wait: o.wait,
+            think_scale: o.think_scale,
             threads: o.threads.max(1),
             seed,
             c: NurandC {
@@ -384,6 +386,7 @@ struct TpccClient {
     d_id: i64,
     warehouses: i64,
     wait: bool,
+    think_scale: f64,
     c: NurandC,
     deck: Vec<u8>,
     pending: Option<Input>,
@@ -403,6 +406,7 @@ impl TpccClient {
             d_id: i64::from(thread / w.warehouses) % DISTRICTS + 1,
             warehouses: i64::from(w.warehouses),
             wait: w.wait,
+            think_scale: w.think_scale,
             c: w.c,
             deck: Vec::with_capacity(100),
             pending: None,
@@ -875,12 +879,28 @@ impl Client for TpccClient {
                 kind
             }
         };
-        Some(Duration::from_secs_f64(think + KEYING_S[next]))
+        Some(Duration::from_secs_f64(
+            (think + KEYING_S[next]) * self.think_scale,
+        ))
     }
 }
 
+/// New-Order transactions per minute that ten terminals of one warehouse reach at most with
+/// the specification's keying and think times and its least mix: each terminal's mean cycle
+/// (keying + mean think, over the mix: 0.45 x 30 + 0.43 x 15 + 0.04 x (12 + 7 + 7) = 20.99 s)
+/// gives 60 / 20.99 x 0.45 New-Orders a minute, x 10 terminals.
+pub const NOPM_CEILING_PER_WAREHOUSE: f64 = 12.86;
+
+/// How a run's terminals were paced (`--wait`, `--think-scale`), for its figures.
+#[derive(Clone, Copy, Debug)]
+pub struct Pacing {
+    pub wait: bool,
+    pub think_scale: f64,
+    pub terminals: u32,
+}
+
 /// NOPM, tpm and per-type figures from the run's per-type statistics.
-pub fn figures(kinds: &[KindStats], seconds: f64, warehouses: u32) -> TpccFigures {
+pub fn figures(kinds: &[KindStats], seconds: f64, warehouses: u32, pacing: Pacing) -> TpccFigures {
     let per_min = |n: u64| {
         if seconds > 0.0 {
             n as f64 * 60.0 / seconds
@@ -915,8 +935,21 @@ pub fn figures(kinds: &[KindStats], seconds: f64, warehouses: u32) -> TpccFigure
         })
         .collect();
     let committed = kinds.get(NEW_ORDER).map_or(0, |k| k.events - k.rollbacks);
+    let w = f64::from(warehouses.max(1));
+    // The ceiling of this run's terminals: ten per warehouse reach the specification's, fewer
+    // proportionally less; scaled think times raise it as much as they shorten the cycle.
+    let ceiling = pacing.wait.then(|| {
+        NOPM_CEILING_PER_WAREHOUSE * f64::from(pacing.terminals) / (10.0 * w) / pacing.think_scale
+    });
     TpccFigures {
         warehouses,
+        nopm_per_warehouse: per_min(committed) / w,
+        terminals_per_warehouse: f64::from(pacing.terminals) / w,
+        nopm_ceiling_per_warehouse: ceiling,
+        think_scale: pacing.wait.then_some(pacing.think_scale),
+        conforming: pacing.wait
+            && pacing.think_scale == 1.0
+            && u64::from(pacing.terminals) == 10 * u64::from(warehouses),
         nopm: per_min(committed),
         tpm: per_min(total),
         limits_met: transactions.iter().all(|t| t.limit_met),
