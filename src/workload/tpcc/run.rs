@@ -1052,6 +1052,7 @@ mod tests {
         let w = Tpcc {
             warehouses,
             wait: false,
+            think_scale: 1.0,
             threads: 1,
             seed: 7,
             c: NurandC {
