@@ -392,11 +392,10 @@ fn wait_paces_each_client_by_keying_and_think_times() {
     tpcc(&t, "prepare", &["--warehouses", "1"])
         .assert()
         .success();
-    let out = s.path("wait.json");
-    tpcc(
-        &t,
-        "run",
-        &[
+    // Two terminals for 4 s, paced, with `extra` options; the run's output.
+    let wait_run = |out: &std::path::Path, extra: &[&str]| {
+        let out = out.to_str().unwrap();
+        let mut args = vec![
             "--wait",
             "--threads",
             "2",
@@ -405,11 +404,13 @@ fn wait_paces_each_client_by_keying_and_think_times() {
             "--report-interval",
             "0",
             "--output",
-            out.to_str().unwrap(),
-        ],
-    )
-    .assert()
-    .success();
+            out,
+        ];
+        args.extend_from_slice(extra);
+        tpcc(&t, "run", &args).assert().success()
+    };
+    let out = s.path("wait.json");
+    wait_run(&out, &[]);
     let r = read_json(&out);
     // Every transaction waits at least 2 s of keying time first: in 4 s a client runs at most
     // two, where without --wait it runs thousands.
@@ -429,25 +430,7 @@ fn wait_paces_each_client_by_keying_and_think_times() {
     // --think-scale shortens keying and think times as much: a hundredth of them lets each
     // client run many transactions in the same 4 s, and raises the ceiling a hundredfold.
     let scaled = s.path("scaled.json");
-    let o = tpcc(
-        &t,
-        "run",
-        &[
-            "--wait",
-            "--think-scale",
-            "0.01",
-            "--threads",
-            "2",
-            "--time",
-            "4",
-            "--report-interval",
-            "0",
-            "--output",
-            scaled.to_str().unwrap(),
-        ],
-    )
-    .assert()
-    .success();
+    let o = wait_run(&scaled, &["--think-scale", "0.01"]);
     let summary = String::from_utf8_lossy(&o.get_output().stdout).to_string();
     let r = read_json(&scaled);
     assert_valid_results(&r);
