@@ -88,13 +88,7 @@ fn a_hot_row_shows_lock_waits_and_cached_reads_do_not_on_postgres() {
     assert!(ev.iter().all(|(e, _)| !e.starts_with("Lock:")), "{ev:?}");
     assert!(ev.iter().any(|(e, _)| e == "CPU"), "{ev:?}");
     // The report has a top-waits table with both steps.
-    let out = dbsweep()
-        .arg("report")
-        .arg(s.path("hot.json"))
-        .arg(s.path("cached.json"))
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
+    let text = report_text(&[&s.path("hot.json"), &s.path("cached.json")]);
     let table = &text[text
         .find("Top waits of the server's sessions")
         .expect("waits table")..];
@@ -197,8 +191,7 @@ fn query_cache_rates_are_the_counter_deltas_on_mariadb() {
     ));
     // A 1 MB cache under 1000 rows of ranges prunes.
     assert!(prunes > 0.0, "{st}");
-    let report = dbsweep().arg("report").arg(&out).output().unwrap();
-    let text = String::from_utf8_lossy(&report.stdout);
+    let text = report_text(&[&out]);
     for t in [
         "query cache hit rate",
         "query cache insert rate",
@@ -245,8 +238,7 @@ fn the_machine_tuning_is_saved_and_reported() {
         "{t}"
     );
     assert!(!t["mhz"].as_array().unwrap().is_empty(), "{t}");
-    let report = dbsweep().arg("report").arg(&out).output().unwrap();
-    let text = String::from_utf8_lossy(&report.stdout);
+    let text = report_text(&[&out]);
     assert!(
         text.starts_with("Machine (each sweep's environment.json)"),
         "{text}"
@@ -567,8 +559,7 @@ class = "read"
         assert!(!top.is_empty());
     }
     assert_eq!(profiled, 2, "one profiled step per server");
-    let text = dbsweep().arg("report").arg(&dir).output().unwrap();
-    let text = String::from_utf8_lossy(&text.stdout);
+    let text = report_text(&[&dir]);
     assert!(
         text.contains("Top functions of the server's on-CPU profile"),
         "{text}"
@@ -741,8 +732,7 @@ class = "read"
             assert!(r["results"]["events"].as_u64().unwrap() > 0, "{name}");
         }
     }
-    let out = dbsweep().arg("report").arg(&dir).output().unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
+    let text = report_text(&[&dir]);
     let table = text
         .split("Crash recovery of crash")
         .nth(1)
@@ -817,13 +807,7 @@ fn sqlite_counts_its_busy_waits_exactly() {
     assert!(waits > 0 && ms > 0.0, "{}", four["waits"]);
     // A wait sleeps at least 20 us.
     assert!(ms >= waits as f64 * 0.02, "{waits} waits in {ms} ms");
-    let report = dbsweep()
-        .arg("report")
-        .arg(s.path("one.json"))
-        .arg(s.path("four.json"))
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&report.stdout);
+    let text = report_text(&[&s.path("one.json"), &s.path("four.json")]);
     assert!(text.contains("busy waits 0, 0.0 ms"), "{text}");
 }
 
@@ -868,4 +852,10 @@ fn a_step_whose_cpu_frequency_varied_is_warned_in_reports() {
     );
     let steady = report(&write("steady.json", 2990.0));
     assert!(!steady.contains("CPU frequency varied"), "{steady}");
+}
+
+/// The text report of `inputs` (its standard output).
+fn report_text(inputs: &[&std::path::Path]) -> String {
+    let out = dbsweep().arg("report").args(inputs).output().unwrap();
+    String::from_utf8_lossy(&out.stdout).into_owned()
 }

@@ -194,7 +194,7 @@ pub fn run(r: &Remote, stop: &AtomicBool, say: &dyn Fn(&str)) -> Result<Results,
             )));
         }
         let local = dir.join(format!("{stem}.{}.json", h.id));
-        fetch(h, &remote_file(h), &local)?;
+        fetch(h, &remote_file(h), &local, stop)?;
         parts.push((local.display().to_string(), Results::read(&local)?));
     }
     let (merged, warnings) = crate::results::merge::merge(&parts).map_err(Error::Run)?;
@@ -238,14 +238,33 @@ fn wait_all(
     }
 }
 
-/// Copies the host's results file to `local` (atomically) and removes it there.
-fn fetch(h: &Host, remote: &str, local: &Path) -> Result<(), Error> {
-    let out = h
+/// Copies the host's results file to `local` (atomically) and removes it there; the wait has
+/// the same bounds as the run's (a deadline, Ctrl-C).
+fn fetch(h: &Host, remote: &str, local: &Path, stop: &AtomicBool) -> Result<(), Error> {
+    let part = local.with_extension("json.part");
+    let file = fs::File::create(&part)
+        .map_err(|e| Error::Run(format!("{}: cannot write it: {e}", part.display())))?;
+    let child = h
         .ssh()
         .arg(format!("cat {} && rm -f {}", quote(remote), quote(remote)))
+        .stdout(file)
         .stderr(Stdio::piped())
-        .output()
+        .spawn()
         .map_err(|e| Error::Run(format!("client host {}: ssh: {e}", h.dest)))?;
+    let mut children = [(0, child, part.clone())];
+    let waited = wait_all(&mut children, Instant::now() + FINISH_GRACE, stop);
+    let [(_, mut child, _)] = children;
+    if let Err(e) = waited {
+        let _ = child.kill();
+        let _ = child.wait();
+        let _ = fs::remove_file(&part);
+        return Err(e);
+    }
+    let out = child
+        .wait_with_output()
+        .map_err(|e| Error::Run(format!("client host {}: ssh: {e}", h.dest)))?;
+    let bytes = fs::read(&part).map_err(|e| Error::Run(format!("{}: {e}", part.display())));
+    let _ = fs::remove_file(&part);
     if !out.status.success() {
         return Err(Error::Run(format!(
             "client host {}: cannot read back {remote}: {}",
@@ -253,7 +272,7 @@ fn fetch(h: &Host, remote: &str, local: &Path) -> Result<(), Error> {
             String::from_utf8_lossy(&out.stderr).trim()
         )));
     }
-    ResultsFile::create(local)?.commit_bytes(&out.stdout)
+    ResultsFile::create(local)?.commit_bytes(&bytes?)
 }
 
 #[cfg(test)]

@@ -58,10 +58,25 @@ fn tls_fed(
     let listener = TcpListener::bind("127.0.0.1:0").ok()?;
     let port = listener.local_addr().ok()?.port();
     let server = server.to_vec();
+    // The peer's accept has a bound too: a client that never connects ends it.
+    listener.set_nonblocking(true).ok()?;
     let peer = std::thread::spawn(move || {
-        let Ok((mut tcp, _)) = listener.accept() else {
-            return;
+        let deadline = std::time::Instant::now() + Duration::from_secs(2);
+        let mut tcp = loop {
+            match listener.accept() {
+                Ok((tcp, _)) => break tcp,
+                Err(e)
+                    if e.kind() == std::io::ErrorKind::WouldBlock
+                        && std::time::Instant::now() < deadline =>
+                {
+                    std::thread::sleep(Duration::from_millis(1));
+                }
+                Err(_) => return,
+            }
         };
+        if tcp.set_nonblocking(false).is_err() {
+            return;
+        }
         let bound = Some(Duration::from_secs(2));
         if tcp.set_read_timeout(bound).is_err()
             || tcp.set_write_timeout(bound).is_err()
