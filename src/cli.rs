@@ -432,9 +432,23 @@ pub struct RunArgs {
     /// Rows per table
     #[arg(long, default_value_t = 10_000)]
     pub table_size: u64,
-    /// Client threads (and tables loaded at once by prepare)
-    #[arg(long, default_value_t = 1)]
-    pub threads: u32,
+    /// Clients (terminals, sessions), and tables loaded at once by prepare [default: 1; tpcc
+    /// --wait: ten per warehouse]
+    #[arg(long)]
+    pub threads: Option<u32>,
+    /// run: worker threads that serve the clients [default: one per client; with keying and
+    /// think times (--wait) or --rate: four per core]. Fewer workers than clients multiplex
+    /// them: a waiting client holds no thread
+    #[arg(long, value_name = "W")]
+    pub workers: Option<u32>,
+    /// run: the clients share this many connections, as a transaction monitor's terminals do;
+    /// the wait for a free one is in the latency and reported as queue time (0: a connection
+    /// per client)
+    #[arg(long, default_value_t = 0, value_name = "M")]
+    pub connections: u32,
+    /// run: connections opened a second at most while the clients connect (0: no limit)
+    #[arg(long, default_value_t = 200.0, value_name = "PER_S")]
+    pub connect_rate: f64,
 
     /// run: seconds to measure (0 = no limit)
     #[arg(long, default_value_t = 10.0)]
@@ -634,7 +648,7 @@ mod tests {
         let Command::Run(o) = cli.command else {
             panic!("not run");
         };
-        assert_eq!((o.threads, o.time), (4, 5.0));
+        assert_eq!((o.threads, o.time), (Some(4), 5.0));
         assert_eq!(
             o.db.server_set,
             [("a".to_string(), "1".to_string()), ("b".into(), "2".into())]

@@ -723,10 +723,31 @@ fn build_results(
             think_scale: w.think_scale,
             terminals: plan.runner.threads,
         };
-        workload::tpcc::run::figures(&o.total.kinds, o.seconds, w.warehouses, pacing)
+        workload::tpcc::run::figures(
+            &o.total.kinds,
+            &o.total.queue,
+            o.seconds,
+            w.warehouses,
+            pacing,
+        )
     });
     let statements =
         results::StatementFigures::of(o.statement_names, &o.total.statements, c.events);
+    let serving = o.behind.map(|behind| {
+        let mut queue = metrics::new_histogram();
+        for k in &o.total.queue {
+            queue.add(&k.latency).expect("histograms share bounds");
+        }
+        results::Serving {
+            clients: plan.runner.threads,
+            workers: plan.runner.worker_threads(),
+            connections: (plan.runner.connections > 0).then_some(plan.runner.connections),
+            connect_s: o.connect_seconds,
+            clients_behind: behind,
+            queue_ms: Latency::from_histogram(&queue),
+            queue_histogram: Some(HistogramData::encode(&queue)),
+        }
+    });
     Results {
         tpcc,
         statements,
@@ -761,6 +782,7 @@ fn build_results(
         retries: c.retried(),
         reconnects: c.reconnects,
         rate,
+        serving,
         thread_events: o.thread_events,
         thread_time_s: o.thread_seconds,
         intervals: o.intervals,

@@ -189,6 +189,10 @@ pub struct Recorder {
     /// Per statement kind of the event (the oltp workloads' point select, COMMIT, ...), for
     /// workloads that time their statements; empty otherwise.
     pub statements: Vec<KindStats>,
+    /// Where clients queue (for a worker or a shared connection): the time from an event's
+    /// due instant to its start, per transaction type (one for workloads without types);
+    /// empty otherwise.
+    pub queue: Vec<KindStats>,
 }
 
 impl Default for Recorder {
@@ -205,6 +209,23 @@ impl Recorder {
             counters: Counters::default(),
             kinds: stats(kinds),
             statements: stats(statements),
+            queue: Vec::new(),
+        }
+    }
+
+    /// With queue times recorded per transaction type (one for a workload without types).
+    pub fn with_queue(mut self) -> Recorder {
+        let n = self.kinds.len().max(1);
+        self.queue = (0..n).map(|_| KindStats::default()).collect();
+        self
+    }
+
+    /// Records how long an event of type `kind` (0 without types) queued before it started.
+    #[inline]
+    pub fn record_queue(&mut self, kind: usize, ns: u64) {
+        if let Some(k) = self.queue.get_mut(kind) {
+            k.latency.saturating_record(ns.max(1));
+            k.events += 1;
         }
     }
 
@@ -235,7 +256,12 @@ impl Recorder {
     pub fn clear(&mut self) {
         reset_histogram(&mut self.latency);
         self.counters = Counters::default();
-        for k in self.kinds.iter_mut().chain(&mut self.statements) {
+        for k in self
+            .kinds
+            .iter_mut()
+            .chain(&mut self.statements)
+            .chain(&mut self.queue)
+        {
             k.reset();
         }
     }
@@ -271,6 +297,8 @@ pub struct Snapshot {
     pub counters: Counters,
     pub kinds: Vec<KindStats>,
     pub statements: Vec<KindStats>,
+    /// Queue times, as [`Recorder::queue`].
+    pub queue: Vec<KindStats>,
 }
 
 impl Default for Snapshot {
@@ -280,6 +308,7 @@ impl Default for Snapshot {
             counters: Counters::default(),
             kinds: Vec::new(),
             statements: Vec::new(),
+            queue: Vec::new(),
         }
     }
 }
@@ -292,6 +321,7 @@ impl Snapshot {
         self.counters.add(&o.counters);
         add_kinds(&mut self.kinds, &o.kinds);
         add_kinds(&mut self.statements, &o.statements);
+        add_kinds(&mut self.queue, &o.queue);
     }
 
     pub fn add_recorder(&mut self, r: &Recorder) {
@@ -301,6 +331,7 @@ impl Snapshot {
         self.counters.add(&r.counters);
         add_kinds(&mut self.kinds, &r.kinds);
         add_kinds(&mut self.statements, &r.statements);
+        add_kinds(&mut self.queue, &r.queue);
     }
 
     /// A latency quantile in milliseconds (0 when nothing was recorded).

@@ -218,6 +218,35 @@ pub fn summary(r: &Results) -> String {
             "target rate:", rate.target_per_s, rate.lag_avg_ms, rate.lag_max_ms
         );
     }
+    if let Some(sv) = &r.serving {
+        let conns = match sv.connections {
+            Some(m) => format!("sharing {m} connections"),
+            None => "a connection each".to_string(),
+        };
+        let _ = writeln!(
+            s,
+            "    {:<37}{} on {} worker threads, {conns} (connected in {:.1}s)",
+            "clients:", sv.clients, sv.workers, sv.connect_s
+        );
+        let q = &sv.queue_ms;
+        let _ = writeln!(
+            s,
+            "    {:<37}avg {:.2}, p50 {:.2}, p90 {:.2}, p99 {:.2}, max {:.2} (lower is better; part of the latency)",
+            "queue time (ms):", q.avg, q.p50, q.p90, q.p99, q.max
+        );
+        let _ = writeln!(
+            s,
+            "    {:<37}{} of {}{}",
+            "clients behind their schedule:",
+            sv.clients_behind,
+            sv.clients,
+            if sv.clients_behind > 0 {
+                " (a due event started later than its wait before it, at least 10 ms, at most 1 s: more workers or connections, or a server that keeps up)"
+            } else {
+                ""
+            }
+        );
+    }
     let l = &r.latency_ms;
     let _ = writeln!(s, "\nLatency (ms):");
     for (name, v) in [
@@ -426,6 +455,22 @@ fn tpcc_summary(s: &mut String, t: &crate::results::TpccFigures) {
             x.limit_p90_ms / 1000.0,
             if x.limit_met { "pass" } else { "FAIL" }
         );
+    }
+    if t.transactions.iter().any(|x| x.queue_ms.is_some()) {
+        let _ = writeln!(
+            s,
+            "    queue time (ms) of the latency, waiting for a worker or a connection:\n    {:<13}{:>10}{:>10}{:>10}{:>10}",
+            "type", "avg", "p90", "p99", "max"
+        );
+        for x in &t.transactions {
+            if let Some(q) = &x.queue_ms {
+                let _ = writeln!(
+                    s,
+                    "    {:<13}{:>10.2}{:>10.2}{:>10.2}{:>10.2}",
+                    x.name, q.avg, q.p90, q.p99, q.max
+                );
+            }
+        }
     }
     let _ = writeln!(
         s,

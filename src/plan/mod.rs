@@ -67,10 +67,99 @@ fn bad(option: &str, why: impl std::fmt::Display) -> Error {
     Error::Usage(format!("--{option}: {why}"))
 }
 
-/// The most clients a run may have: each is an OS thread with its own connection today, and
-/// past a few thousand the machine, not the database, is what a run would measure (or the
-/// thread limit would end it half-started).
-pub const MAX_CLIENTS: u32 = 5_000;
+/// The most clients a run may have. Past this, even waiting clients on a few workers (a few
+/// hundred bytes and a connection each) are the machine's limit, not the database's.
+pub const MAX_CLIENTS: u32 = 100_000;
+
+/// The most worker threads a run may have (with a thread per client, the most clients): past a
+/// few thousand the machine, not the database, is what a run would measure (or the thread limit
+/// would end it half-started).
+pub const MAX_WORKERS: u32 = 5_000;
+
+/// Default worker threads per core for clients that wait (keying and think times, `--rate`): a
+/// worker blocks while the server answers, so a few per core keep the cores busy.
+pub const WORKERS_PER_CORE: u32 = 4;
+
+/// Whether `workload` names a sysbench Lua script rather than a built-in workload.
+fn is_script(workload: &str) -> bool {
+    workload != "tpcc"
+        && !crate::workload::WORKLOADS
+            .iter()
+            .any(|(n, _)| *n == workload)
+}
+
+/// The clients, worker threads and shared connections of a run of `workload` with options `o`.
+fn clients_of(workload: &str, o: &RunArgs) -> Result<(u32, u32), Error> {
+    let threads = o.threads.unwrap_or(if o.wait && workload == "tpcc" {
+        o.warehouses.saturating_mul(10)
+    } else {
+        1
+    });
+    if threads == 0 || threads > MAX_CLIENTS {
+        return Err(bad(
+            "threads",
+            format!("{threads} must be from 1 to {MAX_CLIENTS}"),
+        ));
+    }
+    let script = is_script(workload);
+    let paced = o.wait || o.rate > 0.0;
+    let workers = match o.workers {
+        Some(w) if w == 0 || w > MAX_WORKERS => {
+            return Err(bad(
+                "workers",
+                format!("{w} must be from 1 to {MAX_WORKERS}"),
+            ));
+        }
+        Some(w) if script && w < threads => {
+            return Err(bad(
+                "workers",
+                format!(
+                    "{w} is fewer than the {threads} clients: a sysbench script's clients run a \
+                     thread each (its thread_run blocks)"
+                ),
+            ));
+        }
+        Some(w) => w.min(threads),
+        None if paced && !script => {
+            let cores = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
+            threads.min(cores.saturating_mul(WORKERS_PER_CORE).max(1))
+        }
+        None => threads,
+    };
+    if workers > MAX_WORKERS {
+        return Err(bad(
+            "threads",
+            format!(
+                "{threads} clients on a thread each: more than {MAX_WORKERS} need --workers \
+                 (clients multiplexed on fewer threads)"
+            ),
+        ));
+    }
+    if o.connections > 0 {
+        let why = if script {
+            Some("a sysbench script's clients open their own connections")
+        } else if workload == "bulk_insert" {
+            Some("bulk_insert keeps a transaction open across events")
+        } else if o.connections > threads {
+            Some("more connections than clients; leave it out for one per client")
+        } else {
+            None
+        };
+        if let Some(why) = why {
+            return Err(bad("connections", format!("{}: {why}", o.connections)));
+        }
+    }
+    if !(o.connect_rate == 0.0 || (o.connect_rate.is_finite() && o.connect_rate >= 0.1)) {
+        return Err(bad(
+            "connect-rate",
+            format!(
+                "{} must be 0 (no limit) or at least 0.1 connections/s",
+                o.connect_rate
+            ),
+        ));
+    }
+    Ok((threads, workers))
+}
 
 /// The longest duration dbsweep accepts anywhere (a run, a warm-up, a pause, a timeout): a
 /// year. Longer ones are typing errors, and past a few centuries a clock overflows.
@@ -147,12 +236,7 @@ impl RunPlan {
 
     /// The plan of `workload` run with options `o`.
     pub fn from_args(workload: &str, o: &RunArgs) -> Result<RunPlan, Error> {
-        if o.threads == 0 || o.threads > MAX_CLIENTS {
-            return Err(bad(
-                "threads",
-                format!("{} must be from 1 to {MAX_CLIENTS}", o.threads),
-            ));
-        }
+        let (threads, workers) = clients_of(workload, o)?;
         if o.tables == 0 {
             return Err(bad("tables", "must be at least 1"));
         }
@@ -319,7 +403,7 @@ impl RunPlan {
             mysql_storage_engine: o.mysql_storage_engine.clone(),
             ps_mode: o.ps_mode,
             pipeline: o.pipeline,
-            threads: o.threads,
+            threads,
             warehouses: o.warehouses,
             wait: o.wait,
             think_scale: o.think_scale,
@@ -333,7 +417,10 @@ impl RunPlan {
             },
         };
         let runner = RunnerOptions {
-            threads: o.threads,
+            threads,
+            workers: if workers < threads { workers } else { 0 },
+            connections: o.connections,
+            connect_rate: o.connect_rate,
             time: o.time,
             events: o.events,
             warmup: o.warmup,

@@ -156,6 +156,7 @@ pub fn merge(files: &[(String, Results)]) -> Result<(Results, Vec<String>), Stri
             a.lag_max_ms = a.lag_max_ms.max(rate.lag_max_ms);
             Some(a)
         });
+    let serving = merge_serving(files)?;
     let parts = files
         .iter()
         .map(|(name, r)| Part {
@@ -215,6 +216,7 @@ pub fn merge(files: &[(String, Results)]) -> Result<(Results, Vec<String>), Stri
         retries: files.iter().map(|(_, r)| r.retries).sum(),
         reconnects: files.iter().map(|(_, r)| r.reconnects).sum(),
         rate,
+        serving,
         thread_events: files
             .iter()
             .flat_map(|(_, r)| r.thread_events.iter().copied())
@@ -375,6 +377,35 @@ fn add_kind_histograms<T>(
         .ok_or_else(|| format!("{kind}: no histogram"))
 }
 
+/// The parts' serving figures, where every part has them: clients, workers and connections
+/// add, as do the clients behind; queue times from the added histograms.
+fn merge_serving(files: &[(String, Results)]) -> Result<Option<super::Serving>, String> {
+    let Some(all) = files
+        .iter()
+        .map(|(f, r)| r.serving.as_ref().map(|s| (f.as_str(), s)))
+        .collect::<Option<Vec<_>>>()
+    else {
+        return Ok(None);
+    };
+    let Some(h) = add_histograms(
+        all.iter()
+            .map(|(f, s)| (*f, "serving.queue_histogram", s.queue_histogram.as_ref())),
+    )?
+    else {
+        return Ok(None);
+    };
+    let pooled = all.iter().all(|(_, s)| s.connections.is_some());
+    Ok(Some(super::Serving {
+        clients: all.iter().map(|(_, s)| s.clients).sum(),
+        workers: all.iter().map(|(_, s)| s.workers).sum(),
+        connections: pooled.then(|| all.iter().filter_map(|(_, s)| s.connections).sum()),
+        connect_s: all.iter().map(|(_, s)| s.connect_s).fold(0.0, f64::max),
+        clients_behind: all.iter().map(|(_, s)| s.clients_behind).sum(),
+        queue_ms: Latency::from_histogram(&h),
+        queue_histogram: Some(HistogramData::encode(&h)),
+    }))
+}
+
 fn merge_tpcc(
     files: &[(String, Results)],
     _events: u64,
@@ -425,6 +456,9 @@ fn merge_tpcc(
                 limit_met: latency_ms.p90 <= kind.limit_p90_ms,
                 latency_ms,
                 limit_p90_ms: kind.limit_p90_ms,
+                // Each part's queue time per type has no histogram to add: the merged file
+                // keeps the merged queue time over all types (`serving`).
+                queue_ms: None,
                 histogram: Some(HistogramData::encode(&h)),
             })
         })

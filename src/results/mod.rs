@@ -47,6 +47,10 @@ pub struct Results {
     pub retries: u64,
     pub reconnects: u64,
     pub rate: Option<RateInfo>,
+    /// Clients on fewer worker threads or sharing connections: how they were served and how
+    /// long due clients waited; None when every client had a thread and a connection.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub serving: Option<Serving>,
     pub thread_events: Vec<u64>,
     /// Seconds each thread spent in its events (sysbench's "execution time" per thread).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -243,6 +247,10 @@ pub struct TxnFigures {
     /// The 90th-percentile limit and whether the run met it.
     pub limit_p90_ms: f64,
     pub limit_met: bool,
+    /// Of the latency: the time a due terminal waited for a worker or a shared connection
+    /// (only when terminals were multiplexed or pooled).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub queue_ms: Option<Latency>,
     /// The latencies themselves, so that merged runs have exact percentiles.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub histogram: Option<HistogramData>,
@@ -283,6 +291,27 @@ impl StatementFigures {
             })
             .collect()
     }
+}
+
+/// How a run's clients were served when they were more than its worker threads or its
+/// connections.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Serving {
+    pub clients: u32,
+    pub workers: u32,
+    /// Connections the clients shared; None: one per client.
+    pub connections: Option<u32>,
+    /// Seconds the clients (or the shared connections) took to connect.
+    pub connect_s: f64,
+    /// Clients that fell behind their schedule: one of their measured events started later
+    /// than due by more than the wait before it (at least 10 ms, at most 1 s).
+    pub clients_behind: u64,
+    /// Queue time: from an event's due instant to its start, waiting for a worker or a
+    /// connection. It is part of the event's latency.
+    pub queue_ms: Latency,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub queue_histogram: Option<HistogramData>,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]

@@ -2,11 +2,13 @@
 //! `--events`, open-loop pacing under `--rate`, Ctrl-C; and one reporter (the calling thread)
 //! that merges the clients' recorders every interval and hands each interval to a callback.
 
+mod multiplex;
+mod pool;
 mod worker;
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::mpsc;
-use std::sync::{Arc, Barrier, Mutex};
+use std::sync::{Arc, Barrier, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
@@ -15,12 +17,19 @@ use crate::error::Error;
 use crate::metrics::{Recorder, Snapshot, ns_to_ms};
 use crate::target::Target;
 use crate::workload::Workload;
-use worker::{Schedule, Shared, Worker};
+use worker::{ConnectRate, Schedule, Shared, Worker};
 
 /// The runner's resolved options.
 #[derive(Clone, Debug, Serialize)]
 pub struct RunnerOptions {
+    /// Clients (terminals, sessions).
     pub threads: u32,
+    /// Worker threads serving the clients (`--workers`); 0 = one per client.
+    pub workers: u32,
+    /// Connections the clients share (`--connections`); 0 = one per client.
+    pub connections: u32,
+    /// Connections opened a second at most while the clients connect; 0 = no limit.
+    pub connect_rate: f64,
     /// Seconds to measure; 0 = no time limit.
     pub time: f64,
     /// Measured events to run in all; 0 = no limit.
@@ -156,8 +165,8 @@ impl Interval {
     }
 }
 
-/// How a client ended: its page cache counters (SQLite), or the error that stopped it.
-type Done = Result<Option<[u64; 3]>, String>;
+/// How a worker thread ended: its clients' figures, or the error that stopped it.
+type Done = Result<multiplex::Ended, String>;
 
 /// Everything a run measured.
 pub struct RunOutcome {
@@ -172,13 +181,56 @@ pub struct RunOutcome {
     pub seconds: f64,
     /// When the measured part began, in seconds since the Unix epoch (this host's clock).
     pub measured_from: f64,
+    /// Measured events of each client, in client order.
     pub thread_events: Vec<u64>,
     /// Seconds each client spent in its measured events.
     pub thread_seconds: Vec<f64>,
+    /// Clients served by fewer workers (or sharing connections): how many fell behind their
+    /// schedule (see [`multiplex`]); None when every client had a thread of its own.
+    pub behind: Option<u64>,
+    /// Seconds the clients took to connect.
+    pub connect_seconds: f64,
     pub interrupted: bool,
     /// The error that stopped the run early, if any.
     pub error: Option<String>,
 }
+
+/// How a run's clients are served.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// A thread and a connection per client (every closed-loop run by default, and scripts).
+    Threads,
+    /// Clients on fewer worker threads, each with its own connection.
+    Workers,
+    /// Clients on worker threads, sharing `--connections`.
+    Pooled,
+}
+
+impl RunnerOptions {
+    /// The worker threads that serve the clients.
+    pub fn worker_threads(&self) -> u32 {
+        let clients = self.threads.max(1);
+        if self.workers == 0 {
+            clients
+        } else {
+            self.workers.min(clients)
+        }
+    }
+
+    pub fn mode(&self) -> Mode {
+        if self.connections > 0 {
+            Mode::Pooled
+        } else if self.worker_threads() < self.threads.max(1) {
+            Mode::Workers
+        } else {
+            Mode::Threads
+        }
+    }
+}
+
+/// A worker thread's connected clients (before the schedule is known; Workers mode) and its
+/// recorder.
+type Setup = Result<(Vec<Worker>, Arc<Mutex<Recorder>>), String>;
 
 /// Runs `workload` on `target`. `interrupt` is the Ctrl-C flag; `on_interval` sees each interval as
 /// it closes (the live line). Connection or preparation failures of any client fail the run
@@ -190,7 +242,23 @@ pub fn run(
     interrupt: &AtomicBool,
     on_interval: &mut dyn FnMut(&Interval),
 ) -> Result<RunOutcome, Error> {
-    let threads = opts.threads.max(1);
+    let clients = opts.threads.max(1);
+    let workers = opts.worker_threads();
+    let mode = opts.mode();
+    if mode != Mode::Threads && workload.own_connections() {
+        return Err(Error::Usage(
+            "a script's clients run on threads of their own (its thread_run blocks): leave out \
+             --workers and --connections"
+                .into(),
+        ));
+    }
+    if mode == Mode::Pooled && !workload.shares_connections() {
+        return Err(Error::Usage(format!(
+            "--connections: {}'s clients keep a transaction open across events and cannot \
+             share connections",
+            workload.name()
+        )));
+    }
     let started = AtomicU64::new(0);
     let shared = Shared {
         target,
@@ -201,34 +269,85 @@ pub fn run(
         events_limit: opts.events,
         reconnect_every: opts.reconnect,
         reconnect_timeout: Duration::from_secs_f64(opts.reconnect_timeout),
+        connects: ConnectRate::new(opts.connect_rate),
+        connected: AtomicU64::new(0),
+        registry: (mode == Mode::Pooled).then(|| Arc::new(pool::Registry::default())),
     };
-    let ready = Barrier::new(threads as usize + 1);
-    let schedule: Mutex<Option<Instant>> = Mutex::new(None);
+    let new_recorder = || {
+        let r = Recorder::with_kinds(workload.kinds().len(), workload.statements().len());
+        Arc::new(Mutex::new(if mode == Mode::Threads {
+            r
+        } else {
+            r.with_queue()
+        }))
+    };
+    let connecting = Instant::now();
+    let progress = Progress::new(if mode == Mode::Pooled {
+        opts.connections
+    } else {
+        clients
+    });
+    let pool = pool::ConnPool::default();
+    let pooled_clients = if mode == Mode::Pooled {
+        open_pool(&shared, opts, &pool, &progress)?
+    } else {
+        Vec::new()
+    };
+    let next_client = AtomicU32::new(0);
+    let ready = Barrier::new(workers as usize + 1);
+    let start_at: OnceLock<Instant> = OnceLock::new();
+    let queue: OnceLock<multiplex::Clients> = OnceLock::new();
     let aborted = AtomicBool::new(false);
-    let (setup_tx, setup_rx) = mpsc::channel();
+    let (setup_tx, setup_rx) = mpsc::channel::<Setup>();
     let (done_tx, done_rx) = mpsc::channel::<(u32, Done)>();
     std::thread::scope(|s| {
-        for thread in 0..threads {
+        for thread in 0..workers {
             let (setup_tx, done_tx) = (setup_tx.clone(), done_tx.clone());
-            let (sh, ready, schedule, aborted) = (&shared, &ready, &schedule, &aborted);
+            let (sh, ready, start_at, queue, aborted, next_client, pool) = (
+                &shared,
+                &ready,
+                &start_at,
+                &queue,
+                &aborted,
+                &next_client,
+                &pool,
+            );
             s.spawn(move || {
-                let worker = Worker::connect(sh, thread, opts.rand_seed);
-                let _ = setup_tx.send(
-                    worker
-                        .as_ref()
-                        .map(|w| (thread, w.recorder.clone()))
-                        .map_err(|e| e.to_string()),
-                );
-                ready.wait();
-                let (Ok(worker), false) = (worker, aborted.load(Ordering::Relaxed)) else {
-                    return;
+                let rec = new_recorder();
+                let (own, setup) = match mode {
+                    Mode::Threads => match Worker::connect(sh, thread, opts.rand_seed) {
+                        Ok(w) => (Some(w), Ok(Vec::new())),
+                        Err(e) => (None, Err(e)),
+                    },
+                    Mode::Workers => (
+                        None,
+                        connect_share(sh, next_client, clients, opts.rand_seed),
+                    ),
+                    Mode::Pooled => (None, Ok(Vec::new())),
                 };
-                let start = schedule
-                    .lock()
-                    .expect("schedule")
-                    .expect("set before release");
-                let sched = make_schedule(opts, start, thread, threads);
-                let result = worker.run(sh, &sched);
+                let failed = setup.is_err();
+                let _ = setup_tx.send(setup.map(|w| (w, rec.clone())).map_err(|e| e.to_string()));
+                ready.wait();
+                if failed || aborted.load(Ordering::Relaxed) {
+                    return;
+                }
+                let begin = *start_at.get().expect("set before release");
+                let result = match own {
+                    Some(mut w) => {
+                        let sched = make_schedule(opts, begin, thread, workers);
+                        w.run(sh, &sched, &rec).map(|cache| multiplex::Ended {
+                            cache,
+                            clients: vec![(w.thread, w.events, w.busy_ns, false)],
+                        })
+                    }
+                    None => {
+                        let mut sched = make_schedule(opts, begin, 0, 1);
+                        sched.pacing = None;
+                        let q = queue.get().expect("set before release");
+                        let pool = (mode == Mode::Pooled).then_some(pool);
+                        multiplex::serve(sh, q, &sched, pool, &rec)
+                    }
+                };
                 if result.is_err() {
                     sh.stop.store(true, Ordering::Relaxed);
                 }
@@ -236,20 +355,38 @@ pub fn run(
             });
         }
         drop((setup_tx, done_tx));
-        let mut recorders = vec![None; threads as usize];
+        let mut recorders = Vec::with_capacity(workers as usize);
+        let mut connected = pooled_clients;
         let mut setup_error = None;
-        for msg in setup_rx.iter().take(threads as usize) {
-            match msg {
-                Ok((t, rec)) => recorders[t as usize] = Some(rec),
-                Err(e) => setup_error = setup_error.or(Some(e)),
+        let mut reported = 0;
+        while reported < workers {
+            match setup_rx.recv_timeout(Duration::from_millis(100)) {
+                Ok(Ok((ws, rec))) => {
+                    reported += 1;
+                    recorders.push(rec);
+                    connected.extend(ws);
+                }
+                Ok(Err(e)) => {
+                    reported += 1;
+                    // The others stop connecting: one error, not a thousand.
+                    shared.stop.store(true, Ordering::Relaxed);
+                    setup_error = setup_error.or(Some(e));
+                }
+                Err(mpsc::RecvTimeoutError::Timeout) => {}
+                Err(mpsc::RecvTimeoutError::Disconnected) => break,
+            }
+            if mode != Mode::Pooled {
+                progress.set(shared.connected.load(Ordering::Relaxed));
             }
         }
+        progress.finish();
+        let connect_seconds = connecting.elapsed().as_secs_f64();
         let begin = if setup_error.is_none() {
             warmup_start(opts, interrupt)
         } else {
             Instant::now()
         };
-        *schedule.lock().expect("schedule") = Some(begin);
+        let _ = start_at.set(begin);
         if let Some(e) = setup_error {
             aborted.store(true, Ordering::Relaxed);
             ready.wait();
@@ -258,22 +395,128 @@ pub fn run(
                 target.display_url()
             )));
         }
+        if mode != Mode::Threads {
+            connected.sort_by_key(|w| w.thread);
+            let terms = connected
+                .into_iter()
+                .map(|w| {
+                    let paced = make_schedule(opts, begin, w.thread, clients).pacing;
+                    multiplex::Term::new(w, begin, paced)
+                })
+                .collect();
+            let _ = queue.set(multiplex::Clients::new(terms));
+        }
         ready.wait();
-        let start = schedule.lock().expect("schedule").expect("set");
-        let recorders: Vec<Arc<Mutex<Recorder>>> = recorders
-            .into_iter()
-            .map(|r| r.expect("every client reported"))
-            .collect();
-        Ok(report_loop(
+        let mut outcome = report_loop(
             workload,
             opts,
-            start,
+            begin,
             &recorders,
             &done_rx,
             interrupt,
             on_interval,
-        ))
+        );
+        outcome.connect_seconds = connect_seconds;
+        outcome.behind = outcome.behind.filter(|_| mode != Mode::Threads);
+        drop(pool.drain());
+        Ok(outcome)
     })
+}
+
+/// Workers mode: connects clients, taking the next client number from `next`, until every
+/// client is connected or the run is stopped.
+fn connect_share(
+    sh: &Shared,
+    next: &AtomicU32,
+    clients: u32,
+    seed: u64,
+) -> Result<Vec<Worker>, crate::target::DbError> {
+    let mut mine = Vec::new();
+    while !sh.stopped() {
+        let i = next.fetch_add(1, Ordering::Relaxed);
+        if i >= clients {
+            break;
+        }
+        mine.push(Worker::connect(sh, i, seed)?);
+    }
+    Ok(mine)
+}
+
+/// Pooled mode: opens the `--connections` at the connect rate, makes every client on the first
+/// of them (which only registers their statements) and prepares the statements on each.
+fn open_pool(
+    sh: &Shared,
+    opts: &RunnerOptions,
+    pool: &pool::ConnPool,
+    progress: &Progress,
+) -> Result<Vec<Worker>, Error> {
+    let url = sh.target.display_url();
+    let failed = |e: crate::target::DbError| {
+        Error::Run(format!("could not start the clients on {url}: {e}"))
+    };
+    let registry = sh.registry.clone().expect("a pooled run has a registry");
+    let mut conns = Vec::with_capacity(opts.connections as usize);
+    for _ in 0..opts.connections {
+        if sh.stopped() {
+            break;
+        }
+        sh.connects.wait(&|| sh.stopped());
+        let conn = sh.target.connect().map_err(failed)?;
+        conns.push(pool::Pooled::new(conn, registry.clone()));
+        progress.set(conns.len() as u64);
+    }
+    let mut clients = Vec::new();
+    if let Some(first) = conns.first_mut() {
+        let dialect = crate::target::Conn::dialect(first);
+        clients.reserve(opts.threads as usize);
+        for i in 0..opts.threads.max(1) {
+            let client = sh.workload.client(first, i).map_err(failed)?;
+            clients.push(Worker::with(
+                i,
+                Box::new(crate::target::Detached(dialect)),
+                client,
+                opts.rand_seed,
+            ));
+        }
+    }
+    for mut c in conns {
+        c.prepare_registered().map_err(failed)?;
+        pool.put(Box::new(c));
+    }
+    Ok(clients)
+}
+
+/// The progress bar of connecting many clients (on a terminal only; none for a few).
+struct Progress(Option<indicatif::ProgressBar>);
+
+impl Progress {
+    fn new(total: u32) -> Progress {
+        use std::io::IsTerminal;
+        let show = total >= 100
+            && std::io::stderr().is_terminal()
+            && crate::output::sysbench_style().is_none();
+        Progress(show.then(|| {
+            let bar = indicatif::ProgressBar::new(u64::from(total));
+            if let Ok(style) = indicatif::ProgressStyle::with_template(
+                "connecting {pos}/{len} [{bar:30}] {per_sec} eta {eta}",
+            ) {
+                bar.set_style(style.progress_chars("=> "));
+            }
+            bar
+        }))
+    }
+
+    fn set(&self, n: u64) {
+        if let Some(b) = &self.0 {
+            b.set_position(n);
+        }
+    }
+
+    fn finish(&self) {
+        if let Some(b) = &self.0 {
+            b.finish_and_clear();
+        }
+    }
 }
 
 fn make_schedule(opts: &RunnerOptions, start: Instant, thread: u32, threads: u32) -> Schedule {
@@ -306,7 +549,7 @@ fn report_loop(
     interrupt: &AtomicBool,
     on_interval: &mut dyn FnMut(&Interval),
 ) -> RunOutcome {
-    let threads = recorders.len() as u32;
+    let threads = opts.threads.max(1);
     let tick = Duration::from_secs_f64(if opts.report_interval > 0.0 {
         opts.report_interval
     } else {
@@ -315,26 +558,36 @@ fn report_loop(
     let measure_start = start + Duration::from_secs_f64(opts.warmup);
     let kinds = workload.kinds();
     let new_order = kinds.iter().position(|k| *k == "new_order");
-    let mut collector = Collector::new(recorders.len(), kinds.len(), workload.statements().len());
+    let mut collector = Collector::new(recorders.len(), || {
+        let r = Recorder::with_kinds(kinds.len(), workload.statements().len());
+        if opts.mode() == Mode::Threads {
+            r
+        } else {
+            r.with_queue()
+        }
+    });
     let mut intervals = Vec::new();
     let mut last = measure_start;
     let mut next_tick = measure_start + tick;
-    let mut running = threads;
+    let mut running = recorders.len();
     let mut error = None;
     let mut cache_counters: Option<[u64; 3]> = None;
+    let mut ended_clients = Vec::with_capacity(threads as usize);
     while running > 0 {
         match done_rx.recv_timeout(next_tick.saturating_duration_since(Instant::now())) {
             Ok((_, result)) => {
                 running -= 1;
                 match result {
                     Err(e) => error = error.or(Some(e)),
-                    Ok(Some(c)) => {
-                        let sum = cache_counters.get_or_insert([0; 3]);
-                        for (s, v) in sum.iter_mut().zip(c) {
-                            *s += v;
+                    Ok(ended) => {
+                        if let Some(c) = ended.cache {
+                            let sum = cache_counters.get_or_insert([0; 3]);
+                            for (s, v) in sum.iter_mut().zip(c) {
+                                *s += v;
+                            }
                         }
+                        ended_clients.extend(ended.clients);
                     }
-                    Ok(None) => {}
                 }
                 continue;
             }
@@ -380,6 +633,7 @@ fn report_loop(
     }
     // The wall clock of the measured part's start: now, less the time since.
     let measured_from = epoch_now() - Instant::now().duration_since(measure_start).as_secs_f64();
+    ended_clients.sort_unstable_by_key(|c| c.0);
     RunOutcome {
         cache_counters,
         measured_from,
@@ -387,47 +641,38 @@ fn report_loop(
         total: collector.total,
         statement_names: workload.statements(),
         intervals,
-        thread_events: collector.thread_events,
-        thread_seconds: collector
-            .thread_busy_ns
-            .iter()
-            .map(|&ns| ns as f64 / 1e9)
-            .collect(),
+        thread_events: ended_clients.iter().map(|c| c.1).collect(),
+        thread_seconds: ended_clients.iter().map(|c| c.2 as f64 / 1e9).collect(),
+        behind: Some(ended_clients.iter().filter(|c| c.3).count() as u64),
+        connect_seconds: 0.0,
         interrupted: interrupt.load(Ordering::Relaxed),
         error,
     }
 }
 
-/// The reporter's side of merging: a spare recorder per client to swap in, and the totals.
+/// The reporter's side of merging: a spare recorder per worker thread to swap in, and the
+/// totals.
 struct Collector {
     spares: Vec<Recorder>,
     total: Snapshot,
-    thread_events: Vec<u64>,
-    thread_busy_ns: Vec<u64>,
 }
 
 impl Collector {
-    fn new(clients: usize, kinds: usize, statements: usize) -> Collector {
+    /// `spare`: an empty recorder of the workers' shape.
+    fn new(workers: usize, spare: impl Fn() -> Recorder) -> Collector {
         Collector {
-            spares: (0..clients)
-                .map(|_| Recorder::with_kinds(kinds, statements))
-                .collect(),
+            spares: (0..workers).map(|_| spare()).collect(),
             total: Snapshot::default(),
-            thread_events: vec![0; clients],
-            thread_busy_ns: vec![0; clients],
         }
     }
 
-    /// Takes what each client recorded since the last call; returns it merged, and adds it to
+    /// Takes what each worker recorded since the last call; returns it merged, and adds it to
     /// the run's total.
     fn collect(&mut self, recorders: &[Arc<Mutex<Recorder>>]) -> Snapshot {
         let mut snap = Snapshot::default();
-        for (i, rec) in recorders.iter().enumerate() {
-            let spare = &mut self.spares[i];
+        for (rec, spare) in recorders.iter().zip(&mut self.spares) {
             rec.lock().expect("recorder lock").take_into(spare);
             snap.add_recorder(spare);
-            self.thread_events[i] += spare.counters.events;
-            self.thread_busy_ns[i] += spare.counters.busy_ns;
             spare.clear();
         }
         self.total.add(&snap);

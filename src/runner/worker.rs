@@ -1,10 +1,12 @@
-//! One client thread: its connection, its workload client, its random generator, and the loop
-//! that paces, times, retries and records events.
+//! One client: its connection, its workload client, its random generator, and the steps that
+//! time, retry and record an event. A client runs on a thread of its own (the loop here) or
+//! among many on a few workers ([`super::multiplex`]).
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use super::pool::{Pooled, Registry};
 use crate::metrics::{QueryCounts, RETRY_CLASSES, Recorder};
 use crate::target::{Conn, DbError, Detached, ErrorClass, Target};
 use crate::workload::rand::Rand;
@@ -31,6 +33,13 @@ pub struct Shared<'a> {
     pub events_limit: u64,
     pub reconnect_every: u64,
     pub reconnect_timeout: Duration,
+    /// Paces the clients' first connections (`--connect-rate`).
+    pub connects: ConnectRate,
+    /// Clients connected so far, for the progress bar.
+    pub connected: AtomicU64,
+    /// Under `--connections`: the run's statements; connections open wrapped as
+    /// [`Pooled`], so that every client's statements run on each of them.
+    pub registry: Option<Arc<Registry>>,
 }
 
 impl Shared<'_> {
@@ -43,44 +52,78 @@ impl Shared<'_> {
 /// A connected client, ready to run.
 pub struct Worker {
     pub thread: u32,
-    conn: Box<dyn Conn>,
-    client: Box<dyn Client>,
-    rand: Rand,
-    pub recorder: Arc<Mutex<Recorder>>,
+    pub(super) conn: Box<dyn Conn>,
+    pub(super) client: Box<dyn Client>,
+    pub(super) rand: Rand,
+    /// Its measured events and the time spent in them.
+    pub(super) events: u64,
+    pub(super) busy_ns: u64,
+    since_reconnect: u64,
 }
 
 impl Worker {
-    /// Connects and prepares the client's statements.
+    /// Connects (at the run's connect rate) and prepares the client's statements.
     pub fn connect(sh: &Shared, thread: u32, seed: u64) -> Result<Worker, DbError> {
+        sh.connects.wait(&|| sh.stopped());
         let mut conn = open_conn(sh)?;
+        sh.connected.fetch_add(1, Ordering::Relaxed);
         let client = sh.workload.client(conn.as_mut(), thread)?;
-        Ok(Worker {
+        Ok(Worker::with(thread, conn, client, seed))
+    }
+
+    /// A client on a connection (or placeholder) and a client state made elsewhere.
+    pub(super) fn with(
+        thread: u32,
+        conn: Box<dyn Conn>,
+        client: Box<dyn Client>,
+        seed: u64,
+    ) -> Worker {
+        Worker {
             thread,
             conn,
             client,
             rand: Rand::for_thread(seed, thread),
-            recorder: Arc::new(Mutex::new(Recorder::with_kinds(
-                sh.workload.kinds().len(),
-                sh.workload.statements().len(),
-            ))),
-        })
+            events: 0,
+            busy_ns: 0,
+            since_reconnect: 0,
+        }
     }
 
     /// Runs events until the schedule, the event limit or the stop flag ends it. Returns the
     /// connection's page cache counters over the measured part (SQLite), if it keeps them.
-    pub fn run(mut self, sh: &Shared, sched: &Schedule) -> Result<Option<[u64; 3]>, String> {
+    pub fn run(
+        &mut self,
+        sh: &Shared,
+        sched: &Schedule,
+        rec: &Mutex<Recorder>,
+    ) -> Result<Option<[u64; 3]>, String> {
         let mut pace = Pacing::new(sched);
         let mut ctl = OwnLoop {
             sh,
             pace: &mut pace,
-            recorder: &self.recorder,
+            recorder: rec,
             event: None,
+            counts: (0, 0),
         };
-        match self.client.own_loop(&mut ctl) {
-            Some(r) => r.map_err(|e| self.describe(&e))?,
-            None => self.event_loop(sh, &mut pace)?,
+        let own = self.client.own_loop(&mut ctl);
+        let (events, busy_ns) = ctl.counts;
+        match own {
+            Some(r) => {
+                (self.events, self.busy_ns) = (events, busy_ns);
+                r.map_err(|e| self.describe(&e))?
+            }
+            None => self.event_loop(sh, &mut pace, rec)?,
         }
-        let measured = pace.measuring;
+        self.finish(pace.measuring, rec)
+    }
+
+    /// Ends the client: the workload's last words (bulk_insert's open batch), counted when the
+    /// client measured. Returns its connection's page cache counters over the measured part.
+    pub(super) fn finish(
+        &mut self,
+        measured: bool,
+        rec: &Mutex<Recorder>,
+    ) -> Result<Option<[u64; 3]>, String> {
         let cache = if measured {
             self.cache_counters(false)
         } else {
@@ -91,7 +134,7 @@ impl Worker {
             .finish(self.conn.as_mut(), &mut q)
             .map_err(|e| self.describe(&e))?;
         if measured {
-            let mut rec = self.recorder.lock().expect("recorder lock");
+            let mut rec = rec.lock().expect("recorder lock");
             let c = &mut rec.counters.queries;
             c.reads += q.reads;
             c.writes += q.writes;
@@ -102,67 +145,88 @@ impl Worker {
     }
 
     /// The runner's own loop: one `Client::event` per event, with retries and reconnects.
-    fn event_loop(&mut self, sh: &Shared, pace: &mut Pacing) -> Result<(), String> {
-        let mut since_reconnect = 0u64;
+    fn event_loop(
+        &mut self,
+        sh: &Shared,
+        pace: &mut Pacing,
+        rec: &Mutex<Recorder>,
+    ) -> Result<(), String> {
         loop {
             let pause = self.client.pause(&mut self.rand);
             let Some(slot) = pace.next(sh, pause) else {
                 break;
             };
-            if slot.first_measured {
-                // Warm-up's cache traffic is left out, as everything else of it.
-                self.cache_counters(true);
-            }
-            let mut q = QueryCounts::default();
-            let mut retries = [0u64; RETRY_CLASSES];
-            let mut reconnects = 0;
-            let ended = self.event_with_retries(
-                sh,
-                pace.sched.deadline,
-                &mut q,
-                &mut retries,
-                &mut reconnects,
-            )?;
-            if ended != Ended::Done {
-                // Stopped while retrying or reconnecting: an event that lost its connection
-                // is counted as lost, not dropped unseen.
-                if slot.measuring {
-                    let mut rec = self.recorder.lock().expect("recorder lock");
-                    rec.counters.reconnects += reconnects;
-                    rec.counters.lost_events += u64::from(ended == Ended::Lost);
-                }
+            if !self.step(sh, pace.sched.deadline, &slot, None, rec)? {
                 break;
-            }
-            if self.client.stopped() {
-                break; // as sysbench: the event that asked to stop is not counted
-            }
-            since_reconnect += 1;
-            if sh.reconnect_every > 0 && since_reconnect >= sh.reconnect_every {
-                since_reconnect = 0;
-                if !self
-                    .reconnect(sh, pace.sched.deadline, &mut Backoff::new())
-                    .map_err(|e| self.describe(&e))?
-                {
-                    break;
-                }
-                reconnects += 1;
-            }
-            if slot.measuring {
-                let end = Instant::now();
-                let mut rec = self.recorder.lock().expect("recorder lock");
-                slot.record(&mut rec, end, &q);
-                rec.record_statements(self.client.statement_times());
-                if let Some((kind, rolled_back)) = self.client.last_kind() {
-                    let latency = nanos(end - slot.from);
-                    rec.record_kind(kind, latency, retries.iter().sum(), rolled_back);
-                }
-                for (total, r) in rec.counters.retries.iter_mut().zip(retries) {
-                    *total += r;
-                }
-                rec.counters.reconnects += reconnects;
             }
         }
         Ok(())
+    }
+
+    /// Runs the event of `slot` with retries and reconnects, and records it when measured
+    /// (with the time it queued, from its due instant to its start, where the run has queues).
+    /// Ok(false) when the client is done: stopped while retrying, or stopped on its own.
+    pub(super) fn step(
+        &mut self,
+        sh: &Shared,
+        deadline: Option<Instant>,
+        slot: &Slot,
+        queued: Option<u64>,
+        rec: &Mutex<Recorder>,
+    ) -> Result<bool, String> {
+        if slot.first_measured {
+            // Warm-up's cache traffic is left out, as everything else of it.
+            self.cache_counters(true);
+        }
+        let mut q = QueryCounts::default();
+        let mut retries = [0u64; RETRY_CLASSES];
+        let mut reconnects = 0;
+        let ended = self.event_with_retries(sh, deadline, &mut q, &mut retries, &mut reconnects)?;
+        if ended != Ended::Done {
+            // Stopped while retrying or reconnecting: an event that lost its connection
+            // is counted as lost, not dropped unseen.
+            if slot.measuring {
+                let mut rec = rec.lock().expect("recorder lock");
+                rec.counters.reconnects += reconnects;
+                rec.counters.lost_events += u64::from(ended == Ended::Lost);
+            }
+            return Ok(false);
+        }
+        if self.client.stopped() {
+            return Ok(false); // as sysbench: the event that asked to stop is not counted
+        }
+        self.since_reconnect += 1;
+        if sh.reconnect_every > 0 && self.since_reconnect >= sh.reconnect_every {
+            self.since_reconnect = 0;
+            if !self
+                .reconnect(sh, deadline, &mut Backoff::new())
+                .map_err(|e| self.describe(&e))?
+            {
+                return Ok(false);
+            }
+            reconnects += 1;
+        }
+        if slot.measuring {
+            let end = Instant::now();
+            let latency = nanos(end - slot.from);
+            self.events += 1 + q.script_events;
+            self.busy_ns += latency;
+            let mut rec = rec.lock().expect("recorder lock");
+            slot.record(&mut rec, end, &q);
+            rec.record_statements(self.client.statement_times());
+            let kind = self.client.last_kind();
+            if let Some((kind, rolled_back)) = kind {
+                rec.record_kind(kind, latency, retries.iter().sum(), rolled_back);
+            }
+            if let Some(ns) = queued {
+                rec.record_queue(kind.map_or(0, |k| k.0), ns);
+            }
+            for (total, r) in rec.counters.retries.iter_mut().zip(retries) {
+                *total += r;
+            }
+            rec.counters.reconnects += reconnects;
+        }
+        Ok(true)
     }
 
     /// Runs one event, retrying it after retryable errors and reconnecting after a lost
@@ -265,7 +329,7 @@ impl Worker {
 }
 
 #[inline]
-fn nanos(d: Duration) -> u64 {
+pub(super) fn nanos(d: Duration) -> u64 {
     d.as_nanos().min(u128::from(u64::MAX)) as u64
 }
 
@@ -295,7 +359,7 @@ impl Backoff {
 }
 
 /// Sleeps until `when` or until the run is stopped, waking at least every 100 ms to look.
-fn wait_until(when: Instant, sh: &Shared) {
+pub(super) fn wait_until(when: Instant, sh: &Shared) {
     loop {
         let now = Instant::now();
         if now >= when || sh.stopped() {
@@ -305,24 +369,78 @@ fn wait_until(when: Instant, sh: &Shared) {
     }
 }
 
-/// The runner's connection for a client: none for a workload whose clients open their own.
-fn open_conn(sh: &Shared) -> Result<Box<dyn Conn>, DbError> {
+/// The runner's connection for a client: none for a workload whose clients open their own; a
+/// pool's under `--connections`.
+pub(super) fn open_conn(sh: &Shared) -> Result<Box<dyn Conn>, DbError> {
     if sh.workload.own_connections() {
-        Ok(Box::new(Detached(sh.target.dialect())))
-    } else {
-        sh.target.connect()
+        return Ok(Box::new(Detached(sh.target.dialect())));
+    }
+    let conn = sh.target.connect()?;
+    Ok(match &sh.registry {
+        Some(r) => Box::new(Pooled::new(conn, r.clone())),
+        None => conn,
+    })
+}
+
+/// `--connect-rate`: clients open their connections at most this many a second, after a burst
+/// of half a second's worth, since thousands of simultaneous connects overload a listener.
+pub struct ConnectRate {
+    gap: Duration,
+    next: Mutex<Instant>,
+}
+
+/// The burst of connections a run opens at once, in seconds of its rate.
+const CONNECT_BURST: Duration = Duration::from_millis(500);
+
+impl ConnectRate {
+    /// `per_s`: 0 for no limit.
+    pub fn new(per_s: f64) -> ConnectRate {
+        ConnectRate {
+            gap: if per_s > 0.0 {
+                Duration::from_secs_f64(1.0 / per_s)
+            } else {
+                Duration::ZERO
+            },
+            // The first half second's worth go at once.
+            next: Mutex::new({
+                let now = Instant::now();
+                now.checked_sub(CONNECT_BURST).unwrap_or(now)
+            }),
+        }
+    }
+
+    /// Waits for this connection's turn, or until `stopped` (looking every 100 ms).
+    pub fn wait(&self, stopped: &dyn Fn() -> bool) {
+        if self.gap.is_zero() {
+            return;
+        }
+        let turn = {
+            let mut next = self.next.lock().expect("connect rate lock");
+            let now = Instant::now();
+            let turn = (*next).max(now.checked_sub(CONNECT_BURST).unwrap_or(now));
+            *next = turn + self.gap;
+            turn
+        };
+        loop {
+            let now = Instant::now();
+            if now >= turn || stopped() {
+                return;
+            }
+            std::thread::sleep((turn - now).min(Duration::from_millis(100)));
+        }
     }
 }
 
 /// One event's place in the schedule.
-struct Slot {
-    /// When its latency counts from: its scheduled time under `--rate`, else its start.
-    from: Instant,
+pub(super) struct Slot {
+    /// When its latency counts from: its scheduled time under `--rate`, its due instant among
+    /// multiplexed clients, else its start.
+    pub from: Instant,
     /// When it started.
-    start: Instant,
-    measuring: bool,
+    pub start: Instant,
+    pub measuring: bool,
     /// The first measured event of this client.
-    first_measured: bool,
+    pub first_measured: bool,
 }
 
 impl Slot {
@@ -405,6 +523,8 @@ struct OwnLoop<'a, 'b> {
     recorder: &'a Mutex<Recorder>,
     /// The event that `next` let through, until it stops.
     event: Option<Slot>,
+    /// Measured events and the nanoseconds spent in them.
+    counts: (u64, u64),
 }
 
 impl EventLoop for OwnLoop<'_, '_> {
@@ -437,11 +557,10 @@ impl EventLoop for OwnLoop<'_, '_> {
         if let Some(slot) = self.event.take()
             && slot.measuring
         {
-            slot.record(
-                &mut self.recorder.lock().expect("recorder lock"),
-                Instant::now(),
-                q,
-            );
+            let end = Instant::now();
+            self.counts.0 += 1 + q.script_events;
+            self.counts.1 += nanos(end - slot.from);
+            slot.record(&mut self.recorder.lock().expect("recorder lock"), end, q);
         }
     }
 }

@@ -236,6 +236,11 @@ pub trait Workload: Send + Sync {
     fn own_connections(&self) -> bool {
         false
     }
+    /// Whether its clients can share connections (`--connections`): an event leaves nothing
+    /// open on its connection, and [`Workload::client`] only prepares statements on it.
+    fn shares_connections(&self) -> bool {
+        !self.own_connections()
+    }
     /// Runs `run` (one measured run of this workload) inside whatever the workload does around
     /// a run: a sysbench script's `init` before it and `done` after it, in its main state.
     fn around_run(

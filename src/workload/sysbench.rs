@@ -597,6 +597,11 @@ impl Workload for BulkInsert {
         true
     }
 
+    /// A batch's transaction stays open across events.
+    fn shares_connections(&self) -> bool {
+        false
+    }
+
     fn client(&self, conn: &mut dyn Conn, thread: u32) -> Result<Box<dyn Client>, DbError> {
         let table = format!("sbtest{}", thread + 1);
         let next = conn

@@ -900,7 +900,15 @@ pub struct Pacing {
 }
 
 /// NOPM, tpm and per-type figures from the run's per-type statistics.
-pub fn figures(kinds: &[KindStats], seconds: f64, warehouses: u32, pacing: Pacing) -> TpccFigures {
+/// `queue`: per type, the time due terminals waited for a worker or a connection (empty when
+/// they did not share any).
+pub fn figures(
+    kinds: &[KindStats],
+    queue: &[KindStats],
+    seconds: f64,
+    warehouses: u32,
+    pacing: Pacing,
+) -> TpccFigures {
     let per_min = |n: u64| {
         if seconds > 0.0 {
             n as f64 * 60.0 / seconds
@@ -928,6 +936,7 @@ pub fn figures(kinds: &[KindStats], seconds: f64, warehouses: u32, pacing: Pacin
                 retries: k.retries,
                 rollbacks: k.rollbacks,
                 limit_met: latency_ms.p90 <= limit_p90_ms,
+                queue_ms: queue.get(i).map(|q| Latency::from_histogram(&q.latency)),
                 latency_ms,
                 limit_p90_ms,
                 histogram: Some(crate::results::HistogramData::encode(&k.latency)),

@@ -1,0 +1,287 @@
+//! Many clients on a few worker threads (`--workers W` below the clients, or
+//! `--connections M`): a client is its state and its connection, not a thread.
+//!
+//! The clients wait in one queue ordered by their due instant: the end of their keying and
+//! think time (TPC-C `--wait`), their next slot under `--rate`, or the end of their last event
+//! in a closed loop. A worker takes the client due first once it is due, runs one event on it
+//! with the blocking wire clients, computes when it is due next and puts it back. A waiting
+//! client holds no thread and costs nothing. An event's latency runs from its due instant, so
+//! the time a due client waits for a worker (or, pooled, for a connection) is in it; that wait
+//! is also recorded apart, per transaction type, as queue time. Why blocking workers rather
+//! than an event loop: docs/terminals.md.
+
+use std::cmp::Ordering as Order;
+use std::collections::BinaryHeap;
+use std::sync::atomic::Ordering;
+use std::sync::{Condvar, Mutex};
+use std::time::{Duration, Instant};
+
+use super::pool::ConnPool;
+use super::worker::{Schedule, Shared, Slot, Worker, nanos};
+use crate::metrics::Recorder;
+use crate::target::Detached;
+
+/// A client counts as behind its schedule when one of its measured events started later than
+/// due by more than the wait before it (its keying and think time, or its --rate gap), but at
+/// least this much...
+const BEHIND_FLOOR: Duration = Duration::from_millis(10);
+/// ...and at most this much.
+const BEHIND_CAP: Duration = Duration::from_secs(1);
+
+/// One client among many: its connection and state, and its place in the schedule.
+pub struct Term {
+    pub w: Worker,
+    due: Instant,
+    /// How late its next event may start before the client counts as behind.
+    slack: Duration,
+    /// Under `--rate`: its next slot and the gap between its slots.
+    paced: Option<(Instant, Duration)>,
+    measuring: bool,
+    behind: bool,
+}
+
+impl Term {
+    /// The client's first due instant: its first slot under `--rate`, else `begin` plus its
+    /// first keying time (TPC-C `--wait`).
+    pub fn new(mut w: Worker, begin: Instant, paced: Option<(Instant, Duration)>) -> Term {
+        let (due, slack) = match paced {
+            Some((first, gap)) => (first, gap),
+            None => {
+                let pause = w.client.pause(&mut w.rand).unwrap_or_default();
+                (begin + pause, pause)
+            }
+        };
+        Term {
+            w,
+            due,
+            slack: slack.clamp(BEHIND_FLOOR, BEHIND_CAP),
+            paced,
+            measuring: false,
+            behind: false,
+        }
+    }
+
+    /// After an event: when the client is due next.
+    fn reschedule(&mut self) {
+        let (due, wait) = match &mut self.paced {
+            Some((next, gap)) => {
+                *next += *gap;
+                (*next, *gap)
+            }
+            None => {
+                let pause = self.w.client.pause(&mut self.w.rand).unwrap_or_default();
+                (Instant::now() + pause, pause)
+            }
+        };
+        self.due = due;
+        self.slack = wait.clamp(BEHIND_FLOOR, BEHIND_CAP);
+    }
+}
+
+/// A client in the queue, ordered so that the heap's top is the one due first.
+struct Queued(Box<Term>);
+
+impl PartialEq for Queued {
+    fn eq(&self, o: &Self) -> bool {
+        self.cmp(o) == Order::Equal
+    }
+}
+impl Eq for Queued {}
+impl PartialOrd for Queued {
+    fn partial_cmp(&self, o: &Self) -> Option<Order> {
+        Some(self.cmp(o))
+    }
+}
+impl Ord for Queued {
+    fn cmp(&self, o: &Self) -> Order {
+        (o.0.due, o.0.w.thread).cmp(&(self.0.due, self.0.w.thread))
+    }
+}
+
+/// The run's clients: waiting in the queue, or out with a worker.
+pub struct Clients {
+    state: Mutex<(BinaryHeap<Queued>, usize)>,
+    changed: Condvar,
+}
+
+impl Clients {
+    pub fn new(terms: Vec<Term>) -> Clients {
+        Clients {
+            state: Mutex::new((terms.into_iter().map(|t| Queued(Box::new(t))).collect(), 0)),
+            changed: Condvar::new(),
+        }
+    }
+
+    /// The client due first, once it is due; None when the run is over for this worker: it
+    /// was stopped, the next client is due at or after the deadline, or no client is left.
+    /// Looks at the stop flag at least every 100 ms.
+    fn next(&self, sh: &Shared, deadline: Option<Instant>) -> Option<Box<Term>> {
+        let mut g = self.state.lock().expect("clients lock");
+        loop {
+            if sh.stopped() {
+                return None;
+            }
+            let now = Instant::now();
+            let wait = match g.0.peek() {
+                None if g.1 == 0 => return None,
+                None => Duration::from_millis(100),
+                Some(q) if deadline.is_some_and(|d| q.0.due >= d) => return None,
+                Some(q) if q.0.due <= now => {
+                    let Queued(t) = g.0.pop().expect("peeked");
+                    g.1 += 1;
+                    return Some(t);
+                }
+                Some(q) => (q.0.due - now).min(Duration::from_millis(100)),
+            };
+            g = self.changed.wait_timeout(g, wait).expect("clients lock").0;
+        }
+    }
+
+    /// A client back from its event, due again.
+    fn put(&self, t: Box<Term>) {
+        let mut g = self.state.lock().expect("clients lock");
+        g.0.push(Queued(t));
+        g.1 -= 1;
+        drop(g);
+        self.changed.notify_one();
+    }
+
+    /// A client that is done, back from its worker.
+    fn retire(&self) {
+        self.state.lock().expect("clients lock").1 -= 1;
+        self.changed.notify_all();
+    }
+
+    /// Any waiting client, for ending it.
+    fn any(&self) -> Option<Box<Term>> {
+        self.state
+            .lock()
+            .expect("clients lock")
+            .0
+            .pop()
+            .map(|q| q.0)
+    }
+}
+
+/// What a worker's clients did, for the run's figures.
+#[derive(Default)]
+pub struct Ended {
+    /// Page cache counters of the clients' connections over the measured part (SQLite).
+    pub cache: Option<[u64; 3]>,
+    /// Per client: its number, measured events, nanoseconds in them, whether it fell behind.
+    pub clients: Vec<(u32, u64, u64, bool)>,
+}
+
+impl Ended {
+    /// Ends a client: its last words, its counters; its connection closes here.
+    pub fn finish(
+        &mut self,
+        mut t: Term,
+        rec: &Mutex<Recorder>,
+        pooled: bool,
+    ) -> Result<(), String> {
+        // A pooled client holds no connection between events: the workloads that share
+        // connections have nothing to say at the end (see Workload::shares_connections).
+        let cache = t.w.finish(t.measuring && !pooled, rec)?;
+        if let Some(c) = cache {
+            let sum = self.cache.get_or_insert([0; 3]);
+            for (s, v) in sum.iter_mut().zip(c) {
+                *s += v;
+            }
+        }
+        self.clients
+            .push((t.w.thread, t.w.events, t.w.busy_ns, t.behind));
+        Ok(())
+    }
+}
+
+/// A worker: takes due clients and runs one event on each until the run is over, then ends the
+/// clients still waiting (with the other workers).
+pub fn serve(
+    sh: &Shared,
+    clients: &Clients,
+    sched: &Schedule,
+    pool: Option<&ConnPool>,
+    rec: &Mutex<Recorder>,
+) -> Result<Ended, String> {
+    let mut ended = Ended::default();
+    let mut error = None;
+    while let Some(mut t) = clients.next(sh, sched.deadline) {
+        match one_event(sh, &mut t, sched, pool, rec) {
+            Ok(true) => clients.put(t),
+            Ok(false) => {
+                let r = ended.finish(*t, rec, pool.is_some());
+                clients.retire();
+                r?;
+            }
+            Err(e) => {
+                sh.stop.store(true, Ordering::Relaxed);
+                let _ = ended.finish(*t, rec, pool.is_some());
+                clients.retire();
+                error = Some(e);
+                break;
+            }
+        }
+    }
+    while let Some(t) = clients.any() {
+        if let Err(e) = ended.finish(*t, rec, pool.is_some()) {
+            error = error.or(Some(e));
+        }
+    }
+    match error {
+        Some(e) => Err(e),
+        None => Ok(ended),
+    }
+}
+
+/// Runs the due client's next event. Ok(false) when the client is done.
+fn one_event(
+    sh: &Shared,
+    t: &mut Term,
+    sched: &Schedule,
+    pool: Option<&ConnPool>,
+    rec: &Mutex<Recorder>,
+) -> Result<bool, String> {
+    let measuring = t.due >= sched.measure_start;
+    let first_measured = measuring && !t.measuring;
+    t.measuring |= measuring;
+    if measuring
+        && sh.events_limit > 0
+        && sh.started.fetch_add(1, Ordering::Relaxed) >= sh.events_limit
+    {
+        return Ok(false);
+    }
+    if let Some(pool) = pool {
+        let Some(conn) = pool.take(sched.deadline, &|| sh.stopped()) else {
+            return Ok(false);
+        };
+        t.w.conn = conn;
+    }
+    let start = Instant::now();
+    let result = if sched.deadline.is_some_and(|d| start >= d) {
+        Ok(false)
+    } else {
+        let queued = start.saturating_duration_since(t.due);
+        if measuring && queued > t.slack {
+            t.behind = true;
+        }
+        let slot = Slot {
+            from: t.due,
+            start,
+            measuring,
+            first_measured,
+        };
+        t.w.step(sh, sched.deadline, &slot, Some(nanos(queued)), rec)
+    };
+    if let Some(pool) = pool {
+        let dialect = t.w.conn.dialect();
+        pool.put(std::mem::replace(
+            &mut t.w.conn,
+            Box::new(Detached(dialect)),
+        ));
+    }
+    if result.as_ref().is_ok_and(|&go| go) {
+        t.reschedule();
+    }
+    result
+}
