@@ -561,18 +561,32 @@ pub(crate) fn measure(
     }
     let mut conn = target.connect().map_err(|e| usage_if_missing(&url, e))?;
     workload.check_ready(conn.as_mut(), &plan.workload_opts, &url)?;
+    check_connection_limit(conn.as_mut(), &plan.runner, db.server.is_some(), &url)?;
     let version = target
         .version(conn.as_mut())
         .map_err(|e| Error::db(&url, e))?;
     let settings = conn.server_settings().map_err(|e| Error::db(&url, e))?;
     let tls = conn.tls();
     drop(conn);
+    let clients = match plan.runner.mode() {
+        runner::Mode::Threads => format!("{} thread(s)", plan.runner.threads),
+        runner::Mode::Workers => format!(
+            "{} clients on {} worker threads",
+            plan.runner.threads,
+            plan.runner.worker_threads()
+        ),
+        runner::Mode::Pooled => format!(
+            "{} clients on {} worker threads sharing {} connections",
+            plan.runner.threads,
+            plan.runner.worker_threads(),
+            plan.runner.connections
+        ),
+    };
     say(&format!(
-        "dbsweep {}: {} on {url} ({} {version}), {} thread(s), seed {}",
+        "dbsweep {}: {} on {url} ({} {version}), {clients}, seed {}",
         env!("CARGO_PKG_VERSION"),
         workload.name(),
         target.kind(),
-        plan.runner.threads,
         plan.runner.rand_seed
     ));
     let started_at = SystemTime::now()
@@ -670,6 +684,77 @@ pub(crate) fn measure(
         )),
     }
     Ok(results)
+}
+
+/// Connections dbsweep itself may hold during a run beside its clients' (the server counters'
+/// snapshot, the wait sampler, a sysbench script's own), kept free under the server's limit.
+const OWN_CONNECTIONS: i64 = 3;
+
+/// Refuses, before any client connects, a run whose clients need more connections than the
+/// server has free: one line naming both numbers, rather than a thousand failed connects.
+fn check_connection_limit(
+    conn: &mut dyn target::Conn,
+    runner: &runner::RunnerOptions,
+    managed: bool,
+    url: &str,
+) -> Result<(), Error> {
+    let need = i64::from(if runner.connections > 0 {
+        runner.connections
+    } else {
+        runner.threads
+    });
+    let int = |v: &Option<String>| v.as_deref().and_then(|t| t.trim().parse::<i64>().ok());
+    let (max, reserved, used) = match conn.dialect() {
+        target::Dialect::Postgres => {
+            let rows = conn
+                .query_rows(
+                    "SELECT current_setting('max_connections'), \
+                     current_setting('superuser_reserved_connections'), \
+                     (SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend')",
+                    3,
+                )
+                .map_err(|e| Error::db(url, e))?;
+            let Some(r) = rows.first() else { return Ok(()) };
+            (int(&r[0]), int(&r[1]).unwrap_or(0), int(&r[2]).unwrap_or(0))
+        }
+        target::Dialect::Mysql => {
+            let max = conn
+                .query_i64("SELECT @@max_connections")
+                .map_err(|e| Error::db(url, e))?;
+            let used = conn
+                .query_rows("SHOW GLOBAL STATUS LIKE 'Threads_connected'", 2)
+                .map_err(|e| Error::db(url, e))?
+                .first()
+                .and_then(|r| int(&r[1]))
+                .unwrap_or(0);
+            (max, 0, used)
+        }
+        _ => return Ok(()),
+    };
+    let Some(max) = max else { return Ok(()) };
+    // This connection closes before the clients connect.
+    let free = max - reserved - (used - 1).max(0) - OWN_CONNECTIONS;
+    if need <= free {
+        return Ok(());
+    }
+    let option = if runner.connections > 0 {
+        format!("--connections {need}")
+    } else {
+        format!("--threads {need}")
+    };
+    let raise = if managed {
+        format!(
+            "start the server with --server-set max_connections={}",
+            need + reserved + (used - 1).max(0) + OWN_CONNECTIONS
+        )
+    } else {
+        "raise the server's max_connections".to_string()
+    };
+    Err(Error::Usage(format!(
+        "{option}: the clients need {need} connections and {url} has {} free (max_connections {max}, {reserved} reserved for superusers, {} in use, {OWN_CONNECTIONS} kept for dbsweep): {raise}, or let the clients share fewer with --connections",
+        free.max(0),
+        (used - 1).max(0)
+    )))
 }
 
 /// A connection failure before the run: a missing database file is the user's to fix.

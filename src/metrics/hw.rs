@@ -138,6 +138,39 @@ pub fn parse_pid_io(text: &str) -> Option<(u64, u64)> {
     Some((field("read_bytes:")?, field("write_bytes:")?))
 }
 
+/// What the sampler reads of one server process.
+struct ProcessReading {
+    cpu: ProcCpu,
+    rss_kb: u64,
+    cs: u64,
+    io: Option<(u64, u64)>,
+}
+
+/// Reads process `pid`'s CPU (with its reaped children's when `main`), RSS, context switches
+/// and IO. A process of one thread (a PostgreSQL backend) has its context switches in its own
+/// status file; only a process of several has each thread's read.
+fn read_process(pid: u32, main: bool) -> Option<ProcessReading> {
+    let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let cpu = parse_pid_cpu_split(&stat, main)?;
+    let threads = stat
+        .rsplit_once(')')
+        .and_then(|(_, rest)| rest.split_whitespace().nth(17)?.parse::<u64>().ok());
+    let status = fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    let cs = if threads == Some(1) {
+        parse_ctxt_switches(&status).unwrap_or(0)
+    } else {
+        task_ctxt_switches(pid)
+    };
+    Some(ProcessReading {
+        cpu,
+        rss_kb: parse_rss_kb(&status).unwrap_or(0),
+        cs,
+        io: fs::read_to_string(format!("/proc/{pid}/io"))
+            .ok()
+            .and_then(|t| parse_pid_io(&t)),
+    })
+}
+
 /// Context switches of every thread of process `pid`.
 fn task_ctxt_switches(pid: u32) -> u64 {
     let Ok(tasks) = fs::read_dir(format!("/proc/{pid}/task")) else {
@@ -214,6 +247,8 @@ struct Reading {
     server_io: Option<(u64, u64)>,
     /// (received, sent) bytes of the interface towards the database.
     net: Option<(u64, u64)>,
+    /// The server's processes, when this reading read them.
+    procs: Option<usize>,
 }
 
 /// What to sample: the server's processes (a function, since they come and go) and the
@@ -227,7 +262,15 @@ pub struct Subject {
     pub link_mbit: Option<f64>,
 }
 
-fn read(subject: &Subject) -> Option<Reading> {
+/// Server processes whose files the sampler reads a second, on average: with more (a server
+/// process per connection, thousands of connections), it reads them every few seconds only, so
+/// that sampling stays a small part of the client's CPU. The step's figures come from the first
+/// and last readings, which always read them all.
+const SERVER_PROCS_PER_SECOND: usize = 32;
+
+/// `server`: whether to read the server's processes (a full reading), or only the machine, the
+/// client, the disk and the network.
+fn read(subject: &Subject, server: bool) -> Option<Reading> {
     let machine = parse_proc_stat(&fs::read_to_string("/proc/stat").ok()?)?;
     let client_cpu = parse_pid_cpu_split(&fs::read_to_string("/proc/self/stat").ok()?, false)?;
     let client_io = fs::read_to_string("/proc/self/io")
@@ -237,34 +280,27 @@ fn read(subject: &Subject) -> Option<Reading> {
     let mut server_rss_kb = None;
     let mut server_cs = None;
     let mut server_io = None;
-    if let Some(pids) = &subject.server_pids {
+    let mut procs = None;
+    if let Some(pids) = subject.server_pids.as_ref().filter(|_| server) {
         // The first pid is the server's main process: count its exited children too.
         let pids = pids();
-        server_cpu = Some(
-            pids.iter()
-                .enumerate()
-                .filter_map(|(i, p)| {
-                    parse_pid_cpu_split(
-                        &fs::read_to_string(format!("/proc/{p}/stat")).ok()?,
-                        i == 0,
-                    )
-                })
-                .fold(ProcCpu::default(), |a, b| a + b),
-        );
-        server_rss_kb = Some(
-            pids.iter()
-                .filter_map(|p| {
-                    parse_rss_kb(&fs::read_to_string(format!("/proc/{p}/status")).ok()?)
-                })
-                .sum(),
-        );
-        server_cs = Some(pids.iter().map(|p| task_ctxt_switches(*p)).sum());
-        // /proc/PID/io of another user's process needs root (or the same user).
-        let io: Vec<(u64, u64)> = pids
-            .iter()
-            .filter_map(|p| parse_pid_io(&fs::read_to_string(format!("/proc/{p}/io")).ok()?))
-            .collect();
-        server_io = (!io.is_empty()).then(|| io.iter().fold((0, 0), |a, b| (a.0 + b.0, a.1 + b.1)));
+        procs = Some(pids.len());
+        let (mut cpu, mut rss, mut cs) = (ProcCpu::default(), 0, 0);
+        let mut io: Option<(u64, u64)> = None;
+        for (i, p) in pids.iter().enumerate() {
+            let Some(one) = read_process(*p, i == 0) else {
+                continue;
+            };
+            cpu = cpu + one.cpu;
+            rss += one.rss_kb;
+            cs += one.cs;
+            // /proc/PID/io of another user's process needs root (or the same user).
+            if let Some((r, w)) = one.io {
+                let sum = io.get_or_insert((0, 0));
+                *sum = (sum.0 + r, sum.1 + w);
+            }
+        }
+        (server_cpu, server_rss_kb, server_cs, server_io) = (Some(cpu), Some(rss), Some(cs), io);
     }
     let disk = subject
         .device
@@ -276,6 +312,7 @@ fn read(subject: &Subject) -> Option<Reading> {
         .and_then(super::net::read_device);
     Some(Reading {
         net,
+        procs,
         at: Instant::now(),
         machine,
         client_ticks: client_cpu.user + client_cpu.system,
@@ -561,8 +598,21 @@ fn cpu_pct(first: &Reading, last: &Reading, secs: f64, ticks_per_s: f64) -> CpuP
     }
 }
 
-fn second(prev: &Reading, cur: &Reading, t: f64, ticks_per_s: f64) -> HwSecond {
+/// One second's figures from two readings; the server's are over the time since `server_prev`,
+/// the last reading that read the server's processes (None when `cur` did not).
+fn second(
+    prev: &Reading,
+    cur: &Reading,
+    server_prev: &Reading,
+    t: f64,
+    ticks_per_s: f64,
+) -> HwSecond {
     let secs = cur.at.duration_since(prev.at).as_secs_f64().max(1e-9);
+    let server_secs = cur
+        .at
+        .duration_since(server_prev.at)
+        .as_secs_f64()
+        .max(1e-9);
     let pct = |ticks: u64| ticks as f64 / ticks_per_s / secs * 100.0;
     let (busy, total, _) = machine_delta(&prev.machine, &cur.machine, secs, ticks_per_s);
     HwSecond {
@@ -573,20 +623,20 @@ fn second(prev: &Reading, cur: &Reading, t: f64, ticks_per_s: f64) -> HwSecond {
             0.0
         },
         client_cpu_pct: pct(cur.client_ticks - prev.client_ticks),
-        server_cpu_pct: prev
+        server_cpu_pct: server_prev
             .server_ticks
             .zip(cur.server_ticks)
-            .map(|(a, b)| pct(b.saturating_sub(a))),
+            .map(|(a, b)| b.saturating_sub(a) as f64 / ticks_per_s / server_secs * 100.0),
         cs_per_s: (cur.machine.ctxt - prev.machine.ctxt) as f64 / secs,
         machine_iowait_pct: if total > 0.0 {
             cur.machine.iowait.saturating_sub(prev.machine.iowait) as f64 * 100.0 / total
         } else {
             0.0
         },
-        server_cs_per_s: prev
+        server_cs_per_s: server_prev
             .server_cs
             .zip(cur.server_cs)
-            .map(|(a, b)| b.saturating_sub(a) as f64 / secs),
+            .map(|(a, b)| b.saturating_sub(a) as f64 / server_secs),
     }
 }
 
@@ -621,25 +671,38 @@ impl Sampler {
             let ticks_per_s = ticks_per_second();
             let mut mhz = MhzAcc::default();
             mhz.add(&cpu_khz());
-            let first = read(&subject);
+            let first = read(&subject, true);
             let mut prev = first.clone();
+            let mut server_prev = first.clone();
             let mut series = Vec::new();
+            let mut light = 0;
             while let Err(mpsc::RecvTimeoutError::Timeout) =
                 stopped.recv_timeout(Duration::from_secs(1))
             {
-                let cur = read(&subject);
+                let procs = server_prev.as_ref().and_then(|r| r.procs).unwrap_or(0);
+                let every = procs.div_ceil(SERVER_PROCS_PER_SECOND).max(1);
+                light += 1;
+                let full = light >= every;
+                if full {
+                    light = 0;
+                }
+                let cur = read(&subject, full);
                 mhz.add(&cpu_khz());
-                if let (Some(f), Some(p), Some(c)) = (&first, &prev, &cur) {
+                if let (Some(f), Some(p), Some(c), Some(sp)) = (&first, &prev, &cur, &server_prev) {
                     series.push(second(
                         p,
                         c,
+                        sp,
                         c.at.duration_since(f.at).as_secs_f64(),
                         ticks_per_s,
                     ));
                 }
+                if full && cur.is_some() {
+                    server_prev = cur.clone();
+                }
                 prev = cur;
             }
-            (first, read(&subject), series, mhz.range())
+            (first, read(&subject, true), series, mhz.range())
         });
         Sampler {
             stop,

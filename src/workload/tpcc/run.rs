@@ -861,15 +861,21 @@ impl Client for TpccClient {
     }
 
     /// Under --wait: the think time after the last transaction, then the keying time of the
-    /// next (drawn now, so that its keying time is its own).
+    /// next (drawn now, so that its keying time is its own). Before a terminal's first
+    /// transaction, a wait drawn uniformly over one mean cycle stands for the think time: the
+    /// terminals of a run start together, and without it those whose first card is the same
+    /// type would all submit at the same instant (a burst the specification's ramp-up avoids).
     fn pause(&mut self, rand: &mut Rand) -> Option<Duration> {
         if !self.wait {
             return None;
         }
-        let think = self.last.map_or(0.0, |(kind, _)| {
-            let mean = THINK_S[kind];
-            (-(1.0 - rand.unit()).ln() * mean).min(10.0 * mean)
-        });
+        let think = match self.last {
+            Some((kind, _)) => {
+                let mean = THINK_S[kind];
+                (-(1.0 - rand.unit()).ln() * mean).min(10.0 * mean)
+            }
+            None => rand.unit() * MEAN_CYCLE_S,
+        };
         let next = match &self.pending {
             Some(input) => input.kind(),
             None => {
@@ -884,6 +890,10 @@ impl Client for TpccClient {
         ))
     }
 }
+
+/// A terminal's mean cycle under the specification's pacing: keying and mean think time over
+/// the least mix (see [`NOPM_CEILING_PER_WAREHOUSE`]).
+const MEAN_CYCLE_S: f64 = 20.99;
 
 /// New-Order transactions per minute that ten terminals of one warehouse reach at most with
 /// the specification's keying and think times and its least mix: each terminal's mean cycle
