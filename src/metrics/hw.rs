@@ -838,6 +838,70 @@ mod tests {
     }
 
     #[test]
+    fn a_single_threaded_process_counts_its_switches_from_its_status_file() {
+        let mut child = std::process::Command::new("sleep")
+            .arg("30")
+            .spawn()
+            .expect("sleep");
+        let pid = child.id();
+        // Once the child sleeps, its counts stand still: both ways of reading them agree.
+        let give_up = Instant::now() + Duration::from_secs(5);
+        let one = loop {
+            let before = read_process(pid, false).expect("the child is readable");
+            let tasks = task_ctxt_switches(pid);
+            let after = read_process(pid, false).expect("the child is readable");
+            if before.cs == after.cs && before.cs == tasks {
+                break after;
+            }
+            assert!(Instant::now() < give_up, "the child never settled");
+            std::thread::yield_now();
+        };
+        assert!(one.cs > 0 && one.rss_kb > 0);
+        let _ = child.kill();
+        let _ = child.wait();
+        assert!(
+            read_process(pid, false).is_none(),
+            "a reaped process is gone"
+        );
+    }
+
+    #[test]
+    fn seconds_between_full_readings_give_the_server_over_their_span() {
+        let t0 = Instant::now();
+        let at = |s: u64, server: Option<u64>| Reading {
+            at: t0 + Duration::from_secs(s),
+            machine: MachineStat {
+                busy: 100 * s,
+                total: 200 * s,
+                ctxt: 10 * s,
+                ..MachineStat::default()
+            },
+            client_ticks: 5 * s,
+            server_ticks: server,
+            server_rss_kb: server.map(|_| 1),
+            disk: None,
+            client_cpu: ProcCpu::default(),
+            server_cpu: None,
+            server_cs: server.map(|t| t * 3),
+            client_io: None,
+            server_io: None,
+            net: None,
+            procs: server.map(|_| 500),
+        };
+        let (full0, light1, full2) = (at(0, Some(0)), at(1, None), at(3, Some(300)));
+        // A light reading has no server figures of its own.
+        let s1 = second(&full0, &light1, &full0, 1.0, 100.0);
+        assert_eq!((s1.server_cpu_pct, s1.server_cs_per_s), (None, None));
+        assert!((s1.client_cpu_pct - 5.0).abs() < 1e-9);
+        // The next full one: the server over the 3 s since the last full reading, the rest
+        // over the 2 s since the light one.
+        let s2 = second(&light1, &full2, &full0, 3.0, 100.0);
+        assert!((s2.server_cpu_pct.expect("full") - 100.0).abs() < 1e-9);
+        assert!((s2.server_cs_per_s.expect("full") - 300.0).abs() < 1e-9);
+        assert!((s2.client_cpu_pct - 5.0).abs() < 1e-9);
+    }
+
+    #[test]
     fn figures_are_per_operation() {
         let t0 = Instant::now();
         let a = Reading {
@@ -866,6 +930,7 @@ mod tests {
             client_io: Some((0, 0)),
             server_io: Some((1024, 2048)),
             net: None,
+            procs: Some(1),
         };
         let b = Reading {
             at: t0 + Duration::from_secs(2),
@@ -899,6 +964,7 @@ mod tests {
             client_io: Some((4096, 0)),
             server_io: Some((1024, 2048 + 10240)),
             net: None,
+            procs: Some(1),
         };
         let f = figures(&a, &b, 1000, Some("vda".into()), 100.0);
         // 50 client ticks = 0.5 s = 500,000 us over 1000 ops.
