@@ -29,23 +29,6 @@ fn run_json(server: &ManagedServer, s: &Scratch, args: &[&str]) -> serde_json::V
     read_json(&out)
 }
 
-/// Runs a test body once per server kind.
-macro_rules! per_server {
-    ($name:ident, $body:expr) => {
-        mod $name {
-            use super::*;
-            #[test]
-            fn postgres() {
-                ($body)(ServerKind::Postgres)
-            }
-            #[test]
-            fn mariadb() {
-                ($body)(ServerKind::Mariadb)
-            }
-        }
-    };
-}
-
 const N: u64 = 100;
 
 /// Runs N events of `workload` on the 2 x 1000-row tables with `extra` options; returns the

@@ -1,6 +1,7 @@
 //! The integration tests: one binary, a module per area. Everything runs the real `dbsweep`
 //! binary against real SQLite files or the `mock` target.
 
+#[macro_use]
 mod util;
 
 mod bad_input;
@@ -15,6 +16,7 @@ mod results_file;
 mod servers;
 mod sqlite;
 mod sweep;
+mod terminals;
 mod tls;
 mod tpcc;
 mod trust;

@@ -7,6 +7,23 @@ use dbsweep::server::{ManagedServer, ServerKind, ServerSpec};
 use serde_json::Value;
 use tempfile::TempDir;
 
+/// Runs a test body once per server kind.
+macro_rules! per_server {
+    ($name:ident, $body:expr) => {
+        mod $name {
+            use super::*;
+            #[test]
+            fn postgres() {
+                ($body)(ServerKind::Postgres)
+            }
+            #[test]
+            fn mariadb() {
+                ($body)(ServerKind::Mariadb)
+            }
+        }
+    };
+}
+
 pub fn dbsweep() -> Command {
     Command::cargo_bin("dbsweep").expect("binary built")
 }

@@ -390,8 +390,14 @@ pub fn run(
         if let Some(e) = setup_error {
             aborted.store(true, Ordering::Relaxed);
             ready.wait();
+            // MySQL's server-wide limit of prepared statements is met by many clients first.
+            let hint = if e.contains("max_prepared_stmt_count") {
+                " (each client prepares its statements: raise the server's max_prepared_stmt_count, let the clients share fewer connections with --connections, or use text statements with --ps-mode disable)"
+            } else {
+                ""
+            };
             return Err(Error::Run(format!(
-                "could not start the clients on {}: {e}",
+                "could not start the clients on {}: {e}{hint}",
                 target.display_url()
             )));
         }

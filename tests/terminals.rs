@@ -1,0 +1,277 @@
+//! Thousands of terminals: TPC-C clients multiplexed on a few worker threads, each with a
+//! connection of its own or sharing a few, on real PostgreSQL and MariaDB servers; the limit
+//! of the server's connections; Ctrl-C at 10,000 terminals.
+
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use dbsweep::server::{ManagedServer, ServerKind};
+use dbsweep::target::{Conn, OpenOptions};
+use serde_json::Value;
+
+use crate::tpcc::{assert_orders_grew, tpcc};
+use crate::util::{Scratch, assert_valid_results, dbsweep, f, read_json, start_with, u};
+
+/// A connection to `server` for counting.
+fn connect(server: &ManagedServer) -> Box<dyn Conn> {
+    let target = dbsweep::target::open(
+        &server.url,
+        OpenOptions {
+            create: false,
+            text_statements: true,
+            pipeline: false,
+        },
+    )
+    .unwrap();
+    target.connect().unwrap()
+}
+
+/// Sessions the server has accepted so far (PostgreSQL counts them per database since 14).
+fn sessions(kind: ServerKind, conn: &mut dyn Conn) -> i64 {
+    match kind {
+        ServerKind::Postgres => conn
+            .query_i64("SELECT sum(sessions)::bigint FROM pg_stat_database")
+            .unwrap()
+            .unwrap(),
+        _ => conn
+            .query_rows("SHOW GLOBAL STATUS LIKE 'Connections'", 2)
+            .unwrap()[0][1]
+            .as_deref()
+            .unwrap()
+            .parse()
+            .unwrap(),
+    }
+}
+
+/// A managed server with `settings` and the TPC-C tables of `warehouses`.
+fn tpcc_server(kind: ServerKind, settings: &[(&str, &str)], warehouses: &str) -> ManagedServer {
+    let server = start_with(kind, settings);
+    tpcc(
+        &server.url,
+        "prepare",
+        &["--warehouses", warehouses, "--threads", "2"],
+    )
+    .assert()
+    .success();
+    server
+}
+
+/// `tpcc run` on 2 warehouses with keying and think times at a hundredth, and `args`; the
+/// results file (checked against the schema) and the summary. No warm-up: every transaction
+/// committed is counted, so that the orders table's growth can be compared.
+fn paced_run(server: &ManagedServer, s: &Scratch, args: &[&str]) -> (Value, String) {
+    let out = s.path("paced.json");
+    let mut all = vec![
+        "--warehouses",
+        "2",
+        "--wait",
+        "--think-scale",
+        "0.01",
+        "--rand-seed",
+        "11",
+        "--time",
+        "15",
+        "--report-interval",
+        "0",
+        "--output",
+        out.to_str().unwrap(),
+    ];
+    all.extend_from_slice(args);
+    let run = tpcc(&server.url, "run", &all).assert().success();
+    let stdout = String::from_utf8_lossy(&run.get_output().stdout).to_string();
+    let r = read_json(&out);
+    assert_valid_results(&r);
+    (r, stdout)
+}
+
+/// Every terminal ran transactions; the mix is the deck's (the specification's least mix of
+/// Payment, Order-Status, Delivery and Stock-Level, New-Order the rest) within five standard
+/// deviations of the run's count, and half a point for the window cutting the terminals'
+/// decks; New-Orders equal the growth of the orders table and the consistency checks hold.
+fn assert_terminals_ran_the_mix(server: &ManagedServer, r: &Value, terminals: usize) {
+    let per_terminal = r["thread_events"].as_array().unwrap();
+    assert_eq!(per_terminal.len(), terminals);
+    let idle = per_terminal
+        .iter()
+        .filter(|e| e.as_u64() == Some(0))
+        .count();
+    assert_eq!(idle, 0, "terminals that ran no transaction");
+    let txns = r["tpcc"]["transactions"].as_array().unwrap();
+    let total: u64 = txns.iter().map(|x| u(x, "/count")).sum();
+    assert_eq!(total, u(r, "/events"));
+    for (x, deck) in txns.iter().zip([0.45, 0.43, 0.04, 0.04, 0.04]) {
+        let share = u(x, "/count") as f64 / total as f64;
+        let tolerance = 5.0 * (deck * (1.0 - deck) / total as f64).sqrt() + 0.005;
+        assert!(
+            (share - deck).abs() <= tolerance,
+            "{}: {:.2}% of {total}, the deck has {}%",
+            x["name"],
+            share * 100.0,
+            deck * 100.0
+        );
+    }
+    let mut conn = connect(server);
+    assert_orders_grew(2, r, &mut |sql| conn.query_i64(sql).unwrap().unwrap());
+    let check = tpcc(&server.url, "check", &["--warehouses", "2", "--after-run"])
+        .assert()
+        .success();
+    let stdout = String::from_utf8_lossy(&check.get_output().stdout).to_string();
+    assert_eq!(
+        stdout.lines().filter(|l| l.ends_with(" pass")).count(),
+        11,
+        "every condition but 11 after a run: {stdout}"
+    );
+}
+
+per_server!(
+    a_thousand_terminals_with_a_connection_each_on_a_few_workers,
+    |kind| {
+        let mut settings = vec![("max_connections", "1100")];
+        if kind == ServerKind::Mariadb {
+            // 1,000 connections of 35 prepared statements each: more than its default allows.
+            settings.push(("max_prepared_stmt_count", "100000"));
+        }
+        let server = tpcc_server(kind, &settings, "2");
+        let mut conn = connect(&server);
+        let before = sessions(kind, conn.as_mut());
+        let s = Scratch::new();
+        let (r, stdout) = paced_run(&server, &s, &["--threads", "1000"]);
+        // A session per terminal, opened for the run.
+        assert!(sessions(kind, conn.as_mut()) - before >= 1000);
+        let sv = &r["serving"];
+        assert_eq!(u(sv, "/clients"), 1000);
+        assert!(u(sv, "/workers") < 1000, "{sv}");
+        assert!(sv["connections"].is_null(), "{sv}");
+        assert!(u(sv, "/clients_behind") <= 1000 && f(sv, "/connect_s") > 0.0);
+        assert!(stdout.contains("1000 on"), "{stdout}");
+        assert_terminals_ran_the_mix(&server, &r, 1000);
+    }
+);
+
+per_server!(two_thousand_terminals_share_sixteen_connections, |kind| {
+    let server = tpcc_server(kind, &[], "2");
+    let mut conn = connect(&server);
+    let before = sessions(kind, conn.as_mut());
+    let s = Scratch::new();
+    let (r, stdout) = paced_run(&server, &s, &["--threads", "2000", "--connections", "16"]);
+    // The terminals shared 16 connections: the server saw those and dbsweep's own few.
+    let opened = sessions(kind, conn.as_mut()) - before;
+    assert!((16..=24).contains(&opened), "{opened} sessions");
+    let sv = &r["serving"];
+    assert_eq!((u(sv, "/clients"), u(sv, "/connections")), (2000, 16));
+    assert!(f(sv, "/queue_ms/avg") > 0.0, "{sv}");
+    // A terminal's response time runs from its submission: every type's latency holds its
+    // queue time, at every percentile.
+    for x in r["tpcc"]["transactions"].as_array().unwrap() {
+        let q = &x["queue_ms"];
+        assert!(f(q, "/max") > 0.0, "{x}");
+        for p in ["/avg", "/p50", "/p90", "/p99", "/max"] {
+            assert!(
+                f(&x["latency_ms"], p) >= f(q, p),
+                "{} {p}: latency {} < queue {}",
+                x["name"],
+                f(&x["latency_ms"], p),
+                f(q, p)
+            );
+        }
+    }
+    assert!(stdout.contains("sharing 16 connections"), "{stdout}");
+    assert!(stdout.contains("queue time (ms)"), "{stdout}");
+    assert_terminals_ran_the_mix(&server, &r, 2000);
+});
+
+per_server!(
+    more_terminals_than_the_server_has_connections_is_refused_first,
+    |kind| {
+        let server = start_with(kind, &[("max_connections", "40")]);
+        let mut conn = connect(&server);
+        let s = Scratch::new();
+        let t = server.url.as_str();
+        dbsweep()
+            .args([
+                "prepare",
+                "oltp_point_select",
+                "--table-size",
+                "1000",
+                "--target",
+                t,
+            ])
+            .assert()
+            .success();
+        let before = sessions(kind, conn.as_mut());
+        let out = s.path("r.json");
+        let run = |extra: &[&str]| {
+            let mut c = dbsweep();
+            c.args([
+                "run",
+                "oltp_point_select",
+                "--table-size",
+                "1000",
+                "--target",
+                t,
+            ])
+            .args(["--rate", "200", "--time", "2", "--output"])
+            .arg(&out)
+            .args(extra);
+            c.assert()
+        };
+        let refused = run(&["--threads", "200"]).code(2);
+        let stderr = String::from_utf8_lossy(&refused.get_output().stderr).to_string();
+        let lines: Vec<&str> = stderr.lines().collect();
+        assert_eq!(lines.len(), 1, "{stderr}");
+        assert!(
+            lines[0].contains("--threads 200") && lines[0].contains("max_connections 40"),
+            "{stderr}"
+        );
+        // Before any client connected (dbsweep's own check and nothing else), and no file.
+        assert!(sessions(kind, conn.as_mut()) - before <= 3);
+        assert!(!out.exists());
+        // The same clients sharing 8 connections run, as any built-in workload's can.
+        run(&["--threads", "200", "--connections", "8"]).success();
+        let r = read_json(&out);
+        assert_eq!(u(&r, "/serving/connections"), 8);
+        assert!(u(&r, "/events") > 0);
+        assert_eq!(r["thread_events"].as_array().unwrap().len(), 200);
+    }
+);
+
+#[test]
+fn ctrl_c_ends_ten_thousand_pooled_terminals_within_a_second() {
+    let server = tpcc_server(ServerKind::Postgres, &[], "1");
+    let s = Scratch::new();
+    let out = s.path("r.json");
+    let mut child = Command::new(assert_cmd::cargo::cargo_bin("dbsweep"))
+        .args(["tpcc", "run", "--target", &server.url, "--warehouses", "1"])
+        .args(["--wait", "--threads", "10000", "--connections", "64"])
+        .args(["--time", "600", "--output"])
+        .arg(&out)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The first interval line: the run is measuring (terminals are still keying their first
+    // transactions; some have run).
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let first = lines
+        .by_ref()
+        .map(Result::unwrap)
+        .find(|l| l.starts_with("[ 4s ]"));
+    assert!(first.is_some(), "no interval line before the process ended");
+    let signalled = Instant::now();
+    unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) };
+    let rest: Vec<String> = lines.map(Result::unwrap).collect();
+    let output = child.wait_with_output().unwrap();
+    let took = signalled.elapsed();
+    assert_eq!(output.status.code(), Some(130), "stderr: {rest:?}");
+    assert!(
+        took < Duration::from_secs(1),
+        "exited {took:?} after Ctrl-C"
+    );
+    let r = read_json(&out);
+    assert_valid_results(&r);
+    assert_eq!(r["interrupted"], true);
+    assert!(u(&r, "/events") > 0);
+    assert_eq!(r["thread_events"].as_array().unwrap().len(), 10_000);
+    assert_eq!(u(&r, "/serving/connections"), 64);
+}
