@@ -76,6 +76,15 @@ fn out_of_range_options_name_the_option() {
         (&["--time=-1"], "--time"),
         (&["--random-points", "0"], "--random-points"),
         (&["--skip-trx=perhaps"], "skip-trx"),
+        (&["--threads", "100001"], "--threads"),
+        (&["--threads", "6000"], "need --workers"),
+        (&["--workers", "0"], "--workers"),
+        (&["--connections", "4"], "more connections than clients"),
+        (&["--threads", "8", "--connect-rate=-1"], "--connect-rate"),
+        (
+            &["--threads", "8", "--connect-rate", "nan"],
+            "--connect-rate",
+        ),
     ] {
         dbsweep()
             .args(["run", "oltp_read_only"])
@@ -84,6 +93,31 @@ fn out_of_range_options_name_the_option() {
             .code(2)
             .stderr(contains(says));
     }
+    // What cannot share connections, or run on fewer threads than clients.
+    let s = Scratch::new();
+    let script = s.path("x.lua");
+    std::fs::write(&script, "function event() end\n").unwrap();
+    let script = script.to_str().unwrap();
+    for (args, says) in [
+        (
+            &["run", "bulk_insert", "--threads", "8", "--connections", "2"][..],
+            "bulk_insert keeps a transaction open",
+        ),
+        (
+            &["run", script, "--threads", "8", "--connections", "2"],
+            "open their own connections",
+        ),
+        (
+            &["run", script, "--threads", "8", "--workers", "2"],
+            "run a thread each",
+        ),
+    ] {
+        s.cmd(args)
+            .assert()
+            .code(2)
+            .stderr(contains(says).and(contains("\n").count(1)));
+    }
+    assert!(!s.db().exists(), "nothing was created");
 }
 
 #[test]

@@ -205,3 +205,113 @@ fn every_listed_workload_runs() {
         assert_eq!(r["workload"], name);
     }
 }
+
+#[test]
+fn clients_on_fewer_workers_queue_for_them_and_their_latency_holds_the_wait() {
+    let s = Scratch::new();
+    // Eight clients in a closed loop on two workers, 2 ms of service per event: at most two
+    // events run at once, and a client waits for a worker about three services each time.
+    let r = mock(
+        &s,
+        "mock://?service_us=2000",
+        &[
+            "run",
+            "oltp_point_select",
+            "--threads",
+            "8",
+            "--workers",
+            "2",
+            "--events",
+            "400",
+            "--time",
+            "0",
+        ],
+    );
+    assert_eq!(u(&r, "/events"), 400);
+    let per_client: Vec<u64> = r["thread_events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e.as_u64().unwrap())
+        .collect();
+    assert_eq!(per_client.len(), 8);
+    assert_eq!(per_client.iter().sum::<u64>(), 400);
+    assert!(per_client.iter().all(|&e| e > 0), "{per_client:?}");
+    let sv = &r["serving"];
+    assert_eq!((u(sv, "/clients"), u(sv, "/workers")), (8, 2));
+    assert!(sv["connections"].is_null());
+    // Two workers serve at most 1,000 events a second.
+    assert!(f(&r, "/time_s") >= 0.4 * 0.99, "{}", r["time_s"]);
+    let (queue_p50, latency_p50) = (f(sv, "/queue_ms/p50"), f(&r, "/latency_ms/p50"));
+    assert!(queue_p50 >= 2.0, "queue p50 {queue_p50} ms");
+    assert!(
+        latency_p50 >= queue_p50 + 2.0 * 0.999,
+        "latency p50 {latency_p50} ms holds queue p50 {queue_p50} ms and the service"
+    );
+}
+
+#[test]
+fn clients_sharing_connections_run_every_statement_of_their_mix() {
+    let s = Scratch::new();
+    // Fifty clients share four connections: each event's statements run on whichever
+    // connection is free, prepared there under the same numbers; the counts stay exact.
+    let r = mock(
+        &s,
+        "mock://",
+        &[
+            "run",
+            "oltp_read_write",
+            "--threads",
+            "50",
+            "--connections",
+            "4",
+            "--events",
+            "1000",
+            "--time",
+            "0",
+        ],
+    );
+    assert_eq!(u(&r, "/events"), 1000);
+    assert_eq!(
+        (
+            u(&r, "/queries/read"),
+            u(&r, "/queries/write"),
+            u(&r, "/queries/other")
+        ),
+        (14_000, 4_000, 2_000)
+    );
+    assert_eq!(u(&r, "/serving/connections"), 4);
+    assert_eq!(r["thread_events"].as_array().unwrap().len(), 50);
+}
+
+#[test]
+fn paced_clients_on_few_workers_keep_their_rate() {
+    let s = Scratch::new();
+    // A hundred clients paced at 500 events/s in all, on two workers: a waiting client holds
+    // no worker, so the two keep the whole schedule.
+    let r = mock(
+        &s,
+        "mock://?service_us=200",
+        &[
+            "run",
+            "oltp_point_select",
+            "--threads",
+            "100",
+            "--workers",
+            "2",
+            "--rate",
+            "500",
+            "--time",
+            "2",
+        ],
+    );
+    let events = u(&r, "/events");
+    assert!(
+        (900..=1001).contains(&events),
+        "{events} events in 2 s at 500/s"
+    );
+    assert_eq!(u(&r, "/serving/workers"), 2);
+    let per_client = r["thread_events"].as_array().unwrap();
+    assert_eq!(per_client.len(), 100);
+    assert!(per_client.iter().all(|e| e.as_u64().unwrap() >= 9));
+}
