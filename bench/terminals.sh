@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# bench/terminals: what a TPC-C terminal with keying and think times costs the client.
+#
+# Starts one managed PostgreSQL (kept between runs, max_connections raised to a connection per
+# terminal), loads WAREHOUSES warehouses, then runs `tpcc run --wait` (the specification's
+# keying and think times, unscaled) with:
+#   workers  terminals multiplexed on a few worker threads, a connection each: 100 and 1,000
+#   pooled   10,000 terminals sharing 64 connections
+#   threads  a thread per terminal (--workers = terminals), as before: 100 and 1,000 (10,000
+#            would need some 33 GB)
+# and prints for each: transactions/s, the client's maximum RSS in all and per terminal, the
+# client's CPU per transaction (user + system of the dbsweep process over the measured part,
+# from its own sampler, which is on as by default), the terminals that fell behind their
+# schedule and the 99th percentile of the queue time.
+# Targets: at 1,000 terminals at most 150 KB of client RSS per terminal and at most 1 ms of
+# client CPU per transaction; 10,000 terminals over 64 connections in at most 1 GB.
+#
+#   bench/terminals.sh [SECONDS=60] [WAREHOUSES=10]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+secs=${1:-60}; warehouses=${2:-10}
+cargo build --release -q
+bin=$PWD/target/release/dbsweep
+dir=$(mktemp -d /tmp/dbsweep-terminals-XXXXXX)
+chmod 755 "$dir" # the server runs as its own user and must reach its data
+trap 'rm -rf "$dir"' EXIT
+server=(--server postgres --server-datadir "$dir/pg" --keep --server-set max_connections=1100)
+$bin tpcc prepare "${server[@]}" --warehouses "$warehouses" --threads 2 >/dev/null 2>&1
+run() { # $1 = label, $2 = terminals, rest: options
+  local label=$1 n=$2; shift 2
+  /usr/bin/time -f %M -o "$dir/rss" $bin tpcc run "${server[@]}" --warehouses "$warehouses" \
+    --wait --threads "$n" --warmup 25 --time "$secs" --report-interval 0 "$@" \
+    --output "$dir/r.json" >/dev/null 2>"$dir/err" || { echo "$label $n: failed"; tail -3 "$dir/err"; return; }
+  python3 - "$label" "$n" "$(cat "$dir/rss")" "$dir/r.json" <<'EOF'
+import json, sys
+label, n, rss_kb, path = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+r = json.load(open(path))
+sv = r.get("serving") or {}
+cpu = (r.get("hw") or {}).get("cpu_us_per_op", {}).get("client")
+conns = sv.get("connections") or n
+print(f"{label:<8}{n:>7}{conns:>7}{sv.get('workers', n):>8}{r['tps']:>9.1f}{rss_kb/1024:>10.0f}"
+      f"{rss_kb/n:>10.1f}{cpu if cpu is None else round(cpu):>10}"
+      f"{sv.get('clients_behind', '-'):>8}{sv.get('queue_ms', {}).get('p99', float('nan')):>10.1f}")
+EOF
+}
+printf '%-8s%7s%7s%8s%9s%10s%10s%10s%8s%10s\n' mode terms conns workers tx/s 'RSS MB' KB/term 'us/tx' behind 'queue99'
+run workers 100
+run workers 1000
+run pooled 10000 --connections 64
+run threads 100 --workers 100
+run threads 1000 --workers 1000
+echo "targets: 1,000 terminals <= 150 KB/terminal and <= 1000 us/tx; 10,000 over 64 connections <= 1024 MB"
