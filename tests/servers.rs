@@ -653,7 +653,9 @@ per_server!(a_killed_and_restarted_server_is_reconnected, |kind| {
     .assert()
     .success();
     let out = s.path("r.json");
-    let (child, lines) = run_in_background(&server, &out, &["--time", "5"]);
+    // Time enough for a restart on a loaded machine (other tests run beside this one) and a
+    // reconnect attempt after it: attempts back off to one a second.
+    let (child, lines) = run_in_background(&server, &out, &["--time", "10"]);
     server.kill();
     server
         .restart()

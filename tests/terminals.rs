@@ -178,6 +178,18 @@ per_server!(two_thousand_terminals_share_sixteen_connections, |kind| {
     }
     assert!(stdout.contains("sharing 16 connections"), "{stdout}");
     assert!(stdout.contains("queue time (ms)"), "{stdout}");
+    // The report's TPC-C table has the queue time and the terminals behind.
+    let report = dbsweep()
+        .arg("report")
+        .arg(s.path("paced.json"))
+        .assert()
+        .success();
+    let report = String::from_utf8_lossy(&report.get_output().stdout).to_string();
+    assert!(report.contains("queue p90 ms"), "{report}");
+    assert!(
+        report.contains("2000 terminals on") && report.contains("sharing 16 connections"),
+        "{report}"
+    );
     assert_terminals_ran_the_mix(&server, &r, 2000);
 });
 
