@@ -564,13 +564,11 @@ fn report_loop(
     let measure_start = start + Duration::from_secs_f64(opts.warmup);
     let kinds = workload.kinds();
     let new_order = kinds.iter().position(|k| *k == "new_order");
-    let mut collector = Collector::new(recorders.len(), || {
-        let r = Recorder::with_kinds(kinds.len(), workload.statements().len());
-        if opts.mode() == Mode::Threads {
-            r
-        } else {
-            r.with_queue()
-        }
+    let spare = Recorder::with_kinds(kinds.len(), workload.statements().len());
+    let mut collector = Collector::new(if opts.mode() == Mode::Threads {
+        spare
+    } else {
+        spare.with_queue()
     });
     let mut intervals = Vec::new();
     let mut last = measure_start;
@@ -656,18 +654,18 @@ fn report_loop(
     }
 }
 
-/// The reporter's side of merging: a spare recorder per worker thread to swap in, and the
-/// totals.
+/// The reporter's side of merging: one spare recorder to swap in (each worker's recorder,
+/// taken, is emptied and becomes the spare for the next), and the totals.
 struct Collector {
-    spares: Vec<Recorder>,
+    spare: Recorder,
     total: Snapshot,
 }
 
 impl Collector {
     /// `spare`: an empty recorder of the workers' shape.
-    fn new(workers: usize, spare: impl Fn() -> Recorder) -> Collector {
+    fn new(spare: Recorder) -> Collector {
         Collector {
-            spares: (0..workers).map(|_| spare()).collect(),
+            spare,
             total: Snapshot::default(),
         }
     }
@@ -676,10 +674,10 @@ impl Collector {
     /// the run's total.
     fn collect(&mut self, recorders: &[Arc<Mutex<Recorder>>]) -> Snapshot {
         let mut snap = Snapshot::default();
-        for (rec, spare) in recorders.iter().zip(&mut self.spares) {
-            rec.lock().expect("recorder lock").take_into(spare);
-            snap.add_recorder(spare);
-            spare.clear();
+        for rec in recorders {
+            rec.lock().expect("recorder lock").take_into(&mut self.spare);
+            snap.add_recorder(&self.spare);
+            self.spare.clear();
         }
         self.total.add(&snap);
         snap
