@@ -675,7 +675,9 @@ impl Collector {
     fn collect(&mut self, recorders: &[Arc<Mutex<Recorder>>]) -> Snapshot {
         let mut snap = Snapshot::default();
         for rec in recorders {
-            rec.lock().expect("recorder lock").take_into(&mut self.spare);
+            rec.lock()
+                .expect("recorder lock")
+                .take_into(&mut self.spare);
             snap.add_recorder(&self.spare);
             self.spare.clear();
         }
