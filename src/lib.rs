@@ -715,7 +715,9 @@ fn check_connection_limit(
                 )
                 .map_err(|e| Error::db(url, e))?;
             let Some(r) = rows.first() else { return Ok(()) };
-            (int(&r[0]), int(&r[1]).unwrap_or(0), int(&r[2]).unwrap_or(0))
+            // The server's answer: a short row is read as missing values.
+            let col = |i: usize| r.get(i).and_then(&int);
+            (col(0), col(1).unwrap_or(0), col(2).unwrap_or(0))
         }
         target::Dialect::Mysql => {
             let max = conn
@@ -725,7 +727,7 @@ fn check_connection_limit(
                 .query_rows("SHOW GLOBAL STATUS LIKE 'Threads_connected'", 2)
                 .map_err(|e| Error::db(url, e))?
                 .first()
-                .and_then(|r| int(&r[1]))
+                .and_then(|r| r.get(1).and_then(&int))
                 .unwrap_or(0);
             (max, 0, used)
         }
