@@ -73,7 +73,7 @@ fn dbsweep_run_with(
     ];
     args.extend_from_slice(extra);
     let p = plan(&args);
-    let target = dbsweep::target::open(url, Default::default()).expect("target");
+    let target = dbsweep::db::open(url, Default::default()).expect("target");
     let workload = dbsweep::workload::build(&p.workload, &p.workload_opts).expect("workload");
     let stop = AtomicBool::new(false);
     let out = dbsweep::runner::run(
@@ -146,9 +146,9 @@ fn ensure_table(path: &str, url: &str) {
             "1000000",
             "--force",
         ]);
-        let target = dbsweep::target::open(
+        let target = dbsweep::db::open(
             url,
-            dbsweep::target::OpenOptions {
+            dbsweep::db::OpenOptions {
                 create: true,
                 ..Default::default()
             },

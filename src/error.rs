@@ -1,7 +1,7 @@
 //! The library's error type: what went wrong, and whether it was the user's input (exit 2) or
 //! the run (exit 1). Only `main` turns these into exit codes.
 
-use crate::target::DbError;
+use crate::db::DbError;
 
 #[derive(Debug, thiserror::Error)]
 pub enum Error {

@@ -1,7 +1,8 @@
 //! dbsweep: OLTP database benchmarking. This file dispatches the subcommands; each step of the
-//! flow (plan -> target -> workload -> runner -> metrics -> results -> output) has its module.
+//! flow (plan -> db -> workload -> runner -> metrics -> results -> output) has its module.
 
 pub mod cli;
+pub mod db;
 pub mod dropin;
 pub mod error;
 pub mod lua;
@@ -13,7 +14,6 @@ pub mod results;
 pub mod runner;
 pub mod server;
 pub mod sweep;
-pub mod target;
 pub mod workload;
 
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -22,6 +22,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use metrics::hw::{self, Sampler, Subject};
 
 use cli::{Cli, Command};
+use db::{ErrorClass, Target};
 use error::Error;
 use plan::RunPlan;
 use results::{
@@ -29,7 +30,6 @@ use results::{
 };
 use runner::RunOutcome;
 use server::{ManagedServer, ServerKind};
-use target::{ErrorClass, Target};
 use workload::tables::LoadReport;
 use workload::{WORKLOADS, Workload};
 
@@ -98,7 +98,7 @@ pub fn set_timeouts(connect: f64, query: f64) -> Result<(), Error> {
     };
     let connect = check("connect-timeout", connect, 0.001)?;
     let query = check("query-timeout", query, 0.0)?;
-    target::socket::set_timeouts(connect, (!query.is_zero()).then_some(query));
+    db::socket::set_timeouts(connect, (!query.is_zero()).then_some(query));
     Ok(())
 }
 
@@ -287,10 +287,10 @@ impl Db {
     pub(crate) fn open(plan: &RunPlan, create: bool) -> Result<Db, Error> {
         let options = plan.workload_opts.open_options(create);
         let (target, server) = match &plan.server {
-            None => (target::open(&plan.target, options)?, None),
+            None => (db::open(&plan.target, options)?, None),
             Some(spec) => {
                 let server = start_server(spec)?;
-                (target::open(&server.url, options)?, Some(server))
+                (db::open(&server.url, options)?, Some(server))
             }
         };
         Ok(Db {
@@ -693,7 +693,7 @@ const OWN_CONNECTIONS: i64 = 3;
 /// Refuses, before any client connects, a run whose clients need more connections than the
 /// server has free: one line naming both numbers, rather than a thousand failed connects.
 fn check_connection_limit(
-    conn: &mut dyn target::Conn,
+    conn: &mut dyn db::Conn,
     runner: &runner::RunnerOptions,
     managed: bool,
     url: &str,
@@ -705,7 +705,7 @@ fn check_connection_limit(
     });
     let int = |v: &Option<String>| v.as_deref().and_then(|t| t.trim().parse::<i64>().ok());
     let (max, reserved, used) = match conn.dialect() {
-        target::Dialect::Postgres => {
+        db::Dialect::Postgres => {
             let rows = conn
                 .query_rows(
                     "SELECT current_setting('max_connections'), \
@@ -719,7 +719,7 @@ fn check_connection_limit(
             let col = |i: usize| r.get(i).and_then(&int);
             (col(0), col(1).unwrap_or(0), col(2).unwrap_or(0))
         }
-        target::Dialect::Mysql => {
+        db::Dialect::Mysql => {
             let max = conn
                 .query_i64("SELECT @@max_connections")
                 .map_err(|e| Error::db(url, e))?;
@@ -760,7 +760,7 @@ fn check_connection_limit(
 }
 
 /// A connection failure before the run: a missing database file is the user's to fix.
-fn usage_if_missing(url: &str, e: target::DbError) -> Error {
+fn usage_if_missing(url: &str, e: db::DbError) -> Error {
     if e.code == "missing" {
         Error::Usage(format!("--target {url}: {}", e.message))
     } else {

@@ -451,8 +451,8 @@ fn counting_proxy(url: &str) -> (String, std::sync::Arc<std::sync::atomic::Atomi
 
 #[test]
 fn pipelined_transactions_count_exactly_retry_and_wait_once() {
+    use dbsweep::db::{Count, OpenOptions, Param};
     use dbsweep::metrics::QueryCounts;
-    use dbsweep::target::{Count, OpenOptions, Param};
     let server = start_with(ServerKind::Postgres, &[("deadlock_timeout", "10ms")]);
     let s = Scratch::new();
     on(
@@ -528,7 +528,7 @@ fn pipelined_transactions_count_exactly_retry_and_wait_once() {
             text_statements: false,
             pipeline,
         };
-        dbsweep::target::open(&server.url, o)
+        dbsweep::db::open(&server.url, o)
             .unwrap()
             .connect()
             .unwrap()
@@ -581,7 +581,7 @@ fn pipelined_transactions_count_exactly_retry_and_wait_once() {
             text_statements: false,
             pipeline,
         };
-        let mut conn = dbsweep::target::open(&url, o).unwrap().connect().unwrap();
+        let mut conn = dbsweep::db::open(&url, o).unwrap().connect().unwrap();
         let point = conn.prepare("SELECT c FROM sbtest1 WHERE id = ?").unwrap();
         let mut q = QueryCounts::default();
         let before = chunks.load(std::sync::atomic::Ordering::SeqCst);
@@ -1179,9 +1179,9 @@ per_server!(tpcc_prepare_check_cleanup_with_two_warehouses, |kind| {
         "{stdout}"
     );
     // Count through dbsweep's own connection to the server.
-    let target = dbsweep::target::open(
+    let target = dbsweep::db::open(
         &t,
-        dbsweep::target::OpenOptions {
+        dbsweep::db::OpenOptions {
             create: false,
             text_statements: true,
             pipeline: false,
@@ -1251,9 +1251,9 @@ per_server!(killed_tpcc_connections_leave_the_data_consistent, |kind| {
         "the run never reported"
     );
     // Cut every client's connection, mid-transaction for most of them.
-    let target = dbsweep::target::open(
+    let target = dbsweep::db::open(
         &t,
-        dbsweep::target::OpenOptions {
+        dbsweep::db::OpenOptions {
             create: false,
             text_statements: true,
             pipeline: false,

@@ -6,8 +6,8 @@ use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use dbsweep::db::{Conn, OpenOptions};
 use dbsweep::server::{ManagedServer, ServerKind};
-use dbsweep::target::{Conn, OpenOptions};
 use serde_json::Value;
 
 use crate::tpcc::{assert_orders_grew, tpcc};
@@ -15,7 +15,7 @@ use crate::util::{Scratch, assert_valid_results, dbsweep, f, read_json, start_wi
 
 /// A connection to `server` for counting.
 fn connect(server: &ManagedServer) -> Box<dyn Conn> {
-    let target = dbsweep::target::open(
+    let target = dbsweep::db::open(
         &server.url,
         OpenOptions {
             create: false,

@@ -3,5 +3,5 @@
 #![no_main]
 
 libfuzzer_sys::fuzz_target!(|data: &[u8]| {
-    dbsweep::target::fuzzing::mysql_tls_session(data);
+    dbsweep::db::fuzzing::mysql_tls_session(data);
 });

@@ -3,6 +3,6 @@
 
 libfuzzer_sys::fuzz_target!(|data: &[u8]| {
     if let Ok(text) = std::str::from_utf8(data) {
-        dbsweep::target::fuzzing::plan(text);
+        dbsweep::db::fuzzing::plan(text);
     }
 });

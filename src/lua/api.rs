@@ -14,9 +14,9 @@ use mlua::{
     Value, Variadic,
 };
 
+use crate::db::{Conn, DbError, Dialect, ErrorClass, Param, StmtId, Target};
 use crate::error::Error;
 use crate::metrics::QueryCounts;
-use crate::target::{Conn, DbError, Dialect, ErrorClass, Param, StmtId, Target};
 use crate::workload::rand::{Dist, Rand, RandOptions, RandType};
 use crate::workload::{EventLoop, Next};
 use crate::{Outcome, plan::RunPlan};
@@ -1396,9 +1396,9 @@ pub fn step_workload(
     let (mut ctx, mut plan) = script_plan("run", script, args)?.expect("not help");
     if let Some(url) = url {
         plan.target = url.to_string();
-        let target = crate::target::open(
+        let target = crate::db::open(
             url,
-            crate::target::OpenOptions {
+            crate::db::OpenOptions {
                 create: false,
                 text_statements: plan.workload_opts.ps_mode == crate::workload::PsMode::Disable,
                 pipeline: false,

@@ -8,10 +8,10 @@ use std::sync::atomic::AtomicBool;
 use mlua::{Function, Lua, MultiValue, Value};
 
 use super::api::{self, Ctx, OptValue, StateData};
+use crate::db::{self, Conn, DbError, ErrorClass, OpenOptions, Target};
 use crate::error::Error;
 use crate::metrics::QueryCounts;
 use crate::plan::RunPlan;
-use crate::target::{self, Conn, DbError, ErrorClass, OpenOptions, Target};
 use crate::workload::rand::Rand;
 use crate::workload::tables::LoadReport;
 use crate::workload::{Client, TableSet, Workload, WorkloadOptions};
@@ -28,7 +28,7 @@ pub fn run(ctx: Ctx, plan: &RunPlan, command: &str) -> Result<Outcome, Error> {
         .server
         .as_ref()
         .map_or_else(|| plan.target.clone(), |s| s.url.clone());
-    let target: Arc<dyn Target> = Arc::from(target::open(
+    let target: Arc<dyn Target> = Arc::from(db::open(
         &url,
         OpenOptions {
             create: command != "cleanup",

@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::target::{Conn, DbError, Target};
+use crate::db::{Conn, DbError, Target};
 
 /// Numeric counters by `source.name`.
 pub type Counters = BTreeMap<String, f64>;
@@ -253,7 +253,7 @@ impl Probe {
         let _ = self.stop.send(());
         let (mut conn, before) = self.thread.join().unwrap_or_else(|_| {
             Err(DbError::new(
-                crate::target::ErrorClass::Fatal,
+                crate::db::ErrorClass::Fatal,
                 "probe",
                 "the counter probe stopped",
             ))

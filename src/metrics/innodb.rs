@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::target::{Conn, DbError};
+use crate::db::{Conn, DbError};
 
 /// The semaphore counters over the measured part (deltas), those the server printed.
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]

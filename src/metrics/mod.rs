@@ -12,7 +12,7 @@ pub mod waits;
 
 use hdrhistogram::Histogram;
 
-use crate::target::ErrorClass;
+use crate::db::ErrorClass;
 
 /// Latencies are recorded in nanoseconds, from 1 ns to one hour, at 3 significant digits.
 pub const HIST_MAX_NS: u64 = 3_600_000_000_000;

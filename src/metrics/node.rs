@@ -170,7 +170,7 @@ impl NodeScraper {
     /// Scrapes `url` once a second from `delay` on (the warm-up) until finished.
     pub fn start(url: &str, delay: Duration) -> NodeScraper {
         let (stop, stopped) = mpsc::channel::<()>();
-        let source = crate::target::redact_url(url);
+        let source = crate::db::redact_url(url);
         let url = url.to_string();
         let handle = std::thread::spawn(move || {
             let mut s = Scraped {

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
-use crate::target::{DbError, ErrorClass, Target};
+use crate::db::{DbError, ErrorClass, Target};
 
 /// A run's wait profile.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -64,9 +64,7 @@ pub const TOP_INSTRUMENTS: usize = 10;
 type InstrumentTotals = BTreeMap<String, (u64, u64)>;
 
 /// performance_schema's waits by instrument, when it is on.
-fn instrument_waits(
-    conn: &mut dyn crate::target::Conn,
-) -> Result<Option<InstrumentTotals>, DbError> {
+fn instrument_waits(conn: &mut dyn crate::db::Conn) -> Result<Option<InstrumentTotals>, DbError> {
     if conn.query_i64("SELECT @@performance_schema")? != Some(1) {
         return Ok(None);
     }
@@ -122,7 +120,7 @@ const MYSQL_SAMPLE: &str = "SELECT p.COMMAND, p.STATE, t.trx_state \
     WHERE p.DB = DATABASE() AND p.ID > CONNECTION_ID() AND p.COMMAND <> 'Daemon'";
 
 /// InnoDB's row lock counters: waits and their total time in ms.
-fn row_lock_counters(conn: &mut dyn crate::target::Conn) -> Result<[u64; 2], DbError> {
+fn row_lock_counters(conn: &mut dyn crate::db::Conn) -> Result<[u64; 2], DbError> {
     let mut out = [0u64; 2];
     conn.simple(
         "SHOW GLOBAL STATUS WHERE Variable_name IN ('Innodb_row_lock_waits', 'Innodb_row_lock_time')",
@@ -302,11 +300,11 @@ impl WaitSampler {
         let (done_tx, done) = mpsc::channel();
         std::thread::spawn(move || {
             let measured = matches!(stopped.recv_timeout(delay), Err(RecvTimeoutError::Timeout));
-            let before = crate::target::sqlite::busy_counters();
+            let before = crate::db::sqlite::busy_counters();
             if measured {
                 let _ = stopped.recv();
             }
-            let after = crate::target::sqlite::busy_counters();
+            let after = crate::db::sqlite::busy_counters();
             let (waits, ns) = if measured {
                 (after.0 - before.0, after.1 - before.1)
             } else {

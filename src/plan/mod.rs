@@ -184,13 +184,13 @@ pub fn check_metrics_url(url: &str) -> Result<(), String> {
         .ok_or_else(|| {
             format!(
                 "'{}' is not an http:// or https:// URL (node_exporter's is http://HOST:9100/metrics)",
-                crate::target::redact_url(url)
+                crate::db::redact_url(url)
             )
         })?;
     if rest.is_empty() || rest.starts_with('/') || url.chars().any(char::is_whitespace) {
         return Err(format!(
             "'{}' has no host (node_exporter's is http://HOST:9100/metrics)",
-            crate::target::redact_url(url)
+            crate::db::redact_url(url)
         ));
     }
     Ok(())

@@ -652,7 +652,7 @@ pub fn format_seconds(s: f64) -> String {
 fn describe_cell(cell: &Cell) -> String {
     let target = match &cell.target.spec {
         TargetSpec::Sqlite => "embedded SQLite (a fresh file)".to_string(),
-        TargetSpec::Url(u) => crate::target::redact_url(u),
+        TargetSpec::Url(u) => crate::db::redact_url(u),
         TargetSpec::Managed(k) => {
             let mut s = format!("a fresh managed {k:?} server");
             if let Some(d) = &cell.target.datadir_in {
@@ -969,7 +969,7 @@ fn validate(src: &Source, file: PlanFile) -> Result<Sweep, Error> {
         let spec = match (&def.url, &def.server) {
             (Some(url), None) => {
                 // The same check as --target, without opening anything.
-                crate::target::check_url(url).map_err(|e| src.error(span.clone(), e))?;
+                crate::db::check_url(url).map_err(|e| src.error(span.clone(), e))?;
                 TargetSpec::Url(url.clone())
             }
             (None, Some(choice)) => TargetSpec::Managed(choice.kind),
@@ -1186,7 +1186,7 @@ fn validate(src: &Source, file: PlanFile) -> Result<Sweep, Error> {
             };
             if let (Some(url), false) = (sqlite, settings.is_empty()) {
                 // On SQLite the settings are PRAGMAs on the URL.
-                crate::target::check_url(&sqlite_url(url, &settings))
+                crate::db::check_url(&sqlite_url(url, &settings))
                     .map_err(|e| src.error(span.clone(), format!("configs.{name}: {e}")))?;
             }
             if let TargetSpec::Url(u) = &t.spec {

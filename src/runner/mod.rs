@@ -13,9 +13,9 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
+use crate::db::Target;
 use crate::error::Error;
 use crate::metrics::{Recorder, Snapshot, ns_to_ms};
-use crate::target::Target;
 use crate::workload::Workload;
 use worker::{ConnectRate, Schedule, Shared, Worker};
 
@@ -436,7 +436,7 @@ fn connect_share(
     next: &AtomicU32,
     clients: u32,
     seed: u64,
-) -> Result<Vec<Worker>, crate::target::DbError> {
+) -> Result<Vec<Worker>, crate::db::DbError> {
     let mut mine = Vec::new();
     while !sh.stopped() {
         let i = next.fetch_add(1, Ordering::Relaxed);
@@ -457,9 +457,8 @@ fn open_pool(
     progress: &Progress,
 ) -> Result<Vec<Worker>, Error> {
     let url = sh.target.display_url();
-    let failed = |e: crate::target::DbError| {
-        Error::Run(format!("could not start the clients on {url}: {e}"))
-    };
+    let failed =
+        |e: crate::db::DbError| Error::Run(format!("could not start the clients on {url}: {e}"));
     let registry = sh.registry.clone().expect("a pooled run has a registry");
     let mut conns = Vec::with_capacity(opts.connections as usize);
     for _ in 0..opts.connections {
@@ -473,13 +472,13 @@ fn open_pool(
     }
     let mut clients = Vec::new();
     if let Some(first) = conns.first_mut() {
-        let dialect = crate::target::Conn::dialect(first);
+        let dialect = crate::db::Conn::dialect(first);
         clients.reserve(opts.threads as usize);
         for i in 0..opts.threads.max(1) {
             let client = sh.workload.client(first, i).map_err(failed)?;
             clients.push(Worker::with(
                 i,
-                Box::new(crate::target::Detached(dialect)),
+                Box::new(crate::db::Detached(dialect)),
                 client,
                 opts.rand_seed,
             ));

@@ -18,8 +18,8 @@ use std::time::{Duration, Instant};
 
 use super::pool::ConnPool;
 use super::worker::{Schedule, Shared, Slot, Worker, nanos};
+use crate::db::Detached;
 use crate::metrics::Recorder;
-use crate::target::Detached;
 
 /// A client counts as behind its schedule when one of its measured events started later than
 /// due by more than the wait before it (its keying and think time, or its --rate gap), but at

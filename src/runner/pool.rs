@@ -13,10 +13,10 @@ use std::collections::hash_map::Entry;
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
-use crate::metrics::QueryCounts;
-use crate::target::{
+use crate::db::{
     Conn, Count, DbError, Dialect, ErrorClass, OnRow, Outcome, Param, RowValue, StmtId, TextRow,
 };
+use crate::metrics::QueryCounts;
 
 /// The statements of a run's pooled clients, numbered in the order they were first prepared.
 #[derive(Default)]
@@ -231,9 +231,9 @@ mod tests {
     fn clients_made_on_one_pooled_connection_run_on_another() {
         let dir = tempfile::tempdir().expect("tempdir");
         let url = format!("sqlite://{}", dir.path().join("p.db").display());
-        let target = crate::target::open(
+        let target = crate::db::open(
             &url,
-            crate::target::OpenOptions {
+            crate::db::OpenOptions {
                 create: true,
                 text_statements: false,
                 pipeline: false,
@@ -285,7 +285,7 @@ mod tests {
             p.take(None, &|| false).map(|c| c.dialect())
         });
         rx.recv().expect("waiter started");
-        pool.put(Box::new(crate::target::Detached(Dialect::Any)));
+        pool.put(Box::new(crate::db::Detached(Dialect::Any)));
         assert_eq!(waiter.join().expect("join"), Some(Dialect::Any));
         let stop = || true;
         assert!(pool.take(None, &stop).is_none(), "a stopped run takes none");

@@ -7,9 +7,9 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use super::CellDb;
+use crate::db::Target;
 use crate::error::Error;
 use crate::results::Recovery;
-use crate::target::Target;
 use crate::workload::Workload;
 use crate::{Db, INTERRUPT};
 

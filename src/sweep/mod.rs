@@ -19,13 +19,13 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
+use crate::db::{self, OpenOptions};
 use crate::error::Error;
 use crate::metrics::hw::Sampler;
 use crate::plan::sweep::{Cell, Class, Overrides, Pause, Step, StepKind, Sweep, TargetSpec};
 use crate::results::{SCHEMA_VERSION, StepRecord, write_atomic};
 use crate::server::cgroup::MemoryCgroup;
 use crate::server::{ManagedServer, ServerKind, ServerSpec};
-use crate::target::{self, OpenOptions};
 use crate::{Db, INTERRUPT, Outcome, output};
 
 /// What `dbsweep sweep` was asked.
@@ -116,7 +116,7 @@ pub fn run(args: SweepArgs) -> Result<Outcome, Error> {
         let mut file = sweep.file.clone();
         for t in &mut file.targets {
             if let Some(url) = &mut t.get_mut().url {
-                *url = target::redact_url(url);
+                *url = db::redact_url(url);
             }
         }
         let text = toml::to_string(&file).expect("a plan serialises");
@@ -146,7 +146,7 @@ fn check_servers(sweep: &Sweep) -> Result<BTreeMap<String, String>, Error> {
             }
             // A running server is asked; the sweep says later if it cannot be reached.
             TargetSpec::Url(url) if !url.starts_with("sqlite:") => {
-                let version = target::open(url, OpenOptions::default())
+                let version = db::open(url, OpenOptions::default())
                     .and_then(|target| {
                         let mut conn = target
                             .connect()
@@ -488,7 +488,7 @@ impl<'a> Runner<'a> {
                 }
             }
         }
-        let target = target::open(&url, options)?;
+        let target = db::open(&url, options)?;
         // The database's own word on its version, for every step record of the cell.
         let version = target
             .connect()
@@ -713,7 +713,7 @@ impl<'a> Runner<'a> {
         // everything else.
         let options = plan.workload_opts.open_options(false);
         let saved = if options.text_statements || options.pipeline {
-            let t = target::open(&db.url, options)?;
+            let t = db::open(&db.url, options)?;
             Some(std::mem::replace(&mut db.db.target, t))
         } else {
             None

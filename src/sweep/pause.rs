@@ -8,8 +8,8 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+use crate::db::{Conn, DbError, Target};
 use crate::results::PauseReport;
-use crate::target::{Conn, DbError, Target};
 
 /// Dirty pages at or below this count as flushed.
 const DIRTY_NEAR_ZERO: i64 = 16;

@@ -13,7 +13,7 @@ use crate::error::Error;
 use crate::metrics::QueryCounts;
 use std::sync::atomic::AtomicBool;
 
-use crate::target::{Conn, DbError, Target};
+use crate::db::{Conn, DbError, Target};
 use rand::{Rand, RandOptions};
 use tables::LoadReport;
 pub use tables::TableSet;
@@ -74,8 +74,8 @@ pub struct WorkloadOptions {
 
 impl WorkloadOptions {
     /// How the target of a run with these options opens.
-    pub fn open_options(&self, create: bool) -> crate::target::OpenOptions {
-        crate::target::OpenOptions {
+    pub fn open_options(&self, create: bool) -> crate::db::OpenOptions {
+        crate::db::OpenOptions {
             create,
             text_statements: self.ps_mode == PsMode::Disable,
             pipeline: self.pipeline,
@@ -232,7 +232,7 @@ pub trait Workload: Send + Sync {
     fn client(&self, conn: &mut dyn Conn, thread: u32) -> Result<Box<dyn Client>, DbError>;
     /// Whether its clients open their own connections (a sysbench script's): the runner then
     /// opens none for them, and `conn` in [`Workload::client`] and [`Client::event`] is
-    /// [`crate::target::Detached`].
+    /// [`crate::db::Detached`].
     fn own_connections(&self) -> bool {
         false
     }

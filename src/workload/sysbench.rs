@@ -3,8 +3,8 @@
 
 use super::rand::{Dist, Rand};
 use super::{Client, TableSet, Workload, WorkloadOptions};
+use crate::db::{Conn, Count, DbError, Param, StmtId};
 use crate::metrics::QueryCounts;
-use crate::target::{Conn, Count, DbError, Param, StmtId};
 
 /// Digit groups of the `c` and `pad` columns (119 and 59 characters).
 pub const C_GROUPS: usize = 10;

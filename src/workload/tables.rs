@@ -8,8 +8,8 @@ use std::time::Instant;
 use super::WorkloadOptions;
 use super::rand::{Dist, Rand};
 use super::sysbench::{C_GROUPS, PAD_GROUPS};
+use crate::db::{Conn, Dialect, RowValue, Target};
 use crate::error::Error;
-use crate::target::{Conn, Dialect, RowValue, Target};
 
 /// Which table layout a workload uses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -264,7 +264,7 @@ fn load_rows(
     n: u32,
     o: &WorkloadOptions,
     stop: &AtomicBool,
-) -> Result<u64, crate::target::DbError> {
+) -> Result<u64, crate::db::DbError> {
     let (tx, rx) = sync_channel::<Vec<[RowValue; 4]>>(8);
     let size = o.table_size;
     let dist = Dist::new(&o.rand, size);
@@ -321,7 +321,7 @@ fn load_rows(
 /// `sbtest3(my_data text)` is not ours.
 fn check_ours(conn: &mut dyn Conn, name: &str) -> Result<(), Error> {
     let theirs =
-        crate::target::table_columns(conn, name).map_err(|e| Error::db(name.to_string(), e))?;
+        crate::db::table_columns(conn, name).map_err(|e| Error::db(name.to_string(), e))?;
     if theirs == ["c", "id", "k", "pad"] || theirs == ["id", "k"] {
         return Ok(());
     }

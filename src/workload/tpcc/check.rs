@@ -2,7 +2,7 @@
 //! that returns the first offending row, or none. Money is compared to the cent (SQLite keeps
 //! NUMERIC sums as doubles).
 
-use crate::target::{Conn, DbError};
+use crate::db::{Conn, DbError};
 
 pub struct Condition {
     pub number: u32,

@@ -9,8 +9,8 @@ use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
 use super::schema;
+use crate::db::{Conn, DbError, RowValue, Target};
 use crate::error::Error;
-use crate::target::{Conn, DbError, RowValue, Target};
 
 pub const DISTRICTS: i64 = 10;
 pub const CUSTOMERS: i64 = 3000;
@@ -147,7 +147,7 @@ pub fn drop_tables(conn: &mut dyn Conn, url: &str) -> Result<Vec<&'static str>, 
     for t in &existing {
         let mut ours = schema::columns(t);
         ours.sort();
-        let theirs = crate::target::table_columns(conn, t).map_err(|e| Error::db(url, e))?;
+        let theirs = crate::db::table_columns(conn, t).map_err(|e| Error::db(url, e))?;
         if theirs != ours {
             foreign.push(format!("{t}({})", theirs.join(", ")));
         }

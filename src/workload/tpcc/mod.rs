@@ -8,9 +8,9 @@ pub mod schema;
 
 use std::sync::atomic::AtomicBool;
 
+use crate::db::{self, OpenOptions, Target};
 use crate::error::Error;
 use crate::server::{ManagedServer, ServerSpec};
-use crate::target::{self, OpenOptions, Target};
 
 /// What `dbsweep tpcc` was asked.
 #[derive(Clone, Debug)]
@@ -43,13 +43,13 @@ fn open(a: &TpccArgs, create: bool) -> Result<TpccDb, Error> {
     };
     match &a.server {
         None => Ok(TpccDb {
-            target: target::open(&a.target, options)?,
+            target: db::open(&a.target, options)?,
             _server: None,
         }),
         Some(spec) => {
             let server = crate::start_server(spec)?;
             Ok(TpccDb {
-                target: target::open(&server.url, options)?,
+                target: db::open(&server.url, options)?,
                 _server: Some(server),
             })
         }

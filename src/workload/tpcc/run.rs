@@ -7,10 +7,10 @@ use std::time::Duration;
 
 use super::load::{self, CUSTOMERS, DISTRICTS, ITEMS, fixed, last_name};
 use super::{check, schema};
+use crate::db::{Conn, DbError, Dialect, ErrorClass, Param, StmtId, Target, TextRow};
 use crate::error::Error;
 use crate::metrics::{KindStats, QueryCounts};
 use crate::results::{Latency, TpccFigures, TxnFigures};
-use crate::target::{Conn, DbError, Dialect, ErrorClass, Param, StmtId, Target, TextRow};
 use crate::workload::rand::Rand;
 use crate::workload::tables::LoadReport;
 use crate::workload::{Client, TableSet, Workload, WorkloadOptions};
@@ -1080,7 +1080,7 @@ mod tests {
                 i_id: 3,
             },
         };
-        let mut conn = crate::target::open("mock://", crate::target::OpenOptions::default())
+        let mut conn = crate::db::open("mock://", crate::db::OpenOptions::default())
             .expect("mock target")
             .connect()
             .expect("mock connection");

@@ -1,7 +1,7 @@
 //! The nine TPC-C tables with the standard column names and keys, per dialect, so that other
 //! TPC-C tools' checks can read what dbsweep loads.
 
-use crate::target::Dialect;
+use crate::db::Dialect;
 
 /// In load order (item first, then per warehouse).
 pub const TABLES: [&str; 9] = [
