@@ -1,7 +1,8 @@
 //! The library's error type: what went wrong, and whether it was the user's input (exit 2) or
-//! the run (exit 1). Only `main` turns these into exit codes.
+//! the run (exit 1), and a database's error with its class (what the runner does with it). Only
+//! `main` turns these into exit codes.
 
-use crate::db::DbError;
+use std::fmt;
 
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
@@ -34,3 +35,99 @@ impl Error {
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// What the runner does with a failed statement.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ErrorClass {
+    Deadlock,
+    LockWaitTimeout,
+    SerializationFailure,
+    DuplicateKey,
+    /// SQLite's SQLITE_BUSY / SQLITE_LOCKED ("database is locked") after the busy timeout.
+    Busy,
+    /// Any other error that a sysbench script declared ignorable (`--mysql-ignore-errors`, the
+    /// `sql_error_ignorable` hook): the event restarts, as in sysbench.
+    Ignored,
+    ConnectionLost,
+    /// Anything else: the run stops.
+    Fatal,
+}
+
+impl ErrorClass {
+    /// Classes whose event is rolled back and retried.
+    pub const RETRYABLE: [ErrorClass; 6] = [
+        ErrorClass::Deadlock,
+        ErrorClass::LockWaitTimeout,
+        ErrorClass::SerializationFailure,
+        ErrorClass::DuplicateKey,
+        ErrorClass::Busy,
+        ErrorClass::Ignored,
+    ];
+
+    pub fn is_retryable(self) -> bool {
+        Self::RETRYABLE.contains(&self)
+    }
+
+    /// Stable name used in results files.
+    pub fn name(self) -> &'static str {
+        match self {
+            ErrorClass::Deadlock => "deadlock",
+            ErrorClass::LockWaitTimeout => "lock_wait_timeout",
+            ErrorClass::SerializationFailure => "serialization_failure",
+            ErrorClass::DuplicateKey => "duplicate_key",
+            ErrorClass::Busy => "busy",
+            ErrorClass::Ignored => "ignored",
+            ErrorClass::ConnectionLost => "connection_lost",
+            ErrorClass::Fatal => "fatal",
+        }
+    }
+
+    /// Index into per-class counter arrays (retryable classes only).
+    pub fn retry_slot(self) -> Option<usize> {
+        Self::RETRYABLE.iter().position(|c| *c == self)
+    }
+}
+
+/// A database error with its class, the server's code and message.
+#[derive(Debug, Clone)]
+pub struct DbError {
+    pub class: ErrorClass,
+    pub code: String,
+    pub message: String,
+    /// The statement that failed, where known.
+    pub statement: Option<String>,
+}
+
+impl DbError {
+    pub fn new(class: ErrorClass, code: impl Into<String>, message: impl Into<String>) -> DbError {
+        DbError {
+            class,
+            code: code.into(),
+            message: message.into(),
+            statement: None,
+        }
+    }
+
+    /// Names the statement that failed.
+    pub fn in_statement(mut self, sql: &str) -> DbError {
+        self.statement = Some(sql.to_string());
+        self
+    }
+}
+
+impl fmt::Display for DbError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match (self.message.is_empty(), self.code.is_empty()) {
+            (false, false) => write!(f, "{} ({})", self.message, self.code)?,
+            (false, true) => write!(f, "{}", self.message)?,
+            (true, false) => write!(f, "an error without a message ({})", self.code)?,
+            (true, true) => write!(f, "an error without a message or code")?,
+        }
+        if let Some(sql) = &self.statement {
+            write!(f, " in statement: {sql}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for DbError {}

@@ -25,12 +25,12 @@ use cli::{Cli, Command};
 use db::{ErrorClass, Target};
 use error::Error;
 use plan::RunPlan;
+use results::figures::LoadReport;
 use results::{
     HistogramData, Latency, Queries, RateInfo, Results, ResultsFile, ServerInfo, TargetInfo, Tool,
 };
 use runner::RunOutcome;
 use server::{ManagedServer, ServerKind};
-use workload::tables::LoadReport;
 use workload::{WORKLOADS, Workload};
 
 /// How a successful command ended.
@@ -442,7 +442,7 @@ fn run_workload(plan: &RunPlan) -> Result<Outcome, Error> {
 /// Who prints a run's interval lines and summary: dbsweep itself, or a script's report hooks.
 pub(crate) trait Printer {
     /// Prints one interval; false leaves it to dbsweep's own line.
-    fn interval(&mut self, _iv: &runner::Interval) -> bool {
+    fn interval(&mut self, _iv: &results::figures::Interval) -> bool {
         false
     }
     /// Prints the run's summary; false leaves it to dbsweep's own.
@@ -543,7 +543,7 @@ pub(crate) fn measure(
     db: &Db,
     workload: &dyn Workload,
     prepared: Option<LoadReport>,
-    on_interval: &mut dyn FnMut(&runner::Interval),
+    on_interval: &mut dyn FnMut(&results::figures::Interval),
     say: &dyn Fn(&str),
     stop: &std::sync::atomic::AtomicBool,
 ) -> Result<Results, Error> {

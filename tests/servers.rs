@@ -451,8 +451,8 @@ fn counting_proxy(url: &str) -> (String, std::sync::Arc<std::sync::atomic::Atomi
 
 #[test]
 fn pipelined_transactions_count_exactly_retry_and_wait_once() {
+    use dbsweep::db::QueryCounts;
     use dbsweep::db::{Count, OpenOptions, Param};
-    use dbsweep::metrics::QueryCounts;
     let server = start_with(ServerKind::Postgres, &[("deadlock_timeout", "10ms")]);
     let s = Scratch::new();
     on(

@@ -16,10 +16,9 @@ pub mod sqlite;
 pub mod tls;
 
 use std::collections::BTreeMap;
-use std::fmt;
 
 use crate::error::Error;
-use crate::metrics::QueryCounts;
+pub use crate::error::{DbError, ErrorClass};
 
 /// A statement parameter; borrowed so that binding allocates nothing.
 #[derive(Clone, Copy, Debug)]
@@ -40,58 +39,6 @@ pub struct Outcome {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct StmtId(pub usize);
 
-/// What the runner does with a failed statement.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum ErrorClass {
-    Deadlock,
-    LockWaitTimeout,
-    SerializationFailure,
-    DuplicateKey,
-    /// SQLite's SQLITE_BUSY / SQLITE_LOCKED ("database is locked") after the busy timeout.
-    Busy,
-    /// Any other error that a sysbench script declared ignorable (`--mysql-ignore-errors`, the
-    /// `sql_error_ignorable` hook): the event restarts, as in sysbench.
-    Ignored,
-    ConnectionLost,
-    /// Anything else: the run stops.
-    Fatal,
-}
-
-impl ErrorClass {
-    /// Classes whose event is rolled back and retried.
-    pub const RETRYABLE: [ErrorClass; 6] = [
-        ErrorClass::Deadlock,
-        ErrorClass::LockWaitTimeout,
-        ErrorClass::SerializationFailure,
-        ErrorClass::DuplicateKey,
-        ErrorClass::Busy,
-        ErrorClass::Ignored,
-    ];
-
-    pub fn is_retryable(self) -> bool {
-        Self::RETRYABLE.contains(&self)
-    }
-
-    /// Stable name used in results files.
-    pub fn name(self) -> &'static str {
-        match self {
-            ErrorClass::Deadlock => "deadlock",
-            ErrorClass::LockWaitTimeout => "lock_wait_timeout",
-            ErrorClass::SerializationFailure => "serialization_failure",
-            ErrorClass::DuplicateKey => "duplicate_key",
-            ErrorClass::Busy => "busy",
-            ErrorClass::Ignored => "ignored",
-            ErrorClass::ConnectionLost => "connection_lost",
-            ErrorClass::Fatal => "fatal",
-        }
-    }
-
-    /// Index into per-class counter arrays (retryable classes only).
-    pub fn retry_slot(self) -> Option<usize> {
-        Self::RETRYABLE.iter().position(|c| *c == self)
-    }
-}
-
 /// The error of a failed read or write on a server connection: the connection is lost, unless
 /// the wait was ended by Ctrl-C (then the run stops, not reconnects).
 pub(crate) fn io_error(e: &std::io::Error) -> DbError {
@@ -102,49 +49,46 @@ pub(crate) fn io_error(e: &std::io::Error) -> DbError {
     }
 }
 
-/// A database error with its class, the server's code and message.
-#[derive(Debug, Clone)]
-pub struct DbError {
-    pub class: ErrorClass,
-    pub code: String,
-    pub message: String,
-    /// The statement that failed, where known.
-    pub statement: Option<String>,
+/// Queries of one event, classified as sysbench does: a result set is a read, a statement that
+/// changed at least one row is a write, everything else (BEGIN, COMMIT, a DML that matched no
+/// row) is other.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct QueryCounts {
+    pub reads: u64,
+    pub writes: u64,
+    pub others: u64,
+    /// Rows returned by reads (the throughput of scans).
+    pub rows: u64,
+    /// What a sysbench script counted itself through `ffi.C.sb_counter_inc`: transactions
+    /// (`SB_CNT_TRX`), errors (`SB_CNT_ERROR`, such as TPC-C's deliberate New-Order
+    /// rollbacks) and reconnects, which sysbench adds to its own counts.
+    pub script_events: u64,
+    pub script_errors: u64,
+    pub script_reconnects: u64,
 }
 
-impl DbError {
-    pub fn new(class: ErrorClass, code: impl Into<String>, message: impl Into<String>) -> DbError {
-        DbError {
-            class,
-            code: code.into(),
-            message: message.into(),
-            statement: None,
+impl QueryCounts {
+    pub fn total(&self) -> u64 {
+        self.reads + self.writes + self.others
+    }
+
+    /// Counts a DML statement that changed `changed` rows.
+    #[inline]
+    pub fn dml(&mut self, changed: u64) {
+        if changed > 0 {
+            self.writes += 1;
+        } else {
+            self.others += 1;
         }
     }
 
-    /// Names the statement that failed.
-    pub fn in_statement(mut self, sql: &str) -> DbError {
-        self.statement = Some(sql.to_string());
-        self
+    /// Counts a statement that returned `rows` rows.
+    #[inline]
+    pub fn read(&mut self, rows: u64) {
+        self.reads += 1;
+        self.rows += rows;
     }
 }
-
-impl fmt::Display for DbError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match (self.message.is_empty(), self.code.is_empty()) {
-            (false, false) => write!(f, "{} ({})", self.message, self.code)?,
-            (false, true) => write!(f, "{}", self.message)?,
-            (true, false) => write!(f, "an error without a message ({})", self.code)?,
-            (true, true) => write!(f, "an error without a message or code")?,
-        }
-        if let Some(sql) = &self.statement {
-            write!(f, " in statement: {sql}")?;
-        }
-        Ok(())
-    }
-}
-
-impl std::error::Error for DbError {}
 
 /// One row of a text-protocol result set, read lazily: callers that ignore rows pay nothing.
 pub trait TextRow {

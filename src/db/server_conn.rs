@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use super::{
     Conn, Count, DbError, ErrorClass, Outcome, Param, RowValue, StmtId, TextRow, interpolate,
 };
-use crate::metrics::QueryCounts;
+use crate::db::QueryCounts;
 
 /// One database's protocol client, as [`ServerConn`] drives it.
 pub trait Protocol: Send {

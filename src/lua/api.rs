@@ -14,9 +14,9 @@ use mlua::{
     Value, Variadic,
 };
 
+use crate::db::QueryCounts;
 use crate::db::{Conn, DbError, Dialect, ErrorClass, Param, StmtId, Target};
 use crate::error::Error;
-use crate::metrics::QueryCounts;
 use crate::workload::rand::{Dist, Rand, RandOptions, RandType};
 use crate::workload::{EventLoop, Next};
 use crate::{Outcome, plan::RunPlan};

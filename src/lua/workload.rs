@@ -8,12 +8,12 @@ use std::sync::atomic::AtomicBool;
 use mlua::{Function, Lua, MultiValue, Value};
 
 use super::api::{self, Ctx, OptValue, StateData};
+use crate::db::QueryCounts;
 use crate::db::{self, Conn, DbError, ErrorClass, OpenOptions, Target};
 use crate::error::Error;
-use crate::metrics::QueryCounts;
 use crate::plan::RunPlan;
+use crate::results::figures::LoadReport;
 use crate::workload::rand::Rand;
-use crate::workload::tables::LoadReport;
 use crate::workload::{Client, TableSet, Workload, WorkloadOptions};
 use crate::{Db, Outcome};
 
@@ -132,7 +132,7 @@ impl ReportHooks<'_> {
 }
 
 impl crate::Printer for ReportHooks<'_> {
-    fn interval(&mut self, iv: &crate::runner::Interval) -> bool {
+    fn interval(&mut self, iv: &crate::results::figures::Interval) -> bool {
         let n = |per_s: f64| (per_s * iv.seconds).round();
         let stat = api::Stat {
             threads_running: iv.threads,

@@ -7,45 +7,12 @@
 //! SQLite: the page cache hits, misses and writes of the clients' connections (SQLite keeps
 //! them per connection, so the runner collects them; see `RunOutcome::cache_counters`).
 
-use std::collections::BTreeMap;
 use std::sync::mpsc;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use serde::{Deserialize, Serialize};
-
 use crate::db::{Conn, DbError, Target};
-
-/// Numeric counters by `source.name`.
-pub type Counters = BTreeMap<String, f64>;
-
-/// What a step's results keep of the server's counters.
-#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields)]
-pub struct ServerStats {
-    /// After minus before, for every numeric counter (gauges too: their change).
-    pub deltas: Counters,
-    /// `SHOW ENGINE INNODB STATUS` at the end of the step (MySQL, MariaDB).
-    pub innodb_status: Option<String>,
-    /// Share of page requests served from the cache, 0 to 1.
-    pub hit_rate: Option<f64>,
-    pub pages_read_per_op: Option<f64>,
-    pub pages_written_per_op: Option<f64>,
-    /// Write-ahead or redo log bytes per operation.
-    pub log_bytes_per_op: Option<f64>,
-    /// MariaDB/MySQL's query cache, when it was used in the step: hit rate = Qcache_hits /
-    /// (Qcache_hits + Com_select), insert rate = Qcache_inserts / (Qcache_hits + Com_select),
-    /// prune rate = Qcache_lowmem_prunes / Qcache_inserts.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub qcache_hit_rate: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub qcache_insert_rate: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub qcache_prune_rate: Option<f64>,
-    /// PostgreSQL: checkpoints (timed and requested) during the step.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub checkpoints: Option<f64>,
-}
+use crate::results::figures::{Counters, ServerStats};
 
 /// (query, columns): each query returns rows of (name, value).
 const PG_QUERIES: [&str; 5] = [

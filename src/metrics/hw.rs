@@ -11,7 +11,9 @@ use std::sync::mpsc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use serde::{Deserialize, Serialize};
+use crate::results::figures::{
+    CpuPct, CpuPerOp, HwFigures, HwSecond, MhzRange, NetFigures, ProcIoKb,
+};
 
 /// Machine-wide CPU ticks (from the `cpu` line of /proc/stat) and context switches.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -327,69 +329,6 @@ fn read(subject: &Subject, server: bool) -> Option<Reading> {
     })
 }
 
-/// Per-operation figures of a step, as the results file stores them under `hw`.
-#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields)]
-pub struct HwFigures {
-    pub cpu_us_per_op: CpuPerOp,
-    pub cpu_per_o: Option<f64>,
-    pub cs_per_o: Option<f64>,
-    pub r_per_o: Option<f64>,
-    pub rkb_per_o: Option<f64>,
-    pub wkb_per_o: Option<f64>,
-    pub server_rss_kb: Option<u64>,
-    /// The device the IO figures are for.
-    pub device: Option<String>,
-    /// Share of the step the device was busy, in percent (its utilisation).
-    /// Absent from results files of earlier versions.
-    #[serde(default)]
-    pub device_busy_pct: Option<f64>,
-    /// CPUs of the machine (the CPU's capacity in the queueing model).
-    /// Absent from results files of earlier versions.
-    #[serde(default)]
-    pub cpus: usize,
-    /// Mean CPU busy over the step, split: the machine's in percent of all its CPUs, the
-    /// processes' in percent of one CPU.
-    /// Absent from results files of earlier versions.
-    #[serde(default)]
-    pub cpu_pct: CpuPct,
-    /// The server's context switches (its live threads) per operation.
-    /// Absent from results files of earlier versions.
-    #[serde(default)]
-    pub server_cs_per_o: Option<f64>,
-    /// KB the processes had the storage layer read and write over the step (/proc/PID/io).
-    /// Absent from results files of earlier versions.
-    #[serde(default)]
-    pub proc_io_kb: ProcIoKb,
-    /// Per-second machine CPU busy percent, client and server CPU percent of one core.
-    pub series: Vec<HwSecond>,
-    /// The CPUs' frequency over the step (cpufreq's scaling_cur_freq of every CPU, read with
-    /// each sample); absent where the kernel has no cpufreq (most virtual machines).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cpu_mhz: Option<MhzRange>,
-    /// The client's network interface towards the database: bytes per operation and how busy
-    /// its link was.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub net: Option<super::net::NetFigures>,
-}
-
-/// The least, greatest and mean frequency any CPU had at the sampler's readings, in MHz.
-#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields)]
-pub struct MhzRange {
-    pub min: f64,
-    pub max: f64,
-    pub mean: f64,
-}
-
-impl MhzRange {
-    /// Whether the frequency moved by more than a tenth of its top during the step (a
-    /// governor, power capping or thermal throttling at work).
-    pub fn varied(&self) -> bool {
-        self.max > 0.0 && (self.max - self.min) / self.max > 0.10
-    }
-}
-
 /// Collects frequency readings of every CPU.
 #[derive(Default)]
 struct MhzAcc {
@@ -439,57 +378,6 @@ fn cpu_khz() -> Vec<u64> {
                 .ok()
         })
         .collect()
-}
-
-#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields)]
-pub struct CpuPerOp {
-    pub client: Option<f64>,
-    pub server: Option<f64>,
-    pub machine: Option<f64>,
-}
-
-#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields)]
-pub struct CpuPct {
-    pub machine_user: f64,
-    pub machine_system: f64,
-    pub machine_iowait: f64,
-    pub client_user: f64,
-    pub client_system: f64,
-    /// Absent from results files of earlier versions.
-    #[serde(default)]
-    pub client_iowait: f64,
-    pub server_user: Option<f64>,
-    pub server_system: Option<f64>,
-    /// Absent from results files of earlier versions.
-    #[serde(default)]
-    pub server_iowait: Option<f64>,
-}
-
-#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields)]
-pub struct ProcIoKb {
-    pub client_read: Option<f64>,
-    pub client_write: Option<f64>,
-    pub server_read: Option<f64>,
-    pub server_write: Option<f64>,
-}
-
-#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields)]
-pub struct HwSecond {
-    pub t: f64,
-    pub machine_busy_pct: f64,
-    pub client_cpu_pct: f64,
-    pub server_cpu_pct: Option<f64>,
-    pub cs_per_s: f64,
-    /// Absent from results files of earlier versions.
-    #[serde(default)]
-    pub machine_iowait_pct: f64,
-    /// Absent from results files of earlier versions.
-    #[serde(default)]
-    pub server_cs_per_s: Option<f64>,
 }
 
 /// Turns the first and last readings into per-operation figures for `ops` operations.
@@ -725,7 +613,7 @@ impl Sampler {
             let link = super::net::sysfs_speed(dev)
                 .map(|m| (m, "sysfs"))
                 .or(self.link_mbit.map(|m| (m, "--link-speed")));
-            f.net = super::net::NetFigures::of(
+            f.net = NetFigures::of(
                 dev,
                 (
                     b.0.saturating_sub(a.0) as f64,

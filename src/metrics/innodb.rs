@@ -7,37 +7,8 @@
 
 use std::collections::BTreeMap;
 
-use serde::{Deserialize, Serialize};
-
 use crate::db::{Conn, DbError};
-
-/// The semaphore counters over the measured part (deltas), those the server printed.
-#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields)]
-pub struct Semaphores {
-    /// `OS WAIT ARRAY INFO: reservation count`, `signal count`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reservations: Option<u64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub signals: Option<u64>,
-    /// OS waits of shared, exclusive and shared-exclusive rw-lock requests
-    /// (`RW-shared spins N, rounds N, OS waits N` and the like).
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub rw_os_waits: BTreeMap<String, u64>,
-    /// Threads that had waited on a semaphore for long at the end (`has waited at`).
-    pub long_waits_at_end: u64,
-    /// The latches with the most OS waits over the step (SHOW ENGINE INNODB MUTEX), most
-    /// first.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub mutexes: Vec<MutexWaits>,
-}
-
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields)]
-pub struct MutexWaits {
-    pub name: String,
-    pub os_waits: u64,
-}
+use crate::results::diagnosis::{MutexWaits, Semaphores};
 
 /// Latches kept per step.
 const TOP_MUTEXES: usize = 10;

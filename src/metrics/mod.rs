@@ -12,7 +12,8 @@ pub mod waits;
 
 use hdrhistogram::Histogram;
 
-use crate::db::ErrorClass;
+use crate::db::{ErrorClass, QueryCounts};
+use crate::results::{HistogramData, Latency, StatementFigures};
 
 /// Latencies are recorded in nanoseconds, from 1 ns to one hour, at 3 significant digits.
 pub const HIST_MAX_NS: u64 = 3_600_000_000_000;
@@ -29,47 +30,6 @@ pub fn new_histogram() -> Histogram<u64> {
 fn reset_histogram(h: &mut Histogram<u64>) {
     if !h.is_empty() {
         h.reset();
-    }
-}
-
-/// Queries of one event, classified as sysbench does: a result set is a read, a statement that
-/// changed at least one row is a write, everything else (BEGIN, COMMIT, a DML that matched no
-/// row) is other.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct QueryCounts {
-    pub reads: u64,
-    pub writes: u64,
-    pub others: u64,
-    /// Rows returned by reads (the throughput of scans).
-    pub rows: u64,
-    /// What a sysbench script counted itself through `ffi.C.sb_counter_inc`: transactions
-    /// (`SB_CNT_TRX`), errors (`SB_CNT_ERROR`, such as TPC-C's deliberate New-Order
-    /// rollbacks) and reconnects, which sysbench adds to its own counts.
-    pub script_events: u64,
-    pub script_errors: u64,
-    pub script_reconnects: u64,
-}
-
-impl QueryCounts {
-    pub fn total(&self) -> u64 {
-        self.reads + self.writes + self.others
-    }
-
-    /// Counts a DML statement that changed `changed` rows.
-    #[inline]
-    pub fn dml(&mut self, changed: u64) {
-        if changed > 0 {
-            self.writes += 1;
-        } else {
-            self.others += 1;
-        }
-    }
-
-    /// Counts a statement that returned `rows` rows.
-    #[inline]
-    pub fn read(&mut self, rows: u64) {
-        self.reads += 1;
-        self.rows += rows;
     }
 }
 
@@ -367,6 +327,28 @@ pub fn free_bytes(dir: &std::path::Path) -> Option<u64> {
         return None;
     }
     Some(st.f_bavail * st.f_frsize)
+}
+
+impl StatementFigures {
+    /// The kinds that ran, in the workload's order.
+    pub fn of(names: &[&str], stats: &[KindStats], events: u64) -> Vec<Self> {
+        names
+            .iter()
+            .zip(stats)
+            .filter(|(_, s)| s.events > 0)
+            .map(|(name, s)| StatementFigures {
+                name: (*name).to_string(),
+                count: s.events,
+                per_event: if events > 0 {
+                    s.events as f64 / events as f64
+                } else {
+                    0.0
+                },
+                latency_ms: Latency::from_histogram(&s.latency),
+                histogram: Some(HistogramData::encode(&s.latency)),
+            })
+            .collect()
+    }
 }
 
 #[cfg(test)]

@@ -4,24 +4,7 @@
 use std::fs;
 use std::net::{IpAddr, ToSocketAddrs, UdpSocket};
 
-use serde::{Deserialize, Serialize};
-
-/// Bytes through one interface per operation over a step, and how busy its link was.
-#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields)]
-pub struct NetFigures {
-    /// The interface (`eth0`, `lo`, a veth ...).
-    pub device: String,
-    /// KB received and sent per operation.
-    pub rx_kb_per_o: f64,
-    pub tx_kb_per_o: f64,
-    /// The link's speed in Mbit/s, and where it came from (`sysfs`, `node_exporter`,
-    /// `--link-speed`); None when unknown (a loopback has no speed).
-    pub link_mbit: Option<f64>,
-    pub link_source: Option<String>,
-    /// Percent of the link's capacity used by its busier direction (full duplex).
-    pub busy_pct: Option<f64>,
-}
+use crate::results::figures::NetFigures;
 
 impl NetFigures {
     /// From the interface's byte counters over `secs` seconds and `ops` operations.

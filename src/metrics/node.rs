@@ -13,46 +13,13 @@ use std::sync::mpsc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use serde::{Deserialize, Serialize};
-
-use super::net::NetFigures;
+use crate::results::figures::HostFigures;
+use crate::results::figures::NetFigures;
 
 /// The longest a scrape may take (node_exporter answers in milliseconds).
 const SCRAPE_TIMEOUT: Duration = Duration::from_secs(2);
 /// The most bytes of one scrape read (a node_exporter page is some 100 KB).
 const SCRAPE_LIMIT: u64 = 16 << 20;
-
-/// The server host's figures over a step, as node_exporter gave them.
-#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields)]
-pub struct HostFigures {
-    /// The endpoint scraped (without credentials).
-    pub source: String,
-    /// Always "host": every process of the machine counts, not only the server's.
-    pub scope: String,
-    /// Answered scrapes, and the seconds between the first and the last of them.
-    pub scrapes: u32,
-    pub seconds: f64,
-    pub cpus: Option<usize>,
-    /// Busy CPU (all modes but idle and iowait) per operation, microseconds.
-    pub cpu_us_per_op: Option<f64>,
-    /// Percent of all the host's CPUs.
-    pub cpu_user_pct: Option<f64>,
-    pub cpu_system_pct: Option<f64>,
-    pub cpu_iowait_pct: Option<f64>,
-    pub cs_per_o: Option<f64>,
-    /// The disk the IO figures are for (`--server-device`, else the busiest).
-    pub device: Option<String>,
-    pub r_per_o: Option<f64>,
-    pub w_per_o: Option<f64>,
-    pub rkb_per_o: Option<f64>,
-    pub wkb_per_o: Option<f64>,
-    pub device_busy_pct: Option<f64>,
-    /// The busiest network interface other than the loopback.
-    pub net: Option<NetFigures>,
-    /// What is missing and why (a series the endpoint lacks, scrapes that failed).
-    pub note: Option<String>,
-}
 
 /// One scrape's counters.
 #[derive(Clone, Debug, Default)]

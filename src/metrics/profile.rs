@@ -15,8 +15,8 @@ use std::sync::mpsc;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
+use crate::results::diagnosis::{FunctionShare, Profile};
 use inferno::collapse::Collapse;
-use serde::{Deserialize, Serialize};
 
 /// Samples per second per CPU: modest, and off the beat of timers that tick at round rates.
 pub const DEFAULT_HZ: u32 = 99;
@@ -28,40 +28,6 @@ const PID_POLL: Duration = Duration::from_millis(500);
 const STOP_BOUND: Duration = Duration::from_secs(15);
 /// How long `perf script` and the folding may take.
 const SCRIPT_BOUND: Duration = Duration::from_secs(120);
-
-/// What a profile found; the folded stacks themselves go to a file beside the results.
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Profile {
-    /// What was profiled: "the server's processes" or "dbsweep (embedded SQLite)".
-    pub subject: String,
-    pub hz: u32,
-    /// On-CPU samples of the profiled processes.
-    pub samples: u64,
-    pub processes: u32,
-    /// The share of samples whose innermost frame has no symbol (a stripped binary).
-    pub unknown_share: f64,
-    /// The functions with the most samples by self and by total share, most self first.
-    pub functions: Vec<FunctionShare>,
-    /// The folded stacks (gzip) and the flame graph (SVG), file names beside the results.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub stacks_file: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub flame_file: Option<String>,
-    /// The folded stacks (`frame;frame;frame count` lines), until they are saved.
-    #[serde(skip)]
-    pub folded: String,
-}
-
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields)]
-pub struct FunctionShare {
-    pub function: String,
-    /// Samples in which it was the innermost frame, over all samples.
-    pub self_share: f64,
-    /// Samples in which it was anywhere on the stack, over all samples.
-    pub total_share: f64,
-}
 
 impl Profile {
     /// Builds the figures of folded stacks.

@@ -8,54 +8,8 @@ use std::collections::BTreeMap;
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
-use serde::{Deserialize, Serialize};
-
 use crate::db::{DbError, ErrorClass, Target};
-
-/// A run's wait profile.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields)]
-pub struct WaitProfile {
-    /// Where the samples came from: `pg_stat_activity` or `processlist`.
-    pub source: String,
-    /// Sampling rounds per second asked for.
-    pub hz: f64,
-    /// Rounds taken, and sessions seen over all rounds.
-    pub rounds: u64,
-    pub samples: u64,
-    /// Each event with its samples and share of all samples, most first.
-    pub events: Vec<WaitEvent>,
-    /// MariaDB/MySQL: InnoDB row lock waits over the measured part and their time in ms
-    /// (`Innodb_row_lock_waits`, `Innodb_row_lock_time`): short waits that samples miss.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub row_lock_waits: Option<u64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub row_lock_ms: Option<u64>,
-    /// MariaDB/MySQL with performance_schema on: the instruments' waits over the measured
-    /// part (`events_waits_summary_global_by_event_name` deltas, `idle` left out), most time
-    /// first, at most [`TOP_INSTRUMENTS`].
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub instruments: Vec<InstrumentWait>,
-    /// SQLite: statements that found the database locked over the measured part, and the
-    /// milliseconds they waited (the busy handler's, counted exactly rather than sampled).
-    /// MariaDB/MySQL: InnoDB's semaphore counters and latch waits over the measured part, as
-    /// SHOW ENGINE INNODB STATUS and MUTEX give them (None when the server would not show them).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub innodb: Option<crate::metrics::innodb::Semaphores>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub busy_waits: Option<u64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub busy_ms: Option<f64>,
-}
-
-/// One instrument's waits: how many, and their time in milliseconds.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields)]
-pub struct InstrumentWait {
-    pub event: String,
-    pub count: u64,
-    pub ms: f64,
-}
+use crate::results::diagnosis::{InstrumentWait, WaitEvent, WaitProfile};
 
 /// Instruments kept per profile.
 pub const TOP_INSTRUMENTS: usize = 10;
@@ -82,28 +36,6 @@ fn instrument_waits(conn: &mut dyn crate::db::Conn) -> Result<Option<InstrumentT
         },
     )?;
     Ok(Some(out))
-}
-
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields)]
-pub struct WaitEvent {
-    /// `Type:event` (`Lock:transactionid`, `Client:ClientRead`, `IO:WALSync`), `CPU`, or for
-    /// MariaDB/MySQL `Lock:row lock wait`, `Client:Sleep`, `Query:<state>`.
-    pub event: String,
-    pub samples: u64,
-    pub share: f64,
-}
-
-impl WaitProfile {
-    /// The `n` largest events as `event share%`, joined by commas.
-    pub fn top(&self, n: usize) -> String {
-        self.events
-            .iter()
-            .take(n)
-            .map(|e| format!("{} {:.0}%", e.event, e.share * 100.0))
-            .collect::<Vec<_>>()
-            .join(", ")
-    }
 }
 
 /// The client backends of the database that connected after the sampler: the run's clients

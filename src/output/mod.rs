@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 use std::sync::OnceLock;
 
 use crate::results::Results;
-use crate::runner::Interval;
+use crate::results::figures::Interval;
 
 /// How sysbench's text looks in this process, when it runs as sysbench (`dbsweep sysbench`).
 #[derive(Clone, Copy, Debug)]
@@ -96,7 +96,7 @@ pub fn interval_line(iv: &Interval) -> String {
 /// The final report: sysbench's sections, with every percentile.
 /// The server host's figures from node_exporter, and the client's network, per event.
 fn network_summary(s: &mut String, r: &Results) {
-    let net_line = |n: &crate::metrics::net::NetFigures| {
+    let net_line = |n: &crate::results::figures::NetFigures| {
         let link = match (n.busy_pct, n.link_mbit, &n.link_source) {
             (Some(b), Some(m), Some(src)) => format!("; {b:.2}% of {m:.0} Mbit/s ({src})"),
             _ => "; link speed unknown (--link-speed)".into(),

@@ -8,7 +8,7 @@ use hdrhistogram::Histogram;
 
 use crate::plan::RunPlan;
 use crate::results::Results;
-use crate::runner::Interval;
+use crate::results::figures::Interval;
 
 /// The version whose output this module reproduces.
 pub const VERSION: &str = "1.0.20";

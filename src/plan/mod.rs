@@ -161,9 +161,7 @@ fn clients_of(workload: &str, o: &RunArgs) -> Result<(u32, u32), Error> {
     Ok((threads, workers))
 }
 
-/// The longest duration dbsweep accepts anywhere (a run, a warm-up, a pause, a timeout): a
-/// year. Longer ones are typing errors, and past a few centuries a clock overflows.
-pub const MAX_SECONDS: f64 = 365.0 * 24.0 * 3600.0;
+pub use crate::results::MAX_SECONDS;
 
 fn check_non_negative(option: &str, v: f64) -> Result<(), Error> {
     if v.is_finite() && (0.0..=MAX_SECONDS).contains(&v) {

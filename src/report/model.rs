@@ -5,7 +5,7 @@ use std::collections::BTreeSet;
 use std::path::Path;
 
 use crate::error::Error;
-use crate::metrics::hw::HwFigures;
+use crate::results::figures::HwFigures;
 use crate::results::{Results, StepRecord};
 
 /// The four groups of docs/workloads.md section 5, in report order, after the load.

@@ -7,7 +7,8 @@ use base64::Engine;
 
 use super::model::{Dataset, Entry};
 use super::tables::{Cell, Row, Table, layout, per_column, tests};
-use crate::metrics::profile::{self, Profile};
+use crate::metrics::profile::{self};
+use crate::results::diagnosis::Profile;
 
 /// Functions shown per test: the most self share in any column.
 const TOP: usize = 8;

@@ -632,7 +632,7 @@ const SERVER_RATES: [Rate; 5] = [
 /// The intervals of a run that per-second charts and stability figures use: those at least half
 /// as long as the run's longest. The last interval of a run is usually a sliver (8.9 ms with 2
 /// events, say) whose rate is noise, not a collapse or a spike; it is left out, not scaled.
-pub fn full_intervals(r: &crate::results::Results) -> Vec<&crate::runner::Interval> {
+pub fn full_intervals(r: &crate::results::Results) -> Vec<&crate::results::figures::Interval> {
     let longest = r.intervals.iter().map(|i| i.seconds).fold(0.0, f64::max);
     r.intervals
         .iter()

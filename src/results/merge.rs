@@ -15,9 +15,9 @@ use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
 use super::{HistogramData, Latency, Queries, RateInfo, Results, StatementFigures, TxnFigures};
-use crate::metrics::hw::{CpuPct, CpuPerOp, HwFigures, ProcIoKb};
-use crate::metrics::net::NetFigures;
-use crate::runner::Interval;
+use crate::results::figures::Interval;
+use crate::results::figures::NetFigures;
+use crate::results::figures::{CpuPct, CpuPerOp, HwFigures, ProcIoKb};
 
 /// One client host's figures in a merged file.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -632,7 +632,7 @@ fn merge_net(parts: &[(&Results, &HwFigures)], events: u64) -> Option<NetFigures
 fn merge_server_host(
     files: &[(String, Results)],
     events: u64,
-) -> Option<crate::metrics::node::HostFigures> {
+) -> Option<crate::results::figures::HostFigures> {
     let (r, h) = files
         .iter()
         .find_map(|(_, r)| r.server_host.as_ref().map(|h| (r, h)))?;

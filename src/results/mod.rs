@@ -12,11 +12,13 @@ use hdrhistogram::Histogram;
 use hdrhistogram::serialization::{Deserializer, Serializer, V2DeflateSerializer};
 use serde::{Deserialize, Serialize};
 
+pub mod diagnosis;
+pub mod figures;
 pub mod merge;
 
 use crate::error::Error;
-use crate::runner::Interval;
-use crate::workload::tables::LoadReport;
+use crate::results::figures::Interval;
+use crate::results::figures::LoadReport;
 
 pub const SCHEMA_VERSION: u32 = 1;
 pub const HISTOGRAM_ENCODING: &str = "hdrhistogram-v2-deflate-base64";
@@ -62,19 +64,19 @@ pub struct Results {
     /// The load, when this command prepared the tables first.
     pub prepare: Option<LoadReport>,
     /// Hardware figures per operation (None when the sampler could not read /proc).
-    pub hw: Option<crate::metrics::hw::HwFigures>,
+    pub hw: Option<crate::results::figures::HwFigures>,
     /// The server's counters over the measured part: deltas and per-operation figures.
     #[serde(default)]
-    pub server_stats: Option<crate::metrics::dbstats::ServerStats>,
+    pub server_stats: Option<crate::results::figures::ServerStats>,
     /// What the server's sessions waited on over the measured part (sampled).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub waits: Option<crate::metrics::waits::WaitProfile>,
+    pub waits: Option<crate::results::diagnosis::WaitProfile>,
     /// TPC-C runs: NOPM, tpm and each transaction type's figures.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tpcc: Option<TpccFigures>,
     /// `--profile`: the on-CPU profile of the server's processes over the measured part.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub profile: Option<crate::metrics::profile::Profile>,
+    pub profile: Option<crate::results::diagnosis::Profile>,
     /// The oltp workloads: each statement kind's count and latency over the measured part.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub statements: Vec<StatementFigures>,
@@ -94,11 +96,15 @@ pub struct Results {
     /// The database host's CPU, disk and network from node_exporter (`--server-metrics`):
     /// host-level figures, per operation as the local sampler's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub server_host: Option<crate::metrics::node::HostFigures>,
+    pub server_host: Option<crate::results::figures::HostFigures>,
     /// A merged file (`dbsweep merge`): each client host's own figures.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub parts: Vec<merge::Part>,
 }
+
+/// The longest duration dbsweep accepts anywhere (a run, a warm-up, a pause, a timeout): a
+/// year. Longer ones are typing errors, and past a few centuries a clock overflows.
+pub const MAX_SECONDS: f64 = 365.0 * 24.0 * 3600.0;
 
 /// Which machine a client ran on: its host name and the kernel's boot id, which tells two
 /// network namespaces (or containers) of one machine from two machines.
@@ -165,7 +171,7 @@ pub struct ServerInfo {
     pub kept: bool,
     /// Each requested setting as the server has it, read back after start.
     #[serde(default)]
-    pub effective: BTreeMap<String, crate::server::effective::Effective>,
+    pub effective: BTreeMap<String, crate::results::diagnosis::Effective>,
     /// Settings not applied as requested, and the server log's warnings about them.
     #[serde(default)]
     pub setting_warnings: Vec<String>,
@@ -269,28 +275,6 @@ pub struct StatementFigures {
     /// The latencies themselves, so that merged runs have exact percentiles.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub histogram: Option<HistogramData>,
-}
-
-impl StatementFigures {
-    /// The kinds that ran, in the workload's order.
-    pub fn of(names: &[&str], stats: &[crate::metrics::KindStats], events: u64) -> Vec<Self> {
-        names
-            .iter()
-            .zip(stats)
-            .filter(|(_, s)| s.events > 0)
-            .map(|(name, s)| StatementFigures {
-                name: (*name).to_string(),
-                count: s.events,
-                per_event: if events > 0 {
-                    s.events as f64 / events as f64
-                } else {
-                    0.0
-                },
-                latency_ms: Latency::from_histogram(&s.latency),
-                histogram: Some(HistogramData::encode(&s.latency)),
-            })
-            .collect()
-    }
 }
 
 /// How a run's clients were served when they were more than its worker threads or its
@@ -408,7 +392,7 @@ impl Results {
 
     /// A file read from disk is input: its durations must be ones a run can have.
     pub fn check(&self) -> Result<(), String> {
-        let max = crate::plan::MAX_SECONDS;
+        let max = MAX_SECONDS;
         let seconds = |name: &str, v: f64| {
             if v.is_finite() && (0.0..=max).contains(&v) {
                 Ok(())
@@ -566,7 +550,7 @@ pub struct StepRecord {
     pub results: Option<Results>,
     /// A load step's report and hardware figures (per row loaded).
     pub load: Option<LoadReport>,
-    pub load_hw: Option<crate::metrics::hw::HwFigures>,
+    pub load_hw: Option<crate::results::figures::HwFigures>,
     pub pause: Option<PauseReport>,
     /// The database's own version string (`SELECT version()`, `@@version`) of the cell.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -16,6 +16,7 @@ use serde::Serialize;
 use crate::db::Target;
 use crate::error::Error;
 use crate::metrics::{Recorder, Snapshot, ns_to_ms};
+use crate::results::figures::Interval;
 use crate::workload::Workload;
 use worker::{ConnectRate, Schedule, Shared, Worker};
 
@@ -84,37 +85,6 @@ fn warmup_start(opts: &RunnerOptions, interrupt: &AtomicBool) -> Instant {
         }
         std::thread::sleep(left.min(Duration::from_millis(50)));
     }
-}
-
-/// One interval's figures, as the live line shows them and the results file stores them.
-#[derive(Clone, Debug, Serialize, serde::Deserialize, PartialEq)]
-#[serde(deny_unknown_fields)]
-pub struct Interval {
-    /// Seconds from the start of measurement to the end of this interval.
-    pub t: f64,
-    pub seconds: f64,
-    pub threads: u32,
-    pub events: u64,
-    pub tps: f64,
-    pub qps: f64,
-    pub reads_per_s: f64,
-    pub writes_per_s: f64,
-    pub others_per_s: f64,
-    pub rows_per_s: f64,
-    pub p50_ms: f64,
-    pub p95_ms: f64,
-    pub p99_ms: f64,
-    pub max_ms: f64,
-    pub err_per_s: f64,
-    pub reconn_per_s: f64,
-    /// The latency at the run's `percentile`, for sysbench's interval line (not saved).
-    #[serde(skip)]
-    pub pct_ms: f64,
-    /// TPC-C: committed New-Order transactions per minute, and New-Order's 95th percentile.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub nopm: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub new_order_p95_ms: Option<f64>,
 }
 
 impl Interval {

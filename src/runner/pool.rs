@@ -13,10 +13,10 @@ use std::collections::hash_map::Entry;
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
+use crate::db::QueryCounts;
 use crate::db::{
     Conn, Count, DbError, Dialect, ErrorClass, OnRow, Outcome, Param, RowValue, StmtId, TextRow,
 };
-use crate::metrics::QueryCounts;
 
 /// The statements of a run's pooled clients, numbered in the order they were first prepared.
 #[derive(Default)]

@@ -7,8 +7,9 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use super::pool::{Pooled, Registry};
+use crate::db::QueryCounts;
 use crate::db::{Conn, DbError, Detached, ErrorClass, Target};
-use crate::metrics::{QueryCounts, RETRY_CLASSES, Recorder};
+use crate::metrics::{RETRY_CLASSES, Recorder};
 use crate::workload::rand::Rand;
 use crate::workload::{Client, EventLoop, Next, Workload};
 

@@ -9,19 +9,7 @@ use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
 use std::path::Path;
 
-use serde::{Deserialize, Serialize};
-
-/// One requested setting as the server has it.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Effective {
-    pub requested: String,
-    /// The server's value in its own words (`32768 8kB`, `ON`); None when the server has no
-    /// variable of that name.
-    pub effective: Option<String>,
-    /// Whether the two mean the same, units normalised.
-    pub applied: bool,
-}
+use crate::results::diagnosis::Effective;
 
 /// The unit of a number, to compare `256MB` with `32768` pages of `8kB`.
 #[derive(Clone, Copy, PartialEq)]

@@ -127,7 +127,7 @@ pub struct ManagedServer {
     tls: bool,
     tls_required: bool,
     /// Each requested setting as the server has it, read back after start.
-    pub effective: BTreeMap<String, effective::Effective>,
+    pub effective: BTreeMap<String, crate::results::diagnosis::Effective>,
     /// What differs: settings not applied as requested, and the log's warnings about them.
     pub setting_warnings: Vec<String>,
     /// The build it runs; None: the system's default build of its kind.

@@ -6,8 +6,8 @@
 use super::rand::{Dist, Rand, RandOptions, RandType};
 use super::sysbench::{C_GROUPS, static_name};
 use super::{Client, TableSet, Workload, WorkloadOptions};
+use crate::db::QueryCounts;
 use crate::db::{Conn, DbError, Param, StmtId};
-use crate::metrics::QueryCounts;
 
 /// Default IN-list length and covered-range width of these workloads.
 const DEFAULT_POINTS: u32 = 100;

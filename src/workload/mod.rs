@@ -9,13 +9,13 @@ pub mod tpcc;
 
 use serde::Serialize;
 
+use crate::db::QueryCounts;
 use crate::error::Error;
-use crate::metrics::QueryCounts;
 use std::sync::atomic::AtomicBool;
 
 use crate::db::{Conn, DbError, Target};
+use crate::results::figures::LoadReport;
 use rand::{Rand, RandOptions};
-use tables::LoadReport;
 pub use tables::TableSet;
 
 /// `--ps-mode`: server-side prepared statements (auto) or text statements (disable).

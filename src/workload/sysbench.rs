@@ -3,8 +3,8 @@
 
 use super::rand::{Dist, Rand};
 use super::{Client, TableSet, Workload, WorkloadOptions};
+use crate::db::QueryCounts;
 use crate::db::{Conn, Count, DbError, Param, StmtId};
-use crate::metrics::QueryCounts;
 
 /// Digit groups of the `c` and `pad` columns (119 and 59 characters).
 pub const C_GROUPS: usize = 10;

@@ -10,6 +10,7 @@ use super::rand::{Dist, Rand};
 use super::sysbench::{C_GROUPS, PAD_GROUPS};
 use crate::db::{Conn, Dialect, RowValue, Target};
 use crate::error::Error;
+use crate::results::figures::LoadReport;
 
 /// Which table layout a workload uses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -45,18 +46,6 @@ impl TableSet {
     pub fn names(&self) -> impl Iterator<Item = (u32, String)> {
         (1..=self.count).map(|n| (n, format!("sbtest{n}")))
     }
-}
-
-/// What a load did, for the prepare figure.
-#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct LoadReport {
-    pub tables: u32,
-    pub rows: u64,
-    pub seconds: f64,
-    pub rows_per_s: f64,
-    /// CPU seconds (user + system) that dbsweep itself used during the load.
-    pub client_cpu_s: f64,
 }
 
 /// `CREATE TABLE` for table `n`, as sysbench 1.0 writes it for each dialect. PostgreSQL gets

@@ -7,12 +7,13 @@ use std::time::Duration;
 
 use super::load::{self, CUSTOMERS, DISTRICTS, ITEMS, fixed, last_name};
 use super::{check, schema};
+use crate::db::QueryCounts;
 use crate::db::{Conn, DbError, Dialect, ErrorClass, Param, StmtId, Target, TextRow};
 use crate::error::Error;
-use crate::metrics::{KindStats, QueryCounts};
+use crate::metrics::KindStats;
+use crate::results::figures::LoadReport;
 use crate::results::{Latency, TpccFigures, TxnFigures};
 use crate::workload::rand::Rand;
-use crate::workload::tables::LoadReport;
 use crate::workload::{Client, TableSet, Workload, WorkloadOptions};
 
 /// The transaction types, in the order the runner and the results list them.

@@ -1,0 +1,244 @@
+//! What a step measured, as the results file stores it: the intervals, the load, the hardware
+//! per operation (client, server, network, the server's host) and the server's counters. The
+//! metrics layer computes these; here they are only data.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+/// One interval's figures, as the live line shows them and the results file stores them.
+#[derive(Clone, Debug, Serialize, serde::Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Interval {
+    /// Seconds from the start of measurement to the end of this interval.
+    pub t: f64,
+    pub seconds: f64,
+    pub threads: u32,
+    pub events: u64,
+    pub tps: f64,
+    pub qps: f64,
+    pub reads_per_s: f64,
+    pub writes_per_s: f64,
+    pub others_per_s: f64,
+    pub rows_per_s: f64,
+    pub p50_ms: f64,
+    pub p95_ms: f64,
+    pub p99_ms: f64,
+    pub max_ms: f64,
+    pub err_per_s: f64,
+    pub reconn_per_s: f64,
+    /// The latency at the run's `percentile`, for sysbench's interval line (not saved).
+    #[serde(skip)]
+    pub pct_ms: f64,
+    /// TPC-C: committed New-Order transactions per minute, and New-Order's 95th percentile.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nopm: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub new_order_p95_ms: Option<f64>,
+}
+
+/// What a load did, for the prepare figure.
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LoadReport {
+    pub tables: u32,
+    pub rows: u64,
+    pub seconds: f64,
+    pub rows_per_s: f64,
+    /// CPU seconds (user + system) that dbsweep itself used during the load.
+    pub client_cpu_s: f64,
+}
+
+/// Per-operation figures of a step, as the results file stores them under `hw`.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct HwFigures {
+    pub cpu_us_per_op: CpuPerOp,
+    pub cpu_per_o: Option<f64>,
+    pub cs_per_o: Option<f64>,
+    pub r_per_o: Option<f64>,
+    pub rkb_per_o: Option<f64>,
+    pub wkb_per_o: Option<f64>,
+    pub server_rss_kb: Option<u64>,
+    /// The device the IO figures are for.
+    pub device: Option<String>,
+    /// Share of the step the device was busy, in percent (its utilisation).
+    /// Absent from results files of earlier versions.
+    #[serde(default)]
+    pub device_busy_pct: Option<f64>,
+    /// CPUs of the machine (the CPU's capacity in the queueing model).
+    /// Absent from results files of earlier versions.
+    #[serde(default)]
+    pub cpus: usize,
+    /// Mean CPU busy over the step, split: the machine's in percent of all its CPUs, the
+    /// processes' in percent of one CPU.
+    /// Absent from results files of earlier versions.
+    #[serde(default)]
+    pub cpu_pct: CpuPct,
+    /// The server's context switches (its live threads) per operation.
+    /// Absent from results files of earlier versions.
+    #[serde(default)]
+    pub server_cs_per_o: Option<f64>,
+    /// KB the processes had the storage layer read and write over the step (/proc/PID/io).
+    /// Absent from results files of earlier versions.
+    #[serde(default)]
+    pub proc_io_kb: ProcIoKb,
+    /// Per-second machine CPU busy percent, client and server CPU percent of one core.
+    pub series: Vec<HwSecond>,
+    /// The CPUs' frequency over the step (cpufreq's scaling_cur_freq of every CPU, read with
+    /// each sample); absent where the kernel has no cpufreq (most virtual machines).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_mhz: Option<MhzRange>,
+    /// The client's network interface towards the database: bytes per operation and how busy
+    /// its link was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub net: Option<NetFigures>,
+}
+
+/// The least, greatest and mean frequency any CPU had at the sampler's readings, in MHz.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct MhzRange {
+    pub min: f64,
+    pub max: f64,
+    pub mean: f64,
+}
+
+impl MhzRange {
+    /// Whether the frequency moved by more than a tenth of its top during the step (a
+    /// governor, power capping or thermal throttling at work).
+    pub fn varied(&self) -> bool {
+        self.max > 0.0 && (self.max - self.min) / self.max > 0.10
+    }
+}
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct CpuPerOp {
+    pub client: Option<f64>,
+    pub server: Option<f64>,
+    pub machine: Option<f64>,
+}
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct CpuPct {
+    pub machine_user: f64,
+    pub machine_system: f64,
+    pub machine_iowait: f64,
+    pub client_user: f64,
+    pub client_system: f64,
+    /// Absent from results files of earlier versions.
+    #[serde(default)]
+    pub client_iowait: f64,
+    pub server_user: Option<f64>,
+    pub server_system: Option<f64>,
+    /// Absent from results files of earlier versions.
+    #[serde(default)]
+    pub server_iowait: Option<f64>,
+}
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ProcIoKb {
+    pub client_read: Option<f64>,
+    pub client_write: Option<f64>,
+    pub server_read: Option<f64>,
+    pub server_write: Option<f64>,
+}
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct HwSecond {
+    pub t: f64,
+    pub machine_busy_pct: f64,
+    pub client_cpu_pct: f64,
+    pub server_cpu_pct: Option<f64>,
+    pub cs_per_s: f64,
+    /// Absent from results files of earlier versions.
+    #[serde(default)]
+    pub machine_iowait_pct: f64,
+    /// Absent from results files of earlier versions.
+    #[serde(default)]
+    pub server_cs_per_s: Option<f64>,
+}
+
+/// Bytes through one interface per operation over a step, and how busy its link was.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct NetFigures {
+    /// The interface (`eth0`, `lo`, a veth ...).
+    pub device: String,
+    /// KB received and sent per operation.
+    pub rx_kb_per_o: f64,
+    pub tx_kb_per_o: f64,
+    /// The link's speed in Mbit/s, and where it came from (`sysfs`, `node_exporter`,
+    /// `--link-speed`); None when unknown (a loopback has no speed).
+    pub link_mbit: Option<f64>,
+    pub link_source: Option<String>,
+    /// Percent of the link's capacity used by its busier direction (full duplex).
+    pub busy_pct: Option<f64>,
+}
+
+/// The server host's figures over a step, as node_exporter gave them.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct HostFigures {
+    /// The endpoint scraped (without credentials).
+    pub source: String,
+    /// Always "host": every process of the machine counts, not only the server's.
+    pub scope: String,
+    /// Answered scrapes, and the seconds between the first and the last of them.
+    pub scrapes: u32,
+    pub seconds: f64,
+    pub cpus: Option<usize>,
+    /// Busy CPU (all modes but idle and iowait) per operation, microseconds.
+    pub cpu_us_per_op: Option<f64>,
+    /// Percent of all the host's CPUs.
+    pub cpu_user_pct: Option<f64>,
+    pub cpu_system_pct: Option<f64>,
+    pub cpu_iowait_pct: Option<f64>,
+    pub cs_per_o: Option<f64>,
+    /// The disk the IO figures are for (`--server-device`, else the busiest).
+    pub device: Option<String>,
+    pub r_per_o: Option<f64>,
+    pub w_per_o: Option<f64>,
+    pub rkb_per_o: Option<f64>,
+    pub wkb_per_o: Option<f64>,
+    pub device_busy_pct: Option<f64>,
+    /// The busiest network interface other than the loopback.
+    pub net: Option<NetFigures>,
+    /// What is missing and why (a series the endpoint lacks, scrapes that failed).
+    pub note: Option<String>,
+}
+
+/// Numeric counters by `source.name`.
+pub type Counters = BTreeMap<String, f64>;
+
+/// What a step's results keep of the server's counters.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ServerStats {
+    /// After minus before, for every numeric counter (gauges too: their change).
+    pub deltas: Counters,
+    /// `SHOW ENGINE INNODB STATUS` at the end of the step (MySQL, MariaDB).
+    pub innodb_status: Option<String>,
+    /// Share of page requests served from the cache, 0 to 1.
+    pub hit_rate: Option<f64>,
+    pub pages_read_per_op: Option<f64>,
+    pub pages_written_per_op: Option<f64>,
+    /// Write-ahead or redo log bytes per operation.
+    pub log_bytes_per_op: Option<f64>,
+    /// MariaDB/MySQL's query cache, when it was used in the step: hit rate = Qcache_hits /
+    /// (Qcache_hits + Com_select), insert rate = Qcache_inserts / (Qcache_hits + Com_select),
+    /// prune rate = Qcache_lowmem_prunes / Qcache_inserts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub qcache_hit_rate: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub qcache_insert_rate: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub qcache_prune_rate: Option<f64>,
+    /// PostgreSQL: checkpoints (timed and requested) during the step.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub checkpoints: Option<f64>,
+}
