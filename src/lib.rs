@@ -489,7 +489,14 @@ fn run_opened(
         None
     };
     if let Some(st) = output::sysbench_style() {
-        print!("{}", output::sysbench::run_header(plan, st.seed_given));
+        let r = &plan.runner;
+        let header = output::sysbench::Header {
+            threads: r.threads,
+            rate: r.rate,
+            report_interval: r.report_interval,
+            rand_seed: r.rand_seed,
+        };
+        print!("{}", output::sysbench::run_header(&header, st.seed_given));
     }
     let results = measure(
         plan,

@@ -6,7 +6,6 @@ use std::fmt::Write as _;
 
 use hdrhistogram::Histogram;
 
-use crate::plan::RunPlan;
 use crate::results::Results;
 use crate::results::figures::Interval;
 
@@ -21,9 +20,9 @@ pub fn banner() -> String {
     )
 }
 
-/// What sysbench prints between the banner and the first interval line of a run.
-pub fn run_header(plan: &RunPlan, seed_given: bool) -> String {
-    let r = &plan.runner;
+/// What sysbench prints between the banner and the first interval line of a run: `r` holds the
+/// run's threads, rate, report interval and seed.
+pub fn run_header(r: &Header, seed_given: bool) -> String {
     let mut s = String::from("Running the test with following options:\n");
     let _ = writeln!(s, "Number of threads: {}", r.threads);
     if r.rate > 0.0 {
@@ -47,6 +46,14 @@ pub fn run_header(plan: &RunPlan, seed_given: bool) -> String {
     }
     s.push_str("\n\nInitializing worker threads...\n\nThreads started!\n\n");
     s
+}
+
+/// The run's figures that sysbench's header names.
+pub struct Header {
+    pub threads: u32,
+    pub rate: f64,
+    pub report_interval: f64,
+    pub rand_seed: u64,
 }
 
 /// An interval line, as sysbench's SQL drivers print it; `percentile` 0 leaves the

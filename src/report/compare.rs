@@ -204,8 +204,10 @@ pub fn compare(
         let tputs =
             |runs: &[&Entry]| -> Vec<f64> { runs.iter().filter_map(|e| e.throughput()).collect() };
         let (all_a, all_b) = (tputs(&runs_a), tputs(&runs_b));
-        let (Some(ta), Some(tb)) = (super::tables::median(&all_a), super::tables::median(&all_b))
-        else {
+        let (Some(ta), Some(tb)) = (
+            super::stats::median_of(&all_a),
+            super::stats::median_of(&all_b),
+        ) else {
             out.skipped
                 .push(format!("{} ({}): no throughput", ea.test, place(ea)));
             continue;
@@ -235,7 +237,7 @@ pub fn compare(
             place: at,
             a: ta,
             b: tb,
-            change_pct: super::tables::ratio(tb, ta).mul_add(100.0, -100.0),
+            change_pct: super::stats::ratio_of(tb, ta).mul_add(100.0, -100.0),
             p_value: p,
             significant: false,
             a_p95_ms: ea.results.as_ref().map(|r| r.latency_ms.p95),

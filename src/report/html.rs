@@ -5,7 +5,7 @@
 use std::fmt::Write as _;
 
 use super::model::{Dataset, Entry, Group};
-use super::render::{cell_text, cell_verdict};
+use super::render::{cell_text, cell_verdict, esc};
 use super::scaling;
 use super::tables::{self, Cell, Table};
 
@@ -20,13 +20,6 @@ fn color(i: usize) -> String {
         Some(c) => (*c).to_string(),
         None => format!("hsl({:.0},70%,40%)", (i as f64 * 137.508) % 360.0),
     }
-}
-
-pub(super) fn esc(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
 }
 
 /// A line series: its name, points, and whether it is a bound (drawn dashed).
@@ -436,7 +429,7 @@ fn scaling_charts(ds: &Dataset) -> Vec<String> {
                     .filter(|o| o.place.clients == e.place.clients)
                     .filter_map(|o| o.results.as_ref().map(|r| r.tps))
                     .collect();
-                points.push((x, tables::median(&tps).unwrap_or(0.0)));
+                points.push((x, super::stats::median_of(&tps).unwrap_or(0.0)));
             }
             let color = Some(ci);
             let Some(b) = scaling::bound_of(&runs) else {

@@ -139,9 +139,9 @@ fn figure(body: &mut String, title: &str, what: &str, svg: &str) {
         body,
         "<figure class=\"flame\"><figcaption>{}: {}</figcaption><img alt=\"{}\" \
          style=\"width:100%\" src=\"data:image/svg+xml;base64,{data}\"></figure>",
-        super::html::esc(title),
-        super::html::esc(what),
-        super::html::esc(what)
+        super::render::esc(title),
+        super::render::esc(what),
+        super::render::esc(what)
     );
 }
 
@@ -149,7 +149,7 @@ fn note(body: &mut String, title: &str, why: &str) {
     let _ = write!(
         body,
         "<p class=\"note\">{}: {}</p>",
-        super::html::esc(title),
-        super::html::esc(why)
+        super::render::esc(title),
+        super::render::esc(why)
     );
 }

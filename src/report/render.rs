@@ -5,6 +5,14 @@ use std::fmt::Write as _;
 
 use super::tables::{Better, Cell, Table};
 
+/// Text made safe inside HTML and SVG: markup characters as entities.
+pub fn esc(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
 /// A number with as many decimals as its size deserves.
 pub fn num(v: f64) -> String {
     let a = v.abs();

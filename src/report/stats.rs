@@ -51,7 +51,7 @@ pub fn median(samples: &[f64]) -> Option<Estimate> {
     }
     v.sort_by(f64::total_cmp);
     let n = v.len();
-    let value = super::tables::median(&v)?;
+    let value = median_of(&v)?;
     let (k, confidence) = order_statistic(n, |k| 1.0 - 2.0 * binomial_half_cdf(n, k - 1));
     Some(Estimate {
         value,
@@ -103,7 +103,7 @@ fn mann_whitney_counts(n: usize, m: usize) -> Vec<f64> {
 /// The ratio of column `a` to base `b` from repeated runs: the Hodges-Lehmann estimate (the
 /// median of every a_i / b_j) and its Mann-Whitney interval of order statistics of those ratios
 /// (distribution-free for a shift on the log scale). None when a side has no sample; a base
-/// with zeros gives ratios as [`super::tables::ratio`] does.
+/// with zeros gives ratios as [`ratio_of`] does.
 pub fn ratio(a: &[f64], b: &[f64]) -> Option<Estimate> {
     let a: Vec<f64> = a.iter().copied().filter(|x| x.is_finite()).collect();
     let b: Vec<f64> = b.iter().copied().filter(|x| x.is_finite()).collect();
@@ -112,12 +112,12 @@ pub fn ratio(a: &[f64], b: &[f64]) -> Option<Estimate> {
     }
     let mut r: Vec<f64> = a
         .iter()
-        .flat_map(|x| b.iter().map(move |y| super::tables::ratio(*x, *y)))
+        .flat_map(|x| b.iter().map(move |y| ratio_of(*x, *y)))
         .collect();
     r.sort_by(f64::total_cmp);
     let (n, m) = (a.len(), b.len());
     let total = r.len();
-    let value = super::tables::median(&r)?;
+    let value = median_of(&r)?;
     if n == 1 && m == 1 {
         return Some(Estimate {
             value,
@@ -138,6 +138,35 @@ pub fn ratio(a: &[f64], b: &[f64]) -> Option<Estimate> {
         hi: r[total - k],
         confidence,
         runs: n.min(m),
+    })
+}
+
+/// docs/workloads.md section 5: value / base; 1 when both are 0; inf when only the base is 0.
+pub fn ratio_of(value: f64, base: f64) -> f64 {
+    if base == 0.0 {
+        if value == 0.0 { 1.0 } else { f64::INFINITY }
+    } else {
+        value / base
+    }
+}
+
+/// The median of some values (None when there are none).
+pub fn median_of(values: &[f64]) -> Option<f64> {
+    let mut v: Vec<f64> = values.iter().copied().filter(|x| !x.is_nan()).collect();
+    if v.is_empty() {
+        return None;
+    }
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    Some(if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        let (a, b) = (v[n / 2 - 1], v[n / 2]);
+        if a.is_infinite() || b.is_infinite() {
+            b
+        } else {
+            (a + b) / 2.0
+        }
     })
 }
 
@@ -180,5 +209,22 @@ mod tests {
         // Overlapping runs are no difference.
         let c = [99.0, 106.0, 101.0];
         assert!(!ratio(&c, &a).unwrap().excludes_one());
+    }
+
+    #[test]
+    fn ratio_rules() {
+        assert_eq!(ratio_of(0.0, 0.0), 1.0);
+        assert_eq!(ratio_of(5.0, 0.0), f64::INFINITY);
+        assert_eq!(ratio_of(3.0, 4.0), 0.75);
+    }
+
+    #[test]
+    fn medians() {
+        assert_eq!(median_of(&[]), None);
+        assert_eq!(median_of(&[3.0, 1.0, 2.0]), Some(2.0));
+        assert_eq!(median_of(&[4.0, 1.0, 2.0, 3.0]), Some(2.5));
+        // inf sorts last; a middle pair with inf takes the larger.
+        assert_eq!(median_of(&[1.0, f64::INFINITY, 0.5]), Some(1.0));
+        assert_eq!(median_of(&[1.0, f64::INFINITY]), Some(f64::INFINITY));
     }
 }

@@ -6,6 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::Serialize;
 
 use super::model::{Dataset, Entry, Group, Place};
+use super::stats::{median_of, ratio_of};
 use crate::error::Error;
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -70,15 +71,6 @@ pub struct Table {
     pub notes: Vec<String>,
 }
 
-/// docs/workloads.md section 5: value / base; 1 when both are 0; inf when only the base is 0.
-pub fn ratio(value: f64, base: f64) -> f64 {
-    if base == 0.0 {
-        if value == 0.0 { 1.0 } else { f64::INFINITY }
-    } else {
-        value / base
-    }
-}
-
 /// Milliseconds columns whose figures are all below 1 ms are shown in microseconds, so that a
 /// 5 us latency reads `5.40 us`, not `0.0054 ms` (or `0.00`): the unit is chosen per column and
 /// said in its heading.
@@ -120,26 +112,6 @@ pub fn choose_time_units(t: &mut Table) {
             }
         }
     }
-}
-
-/// The median of some values (None when there are none).
-pub fn median(values: &[f64]) -> Option<f64> {
-    let mut v: Vec<f64> = values.iter().copied().filter(|x| !x.is_nan()).collect();
-    if v.is_empty() {
-        return None;
-    }
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    Some(if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        let (a, b) = (v[n / 2 - 1], v[n / 2]);
-        if a.is_infinite() || b.is_infinite() {
-            b
-        } else {
-            (a + b) / 2.0
-        }
-    })
 }
 
 /// A set of columns compared side by side: one client count (or all of them as columns).
@@ -394,7 +366,7 @@ fn metric_tables(
                 summary: true,
                 cells: ratios
                     .iter()
-                    .map(|r| median(r).map_or(Cell::Missing, Cell::Ratio))
+                    .map(|r| median_of(r).map_or(Cell::Missing, Cell::Ratio))
                     .collect(),
             });
         }
@@ -441,7 +413,7 @@ fn metric_tables(
                     let (Some(v), Some(b)) = (v.first(), base_values.first()) else {
                         return Cell::Missing;
                     };
-                    let r = ratio(*v, *b);
+                    let r = ratio_of(*v, *b);
                     group_ratios[i].push(r);
                     return Cell::Ratio(r);
                 }
@@ -812,22 +784,5 @@ mod tests {
         assert_eq!(t.rows[0].cells[0], Cell::Num(0.0054 * 1000.0));
         assert_eq!(t.rows[1].cells[1], Cell::Num(3.0));
         assert_eq!(t.rows[1].cells[2], Cell::Num(0.5), "not a time column");
-    }
-
-    #[test]
-    fn ratio_rules() {
-        assert_eq!(ratio(0.0, 0.0), 1.0);
-        assert_eq!(ratio(5.0, 0.0), f64::INFINITY);
-        assert_eq!(ratio(3.0, 4.0), 0.75);
-    }
-
-    #[test]
-    fn medians() {
-        assert_eq!(median(&[]), None);
-        assert_eq!(median(&[3.0, 1.0, 2.0]), Some(2.0));
-        assert_eq!(median(&[4.0, 1.0, 2.0, 3.0]), Some(2.5));
-        // inf sorts last; a middle pair with inf takes the larger.
-        assert_eq!(median(&[1.0, f64::INFINITY, 0.5]), Some(1.0));
-        assert_eq!(median(&[1.0, f64::INFINITY]), Some(f64::INFINITY));
     }
 }

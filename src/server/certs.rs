@@ -21,8 +21,8 @@ pub struct Files {
 
 /// Writes `ca.pem`, `server.crt` and `server.key` (mode 0600) into `dir`, and a client
 /// certificate the same CA signs (`client.crt`, `client.key`), for clients that present one
-/// (sysbench's `--mysql-ssl=on` always does).
-pub fn write(dir: &Path) -> Result<Files, Error> {
+/// (sysbench's `--mysql-ssl=on` always does), named `client_user`.
+pub fn write(dir: &Path, client_user: &str) -> Result<Files, Error> {
     let bad = |e: rcgen::Error| Error::Run(format!("making the server's TLS certificate: {e}"));
     let mut ca = CertificateParams::new(Vec::<String>::new()).map_err(bad)?;
     ca.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
@@ -47,7 +47,7 @@ pub fn write(dir: &Path) -> Result<Files, Error> {
     let mut client = CertificateParams::new(Vec::<String>::new()).map_err(bad)?;
     client
         .distinguished_name
-        .push(DnType::CommonName, super::postgres::USER);
+        .push(DnType::CommonName, client_user);
     let client_key = KeyPair::generate().map_err(bad)?;
     let client = client.signed_by(&client_key, &ca).map_err(bad)?;
     put(&files.ca, ca.pem())?;

@@ -146,7 +146,7 @@ pub(super) fn launch(s: &mut ManagedServer) -> Result<(), Error> {
         cnf.push('\n');
     }
     let tls = if s.tls {
-        let files = super::certs::write(&s.dir)?;
+        let files = super::certs::write(&s.dir, USER)?;
         for f in [&files.ca, &files.cert, &files.key] {
             chown_tree(f, s.runs_as)?;
         }

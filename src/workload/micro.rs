@@ -4,7 +4,8 @@
 //! in autocommit.
 
 use super::rand::{Dist, Rand, RandOptions, RandType};
-use super::sysbench::{C_GROUPS, static_name};
+use super::static_name;
+use super::tables::C_GROUPS;
 use super::{Client, TableSet, Workload, WorkloadOptions};
 use crate::db::QueryCounts;
 use crate::db::{Conn, DbError, Param, StmtId};

@@ -326,12 +326,23 @@ pub const WORKLOADS: &[(&str, &str)] = &[
     ),
 ];
 
+/// The registered name equal to `name` (a workload keeps its name for its whole life).
+pub(crate) fn static_name(name: &str) -> &'static str {
+    super::WORKLOADS
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(n, _)| *n)
+        .expect("registered")
+}
+
 /// Builds the workload called `name`.
 pub fn build(name: &str, opts: &WorkloadOptions) -> Result<Box<dyn Workload>, Error> {
     let w: Box<dyn Workload> = if name == "tpcc" {
         Box::new(tpcc::run::Tpcc::new(opts))
     } else {
-        sysbench::build(name, opts).ok_or_else(|| {
+        sysbench::build(name, opts)
+            .or_else(|| micro::build(name, opts))
+            .ok_or_else(|| {
             let names: Vec<&str> = WORKLOADS.iter().map(|(n, _)| *n).collect();
             Error::Usage(format!(
                 "unknown workload '{name}'; built-in workloads are: {} (see `dbsweep workloads`)",

@@ -2,13 +2,10 @@
 //! oltp_*.lua, select_random_*.lua and bulk_insert.lua scripts, on prepared statements.
 
 use super::rand::{Dist, Rand};
-use super::{Client, TableSet, Workload, WorkloadOptions};
+use super::tables::{C_GROUPS, PAD_GROUPS};
+use super::{Client, TableSet, Workload, WorkloadOptions, static_name};
 use crate::db::QueryCounts;
 use crate::db::{Conn, Count, DbError, Param, StmtId};
-
-/// Digit groups of the `c` and `pad` columns (119 and 59 characters).
-pub const C_GROUPS: usize = 10;
-pub const PAD_GROUPS: usize = 5;
 
 /// How many statements of each kind one event runs, and whether inside BEGIN/COMMIT.
 #[derive(Clone, Copy, Debug, Default)]
@@ -102,21 +99,13 @@ pub fn build(name: &str, o: &WorkloadOptions) -> Option<Box<dyn Workload>> {
             }));
         }
         "bulk_insert" => return Some(Box::new(BulkInsert { threads: o.threads })),
-        _ => return super::micro::build(name, o),
+        _ => return None,
     };
     Some(Box::new(Oltp {
         name: static_name(name),
         mix,
         opts: o.clone(),
     }))
-}
-
-pub(super) fn static_name(name: &str) -> &'static str {
-    super::WORKLOADS
-        .iter()
-        .find(|(n, _)| *n == name)
-        .map(|(n, _)| *n)
-        .expect("registered")
 }
 
 struct Oltp {

@@ -7,10 +7,13 @@ use std::time::Instant;
 
 use super::WorkloadOptions;
 use super::rand::{Dist, Rand};
-use super::sysbench::{C_GROUPS, PAD_GROUPS};
 use crate::db::{Conn, Dialect, RowValue, Target};
 use crate::error::Error;
 use crate::results::figures::LoadReport;
+
+/// Digit groups of the `c` and `pad` columns (119 and 59 characters).
+pub const C_GROUPS: usize = 10;
+pub const PAD_GROUPS: usize = 5;
 
 /// Which table layout a workload uses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
