@@ -1,9 +1,17 @@
 //! sysbench Lua scripts, unmodified (docs/workloads.md section 8): finding a script as sysbench
 //! does, parsing its options as sysbench does, and running its commands in embedded LuaJIT
-//! states over dbsweep's own targets. `api` builds the `sysbench` table of a state; `workload`
-//! runs a script's `event` as a dbsweep workload, one state per client thread.
+//! states over dbsweep's own databases. Layers, each file importing only those below it:
+//! `state` (what a state shares: context, data, error handling) <- `options`, `rand`, `sql` (one
+//! area of the `sysbench` table each) <- `api` (a new state with its table) <- `workload` (a
+//! script's `event` as a dbsweep workload, one state per client) <- `commands` (help, prepare,
+//! cleanup, run and a script's own).
 
 mod api;
+mod commands;
+mod options;
+mod rand;
+mod sql;
+mod state;
 mod workload;
 
 use std::path::{Path, PathBuf};
@@ -124,7 +132,9 @@ pub fn script_command(args: &[String]) -> Option<(String, String, Vec<String>)> 
     }
 }
 
-pub use api::{MYSQL_IGNORE_DEFAULT, run_command, step_workload};
+pub use commands::run_command;
+pub use commands::step_workload;
+pub use state::MYSQL_IGNORE_DEFAULT;
 
 #[cfg(test)]
 mod tests {

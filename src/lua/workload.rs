@@ -7,7 +7,10 @@ use std::sync::atomic::AtomicBool;
 
 use mlua::{Function, Lua, MultiValue, Value};
 
-use super::api::{self, Ctx, OptValue, StateData};
+use super::state::{Ctx, StateData};
+
+use super::api::PARALLEL_COMMAND;
+use super::state::OptValue;
 use crate::db::QueryCounts;
 use crate::db::{self, Conn, DbError, ErrorClass, OpenOptions, Target};
 use crate::error::Error;
@@ -16,9 +19,10 @@ use crate::results::figures::LoadReport;
 use crate::workload::rand::Rand;
 use crate::workload::{Client, TableSet, Workload, WorkloadOptions};
 use crate::{Db, Outcome};
+use mlua::Table;
 
-fn fail(e: &mlua::Error) -> Error {
-    Error::Run(api::describe(e))
+pub(super) fn fail(e: &mlua::Error) -> Error {
+    Error::Run(super::state::describe(e))
 }
 
 /// Runs `command` of the script in `ctx` on the plan's database.
@@ -36,7 +40,7 @@ pub fn run(ctx: Ctx, plan: &RunPlan, command: &str) -> Result<Outcome, Error> {
             pipeline: false,
         },
     )?);
-    let ctx = api::finish_ctx(ctx, target);
+    let ctx = finish_ctx(ctx, target);
     // `init` and `done` run here, in the main state that the report hooks use too.
     let workload = LuaWorkload {
         ctx: ctx.clone(),
@@ -44,7 +48,7 @@ pub fn run(ctx: Ctx, plan: &RunPlan, command: &str) -> Result<Outcome, Error> {
     };
     match command {
         "run" => {
-            let (main, _) = api::new_state(&ctx, None).map_err(|e| fail(&e))?;
+            let (main, _) = super::api::new_state(&ctx, None).map_err(|e| fail(&e))?;
             if !matches!(main.globals().get::<Value>("event"), Ok(Value::Function(_))) {
                 return Err(Error::Usage(format!(
                     "{}: the script defines no event function, so it cannot run",
@@ -67,25 +71,26 @@ fn between_init_and_done<T>(
     main: &Lua,
     run: impl FnOnce() -> Result<T, Error>,
 ) -> Result<T, Error> {
-    api::call_global(main, "init", MultiValue::new()).map_err(|e| fail(&e))?;
+    super::api::call_global(main, "init", MultiValue::new()).map_err(|e| fail(&e))?;
     let outcome = run();
-    api::call_global(main, "done", MultiValue::new()).map_err(|e| fail(&e))?;
+    super::api::call_global(main, "done", MultiValue::new()).map_err(|e| fail(&e))?;
     outcome
 }
 
 /// Runs a command other than `run`: a command of `sysbench.cmdline.commands` (in every
 /// thread's state when it is parallel), else the global function of that name.
 fn script_command(ctx: &Arc<Ctx>, command: &str) -> Result<(), Error> {
-    let (main, _) = api::new_state(ctx, None).map_err(|e| fail(&e))?;
-    let r = match api::custom_command(&main, command).map_err(|e| fail(&e))? {
+    let (main, _) = super::api::new_state(ctx, None).map_err(|e| fail(&e))?;
+    let r = match custom_command(&main, command).map_err(|e| fail(&e))? {
         Some((_, true)) => {
             drop(main);
             std::thread::scope(|s| {
                 let handles: Vec<_> = (0..ctx.threads)
                     .map(|tid| {
                         s.spawn(move || -> Result<(), Error> {
-                            let (lua, _) = api::new_state(ctx, Some(tid)).map_err(|e| fail(&e))?;
-                            let (f, _) = api::custom_command(&lua, command)
+                            let (lua, _) =
+                                super::api::new_state(ctx, Some(tid)).map_err(|e| fail(&e))?;
+                            let (f, _) = custom_command(&lua, command)
                                 .map_err(|e| fail(&e))?
                                 .expect("declared in every state");
                             f.call::<()>(()).map_err(|e| fail(&e))
@@ -99,7 +104,7 @@ fn script_command(ctx: &Arc<Ctx>, command: &str) -> Result<(), Error> {
         }
         Some((f, false)) => f.call::<()>(()).map_err(|e| fail(&e)),
         None => {
-            if api::call_global(&main, command, MultiValue::new()).map_err(|e| fail(&e))? {
+            if super::api::call_global(&main, command, MultiValue::new()).map_err(|e| fail(&e))? {
                 Ok(())
             } else {
                 Err(Error::Usage(format!(
@@ -109,7 +114,7 @@ fn script_command(ctx: &Arc<Ctx>, command: &str) -> Result<(), Error> {
             }
         }
     };
-    api::flush_lua_output();
+    super::state::flush_lua_output();
     r
 }
 
@@ -121,10 +126,13 @@ struct ReportHooks<'a> {
 
 impl ReportHooks<'_> {
     fn call(&self, hook: &str, stat: mlua::Result<mlua::Table>) -> bool {
-        match stat.and_then(|t| api::call_hook(self.main, hook, t)) {
+        match stat.and_then(|t| super::state::call_hook(self.main, hook, t)) {
             Ok(called) => called.is_some(),
             Err(e) => {
-                eprintln!("warning: sysbench.hooks.{hook}: {}", api::describe(&e));
+                eprintln!(
+                    "warning: sysbench.hooks.{hook}: {}",
+                    super::state::describe(&e)
+                );
                 true
             }
         }
@@ -134,7 +142,7 @@ impl ReportHooks<'_> {
 impl crate::Printer for ReportHooks<'_> {
     fn interval(&mut self, iv: &crate::results::figures::Interval) -> bool {
         let n = |per_s: f64| (per_s * iv.seconds).round();
-        let stat = api::Stat {
+        let stat = super::sql::Stat {
             threads_running: iv.threads,
             time_interval: iv.seconds,
             time_total: iv.t,
@@ -152,7 +160,7 @@ impl crate::Printer for ReportHooks<'_> {
 
     fn summary(&mut self, r: &crate::results::Results) -> bool {
         let l = &r.latency_ms;
-        let stat = api::Stat {
+        let stat = super::sql::Stat {
             threads_running: r.threads,
             time_interval: r.time_s,
             time_total: r.time_s,
@@ -248,17 +256,17 @@ impl Workload for LuaWorkload {
         if !self.init_done {
             return run();
         }
-        let (main, _) = api::new_state(&self.ctx, None).map_err(|e| fail(&e))?;
+        let (main, _) = super::api::new_state(&self.ctx, None).map_err(|e| fail(&e))?;
         between_init_and_done(&main, run)
     }
 
     fn client(&self, _conn: &mut dyn Conn, thread: u32) -> Result<Box<dyn Client>, DbError> {
-        let lua_err = |e: mlua::Error| match api::db_error_of(&e) {
+        let lua_err = |e: mlua::Error| match super::state::db_error_of(&e) {
             Some(db) => db,
-            None => DbError::new(ErrorClass::Fatal, "lua", api::describe(&e)),
+            None => DbError::new(ErrorClass::Fatal, "lua", super::state::describe(&e)),
         };
-        let (lua, data) = api::new_state(&self.ctx, Some(thread)).map_err(lua_err)?;
-        api::call_global(
+        let (lua, data) = super::api::new_state(&self.ctx, Some(thread)).map_err(lua_err)?;
+        super::api::call_global(
             &lua,
             "thread_init",
             MultiValue::from_vec(vec![Value::Integer(thread.into())]),
@@ -267,7 +275,7 @@ impl Workload for LuaWorkload {
         // sysbench counts the queries of `thread_init` with the run's: they join the totals
         // with `thread_done`'s when the client finishes.
         let mut init_counts = data.counts.take();
-        api::take_ffi_counts(&mut init_counts);
+        super::api::take_ffi_counts(&mut init_counts);
         let event: Function = lua.globals().get("event").map_err(lua_err)?;
         let thread_run = match lua.globals().get::<Value>("thread_run").map_err(lua_err)? {
             Value::Function(f) => Some(f),
@@ -337,7 +345,7 @@ impl Client for LuaClient {
         self.data.counts.set(QueryCounts::default());
         let r = self.guard.call::<(bool, Value)>((&self.event, self.thread));
         *q = self.data.counts.get();
-        api::take_ffi_counts(q);
+        super::api::take_ffi_counts(q);
         match r {
             Ok((true, _)) => Err(DbError::new(
                 ErrorClass::Ignored,
@@ -349,21 +357,26 @@ impl Client for LuaClient {
                 self.stop = !matches!(v, Value::Nil | Value::Boolean(false));
                 Ok(())
             }
-            Err(e) => Err(match api::db_error_of(&e) {
+            Err(e) => Err(match super::state::db_error_of(&e) {
                 Some(db) if db.class.is_retryable() => {
                     // An ignorable SQL error: the hook sees it before the event runs again.
                     let restart = self.data.restart.borrow_mut().take();
                     if let Some(r) = restart {
-                        let hooked = api::restart_table(&self.lua, &r)
-                            .and_then(|t| api::call_hook(&self.lua, "before_restart_event", t));
+                        let hooked = super::state::restart_table(&self.lua, &r).and_then(|t| {
+                            super::state::call_hook(&self.lua, "before_restart_event", t)
+                        });
                         if let Err(e) = hooked {
-                            return Err(DbError::new(ErrorClass::Fatal, "lua", api::describe(&e)));
+                            return Err(DbError::new(
+                                ErrorClass::Fatal,
+                                "lua",
+                                super::state::describe(&e),
+                            ));
                         }
                     }
                     db
                 }
                 Some(db) if db.class == ErrorClass::ConnectionLost => db,
-                _ => DbError::new(ErrorClass::Fatal, "lua", api::describe(&e)),
+                _ => DbError::new(ErrorClass::Fatal, "lua", super::state::describe(&e)),
             }),
         }
     }
@@ -379,9 +392,9 @@ impl Client for LuaClient {
         ctl: &mut dyn crate::workload::EventLoop,
     ) -> Option<Result<(), DbError>> {
         let f = self.thread_run.as_ref()?;
-        let r = api::with_own_loop(ctl, &self.data, || f.call::<()>(self.thread));
-        api::flush_lua_output();
-        Some(r.map_err(|e| DbError::new(ErrorClass::Fatal, "lua", api::describe(&e))))
+        let r = super::api::with_own_loop(ctl, &self.data, || f.call::<()>(self.thread));
+        super::state::flush_lua_output();
+        Some(r.map_err(|e| DbError::new(ErrorClass::Fatal, "lua", super::state::describe(&e))))
     }
 
     fn own_cache_counters(&mut self, reset: bool) -> Option<Option<[u64; 3]>> {
@@ -390,20 +403,41 @@ impl Client for LuaClient {
 
     fn finish(&mut self, _conn: &mut dyn Conn, q: &mut QueryCounts) -> Result<(), DbError> {
         self.data.counts.set(QueryCounts::default());
-        let r = api::call_global(
+        let r = super::api::call_global(
             &self.lua,
             "thread_done",
             MultiValue::from_vec(vec![Value::Integer(self.thread.into())]),
         );
         *q = self.data.counts.get();
         // What the thread's events printed comes before the summary, as in sysbench.
-        api::flush_lua_output();
+        super::state::flush_lua_output();
         let init = std::mem::take(&mut self.init_counts);
         q.reads += init.reads;
         q.writes += init.writes;
         q.others += init.others;
         q.rows += init.rows;
         r.map(drop)
-            .map_err(|e| DbError::new(ErrorClass::Fatal, "lua", api::describe(&e)))
+            .map_err(|e| DbError::new(ErrorClass::Fatal, "lua", super::state::describe(&e)))
+    }
+}
+
+pub fn finish_ctx(mut ctx: Ctx, target: Arc<dyn Target>) -> Arc<Ctx> {
+    ctx.target = Some(target);
+    Arc::new(ctx)
+}
+
+/// A custom command of `sysbench.cmdline.commands`: its function and whether it runs in every
+/// thread's state.
+pub fn custom_command(lua: &Lua, name: &str) -> mlua::Result<Option<(Function, bool)>> {
+    let sb: Table = lua.globals().get("sysbench")?;
+    let cmdline: Table = sb.get("cmdline")?;
+    let commands: Table = cmdline.get("commands")?;
+    match commands.get::<Value>(name)? {
+        Value::Table(t) => {
+            let f: Function = t.get(1)?;
+            let parallel = t.get::<Option<i64>>(2)? == Some(PARALLEL_COMMAND);
+            Ok(Some((f, parallel)))
+        }
+        _ => Ok(None),
     }
 }

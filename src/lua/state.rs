@@ -1,0 +1,331 @@
+//! What every part of a Lua state shares: the script's context, the state's data (its random
+//! generators, its connections and their statistics), and sysbench's error handling.
+
+use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::rc::Rc;
+use std::sync::Arc;
+
+use mlua::{Lua, Table, Value};
+
+use crate::db::{Conn, DbError, Dialect, ErrorClass, QueryCounts, Target};
+use crate::error::Error;
+use crate::workload::rand::{Dist, Rand, RandOptions};
+
+/// What every state of a script's run shares: the script, its options, the database.
+#[derive(Clone)]
+pub struct Ctx {
+    pub path: PathBuf,
+    pub source: String,
+    pub command: String,
+    pub argv: Vec<String>,
+    /// `sysbench.opt`, dashes as underscores.
+    pub opts: Vec<(String, OptValue)>,
+    pub target: Option<Arc<dyn Target>>,
+    pub rand: RandOptions,
+    pub threads: u32,
+    /// `--mysql-ignore-errors`: MySQL error numbers that restart the event ("all": any error).
+    pub mysql_ignore_errors: Vec<String>,
+    /// A script that declares no options (sysbench 0.5 style) gets every option dbsweep does not
+    /// know as a global variable, as sysbench exported them.
+    pub legacy: Vec<(String, OptValue)>,
+}
+
+/// sysbench's default `--mysql-ignore-errors`: deadlock, record changed, lock wait timeout.
+pub const MYSQL_IGNORE_DEFAULT: [&str; 3] = ["1213", "1020", "1205"];
+
+/// The PostgreSQL errors sysbench's pgsql driver treats as ignorable: deadlock, serialization
+/// failure, duplicate key.
+pub(super) const PGSQL_IGNORABLE: [&str; 3] = ["40P01", "40001", "23505"];
+
+/// sysbench.error.RESTART_EVENT.
+pub(super) const RESTART_EVENT: i64 = 1;
+
+/// The last error that restarted an event: what `before_restart_event` receives.
+#[derive(Clone, Debug, Default)]
+pub struct Restart {
+    pub errno: i64,
+    pub state: String,
+    pub message: String,
+    pub query: String,
+}
+
+/// Per-state data the API's functions share (a state lives on one thread).
+pub struct StateData {
+    pub ctx: Arc<Ctx>,
+    pub counts: Cell<QueryCounts>,
+    pub rand: RefCell<Rand>,
+    pub(super) dists: RefCell<HashMap<(u8, u64), Dist>>,
+    pub(super) unique: Cell<u64>,
+    /// Set when a statement failed with an ignorable error (the event restarts).
+    pub restart: RefCell<Option<Restart>>,
+    /// The connections this state opened, for their page cache counters.
+    pub(super) conns: RefCell<Vec<std::rc::Weak<RefCell<ConnState>>>>,
+}
+
+impl StateData {
+    /// The summed page cache counters of this state's open connections (SQLite keeps them
+    /// per connection); None where the server keeps them.
+    pub fn cache_counters(&self, reset: bool) -> Option<[u64; 3]> {
+        let mut sum: Option<[u64; 3]> = None;
+        for c in self
+            .conns
+            .borrow()
+            .iter()
+            .filter_map(std::rc::Weak::upgrade)
+        {
+            let mut st = c.borrow_mut();
+            if let Some(v) = st.conn.as_mut().and_then(|c| c.cache_counters(reset)) {
+                let s = sum.get_or_insert([0; 3]);
+                for (a, b) in s.iter_mut().zip(v) {
+                    *a += b;
+                }
+            }
+        }
+        sum
+    }
+}
+
+/// What the script's `sysbench.hooks.sql_error_ignorable(err)` says of an error (false when
+/// it has no such hook).
+pub(super) fn hook_says_ignorable(lua: &Lua, r: &Restart) -> mlua::Result<bool> {
+    let said = call_hook(lua, "sql_error_ignorable", restart_table(lua, r)?)?;
+    Ok(said.is_some_and(|v| !matches!(v, Value::Nil | Value::Boolean(false))))
+}
+
+/// The longest multi-row INSERT that `bulk_insert_next` builds, prefix included: sysbench
+/// 1.0.20's buffer (512 KiB, with room for its terminating zero), so that a script sends as
+/// many statements as there.
+pub(super) const BULK_BYTES: usize = 512 << 10;
+
+/// What a Lua error says, with the script's file and line where Lua knows them.
+pub fn describe(e: &mlua::Error) -> String {
+    if let mlua::Error::CallbackError { cause, .. } = e
+        && db_error_of(e).is_none()
+    {
+        return describe(cause);
+    }
+    match db_error_of(e) {
+        Some(db) if !matches!(e, mlua::Error::ExternalError(_)) => {
+            // A failed statement inside a script: the database's words and where in the script.
+            let at = e.to_string();
+            let place = at
+                .lines()
+                .find(|l| l.contains(".lua:"))
+                .map(|l| l.trim().to_string())
+                .unwrap_or_default();
+            format!("{db} ({place})")
+        }
+        // `file:line: message`, as sysbench and the lua interpreter print it: the first line,
+        // without mlua's kind prefix and Lua's stack traceback.
+        _ => {
+            let text = e.to_string();
+            let first = text.lines().next().unwrap_or_default();
+            ["runtime error: ", "syntax error: ", "callback error: "]
+                .iter()
+                .find_map(|p| first.strip_prefix(p))
+                .unwrap_or(first)
+                .to_string()
+        }
+    }
+}
+
+pub(super) fn lua_fail(e: &mlua::Error) -> Error {
+    Error::Run(describe(e))
+}
+
+pub(super) struct ConnState {
+    pub(super) conn: Option<Box<dyn Conn>>,
+    pub(super) target: Arc<dyn Target>,
+    pub(super) data: Rc<StateData>,
+    /// `bulk_insert_init`'s prefix and the rows gathered since the last flush.
+    pub(super) bulk: Option<(String, String, u64)>,
+    pub(super) errno: i64,
+    pub(super) state: String,
+    pub(super) errmsg: String,
+}
+
+impl ConnState {
+    pub(super) fn conn(&mut self) -> mlua::Result<&mut Box<dyn Conn>> {
+        self.conn
+            .as_mut()
+            .ok_or_else(|| mlua::Error::runtime("the connection is closed"))
+    }
+
+    pub(super) fn count(&self, f: impl FnOnce(&mut QueryCounts)) {
+        let mut q = self.data.counts.get();
+        f(&mut q);
+        self.data.counts.set(q);
+    }
+
+    /// Records an error's fields for `sql_errno` and friends, and turns it into a Lua error as
+    /// sysbench's drivers do: an ignorable error (the driver's list, `--mysql-ignore-errors`, or
+    /// the script's `sql_error_ignorable` hook) rolls the transaction back and restarts the event;
+    /// a lost connection reconnects; anything else stops the run.
+    pub(super) fn fail(&mut self, lua: &Lua, mut e: DbError, query: &str) -> mlua::Error {
+        let mut words = e.code.split_whitespace();
+        let first = words.next().unwrap_or_default().to_string();
+        self.errno = first.parse().unwrap_or(-1);
+        // MySQL's code reads "1213 (40001)": the number, then the SQLSTATE.
+        self.state = words
+            .next()
+            .map(|w| w.trim_matches(|c| c == '(' || c == ')').to_string())
+            .unwrap_or_else(|| e.code.clone());
+        self.errmsg = e.message.clone();
+        if e.class == ErrorClass::ConnectionLost {
+            return sql_error(e);
+        }
+        let restart = Restart {
+            errno: if self.errno >= 0 { self.errno } else { 0 },
+            state: self.state.clone(),
+            message: e.message.clone(),
+            query: query.to_string(),
+        };
+        let by_driver = match self.target.dialect() {
+            Dialect::Postgres => PGSQL_IGNORABLE.contains(&first.as_str()),
+            Dialect::Mysql => {
+                let list = &self.data.ctx.mysql_ignore_errors;
+                list.iter().any(|c| *c == first || c == "all")
+            }
+            _ => e.class.is_retryable(),
+        };
+        let ignorable = by_driver || hook_says_ignorable(lua, &restart).unwrap_or(false);
+        if !ignorable {
+            e.class = ErrorClass::Fatal;
+            return sql_error(e);
+        }
+        // PostgreSQL refuses every statement of a failed transaction until it ends; MySQL has
+        // rolled back already after a deadlock. Either way the restarted event starts clean.
+        if let Some(conn) = self.conn.as_mut() {
+            let _ = conn.rollback();
+        }
+        if !e.class.is_retryable() {
+            e.class = ErrorClass::Ignored;
+        }
+        *self.data.restart.borrow_mut() = Some(restart);
+        sql_error(e)
+    }
+
+    /// Runs a text statement; rows go to `rows` when it returns a result set.
+    pub(super) fn run_text(
+        &mut self,
+        lua: &Lua,
+        sql: &str,
+        rows: Option<&mut Vec<Vec<Option<String>>>>,
+    ) -> mlua::Result<bool> {
+        let mut collected = Vec::new();
+        let keep = rows.is_some();
+        let out = self.conn()?.simple(sql, &mut |r| {
+            if keep {
+                collected.push(
+                    (0..r.len())
+                        .map(|i| r.get(i).map(|b| String::from_utf8_lossy(b).into_owned()))
+                        .collect(),
+                );
+            }
+        });
+        let out = out.map_err(|e| self.fail(lua, e, sql))?;
+        let read = out.rows > 0 || returns_rows(sql);
+        self.count(|q| {
+            if read {
+                q.read(out.rows);
+            } else {
+                q.dml(out.changed);
+            }
+        });
+        if let Some(rows) = rows {
+            *rows = collected;
+        }
+        Ok(read)
+    }
+
+    pub(super) fn flush_bulk(&mut self, lua: &Lua) -> mlua::Result<()> {
+        if let Some((prefix, rows, n)) = self.bulk.as_mut()
+            && *n > 0
+        {
+            let sql = format!("{prefix} {rows}");
+            rows.clear();
+            *n = 0;
+            self.run_text(lua, &sql, None)?;
+        }
+        Ok(())
+    }
+}
+
+/// Calls `sysbench.hooks.NAME(arg)` if the script set that hook; None when it did not.
+pub fn call_hook(lua: &Lua, name: &str, arg: Table) -> mlua::Result<Option<Value>> {
+    let hooks: Table = lua.globals().get::<Table>("sysbench")?.get("hooks")?;
+    match hooks.get::<Value>(name)? {
+        Value::Function(f) => {
+            let r = f.call::<Value>(arg).map(Some);
+            flush_lua_output();
+            r
+        }
+        _ => Ok(None),
+    }
+}
+
+/// Whether a statement returns a result set, by its first word.
+pub(super) fn returns_rows(sql: &str) -> bool {
+    let word: String = sql
+        .trim_start_matches(|c: char| c.is_whitespace() || c == '(')
+        .chars()
+        .take_while(char::is_ascii_alphabetic)
+        .collect::<String>()
+        .to_ascii_uppercase();
+    matches!(
+        word.as_str(),
+        "SELECT"
+            | "SHOW"
+            | "WITH"
+            | "VALUES"
+            | "EXPLAIN"
+            | "DESCRIBE"
+            | "DESC"
+            | "CHECK"
+            | "ANALYZE"
+    )
+}
+
+/// sysbench's error description table: errcode, sql_errno, sql_state, sql_errmsg, query.
+pub fn restart_table(lua: &Lua, r: &Restart) -> mlua::Result<Table> {
+    let t = lua.create_table()?;
+    t.set("errcode", RESTART_EVENT)?;
+    t.set("sql_errno", r.errno)?;
+    t.set("sql_state", r.state.as_str())?;
+    t.set("sql_errmsg", r.message.as_str())?;
+    t.set("query", r.query.as_str())?;
+    Ok(t)
+}
+
+/// A Lua error carrying the database error, so that the runner sees its class.
+pub(super) fn sql_error(e: DbError) -> mlua::Error {
+    mlua::Error::external(e)
+}
+
+/// The database error inside a Lua error, if one caused it.
+pub fn db_error_of(e: &mlua::Error) -> Option<DbError> {
+    match e {
+        mlua::Error::ExternalError(inner) => inner.downcast_ref::<DbError>().cloned(),
+        mlua::Error::CallbackError { cause, .. } => db_error_of(cause),
+        mlua::Error::WithContext { cause, .. } => db_error_of(cause),
+        _ => None,
+    }
+}
+
+/// A value of `sysbench.opt`.
+#[derive(Clone, Debug, PartialEq)]
+pub enum OptValue {
+    Bool(bool),
+    Num(f64),
+    Str(String),
+    List(Vec<String>),
+}
+
+/// Lua's `print` and `io.write` go through C's stdio buffer, dbsweep's own output does not:
+/// flushing after each script function keeps the two in order when stdout is a pipe or file.
+pub fn flush_lua_output() {
+    // SAFETY: fflush(NULL) flushes every C output stream; no pointer is dereferenced.
+    unsafe { libc::fflush(std::ptr::null_mut()) };
+}
