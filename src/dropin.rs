@@ -12,7 +12,7 @@ use clap::Parser;
 
 use crate::error::Error;
 use crate::output::{self, SysbenchStyle};
-use crate::{Outcome, lua};
+use crate::{error::Outcome, lua};
 
 /// Whether the program was started under sysbench's name (`argv[0]` is a `sysbench` link).
 pub fn invoked_as_sysbench(argv0: &str) -> bool {

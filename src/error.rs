@@ -131,3 +131,13 @@ impl fmt::Display for DbError {
 }
 
 impl std::error::Error for DbError {}
+
+/// How a successful command ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    Done,
+    /// Ctrl-C stopped a run; what it measured was reported and saved.
+    Interrupted,
+    /// The run stopped on an error; what it measured was reported and saved.
+    Failed,
+}

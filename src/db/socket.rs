@@ -7,6 +7,7 @@
 //! look at the stop flag and its deadline without any extra system call on the hot path (a
 //! read that finds its answer within a tick costs exactly what a plain blocking read does).
 
+use crate::Error;
 use std::io::{self, Read, Write};
 use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
 use std::ops::Range;
@@ -29,7 +30,7 @@ static CONNECT_TIMEOUT_MS: AtomicU64 = AtomicU64::new(10_000);
 static QUERY_TIMEOUT_MS: AtomicU64 = AtomicU64::new(0);
 
 /// Sets the process's network timeouts (from the command line, before any connection opens).
-pub fn set_timeouts(connect: Duration, query: Option<Duration>) {
+fn set_durations(connect: Duration, query: Option<Duration>) {
     let ms = |d: Duration| u64::try_from(d.as_millis()).unwrap_or(u64::MAX).max(1);
     CONNECT_TIMEOUT_MS.store(ms(connect), Ordering::Relaxed);
     QUERY_TIMEOUT_MS.store(query.map_or(0, ms), Ordering::Relaxed);
@@ -308,7 +309,7 @@ impl Socket {
 
 /// A wait's tick passed: Err when the run was stopped or `deadline` (of `bounding`) passed.
 fn waiting_until(deadline: Option<Instant>, bounding: &str) -> io::Result<()> {
-    if crate::interrupted() {
+    if crate::interrupt::interrupted() {
         return Err(interrupted_error());
     }
     if let Some(d) = deadline
@@ -346,7 +347,7 @@ fn connect_until(addr: &SocketAddr, deadline: Instant, limit: Duration) -> io::R
         match TcpStream::connect_timeout(addr, left.min(TICK)) {
             Ok(s) => return Ok(s),
             Err(e) if is_tick(&e) => {
-                if crate::interrupted() {
+                if crate::interrupt::interrupted() {
                     return Err(interrupted_error());
                 }
             }
@@ -381,4 +382,22 @@ fn wait_readable(s: &UnixStream) -> io::Result<bool> {
             return Err(e);
         }
     }
+}
+
+/// Checks and applies `--connect-timeout` and `--query-timeout` (0: none).
+pub fn set_timeouts(connect: f64, query: f64) -> Result<(), Error> {
+    let check = |name: &str, v: f64, min: f64| {
+        if v.is_finite() && v >= min && v <= crate::results::MAX_SECONDS {
+            Ok(std::time::Duration::from_secs_f64(v))
+        } else {
+            Err(Error::Usage(format!(
+                "--{name} {v}: must be a number of seconds from {min} to {} (a year)",
+                crate::results::MAX_SECONDS
+            )))
+        }
+    };
+    let connect = check("connect-timeout", connect, 0.001)?;
+    let query = check("query-timeout", query, 0.0)?;
+    set_durations(connect, (!query.is_zero()).then_some(query));
+    Ok(())
 }

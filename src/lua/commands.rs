@@ -16,12 +16,12 @@ use super::state::OptValue;
 use super::state::lua_fail;
 use crate::error::Error;
 use crate::workload::rand::{RandOptions, RandType};
-use crate::{Outcome, plan::RunPlan};
+use crate::{error::Outcome, plan::RunPlan};
 
 /// `dbsweep COMMAND SCRIPT [options]`.
 pub fn run_command(command: &str, script: &str, args: &[String]) -> Result<Outcome, Error> {
     // Ctrl-C stops a script's run as any other: summary, results file, managed server gone.
-    crate::install_ctrl_c();
+    crate::interrupt::install_ctrl_c(crate::server::kill_all);
     match script_plan(command, script, args)? {
         Some((ctx, plan)) => super::workload::run(ctx, &plan, command),
         None => Ok(Outcome::Done),
@@ -106,7 +106,7 @@ fn script_plan(
         .collect();
     let cli = crate::cli::Cli::try_parse_from(crate::cli::normalise_args(argv))
         .map_err(|e| crate::dropin::one_line(&e))?;
-    crate::set_timeouts(cli.connect_timeout, cli.query_timeout)?;
+    crate::db::socket::set_timeouts(cli.connect_timeout, cli.query_timeout)?;
     let crate::cli::Command::Run(o) = cli.command else {
         unreachable!("parsed as run");
     };

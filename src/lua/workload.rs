@@ -14,11 +14,12 @@ use super::state::OptValue;
 use crate::db::QueryCounts;
 use crate::db::{self, Conn, DbError, ErrorClass, OpenOptions, Target};
 use crate::error::Error;
+use crate::error::Outcome;
+use crate::measure::{self, Db};
 use crate::plan::RunPlan;
 use crate::results::figures::LoadReport;
 use crate::workload::rand::Rand;
 use crate::workload::{Client, TableSet, Workload, WorkloadOptions};
-use crate::{Db, Outcome};
 use mlua::Table;
 
 pub(super) fn fail(e: &mlua::Error) -> Error {
@@ -56,7 +57,9 @@ pub fn run(ctx: Ctx, plan: &RunPlan, command: &str) -> Result<Outcome, Error> {
                 )));
             }
             let mut hooks = ReportHooks { main: &main };
-            between_init_and_done(&main, || crate::run_built(plan, db, &workload, &mut hooks))
+            between_init_and_done(&main, || {
+                measure::run_built(plan, db, &workload, &mut hooks)
+            })
         }
         other => {
             script_command(&ctx, other)?;
@@ -139,7 +142,7 @@ impl ReportHooks<'_> {
     }
 }
 
-impl crate::Printer for ReportHooks<'_> {
+impl measure::Printer for ReportHooks<'_> {
     fn interval(&mut self, iv: &crate::results::figures::Interval) -> bool {
         let n = |per_s: f64| (per_s * iv.seconds).round();
         let stat = super::sql::Stat {

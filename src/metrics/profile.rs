@@ -387,8 +387,8 @@ fn fold(perf: &Path, data: &Path, pids: &str) -> Result<String, String> {
         match rx.recv_timeout(Duration::from_millis(100)) {
             Ok(r) => break r.map_err(|e| format!("folding perf's samples: {e}")),
             Err(mpsc::RecvTimeoutError::Timeout)
-                if std::time::Instant::now() < deadline && !crate::interrupted() => {}
-            Err(mpsc::RecvTimeoutError::Timeout) if crate::interrupted() => {
+                if std::time::Instant::now() < deadline && !crate::interrupt::interrupted() => {}
+            Err(mpsc::RecvTimeoutError::Timeout) if crate::interrupt::interrupted() => {
                 break Err("interrupted while perf script ran".into());
             }
             Err(_) => break Err(format!("perf script took more than {SCRIPT_BOUND:?}")),

@@ -179,7 +179,7 @@ pub(crate) fn output_within(
         if child.try_wait()?.is_some() {
             return child.wait_with_output();
         }
-        if std::time::Instant::now() >= deadline || crate::interrupted() {
+        if std::time::Instant::now() >= deadline || crate::interrupt::interrupted() {
             let _ = child.kill();
             let _ = child.wait();
             return Err(std::io::Error::new(

@@ -669,3 +669,19 @@ fn in_memory(dir: &Path) -> bool {
     const RAMFS_MAGIC: libc::__fsword_t = 0x8584_58f6;
     matches!(st.f_type, libc::TMPFS_MAGIC | RAMFS_MAGIC)
 }
+
+/// Starts a managed server, saying so on stderr.
+pub(crate) fn start(spec: &ServerSpec) -> Result<ManagedServer, Error> {
+    eprintln!("Starting a managed {:?} server...", spec.kind);
+    let server = ManagedServer::start(spec)?;
+    eprintln!(
+        "{} running on 127.0.0.1:{} in {}",
+        server.version,
+        server.port,
+        server.dir.display()
+    );
+    for w in &server.setting_warnings {
+        eprintln!("warning: {w}");
+    }
+    Ok(server)
+}

@@ -9,9 +9,10 @@ use std::time::{Duration, Instant};
 use super::CellDb;
 use crate::db::Target;
 use crate::error::Error;
+use crate::interrupt::INTERRUPT;
+use crate::measure::Db;
 use crate::results::Recovery;
 use crate::workload::Workload;
-use crate::{Db, INTERRUPT};
 
 /// What the crasher saw at the crash.
 pub(super) struct Crash {

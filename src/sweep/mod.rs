@@ -21,12 +21,15 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use crate::db::{self, OpenOptions};
 use crate::error::Error;
+use crate::error::Outcome;
+use crate::interrupt::INTERRUPT;
+use crate::measure::{self, Db};
 use crate::metrics::hw::Sampler;
+use crate::output;
 use crate::plan::sweep::{Cell, Class, Overrides, Pause, Step, StepKind, Sweep, TargetSpec};
 use crate::results::{SCHEMA_VERSION, StepRecord, write_atomic};
 use crate::server::cgroup::MemoryCgroup;
 use crate::server::{ManagedServer, ServerKind, ServerSpec};
-use crate::{Db, INTERRUPT, Outcome, output};
 
 /// What `dbsweep sweep` was asked.
 #[derive(Debug, Default)]
@@ -573,7 +576,7 @@ impl<'a> Runner<'a> {
                 "{}: resuming: loading the tables again",
                 cell.id()
             ));
-            crate::load(&plan, db.db.target.as_ref(), workload.as_ref())?;
+            measure::load(&plan, db.db.target.as_ref(), workload.as_ref())?;
             workload.verify(db.db.target.as_ref())?;
             db.notes.push(
                 "resumed: the tables were loaded again, so the steps before this one did not write to them"
@@ -733,7 +736,7 @@ impl<'a> Runner<'a> {
                 scope.spawn(move || crash::kill_at(db, at, stop, &ticks_rx))
             });
             let results = workload.around_run(&mut || {
-                crate::measure(
+                measure::measure(
                     &plan,
                     &db.db,
                     workload.as_ref(),
@@ -885,14 +888,14 @@ impl<'a> Runner<'a> {
         plan.force = db.own || self.args.force;
         db.follow(&plan);
         let sampler = Sampler::start(db.db.hw_subject(), Duration::ZERO);
-        let report = crate::load(&plan, db.db.target.as_ref(), workload.as_ref());
+        let report = measure::load(&plan, db.db.target.as_ref(), workload.as_ref());
         let rows = report.as_ref().map_or(0, |r| r.rows);
         rec.load_hw = sampler.finish(rows);
         let report = report?;
         // After the sampler: the checks are not the load's work.
         workload.verify(db.db.target.as_ref())?;
         self.progress
-            .say(&format!("{}: {}", cell.id(), crate::load_line(&report)));
+            .say(&format!("{}: {}", cell.id(), measure::load_line(&report)));
         self.summary.push(format!(
             "{:<28} {:<26} {:>12.0} rows/s\n",
             cell.id(),

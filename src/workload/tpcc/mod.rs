@@ -47,7 +47,7 @@ fn open(a: &TpccArgs, create: bool) -> Result<TpccDb, Error> {
             _server: None,
         }),
         Some(spec) => {
-            let server = crate::start_server(spec)?;
+            let server = crate::server::start(spec)?;
             Ok(TpccDb {
                 target: db::open(&server.url, options)?,
                 _server: Some(server),
@@ -118,7 +118,7 @@ pub fn prepare(a: &TpccArgs, stop: &AtomicBool) -> Result<bool, Error> {
         a.force,
         stop,
     )
-    .map_err(|e| crate::interrupted_load(e, a.server.is_some()))?;
+    .map_err(|e| crate::interrupt::interrupted_load(e, a.server.is_some()))?;
     println!(
         "Loaded {} warehouse(s): {} rows in {:.2}s, {:.0} rows/s (dbsweep used {:.2} CPU s)",
         r.warehouses, r.rows, r.seconds, r.rows_per_s, r.client_cpu_s

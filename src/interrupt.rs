@@ -1,0 +1,82 @@
+//! Ctrl-C: the stop flag every blocking wait looks at, and the handler that sets it. The bottom
+//! of the house: it imports only the error type, so that the lowest layers (sockets, server
+//! builds, the profiler) can look at the flag without reaching up.
+
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::time::{Duration, Instant};
+
+use crate::error::Error;
+
+/// Set by Ctrl-C (SIGINT, SIGTERM, SIGHUP): every blocking wait looks, the run stops and
+/// writes what it measured.
+pub(crate) static INTERRUPT: AtomicBool = AtomicBool::new(false);
+
+/// Whether Ctrl-C (or SIGTERM, SIGHUP) asked the process to stop: every blocking wait looks.
+pub fn interrupted() -> bool {
+    INTERRUPT.load(Ordering::Relaxed)
+}
+
+/// Signals after the first that still let the run write its summary and results file: `timeout
+/// -s INT` signals the child and then its process group, so two come at once.
+const SIGNALS_KEPT: u32 = 2;
+
+/// How long after the first signal another one still waits for the files to be written.
+const SIGNAL_GRACE: Duration = Duration::from_secs(5);
+
+/// What a stop signal does, given how many came before it and how long ago the first came:
+/// the first stops the run; a repeat within the grace keeps waiting for the summary and the
+/// results file; a third, or one after the grace, abandons them.
+fn abandon_on_signal(earlier: u32, since_first: Duration) -> bool {
+    earlier >= SIGNALS_KEPT || (earlier > 0 && since_first > SIGNAL_GRACE)
+}
+
+/// Installs the stop handler: the first signal sets the flag; one that abandons the run calls
+/// `on_abandon` (which stops the managed servers) and exits at once.
+pub(crate) fn install_ctrl_c(on_abandon: fn()) {
+    static SIGNALS: AtomicU32 = AtomicU32::new(0);
+    static FIRST: OnceLock<Instant> = OnceLock::new();
+    // Failing to install (a handler already set, as in tests calling `run` twice) only costs
+    // the clean stop.
+    let _ = ctrlc::set_handler(move || {
+        let earlier = SIGNALS.fetch_add(1, Ordering::SeqCst);
+        let first = *FIRST.get_or_init(Instant::now);
+        INTERRUPT.store(true, Ordering::SeqCst);
+        if abandon_on_signal(earlier, first.elapsed()) {
+            on_abandon();
+            eprintln!(
+                "dbsweep: stopped at once by a repeated signal: this run's summary and results file are not written"
+            );
+            std::process::exit(130);
+        }
+    });
+}
+
+/// A load that Ctrl-C stopped on a throwaway server: nothing to clean up, the server and its
+/// data go with it (the loader's advice to run cleanup is for servers that stay).
+pub(crate) fn interrupted_load(e: Error, managed: bool) -> Error {
+    if managed && interrupted() {
+        Error::Run(
+            "interrupted during the load; the throwaway server and its data are removed".into(),
+        )
+    } else {
+        e
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_second_signal_at_once_keeps_the_files_and_a_third_or_a_late_one_does_not() {
+        let now = Duration::ZERO;
+        assert!(!abandon_on_signal(0, now));
+        assert!(!abandon_on_signal(1, Duration::from_millis(1)));
+        assert!(abandon_on_signal(2, Duration::from_millis(1)));
+        assert!(abandon_on_signal(
+            1,
+            SIGNAL_GRACE + Duration::from_millis(1)
+        ));
+    }
+}

@@ -1,0 +1,145 @@
+//! Opening the database of a step: the target, or the managed server started for it, and the
+//! load that prepares its tables.
+
+use std::time::Duration;
+
+use crate::metrics::hw::{self, Subject};
+use crate::{db, metrics, server};
+
+use crate::db::Target;
+use crate::error::Error;
+use crate::interrupt::INTERRUPT;
+use crate::interrupt::interrupted_load;
+use crate::plan::RunPlan;
+use crate::results::ServerInfo;
+use crate::results::figures::LoadReport;
+use crate::server::ManagedServer;
+use crate::workload::Workload;
+
+/// What a command works on: the target, and the managed server behind it, if any. Fields drop
+/// in order: the target's connections go before the managed server stops.
+pub(crate) struct Db {
+    pub target: Box<dyn Target>,
+    pub server: Option<ManagedServer>,
+    /// The data directory of an external server (`--data-dir`), for the IO figures.
+    pub data_dir: Option<std::path::PathBuf>,
+    /// An external server's main process (`--server-pid`).
+    pub server_pid: Option<u32>,
+}
+
+impl Db {
+    /// Checks the target, or starts the managed server if the plan asks for one.
+    pub(crate) fn open(plan: &RunPlan, create: bool) -> Result<Db, Error> {
+        let options = plan.workload_opts.open_options(create);
+        let (target, server) = match &plan.server {
+            None => (db::open(&plan.target, options)?, None),
+            Some(spec) => {
+                let server = server::start(spec)?;
+                (db::open(&server.url, options)?, Some(server))
+            }
+        };
+        Ok(Db {
+            target,
+            server,
+            data_dir: plan.data_dir.clone(),
+            server_pid: plan.server_pid,
+        })
+    }
+
+    /// Whether every table of the workload exists (a fresh managed server has none).
+    pub(crate) fn tables_exist(&self, workload: &dyn Workload) -> Result<bool, Error> {
+        let url = self.target.display_url();
+        let mut conn = self.target.connect().map_err(|e| Error::db(&url, e))?;
+        Ok(!workload
+            .tables_missing(conn.as_mut())
+            .map_err(|e| Error::db(&url, e))?)
+    }
+
+    /// What the hardware sampler follows: the managed server's processes (or `--server-pid`'s
+    /// and its children) and the device that holds the data.
+    pub(crate) fn hw_subject(&self) -> Subject {
+        let root = self
+            .server
+            .as_ref()
+            .and_then(ManagedServer::pid)
+            .or(self.server_pid);
+        let url = self.target.display_url();
+        let data = match (&self.server, &self.data_dir) {
+            (Some(s), _) => Some(s.dir.clone()),
+            (None, Some(d)) => Some(d.clone()),
+            (None, None) => url.strip_prefix("sqlite://").map(|p| {
+                let file = std::path::Path::new(p.split('?').next().unwrap_or(p));
+                file.parent()
+                    .filter(|d| !d.as_os_str().is_empty())
+                    .unwrap_or(std::path::Path::new("."))
+                    .to_path_buf()
+            }),
+        };
+        Subject {
+            server_pids: root.map(|pid| {
+                Box::new(move || server::process_tree(pid)) as Box<dyn Fn() -> Vec<u32> + Send>
+            }),
+            device: data.as_deref().and_then(hw::device_of),
+            net_device: metrics::net::endpoint_of(&url)
+                .and_then(|(host, port)| metrics::net::device_towards(&host, port)),
+            link_mbit: None,
+        }
+    }
+
+    /// Starts perf on the server's processes (or on dbsweep itself, whose embedded SQLite is
+    /// the database), `delay` from now.
+    pub(crate) fn start_profiler(
+        &self,
+        delay: Duration,
+        hz: u32,
+    ) -> Result<metrics::profile::Profiler, String> {
+        let (pids, subject) = match self.hw_subject().server_pids {
+            Some(pids) => (pids, "the server's processes"),
+            None if self.target.kind() == "sqlite" => {
+                let me = std::process::id();
+                (
+                    Box::new(move || vec![me]) as Box<dyn Fn() -> Vec<u32> + Send>,
+                    "dbsweep (embedded SQLite)",
+                )
+            }
+            None => {
+                return Err(
+                    "no server process to profile: use a managed server (--server) or give the server's --server-pid"
+                        .into(),
+                );
+            }
+        };
+        metrics::profile::Profiler::start(pids, delay, hz, subject.into())
+    }
+
+    pub(crate) fn server_info(&self) -> Option<ServerInfo> {
+        let s = self.server.as_ref()?;
+        Some(ServerInfo {
+            kind: format!("{:?}", s.kind).to_lowercase(),
+            version: s.version.clone(),
+            settings: s.settings().iter().cloned().collect(),
+            datadir: s.dir.display().to_string(),
+            kept: s.kept(),
+            effective: s.effective.clone(),
+            setting_warnings: s.setting_warnings.clone(),
+            basedir: s.build.as_ref().map(|b| b.basedir.display().to_string()),
+        })
+    }
+}
+
+pub(crate) fn load(
+    plan: &RunPlan,
+    target: &dyn Target,
+    workload: &dyn Workload,
+) -> Result<LoadReport, Error> {
+    workload
+        .prepare(target, &plan.workload_opts, plan.force, &INTERRUPT)
+        .map_err(|e| interrupted_load(e, plan.server.is_some()))
+}
+
+pub(crate) fn load_line(l: &LoadReport) -> String {
+    format!(
+        "Loaded {} rows into {} table(s) in {:.2}s: {:.0} rows/s (dbsweep used {:.2} CPU s)",
+        l.rows, l.tables, l.seconds, l.rows_per_s, l.client_cpu_s
+    )
+}

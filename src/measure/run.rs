@@ -1,0 +1,128 @@
+//! Running a workload on the opened database: the header, the measured run, the printed
+//! summary and the results file written.
+
+use crate::{output, results, workload};
+
+use super::open::{Db, load, load_line};
+use super::step::measure;
+use crate::error::{Error, Outcome};
+use crate::interrupt::INTERRUPT;
+use crate::plan::RunPlan;
+use crate::results::{Results, ResultsFile};
+use crate::workload::Workload;
+
+pub(crate) fn run_workload(plan: &RunPlan) -> Result<Outcome, Error> {
+    // Everything that can be wrong with the input fails here, before any table is touched.
+    let out = plan
+        .output
+        .as_deref()
+        .map(ResultsFile::create)
+        .transpose()?;
+    let workload = workload::build(&plan.workload, &plan.workload_opts)?;
+    let db = Db::open(plan, plan.prepare)?;
+    run_opened(plan, db, workload.as_ref(), out, &mut OwnFormat)
+}
+
+/// Who prints a run's interval lines and summary: dbsweep itself, or a script's report hooks.
+pub(crate) trait Printer {
+    /// Prints one interval; false leaves it to dbsweep's own line.
+    fn interval(&mut self, _iv: &results::figures::Interval) -> bool {
+        false
+    }
+    /// Prints the run's summary; false leaves it to dbsweep's own.
+    fn summary(&mut self, _r: &Results) -> bool {
+        false
+    }
+}
+
+/// dbsweep's own interval lines and summary.
+struct OwnFormat;
+impl Printer for OwnFormat {}
+
+/// Runs `workload` on the database the plan opened (a script's run comes here, with its
+/// report hooks as `printer`).
+pub(crate) fn run_built(
+    plan: &RunPlan,
+    db: Db,
+    workload: &dyn Workload,
+    printer: &mut dyn Printer,
+) -> Result<Outcome, Error> {
+    let out = plan
+        .output
+        .as_deref()
+        .map(ResultsFile::create)
+        .transpose()?;
+    run_opened(plan, db, workload, out, printer)
+}
+
+fn run_opened(
+    plan: &RunPlan,
+    db: Db,
+    workload: &dyn Workload,
+    out: Option<ResultsFile>,
+    printer: &mut dyn Printer,
+) -> Result<Outcome, Error> {
+    // A managed server without the tables (a fresh one) is prepared first, as --prepare does.
+    let prepare = plan.prepare || (db.server.is_some() && !db.tables_exist(workload)?);
+    let prepared = if prepare {
+        let l = load(plan, db.target.as_ref(), workload)?;
+        output::remark(&load_line(&l));
+        workload.verify(db.target.as_ref())?;
+        Some(l)
+    } else {
+        None
+    };
+    if let Some(st) = output::sysbench_style() {
+        let r = &plan.runner;
+        let header = output::sysbench::Header {
+            threads: r.threads,
+            rate: r.rate,
+            report_interval: r.report_interval,
+            rand_seed: r.rand_seed,
+        };
+        print!("{}", output::sysbench::run_header(&header, st.seed_given));
+    }
+    let results = measure(
+        plan,
+        &db,
+        workload,
+        prepared,
+        &mut |iv| {
+            if !printer.interval(iv) {
+                output::print_interval(iv);
+            }
+        },
+        &|s| output::remark(s),
+        &INTERRUPT,
+    )?;
+    if !printer.summary(&results) {
+        output::print_summary(&results);
+    }
+    let mut results = results;
+    if let Some(p) = results.profile.as_mut() {
+        match &out {
+            Some(out) => {
+                let title = format!("{} on {}", results.workload, results.target.kind);
+                if let Err(e) = p.save_beside(out.path(), &title) {
+                    output::remark(&format!("warning: --profile: {e}"));
+                }
+            }
+            None => output::remark(
+                "warning: --profile without --output: the folded stacks and the flame graph are not saved",
+            ),
+        }
+    }
+    if let Some(out) = out {
+        let path = out.path().display().to_string();
+        out.commit(&results)?;
+        output::remark(&format!("results written to {path}"));
+    }
+    Ok(match (&results.error, results.interrupted) {
+        (Some(e), _) => {
+            eprintln!("error: the run stopped: {e}");
+            Outcome::Failed
+        }
+        (None, true) => Outcome::Interrupted,
+        (None, false) => Outcome::Done,
+    })
+}

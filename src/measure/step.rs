@@ -1,0 +1,364 @@
+//! One measured run: the samplers around the runner, the checks before it, and the results file
+//! built from what they measured.
+
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use crate::metrics::hw::{Sampler, Subject};
+use crate::{db, metrics, results, runner, workload};
+
+use super::open::Db;
+use crate::db::ErrorClass;
+use crate::error::Error;
+use crate::plan::RunPlan;
+use crate::results::figures::LoadReport;
+use crate::results::{HistogramData, Latency, Queries, RateInfo, Results, TargetInfo, Tool};
+use crate::runner::RunOutcome;
+use crate::workload::Workload;
+
+/// Runs `workload` on a prepared database and gathers everything the results file holds: the
+/// runner's figures, the hardware sampler's, the server's counters.
+pub(crate) fn measure(
+    plan: &RunPlan,
+    db: &Db,
+    workload: &dyn Workload,
+    prepared: Option<LoadReport>,
+    on_interval: &mut dyn FnMut(&results::figures::Interval),
+    say: &dyn Fn(&str),
+    stop: &std::sync::atomic::AtomicBool,
+) -> Result<Results, Error> {
+    let target = db.target.as_ref();
+    let url = target.display_url();
+    if let Some(at) = plan.runner.start_at {
+        let late = runner::epoch_now() - at;
+        if late > plan.start_tolerance {
+            return Err(Error::Usage(format!(
+                "--start-at {}: that instant passed {late:.1} s ago by this host's clock, more than --start-tolerance allows ({} s): give a later time, or set this host's clock right (NTP)",
+                results::utc_datetime(at as u64),
+                plan.start_tolerance
+            )));
+        }
+    }
+    let mut conn = target.connect().map_err(|e| usage_if_missing(&url, e))?;
+    workload.check_ready(conn.as_mut(), &plan.workload_opts, &url)?;
+    check_connection_limit(conn.as_mut(), &plan.runner, db.server.is_some(), &url)?;
+    let version = target
+        .version(conn.as_mut())
+        .map_err(|e| Error::db(&url, e))?;
+    let settings = conn.server_settings().map_err(|e| Error::db(&url, e))?;
+    let tls = conn.tls();
+    drop(conn);
+    let clients = match plan.runner.mode() {
+        runner::Mode::Threads => format!("{} thread(s)", plan.runner.threads),
+        runner::Mode::Workers => format!(
+            "{} clients on {} worker threads",
+            plan.runner.threads,
+            plan.runner.worker_threads()
+        ),
+        runner::Mode::Pooled => format!(
+            "{} clients on {} worker threads sharing {} connections",
+            plan.runner.threads,
+            plan.runner.worker_threads(),
+            plan.runner.connections
+        ),
+    };
+    say(&format!(
+        "dbsweep {}: {} on {url} ({} {version}), {clients}, seed {}",
+        env!("CARGO_PKG_VERSION"),
+        workload.name(),
+        target.kind(),
+        plan.runner.rand_seed
+    ));
+    let started_at = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    // The samplers start measuring where the warm-up ends: after it, or at --start-at.
+    let warmup = Duration::from_secs_f64(match plan.runner.start_at {
+        Some(at) => (at - runner::epoch_now()).max(0.0),
+        None => plan.runner.warmup,
+    });
+    let probe = metrics::dbstats::Probe::start(target, warmup).map_err(|e| Error::db(&url, e))?;
+    let sampler = plan.hw_sample.then(|| {
+        let subject = Subject {
+            link_mbit: plan.link_mbit,
+            ..db.hw_subject()
+        };
+        Sampler::start(subject, warmup)
+    });
+    let waits = metrics::waits::WaitSampler::start(target, warmup, plan.wait_sample_hz)
+        .map_err(|e| Error::db(&url, e))?;
+    let profiler = plan
+        .profile
+        .and_then(|hz| match db.start_profiler(warmup, hz) {
+            Ok(p) => Some(p),
+            Err(e) => {
+                say(&format!("warning: --profile: {e}; the run is not profiled"));
+                None
+            }
+        });
+    let node = plan
+        .server_metrics
+        .as_deref()
+        .map(|url| metrics::node::NodeScraper::start(url, warmup));
+    let outcome = runner::run(target, workload, &plan.runner, stop, on_interval);
+    let waits = waits.map(metrics::waits::WaitSampler::finish);
+    let profile = profiler.map(metrics::profile::Profiler::finish);
+    let events = outcome.as_ref().map_or(0, |o| o.total.counters.events);
+    let hw = sampler.and_then(|s| s.finish(events));
+    let server_host = node.map(|n| {
+        let devices = (
+            plan.server_device.as_deref(),
+            plan.server_net_device.as_deref(),
+        );
+        n.finish(events, devices, plan.link_mbit)
+    });
+    if let Some(note) = server_host.as_ref().and_then(|h| h.note.as_ref()) {
+        say(&format!("warning: --server-metrics: {note}"));
+    }
+    let outcome = outcome?;
+    let server_stats = probe.finish(outcome.cache_counters, events);
+    let info = TargetInfo {
+        kind: target.kind().into(),
+        url: url.clone(),
+        version,
+        settings,
+        tls,
+    };
+    if let Some(at) = plan.runner.start_at {
+        let late = outcome.measured_from - at;
+        if late > plan.start_tolerance {
+            say(&format!(
+                "warning: --start-at: the measured part began {late:.1} s late (the clients took that long to connect): merged with other hosts' results, its first seconds are not theirs"
+            ));
+        }
+    }
+    let mut results = build_results(plan, info, started_at, prepared, outcome);
+    results.hw = hw;
+    results.server_host = server_host;
+    results.server = db.server_info();
+    match profile {
+        Some(Ok(p)) => {
+            if p.unknown_share > 0.5 {
+                say(&format!(
+                    "warning: --profile: {:.0}% of the samples have no symbol for their function: the server's binaries are stripped (install their debug symbols)",
+                    p.unknown_share * 100.0
+                ));
+            }
+            results.profile = Some(p);
+        }
+        Some(Err(e)) => say(&format!("warning: --profile: {e}; the run is not profiled")),
+        None => {}
+    }
+    match waits {
+        Some(Ok(w)) => results.waits = Some(w),
+        Some(Err(e)) => say(&format!(
+            "warning: the wait profile of {url} stopped: {e} (the step has none)"
+        )),
+        None => {}
+    }
+    match server_stats {
+        Ok(s) => results.server_stats = Some(s),
+        // The measurement stands without them; a server gone at the end is said by the run.
+        Err(e) => say(&format!(
+            "warning: could not read the server's counters on {url}: {e}"
+        )),
+    }
+    Ok(results)
+}
+
+/// Connections dbsweep itself may hold during a run beside its clients' (the server counters'
+/// snapshot, the wait sampler, a sysbench script's own), kept free under the server's limit.
+const OWN_CONNECTIONS: i64 = 3;
+
+/// Refuses, before any client connects, a run whose clients need more connections than the
+/// server has free: one line naming both numbers, rather than a thousand failed connects.
+fn check_connection_limit(
+    conn: &mut dyn db::Conn,
+    runner: &runner::RunnerOptions,
+    managed: bool,
+    url: &str,
+) -> Result<(), Error> {
+    let need = i64::from(if runner.connections > 0 {
+        runner.connections
+    } else {
+        runner.threads
+    });
+    let int = |v: &Option<String>| v.as_deref().and_then(|t| t.trim().parse::<i64>().ok());
+    let (max, reserved, used) = match conn.dialect() {
+        db::Dialect::Postgres => {
+            let rows = conn
+                .query_rows(
+                    "SELECT current_setting('max_connections'), \
+                     current_setting('superuser_reserved_connections'), \
+                     (SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend')",
+                    3,
+                )
+                .map_err(|e| Error::db(url, e))?;
+            let Some(r) = rows.first() else { return Ok(()) };
+            // The server's answer: a short row is read as missing values.
+            let col = |i: usize| r.get(i).and_then(&int);
+            (col(0), col(1).unwrap_or(0), col(2).unwrap_or(0))
+        }
+        db::Dialect::Mysql => {
+            let max = conn
+                .query_i64("SELECT @@max_connections")
+                .map_err(|e| Error::db(url, e))?;
+            let used = conn
+                .query_rows("SHOW GLOBAL STATUS LIKE 'Threads_connected'", 2)
+                .map_err(|e| Error::db(url, e))?
+                .first()
+                .and_then(|r| r.get(1).and_then(&int))
+                .unwrap_or(0);
+            (max, 0, used)
+        }
+        _ => return Ok(()),
+    };
+    let Some(max) = max else { return Ok(()) };
+    // This connection closes before the clients connect.
+    let free = max - reserved - (used - 1).max(0) - OWN_CONNECTIONS;
+    if need <= free {
+        return Ok(());
+    }
+    let option = if runner.connections > 0 {
+        format!("--connections {need}")
+    } else {
+        format!("--threads {need}")
+    };
+    let raise = if managed {
+        format!(
+            "start the server with --server-set max_connections={}",
+            need + reserved + (used - 1).max(0) + OWN_CONNECTIONS
+        )
+    } else {
+        "raise the server's max_connections".to_string()
+    };
+    Err(Error::Usage(format!(
+        "{option}: the clients need {need} connections and {url} has {} free (max_connections {max}, {reserved} reserved for superusers, {} in use, {OWN_CONNECTIONS} kept for dbsweep): {raise}, or let the clients share fewer with --connections",
+        free.max(0),
+        (used - 1).max(0)
+    )))
+}
+
+/// A connection failure before the run: a missing database file is the user's to fix.
+pub(crate) fn usage_if_missing(url: &str, e: db::DbError) -> Error {
+    if e.code == "missing" {
+        Error::Usage(format!("--target {url}: {}", e.message))
+    } else {
+        Error::db(url, e)
+    }
+}
+
+fn build_results(
+    plan: &RunPlan,
+    target: TargetInfo,
+    started_at: u64,
+    prepare: Option<LoadReport>,
+    o: RunOutcome,
+) -> Results {
+    let c = &o.total.counters;
+    let per_s = |n: u64| {
+        if o.seconds > 0.0 {
+            n as f64 / o.seconds
+        } else {
+            0.0
+        }
+    };
+    let mut errors: std::collections::BTreeMap<String, u64> = ErrorClass::RETRYABLE
+        .iter()
+        .zip(c.retries)
+        .map(|(class, n)| (class.name().to_string(), n))
+        .collect();
+    if c.lost_events > 0 {
+        errors.insert(ErrorClass::ConnectionLost.name().into(), c.lost_events);
+    }
+    if c.script_errors > 0 {
+        errors.insert("script".into(), c.script_errors);
+    }
+    let rate = (plan.runner.rate > 0.0).then(|| RateInfo {
+        target_per_s: plan.runner.rate,
+        lag_avg_ms: if c.events > 0 {
+            c.lag_sum_ns as f64 / c.events as f64 / 1e6
+        } else {
+            0.0
+        },
+        lag_max_ms: c.lag_max_ns as f64 / 1e6,
+    });
+    let tpcc = (plan.workload == "tpcc").then(|| {
+        let w = &plan.workload_opts;
+        let pacing = workload::tpcc::run::Pacing {
+            wait: w.wait,
+            think_scale: w.think_scale,
+            terminals: plan.runner.threads,
+        };
+        workload::tpcc::run::figures(
+            &o.total.kinds,
+            &o.total.queue,
+            o.seconds,
+            w.warehouses,
+            pacing,
+        )
+    });
+    let statements =
+        results::StatementFigures::of(o.statement_names, &o.total.statements, c.events);
+    let serving = o.behind.map(|behind| {
+        let mut queue = metrics::new_histogram();
+        for k in &o.total.queue {
+            queue.add(&k.latency).expect("histograms share bounds");
+        }
+        results::Serving {
+            clients: plan.runner.threads,
+            workers: plan.runner.worker_threads(),
+            connections: (plan.runner.connections > 0).then_some(plan.runner.connections),
+            connect_s: o.connect_seconds,
+            clients_behind: behind,
+            queue_ms: Latency::from_histogram(&queue),
+            queue_histogram: Some(HistogramData::encode(&queue)),
+        }
+    });
+    Results {
+        tpcc,
+        statements,
+        client_id: plan.client_id.clone(),
+        measured_from: Some(o.measured_from),
+        host: results::HostId::this(),
+        server_host: None,
+        parts: Vec::new(),
+        schema_version: results::SCHEMA_VERSION,
+        tool: Tool::this(),
+        workload: plan.workload.clone(),
+        options: plan.saved_options(&target.url),
+        target,
+        server: None,
+        started_at,
+        threads: plan.runner.threads,
+        time_s: o.seconds,
+        warmup_s: plan.runner.warmup,
+        events: c.events,
+        tps: per_s(c.events),
+        qps: per_s(c.queries.total()),
+        rows_per_s: per_s(c.queries.rows),
+        queries: Queries {
+            read: c.queries.reads,
+            write: c.queries.writes,
+            other: c.queries.others,
+            total: c.queries.total(),
+            rows: c.queries.rows,
+        },
+        latency_ms: Latency::from_histogram(&o.total.latency),
+        errors,
+        retries: c.retried(),
+        reconnects: c.reconnects,
+        rate,
+        serving,
+        thread_events: o.thread_events,
+        thread_time_s: o.thread_seconds,
+        intervals: o.intervals,
+        histogram: HistogramData::encode(&o.total.latency),
+        prepare,
+        hw: None,
+        server_stats: None,
+        waits: None,
+        profile: None,
+        interrupted: o.interrupted,
+        error: o.error,
+    }
+}
