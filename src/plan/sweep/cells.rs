@@ -1,0 +1,176 @@
+//! A checked sweep: its targets, configurations and steps, and the cells (target x configuration
+//! x clients x repeat) a step runs.
+
+use std::path::PathBuf;
+
+use super::file::{Class, PlanFile};
+use crate::error::Error;
+use crate::server::ServerKind;
+use crate::server::builds::{Build, ServerChoice};
+
+/// Where a cell runs.
+#[derive(Clone, Debug, PartialEq)]
+pub enum TargetSpec {
+    /// Embedded SQLite, a fresh file per cell in the sweep directory.
+    Sqlite,
+    Url(String),
+    Managed(ServerKind),
+}
+
+#[derive(Clone, Debug)]
+pub struct SweepTarget {
+    pub name: String,
+    pub spec: TargetSpec,
+    /// A managed server's clients connect over its Unix socket.
+    pub socket: bool,
+    /// Where a managed server's data directories are made (default TMPDIR).
+    pub datadir_in: Option<PathBuf>,
+    /// A managed server with TLS on.
+    pub tls: bool,
+    /// The managed server's build; None: the system's.
+    pub build: Option<Build>,
+    /// The target's own server settings (the configuration's come after them).
+    pub settings: Vec<(String, String)>,
+    /// The database host's node_exporter (`metrics = "..."`).
+    pub metrics: Option<String>,
+}
+
+impl SweepTarget {
+    /// The settings of `config` on this target: the target's, then the configuration's.
+    pub fn settings_with(&self, config: &Config) -> Vec<(String, String)> {
+        let mut out: Vec<(String, String)> = self
+            .settings
+            .iter()
+            .filter(|(k, _)| !config.settings.iter().any(|(c, _)| c == k))
+            .cloned()
+            .collect();
+        out.extend(config.settings.iter().cloned());
+        out
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct Config {
+    pub name: String,
+    pub settings: Vec<(String, String)>,
+    pub drop_caches: bool,
+    pub memory_limit: Option<u64>,
+    pub tls: bool,
+    pub profile: bool,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Pause {
+    Postwrite,
+    Seconds(f64),
+}
+
+#[derive(Clone, Debug)]
+pub enum StepKind {
+    /// Loads the tables of this workload with these `--name=value` options (the plan's that
+    /// it takes, then the step's own).
+    Load(String, Vec<String>),
+    Run {
+        workload: String,
+        class: Class,
+        /// `--name=value` options, without the ones the sweep sets.
+        args: Vec<String>,
+    },
+    Pause(Pause),
+}
+
+#[derive(Clone, Debug)]
+pub struct Step {
+    pub name: String,
+    pub kind: StepKind,
+    /// A crash-recovery step: seconds into the measured part at which the server is killed.
+    pub crash: Option<f64>,
+}
+
+/// One configuration of one target at one client count: a fresh server (or SQLite file) that
+/// runs every step in order.
+#[derive(Clone, Copy, Debug)]
+pub struct Cell<'a> {
+    pub target: &'a SweepTarget,
+    pub config: &'a Config,
+    pub clients: u32,
+    /// Which run of the cell this is (1-based) of the plan's `repeats`.
+    pub repeat: u32,
+    pub repeats: u32,
+}
+
+impl Cell<'_> {
+    /// `target.config.cN` (and `.rK` when the plan repeats cells): the cell's directory name.
+    pub fn id(&self) -> String {
+        let id = format!(
+            "{}.{}.c{}",
+            self.target.name, self.config.name, self.clients
+        );
+        if self.repeats > 1 {
+            format!("{id}.r{}", self.repeat)
+        } else {
+            id
+        }
+    }
+}
+
+/// What the command line changes in a plan.
+#[derive(Clone, Debug, Default)]
+pub struct Overrides {
+    pub target: Option<String>,
+    /// `--server`, repeatable: one target per build.
+    pub server: Vec<ServerChoice>,
+    pub server_socket: bool,
+    pub clients: Option<Vec<u32>>,
+    pub tables: Option<u32>,
+    pub table_size: Option<u64>,
+    pub read_time: Option<f64>,
+    pub write_time: Option<f64>,
+    pub warmup_time: Option<f64>,
+    pub postwrite_pause: Option<f64>,
+    pub repeat: Option<u32>,
+}
+
+/// A validated plan, ready to run.
+#[derive(Clone, Debug)]
+pub struct Sweep {
+    /// The plan with the overrides applied: what `plan.toml` in the sweep directory holds.
+    pub file: PlanFile,
+    pub targets: Vec<SweepTarget>,
+    pub configs: Vec<Config>,
+    pub steps: Vec<Step>,
+}
+
+/// Where a plan's text came from, for error messages.
+pub(crate) struct Source<'a> {
+    pub(crate) name: &'a str,
+    pub(crate) text: &'a str,
+}
+
+impl Source<'_> {
+    pub(crate) fn line_of(&self, offset: usize) -> usize {
+        self.text[..offset.min(self.text.len())]
+            .bytes()
+            .filter(|b| *b == b'\n')
+            .count()
+            + 1
+    }
+
+    pub(crate) fn error(&self, span: std::ops::Range<usize>, why: impl std::fmt::Display) -> Error {
+        Error::Usage(format!("{}:{}: {why}", self.name, self.line_of(span.start)))
+    }
+
+    /// The line of a top-level `key =` (or line 1 when the key is not written).
+    pub(crate) fn key_error(&self, key: &str, why: impl std::fmt::Display) -> Error {
+        let line = self
+            .text
+            .lines()
+            .position(|l| {
+                l.trim_start()
+                    .strip_prefix(key)
+                    .is_some_and(|r| r.trim_start().starts_with('='))
+            })
+            .map_or(1, |i| i + 1);
+        Error::Usage(format!("{}:{line}: {key}: {why}", self.name))
+    }
+}

@@ -1,0 +1,206 @@
+//! The plan file as written: the TOML tables and their defaults, before any check.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+use toml::Spanned;
+
+use crate::server::builds::ServerChoice;
+
+/// The built-in plans: name, what it is, its TOML.
+pub const BUILTIN: [(&str, &str); 5] = [
+    ("quick", include_str!("../../../plans/quick.toml")),
+    ("small", include_str!("../../../plans/small.toml")),
+    ("versions", include_str!("../../../plans/versions.toml")),
+    ("diagnosis", include_str!("../../../plans/diagnosis.toml")),
+    (
+        "query-cache",
+        include_str!("../../../plans/query-cache.toml"),
+    ),
+];
+
+/// Options a step may not set: the sweep sets them (per cell, per class, for the whole plan).
+pub(crate) const RESERVED: [&str; 12] = [
+    "target",
+    "server",
+    "server-set",
+    "server-datadir",
+    "keep",
+    "output",
+    "prepare",
+    "force",
+    "threads",
+    "time",
+    "tables",
+    "table-size",
+];
+
+/// A plan as written (and as saved, resolved, in a sweep directory as `plan.toml`).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PlanFile {
+    #[serde(default)]
+    pub name: String,
+    #[serde(default)]
+    pub description: String,
+    /// Client counts: every step runs at each.
+    #[serde(default = "default_clients")]
+    pub clients: Vec<u32>,
+    #[serde(default = "default_tables")]
+    pub tables: u32,
+    #[serde(default = "default_table_size")]
+    pub table_size: u64,
+    /// Seconds of a `read` step (R) and of a `write` step (W); `warmup` steps run warmup_time.
+    #[serde(default = "default_read_time")]
+    pub read_time: f64,
+    #[serde(default = "default_write_time")]
+    pub write_time: f64,
+    #[serde(default = "default_warmup_time")]
+    pub warmup_time: f64,
+    /// Seconds of the postwrite pause; unset: min(1200, 60 + rows / 1,000,000).
+    pub postwrite_pause: Option<f64>,
+    /// How many times every cell runs (fresh each time; the repeats interleaved: every cell
+    /// once, then every cell again...).
+    #[serde(default = "default_repeat")]
+    pub repeat: u32,
+    /// Workload options for every step (a step's own options win).
+    #[serde(default)]
+    pub options: toml::Table,
+    /// Where to run; none: embedded SQLite in the sweep directory.
+    #[serde(default)]
+    pub targets: Vec<Spanned<TargetDef>>,
+    /// Named configurations; none: one called `default` with no settings.
+    #[serde(default)]
+    pub configs: BTreeMap<String, Spanned<ConfigDef>>,
+    pub steps: Vec<Spanned<StepDef>>,
+    /// Run each workload step on these hosts at once (`ssh://[user@]host[:port]`), each
+    /// with its share of the clients, started at one instant, and merge their results: ssh
+    /// is the engine, with the dbsweep binary on each host.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub client_hosts: Vec<String>,
+    /// The dbsweep binary on the client hosts (default: `dbsweep` on their PATH).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_dbsweep: Option<String>,
+}
+
+pub(crate) fn default_repeat() -> u32 {
+    1
+}
+
+/// The most repeats of a cell a plan may ask for.
+pub const MAX_REPEAT: u32 = 1000;
+
+pub(crate) fn default_clients() -> Vec<u32> {
+    vec![1]
+}
+pub(crate) fn default_tables() -> u32 {
+    1
+}
+pub(crate) fn default_table_size() -> u64 {
+    10_000
+}
+pub(crate) fn default_read_time() -> f64 {
+    600.0
+}
+pub(crate) fn default_write_time() -> f64 {
+    900.0
+}
+pub(crate) fn default_warmup_time() -> f64 {
+    60.0
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TargetDef {
+    /// The label in step names and reports; default: the URL's scheme or the server kind.
+    pub name: Option<String>,
+    /// A running database (or a SQLite file).
+    pub url: Option<String>,
+    /// A managed server of this kind, started fresh for each configuration and client count:
+    /// `"postgres"` (the system's), `"postgres:13"` (that version's build).
+    pub server: Option<ServerChoice>,
+    /// The managed server's install tree (bin/postgres and bin/initdb, or bin/mariadbd).
+    pub basedir: Option<PathBuf>,
+    /// Settings of this target's server, merged with each configuration's (which win where
+    /// both name one): versions differ in what they accept.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub settings: BTreeMap<String, toml::Value>,
+    /// Connect to the managed server over its Unix socket instead of loopback TCP.
+    #[serde(default)]
+    pub socket: bool,
+    /// The directory (absolute) in which each fresh managed server's data directory is made,
+    /// for example on the disk under test; default TMPDIR.
+    pub datadir_in: Option<PathBuf>,
+    /// Start the managed server with TLS on (required of TCP connections) and connect with
+    /// verify-ca; a URL target says its TLS in its URL (`sslmode=`).
+    #[serde(default)]
+    pub tls: bool,
+    /// The database host's Prometheus node_exporter (`http://HOST:9100/metrics`): every
+    /// step on this target gets the server host's CPU, disk and network from it.
+    pub metrics: Option<String>,
+}
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ConfigDef {
+    /// Server settings (managed servers), or PRAGMAs (SQLite).
+    #[serde(default)]
+    pub settings: BTreeMap<String, toml::Value>,
+    /// Drop the OS page cache before each step (IO-bound runs; root only).
+    #[serde(default)]
+    pub drop_caches: bool,
+    /// Memory limit of the managed server's processes (cgroups), like `512M` or `2G`.
+    pub memory_limit: Option<String>,
+    /// The managed server with TLS on, connected to over TLS (plain vs TLS in one sweep).
+    #[serde(default)]
+    pub tls: bool,
+    /// Profile every measured step (perf, as `--profile`); a managed MariaDB/MySQL also gets
+    /// performance_schema with its wait instruments on, for the waits by instrument.
+    #[serde(default)]
+    pub profile: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Class {
+    /// Runs read_time (R).
+    Read,
+    /// Runs write_time (W).
+    Write,
+    /// Runs warmup_time and is not reported.
+    Warmup,
+}
+
+/// `load = true` or `load = "tpcc"`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum LoadDef {
+    Sysbench(bool),
+    Workload(String),
+}
+
+/// What a load step prepares the tables of: sysbench's (as oltp_read_write has them) or a
+/// named workload's.
+pub(crate) const SYSBENCH_LOAD: &str = "oltp_read_write";
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StepDef {
+    pub name: Option<String>,
+    pub workload: Option<String>,
+    pub class: Option<Class>,
+    #[serde(default, skip_serializing_if = "toml::Table::is_empty")]
+    pub options: toml::Table,
+    /// A load: `true` prepares the sysbench tables (dropping the sweep's own first); a
+    /// workload's name (`"tpcc"`) prepares that workload's tables.
+    pub load: Option<LoadDef>,
+    /// A pause: `"postwrite"` or seconds.
+    pub pause: Option<toml::Value>,
+    /// A crash-recovery step (managed servers): the server is killed with SIGKILL while the
+    /// workload runs, `crash_after` seconds after its warm-up (default 0: at full throughput
+    /// once warmed up), and started again on the same data directory.
+    #[serde(default)]
+    pub crash: bool,
+    pub crash_after: Option<f64>,
+}

@@ -1,0 +1,323 @@
+//! Loading a plan: a built-in one or a file, parsed, checked and listed (--dry-run).
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+
+use super::cells::{Cell, Overrides, Pause, Source, Step, StepKind, Sweep, TargetSpec};
+use super::file::{BUILTIN, Class, PlanFile, SYSBENCH_LOAD};
+use super::options::{apply, parse_run};
+use super::validate::validate;
+use crate::error::Error;
+use crate::plan::RunPlan;
+
+impl Sweep {
+    /// Loads `plan`: a built-in plan's name, or a TOML file.
+    pub fn load(plan: &str, overrides: &Overrides) -> Result<Sweep, Error> {
+        if let Some((_, text)) = BUILTIN.iter().find(|(n, _)| *n == plan) {
+            return Sweep::parse(&format!("{plan} (built-in plan)"), text, overrides);
+        }
+        let path = Path::new(plan);
+        if !path.exists() && !plan.contains('/') && !plan.ends_with(".toml") {
+            let names: Vec<&str> = BUILTIN.iter().map(|(n, _)| *n).collect();
+            return Err(Error::Usage(format!(
+                "plan {plan}: no such file and no such built-in plan (built-in: {})",
+                names.join(", ")
+            )));
+        }
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| Error::Usage(format!("plan {plan}: cannot read it: {e}")))?;
+        Sweep::parse(plan, &text, overrides)
+    }
+
+    /// Parses and validates a plan's text; `name` is what errors call it.
+    pub fn parse(name: &str, text: &str, overrides: &Overrides) -> Result<Sweep, Error> {
+        let src = Source { name, text };
+        let mut file: PlanFile = toml::from_str(text).map_err(|e| {
+            let why = e.message().trim_end().to_string();
+            match e.span() {
+                Some(span) => src.error(span, why),
+                None => Error::Usage(format!("{name}: {why}")),
+            }
+        })?;
+        apply(&mut file, overrides);
+        validate(&src, file)
+    }
+
+    /// Every cell, in the order they run: target, then configuration, then client count.
+    pub fn cells(&self) -> Vec<Cell<'_>> {
+        let mut out = Vec::new();
+        // Repeats interleave: every cell once, then every cell again, so that a slow drift
+        // of the machine (warming disks, a neighbour's load) does not favour one of them.
+        let repeats = self.file.repeat;
+        for repeat in 1..=repeats {
+            for target in &self.targets {
+                for config in &self.configs {
+                    for &clients in &self.file.clients {
+                        out.push(Cell {
+                            target,
+                            config,
+                            clients,
+                            repeat,
+                            repeats,
+                        });
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// The options of a `dbsweep run` for workload `workload` at `clients` clients running
+    /// `time` seconds, plus `args`.
+    pub(crate) fn run_args(
+        &self,
+        workload: &str,
+        clients: u32,
+        time: f64,
+        args: &[String],
+    ) -> Vec<String> {
+        let mut out: Vec<String> = vec![
+            "dbsweep".into(),
+            "run".into(),
+            workload.into(),
+            format!("--tables={}", self.file.tables),
+            format!("--table-size={}", self.file.table_size),
+            format!("--threads={clients}"),
+            format!("--time={time}"),
+        ];
+        out.extend(args.iter().cloned());
+        out
+    }
+
+    /// The command line (after the program's name) of a workload step at `clients`: what a
+    /// client host runs; None for other steps.
+    pub fn step_argv(&self, step: &Step, clients: u32) -> Option<Vec<String>> {
+        let StepKind::Run {
+            workload,
+            class,
+            args,
+        } = &step.kind
+        else {
+            return None;
+        };
+        let mut argv = self.run_args(workload, clients, self.class_time(*class), args);
+        argv.remove(0);
+        Some(argv)
+    }
+
+    /// The resolved options of a workload step in a cell whose database is at `target_url`.
+    pub fn step_plan(&self, step: &Step, clients: u32, target_url: &str) -> Result<RunPlan, Error> {
+        let (workload, time, args) = match &step.kind {
+            StepKind::Run {
+                workload,
+                class,
+                args,
+            } => (workload.as_str(), self.class_time(*class), args.clone()),
+            // A load prepares the tables with the plan's options.
+            StepKind::Load(workload, args) => (workload.as_str(), 0.0, args.clone()),
+            StepKind::Pause(_) => ("oltp_read_write", 0.0, Vec::new()),
+        };
+        let argv = self.run_args(workload, clients, time, &args);
+        let mut plan = parse_run(&argv)?;
+        plan.target = target_url.to_string();
+        Ok(plan)
+    }
+
+    /// A workload step's plan and workload, on `target_url` (None: only checked, as the plan's
+    /// validation does). A sysbench Lua script (`workload = "x.lua"`) runs in dbsweep's Lua
+    /// states, with the step's options parsed as the script's command line.
+    pub fn step_workload(
+        &self,
+        step: &Step,
+        clients: u32,
+        target_url: Option<&str>,
+    ) -> Result<(RunPlan, Box<dyn crate::workload::Workload>), Error> {
+        if let StepKind::Run {
+            workload,
+            class,
+            args,
+        } = &step.kind
+            && crate::lua::is_script(workload)
+        {
+            let argv = self.run_args(workload, clients, self.class_time(*class), args);
+            return crate::lua::step_workload(&argv, target_url);
+        }
+        let plan = self.step_plan(step, clients, target_url.unwrap_or("sqlite://check.db"))?;
+        let workload = crate::workload::build(&plan.workload, &plan.workload_opts)?;
+        Ok((plan, workload))
+    }
+
+    pub fn class_time(&self, class: Class) -> f64 {
+        match class {
+            Class::Read => self.file.read_time,
+            Class::Write => self.file.write_time,
+            Class::Warmup => self.file.warmup_time,
+        }
+    }
+
+    /// Seconds of the postwrite pause.
+    pub fn postwrite_seconds(&self) -> f64 {
+        self.file.postwrite_pause.unwrap_or_else(|| {
+            let rows = f64::from(self.file.tables) * self.file.table_size as f64;
+            (60.0 + rows / 1e6).min(1200.0)
+        })
+    }
+
+    /// A guess of a step's seconds, for the schedule and the progress bar's ETA.
+    pub fn estimate(&self, step: &Step) -> f64 {
+        match &step.kind {
+            StepKind::Run { class, .. } => self.class_time(*class) + 0.5,
+            // About 150,000 rows/s, and the secondary index.
+            StepKind::Load(w, args) if w == "tpcc" => {
+                // About 550,000 rows per warehouse at about 150,000 rows/s.
+                let warehouses = args
+                    .iter()
+                    .rev()
+                    .find_map(|a| a.strip_prefix("--warehouses=")?.parse::<u32>().ok())
+                    .unwrap_or(1);
+                2.0 + warehouses as f64 * 3.7
+            }
+            StepKind::Load(..) => {
+                2.0 + f64::from(self.file.tables) * self.file.table_size as f64 / 150_000.0
+            }
+            StepKind::Pause(Pause::Postwrite) => self.postwrite_seconds(),
+            StepKind::Pause(Pause::Seconds(s)) => *s,
+        }
+    }
+
+    /// Seconds to start a cell's server (or create its file).
+    pub fn cell_overhead(cell: &Cell) -> f64 {
+        match cell.target.spec {
+            TargetSpec::Managed(_) => 5.0,
+            _ => 0.0,
+        }
+    }
+
+    /// The schedule, as `--dry-run` prints it.
+    pub fn schedule(&self) -> String {
+        let cells = self.cells();
+        let mut out = String::new();
+        // The sbtest tables' size matters only to a plan that loads them.
+        let sbtest = self
+            .steps
+            .iter()
+            .any(|s| matches!(&s.kind, StepKind::Load(w, _) if w == SYSBENCH_LOAD));
+        let tables = if sbtest {
+            format!(
+                "; {} table(s) of {} rows",
+                self.file.tables, self.file.table_size
+            )
+        } else {
+            String::new()
+        };
+        let _ = writeln!(
+            out,
+            "plan {}: {} target(s) x {} configuration(s) x {} client count(s){} = {} cell(s) of {} step(s){tables}",
+            self.file.name,
+            self.targets.len(),
+            self.configs.len(),
+            self.file.clients.len(),
+            if self.file.repeat > 1 {
+                format!(" x {} runs (interleaved)", self.file.repeat)
+            } else {
+                String::new()
+            },
+            cells.len(),
+            self.steps.len(),
+        );
+        let mut total = 0.0;
+        for cell in &cells {
+            let _ = writeln!(out, "\n{}: {}", cell.id(), describe_cell(cell));
+            total += Sweep::cell_overhead(cell);
+            for (i, step) in self.steps.iter().enumerate() {
+                let secs = self.estimate(step);
+                total += secs;
+                let what = match &step.kind {
+                    StepKind::Load(w, _) if w != SYSBENCH_LOAD => {
+                        format!("load the {w} tables ({} at once)", cell.clients)
+                    }
+                    StepKind::Load(..) => format!(
+                        "load {} x {} rows ({} at once)",
+                        self.file.tables, self.file.table_size, cell.clients
+                    ),
+                    StepKind::Pause(Pause::Postwrite) => "postwrite pause".to_string(),
+                    StepKind::Pause(Pause::Seconds(s)) => format!("pause {s} s"),
+                    StepKind::Run {
+                        workload,
+                        class,
+                        args,
+                    } => {
+                        let class = match class {
+                            Class::Read => "R",
+                            Class::Write => "W",
+                            Class::Warmup => "warm-up, not reported",
+                        };
+                        let mut s = format!("{workload} ({class})");
+                        for a in args {
+                            s.push(' ');
+                            s.push_str(a);
+                        }
+                        s
+                    }
+                };
+                let _ = writeln!(
+                    out,
+                    "  {:>3} {:<26} {:>8}  {what}",
+                    i + 1,
+                    step.name,
+                    format_seconds(secs)
+                );
+            }
+        }
+        let _ = writeln!(out, "\nestimated duration: {}", format_seconds(total));
+        out
+    }
+}
+
+/// `90` -> `1m30s`.
+pub fn format_seconds(s: f64) -> String {
+    let s = s.max(0.0).round() as u64;
+    match (s / 3600, s / 60 % 60, s % 60) {
+        (0, 0, sec) => format!("{sec}s"),
+        (0, m, sec) => format!("{m}m{sec:02}s"),
+        (h, m, sec) => format!("{h}h{m:02}m{sec:02}s"),
+    }
+}
+
+pub(crate) fn describe_cell(cell: &Cell) -> String {
+    let target = match &cell.target.spec {
+        TargetSpec::Sqlite => "embedded SQLite (a fresh file)".to_string(),
+        TargetSpec::Url(u) => crate::db::redact_url(u),
+        TargetSpec::Managed(k) => {
+            let mut s = format!("a fresh managed {k:?} server");
+            if let Some(d) = &cell.target.datadir_in {
+                let _ = write!(s, " in {}", d.display());
+            }
+            if cell.target.socket {
+                s.push_str(" over its Unix socket");
+            }
+            if cell.target.tls || cell.config.tls {
+                s.push_str(" over TLS (verify-ca)");
+            }
+            s
+        }
+    };
+    let mut s = format!("{target}, {} client(s)", cell.clients);
+    if !cell.config.settings.is_empty() {
+        let set: Vec<String> = cell
+            .config
+            .settings
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect();
+        let _ = write!(s, ", {}", set.join(" "));
+    }
+    if cell.config.drop_caches {
+        s.push_str(", page cache dropped before each step");
+    }
+    if let Some(m) = cell.config.memory_limit {
+        let _ = write!(s, ", memory limit {} MB", m >> 20);
+    }
+    s
+}

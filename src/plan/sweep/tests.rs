@@ -1,0 +1,173 @@
+use super::cells::{Cell, Overrides, Pause, StepKind, Sweep, TargetSpec};
+use super::file::{BUILTIN, Class};
+use super::load::format_seconds;
+use super::options::parse_size;
+use crate::error::Error;
+use crate::server::ServerKind;
+
+fn err(text: &str) -> String {
+    match Sweep::parse("p.toml", text, &Overrides::default()) {
+        Err(Error::Usage(m)) => m,
+        Err(e) => panic!("not a usage error: {e}"),
+        Ok(_) => panic!("accepted: {text}"),
+    }
+}
+
+const ONE_STEP: &str = "[[steps]]\nworkload = \"oltp_point_select\"\nclass = \"read\"\n";
+
+#[test]
+fn builtin_plans_are_valid() {
+    for (name, _) in BUILTIN {
+        let s = Sweep::load(name, &Overrides::default()).expect(name);
+        assert!(!s.steps.is_empty());
+        assert_eq!(s.file.name, name);
+    }
+    let small = Sweep::load("small", &Overrides::default()).unwrap();
+    // docs/workloads.md section 4: the suite starts with the load and ends with insert.
+    assert_eq!(small.steps.first().unwrap().name, "load");
+    assert_eq!(small.steps.last().unwrap().name, "insert");
+    let pauses = small
+        .steps
+        .iter()
+        .filter(|s| matches!(s.kind, StepKind::Pause(Pause::Postwrite)))
+        .count();
+    assert_eq!(pauses, 2);
+}
+
+#[test]
+fn builtin_steps_that_write_run_the_write_time() {
+    for (name, _) in BUILTIN {
+        let s = Sweep::load(name, &Overrides::default()).unwrap();
+        for step in &s.steps {
+            if let StepKind::Run {
+                workload, class, ..
+            } = &step.kind
+            {
+                let writes = ["write", "update", "insert", "delete"]
+                    .iter()
+                    .any(|w| workload.contains(w) && !workload.contains("read_write"));
+                if writes {
+                    assert!(
+                        matches!(class, Class::Write),
+                        "{name}: step {} ({workload}) is class {class:?}",
+                        step.name
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn errors_name_the_line() {
+    let text =
+        format!("clients = [1]\n\n{ONE_STEP}\n[[steps]]\nworkload = \"nope\"\nclass = \"read\"\n");
+    let e = err(&text);
+    assert!(e.starts_with("p.toml:7:"), "{e}");
+    assert!(e.contains("nope"), "{e}");
+
+    let e = err(&format!("{ONE_STEP}options = {{ range_size = 0 }}\n"));
+    assert!(
+        e.starts_with("p.toml:1:") && e.contains("range-size"),
+        "{e}"
+    );
+
+    let e = err(&format!("{ONE_STEP}options = {{ threads = 4 }}\n"));
+    assert!(e.contains("the sweep sets it"), "{e}");
+
+    let e = err(&format!("{ONE_STEP}options = {{ no_such_option = 4 }}\n"));
+    assert!(e.contains("no-such-option"), "{e}");
+
+    let e = err(&format!("name = \"x\"\nclients = [0]\n{ONE_STEP}"));
+    assert!(e.starts_with("p.toml:2: clients"), "{e}");
+
+    // A TOML syntax error, and an unknown key, name their line.
+    let e = err(&format!("{ONE_STEP}class = \"read\"\n"));
+    assert!(e.starts_with("p.toml:"), "{e}");
+    let e = err(&format!("tabels = 3\n{ONE_STEP}"));
+    assert!(e.starts_with("p.toml:1:") && e.contains("tabels"), "{e}");
+
+    let e = err("[[steps]]\nworkload = \"oltp_point_select\"\n");
+    assert!(e.contains("class"), "{e}");
+    let e = err("[[steps]]\nload = true\npause = 3\n");
+    assert!(e.contains("exactly one"), "{e}");
+    let e = err("steps = []\n");
+    assert!(e.contains("at least one"), "{e}");
+}
+
+#[test]
+fn targets_and_configs_are_checked() {
+    let e = err(&format!(
+        "[[targets]]\nurl = \"postgres://u@h/db\"\n[configs.big]\nsettings = {{ shared_buffers = \"1GB\" }}\n{ONE_STEP}"
+    ));
+    assert!(
+        e.starts_with("p.toml:3:") && e.contains("managed server"),
+        "{e}"
+    );
+    let e = err(&format!("[[targets]]\nurl = \"oracle://x\"\n{ONE_STEP}"));
+    assert!(e.starts_with("p.toml:1:"), "{e}");
+    let e = err(&format!("[[targets]]\nname = \"a\"\n{ONE_STEP}"));
+    assert!(e.contains("exactly one of url"), "{e}");
+    let e = err(&format!(
+        "[[targets]]\nserver = \"postgres\"\n[configs.x]\nmemory_limit = \"lots\"\n{ONE_STEP}"
+    ));
+    assert!(e.contains("memory_limit"), "{e}");
+    let s = Sweep::parse(
+        "p",
+        &format!(
+            "clients = [1, 4]\n[[targets]]\nserver = \"mariadb\"\n[configs.a]\nsettings = {{ innodb_buffer_pool_size = \"64M\" }}\nmemory_limit = \"1G\"\n[configs.b]\n{ONE_STEP}"
+        ),
+        &Overrides::default(),
+    )
+    .unwrap();
+    let ids: Vec<String> = s.cells().iter().map(Cell::id).collect();
+    assert_eq!(
+        ids,
+        [
+            "mariadb.a.c1",
+            "mariadb.a.c4",
+            "mariadb.b.c1",
+            "mariadb.b.c4"
+        ]
+    );
+    assert_eq!(s.configs[0].memory_limit, Some(1 << 30));
+}
+
+#[test]
+fn overrides_and_step_options_resolve() {
+    let o = Overrides {
+        server: vec!["postgres".parse().unwrap()],
+        clients: Some(vec![2]),
+        read_time: Some(3.0),
+        table_size: Some(500),
+        ..Overrides::default()
+    };
+    let text = format!(
+        "options = {{ range_size = 7, skip_trx = true }}\n{ONE_STEP}options = {{ range-size = 9 }}\n"
+    );
+    let s = Sweep::parse("p", &text, &o).unwrap();
+    assert_eq!(s.targets[0].spec, TargetSpec::Managed(ServerKind::Postgres));
+    let plan = s.step_plan(&s.steps[0], 2, "sqlite://x.db").unwrap();
+    assert_eq!(plan.runner.threads, 2);
+    assert_eq!(plan.runner.time, 3.0);
+    assert_eq!(plan.workload_opts.table_size, 500);
+    assert_eq!(plan.workload_opts.range_size, 9);
+    assert!(plan.workload_opts.skip_trx);
+    assert_eq!(plan.target, "sqlite://x.db");
+    // The resolved plan saves and reads back the same.
+    let saved = toml::to_string(&s.file).unwrap();
+    let again = Sweep::parse("plan.toml", &saved, &Overrides::default()).unwrap();
+    assert_eq!(again.file.read_time, 3.0);
+    assert_eq!(again.targets[0].spec, s.targets[0].spec);
+    assert_eq!(again.steps.len(), s.steps.len());
+}
+
+#[test]
+fn sizes_and_durations_format() {
+    assert_eq!(parse_size("512M"), Some(512 << 20));
+    assert_eq!(parse_size("2g"), Some(2 << 30));
+    assert_eq!(parse_size("4096"), Some(4096));
+    assert_eq!(parse_size("x"), None);
+    assert_eq!(format_seconds(59.6), "1m00s");
+    assert_eq!(format_seconds(3725.0), "1h02m05s");
+}
