@@ -104,7 +104,7 @@ pub(super) fn recover(
     let seconds = start.elapsed().as_secs_f64();
     drop(conn);
     let checks = if workload.name() == "tpcc" {
-        crate::workload::tpcc::run::verify_conditions(db.db.target.as_ref(), true)
+        crate::workload::tpcc::verify_conditions(db.db.target.as_ref(), true)
             .map_err(|e| Error::Run(format!("TPC-C's consistency checks after the crash: {e}")))?;
         Some("passed".to_string())
     } else {

@@ -338,7 +338,7 @@ pub(crate) fn static_name(name: &str) -> &'static str {
 /// Builds the workload called `name`.
 pub fn build(name: &str, opts: &WorkloadOptions) -> Result<Box<dyn Workload>, Error> {
     let w: Box<dyn Workload> = if name == "tpcc" {
-        Box::new(tpcc::run::Tpcc::new(opts))
+        Box::new(tpcc::Tpcc::new(opts))
     } else {
         sysbench::build(name, opts)
             .or_else(|| micro::build(name, opts))

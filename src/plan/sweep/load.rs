@@ -3,7 +3,6 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
-
 use super::cells::{Cell, Overrides, Pause, Source, Step, StepKind, Sweep, TargetSpec};
 use super::file::{BUILTIN, Class, PlanFile, SYSBENCH_LOAD};
 use super::options::{apply, parse_run};

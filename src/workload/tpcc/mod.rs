@@ -2,9 +2,17 @@
 //! checks. `dbsweep tpcc prepare | check | cleanup`.
 
 pub mod check;
+mod client;
+mod input;
 pub mod load;
+mod mix;
 pub mod run;
 pub mod schema;
+mod stmts;
+mod txns;
+
+pub use mix::Tpcc;
+pub use txns::verify_conditions;
 
 use std::sync::atomic::AtomicBool;
 
