@@ -6,6 +6,8 @@
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod mock;
+mod myauth;
+mod mypacket;
 pub mod mysql;
 mod mywire;
 mod pgwire;

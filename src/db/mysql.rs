@@ -5,7 +5,8 @@
 
 use mysql::Opts;
 
-use super::mywire::{Endpoint, Prepared, Wire, WireError};
+use super::mypacket::{Prepared, WireError};
+use super::mywire::{Endpoint, Wire};
 use super::server_conn::{Protocol, ServerConn};
 use super::{
     Conn, DbError, Dialect, ErrorClass, Outcome, Param, RowValue, Target, TextRow, redact_url,

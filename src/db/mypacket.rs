@@ -1,0 +1,261 @@
+//! The MySQL protocol's packets as this client reads and writes them: errors, capability flags,
+//! length-encoded integers, rows of both result formats and prepared statements.
+
+use std::io;
+
+#[derive(Debug)]
+pub enum WireError {
+    Io(io::Error),
+    Server {
+        code: u16,
+        state: String,
+        message: String,
+    },
+    Protocol(String),
+}
+
+impl From<io::Error> for WireError {
+    fn from(e: io::Error) -> Self {
+        WireError::Io(e)
+    }
+}
+
+// Capability flags.
+pub(crate) const LONG_PASSWORD: u32 = 1;
+pub(crate) const LONG_FLAG: u32 = 4;
+pub(crate) const CONNECT_WITH_DB: u32 = 8;
+pub(crate) const LOCAL_FILES: u32 = 0x80;
+pub(crate) const PROTOCOL_41: u32 = 0x200;
+pub(crate) const TRANSACTIONS: u32 = 0x2000;
+pub(crate) const SECURE_CONNECTION: u32 = 0x8000;
+pub(crate) const MULTI_RESULTS: u32 = 0x20000;
+pub(crate) const PLUGIN_AUTH: u32 = 0x80000;
+pub(crate) const SSL: u32 = 0x800;
+/// Server status: another result follows.
+pub(crate) const MORE_RESULTS: u16 = 0x0008;
+pub(crate) const MAX_PACKET: usize = 0xFF_FFFF;
+
+/// A statement prepared on the server.
+#[derive(Clone, Debug)]
+pub struct Prepared {
+    pub(crate) id: u32,
+    pub(super) params: u16,
+    /// The type code of each result column, for decoding binary rows.
+    pub(crate) column_types: Vec<u8>,
+}
+
+/// A binary result row (prepared statements) decoded to text, so that callers see the same
+/// values as from a text query. The buffers are reused from row to row.
+#[derive(Default)]
+pub struct BinRow {
+    pub(crate) text: Vec<u8>,
+    pub(crate) cells: Vec<Option<(usize, usize)>>,
+}
+
+impl super::TextRow for BinRow {
+    fn len(&self) -> usize {
+        self.cells.len()
+    }
+
+    fn get(&self, i: usize) -> Option<&[u8]> {
+        let (a, b) = (*self.cells.get(i)?)?;
+        self.text.get(a..b)
+    }
+}
+
+impl BinRow {
+    /// Decodes packet `p` (0x00, the NULL bitmap with its offset of 2, then the values) by the
+    /// column type codes.
+    pub(crate) fn decode(&mut self, p: &[u8], types: &[u8]) -> Result<(), WireError> {
+        use std::io::Write;
+        let short = || WireError::Protocol("a truncated binary row".into());
+        self.text.clear();
+        self.cells.clear();
+        let bitmap = p.get(1..1 + (types.len() + 9) / 8).ok_or_else(short)?;
+        let mut at = 1 + bitmap.len();
+        for (i, &ty) in types.iter().enumerate() {
+            let bit = i + 2;
+            if bitmap[bit / 8] & (1 << (bit % 8)) != 0 {
+                self.cells.push(None);
+                continue;
+            }
+            let start = self.text.len();
+            let mut fixed = |n: usize| -> Result<&[u8], WireError> {
+                let v = p.get(at..at + n).ok_or_else(short)?;
+                at += n;
+                Ok(v)
+            };
+            let t = &mut self.text;
+            let w = |r: std::io::Result<()>| r.map_err(WireError::Io);
+            match ty {
+                0x01 => w(write!(t, "{}", fixed(1)?[0] as i8))?,
+                0x02 | 0x0D => w(write!(
+                    t,
+                    "{}",
+                    i16::from_le_bytes(fixed(2)?.try_into().unwrap_or_default())
+                ))?,
+                0x03 | 0x09 => w(write!(
+                    t,
+                    "{}",
+                    i32::from_le_bytes(fixed(4)?.try_into().unwrap_or_default())
+                ))?,
+                0x08 => w(write!(
+                    t,
+                    "{}",
+                    i64::from_le_bytes(fixed(8)?.try_into().unwrap_or_default())
+                ))?,
+                0x04 => w(write!(
+                    t,
+                    "{}",
+                    f32::from_le_bytes(fixed(4)?.try_into().unwrap_or_default())
+                ))?,
+                0x05 => w(write!(
+                    t,
+                    "{}",
+                    f64::from_le_bytes(fixed(8)?.try_into().unwrap_or_default())
+                ))?,
+                // DATE, DATETIME, TIMESTAMP: a length, then year, month, day, [h, m, s, [us]].
+                0x07 | 0x0A | 0x0C => {
+                    let n = usize::from(fixed(1)?[0]);
+                    let d = fixed(n)?;
+                    let year = d.get(..2).map_or(0, |y| u16::from_le_bytes([y[0], y[1]]));
+                    let part = |k: usize| d.get(k).copied().unwrap_or(0);
+                    w(write!(t, "{year:04}-{:02}-{:02}", part(2), part(3)))?;
+                    if ty != 0x0A {
+                        w(write!(t, " {:02}:{:02}:{:02}", part(4), part(5), part(6)))?;
+                    }
+                }
+                // TIME: a length, then sign, days, h, m, s, [us].
+                0x0B => {
+                    let n = usize::from(fixed(1)?[0]);
+                    let d = fixed(n)?;
+                    let part = |k: usize| u32::from(d.get(k).copied().unwrap_or(0));
+                    let sign = if part(0) == 1 { "-" } else { "" };
+                    let days = d
+                        .get(1..5)
+                        .map_or(0, |x| u32::from_le_bytes([x[0], x[1], x[2], x[3]]));
+                    w(write!(
+                        t,
+                        "{sign}{:02}:{:02}:{:02}",
+                        days * 24 + part(5),
+                        part(6),
+                        part(7)
+                    ))?;
+                }
+                // DECIMAL, strings, blobs, everything else: length-encoded bytes.
+                _ => {
+                    let (len, skip) = lenenc_int(p.get(at..).unwrap_or_default());
+                    let len = usize::try_from(len).map_err(|_| short())?;
+                    let v = p.get(at + skip..at + skip + len).ok_or_else(short)?;
+                    at += skip + len;
+                    t.extend_from_slice(v);
+                }
+            }
+            self.cells.push(Some((start, self.text.len())));
+        }
+        Ok(())
+    }
+}
+
+/// The type code of a column definition packet: after six length-encoded strings (catalog,
+/// schema, table, original table, name, original name), the length of the fixed fields, the
+/// character set (2 bytes) and the column length (4 bytes).
+pub(crate) fn column_type(p: &[u8]) -> u8 {
+    let mut at = 0;
+    for _ in 0..6 {
+        let (len, skip) = lenenc_int(p.get(at..).unwrap_or_default());
+        at += skip + usize::try_from(len).unwrap_or(usize::MAX / 2);
+    }
+    let (_, skip) = lenenc_int(p.get(at..).unwrap_or_default());
+    p.get(at + skip + 6).copied().unwrap_or(0xFE)
+}
+
+/// A row packet. Text rows (what `query` returns) are length-encoded values, 0xFB for NULL;
+/// binary rows (prepared statements) are never looked into.
+pub struct MyRow<'a>(pub(crate) &'a [u8]);
+
+impl super::TextRow for MyRow<'_> {
+    fn len(&self) -> usize {
+        let mut at = 0;
+        let mut n = 0;
+        while let Some(rest) = self.0.get(at..).filter(|r| !r.is_empty()) {
+            if rest[0] == 0xFB {
+                at += 1;
+            } else {
+                let (len, skip) = lenenc_int(rest);
+                at += skip + usize::try_from(len).unwrap_or(usize::MAX / 2);
+            }
+            n += 1;
+        }
+        n
+    }
+
+    fn get(&self, i: usize) -> Option<&[u8]> {
+        let mut at = 0;
+        for n in 0.. {
+            let rest = self.0.get(at..).filter(|r| !r.is_empty())?;
+            let value = if rest[0] == 0xFB {
+                at += 1;
+                None
+            } else {
+                let (len, skip) = lenenc_int(rest);
+                let start = at + skip;
+                at = start + usize::try_from(len).ok()?;
+                Some((start, at))
+            };
+            if n == i {
+                return value.and_then(|(a, b)| self.0.get(a..b));
+            }
+        }
+        None
+    }
+}
+
+pub(crate) fn lenenc_int(b: &[u8]) -> (u64, usize) {
+    match b.first() {
+        Some(0xFC) if b.len() >= 3 => (u64::from(u16::from_le_bytes([b[1], b[2]])), 3),
+        Some(0xFD) if b.len() >= 4 => (u64::from(u32::from_le_bytes([b[1], b[2], b[3], 0])), 4),
+        Some(0xFE) if b.len() >= 9 => (
+            u64::from_le_bytes(b[1..9].try_into().unwrap_or_default()),
+            9,
+        ),
+        Some(0xFC..=0xFE) => (0, b.len()),
+        Some(&v) => (u64::from(v), 1),
+        None => (0, 0),
+    }
+}
+
+pub(crate) fn put_lenenc(buf: &mut Vec<u8>, v: u64) {
+    match v {
+        0..=250 => buf.push(v as u8),
+        251..=0xFFFF => {
+            buf.push(0xFC);
+            buf.extend_from_slice(&(v as u16).to_le_bytes());
+        }
+        0x1_0000..=0xFF_FFFF => {
+            buf.push(0xFD);
+            buf.extend_from_slice(&(v as u32).to_le_bytes()[..3]);
+        }
+        _ => {
+            buf.push(0xFE);
+            buf.extend_from_slice(&v.to_le_bytes());
+        }
+    }
+}
+
+pub(crate) fn server_error(p: &[u8]) -> WireError {
+    if p.len() < 3 {
+        return WireError::Protocol("a truncated error packet".into());
+    }
+    let code = u16::from_le_bytes([p[1], p[2]]);
+    let (state, msg) = if p.get(3) == Some(&b'#') && p.len() >= 9 {
+        (&p[4..9], &p[9..])
+    } else {
+        (&b""[..], &p[3..])
+    };
+    WireError::Server {
+        code,
+        state: String::from_utf8_lossy(state).into_owned(),
+        message: String::from_utf8_lossy(msg).into_owned(),
+    }
+}
