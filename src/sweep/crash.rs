@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use super::CellDb;
+use super::cell::CellDb;
 use crate::db::Target;
 use crate::error::Error;
 use crate::interrupt::INTERRUPT;

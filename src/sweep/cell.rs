@@ -1,0 +1,98 @@
+//! The database a cell runs on: the target or the managed server started with the cell's
+//! configuration, its memory limit and caches, and its reload when a crash took the data.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use crate::measure::Db;
+use crate::server::ManagedServer;
+use crate::server::cgroup::MemoryCgroup;
+/// A cell's database: the target (and the managed server behind it), its memory cgroup, and
+/// the SQLite file dbsweep created for it.
+pub(super) struct CellDb {
+    pub(super) db: Db,
+    /// Held until the server has stopped (dropped after `db`), then removed.
+    pub(super) _cgroup: Option<MemoryCgroup>,
+    pub(super) sqlite_file: Option<PathBuf>,
+    pub(super) url: String,
+    /// Whether dbsweep created this database (a load may then drop its sbtest tables).
+    pub(super) own: bool,
+    pub(super) notes: Vec<String>,
+    /// The database's version string and the managed build's install tree, for the records.
+    pub(super) version: Option<String>,
+    pub(super) basedir: Option<String>,
+}
+
+impl CellDb {
+    /// An external server's process and data directory, as a step's options (`server_pid`,
+    /// `data_dir`) name them, so that its CPU and IO are sampled as a managed server's are.
+    pub(super) fn follow(&mut self, plan: &crate::plan::RunPlan) {
+        if self.db.server.is_none() {
+            self.db.server_pid = plan.server_pid;
+            self.db.data_dir.clone_from(&plan.data_dir);
+        }
+    }
+
+    /// Removes the SQLite file of a finished cell.
+    pub(super) fn finish(self, completed: bool) {
+        let file = self.sqlite_file.clone();
+        drop(self);
+        if let (Some(f), true) = (file, completed) {
+            for suffix in ["", "-wal", "-shm"] {
+                let mut p = f.clone().into_os_string();
+                p.push(suffix);
+                let _ = fs::remove_file(p);
+            }
+        }
+    }
+}
+
+/// Puts the managed server's processes into a memory cgroup of `bytes`.
+pub(super) fn limit_memory(
+    server: &ManagedServer,
+    bytes: u64,
+    cell: &str,
+) -> Result<(MemoryCgroup, String), String> {
+    let cg = MemoryCgroup::create(&format!("dbsweep-{}-{cell}", std::process::id()), bytes)?;
+    for pid in server.pids() {
+        // A helper process may exit between the listing and the move: only live ones count.
+        if let Err(e) = cg.add(pid)
+            && Path::new(&format!("/proc/{pid}")).exists()
+        {
+            return Err(e);
+        }
+    }
+    let limit = cg.limit().unwrap_or(bytes);
+    Ok((
+        cg,
+        format!(
+            "the server's processes are limited to {} MB of memory (cgroup)",
+            limit >> 20
+        ),
+    ))
+}
+
+/// Writes back dirty pages and drops the OS page cache, so that reads come from the device.
+/// Whether an error says a disk was full (the system's, SQLite's, PostgreSQL's, InnoDB's words).
+pub(super) fn out_of_space(error: &str) -> bool {
+    [
+        "No space left on device",
+        "database or disk is full",
+        "could not extend file",
+        "The table is full",
+        "Disk full",
+    ]
+    .iter()
+    .any(|m| error.contains(m))
+}
+
+pub(super) fn drop_caches() -> Result<(), String> {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        return Err("dropping the page cache needs root".into());
+    }
+    // SAFETY: sync has no preconditions.
+    unsafe { libc::sync() };
+    fs::write("/proc/sys/vm/drop_caches", "3")
+        .map_err(|e| format!("cannot write /proc/sys/vm/drop_caches: {e}"))
+}

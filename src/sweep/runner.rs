@@ -1,0 +1,321 @@
+//! Running a sweep cell by cell and step by step: what is done is skipped on resume, each step's
+//! record is saved as it finishes, and the summary says what ran, failed and was skipped.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering;
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
+
+use super::cell::{CellDb, drop_caches, out_of_space};
+use super::pause;
+use super::progress::Progress;
+use crate::error::Error;
+use crate::error::Outcome;
+use crate::interrupt::INTERRUPT;
+use crate::plan::sweep::{Cell, Class, Overrides, Pause, Step, StepKind, Sweep};
+use crate::results::{SCHEMA_VERSION, StepRecord, write_atomic};
+/// What `dbsweep sweep` was asked.
+#[derive(Debug, Default)]
+pub struct SweepArgs {
+    /// A plan file or a built-in plan's name; None: `quick`.
+    pub plan: Option<String>,
+    pub output: Option<PathBuf>,
+    pub resume: Option<PathBuf>,
+    pub dry_run: bool,
+    pub fail_fast: bool,
+    /// Let load steps drop and reload sbtest tables of a database given by URL.
+    pub force: bool,
+    /// Keep the managed servers' data directories.
+    pub keep: bool,
+    pub overrides: Overrides,
+}
+
+pub(super) struct Runner<'a> {
+    pub(super) sweep: &'a Sweep,
+    pub(super) dir: &'a Path,
+    pub(super) args: &'a SweepArgs,
+    pub(super) progress: Progress,
+    pub(super) ok: usize,
+    pub(super) failed: usize,
+    pub(super) skipped: usize,
+    pub(super) summary: Vec<String>,
+}
+
+impl<'a> Runner<'a> {
+    pub(super) fn new(sweep: &'a Sweep, dir: &'a Path, args: &'a SweepArgs) -> Runner<'a> {
+        let total: f64 = sweep
+            .cells()
+            .iter()
+            .map(|c| {
+                Sweep::cell_overhead(c) + sweep.steps.iter().map(|s| sweep.estimate(s)).sum::<f64>()
+            })
+            .sum();
+        Runner {
+            sweep,
+            dir,
+            args,
+            progress: Progress::new(total),
+            ok: 0,
+            failed: 0,
+            skipped: 0,
+            summary: Vec::new(),
+        }
+    }
+
+    pub(super) fn step_path(&self, cell: &Cell, i: usize, step: &Step) -> PathBuf {
+        self.dir
+            .join("steps")
+            .join(cell.id())
+            .join(format!("{:02}-{}.json", i + 1, step.name))
+    }
+
+    /// Whether a step already has a record that `--resume` keeps (done, or failed for a reason
+    /// of its own; not interrupted, and not failed for want of disk space, which the user may
+    /// have made since).
+    pub(super) fn finished(&self, cell: &Cell, i: usize, step: &Step) -> bool {
+        StepRecord::read(&self.step_path(cell, i, step)).is_ok_and(|r| {
+            r.status != "interrupted"
+                && !(r.status == "failed" && r.error.as_deref().is_some_and(out_of_space))
+        })
+    }
+
+    pub(super) fn run(mut self) -> Result<Outcome, Error> {
+        let sweep = self.sweep;
+        self.progress.say(&format!(
+            "sweep {} into {}",
+            sweep.file.name,
+            self.dir.display()
+        ));
+        let mut stop = false;
+        for cell in sweep.cells() {
+            let pending: Vec<usize> = (0..sweep.steps.len())
+                .filter(|&i| !self.finished(&cell, i, &sweep.steps[i]))
+                .collect();
+            let cell_estimate: f64 = sweep.steps.iter().map(|s| sweep.estimate(s)).sum();
+            if stop || pending.is_empty() {
+                self.skipped += sweep.steps.len() - pending.len();
+                self.progress
+                    .advance(cell_estimate + Sweep::cell_overhead(&cell));
+                continue;
+            }
+            for i in 0..pending[0] {
+                self.skipped += 1;
+                self.progress.advance(sweep.estimate(&sweep.steps[i]));
+            }
+            fs::create_dir_all(self.dir.join("steps").join(cell.id())).map_err(|e| {
+                Error::Run(format!(
+                    "cannot create the step directory in {}: {e}",
+                    self.dir.display()
+                ))
+            })?;
+            self.progress
+                .bar
+                .set_message(format!("{}: starting", cell.id()));
+            let mut db = match self.open_cell(&cell) {
+                Ok(db) => db,
+                Err(e) => {
+                    // Every pending step of the cell fails with the reason.
+                    self.failed += pending.len();
+                    self.progress.say(&format!(
+                        "cell {}: the database did not start, its {} step(s) failed: {e}",
+                        cell.id(),
+                        pending.len()
+                    ));
+                    for &i in &pending {
+                        let mut rec = self.record(&cell, i, now_s());
+                        rec.status = "failed".into();
+                        rec.error = Some(format!("the cell's database did not start: {e}"));
+                        self.save(&cell, i, &rec)?;
+                        self.progress.advance(sweep.estimate(&sweep.steps[i]));
+                    }
+                    if self.args.fail_fast {
+                        stop = true;
+                    }
+                    continue;
+                }
+            };
+            self.progress.advance(Sweep::cell_overhead(&cell));
+            if pending[0] > 0 {
+                self.reload_if_gone(&cell, &mut db, pending[0])?;
+            }
+            let mut completed = true;
+            for &i in &pending {
+                let rec = match self.run_step(&cell, &mut db, i) {
+                    Ok(rec) => rec,
+                    Err(e) => {
+                        // No record could be written (a full disk): the sweep stops here, with
+                        // its summary; --resume runs the step again.
+                        self.failed += 1;
+                        self.progress.say(&format!("cell {}: {e}", cell.id()));
+                        stop = true;
+                        completed = false;
+                        break;
+                    }
+                };
+                self.progress.advance(sweep.estimate(&sweep.steps[i]));
+                match rec.status.as_str() {
+                    "ok" => self.ok += 1,
+                    "failed" => {
+                        self.failed += 1;
+                        self.progress.say(&format!(
+                            "step {} of {} failed: {}",
+                            rec.name,
+                            rec.cell,
+                            rec.error.as_deref().unwrap_or("")
+                        ));
+                        if self.args.fail_fast {
+                            stop = true;
+                            completed = false;
+                            break;
+                        }
+                    }
+                    _ => {
+                        stop = true;
+                        completed = false;
+                        break;
+                    }
+                }
+            }
+            db.finish(completed);
+        }
+        self.progress.bar.finish_and_clear();
+        // Removed only when empty: the files of unfinished cells stay for --resume.
+        let _ = fs::remove_dir(self.dir.join("data"));
+        print!("{}", self.summary.join(""));
+        let interrupted = INTERRUPT.load(Ordering::Relaxed);
+        println!(
+            "sweep {}: {} step(s) done, {} failed, {} kept from before; results in {}",
+            sweep.file.name,
+            self.ok,
+            self.failed,
+            self.skipped,
+            self.dir.display()
+        );
+        Ok(if interrupted {
+            eprintln!(
+                "interrupted: continue with dbsweep sweep --resume {}",
+                self.dir.display()
+            );
+            Outcome::Interrupted
+        } else if self.failed > 0 {
+            Outcome::Failed
+        } else {
+            Outcome::Done
+        })
+    }
+
+    pub(super) fn record(&self, cell: &Cell, i: usize, started_at: u64) -> StepRecord {
+        let step = &self.sweep.steps[i];
+        let (kind, class) = match &step.kind {
+            StepKind::Load(..) => ("load", None),
+            StepKind::Pause(_) => ("pause", None),
+            StepKind::Run { class, .. } => ("run", Some(*class)),
+        };
+        StepRecord {
+            schema_version: SCHEMA_VERSION,
+            sweep: self.sweep.file.name.clone(),
+            cell: cell.id(),
+            target: cell.target.name.clone(),
+            config: cell.config.name.clone(),
+            clients: cell.clients,
+            repeat: cell.repeat,
+            index: i + 1,
+            name: step.name.clone(),
+            kind: kind.into(),
+            class: class.map(|c| format!("{c:?}").to_lowercase()),
+            // A crash step's figures stop at the crash: its record is the recovery.
+            reported: kind != "pause" && class != Some(Class::Warmup) && step.crash.is_none(),
+            status: "ok".into(),
+            error: None,
+            started_at,
+            seconds: 0.0,
+            notes: Vec::new(),
+            results: None,
+            load: None,
+            load_hw: None,
+            pause: None,
+            server_version: None,
+            basedir: None,
+            recovery: None,
+        }
+    }
+
+    pub(super) fn save(&self, cell: &Cell, i: usize, rec: &StepRecord) -> Result<(), Error> {
+        write_atomic(&self.step_path(cell, i, &self.sweep.steps[i]), rec)
+    }
+
+    pub(super) fn run_step(
+        &mut self,
+        cell: &Cell,
+        db: &mut CellDb,
+        i: usize,
+    ) -> Result<StepRecord, Error> {
+        let sweep = self.sweep;
+        let step = &sweep.steps[i];
+        let estimate = sweep.estimate(step);
+        self.progress.bar.set_message(format!(
+            "{} {}/{} {}",
+            cell.id(),
+            i + 1,
+            sweep.steps.len(),
+            step.name
+        ));
+        let mut rec = self.record(cell, i, now_s());
+        rec.notes.append(&mut db.notes);
+        rec.server_version.clone_from(&db.version);
+        rec.basedir.clone_from(&db.basedir);
+        if cell.config.drop_caches && !matches!(step.kind, StepKind::Pause(_)) {
+            match drop_caches() {
+                Ok(()) => rec
+                    .notes
+                    .push("OS page cache dropped before the step".into()),
+                Err(e) => {
+                    let note = format!("warning: the OS page cache was not dropped: {e}");
+                    self.progress.say(&note);
+                    rec.notes.push(note);
+                }
+            }
+        }
+        let start = Instant::now();
+        let outcome = match &step.kind {
+            StepKind::Run { .. } => self.run_workload(cell, db, step, estimate, &mut rec),
+            StepKind::Load(..) => self.run_load(cell, db, step, &mut rec),
+            StepKind::Pause(p) => {
+                let seconds = match p {
+                    Pause::Postwrite => sweep.postwrite_seconds(),
+                    Pause::Seconds(s) => *s,
+                };
+                pause::postwrite(
+                    db.db.target.as_ref(),
+                    sweep.file.tables,
+                    seconds,
+                    &INTERRUPT,
+                )
+                .map(|r| rec.pause = Some(r))
+                .map_err(|e| Error::db(db.db.target.display_url(), e))
+            }
+        };
+        rec.seconds = start.elapsed().as_secs_f64();
+        if let Err(e) = outcome {
+            rec.status = "failed".into();
+            rec.error = Some(e.to_string());
+        }
+        if INTERRUPT.load(Ordering::Relaxed) {
+            rec.status = "interrupted".into();
+        }
+        if let Err(e) = self.save(cell, i, &rec) {
+            // Keep the step's own cause (often the same full disk, as the database saw it).
+            return Err(Error::Run(match &rec.error {
+                Some(cause) => format!("step {} failed ({cause}), and {e}", step.name),
+                None => format!("step {} could not be recorded: {e}", step.name),
+            }));
+        }
+        Ok(rec)
+    }
+}
+
+pub(super) fn now_s() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
