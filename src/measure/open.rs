@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use crate::metrics::hw::{self, Subject};
+use crate::metrics::hw::Subject;
 use crate::{db, metrics, server};
 
 use crate::db::Target;
@@ -79,7 +79,7 @@ impl Db {
             server_pids: root.map(|pid| {
                 Box::new(move || server::process_tree(pid)) as Box<dyn Fn() -> Vec<u32> + Send>
             }),
-            device: data.as_deref().and_then(hw::device_of),
+            device: data.as_deref().and_then(crate::metrics::procfs::device_of),
             net_device: metrics::net::endpoint_of(&url)
                 .and_then(|(host, port)| metrics::net::device_towards(&host, port)),
             link_mbit: None,

@@ -7,6 +7,7 @@ pub mod hw;
 pub mod innodb;
 pub mod net;
 pub mod node;
+pub mod procfs;
 pub mod profile;
 pub mod waits;
 

@@ -7,8 +7,6 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use crate::metrics::hw;
-
 #[derive(Serialize)]
 pub struct Environment {
     pub host: String,
@@ -174,7 +172,7 @@ pub fn gather(dir: &Path, servers: BTreeMap<String, String>, started_at: u64) ->
         .find_map(|l| l.strip_prefix("PRETTY_NAME="))
         .map(|v| v.trim_matches('"').to_string())
         .unwrap_or_default();
-    let device = hw::device_of(dir);
+    let device = crate::metrics::procfs::device_of(dir);
     let storage_device = device.clone();
     let sys = |d: &str, f: &str| {
         // A partition's attributes live with its parent disk.
