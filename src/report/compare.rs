@@ -14,7 +14,7 @@ use statrs::distribution::{ContinuousCDF, StudentsT};
 
 use super::model::{Dataset, Entry};
 use super::render::num;
-use super::tables::per_second;
+use super::stability::per_second;
 
 /// The family-wise false-alarm rate.
 const ALPHA: f64 = 0.05;

@@ -543,7 +543,7 @@ pub fn page(ds: &Dataset, tables: &[Table], base: Option<&str>, title: &str) -> 
                     e.results
                         .as_ref()
                         .map(|r| {
-                            tables::full_intervals(r)
+                            super::stability::full_intervals(r)
                                 .iter()
                                 .map(|i| (i.t, i.tps))
                                 .collect()

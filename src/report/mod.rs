@@ -2,6 +2,7 @@
 //! hardware efficiency, scaling with queueing bounds, stability), charts (HTML with inline
 //! SVG), comparisons of two runs, and HDR histogram logs. Reports read only results files.
 
+mod absolute;
 mod checks;
 pub mod compare;
 pub mod html;
@@ -11,6 +12,7 @@ pub mod queue;
 mod recovery;
 pub mod render;
 pub mod scaling;
+pub mod stability;
 mod statements;
 pub mod stats;
 pub mod tables;
@@ -45,14 +47,14 @@ pub fn tables_of(ds: &Dataset, base: Option<&str>) -> Result<Vec<tables::Table>,
     out.extend(checks::machine_table(ds));
     out.extend(checks::frequency_table(ds));
     out.extend(checks::connections_table(ds));
-    out.extend(tables::build(ds, base)?);
+    out.extend(absolute::build(ds, base)?);
     out.extend(scaling::tables(ds));
     out.extend(tpcc::tables(ds));
     out.extend(statements::tables(ds));
     out.extend(profile::tables(ds));
     out.extend(recovery::tables(ds));
     out.extend(waits::tables(ds));
-    out.extend(tables::stability(ds));
+    out.extend(stability::stability(ds));
     out.iter_mut().for_each(tables::choose_time_units);
     Ok(out)
 }
