@@ -242,3 +242,43 @@ pub struct ServerStats {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub checkpoints: Option<f64>,
 }
+
+/// One client host's figures in a merged file.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Part {
+    /// `--client-id` of the run, if it had one.
+    pub client_id: Option<String>,
+    /// The file it came from, as given to `dbsweep merge`.
+    pub file: String,
+    /// The client machine's host name.
+    pub host: Option<String>,
+    pub started_at: u64,
+    pub measured_from: Option<f64>,
+    pub threads: u32,
+    pub time_s: f64,
+    pub events: u64,
+    pub tps: f64,
+    pub qps: f64,
+    pub latency_ms: Latency,
+    /// Client CPU per operation of this host's dbsweep, in microseconds.
+    pub client_cpu_us_per_op: Option<f64>,
+    pub interrupted: bool,
+    pub error: Option<String>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Latency {
+    pub min: f64,
+    pub avg: f64,
+    pub stddev: f64,
+    pub p50: f64,
+    pub p90: f64,
+    pub p95: f64,
+    pub p99: f64,
+    pub p999: f64,
+    pub max: f64,
+    /// Sum of all event latencies, as sysbench reports it.
+    pub sum: f64,
+}

@@ -16,6 +16,8 @@ pub mod diagnosis;
 pub mod figures;
 pub mod merge;
 
+pub use figures::{Latency, Part};
+
 use crate::error::Error;
 use crate::results::figures::Interval;
 use crate::results::figures::LoadReport;
@@ -99,7 +101,7 @@ pub struct Results {
     pub server_host: Option<crate::results::figures::HostFigures>,
     /// A merged file (`dbsweep merge`): each client host's own figures.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub parts: Vec<merge::Part>,
+    pub parts: Vec<Part>,
 }
 
 /// The longest duration dbsweep accepts anywhere (a run, a warm-up, a pause, a timeout): a
@@ -189,22 +191,6 @@ pub struct Queries {
     pub total: u64,
     /// Rows returned by reads.
     pub rows: u64,
-}
-
-#[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Latency {
-    pub min: f64,
-    pub avg: f64,
-    pub stddev: f64,
-    pub p50: f64,
-    pub p90: f64,
-    pub p95: f64,
-    pub p99: f64,
-    pub p999: f64,
-    pub max: f64,
-    /// Sum of all event latencies, as sysbench reports it.
-    pub sum: f64,
 }
 
 /// A TPC-C run's headline figures (unaudited: NOPM, not tpmC).

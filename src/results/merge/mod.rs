@@ -11,37 +11,17 @@
 
 use std::collections::BTreeMap;
 
+mod hw;
+
+use crate::results::figures::Part;
+use hw::{merge_hw, merge_server_host};
+
 use hdrhistogram::Histogram;
-use serde::{Deserialize, Serialize};
 
-use super::{HistogramData, Latency, Queries, RateInfo, Results, StatementFigures, TxnFigures};
 use crate::results::figures::Interval;
-use crate::results::figures::NetFigures;
-use crate::results::figures::{CpuPct, CpuPerOp, HwFigures, ProcIoKb};
-
-/// One client host's figures in a merged file.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Part {
-    /// `--client-id` of the run, if it had one.
-    pub client_id: Option<String>,
-    /// The file it came from, as given to `dbsweep merge`.
-    pub file: String,
-    /// The client machine's host name.
-    pub host: Option<String>,
-    pub started_at: u64,
-    pub measured_from: Option<f64>,
-    pub threads: u32,
-    pub time_s: f64,
-    pub events: u64,
-    pub tps: f64,
-    pub qps: f64,
-    pub latency_ms: Latency,
-    /// Client CPU per operation of this host's dbsweep, in microseconds.
-    pub client_cpu_us_per_op: Option<f64>,
-    pub interrupted: bool,
-    pub error: Option<String>,
-}
+use crate::results::{
+    HistogramData, Latency, Queries, RateInfo, Results, StatementFigures, TxnFigures,
+};
 
 /// Parts whose measured parts began further apart than this did not measure the same seconds.
 const ALIGNED_S: f64 = 1.0;
@@ -490,175 +470,12 @@ fn merge_tpcc(
     }))
 }
 
-/// How a figure combines over parts (see the module's comment).
-#[derive(Clone, Copy)]
-enum Scope {
-    /// One client process per part: totals add.
-    Process,
-    /// One machine per boot id: parts of one machine count once (their mean).
-    Machine,
-    /// The one server every part observed: the mean of the parts' totals.
-    Server,
-}
-
-/// Combines a per-operation figure: each part's total (figure x its operations) by `scope`,
-/// divided by the merged operations. None when no part has the figure.
-fn per_op(
-    parts: &[(&Results, &HwFigures)],
-    events: u64,
-    scope: Scope,
-    f: impl Fn(&HwFigures) -> Option<f64>,
-) -> Option<f64> {
-    let total = combine(parts, scope, |r, h| f(h).map(|x| x * r.events as f64))?;
-    (events > 0).then(|| total / events as f64)
-}
-
-/// Combines a figure that is not per operation (a percentage of a CPU, of a device) by
-/// `scope`: processes add, machines add, the server's is the parts' mean.
-fn level(
-    parts: &[(&Results, &HwFigures)],
-    scope: Scope,
-    f: impl Fn(&HwFigures) -> Option<f64>,
-) -> Option<f64> {
-    combine(parts, scope, |_, h| f(h))
-}
-
-fn combine(
-    parts: &[(&Results, &HwFigures)],
-    scope: Scope,
-    value: impl Fn(&Results, &HwFigures) -> Option<f64>,
-) -> Option<f64> {
-    let values: Vec<(Option<&str>, f64)> = parts
-        .iter()
-        .filter_map(|(r, h)| {
-            value(r, h).map(|v| (r.host.as_ref().map(|id| id.boot_id.as_str()), v))
-        })
-        .collect();
-    if values.is_empty() {
-        return None;
-    }
-    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
-    Some(match scope {
-        Scope::Process => values.iter().map(|(_, v)| v).sum(),
-        Scope::Server => mean(&values.iter().map(|(_, v)| *v).collect::<Vec<_>>()),
-        Scope::Machine => {
-            // A part without a boot id is a machine of its own.
-            let mut machines: BTreeMap<String, Vec<f64>> = BTreeMap::new();
-            for (i, (boot, v)) in values.iter().enumerate() {
-                let key = boot.map_or_else(|| format!("#{i}"), str::to_string);
-                machines.entry(key).or_default().push(*v);
-            }
-            machines.values().map(|v| mean(v)).sum()
-        }
-    })
-}
-
-fn merge_hw(files: &[(String, Results)], events: u64) -> Option<HwFigures> {
-    let parts: Vec<(&Results, &HwFigures)> = files
-        .iter()
-        .filter_map(|(_, r)| r.hw.as_ref().map(|h| (r, h)))
-        .collect();
-    let (_, first) = parts.first()?;
-    let p = &parts;
-    use Scope::{Machine, Process, Server};
-    Some(HwFigures {
-        cpu_us_per_op: CpuPerOp {
-            client: per_op(p, events, Process, |h| h.cpu_us_per_op.client),
-            server: per_op(p, events, Server, |h| h.cpu_us_per_op.server),
-            machine: per_op(p, events, Machine, |h| h.cpu_us_per_op.machine),
-        },
-        cpu_per_o: per_op(p, events, Machine, |h| h.cpu_per_o),
-        cs_per_o: per_op(p, events, Machine, |h| h.cs_per_o),
-        r_per_o: per_op(p, events, Machine, |h| h.r_per_o),
-        rkb_per_o: per_op(p, events, Machine, |h| h.rkb_per_o),
-        wkb_per_o: per_op(p, events, Machine, |h| h.wkb_per_o),
-        server_rss_kb: parts.iter().filter_map(|(_, h)| h.server_rss_kb).max(),
-        device: first.device.clone(),
-        device_busy_pct: parts
-            .iter()
-            .filter_map(|(_, h)| h.device_busy_pct)
-            .reduce(f64::max),
-        cpus: first.cpus,
-        cpu_pct: CpuPct {
-            machine_user: first.cpu_pct.machine_user,
-            machine_system: first.cpu_pct.machine_system,
-            machine_iowait: first.cpu_pct.machine_iowait,
-            client_user: level(p, Process, |h| Some(h.cpu_pct.client_user)).unwrap_or(0.0),
-            client_system: level(p, Process, |h| Some(h.cpu_pct.client_system)).unwrap_or(0.0),
-            client_iowait: level(p, Process, |h| Some(h.cpu_pct.client_iowait)).unwrap_or(0.0),
-            server_user: level(p, Server, |h| h.cpu_pct.server_user),
-            server_system: level(p, Server, |h| h.cpu_pct.server_system),
-            server_iowait: level(p, Server, |h| h.cpu_pct.server_iowait),
-        },
-        server_cs_per_o: per_op(p, events, Server, |h| h.server_cs_per_o),
-        proc_io_kb: ProcIoKb {
-            client_read: level(p, Process, |h| h.proc_io_kb.client_read),
-            client_write: level(p, Process, |h| h.proc_io_kb.client_write),
-            server_read: level(p, Server, |h| h.proc_io_kb.server_read),
-            server_write: level(p, Server, |h| h.proc_io_kb.server_write),
-        },
-        series: first.series.clone(),
-        cpu_mhz: first.cpu_mhz.clone(),
-        net: merge_net(p, events),
-    })
-}
-
-/// The client hosts' network figures: bytes per operation add over the parts (each host's own
-/// interface; parts of one machine through one interface count once), the busiest link's
-/// utilisation stands for all.
-fn merge_net(parts: &[(&Results, &HwFigures)], events: u64) -> Option<NetFigures> {
-    let first = parts.iter().find_map(|(_, h)| h.net.as_ref())?;
-    let rx = per_op(parts, events, Scope::Machine, |h| {
-        h.net.as_ref().map(|n| n.rx_kb_per_o)
-    })?;
-    let tx = per_op(parts, events, Scope::Machine, |h| {
-        h.net.as_ref().map(|n| n.tx_kb_per_o)
-    })?;
-    Some(NetFigures {
-        device: first.device.clone(),
-        rx_kb_per_o: rx,
-        tx_kb_per_o: tx,
-        link_mbit: first.link_mbit,
-        link_source: first.link_source.clone(),
-        busy_pct: parts
-            .iter()
-            .filter_map(|(_, h)| h.net.as_ref().and_then(|n| n.busy_pct))
-            .reduce(f64::max),
-    })
-}
-
-/// The server host's figures: every part scraped the same host over the same seconds, so the
-/// first part's counts stand, divided by every part's operations.
-fn merge_server_host(
-    files: &[(String, Results)],
-    events: u64,
-) -> Option<crate::results::figures::HostFigures> {
-    let (r, h) = files
-        .iter()
-        .find_map(|(_, r)| r.server_host.as_ref().map(|h| (r, h)))?;
-    let scale = r.events as f64 / events.max(1) as f64;
-    let mut h = h.clone();
-    for v in [
-        &mut h.cpu_us_per_op,
-        &mut h.cs_per_o,
-        &mut h.r_per_o,
-        &mut h.w_per_o,
-        &mut h.rkb_per_o,
-        &mut h.wkb_per_o,
-    ] {
-        *v = v.map(|x| x * scale);
-    }
-    if let Some(n) = &mut h.net {
-        n.rx_kb_per_o *= scale;
-        n.tx_kb_per_o *= scale;
-    }
-    Some(h)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::results::HostId;
+    use crate::results::figures::{CpuPerOp, HwFigures};
+    use hw::merge_hw;
 
     fn part(events: u64, boot: &str, machine: f64, client: f64, server: f64) -> Results {
         let l = serde_json::json!({"min": 0.0, "avg": 0.0, "stddev": 0.0, "p50": 0.0, "p90": 0.0,
