@@ -3,10 +3,12 @@
 //! full scans, IN-list updates, range counts, and the one-hot-row and zipfian updates. All run
 //! in autocommit.
 
+use super::names::static_name;
+use super::options::WorkloadOptions;
 use super::rand::{Dist, Rand, RandOptions, RandType};
-use super::static_name;
 use super::tables::C_GROUPS;
-use super::{Client, TableSet, Workload, WorkloadOptions};
+use super::tables::TableSet;
+use super::traits::{Client, Workload};
 use crate::db::QueryCounts;
 use crate::db::{Conn, DbError, Param, StmtId};
 

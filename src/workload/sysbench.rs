@@ -1,9 +1,12 @@
 //! The sysbench OLTP family, natively: the statements and per-event counts of sysbench 1.0's
 //! oltp_*.lua, select_random_*.lua and bulk_insert.lua scripts, on prepared statements.
 
+use super::names::static_name;
+use super::options::WorkloadOptions;
 use super::rand::{Dist, Rand};
+use super::tables::TableSet;
 use super::tables::{C_GROUPS, PAD_GROUPS};
-use super::{Client, TableSet, Workload, WorkloadOptions, static_name};
+use super::traits::{Client, Workload};
 use crate::db::QueryCounts;
 use crate::db::{Conn, Count, DbError, Param, StmtId};
 

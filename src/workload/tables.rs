@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::mpsc::sync_channel;
 use std::time::Instant;
 
-use super::WorkloadOptions;
+use super::options::WorkloadOptions;
 use super::rand::{Dist, Rand};
 use crate::db::{Conn, Dialect, RowValue, Target};
 use crate::error::Error;

@@ -12,8 +12,8 @@ use super::mix::{
 use super::stmts::Stmts;
 use crate::db::QueryCounts;
 use crate::db::{Conn, DbError};
-use crate::workload::Client;
 use crate::workload::rand::Rand;
+use crate::workload::traits::Client;
 /// One terminal: its home warehouse and district, its deck, the transaction in hand.
 pub(super) struct TpccClient {
     pub(super) st: Stmts,

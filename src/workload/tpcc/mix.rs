@@ -1,7 +1,7 @@
 //! The TPC-C mix (clauses 2.4 to 2.8, 5.2): the transaction types, the deck that deals them,
 //! the keying and think times, and the workload's own settings.
 
-use crate::workload::WorkloadOptions;
+use crate::workload::options::WorkloadOptions;
 use crate::workload::rand::Rand;
 /// The transaction types, in the order the runner and the results list them.
 pub const KINDS: [&str; 5] = [

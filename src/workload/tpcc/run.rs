@@ -14,7 +14,9 @@ use crate::error::Error;
 use crate::metrics::KindStats;
 use crate::results::figures::LoadReport;
 use crate::results::{Latency, TpccFigures, TxnFigures};
-use crate::workload::{Client, TableSet, Workload, WorkloadOptions};
+use crate::workload::options::WorkloadOptions;
+use crate::workload::tables::TableSet;
+use crate::workload::traits::{Client, Workload};
 
 impl Workload for Tpcc {
     fn name(&self) -> &'static str {

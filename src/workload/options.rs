@@ -1,0 +1,69 @@
+//! The options every workload shares (sysbench's names and defaults).
+
+use serde::Serialize;
+
+use super::rand::RandOptions;
+/// `--ps-mode`: server-side prepared statements (auto) or text statements (disable).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum PsMode {
+    Auto,
+    Disable,
+}
+
+/// Every workload option, resolved; saved in the results file.
+#[derive(Clone, Debug, Serialize)]
+pub struct WorkloadOptions {
+    pub tables: u32,
+    /// prepare: ANALYZE after loading (`--analyze`).
+    pub analyze: bool,
+    /// The oltp workloads time each statement apart (`--statement-times`).
+    pub statement_times: bool,
+    pub table_size: u64,
+    pub range_size: u64,
+    pub skip_trx: bool,
+    pub range_selects: bool,
+    pub point_selects: u32,
+    pub simple_ranges: u32,
+    pub sum_ranges: u32,
+    pub order_ranges: u32,
+    pub distinct_ranges: u32,
+    pub index_updates: u32,
+    pub non_index_updates: u32,
+    pub delete_inserts: u32,
+    pub auto_inc: bool,
+    pub create_secondary: bool,
+    pub secondary: bool,
+    /// IN () list length; None = the workload's default (10 for select_random_points, 100 for
+    /// the extended microbenchmarks).
+    pub random_points: Option<u32>,
+    pub hot_points: bool,
+    pub covered: bool,
+    pub on_id: bool,
+    pub number_of_ranges: u32,
+    pub delta: u64,
+    pub mysql_storage_engine: String,
+    pub ps_mode: PsMode,
+    /// `--pipeline`: each event's statements go to the server in one round trip.
+    pub pipeline: bool,
+    /// Client threads: bulk_insert has a table per client, select_random_* a key segment.
+    pub threads: u32,
+    /// TPC-C: warehouses, and keying/think times.
+    pub warehouses: u32,
+    pub wait: bool,
+    /// TPC-C --wait: keying and think times multiplied by this (1: the specification's).
+    pub think_scale: f64,
+    #[serde(flatten)]
+    pub rand: RandOptions,
+}
+
+impl WorkloadOptions {
+    /// How the target of a run with these options opens.
+    pub fn open_options(&self, create: bool) -> crate::db::OpenOptions {
+        crate::db::OpenOptions {
+            create,
+            text_statements: self.ps_mode == PsMode::Disable,
+            pipeline: self.pipeline,
+        }
+    }
+}
