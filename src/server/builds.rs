@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use super::ServerKind;
+use super::kind::ServerKind;
 use crate::error::Error;
 
 /// Where `scripts/builds` puts builds and `dbsweep servers` looks for them by default.
@@ -234,7 +234,7 @@ pub fn find_all() -> Vec<Build> {
         .flatten()
         .map(|e| e.path())
         .collect();
-    if let Some(server) = super::find_binary(&["mariadbd", "mysqld"], &[]) {
+    if let Some(server) = super::setup::find_binary(&["mariadbd", "mysqld"], &[]) {
         // The system's server: its tree is the directory above its bin/ or sbin/.
         if let Some(tree) = server.parent().and_then(Path::parent) {
             trees.push(tree.to_path_buf());

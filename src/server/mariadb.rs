@@ -6,9 +6,11 @@ use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::process::Command;
 
-use super::{
-    ManagedServer, ServerKind, check_reachable, chown_tree, find_binary, free_port, run_setup,
-    server_user, unprivileged_user, version_of,
+use super::instance::ManagedServer;
+use super::kind::ServerKind;
+use super::setup::{
+    check_reachable, chown_tree, find_binary, free_port, run_setup, server_user, unprivileged_user,
+    url_component, version_of,
 };
 use crate::error::Error;
 
@@ -214,13 +216,13 @@ pub(super) fn launch(s: &mut ManagedServer) -> Result<(), Error> {
             }))
     })?;
     s.url = if s.socket {
-        let socket = super::url_component(&s.dir.join("mysqld.sock"));
+        let socket = url_component(&s.dir.join("mysqld.sock"));
         format!("mysql://{USER}@localhost/{DATABASE}?socket={socket}")
     } else if let Some(ca) = tls {
         format!(
             "mysql://{USER}@127.0.0.1:{}/{DATABASE}?ssl-mode=VERIFY_CA&ssl-ca={}",
             s.port,
-            super::url_component(&ca)
+            url_component(&ca)
         )
     } else {
         format!("mysql://{USER}@127.0.0.1:{}/{DATABASE}", s.port)

@@ -6,9 +6,18 @@ pub mod builds;
 mod certs;
 pub mod cgroup;
 pub mod effective;
+mod instance;
+mod kind;
 mod mariadb;
 pub mod orphans;
 mod postgres;
+mod setup;
+mod spec;
+
+pub use instance::ManagedServer;
+pub use kind::ServerKind;
+pub(crate) use setup::check_datadir_in;
+pub use spec::ServerSpec;
 
 use std::collections::BTreeMap;
 use std::fs::{self, File};
@@ -20,56 +29,6 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use crate::error::Error;
-
-/// Which server to start.
-#[derive(
-    Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize, clap::ValueEnum,
-)]
-#[serde(rename_all = "lowercase")]
-pub enum ServerKind {
-    Postgres,
-    Mariadb,
-    Mysql,
-}
-
-/// What `--server`, `--server-set`, `--server-datadir` and `--keep` ask for.
-#[derive(Clone, Debug, serde::Serialize)]
-pub struct ServerSpec {
-    pub kind: ServerKind,
-    pub settings: Vec<(String, String)>,
-    pub datadir: Option<PathBuf>,
-    pub keep: bool,
-    /// Connect over the server's Unix socket instead of loopback TCP (`--server-socket`).
-    pub socket: bool,
-    /// Where a fresh data directory is made when `datadir` is not given (default TMPDIR).
-    pub datadir_in: Option<PathBuf>,
-    /// TLS on, with a certificate made for the run, and required of every TCP connection;
-    /// dbsweep connects with `verify-ca` against the run's CA.
-    pub tls: bool,
-    /// With `tls`: whether plain TCP connections are refused (the default); a benchmark of
-    /// what TLS costs lets both in.
-    pub tls_required: bool,
-    /// The build to start (`--server KIND:VERSION`, `--server-basedir`); None: the system's.
-    pub build: Option<builds::Build>,
-}
-
-impl ServerSpec {
-    /// A fresh server of `kind` with its default settings, in a temporary data directory that
-    /// is removed when it stops, reached over loopback TCP.
-    pub fn new(kind: ServerKind) -> ServerSpec {
-        ServerSpec {
-            kind,
-            settings: Vec::new(),
-            datadir: None,
-            keep: false,
-            socket: false,
-            datadir_in: None,
-            tls: false,
-            tls_required: true,
-            build: None,
-        }
-    }
-}
 
 /// How long a server may take to accept connections.
 const READY_TIMEOUT: Duration = Duration::from_secs(120);
@@ -102,36 +61,6 @@ pub fn kill_all() {
             let _ = fs::remove_dir_all(dir);
         }
     }
-}
-
-/// A running managed server.
-pub struct ManagedServer {
-    pub kind: ServerKind,
-    /// The directory dbsweep manages: the data directory and the server's files live inside.
-    pub dir: PathBuf,
-    pub port: u16,
-    /// URL that dbsweep's targets connect to: loopback TCP, or the Unix socket with `socket`.
-    pub url: String,
-    socket: bool,
-    /// The server binary's version line.
-    pub version: String,
-    child: Option<Child>,
-    /// Whether dbsweep created `dir` (and removes it when done, unless `keep`).
-    created_dir: bool,
-    keep: bool,
-    log: PathBuf,
-    settings: Vec<(String, String)>,
-    runs_as: Option<(u32, u32)>,
-    /// Where the log was when the server was last spawned.
-    log_from: u64,
-    tls: bool,
-    tls_required: bool,
-    /// Each requested setting as the server has it, read back after start.
-    pub effective: BTreeMap<String, crate::results::diagnosis::Effective>,
-    /// What differs: settings not applied as requested, and the log's warnings about them.
-    pub setting_warnings: Vec<String>,
-    /// The build it runs; None: the system's default build of its kind.
-    pub build: Option<builds::Build>,
 }
 
 impl ManagedServer {
@@ -461,171 +390,6 @@ fn forget_running(pid: u32) {
     }
 }
 
-/// A free TCP port on the loopback interface.
-fn free_port() -> Result<u16, Error> {
-    let l = std::net::TcpListener::bind("127.0.0.1:0")
-        .map_err(|e| Error::Run(format!("finding a free port: {e}")))?;
-    Ok(l.local_addr()
-        .map_err(|e| Error::Run(e.to_string()))?
-        .port())
-}
-
-/// Finds `names` (first match wins) in `dirs`, then on PATH.
-fn find_binary(names: &[&str], dirs: &[PathBuf]) -> Option<PathBuf> {
-    let path_dirs = std::env::var_os("PATH")
-        .map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
-        .unwrap_or_default();
-    for name in names {
-        for d in dirs
-            .iter()
-            .chain(path_dirs.iter())
-            .chain([PathBuf::from("/usr/sbin"), PathBuf::from("/usr/bin")].iter())
-        {
-            let p = d.join(name);
-            if p.is_file() {
-                return Some(p);
-            }
-        }
-    }
-    None
-}
-
-/// The unprivileged user a server of `kind` runs as when dbsweep runs as root.
-fn server_user(kind: ServerKind) -> &'static str {
-    match kind {
-        ServerKind::Postgres => "postgres",
-        ServerKind::Mariadb | ServerKind::Mysql => "mysql",
-    }
-}
-
-/// When dbsweep runs as root, the (uid, gid) of `user`, which the server runs as.
-fn unprivileged_user(user: &str) -> Result<Option<(u32, u32)>, Error> {
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } != 0 {
-        return Ok(None);
-    }
-    let name = std::ffi::CString::new(user).expect("no NUL in user name");
-    // SAFETY: getpwnam returns a pointer into static storage or null; read at once.
-    let pw = unsafe { libc::getpwnam(name.as_ptr()) };
-    if pw.is_null() {
-        return Err(Error::Run(format!(
-            "dbsweep runs as root, and the server must run as the unprivileged user '{user}', which does not exist (the server's Debian package creates it)"
-        )));
-    }
-    // SAFETY: pw is non-null and points to a valid passwd entry.
-    let (uid, gid) = unsafe { ((*pw).pw_uid, (*pw).pw_gid) };
-    Ok(Some((uid, gid)))
-}
-
-/// Fails with a clear message when the server's user cannot reach `dir` (a parent directory
-/// without search permission for others, such as a private temporary directory).
-fn check_reachable(dir: &Path, owner: Option<(u32, u32)>, user: &str) -> Result<(), Error> {
-    match closed_parent(dir, owner) {
-        None => Ok(()),
-        Some((parent, mode)) => Err(Error::Usage(format!(
-            "data directory {}: the server runs as '{user}', which cannot enter {} (mode {mode:o}); \
-             choose a directory (--server-datadir, or datadir_in in a plan) whose parents \
-             others may enter, or chmod o+x {}",
-            dir.display(),
-            parent.display(),
-            parent.display()
-        ))),
-    }
-}
-
-/// The first parent of `dir` (and its mode) that the server's user, `owner`, may not enter.
-fn closed_parent(dir: &Path, owner: Option<(u32, u32)>) -> Option<(PathBuf, u32)> {
-    use std::os::unix::fs::MetadataExt;
-    let (uid, _) = owner?;
-    dir.ancestors().skip(1).find_map(|parent| {
-        let meta = fs::metadata(parent).ok()?;
-        (meta.uid() != uid && meta.mode() & 0o001 == 0)
-            .then(|| (parent.to_path_buf(), meta.mode() & 0o777))
-    })
-}
-
-/// Whether a server of `kind` (run as its unprivileged user when dbsweep runs as root) can
-/// enter data directories made in `dir`; the reason when it cannot. For checking a plan before
-/// anything runs.
-pub fn check_datadir_in(kind: ServerKind, dir: &Path) -> Result<(), String> {
-    let user = server_user(kind);
-    // A missing user is reported when the server starts, with what to install.
-    let owner = unprivileged_user(user).unwrap_or(None);
-    match closed_parent(&dir.join("data"), owner) {
-        None => Ok(()),
-        Some((parent, mode)) => Err(format!(
-            "the server runs as '{user}', which cannot enter {} (mode {mode:o}); choose a \
-             directory whose parents others may enter, or chmod o+x {}",
-            parent.display(),
-            parent.display()
-        )),
-    }
-}
-
-/// Gives `path` (recursively) to the server's user.
-fn chown_tree(path: &Path, owner: Option<(u32, u32)>) -> Result<(), Error> {
-    let Some((uid, gid)) = owner else {
-        return Ok(());
-    };
-    std::os::unix::fs::chown(path, Some(uid), Some(gid))
-        .map_err(|e| Error::Run(format!("chown {}: {e}", path.display())))?;
-    if path.is_dir() {
-        for e in fs::read_dir(path)
-            .map_err(|e| Error::Run(e.to_string()))?
-            .flatten()
-        {
-            chown_tree(&e.path(), owner)?;
-        }
-    }
-    Ok(())
-}
-
-/// Runs a setup command (initdb, install-db) to completion; fails with its output.
-fn run_setup(cmd: &mut Command, what: &str) -> Result<(), Error> {
-    let out = cmd
-        .stdin(Stdio::null())
-        .output()
-        .map_err(|e| Error::Run(format!("{what}: {e}")))?;
-    if out.status.success() {
-        return Ok(());
-    }
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    // One line: the tool's own error line (the last that says ERROR or error), else its last.
-    let lines: Vec<&str> = text
-        .lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty())
-        .collect();
-    let key = lines
-        .iter()
-        .rev()
-        .find(|l| l.contains("ERROR") || l.contains("error") || l.contains("Error"))
-        .or(lines.last())
-        .copied()
-        .unwrap_or("no output");
-    Err(Error::Run(format!("{what} failed ({}): {key}", out.status)))
-}
-
-/// The first line a binary prints for `--version`.
-fn version_of(program: &Path) -> String {
-    Command::new(program)
-        .arg("--version")
-        .output()
-        .map(|o| {
-            String::from_utf8_lossy(&o.stdout)
-                .lines()
-                .next()
-                .unwrap_or("")
-                .trim()
-                .to_string()
-        })
-        .unwrap_or_default()
-}
-
 /// Parses `name=value` of `--server-set`.
 pub fn parse_setting(s: &str) -> Result<(String, String), String> {
     let (name, value) = s
@@ -643,16 +407,6 @@ pub fn parse_setting(s: &str) -> Result<(String, String), String> {
         return Err(format!("the value of '{name}' spans lines"));
     }
     Ok((name.to_string(), value.trim().to_string()))
-}
-
-/// `path` as one component of a URL (every byte but letters, digits and `-._~` escaped).
-pub(crate) fn url_component(path: &std::path::Path) -> String {
-    const KEEP: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
-        .remove(b'-')
-        .remove(b'.')
-        .remove(b'_')
-        .remove(b'~');
-    percent_encoding::percent_encode(path.as_os_str().as_encoded_bytes(), KEEP).to_string()
 }
 
 /// Whether `dir` is on a file system kept in memory (tmpfs, ramfs).

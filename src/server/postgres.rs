@@ -7,9 +7,10 @@ use std::process::Command;
 
 use std::os::unix::process::CommandExt;
 
-use super::{
-    ManagedServer, check_reachable, chown_tree, find_binary, free_port, run_setup, server_user,
-    unprivileged_user, version_of,
+use super::instance::ManagedServer;
+use super::setup::{
+    check_reachable, chown_tree, find_binary, free_port, run_setup, server_user, unprivileged_user,
+    url_component, version_of,
 };
 use crate::error::Error;
 
@@ -192,13 +193,13 @@ pub(super) fn launch(s: &mut ManagedServer) -> Result<(), Error> {
     })?;
     s.url = if s.socket {
         // The socket directory as host; the port names the socket file in it.
-        let dir = super::url_component(&s.dir);
+        let dir = url_component(&s.dir);
         format!("postgres://{USER}@{dir}:{}/{DATABASE}", s.port)
     } else if let Some(ca) = tls {
         format!(
             "postgres://{USER}@127.0.0.1:{}/{DATABASE}?sslmode=verify-ca&sslrootcert={}",
             s.port,
-            super::url_component(&ca)
+            url_component(&ca)
         )
     } else {
         format!("postgres://{USER}@127.0.0.1:{}/{DATABASE}", s.port)

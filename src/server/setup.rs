@@ -1,0 +1,187 @@
+//! What starting a server needs from the machine: its binaries, an unprivileged user, a free
+//! port, a reachable directory, and setup commands run with a bound.
+
+use std::fs::{self};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use super::kind::ServerKind;
+use crate::error::Error;
+/// A free TCP port on the loopback interface.
+pub(crate) fn free_port() -> Result<u16, Error> {
+    let l = std::net::TcpListener::bind("127.0.0.1:0")
+        .map_err(|e| Error::Run(format!("finding a free port: {e}")))?;
+    Ok(l.local_addr()
+        .map_err(|e| Error::Run(e.to_string()))?
+        .port())
+}
+
+/// Finds `names` (first match wins) in `dirs`, then on PATH.
+pub(crate) fn find_binary(names: &[&str], dirs: &[PathBuf]) -> Option<PathBuf> {
+    let path_dirs = std::env::var_os("PATH")
+        .map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
+        .unwrap_or_default();
+    for name in names {
+        for d in dirs
+            .iter()
+            .chain(path_dirs.iter())
+            .chain([PathBuf::from("/usr/sbin"), PathBuf::from("/usr/bin")].iter())
+        {
+            let p = d.join(name);
+            if p.is_file() {
+                return Some(p);
+            }
+        }
+    }
+    None
+}
+
+/// The unprivileged user a server of `kind` runs as when dbsweep runs as root.
+pub(crate) fn server_user(kind: ServerKind) -> &'static str {
+    match kind {
+        ServerKind::Postgres => "postgres",
+        ServerKind::Mariadb | ServerKind::Mysql => "mysql",
+    }
+}
+
+/// When dbsweep runs as root, the (uid, gid) of `user`, which the server runs as.
+pub(crate) fn unprivileged_user(user: &str) -> Result<Option<(u32, u32)>, Error> {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        return Ok(None);
+    }
+    let name = std::ffi::CString::new(user).expect("no NUL in user name");
+    // SAFETY: getpwnam returns a pointer into static storage or null; read at once.
+    let pw = unsafe { libc::getpwnam(name.as_ptr()) };
+    if pw.is_null() {
+        return Err(Error::Run(format!(
+            "dbsweep runs as root, and the server must run as the unprivileged user '{user}', which does not exist (the server's Debian package creates it)"
+        )));
+    }
+    // SAFETY: pw is non-null and points to a valid passwd entry.
+    let (uid, gid) = unsafe { ((*pw).pw_uid, (*pw).pw_gid) };
+    Ok(Some((uid, gid)))
+}
+
+/// Fails with a clear message when the server's user cannot reach `dir` (a parent directory
+/// without search permission for others, such as a private temporary directory).
+pub(crate) fn check_reachable(
+    dir: &Path,
+    owner: Option<(u32, u32)>,
+    user: &str,
+) -> Result<(), Error> {
+    match closed_parent(dir, owner) {
+        None => Ok(()),
+        Some((parent, mode)) => Err(Error::Usage(format!(
+            "data directory {}: the server runs as '{user}', which cannot enter {} (mode {mode:o}); \
+             choose a directory (--server-datadir, or datadir_in in a plan) whose parents \
+             others may enter, or chmod o+x {}",
+            dir.display(),
+            parent.display(),
+            parent.display()
+        ))),
+    }
+}
+
+/// The first parent of `dir` (and its mode) that the server's user, `owner`, may not enter.
+pub(crate) fn closed_parent(dir: &Path, owner: Option<(u32, u32)>) -> Option<(PathBuf, u32)> {
+    use std::os::unix::fs::MetadataExt;
+    let (uid, _) = owner?;
+    dir.ancestors().skip(1).find_map(|parent| {
+        let meta = fs::metadata(parent).ok()?;
+        (meta.uid() != uid && meta.mode() & 0o001 == 0)
+            .then(|| (parent.to_path_buf(), meta.mode() & 0o777))
+    })
+}
+
+/// Whether a server of `kind` (run as its unprivileged user when dbsweep runs as root) can
+/// enter data directories made in `dir`; the reason when it cannot. For checking a plan before
+/// anything runs.
+pub fn check_datadir_in(kind: ServerKind, dir: &Path) -> Result<(), String> {
+    let user = server_user(kind);
+    // A missing user is reported when the server starts, with what to install.
+    let owner = unprivileged_user(user).unwrap_or(None);
+    match closed_parent(&dir.join("data"), owner) {
+        None => Ok(()),
+        Some((parent, mode)) => Err(format!(
+            "the server runs as '{user}', which cannot enter {} (mode {mode:o}); choose a \
+             directory whose parents others may enter, or chmod o+x {}",
+            parent.display(),
+            parent.display()
+        )),
+    }
+}
+
+/// Gives `path` (recursively) to the server's user.
+pub(crate) fn chown_tree(path: &Path, owner: Option<(u32, u32)>) -> Result<(), Error> {
+    let Some((uid, gid)) = owner else {
+        return Ok(());
+    };
+    std::os::unix::fs::chown(path, Some(uid), Some(gid))
+        .map_err(|e| Error::Run(format!("chown {}: {e}", path.display())))?;
+    if path.is_dir() {
+        for e in fs::read_dir(path)
+            .map_err(|e| Error::Run(e.to_string()))?
+            .flatten()
+        {
+            chown_tree(&e.path(), owner)?;
+        }
+    }
+    Ok(())
+}
+
+/// Runs a setup command (initdb, install-db) to completion; fails with its output.
+pub(crate) fn run_setup(cmd: &mut Command, what: &str) -> Result<(), Error> {
+    let out = cmd
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| Error::Run(format!("{what}: {e}")))?;
+    if out.status.success() {
+        return Ok(());
+    }
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // One line: the tool's own error line (the last that says ERROR or error), else its last.
+    let lines: Vec<&str> = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    let key = lines
+        .iter()
+        .rev()
+        .find(|l| l.contains("ERROR") || l.contains("error") || l.contains("Error"))
+        .or(lines.last())
+        .copied()
+        .unwrap_or("no output");
+    Err(Error::Run(format!("{what} failed ({}): {key}", out.status)))
+}
+
+/// The first line a binary prints for `--version`.
+pub(crate) fn version_of(program: &Path) -> String {
+    Command::new(program)
+        .arg("--version")
+        .output()
+        .map(|o| {
+            String::from_utf8_lossy(&o.stdout)
+                .lines()
+                .next()
+                .unwrap_or("")
+                .trim()
+                .to_string()
+        })
+        .unwrap_or_default()
+}
+
+/// `path` as one component of a URL (every byte but letters, digits and `-._~` escaped).
+pub(crate) fn url_component(path: &std::path::Path) -> String {
+    const KEEP: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
+        .remove(b'-')
+        .remove(b'.')
+        .remove(b'_')
+        .remove(b'~');
+    percent_encoding::percent_encode(path.as_os_str().as_encoded_bytes(), KEEP).to_string()
+}
