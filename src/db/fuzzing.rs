@@ -8,9 +8,10 @@ use std::str::FromStr;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
+use super::conn::Param;
 use super::socket::Socket;
 use super::tls::{Mode, Tls, TlsOptions};
-use super::{Param, mywire, pgwire};
+use super::{mywire, pgwire};
 
 /// A connected socket whose peer has sent `server` and closed its sending side; the peer
 /// (returned too) stays open for reading until the session ends, so the client's writes work.
@@ -157,7 +158,7 @@ fn postgres_on(sock: Socket) -> bool {
         .prepare("s1", "SELECT c FROM t WHERE id = $1")
         .unwrap_or_default();
     let _ = w.execute("s1", &types, &[Param::Int(7)], |row| {
-        use super::TextRow;
+        use super::conn::TextRow;
         let _ = (row.len(), row.get(0), row.get(3));
     });
     let _ = w.simple("SELECT 1", |_| {});
@@ -212,14 +213,14 @@ fn mysql_on(sock: Socket, e: &mywire::Endpoint) -> bool {
         return false;
     };
     let _ = w.query("SELECT 1", |row| {
-        use super::TextRow;
+        use super::conn::TextRow;
         let _ = (row.len(), row.get(0), row.get(5));
     });
     let Ok(st) = w.prepare("SELECT c FROM t WHERE id = ?") else {
         return true;
     };
     let params = vec![Param::Int(1); usize::from(st.params.min(64))];
-    let mut on_row = |row: &dyn super::TextRow| {
+    let mut on_row = |row: &dyn super::conn::TextRow| {
         let _ = (row.len(), row.get(0), row.get(1));
     };
     let _ = w.execute(&st, &params, Some(&mut on_row));

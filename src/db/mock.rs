@@ -6,7 +6,9 @@
 
 use std::time::{Duration, Instant};
 
-use super::{Conn, DbError, Dialect, Param, RowValue, StmtId, Target, query_pairs};
+use super::conn::{Conn, Dialect, Param, RowValue, StmtId, Target};
+use super::url::query_pairs;
+use crate::error::DbError;
 use crate::error::Error;
 
 /// What `max(id)`-style probes answer: large enough that no table looks under-filled.
@@ -132,10 +134,10 @@ impl Conn for MockConn {
         &mut self,
         stmt: StmtId,
         params: &[Param],
-        on_row: &mut dyn FnMut(&dyn super::TextRow),
+        on_row: &mut dyn FnMut(&dyn super::conn::TextRow),
     ) -> Result<u64, DbError> {
         struct NoValues;
-        impl super::TextRow for NoValues {
+        impl super::conn::TextRow for NoValues {
             fn get(&self, _i: usize) -> Option<&[u8]> {
                 None
             }
@@ -167,9 +169,13 @@ impl Conn for MockConn {
         Ok(())
     }
 
-    fn simple(&mut self, _sql: &str, _on_row: super::OnRow) -> Result<super::Outcome, DbError> {
+    fn simple(
+        &mut self,
+        _sql: &str,
+        _on_row: super::conn::OnRow,
+    ) -> Result<super::conn::Outcome, DbError> {
         self.serve();
-        Ok(super::Outcome::default())
+        Ok(super::conn::Outcome::default())
     }
 
     fn batch(&mut self, _sql: &str) -> Result<(), DbError> {

@@ -52,7 +52,7 @@ pub struct BinRow {
     pub(crate) cells: Vec<Option<(usize, usize)>>,
 }
 
-impl super::TextRow for BinRow {
+impl super::conn::TextRow for BinRow {
     fn len(&self) -> usize {
         self.cells.len()
     }
@@ -174,7 +174,7 @@ pub(crate) fn column_type(p: &[u8]) -> u8 {
 /// binary rows (prepared statements) are never looked into.
 pub struct MyRow<'a>(pub(crate) &'a [u8]);
 
-impl super::TextRow for MyRow<'_> {
+impl super::conn::TextRow for MyRow<'_> {
     fn len(&self) -> usize {
         let mut at = 0;
         let mut n = 0;

@@ -5,14 +5,13 @@
 
 use mysql::Opts;
 
+use super::conn::{Conn, Dialect, Outcome, Param, RowValue, Target, TextRow, write_tsv_row};
 use super::mypacket::{Prepared, WireError};
 use super::mywire::{Endpoint, Wire};
 use super::server_conn::{Protocol, ServerConn};
-use super::{
-    Conn, DbError, Dialect, ErrorClass, Outcome, Param, RowValue, Target, TextRow, redact_url,
-    write_tsv_row,
-};
+use super::url::redact_url;
 use crate::error::Error;
+use crate::error::{DbError, ErrorClass};
 
 pub struct MysqlTarget {
     url: String,
@@ -29,7 +28,7 @@ impl MysqlTarget {
             "VERIFY_CA",
             "VERIFY_IDENTITY",
         ];
-        super::check_server_url(
+        super::url::check_server_url(
             url,
             &[
                 ("socket", None),
@@ -71,7 +70,7 @@ impl MysqlTarget {
             port: opts.get_tcp_port(),
             socket: opts.get_socket().map(String::from),
             user: opts.get_user().unwrap_or("root").to_string(),
-            password: super::password_from_env(
+            password: super::url::password_from_env(
                 url,
                 opts.get_pass().map(str::as_bytes),
                 "MYSQL_PWD",
@@ -149,7 +148,7 @@ impl Protocol for My {
         &mut self,
         st: &Prepared,
         params: &[Param],
-        on_row: Option<super::OnRow<'_>>,
+        on_row: Option<super::conn::OnRow<'_>>,
     ) -> Result<Outcome, DbError> {
         self.wire.execute(st, params, on_row).map_err(classify)
     }
@@ -283,7 +282,7 @@ fn classify(e: WireError) -> DbError {
             };
             DbError::new(class, format!("{code} ({state})"), message)
         }
-        WireError::Io(e) => super::io_error(&e),
+        WireError::Io(e) => super::conn::io_error(&e),
         WireError::Protocol(m) => DbError::new(ErrorClass::Fatal, "protocol", m),
     }
 }

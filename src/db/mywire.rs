@@ -9,13 +9,13 @@
 
 use std::io;
 
+use super::conn::{Outcome, Param};
 use super::mypacket::{
     BinRow, CONNECT_WITH_DB, LOCAL_FILES, LONG_FLAG, LONG_PASSWORD, MAX_PACKET, MORE_RESULTS,
     MULTI_RESULTS, MyRow, PLUGIN_AUTH, PROTOCOL_41, Prepared, SECURE_CONNECTION, SSL, TRANSACTIONS,
     WireError, column_type, lenenc_int, put_lenenc, server_error,
 };
 use super::socket::Socket;
-use super::{Outcome, Param};
 
 /// Where to connect and as whom.
 pub struct Endpoint {
@@ -281,7 +281,7 @@ impl Wire {
         &mut self,
         st: &Prepared,
         params: &[Param],
-        on_row: Option<super::OnRow<'_>>,
+        on_row: Option<super::conn::OnRow<'_>>,
     ) -> Result<Outcome, WireError> {
         if params.len() != st.params as usize {
             return Err(WireError::Protocol(format!(

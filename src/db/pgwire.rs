@@ -13,9 +13,9 @@ use postgres::config::Host;
 use postgres_protocol::authentication::md5_hash;
 use postgres_protocol::authentication::sasl::{ChannelBinding, SCRAM_SHA_256, ScramSha256};
 
+use super::conn::{Outcome, Param};
 use super::socket::{MAX_MESSAGE, Socket};
 use super::tls::{Mode, Tls};
-use super::{Outcome, Param};
 
 /// An error from the server (with its SQLSTATE) or from the connection.
 #[derive(Debug)]
@@ -73,7 +73,7 @@ fn be_i32(b: &[u8]) -> i32 {
 /// A DataRow message's body: a count of values, then each as a length (-1: NULL) and bytes.
 pub struct PgRow<'a>(&'a [u8]);
 
-impl super::TextRow for PgRow<'_> {
+impl super::conn::TextRow for PgRow<'_> {
     fn len(&self) -> usize {
         usize::try_from(be_i16(self.0)).unwrap_or(0)
     }

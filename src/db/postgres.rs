@@ -8,12 +8,12 @@ use std::str::FromStr;
 
 use postgres::Config;
 
+use super::conn::{Conn, Dialect, Outcome, Param, RowValue, Target, TextRow};
 use super::pgwire::{Wire, WireError};
 use super::server_conn::{Protocol, ServerConn};
-use super::{
-    Conn, DbError, Dialect, ErrorClass, Outcome, Param, RowValue, Target, TextRow, redact_url,
-};
+use super::url::redact_url;
 use crate::error::Error;
+use crate::error::{DbError, ErrorClass};
 
 pub struct PostgresTarget {
     url: String,
@@ -25,7 +25,7 @@ pub struct PostgresTarget {
 
 impl PostgresTarget {
     pub fn from_url(url: &str, text: bool, pipeline: bool) -> Result<PostgresTarget, Error> {
-        super::check_server_url(
+        super::url::check_server_url(
             url,
             &[
                 ("host", None),
@@ -80,7 +80,7 @@ impl PostgresTarget {
             )));
         }
         let given = config.get_password().map(<[u8]>::to_vec);
-        if let Some(p) = super::password_from_env(url, given.as_deref(), "PGPASSWORD")? {
+        if let Some(p) = super::url::password_from_env(url, given.as_deref(), "PGPASSWORD")? {
             config.password(p);
         }
         Ok(PostgresTarget {
@@ -172,7 +172,7 @@ impl Protocol for Pg {
         &mut self,
         st: &Prepared,
         params: &[Param],
-        on_row: Option<super::OnRow<'_>>,
+        on_row: Option<super::conn::OnRow<'_>>,
     ) -> Result<Outcome, DbError> {
         match on_row {
             None => self.wire.execute(&st.name, &st.types, params, |_| {}),
@@ -240,7 +240,7 @@ impl Protocol for Pg {
                 if !next_row(&mut row) {
                     return false;
                 }
-                super::write_tsv_row(buf, &row);
+                super::conn::write_tsv_row(buf, &row);
                 true
             })
             .map_err(|e| classify(e).in_statement(&copy))?;
@@ -264,7 +264,7 @@ fn classify(e: WireError) -> DbError {
             };
             DbError::new(class, code, message)
         }
-        WireError::Io(e) => super::io_error(&e),
+        WireError::Io(e) => super::conn::io_error(&e),
         WireError::Protocol(m) => DbError::new(ErrorClass::Fatal, "protocol", m),
     }
 }

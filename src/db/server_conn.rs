@@ -4,16 +4,16 @@
 
 use std::collections::BTreeMap;
 
-use super::{
-    Conn, Count, DbError, ErrorClass, Outcome, Param, RowValue, StmtId, TextRow, interpolate,
-};
-use crate::db::QueryCounts;
+use super::conn::QueryCounts;
+use super::conn::{Conn, Count, Outcome, Param, RowValue, StmtId, TextRow};
+use super::url::interpolate;
+use crate::error::{DbError, ErrorClass};
 
 /// One database's protocol client, as [`ServerConn`] drives it.
 pub trait Protocol: Send {
     /// A statement prepared on the server.
     type Stmt: Send;
-    const DIALECT: super::Dialect;
+    const DIALECT: super::conn::Dialect;
     /// Whether backslashes escape in string literals (MySQL: yes; PostgreSQL: no).
     const BACKSLASH_ESCAPES: bool;
     /// Prepares `sql` (with `?` placeholders) as the `n`th statement of the connection.
@@ -23,7 +23,7 @@ pub trait Protocol: Send {
         &mut self,
         st: &Self::Stmt,
         params: &[Param],
-        on_row: Option<super::OnRow<'_>>,
+        on_row: Option<super::conn::OnRow<'_>>,
     ) -> Result<Outcome, DbError>;
     /// Runs a text statement; `on_row` sees each row.
     fn simple(
@@ -193,7 +193,7 @@ impl<P: Protocol> ServerConn<P> {
         &mut self,
         stmt: StmtId,
         params: &[Param],
-        on_row: Option<super::OnRow<'_>>,
+        on_row: Option<super::conn::OnRow<'_>>,
     ) -> Result<Outcome, DbError> {
         if self.text {
             let sql = interpolate(&self.sql[stmt.0], params, P::BACKSLASH_ESCAPES);
@@ -209,7 +209,7 @@ impl<P: Protocol> ServerConn<P> {
 }
 
 impl<P: Protocol> Conn for ServerConn<P> {
-    fn dialect(&self) -> super::Dialect {
+    fn dialect(&self) -> super::conn::Dialect {
         P::DIALECT
     }
 
@@ -345,7 +345,7 @@ impl<P: Protocol> Conn for ServerConn<P> {
         }
     }
 
-    fn simple(&mut self, sql: &str, on_row: super::OnRow) -> Result<Outcome, DbError> {
+    fn simple(&mut self, sql: &str, on_row: super::conn::OnRow) -> Result<Outcome, DbError> {
         self.proto
             .simple(sql, on_row)
             .map_err(|e| e.in_statement(sql))

@@ -13,8 +13,10 @@ use std::time::Duration;
 use rusqlite::types::{ToSqlOutput, ValueRef};
 use rusqlite::{Connection, ErrorCode, OpenFlags, OptionalExtension, Statement, ToSql};
 
-use super::{Conn, DbError, Dialect, ErrorClass, Param, RowValue, StmtId, Target, query_pairs};
+use super::conn::{Conn, Dialect, Param, RowValue, StmtId, Target};
+use super::url::query_pairs;
 use crate::error::Error;
+use crate::error::{DbError, ErrorClass};
 
 /// Busy-handler calls that sleep briefly before it backs off to 1 ms sleeps. SQLite's own busy
 /// timeout sleeps in steps of up to 100 ms, which quantises lock waits far more coarsely than
@@ -263,7 +265,7 @@ impl Conn for SqliteConn {
         &mut self,
         stmt: StmtId,
         params: &[Param],
-        on_row: &mut dyn FnMut(&dyn super::TextRow),
+        on_row: &mut dyn FnMut(&dyn super::conn::TextRow),
     ) -> Result<u64, DbError> {
         let st = &mut self.stmts[stmt.0];
         let text = &mut self.row_text;
@@ -306,10 +308,14 @@ impl Conn for SqliteConn {
         }
     }
 
-    fn simple(&mut self, sql: &str, on_row: super::OnRow) -> Result<super::Outcome, DbError> {
+    fn simple(
+        &mut self,
+        sql: &str,
+        on_row: super::conn::OnRow,
+    ) -> Result<super::conn::Outcome, DbError> {
         let mut text = std::mem::take(&mut self.row_text);
         let conn = self.conn();
-        let mut run = || -> rusqlite::Result<super::Outcome> {
+        let mut run = || -> rusqlite::Result<super::conn::Outcome> {
             let mut st = conn.prepare(sql)?;
             let columns = st.column_count();
             let mut rows = st.query([])?;
@@ -320,7 +326,7 @@ impl Conn for SqliteConn {
                 n += 1;
             }
             drop(rows);
-            Ok(super::Outcome {
+            Ok(super::conn::Outcome {
                 rows: n,
                 changed: if columns == 0 { conn.changes() } else { 0 },
             })
@@ -513,7 +519,7 @@ impl RowText {
     }
 }
 
-impl super::TextRow for RowText {
+impl super::conn::TextRow for RowText {
     fn len(&self) -> usize {
         self.cells.len()
     }

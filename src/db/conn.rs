@@ -1,0 +1,376 @@
+//! What a database connection is to the rest of dbsweep: the [`Target`] a run connects to, the
+//! [`Conn`] each client holds, the statements' parameters and outcomes, and the query counts.
+
+use std::collections::BTreeMap;
+
+use super::socket;
+use crate::error::{DbError, ErrorClass};
+
+/// A statement parameter; borrowed so that binding allocates nothing.
+#[derive(Clone, Copy, Debug)]
+pub enum Param<'a> {
+    Int(i64),
+    Text(&'a str),
+    Null,
+}
+
+/// What a statement did: rows it returned, rows it changed.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Outcome {
+    pub rows: u64,
+    pub changed: u64,
+}
+
+/// A statement prepared on one connection; valid for that connection only.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StmtId(pub usize);
+
+/// The error of a failed read or write on a server connection: the connection is lost, unless
+/// the wait was ended by Ctrl-C (then the run stops, not reconnects).
+pub(crate) fn io_error(e: &std::io::Error) -> DbError {
+    if socket::is_interrupted(e) {
+        DbError::new(ErrorClass::Fatal, "interrupted", e.to_string())
+    } else {
+        DbError::new(ErrorClass::ConnectionLost, "io", e.to_string())
+    }
+}
+
+/// Queries of one event, classified as sysbench does: a result set is a read, a statement that
+/// changed at least one row is a write, everything else (BEGIN, COMMIT, a DML that matched no
+/// row) is other.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct QueryCounts {
+    pub reads: u64,
+    pub writes: u64,
+    pub others: u64,
+    /// Rows returned by reads (the throughput of scans).
+    pub rows: u64,
+    /// What a sysbench script counted itself through `ffi.C.sb_counter_inc`: transactions
+    /// (`SB_CNT_TRX`), errors (`SB_CNT_ERROR`, such as TPC-C's deliberate New-Order
+    /// rollbacks) and reconnects, which sysbench adds to its own counts.
+    pub script_events: u64,
+    pub script_errors: u64,
+    pub script_reconnects: u64,
+}
+
+impl QueryCounts {
+    pub fn total(&self) -> u64 {
+        self.reads + self.writes + self.others
+    }
+
+    /// Counts a DML statement that changed `changed` rows.
+    #[inline]
+    pub fn dml(&mut self, changed: u64) {
+        if changed > 0 {
+            self.writes += 1;
+        } else {
+            self.others += 1;
+        }
+    }
+
+    /// Counts a statement that returned `rows` rows.
+    #[inline]
+    pub fn read(&mut self, rows: u64) {
+        self.reads += 1;
+        self.rows += rows;
+    }
+}
+
+/// One row of a text-protocol result set, read lazily: callers that ignore rows pay nothing.
+pub trait TextRow {
+    /// The `i`th value (None: NULL or no such column).
+    fn get(&self, i: usize) -> Option<&[u8]>;
+    /// The number of values.
+    fn len(&self) -> usize;
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// What sees each row of a result set.
+pub type OnRow<'a> = &'a mut dyn FnMut(&dyn TextRow);
+
+/// How a statement counts in a run's queries: a read (with the rows it returned), or a write
+/// (an "other" when it changed no row), as sysbench counts them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Count {
+    Read,
+    Write,
+}
+
+impl Count {
+    #[inline]
+    pub fn add(self, q: &mut QueryCounts, o: Outcome) {
+        match self {
+            Count::Read => q.read(o.rows),
+            Count::Write => q.dml(o.changed),
+        }
+    }
+}
+
+/// A connection used by one client thread.
+pub trait Conn: Send {
+    /// The SQL dialect this connection speaks.
+    fn dialect(&self) -> Dialect;
+    /// Prepares `sql` (with `?` placeholders) for repeated execution on this connection.
+    fn prepare(&mut self, sql: &str) -> Result<StmtId, DbError>;
+    /// Runs a statement that returns a result set, reads every row, returns the row count.
+    fn query(&mut self, stmt: StmtId, params: &[Param]) -> Result<u64, DbError>;
+    /// Runs a statement that returns a result set; `on_row` sees each row's values as text
+    /// (numbers in decimal, timestamps as `YYYY-MM-DD HH:MM:SS`). Returns the row count.
+    fn query_each(
+        &mut self,
+        stmt: StmtId,
+        params: &[Param],
+        on_row: &mut dyn FnMut(&dyn TextRow),
+    ) -> Result<u64, DbError>;
+    /// Runs a statement that changes rows, returns how many it changed.
+    fn execute(&mut self, stmt: StmtId, params: &[Param]) -> Result<u64, DbError>;
+    /// Runs a statement whose result only counts, and counts it into `q`. Under `--pipeline`
+    /// the statement (and `begin`, `commit`) is only queued: [`Conn::sync`] sends the queue in
+    /// one round trip and counts the results.
+    fn counted(
+        &mut self,
+        stmt: StmtId,
+        params: &[Param],
+        count: Count,
+        q: &mut QueryCounts,
+    ) -> Result<(), DbError> {
+        let o = match count {
+            Count::Read => Outcome {
+                rows: self.query(stmt, params)?,
+                changed: 0,
+            },
+            Count::Write => Outcome {
+                rows: 0,
+                changed: self.execute(stmt, params)?,
+            },
+        };
+        count.add(q, o);
+        Ok(())
+    }
+    /// Sends what [`Conn::counted`], `begin` and `commit` queued under `--pipeline` and counts
+    /// the results into `q`; nothing to do otherwise. The first error is returned, naming its
+    /// statement.
+    fn sync(&mut self, _q: &mut QueryCounts) -> Result<(), DbError> {
+        Ok(())
+    }
+    /// Starts a transaction; `write` says it will write (SQLite takes the write lock up front).
+    fn begin(&mut self, write: bool) -> Result<(), DbError>;
+    fn commit(&mut self) -> Result<(), DbError>;
+    /// Rolls back if a transaction is open; a no-op otherwise.
+    fn rollback(&mut self) -> Result<(), DbError>;
+    /// Runs a text statement (no parameters) of any kind; `on_row` sees each row of a result
+    /// set. Returns the rows returned and the rows changed.
+    fn simple(&mut self, sql: &str, on_row: OnRow) -> Result<Outcome, DbError>;
+    /// Runs one or more statements without parameters (DDL, maintenance).
+    fn batch(&mut self, sql: &str) -> Result<(), DbError>;
+    /// Runs a query returning one integer (NULL as None); `None` too when there is no row.
+    fn query_i64(&mut self, sql: &str) -> Result<Option<i64>, DbError>;
+    /// Runs a query returning one value as text (NULL or no row as None).
+    fn query_text(&mut self, sql: &str) -> Result<Option<String>, DbError> {
+        Ok(self.query_i64(sql)?.map(|v| v.to_string()))
+    }
+    /// Runs a query and returns every row's values as text (NULL as None), `columns` of them.
+    /// For the small monitoring queries (server counters), never on the hot path.
+    fn query_rows(
+        &mut self,
+        sql: &str,
+        columns: usize,
+    ) -> Result<Vec<Vec<Option<String>>>, DbError>;
+    /// This connection's page cache hits, misses and writes since the last reset (SQLite, whose
+    /// page cache is per connection); None where the server keeps the counters.
+    fn cache_counters(&mut self, _reset: bool) -> Option<[u64; 3]> {
+        None
+    }
+    /// Whether table `name` exists.
+    fn table_exists(&mut self, name: &str) -> Result<bool, DbError>;
+    /// Bulk-loads rows into `table` by the fastest safe path of this database: `columns` names
+    /// the columns, `next_row` fills the values of the next row and returns false when done.
+    fn bulk_load(
+        &mut self,
+        table: &str,
+        columns: &[&str],
+        next_row: &mut dyn FnMut(&mut Vec<RowValue>) -> bool,
+    ) -> Result<u64, DbError>;
+    /// The negotiated TLS protocol and cipher of this connection; None when it is plain.
+    fn tls(&self) -> Option<String> {
+        None
+    }
+    /// The server's settings worth saving with results (non-default ones where the server
+    /// tells them apart).
+    fn server_settings(&mut self) -> Result<BTreeMap<String, String>, DbError> {
+        Ok(BTreeMap::new())
+    }
+}
+
+/// How the SQL of a target differs from the others.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Dialect {
+    Sqlite,
+    Postgres,
+    Mysql,
+    /// Accepts everything; used by the mock target.
+    Any,
+}
+
+/// The connection of a client that opens its own (a sysbench script's): the runner opens none
+/// for it, and every statement sent here is refused.
+pub struct Detached(pub Dialect);
+
+impl Detached {
+    pub(crate) fn refuse<T>(&self) -> Result<T, DbError> {
+        Err(DbError::new(
+            ErrorClass::Fatal,
+            "detached",
+            "this client runs on connections of its own",
+        ))
+    }
+}
+
+impl Conn for Detached {
+    fn dialect(&self) -> Dialect {
+        self.0
+    }
+    fn prepare(&mut self, _: &str) -> Result<StmtId, DbError> {
+        self.refuse()
+    }
+    fn query(&mut self, _: StmtId, _: &[Param]) -> Result<u64, DbError> {
+        self.refuse()
+    }
+    fn query_each(&mut self, _: StmtId, _: &[Param], _: OnRow) -> Result<u64, DbError> {
+        self.refuse()
+    }
+    fn execute(&mut self, _: StmtId, _: &[Param]) -> Result<u64, DbError> {
+        self.refuse()
+    }
+    fn begin(&mut self, _: bool) -> Result<(), DbError> {
+        self.refuse()
+    }
+    fn commit(&mut self) -> Result<(), DbError> {
+        self.refuse()
+    }
+    /// No transaction is ever open here.
+    fn rollback(&mut self) -> Result<(), DbError> {
+        Ok(())
+    }
+    fn simple(&mut self, _: &str, _: OnRow) -> Result<Outcome, DbError> {
+        self.refuse()
+    }
+    fn batch(&mut self, _: &str) -> Result<(), DbError> {
+        self.refuse()
+    }
+    fn query_i64(&mut self, _: &str) -> Result<Option<i64>, DbError> {
+        self.refuse()
+    }
+    fn query_rows(&mut self, _: &str, _: usize) -> Result<Vec<Vec<Option<String>>>, DbError> {
+        self.refuse()
+    }
+    fn table_exists(&mut self, _: &str) -> Result<bool, DbError> {
+        self.refuse()
+    }
+    fn bulk_load(
+        &mut self,
+        _: &str,
+        _: &[&str],
+        _: &mut dyn FnMut(&mut Vec<RowValue>) -> bool,
+    ) -> Result<u64, DbError> {
+        self.refuse()
+    }
+}
+
+/// A database to benchmark.
+pub trait Target: Send + Sync {
+    /// `sqlite`, `postgres`, `mysql`, `mock`.
+    fn kind(&self) -> &'static str;
+    fn dialect(&self) -> Dialect;
+    /// The URL with any password hidden, for output and results files.
+    fn display_url(&self) -> String;
+    fn connect(&self) -> Result<Box<dyn Conn>, DbError>;
+    /// The server's (or library's) version, asked on `conn`.
+    fn version(&self, conn: &mut dyn Conn) -> Result<String, DbError>;
+    /// How many tables may load at once (SQLite has one writer at a time).
+    fn max_writers(&self) -> usize {
+        usize::MAX
+    }
+    /// Brings the database to a steady state after a load (SQLite: checkpoint the WAL).
+    fn after_load(&self, _conn: &mut dyn Conn) -> Result<(), DbError> {
+        Ok(())
+    }
+}
+
+/// One value of a bulk-loaded row (owned: rows cross threads when loading in parallel).
+#[derive(Clone, Debug)]
+pub enum RowValue {
+    Int(i64),
+    Text(String),
+    Null,
+}
+
+/// How to open a target.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct OpenOptions {
+    /// Allow creating the database (SQLite files; prepare).
+    pub create: bool,
+    /// Send text statements instead of server-side prepared ones (`--ps-mode disable`).
+    pub text_statements: bool,
+    /// Send the statements of each event in one round trip (`--pipeline`; PostgreSQL only).
+    pub pipeline: bool,
+}
+
+/// Appends `row` as a line of tab-separated values (the default format of PostgreSQL's COPY
+/// and MySQL's LOAD DATA). The loader's values are integers and strings of digits and dashes:
+/// nothing to escape.
+pub(crate) fn write_tsv_row(buf: &mut Vec<u8>, row: &[RowValue]) {
+    use std::io::Write as _;
+    for (i, v) in row.iter().enumerate() {
+        if i > 0 {
+            buf.push(b'\t');
+        }
+        match v {
+            RowValue::Int(x) => {
+                let _ = write!(buf, "{x}");
+            }
+            RowValue::Text(t) => buf.extend_from_slice(t.as_bytes()),
+            // COPY's and LOAD DATA's NULL (neither backslash-escapes text values elsewhere:
+            // generated values never hold tabs, newlines or backslashes).
+            RowValue::Null => buf.extend_from_slice(b"\\N"),
+        }
+    }
+    buf.push(b'\n');
+}
+
+impl RowValue {
+    pub fn as_param(&self) -> Param<'_> {
+        match self {
+            RowValue::Int(i) => Param::Int(*i),
+            RowValue::Text(s) => Param::Text(s),
+            RowValue::Null => Param::Null,
+        }
+    }
+}
+
+/// The column names of `table` in lower case, sorted; empty when there is no such table. For
+/// the safety check before a drop: dbsweep drops only tables whose columns are its own.
+pub fn table_columns(conn: &mut dyn Conn, table: &str) -> Result<Vec<String>, DbError> {
+    let t = table.replace('\'', "''");
+    let sql = match conn.dialect() {
+        Dialect::Postgres => format!(
+            "SELECT column_name FROM information_schema.columns \
+             WHERE table_schema = current_schema() AND table_name = '{t}'"
+        ),
+        Dialect::Mysql => format!(
+            "SELECT column_name FROM information_schema.columns \
+             WHERE table_schema = DATABASE() AND table_name = '{t}'"
+        ),
+        Dialect::Sqlite | Dialect::Any => format!("SELECT name FROM pragma_table_info('{t}')"),
+    };
+    let mut names: Vec<String> = conn
+        .query_rows(&sql, 1)?
+        .into_iter()
+        .filter_map(|mut r| r.pop().flatten())
+        .map(|c| c.to_ascii_lowercase())
+        .collect();
+    names.sort();
+    Ok(names)
+}
