@@ -9,6 +9,8 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
+use crate::error::Error;
+
 use crate::server::builds::ServerChoice;
 
 #[derive(Debug, Parser)]
@@ -258,6 +260,13 @@ pub fn normalise_args(args: impl IntoIterator<Item = String>) -> Vec<String> {
             None => a,
         })
         .collect()
+}
+
+/// clap's first line, without its own "error: " (dbsweep adds its own).
+pub fn one_line(e: &clap::Error) -> Error {
+    let text = e.to_string();
+    let first = text.lines().next().unwrap_or_default().trim();
+    Error::Usage(first.strip_prefix("error: ").unwrap_or(first).to_string())
 }
 
 #[cfg(test)]

@@ -186,7 +186,10 @@ pub fn new_state(ctx: &Arc<Ctx>, tid: Option<u32>) -> mlua::Result<(Lua, Rc<Stat
     let path: String = package.get("path")?;
     package.set(
         "path",
-        format!("{dir}/?.lua;./?.lua;{}/?.lua;{path}", super::SYSBENCH_DIR),
+        format!(
+            "{dir}/?.lua;./?.lua;{}/?.lua;{path}",
+            super::scripts::SYSBENCH_DIR
+        ),
     )?;
     install(&lua, &data, thread)?;
     // The symbols must stay in the binary for `ffi.C` to find them.

@@ -60,7 +60,7 @@ fn script_plan(
     script: &str,
     args: &[String],
 ) -> Result<Option<(Ctx, RunPlan)>, Error> {
-    let path = super::resolve(script)?;
+    let path = super::scripts::resolve(script)?;
     let source = std::fs::read_to_string(&path)
         .map_err(|e| Error::Usage(format!("{}: {e}", path.display())))?;
     let mut ctx = Ctx {
@@ -92,7 +92,7 @@ fn script_plan(
         return Ok(None);
     }
     let (script_opts, general) = split_args(args, &declared)?;
-    let (mut general, ignore) = crate::dropin::sysbench_connection(general)?;
+    let (mut general, ignore) = crate::dropin::connection::sysbench_connection(general)?;
     if let Some(list) = ignore {
         ctx.mysql_ignore_errors = list;
     }
@@ -105,7 +105,7 @@ fn script_plan(
         .chain(general)
         .collect();
     let cli = crate::cli::Cli::try_parse_from(crate::cli::normalise_args(argv))
-        .map_err(|e| crate::dropin::one_line(&e))?;
+        .map_err(|e| crate::cli::one_line(&e))?;
     crate::db::socket::set_timeouts(cli.connect_timeout, cli.query_timeout)?;
     let crate::cli::Command::Run(o) = cli.command else {
         unreachable!("parsed as run");

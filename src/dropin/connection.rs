@@ -1,0 +1,149 @@
+//! sysbench's connection options (`--db-driver`, `--pgsql-*`, `--mysql-*`) turned into the target
+//! URL they describe: the drop-in and a sysbench script's run share them.
+
+use crate::error::Error;
+/// sysbench's connection options (`--db-driver`, `--pgsql-host`, `--mysql-port`,
+/// `--mysql-socket`, ...) become the `--target` URL they describe, so that published command
+/// lines work as they are; `--mysql-ignore-errors` comes back apart.
+pub(crate) fn sysbench_connection(
+    general: Vec<String>,
+) -> Result<(Vec<String>, Option<Vec<String>>), Error> {
+    let mut rest = Vec::new();
+    let mut found: Vec<(String, String)> = Vec::new();
+    let mut it = general.into_iter().peekable();
+    while let Some(a) = it.next() {
+        let name = a
+            .strip_prefix("--")
+            .map(|n| n.split('=').next().unwrap_or(n).replace('_', "-"));
+        let ours = name.as_deref().is_some_and(|n| {
+            n == "db-driver"
+                || n == "mysql-socket"
+                || n == "mysql-ignore-errors"
+                || ["pgsql-", "mysql-"].iter().any(|p| {
+                    n.strip_prefix(p)
+                        .is_some_and(|f| ["host", "port", "user", "password", "db"].contains(&f))
+                })
+                || [
+                    "pgsql-sslmode",
+                    "pgsql-sslrootcert",
+                    "pgsql-sslcert",
+                    "pgsql-sslkey",
+                    "mysql-ssl",
+                    "mysql-ssl-ca",
+                    "mysql-ssl-cert",
+                    "mysql-ssl-key",
+                ]
+                .contains(&n)
+        });
+        if !ours {
+            rest.push(a);
+            continue;
+        }
+        let name = name.expect("an option");
+        let value = match a.split_once('=') {
+            Some((_, v)) => v.to_string(),
+            None => it.next_if(|n| !n.starts_with("--")).unwrap_or_default(),
+        };
+        found.push((name, value));
+    }
+    let ignore = found
+        .iter()
+        .rev()
+        .find(|(k, _)| k == "mysql-ignore-errors")
+        .map(|(_, v)| {
+            v.split(',')
+                .map(|c| c.trim().to_ascii_lowercase())
+                .filter(|c| !c.is_empty())
+                .collect()
+        });
+    found.retain(|(k, _)| k != "mysql-ignore-errors");
+    if found.is_empty() {
+        return Ok((rest, ignore));
+    }
+    let get = |n: &str| {
+        found
+            .iter()
+            .rev()
+            .find(|(k, _)| k == n)
+            .map(|(_, v)| v.clone())
+    };
+
+    let driver = get("db-driver").unwrap_or_else(|| {
+        if found.iter().any(|(k, _)| k.starts_with("pgsql-")) {
+            "pgsql".into()
+        } else {
+            "mysql".into()
+        }
+    });
+    let (scheme, prefix, port) = match driver.as_str() {
+        "pgsql" => ("postgres", "pgsql", 5432),
+        "mysql" => ("mysql", "mysql", 3306),
+        other => {
+            return Err(Error::Usage(format!(
+                "--db-driver={other}: use pgsql or mysql (or --target URL)"
+            )));
+        }
+    };
+    let opt = |f: &str| get(&format!("{prefix}-{f}"));
+    let user = opt("user").unwrap_or_else(|| "sbtest".into());
+    let auth = match opt("password").filter(|p| !p.is_empty()) {
+        Some(p) => format!("{user}:{p}"),
+        None => user,
+    };
+    // A host that is a directory is PostgreSQL's socket directory (percent-encoded in the URL).
+    let host = opt("host")
+        .unwrap_or_else(|| "localhost".into())
+        .replace('/', "%2F");
+    let mut url = format!(
+        "{scheme}://{auth}@{host}:{}/{}",
+        opt("port").unwrap_or_else(|| port.to_string()),
+        opt("db").unwrap_or_else(|| "sbtest".into()),
+    );
+    let mut query: Vec<String> = Vec::new();
+    if let Some(socket) = get("mysql-socket").filter(|_| prefix == "mysql") {
+        query.push(format!("socket={socket}"));
+    }
+    if prefix == "mysql" {
+        // sysbench's --mysql-ssl (on/off, or 1.1's mode names) and its certificate files.
+        if let Some(v) = opt("ssl") {
+            let mode = match v.to_ascii_lowercase().as_str() {
+                "on" | "true" | "yes" | "1" => "REQUIRED".to_string(),
+                "off" | "false" | "no" | "0" => "DISABLED".to_string(),
+                other => other.to_ascii_uppercase(),
+            };
+            query.push(format!("ssl-mode={mode}"));
+        }
+        for f in ["ssl-ca", "ssl-cert", "ssl-key"] {
+            if let Some(v) = opt(f) {
+                let v =
+                    percent_encoding::utf8_percent_encode(&v, percent_encoding::NON_ALPHANUMERIC);
+                query.push(format!("{f}={v}"));
+            }
+        }
+    }
+    if prefix == "pgsql" {
+        // sysbench's --pgsql-sslmode and the certificate files, as libpq's URL parameters.
+        for f in ["sslmode", "sslrootcert", "sslcert", "sslkey"] {
+            if let Some(v) = opt(f) {
+                let v =
+                    percent_encoding::utf8_percent_encode(&v, percent_encoding::NON_ALPHANUMERIC);
+                query.push(format!("{f}={v}"));
+            }
+        }
+    }
+    if !query.is_empty() {
+        url.push('?');
+        url.push_str(&query.join("&"));
+    }
+    if rest
+        .iter()
+        .any(|a| a == "--target" || a.starts_with("--target="))
+    {
+        return Err(Error::Usage(
+            "give either --target or sysbench's --db-driver/--pgsql-*/--mysql-* options, not both"
+                .into(),
+        ));
+    }
+    rest.push(format!("--target={url}"));
+    Ok((rest, ignore))
+}
