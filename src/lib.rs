@@ -1,5 +1,7 @@
-//! dbsweep: OLTP database benchmarking. This file dispatches the subcommands; each step of the
-//! flow (plan -> db -> workload -> runner -> metrics -> results -> output) has its module.
+//! dbsweep: OLTP database benchmarking. This file only dispatches the subcommands; each step of
+//! the flow (plan -> db -> workload -> runner -> metrics -> results -> output) has its module,
+//! `measure` measures one step, and no file imports one that imports it back (the README's
+//! Layout section lists the layers).
 
 pub mod cli;
 pub mod db;

@@ -7,7 +7,7 @@ use dbsweep::server::{ManagedServer, ServerKind};
 
 use crate::util::{Scratch, dbsweep, read_json, start, sysbench_connection, u};
 
-fn sysbench(
+pub(crate) fn sysbench(
     kind: ServerKind,
     server: &ManagedServer,
     script: &str,
@@ -28,7 +28,7 @@ fn sysbench(
 }
 
 /// `read:`, `write:` and `other:` of sysbench's report.
-fn sysbench_counts(text: &str) -> (u64, u64, u64) {
+pub(crate) fn sysbench_counts(text: &str) -> (u64, u64, u64) {
     let count = |name: &str| {
         text.lines()
             .find_map(|l| l.trim().strip_prefix(name))
@@ -40,7 +40,7 @@ fn sysbench_counts(text: &str) -> (u64, u64, u64) {
 
 /// dbsweep running a script with sysbench's own connection options, as a published command
 /// line gives them.
-fn dbsweep_script(
+pub(crate) fn dbsweep_script(
     kind: ServerKind,
     server: &ManagedServer,
     command: &str,
@@ -137,7 +137,12 @@ fn sysbench_scripts_count_as_sysbench_on_mariadb() {
 
 /// Writes `source` as `name` in the scratch directory and runs it on the scratch SQLite
 /// database with `args`.
-fn run_local(s: &Scratch, name: &str, source: &str, args: &[&str]) -> assert_cmd::Command {
+pub(crate) fn run_local(
+    s: &Scratch,
+    name: &str,
+    source: &str,
+    args: &[&str],
+) -> assert_cmd::Command {
     let script = s.path(name);
     std::fs::write(&script, source).unwrap();
     let mut c = dbsweep();
@@ -161,7 +166,7 @@ fn output_of(s: &Scratch, name: &str, source: &str, args: &[&str]) -> (String, S
 }
 
 /// stderr of a script run that must fail with exit 1.
-fn failure(s: &Scratch, source: &str) -> String {
+pub(crate) fn failure(s: &Scratch, source: &str) -> String {
     let out = run_local(s, "broken.lua", source, &["--time", "1"])
         .assert()
         .code(1);
@@ -519,181 +524,6 @@ fn script_output_keeps_its_place_among_dbsweeps_own() {
         .expect("sysbench's line");
     let summary = stdout.find("SQL statistics:").expect("dbsweep's summary");
     assert!(line < summary, "{stdout}");
-}
-
-/// A script with its own event loop, as sysbench's `thread_run` replaces its loop: `event` must
-/// not be called, and each `sb_event_start` .. `sb_event_stop` is one event with its queries.
-const OWN_LOOP: &str = r#"
-local ffi = require("ffi")
-
-function prepare()
-  local con = sysbench.sql.driver():connect()
-  con:query("CREATE TABLE own_loop (id INTEGER PRIMARY KEY, v INTEGER)")
-  for i = 1, 10 do con:query("INSERT INTO own_loop VALUES (" .. i .. ", 0)") end
-end
-
-function cleanup()
-  sysbench.sql.driver():connect():query("DROP TABLE own_loop")
-end
-
-function thread_init()
-  con = sysbench.sql.driver():connect()
-end
-
-function event()
-  error("event() was called although thread_run is defined")
-end
-
-function thread_run(tid)
-  local n = 0
-  while ffi.C.sb_more_events(tid) do
-    ffi.C.sb_event_start(tid)
-    con:query("SELECT v FROM own_loop WHERE id = " .. (n % 10 + 1))
-    con:query("UPDATE own_loop SET v = v + 1 WHERE id = " .. (n % 10 + 1))
-    ffi.C.sb_event_stop(tid)
-    n = n + 1
-  end
-  print(string.format("thread %d ran %d events", tid, n))
-end
-"#;
-
-/// The events each thread's `thread_run` says it ran.
-fn own_loop_events(stdout: &str) -> u64 {
-    stdout
-        .lines()
-        .filter_map(|l| l.strip_prefix("thread "))
-        .map(|l| l.split(' ').nth(2).unwrap().parse::<u64>().unwrap())
-        .sum()
-}
-
-#[test]
-fn a_scripts_thread_run_replaces_the_event_loop() {
-    let s = Scratch::new();
-    let script = s.path("own_loop.lua");
-    std::fs::write(&script, OWN_LOOP).unwrap();
-    let script = script.to_str().unwrap();
-    dbsweep()
-        .args(["prepare", script, "--target"])
-        .arg(s.target())
-        .assert()
-        .success();
-    // The event limit ends the script's loop; every event has its two queries.
-    let out = s.path("events.json");
-    let run = run_local(
-        &s,
-        "own_loop.lua",
-        OWN_LOOP,
-        &[
-            "--events",
-            "40",
-            "--time",
-            "0",
-            "--threads",
-            "2",
-            "--output",
-        ],
-    )
-    .arg(&out)
-    .assert()
-    .success();
-    let stdout = String::from_utf8_lossy(&run.get_output().stdout).to_string();
-    let r = read_json(&out);
-    assert_eq!(u(&r, "/events"), 40);
-    assert_eq!(own_loop_events(&stdout), 40, "{stdout}");
-    assert_eq!((u(&r, "/queries/read"), u(&r, "/queries/write")), (40, 40));
-    assert!(r["latency_ms"]["max"].as_f64().unwrap() > 0.0, "{r}");
-    // The clock ends it too, and warm-up's events are run but not counted.
-    let out = s.path("time.json");
-    let run = run_local(
-        &s,
-        "own_loop.lua",
-        OWN_LOOP,
-        &["--time", "0.5", "--warmup", "0.3", "--output"],
-    )
-    .arg(&out)
-    .assert()
-    .success();
-    let stdout = String::from_utf8_lossy(&run.get_output().stdout).to_string();
-    let r = read_json(&out);
-    let events = u(&r, "/events");
-    assert!(
-        events > 0 && own_loop_events(&stdout) > events,
-        "{stdout} {r}"
-    );
-    assert_eq!(u(&r, "/queries/read"), events);
-    // An error inside the script's loop stops the run, naming its line.
-    let stderr = failure(
-        &s,
-        "local ffi = require('ffi')\nfunction event() end\nfunction thread_run(tid)\n  while ffi.C.sb_more_events(tid) do\n    error('broken loop')\n  end\nend\n",
-    );
-    assert!(
-        stderr.contains("broken.lua:5") && stderr.contains("broken loop"),
-        "{stderr}"
-    );
-}
-
-#[test]
-fn a_scripts_thread_run_counts_as_sysbench_on_postgres() {
-    let kind = ServerKind::Postgres;
-    let server = start(kind);
-    let s = Scratch::new();
-    let script = s.path("own_loop.lua");
-    std::fs::write(&script, OWN_LOOP).unwrap();
-    let script = script.to_str().unwrap();
-    let opts = ["--events=30", "--time=0", "--threads=2"];
-    sysbench(kind, &server, script, "prepare", &[]);
-    let sb = sysbench(kind, &server, script, "run", &opts);
-    let theirs = sysbench_counts(&sb);
-    let out = s.path("pg.json");
-    let run = dbsweep_script(kind, &server, "run", script, &opts)
-        .arg("--output")
-        .arg(&out)
-        .assert()
-        .success();
-    let stdout = String::from_utf8_lossy(&run.get_output().stdout).to_string();
-    let r = read_json(&out);
-    let ours = (
-        u(&r, "/queries/read"),
-        u(&r, "/queries/write"),
-        u(&r, "/queries/other"),
-    );
-    assert_eq!(ours, theirs, "sysbench said:\n{sb}");
-    assert_eq!(ours, (30, 30, 0));
-    assert_eq!(own_loop_events(&stdout), own_loop_events(&sb));
-    dbsweep_script(kind, &server, "cleanup", script, &[])
-        .assert()
-        .success();
-}
-
-#[test]
-fn a_script_runs_on_its_own_connections_only() {
-    // Every client is connected before the first event: the server then has the script's
-    // connection of each thread, dbsweep's one for the server's counters and its one for the
-    // wait profile, no more.
-    let kind = ServerKind::Postgres;
-    let server = start(kind);
-    let s = Scratch::new();
-    let script = s.path("count.lua");
-    std::fs::write(
-        &script,
-        "function thread_init()\n  con = sysbench.sql.driver():connect()\nend\nfunction event()\n  if not seen then\n    seen = con:query_row(\"SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend' AND datname = current_database()\")\n    print('connections ' .. seen)\n  end\nend\n",
-    )
-    .unwrap();
-    let run = dbsweep_script(
-        kind,
-        &server,
-        "run",
-        script.to_str().unwrap(),
-        &["--threads=3", "--time=0.5"],
-    )
-    .assert()
-    .success();
-    let stdout = String::from_utf8_lossy(&run.get_output().stdout).to_string();
-    let seen: Vec<&str> = stdout
-        .lines()
-        .filter(|l| l.starts_with("connections"))
-        .collect();
-    assert_eq!(seen, ["connections 5"; 3], "{stdout}");
 }
 
 /// Issue 18: a script that counts its own errors through the FFI (as TPC-C scripts count their

@@ -1,16 +1,14 @@
 //! Runner and metrics, exactly, on the mock target (fixed service time, no IO).
 
-use crate::util::{Scratch, f, u};
+use crate::util::{Line, Scratch, f, u};
 
 fn mock(s: &Scratch, url: &str, args: &[&str]) -> serde_json::Value {
-    let out = s.path("m.json");
-    let mut cmd = crate::util::dbsweep();
-    cmd.args(args).args(["--target", url, "--output"]).arg(&out);
-    if !args.contains(&"--report-interval") {
-        cmd.args(["--report-interval", "0"]);
+    let line = Line::new(args).target(url).output(&s.path("m.json"));
+    if args.contains(&"--report-interval") {
+        line.results()
+    } else {
+        line.quiet().results()
     }
-    cmd.assert().success();
-    crate::util::read_json(&out)
 }
 
 #[test]

@@ -19,21 +19,21 @@ use serde_json::Value;
 
 use crate::util::{Scratch, assert_valid_results, f, read_json, u};
 
-static NEXT: AtomicU32 = AtomicU32::new(0);
+pub(crate) static NEXT: AtomicU32 = AtomicU32::new(0);
 
 /// A database host and client hosts, each a network namespace.
-struct Hosts {
-    server_ns: String,
+pub(crate) struct Hosts {
+    pub(crate) server_ns: String,
     /// (namespace, the database host's address as that client sees it).
-    clients: Vec<(String, String)>,
+    pub(crate) clients: Vec<(String, String)>,
     /// The forwarder's port on the database host (the server's own port on its loopback).
-    port: u16,
-    stop: Option<mpsc::Sender<()>>,
-    thread: Option<std::thread::JoinHandle<()>>,
-    exporter: Option<Child>,
+    pub(crate) port: u16,
+    pub(crate) stop: Option<mpsc::Sender<()>>,
+    pub(crate) thread: Option<std::thread::JoinHandle<()>>,
+    pub(crate) exporter: Option<Child>,
 }
 
-fn ip(args: &[&str]) {
+pub(crate) fn ip(args: &[&str]) {
     let out = Command::new("ip")
         .args(args)
         .output()
@@ -47,7 +47,7 @@ fn ip(args: &[&str]) {
 }
 
 /// Moves the calling thread into network namespace `ns`.
-fn enter(ns: &str) {
+pub(crate) fn enter(ns: &str) {
     let f = std::fs::File::open(format!("/run/netns/{ns}")).expect("the namespace");
     // SAFETY: setns on a namespace file we hold open; it affects this thread only.
     let rc = unsafe { libc::setns(f.as_raw_fd(), libc::CLONE_NEWNET) };
@@ -55,7 +55,7 @@ fn enter(ns: &str) {
 }
 
 /// Copies each connection to `to` (on the namespace's loopback) both ways, until `stop`.
-fn forward(listener: TcpListener, to: u16, stop: Arc<AtomicBool>) {
+pub(crate) fn forward(listener: TcpListener, to: u16, stop: Arc<AtomicBool>) {
     for conn in listener.incoming() {
         if stop.load(Ordering::Relaxed) {
             return;
@@ -80,7 +80,7 @@ fn forward(listener: TcpListener, to: u16, stop: Arc<AtomicBool>) {
 impl Hosts {
     /// A database host running a managed server of `kind` and node_exporter, and `clients`
     /// client hosts, each on its own veth pair to the database host.
-    fn new(kind: ServerKind, clients: usize) -> Hosts {
+    pub(crate) fn new(kind: ServerKind, clients: usize) -> Hosts {
         assert!(
             unsafe { libc::geteuid() } == 0,
             "network namespaces need root (CI runs the tests as root)"
@@ -187,7 +187,7 @@ impl Hosts {
     }
 
     /// Polls the exporter from the first client host until it answers (bounded).
-    fn wait_for_exporter(&self) {
+    pub(crate) fn wait_for_exporter(&self) {
         let (ns, ip) = self.clients[0].clone();
         let ok = std::thread::spawn(move || {
             enter(&ns);
@@ -211,7 +211,7 @@ impl Hosts {
     }
 
     /// The database's URL and node_exporter's, as client `c` reaches them.
-    fn urls(&self, kind: ServerKind, c: usize) -> (String, String) {
+    pub(crate) fn urls(&self, kind: ServerKind, c: usize) -> (String, String) {
         let ip = &self.clients[c].1;
         let db = match kind {
             ServerKind::Postgres => format!("postgres://sbtest@{ip}:{}/sbtest", self.port),
@@ -221,7 +221,7 @@ impl Hosts {
     }
 
     /// dbsweep with `args` on client host `c`.
-    fn dbsweep(&self, c: usize, args: &[&str]) -> Command {
+    pub(crate) fn dbsweep(&self, c: usize, args: &[&str]) -> Command {
         let mut cmd = Command::new("ip");
         cmd.args(["netns", "exec", &self.clients[c].0])
             .arg(assert_cmd::cargo::cargo_bin("dbsweep"))
@@ -229,7 +229,7 @@ impl Hosts {
         cmd
     }
 
-    fn run_ok(&self, c: usize, args: &[&str]) -> String {
+    pub(crate) fn run_ok(&self, c: usize, args: &[&str]) -> String {
         let out = self.dbsweep(c, args).output().unwrap();
         let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
         assert!(
@@ -262,7 +262,7 @@ impl Drop for Hosts {
     }
 }
 
-fn run_results(hosts: &Hosts, c: usize, out: &Path, args: &[&str]) -> Value {
+pub(crate) fn run_results(hosts: &Hosts, c: usize, out: &Path, args: &[&str]) -> Value {
     let out_s = out.display().to_string();
     let mut all = args.to_vec();
     all.extend(["--output", &out_s]);
@@ -282,7 +282,7 @@ fn the_server_hosts_figures_of_a_mariadb_host() {
     server_host_figures(ServerKind::Mariadb);
 }
 
-fn server_host_figures(kind: ServerKind) {
+pub(crate) fn server_host_figures(kind: ServerKind) {
     let hosts = Hosts::new(kind, 1);
     let s = Scratch::new();
     let (db, metrics) = hosts.urls(kind, 0);
@@ -382,7 +382,7 @@ fn server_host_figures(kind: ServerKind) {
 }
 
 /// Runs the local dbsweep with `args` and checks that it succeeded; its output.
-fn local_ok(args: &[&std::ffi::OsStr]) -> std::process::Output {
+pub(crate) fn local_ok(args: &[&std::ffi::OsStr]) -> std::process::Output {
     let out = crate::util::dbsweep().args(args).output().unwrap();
     assert!(
         out.status.success(),
@@ -394,7 +394,7 @@ fn local_ok(args: &[&std::ffi::OsStr]) -> std::process::Output {
 }
 
 /// Reads a results file's histogram.
-fn histogram(v: &Value) -> hdrhistogram::Histogram<u64> {
+pub(crate) fn histogram(v: &Value) -> hdrhistogram::Histogram<u64> {
     let h: dbsweep::results::HistogramData =
         serde_json::from_value(v["histogram"].clone()).unwrap();
     h.decode().unwrap()
@@ -532,7 +532,7 @@ fn two_client_hosts_started_at_one_instant_merge_exactly() {
 
 /// A node_exporter stand-in that misbehaves: it answers `good` scrapes with a valid page and
 /// then `bad` (None: closes without an answer).
-fn bad_exporter(good: usize, bad: Option<&'static str>) -> String {
+pub(crate) fn bad_exporter(good: usize, bad: Option<&'static str>) -> String {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
     std::thread::spawn(move || {
@@ -700,136 +700,4 @@ fn a_start_instant_already_past_refuses_and_merge_refuses_what_does_not_belong_t
             "the output is left as it was"
         );
     }
-}
-
-#[test]
-fn a_sweep_runs_each_step_on_the_client_hosts_over_ssh_and_merges_them() {
-    let kind = ServerKind::Postgres;
-    let hosts = Hosts::new(kind, 2);
-    let s = Scratch::new();
-    let (db, metrics) = hosts.urls(kind, 0);
-    // ssh's stand-in: the same arguments, the host part naming a client host's namespace.
-    let ssh = s.path("ssh");
-    std::fs::write(
-        &ssh,
-        "#!/bin/sh\nwhile [ \"$1\" != \"--\" ]; do dest=$1; shift; done; shift\nexec ip netns exec \"${dest#*@}\" sh -c \"$*\"\n",
-    )
-    .unwrap();
-    std::fs::set_permissions(&ssh, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
-    let plan = s.path("hosts.toml");
-    let bin = assert_cmd::cargo::cargo_bin("dbsweep");
-    std::fs::write(
-        &plan,
-        format!(
-            r#"name = "hosts"
-clients = [2, 4]
-table_size = 10000
-read_time = 3
-write_time = 3
-warmup_time = 1
-client_hosts = ["ssh://bench@{c0}", "ssh://bench@{c1}"]
-client_dbsweep = "{bin}"
-
-[[targets]]
-name = "pg"
-url = "{db}"
-metrics = "{metrics}"
-
-[[steps]]
-name = "load"
-load = true
-
-[[steps]]
-name = "point-query"
-workload = "oltp_point_select"
-class = "read"
-"#,
-            c0 = hosts.clients[0].0,
-            c1 = hosts.clients[1].0,
-            bin = bin.display(),
-        ),
-    )
-    .unwrap();
-    let dir = s.path("sweep");
-    // The sweep runs on the first client host (it loads the tables itself).
-    let out = hosts
-        .dbsweep(
-            0,
-            &[
-                "sweep",
-                &plan.display().to_string(),
-                "--output",
-                &dir.display().to_string(),
-                // The tables of a URL target are the user's: each cell reloads them.
-                "--force",
-            ],
-        )
-        .env("DBSWEEP_SSH", &ssh)
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{stderr}");
-    let ids = [&hosts.clients[0].0, &hosts.clients[1].0];
-    let mut records = 0;
-    for entry in walk(&dir) {
-        let name = entry.file_name().unwrap().to_string_lossy().into_owned();
-        if !name.contains("point-query")
-            || !name.ends_with(".json")
-            || ids.iter().any(|id| name.contains(id.as_str()))
-        {
-            continue;
-        }
-        let rec = read_json(&entry);
-        let r = &rec["results"];
-        let parts = r["parts"]
-            .as_array()
-            .unwrap_or_else(|| panic!("{name}: {rec}"));
-        assert_eq!(parts.len(), 2, "{name}");
-        let clients = u(&rec, "/clients");
-        assert_eq!(
-            u(r, "/threads"),
-            clients,
-            "{name}: the cell's clients over both hosts"
-        );
-        for p in parts {
-            assert_eq!(u(p, "/threads"), clients / 2);
-        }
-        assert_eq!(
-            u(r, "/events"),
-            parts.iter().map(|p| u(p, "/events")).sum::<u64>()
-        );
-        assert!(r["server_host"]["note"].is_null(), "{}", r["server_host"]);
-        // The hosts' own files and logs are kept beside the record.
-        for id in ids {
-            for ext in ["json", "log"] {
-                let part = entry
-                    .parent()
-                    .unwrap()
-                    .join("hosts")
-                    .join(name.replace(".json", &format!(".{id}.{ext}")));
-                assert!(part.exists(), "{}", part.display());
-            }
-        }
-        records += 1;
-    }
-    assert_eq!(records, 2, "one point-query step per client count");
-    // The report's queueing model has the server host's CPU and the network.
-    let out = local_ok(&["report".as_ref(), dir.as_os_str()]);
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(text.contains("D net "), "{text}");
-    assert!(text.contains("server host CPU us/op"), "{text}");
-}
-
-/// Every file under `dir`.
-fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
-    let mut out = Vec::new();
-    for e in std::fs::read_dir(dir).unwrap().flatten() {
-        let p = e.path();
-        if p.is_dir() {
-            out.extend(walk(&p));
-        } else {
-            out.push(p);
-        }
-    }
-    out
 }

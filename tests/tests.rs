@@ -1,5 +1,6 @@
 //! The integration tests: one binary, a module per area. Everything runs the real `dbsweep`
-//! binary against real SQLite files or the `mock` target.
+//! binary against real SQLite files, real PostgreSQL and MariaDB servers the tests start, or the
+//! `mock` target. `util::Line` builds the command lines the tests repeat.
 
 #[macro_use]
 mod util;
@@ -9,15 +10,23 @@ mod diagnosis;
 mod dropin;
 mod interrupt;
 mod lua;
+mod lua_threads;
+mod managed;
 mod mock;
+mod profile;
 mod remote;
+mod remote_sweep;
 mod report;
+mod report_checks;
 mod results_file;
+mod server_sweeps;
 mod servers;
 mod sqlite;
 mod sweep;
+mod sweep_scripts;
 mod terminals;
 mod tls;
 mod tpcc;
 mod trust;
+mod trust_servers;
 mod versions;

@@ -28,6 +28,83 @@ pub fn dbsweep() -> Command {
     Command::cargo_bin("dbsweep").expect("binary built")
 }
 
+/// One dbsweep command line, built from the parts the tests repeat: the target, quiet interval
+/// lines, a results file to read back. `results` runs it, asserts success and returns the file.
+pub struct Line {
+    cmd: Command,
+    output: Option<PathBuf>,
+}
+
+impl Line {
+    /// `dbsweep sweep <options> <plan> --output <dir>`.
+    pub fn sweep(options: &[&str], plan: &Path, dir: &Path) -> Line {
+        let mut cmd = dbsweep();
+        cmd.arg("sweep")
+            .args(options)
+            .arg(plan)
+            .arg("--output")
+            .arg(dir);
+        Line { cmd, output: None }
+    }
+
+    /// `dbsweep <args>`.
+    pub fn new(args: &[&str]) -> Line {
+        let mut cmd = dbsweep();
+        cmd.args(args);
+        Line { cmd, output: None }
+    }
+
+    pub fn args<I, S>(mut self, args: I) -> Line
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<std::ffi::OsStr>,
+    {
+        self.cmd.args(args);
+        self
+    }
+
+    /// `--target <url>`.
+    pub fn target(mut self, url: &str) -> Line {
+        self.cmd.args(["--target", url]);
+        self
+    }
+
+    /// `--report-interval 0`: no interval lines.
+    pub fn quiet(mut self) -> Line {
+        self.cmd.args(["--report-interval", "0"]);
+        self
+    }
+
+    /// `--output <path>`, read back by `results`.
+    pub fn output(mut self, path: &Path) -> Line {
+        self.cmd.arg("--output").arg(path);
+        self.output = Some(path.to_path_buf());
+        self
+    }
+
+    /// Runs in `dir`.
+    pub fn in_dir(mut self, dir: &Path) -> Line {
+        self.cmd.current_dir(dir);
+        self
+    }
+
+    /// The command, for assertions of its own.
+    pub fn command(self) -> Command {
+        self.cmd
+    }
+
+    pub fn assert(mut self) -> assert_cmd::assert::Assert {
+        self.cmd.assert()
+    }
+
+    /// Runs it, asserts success, and returns the results file given to `output`.
+    pub fn results(mut self) -> Value {
+        let out = self.output.clone().expect("results() needs output()");
+        self.cmd.assert().success();
+        read_json(&out)
+    }
+}
+
 /// A managed server of `kind` with its default settings. A missing server binary fails the
 /// test (`scripts/test` installs them).
 pub fn start(kind: ServerKind) -> ManagedServer {
@@ -120,12 +197,14 @@ impl Scratch {
 
     /// `dbsweep <args> --target <this db>`, run in the scratch directory.
     pub fn cmd(&self, args: &[&str]) -> Command {
-        let mut c = dbsweep();
-        c.current_dir(self.dir.path())
-            .args(args)
-            .arg("--target")
-            .arg(self.target());
-        c
+        self.line(args).command()
+    }
+
+    /// The same as a [`Line`].
+    pub fn line(&self, args: &[&str]) -> Line {
+        Line::new(args)
+            .in_dir(self.dir.path())
+            .target(&self.target())
     }
 
     pub fn sqlite(&self) -> rusqlite::Connection {
@@ -141,15 +220,10 @@ pub fn read_json(path: &Path) -> Value {
 
 /// Runs `cmd` with `--output` in the scratch dir, asserts success, returns the results.
 pub fn run_results(s: &Scratch, args: &[&str]) -> Value {
-    let out = s.path("results.json");
-    s.cmd(args)
-        .arg("--output")
-        .arg(&out)
-        .arg("--report-interval")
-        .arg("0")
-        .assert()
-        .success();
-    read_json(&out)
+    s.line(args)
+        .output(&s.path("results.json"))
+        .quiet()
+        .results()
 }
 
 pub fn u(v: &Value, pointer: &str) -> u64 {

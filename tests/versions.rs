@@ -6,20 +6,15 @@ use std::path::Path;
 use serde_json::Value;
 
 use crate::sweep::records;
+use crate::util::Line;
 use crate::util::{Scratch, dbsweep};
 
 /// Runs `plan` in a sweep directory of `s`; returns the directory.
-fn sweep(s: &Scratch, plan: &str) -> std::path::PathBuf {
+pub(crate) fn sweep(s: &Scratch, plan: &str) -> std::path::PathBuf {
     let file = s.path("plan.toml");
     std::fs::write(&file, plan).unwrap();
     let out = s.path("out");
-    dbsweep()
-        .args(["sweep"])
-        .arg(&file)
-        .arg("--output")
-        .arg(&out)
-        .assert()
-        .success();
+    Line::sweep(&[], &file, &out).assert().success();
     out
 }
 

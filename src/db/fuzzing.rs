@@ -228,11 +228,6 @@ fn mysql_on(sock: Socket, e: &mywire::Endpoint) -> bool {
     true
 }
 
-/// Parses and validates a plan's text, as `dbsweep sweep PLAN --dry-run` would.
-pub fn plan(text: &str) {
-    let _ = crate::plan::sweep::Sweep::parse("fuzz.toml", text, &Default::default());
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

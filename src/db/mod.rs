@@ -1,7 +1,9 @@
 //! Where a benchmark runs: a database reached through a [`Target`], one [`Conn`] per client.
 //!
-//! Workloads see only these traits, so each database is one file here. Database errors are
-//! classified once, here, into what the runner does about them (retry, reconnect, stop).
+//! Workloads see only these traits (`conn.rs`), so each database is one file here (with its
+//! protocol client beside it), and this file only opens the right one. Each database classifies
+//! its errors into what the runner does about them (`crate::error::ErrorClass`: retry,
+//! reconnect, stop).
 
 mod conn;
 #[doc(hidden)]

@@ -7,7 +7,7 @@
 //! look at the stop flag and its deadline without any extra system call on the hot path (a
 //! read that finds its answer within a tick costs exactly what a plain blocking read does).
 
-use crate::Error;
+use crate::error::Error;
 use std::io::{self, Read, Write};
 use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
 use std::ops::Range;

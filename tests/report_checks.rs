@@ -1,0 +1,86 @@
+//! The report's checks on what it is given: inputs run differently, and a server CPU figure the
+//! machine's own figure contradicts.
+
+use crate::report::{fixture, fixture_copy, text_row};
+use crate::util::{Scratch, dbsweep};
+
+/// Issue 18: `report A B` of runs with different table sizes and durations says so first.
+#[test]
+fn a_report_of_inputs_run_differently_says_how_they_differ() {
+    let out = dbsweep()
+        .arg("report")
+        .arg(fixture("sweep-a"))
+        .arg(fixture("cmp-a.json"))
+        .assert()
+        .success();
+    let text = String::from_utf8_lossy(&out.get_output().stdout).to_string();
+    assert!(
+        text.starts_with("Warning: the inputs did not run alike"),
+        "{text}"
+    );
+    let row = text_row(&text, "did not run alike", "table_size");
+    assert!(row.contains("20000") && row.contains("100000"), "{row}");
+    assert!(text_row(&text, "did not run alike", "time").contains("10"));
+    // Two copies of one sweep ran alike: no warning.
+    let s = Scratch::new();
+    let copy = fixture_copy(&s);
+    let out = dbsweep()
+        .arg("report")
+        .arg(fixture("sweep-a"))
+        .arg(&copy)
+        .assert()
+        .success();
+    let text = String::from_utf8_lossy(&out.get_output().stdout).to_string();
+    assert!(!text.contains("did not run alike"), "{text}");
+}
+
+/// A server CPU figure that the machine's contradicts is flagged in the server CPU tables.
+#[test]
+fn a_server_cpu_figure_the_machine_contradicts_is_flagged() {
+    let s = Scratch::new();
+    let copy = fixture_copy(&s);
+    // Make one step's server CPU nearly nothing while the machine stays busy.
+    let cell = std::fs::read_dir(copy.join("steps"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .min()
+        .unwrap();
+    let step = std::fs::read_dir(&cell)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            let r: serde_json::Value =
+                serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap();
+            r["results"]["hw"]["cpu_us_per_op"]["machine"]
+                .as_f64()
+                .unwrap_or(0.0)
+                - r["results"]["hw"]["cpu_us_per_op"]["client"]
+                    .as_f64()
+                    .unwrap_or(0.0)
+                > 5.0
+        })
+        .min()
+        .expect("a step with hardware figures");
+    let mut r: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&step).unwrap()).unwrap();
+    r["results"]["hw"]["cpu_us_per_op"]["server"] = serde_json::json!(0.01);
+    std::fs::write(&step, serde_json::to_string(&r).unwrap()).unwrap();
+    let out = dbsweep().arg("report").arg(&copy).assert().success();
+    let text = String::from_utf8_lossy(&out.get_output().stdout).to_string();
+    assert!(
+        text.contains(
+            "server CPU 0.010 us/op is far below what the machine spent beyond the client"
+        ),
+        "{text}"
+    );
+    // The fixture as it is has no such warning.
+    let out = dbsweep()
+        .arg("report")
+        .arg(fixture("sweep-a"))
+        .assert()
+        .success();
+    let text = String::from_utf8_lossy(&out.get_output().stdout).to_string();
+    assert!(!text.contains("far below what the machine spent"), "{text}");
+}
