@@ -6,17 +6,15 @@
 //! dbsweep's own workload, which sends sysbench's statements; any other script runs in the Lua
 //! API. dbsweep's extras (every percentile, the HDR histogram) go to the `--output` results file.
 
-pub(crate) mod connection;
-
 use std::path::Path;
 
 use clap::Parser;
 
 use crate::cli::one_line;
+use crate::cli::sysbench::sysbench_connection;
 use crate::error::Error;
 use crate::output::{self, SysbenchStyle};
 use crate::{error::Outcome, lua};
-use connection::sysbench_connection;
 
 /// Whether the program was started under sysbench's name (`argv[0]` is a `sysbench` link).
 pub fn invoked_as_sysbench(argv0: &str) -> bool {

@@ -92,7 +92,7 @@ fn script_plan(
         return Ok(None);
     }
     let (script_opts, general) = split_args(args, &declared)?;
-    let (mut general, ignore) = crate::dropin::connection::sysbench_connection(general)?;
+    let (mut general, ignore) = crate::cli::sysbench::sysbench_connection(general)?;
     if let Some(list) = ignore {
         ctx.mysql_ignore_errors = list;
     }

@@ -12,6 +12,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::error::Error;
+use crate::plan::sweep::Host;
 use crate::results::{Results, ResultsFile};
 
 /// How long ssh may take to start every host's run before the measured part: the start
@@ -20,49 +21,7 @@ const START_LEAD_S: f64 = 5.0;
 /// Beyond its run's own seconds, how long a host may take to finish and answer.
 const FINISH_GRACE: Duration = Duration::from_secs(120);
 
-/// A client host: `ssh://[user@]host[:port]`.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Host {
-    /// `user@host` or `host`, as ssh takes it.
-    pub dest: String,
-    pub port: Option<u16>,
-    /// The host's name in results (its `--client-id`).
-    pub id: String,
-}
-
 impl Host {
-    pub fn parse(s: &str) -> Result<Host, String> {
-        let rest = s
-            .strip_prefix("ssh://")
-            .ok_or_else(|| format!("'{s}' is not ssh://[user@]host[:port]"))?;
-        let (dest, port) = match rest.rsplit_once(':') {
-            Some((d, p)) if !d.contains('[') => (
-                d,
-                Some(
-                    p.parse::<u16>()
-                        .map_err(|_| format!("'{s}': '{p}' is not a port"))?,
-                ),
-            ),
-            _ => (rest, None),
-        };
-        let host = dest.rsplit_once('@').map_or(dest, |(_, h)| h);
-        let fine = |t: &str| {
-            !t.is_empty()
-                && t.chars()
-                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_'))
-        };
-        if !fine(host) || dest.split_once('@').is_some_and(|(u, _)| !fine(u)) {
-            return Err(format!(
-                "'{s}' is not ssh://[user@]host[:port] (letters, digits, '.', '-', '_')"
-            ));
-        }
-        Ok(Host {
-            dest: dest.to_string(),
-            port,
-            id: host.to_string(),
-        })
-    }
-
     /// ssh to this host, ready for the remote command.
     fn ssh(&self) -> Command {
         let program = std::env::var("DBSWEEP_SSH").unwrap_or_else(|_| "ssh".into());

@@ -132,7 +132,7 @@ impl<'a> Runner<'a> {
             .file
             .client_hosts
             .iter()
-            .map(|h| hosts::Host::parse(h).map_err(Error::Usage))
+            .map(|h| crate::plan::sweep::Host::parse(h).map_err(Error::Usage))
             .collect::<Result<Vec<_>, Error>>()?;
         let per_host = cell.clients / hosts.len().max(1) as u32;
         let argv = self

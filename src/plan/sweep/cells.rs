@@ -174,3 +174,47 @@ impl Source<'_> {
         Error::Usage(format!("{}:{line}: {key}: {why}", self.name))
     }
 }
+
+/// A client host: `ssh://[user@]host[:port]`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Host {
+    /// `user@host` or `host`, as ssh takes it.
+    pub dest: String,
+    pub port: Option<u16>,
+    /// The host's name in results (its `--client-id`).
+    pub id: String,
+}
+
+impl Host {
+    pub fn parse(s: &str) -> Result<Host, String> {
+        let rest = s
+            .strip_prefix("ssh://")
+            .ok_or_else(|| format!("'{s}' is not ssh://[user@]host[:port]"))?;
+        let (dest, port) = match rest.rsplit_once(':') {
+            Some((d, p)) if !d.contains('[') => (
+                d,
+                Some(
+                    p.parse::<u16>()
+                        .map_err(|_| format!("'{s}': '{p}' is not a port"))?,
+                ),
+            ),
+            _ => (rest, None),
+        };
+        let host = dest.rsplit_once('@').map_or(dest, |(_, h)| h);
+        let fine = |t: &str| {
+            !t.is_empty()
+                && t.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_'))
+        };
+        if !fine(host) || dest.split_once('@').is_some_and(|(u, _)| !fine(u)) {
+            return Err(format!(
+                "'{s}' is not ssh://[user@]host[:port] (letters, digits, '.', '-', '_')"
+            ));
+        }
+        Ok(Host {
+            dest: dest.to_string(),
+            port,
+            id: host.to_string(),
+        })
+    }
+}

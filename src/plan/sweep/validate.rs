@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 
-use super::cells::{Config, Pause, Source, Step, StepKind, Sweep, SweepTarget, TargetSpec};
+use super::cells::{Config, Host, Pause, Source, Step, StepKind, Sweep, SweepTarget, TargetSpec};
 use super::file::{Class, LoadDef, MAX_REPEAT, PlanFile, SYSBENCH_LOAD};
 use super::options::{
     check_options, check_seconds, merge_options, option_args, parse_size, settings_of, takes,
@@ -213,8 +213,7 @@ pub(crate) fn validate(src: &Source, file: PlanFile) -> Result<Sweep, Error> {
     if !file.client_hosts.is_empty() {
         let span = 0..0;
         for h in &file.client_hosts {
-            crate::sweep::hosts::Host::parse(h)
-                .map_err(|e| src.error(span.clone(), format!("client_hosts: {e}")))?;
+            Host::parse(h).map_err(|e| src.error(span.clone(), format!("client_hosts: {e}")))?;
         }
         let n = file.client_hosts.len() as u32;
         if let Some(c) = file.clients.iter().find(|c| **c % n != 0) {
