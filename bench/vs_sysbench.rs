@@ -30,7 +30,7 @@ mod floor;
 struct Args {
     #[arg(long, default_value_t = 10)]
     seconds: u32,
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
     rounds: u32,
     #[arg(long, value_delimiter = ',', default_value = "postgres,mariadb")]
     servers: Vec<String>,
@@ -462,7 +462,7 @@ fn native_rows(t: &Tools, args: &Args) {
 fn tls_rows(t: &mut Tools, args: &Args) {
     println!("-- over loopback TCP, plain and TLS --");
     println!(
-        "{:<18} {:>3} {:>9} {:>9} {:>9} {:>9} {:>8} {:>8} {:>8} {:>8} {:>7} {:>7} {:>8} {:>8}",
+        "{:<18} {:>3} {:>9} {:>9} {:>9} {:>9} {:>8} {:>8} {:>8} {:>8} {:>7} {:>7} {:>8} {:>8}  {}",
         "workload",
         "thr",
         "sb qps",
@@ -476,13 +476,17 @@ fn tls_rows(t: &mut Tools, args: &Args) {
         "sb +tls",
         "db +tls",
         "tls/sb",
-        "+tls/sb"
+        "+tls/sb",
+        "tls/sb by round"
     );
     for workload in &args.workloads {
         for &threads in &args.threads {
             let n = f64::from(args.rounds);
             let mut sum = [PerQuery::default(); 4];
+            // Each round's TLS CPU ratio: the spread says how far the mean can be trusted.
+            let mut by_round = Vec::new();
             for round in 0..args.rounds {
+                let mut tls_cpu = [0.0; 2];
                 for k in 0..4 {
                     let which = (k + round as usize) % 4;
                     t.tls = which >= 2;
@@ -491,14 +495,19 @@ fn tls_rows(t: &mut Tools, args: &Args) {
                     } else {
                         measure(&mut t.dbsweep(workload, "run", threads), args.seconds)
                     };
+                    if which >= 2 {
+                        tls_cpu[which - 2] = m.cpu();
+                    }
                     sum[which].add(m, n);
                 }
+                by_round.push(tls_cpu[1] / tls_cpu[0]);
             }
+            by_round.sort_by(f64::total_cmp);
             t.tls = false;
             let [sb, db, sbt, dbt] = sum;
             let (sb_over, db_over) = (sbt.cpu() - sb.cpu(), dbt.cpu() - db.cpu());
             println!(
-                "{workload:<18} {threads:>3} {:>9.0} {:>9.0} {:>9.0} {:>9.0} {:>8.2} {:>8.2} {:>8.2} {:>8.2} {:>7.2} {:>7.2} {:>8.2} {:>8.2}",
+                "{workload:<18} {threads:>3} {:>9.0} {:>9.0} {:>9.0} {:>9.0} {:>8.2} {:>8.2} {:>8.2} {:>8.2} {:>7.2} {:>7.2} {:>8.2} {:>8.2}  {:.2}..{:.2}",
                 sb.qps,
                 sbt.qps,
                 db.qps,
@@ -510,7 +519,9 @@ fn tls_rows(t: &mut Tools, args: &Args) {
                 sb_over,
                 db_over,
                 dbt.cpu() / sbt.cpu(),
-                db_over / sb_over
+                db_over / sb_over,
+                by_round[0],
+                by_round[by_round.len() - 1]
             );
         }
     }

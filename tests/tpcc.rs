@@ -570,3 +570,86 @@ fn tpcc_is_a_sweep_step() {
     }
     assert_eq!(counted, f(r, "/events"));
 }
+
+#[test]
+fn merged_tpcc_runs_keep_each_types_queue_time() {
+    let s = Scratch::new();
+    let t = s.target();
+    tpcc(&t, "prepare", &["--warehouses", "1"])
+        .assert()
+        .success();
+    // Two client hosts' runs, each of four terminals on one worker: a due terminal queues.
+    let parts: Vec<std::path::PathBuf> = ["a", "b"]
+        .into_iter()
+        .map(|id| {
+            let out = s.path(&format!("{id}.json"));
+            let o = out.to_str().unwrap();
+            tpcc(
+                &t,
+                "run",
+                &[
+                    "--threads",
+                    "4",
+                    "--workers",
+                    "1",
+                    "--time",
+                    "2",
+                    "--client-id",
+                    id,
+                    "--report-interval",
+                    "0",
+                    "--output",
+                    o,
+                ],
+            )
+            .assert()
+            .success();
+            out
+        })
+        .collect();
+    let merged = s.path("merged.json");
+    dbsweep()
+        .arg("merge")
+        .args(&parts)
+        .arg("--output")
+        .arg(&merged)
+        .assert()
+        .success();
+    let m = read_json(&merged);
+    assert_valid_results(&m);
+    let parts: Vec<Value> = parts.iter().map(|p| read_json(p)).collect();
+    let queued = |x: &Value| {
+        let h: dbsweep::results::HistogramData =
+            serde_json::from_value(x["queue_histogram"].clone())
+                .unwrap_or_else(|e| panic!("{e}: {x}"));
+        h.decode().unwrap()
+    };
+    for (i, x) in m["tpcc"]["transactions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .enumerate()
+    {
+        let of: Vec<&Value> = parts
+            .iter()
+            .map(|p| &p["tpcc"]["transactions"][i])
+            .collect();
+        // The merged queue times are the parts' added: every wait of both, the longest of
+        // either at the top.
+        let h = queued(x);
+        assert_eq!(
+            h.len(),
+            of.iter().map(|p| queued(p).len()).sum::<u64>(),
+            "{}",
+            x["name"]
+        );
+        assert!(
+            h.len() > 0,
+            "{}: terminals queued for the worker",
+            x["name"]
+        );
+        let max = of.iter().map(|p| f(p, "/queue_ms/max")).fold(0.0, f64::max);
+        assert_eq!(f(x, "/queue_ms/max"), max, "{}", x["name"]);
+        assert!(f(x, "/latency_ms/p90") >= f(x, "/queue_ms/p90"), "{x}");
+    }
+}

@@ -243,6 +243,9 @@ pub struct TxnFigures {
     /// (only when terminals were multiplexed or pooled).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub queue_ms: Option<Latency>,
+    /// The queue times themselves (with `queue_ms`), so that merged runs keep them per type.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub queue_histogram: Option<HistogramData>,
     /// The latencies themselves, so that merged runs have exact percentiles.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub histogram: Option<HistogramData>,

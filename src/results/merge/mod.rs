@@ -423,6 +423,16 @@ fn merge_tpcc(
             let h = add_kind_histograms(&of, |x| x.histogram.as_ref(), &kind.name)?;
             let count: u64 = of.iter().map(|(_, x)| x.count).sum();
             let latency_ms = Latency::from_histogram(&h);
+            // Queue times per type where every part has them (parts that shared no workers
+            // or connections have none, nor has a file of an older dbsweep).
+            let queue = if of.iter().all(|(_, x)| x.queue_histogram.is_some()) {
+                add_histograms(
+                    of.iter()
+                        .map(|(f, x)| (*f, kind.name.as_str(), x.queue_histogram.as_ref())),
+                )?
+            } else {
+                None
+            };
             Ok(TxnFigures {
                 name: kind.name.clone(),
                 count,
@@ -436,9 +446,8 @@ fn merge_tpcc(
                 limit_met: latency_ms.p90 <= kind.limit_p90_ms,
                 latency_ms,
                 limit_p90_ms: kind.limit_p90_ms,
-                // Each part's queue time per type has no histogram to add: the merged file
-                // keeps the merged queue time over all types (`serving`).
-                queue_ms: None,
+                queue_ms: queue.as_ref().map(Latency::from_histogram),
+                queue_histogram: queue.as_ref().map(HistogramData::encode),
                 histogram: Some(HistogramData::encode(&h)),
             })
         })

@@ -184,6 +184,9 @@ pub fn figures(
                 rollbacks: k.rollbacks,
                 limit_met: latency_ms.p90 <= limit_p90_ms,
                 queue_ms: queue.get(i).map(|q| Latency::from_histogram(&q.latency)),
+                queue_histogram: queue
+                    .get(i)
+                    .map(|q| crate::results::HistogramData::encode(&q.latency)),
                 latency_ms,
                 limit_p90_ms,
                 histogram: Some(crate::results::HistogramData::encode(&k.latency)),
