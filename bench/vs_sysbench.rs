@@ -462,7 +462,7 @@ fn native_rows(t: &Tools, args: &Args) {
 fn tls_rows(t: &mut Tools, args: &Args) {
     println!("-- over loopback TCP, plain and TLS --");
     println!(
-        "{:<18} {:>3} {:>9} {:>9} {:>9} {:>9} {:>8} {:>8} {:>8} {:>8} {:>7} {:>7} {:>8} {:>8}  {}",
+        "{:<18} {:>3} {:>9} {:>9} {:>9} {:>9} {:>8} {:>8} {:>8} {:>8} {:>7} {:>7} {:>8} {:>8}  tls/sb by round",
         "workload",
         "thr",
         "sb qps",
@@ -476,8 +476,7 @@ fn tls_rows(t: &mut Tools, args: &Args) {
         "sb +tls",
         "db +tls",
         "tls/sb",
-        "+tls/sb",
-        "tls/sb by round"
+        "+tls/sb"
     );
     for workload in &args.workloads {
         for &threads in &args.threads {

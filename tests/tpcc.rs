@@ -644,7 +644,7 @@ fn merged_tpcc_runs_keep_each_types_queue_time() {
             x["name"]
         );
         assert!(
-            h.len() > 0,
+            !h.is_empty(),
             "{}: terminals queued for the worker",
             x["name"]
         );
