@@ -538,3 +538,40 @@ fn the_machine_uses_at_least_the_clients_cpu_per_event() {
         "machine {machine_pct}% of {cpus} CPUs < client {client_pct}% of one: {pct}"
     );
 }
+
+#[test]
+fn clients_sharing_connections_count_the_page_cache_like_clients_with_their_own() {
+    let s = Scratch::new();
+    s.cmd(&["prepare", "oltp_point_select", "--table-size", "10000"])
+        .assert()
+        .success();
+    // Page reads (hits and misses) per point select: the B-tree's depth, the same however the
+    // clients reach their connections.
+    let pages_per_select = |extra: &[&str]| {
+        let mut args = vec![
+            "run",
+            "oltp_point_select",
+            "--table-size",
+            "10000",
+            "--threads",
+            "4",
+            "--events",
+            "3000",
+            "--time",
+            "0",
+        ];
+        args.extend_from_slice(extra);
+        let r = run_results(&s, &args);
+        let d = &r["server_stats"]["deltas"];
+        let pages = f(d, "/sqlite.cache_hit") + f(d, "/sqlite.cache_miss");
+        assert!(pages > 0.0, "{extra:?}: {d}");
+        pages / u(&r, "/queries/read") as f64
+    };
+    let own = pages_per_select(&[]);
+    assert_eq!(own, own.round(), "whole pages per select: {own}");
+    let shared = pages_per_select(&["--connections", "2"]);
+    assert_eq!(
+        shared, own,
+        "two shared connections count every client's pages"
+    );
+}

@@ -394,7 +394,9 @@ pub fn run(
         );
         outcome.connect_seconds = connect_seconds;
         outcome.behind = outcome.behind.filter(|_| mode != Mode::Threads);
-        drop(pool.drain());
+        if mode == Mode::Pooled {
+            outcome.cache_counters = pool.close();
+        }
         Ok(outcome)
     })
 }

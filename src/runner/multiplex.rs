@@ -256,6 +256,10 @@ fn one_event(
             return Ok(false);
         };
         t.w.conn = conn;
+        if measuring {
+            // Starts this connection's measured page cache count, if not started yet.
+            t.w.conn.cache_counters(true);
+        }
     }
     let start = Instant::now();
     let result = if sched.deadline.is_some_and(|d| start >= d) {

@@ -52,6 +52,9 @@ pub struct Pooled {
     conn: Box<dyn Conn>,
     local: Vec<Option<StmtId>>,
     registry: Arc<Registry>,
+    /// Whether this connection's measured page cache count has started (its counters reset
+    /// when a measured event first took it).
+    measured: bool,
 }
 
 impl Pooled {
@@ -60,6 +63,7 @@ impl Pooled {
             conn,
             local: Vec::new(),
             registry,
+            measured: false,
         }
     }
 
@@ -159,8 +163,22 @@ impl Conn for Pooled {
     ) -> Result<Vec<Vec<Option<String>>>, DbError> {
         self.conn.query_rows(sql, columns)
     }
-    // The page cache counters of a shared connection belong to no one client: a pooled run
-    // leaves them out (they exist only for SQLite, whose connections are in-process).
+    /// The page cache counters of a shared connection belong to no one client: a reset starts
+    /// this connection's measured count (once, when a measured event first takes it), and the
+    /// run sums the counts of its connections at the end (SQLite only: its connections are
+    /// in-process).
+    fn cache_counters(&mut self, reset: bool) -> Option<[u64; 3]> {
+        if reset {
+            if !self.measured {
+                self.measured = true;
+                self.conn.cache_counters(true);
+            }
+            return None;
+        }
+        self.measured
+            .then(|| self.conn.cache_counters(false))
+            .flatten()
+    }
     fn table_exists(&mut self, name: &str) -> Result<bool, DbError> {
         self.conn.table_exists(name)
     }
@@ -217,9 +235,21 @@ impl ConnPool {
         }
     }
 
-    /// Every connection, for closing them.
-    pub fn drain(&self) -> Vec<Box<dyn Conn>> {
-        std::mem::take(&mut *self.free.lock().expect("pool lock"))
+    /// Closes every connection; returns the page cache counters of their measured use summed
+    /// (None where the database keeps none). Called when every client has given its
+    /// connection back.
+    pub fn close(&self) -> Option<[u64; 3]> {
+        let conns = std::mem::take(&mut *self.free.lock().expect("pool lock"));
+        let mut sum: Option<[u64; 3]> = None;
+        for mut c in conns {
+            if let Some(counts) = c.cache_counters(false) {
+                let s = sum.get_or_insert([0; 3]);
+                for (s, v) in s.iter_mut().zip(counts) {
+                    *s += v;
+                }
+            }
+        }
+        sum
     }
 }
 
