@@ -1,34 +1,26 @@
 //! Ctrl-C: the run stops cleanly, prints its summary and saves results marked interrupted.
 
-use std::io::{BufRead, BufReader};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 
-use crate::util::{Scratch, assert_valid_results, read_json, u};
+use crate::util::{Scratch, assert_valid_results, dbsweep_std, read_json, spawn_measuring, u};
 
 /// Starts `dbsweep run ARGS --time 600` on the scratch database, sends SIGINT once the first
 /// interval line shows it measuring, and checks that it stopped cleanly: exit 130, the summary
 /// marked interrupted, a valid results file marked so, no temporary file left.
 fn interrupt_run(s: &Scratch, args: &[&str]) {
     let out = s.path("r.json");
-    let mut child = Command::new(assert_cmd::cargo::cargo_bin("dbsweep"))
-        .arg("run")
-        .args(args)
-        .args(["--time", "600", "--target", &s.target()])
-        .arg("--output")
-        .arg(&out)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    // Wait for the first interval line: the run is measuring.
-    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-    let first = lines
-        .by_ref()
-        .map(Result::unwrap)
-        .find(|l| l.starts_with("[ 1s ]"));
-    assert!(first.is_some(), "no interval line before the process ended");
+    let (child, lines) = spawn_measuring(
+        dbsweep_std()
+            .arg("run")
+            .args(args)
+            .args(["--time", "600", "--target", &s.target()])
+            .arg("--output")
+            .arg(&out)
+            .stdout(Stdio::piped()),
+        "[ 1s ]",
+    );
     unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) };
-    let rest: Vec<String> = lines.map(Result::unwrap).collect();
+    let rest: Vec<String> = lines.collect();
     let output = child.wait_with_output().unwrap();
     assert_eq!(output.status.code(), Some(130), "{args:?} stderr: {rest:?}");
     let stdout = String::from_utf8(output.stdout).unwrap();

@@ -2,7 +2,6 @@
 //! on them, and sweeps of them. A missing server binary fails these tests; `scripts/test`
 //! installs them.
 
-use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 
 use dbsweep::server::{ManagedServer, ServerKind};
@@ -346,30 +345,22 @@ per_server!(killed_tpcc_connections_leave_the_data_consistent, |kind| {
         .success();
     let s = Scratch::new();
     let out = s.path("r.json");
-    let mut child = Command::new(assert_cmd::cargo::cargo_bin("dbsweep"))
-        .args([
-            "tpcc",
-            "run",
-            "--target",
-            &t,
-            "--threads",
-            "4",
-            "--time",
-            "6",
-        ])
-        .arg("--output")
-        .arg(&out)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-    assert!(
-        lines
-            .by_ref()
-            .map(Result::unwrap)
-            .any(|l| l.starts_with("[ 1s ]")),
-        "the run never reported"
+    let (mut child, lines) = crate::util::spawn_measuring(
+        crate::util::dbsweep_std()
+            .args([
+                "tpcc",
+                "run",
+                "--target",
+                &t,
+                "--threads",
+                "4",
+                "--time",
+                "6",
+            ])
+            .arg("--output")
+            .arg(&out)
+            .stdout(Stdio::piped()),
+        "[ 1s ]",
     );
     // Cut every client's connection, mid-transaction for most of them.
     let target = dbsweep::db::open(
@@ -404,7 +395,7 @@ per_server!(killed_tpcc_connections_leave_the_data_consistent, |kind| {
     // The four clients', and the counters probe's.
     assert!(killed >= 4, "{killed} connections");
     drop(conn);
-    let stderr: Vec<String> = lines.map(Result::unwrap).collect();
+    let stderr: Vec<String> = lines.collect();
     let status = child.wait().unwrap();
     assert_eq!(status.code(), Some(0), "{stderr:?}");
     let r = read_json(&out);

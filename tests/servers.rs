@@ -1,7 +1,6 @@
 //! Against real PostgreSQL and MariaDB servers that the tests start themselves (managed
 //! servers). A missing server binary fails these tests; `scripts/test` installs them.
 
-use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 
 use dbsweep::server::{ManagedServer, ServerKind};
@@ -602,37 +601,25 @@ fn run_in_background(
     server: &ManagedServer,
     out: &std::path::Path,
     extra: &[&str],
-) -> (
-    std::process::Child,
-    std::io::Lines<BufReader<std::process::ChildStderr>>,
-) {
-    let mut child = Command::new(assert_cmd::cargo::cargo_bin("dbsweep"))
-        .args([
-            "run",
-            "oltp_point_select",
-            "--table-size",
-            "1000",
-            "--threads",
-            "2",
-            "--target",
-            &server.url,
-        ])
-        .args(extra)
-        .arg("--output")
-        .arg(out)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-    assert!(
-        lines
-            .by_ref()
-            .map(Result::unwrap)
-            .any(|l| l.starts_with("[ 1s ]")),
-        "the run never reported"
-    );
-    (child, lines)
+) -> (std::process::Child, crate::util::StderrLines) {
+    crate::util::spawn_measuring(
+        crate::util::dbsweep_std()
+            .args([
+                "run",
+                "oltp_point_select",
+                "--table-size",
+                "1000",
+                "--threads",
+                "2",
+                "--target",
+                &server.url,
+            ])
+            .args(extra)
+            .arg("--output")
+            .arg(out)
+            .stdout(Stdio::piped()),
+        "[ 1s ]",
+    )
 }
 
 per_server!(a_killed_and_restarted_server_is_reconnected, |kind| {
@@ -652,7 +639,7 @@ per_server!(a_killed_and_restarted_server_is_reconnected, |kind| {
     server
         .restart()
         .expect("restart on the same data directory");
-    let stderr: Vec<String> = lines.map(Result::unwrap).collect();
+    let stderr: Vec<String> = lines.collect();
     let output = child.wait_with_output().unwrap();
     assert_eq!(output.status.code(), Some(0), "{stderr:?}");
     let r = read_json(&out);
@@ -683,7 +670,7 @@ per_server!(
             &["--time", "600", "--reconnect-timeout", "2"],
         );
         server.kill();
-        let stderr: Vec<String> = lines.map(Result::unwrap).collect();
+        let stderr: Vec<String> = lines.collect();
         let output = child.wait_with_output().unwrap();
         assert_eq!(output.status.code(), Some(1), "{stderr:?}");
         assert!(

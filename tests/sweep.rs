@@ -1,9 +1,8 @@
 //! `dbsweep sweep`: plans, step records, resume, failures, Ctrl-C, on embedded SQLite (the
 //! managed servers' sweeps are in `servers.rs`).
 
-use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 
 use serde_json::Value;
 
@@ -481,23 +480,17 @@ fn sigint_stops_a_sweep_and_resume_finishes_it() {
         &SMALL_PLAN.replace("read_time = 0.5", "read_time = 600"),
     );
     let dir = s.path("sweep");
-    let mut child = Command::new(assert_cmd::cargo::cargo_bin("dbsweep"))
-        .arg("sweep")
-        .arg(&plan)
-        .arg("--output")
-        .arg(&dir)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-    let measuring = lines
-        .by_ref()
-        .map(Result::unwrap)
-        .find(|l| l.contains("[sqlite.default.c1 point] [ 1s ]"));
-    assert!(measuring.is_some(), "no interval line of the point step");
+    let (child, lines) = crate::util::spawn_measuring(
+        crate::util::dbsweep_std()
+            .arg("sweep")
+            .arg(&plan)
+            .arg("--output")
+            .arg(&dir)
+            .stdout(Stdio::piped()),
+        "[sqlite.default.c1 point] [ 1s ]",
+    );
     unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) };
-    let rest: Vec<String> = lines.map(Result::unwrap).collect();
+    let rest: Vec<String> = lines.collect();
     let output = child.wait_with_output().unwrap();
     assert_eq!(output.status.code(), Some(130), "{rest:?}");
     assert!(rest.iter().any(|l| l.contains("--resume")), "{rest:?}");

@@ -2,8 +2,7 @@
 //! connection of its own or sharing a few, on real PostgreSQL and MariaDB servers; the limit
 //! of the server's connections; Ctrl-C at 10,000 terminals.
 
-use std::io::{BufRead, BufReader};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use dbsweep::db::{Conn, OpenOptions};
@@ -253,26 +252,20 @@ fn ctrl_c_ends_ten_thousand_pooled_terminals_within_a_second() {
     let server = tpcc_server(ServerKind::Postgres, &[], "1");
     let s = Scratch::new();
     let out = s.path("r.json");
-    let mut child = Command::new(assert_cmd::cargo::cargo_bin("dbsweep"))
-        .args(["tpcc", "run", "--target", &server.url, "--warehouses", "1"])
-        .args(["--wait", "--threads", "10000", "--connections", "64"])
-        .args(["--time", "600", "--output"])
-        .arg(&out)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    // The first interval line: the run is measuring (terminals are still keying their first
-    // transactions; some have run).
-    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-    let first = lines
-        .by_ref()
-        .map(Result::unwrap)
-        .find(|l| l.starts_with("[ 4s ]"));
-    assert!(first.is_some(), "no interval line before the process ended");
+    // Measuring for a few seconds: terminals are still keying their first transactions; some
+    // have run.
+    let (child, lines) = crate::util::spawn_measuring(
+        crate::util::dbsweep_std()
+            .args(["tpcc", "run", "--target", &server.url, "--warehouses", "1"])
+            .args(["--wait", "--threads", "10000", "--connections", "64"])
+            .args(["--time", "600", "--output"])
+            .arg(&out)
+            .stdout(Stdio::piped()),
+        "[ 4s ]",
+    );
     let signalled = Instant::now();
     unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) };
-    let rest: Vec<String> = lines.map(Result::unwrap).collect();
+    let rest: Vec<String> = lines.collect();
     let output = child.wait_with_output().unwrap();
     let took = signalled.elapsed();
     assert_eq!(output.status.code(), Some(130), "stderr: {rest:?}");

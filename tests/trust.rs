@@ -2,7 +2,7 @@
 //! silent, signals, impossible inputs, other people's tables, passwords. Each test is named
 //! after the defect it pins; every one failed (hung, panicked, dropped, leaked) before the fix.
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::process::{Child, Command as StdCommand, Stdio};
 use std::sync::mpsc;
@@ -10,7 +10,9 @@ use std::time::{Duration, Instant};
 
 use dbsweep::server::ServerKind;
 
-use crate::util::{Scratch, assert_valid_results, dbsweep, read_json, start, u};
+use crate::util::{
+    Scratch, assert_valid_results, dbsweep, dbsweep_std, read_json, spawn_measuring, start, u,
+};
 
 /// The most any of these commands may take before the test calls it a hang.
 pub(crate) const HANG: Duration = Duration::from_secs(60);
@@ -243,25 +245,21 @@ fn sigterm_and_sighup_stop_a_run_like_ctrl_c() {
             .assert()
             .success();
         let out = s.path("r.json");
-        let mut child = StdCommand::new(assert_cmd::cargo::cargo_bin("dbsweep"))
-            .args([
-                "run",
-                "oltp_point_select",
-                "--table-size",
-                "1000",
-                "--time",
-                "600",
-            ])
-            .args(["--target", &s.target(), "--output"])
-            .arg(&out)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut lines = BufReader::new(child.stderr.take().unwrap())
-            .lines()
-            .map_while(Result::ok);
-        assert!(lines.any(|l| l.starts_with("[ 1s ]")), "no interval line");
+        let (mut child, lines) = spawn_measuring(
+            dbsweep_std()
+                .args([
+                    "run",
+                    "oltp_point_select",
+                    "--table-size",
+                    "1000",
+                    "--time",
+                    "600",
+                ])
+                .args(["--target", &s.target(), "--output"])
+                .arg(&out)
+                .stdout(Stdio::piped()),
+            "[ 1s ]",
+        );
         let rest = std::thread::spawn(move || lines.count());
         // SAFETY: kill(2) on our own child.
         unsafe { libc::kill(child.id() as libc::pid_t, signal) };
@@ -512,19 +510,7 @@ fn a_mysql_url_at_a_postgres_port_does_not_hang() {
 /// Starts `dbsweep run` with `args` and returns it, once the first interval line shows it
 /// measuring, with a thread that keeps reading its stderr (a closed pipe would end it).
 fn start_measuring(args: &[&str]) -> (Child, std::thread::JoinHandle<Vec<String>>) {
-    let mut child = StdCommand::new(assert_cmd::cargo::cargo_bin("dbsweep"))
-        .args(args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(child.stderr.take().unwrap())
-        .lines()
-        .map_while(Result::ok);
-    assert!(
-        lines.by_ref().any(|l| l.starts_with("[ 1s ]")),
-        "no interval line"
-    );
+    let (child, lines) = spawn_measuring(dbsweep_std().args(args).stdout(Stdio::piped()), "[ 1s ]");
     (child, std::thread::spawn(move || lines.collect()))
 }
 

@@ -6,7 +6,7 @@ use std::process::{Command as StdCommand, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::trust::{HANG, files_under, wait_bounded};
-use crate::util::{Scratch, dbsweep, read_json};
+use crate::util::{Scratch, dbsweep, read_json, spawn_measuring};
 
 /// Waits, bounded, until none of `pids` is alive.
 fn wait_gone(pids: &[u32]) -> bool {
@@ -56,15 +56,7 @@ fn managed_servers_die_with_a_killed_dbsweep_and_the_next_start_removes_their_di
             .args(["--table-size", "1000", "--time", time]);
         c
     };
-    let mut child = run("600")
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(child.stderr.take().unwrap())
-        .lines()
-        .map_while(Result::ok);
-    assert!(lines.any(|l| l.starts_with("[ 1s ]")), "no interval line");
+    let (mut child, lines) = spawn_measuring(run("600").stdout(Stdio::null()), "[ 1s ]");
     let rest = std::thread::spawn(move || lines.count());
     let server = dbsweep::server::process_tree(child.id());
     assert!(

@@ -28,6 +28,40 @@ pub fn dbsweep() -> Command {
     Command::cargo_bin("dbsweep").expect("binary built")
 }
 
+/// The stderr lines of a process started by [`spawn_measuring`], as they come.
+pub type StderrLines = std::iter::MapWhile<
+    std::io::Lines<std::io::BufReader<std::process::ChildStderr>>,
+    fn(std::io::Result<String>) -> Option<String>,
+>;
+
+/// Starts `cmd` (a dbsweep run or sweep) with its stderr piped and returns once a stderr line
+/// holds `interval` (`"[ 1s ]"`: the first interval line, the run is measuring), with the
+/// lines after it. Fails the test if the process ends first.
+pub fn spawn_measuring(
+    cmd: &mut std::process::Command,
+    interval: &str,
+) -> (std::process::Child, StderrLines) {
+    use std::io::BufRead;
+    let mut child = cmd
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("dbsweep starts");
+    let stderr = child.stderr.take().expect("stderr piped");
+    let mut lines: StderrLines = std::io::BufReader::new(stderr)
+        .lines()
+        .map_while(Result::ok as fn(_) -> _);
+    assert!(
+        lines.by_ref().any(|l| l.contains(interval)),
+        "no {interval} interval line before the process ended"
+    );
+    (child, lines)
+}
+
+/// `dbsweep` as a std command, for [`spawn_measuring`].
+pub fn dbsweep_std() -> std::process::Command {
+    std::process::Command::new(assert_cmd::cargo::cargo_bin("dbsweep"))
+}
+
 /// One dbsweep command line, built from the parts the tests repeat: the target, quiet interval
 /// lines, a results file to read back. `results` runs it, asserts success and returns the file.
 pub struct Line {
