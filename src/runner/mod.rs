@@ -360,15 +360,10 @@ pub fn run(
         if let Some(e) = setup_error {
             aborted.store(true, Ordering::Relaxed);
             ready.wait();
-            // MySQL's server-wide limit of prepared statements is met by many clients first.
-            let hint = if e.contains("max_prepared_stmt_count") {
-                " (each client prepares its statements: raise the server's max_prepared_stmt_count, let the clients share fewer connections with --connections, or use text statements with --ps-mode disable)"
-            } else {
-                ""
-            };
             return Err(Error::Run(format!(
-                "could not start the clients on {}: {e}{hint}",
-                target.display_url()
+                "could not start the clients on {}: {e}{}",
+                target.display_url(),
+                start_hint(&e)
             )));
         }
         if mode != Mode::Threads {
@@ -422,6 +417,19 @@ fn connect_share(
 
 /// Pooled mode: opens the `--connections` at the connect rate, makes every client on the first
 /// of them (which only registers their statements) and prepares the statements on each.
+/// What to change when the clients could not start for a server-wide limit.
+fn start_hint(e: &str) -> &'static str {
+    if e.contains("max_prepared_stmt_count") {
+        // MySQL's server-wide limit of prepared statements is met by many clients first.
+        " (each client prepares its statements: raise the server's max_prepared_stmt_count, let the clients share fewer connections with --connections, or use text statements with --ps-mode disable)"
+    } else if e.contains("(53300)") || e.contains("(1040)") {
+        // The check before the run found the connections free; others took them since.
+        " (the server's max_connections was reached while the clients connected, though enough were free when dbsweep checked: other sessions connected meanwhile; raise max_connections or let the clients share fewer with --connections)"
+    } else {
+        ""
+    }
+}
+
 fn open_pool(
     sh: &Shared,
     opts: &RunnerOptions,
@@ -429,8 +437,13 @@ fn open_pool(
     progress: &Progress,
 ) -> Result<Vec<Worker>, Error> {
     let url = sh.target.display_url();
-    let failed =
-        |e: crate::db::DbError| Error::Run(format!("could not start the clients on {url}: {e}"));
+    let failed = |e: crate::db::DbError| {
+        let e = e.to_string();
+        Error::Run(format!(
+            "could not start the clients on {url}: {e}{}",
+            start_hint(&e)
+        ))
+    };
     let registry = sh.registry.clone().expect("a pooled run has a registry");
     let mut conns = Vec::with_capacity(opts.connections as usize);
     for _ in 0..opts.connections {
@@ -654,5 +667,31 @@ impl Collector {
         }
         self.total.add(&snap);
         snap
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::start_hint;
+
+    #[test]
+    fn clients_refused_for_a_server_wide_limit_are_told_what_to_change() {
+        // PostgreSQL's and MySQL's "too many connections", as the clients' errors print them.
+        for e in [
+            "sorry, too many clients already (53300)",
+            "remaining connection slots are reserved for non-replication superuser connections (53300)",
+            "Too many connections (1040)",
+        ] {
+            let hint = start_hint(e);
+            assert!(
+                hint.contains("max_connections") && hint.contains("--connections"),
+                "{e}: {hint}"
+            );
+        }
+        assert!(
+            start_hint("Can't create more than max_prepared_stmt_count statements (1461)")
+                .contains("--ps-mode disable")
+        );
+        assert_eq!(start_hint("password authentication failed (28P01)"), "");
     }
 }
