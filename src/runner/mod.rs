@@ -415,14 +415,13 @@ fn connect_share(
     Ok(mine)
 }
 
-/// Pooled mode: opens the `--connections` at the connect rate, makes every client on the first
-/// of them (which only registers their statements) and prepares the statements on each.
 /// What to change when the clients could not start for a server-wide limit.
 fn start_hint(e: &str) -> &'static str {
     if e.contains("max_prepared_stmt_count") {
         // MySQL's server-wide limit of prepared statements is met by many clients first.
         " (each client prepares its statements: raise the server's max_prepared_stmt_count, let the clients share fewer connections with --connections, or use text statements with --ps-mode disable)"
-    } else if e.contains("(53300)") || e.contains("(1040)") {
+    } else if e.contains("(53300)") || e.contains("(1040 (") {
+        // PostgreSQL's SQLSTATE; MySQL's error number with its SQLSTATE after it.
         // The check before the run found the connections free; others took them since.
         " (the server's max_connections was reached while the clients connected, though enough were free when dbsweep checked: other sessions connected meanwhile; raise max_connections or let the clients share fewer with --connections)"
     } else {
@@ -430,6 +429,8 @@ fn start_hint(e: &str) -> &'static str {
     }
 }
 
+/// Pooled mode: opens the `--connections` at the connect rate, makes every client on the first
+/// of them (which only registers their statements) and prepares the statements on each.
 fn open_pool(
     sh: &Shared,
     opts: &RunnerOptions,
@@ -680,7 +681,7 @@ mod tests {
         for e in [
             "sorry, too many clients already (53300)",
             "remaining connection slots are reserved for non-replication superuser connections (53300)",
-            "Too many connections (1040)",
+            "Too many connections (1040 (08004))",
         ] {
             let hint = start_hint(e);
             assert!(
