@@ -684,5 +684,14 @@ per_server!(
             u(&r, "/events") > 0,
             "what was measured before the loss is kept"
         );
+        // Each client's own count too, of the client whose error stopped the run as well.
+        let per_client: Vec<u64> = r["thread_events"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_u64().unwrap())
+            .collect();
+        assert_eq!(per_client.len(), 2, "{per_client:?}");
+        assert_eq!(per_client.iter().sum::<u64>(), u(&r, "/events"));
     }
 );

@@ -135,8 +135,9 @@ impl Interval {
     }
 }
 
-/// How a worker thread ended: its clients' figures, or the error that stopped it.
-type Done = Result<multiplex::Ended, String>;
+/// How a worker thread ended: its clients' figures (kept when an error stopped it: what they
+/// measured before it counts), and the error, if one did.
+type Done = (multiplex::Ended, Option<String>);
 
 /// Everything a run measured.
 pub struct RunOutcome {
@@ -305,10 +306,13 @@ pub fn run(
                 let result = match own {
                     Some(mut w) => {
                         let sched = make_schedule(opts, begin, thread, workers);
-                        w.run(sh, &sched, &rec).map(|cache| multiplex::Ended {
-                            cache,
-                            clients: vec![(w.thread, w.events, w.busy_ns, false)],
-                        })
+                        let r = w.run(sh, &sched, &rec);
+                        let (cache, error) = match r {
+                            Ok(cache) => (cache, None),
+                            Err(e) => (None, Some(e)),
+                        };
+                        let clients = vec![(w.thread, w.events, w.busy_ns, false)];
+                        (multiplex::Ended { cache, clients }, error)
                     }
                     None => {
                         let mut sched = make_schedule(opts, begin, 0, 1);
@@ -318,7 +322,7 @@ pub fn run(
                         multiplex::serve(sh, q, &sched, pool, &rec)
                     }
                 };
-                if result.is_err() {
+                if result.1.is_some() {
                     sh.stop.store(true, Ordering::Relaxed);
                 }
                 let _ = done_tx.send((thread, result));
@@ -564,20 +568,16 @@ fn report_loop(
     let mut ended_clients = Vec::with_capacity(threads as usize);
     while running > 0 {
         match done_rx.recv_timeout(next_tick.saturating_duration_since(Instant::now())) {
-            Ok((_, result)) => {
+            Ok((_, (ended, failed))) => {
                 running -= 1;
-                match result {
-                    Err(e) => error = error.or(Some(e)),
-                    Ok(ended) => {
-                        if let Some(c) = ended.cache {
-                            let sum = cache_counters.get_or_insert([0; 3]);
-                            for (s, v) in sum.iter_mut().zip(c) {
-                                *s += v;
-                            }
-                        }
-                        ended_clients.extend(ended.clients);
+                error = error.or(failed);
+                if let Some(c) = ended.cache {
+                    let sum = cache_counters.get_or_insert([0; 3]);
+                    for (s, v) in sum.iter_mut().zip(c) {
+                        *s += v;
                     }
                 }
+                ended_clients.extend(ended.clients);
                 continue;
             }
             Err(mpsc::RecvTimeoutError::Timeout) => {}

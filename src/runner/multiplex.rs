@@ -196,14 +196,15 @@ impl Ended {
 }
 
 /// A worker: takes due clients and runs one event on each until the run is over, then ends the
-/// clients still waiting (with the other workers).
+/// clients still waiting (with the other workers). Returns what its clients did, and the error
+/// that stopped it, if one did.
 pub fn serve(
     sh: &Shared,
     clients: &Clients,
     sched: &Schedule,
     pool: Option<&ConnPool>,
     rec: &Mutex<Recorder>,
-) -> Result<Ended, String> {
+) -> (Ended, Option<String>) {
     let mut ended = Ended::default();
     let mut error = None;
     while let Some(mut t) = clients.next(sh, sched.deadline) {
@@ -212,7 +213,11 @@ pub fn serve(
             Ok(false) => {
                 let r = ended.finish(*t, rec, pool.is_some());
                 clients.retire();
-                r?;
+                if let Err(e) = r {
+                    sh.stop.store(true, Ordering::Relaxed);
+                    error = Some(e);
+                    break;
+                }
             }
             Err(e) => {
                 sh.stop.store(true, Ordering::Relaxed);
@@ -228,10 +233,7 @@ pub fn serve(
             error = error.or(Some(e));
         }
     }
-    match error {
-        Some(e) => Err(e),
-        None => Ok(ended),
-    }
+    (ended, error)
 }
 
 /// Runs the due client's next event. Ok(false) when the client is done.
