@@ -356,7 +356,38 @@ impl Drop for ManagedServer {
 }
 
 /// `root` and its child processes.
+///
+/// Read from `/proc/ROOT/task/*/children` (the children each of its threads forked): a file
+/// per thread of the server, where scanning /proc reads the stat of every process on the host,
+/// once a second while sampling. A kernel built without `CONFIG_PROC_CHILDREN` has no such
+/// files: then the scan.
 pub fn process_tree(root: u32) -> Vec<u32> {
+    let Ok(tasks) = fs::read_dir(format!("/proc/{root}/task")) else {
+        return vec![root]; // gone (or never was): no children to find either
+    };
+    children_listed(root, tasks).unwrap_or_else(|| children_scanned(root))
+}
+
+/// `root` and the children its threads' `children` files list; None when they have none.
+fn children_listed(root: u32, tasks: fs::ReadDir) -> Option<Vec<u32>> {
+    let mut pids = vec![root];
+    let mut listed = false;
+    for task in tasks.flatten() {
+        // A thread that ended since the listing has no file: its children are its process's.
+        let Ok(text) = fs::read_to_string(task.path().join("children")) else {
+            continue;
+        };
+        listed = true;
+        pids.extend(
+            text.split_whitespace()
+                .filter_map(|p| p.parse::<u32>().ok()),
+        );
+    }
+    listed.then_some(pids)
+}
+
+/// `root` and the processes whose parent it is, from every process's stat.
+fn children_scanned(root: u32) -> Vec<u32> {
     let mut pids = vec![root];
     if let Ok(entries) = fs::read_dir("/proc") {
         for e in entries.flatten() {
@@ -438,4 +469,48 @@ pub(crate) fn start(spec: &ServerSpec) -> Result<ManagedServer, Error> {
         eprintln!("warning: {w}");
     }
     Ok(server)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Children forked by the main thread and by another thread are both found, as the scan of
+    /// /proc finds them.
+    #[test]
+    fn process_tree_lists_the_children_of_every_thread() {
+        let cat = || {
+            Command::new("cat")
+                .stdin(Stdio::piped())
+                .spawn()
+                .expect("cat starts")
+        };
+        let mut here = cat();
+        let mut there = std::thread::spawn(cat)
+            .join()
+            .expect("the thread spawns cat");
+        let me = std::process::id();
+        let tasks = fs::read_dir(format!("/proc/{me}/task")).expect("our own task list");
+        let listed = children_listed(me, tasks).expect("this kernel lists children");
+        let scanned = children_scanned(me);
+        for child in [&here, &there] {
+            assert!(
+                listed.contains(&child.id()),
+                "{listed:?} lacks {}",
+                child.id()
+            );
+            assert!(
+                scanned.contains(&child.id()),
+                "{scanned:?} lacks {}",
+                child.id()
+            );
+        }
+        assert_eq!(process_tree(me)[0], me);
+        for c in [&mut here, &mut there] {
+            drop(c.stdin.take());
+            c.wait().expect("cat ends");
+        }
+        // No such process (above the kernel's largest pid): itself alone, nothing scanned.
+        assert_eq!(process_tree(u32::MAX), vec![u32::MAX]);
+    }
 }
