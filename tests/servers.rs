@@ -5,7 +5,9 @@ use std::process::{Command, Stdio};
 
 use dbsweep::server::{ManagedServer, ServerKind};
 
-use crate::util::{Line, Scratch, assert_valid_results, dbsweep, read_json, start, start_with, u};
+use crate::util::{
+    Line, Scratch, assert_valid_results, dbsweep, per_client, read_json, start, start_with, u,
+};
 
 /// `dbsweep <args> --target <server>`.
 pub(crate) fn on(server: &ManagedServer, args: &[&str]) -> assert_cmd::Command {
@@ -685,13 +687,8 @@ per_server!(
             "what was measured before the loss is kept"
         );
         // Each client's own count too, of the client whose error stopped the run as well.
-        let per_client: Vec<u64> = r["thread_events"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|v| v.as_u64().unwrap())
-            .collect();
-        assert_eq!(per_client.len(), 2, "{per_client:?}");
-        assert_eq!(per_client.iter().sum::<u64>(), u(&r, "/events"));
+        let each = per_client(&r);
+        assert_eq!(each.len(), 2, "{each:?}");
+        assert_eq!(each.iter().sum::<u64>(), u(&r, "/events"));
     }
 );

@@ -3,7 +3,7 @@
 use predicates::prelude::*;
 use predicates::str::contains;
 
-use crate::util::{Scratch, f, run_results, u};
+use crate::util::{Scratch, f, per_client, run_results, u};
 
 #[test]
 fn prepare_loads_exactly_tables_times_rows_with_the_sysbench_schema() {
@@ -460,14 +460,9 @@ fn events_limit_is_exact_across_threads() {
         ],
     );
     assert_eq!(u(&r, "/events"), 777);
-    let per_thread: u64 = r["thread_events"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|v| v.as_u64().unwrap())
-        .sum();
-    assert_eq!(per_thread, 777);
-    assert_eq!(r["thread_events"].as_array().unwrap().len(), 4);
+    let per_thread = per_client(&r);
+    assert_eq!(per_thread.iter().sum::<u64>(), 777);
+    assert_eq!(per_thread.len(), 4);
     assert_eq!(
         u(&r, "/queries/write"),
         777 * 4,

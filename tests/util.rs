@@ -266,6 +266,16 @@ pub fn u(v: &Value, pointer: &str) -> u64 {
         .unwrap_or_else(|| panic!("{pointer} missing in {v}"))
 }
 
+/// Each client's events of a results file (`thread_events`), in client order.
+pub fn per_client(r: &Value) -> Vec<u64> {
+    r["thread_events"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no thread_events in {r}"))
+        .iter()
+        .map(|e| e.as_u64().expect("a client's events are a count"))
+        .collect()
+}
+
 pub fn f(v: &Value, pointer: &str) -> f64 {
     v.pointer(pointer)
         .and_then(Value::as_f64)
