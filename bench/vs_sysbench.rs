@@ -462,7 +462,7 @@ fn native_rows(t: &Tools, args: &Args) {
 fn tls_rows(t: &mut Tools, args: &Args) {
     println!("-- over loopback TCP, plain and TLS --");
     println!(
-        "{:<18} {:>3} {:>9} {:>9} {:>9} {:>9} {:>8} {:>8} {:>8} {:>8} {:>7} {:>7} {:>8} {:>8}  tls/sb by round",
+        "{:<18} {:>3} {:>9} {:>9} {:>9} {:>9} {:>8} {:>8} {:>8} {:>8} {:>7} {:>7} {:>8} {:>8}  tls/sb by round (standard error of their mean)",
         "workload",
         "thr",
         "sb qps",
@@ -502,11 +502,12 @@ fn tls_rows(t: &mut Tools, args: &Args) {
                 by_round.push(tls_cpu[1] / tls_cpu[0]);
             }
             by_round.sort_by(f64::total_cmp);
+            let se = standard_error(&by_round);
             t.tls = false;
             let [sb, db, sbt, dbt] = sum;
             let (sb_over, db_over) = (sbt.cpu() - sb.cpu(), dbt.cpu() - db.cpu());
             println!(
-                "{workload:<18} {threads:>3} {:>9.0} {:>9.0} {:>9.0} {:>9.0} {:>8.2} {:>8.2} {:>8.2} {:>8.2} {:>7.2} {:>7.2} {:>8.2} {:>8.2}  {:.2}..{:.2}",
+                "{workload:<18} {threads:>3} {:>9.0} {:>9.0} {:>9.0} {:>9.0} {:>8.2} {:>8.2} {:>8.2} {:>8.2} {:>7.2} {:>7.2} {:>8.2} {:>8.2}  {:.2}..{:.2} ({se:.2})",
                 sb.qps,
                 sbt.qps,
                 db.qps,
@@ -524,6 +525,16 @@ fn tls_rows(t: &mut Tools, args: &Args) {
             );
         }
     }
+}
+
+/// The standard error of the mean of `xs` (NaN for fewer than two): how far a row's mean of
+/// rounds may sit from what more rounds would give, on a machine whose scheduler moves each
+/// round's figure by a tenth or more.
+fn standard_error(xs: &[f64]) -> f64 {
+    let n = xs.len() as f64;
+    let mean = xs.iter().sum::<f64>() / n;
+    let var = xs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0);
+    (var / n).sqrt()
 }
 
 /// QPS and client CPU per query of one client run.
