@@ -23,6 +23,8 @@ pub mod workload;
 pub use error::Outcome;
 pub use interrupt::interrupted;
 
+use std::path::{Path, PathBuf};
+
 use cli::{Cli, Command};
 use error::Error;
 use interrupt::INTERRUPT;
@@ -112,6 +114,10 @@ pub fn run(cli: Cli) -> Result<Outcome, Error> {
                 "never" => false,
                 _ => o.output.is_none() && std::io::stdout().is_terminal(),
             };
+            if let Some(out) = &o.output {
+                let inputs: Vec<&Path> = o.inputs.iter().map(PathBuf::as_path).collect();
+                results::check_output_apart(out, &inputs)?;
+            }
             let text = report::report(&o.inputs, o.base.as_deref(), o.format, color)?;
             report::emit(&text, o.output.as_deref())?;
             Ok(Outcome::Done)
@@ -139,6 +145,8 @@ pub fn run(cli: Cli) -> Result<Outcome, Error> {
             })
         }
         Command::Merge(o) => {
+            let inputs: Vec<&Path> = o.inputs.iter().map(PathBuf::as_path).collect();
+            results::check_output_apart(&o.output, &inputs)?;
             let files = o
                 .inputs
                 .iter()
@@ -161,6 +169,9 @@ pub fn run(cli: Cli) -> Result<Outcome, Error> {
             Ok(Outcome::Done)
         }
         Command::Hdr(o) => {
+            if let Some(out) = &o.output {
+                results::check_output_apart(out, &[&o.input])?;
+            }
             let log = report::hdr_log(&o.input)?;
             match &o.output {
                 Some(path) => ResultsFile::create(path)?.commit_bytes(&log)?,

@@ -28,5 +28,6 @@ mod terminals;
 mod tls;
 mod tpcc;
 mod trust;
+mod trust_data;
 mod trust_servers;
 mod versions;

@@ -458,7 +458,7 @@ fn cleanup_and_prepare_force_leave_a_users_own_sbtest_table() {
         ],
     ] {
         let out = s.cmd(&args).timeout(HANG).output().unwrap();
-        assert_fails_with(&out, 2, "sbtest3(my_data)");
+        assert_fails_with(&out, 2, "sbtest3(my_data text)");
         let kept: String = s
             .sqlite()
             .query_row("SELECT my_data FROM sbtest3", [], |r| r.get(0))
@@ -479,7 +479,7 @@ fn tpcc_cleanup_leaves_a_users_own_orders_and_customer() {
         .unwrap();
     }
     let out = s.cmd(&["tpcc", "cleanup"]).timeout(HANG).output().unwrap();
-    assert_fails_with(&out, 2, "orders(amount, order_ref)");
+    assert_fails_with(&out, 2, "orders(amount decimal, order_ref text)");
     let n: i64 = s
         .sqlite()
         .query_row(

@@ -122,6 +122,10 @@ pub struct DbArgs {
     /// Data directory of the managed server (reused when it holds one), instead of a temporary one
     #[arg(long)]
     pub server_datadir: Option<PathBuf>,
+    /// Use --server-datadir even when it holds files dbsweep did not make or is another user's
+    /// (links in it are still never followed)
+    #[arg(long, requires = "server_datadir")]
+    pub server_datadir_force: bool,
     /// Leave the managed server's data directory in place (it is removed otherwise)
     #[arg(long)]
     pub keep: bool,

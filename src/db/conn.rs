@@ -349,28 +349,3 @@ impl RowValue {
         }
     }
 }
-
-/// The column names of `table` in lower case, sorted; empty when there is no such table. For
-/// the safety check before a drop: dbsweep drops only tables whose columns are its own.
-pub fn table_columns(conn: &mut dyn Conn, table: &str) -> Result<Vec<String>, DbError> {
-    let t = table.replace('\'', "''");
-    let sql = match conn.dialect() {
-        Dialect::Postgres => format!(
-            "SELECT column_name FROM information_schema.columns \
-             WHERE table_schema = current_schema() AND table_name = '{t}'"
-        ),
-        Dialect::Mysql => format!(
-            "SELECT column_name FROM information_schema.columns \
-             WHERE table_schema = DATABASE() AND table_name = '{t}'"
-        ),
-        Dialect::Sqlite | Dialect::Any => format!("SELECT name FROM pragma_table_info('{t}')"),
-    };
-    let mut names: Vec<String> = conn
-        .query_rows(&sql, 1)?
-        .into_iter()
-        .filter_map(|mut r| r.pop().flatten())
-        .map(|c| c.to_ascii_lowercase())
-        .collect();
-    names.sort();
-    Ok(names)
-}

@@ -16,6 +16,7 @@ mod mywire;
 mod pgwire;
 pub mod postgres;
 mod server_conn;
+mod shape;
 pub mod socket;
 pub mod sqlite;
 pub mod tls;
@@ -23,8 +24,9 @@ mod url;
 
 pub use conn::{
     Conn, Count, Detached, Dialect, OnRow, OpenOptions, Outcome, Param, QueryCounts, RowValue,
-    StmtId, Target, TextRow, table_columns,
+    StmtId, Target, TextRow,
 };
+pub use shape::{TableShape, declared_columns, table_shape};
 pub use url::{interpolate, redact_url};
 
 use crate::error::Error;

@@ -200,6 +200,7 @@ pub fn server_spec(a: &DbArgs) -> Result<Option<ServerSpec>, Error> {
         Some(choice) => Some(ServerSpec {
             settings: a.server_set.clone(),
             datadir: a.server_datadir.clone(),
+            datadir_force: a.server_datadir_force,
             keep: a.keep,
             socket: a.server_socket,
             tls: a.server_tls,

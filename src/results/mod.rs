@@ -477,6 +477,61 @@ impl ResultsFile {
     }
 }
 
+/// Refuses an `--output` that would overwrite what the command reads: one of `inputs` (by
+/// file identity, so a link or another spelling of the path counts), a file inside an input
+/// directory, or a file of any sweep directory (one holding `plan.toml` and `steps/`), whose
+/// records `--resume` and `report` read back.
+pub fn check_output_apart(output: &Path, inputs: &[&Path]) -> Result<(), Error> {
+    use std::os::unix::fs::MetadataExt;
+    let refuse = |why: String| {
+        Error::Usage(format!(
+            "--output {}: {why}; write the output elsewhere",
+            output.display()
+        ))
+    };
+    let parent = output
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    // Where the output would land, with the links of its directory resolved.
+    let landing = fs::canonicalize(parent)
+        .ok()
+        .map(|dir| dir.join(output.file_name().unwrap_or_default()));
+    let same_file = |a: &fs::Metadata, b: &fs::Metadata| a.dev() == b.dev() && a.ino() == b.ino();
+    let out_meta = fs::metadata(output).ok();
+    for input in inputs {
+        let Ok(meta) = fs::metadata(input) else {
+            continue;
+        };
+        if out_meta.as_ref().is_some_and(|o| same_file(o, &meta)) {
+            return Err(refuse(format!("is the input {}", input.display())));
+        }
+        if meta.is_dir()
+            && let (Ok(dir), Some(at)) = (fs::canonicalize(input), &landing)
+            && at.starts_with(&dir)
+        {
+            return Err(refuse(format!(
+                "is inside the input directory {}",
+                input.display()
+            )));
+        }
+    }
+    if let Some(at) = &landing
+        && let Some(sweep) = at.ancestors().skip(1).find(|d| is_sweep_dir(d))
+    {
+        return Err(refuse(format!(
+            "is inside the sweep directory {}",
+            sweep.display()
+        )));
+    }
+    Ok(())
+}
+
+/// Whether `dir` is a sweep directory: it holds the saved plan and the step records.
+pub fn is_sweep_dir(dir: &Path) -> bool {
+    dir.join("plan.toml").is_file() && dir.join("steps").is_dir()
+}
+
 /// (year, month, day, hour, minute, second) in UTC of a Unix time.
 pub fn utc_parts(epoch: u64) -> (i64, i64, i64, u64, u64, u64) {
     let (days, secs) = ((epoch / 86_400) as i64, epoch % 86_400);

@@ -4,8 +4,6 @@
 //! Clients verify against the CA (`verify-ca`, and `verify-full` holds too). Made with rcgen:
 //! no openssl binary needed.
 
-use std::fs;
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 use rcgen::{BasicConstraints, CertificateParams, CertifiedIssuer, DnType, IsCa, KeyPair};
@@ -41,8 +39,10 @@ pub fn write(dir: &Path, client_user: &str) -> Result<Files, Error> {
         cert: dir.join("server.crt"),
         key: dir.join("server.key"),
     };
+    // Servers refuse a key file others may read; no file is written through a link.
     let put = |path: &Path, text: String| {
-        fs::write(path, text).map_err(|e| Error::Run(format!("{}: {e}", path.display())))
+        let private = path.extension().is_some_and(|e| e == "key");
+        super::setup::write_file(path, text.as_bytes(), if private { 0o600 } else { 0o644 })
     };
     let mut client = CertificateParams::new(Vec::<String>::new()).map_err(bad)?;
     client
@@ -55,10 +55,5 @@ pub fn write(dir: &Path, client_user: &str) -> Result<Files, Error> {
     put(&files.key, key.serialize_pem())?;
     put(&dir.join("client.crt"), client.pem())?;
     put(&dir.join("client.key"), client_key.serialize_pem())?;
-    // Servers refuse a key file others may read.
-    for k in [&files.key, &dir.join("client.key")] {
-        fs::set_permissions(k, fs::Permissions::from_mode(0o600))
-            .map_err(|e| Error::Run(format!("{}: {e}", k.display())))?;
-    }
     Ok(files)
 }

@@ -1,7 +1,6 @@
 //! A managed MariaDB (or MySQL) server: install-db, then mariadbd with a generated my.cnf
 //! holding dbsweep's settings, as the unprivileged `mysql` user when dbsweep runs as root.
 
-use std::fs;
 use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::process::Command;
@@ -10,7 +9,7 @@ use super::instance::ManagedServer;
 use super::kind::ServerKind;
 use super::setup::{
     check_reachable, chown_tree, find_binary, free_port, run_setup, server_user, unprivileged_user,
-    url_component, version_of,
+    url_component, version_of, write_file,
 };
 use crate::error::Error;
 
@@ -168,7 +167,7 @@ pub(super) fn launch(s: &mut ManagedServer) -> Result<(), Error> {
         cnf.push_str(&format!("{name}={value}\n"));
     }
     let path = s.dir.join("my.cnf");
-    fs::write(&path, cnf).map_err(|e| Error::Run(format!("{}: {e}", path.display())))?;
+    write_file(&path, cnf.as_bytes(), 0o644)?;
     chown_tree(&path, s.runs_as)?;
     chown_tree(&s.log, s.runs_as).ok();
     s.spawn(&bin, &[format!("--defaults-file={}", path.display())])?;

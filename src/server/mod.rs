@@ -22,6 +22,7 @@ pub use spec::ServerSpec;
 use std::collections::BTreeMap;
 use std::fs::{self, File};
 use std::io::{BufRead, BufReader, Seek, SeekFrom};
+use std::os::unix::fs::OpenOptionsExt;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -67,16 +68,7 @@ impl ManagedServer {
     /// Starts a server for `spec` and waits until it accepts connections.
     pub fn start(spec: &ServerSpec) -> Result<ManagedServer, Error> {
         let (dir, created_dir) = match &spec.datadir {
-            Some(d) => {
-                fs::create_dir_all(d)
-                    .map_err(|e| Error::Usage(format!("--server-datadir {}: {e}", d.display())))?;
-                (
-                    fs::canonicalize(d).map_err(|e| {
-                        Error::Usage(format!("--server-datadir {}: {e}", d.display()))
-                    })?,
-                    false,
-                )
-            }
+            Some(d) => (setup::claim_datadir(d, spec.datadir_force)?, false),
             None => {
                 let parent = spec.datadir_in.clone().unwrap_or_else(std::env::temp_dir);
                 for gone in orphans::remove_dead(&parent) {
@@ -261,6 +253,7 @@ impl ManagedServer {
         let log = fs::OpenOptions::new()
             .create(true)
             .append(true)
+            .custom_flags(libc::O_NOFOLLOW)
             .open(&self.log)
             .map_err(|e| Error::Run(format!("{}: {e}", self.log.display())))?;
         let mut cmd = Command::new(program);

@@ -78,7 +78,9 @@ pub fn remove_dead(parent: &Path) -> Vec<std::path::PathBuf> {
     for e in entries.flatten() {
         let path = e.path();
         let ours = e.file_name().to_string_lossy().starts_with(DIR_PREFIX);
-        if ours && path.is_dir() && owner_is_dead(&path) && fs::remove_dir_all(&path).is_ok() {
+        // The entry's own type: a link named like a managed directory is not followed.
+        let dir = e.file_type().is_ok_and(|t| t.is_dir());
+        if ours && dir && owner_is_dead(&path) && fs::remove_dir_all(&path).is_ok() {
             removed.push(path);
         }
     }

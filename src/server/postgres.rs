@@ -10,7 +10,7 @@ use std::os::unix::process::CommandExt;
 use super::instance::ManagedServer;
 use super::setup::{
     check_reachable, chown_tree, find_binary, free_port, run_setup, server_user, unprivileged_user,
-    url_component, version_of,
+    url_component, version_of, write_file,
 };
 use crate::error::Error;
 
@@ -96,7 +96,7 @@ pub(super) fn start(s: &mut ManagedServer) -> Result<(), Error> {
         let mut text = fs::read_to_string(&conf)
             .map_err(|e| Error::Run(format!("{}: {e}", conf.display())))?;
         text.push_str("\n# Written by dbsweep at every start: port, sockets and --server-set settings.\ninclude_if_exists = 'dbsweep.conf'\n");
-        fs::write(&conf, text).map_err(|e| Error::Run(format!("{}: {e}", conf.display())))?;
+        write_file(&conf, text.as_bytes(), 0o600)?;
     }
     launch(s)
 }
@@ -129,11 +129,10 @@ pub(super) fn launch(s: &mut ManagedServer) -> Result<(), Error> {
         // the spec lets plain ones in too.
         let hba = data.join("pg_hba.conf");
         let kind = if s.tls_required { "hostssl" } else { "host" };
-        fs::write(
-            &hba,
-            format!("local all all trust\n{kind} all all 127.0.0.1/32 trust\n{kind} all all ::1/128 trust\n"),
-        )
-        .map_err(|e| Error::Run(format!("{}: {e}", hba.display())))?;
+        let rules = format!(
+            "local all all trust\n{kind} all all 127.0.0.1/32 trust\n{kind} all all ::1/128 trust\n"
+        );
+        write_file(&hba, rules.as_bytes(), 0o600)?;
         chown_tree(&hba, s.runs_as)?;
         Some(files.ca)
     } else {
@@ -143,7 +142,7 @@ pub(super) fn launch(s: &mut ManagedServer) -> Result<(), Error> {
         conf.push_str(&format!("{name} = {}\n", quote(value)));
     }
     let path = data.join("dbsweep.conf");
-    fs::write(&path, conf).map_err(|e| Error::Run(format!("{}: {e}", path.display())))?;
+    write_file(&path, conf.as_bytes(), 0o600)?;
     chown_tree(&path, s.runs_as)?;
     s.spawn(
         &bin.join("postgres"),

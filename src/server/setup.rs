@@ -112,22 +112,109 @@ pub fn check_datadir_in(kind: ServerKind, dir: &Path) -> Result<(), String> {
     }
 }
 
-/// Gives `path` (recursively) to the server's user.
+/// Gives `path` (recursively) to the server's user. Never through a symbolic link: a link
+/// is changed itself (lchown), never its target, and never descended into, so a link in the
+/// data directory (to a file, to `..`) hands nothing outside the directory to the server.
 pub(crate) fn chown_tree(path: &Path, owner: Option<(u32, u32)>) -> Result<(), Error> {
     let Some((uid, gid)) = owner else {
         return Ok(());
     };
-    std::os::unix::fs::chown(path, Some(uid), Some(gid))
+    std::os::unix::fs::lchown(path, Some(uid), Some(gid))
         .map_err(|e| Error::Run(format!("chown {}: {e}", path.display())))?;
-    if path.is_dir() {
+    let meta =
+        fs::symlink_metadata(path).map_err(|e| Error::Run(format!("{}: {e}", path.display())))?;
+    if meta.is_dir() {
         for e in fs::read_dir(path)
-            .map_err(|e| Error::Run(e.to_string()))?
+            .map_err(|e| Error::Run(format!("{}: {e}", path.display())))?
             .flatten()
         {
             chown_tree(&e.path(), owner)?;
         }
     }
     Ok(())
+}
+
+/// Writes `text` to `path` (created or truncated) with permissions `mode`, refusing to write
+/// through a symbolic link: a link planted in a data directory never redirects a write.
+pub(crate) fn write_file(path: &Path, text: &[u8], mode: u32) -> Result<(), Error> {
+    use std::io::Write;
+    use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+    let fail = |e: std::io::Error| {
+        if e.raw_os_error() == Some(libc::ELOOP) {
+            Error::Run(format!(
+                "{}: a symbolic link; dbsweep does not write through links in a data directory",
+                path.display()
+            ))
+        } else {
+            Error::Run(format!("{}: {e}", path.display()))
+        }
+    };
+    let mut f = fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(mode)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(path)
+        .map_err(fail)?;
+    // An existing file keeps its mode through open: set it on the file itself (fchmod).
+    f.set_permissions(fs::Permissions::from_mode(mode))
+        .map_err(fail)?;
+    f.write_all(text).map_err(fail)
+}
+
+/// The file that marks a directory given with `--server-datadir` as dbsweep's own.
+pub const DATADIR_MARK: &str = "dbsweep.datadir";
+
+/// The data directory given with `--server-datadir`, made when missing, as an absolute path.
+/// A directory that holds files dbsweep did not put there (no [`DATADIR_MARK`]), or that
+/// belongs to another user, is refused unless `force`: dbsweep gives the directory to the
+/// server's user and writes in it.
+pub(crate) fn claim_datadir(d: &Path, force: bool) -> Result<PathBuf, Error> {
+    use std::os::unix::fs::MetadataExt;
+    let usage = |m: String| Error::Usage(format!("--server-datadir {}: {m}", d.display()));
+    fs::create_dir_all(d).map_err(|e| usage(e.to_string()))?;
+    let dir = fs::canonicalize(d).map_err(|e| usage(e.to_string()))?;
+    let meta = fs::metadata(&dir).map_err(|e| usage(e.to_string()))?;
+    if !meta.is_dir() {
+        return Err(usage("not a directory".into()));
+    }
+    let mark = dir.join(DATADIR_MARK);
+    let ours = fs::symlink_metadata(&mark).is_ok_and(|m| m.is_file());
+    let hint = "give a new or empty directory, or add --server-datadir-force to use it anyway \
+                (dbsweep never follows the links in it)";
+    if !ours && !force {
+        let mut names: Vec<String> = fs::read_dir(&dir)
+            .map_err(|e| usage(e.to_string()))?
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        if let Some(first) = names.first() {
+            return Err(usage(format!(
+                "holds {} entr{} that dbsweep did not make ({first}{}); {hint}",
+                names.len(),
+                if names.len() == 1 { "y" } else { "ies" },
+                if names.len() > 1 { ", ..." } else { "" },
+            )));
+        }
+        // SAFETY: geteuid has no preconditions.
+        let me = unsafe { libc::geteuid() };
+        if meta.uid() != me {
+            return Err(usage(format!(
+                "belongs to user id {}, not to this user ({me}); {hint}",
+                meta.uid()
+            )));
+        }
+    }
+    if !ours {
+        write_file(
+            &mark,
+            b"made by dbsweep for a managed server's data\n",
+            0o644,
+        )?;
+    }
+    Ok(dir)
 }
 
 /// Runs a setup command (initdb, install-db) to completion; fails with its output.

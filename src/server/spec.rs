@@ -11,6 +11,9 @@ pub struct ServerSpec {
     pub kind: ServerKind,
     pub settings: Vec<(String, String)>,
     pub datadir: Option<PathBuf>,
+    /// Use `datadir` even when it holds files dbsweep did not make or is another user's
+    /// (`--server-datadir-force`).
+    pub datadir_force: bool,
     pub keep: bool,
     /// Connect over the server's Unix socket instead of loopback TCP (`--server-socket`).
     pub socket: bool,
@@ -34,6 +37,7 @@ impl ServerSpec {
             kind,
             settings: Vec::new(),
             datadir: None,
+            datadir_force: false,
             keep: false,
             socket: false,
             datadir_in: None,

@@ -51,10 +51,36 @@ impl TableSet {
     }
 }
 
+/// What of the options shapes the `CREATE TABLE` of the sysbench tables.
+#[derive(Clone, Copy, Debug)]
+pub struct TableDdl<'a> {
+    pub auto_inc: bool,
+    pub secondary: bool,
+    pub mysql_storage_engine: &'a str,
+}
+
+impl TableDdl<'_> {
+    /// sysbench's defaults: what the safety check compares a table with (the options change
+    /// no column's type).
+    pub const DEFAULT: TableDdl<'static> = TableDdl {
+        auto_inc: true,
+        secondary: false,
+        mysql_storage_engine: "innodb",
+    };
+
+    pub fn of(o: &WorkloadOptions) -> TableDdl<'_> {
+        TableDdl {
+            auto_inc: o.auto_inc,
+            secondary: o.secondary,
+            mysql_storage_engine: &o.mysql_storage_engine,
+        }
+    }
+}
+
 /// `CREATE TABLE` for table `n`, as sysbench 1.0 writes it for each dialect. PostgreSQL gets
 /// its primary key after the load (see [`after_rows_sql`]): one sorted index build is much
 /// faster than maintaining the index row by row, and the result is the same table.
-pub fn create_table_sql(dialect: Dialect, kind: TableKind, n: u32, o: &WorkloadOptions) -> String {
+pub fn create_table_sql(dialect: Dialect, kind: TableKind, n: u32, o: &TableDdl) -> String {
     if kind == TableKind::Bulk {
         return format!(
             "CREATE TABLE sbtest{n} (id INTEGER NOT NULL, k INTEGER DEFAULT '0' NOT NULL, PRIMARY KEY (id))"
@@ -145,11 +171,10 @@ pub fn prepare(
     let mut conn = target
         .connect()
         .map_err(|e| Error::db(target.display_url(), e))?;
-    for (_, name) in set.names() {
-        let exists = conn
-            .table_exists(&name)
-            .map_err(|e| Error::db(name.clone(), e))?;
-        if exists && !force && has_rows(conn.as_mut(), &name)? {
+    // Every existing table is checked before any is dropped, and a foreign one is named even
+    // without --force.
+    for name in check_ours(conn.as_mut(), set)? {
+        if !force && has_rows(conn.as_mut(), &name)? {
             return Err(Error::Usage(format!(
                 "table {name} in {} already holds rows; run `dbsweep cleanup` first or add \
                  --force to drop and reload it",
@@ -226,11 +251,11 @@ fn load_worker(
         if c.table_exists(&name)
             .map_err(|e| Error::db(ctx("looking up"), e))?
         {
-            check_ours(c, &name)?;
+            // prepare checked every table's shape before any loader started.
             c.batch(&format!("DROP TABLE {name}"))
                 .map_err(|e| Error::db(ctx("dropping"), e))?;
         }
-        let ddl = create_table_sql(target.dialect(), set.kind, n, o);
+        let ddl = create_table_sql(target.dialect(), set.kind, n, &TableDdl::of(o));
         c.batch(&ddl).map_err(|e| Error::db(ctx("creating"), e))?;
         if set.kind == TableKind::Bulk {
             continue;
@@ -308,41 +333,72 @@ fn load_rows(
     })
 }
 
-/// Refuses to drop `name` unless its columns are the ones dbsweep creates (id, k, c, pad; id
-/// and k for the bulk-insert tables), whichever workload asks: a user's own
-/// `sbtest3(my_data text)` is not ours.
-fn check_ours(conn: &mut dyn Conn, name: &str) -> Result<(), Error> {
-    let theirs =
-        crate::db::table_columns(conn, name).map_err(|e| Error::db(name.to_string(), e))?;
-    if theirs == ["c", "id", "k", "pad"] || theirs == ["id", "k"] {
-        return Ok(());
+/// The tables of `set` that exist, after checking that every one of them is a table dbsweep
+/// creates: a plain table (not a view, a partitioned table or a partition) with exactly the
+/// columns and types of a sysbench table (id, k, c, pad) or of bulk_insert's (id, k). All are
+/// checked before any is dropped; the refusal names each foreign table and why.
+pub fn check_ours(conn: &mut dyn Conn, set: &TableSet) -> Result<Vec<String>, Error> {
+    let dialect = conn.dialect();
+    let own = [TableKind::Sysbench, TableKind::Bulk]
+        .map(|k| crate::db::declared_columns(&create_table_sql(dialect, k, 1, &TableDdl::DEFAULT)));
+    let mut existing = Vec::new();
+    let mut foreign = Vec::new();
+    for (_, name) in set.names() {
+        let Some(shape) = crate::db::table_shape(conn, &name)
+            .map_err(|e| Error::db(format!("looking up {name}"), e))?
+        else {
+            continue;
+        };
+        match foreign_reason(&shape, &own) {
+            Some(why) => foreign.push(format!("{} {why}", shape.describe(&name))),
+            None => existing.push(name),
+        }
     }
+    if foreign.is_empty() {
+        return Ok(existing);
+    }
+    let (c, p, s) = (&own[0], &own[1], |cols: &[(String, String)]| {
+        cols.iter()
+            .map(|(c, t)| format!("{c} {t}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    });
     Err(Error::Usage(format!(
-        "not dropping table {name}({}): dbsweep drops only the sbtest tables it creates \
-         (id, k, c, pad); rename or drop it yourself",
-        theirs.join(", "),
+        "not dropping any table: {}; dbsweep drops only the tables it creates (sbtestN({}) or \
+         sbtestN({})); rename or drop them yourself",
+        foreign.join("; "),
+        s(c),
+        s(p),
     )))
 }
 
-/// Drops the tables of `set` that exist; returns how many it dropped. Only sbtest tables.
+/// Why a table of this shape is not one dbsweep made; `None` when it is.
+pub fn foreign_reason(
+    shape: &crate::db::TableShape,
+    own: &[Vec<(String, String)>],
+) -> Option<String> {
+    if shape.kind != "table" {
+        return Some(format!("is a {}, not a plain table", shape.kind));
+    }
+    if shape.columns.is_empty() {
+        return Some("shows no columns to this user (no privilege to read its definition?)".into());
+    }
+    (!own.contains(&shape.columns)).then(|| "has other columns or types".into())
+}
+
+/// Drops the tables of `set` that exist; returns how many it dropped. Only sbtest tables of
+/// dbsweep's shape, and none unless all are.
 pub fn cleanup(target: &dyn Target, set: &TableSet) -> Result<u32, Error> {
     let mut conn = target
         .connect()
         .map_err(|e| Error::db(target.display_url(), e))?;
-    let mut dropped = 0;
-    for (_, name) in set.names() {
-        if conn
-            .table_exists(&name)
-            .map_err(|e| Error::db(name.clone(), e))?
-        {
-            check_ours(conn.as_mut(), &name)?;
-            crate::output::progress(&format!("Dropping table '{name}'..."));
-            conn.batch(&format!("DROP TABLE {name}"))
-                .map_err(|e| Error::db(format!("dropping {name}"), e))?;
-            dropped += 1;
-        }
+    let existing = check_ours(conn.as_mut(), set)?;
+    for name in &existing {
+        crate::output::progress(&format!("Dropping table '{name}'..."));
+        conn.batch(&format!("DROP TABLE {name}"))
+            .map_err(|e| Error::db(format!("dropping {name}"), e))?;
     }
-    Ok(dropped)
+    Ok(existing.len() as u32)
 }
 
 /// Checks, before a run, that every table exists and (unless the workload inserts into empty

@@ -21,11 +21,12 @@ pub const BUILTIN: [(&str, &str); 5] = [
 ];
 
 /// Options a step may not set: the sweep sets them (per cell, per class, for the whole plan).
-pub(crate) const RESERVED: [&str; 12] = [
+pub(crate) const RESERVED: [&str; 13] = [
     "target",
     "server",
     "server-set",
     "server-datadir",
+    "server-datadir-force",
     "keep",
     "output",
     "prepare",

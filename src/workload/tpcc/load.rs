@@ -138,26 +138,29 @@ pub fn existing_tables(conn: &mut dyn Conn) -> Result<Vec<&'static str>, DbError
     Ok(out)
 }
 
-/// Drops the TPC-C tables that exist; returns their names. Only when every one of them has
-/// exactly the columns dbsweep creates: a user's own `orders` or `customer` is left alone, and
-/// then nothing is dropped (exit 2, naming the tables).
+/// Drops the TPC-C tables that exist; returns their names. Only when every one of them is a
+/// plain table with exactly the columns and types dbsweep creates: a user's own `orders` or
+/// `customer` (or a view of that name) is left alone, and then nothing is dropped (exit 2,
+/// naming the tables and why).
 pub fn drop_tables(conn: &mut dyn Conn, url: &str) -> Result<Vec<&'static str>, Error> {
-    let existing = existing_tables(conn).map_err(|e| Error::db(url, e))?;
+    let dialect = conn.dialect();
+    let mut existing = Vec::new();
     let mut foreign = Vec::new();
-    for t in &existing {
-        let mut ours = schema::columns(t);
-        ours.sort();
-        let theirs = crate::db::table_columns(conn, t).map_err(|e| Error::db(url, e))?;
-        if theirs != ours {
-            foreign.push(format!("{t}({})", theirs.join(", ")));
+    for (t, ddl) in schema::TABLES.iter().zip(schema::create_tables(dialect)) {
+        let Some(shape) = crate::db::table_shape(conn, t).map_err(|e| Error::db(url, e))? else {
+            continue;
+        };
+        let own = [crate::db::declared_columns(&ddl)];
+        match crate::workload::tables::foreign_reason(&shape, &own) {
+            Some(why) => foreign.push(format!("{} {why}", shape.describe(t))),
+            None => existing.push(*t),
         }
     }
     if !foreign.is_empty() {
         return Err(Error::Usage(format!(
-            "{url}: not dropping any TPC-C table: {} {} not the columns of dbsweep's TPC-C \
-             tables (a table of your own?); rename or drop {} yourself",
-            foreign.join(", "),
-            if foreign.len() == 1 { "has" } else { "have" },
+            "{url}: not dropping any TPC-C table: {} (a table of your own?); rename or drop {} \
+             yourself",
+            foreign.join("; "),
             if foreign.len() == 1 { "it" } else { "them" },
         )));
     }

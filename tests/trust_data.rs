@@ -1,0 +1,297 @@
+//! Regression tests of the second hostile pass's data-loss classes (issue "Trust, second
+//! pass"): tables dbsweep did not make, links in a data directory it was given, outputs that
+//! would overwrite their own inputs. Each one failed on the code before its fix.
+
+use std::os::unix::fs::MetadataExt;
+use std::path::Path;
+
+use dbsweep::server::ServerKind;
+
+use crate::trust::HANG;
+use crate::util::{Scratch, dbsweep, start};
+
+/// A connection to `url` through dbsweep's own client, for set-up and checks.
+fn connect(url: &str) -> Box<dyn dbsweep::db::Conn> {
+    let o = dbsweep::db::OpenOptions {
+        create: false,
+        text_statements: true,
+        pipeline: false,
+    };
+    dbsweep::db::open(url, o).unwrap().connect().unwrap()
+}
+
+/// Exit `code` with one error line that holds every one of `what`.
+fn assert_refused(out: &std::process::Output, code: i32, what: &[&str]) {
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(code), "stderr: {stderr}");
+    for w in what {
+        assert!(stderr.contains(w), "expected {w:?} in: {stderr}");
+    }
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    let errors = stderr.lines().filter(|l| l.contains("error")).count();
+    assert_eq!(errors, 1, "one error line: {stderr}");
+}
+
+per_server!(
+    cleanup_drops_nothing_unless_every_sbtest_table_has_its_types_and_is_a_plain_table,
+    |kind| {
+        let server = start(kind);
+        let url = server.url.clone();
+        let prepare = [
+            "prepare",
+            "oltp_point_select",
+            "--tables",
+            "2",
+            "--table-size",
+            "50",
+        ];
+        dbsweep()
+            .args(prepare)
+            .args(["--target", &url])
+            .timeout(HANG)
+            .assert()
+            .success();
+        let mut c = connect(&url);
+        // sbtest2: the right column names with other types (a user's own table); sbtest3 a
+        // view; sbtest4 partitioned, with sbtest's exact columns.
+        let (text, partitioned) = if kind == ServerKind::Postgres {
+            (
+                "CREATE TABLE sbtest2 (id integer, k integer, c text, pad text)",
+                "CREATE TABLE sbtest4 (id integer, k integer, c char(120), pad char(60)) \
+                 PARTITION BY RANGE (id); \
+                 CREATE TABLE sbtest4_p1 PARTITION OF sbtest4 FOR VALUES FROM (0) TO (1000)",
+            )
+        } else {
+            (
+                "CREATE TABLE sbtest2 (id integer, k integer, c varchar(120), pad varchar(60))",
+                "CREATE TABLE sbtest4 (id integer, k integer, c char(120), pad char(60), \
+                 PRIMARY KEY (id)) PARTITION BY HASH (id) PARTITIONS 2",
+            )
+        };
+        c.batch("DROP TABLE sbtest2").unwrap();
+        c.batch(text).unwrap();
+        c.batch("INSERT INTO sbtest2 VALUES (1, 1, 'mine', 'mine')")
+            .unwrap();
+        c.batch("CREATE VIEW sbtest3 AS SELECT * FROM sbtest1")
+            .unwrap();
+        for sql in partitioned.split("; ") {
+            c.batch(sql).unwrap();
+        }
+        c.batch("INSERT INTO sbtest4 VALUES (7, 7, 'mine', 'mine')")
+            .unwrap();
+        for (tables, what) in [
+            ("2", vec!["sbtest2(", "other columns or types"]),
+            ("3", vec!["sbtest3(", "is a view"]),
+            (
+                "4",
+                vec!["sbtest4(", "partitioned table", "sbtest3(", "sbtest2("],
+            ),
+        ] {
+            for args in [
+                vec!["cleanup", "oltp_point_select", "--tables", tables],
+                vec![
+                    "prepare",
+                    "oltp_point_select",
+                    "--tables",
+                    tables,
+                    "--table-size",
+                    "50",
+                    "--force",
+                ],
+            ] {
+                let out = dbsweep()
+                    .args(&args)
+                    .args(["--target", &url])
+                    .timeout(HANG)
+                    .output()
+                    .unwrap();
+                assert_refused(&out, 2, &what);
+                // Nothing was dropped: sbtest1 (dbsweep's own) was checked with the others
+                // before any drop, and the user's rows are all there.
+                assert_eq!(
+                    c.query_i64("SELECT count(*) FROM sbtest1").unwrap(),
+                    Some(50),
+                    "{args:?}"
+                );
+                for t in ["sbtest2", "sbtest4"] {
+                    let sql = format!("SELECT count(*) FROM {t} WHERE c = 'mine'");
+                    assert_eq!(c.query_i64(&sql).unwrap(), Some(1), "{t} after {args:?}");
+                }
+            }
+        }
+        // dbsweep's own tables still go.
+        c.batch("DROP VIEW sbtest3").unwrap();
+        dbsweep()
+            .args(["cleanup", "oltp_point_select", "--tables", "1"])
+            .args(["--target", &url])
+            .timeout(HANG)
+            .assert()
+            .success();
+        assert!(!c.table_exists("sbtest1").unwrap());
+    }
+);
+
+#[test]
+fn tpcc_cleanup_leaves_a_table_with_tpcc_names_and_other_types() {
+    let s = Scratch::new();
+    {
+        let db = s.sqlite();
+        // The columns of dbsweep's warehouse, with w_ytd as text.
+        db.execute_batch(
+            "CREATE TABLE warehouse (w_id INTEGER, w_name VARCHAR(10), w_street_1 VARCHAR(20), \
+             w_street_2 VARCHAR(20), w_city VARCHAR(20), w_state CHAR(2), w_zip CHAR(9), \
+             w_tax NUMERIC, w_ytd TEXT); INSERT INTO warehouse (w_id, w_ytd) VALUES (1, 'mine');",
+        )
+        .unwrap();
+    }
+    let out = dbsweep()
+        .args(["tpcc", "cleanup", "--target", &s.target()])
+        .timeout(HANG)
+        .output()
+        .unwrap();
+    assert_refused(
+        &out,
+        2,
+        &["warehouse(", "w_ytd text", "other columns or types"],
+    );
+    let kept: String = s
+        .sqlite()
+        .query_row("SELECT w_ytd FROM warehouse", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(kept, "mine");
+}
+
+/// Owner (uid) of `path` itself, not of what a link points to.
+fn owner(path: &Path) -> u32 {
+    std::fs::symlink_metadata(path).unwrap().uid()
+}
+
+#[test]
+fn a_datadir_with_links_out_of_it_is_refused_and_forced_gives_nothing_outside_away() {
+    // Only root hands the data directory to the server's user.
+    if unsafe { libc::geteuid() } != 0 {
+        return;
+    }
+    let s = Scratch::enterable();
+    let victim_dir = s.path("others");
+    std::fs::create_dir(&victim_dir).unwrap();
+    let victim = victim_dir.join("their-file");
+    std::fs::write(&victim, "theirs").unwrap();
+    let dir = s.path("pg");
+    std::fs::create_dir(&dir).unwrap();
+    std::os::unix::fs::symlink(&victim, dir.join("to-a-file")).unwrap();
+    std::os::unix::fs::symlink("..", dir.join("up")).unwrap();
+    // server.crt through a link would overwrite the victim with a certificate.
+    std::os::unix::fs::symlink(&victim, dir.join("server.log")).unwrap();
+    let prepare = |extra: &[&str]| {
+        dbsweep()
+            .args(["prepare", "oltp_point_select", "--table-size", "10"])
+            .args([
+                "--server",
+                "postgres",
+                "--server-datadir",
+                dir.to_str().unwrap(),
+            ])
+            .args(extra)
+            .timeout(HANG)
+            .output()
+            .unwrap()
+    };
+    // Not empty and not dbsweep's: refused, nothing changed.
+    assert_refused(
+        &prepare(&[]),
+        2,
+        &["--server-datadir", "did not make", "--server-datadir-force"],
+    );
+    assert_eq!(owner(&victim), 0);
+    // Forced: the links' targets keep their owner and content; the server refuses to log
+    // through a link, so the start fails, and still nothing outside changed.
+    let out = prepare(&["--server-datadir-force"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert_eq!(owner(&victim), 0, "{stderr}");
+    assert_eq!(owner(&victim_dir), 0, "{stderr}");
+    assert_eq!(owner(s.dir.path()), 0, "{stderr}");
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "theirs");
+    // Without the log link, a forced start runs and still gives nothing outside away.
+    std::fs::remove_file(dir.join("server.log")).unwrap();
+    let out = prepare(&["--server-datadir-force"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert_eq!(owner(&victim), 0);
+    assert_eq!(owner(&victim_dir), 0);
+    assert_eq!(owner(s.dir.path()), 0);
+    assert_ne!(
+        owner(&dir.join("data")),
+        0,
+        "the data itself went to the server's user"
+    );
+    // Now the directory is dbsweep's (marked): reused without --server-datadir-force.
+    let again = prepare(&["--force"]);
+    assert_eq!(
+        again.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&again.stderr)
+    );
+}
+
+#[test]
+fn outputs_that_are_their_own_inputs_are_refused_and_the_input_kept() {
+    let s = Scratch::new();
+    let r = s.path("r.json");
+    s.cmd(&[
+        "run",
+        "oltp_point_select",
+        "--prepare",
+        "--table-size",
+        "100",
+        "--events",
+        "200",
+        "--time",
+        "0",
+        "--report-interval",
+        "0",
+    ])
+    .arg("--output")
+    .arg(&r)
+    .timeout(HANG)
+    .assert()
+    .success();
+    let original = std::fs::read(&r).unwrap();
+    // Another spelling of the same file, and a hard link to it.
+    let other_spelling = s.dir.path().join(".").join("r.json");
+    let linked = s.path("linked.json");
+    std::fs::hard_link(&r, &linked).unwrap();
+    let rs = r.to_str().unwrap();
+    for (args, out) in [
+        (vec!["hdr", rs], &r),
+        (vec!["merge", rs, rs], &other_spelling),
+        (vec!["report", rs], &linked),
+    ] {
+        let o = dbsweep()
+            .args(&args)
+            .arg("--output")
+            .arg(out)
+            .timeout(HANG)
+            .output()
+            .unwrap();
+        assert_refused(&o, 2, &["--output", "is the input"]);
+        assert_eq!(std::fs::read(&r).unwrap(), original, "{args:?}");
+    }
+    // A sweep directory's files: report DIR --output DIR/plan.toml.
+    let sweep = s.path("sw");
+    std::fs::create_dir_all(sweep.join("steps")).unwrap();
+    std::fs::write(sweep.join("plan.toml"), "name = \"x\"\n").unwrap();
+    let o = dbsweep()
+        .args(["report", rs, "--output"])
+        .arg(sweep.join("plan.toml"))
+        .timeout(HANG)
+        .output()
+        .unwrap();
+    assert_refused(&o, 2, &["--output", "sweep directory"]);
+    assert_eq!(
+        std::fs::read_to_string(sweep.join("plan.toml")).unwrap(),
+        "name = \"x\"\n"
+    );
+}
