@@ -295,3 +295,54 @@ fn outputs_that_are_their_own_inputs_are_refused_and_the_input_kept() {
         "name = \"x\"\n"
     );
 }
+
+#[test]
+fn a_second_sweep_on_a_running_sweeps_directory_is_refused() {
+    let s = Scratch::new();
+    let plan = crate::sweep::write_plan(
+        &s,
+        "name = \"t\"\nclients = [1]\ntable_size = 500\nread_time = 600\n\
+         [[steps]]\nload = true\n\
+         [[steps]]\nname = \"point\"\nworkload = \"oltp_point_select\"\nclass = \"read\"\n",
+    );
+    let dir = s.path("sweep");
+    let (child, lines) = crate::util::spawn_measuring(
+        crate::util::dbsweep_std()
+            .arg("sweep")
+            .arg(&plan)
+            .arg("--output")
+            .arg(&dir)
+            .stdout(std::process::Stdio::piped()),
+        "[sqlite.default.c1 point] [ 1s ]",
+    );
+    let running = format!("another dbsweep (pid {})", child.id());
+    let resume = dbsweep()
+        .args(["sweep", "--read-time", "0.5", "--resume"])
+        .arg(&dir)
+        .timeout(HANG)
+        .output()
+        .unwrap();
+    assert_refused(&resume, 2, &["--resume", &running]);
+    let again = dbsweep()
+        .arg("sweep")
+        .arg(&plan)
+        .arg("--output")
+        .arg(&dir)
+        .timeout(HANG)
+        .output()
+        .unwrap();
+    assert_refused(&again, 2, &["--output", &running]);
+    unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) };
+    let rest: Vec<String> = lines.collect();
+    let output = child.wait_with_output().unwrap();
+    assert_eq!(output.status.code(), Some(130), "{rest:?}");
+    // The lock went with the process: the resume runs and finishes the interrupted step.
+    dbsweep()
+        .args(["sweep", "--read-time", "0.5", "--resume"])
+        .arg(&dir)
+        .timeout(HANG)
+        .assert()
+        .success();
+    let point = crate::util::read_json(&dir.join("steps/sqlite.default.c1/02-point.json"));
+    assert_eq!(point["status"], "ok");
+}

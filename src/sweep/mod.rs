@@ -37,6 +37,8 @@ fn stamp(epoch: u64) -> String {
 
 /// Runs (or, with `--dry-run`, shows) a sweep.
 pub fn run(args: SweepArgs) -> Result<Outcome, Error> {
+    // Held for the sweep's life: one writer per sweep directory.
+    let mut lock = None;
     let (sweep, dir) = match &args.resume {
         Some(dir) => {
             if args.plan.is_some() || args.output.is_some() {
@@ -66,6 +68,7 @@ pub fn run(args: SweepArgs) -> Result<Outcome, Error> {
                 .map_err(|e| Error::Usage(format!("{}: {e}", path.display())))?;
             let sweep = Sweep::parse(&path.display().to_string(), &text, o)?;
             if !args.dry_run {
+                lock = Some(lock_dir(dir, "--resume")?);
                 // The saved plan says what the remaining steps run with.
                 let text = toml::to_string(&sweep.file).expect("a plan serialises");
                 fs::write(&path, text)
@@ -88,7 +91,7 @@ pub fn run(args: SweepArgs) -> Result<Outcome, Error> {
     }
     let servers = check_servers(&sweep)?;
     if args.resume.is_none() {
-        create_dir(&dir)?;
+        lock = Some(create_dir(&dir)?);
         // Passwords are not saved: a resumed sweep takes them from PGPASSWORD / MYSQL_PWD.
         let mut file = sweep.file.clone();
         for t in &mut file.targets {
@@ -106,7 +109,46 @@ pub fn run(args: SweepArgs) -> Result<Outcome, Error> {
         "environment.json".into()
     };
     write_atomic(&dir.join(env_name), &env::gather(&dir, servers, started_at))?;
-    Runner::new(&sweep, &dir, &args).run()
+    let outcome = Runner::new(&sweep, &dir, &args).run();
+    drop(lock);
+    outcome
+}
+
+/// The lock file of a sweep directory: a sweep holds an exclusive lock on it (flock, released
+/// by the kernel however the process ends) and writes its pid in it.
+const LOCK_FILE: &str = ".dbsweep.lock";
+
+/// Locks sweep directory `dir` for this process, or refuses because another dbsweep holds it:
+/// two sweeps writing one directory would interleave their records.
+fn lock_dir(dir: &Path, option: &str) -> Result<fs::File, Error> {
+    use std::io::{Read, Seek, Write};
+    use std::os::fd::AsRawFd;
+    let path = dir.join(LOCK_FILE);
+    let bad = |why: String| Error::Usage(format!("{option} {}: {why}", dir.display()));
+    let mut file = fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(&path)
+        .map_err(|e| bad(format!("cannot lock it ({}: {e})", path.display())))?;
+    // SAFETY: flock on a descriptor this function owns.
+    if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+        let mut holder = String::new();
+        let _ = file.take(64).read_to_string(&mut holder);
+        return Err(bad(format!(
+            "another dbsweep (pid {}) is running a sweep there; wait for it to end, or stop it \
+             and then --resume",
+            holder.trim()
+        )));
+    }
+    let pid = std::process::id().to_string();
+    let written = file
+        .set_len(0)
+        .and_then(|()| file.rewind())
+        .and_then(|()| file.write_all(pid.as_bytes()));
+    written.map_err(|e| bad(format!("cannot write {}: {e}", path.display())))?;
+    Ok(file)
 }
 
 /// Every managed server kind of the plan must be installed: found out before anything runs.
@@ -142,22 +184,34 @@ fn check_servers(sweep: &Sweep) -> Result<BTreeMap<String, String>, Error> {
     Ok(out)
 }
 
-fn create_dir(dir: &Path) -> Result<(), Error> {
+/// Creates sweep directory `dir` (or takes an empty one) and locks it. Emptiness is checked
+/// before anything is written there and again under the lock, so that of two sweeps started
+/// on one directory at once one runs and the other is refused.
+fn create_dir(dir: &Path) -> Result<fs::File, Error> {
     let bad = |why: String| Error::Usage(format!("--output {}: {why}", dir.display()));
-    if dir.exists() {
-        let empty = fs::read_dir(dir)
-            .map_err(|e| bad(e.to_string()))?
-            .next()
-            .is_none();
-        if !empty {
-            return Err(bad(if dir.join(PLAN_FILE).exists() {
-                "a sweep is already there; continue it with --resume".into()
-            } else {
-                "the directory is not empty".into()
-            }));
+    let check_empty = || -> Result<(), Error> {
+        let Ok(entries) = fs::read_dir(dir) else {
+            return Ok(()); // not there yet (or not a directory: creating it says so)
+        };
+        if entries.flatten().all(|e| e.file_name() == LOCK_FILE) {
+            return Ok(());
         }
-    }
-    fs::create_dir_all(dir.join("steps")).map_err(|e| bad(format!("cannot create it: {e}")))
+        if dir.join(PLAN_FILE).exists() {
+            // A sweep running there says so rather than the advice to resume it.
+            lock_dir(dir, "--output")?;
+        }
+        Err(bad(if dir.join(PLAN_FILE).exists() {
+            "a sweep is already there; continue it with --resume".into()
+        } else {
+            "the directory is not empty".into()
+        }))
+    };
+    check_empty()?;
+    fs::create_dir_all(dir).map_err(|e| bad(format!("cannot create it: {e}")))?;
+    let lock = lock_dir(dir, "--output")?;
+    check_empty()?;
+    fs::create_dir_all(dir.join("steps")).map_err(|e| bad(format!("cannot create it: {e}")))?;
+    Ok(lock)
 }
 
 #[cfg(test)]
