@@ -8,7 +8,7 @@ use std::path::Path;
 use dbsweep::server::ServerKind;
 
 use crate::trust::HANG;
-use crate::util::{Scratch, dbsweep, start};
+use crate::util::{Scratch, dbsweep, root_of, start};
 
 /// A connection to `url` through dbsweep's own client, for set-up and checks.
 fn connect(url: &str) -> Box<dyn dbsweep::db::Conn> {
@@ -345,4 +345,118 @@ fn a_second_sweep_on_a_running_sweeps_directory_is_refused() {
         .success();
     let point = crate::util::read_json(&dir.join("steps/sqlite.default.c1/02-point.json"));
     assert_eq!(point["status"], "ok");
+}
+
+#[test]
+fn passwords_with_reserved_characters_connect_as_written_and_never_print() {
+    use mysql::prelude::Queryable;
+    let server = start(ServerKind::Mariadb);
+    let password = "p?w@d:/x#y%zz&q r";
+    root_of(&server)
+        .query_drop(format!(
+            "CREATE USER 'odd'@'%' IDENTIFIED BY '{password}'; GRANT ALL ON *.* TO 'odd'@'%'"
+        ))
+        .unwrap();
+    let s = Scratch::new();
+    let sysbench = s.path("sysbench");
+    std::os::unix::fs::symlink(assert_cmd::cargo::cargo_bin("dbsweep"), &sysbench).unwrap();
+    let port = server.port.to_string();
+    let by_url = |pw: &str| {
+        dbsweep()
+            .args([
+                "prepare",
+                "oltp_point_select",
+                "--table-size",
+                "10",
+                "--force",
+            ])
+            .arg("--target")
+            .arg(format!("mysql://odd:{pw}@127.0.0.1:{port}/sbtest"))
+            .timeout(HANG)
+            .output()
+            .unwrap()
+    };
+    let by_options = |pw: &str| {
+        std::process::Command::new(&sysbench)
+            .args([
+                "oltp_point_select",
+                "--db-driver=mysql",
+                "--mysql-host=127.0.0.1",
+            ])
+            .arg(format!("--mysql-port={port}"))
+            .args(["--mysql-user=odd", "--mysql-db=sbtest", "--table-size=10"])
+            .arg(format!("--mysql-password={pw}"))
+            .arg("prepare")
+            .output()
+            .unwrap()
+    };
+    let encoded = "p%3Fw%40d%3A%2Fx%23y%25zz%26q%20r";
+    let cleanup = || {
+        dbsweep()
+            .args(["cleanup", "oltp_point_select", "--target"])
+            .arg(format!("mysql://odd:{encoded}@127.0.0.1:{port}/sbtest"))
+            .timeout(HANG)
+            .assert()
+            .success();
+    };
+    for how in ["a URL written as is", "sysbench's options"] {
+        let out = if how.starts_with("a URL") {
+            by_url(password)
+        } else {
+            by_options(password)
+        };
+        let all = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(out.status.code(), Some(0), "{how}: {all}");
+        // The same password percent-encoded is the same password.
+        cleanup();
+    }
+    // A wrong password fails (the right one was really checked), and no part of it prints.
+    for (how, out) in [
+        ("a URL", by_url("Zq?Xv@Kj:Wm/Yt#Rb&Hn Pd")),
+        ("sysbench's options", by_options("Zq?Xv@Kj:Wm/Yt#Rb&Hn Pd")),
+    ] {
+        let all = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_ne!(out.status.code(), Some(0), "{how}: {all}");
+        for part in ["Zq", "Xv", "Kj", "Wm", "Yt", "Rb", "Hn", "Pd"] {
+            assert!(!all.contains(part), "{how}: {part:?} printed: {all}");
+        }
+    }
+}
+
+#[test]
+fn a_client_host_that_ssh_would_read_as_an_option_or_with_a_password_is_refused() {
+    let s = Scratch::new();
+    for (host, what) in [
+        ("ssh://-oProxyCommand", "starting with '-'"),
+        ("ssh://-l@h1", "starting with '-'"),
+        ("ssh://u:s3?cr@t@h1", "takes no password"),
+    ] {
+        let plan = format!(
+            "name = \"t\"\nclient_hosts = [\"{host}\"]\n[[targets]]\nurl = \"mock://\"\n\
+             [[steps]]\nname = \"p\"\nworkload = \"oltp_point_select\"\nclass = \"read\"\n"
+        );
+        let path = s.path("p.toml");
+        std::fs::write(&path, plan).unwrap();
+        let out = dbsweep()
+            .arg("sweep")
+            .arg(&path)
+            .arg("--dry-run")
+            .timeout(HANG)
+            .output()
+            .unwrap();
+        assert_refused(&out, 2, &["client_hosts", what]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            !stderr.contains("s3") && !stderr.contains("cr@t"),
+            "{stderr}"
+        );
+    }
 }

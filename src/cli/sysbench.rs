@@ -85,9 +85,14 @@ pub(crate) fn sysbench_connection(
         }
     };
     let opt = |f: &str| get(&format!("{prefix}-{f}"));
-    let user = opt("user").unwrap_or_else(|| "sbtest".into());
+    // The user and password are options, not URL text: encoded whole, so that any character
+    // in them (`?`, `@`, `%`, spaces) reaches the server as given and is hidden whole.
+    let enc = |v: &str| {
+        percent_encoding::utf8_percent_encode(v, percent_encoding::NON_ALPHANUMERIC).to_string()
+    };
+    let user = enc(&opt("user").unwrap_or_else(|| "sbtest".into()));
     let auth = match opt("password").filter(|p| !p.is_empty()) {
-        Some(p) => format!("{user}:{p}"),
+        Some(p) => format!("{user}:{}", enc(&p)),
         None => user,
     };
     // A host that is a directory is PostgreSQL's socket directory (percent-encoded in the URL).

@@ -21,6 +21,7 @@ pub struct MysqlTarget {
 
 impl MysqlTarget {
     pub fn from_url(url: &str, text: bool) -> Result<MysqlTarget, Error> {
+        let url = &super::url::normalise(url);
         const MODES: &[&str] = &[
             "DISABLED",
             "PREFERRED",

@@ -25,6 +25,7 @@ pub struct PostgresTarget {
 
 impl PostgresTarget {
     pub fn from_url(url: &str, text: bool, pipeline: bool) -> Result<PostgresTarget, Error> {
+        let url = &super::url::normalise(url);
         super::url::check_server_url(
             url,
             &[

@@ -187,32 +187,47 @@ pub struct Host {
 
 impl Host {
     pub fn parse(s: &str) -> Result<Host, String> {
+        // Shown with any password hidden (ssh takes none in its destination: keys do that).
+        let shown = crate::db::redact_url(s);
+        let form = "is not ssh://[user@]host[:port] (letters, digits, '.', '-', '_'; not \
+                    starting with '-', which ssh would read as an option)";
         let rest = s
             .strip_prefix("ssh://")
-            .ok_or_else(|| format!("'{s}' is not ssh://[user@]host[:port]"))?;
-        let (dest, port) = match rest.rsplit_once(':') {
-            Some((d, p)) if !d.contains('[') => (
-                d,
+            .ok_or_else(|| format!("'{shown}' {form}"))?;
+        let (user, hostport) = match rest.rsplit_once('@') {
+            Some((u, h)) => (Some(u), h),
+            None => (None, rest),
+        };
+        if user.is_some_and(|u| u.contains(':')) {
+            return Err(format!(
+                "'{shown}': ssh:// takes no password; let ssh authenticate with a key or an agent"
+            ));
+        }
+        let (host, port) = match hostport.rsplit_once(':') {
+            Some((h, p)) => (
+                h,
                 Some(
                     p.parse::<u16>()
-                        .map_err(|_| format!("'{s}': '{p}' is not a port"))?,
+                        .map_err(|_| format!("'{shown}': '{p}' is not a port"))?,
                 ),
             ),
-            _ => (rest, None),
+            None => (hostport, None),
         };
-        let host = dest.rsplit_once('@').map_or(dest, |(_, h)| h);
         let fine = |t: &str| {
             !t.is_empty()
+                && !t.starts_with('-')
                 && t.chars()
                     .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_'))
         };
-        if !fine(host) || dest.split_once('@').is_some_and(|(u, _)| !fine(u)) {
-            return Err(format!(
-                "'{s}' is not ssh://[user@]host[:port] (letters, digits, '.', '-', '_')"
-            ));
+        if !fine(host) || user.is_some_and(|u| !fine(u)) {
+            return Err(format!("'{shown}' {form}"));
         }
+        let dest = match user {
+            Some(u) => format!("{u}@{host}"),
+            None => host.to_string(),
+        };
         Ok(Host {
-            dest: dest.to_string(),
+            dest,
             port,
             id: host.to_string(),
         })
