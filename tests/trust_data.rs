@@ -460,3 +460,68 @@ fn a_client_host_that_ssh_would_read_as_an_option_or_with_a_password_is_refused(
         );
     }
 }
+
+/// A mock run of 500 events written to `path`, as client host `id`.
+fn mock_part(path: &Path, id: &str) {
+    dbsweep()
+        .args([
+            "run",
+            "oltp_point_select",
+            "--target",
+            "mock://",
+            "--events",
+            "500",
+        ])
+        .args([
+            "--time",
+            "0",
+            "--report-interval",
+            "0",
+            "--client-id",
+            id,
+            "--output",
+        ])
+        .arg(path)
+        .timeout(HANG)
+        .assert()
+        .success();
+}
+
+#[test]
+fn merge_refuses_a_part_given_twice_and_counts_that_overflow() {
+    let s = Scratch::new();
+    let (a, b) = (s.path("a.json"), s.path("b.json"));
+    mock_part(&a, "h1");
+    mock_part(&b, "h2");
+    let copy = s.path("copy.json");
+    std::fs::copy(&a, &copy).unwrap();
+    let merge = |inputs: &[&Path]| {
+        dbsweep()
+            .arg("merge")
+            .args(inputs)
+            .arg("--output")
+            .arg(s.path("m.json"))
+            .timeout(HANG)
+            .output()
+            .unwrap()
+    };
+    for twice in [[&a, &a], [&a, &copy]] {
+        let out = merge(&[twice[0], twice[1], &b]);
+        assert_refused(
+            &out,
+            2,
+            &["the same run as", "give each client host's file once"],
+        );
+        assert!(!s.path("m.json").exists());
+    }
+    // Counts near 2^64 in each part: the merged count would wrap.
+    for (path, id) in [(&a, "h1"), (&b, "h2")] {
+        let mut r = crate::util::read_json(path);
+        r["queries"]["total"] = serde_json::json!(u64::MAX - 10);
+        r["client_id"] = id.into();
+        std::fs::write(path, r.to_string()).unwrap();
+    }
+    let out = merge(&[&a, &b]);
+    assert_refused(&out, 2, &["queries", "add up past"]);
+    assert!(!s.path("m.json").exists());
+}

@@ -39,7 +39,25 @@ pub fn merge(files: &[(String, Results)]) -> Result<(Results, Vec<String>), Stri
     }
     let mut warnings = Vec::new();
     let mut ids = BTreeMap::new();
+    let mut runs = BTreeMap::new();
     for (name, r) in files {
+        // One run given twice (the same file, or a copy) would count twice.
+        let host = r.host.as_ref().map(|h| h.name.clone());
+        let run = (
+            host.clone(),
+            r.client_id.clone(),
+            r.started_at,
+            r.measured_from.map(f64::to_bits),
+        );
+        if let Some(other) = runs.insert(run, name.clone()) {
+            return Err(format!(
+                "{name}: the same run as {other} (host {}, client id {}, started at {}): \
+                 give each client host's file once",
+                host.as_deref().unwrap_or("not recorded"),
+                r.client_id.as_deref().unwrap_or("none"),
+                r.started_at
+            ));
+        }
         if !r.parts.is_empty() {
             return Err(format!(
                 "{name}: already a merged file: merge the client hosts' own files instead"
@@ -97,23 +115,20 @@ pub fn merge(files: &[(String, Results)]) -> Result<(Results, Vec<String>), Stri
         files.iter().map(|(_, r)| r.time_s).fold(0.0, f64::max)
     };
     let per_s = |n: f64| if time_s > 0.0 { n / time_s } else { 0.0 };
-    let events: u64 = files.iter().map(|(_, r)| r.events).sum();
-    let mut queries = Queries {
-        read: 0,
-        write: 0,
-        other: 0,
-        total: 0,
-        rows: 0,
+    let events = total("events", files.iter().map(|(_, r)| r.events))?;
+    let q = |f: fn(&Queries) -> u64| total("queries", files.iter().map(|(_, r)| f(&r.queries)));
+    let queries = Queries {
+        read: q(|q| q.read)?,
+        write: q(|q| q.write)?,
+        other: q(|q| q.other)?,
+        total: q(|q| q.total)?,
+        rows: q(|q| q.rows)?,
     };
-    let mut errors = BTreeMap::new();
+    let mut errors: BTreeMap<String, u64> = BTreeMap::new();
     for (_, r) in files {
-        queries.read += r.queries.read;
-        queries.write += r.queries.write;
-        queries.other += r.queries.other;
-        queries.total += r.queries.total;
-        queries.rows += r.queries.rows;
         for (k, v) in &r.errors {
-            *errors.entry(k.clone()).or_insert(0) += v;
+            let e = errors.entry(k.clone()).or_insert(0);
+            *e = total("errors", [*e, *v])?;
         }
     }
     let histogram = add_histograms(
@@ -183,7 +198,7 @@ pub fn merge(files: &[(String, Results)]) -> Result<(Results, Vec<String>), Stri
         target: first.target.clone(),
         server: first.server.clone(),
         started_at: files.iter().map(|(_, r)| r.started_at).min().unwrap_or(0),
-        threads: files.iter().map(|(_, r)| r.threads).sum(),
+        threads: total("threads", files.iter().map(|(_, r)| r.threads))?,
         time_s,
         warmup_s: files.iter().map(|(_, r)| r.warmup_s).fold(0.0, f64::max),
         events,
@@ -193,8 +208,8 @@ pub fn merge(files: &[(String, Results)]) -> Result<(Results, Vec<String>), Stri
         queries,
         latency_ms: Latency::from_histogram(&histogram),
         errors,
-        retries: files.iter().map(|(_, r)| r.retries).sum(),
-        reconnects: files.iter().map(|(_, r)| r.reconnects).sum(),
+        retries: total("retries", files.iter().map(|(_, r)| r.retries))?,
+        reconnects: total("reconnects", files.iter().map(|(_, r)| r.reconnects))?,
         rate,
         serving,
         thread_events: files
@@ -205,7 +220,7 @@ pub fn merge(files: &[(String, Results)]) -> Result<(Results, Vec<String>), Stri
             .iter()
             .flat_map(|(_, r)| r.thread_time_s.iter().copied())
             .collect(),
-        intervals: merge_intervals(files, aligned.then_some(from)),
+        intervals: merge_intervals(files, aligned.then_some(from))?,
         histogram: HistogramData::encode(&histogram),
         options: first.options.clone(),
         prepare: None,
@@ -226,6 +241,37 @@ pub fn merge(files: &[(String, Results)]) -> Result<(Results, Vec<String>), Stri
     Ok((merged, warnings))
 }
 
+/// Counts that add up, as the merged file's counts must: a sum past the type's range is
+/// refused (a crafted or corrupt file), never wrapped.
+pub(crate) trait Count: Copy {
+    const ZERO: Self;
+    fn plus(self, other: Self) -> Option<Self>;
+}
+
+impl Count for u32 {
+    const ZERO: u32 = 0;
+    fn plus(self, other: u32) -> Option<u32> {
+        self.checked_add(other)
+    }
+}
+
+impl Count for u64 {
+    const ZERO: u64 = 0;
+    fn plus(self, other: u64) -> Option<u64> {
+        self.checked_add(other)
+    }
+}
+
+/// The sum of `values`; an error naming `what` when it overflows.
+fn total<T: Count>(what: &str, values: impl IntoIterator<Item = T>) -> Result<T, String> {
+    values
+        .into_iter()
+        .try_fold(T::ZERO, T::plus)
+        .ok_or_else(|| {
+            format!("the parts' {what} add up past what a count holds: not the counts of real runs")
+        })
+}
+
 /// The sum of histograms; None when there are none. Err names the file whose histogram does
 /// not decode or add.
 fn add_histograms<'a>(
@@ -237,9 +283,17 @@ fn add_histograms<'a>(
         let h = h.decode().map_err(|e| format!("{name}: {what}: {e}"))?;
         match &mut sum {
             None => sum = Some(h),
-            Some(s) => s
-                .add(&h)
-                .map_err(|e| format!("{name}: {what}: cannot be added: {e:?}"))?,
+            Some(s) => {
+                // Each bucket holds at most its histogram's total: totals that add keep every
+                // bucket's sum in range too.
+                if s.len().checked_add(h.len()).is_none() {
+                    return Err(format!(
+                        "{name}: {what}: its count and the others' add up past what a count holds"
+                    ));
+                }
+                s.add(&h)
+                    .map_err(|e| format!("{name}: {what}: cannot be added: {e:?}"))?
+            }
         }
     }
     Ok(sum)
@@ -248,7 +302,10 @@ fn add_histograms<'a>(
 /// Intervals keyed by the wall-clock second they ended in (or by their index, when a part
 /// has no start time): counts and rates add; a second's percentiles are the highest of the
 /// parts' (an upper bound: the parts' histograms per second are not kept).
-fn merge_intervals(files: &[(String, Results)], from: Option<f64>) -> Vec<Interval> {
+fn merge_intervals(
+    files: &[(String, Results)],
+    from: Option<f64>,
+) -> Result<Vec<Interval>, String> {
     let mut by_key: BTreeMap<i64, Interval> = BTreeMap::new();
     for (_, r) in files {
         for (i, iv) in r.intervals.iter().enumerate() {
@@ -267,8 +324,8 @@ fn merge_intervals(files: &[(String, Results)], from: Option<f64>) -> Vec<Interv
                     by_key.insert(key, first);
                 }
                 Some(m) => {
-                    m.threads += iv.threads;
-                    m.events += iv.events;
+                    m.threads = total("interval threads", [m.threads, iv.threads])?;
+                    m.events = total("interval events", [m.events, iv.events])?;
                     m.seconds = m.seconds.max(iv.seconds);
                     m.tps += iv.tps;
                     m.qps += iv.qps;
@@ -295,7 +352,7 @@ fn merge_intervals(files: &[(String, Results)], from: Option<f64>) -> Vec<Interv
             }
         }
     }
-    by_key.into_values().collect()
+    Ok(by_key.into_values().collect())
 }
 
 fn merge_statements(
@@ -322,7 +379,7 @@ fn merge_statements(
                         .map(|s| (f.as_str(), s))
                 })
                 .collect();
-            let count: u64 = of.iter().map(|(_, s)| s.count).sum();
+            let count = total(name, of.iter().map(|(_, s)| s.count))?;
             let h = add_kind_histograms(&of, |s| s.histogram.as_ref(), name)?;
             Ok(StatementFigures {
                 name: name.to_string(),
@@ -376,11 +433,17 @@ fn merge_serving(files: &[(String, Results)]) -> Result<Option<super::Serving>, 
     };
     let pooled = all.iter().all(|(_, s)| s.connections.is_some());
     Ok(Some(super::Serving {
-        clients: all.iter().map(|(_, s)| s.clients).sum(),
-        workers: all.iter().map(|(_, s)| s.workers).sum(),
-        connections: pooled.then(|| all.iter().filter_map(|(_, s)| s.connections).sum()),
+        clients: total("clients", all.iter().map(|(_, s)| s.clients))?,
+        workers: total("workers", all.iter().map(|(_, s)| s.workers))?,
+        connections: match pooled {
+            true => Some(total(
+                "connections",
+                all.iter().filter_map(|(_, s)| s.connections),
+            )?),
+            false => None,
+        },
         connect_s: all.iter().map(|(_, s)| s.connect_s).fold(0.0, f64::max),
-        clients_behind: all.iter().map(|(_, s)| s.clients_behind).sum(),
+        clients_behind: total("clients behind", all.iter().map(|(_, s)| s.clients_behind))?,
         queue_ms: Latency::from_histogram(&h),
         queue_histogram: Some(HistogramData::encode(&h)),
     }))
@@ -403,10 +466,12 @@ fn merge_tpcc(
         let n: f64 = parts.iter().map(|(_, r, t)| f(t) * r.time_s / 60.0).sum();
         if time_s > 0.0 { n * 60.0 / time_s } else { 0.0 }
     };
-    let total: u64 = parts
-        .iter()
-        .flat_map(|(_, _, t)| t.transactions.iter().map(|x| x.count))
-        .sum();
+    let all_txns = total(
+        "transactions",
+        parts
+            .iter()
+            .flat_map(|(_, _, t)| t.transactions.iter().map(|x| x.count)),
+    )?;
     let transactions = first
         .transactions
         .iter()
@@ -421,7 +486,7 @@ fn merge_tpcc(
                 })
                 .collect();
             let h = add_kind_histograms(&of, |x| x.histogram.as_ref(), &kind.name)?;
-            let count: u64 = of.iter().map(|(_, x)| x.count).sum();
+            let count = total(&kind.name, of.iter().map(|(_, x)| x.count))?;
             let latency_ms = Latency::from_histogram(&h);
             // Queue times per type where every part has them (parts that shared no workers
             // or connections have none, nor has a file of an older dbsweep).
@@ -436,13 +501,13 @@ fn merge_tpcc(
             Ok(TxnFigures {
                 name: kind.name.clone(),
                 count,
-                share_pct: if total > 0 {
-                    count as f64 * 100.0 / total as f64
+                share_pct: if all_txns > 0 {
+                    count as f64 * 100.0 / all_txns as f64
                 } else {
                     0.0
                 },
-                retries: of.iter().map(|(_, x)| x.retries).sum(),
-                rollbacks: of.iter().map(|(_, x)| x.rollbacks).sum(),
+                retries: total("retries", of.iter().map(|(_, x)| x.retries))?,
+                rollbacks: total("rollbacks", of.iter().map(|(_, x)| x.rollbacks))?,
                 limit_met: latency_ms.p90 <= kind.limit_p90_ms,
                 latency_ms,
                 limit_p90_ms: kind.limit_p90_ms,
