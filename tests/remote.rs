@@ -686,7 +686,10 @@ fn a_start_instant_already_past_refuses_and_merge_refuses_what_does_not_belong_t
     for (inputs, says) in [
         (vec![a.as_path()], "nothing to merge"),
         (vec![a.as_path(), other.as_path()], "workload"),
-        (vec![merged_copy.as_path(), b.as_path()], "already a merged file"),
+        (
+            vec![merged_copy.as_path(), b.as_path()],
+            "already a merged file",
+        ),
         (vec![a.as_path(), a2.as_path()], "client id 'a'"),
     ] {
         let before = std::fs::read(&merged).unwrap();

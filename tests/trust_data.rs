@@ -525,3 +525,141 @@ fn merge_refuses_a_part_given_twice_and_counts_that_overflow() {
     assert_refused(&out, 2, &["queries", "add up past"]);
     assert!(!s.path("m.json").exists());
 }
+
+#[test]
+fn a_step_names_too_long_for_a_file_name_is_refused_by_the_plan_check() {
+    let s = Scratch::new();
+    let name = "x".repeat(260);
+    let path = s.path("p.toml");
+    std::fs::write(
+        &path,
+        format!(
+            "name = \"t\"\n[[steps]]\nload = true\n[[steps]]\nname = \"{name}\"\n\
+             workload = \"oltp_point_select\"\nclass = \"read\"\n"
+        ),
+    )
+    .unwrap();
+    let out = dbsweep()
+        .arg("sweep")
+        .arg(&path)
+        .arg("--dry-run")
+        .timeout(HANG)
+        .output()
+        .unwrap();
+    assert_refused(&out, 2, &["p.toml:4", "260 characters long"]);
+}
+
+/// The pid of the process whose command line mentions `text` (a managed server's directory).
+fn pid_mentioning(text: &str) -> Option<i32> {
+    std::fs::read_dir("/proc").ok()?.flatten().find_map(|p| {
+        let pid: i32 = p.file_name().to_str()?.parse().ok()?;
+        let cmdline = std::fs::read(p.path().join("cmdline")).ok()?;
+        (String::from_utf8_lossy(&cmdline).contains(text) && pid as u32 != std::process::id())
+            .then_some(pid)
+    })
+}
+
+/// The first file under `dir` whose name is `name`.
+fn find_file(dir: &Path, name: &str) -> Option<std::path::PathBuf> {
+    crate::trust::files_under(dir)
+        .into_iter()
+        .find(|p| p.file_name().is_some_and(|n| n == name))
+}
+
+#[test]
+fn a_server_that_dies_in_a_load_fails_its_cell_and_resume_runs_it_again() {
+    let s = Scratch::enterable();
+    let servers = s.path("servers");
+    std::fs::create_dir(&servers).unwrap();
+    let plan = crate::sweep::write_plan(
+        &s,
+        &format!(
+            "name = \"die\"\nclients = [1]\ntable_size = 1000000\nread_time = 0.5\nwrite_time = 0.5\n\
+             [[targets]]\nserver = \"mariadb\"\ndatadir_in = {servers:?}\n\
+             [[steps]]\nload = true\n\
+             [[steps]]\nname = \"point\"\nworkload = \"oltp_point_select\"\nclass = \"read\"\n\
+             [[steps]]\nname = \"update\"\nworkload = \"oltp_update_index\"\nclass = \"write\"\n"
+        ),
+    );
+    let dir = s.path("sweep");
+    let mut sweep = crate::util::dbsweep_std()
+        .arg("sweep")
+        .arg(&plan)
+        .arg("--output")
+        .arg(&dir)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The load has begun once sbtest1's file exists; then the server is killed under it.
+    let deadline = std::time::Instant::now() + HANG;
+    let table = loop {
+        if let Some(f) = find_file(&servers, "sbtest1.ibd") {
+            break f;
+        }
+        assert!(std::time::Instant::now() < deadline, "the load never began");
+        std::thread::yield_now();
+    };
+    let server_dir = table
+        .ancestors()
+        .nth(3)
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
+    let pid = pid_mentioning(&server_dir).expect("the managed server's process");
+    unsafe { libc::kill(pid, libc::SIGKILL) };
+    let out = sweep.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let cell = dir.join("steps/mariadb.default.c1");
+    let load = crate::util::read_json(&cell.join("01-load.json"));
+    assert_eq!(load["status"], "failed");
+    assert_eq!(load["rerun"], true, "{load}");
+    assert!(
+        load["error"]
+            .as_str()
+            .unwrap()
+            .contains("the managed server exited"),
+        "{load}"
+    );
+    for later in ["02-point.json", "03-update.json"] {
+        let r = crate::util::read_json(&cell.join(later));
+        assert_eq!(r["status"], "failed", "{later}");
+        assert!(
+            r["error"]
+                .as_str()
+                .unwrap()
+                .starts_with("not run: the cell's server failed"),
+            "{r}"
+        );
+        assert!(r["results"].is_null(), "{later} ran against a dead server");
+    }
+    // --resume runs the whole cell again on a fresh server.
+    let resumed = dbsweep()
+        .args(["sweep", "--resume"])
+        .arg(&dir)
+        .timeout(HANG * 3)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&resumed.stdout);
+    assert_eq!(
+        resumed.status.code(),
+        Some(0),
+        "{stdout}{}",
+        String::from_utf8_lossy(&resumed.stderr)
+    );
+    assert!(
+        stdout.contains("3 step(s) done, 0 failed, 0 kept from before"),
+        "{stdout}"
+    );
+    for step in ["01-load.json", "02-point.json", "03-update.json"] {
+        let r = crate::util::read_json(&cell.join(step));
+        assert_eq!(r["status"], "ok", "{step}: {r}");
+        assert!(r["rerun"].is_null(), "{step}");
+    }
+}

@@ -605,6 +605,11 @@ pub struct StepRecord {
     /// A crash-recovery step (`crash = true`): the crash and the restart.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub recovery: Option<Recovery>,
+    /// The step failed (or did not run) because its cell's database failed: the managed
+    /// server died or stopped serving, a disk filled, the database did not start. `--resume`
+    /// runs it again, on a fresh cell.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub rerun: bool,
 }
 
 /// What a crash-recovery step measured.

@@ -234,6 +234,45 @@ impl ManagedServer {
         forget_running(child.id());
     }
 
+    /// Whether the server's main process has ended (crashed, aborted, killed).
+    pub fn exited(&mut self) -> bool {
+        self.child
+            .as_mut()
+            .is_none_or(|c| !matches!(c.try_wait(), Ok(None)))
+    }
+
+    /// Where the server's log ends now: a mark for [`ManagedServer::log_cause`].
+    pub fn log_mark(&self) -> u64 {
+        effective::log_offset(&self.log)
+    }
+
+    /// What the server's log says went wrong since `mark`: the first line about a full disk,
+    /// else the last error line (MariaDB's `[ERROR]`, PostgreSQL's `FATAL:`/`PANIC:`).
+    pub fn log_cause(&self, mark: u64) -> Option<String> {
+        let mut f = File::open(&self.log).ok()?;
+        let len = f.metadata().map(|m| m.len()).unwrap_or(0);
+        // The last 64 KB at most of what was written since the mark.
+        let _ = f.seek(SeekFrom::Start(mark.max(len.saturating_sub(64 * 1024))));
+        let lines: Vec<String> = BufReader::new(f).lines().map_while(Result::ok).collect();
+        let disk = [
+            "No space left on device",
+            "disk is full",
+            "Disk full",
+            "could not extend file",
+        ];
+        lines
+            .iter()
+            .find(|l| disk.iter().any(|d| l.contains(d)))
+            .or_else(|| {
+                lines.iter().rev().find(|l| {
+                    ["[ERROR]", "FATAL:", "PANIC:"]
+                        .iter()
+                        .any(|level| l.contains(level))
+                })
+            })
+            .map(|l| l.trim().to_string())
+    }
+
     /// The last lines of the server's log, for error messages.
     pub fn log_tail(&self, lines: usize) -> String {
         let Ok(mut f) = File::open(&self.log) else {

@@ -33,6 +33,43 @@ impl CellDb {
         }
     }
 
+    /// Where the managed server's log ends now (0 for other targets).
+    pub(super) fn log_mark(&self) -> u64 {
+        self.db.server.as_ref().map_or(0, ManagedServer::log_mark)
+    }
+
+    /// After a failed step: why the cell's managed server can no longer serve (its process
+    /// ended, or it refuses connections, as a PostgreSQL in recovery does), with what its log
+    /// said since `mark`. None while it serves (the step failed for a reason of its own) and
+    /// for targets that dbsweep did not start.
+    pub(super) fn server_failure(&mut self, mark: u64) -> Option<String> {
+        let server = self.db.server.as_mut()?;
+        let exited = server.exited();
+        let answers = !exited
+            && self
+                .db
+                .target
+                .connect()
+                .and_then(|mut c| c.query_i64("SELECT 1"))
+                .is_ok();
+        if answers {
+            return None;
+        }
+        let server = self.db.server.as_ref()?;
+        let what = if exited {
+            "the managed server exited"
+        } else {
+            "the managed server stopped answering"
+        };
+        Some(match server.log_cause(mark) {
+            Some(line) => format!("{what}; its log: {line}"),
+            None => format!(
+                "{what} (its log says nothing more: {})",
+                server.log.display()
+            ),
+        })
+    }
+
     /// Removes the SQLite file of a finished cell.
     pub(super) fn finish(self, completed: bool) {
         let file = self.sqlite_file.clone();

@@ -75,6 +75,7 @@ impl<'a> Runner<'a> {
     pub(super) fn finished(&self, cell: &Cell, i: usize, step: &Step) -> bool {
         StepRecord::read(&self.step_path(cell, i, step)).is_ok_and(|r| {
             r.status != "interrupted"
+                && !r.rerun
                 && !(r.status == "failed" && r.error.as_deref().is_some_and(out_of_space))
         })
     }
@@ -125,6 +126,7 @@ impl<'a> Runner<'a> {
                         let mut rec = self.record(&cell, i, now_s());
                         rec.status = "failed".into();
                         rec.error = Some(format!("the cell's database did not start: {e}"));
+                        rec.rerun = true;
                         self.save(&cell, i, &rec)?;
                         self.progress.advance(sweep.estimate(&sweep.steps[i]));
                     }
@@ -153,6 +155,17 @@ impl<'a> Runner<'a> {
                     }
                 };
                 self.progress.advance(sweep.estimate(&sweep.steps[i]));
+                if rec.rerun {
+                    // The cell's server failed: its other steps would run against a dead or
+                    // recovering server. They are recorded as not run; --resume runs the
+                    // cell's steps again on a fresh server.
+                    self.fail_rest_of_cell(&cell, &pending, i, &rec)?;
+                    if self.args.fail_fast {
+                        stop = true;
+                    }
+                    completed = false;
+                    break;
+                }
                 match rec.status.as_str() {
                     "ok" => self.ok += 1,
                     "failed" => {
@@ -237,7 +250,40 @@ impl<'a> Runner<'a> {
             server_version: None,
             basedir: None,
             recovery: None,
+            rerun: false,
         }
+    }
+
+    /// After step `failed` of `cell` failed with its server: the failure is said, counted, and
+    /// every later pending step of the cell is recorded as not run, for `--resume` to run.
+    fn fail_rest_of_cell(
+        &mut self,
+        cell: &Cell,
+        pending: &[usize],
+        failed: usize,
+        rec: &StepRecord,
+    ) -> Result<(), Error> {
+        let why = rec.error.as_deref().unwrap_or("");
+        self.failed += 1;
+        self.progress.say(&format!(
+            "step {} of {} failed: {why}; the cell's other steps are not run (--resume runs \
+             them on a fresh server)",
+            rec.name, rec.cell
+        ));
+        for &j in pending.iter().filter(|&&j| j > failed) {
+            let mut later = self.record(cell, j, now_s());
+            later.status = "failed".into();
+            later.error = Some(format!(
+                "not run: the cell's server failed at step {}: {why}",
+                rec.name
+            ));
+            later.rerun = true;
+            self.save(cell, j, &later)?;
+            self.failed += 1;
+            self.progress
+                .advance(self.sweep.estimate(&self.sweep.steps[j]));
+        }
+        Ok(())
     }
 
     pub(super) fn save(&self, cell: &Cell, i: usize, rec: &StepRecord) -> Result<(), Error> {
@@ -276,6 +322,7 @@ impl<'a> Runner<'a> {
                 }
             }
         }
+        let log_mark = db.log_mark();
         let start = Instant::now();
         let outcome = match &step.kind {
             StepKind::Run { .. } => self.run_workload(cell, db, step, estimate, &mut rec),
@@ -298,7 +345,13 @@ impl<'a> Runner<'a> {
         rec.seconds = start.elapsed().as_secs_f64();
         if let Err(e) = outcome {
             rec.status = "failed".into();
-            rec.error = Some(e.to_string());
+            rec.error = Some(match db.server_failure(log_mark) {
+                Some(why) => {
+                    rec.rerun = true;
+                    format!("{e}; {why}")
+                }
+                None => e.to_string(),
+            });
         }
         if INTERRUPT.load(Ordering::Relaxed) {
             rec.status = "interrupted".into();

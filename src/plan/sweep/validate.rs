@@ -124,6 +124,7 @@ pub(crate) fn validate(src: &Source, file: PlanFile) -> Result<Sweep, Error> {
                 format!("target name {name:?}: use letters, digits, - and _ only"),
             ));
         }
+        check_name_length(src, &span, "target", &name, MAX_CELL_PART)?;
         if targets.iter().any(|t: &SweepTarget| t.name == name) {
             return Err(src.error(
                 span,
@@ -253,6 +254,7 @@ pub(crate) fn validate(src: &Source, file: PlanFile) -> Result<Sweep, Error> {
                 format!("configuration name {name:?}: use letters, digits, - and _ only"),
             ));
         }
+        check_name_length(src, &span, "configuration", name, MAX_CELL_PART)?;
         let settings = settings_of(src, &span, &format!("configs.{name}"), &def.settings)?;
         let memory_limit = match &def.memory_limit {
             None => None,
@@ -428,6 +430,7 @@ pub(crate) fn validate(src: &Source, file: PlanFile) -> Result<Sweep, Error> {
                 format!("step name {name:?}: use letters, digits, ., - and _ only"),
             ));
         }
+        check_name_length(src, &span, "step", &name, MAX_STEP_NAME)?;
         // Reports tell measured steps apart by name; pauses, loads and warm-ups may repeat.
         let measured = |k: &StepKind| matches!(k, StepKind::Run { class, .. } if !matches!(class, Class::Warmup));
         if measured(&kind)
@@ -547,4 +550,33 @@ pub(crate) fn is_label(s: &str) -> bool {
     !s.is_empty()
         && s.chars()
             .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+}
+
+/// The longest step name: its record `NNN-NAME.json` and the temporary file beside it
+/// (`.NNN-NAME.json.tmp-PID`) must fit a file name (255 bytes on Linux file systems).
+const MAX_STEP_NAME: usize = 200;
+/// The longest target or configuration name: a cell's directory is `TARGET.CONFIG.cN[.rN]`.
+const MAX_CELL_PART: usize = 100;
+
+/// Refuses a name too long to be part of a file name in the sweep directory, before anything
+/// runs (not after a step has run in full and cannot be recorded).
+fn check_name_length(
+    src: &Source,
+    span: &std::ops::Range<usize>,
+    what: &str,
+    name: &str,
+    max: usize,
+) -> Result<(), Error> {
+    if name.len() <= max {
+        return Ok(());
+    }
+    Err(src.error(
+        span.clone(),
+        format!(
+            "{what} name {}... is {} characters long: the sweep directory's file names hold \
+             {max} at most; give it a shorter name",
+            &name[..24],
+            name.len()
+        ),
+    ))
 }
