@@ -582,7 +582,7 @@ fn a_server_that_dies_in_a_load_fails_its_cell_and_resume_runs_it_again() {
         ),
     );
     let dir = s.path("sweep");
-    let mut sweep = crate::util::dbsweep_std()
+    let sweep = crate::util::dbsweep_std()
         .arg("sweep")
         .arg(&plan)
         .arg("--output")
