@@ -7,6 +7,7 @@ pub mod cli;
 pub mod db;
 pub mod dropin;
 pub mod error;
+pub mod input;
 pub mod interrupt;
 pub mod lua;
 pub mod measure;

@@ -24,6 +24,10 @@ pub struct StartAt(pub f64);
 
 /// `--start-at`: seconds since the Unix epoch, or an RFC 3339 date and time with its offset
 /// (`2026-11-23T07:00:00Z`, `2026-11-23 08:00:00.5+01:00`).
+/// The last instant `--start-at` takes (9999-12-31T23:59:59Z): later ones overflow the
+/// system clock's type.
+const LAST_START: f64 = 253_402_300_799.0;
+
 pub fn parse_start_at(s: &str) -> Result<StartAt, String> {
     let bad = || {
         format!(
@@ -31,9 +35,15 @@ pub fn parse_start_at(s: &str) -> Result<StartAt, String> {
         )
     };
     if let Ok(secs) = s.parse::<f64>() {
-        return (secs.is_finite() && secs > 0.0)
-            .then_some(StartAt(secs))
-            .ok_or_else(bad);
+        return match secs {
+            _ if !secs.is_finite() || secs <= 0.0 => Err(format!(
+                "'{s}' is not a time: seconds since the Unix epoch are above 0 (1970-01-01)"
+            )),
+            _ if secs > LAST_START => Err(format!(
+                "'{s}' is past 9999-12-31, where the system clock's times end"
+            )),
+            _ => Ok(StartAt(secs)),
+        };
     }
     let b = s.as_bytes();
     let num = |r: std::ops::Range<usize>| -> Option<i64> {
@@ -96,7 +106,14 @@ pub fn parse_start_at(s: &str) -> Result<StartAt, String> {
     let days = era * 146_097 + doe - 719_468;
     let secs = days * 86_400 + h * 3600 + mi * 60 + sec - offset;
     if secs <= 0 {
-        return Err(bad());
+        return Err(format!(
+            "'{s}' is not after 1970-01-01, where the Unix epoch begins"
+        ));
+    }
+    if secs as f64 > LAST_START {
+        return Err(format!(
+            "'{s}' is past 9999-12-31, where the system clock's times end"
+        ));
     }
     Ok(StartAt(secs as f64 + frac))
 }
@@ -241,7 +258,7 @@ pub struct RunArgs {
     /// run: begin the measured part at this wall-clock instant (RFC 3339, such as
     /// 2026-11-23T07:00:00Z, or seconds since the Unix epoch), so that several client hosts
     /// measure the same seconds; the clients connect and warm up before it
-    #[arg(long, value_parser = parse_start_at, value_name = "TIME")]
+    #[arg(long, value_parser = parse_start_at, value_name = "TIME", allow_hyphen_values = true)]
     pub start_at: Option<StartAt>,
     /// run: how late this host may be for --start-at (its clock behind the others', or a slow
     /// start) before it refuses to run

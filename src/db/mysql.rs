@@ -60,7 +60,8 @@ impl MysqlTarget {
         let (normalised, key_param) = super::tls::take_params(&normalised, &["server-public-key"]);
         let server_public_key = match key_param.first() {
             Some((_, path)) => Some(
-                std::fs::read(path).map_err(|e| bad(format!("server-public-key {path}: {e}")))?,
+                crate::input::read(std::path::Path::new(path), crate::input::SMALL)
+                    .map_err(|e| bad(format!("server-public-key {path}: {e}")))?,
             ),
             None => None,
         };

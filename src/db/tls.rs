@@ -90,8 +90,9 @@ fn provider() -> Arc<CryptoProvider> {
 }
 
 fn read_certs(path: &Path, what: &str) -> Result<Vec<CertificateDer<'static>>, String> {
-    let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(path)
-        .map_err(|e| format!("{what} {}: {e}", path.display()))?
+    let bytes = crate::input::read(path, crate::input::SMALL)
+        .map_err(|e| format!("{what} {}: {e}", path.display()))?;
+    let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_slice_iter(&bytes)
         .collect::<Result<_, _>>()
         .map_err(|e| format!("{what} {}: not PEM certificates: {e}", path.display()))?;
     if certs.is_empty() {
@@ -153,8 +154,10 @@ impl Tls {
         let config = match (&opts.client_cert, &opts.client_key) {
             (Some(cert), Some(key)) => {
                 let certs = read_certs(cert, "sslcert")?;
-                let key = PrivateKeyDer::from_pem_file(key)
+                let bytes = crate::input::read(key, crate::input::SMALL)
                     .map_err(|e| format!("sslkey {}: {e}", key.display()))?;
+                let key = PrivateKeyDer::from_pem_slice(&bytes)
+                    .map_err(|e| format!("sslkey {}: not a PEM private key: {e}", key.display()))?;
                 builder
                     .with_client_auth_cert(certs, key)
                     .map_err(|e| format!("sslcert/sslkey: {e}"))?

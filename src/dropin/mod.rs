@@ -94,7 +94,7 @@ const UNSUPPORTED: &[&str] = &[
 
 /// Reads sysbench's `--config-file`: one `name=value` (or `name`) per line, `#` comments.
 fn config_file(path: &str) -> Result<Vec<String>, Error> {
-    let text = std::fs::read_to_string(path)
+    let text = crate::input::read_text(std::path::Path::new(path), crate::input::SMALL)
         .map_err(|e| Error::Usage(format!("--config-file={path}: {e}")))?;
     Ok(text
         .lines()

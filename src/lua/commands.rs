@@ -61,7 +61,7 @@ fn script_plan(
     args: &[String],
 ) -> Result<Option<(Ctx, RunPlan)>, Error> {
     let path = super::scripts::resolve(script)?;
-    let source = std::fs::read_to_string(&path)
+    let source = crate::input::read_text(&path, crate::input::SCRIPT)
         .map_err(|e| Error::Usage(format!("{}: {e}", path.display())))?;
     let mut ctx = Ctx {
         path: path.clone(),

@@ -163,14 +163,19 @@ pub fn compare(
 pub fn hdr_log(input: &Path) -> Result<Vec<u8>, Error> {
     let results = match Results::read(input) {
         Ok(r) => r,
-        // A results file with impossible figures says so; anything else may be a step record.
+        // A results file with impossible figures, or no JSON at all, says so; JSON of another
+        // shape may be a step record, and when it is not either, the results file's error
+        // is the one that tells.
         Err(e) if !e.to_string().contains("not a dbsweep results file") => return Err(e),
-        Err(_) => StepRecord::read(input)?.results.ok_or_else(|| {
-            Error::Usage(format!(
-                "{}: this step has no latency histogram (not a run step)",
-                input.display()
-            ))
-        })?,
+        Err(e) => match StepRecord::read(input) {
+            Ok(rec) => rec.results.ok_or_else(|| {
+                Error::Usage(format!(
+                    "{}: this step has no latency histogram (not a run step)",
+                    input.display()
+                ))
+            })?,
+            Err(_) => return Err(e),
+        },
     };
     let h = results.histogram.decode()?;
     let start = UNIX_EPOCH + Duration::from_secs(results.started_at);

@@ -179,9 +179,10 @@ impl Dataset {
                 read_sweep(path, &source, &mut entries, &mut recoveries)?;
                 // The machine it ran on; a sweep without one (or an unreadable one) just has
                 // no column in the machine table.
-                if let Some(env) = std::fs::read_to_string(path.join("environment.json"))
-                    .ok()
-                    .and_then(|t| serde_json::from_str(&t).ok())
+                if let Some(env) =
+                    crate::input::read_text(&path.join("environment.json"), crate::input::SMALL)
+                        .ok()
+                        .and_then(|t| serde_json::from_str(&t).ok())
                 {
                     machines.push((source.clone(), env));
                 }

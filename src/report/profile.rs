@@ -92,7 +92,9 @@ pub fn html(ds: &Dataset, label: &dyn Fn(&Entry) -> String) -> String {
         let kind = |e: &Entry| e.results.as_ref().map(|r| r.target.kind.clone());
         for (i, (e, p)) in entries.iter().enumerate() {
             let title = format!("{test}: {}", label(e));
-            match p.flame_file.as_deref().map(std::fs::read_to_string) {
+            let flame =
+                |f: &str| crate::input::read_text(std::path::Path::new(f), crate::input::RESULTS);
+            match p.flame_file.as_deref().map(flame) {
                 Some(Ok(svg)) => figure(&mut body, &title, "flame graph", &svg),
                 Some(Err(err)) => note(&mut body, &title, &err.to_string()),
                 None => note(&mut body, &title, "no flame graph was saved"),

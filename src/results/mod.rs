@@ -324,11 +324,70 @@ impl HistogramData {
         }
         let bytes = base64::engine::general_purpose::STANDARD
             .decode(&self.data)
-            .map_err(|e| bad(e.to_string()))?;
+            .map_err(|e| bad(format!("its data is not base64 ({e})")))?;
+        let plain = histogram_blob(&bytes).map_err(bad)?;
         Deserializer::new()
-            .deserialize(&mut bytes.as_slice())
-            .map_err(|e| bad(format!("{e:?}")))
+            .deserialize(&mut plain.as_slice())
+            .map_err(|e| bad(format!("its counts do not decode ({e:?})")))
     }
+}
+
+/// The counts a histogram may hold after inflating: far more than any run records (a count
+/// takes at most 9 bytes; a histogram of 3 significant digits over an hour in ns has about
+/// 40,000 of them), far less than memory.
+const HISTOGRAM_INFLATED_MAX: u64 = 64 << 20;
+
+/// The uncompressed V2 encoding of a V2-deflate histogram, after checking what its header
+/// claims against what it holds, so that the decoder never allocates what a crafted header
+/// asks for (a 4 GB payload in a 28 KB file).
+fn histogram_blob(bytes: &[u8]) -> Result<Vec<u8>, String> {
+    use std::io::Read;
+    const V2: u32 = 0x1c84_9303;
+    const V2_DEFLATE: u32 = 0x1c84_9304;
+    let u32_at = |b: &[u8], i: usize| -> Option<u32> {
+        Some(u32::from_be_bytes(b.get(i..i + 4)?.try_into().ok()?))
+    };
+    let cookie = u32_at(bytes, 0).ok_or("too short to be one")?;
+    // Writers set bit 4 of the cookie (the Java and Rust ones do); readers take both.
+    let plain = match cookie & !0x10 {
+        V2 => bytes.to_vec(),
+        V2_DEFLATE => {
+            let mut out = Vec::new();
+            flate2::read::ZlibDecoder::new(bytes.get(8..).unwrap_or_default())
+                .take(HISTOGRAM_INFLATED_MAX + 1)
+                .read_to_end(&mut out)
+                .map_err(|e| format!("its compressed data is damaged ({e})"))?;
+            if out.len() as u64 > HISTOGRAM_INFLATED_MAX {
+                return Err(format!(
+                    "it inflates past {} MiB: not a run's histogram",
+                    HISTOGRAM_INFLATED_MAX >> 20
+                ));
+            }
+            out
+        }
+        other => {
+            return Err(format!(
+                "not an HdrHistogram V2 encoding (cookie {other:#x})"
+            ));
+        }
+    };
+    // The V2 header: cookie, payload length, normalising offset, significant digits, lowest
+    // and highest values, conversion ratio (40 bytes), then the payload.
+    const HEADER: usize = 40;
+    let claimed = u32_at(&plain, 4).ok_or("its header is cut short")? as usize;
+    let held = plain.len().saturating_sub(HEADER);
+    if plain.len() < HEADER || claimed != held {
+        return Err(format!(
+            "its header claims {claimed} bytes of counts but it holds {held}"
+        ));
+    }
+    let digits = u32_at(&plain, 12).unwrap_or(0);
+    if digits > 5 {
+        return Err(format!(
+            "{digits} significant digits (HdrHistogram takes 0 to 5)"
+        ));
+    }
+    Ok(plain)
 }
 
 impl Latency {
@@ -366,14 +425,9 @@ impl Latency {
 
 impl Results {
     pub fn read(path: &Path) -> Result<Results, Error> {
-        let text = fs::read_to_string(path)
+        let text = crate::input::read_text(path, crate::input::RESULTS)
             .map_err(|e| Error::Usage(format!("{}: {e}", path.display())))?;
-        let r: Results = serde_json::from_str(&text).map_err(|e| {
-            Error::Usage(format!(
-                "{}: not a dbsweep results file: {e}",
-                path.display()
-            ))
-        })?;
+        let r: Results = parse_json(path, &text, "results file")?;
         r.check()
             .map_err(|e| Error::Usage(format!("{}: {e}", path.display())))?;
         Ok(r)
@@ -532,6 +586,61 @@ pub fn is_sweep_dir(dir: &Path) -> bool {
     dir.join("plan.toml").is_file() && dir.join("steps").is_dir()
 }
 
+/// `text` (read from `path`) as a `what`, with an error that says what is wrong: a file cut
+/// short, text that is not JSON (NaN and Infinity are not), or JSON of another shape.
+fn parse_json<T: serde::de::DeserializeOwned>(
+    path: &Path,
+    text: &str,
+    what: &str,
+) -> Result<T, Error> {
+    use serde_json::error::Category;
+    serde_json::from_str(text).map_err(|e| {
+        let why = match e.classify() {
+            Category::Eof => format!(
+                "cut short: the file ends inside its JSON (line {}); it was not written whole",
+                e.line()
+            ),
+            Category::Syntax => format!("not valid JSON: {e}"),
+            Category::Data | Category::Io => format!("not a dbsweep {what}: {e}"),
+        };
+        Error::Usage(format!("{}: {why}", path.display()))
+    })
+}
+
+/// For the fuzz harness (`fuzz/`): `text` read as a results file is, and then what report and
+/// merge do with one: its checks, its histograms, a merge with a copy of itself shifted to
+/// another host. Not part of dbsweep's interface.
+#[doc(hidden)]
+pub fn fuzz_results_text(text: &str) {
+    let Ok(r) = parse_json::<Results>(Path::new("fuzz.json"), text, "results file") else {
+        return;
+    };
+    if r.check().is_err() {
+        return;
+    }
+    let _ = r.histogram.decode();
+    for s in &r.statements {
+        let _ = s.histogram.as_ref().map(HistogramData::decode);
+    }
+    let mut other = r.clone();
+    other.client_id = Some("fuzz-other".into());
+    let _ = merge::merge(&[("a.json".into(), r), ("b.json".into(), other)]);
+}
+
+/// For the fuzz harness: `bytes` decoded as a histogram's data.
+#[doc(hidden)]
+pub fn fuzz_histogram_bytes(bytes: &[u8]) {
+    use base64::Engine;
+    let data = HistogramData {
+        encoding: HISTOGRAM_ENCODING.into(),
+        unit: "ns".into(),
+        data: base64::engine::general_purpose::STANDARD.encode(bytes),
+    };
+    if let Ok(h) = data.decode() {
+        let _ = Latency::from_histogram(&h);
+    }
+}
+
 /// (year, month, day, hour, minute, second) in UTC of a Unix time.
 pub fn utc_parts(epoch: u64) -> (i64, i64, i64, u64, u64, u64) {
     let (days, secs) = ((epoch / 86_400) as i64, epoch % 86_400);
@@ -636,14 +745,9 @@ fn first_repeat() -> u32 {
 
 impl StepRecord {
     pub fn read(path: &Path) -> Result<StepRecord, Error> {
-        let text = fs::read_to_string(path)
+        let text = crate::input::read_text(path, crate::input::RESULTS)
             .map_err(|e| Error::Usage(format!("{}: {e}", path.display())))?;
-        let r: StepRecord = serde_json::from_str(&text).map_err(|e| {
-            Error::Usage(format!(
-                "{}: not a dbsweep step record: {e}",
-                path.display()
-            ))
-        })?;
+        let r: StepRecord = parse_json(path, &text, "step record")?;
         let checked = match &r.results {
             _ if !r.seconds.is_finite() || r.seconds < 0.0 => {
                 Err(format!("seconds = {} is not a duration", r.seconds))
@@ -671,5 +775,51 @@ impl Drop for ResultsFile {
         if self.file.is_some() {
             let _ = fs::remove_file(&self.tmp);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use base64::Engine;
+
+    fn encoded(blob: &[u8]) -> HistogramData {
+        HistogramData {
+            encoding: HISTOGRAM_ENCODING.into(),
+            unit: "ns".into(),
+            data: base64::engine::general_purpose::STANDARD.encode(blob),
+        }
+    }
+
+    #[test]
+    fn a_histogram_header_claiming_gigabytes_is_refused_without_allocating_them() {
+        let mut h = Histogram::<u64>::new_with_bounds(1, 3_600_000_000_000, 3).unwrap();
+        h.record_n(12_345, 7).unwrap();
+        let good = HistogramData::encode(&h);
+        assert_eq!(good.decode().unwrap().len(), 7);
+        // The same counts, uncompressed, with a payload length of 4 GB in the header.
+        let raw = base64::engine::general_purpose::STANDARD
+            .decode(&good.data)
+            .unwrap();
+        let mut plain = Vec::new();
+        std::io::Read::read_to_end(&mut flate2::read::ZlibDecoder::new(&raw[8..]), &mut plain)
+            .unwrap();
+        plain[4..8].copy_from_slice(&u32::MAX.to_be_bytes());
+        let e = encoded(&plain).decode().unwrap_err().to_string();
+        assert!(e.contains("claims 4294967295 bytes of counts"), "{e}");
+        // Words, not a debug dump, for data that is not a histogram at all.
+        let e = encoded(b"not a histogram")
+            .decode()
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("not an HdrHistogram V2 encoding"), "{e}");
+        let e = HistogramData {
+            data: "%%%".into(),
+            ..encoded(b"")
+        }
+        .decode()
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("not base64"), "{e}");
     }
 }

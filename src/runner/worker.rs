@@ -478,7 +478,8 @@ impl<'a> Pacing<'a> {
             Some(due) => {
                 let gap = sched.pacing.expect("paced").1;
                 self.next_due = Some(due + gap);
-                wait_until(due, sh);
+                // Never past the deadline: a slow rate's next turn may lie beyond the run.
+                wait_until(sched.deadline.map_or(due, |d| due.min(d)), sh);
                 Some(due)
             }
             None => None,

@@ -64,7 +64,7 @@ pub fn run(args: SweepArgs) -> Result<Outcome, Error> {
                     "--resume DIR: the targets, client counts and tables are the saved plan's; only durations (--read-time, --write-time, --warmup-time, --postwrite-pause) may change for the steps still to run".into(),
                 ));
             }
-            let text = fs::read_to_string(&path)
+            let text = crate::input::read_text(&path, crate::input::SMALL)
                 .map_err(|e| Error::Usage(format!("{}: {e}", path.display())))?;
             let sweep = Sweep::parse(&path.display().to_string(), &text, o)?;
             if !args.dry_run {

@@ -24,7 +24,7 @@ impl Sweep {
                 names.join(", ")
             )));
         }
-        let text = std::fs::read_to_string(path)
+        let text = crate::input::read_text(path, crate::input::SMALL)
             .map_err(|e| Error::Usage(format!("plan {plan}: cannot read it: {e}")))?;
         Sweep::parse(plan, &text, overrides)
     }

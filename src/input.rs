@@ -1,0 +1,79 @@
+//! Reading files that come from outside (plans, results files, scripts, keys, certificates):
+//! only regular files, and never more than a limit, so that a FIFO, a device such as
+//! `/dev/zero` or a huge file given by mistake ends in an error at once instead of a wait
+//! without end or memory without bound.
+
+use std::fs;
+use std::io::{self, Read};
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::Path;
+
+/// A plan, a sysbench config file, a key or a certificate: small text.
+pub const SMALL: u64 = 4 << 20;
+/// A Lua script.
+pub const SCRIPT: u64 = 16 << 20;
+/// A results file or step record (histograms, intervals, profiles).
+pub const RESULTS: u64 = 512 << 20;
+
+/// The bytes of the regular file at `path`, refusing anything else and anything over
+/// `limit` bytes. Opened without blocking: a FIFO without a writer does not hold the open.
+pub fn read(path: &Path, limit: u64) -> io::Result<Vec<u8>> {
+    let file = fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)?;
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        let kind = if meta.is_dir() {
+            "a directory"
+        } else {
+            "not a regular file (a FIFO, a socket or a device)"
+        };
+        return Err(io::Error::new(io::ErrorKind::InvalidInput, kind));
+    }
+    let too_big = |n: u64| {
+        io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!(
+                "{n} bytes or more, past the {} MiB this file may hold",
+                limit >> 20
+            ),
+        )
+    };
+    if meta.len() > limit {
+        return Err(too_big(meta.len()));
+    }
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    file.take(limit + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > limit {
+        return Err(too_big(bytes.len() as u64));
+    }
+    Ok(bytes)
+}
+
+/// [`read`] as UTF-8 text.
+pub fn read_text(path: &Path, limit: u64) -> io::Result<String> {
+    String::from_utf8(read(path, limit)?)
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidData, "not UTF-8 text"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fifos_devices_directories_and_big_files_are_refused_at_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("fifo");
+        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        // SAFETY: mkfifo on a path in a fresh directory.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        for p in [fifo.as_path(), Path::new("/dev/zero"), dir.path()] {
+            assert!(read(p, SMALL).is_err(), "{}", p.display());
+        }
+        let big = dir.path().join("big");
+        fs::write(&big, vec![b'x'; 2048]).unwrap();
+        assert!(read(&big, 1024).is_err());
+        assert_eq!(read(&big, 4096).unwrap().len(), 2048);
+    }
+}
