@@ -41,8 +41,15 @@ pub fn run(cli: Cli) -> Result<Outcome, Error> {
     db::socket::set_timeouts(cli.connect_timeout, cli.query_timeout)?;
     match cli.command {
         Command::Servers => {
-            let defaults = [ServerKind::Postgres, ServerKind::Mariadb, ServerKind::Mysql]
-                .map(|k| (k, server::binary_version(k).ok()));
+            let defaults =
+                [ServerKind::Postgres, ServerKind::Mariadb, ServerKind::Mysql].map(|k| {
+                    let build = server::builds::resolve(k, None, None).ok().flatten();
+                    let line = match build {
+                        Some(b) => Some(format!("{} ({})", b.line, b.basedir.display())),
+                        None => server::binary_version(k).ok(),
+                    };
+                    (k, line)
+                });
             print!(
                 "{}",
                 server::builds::listing(&server::builds::find_all(), &defaults)

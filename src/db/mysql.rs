@@ -136,7 +136,8 @@ impl Protocol for My {
     type Stmt = Prepared;
     const DIALECT: Dialect = Dialect::Mysql;
     const BACKSLASH_ESCAPES: bool = true;
-    const SETTINGS_SQL: &'static str = "SELECT CONCAT(VARIABLE_NAME, '=', VARIABLE_VALUE) FROM information_schema.GLOBAL_VARIABLES";
+    // MySQL 8 removed information_schema.GLOBAL_VARIABLES; SHOW is in MariaDB and every MySQL.
+    const SETTINGS_SQL: &'static str = "SHOW GLOBAL VARIABLES";
 
     fn tls(&self) -> Option<String> {
         self.wire.tls_info()

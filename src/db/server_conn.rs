@@ -33,7 +33,8 @@ pub trait Protocol: Send {
     ) -> Result<Outcome, DbError>;
     /// A query counting the tables called `name` in the current schema or database.
     fn table_count_sql(name: &str) -> String;
-    /// A query returning one `name=value` row per server setting worth saving.
+    /// A query returning one row per server setting worth saving: `name, value`, or one
+    /// `name=value` column.
     const SETTINGS_SQL: &'static str;
     /// The negotiated TLS protocol and cipher; None on a plain connection.
     fn tls(&self) -> Option<String> {
@@ -413,13 +414,17 @@ impl<P: Protocol> Conn for ServerConn<P> {
         let mut out = BTreeMap::new();
         self.proto
             .simple(P::SETTINGS_SQL, &mut |row| {
-                if let Some((k, v)) = row
-                    .get(0)
-                    .map(String::from_utf8_lossy)
-                    .as_deref()
-                    .and_then(|t| t.split_once('='))
-                {
-                    out.insert(k.to_ascii_lowercase(), v.to_string());
+                let text = |i| row.get(i).map(String::from_utf8_lossy);
+                // Two columns (name, value), or one `name=value`.
+                let pair = match (text(0), text(1)) {
+                    (Some(k), Some(v)) => Some((k.into_owned(), v.into_owned())),
+                    (Some(t), None) => t
+                        .split_once('=')
+                        .map(|(k, v)| (k.to_string(), v.to_string())),
+                    _ => None,
+                };
+                if let Some((k, v)) = pair {
+                    out.insert(k.to_ascii_lowercase(), v);
                 }
             })
             .map_err(|e| e.in_statement(P::SETTINGS_SQL))?;

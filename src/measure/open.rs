@@ -123,6 +123,7 @@ impl Db {
             effective: s.effective.clone(),
             setting_warnings: s.setting_warnings.clone(),
             basedir: s.build.as_ref().map(|b| b.basedir.display().to_string()),
+            provenance: s.build.as_ref().and_then(|b| b.provenance.clone()),
         })
     }
 }

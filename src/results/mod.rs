@@ -180,6 +180,9 @@ pub struct ServerInfo {
     /// The install tree of the build that ran (absent for the system's default build).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub basedir: Option<String>,
+    /// Where that tree came from (`Debian unstable mysql-server-core 9.7.4-2`), when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provenance: Option<String>,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]

@@ -28,6 +28,9 @@ pub struct Build {
     /// The tree's own shared libraries, for the server's processes (`lib/`), when it has them
     /// and is not the system's.
     pub libdir: Option<PathBuf>,
+    /// Where the tree came from, as `scripts/builds` recorded it in `dbsweep-build.txt`
+    /// (`Debian unstable mysql-server-core 9.7.4-2`); None for trees of other origins.
+    pub provenance: Option<String>,
 }
 
 impl Build {
@@ -113,6 +116,7 @@ impl Build {
                     .unwrap_or_default()
             )
         })?;
+        let provenance = provenance(&basedir);
         Ok(Build {
             kind,
             version,
@@ -120,6 +124,7 @@ impl Build {
             basedir,
             server,
             libdir,
+            provenance,
         })
     }
 
@@ -291,10 +296,15 @@ pub fn resolve(
         }
         return Ok(Some(build));
     }
+    let all = find_all();
     let Some(v) = version else {
+        // The system's server of the kind; where the system has none (MySQL, whose packages
+        // are not Debian's default), the newest build found.
+        if super::binary_version(kind).is_err() {
+            return Ok(all.into_iter().rev().find(|b| b.kind == kind));
+        }
         return Ok(None);
     };
-    let all = find_all();
     let same_kind: Vec<&Build> = all.iter().filter(|b| b.kind == kind).collect();
     match same_kind.iter().rev().find(|b| b.matches(v)) {
         Some(b) => Ok(Some((*b).clone())),
@@ -312,6 +322,23 @@ pub fn resolve(
             }
         ))),
     }
+}
+
+/// The provenance file's `suite`, `package` and `version` as one line.
+fn provenance(basedir: &Path) -> Option<String> {
+    let text =
+        crate::input::read_text(&basedir.join("dbsweep-build.txt"), crate::input::SMALL).ok()?;
+    let field = |k: &str| {
+        text.lines()
+            .find_map(|l| l.strip_prefix(k)?.strip_prefix('='))
+            .map(str::trim)
+    };
+    Some(format!(
+        "Debian {} {} {}",
+        field("suite")?,
+        field("package")?,
+        field("version")?
+    ))
 }
 
 /// `--server KIND[:VERSION]`, or a plan target's `server = "KIND[:VERSION]"`.
@@ -477,6 +504,7 @@ mod tests {
             basedir: PathBuf::new(),
             server: PathBuf::new(),
             libdir: None,
+            provenance: None,
         };
         assert!(b.matches("11") && b.matches("11.4") && b.matches("11.4.5"));
         assert!(!b.matches("1") && !b.matches("11.40") && !b.matches("11.4.50"));

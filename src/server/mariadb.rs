@@ -146,6 +146,19 @@ pub(super) fn launch(s: &mut ManagedServer) -> Result<(), Error> {
         cnf.push_str(arg.trim_start_matches("--"));
         cnf.push('\n');
     }
+    if s.kind == ServerKind::Mysql {
+        // MySQL's defaults assume its package's layout: a secure-file-priv directory under
+        // /var/lib, the X plugin on a port of its own, LOAD DATA LOCAL refused (the loader's
+        // bulk path). The files directory is the server's own, inside its directory.
+        let files = s.dir.join("files");
+        std::fs::create_dir_all(&files)
+            .map_err(|e| Error::Run(format!("{}: {e}", files.display())))?;
+        chown_tree(&files, s.runs_as)?;
+        cnf.push_str(&format!(
+            "secure-file-priv={}\nmysqlx=OFF\nlocal-infile=ON\n",
+            files.display()
+        ));
+    }
     let tls = if s.tls {
         let files = super::certs::write(&s.dir, USER)?;
         for f in [&files.ca, &files.cert, &files.key] {
@@ -169,7 +182,12 @@ pub(super) fn launch(s: &mut ManagedServer) -> Result<(), Error> {
     let path = s.dir.join("my.cnf");
     write_file(&path, cnf.as_bytes(), 0o644)?;
     chown_tree(&path, s.runs_as)?;
-    chown_tree(&s.log, s.runs_as).ok();
+    // The server opens its error log itself (log-error), as its own user: the file must be
+    // there and its own before the start (dbsweep appends the server's output to it too).
+    if !s.log.exists() {
+        write_file(&s.log, b"", 0o644)?;
+    }
+    chown_tree(&s.log, s.runs_as)?;
     s.spawn(&bin, &[format!("--defaults-file={}", path.display())])?;
     // The set-up connection's reads and writes are bounded, as every wait of dbsweep's is.
     let bound = Some(std::time::Duration::from_secs(10));

@@ -63,21 +63,34 @@ pub(super) fn kill_at(
 }
 
 /// Redo written since the last checkpoint, as the server tells it; None when it cannot.
+/// InnoDB's from its monitor's LOG section (`Log sequence number`, `Last checkpoint at`),
+/// which MariaDB and every MySQL print alike (MySQL 8 has no `Innodb_lsn_*` status).
 fn redo_since_checkpoint(target: &dyn Target) -> Option<u64> {
-    let sql = match target.kind() {
-        "postgres" => "SELECT (pg_current_wal_lsn() - (pg_control_checkpoint()).redo_lsn)::bigint",
-        "mysql" => {
-            "SELECT CAST(c.VARIABLE_VALUE AS SIGNED) - CAST(k.VARIABLE_VALUE AS SIGNED) \
-             FROM information_schema.GLOBAL_STATUS c, information_schema.GLOBAL_STATUS k \
-             WHERE c.VARIABLE_NAME = 'INNODB_LSN_CURRENT' \
-             AND k.VARIABLE_NAME = 'INNODB_LSN_LAST_CHECKPOINT'"
-        }
-        _ => return None,
-    };
     let mut conn = target.connect().ok()?;
-    conn.query_i64(sql)
-        .ok()?
-        .and_then(|v| u64::try_from(v).ok())
+    match target.kind() {
+        "postgres" => conn
+            .query_i64("SELECT (pg_current_wal_lsn() - (pg_control_checkpoint()).redo_lsn)::bigint")
+            .ok()?
+            .and_then(|v| u64::try_from(v).ok()),
+        "mysql" => {
+            let status = crate::metrics::dbstats::innodb_status(conn.as_mut(), "mysql")?;
+            innodb_redo(&status)
+        }
+        _ => None,
+    }
+}
+
+/// `Log sequence number` minus `Last checkpoint at` in an InnoDB monitor text.
+fn innodb_redo(status: &str) -> Option<u64> {
+    let number = |label: &str| -> Option<u64> {
+        let line = status.lines().find(|l| l.trim_start().starts_with(label))?;
+        line.trim_start()[label.len()..]
+            .split_whitespace()
+            .next()?
+            .parse()
+            .ok()
+    };
+    number("Log sequence number")?.checked_sub(number("Last checkpoint at")?)
 }
 
 /// Starts the crashed server again on its data directory and times its recovery; runs
@@ -116,4 +129,16 @@ pub(super) fn recover(
         seconds,
         checks,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn redo_since_the_checkpoint_from_the_innodb_monitor() {
+        let mysql = "---\nLOG\n---\nLog sequence number          34578262\nLog buffer assigned up to    34578262\nLast checkpoint at           34570000\n";
+        assert_eq!(super::innodb_redo(mysql), Some(8262));
+        let mariadb = "LOG\n---\nLog sequence number 50000\nLog flushed up to   50000\nLast checkpoint at  41000\n";
+        assert_eq!(super::innodb_redo(mariadb), Some(9000));
+        assert_eq!(super::innodb_redo("nothing"), None);
+    }
 }
