@@ -20,6 +20,10 @@ macro_rules! per_server {
             fn mariadb() {
                 ($body)(ServerKind::Mariadb)
             }
+            #[test]
+            fn mysql() {
+                ($body)(ServerKind::Mysql)
+            }
         }
     };
 }

@@ -114,7 +114,12 @@ impl ManagedServer {
             tls_required: spec.tls_required,
             effective: BTreeMap::new(),
             setting_warnings: Vec::new(),
-            build: spec.build.clone(),
+            // No build named: the system's server, or the newest build where the system has
+            // none of the kind (MySQL).
+            build: match &spec.build {
+                Some(b) => Some(b.clone()),
+                None => builds::resolve(spec.kind, None, None)?,
+            },
         };
         if in_memory(&server.dir) {
             eprintln!(
