@@ -104,7 +104,16 @@ fn a_hot_row_shows_lock_waits_and_cached_reads_do_not_on_postgres() {
 
 #[test]
 fn a_hot_row_shows_row_lock_waits_on_mariadb() {
-    let server = start(ServerKind::Mariadb);
+    hot_row_waits(ServerKind::Mariadb);
+}
+
+#[test]
+fn a_hot_row_shows_row_lock_waits_on_mysql() {
+    hot_row_waits(ServerKind::Mysql);
+}
+
+fn hot_row_waits(kind: ServerKind) {
+    let server = start(kind);
     let s = Scratch::new();
     prepare(&server.url);
     let hot = run(&s, &server.url, "update-one", "4", "hot.json");
@@ -116,12 +125,22 @@ fn a_hot_row_shows_row_lock_waits_on_mariadb() {
     );
     let ev = events(&hot);
     assert!(ev.iter().any(|(e, _)| e.starts_with("Query:")), "{ev:?}");
-    // performance_schema is off by default: no instruments.
-    assert!(
-        hot["waits"].get("instruments").is_none(),
-        "{}",
-        hot["waits"]
-    );
+    if kind == ServerKind::Mariadb {
+        // performance_schema is off by default in MariaDB: no instruments.
+        assert!(
+            hot["waits"].get("instruments").is_none(),
+            "{}",
+            hot["waits"]
+        );
+    } else {
+        // and on in MySQL: the step's waits by instrument.
+        let instruments = hot["waits"]["instruments"].as_array();
+        assert!(
+            instruments.is_some_and(|i| !i.is_empty()),
+            "{}",
+            hot["waits"]
+        );
+    }
     // SHOW ENGINE INNODB STATUS was read at both ends of the step: MariaDB 10.11 prints the
     // SEMAPHORES heading without counters, so only the count of long waits is there.
     let innodb = &hot["waits"]["innodb"];
@@ -406,29 +425,31 @@ fn each_statement_kind_is_counted_and_timed_on_sqlite() {
     check_statements(&url, "oltp_update_index", &[], &[("index_update", 1)]);
 }
 
-#[test]
-fn each_statement_kind_is_counted_and_timed_on_mariadb() {
-    let server = start(ServerKind::Mariadb);
-    dbsweep()
-        .args(["prepare", "oltp_read_write", "--target", &server.url])
-        .args(["--table-size", "1000"])
-        .assert()
-        .success();
-    check_statements(&server.url, "oltp_read_write", &[], READ_WRITE);
-    check_statements(
-        &server.url,
-        "oltp_write_only",
-        &["--delete-inserts", "2"],
-        &[
-            ("begin", 1),
-            ("index_update", 1),
-            ("non_index_update", 1),
-            ("delete", 2),
-            ("insert", 2),
-            ("commit", 1),
-        ],
-    );
-}
+per_server!(
+    each_statement_kind_is_counted_and_timed,
+    |kind: ServerKind| {
+        let server = start(kind);
+        dbsweep()
+            .args(["prepare", "oltp_read_write", "--target", &server.url])
+            .args(["--table-size", "1000"])
+            .assert()
+            .success();
+        check_statements(&server.url, "oltp_read_write", &[], READ_WRITE);
+        check_statements(
+            &server.url,
+            "oltp_write_only",
+            &["--delete-inserts", "2"],
+            &[
+                ("begin", 1),
+                ("index_update", 1),
+                ("non_index_update", 1),
+                ("delete", 2),
+                ("insert", 2),
+                ("commit", 1),
+            ],
+        );
+    }
+);
 
 #[test]
 fn a_crash_step_times_recovery_checks_tpcc_and_the_sweep_goes_on() {
@@ -446,6 +467,8 @@ options = { warehouses = 1 }
 server = "postgres"
 [[targets]]
 server = "mariadb"
+[[targets]]
+server = "mysql"
 
 [[steps]]
 load = "tpcc"
@@ -461,7 +484,7 @@ class = "read"
 "#,
     );
     let recs = crate::sweep::records(&dir);
-    assert_eq!(recs.len(), 6, "2 cells x 3 steps");
+    assert_eq!(recs.len(), 9, "3 cells x 3 steps");
     for (name, r) in &recs {
         assert_eq!(r["status"], "ok", "{name}: {}", r["error"]);
         if r["name"] == "crash" {
@@ -483,7 +506,9 @@ class = "read"
         .nth(1)
         .unwrap_or_else(|| panic!("no recovery table: {text}"));
     assert!(
-        table.contains("postgres/default c2") && table.contains("mariadb/default c2"),
+        table.contains("postgres/default c2")
+            && table.contains("mariadb/default c2")
+            && table.contains("mysql/default c2"),
         "{table}"
     );
 }

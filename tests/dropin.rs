@@ -143,6 +143,11 @@ fn a_driver_parses_the_same_fields_from_the_link_as_from_sysbench_on_mariadb() {
     same_fields_both_ways(ServerKind::Mariadb);
 }
 
+#[test]
+fn a_driver_parses_the_same_fields_from_the_link_as_from_sysbench_on_mysql() {
+    same_fields_both_ways(ServerKind::Mysql);
+}
+
 /// A script with a dashed option, an option named like sysbench's `--threads`, and the other
 /// kinds of options `help` shows.
 const OPTIONS_SCRIPT: &str = r#"

@@ -135,6 +135,11 @@ fn sysbench_scripts_count_as_sysbench_on_mariadb() {
     same_counts_as_sysbench(ServerKind::Mariadb);
 }
 
+#[test]
+fn sysbench_scripts_count_as_sysbench_on_mysql() {
+    same_counts_as_sysbench(ServerKind::Mysql);
+}
+
 /// Writes `source` as `name` in the scratch directory and runs it on the scratch SQLite
 /// database with `args`.
 pub(crate) fn run_local(
@@ -411,6 +416,11 @@ fn ignorable_errors_restart_the_event_on_postgres() {
 #[test]
 fn ignorable_errors_restart_the_event_on_mariadb() {
     ignorable_errors_restart_the_event(ServerKind::Mariadb);
+}
+
+#[test]
+fn ignorable_errors_restart_the_event_on_mysql() {
+    ignorable_errors_restart_the_event(ServerKind::Mysql);
 }
 
 #[test]

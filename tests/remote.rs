@@ -282,6 +282,11 @@ fn the_server_hosts_figures_of_a_mariadb_host() {
     server_host_figures(ServerKind::Mariadb);
 }
 
+#[test]
+fn the_server_hosts_figures_of_a_mysql_host() {
+    server_host_figures(ServerKind::Mysql);
+}
+
 pub(crate) fn server_host_figures(kind: ServerKind) {
     let hosts = Hosts::new(kind, 1);
     let s = Scratch::new();

@@ -97,6 +97,12 @@ const MY: Vocabulary = Vocabulary {
     refusal: "Access denied",
 };
 
+/// MySQL's words are MariaDB's, but for its refusal of a plain login.
+const ORACLE_MY: Vocabulary = Vocabulary {
+    refusal: "insecure transport are prohibited",
+    ..MY
+};
+
 /// Every mode against a managed server that requires TLS: connects or fails as libpq and the
 /// mysql client would, with one-line errors that say what to change.
 fn tls_modes_connect_or_fail_as_their_clients_would(kind: ServerKind, v: &Vocabulary) {
@@ -192,6 +198,11 @@ fn postgres_tls_modes_connect_or_fail_as_libpq_would() {
 #[test]
 fn mariadb_tls_modes_connect_or_fail_as_the_mysql_client_would() {
     tls_modes_connect_or_fail_as_their_clients_would(ServerKind::Mariadb, &MY);
+}
+
+#[test]
+fn mysql_tls_modes_connect_or_fail_as_the_mysql_client_would() {
+    tls_modes_connect_or_fail_as_their_clients_would(ServerKind::Mysql, &ORACLE_MY);
 }
 
 #[test]
