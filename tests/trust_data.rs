@@ -663,3 +663,48 @@ fn a_server_that_dies_in_a_load_fails_its_cell_and_resume_runs_it_again() {
         assert!(r["rerun"].is_null(), "{step}");
     }
 }
+
+#[test]
+fn settings_that_move_where_a_managed_server_listens_are_refused_before_it_starts() {
+    for setting in [
+        "port=3399",
+        "skip-networking=1",
+        "listen_addresses=*",
+        "socket=/tmp/x",
+    ] {
+        let out = dbsweep()
+            .args([
+                "run",
+                "oltp_point_select",
+                "--server",
+                "mariadb",
+                "--server-set",
+                setting,
+            ])
+            .timeout(HANG)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{setting}: {stderr}");
+        assert!(
+            stderr.contains("is dbsweep's to set"),
+            "{setting}: {stderr}"
+        );
+    }
+}
+
+#[test]
+fn a_plan_asking_mysql_for_its_removed_query_cache_is_refused_with_what_replaced_it() {
+    let s = Scratch::new();
+    let out = dbsweep()
+        .args(["sweep", "query-cache", "--server", "mysql:9.7", "--dry-run"])
+        .current_dir(s.dir.path())
+        .timeout(HANG)
+        .output()
+        .unwrap();
+    assert_refused(
+        &out,
+        2,
+        &["query_cache", "MySQL 8.0 removed the query cache"],
+    );
+}

@@ -9,6 +9,7 @@ use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
 use std::path::Path;
 
+use super::kind::ServerKind;
 use crate::results::diagnosis::Effective;
 
 /// The unit of a number, to compare `256MB` with `32768` pages of `8kB`.
@@ -157,6 +158,39 @@ pub fn describe(name: &str, e: &Effective) -> String {
             e.requested
         ),
     }
+}
+
+/// What replaced a setting that a server of `kind` no longer has, for the refusal's message.
+pub fn replacement(kind: ServerKind, name: &str) -> Option<&'static str> {
+    let name = mysql_variable(name);
+    match (kind, name.as_str()) {
+        (ServerKind::Mysql, "innodb_log_file_size" | "innodb_log_files_in_group") => Some(
+            "MySQL 8.0.30 and later size the redo log with innodb_redo_log_capacity: set that \
+             to the total, innodb_log_file_size x innodb_log_files_in_group",
+        ),
+        (ServerKind::Mysql, n) if n.starts_with("query_cache") => {
+            Some("MySQL 8.0 removed the query cache; MariaDB still has it")
+        }
+        (ServerKind::Mysql, "innodb_file_format" | "innodb_large_prefix") => {
+            Some("MySQL 8.0 removed it: Barracuda and large prefixes are always on")
+        }
+        _ => None,
+    }
+}
+
+/// A setting that every build of `kind` from `version` on lacks (None: the build is not
+/// known yet, as for the system's), with what replaced it: for refusing a plan before it
+/// starts anything.
+pub fn removed(kind: ServerKind, version: Option<&str>, name: &str) -> Option<&'static str> {
+    let major = version
+        .and_then(|v| v.split('.').next()?.parse::<u32>().ok())
+        .unwrap_or(0);
+    let gone = match (kind, mysql_variable(name).as_str()) {
+        (ServerKind::Mysql, n) if n.starts_with("query_cache") => major >= 8,
+        (ServerKind::Mysql, "innodb_log_file_size" | "innodb_log_files_in_group") => major >= 9,
+        _ => false,
+    };
+    gone.then(|| replacement(kind, name)).flatten()
 }
 
 /// Where the server's log ends now, so that [`log_warnings`] reads only what a start writes.

@@ -350,7 +350,10 @@ impl ManagedServer {
                         refused
                             .iter()
                             .map(|(name, line)| format!(
-                                "setting {name}: the server's log says: {line}"
+                                "setting {name}: the server's log says: {line}{}",
+                                effective::replacement(self.kind, name)
+                                    .map(|r| format!(" ({r})"))
+                                    .unwrap_or_default()
                             ))
                             .collect::<Vec<_>>()
                             .join("; ")
@@ -474,8 +477,36 @@ pub fn parse_setting(s: &str) -> Result<(String, String), String> {
     if value.contains('\n') {
         return Err(format!("the value of '{name}' spans lines"));
     }
+    let canonical = name.to_ascii_lowercase().replace('-', "_");
+    if OWN_SETTINGS.contains(&canonical.as_str()) {
+        return Err(format!(
+            "'{name}' is dbsweep's to set: a managed server listens, logs and keeps its data \
+             where dbsweep looks for them (its own port, socket and directory)"
+        ));
+    }
     Ok((name.to_string(), value.trim().to_string()))
 }
+
+/// Settings that say where a managed server listens, logs and keeps its files: dbsweep writes
+/// them, and a server told otherwise would never be found (`port`, `skip_networking`).
+const OWN_SETTINGS: [&str; 16] = [
+    "port",
+    "socket",
+    "bind_address",
+    "skip_networking",
+    "datadir",
+    "pid_file",
+    "log_error",
+    "tmpdir",
+    "basedir",
+    "secure_file_priv",
+    "listen_addresses",
+    "unix_socket_directories",
+    "data_directory",
+    "hba_file",
+    "ident_file",
+    "external_pid_file",
+];
 
 /// Whether `dir` is on a file system kept in memory (tmpfs, ramfs).
 fn in_memory(dir: &Path) -> bool {

@@ -3,7 +3,7 @@
 
 use std::fs::{self};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 use super::kind::ServerKind;
 use crate::error::Error;
@@ -217,12 +217,20 @@ pub(crate) fn claim_datadir(d: &Path, force: bool) -> Result<PathBuf, Error> {
     Ok(dir)
 }
 
+/// How long a setup command (initdb, install-db, --initialize) may take: minutes on the
+/// slowest disks, never more.
+const SETUP_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(600);
+
 /// Runs a setup command (initdb, install-db) to completion; fails with its output.
 pub(crate) fn run_setup(cmd: &mut Command, what: &str) -> Result<(), Error> {
-    let out = cmd
-        .stdin(Stdio::null())
-        .output()
-        .map_err(|e| Error::Run(format!("{what}: {e}")))?;
+    // Bounded, and ended by Ctrl-C: a build whose initdb hangs is not waited on forever.
+    let out = super::builds::output_within(cmd, SETUP_TIMEOUT).map_err(|e| {
+        if crate::interrupt::interrupted() {
+            Error::Run(format!("{what}: interrupted"))
+        } else {
+            Error::Run(format!("{what}: {e}"))
+        }
+    })?;
     if out.status.success() {
         return Ok(());
     }

@@ -295,6 +295,19 @@ pub(crate) fn validate(src: &Source, file: PlanFile) -> Result<Sweep, Error> {
                 crate::db::check_url(&sqlite_url(url, &settings))
                     .map_err(|e| src.error(span.clone(), format!("configs.{name}: {e}")))?;
             }
+            // A setting the target's server no longer has, with what replaced it, before
+            // any cell starts (MySQL 8+ has no query cache, no innodb_log_file_size since 9).
+            let version = t.build.as_ref().map(|b| b.version.as_str());
+            if let TargetSpec::Managed(kind) = &t.spec
+                && let Some((setting, why)) = settings.iter().find_map(|(k, _)| {
+                    crate::server::effective::removed(*kind, version, k).map(|r| (k, r))
+                })
+            {
+                return Err(src.error(
+                    span.clone(),
+                    format!("configs.{name}: {setting} on target {}: {why}", t.name),
+                ));
+            }
             if let TargetSpec::Url(u) = &t.spec {
                 let sqlite = u.starts_with("sqlite:");
                 if memory_limit.is_some() || (managed_only && !sqlite) {
