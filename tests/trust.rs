@@ -68,7 +68,7 @@ fn assert_fails_with(out: &std::process::Output, code: i32, what: &str) {
 }
 
 /// `dbsweep sweep PLAN --dry-run` on a plan of `text`, bounded by [`HANG`].
-fn dry_run(s: &Scratch, text: &str) -> std::process::Output {
+pub(crate) fn dry_run(s: &Scratch, text: &str) -> std::process::Output {
     let path = s.path("p.toml");
     std::fs::write(&path, text).unwrap();
     dbsweep()

@@ -443,15 +443,7 @@ fn a_client_host_that_ssh_would_read_as_an_option_or_with_a_password_is_refused(
             "name = \"t\"\nclient_hosts = [\"{host}\"]\n[[targets]]\nurl = \"mock://\"\n\
              [[steps]]\nname = \"p\"\nworkload = \"oltp_point_select\"\nclass = \"read\"\n"
         );
-        let path = s.path("p.toml");
-        std::fs::write(&path, plan).unwrap();
-        let out = dbsweep()
-            .arg("sweep")
-            .arg(&path)
-            .arg("--dry-run")
-            .timeout(HANG)
-            .output()
-            .unwrap();
+        let out = crate::trust::dry_run(&s, &plan);
         assert_refused(&out, 2, &["client_hosts", what]);
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(
@@ -527,25 +519,14 @@ fn merge_refuses_a_part_given_twice_and_counts_that_overflow() {
 }
 
 #[test]
-fn a_step_names_too_long_for_a_file_name_is_refused_by_the_plan_check() {
+fn a_step_name_too_long_for_a_file_name_is_refused_by_the_plan_check() {
     let s = Scratch::new();
     let name = "x".repeat(260);
-    let path = s.path("p.toml");
-    std::fs::write(
-        &path,
-        format!(
-            "name = \"t\"\n[[steps]]\nload = true\n[[steps]]\nname = \"{name}\"\n\
-             workload = \"oltp_point_select\"\nclass = \"read\"\n"
-        ),
-    )
-    .unwrap();
-    let out = dbsweep()
-        .arg("sweep")
-        .arg(&path)
-        .arg("--dry-run")
-        .timeout(HANG)
-        .output()
-        .unwrap();
+    let plan = format!(
+        "name = \"t\"\n[[steps]]\nload = true\n[[steps]]\nname = \"{name}\"\n\
+         workload = \"oltp_point_select\"\nclass = \"read\"\n"
+    );
+    let out = crate::trust::dry_run(&s, &plan);
     assert_refused(&out, 2, &["p.toml:4", "260 characters long"]);
 }
 
