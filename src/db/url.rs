@@ -38,7 +38,9 @@ const KNOWN_PARAMS: [&str; 22] = [
 /// Whether `s` starts with a known parameter and its `=`.
 fn starts_known_param(s: &str) -> bool {
     KNOWN_PARAMS.iter().any(|k| {
-        s.len() > k.len() && s[..k.len()].eq_ignore_ascii_case(k) && s.as_bytes()[k.len()] == b'='
+        // Bytes, not str slices: the URL may hold any character where a name is looked for.
+        let b = s.as_bytes();
+        b.len() > k.len() && b[..k.len()].eq_ignore_ascii_case(k.as_bytes()) && b[k.len()] == b'='
     })
 }
 
@@ -366,6 +368,11 @@ mod tests {
                 "{url}"
             );
         }
+        // A multi-byte character where a parameter name is looked for is no panic.
+        assert_eq!(
+            redact_url("postgres://h/db?ho€st=1&password=x€y"),
+            "postgres://h/db?ho€st=1&password=***"
+        );
         assert_eq!(
             normalise("mysql://u:a?b%41 c@h/db"),
             "mysql://u:a%3Fb%41%20c@h/db"
