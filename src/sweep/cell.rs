@@ -45,13 +45,7 @@ impl CellDb {
     pub(super) fn server_failure(&mut self, mark: u64) -> Option<String> {
         let server = self.db.server.as_mut()?;
         let exited = server.exited();
-        let answers = !exited
-            && self
-                .db
-                .target
-                .connect()
-                .and_then(|mut c| c.query_i64("SELECT 1"))
-                .is_ok();
+        let answers = !exited && answers_within(&self.url, ANSWER_BOUND);
         if answers {
             return None;
         }
@@ -82,6 +76,33 @@ impl CellDb {
             }
         }
     }
+}
+
+/// How long a managed server may take to answer `SELECT 1` after a failed step.
+const ANSWER_BOUND: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// Whether the database at `url` accepts a connection and answers `SELECT 1` within `bound`
+/// (or before Ctrl-C). The check runs on a thread of its own, left behind if the server
+/// hangs: a server that accepts and never answers must not hold the sweep.
+fn answers_within(url: &str, bound: std::time::Duration) -> bool {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let url = url.to_string();
+    std::thread::spawn(move || {
+        let ok = crate::db::open(&url, crate::db::OpenOptions::default())
+            .ok()
+            .and_then(|t| t.connect().ok())
+            .is_some_and(|mut c| c.query_i64("SELECT 1").is_ok());
+        let _ = tx.send(ok);
+    });
+    let deadline = std::time::Instant::now() + bound;
+    while std::time::Instant::now() < deadline && !crate::interrupt::interrupted() {
+        match rx.recv_timeout(std::time::Duration::from_millis(100)) {
+            Ok(ok) => return ok,
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => continue,
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => return false,
+        }
+    }
+    false
 }
 
 /// Puts the managed server's processes into a memory cgroup of `bytes`.
