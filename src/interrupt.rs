@@ -3,7 +3,7 @@
 //! builds, the profiler) can look at the flag without reaching up.
 
 use std::sync::OnceLock;
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::error::Error;
@@ -31,11 +31,36 @@ fn abandon_on_signal(earlier: u32, since_first: Duration) -> bool {
     earlier >= SIGNALS_KEPT || (earlier > 0 && since_first > SIGNAL_GRACE)
 }
 
+/// When the first stop signal came.
+static FIRST: OnceLock<Instant> = OnceLock::new();
+
+/// What ends the process at once: stops the managed servers (set by `install_ctrl_c`).
+static ON_ABANDON: OnceLock<fn()> = OnceLock::new();
+
+/// How long ago Ctrl-C (or SIGTERM, SIGHUP) asked the process to stop; None if it did not.
+pub fn interrupted_for() -> Option<Duration> {
+    if !interrupted() {
+        return None;
+    }
+    Some(FIRST.get_or_init(Instant::now).elapsed())
+}
+
 /// Installs the stop handler: the first signal sets the flag; one that abandons the run calls
 /// `on_abandon` (which stops the managed servers) and exits at once.
 pub(crate) fn install_ctrl_c(on_abandon: fn()) {
     static SIGNALS: AtomicU32 = AtomicU32::new(0);
-    static FIRST: OnceLock<Instant> = OnceLock::new();
+    if ON_ABANDON.set(on_abandon).is_ok() {
+        // A panic is a bug, and a thread that died may hold a wait of the others forever (a
+        // barrier, a channel): after its message the process ends, managed servers stopped.
+        let report = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            report(info);
+            abandon(
+                101,
+                "dbsweep: stopped at once after an internal error (a bug: the message above says where)",
+            );
+        }));
+    }
     // Failing to install (a handler already set, as in tests calling `run` twice) only costs
     // the clean stop.
     let _ = ctrlc::set_handler(move || {
@@ -43,13 +68,67 @@ pub(crate) fn install_ctrl_c(on_abandon: fn()) {
         let first = *FIRST.get_or_init(Instant::now);
         INTERRUPT.store(true, Ordering::SeqCst);
         if abandon_on_signal(earlier, first.elapsed()) {
-            on_abandon();
-            eprintln!(
-                "dbsweep: stopped at once by a repeated signal: this run's summary and results file are not written"
+            abandon(
+                130,
+                "dbsweep: stopped at once by a repeated signal: this run's summary and results file are not written",
             );
-            std::process::exit(130);
         }
     });
+}
+
+/// Ends the process at once with `code`, after stopping the managed servers and printing
+/// `line`: for a thread that cannot be stopped (a signal repeated, a script's loop that no
+/// hook reaches). Files written so far are whole (each is renamed into place).
+pub fn abandon(code: i32, line: &str) -> ! {
+    if let Some(f) = ON_ABANDON.get() {
+        f();
+    }
+    eprintln!("{line}");
+    std::process::exit(code);
+}
+
+/// Where the run in progress ends by its `--time`, in milliseconds after [`EPOCH`]; 0: no run
+/// with a time limit is in progress.
+static RUN_END: AtomicU64 = AtomicU64::new(0);
+
+/// The instant `RUN_END` counts from.
+static EPOCH: OnceLock<Instant> = OnceLock::new();
+
+/// The end of a run in progress, published while it runs (for the watch on scripts that do not
+/// return): cleared when dropped, once every client has stopped.
+pub struct RunEnd(());
+
+impl RunEnd {
+    pub fn publish(end: Option<Instant>) -> RunEnd {
+        let epoch = *EPOCH.get_or_init(Instant::now);
+        let ms = end.map_or(0, |e| {
+            u64::try_from(e.saturating_duration_since(epoch).as_millis())
+                .unwrap_or(u64::MAX)
+                .max(1)
+        });
+        RUN_END.store(ms, Ordering::SeqCst);
+        RunEnd(())
+    }
+}
+
+impl Drop for RunEnd {
+    fn drop(&mut self) {
+        RUN_END.store(0, Ordering::SeqCst);
+    }
+}
+
+/// How far past its `--time` the run in progress is; None when no run with a time limit is
+/// in progress or it has not reached its end.
+pub fn run_overrun() -> Option<Duration> {
+    let ms = RUN_END.load(Ordering::Relaxed);
+    let epoch = EPOCH.get()?;
+    if ms == 0 {
+        return None;
+    }
+    epoch
+        .elapsed()
+        .checked_sub(Duration::from_millis(ms))
+        .filter(|d| !d.is_zero())
 }
 
 /// A load that Ctrl-C stopped on a throwaway server: nothing to clean up, the server and its

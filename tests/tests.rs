@@ -30,4 +30,5 @@ mod tpcc;
 mod trust;
 mod trust_data;
 mod trust_servers;
+mod trust_waits;
 mod versions;

@@ -289,6 +289,12 @@ pub trait Target: Send + Sync {
     fn connect(&self) -> Result<Box<dyn Conn>, DbError>;
     /// The server's (or library's) version, asked on `conn`.
     fn version(&self, conn: &mut dyn Conn) -> Result<String, DbError>;
+    /// What one client connection holds in this process, in bytes, at most (a library's page
+    /// cache; a wire client's buffers): for refusing client counts the machine cannot hold.
+    fn client_memory(&self) -> u64 {
+        // A wire client: its read and write buffers and prepared statements.
+        256 << 10
+    }
     /// How many tables may load at once (SQLite has one writer at a time).
     fn max_writers(&self) -> usize {
         usize::MAX

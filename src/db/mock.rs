@@ -1,8 +1,9 @@
 //! The hidden `mock` target: no database, a fixed service time per statement, no IO. It exists
 //! so that runner and metrics tests are exact; it is not listed in `--help`.
 //!
-//! URL: `mock://?service_us=N&rows=R` (defaults 0 and 1). A statement starting with SELECT
-//! returns R rows; any other prepared statement changes one row.
+//! URL: `mock://?service_us=N&rows=R&panic_connect=C` (defaults 0, 1, 0). A statement starting
+//! with SELECT returns R rows; any other prepared statement changes one row; the C-th
+//! connection panics.
 
 use std::time::{Duration, Instant};
 
@@ -18,6 +19,9 @@ const MOCK_TABLE_ROWS: i64 = 1 << 40;
 pub struct MockTarget {
     service: Duration,
     rows: u64,
+    /// The connection (counted from 1 in the process) whose opening panics: a bug on purpose,
+    /// for the tests of what a panic in a thread does. 0: none.
+    panic_connect: u64,
 }
 
 impl MockTarget {
@@ -27,6 +31,7 @@ impl MockTarget {
         let mut t = MockTarget {
             service: Duration::ZERO,
             rows: 1,
+            panic_connect: 0,
         };
         for (name, value) in query_pairs(query, url)? {
             let number: u64 = value.parse().map_err(|_| {
@@ -37,9 +42,10 @@ impl MockTarget {
             match name.as_str() {
                 "service_us" => t.service = Duration::from_micros(number),
                 "rows" => t.rows = number,
+                "panic_connect" => t.panic_connect = number,
                 _ => {
                     return Err(Error::Usage(format!(
-                        "--target {url}: unknown mock parameter '{name}' (service_us, rows)"
+                        "--target {url}: unknown mock parameter '{name}' (service_us, rows, panic_connect)"
                     )));
                 }
             }
@@ -66,6 +72,12 @@ impl Target for MockTarget {
     }
 
     fn connect(&self) -> Result<Box<dyn Conn>, DbError> {
+        static CONNECTS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let n = CONNECTS.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
+        assert!(
+            n != self.panic_connect,
+            "mock: connection {n} panics, as panic_connect asked"
+        );
         // Wake from sleeps on time (the default timer slack adds up to 50 us per sleep).
         // SAFETY: prctl with PR_SET_TIMERSLACK only changes this thread's timer slack.
         unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong) };

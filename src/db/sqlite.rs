@@ -135,6 +135,26 @@ impl Target for SqliteTarget {
         "sqlite"
     }
 
+    /// Each connection has a page cache of its own: `cache_size` pages (negative: KiB; 2,000
+    /// KiB by default), filled up to the size of the database, plus SQLite's own structures
+    /// and the prepared statements (about 1 MiB, measured: 100 clients of oltp_point_select).
+    fn client_memory(&self) -> u64 {
+        let cache = self
+            .pragmas
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case("cache_size"))
+            .and_then(|(_, v)| v.parse::<i64>().ok())
+            .map_or(2_000 << 10, |v| {
+                if v < 0 {
+                    v.unsigned_abs().saturating_mul(1024)
+                } else {
+                    v.unsigned_abs().saturating_mul(4096)
+                }
+            });
+        let file = std::fs::metadata(&self.path).map_or(0, |m| m.len());
+        cache.min(file).saturating_add(1 << 20)
+    }
+
     fn dialect(&self) -> Dialect {
         Dialect::Sqlite
     }

@@ -176,6 +176,10 @@ pub fn new_state(ctx: &Arc<Ctx>, tid: Option<u32>) -> mlua::Result<(Lua, Rc<Stat
         restart: RefCell::new(None),
         conns: RefCell::new(Vec::new()),
     });
+    // Set while `done` or `thread_done` runs: Ctrl-C lets them finish (for a while).
+    let spared = Rc::new(Cell::new(false));
+    super::watch::install(&lua, ctx.threads.saturating_add(1), spared.clone())?;
+    lua.set_app_data(spared);
     let dir = ctx
         .path
         .parent()
@@ -200,9 +204,11 @@ pub fn new_state(ctx: &Arc<Ctx>, tid: Option<u32>) -> mlua::Result<(Lua, Rc<Stat
     lua.load(format!("require('ffi').cdef[[{FFI_CDEF}]]"))
         .set_name("=dbsweep-ffi")
         .exec()?;
-    lua.load(chunk_source(&ctx.source))
-        .set_name(format!("@{}", ctx.path.display()))
-        .exec()?;
+    super::watch::busy(|| {
+        lua.load(chunk_source(&ctx.source))
+            .set_name(format!("@{}", ctx.path.display()))
+            .exec()
+    })?;
     fill_opts(&lua, &ctx.opts)?;
     let g = lua.globals();
     for (name, v) in &ctx.legacy {
@@ -354,10 +360,22 @@ function db_free_results(rs) end
 
 /// Calls global `name` (or a command of `sysbench.cmdline.commands`) of `lua` with `args`, if
 /// the script defines it. Ok(false) when it does not.
+/// `done` and `thread_done` are spared: after Ctrl-C they may still end the run's output.
 pub fn call_global(lua: &Lua, name: &str, args: MultiValue) -> mlua::Result<bool> {
     match lua.globals().get::<Value>(name)? {
         Value::Function(f) => {
-            let r = f.call::<()>(args);
+            let r = if matches!(name, "done" | "thread_done") {
+                let spared = lua
+                    .app_data_ref::<Rc<Cell<bool>>>()
+                    .map(|s| s.clone())
+                    .unwrap_or_default();
+                spared.set(true);
+                let r = f.call::<()>(args);
+                spared.set(false);
+                r
+            } else {
+                super::watch::busy(|| f.call::<()>(args))
+            };
             flush_lua_output();
             r.map(|()| true)
         }

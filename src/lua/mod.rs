@@ -4,7 +4,8 @@
 //! `state` (what a state shares: context, data, error handling) <- `options`, `rand`, `sql` (one
 //! area of the `sysbench` table each) <- `api` (a new state with its table) <- `workload` (a
 //! script's `event` as a dbsweep workload, one state per client) <- `commands` (help, prepare,
-//! cleanup, run and a script's own). `scripts` (finding a script) is below them all.
+//! cleanup, run and a script's own). `scripts` (finding a script) and `watch` (the hook that stops a script's code, the
+//! heap cap) are below them all.
 
 mod api;
 mod commands;
@@ -13,6 +14,7 @@ mod rand;
 mod scripts;
 mod sql;
 mod state;
+mod watch;
 mod workload;
 
 pub use commands::run_command;

@@ -101,10 +101,14 @@ pub(super) const BULK_BYTES: usize = 512 << 10;
 
 /// What a Lua error says, with the script's file and line where Lua knows them.
 pub fn describe(e: &mlua::Error) -> String {
+    super::watch::explain_memory(describe_error(e))
+}
+
+fn describe_error(e: &mlua::Error) -> String {
     if let mlua::Error::CallbackError { cause, .. } = e
         && db_error_of(e).is_none()
     {
-        return describe(cause);
+        return describe_error(cause);
     }
     match db_error_of(e) {
         Some(db) if !matches!(e, mlua::Error::ExternalError(_)) => {
@@ -258,7 +262,7 @@ pub fn call_hook(lua: &Lua, name: &str, arg: Table) -> mlua::Result<Option<Value
     let hooks: Table = lua.globals().get::<Table>("sysbench")?.get("hooks")?;
     match hooks.get::<Value>(name)? {
         Value::Function(f) => {
-            let r = f.call::<Value>(arg).map(Some);
+            let r = super::watch::busy(|| f.call::<Value>(arg).map(Some));
             flush_lua_output();
             r
         }

@@ -96,7 +96,7 @@ fn script_command(ctx: &Arc<Ctx>, command: &str) -> Result<(), Error> {
                             let (f, _) = custom_command(&lua, command)
                                 .map_err(|e| fail(&e))?
                                 .expect("declared in every state");
-                            f.call::<()>(()).map_err(|e| fail(&e))
+                            super::watch::busy(|| f.call::<()>(())).map_err(|e| fail(&e))
                         })
                     })
                     .collect();
@@ -105,7 +105,7 @@ fn script_command(ctx: &Arc<Ctx>, command: &str) -> Result<(), Error> {
                     .try_for_each(|h| h.join().expect("script thread panicked"))
             })
         }
-        Some((f, false)) => f.call::<()>(()).map_err(|e| fail(&e)),
+        Some((f, false)) => super::watch::busy(|| f.call::<()>(())).map_err(|e| fail(&e)),
         None => {
             if super::api::call_global(&main, command, MultiValue::new()).map_err(|e| fail(&e))? {
                 Ok(())
@@ -310,6 +310,9 @@ const EVENT_GUARD: &str = r#"
 return function(event, tid)
   local ok, ret = pcall(event, tid)
   if ok then return false, ret end
+  -- What the failed event allocated is garbage now: collected before raising, since raising
+  -- allocates too (at the heap's cap it would fail as "error in error handling").
+  if ret == "not enough memory" then collectgarbage() end
   if type(ret) == "table" and ret.errcode == sysbench.error.RESTART_EVENT then
     local hook = sysbench.hooks.before_restart_event
     if type(hook) == "function" then hook(ret) end
@@ -346,7 +349,7 @@ impl Client for LuaClient {
         q: &mut QueryCounts,
     ) -> Result<(), DbError> {
         self.data.counts.set(QueryCounts::default());
-        let r = self.guard.call::<(bool, Value)>((&self.event, self.thread));
+        let r = super::watch::busy(|| self.guard.call::<(bool, Value)>((&self.event, self.thread)));
         *q = self.data.counts.get();
         super::api::take_ffi_counts(q);
         match r {
@@ -395,7 +398,9 @@ impl Client for LuaClient {
         ctl: &mut dyn crate::workload::EventLoop,
     ) -> Option<Result<(), DbError>> {
         let f = self.thread_run.as_ref()?;
-        let r = super::api::with_own_loop(ctl, &self.data, || f.call::<()>(self.thread));
+        let r = super::api::with_own_loop(ctl, &self.data, || {
+            super::watch::busy(|| f.call::<()>(self.thread))
+        });
         super::state::flush_lua_output();
         Some(r.map_err(|e| DbError::new(ErrorClass::Fatal, "lua", super::state::describe(&e))))
     }

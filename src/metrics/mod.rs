@@ -174,6 +174,17 @@ impl Recorder {
         }
     }
 
+    /// The bytes its histograms hold (each counts every value it can record).
+    pub fn heap_bytes(&self) -> u64 {
+        let h = |h: &Histogram<u64>| h.distinct_values() as u64 * 8;
+        h(&self.latency)
+            + [&self.kinds, &self.statements, &self.queue]
+                .iter()
+                .flat_map(|v| v.iter())
+                .map(|k| h(&k.latency))
+                .sum::<u64>()
+    }
+
     /// With queue times recorded per transaction type (one for a workload without types).
     pub fn with_queue(mut self) -> Recorder {
         let n = self.kinds.len().max(1);

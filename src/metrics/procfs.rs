@@ -225,6 +225,21 @@ pub fn device_of(path: &Path) -> Option<String> {
         .map(String::from)
 }
 
+/// The memory the kernel says new work can have without swapping (`MemAvailable` in
+/// /proc/meminfo), in bytes; None where /proc does not say.
+pub fn mem_available() -> Option<u64> {
+    let text = fs::read_to_string("/proc/meminfo").ok()?;
+    let kb: u64 = text
+        .lines()
+        .find_map(|l| l.strip_prefix("MemAvailable:"))?
+        .trim()
+        .trim_end_matches("kB")
+        .trim()
+        .parse()
+        .ok()?;
+    kb.checked_mul(1024)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -185,11 +185,14 @@ impl Worker {
         let ended = self.event_with_retries(sh, deadline, &mut q, &mut retries, &mut reconnects)?;
         if ended != Ended::Done {
             // Stopped while retrying or reconnecting: an event that lost its connection
-            // is counted as lost, not dropped unseen.
+            // is counted as lost, and the errors it retried count, not dropped unseen.
             if slot.measuring {
                 let mut rec = rec.lock().expect("recorder lock");
                 rec.counters.reconnects += reconnects;
                 rec.counters.lost_events += u64::from(ended == Ended::Lost);
+                for (total, r) in rec.counters.retries.iter_mut().zip(retries) {
+                    *total += r;
+                }
             }
             return Ok(false);
         }
@@ -273,7 +276,9 @@ impl Worker {
             } else {
                 return Err(self.describe(&err));
             }
-            if sh.stopped() {
+            // An event that fails and retries past the end of the run ends with it: a script
+            // that restarts every event must not run on after --time.
+            if sh.stopped() || deadline.is_some_and(|d| Instant::now() >= d) {
                 return Ok(Ended::Stopped);
             }
         }
