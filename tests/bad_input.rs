@@ -199,3 +199,49 @@ fn managed_server_options_need_a_managed_server() {
         .stderr(contains("--server <KIND[:VERSION]>"));
     assert!(!s.db().exists());
 }
+
+/// The trust issue's messages: each one line, saying what and where.
+#[test]
+fn messages_say_what_and_where() {
+    let s = Scratch::new();
+    // A client count given twice would run one cell and report the rest as "kept from before".
+    let out = crate::trust::dry_run(
+        &s,
+        "name = \"dup\"\nclients = [1, 2, 1]\n\n[[steps]]\nload = true\n",
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("p.toml:2: clients: 1 is given twice (entry 3)"),
+        "{stderr}"
+    );
+    // An error in a client host cites the host's own line.
+    let out = crate::trust::dry_run(
+        &s,
+        "name = \"hosts\"\nclients = [2]\nclient_hosts = [\n  \"ssh://a\",\n  \"ssh://b:2a\",\n]\n\n[[steps]]\nload = true\n",
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("p.toml:5: client_hosts:"), "{stderr}");
+    // sysbench's lists of hosts or ports: said, not looked up as one name.
+    dbsweep()
+        .args(["sysbench", "oltp_point_select", "--db-driver=mysql"])
+        .args(["--mysql-host=10.0.0.1,10.0.0.2", "run"])
+        .assert()
+        .code(2)
+        .stderr(contains(
+            "--mysql-host=10.0.0.1,10.0.0.2: a list of hosts is not supported",
+        ));
+    dbsweep()
+        .args(["sysbench", "oltp_point_select", "--db-driver=pgsql"])
+        .args(["--pgsql-port=5432,5433", "run"])
+        .assert()
+        .code(2)
+        .stderr(contains(
+            "--pgsql-port=5432,5433: a list of ports is not supported",
+        ));
+    // TPC-C's check on a database that was never loaded names TPC-C's load.
+    s.cmd(&["tpcc", "check"])
+        .assert()
+        .failure()
+        .stderr(contains("dbsweep tpcc prepare"));
+}

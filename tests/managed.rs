@@ -476,6 +476,9 @@ fn postgres_settings_are_compared_in_their_units() {
             "shared_buffers=256MB",
             "checkpoint_timeout=5min",
             "synchronous_commit=false",
+            // The client library sets its connection's client_encoding: the server's is
+            // still the one asked for.
+            "client_encoding=LATIN1",
         ],
         &out,
     );
@@ -491,6 +494,7 @@ fn postgres_settings_are_compared_in_their_units() {
     assert_eq!(eff["checkpoint_timeout"]["effective"], "300 s", "{eff}");
     assert_eq!(eff["checkpoint_timeout"]["applied"], true, "{eff}");
     assert_eq!(eff["synchronous_commit"]["applied"], true, "{eff}");
+    assert_eq!(eff["client_encoding"]["applied"], true, "{eff}");
     assert_eq!(r["server"]["setting_warnings"], serde_json::json!([]));
 }
 

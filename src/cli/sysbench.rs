@@ -95,6 +95,17 @@ pub(crate) fn sysbench_connection(
         Some(p) => format!("{user}:{}", enc(&p)),
         None => user,
     };
+    // sysbench's MySQL driver spreads its connections over lists of hosts and ports (libpq
+    // would try a list of PostgreSQL hosts in turn): dbsweep measures one server at a time.
+    for f in ["host", "port"] {
+        if let Some(v) = opt(f).filter(|v| v.contains(',')) {
+            return Err(Error::Usage(format!(
+                "--{prefix}-{f}={v}: a list of {f}s is not supported (sysbench spreads its \
+                 connections over them); dbsweep connects to one server: give one {f}, and run \
+                 one dbsweep per server"
+            )));
+        }
+    }
     // A host that is a directory is PostgreSQL's socket directory (percent-encoded in the URL).
     let host = opt("host")
         .unwrap_or_else(|| "localhost".into())

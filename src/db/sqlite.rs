@@ -111,7 +111,7 @@ impl SqliteTarget {
                 ErrorClass::Fatal,
                 "missing",
                 format!(
-                    "database file {} does not exist (run `dbsweep prepare` first)",
+                    "database file {} does not exist (load it first: `dbsweep prepare`, or `dbsweep tpcc prepare` for TPC-C)",
                     self.path.display()
                 ),
             ));

@@ -262,9 +262,24 @@ fn figures(
     };
     let per_o = |delta: f64| (ops > 0.0 && secs > 0.0).then(|| delta / ops);
     let mut missing = Vec::new();
+    // Counters that went backwards between the scrapes (node_exporter restarted, the host
+    // rebooted, a device came back): their figures are left out, not counted as zero.
+    let backwards = std::cell::RefCell::new(Vec::<String>::new());
+    let went_back = |what: &str| {
+        let mut b = backwards.borrow_mut();
+        if !b.iter().any(|w| w == what) {
+            b.push(what.to_string());
+        }
+    };
     // CPU: busy is every mode but idle and iowait, as the local sampler counts it.
     if a.cpu.is_empty() || b.cpu.is_empty() {
         missing.push("node_cpu_seconds_total");
+    } else if b
+        .cpu
+        .iter()
+        .any(|(m, y)| a.cpu.get(m).is_some_and(|x| y < x))
+    {
+        went_back("node_cpu_seconds_total");
     } else {
         let d = |mode: &str| {
             (b.cpu.get(mode).copied().unwrap_or(0.0) - a.cpu.get(mode).copied().unwrap_or(0.0))
@@ -292,20 +307,26 @@ fn figures(
         f.cpu_iowait_pct = pct(d("iowait"));
     }
     match (a.ctxt, b.ctxt) {
-        (Some(x), Some(y)) => f.cs_per_o = per_o((y - x).max(0.0)),
+        (Some(x), Some(y)) if y < x => went_back("node_context_switches_total"),
+        (Some(x), Some(y)) => f.cs_per_o = per_o(y - x),
         _ => missing.push("node_context_switches_total"),
     }
     let disk_delta = |name: &str| {
         let (x, y) = (a.disks.get(name)?, b.disks.get(name)?);
+        if (0..5).any(|i| y[i] < x[i]) {
+            went_back(&format!("node_disk_* of {name}"));
+            return None;
+        }
         let mut d = [0.0; 5];
         for i in 0..5 {
-            d[i] = (y[i] - x[i]).max(0.0);
+            d[i] = y[i] - x[i];
         }
         Some(d)
     };
     let disk = match device {
         Some(name) => match disk_delta(name) {
             Some(d) => Some((name.to_string(), d)),
+            None if b.disks.contains_key(name) && a.disks.contains_key(name) => None,
             None => {
                 notes.push(format!(
                     "--server-device {name}: {source} has no disk of that name (it has: {})",
@@ -340,13 +361,17 @@ fn figures(
         .iter()
         .filter_map(|(name, y)| {
             let x = a.nets.get(name)?;
-            Some((name, (y.0 - x.0).max(0.0), (y.1 - x.1).max(0.0), y.2))
+            if y.0 < x.0 || y.1 < x.1 {
+                went_back(&format!("node_network_*_bytes_total of {name}"));
+                return None;
+            }
+            Some((name, y.0 - x.0, y.1 - x.1, y.2))
         })
         .collect();
     let net = match net_device {
         Some(want) => {
             let found = deltas.iter().find(|d| d.0 == want).copied();
-            if found.is_none() {
+            if found.is_none() && !(a.nets.contains_key(want) && b.nets.contains_key(want)) {
                 notes.push(format!(
                     "--server-net-device {want}: {source} has no interface of that name (it has: {})",
                     b.nets.keys().cloned().collect::<Vec<_>>().join(", ")
@@ -387,6 +412,14 @@ fn figures(
     }
     if !missing.is_empty() {
         notes.push(format!("{source} lacks {}", missing.join(", ")));
+    }
+    let backwards = backwards.into_inner();
+    if !backwards.is_empty() {
+        notes.push(format!(
+            "{source}: {} went backwards between the step's scrapes (node_exporter restarted \
+             or the host rebooted?): no figures from them",
+            backwards.join(", ")
+        ));
     }
     f.note = (!notes.is_empty()).then(|| notes.join("; "));
     f
@@ -441,6 +474,32 @@ node_network_speed_bytes{{device=\"eth0\"}} 1.25e+08
             stopped_at: None,
             span_s: secs as f64,
         }
+    }
+
+    #[test]
+    fn counters_that_go_backwards_leave_their_figures_out_with_a_note() {
+        // node_exporter restarted between the scrapes: CPU, switches and eth0's bytes lower.
+        let s = scraped(
+            &exposition(100.0, 1000.0, 10_000.0, 5e6, 10.0),
+            &exposition(4.0, 6.0, 500.0, 1e3, 15.0),
+            10,
+        );
+        let f = figures("u", &s, 1000, (None, Some("eth0")), None);
+        assert_eq!(
+            (f.cpu_us_per_op, f.cpu_user_pct, f.cs_per_o),
+            (None, None, None)
+        );
+        assert!(f.net.is_none(), "{:?}", f.net);
+        let note = f.note.unwrap();
+        assert!(
+            note.contains("node_cpu_seconds_total, node_context_switches_total")
+                && note.contains("eth0")
+                && note.contains("went backwards")
+                && !note.contains("no interface of that name"),
+            "{note}"
+        );
+        // The disk's counters went on: its figures stay.
+        assert!(f.device_busy_pct.is_some());
     }
 
     #[test]

@@ -173,12 +173,32 @@ pub(super) fn launch(s: &mut ManagedServer) -> Result<(), Error> {
             .map_err(|e| Error::Run(format!("managed server: creating database: {e}")))?;
     }
     s.check_settings(|name, requested| {
+        let name = name.to_ascii_lowercase();
         let row = client
             .query_opt(
-                "SELECT setting, coalesce(unit, ''), vartype FROM pg_settings WHERE name = $1",
-                &[&name.to_ascii_lowercase()],
+                "SELECT setting, coalesce(unit, ''), vartype, source FROM pg_settings WHERE name = $1",
+                &[&name],
             )
             .map_err(|e| e.to_string())?;
+        // A setting this connection set for itself (the client library's client_encoding,
+        // say) shows the session's value: the server's is the one its configuration file
+        // applied.
+        if let Some(r) = &row
+            && matches!(r.get::<_, String>(3).as_str(), "client" | "session")
+        {
+            let file = client
+                .query_opt(
+                    "SELECT setting FROM pg_file_settings WHERE name = $1 AND applied \
+                     ORDER BY seqno DESC LIMIT 1",
+                    &[&name],
+                )
+                .map_err(|e| e.to_string())?;
+            if let Some(f) = file {
+                let value: String = f.get(0);
+                let same = value.trim_matches('\'') == requested.trim_matches('\'');
+                return Ok(Some((value, same)));
+            }
+        }
         Ok(row.map(|r| {
             let (setting, unit, vartype): (String, String, String) = (r.get(0), r.get(1), r.get(2));
             let same = super::effective::pg_same(requested, &setting, &unit, &vartype);

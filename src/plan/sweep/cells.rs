@@ -162,15 +162,32 @@ impl Source<'_> {
 
     /// The line of a top-level `key =` (or line 1 when the key is not written).
     pub(crate) fn key_error(&self, key: &str, why: impl std::fmt::Display) -> Error {
+        let line = self.key_line(key).map_or(1, |i| i + 1);
+        Error::Usage(format!("{}:{line}: {key}: {why}", self.name))
+    }
+
+    /// The index of the line of a top-level `key =`.
+    fn key_line(&self, key: &str) -> Option<usize> {
+        self.text.lines().position(|l| {
+            l.trim_start()
+                .strip_prefix(key)
+                .is_some_and(|r| r.trim_start().starts_with('='))
+        })
+    }
+
+    /// An error at the line of string `value` in the array of top-level `key` (one entry per
+    /// line or all on the key's line); the key's line when the value is not found as written.
+    pub(crate) fn entry_error(&self, key: &str, value: &str, why: impl std::fmt::Display) -> Error {
+        let from = self.key_line(key).unwrap_or(0);
+        let quoted = [format!("\"{value}\""), format!("'{value}'")];
         let line = self
             .text
             .lines()
-            .position(|l| {
-                l.trim_start()
-                    .strip_prefix(key)
-                    .is_some_and(|r| r.trim_start().starts_with('='))
-            })
-            .map_or(1, |i| i + 1);
+            .enumerate()
+            .skip(from)
+            .find(|(_, l)| quoted.iter().any(|q| l.contains(q.as_str())))
+            .map_or(from, |(i, _)| i)
+            + 1;
         Error::Usage(format!("{}:{line}: {key}: {why}", self.name))
     }
 }

@@ -39,6 +39,23 @@ pub(crate) fn validate(src: &Source, file: PlanFile) -> Result<Sweep, Error> {
             ),
         ));
     }
+    if let Some((i, c)) = file
+        .clients
+        .iter()
+        .enumerate()
+        .find(|(i, c)| file.clients[..*i].contains(c))
+    {
+        // A cell is named by its client count: a second cell of one count would be taken for
+        // the first one's, already run.
+        return Err(src.key_error(
+            "clients",
+            format!(
+                "{c} is given twice (entry {}): each client count runs once; `repeat = N` runs \
+                 every step N times",
+                i + 1
+            ),
+        ));
+    }
     if file.tables == 0 {
         return Err(src.key_error("tables", "must be at least 1"));
     }
@@ -212,14 +229,13 @@ pub(crate) fn validate(src: &Source, file: PlanFile) -> Result<Sweep, Error> {
     }
 
     if !file.client_hosts.is_empty() {
-        let span = 0..0;
         for h in &file.client_hosts {
-            Host::parse(h).map_err(|e| src.error(span.clone(), format!("client_hosts: {e}")))?;
+            Host::parse(h).map_err(|e| src.entry_error("client_hosts", h, e))?;
         }
         let n = file.client_hosts.len() as u32;
         if let Some(c) = file.clients.iter().find(|c| **c % n != 0) {
-            return Err(src.error(
-                span,
+            return Err(src.key_error(
+                "client_hosts",
                 format!(
                     "clients = {c} with {n} client_hosts: each host runs an equal share, so give multiples of {n}"
                 ),
@@ -229,8 +245,8 @@ pub(crate) fn validate(src: &Source, file: PlanFile) -> Result<Sweep, Error> {
             .iter()
             .find(|t| !matches!(t.spec, TargetSpec::Url(_)))
         {
-            return Err(src.error(
-                span,
+            return Err(src.key_error(
+                "client_hosts",
                 format!(
                     "client_hosts need targets given by url (the client hosts connect to the database themselves), and target {} is not one",
                     t.name
@@ -238,8 +254,8 @@ pub(crate) fn validate(src: &Source, file: PlanFile) -> Result<Sweep, Error> {
             ));
         }
         if configs_have_profile(&file) {
-            return Err(src.error(
-                span,
+            return Err(src.key_error(
+                "client_hosts",
                 "profile = true does not go with client_hosts: perf records on the database's host",
             ));
         }
