@@ -689,3 +689,31 @@ fn a_plan_asking_mysql_for_its_removed_query_cache_is_refused_with_what_replaced
         &["query_cache", "MySQL 8.0 removed the query cache"],
     );
 }
+
+#[test]
+fn a_user_without_privilege_to_read_a_table_is_told_so_and_nothing_is_dropped() {
+    use mysql::prelude::Queryable;
+    let server = start(ServerKind::Mariadb);
+    dbsweep()
+        .args(["prepare", "oltp_point_select", "--table-size", "10"])
+        .args(["--target", &server.url])
+        .timeout(HANG)
+        .assert()
+        .success();
+    // A user that may drop sbtest1 but read none of its columns: its definition is hidden.
+    root_of(&server)
+        .query_drop("CREATE USER 'dropper'@'%'; GRANT DROP ON sbtest.sbtest1 TO 'dropper'@'%'")
+        .unwrap();
+    let url = format!("mysql://dropper@127.0.0.1:{}/sbtest", server.port);
+    let out = dbsweep()
+        .args(["cleanup", "oltp_point_select", "--target", &url])
+        .timeout(HANG)
+        .output()
+        .unwrap();
+    assert_refused(&out, 2, &["sbtest1", "no privilege to read its definition"]);
+    let mut root = root_of(&server);
+    let n: Option<i64> = root
+        .query_first("SELECT count(*) FROM sbtest.sbtest1")
+        .unwrap();
+    assert_eq!(n, Some(10));
+}
