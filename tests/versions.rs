@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use crate::sweep::records;
 use crate::util::Line;
-use crate::util::{Scratch, dbsweep};
+use crate::util::{Scratch, dbsweep, read_json, u};
 
 /// Runs `plan` in a sweep directory of `s`; returns the directory.
 pub(crate) fn sweep(s: &Scratch, plan: &str) -> std::path::PathBuf {
@@ -249,8 +249,11 @@ fn servers_lists_every_build_and_a_missing_one_exits_2_before_anything_starts() 
         ("postgres", "13.", "postgres:13"),
         ("postgres", "15.", "postgres:15"),
         ("postgres", "17.", "postgres:17"),
+        ("postgres", "18.", "postgres:18"),
         ("mariadb", "10.11.", "mariadb:10.11"),
         ("mariadb", "11.4.", "mariadb:11.4"),
+        ("mariadb", "11.8.", "mariadb:11.8"),
+        ("mysql", "9.7.", "mysql:9.7"),
     ] {
         assert!(
             text.lines()
@@ -291,4 +294,39 @@ fn servers_lists_every_build_and_a_missing_one_exits_2_before_anything_starts() 
     }
     // Nothing was started: no new managed server directory.
     assert!(std::fs::read_dir(std::env::temp_dir()).unwrap().count() <= before);
+}
+
+#[test]
+fn debians_newest_builds_run_a_step_and_record_where_they_came_from() {
+    for (server, version, package) in [
+        ("postgres:18", "18.", "postgresql-18"),
+        ("mariadb:11.8", "11.8.", "mariadb-server-core"),
+        ("mysql:9.7", "9.7.", "mysql-server-core"),
+    ] {
+        let s = Scratch::new();
+        let out = s.path("r.json");
+        dbsweep()
+            .args(["run", "oltp_point_select", "--server", server, "--prepare"])
+            .args([
+                "--table-size",
+                "500",
+                "--time",
+                "1",
+                "--report-interval",
+                "0",
+            ])
+            .arg("--output")
+            .arg(&out)
+            .assert()
+            .success();
+        let r = read_json(&out);
+        let v = r["server"]["version"].as_str().unwrap_or_default();
+        assert!(v.contains(version), "{server}: {v}");
+        let p = r["server"]["provenance"].as_str().unwrap_or_default();
+        assert!(
+            p.starts_with("Debian ") && p.contains(package),
+            "{server}: {p}"
+        );
+        assert!(u(&r, "/events") > 0, "{server}");
+    }
 }

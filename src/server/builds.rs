@@ -245,15 +245,21 @@ pub fn find_all() -> Vec<Build> {
             trees.push(tree.to_path_buf());
         }
     }
+    let subdirs = |dir: &Path| -> Vec<PathBuf> {
+        std::fs::read_dir(dir)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.is_dir() && !p.to_string_lossy().ends_with(".part"))
+            .collect()
+    };
     for dir in builds_dirs() {
-        trees.extend(
-            std::fs::read_dir(&dir)
-                .into_iter()
-                .flatten()
-                .flatten()
-                .map(|e| e.path())
-                .filter(|p| p.is_dir() && !p.to_string_lossy().ends_with(".part")),
-        );
+        for tree in subdirs(&dir) {
+            // A Debian PostgreSQL package's tree holds its build at lib/postgresql/MAJOR.
+            trees.extend(subdirs(&tree.join("lib/postgresql")));
+            trees.push(tree);
+        }
     }
     let mut builds: Vec<Build> = trees
         .iter()
