@@ -132,36 +132,26 @@ fn client_counts_the_machine_cannot_hold_are_refused_before_any_client_starts() 
         .success();
     // 100,000 SQLite clients (on two threads) need a hundred GiB: refused at once, nothing
     // connected.
-    let mut child = dbsweep_std()
-        .args([
-            "run",
-            "oltp_point_select",
-            "--table-size",
-            "1000",
-            "--time",
-            "5",
-        ])
-        .args([
-            "--threads",
-            "100000",
-            "--workers",
-            "2",
-            "--target",
-            &s.target(),
-        ])
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let status = wait_bounded(&mut child);
-    let mut stderr = String::new();
-    child
-        .stderr
-        .take()
-        .unwrap()
-        .read_to_string(&mut stderr)
-        .unwrap();
-    assert_eq!(status.code(), Some(2), "{stderr}");
+    let (code, stderr) = exit_and_stderr(
+        dbsweep_std()
+            .args([
+                "run",
+                "oltp_point_select",
+                "--table-size",
+                "1000",
+                "--time",
+                "5",
+            ])
+            .args([
+                "--threads",
+                "100000",
+                "--workers",
+                "2",
+                "--target",
+                &s.target(),
+            ]),
+    );
+    assert_eq!(code, Some(2), "{stderr}");
     assert!(
         stderr.contains("100000 client connection(s) on sqlite need about")
             && stderr.contains("available")
@@ -176,37 +166,41 @@ fn client_counts_the_machine_cannot_hold_are_refused_before_any_client_starts() 
 fn a_thread_that_panics_ends_the_process_with_its_message() {
     // The mock's third connection is a client thread's, opened before the clients start
     // together: the others would wait for it forever (and a signal would not end the wait).
-    let mut child = dbsweep_std()
-        .args([
-            "run",
-            "oltp_point_select",
-            "--threads",
-            "2",
-            "--time",
-            "600",
-        ])
-        .args([
-            "--report-interval",
-            "0",
-            "--target",
-            "mock://?panic_connect=3",
-        ])
-        .env("RUST_BACKTRACE", "0")
+    let (code, stderr) = exit_and_stderr(
+        dbsweep_std()
+            .args([
+                "run",
+                "oltp_point_select",
+                "--threads",
+                "2",
+                "--time",
+                "600",
+            ])
+            .args([
+                "--report-interval",
+                "0",
+                "--target",
+                "mock://?panic_connect=3",
+            ])
+            .env("RUST_BACKTRACE", "0"),
+    );
+    assert_eq!(code, Some(101), "{stderr}");
+    assert!(
+        stderr.contains("connection 3 panics") && stderr.contains("stopped at once"),
+        "{stderr}"
+    );
+}
+
+/// Runs `cmd` to its end, bounded by [`HANG`]: its exit code and stderr.
+fn exit_and_stderr(cmd: &mut std::process::Command) -> (Option<i32>, String) {
+    let mut child = cmd
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
     let status = wait_bounded(&mut child);
     let mut stderr = String::new();
-    child
-        .stderr
-        .take()
-        .unwrap()
-        .read_to_string(&mut stderr)
-        .unwrap();
-    assert_eq!(status.code(), Some(101), "{stderr}");
-    assert!(
-        stderr.contains("connection 3 panics") && stderr.contains("stopped at once"),
-        "{stderr}"
-    );
+    let mut pipe = child.stderr.take().unwrap();
+    pipe.read_to_string(&mut stderr).unwrap();
+    (status.code(), stderr)
 }
