@@ -587,6 +587,59 @@ fn mariadb_ed25519_users_log_in() {
     assert!(stderr(&out).contains("Access denied"), "{}", stderr(&out));
 }
 
+/// MySQL's caching_sha2_password full authentication, the path MariaDB never takes: a user's
+/// first login after the server's cache is emptied goes through it. Over plain TCP the client
+/// asks for the server's RSA key (or is given it with `server-public-key`) and seals the
+/// password with it; inside TLS it sends the password; a wrong one is refused by the server.
+#[test]
+fn mysql_full_authentication_works_plain_with_the_servers_key_and_inside_tls() {
+    use mysql::prelude::Queryable;
+    let server = start(ServerKind::Mysql);
+    let mut admin = root_of(&server);
+    admin
+        .query_drop(
+            "CREATE USER 'full'@'%' IDENTIFIED WITH caching_sha2_password BY 'Full-pw-2'; \
+             GRANT ALL ON *.* TO 'full'@'%'",
+        )
+        .unwrap();
+    let key = std::fs::read_dir(&server.dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .flat_map(|d| [d.join("public_key.pem"), d.join("data/public_key.pem")])
+        .chain([server.dir.join("public_key.pem")])
+        .find(|p| p.is_file())
+        .expect("MySQL writes its RSA key pair into its data directory");
+    let url = |pw: &str, q: &str| format!("mysql://full:{pw}@127.0.0.1:{}/sbtest?{q}", server.port);
+    let s = Scratch::new();
+    dbsweep()
+        .args([
+            "prepare",
+            "oltp_point_select",
+            "--table-size",
+            "100",
+            "--target",
+        ])
+        .arg(url("Full-pw-2", "ssl-mode=DISABLED"))
+        .assert()
+        .success();
+    for q in [
+        "ssl-mode=DISABLED".to_string(),
+        format!("ssl-mode=DISABLED&server-public-key={}", key.display()),
+        "ssl-mode=REQUIRED".to_string(),
+    ] {
+        // An empty cache: the next login is a full authentication.
+        admin.query_drop("FLUSH PRIVILEGES").unwrap();
+        let out = point_select(&s, &url("Full-pw-2", &q));
+        assert!(out.status.success(), "{q}: {}", stderr(&out));
+        assert_eq!(u(&read_json(&s.path("r.json")), "/events"), 50, "{q}");
+    }
+    admin.query_drop("FLUSH PRIVILEGES").unwrap();
+    let out = point_select(&s, &url("wrong", "ssl-mode=DISABLED"));
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("Access denied"), "{}", stderr(&out));
+    assert!(!stderr(&out).contains("wrong"), "{}", stderr(&out));
+}
+
 /// Prepares `workload` with sysbench 1.0.20 and runs it with sysbench and with dbsweep running
 /// sysbench's own script, both with `conn` and `opts` (and `env`) in `s`'s directory: the
 /// summaries' `counts` must agree, and dbsweep's run was over TLS. Returns its results.

@@ -663,3 +663,107 @@ fn passwords_in_any_url_form_appear_in_no_output_or_file() {
         assert!(!text.contains(secret), "{} holds the password", f.display());
     }
 }
+
+/// A MySQL packet: 3-byte length, sequence id, payload.
+fn my_packet(seq: u8, payload: &[u8]) -> Vec<u8> {
+    let mut p = (payload.len() as u32).to_le_bytes()[..3].to_vec();
+    p.push(seq);
+    p.extend_from_slice(payload);
+    p
+}
+
+/// Reads one MySQL packet's payload and sequence id.
+fn my_read(s: &mut TcpStream) -> Option<(u8, Vec<u8>)> {
+    let mut head = [0u8; 4];
+    s.read_exact(&mut head).ok()?;
+    let len = u32::from_le_bytes([head[0], head[1], head[2], 0]) as usize;
+    let mut body = vec![0; len];
+    s.read_exact(&mut body).ok()?;
+    Some((head[3], body))
+}
+
+/// MySQL 9's greeting: protocol 10, caching_sha2_password, no TLS offered.
+fn my_greeting() -> Vec<u8> {
+    let caps: u32 = 0x200 | 0x8000 | 0x80000 | 0x8 | 0x2000 | 0x20000 | 0x1 | 0x4;
+    let mut g = vec![10];
+    g.extend_from_slice(b"9.7.4-fake\0");
+    g.extend_from_slice(&7u32.to_le_bytes());
+    g.extend_from_slice(b"abcdefgh\0");
+    g.extend_from_slice(&(caps as u16).to_le_bytes());
+    g.push(255);
+    g.extend_from_slice(&2u16.to_le_bytes());
+    g.extend_from_slice(&((caps >> 16) as u16).to_le_bytes());
+    g.push(21);
+    g.extend_from_slice(&[0; 10]);
+    g.extend_from_slice(b"ijklmnopqrst\0");
+    g.extend_from_slice(b"caching_sha2_password\0");
+    g
+}
+
+#[test]
+fn mysql_full_authentication_with_a_bad_key_or_none_is_an_error_not_a_panic() {
+    // After the client's response the server asks for full authentication (0x01 0x04); to
+    // the key request (0x02) it answers with what `answer` gives.
+    for (answer, says) in [
+        (
+            b"\x01not a key at all".to_vec(),
+            "the server's RSA public key",
+        ),
+        (
+            b"\x01-----BEGIN PUBLIC KEY-----\n!!!!\n-----END PUBLIC KEY-----\n".to_vec(),
+            "the server's RSA public key",
+        ),
+        (b"\x07".to_vec(), "did not send its RSA public key"),
+        (Vec::new(), "did not send its RSA public key"),
+    ] {
+        let port = fake_server(move |mut s| {
+            let _ = s.write_all(&my_packet(0, &my_greeting()));
+            let Some((seq, _)) = my_read(&mut s) else {
+                return;
+            };
+            let _ = s.write_all(&my_packet(seq + 1, &[0x01, 0x04]));
+            if let Some((seq, req)) = my_read(&mut s)
+                && req == [0x02]
+            {
+                let _ = s.write_all(&my_packet(seq + 1, &answer));
+            }
+            drain(s);
+        });
+        let out = run_against(
+            &format!("mysql://u:pw@127.0.0.1:{port}/db?ssl-mode=DISABLED"),
+            &["--connect-timeout", "5"],
+        );
+        assert_fails_with(&out, 1, says);
+        assert!(!String::from_utf8_lossy(&out.stderr).contains(":pw@"));
+    }
+}
+
+#[test]
+fn a_mysql_result_set_with_broken_column_definitions_is_a_protocol_error() {
+    // Logged in (OK at once), every query gets a result set of 3 columns whose definitions
+    // are cut short: a length-encoded string longer than its packet, then nothing.
+    let port = fake_server(|mut s| {
+        let _ = s.write_all(&my_packet(0, &my_greeting()));
+        let Some((seq, _)) = my_read(&mut s) else {
+            return;
+        };
+        let _ = s.write_all(&my_packet(seq + 1, &[0, 0, 0, 2, 0, 0, 0]));
+        while let Some(_query) = my_read(&mut s) {
+            let _ = s.write_all(&my_packet(1, &[3]));
+            let _ = s.write_all(&my_packet(2, &[3, b'd', b'e', b'f', 0xFC, 0xFF, 0xFF]));
+            let _ = s.write_all(&my_packet(3, &[0xFE, 0, 0, 2, 0]));
+        }
+    });
+    let out = run_against(
+        &format!("mysql://u@127.0.0.1:{port}/db?ssl-mode=DISABLED"),
+        &["--connect-timeout", "5", "--query-timeout", "5"],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert_eq!(
+        stderr.lines().filter(|l| l.contains("error")).count(),
+        1,
+        "{stderr}"
+    );
+}

@@ -21,12 +21,25 @@ pub(crate) fn rsa_password(
     password: &[u8],
     scramble: &[u8],
 ) -> Result<Vec<u8>, WireError> {
+    use base64::Engine as _;
     use rsa::pkcs1::DecodeRsaPublicKey;
     use rsa::pkcs8::DecodePublicKey;
     let text = std::str::from_utf8(pem)
         .map_err(|_| WireError::Protocol("the server's RSA public key is not PEM text".into()))?;
-    let key = rsa::RsaPublicKey::from_public_key_pem(text.trim())
-        .or_else(|_| rsa::RsaPublicKey::from_pkcs1_pem(text.trim()))
+    // The body between the BEGIN and END lines, read leniently (the strict PEM reader refuses
+    // MySQL's own public_key.pem files): SubjectPublicKeyInfo, or PKCS#1 ("RSA PUBLIC KEY").
+    let body: String = text
+        .lines()
+        .map(str::trim)
+        .skip_while(|l| !l.starts_with("-----BEGIN "))
+        .skip(1)
+        .take_while(|l| !l.starts_with("-----END "))
+        .collect();
+    let der = base64::engine::general_purpose::STANDARD
+        .decode(body.as_bytes())
+        .map_err(|e| WireError::Protocol(format!("the server's RSA public key: {e}")))?;
+    let key = rsa::RsaPublicKey::from_public_key_der(&der)
+        .or_else(|_| rsa::RsaPublicKey::from_pkcs1_der(&der))
         .map_err(|e| WireError::Protocol(format!("the server's RSA public key: {e}")))?;
     if scramble.is_empty() {
         return Err(WireError::Protocol("an empty scramble".into()));
