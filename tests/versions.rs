@@ -128,7 +128,7 @@ fn postgres_13_15_and_17_in_one_plan_report_against_the_oldest() {
             (
                 "pg17",
                 "PostgreSQL 17.",
-                Some("/opt/dbsweep/builds/postgresql-17"),
+                Some("/opt/dbsweep/builds/postgresql-17/lib/postgresql/17"),
             ),
         ],
     );
@@ -299,6 +299,7 @@ fn servers_lists_every_build_and_a_missing_one_exits_2_before_anything_starts() 
 #[test]
 fn debians_newest_builds_run_a_step_and_record_where_they_came_from() {
     for (server, version, package) in [
+        ("postgres:17", "17.", "postgresql-17"),
         ("postgres:18", "18.", "postgresql-18"),
         ("mariadb:11.8", "11.8.", "mariadb-server-core"),
         ("mysql:9.7", "9.7.", "mysql-server-core"),
