@@ -131,6 +131,40 @@ pub fn run_overrun() -> Option<Duration> {
         .filter(|d| !d.is_zero())
 }
 
+/// `--target-stdin`: the first line of standard input is the target URL; a thread then reads
+/// on, and standard input closing (the sweep that started this run over ssh went away: ssh's
+/// session ended) stops the run as Ctrl-C does.
+pub(crate) fn target_from_stdin() -> Result<String, Error> {
+    use std::io::BufRead;
+    let mut line = String::new();
+    let mut input = std::io::stdin().lock();
+    // A URL is short: a line longer than this is not one (and is not read into memory whole).
+    const MAX_URL: u64 = 64 << 10;
+    std::io::Read::take(&mut input, MAX_URL)
+        .read_line(&mut line)
+        .map_err(|e| Error::Usage(format!("--target-stdin: {e}")))?;
+    let url = line.trim_end_matches(['\r', '\n']).to_string();
+    if url.is_empty() || !line.ends_with('\n') {
+        return Err(Error::Usage(
+            "--target-stdin: standard input held no URL line".into(),
+        ));
+    }
+    drop(input);
+    std::thread::Builder::new()
+        .name("stdin-watch".into())
+        .spawn(|| {
+            let mut sink = [0u8; 512];
+            let mut input = std::io::stdin().lock();
+            while matches!(std::io::Read::read(&mut input, &mut sink), Ok(n) if n > 0) {}
+            if !interrupted() {
+                eprintln!("dbsweep: standard input closed (the sweep went away): stopping");
+                INTERRUPT.store(true, Ordering::SeqCst);
+            }
+        })
+        .map_err(|e| Error::Run(format!("--target-stdin: {e}")))?;
+    Ok(url)
+}
+
 /// A load that Ctrl-C stopped on a throwaway server: nothing to clean up, the server and its
 /// data go with it (the loader's advice to run cleanup is for servers that stay).
 pub(crate) fn interrupted_load(e: Error, managed: bool) -> Error {

@@ -36,9 +36,20 @@ use server::ServerKind;
 use workload::WORKLOADS;
 
 /// Runs one parsed command line.
-pub fn run(cli: Cli) -> Result<Outcome, Error> {
+pub fn run(mut cli: Cli) -> Result<Outcome, Error> {
     interrupt::install_ctrl_c(server::kill_all);
     db::socket::set_timeouts(cli.connect_timeout, cli.query_timeout)?;
+    let db_args = match &mut cli.command {
+        Command::Run(o) => Some(&mut o.args.db),
+        Command::Tpcc(t) => match &mut t.action {
+            cli::TpccAction::Run(a) => Some(&mut a.db),
+            _ => None,
+        },
+        _ => None,
+    };
+    if let Some(db) = db_args.filter(|d| d.target_stdin) {
+        db.target = interrupt::target_from_stdin()?;
+    }
     match cli.command {
         Command::Servers => {
             let defaults =

@@ -260,12 +260,11 @@ fn the_machine_tuning_is_saved_and_reported() {
     }
 }
 
-#[test]
-fn performance_schema_waits_by_instrument_are_kept_on_mariadb() {
+fn performance_schema_waits_by_instrument_are_kept(server: &str) {
     let s = Scratch::new();
     let out = s.path("ps.json");
     dbsweep()
-        .args(["run", "update-one", "--server", "mariadb"])
+        .args(["run", "update-one", "--server", server])
         .args(["--server-set", "performance_schema=ON"])
         .args(["--server-set", "performance_schema_instrument=wait/%=ON"])
         .args(["--threads", "4", "--time", "2", "--table-size", "1000"])
@@ -308,6 +307,16 @@ fn performance_schema_waits_by_instrument_are_kept_on_mariadb() {
         !warnings.contains("performance_schema_instrument"),
         "{warnings}"
     );
+}
+
+#[test]
+fn performance_schema_waits_by_instrument_are_kept_on_mariadb() {
+    performance_schema_waits_by_instrument_are_kept("mariadb");
+}
+
+#[test]
+fn performance_schema_waits_by_instrument_are_kept_on_mysql() {
+    performance_schema_waits_by_instrument_are_kept("mysql");
 }
 
 /// `statements` of results as (name, count, per_event, avg ms).

@@ -303,14 +303,13 @@ fn inserts(server: &ManagedServer) -> u64 {
     n
 }
 
-#[test]
-fn bulk_insert_sends_as_many_statements_as_sysbench() {
-    let server = start(ServerKind::Mariadb);
+fn bulk_insert_sends_as_many_statements_as_sysbench(kind: ServerKind) {
+    let server = start(kind);
     let s = Scratch::new();
     let sb = link(&s);
     let mut statements = Vec::new();
     for bin in [Path::new("/usr/bin/sysbench"), sb.as_path()] {
-        let conn = sysbench_connection(ServerKind::Mariadb, &server);
+        let conn = sysbench_connection(kind, &server);
         let mut prepare = Command::new(bin);
         prepare.args(["bulk_insert", "--threads=1"]).args(&conn);
         outputs({
@@ -336,6 +335,16 @@ fn bulk_insert_sends_as_many_statements_as_sysbench() {
         statements[1], statements[0],
         "dbsweep, sysbench: INSERT statements"
     );
+}
+
+#[test]
+fn bulk_insert_sends_as_many_statements_as_sysbench_on_mariadb() {
+    bulk_insert_sends_as_many_statements_as_sysbench(ServerKind::Mariadb);
+}
+
+#[test]
+fn bulk_insert_sends_as_many_statements_as_sysbench_on_mysql() {
+    bulk_insert_sends_as_many_statements_as_sysbench(ServerKind::Mysql);
 }
 
 #[test]

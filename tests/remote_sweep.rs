@@ -138,3 +138,105 @@ fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
     }
     out
 }
+
+/// Every process's command line (NUL-separated arguments joined by spaces), by pid.
+fn command_lines() -> Vec<(u32, String)> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| {
+            let pid: u32 = e.file_name().to_str()?.parse().ok()?;
+            let raw = std::fs::read(e.path().join("cmdline")).ok()?;
+            Some((pid, String::from_utf8_lossy(&raw).replace('\0', " ")))
+        })
+        .collect()
+}
+
+/// Waits up to `bound` for `done`, looking every 50 ms; whether it came.
+fn within(bound: std::time::Duration, mut done: impl FnMut() -> bool) -> bool {
+    let until = std::time::Instant::now() + bound;
+    while std::time::Instant::now() < until {
+        if done() {
+            return true;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    done()
+}
+
+#[test]
+fn client_hosts_get_the_password_off_the_command_line_and_stop_with_the_sweeps_ctrl_c() {
+    use std::time::Duration;
+    let kind = ServerKind::Postgres;
+    let hosts = Hosts::new(kind, 2);
+    let s = Scratch::new();
+    let (db, _) = hosts.urls(kind, 0);
+    // The managed server trusts its users: the password is never checked, only carried.
+    let secret = "Pw-on-no-cmdline-7";
+    let db = db.replacen("sbtest@", &format!("sbtest:{secret}@"), 1);
+    // ssh's stand-in, as ssh and sshd behave without a terminal: the remote command's standard
+    // input is a pipe from the local ssh, and killing that ssh closes it; nothing else reaches
+    // the remote command (no signal).
+    let ssh = s.path("ssh");
+    std::fs::write(
+        &ssh,
+        "#!/bin/sh\nwhile [ \"$1\" != \"--\" ]; do dest=$1; shift; done; shift\ncat | ip netns exec \"${dest#*@}\" sh -c \"$*\" &\nwait $!\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&ssh, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let plan = s.path("long.toml");
+    std::fs::write(
+        &plan,
+        format!(
+            "name = \"long\"\nclients = [2]\ntable_size = 1000\nread_time = 600\nwarmup_time = 1\n\
+             client_hosts = [\"ssh://bench@{}\", \"ssh://bench@{}\"]\nclient_dbsweep = \"{}\"\n\n\
+             [[targets]]\nname = \"pg\"\nurl = \"{db}\"\n\n\
+             [[steps]]\nname = \"load\"\nload = true\n\n\
+             [[steps]]\nname = \"point-query\"\nworkload = \"oltp_point_select\"\nclass = \"read\"\n",
+            hosts.clients[0].0,
+            hosts.clients[1].0,
+            assert_cmd::cargo::cargo_bin("dbsweep").display(),
+        ),
+    )
+    .unwrap();
+    let dir = s.path("sweep");
+    let mut sweep = hosts
+        .dbsweep(
+            0,
+            &[
+                "sweep",
+                plan.to_str().unwrap(),
+                "--output",
+                dir.to_str().unwrap(),
+                "--force",
+            ],
+        )
+        .env("DBSWEEP_SSH", &ssh)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // The hosts' runs, as `ps` would show them; no process's arguments may hold the password.
+    let mut exposed = Vec::new();
+    let mut remote = || {
+        let lines = command_lines();
+        exposed.extend(lines.iter().filter(|(_, l)| l.contains(secret)).cloned());
+        lines
+            .iter()
+            .filter(|(_, l)| l.contains("--client-id") && l.contains("--target-stdin"))
+            .count()
+    };
+    assert!(
+        within(Duration::from_secs(120), || remote() >= 2),
+        "the client hosts' runs did not start"
+    );
+    unsafe { libc::kill(sweep.id() as libc::pid_t, libc::SIGINT) };
+    let gone = within(Duration::from_secs(15), || remote() == 0);
+    let status = crate::trust::wait_bounded(&mut sweep);
+    assert!(gone, "the client hosts' runs outlived the sweep's Ctrl-C");
+    assert_eq!(status.code(), Some(130));
+    assert!(
+        exposed.is_empty(),
+        "the password in a command line: {exposed:?}"
+    );
+}

@@ -429,12 +429,11 @@ fn a_sweep_compares_plain_and_tls_configurations() {
         ));
 }
 
-/// sysbench 1.0.20 and dbsweep with `--mysql-ssl=on` against a MariaDB that requires TLS:
-/// the same counts, over TLS.
-#[test]
-fn a_sysbench_script_runs_over_tls_on_mariadb_as_sysbench_does() {
-    let server = start_tls(ServerKind::Mariadb);
-    let mut conn = crate::util::sysbench_connection(ServerKind::Mariadb, &server);
+/// sysbench 1.0.20 and dbsweep with `--mysql-ssl=on` against a MariaDB (or MySQL) that
+/// requires TLS: the same counts, over TLS.
+fn a_sysbench_script_runs_over_tls_as_sysbench_does(kind: ServerKind) {
+    let server = start_tls(kind);
+    let mut conn = crate::util::sysbench_connection(kind, &server);
     conn.push("--mysql-ssl=on".into());
     // sysbench 1.0.20's --mysql-ssl=on reads these three files of the current directory.
     let s = Scratch::new();
@@ -469,12 +468,21 @@ fn a_sysbench_script_runs_over_tls_on_mariadb_as_sysbench_does() {
     );
 }
 
+#[test]
+fn a_sysbench_script_runs_over_tls_on_mariadb_as_sysbench_does() {
+    a_sysbench_script_runs_over_tls_as_sysbench_does(ServerKind::Mariadb);
+}
+
+#[test]
+fn a_sysbench_script_runs_over_tls_on_mysql_as_sysbench_does() {
+    a_sysbench_script_runs_over_tls_as_sysbench_does(ServerKind::Mysql);
+}
+
 /// A user that must present a certificate (REQUIRE X509): refused without `ssl-cert`/`ssl-key`,
 /// let in with the client certificate the run's CA signed.
-#[test]
-fn a_client_certificate_is_presented_when_given() {
+fn a_client_certificate_is_presented_when_given(kind: ServerKind) {
     use mysql::prelude::Queryable;
-    let server = start_tls(ServerKind::Mariadb);
+    let server = start_tls(kind);
     let mut admin = root_of(&server);
     for host in ["%", "localhost"] {
         admin
@@ -505,6 +513,16 @@ fn a_client_certificate_is_presented_when_given() {
     let out = point_select(&s, &url);
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(u(&read_json(&s.path("r.json")), "/events"), 50);
+}
+
+#[test]
+fn a_client_certificate_is_presented_when_given_on_mariadb() {
+    a_client_certificate_is_presented_when_given(ServerKind::Mariadb);
+}
+
+#[test]
+fn a_client_certificate_is_presented_when_given_on_mysql() {
+    a_client_certificate_is_presented_when_given(ServerKind::Mysql);
 }
 
 /// A password in a TLS URL is shown as *** in every output and file, in success and in a

@@ -125,6 +125,11 @@ pub struct DbArgs {
     /// mysql://USER[:PASSWORD]@HOST[:PORT]/DB
     #[arg(long, default_value = "sqlite://dbsweep.db")]
     pub target: String,
+    /// Read the target URL from the first line of standard input, and stop (as Ctrl-C) when
+    /// standard input closes: how a sweep hands its client hosts their target (no password in
+    /// a command line) and how they notice the sweep going away
+    #[arg(long, hide = true, conflicts_with_all = ["target", "server"])]
+    pub target_stdin: bool,
     /// Start a throwaway server of this kind instead of connecting to --target; KIND:VERSION
     /// (postgres:13, mariadb:11.4) starts that version's build (`dbsweep servers` lists them)
     #[arg(long, conflicts_with = "target", value_name = "KIND[:VERSION]")]

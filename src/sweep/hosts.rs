@@ -3,7 +3,10 @@
 //! file and log are kept beside the step's record (`hosts/NN-STEP.HOST.json`, `.log`) and
 //! the parts are merged (`dbsweep merge`) into the record.
 //! ssh is the engine (its keys, its config, its agent); `DBSWEEP_SSH` names another program
-//! that takes ssh's arguments.
+//! that takes ssh's arguments. The target URL (and its password) goes to each host's run on
+//! its standard input, never in a command line (`ps` on either host would show it); the run
+//! keeps reading it, and its closing (the ssh session ended: this sweep stopped, or was
+//! killed) stops the run there as Ctrl-C would.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -91,8 +94,8 @@ pub fn run(r: &Remote, stop: &AtomicBool, say: &dyn Fn(&str)) -> Result<Results,
     for (i, h) in r.hosts.iter().enumerate() {
         let mut cmd: Vec<String> = vec![quote(r.program)];
         cmd.extend(r.argv.iter().map(|a| quote(a)));
+        cmd.push("--target-stdin".into());
         for (k, v) in [
-            ("--target", r.url.to_string()),
             ("--start-at", format!("{start_at}")),
             ("--client-id", h.id.clone()),
             ("--output", remote_file(h)),
@@ -111,13 +114,27 @@ pub fn run(r: &Remote, stop: &AtomicBool, say: &dyn Fn(&str)) -> Result<Results,
         let err = file
             .try_clone()
             .map_err(|e| Error::Run(format!("{}: {e}", log.display())))?;
-        let child = h
+        let mut child = h
             .ssh()
             .arg(cmd.join(" "))
+            .stdin(Stdio::piped())
             .stdout(file)
             .stderr(err)
             .spawn()
             .map_err(|e| Error::Run(format!("client host {}: cannot start ssh: {e}", h.dest)))?;
+        // The URL line; the pipe stays open while the run lasts (its end stops the run).
+        if let Some(stdin) = child.stdin.as_mut() {
+            use std::io::Write as _;
+            let sent = stdin.write_all(format!("{}\n", r.url).as_bytes());
+            if let Err(e) = sent {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(Error::Run(format!(
+                    "client host {}: ssh did not take the target: {e}",
+                    h.dest
+                )));
+            }
+        }
         children.push((i, child, log));
     }
     say(&format!(
@@ -130,6 +147,8 @@ pub fn run(r: &Remote, stop: &AtomicBool, say: &dyn Fn(&str)) -> Result<Results,
     let waited = wait_all(&mut children, deadline, stop);
     if let Err(e) = waited {
         for (_, c, _) in &mut children {
+            // The end of its standard input stops the host's run, wherever ssh leaves it.
+            drop(c.stdin.take());
             let _ = c.kill();
             let _ = c.wait();
         }
