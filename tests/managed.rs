@@ -570,3 +570,29 @@ fn run_with_settings(
     .output()
     .unwrap()
 }
+
+/// Backends that come and go during the step (a new connection every event) and go at its end:
+/// the server's CPU counts each once, so it is a real share of the machine's.
+#[test]
+fn server_cpu_counts_backends_that_come_and_go() {
+    let s = Scratch::new();
+    let out = s.path("churn.json");
+    dbsweep()
+        .args(["run", "oltp_point_select", "--server", "postgres", "--prepare"])
+        .args(["--table-size", "1000", "--threads", "2", "--time", "3"])
+        .args(["--reconnect", "1", "--report-interval", "0", "--output"])
+        .arg(&out)
+        .assert()
+        .success();
+    let r = read_json(&out);
+    let cpu = &r["hw"]["cpu_us_per_op"];
+    let (server, client, machine) = (
+        cpu["server"].as_f64().unwrap(),
+        cpu["client"].as_f64().unwrap(),
+        cpu["machine"].as_f64().unwrap(),
+    );
+    // A new backend per event costs the server more than the query: most of what the
+    // machine spent beyond the client is the server's.
+    assert!(server <= machine * 1.05, "{cpu}");
+    assert!(server >= (machine - client) * 0.3, "{cpu}");
+}

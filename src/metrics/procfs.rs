@@ -114,6 +114,14 @@ pub fn parse_pid_cpu_split(text: &str, reaped_children: bool) -> Option<ProcCpu>
     })
 }
 
+/// The user and system ticks of process `pid`'s reaped children (cutime + cstime).
+pub(crate) fn reaped_children_ticks(pid: u32) -> Option<u64> {
+    let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let all = parse_pid_cpu_split(&stat, true)?;
+    let own = parse_pid_cpu_split(&stat, false)?;
+    Some(all.user + all.system - own.user - own.system)
+}
+
 /// Voluntary plus involuntary context switches of one task, from /proc/PID/task/TID/status.
 pub fn parse_ctxt_switches(text: &str) -> Option<u64> {
     let field = |name: &str| {
