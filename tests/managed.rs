@@ -578,7 +578,13 @@ fn server_cpu_counts_backends_that_come_and_go() {
     let s = Scratch::new();
     let out = s.path("churn.json");
     dbsweep()
-        .args(["run", "oltp_point_select", "--server", "postgres", "--prepare"])
+        .args([
+            "run",
+            "oltp_point_select",
+            "--server",
+            "postgres",
+            "--prepare",
+        ])
         .args(["--table-size", "1000", "--threads", "2", "--time", "3"])
         .args(["--reconnect", "1", "--report-interval", "0", "--output"])
         .arg(&out)

@@ -49,6 +49,16 @@ impl CellDb {
         if answers {
             return None;
         }
+        // A killed server resets its connections while it exits, a moment before the kernel
+        // reports the exit: the refused connection may have come first (up to 2 s for it).
+        let exited = exited
+            || (0..100).any(|_| {
+                let gone = server.exited();
+                if !gone {
+                    std::thread::sleep(std::time::Duration::from_millis(20));
+                }
+                gone
+            });
         let server = self.db.server.as_ref()?;
         let what = if exited {
             "the managed server exited"
