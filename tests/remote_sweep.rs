@@ -176,11 +176,12 @@ fn client_hosts_get_the_password_off_the_command_line_and_stop_with_the_sweeps_c
     let db = db.replacen("sbtest@", &format!("sbtest:{secret}@"), 1);
     // ssh's stand-in, as ssh and sshd behave without a terminal: the remote command's standard
     // input is a pipe from the local ssh, and killing that ssh closes it; nothing else reaches
-    // the remote command (no signal).
+    // the remote command (no signal). (A background list's input is /dev/null unless
+    // redirected: hence fd 3.)
     let ssh = s.path("ssh");
     std::fs::write(
         &ssh,
-        "#!/bin/sh\nwhile [ \"$1\" != \"--\" ]; do dest=$1; shift; done; shift\ncat | ip netns exec \"${dest#*@}\" sh -c \"$*\" &\nwait $!\n",
+        "#!/bin/sh\nwhile [ \"$1\" != \"--\" ]; do dest=$1; shift; done; shift\nexec 3<&0\ncat <&3 | ip netns exec \"${dest#*@}\" sh -c \"$*\" &\nwait $!\n",
     )
     .unwrap();
     std::fs::set_permissions(&ssh, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
@@ -213,9 +214,12 @@ fn client_hosts_get_the_password_off_the_command_line_and_stop_with_the_sweeps_c
         )
         .env("DBSWEEP_SSH", &ssh)
         .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
+        .stderr(std::fs::File::create(s.path("sweep.err")).unwrap())
         .spawn()
         .unwrap();
+    let bin = assert_cmd::cargo::cargo_bin("dbsweep")
+        .display()
+        .to_string();
     // The hosts' runs, as `ps` would show them; no process's arguments may hold the password.
     let mut exposed = Vec::new();
     let mut remote = || {
@@ -223,18 +227,28 @@ fn client_hosts_get_the_password_off_the_command_line_and_stop_with_the_sweeps_c
         exposed.extend(lines.iter().filter(|(_, l)| l.contains(secret)).cloned());
         lines
             .iter()
-            .filter(|(_, l)| l.contains("--client-id") && l.contains("--target-stdin"))
+            .filter(|(_, l)| l.starts_with(&bin) && l.contains("--target-stdin"))
             .count()
     };
-    assert!(
-        within(Duration::from_secs(120), || remote() >= 2),
-        "the client hosts' runs did not start"
-    );
+    let started = within(Duration::from_secs(120), || remote() >= 2);
+    if !started {
+        let logs: Vec<String> = walk(&dir)
+            .iter()
+            .filter(|p| p.extension().is_some_and(|e| e == "log"))
+            .map(|p| std::fs::read_to_string(p).unwrap_or_default())
+            .collect();
+        let err = std::fs::read_to_string(s.path("sweep.err")).unwrap_or_default();
+        panic!("the client hosts' runs did not start: {err}\n{logs:?}");
+    }
     unsafe { libc::kill(sweep.id() as libc::pid_t, libc::SIGINT) };
     let gone = within(Duration::from_secs(15), || remote() == 0);
     let status = crate::trust::wait_bounded(&mut sweep);
-    assert!(gone, "the client hosts' runs outlived the sweep's Ctrl-C");
-    assert_eq!(status.code(), Some(130));
+    let err = std::fs::read_to_string(s.path("sweep.err")).unwrap_or_default();
+    assert!(
+        gone,
+        "the client hosts' runs outlived the sweep's Ctrl-C: {err}"
+    );
+    assert_eq!(status.code(), Some(130), "{status:?}: {err}");
     assert!(
         exposed.is_empty(),
         "the password in a command line: {exposed:?}"

@@ -84,3 +84,24 @@ fn a_server_cpu_figure_the_machine_contradicts_is_flagged() {
     let text = String::from_utf8_lossy(&out.get_output().stdout).to_string();
     assert!(!text.contains("far below what the machine spent"), "{text}");
 }
+
+/// No ratio without a basis: where the base column's figure is 0 and another's is not (reads
+/// per event of a cached table), the relative tables show `-`, never inf, and no group median
+/// takes such a cell.
+#[test]
+fn a_zero_base_gives_no_ratio() {
+    for format in ["json", "csv", "markdown"] {
+        let out = dbsweep()
+            .arg("report")
+            .arg(fixture("sweep-a"))
+            .args(["--format", format])
+            .assert()
+            .success();
+        let text = String::from_utf8_lossy(&out.get_output().stdout).to_string();
+        assert!(
+            !text.contains("inf\"") && !text.contains(",inf"),
+            "{format}: {text}"
+        );
+        assert!(!text.contains("| inf"), "{format}");
+    }
+}

@@ -137,6 +137,19 @@ fn postgres_13_15_and_17_in_one_plan_report_against_the_oldest() {
     let (title, version, base) = relative_table(&report);
     // The base is the oldest version wherever it stands among the columns.
     assert!(title.contains("relative to pg13"), "{title}");
+    // `--base` takes the --server shorthand of a column named after it (postgres-15).
+    let out = dbsweep()
+        .args(["report", "--base", "postgres:15"])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    let other = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(relative_table(&other).0.contains("relative to postgres-15"));
     let versions: Vec<&str> = version.split_whitespace().collect();
     assert_eq!(versions[0], "version");
     assert_eq!(versions.len(), 4, "{version}");

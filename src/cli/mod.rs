@@ -189,7 +189,10 @@ fn parse_clients(s: &str) -> Result<ClientList, String> {
 /// `dbsweep sweep`: a plan, where to write, and what the command line changes in the plan.
 #[derive(Debug, Args)]
 pub struct SweepOpts {
-    /// A plan file (TOML) or a built-in plan: quick (the default) or small
+    /// A plan file (TOML) or a built-in plan: quick (the default: a minute or two), small (the
+    /// microbenchmark suite), versions (one plan over several --server builds), forks (MariaDB
+    /// against MySQL), diagnosis (profiles, waits, statement latency, a crash), query-cache
+    /// (MariaDB's)
     pub plan: Option<String>,
     /// Directory for the sweep's files (default: sweep-PLAN-DATE-TIME)
     #[arg(long)]

@@ -25,7 +25,20 @@ pub(crate) fn samples(
 pub fn base_index(ds: &Dataset, slice: &Slice, base: Option<&str>) -> Result<usize, Error> {
     match base {
         None => Ok(oldest_version(ds, slice).unwrap_or(0)),
-        Some(name) => {
+        Some(given) => {
+            // `--server postgres:13` named its target `postgres-13` (and 11.4 `11_4`): the
+            // shorthand picks that column too.
+            let spelled = given.replacen(':', "-", 1).replace('.', "_");
+            let name = if slice.columns.iter().any(|(l, _)| l == given)
+                || !slice
+                    .columns
+                    .iter()
+                    .any(|(l, _)| l == &spelled || l.split('/').any(|p| p == spelled))
+            {
+                given
+            } else {
+                spelled.as_str()
+            };
             let exact = slice.columns.iter().position(|(l, _)| l == name);
             // Or the one column that has `name` as a part of its label (a source or config).
             let parts: Vec<usize> = (0..slice.columns.len())
@@ -36,7 +49,8 @@ pub fn base_index(ds: &Dataset, slice: &Slice, base: Option<&str>) -> Result<usi
         .ok_or_else(|| {
             let names: Vec<&str> = slice.columns.iter().map(|(l, _)| l.as_str()).collect();
             Error::Usage(format!(
-                "--base {name}: no such column; the columns are {}",
+                "--base {}: no such column; the columns are {}",
+                base.unwrap_or_default(),
                 names.join(", ")
             ))
         }),
@@ -136,8 +150,9 @@ pub(crate) fn metric_tables(
         under,
         rows: Vec::new(),
         notes: vec![format!(
-            "value / base; 1 when both are 0, inf when only the base is 0; {}: ratios below 0.95 \
-             and above 1.05 stand out, coloured green where better and red where worse",
+            "value / base; 1 when both are 0, - when only the base is 0 (no ratio without a \
+             basis; nor in the group medians); {}: ratios below 0.95 and above 1.05 stand out, \
+             coloured green where better and red where worse",
             better.legend()
         )],
     };
@@ -203,10 +218,16 @@ pub(crate) fn metric_tables(
                         return Cell::Missing;
                     };
                     let r = ratio_of(*v, *b);
+                    if r.is_infinite() {
+                        // No ratio without a basis: a base of 0 (nothing read from disk, no
+                        // IO) says nothing about how much more the other did.
+                        return Cell::Missing;
+                    }
                     group_ratios[i].push(r);
                     return Cell::Ratio(r);
                 }
                 match super::stats::ratio(v, &base_values) {
+                    Some(e) if !e.value.is_finite() || !e.hi.is_finite() => Cell::Missing,
                     Some(e) => {
                         group_ratios[i].push(e.value);
                         Cell::RatioSpread(e)

@@ -318,7 +318,12 @@ fn ratio_chart(t: &Table, base: usize) -> String {
 
 fn html_table(t: &Table) -> String {
     let mut s = String::new();
-    let _ = write!(s, "<h3>{}</h3><table><tr><th>test</th>", esc(&t.title));
+    let _ = write!(
+        s,
+        "<h3>{}</h3><table><tr><th>{}</th>",
+        esc(&t.title),
+        t.label_heading()
+    );
     for c in &t.columns {
         let _ = write!(s, "<th>{}</th>", esc(c));
     }

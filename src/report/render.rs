@@ -132,7 +132,7 @@ pub fn text(tables: &[Table], color: bool) -> String {
                     .unwrap_or(1)
             })
             .collect();
-        let _ = write!(out, "{:<label_w$}", "test");
+        let _ = write!(out, "{:<label_w$}", t.label_heading());
         for (c, w) in t.columns.iter().zip(&widths) {
             let _ = write!(out, "  {c:>w$}");
         }
@@ -185,7 +185,7 @@ pub fn markdown(tables: &[Table]) -> String {
     let esc = |s: &str| s.replace('|', "\\|");
     for t in tables {
         let _ = writeln!(out, "### {}\n", esc(&t.title));
-        let _ = write!(out, "| test |");
+        let _ = write!(out, "| {} |", t.label_heading());
         for c in &t.columns {
             let _ = write!(out, " {} |", esc(c));
         }

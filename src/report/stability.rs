@@ -44,12 +44,13 @@ pub(crate) fn stability_tables(ds: &Dataset, slice: &Slice) -> Vec<Table> {
         ),
         (
             "stability.tps_dip",
-            "throughput: deepest dip, worst second vs the mean, %",
+            "throughput: deepest dip, how far the worst second fell below the mean, %",
             |e| {
                 let v = per_second(e);
                 let mean = v.iter().sum::<f64>() / v.len().max(1) as f64;
                 let min = v.iter().copied().fold(f64::INFINITY, f64::min);
-                (v.len() >= 2 && mean > 0.0).then(|| (min / mean - 1.0) * 100.0)
+                // A depth (0: no second below the mean), so that lower is better.
+                (v.len() >= 2 && mean > 0.0).then(|| (1.0 - min / mean) * 100.0)
             },
         ),
         (

@@ -141,7 +141,8 @@ pub fn ratio(a: &[f64], b: &[f64]) -> Option<Estimate> {
     })
 }
 
-/// docs/workloads.md section 5: value / base; 1 when both are 0; inf when only the base is 0.
+/// docs/workloads.md section 5: value / base; 1 when both are 0; inf when only the base is 0
+/// (the relative tables show no ratio there: a 0 base is no basis).
 pub fn ratio_of(value: f64, base: f64) -> f64 {
     if base == 0.0 {
         if value == 0.0 { 1.0 } else { f64::INFINITY }

@@ -69,6 +69,14 @@ pub struct Table {
     pub notes: Vec<String>,
 }
 
+impl Table {
+    /// The heading of the label column: each row is a test, but in the machine table a
+    /// property of the machine.
+    pub fn label_heading(&self) -> &'static str {
+        if self.id == "machine" { "" } else { "test" }
+    }
+}
+
 /// Milliseconds columns whose figures are all below 1 ms are shown in microseconds, so that a
 /// 5 us latency reads `5.40 us`, not `0.0054 ms` (or `0.00`): the unit is chosen per column and
 /// said in its heading.
