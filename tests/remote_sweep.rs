@@ -220,6 +220,7 @@ fn client_hosts_get_the_password_off_the_command_line_and_stop_with_the_sweeps_c
     let bin = assert_cmd::cargo::cargo_bin("dbsweep")
         .display()
         .to_string();
+    let mine = format!("-{}-", sweep.id());
     // The hosts' runs, as `ps` would show them; no process's arguments may hold the password.
     let mut exposed = Vec::new();
     let mut remote = || {
@@ -227,7 +228,11 @@ fn client_hosts_get_the_password_off_the_command_line_and_stop_with_the_sweeps_c
         exposed.extend(lines.iter().filter(|(_, l)| l.contains(secret)).cloned());
         lines
             .iter()
-            .filter(|(_, l)| l.starts_with(&bin) && l.contains("--target-stdin"))
+            .filter(|(_, l)| {
+                // This sweep's (other tests' sweeps run at once): their results files are
+                // named after the sweep's pid.
+                l.starts_with(&bin) && l.contains("--target-stdin") && l.contains(&mine)
+            })
             .count()
     };
     let started = within(Duration::from_secs(120), || remote() >= 2);

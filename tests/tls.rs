@@ -48,6 +48,21 @@ fn point_select(s: &Scratch, url: &str) -> std::process::Output {
         .unwrap()
 }
 
+/// `dbsweep prepare oltp_point_select` of 100 rows on `url`, which must succeed.
+fn prepare(url: impl AsRef<std::ffi::OsStr>) {
+    dbsweep()
+        .args([
+            "prepare",
+            "oltp_point_select",
+            "--table-size",
+            "100",
+            "--target",
+        ])
+        .arg(url)
+        .assert()
+        .success();
+}
+
 fn stderr(o: &std::process::Output) -> String {
     String::from_utf8_lossy(&o.stderr).to_string()
 }
@@ -111,17 +126,7 @@ fn tls_modes_connect_or_fail_as_their_clients_would(kind: ServerKind, v: &Vocabu
     let ca = ca_of(&server);
     let [disable, prefer, require, verify_ca, verify_full] = v.modes;
     // The managed server's own URL: verify-ca against its CA; load and run over TLS.
-    dbsweep()
-        .args([
-            "prepare",
-            "oltp_point_select",
-            "--table-size",
-            "100",
-            "--target",
-        ])
-        .arg(&server.url)
-        .assert()
-        .success();
+    prepare(&server.url);
     for query in [
         format!("{}={prefer}", v.mode),
         format!("{}={require}", v.mode),
@@ -209,17 +214,7 @@ fn mysql_tls_modes_connect_or_fail_as_the_mysql_client_would() {
 fn postgres_without_tls_goes_plain_on_prefer_and_refuses_require() {
     let server = start(ServerKind::Postgres);
     let s = Scratch::new();
-    dbsweep()
-        .args([
-            "prepare",
-            "oltp_point_select",
-            "--table-size",
-            "100",
-            "--target",
-        ])
-        .arg(&server.url)
-        .assert()
-        .success();
+    prepare(&server.url);
     let out = point_select(&s, &with_query(&server, "sslmode=prefer"));
     assert!(out.status.success(), "{}", stderr(&out));
     let r = read_json(&s.path("r.json"));
@@ -499,17 +494,7 @@ fn a_client_certificate_is_presented_when_given(kind: ServerKind) {
         server.dir.join("client.crt").display(),
         server.dir.join("client.key").display()
     );
-    dbsweep()
-        .args([
-            "prepare",
-            "oltp_point_select",
-            "--table-size",
-            "100",
-            "--target",
-            &url,
-        ])
-        .assert()
-        .success();
+    prepare(&url);
     let out = point_select(&s, &url);
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(u(&read_json(&s.path("r.json")), "/events"), 50);
@@ -533,17 +518,7 @@ fn passwords_in_tls_urls_never_appear() {
     let s = Scratch::new();
     let secret = "Sekr1t-tls";
     let base = with_query(&server, "").replace("sbtest@", &format!("sbtest:{secret}@"));
-    dbsweep()
-        .args([
-            "prepare",
-            "oltp_point_select",
-            "--table-size",
-            "100",
-            "--target",
-        ])
-        .arg(&server.url)
-        .assert()
-        .success();
+    prepare(&server.url);
     let ok = point_select(&s, &format!("{base}?sslmode=require"));
     let (other_ca, _, _) = certificate(&["localhost"]);
     let other = s.path("other-ca.pem");
@@ -586,17 +561,7 @@ fn mariadb_ed25519_users_log_in() {
     }
     let url = |pw: &str| format!("mysql://ed:{pw}@127.0.0.1:{}/sbtest", server.port);
     let s = Scratch::new();
-    dbsweep()
-        .args([
-            "prepare",
-            "oltp_point_select",
-            "--table-size",
-            "100",
-            "--target",
-            &url("Ed-pw-25519"),
-        ])
-        .assert()
-        .success();
+    prepare(url("Ed-pw-25519"));
     let out = point_select(&s, &url("Ed-pw-25519"));
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(u(&read_json(&s.path("r.json")), "/events"), 50);
@@ -629,17 +594,7 @@ fn mysql_full_authentication_works_plain_with_the_servers_key_and_inside_tls() {
         .expect("MySQL writes its RSA key pair into its data directory");
     let url = |pw: &str, q: &str| format!("mysql://full:{pw}@127.0.0.1:{}/sbtest?{q}", server.port);
     let s = Scratch::new();
-    dbsweep()
-        .args([
-            "prepare",
-            "oltp_point_select",
-            "--table-size",
-            "100",
-            "--target",
-        ])
-        .arg(url("Full-pw-2", "ssl-mode=DISABLED"))
-        .assert()
-        .success();
+    prepare(url("Full-pw-2", "ssl-mode=DISABLED"));
     for q in [
         "ssl-mode=DISABLED".to_string(),
         format!("ssl-mode=DISABLED&server-public-key={}", key.display()),
