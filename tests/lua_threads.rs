@@ -143,7 +143,12 @@ fn a_scripts_thread_run_counts_as_sysbench_on_postgres() {
     );
     assert_eq!(ours, theirs, "sysbench said:\n{sb}");
     assert_eq!(ours, (30, 30, 0));
-    assert_eq!(own_loop_events(&stdout), own_loop_events(&sb));
+    assert_eq!(own_loop_events(&stdout), 30, "{stdout}");
+    // sysbench 1.0.20 now and then loses a thread's `thread_done` line from its output (seen
+    // once in CI: 17 of 30 printed); its counts above are the peer check.
+    if sb.lines().filter(|l| l.starts_with("thread ")).count() == 2 {
+        assert_eq!(own_loop_events(&stdout), own_loop_events(&sb));
+    }
     dbsweep_script(kind, &server, "cleanup", script, &[])
         .assert()
         .success();
