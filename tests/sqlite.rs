@@ -562,11 +562,16 @@ fn clients_sharing_connections_count_the_page_cache_like_clients_with_their_own(
         assert!(pages > 0.0, "{extra:?}: {d}");
         pages / u(&r, "/queries/read") as f64
     };
+    // A connection now and then re-reads the schema's page in the measured part (CI saw 6
+    // pages more over 3,000 selects): whole pages to within a hundredth.
     let own = pages_per_select(&[]);
-    assert_eq!(own, own.round(), "whole pages per select: {own}");
+    assert!(
+        (own - own.round()).abs() < 0.01,
+        "whole pages per select: {own}"
+    );
     let shared = pages_per_select(&["--connections", "2"]);
-    assert_eq!(
-        shared, own,
-        "two shared connections count every client's pages"
+    assert!(
+        (shared - own).abs() < 0.01,
+        "two shared connections count every client's pages: {shared} vs {own}"
     );
 }
