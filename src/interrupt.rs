@@ -136,25 +136,19 @@ pub fn run_overrun() -> Option<Duration> {
 /// session ended) stops the run as Ctrl-C does.
 pub(crate) fn target_from_stdin() -> Result<String, Error> {
     use std::io::BufRead;
-    let mut line = String::new();
-    let mut input = std::io::stdin().lock();
+    /// How long the URL line may take to come (the sweep writes it as it starts ssh).
+    const URL_BOUND: Duration = Duration::from_secs(60);
     // A URL is short: a line longer than this is not one (and is not read into memory whole).
     const MAX_URL: u64 = 64 << 10;
-    std::io::Read::take(&mut input, MAX_URL)
-        .read_line(&mut line)
-        .map_err(|e| Error::Usage(format!("--target-stdin: {e}")))?;
-    let url = line.trim_end_matches(['\r', '\n']).to_string();
-    if url.is_empty() || !line.ends_with('\n') {
-        return Err(Error::Usage(
-            "--target-stdin: standard input held no URL line".into(),
-        ));
-    }
-    drop(input);
+    let (tx, rx) = std::sync::mpsc::channel();
     std::thread::Builder::new()
         .name("stdin-watch".into())
-        .spawn(|| {
-            let mut sink = [0u8; 512];
+        .spawn(move || {
             let mut input = std::io::stdin().lock();
+            let mut line = String::new();
+            let read = std::io::Read::take(&mut input, MAX_URL).read_line(&mut line);
+            let _ = tx.send(read.map(|_| line));
+            let mut sink = [0u8; 512];
             while matches!(std::io::Read::read(&mut input, &mut sink), Ok(n) if n > 0) {}
             if !interrupted() {
                 eprintln!("dbsweep: standard input closed (the sweep went away): stopping");
@@ -162,6 +156,25 @@ pub(crate) fn target_from_stdin() -> Result<String, Error> {
             }
         })
         .map_err(|e| Error::Run(format!("--target-stdin: {e}")))?;
+    let until = Instant::now() + URL_BOUND;
+    let line = loop {
+        match rx.recv_timeout(Duration::from_millis(100)) {
+            Ok(read) => break read.map_err(|e| Error::Usage(format!("--target-stdin: {e}")))?,
+            Err(_) if interrupted() || Instant::now() >= until => {
+                return Err(Error::Usage(format!(
+                    "--target-stdin: no URL line on standard input within {} s",
+                    URL_BOUND.as_secs()
+                )));
+            }
+            Err(_) => {}
+        }
+    };
+    let url = line.trim_end_matches(['\r', '\n']).to_string();
+    if url.is_empty() || !line.ends_with('\n') {
+        return Err(Error::Usage(
+            "--target-stdin: standard input held no URL line".into(),
+        ));
+    }
     Ok(url)
 }
 

@@ -257,7 +257,8 @@ pub fn run(
     } else {
         clients
     };
-    let recorder_bytes = new_recorder().lock().expect("recorder lock").heap_bytes();
+    let recorder_bytes =
+        Recorder::with_kinds(workload.kinds().len(), workload.statements().len()).heap_bytes();
     check_memory(
         target,
         (connections, workers),
