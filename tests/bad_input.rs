@@ -239,6 +239,15 @@ fn messages_say_what_and_where() {
         .stderr(contains(
             "--pgsql-port=5432,5433: a list of ports is not supported",
         ));
+    // A way of waiting for SQLite's write lock that does not exist is named with the choices.
+    dbsweep()
+        .args(["run", "oltp_update_index", "--target"])
+        .arg(format!("{}?lock_wait=sometimes", s.target()))
+        .assert()
+        .code(2)
+        .stderr(contains(
+            "lock_wait=sometimes: use fifo (the default), batch, poll or timeout",
+        ));
     // TPC-C's check on a database that was never loaded names TPC-C's load.
     s.cmd(&["tpcc", "check"])
         .assert()

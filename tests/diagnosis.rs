@@ -522,6 +522,77 @@ class = "read"
     );
 }
 
+/// A crash that leaves a large transaction open: InnoDB answers before it has rolled the
+/// transaction back (a background thread undoes it), and the step waits for that rollback
+/// before anything reads the data, reporting it as part of the recovery.
+#[test]
+fn a_crash_step_waits_for_innodb_to_roll_back_what_the_crash_left_open() {
+    let s = Scratch::new();
+    let script = s.path("open_txn.lua");
+    // One client updates every row in one transaction and holds it open until the crash.
+    std::fs::write(
+        &script,
+        r#"
+function thread_init()
+  drv = sysbench.sql.driver()
+  con = drv:connect()
+end
+function event()
+  con:query("BEGIN")
+  con:query("UPDATE sbtest1 SET k = k + 1, c = REPEAT('x', 120)")
+  con:query("SELECT SLEEP(20)")
+  con:query("COMMIT")
+end
+"#,
+    )
+    .unwrap();
+    let dir = sweep(
+        &s,
+        &format!(
+            r#"
+clients = [1]
+tables = 1
+table_size = 200000
+write_time = 4
+warmup_time = 0.5
+
+[[targets]]
+server = "mariadb"
+[[targets]]
+server = "mysql"
+
+[[steps]]
+load = true
+[[steps]]
+name = "crash"
+workload = "{}"
+class = "write"
+crash = true
+crash_after = 2
+"#,
+            script.display()
+        ),
+    );
+    let recs = crate::sweep::records(&dir);
+    let mut crashes = 0;
+    for (name, r) in &recs {
+        assert_eq!(r["status"], "ok", "{name}: {}", r["error"]);
+        if r["name"] != "crash" {
+            continue;
+        }
+        crashes += 1;
+        let x = &r["recovery"];
+        assert_eq!(x["recovered_txns"], 1, "{name}: {x}");
+        assert!(x["rollback_s"].as_f64().unwrap() > 0.0, "{name}: {x}");
+    }
+    assert_eq!(crashes, 2);
+    let text = report_text(&[&dir]);
+    assert!(
+        text.contains("open txns") && text.contains("rollback s"),
+        "{text}"
+    );
+}
+
 #[test]
 fn a_crash_step_needs_a_managed_server_and_a_workload() {
     let s = Scratch::new();
@@ -557,9 +628,9 @@ fn sqlite_counts_its_busy_waits_exactly() {
     s.cmd(&["prepare", "oltp_update_index", "--table-size", "1000"])
         .assert()
         .success();
-    let run = |threads: &str, name: &str| {
+    let run = |threads: &str, wait: &str, name: &str| {
         let out = s.path(name);
-        s.cmd(&[
+        Line::new(&[
             "run",
             "oltp_update_index",
             "--time",
@@ -567,8 +638,10 @@ fn sqlite_counts_its_busy_waits_exactly() {
             "--threads",
             threads,
         ])
-        .args(["--report-interval", "0", "--output"])
-        .arg(&out)
+        .in_dir(&s.path(""))
+        .target(&format!("{}?lock_wait={wait}", s.target()))
+        .quiet()
+        .output(&out)
         .assert()
         .success();
         let r = read_json(&out);
@@ -576,16 +649,29 @@ fn sqlite_counts_its_busy_waits_exactly() {
         r
     };
     // One writer never finds the database locked.
-    let alone = run("1", "one.json");
+    let alone = run("1", "fifo", "one.json");
     assert_eq!(alone["waits"]["source"], "SQLite busy handler");
     assert_eq!(alone["waits"]["busy_waits"], 0);
-    // Four writers take turns on SQLite's one write lock.
-    let four = run("4", "four.json");
+    // Four writers take turns on SQLite's one write lock (the default): each wait is a sleep
+    // until a turn is handed over, never a retry.
+    let four = run("4", "fifo", "four.json");
     let waits = four["waits"]["busy_waits"].as_u64().unwrap();
     let ms = four["waits"]["busy_ms"].as_f64().unwrap();
     assert!(waits > 0 && ms > 0.0, "{}", four["waits"]);
-    // A wait sleeps at least 20 us.
-    assert!(ms >= waits as f64 * 0.02, "{waits} waits in {ms} ms");
+    assert_eq!(four["waits"]["busy_retries"], 0, "{}", four["waits"]);
+    // In batches, a waiter lets the holder go on for at least 300 us before the turn is its.
+    let batch = run("4", "batch", "batch.json");
+    let waits = batch["waits"]["busy_waits"].as_u64().unwrap();
+    let ms = batch["waits"]["busy_ms"].as_f64().unwrap();
+    assert!(waits > 0 && ms >= waits as f64 * 0.3, "{}", batch["waits"]);
+    assert_eq!(batch["waits"]["busy_retries"], 0, "{}", batch["waits"]);
+    // Polling writers retry: each wait sleeps at least 20 us, once per retry.
+    let poll = run("4", "poll", "poll.json");
+    let waits = poll["waits"]["busy_waits"].as_u64().unwrap();
+    let retries = poll["waits"]["busy_retries"].as_u64().unwrap();
+    let ms = poll["waits"]["busy_ms"].as_f64().unwrap();
+    assert!(waits > 0 && retries >= waits, "{}", poll["waits"]);
+    assert!(ms >= retries as f64 * 0.02, "{retries} retries in {ms} ms");
     let text = report_text(&[&s.path("one.json"), &s.path("four.json")]);
     assert!(text.contains("busy waits 0, 0.0 ms"), "{text}");
 }

@@ -7,6 +7,7 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::ptr::NonNull;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
@@ -14,6 +15,7 @@ use rusqlite::types::{ToSqlOutput, ValueRef};
 use rusqlite::{Connection, ErrorCode, OpenFlags, OptionalExtension, Statement, ToSql};
 
 use super::conn::{Conn, Dialect, Param, RowValue, StmtId, Target};
+use super::sqlite_turns::{LockWait, NoTurn, Turn, Turns};
 use super::url::query_pairs;
 use crate::error::Error;
 use crate::error::{DbError, ErrorClass};
@@ -24,17 +26,23 @@ use crate::error::{DbError, ErrorClass};
 const SHORT_SLEEPS: i32 = 200;
 /// Busy-handler calls (about 30 s in all) after which the statement fails with SQLITE_BUSY.
 const MAX_BUSY_CALLS: i32 = SHORT_SLEEPS + 30_000;
+/// The longest wait for the write lock, in every way of waiting.
+const LOCK_BOUND: Duration = Duration::from_secs(30);
 
 /// Busy waits of every SQLite connection of this process: statements that found the database
 /// locked, and nanoseconds slept waiting for it (the wait profile's figures for SQLite).
 static BUSY_WAITS: AtomicU64 = AtomicU64::new(0);
 static BUSY_NS: AtomicU64 = AtomicU64::new(0);
+/// Busy-handler calls: each a retry of a statement that found the lock taken.
+static BUSY_RETRIES: AtomicU64 = AtomicU64::new(0);
 
-/// (busy waits, nanoseconds waited) of this process's SQLite connections so far.
-pub fn busy_counters() -> (u64, u64) {
+/// (busy waits, nanoseconds waited, busy-handler retries) of this process's SQLite
+/// connections so far.
+pub fn busy_counters() -> (u64, u64, u64) {
     (
         BUSY_WAITS.load(Ordering::Relaxed),
         BUSY_NS.load(Ordering::Relaxed),
+        BUSY_RETRIES.load(Ordering::Relaxed),
     )
 }
 
@@ -42,14 +50,39 @@ fn busy_handler(calls: i32) -> bool {
     if calls >= MAX_BUSY_CALLS {
         return false;
     }
-    if calls == 0 {
-        BUSY_WAITS.fetch_add(1, Ordering::Relaxed);
-    }
     let pause = if calls < SHORT_SLEEPS {
         Duration::from_micros(20)
     } else {
         Duration::from_millis(1)
     };
+    busy_sleep(calls, pause)
+}
+
+/// SQLite's own busy timeout (`lock_wait=timeout`), step for step: its default build's sleeps
+/// (sqlite3DefaultBusyCallback: 1, 2, 5, 10, 15, 20, 25, 25, 25, 50, 50 ms, then 100 ms) up to
+/// 30 s in all, here so that its waits are counted as the others' are.
+fn sqlite_busy_timeout(calls: i32) -> bool {
+    const DELAYS_MS: [u64; 12] = [1, 2, 5, 10, 15, 20, 25, 25, 25, 50, 50, 100];
+    const TOTALS_MS: [u64; 12] = [0, 1, 3, 8, 18, 33, 53, 78, 103, 128, 178, 228];
+    let n = usize::try_from(calls).unwrap_or(0);
+    let (delay, prior) = if n < DELAYS_MS.len() {
+        (DELAYS_MS[n], TOTALS_MS[n])
+    } else {
+        (100, TOTALS_MS[11] + 100 * (n as u64 - 11))
+    };
+    let bound = LOCK_BOUND.as_millis() as u64;
+    if prior >= bound {
+        return false;
+    }
+    busy_sleep(calls, Duration::from_millis(delay.min(bound - prior)))
+}
+
+/// One sleep of a busy handler, counted.
+fn busy_sleep(calls: i32, pause: Duration) -> bool {
+    if calls == 0 {
+        BUSY_WAITS.fetch_add(1, Ordering::Relaxed);
+    }
+    BUSY_RETRIES.fetch_add(1, Ordering::Relaxed);
     let start = std::time::Instant::now();
     std::thread::sleep(pause);
     let slept = start.elapsed().as_nanos().min(u128::from(u64::MAX)) as u64;
@@ -62,6 +95,8 @@ pub struct SqliteTarget {
     path: PathBuf,
     pragmas: Vec<(String, String)>,
     create: bool,
+    /// How writers wait for the write lock (`lock_wait=` in the URL).
+    wait: LockWait,
 }
 
 impl SqliteTarget {
@@ -75,6 +110,16 @@ impl SqliteTarget {
             )));
         }
         let mut pragmas = query_pairs(query, url)?;
+        // `lock_wait` is dbsweep's, not a PRAGMA: how writers wait for the write lock.
+        let mut wait = LockWait::Fifo;
+        if let Some(at) = pragmas.iter().position(|(n, _)| n == "lock_wait") {
+            let (_, value) = pragmas.remove(at);
+            wait = LockWait::parse(&value).ok_or_else(|| {
+                Error::Usage(format!(
+                    "--target {url}: lock_wait={value}: use fifo (the default), batch, poll or timeout"
+                ))
+            })?;
+        }
         for (name, value) in &pragmas {
             let ok_name = name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
             let ok_value = value
@@ -97,6 +142,7 @@ impl SqliteTarget {
             path: PathBuf::from(path),
             pragmas,
             create,
+            wait,
         })
     }
 
@@ -117,7 +163,14 @@ impl SqliteTarget {
             ));
         }
         let mut conn = Connection::open_with_flags(&self.path, flags).map_err(classify)?;
-        conn.busy_handler(Some(busy_handler)).map_err(classify)?;
+        // With turns, writers of other processes (and of a deferred transaction that writes
+        // later) still meet SQLite's lock, and the busy handler waits for them.
+        let handler = if self.wait == LockWait::Timeout {
+            sqlite_busy_timeout
+        } else {
+            busy_handler
+        };
+        conn.busy_handler(Some(handler)).map_err(classify)?;
         // Room for every statement of every table a workload prepares (rusqlite keeps 16).
         conn.set_prepared_statement_cache_capacity(1024);
         for (name, value) in &self.pragmas {
@@ -164,7 +217,10 @@ impl Target for SqliteTarget {
     }
 
     fn connect(&self) -> Result<Box<dyn Conn>, DbError> {
-        Ok(Box::new(SqliteConn::new(self.open_connection()?)))
+        Ok(Box::new(SqliteConn::new(
+            self.open_connection()?,
+            Turns::of(&self.path, self.wait),
+        )))
     }
 
     fn version(&self, _conn: &mut dyn Conn) -> Result<String, DbError> {
@@ -196,6 +252,13 @@ pub struct SqliteConn {
     conn: NonNull<Connection>,
     /// Reused by `query_each`.
     row_text: RowText,
+    /// Whether each prepared statement leaves the database as it is (a write outside a
+    /// transaction takes a turn).
+    readonly: Vec<bool>,
+    /// The turns of this database's writers in this process (None: `lock_wait` poll or
+    /// timeout), and this connection's turn while it writes. Dropped after the connection.
+    turns: Option<Arc<Turns>>,
+    turn: Option<Turn>,
 }
 
 // SAFETY: connections are opened with SQLITE_OPEN_NO_MUTEX (SQLite's multi-thread mode): a
@@ -212,14 +275,63 @@ impl Drop for SqliteConn {
 }
 
 impl SqliteConn {
-    fn new(conn: Connection) -> SqliteConn {
+    fn new(conn: Connection, turns: Option<Arc<Turns>>) -> SqliteConn {
         let conn = NonNull::from(Box::leak(Box::new(conn)));
         SqliteConn {
             stmts: Vec::new(),
             sql: Vec::new(),
             conn,
             row_text: RowText::default(),
+            readonly: Vec::new(),
+            turns,
+            turn: None,
         }
+    }
+
+    /// Waits for this connection's turn to write (nothing to do without turns, or with the
+    /// turn held), counting the wait as a busy wait.
+    fn take_turn(&mut self) -> Result<(), DbError> {
+        let Some(turns) = self.turns.as_ref().filter(|_| self.turn.is_none()) else {
+            return Ok(());
+        };
+        match turns.take(LOCK_BOUND) {
+            Ok((turn, waited)) => {
+                if let Some(w) = waited {
+                    BUSY_WAITS.fetch_add(1, Ordering::Relaxed);
+                    let ns = u64::try_from(w.as_nanos()).unwrap_or(u64::MAX);
+                    BUSY_NS.fetch_add(ns, Ordering::Relaxed);
+                }
+                self.turn = Some(turn);
+                Ok(())
+            }
+            Err(NoTurn::Interrupted) => Err(DbError::new(
+                ErrorClass::Fatal,
+                "interrupted",
+                "interrupted while waiting for the database's write lock",
+            )),
+            Err(NoTurn::TimedOut) => Err(DbError::new(
+                ErrorClass::Busy,
+                "SQLite error 5",
+                format!(
+                    "database is locked: another writer of this process held it for {} s",
+                    LOCK_BOUND.as_secs()
+                ),
+            )),
+        }
+    }
+
+    /// Ends the turn once the connection is out of its transaction.
+    fn end_turn_if_done(&mut self) {
+        if self.turn.is_some() && self.conn().is_autocommit() {
+            self.turn = None;
+        }
+    }
+
+    /// Whether running a statement that is `readonly` or not needs a turn for its own time:
+    /// a write outside a transaction (inside one, the turn was taken at BEGIN IMMEDIATE, or
+    /// the transaction is deferred and SQLite's lock decides).
+    fn solo_write(&self, readonly: bool) -> bool {
+        !readonly && self.turns.is_some() && self.turn.is_none() && self.conn().is_autocommit()
     }
 
     fn conn(&self) -> &Connection {
@@ -258,6 +370,7 @@ impl Conn for SqliteConn {
         let st = conn
             .prepare(sql)
             .map_err(|e| classify(e).in_statement(sql))?;
+        self.readonly.push(st.readonly());
         self.stmts.push(st);
         self.sql.push(sql.to_string());
         Ok(StmtId(self.sql.len() - 1))
@@ -304,28 +417,44 @@ impl Conn for SqliteConn {
     }
 
     fn execute(&mut self, stmt: StmtId, params: &[Param]) -> Result<u64, DbError> {
+        let solo = self.solo_write(self.readonly[stmt.0]);
+        if solo {
+            self.take_turn()?;
+        }
         let changed = self.stmts[stmt.0]
             .execute(rusqlite::params_from_iter(params))
-            .map_err(|e| classify(e).in_statement(&self.sql[stmt.0]))?;
-        Ok(changed as u64)
+            .map_err(|e| classify(e).in_statement(&self.sql[stmt.0]));
+        if solo {
+            self.turn = None;
+        }
+        Ok(changed? as u64)
     }
 
     fn begin(&mut self, write: bool) -> Result<(), DbError> {
         // A deferred transaction that later writes fails at once with SQLITE_BUSY when another
         // connection wrote meanwhile; taking the write lock up front makes writers queue instead.
-        self.run(if write { "BEGIN IMMEDIATE" } else { "BEGIN" })
+        if write {
+            self.take_turn()?;
+        }
+        let r = self.run(if write { "BEGIN IMMEDIATE" } else { "BEGIN" });
+        self.end_turn_if_done();
+        r
     }
 
     fn commit(&mut self) -> Result<(), DbError> {
-        self.run("COMMIT")
+        let r = self.run("COMMIT");
+        self.end_turn_if_done();
+        r
     }
 
     fn rollback(&mut self) -> Result<(), DbError> {
-        if self.conn().is_autocommit() {
+        let r = if self.conn().is_autocommit() {
             Ok(())
         } else {
             self.run("ROLLBACK")
-        }
+        };
+        self.end_turn_if_done();
+        r
     }
 
     fn simple(
@@ -333,10 +462,30 @@ impl Conn for SqliteConn {
         sql: &str,
         on_row: super::conn::OnRow,
     ) -> Result<super::conn::Outcome, DbError> {
+        // SAFETY: the statement is dropped at the end of this call, while `self` (and so the
+        // connection) lives; `take_turn` touches the turns, not the connection.
+        let conn: &Connection = unsafe { &*self.conn.as_ptr() };
+        let mut st = conn
+            .prepare(sql)
+            .map_err(|e| classify(e).in_statement(sql))?;
+        if self.turns.is_some() && self.turn.is_none() {
+            // A transaction that takes the write lock at its start takes a turn first; a
+            // write outside a transaction takes one for its own time.
+            let head: Vec<String> = sql
+                .split_whitespace()
+                .take(2)
+                .map(str::to_ascii_uppercase)
+                .collect();
+            let locking = head.first().is_some_and(|w| w == "BEGIN")
+                && head
+                    .get(1)
+                    .is_some_and(|w| w.starts_with("IMMEDIATE") || w.starts_with("EXCLUSIVE"));
+            if locking || (!st.readonly() && conn.is_autocommit()) {
+                self.take_turn()?;
+            }
+        }
         let mut text = std::mem::take(&mut self.row_text);
-        let conn = self.conn();
         let mut run = || -> rusqlite::Result<super::conn::Outcome> {
-            let mut st = conn.prepare(sql)?;
             let columns = st.column_count();
             let mut rows = st.query([])?;
             let mut n = 0;
@@ -353,11 +502,18 @@ impl Conn for SqliteConn {
         };
         let out = run().map_err(|e| classify(e).in_statement(sql));
         self.row_text = text;
+        drop(st);
+        self.end_turn_if_done();
         out
     }
 
     fn batch(&mut self, sql: &str) -> Result<(), DbError> {
-        self.conn().execute_batch(sql).map_err(classify)
+        if self.conn().is_autocommit() {
+            self.take_turn()?;
+        }
+        let r = self.conn().execute_batch(sql).map_err(classify);
+        self.end_turn_if_done();
+        r
     }
 
     fn query_i64(&mut self, sql: &str) -> Result<Option<i64>, DbError> {

@@ -216,6 +216,7 @@ impl WaitSampler {
                 innodb,
                 busy_waits: None,
                 busy_ms: None,
+                busy_retries: None,
             })
         };
         // Detached: `finish` takes its result with a bound.
@@ -237,10 +238,10 @@ impl WaitSampler {
                 let _ = stopped.recv();
             }
             let after = crate::db::sqlite::busy_counters();
-            let (waits, ns) = if measured {
-                (after.0 - before.0, after.1 - before.1)
+            let (waits, ns, retries) = if measured {
+                (after.0 - before.0, after.1 - before.1, after.2 - before.2)
             } else {
-                (0, 0)
+                (0, 0, 0)
             };
             let _ = done_tx.send(Ok(WaitProfile {
                 source: "SQLite busy handler".into(),
@@ -254,6 +255,7 @@ impl WaitSampler {
                 innodb: None,
                 busy_waits: Some(waits),
                 busy_ms: Some(ns as f64 / 1e6),
+                busy_retries: Some(retries),
             }));
         });
         WaitSampler { stop, done }

@@ -39,6 +39,10 @@ pub struct WaitProfile {
     pub busy_waits: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub busy_ms: Option<f64>,
+    /// SQLite: the busy handler's calls, each a retry of a statement that found the lock
+    /// taken (writers that take turns wait without them).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub busy_retries: Option<u64>,
 }
 
 /// One instrument's waits: how many, and their time in milliseconds.

@@ -738,6 +738,17 @@ pub struct Recovery {
     /// Seconds from the restart on the same data directory until the server accepted a
     /// connection and answered a query.
     pub seconds: f64,
+    /// Transactions the crash left open that InnoDB rolled back in the background after the
+    /// server answered (None for other servers), and the seconds from the answer until the
+    /// last was rolled back: the checks run after it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recovered_txns: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rollback_s: Option<f64>,
+    /// Recovered transactions still listed as rolling back when their rollback showed no
+    /// progress for 10 s (rollback_s then runs to the last progress); absent when none was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rollback_left: Option<u64>,
     /// TPC-C's consistency checks after recovery ("passed"); None for other data.
     pub checks: Option<String>,
 }

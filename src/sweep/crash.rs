@@ -7,7 +7,7 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use super::cell::CellDb;
-use crate::db::Target;
+use crate::db::{Conn, Target};
 use crate::error::Error;
 use crate::interrupt::INTERRUPT;
 use crate::measure::Db;
@@ -115,10 +115,29 @@ pub(super) fn recover(
     let mut conn = db.db.target.connect().map_err(|e| Error::db(&url, e))?;
     conn.query_i64("SELECT 1").map_err(|e| Error::db(&url, e))?;
     let seconds = start.elapsed().as_secs_f64();
+    let rollback = if db.db.target.kind() == "mysql" {
+        Some(recovered_rollback(
+            conn.as_mut(),
+            &url,
+            ROLLBACK_WAIT,
+            ROLLBACK_STALL,
+        )?)
+    } else {
+        None
+    };
     drop(conn);
     let checks = if workload.name() == "tpcc" {
-        crate::workload::tpcc::verify_conditions(db.db.target.as_ref(), true)
-            .map_err(|e| Error::Run(format!("TPC-C's consistency checks after the crash: {e}")))?;
+        crate::workload::tpcc::verify_conditions(db.db.target.as_ref(), true).map_err(|e| {
+            let log = server_log_about_recovery(db);
+            Error::Run(format!(
+                "TPC-C's consistency checks after the crash: {e}{}",
+                if log.is_empty() {
+                    String::new()
+                } else {
+                    format!(" (the server's recovery log: {})", log.join(" | "))
+                }
+            ))
+        })?;
         Some("passed".to_string())
     } else {
         None
@@ -127,8 +146,102 @@ pub(super) fn recover(
         crash_after_s: crash.at_s,
         redo_bytes: crash.redo_bytes,
         seconds,
+        recovered_txns: rollback.as_ref().map(|r| r.txns),
+        rollback_s: rollback.as_ref().map(|r| r.seconds),
+        rollback_left: rollback.as_ref().map(|r| r.left).filter(|&n| n > 0),
         checks,
     })
+}
+
+/// The longest wait for InnoDB to roll back what a crash left open, and the longest it may
+/// show no progress (a rollback that stopped: the checks then go on, and the record says so).
+const ROLLBACK_WAIT: Duration = Duration::from_secs(600);
+const ROLLBACK_STALL: Duration = Duration::from_secs(10);
+
+/// What the wait for InnoDB's rollback of the crash's open transactions saw.
+struct Rollback {
+    /// Recovered transactions at the first look.
+    txns: u64,
+    seconds: f64,
+    /// Recovered transactions still listed when the wait stopped on a stall.
+    left: u64,
+}
+
+/// InnoDB accepts connections before it has rolled back the transactions a crash left open
+/// (a background thread undoes them). Reads are consistent meanwhile (the recovered
+/// transactions are active to every read view), but the recovery is not over: waits until no
+/// recovered transaction (one without a session) is left in INNODB_TRX, while their undo goes
+/// on (at most `stall` without a change of their rows, `bound` in all; Ctrl-C ends it).
+fn recovered_rollback(
+    conn: &mut dyn Conn,
+    url: &str,
+    bound: Duration,
+    stall: Duration,
+) -> Result<Rollback, Error> {
+    const LEFT: &str = "SELECT COUNT(*), COALESCE(SUM(trx_rows_modified), 0) FROM information_schema.INNODB_TRX WHERE trx_mysql_thread_id = 0";
+    let start = Instant::now();
+    let look = |conn: &mut dyn Conn| -> Result<(u64, u64), Error> {
+        let rows = conn.query_rows(LEFT, 2).map_err(|e| Error::db(url, e))?;
+        let int = |i: usize| {
+            rows.first()
+                .and_then(|r| r.get(i).cloned().flatten())
+                .and_then(|v| v.parse::<u64>().ok())
+                .unwrap_or(0)
+        };
+        Ok((int(0), int(1)))
+    };
+    let first = look(conn)?;
+    let (mut left, mut rows) = first;
+    let mut moved = Instant::now();
+    while left > 0 {
+        if INTERRUPT.load(Ordering::Relaxed) {
+            return Err(Error::Run(
+                "interrupted while the server rolled back what the crash left open".into(),
+            ));
+        }
+        if start.elapsed() >= bound || moved.elapsed() >= stall {
+            break;
+        }
+        // InnoDB refreshes what INNODB_TRX shows only when nobody has read it for 100 ms:
+        // polled faster, it shows the first look's transactions for good.
+        std::thread::sleep(Duration::from_millis(250));
+        let now = look(conn)?;
+        if now != (left, rows) {
+            moved = Instant::now();
+        }
+        (left, rows) = now;
+    }
+    let seconds = if left > 0 {
+        // Stalled: the rollback's time is up to its last progress.
+        moved.duration_since(start).as_secs_f64()
+    } else {
+        start.elapsed().as_secs_f64()
+    };
+    Ok(Rollback {
+        txns: first.0,
+        seconds,
+        left,
+    })
+}
+
+/// What the managed server's log says since the restart about recovery (InnoDB's lines on
+/// transactions rolled back, PostgreSQL's on redo), at most eight lines: evidence beside a
+/// failed check.
+fn server_log_about_recovery(db: &CellDb) -> Vec<String> {
+    let Some(server) = db.db.server.as_ref() else {
+        return Vec::new();
+    };
+    let words = ["roll", "transaction", "recover", "redo", "corrupt"];
+    let lines: Vec<String> = server
+        .log_tail(200)
+        .lines()
+        .filter(|l| {
+            let l = l.to_ascii_lowercase();
+            words.iter().any(|w| l.contains(w))
+        })
+        .map(|l| l.trim().to_string())
+        .collect();
+    lines[lines.len().saturating_sub(8)..].to_vec()
 }
 
 #[cfg(test)]

@@ -76,7 +76,15 @@ impl<'a> Runner<'a> {
                         progress.say(&format!("[{label}] {}", output::interval_line(iv)));
                         let _ = ticks.send(iv.t);
                     },
-                    &|s| progress.say(s),
+                    &|s| {
+                        // After the crash, samplers that lost the server say what the crash
+                        // did, not news.
+                        let lost = s.starts_with("warning: the wait profile of")
+                            || s.starts_with("warning: could not read the server's counters");
+                        if !(crash_at.is_some() && lost && stop.load(Ordering::Relaxed)) {
+                            progress.say(s);
+                        }
+                    },
                     if crash_at.is_some() {
                         &stop
                     } else {
@@ -102,12 +110,21 @@ impl<'a> Runner<'a> {
             results.error = None;
             let recovery = crash::recover(db, &crash, workload.as_ref())?;
             self.progress.say(&format!(
-                "{}: the server recovered in {:.2} s from a crash with {} of redo since its checkpoint{}",
+                "{}: the server recovered in {:.2} s from a crash with {} of redo since its checkpoint{}{}",
                 cell.id(),
                 recovery.seconds,
                 recovery
                     .redo_bytes
                     .map_or("an unknown amount".into(), |b| format!("{:.1} MB", b as f64 / 1e6)),
+                match (recovery.recovered_txns, recovery.rollback_s, recovery.rollback_left) {
+                    (Some(n), Some(s), None) if n > 0 => format!(
+                        ", and rolled back the {n} transaction(s) it left open {s:.2} s later"
+                    ),
+                    (Some(n), Some(s), Some(left)) => format!(
+                        "; of the {n} transaction(s) it left open, {left} still show as rolling back with no progress since {s:.2} s after it answered (the checks went on: reads see them as uncommitted)"
+                    ),
+                    _ => String::new(),
+                },
                 recovery
                     .checks
                     .as_deref()

@@ -1,0 +1,314 @@
+//! How writers of one SQLite database in this process wait for its write lock.
+//!
+//! SQLite has one writer at a time per database, and a connection that finds the lock taken
+//! can only retry: its busy handler sleeps and tries again. A benchmark's writers in one
+//! process then spend their time polling (CPU, wake-ups) or sleeping past the moment the lock
+//! came free (throughput), and the figures show the client's way of waiting rather than
+//! SQLite. Here they take turns instead, before they ask SQLite for the lock (`BEGIN
+//! IMMEDIATE`, or a write outside a transaction), and a writer that waits sleeps until a turn
+//! is handed to it: no polling, and the lock is never idle while a writer waits.
+//!
+//! A turn is handed over when its holder ends its transaction. The default hands it to the
+//! next writer at every end (first come, first served): every client gets its share, and the
+//! holder's work after its commit overlaps the next writer's transaction. `batch` does what
+//! eventually fair locks do (parking_lot's): the holder may take its turn again until the
+//! first waiter has waited its patience (a few turns' length, as measured), then the turn goes
+//! to that waiter; fewer wake-ups, but no overlap. bench/sqlite_writers.sh compares them (the
+//! README has the figures). Writers
+//! of other processes still meet SQLite's lock, and the busy handler waits for them.
+//!
+//! Written here rather than taken from a crate: a turn spans calls (from BEGIN to COMMIT, on
+//! whichever thread holds the connection) and its wait must end on Ctrl-C and be counted in
+//! the wait profile, which a lock guard does not allow.
+
+use std::collections::VecDeque;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::thread::Thread;
+use std::time::{Duration, Instant};
+
+use crate::interrupt::INTERRUPT;
+
+/// How a waiting writer is woken.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LockWait {
+    /// Turns in this process, handed to the next writer at every end: first come, first
+    /// served (the default).
+    Fifo,
+    /// Turns in this process that the holder may take again until a waiter has waited a few
+    /// turns' length: fewer hand-overs, in batches.
+    Batch,
+    /// No turns: the busy handler retries, every 20 us for its first 200 calls, then every ms.
+    Poll,
+    /// No turns: SQLite's own busy timeout, which sleeps in growing steps of up to 100 ms.
+    Timeout,
+}
+
+impl LockWait {
+    pub fn parse(value: &str) -> Option<LockWait> {
+        Some(match value {
+            "batch" => LockWait::Batch,
+            "fifo" => LockWait::Fifo,
+            "poll" => LockWait::Poll,
+            "timeout" => LockWait::Timeout,
+            _ => return None,
+        })
+    }
+}
+
+/// The patience of a waiter: a few of the holder's transactions (measured, as a moving
+/// average of how long turns are held), within these bounds, so that a hand-over (one
+/// wake-up) comes every few transactions rather than at each, and no writer waits long past
+/// its share.
+const PATIENCE_MIN: Duration = Duration::from_micros(300);
+const PATIENCE_MAX: Duration = Duration::from_millis(3);
+/// Turns a waiter lets the holder take before it is due.
+const PATIENCE_TURNS: u64 = 6;
+
+/// The turns of one database file.
+pub struct Turns {
+    state: Mutex<State>,
+    /// First come, first served: every end hands the turn to the first waiter.
+    fifo: bool,
+}
+
+struct State {
+    held: bool,
+    /// When the turn held now was taken, and the moving average of how long turns are held.
+    since: Instant,
+    hold_ns: u64,
+    queue: VecDeque<Entry>,
+}
+
+struct Entry {
+    waiter: Arc<Waiter>,
+    since: Instant,
+}
+
+struct Waiter {
+    thread: Thread,
+    granted: AtomicBool,
+}
+
+impl State {
+    fn patience(&self, fifo: bool) -> Duration {
+        if fifo {
+            return Duration::ZERO;
+        }
+        Duration::from_nanos(self.hold_ns.saturating_mul(PATIENCE_TURNS))
+            .clamp(PATIENCE_MIN, PATIENCE_MAX)
+    }
+
+    /// Whether the first waiter has waited its patience: the turn must go to it next.
+    fn due(&self, fifo: bool, now: Instant) -> bool {
+        self.queue
+            .front()
+            .is_some_and(|e| now.duration_since(e.since) >= self.patience(fifo))
+    }
+}
+
+/// A writer's turn; dropping it ends the turn.
+pub struct Turn(Arc<Turns>);
+
+impl Drop for Turn {
+    fn drop(&mut self) {
+        self.0.release();
+    }
+}
+
+/// Why a wait for a turn ended without one.
+pub enum NoTurn {
+    Interrupted,
+    TimedOut,
+}
+
+impl Turns {
+    /// The turns of the database at `path` in this process, shared by every connection to it
+    /// opened with the same `wait`; None when `wait` takes no turns.
+    pub fn of(path: &Path, wait: LockWait) -> Option<Arc<Turns>> {
+        type Registry = Vec<(PathBuf, LockWait, Weak<Turns>)>;
+        static REGISTRY: Mutex<Registry> = Mutex::new(Vec::new());
+        let fifo = match wait {
+            LockWait::Batch => false,
+            LockWait::Fifo => true,
+            LockWait::Poll | LockWait::Timeout => return None,
+        };
+        // The same file under two spellings is one database; a file not made yet is its name.
+        let key = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+        let mut registry = REGISTRY
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        registry.retain(|(_, _, w)| w.strong_count() > 0);
+        if let Some(turns) = registry
+            .iter()
+            .find(|(k, w, _)| *k == key && *w == wait)
+            .and_then(|(_, _, t)| t.upgrade())
+        {
+            return Some(turns);
+        }
+        let turns = Arc::new(Turns {
+            state: Mutex::new(State {
+                held: false,
+                since: Instant::now(),
+                hold_ns: 0,
+                queue: VecDeque::new(),
+            }),
+            fifo,
+        });
+        registry.push((key, wait, Arc::downgrade(&turns)));
+        Some(turns)
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        // A panic while holding this mutex leaves the state whole (every change is one
+        // assignment), so a poisoned lock is used as it is.
+        self.state
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Waits for a turn, at most `bound` (Ctrl-C ends the wait). Returns the turn and how long
+    /// it waited (None when it did not).
+    pub fn take(self: &Arc<Self>, bound: Duration) -> Result<(Turn, Option<Duration>), NoTurn> {
+        let fifo = self.fifo;
+        let start = Instant::now();
+        let waiter = {
+            let mut st = self.lock();
+            // Free, and no waiter is due: taken at once, even past waiters not yet due.
+            if !st.held && !st.due(fifo, start) {
+                st.held = true;
+                st.since = start;
+                return Ok((Turn(Arc::clone(self)), None));
+            }
+            let waiter = Arc::new(Waiter {
+                thread: std::thread::current(),
+                granted: AtomicBool::new(false),
+            });
+            st.queue.push_back(Entry {
+                waiter: Arc::clone(&waiter),
+                since: start,
+            });
+            waiter
+        };
+        loop {
+            if waiter.granted.load(Ordering::Acquire) {
+                return Ok((Turn(Arc::clone(self)), Some(start.elapsed())));
+            }
+            let waited = start.elapsed();
+            let interrupted = INTERRUPT.load(Ordering::Relaxed);
+            let mut st = self.lock();
+            if waiter.granted.load(Ordering::Acquire) {
+                return Ok((Turn(Arc::clone(self)), Some(start.elapsed())));
+            }
+            let at = st
+                .queue
+                .iter()
+                .position(|e| Arc::ptr_eq(&e.waiter, &waiter));
+            if !st.held && (at == Some(0) || !st.due(fifo, Instant::now())) {
+                // Free and handed to no one (its holder ended it before this waiter was
+                // due): this waiter takes it.
+                if let Some(at) = at {
+                    st.queue.remove(at);
+                }
+                st.held = true;
+                st.since = Instant::now();
+                return Ok((Turn(Arc::clone(self)), Some(start.elapsed())));
+            }
+            if interrupted || waited >= bound {
+                if let Some(at) = at {
+                    st.queue.remove(at);
+                }
+                return Err(if interrupted {
+                    NoTurn::Interrupted
+                } else {
+                    NoTurn::TimedOut
+                });
+            }
+            // Woken by a hand-over, mostly. The timeout brings a waiter back when the turn
+            // was freed rather than handed over (twice its patience: a holder that goes on
+            // writing hands it over at its next end before that), and to look at Ctrl-C.
+            let nap = if fifo {
+                Duration::from_millis(50)
+            } else {
+                (st.patience(fifo) * 2).min(Duration::from_millis(50))
+            };
+            drop(st);
+            std::thread::park_timeout(nap.min(bound.saturating_sub(waited)));
+        }
+    }
+
+    /// Ends a turn: hands it to the first waiter when it has waited its patience, else frees
+    /// it for whoever asks first (the holder's next transaction, mostly).
+    fn release(&self) {
+        let fifo = self.fifo;
+        let now = Instant::now();
+        let mut st = self.lock();
+        let held = u64::try_from(now.duration_since(st.since).as_nanos()).unwrap_or(u64::MAX);
+        // A moving average over some 16 turns.
+        st.hold_ns = if st.hold_ns == 0 {
+            held
+        } else {
+            st.hold_ns - st.hold_ns / 16 + held / 16
+        };
+        if st.due(fifo, now)
+            && let Some(entry) = st.queue.pop_front()
+        {
+            st.since = now;
+            entry.waiter.granted.store(true, Ordering::Release);
+            drop(st);
+            entry.waiter.thread.unpark();
+            return;
+        }
+        // Waiters not yet due sleep on: woken now, they would mostly find the turn taken
+        // again. One that wakes (at twice its patience) to find it free takes it.
+        st.held = false;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_due_waiter_gets_the_next_turn() {
+        let dir = tempfile::tempdir().unwrap();
+        let turns = Turns::of(&dir.path().join("a.db"), LockWait::Batch).unwrap();
+        let same = Turns::of(&dir.path().join("a.db"), LockWait::Batch).unwrap();
+        assert!(Arc::ptr_eq(&turns, &same), "one database, one set of turns");
+        assert!(Turns::of(&dir.path().join("a.db"), LockWait::Poll).is_none());
+        let (first, waited) = turns.take(Duration::from_secs(5)).ok().unwrap();
+        assert!(waited.is_none());
+        let (tx, rx) = std::sync::mpsc::channel();
+        let t2 = Arc::clone(&turns);
+        let waiter = std::thread::spawn(move || {
+            let (turn, waited) = t2.take(Duration::from_secs(5)).ok().unwrap();
+            tx.send(waited).unwrap();
+            drop(turn);
+        });
+        // Once the waiter is due, the holder's end hands the turn to it.
+        while !turns.lock().due(false, Instant::now()) {
+            std::thread::yield_now();
+        }
+        drop(first);
+        let waited = rx.recv().unwrap().expect("it waited");
+        assert!(waited >= PATIENCE_MIN, "{waited:?}");
+        waiter.join().unwrap();
+        let st = turns.lock();
+        assert!(!st.held && st.queue.is_empty());
+    }
+
+    #[test]
+    fn a_wait_ends_at_its_bound_without_a_turn() {
+        let dir = tempfile::tempdir().unwrap();
+        let turns = Turns::of(&dir.path().join("b.db"), LockWait::Fifo).unwrap();
+        let held = turns.take(Duration::from_secs(1)).ok().unwrap();
+        assert!(matches!(
+            turns.take(Duration::from_millis(30)),
+            Err(NoTurn::TimedOut)
+        ));
+        assert!(turns.lock().queue.is_empty(), "the waiter left the queue");
+        drop(held);
+        assert!(turns.take(Duration::from_millis(30)).is_ok());
+    }
+}
