@@ -182,7 +182,14 @@ impl Worker {
         let mut q = QueryCounts::default();
         let mut retries = [0u64; RETRY_CLASSES];
         let mut reconnects = 0;
-        let ended = self.event_with_retries(sh, deadline, &mut q, &mut retries, &mut reconnects)?;
+        let mut end = None;
+        let ended = self.event_with_retries(
+            sh,
+            (deadline, slot.start),
+            (&mut q, &mut end),
+            &mut retries,
+            &mut reconnects,
+        )?;
         if ended != Ended::Done {
             // Stopped while retrying or reconnecting: an event that lost its connection
             // is counted as lost, and the errors it retried count, not dropped unseen.
@@ -211,7 +218,7 @@ impl Worker {
             reconnects += 1;
         }
         if slot.measuring {
-            let end = Instant::now();
+            let end = end.unwrap_or_else(Instant::now);
             let latency = nanos(end - slot.from);
             self.events += 1 + q.script_events;
             self.busy_ns += latency;
@@ -236,19 +243,35 @@ impl Worker {
     /// Runs one event, retrying it after retryable errors and reconnecting after a lost
     /// connection, until it succeeds or the run is stopped (Ctrl-C, another client's error,
     /// the deadline).
+    /// The first attempt starts at `start` (see [`Client::timed_event`]); `end` gets the
+    /// end of the successful attempt's last statement where the client timed it.
     fn event_with_retries(
         &mut self,
         sh: &Shared,
-        deadline: Option<Instant>,
-        q: &mut QueryCounts,
+        (deadline, start): (Option<Instant>, Instant),
+        (q, end): (&mut QueryCounts, &mut Option<Instant>),
         retries: &mut [u64; RETRY_CLASSES],
         reconnects: &mut u64,
     ) -> Result<Ended, String> {
         let mut backoff = Backoff::new();
+        let mut first = Some(start);
         loop {
             *q = QueryCounts::default();
-            let err = match self.client.event(self.conn.as_mut(), &mut self.rand, q) {
-                Ok(()) => return Ok(Ended::Done),
+            let attempt = match first.take() {
+                Some(start) => {
+                    self.client
+                        .timed_event(self.conn.as_mut(), &mut self.rand, q, start)
+                }
+                None => self
+                    .client
+                    .event(self.conn.as_mut(), &mut self.rand, q)
+                    .map(|()| None),
+            };
+            let err = match attempt {
+                Ok(at) => {
+                    *end = at;
+                    return Ok(Ended::Done);
+                }
                 Err(e) => e,
             };
             // A wait that Ctrl-C ended, or an error after the run was stopped, is not the

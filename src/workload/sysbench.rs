@@ -159,9 +159,9 @@ struct Laps {
 
 impl Laps {
     #[inline]
-    fn start(&mut self, on: bool) {
+    fn start(&mut self, on: bool, at: Option<std::time::Instant>) {
         self.times.clear();
-        self.last = on.then(std::time::Instant::now);
+        self.last = on.then(|| at.unwrap_or_else(std::time::Instant::now));
     }
 
     #[inline]
@@ -469,6 +469,27 @@ impl OltpClient {
     }
 }
 
+impl OltpClient {
+    /// Runs an event with its statements timed from `start` (now when None); the end of its
+    /// last statement when timed.
+    fn timed_run(
+        &mut self,
+        conn: &mut dyn Conn,
+        r: &mut Rand,
+        q: &mut QueryCounts,
+        start: Option<std::time::Instant>,
+    ) -> Result<Option<std::time::Instant>, DbError> {
+        // The laps leave `self` for the event, so that the statements' helpers can borrow
+        // both; a failed attempt's laps are dropped by the next attempt's start.
+        let mut laps = std::mem::take(&mut self.laps);
+        laps.start(self.timed, start);
+        let result = self.run_event(conn, r, q, &mut laps);
+        let end = laps.last;
+        self.laps = laps;
+        result.map(|()| end)
+    }
+}
+
 impl Client for OltpClient {
     fn event(
         &mut self,
@@ -476,13 +497,17 @@ impl Client for OltpClient {
         r: &mut Rand,
         q: &mut QueryCounts,
     ) -> Result<(), DbError> {
-        // The laps leave `self` for the event, so that the statements' helpers can borrow
-        // both; a failed attempt's laps are dropped by the next attempt's start.
-        let mut laps = std::mem::take(&mut self.laps);
-        laps.start(self.timed);
-        let result = self.run_event(conn, r, q, &mut laps);
-        self.laps = laps;
-        result
+        self.timed_run(conn, r, q, None).map(|_| ())
+    }
+
+    fn timed_event(
+        &mut self,
+        conn: &mut dyn Conn,
+        r: &mut Rand,
+        q: &mut QueryCounts,
+        start: std::time::Instant,
+    ) -> Result<Option<std::time::Instant>, DbError> {
+        self.timed_run(conn, r, q, Some(start))
     }
 
     fn statement_times(&self) -> &[(u8, u64)] {
