@@ -373,12 +373,51 @@ pub(crate) fn text_row<'a>(text: &'a str, title: &str, test: &str) -> &'a str {
         .unwrap_or_else(|| panic!("no row {test} under {title}"))
 }
 
+/// The sweep-a fixture run three times: every cell copied as its repeats 2 and 3, with the
+/// same figures (so that each ratio's interval is the ratio itself).
+fn repeated_fixture(s: &Scratch) -> PathBuf {
+    let copy = fixture_copy(s);
+    let steps = copy.join("steps");
+    let cells: Vec<PathBuf> = std::fs::read_dir(&steps)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    for cell in cells {
+        for repeat in [2, 3] {
+            let to = steps.join(format!(
+                "{}.r{repeat}",
+                cell.file_name().unwrap().to_str().unwrap()
+            ));
+            std::fs::create_dir(&to).unwrap();
+            for f in std::fs::read_dir(&cell).unwrap().flatten() {
+                let mut rec = read_json(&f.path());
+                rec["repeat"] = repeat.into();
+                std::fs::write(to.join(f.file_name()), rec.to_string()).unwrap();
+            }
+        }
+    }
+    copy
+}
+
+fn report_of(dir: &Path, args: &[&str]) -> String {
+    let out = dbsweep()
+        .arg("report")
+        .arg(dir)
+        .args(args)
+        .assert()
+        .success();
+    String::from_utf8(out.get_output().stdout.clone()).unwrap()
+}
+
 #[test]
-fn cost_tables_colour_less_cpu_per_op_green_and_throughput_more_green() {
+fn established_differences_colour_less_cpu_per_op_green_and_more_throughput_green() {
     // In the fixture, smallcache needs 0.56x the client CPU per point query of default (better)
     // and runs 1.79x its throughput (better); at 2 clients it needs 1.39x the client CPU per
-    // range query (worse).
-    let text = report(&["--color", "always"]);
+    // range query (worse). Repeated, each ratio's interval leaves out 1: a difference.
+    let s = Scratch::new();
+    let dir = repeated_fixture(&s);
+    let text = report_of(&dir, &["--color", "always"]);
     let green = "\x1b[32m";
     let red = "\x1b[31m";
     let cpu1 = "Efficiency, client CPU us/op, relative to default at 1 client(s) (lower is better)";
@@ -396,21 +435,68 @@ fn cost_tables_colour_less_cpu_per_op_green_and_throughput_more_green() {
         "1.39"
     ));
     assert!(painted(text_row(&text, tput, "point-query"), green, "1.79"));
-    let html = report(&["--format", "html"]);
+    // The group's median carries an interval too, and is coloured as its members.
+    assert!(painted(
+        text_row(&text, cpu1, "median of point queries"),
+        green,
+        "0.56 [0.56, 0.56]"
+    ));
+    let html = report_of(&dir, &["--format", "html"]);
     let table = |title: &str| {
         let at = html.find(&format!("<h3>{title}</h3>")).unwrap();
         let end = html[at..].find("</table>").unwrap();
         html[at..at + end].to_string()
     };
+    assert!(table(cpu1).contains("<td class=\"better\">0.56 [0.56, 0.56]</td>"));
+    assert!(table(cpu2).contains("<td class=\"worse\">1.39 [1.39, 1.39]</td>"));
+    assert!(table(tput).contains("<td class=\"better\">1.79 [1.79, 1.79]</td>"));
+}
+
+#[test]
+fn single_runs_colour_no_ratio_and_say_why() {
+    // The same 0.56x, 1.39x and 1.79x of one run a side: no colour, in any table, and a note.
+    let text = report(&["--color", "always"]);
     assert!(
-        table(cpu1).contains("<td>point-query</td><td>1.00</td><td class=\"better\">0.56</td>")
+        !text.contains("\x1b[32m") && !text.contains("\x1b[31m"),
+        "a single run's ratio is coloured"
     );
     assert!(
-        table(cpu2).contains("<td>range-covered-pk</td><td>1.00</td><td class=\"worse\">1.39</td>")
+        text.contains("single runs: no ratio is coloured"),
+        "no note says why"
     );
+    let html = report(&["--format", "html"]);
+    assert!(!html.contains("class=\"better\"") && !html.contains("class=\"worse\""));
+}
+
+/// Repeats that disagree: smallcache's second run has default's figures, so each of its
+/// ratios runs from about 0.56 (or 1.79) to 1.00 over the repeats. No test and no group median
+/// is then an established difference, and none is coloured, though the medians are far from 1.
+#[test]
+fn a_median_without_an_established_difference_is_not_coloured() {
+    let s = Scratch::new();
+    let dir = repeated_fixture(&s);
+    let steps = dir.join("steps");
+    for clients in [1, 2] {
+        let to = steps.join(format!("sqlite.smallcache.c{clients}.r2"));
+        std::fs::remove_dir_all(&to).unwrap();
+        std::fs::create_dir(&to).unwrap();
+        let from = steps.join(format!("sqlite.default.c{clients}"));
+        for f in std::fs::read_dir(&from).unwrap().flatten() {
+            let mut rec = read_json(&f.path());
+            rec["repeat"] = 2.into();
+            rec["config"] = "smallcache".into();
+            rec["cell"] = format!("sqlite.smallcache.c{clients}").into();
+            std::fs::write(to.join(f.file_name()), rec.to_string()).unwrap();
+        }
+    }
+    let text = report_of(&dir, &["--color", "always"]);
     assert!(
-        table(tput).contains("<td>point-query</td><td>1.00</td><td class=\"better\">1.79</td>")
+        !text.contains("\x1b[32m") && !text.contains("\x1b[31m"),
+        "a difference the repeats do not establish is coloured"
     );
+    let tput = "Throughput (queries/s; rows/s for the load and scans; NOPM for TPC-C), relative to default at 1 client(s) (higher is better)";
+    let median = text_row(&text, tput, "median of point queries");
+    assert!(median.trim_end().ends_with("1.79 [1.00, 1.79]"), "{median}");
 }
 
 /// A copy of the sweep-a fixture in `s`, to alter.

@@ -75,6 +75,28 @@ fn a_server_cpu_figure_the_machine_contradicts_is_flagged() {
         ),
         "{text}"
     );
+    // The flagged figure shows as ? and enters no ratio: the base column's figure is the
+    // flagged one, so no column of its row in the relative table has a ratio.
+    let test = r["name"].as_str().unwrap();
+    let clients = r["results"]["threads"].as_u64().unwrap();
+    let abs = crate::report::text_row(
+        &text,
+        &format!("Efficiency, server CPU us/op at {clients} client(s) (lower"),
+        test,
+    );
+    assert_eq!(abs.split_whitespace().nth(1), Some("?"), "{abs}");
+    let title = format!("Efficiency, server CPU us/op, relative to default at {clients} client(s)");
+    // With no other ratio in it, the relative table is left out; where it is there, the row
+    // has none either.
+    if text.contains(&title) {
+        let rel = crate::report::text_row(&text, &title, test);
+        let cells: Vec<&str> = rel.split_whitespace().skip(1).collect();
+        assert_eq!(cells.first(), Some(&"?"), "{rel}");
+        assert!(
+            cells.iter().all(|c| c.parse::<f64>().is_err()),
+            "a ratio to a flagged base: {rel}"
+        );
+    }
     // The fixture as it is has no such warning.
     let out = dbsweep()
         .arg("report")

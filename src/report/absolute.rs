@@ -7,20 +7,6 @@ use super::model::{Dataset, Entry, Group, Place};
 use super::stats::{median_of, ratio_of};
 use super::tables::{Better, Cell, Row, Slice, Table, layout, tests};
 use crate::error::Error;
-/// A metric of every run of a test in a column: one value, or one per repeat.
-pub(crate) fn samples(
-    ds: &Dataset,
-    test: &str,
-    places: &[Place],
-    metric: &dyn Fn(&Entry) -> Option<f64>,
-) -> Vec<f64> {
-    ds.entries
-        .iter()
-        .filter(|e| e.test == test && places.contains(&e.place))
-        .filter_map(metric)
-        .collect()
-}
-
 /// Picks the base column: `--base` by its label, else the first.
 pub fn base_index(ds: &Dataset, slice: &Slice, base: Option<&str>) -> Result<usize, Error> {
     match base {
@@ -105,11 +91,19 @@ pub(crate) fn oldest_version(ds: &Dataset, slice: &Slice) -> Option<usize> {
     if versions.is_empty() || versions.iter().any(|v| v.is_empty() || v.contains(',')) {
         return None;
     }
+    // One product: MariaDB and MySQL share a protocol (and a target kind) but not their
+    // version numbers, so a forks study keeps its first column as the base.
     let kinds: BTreeSet<&str> = ds
         .entries
         .iter()
         .filter_map(|e| e.results.as_ref())
-        .map(|r| r.target.kind.as_str())
+        .map(|r| {
+            if r.target.version.contains("MariaDB") {
+                "mariadb"
+            } else {
+                r.target.kind.as_str()
+            }
+        })
         .collect();
     if kinds.len() != 1 {
         return None;
@@ -117,7 +111,163 @@ pub(crate) fn oldest_version(ds: &Dataset, slice: &Slice) -> Option<usize> {
     (0..versions.len()).min_by_key(|&i| crate::server::builds::version_key(&versions[i]))
 }
 
+/// The least a base must have counted over its step for a ratio to it to mean something, by
+/// metric: its figure times its operations (events, or a load's rows), and what that counts.
+/// CPU time is read in clock ticks of 10 ms, so a base below 20 ticks moves by more than 5%
+/// with one tick; counts of reads, pages, switches and bytes below these floors are background
+/// noise (a journal commit, a sampler's own reads) rather than the workload's.
+pub(crate) fn floor_of(id: &str) -> Option<(f64, &'static str)> {
+    Some(match id {
+        // cpu/o is the machine's CPU per op in other units: its floor is the machine's.
+        "cpu_us_per_op.client" | "cpu_us_per_op.server" | "cpu_us_per_op.machine" | "cpu_per_o" => {
+            (200_000.0, "0.2 s of CPU (20 clock ticks)")
+        }
+        "server_host.cpu_us_per_op" => (200_000.0, "0.2 s of CPU (20 clock ticks)"),
+        "cs_per_o" | "server_host.cs_per_o" => (100.0, "100 context switches"),
+        "r_per_o" => (100.0, "100 device reads"),
+        "rkb_per_o" | "wkb_per_o" | "server_host.rkb_per_o" | "server_host.wkb_per_o" => {
+            (1024.0, "1 MB of device IO")
+        }
+        "server.pages_read_per_op" => (100.0, "100 pages read"),
+        "server.pages_written_per_op" => (100.0, "100 pages flushed"),
+        "server.log_bytes_per_op" => (65_536.0, "64 KB of log"),
+        "net.rx_kb_per_o" | "net.tx_kb_per_o" | "server_host.net_kb_per_o" => {
+            (64.0, "64 KB of network traffic")
+        }
+        _ => return None,
+    })
+}
+
+/// Why an entry's figure of metric `id` is not to be used (the report's own check found it
+/// contradicted), or None.
+pub(crate) fn flag_of(id: &str, e: &Entry) -> Option<String> {
+    if id != "cpu_us_per_op.server" {
+        return None;
+    }
+    let c = &e.hw()?.cpu_us_per_op;
+    let (server, client, machine) = (c.server?, c.client?, c.machine?);
+    let others = machine - client;
+    (others > 5.0 && server < others / 10.0).then(|| {
+        format!(
+            "server CPU {server:.3} us/op is far below what the machine spent beyond the client ({others:.1} us/op)"
+        )
+    })
+}
+
+/// One run of a test in a column: which repeat, its figure, why it is flagged, and whether it
+/// counted enough to be a base (see [`floor_of`]).
+struct Sample {
+    repeat: u32,
+    value: f64,
+    flag: Option<String>,
+    above_floor: bool,
+}
+
+fn samples_of(
+    ds: &Dataset,
+    id: &str,
+    test: &str,
+    places: &[Place],
+    metric: &dyn Fn(&Entry) -> Option<f64>,
+) -> Vec<Sample> {
+    let floor = floor_of(id);
+    ds.entries
+        .iter()
+        .filter(|e| e.test == test && places.contains(&e.place))
+        .filter_map(|e| {
+            let value = metric(e)?;
+            let counted = if id == "cpu_per_o" {
+                e.hw().and_then(|h| h.cpu_us_per_op.machine)
+            } else {
+                Some(value)
+            };
+            let above_floor = match (floor, e.ops(), counted) {
+                (Some((least, _)), Some(ops), Some(v)) => v * ops >= least,
+                _ => true,
+            };
+            Some(Sample {
+                repeat: e.repeat,
+                value,
+                flag: flag_of(id, e),
+                above_floor,
+            })
+        })
+        .collect()
+}
+
+/// The relative cell of one column against the base, and the per-repeat ratios it adds to its
+/// group's median (repeat number, ratio).
+fn ratio_cell(v: &[Sample], base: &[Sample]) -> (Cell, Vec<(u32, f64)>) {
+    let usable = |s: &[Sample]| -> Vec<f64> {
+        s.iter()
+            .filter(|x| x.flag.is_none())
+            .map(|x| x.value)
+            .collect()
+    };
+    let (vals, bases) = (usable(v), usable(base));
+    if v.is_empty() || base.is_empty() {
+        return (Cell::Missing, Vec::new());
+    }
+    if vals.is_empty() || bases.is_empty() {
+        return (Cell::Text("?".into()), Vec::new());
+    }
+    // No ratio without a basis: a base that counted too little (nothing read from disk, a
+    // few ticks of CPU) says nothing about how much more the other did.
+    let below: usize = base.iter().filter(|x| !x.above_floor).count();
+    if below * 2 >= base.len() || bases.iter().all(|b| *b == 0.0) {
+        return (Cell::Missing, Vec::new());
+    }
+    // Runs paired by repeat: run k of this column against run k of the base, which ran in
+    // the same round of the sweep.
+    let paired: Vec<(u32, f64)> = v
+        .iter()
+        .filter(|x| x.flag.is_none())
+        .filter_map(|x| {
+            let b = base
+                .iter()
+                .find(|b| b.repeat == x.repeat && b.flag.is_none() && b.value > 0.0)?;
+            Some((x.repeat, x.value / b.value))
+        })
+        .collect();
+    if vals.len() <= 1 && bases.len() <= 1 {
+        let r = ratio_of(vals[0], bases[0]);
+        if !r.is_finite() {
+            return (Cell::Missing, Vec::new());
+        }
+        return (Cell::Ratio(r), vec![(0, r)]);
+    }
+    match super::stats::ratio(&vals, &bases) {
+        Some(e) if e.value.is_finite() && e.hi.is_finite() => (Cell::RatioSpread(e), paired),
+        _ => (Cell::Missing, Vec::new()),
+    }
+}
+
+/// A group's median ratio of a column: of single runs, a plain median (no interval, no
+/// colour); of repeated runs, the median over the group's tests taken per repeat, and the
+/// median of those with its interval of order statistics.
+fn group_median(ratios: &[(u32, f64)]) -> Cell {
+    if ratios.is_empty() {
+        return Cell::Missing;
+    }
+    let repeats: BTreeSet<u32> = ratios.iter().map(|r| r.0).collect();
+    if repeats.len() <= 1 {
+        let v: Vec<f64> = ratios.iter().map(|r| r.1).collect();
+        return median_of(&v).map_or(Cell::Missing, Cell::Ratio);
+    }
+    let per_repeat: Vec<f64> = repeats
+        .iter()
+        .filter_map(|k| {
+            let v: Vec<f64> = ratios.iter().filter(|r| r.0 == *k).map(|r| r.1).collect();
+            median_of(&v)
+        })
+        .collect();
+    super::stats::median(&per_repeat).map_or(Cell::Missing, Cell::RatioSpread)
+}
+
 /// An absolute table of `metric` and, when `relative`, the ratio table with group medians.
+/// A flagged figure shows as `?` and enters no ratio or median; a base below its floor
+/// ([`floor_of`]) gives no ratio (`-`); only ratios of repeated runs whose interval leaves
+/// out 1.00 are differences (coloured).
 pub(crate) fn metric_tables(
     ds: &Dataset,
     slice: &Slice,
@@ -149,18 +299,19 @@ pub(crate) fn metric_tables(
         columns,
         under,
         rows: Vec::new(),
-        notes: vec![format!(
-            "value / base; 1 when both are 0, - when only the base is 0 (no ratio without a \
-             basis; nor in the group medians); {}: ratios below 0.95 and above 1.05 stand out, \
-             coloured green where better and red where worse",
-            better.legend()
-        )],
+        notes: vec![match floor_of(id) {
+            Some((_, what)) => format!(
+                "value / base; - where the base counted less than {what} over its step (no ratio without a basis; nor in the group medians)"
+            ),
+            None => "value / base; - where the base is 0 (no ratio without a basis; nor in the group medians)".into(),
+        }],
     };
-    let mut group_ratios: Vec<Vec<f64>> = vec![Vec::new(); slice.columns.len()];
+    let mut group_ratios: Vec<Vec<(u32, f64)>> = vec![Vec::new(); slice.columns.len()];
     let mut repeated = false;
+    let mut flags: Vec<String> = Vec::new();
     let mut current: Option<Group> = None;
     let tests = tests(ds);
-    let flush = |rel: &mut Table, group: Option<Group>, ratios: &mut Vec<Vec<f64>>| {
+    let flush = |rel: &mut Table, group: Option<Group>, ratios: &mut Vec<Vec<(u32, f64)>>| {
         if let Some(g) = group.filter(|g| *g != Group::Load)
             && ratios.iter().any(|r| !r.is_empty())
         {
@@ -168,10 +319,7 @@ pub(crate) fn metric_tables(
                 group: Some(g),
                 label: format!("median of {}", g.title()),
                 summary: true,
-                cells: ratios
-                    .iter()
-                    .map(|r| median_of(r).map_or(Cell::Missing, Cell::Ratio))
-                    .collect(),
+                cells: ratios.iter().map(|r| group_median(r)).collect(),
             });
         }
         ratios.iter_mut().for_each(Vec::clear);
@@ -184,10 +332,10 @@ pub(crate) fn metric_tables(
             flush(&mut rel, current, &mut group_ratios);
             current = Some(*group);
         }
-        let values: Vec<Vec<f64>> = slice
+        let values: Vec<Vec<Sample>> = slice
             .columns
             .iter()
-            .map(|(_, places)| samples(ds, test, places, metric))
+            .map(|(_, places)| samples_of(ds, id, test, places, metric))
             .collect();
         if values.iter().all(Vec::is_empty) {
             continue;
@@ -195,45 +343,43 @@ pub(crate) fn metric_tables(
         if values.iter().any(|v| v.len() > 1) {
             repeated = true;
         }
+        for ((label, _), v) in slice.columns.iter().zip(&values) {
+            for s in v.iter().filter_map(|s| s.flag.as_ref()) {
+                flags.push(format!("? {label} {test}: {s}"));
+            }
+        }
         abs.rows.push(Row {
             group: Some(*group),
             label: test.clone(),
             summary: false,
             cells: values
                 .iter()
-                .map(|v| match v.as_slice() {
-                    [] => Cell::Missing,
-                    [one] => Cell::Num(*one),
-                    many => super::stats::median(many).map_or(Cell::Missing, Cell::Spread),
+                .map(|v| {
+                    let good: Vec<f64> = v
+                        .iter()
+                        .filter(|s| s.flag.is_none())
+                        .map(|s| s.value)
+                        .collect();
+                    match (v.is_empty(), good.as_slice()) {
+                        (true, _) => Cell::Missing,
+                        (false, []) => Cell::Text("?".into()),
+                        (false, [one]) => Cell::Num(*one),
+                        (false, many) => {
+                            super::stats::median(many).map_or(Cell::Missing, Cell::Spread)
+                        }
+                    }
                 })
                 .collect(),
         });
-        let base_values = values.get(base).cloned().unwrap_or_default();
+        let empty = Vec::new();
+        let base_values = values.get(base).unwrap_or(&empty);
         let cells = values
             .iter()
             .enumerate()
             .map(|(i, v)| {
-                if v.len() <= 1 && base_values.len() <= 1 {
-                    let (Some(v), Some(b)) = (v.first(), base_values.first()) else {
-                        return Cell::Missing;
-                    };
-                    let r = ratio_of(*v, *b);
-                    if r.is_infinite() {
-                        // No ratio without a basis: a base of 0 (nothing read from disk, no
-                        // IO) says nothing about how much more the other did.
-                        return Cell::Missing;
-                    }
-                    group_ratios[i].push(r);
-                    return Cell::Ratio(r);
-                }
-                match super::stats::ratio(v, &base_values) {
-                    Some(e) if !e.value.is_finite() || !e.hi.is_finite() => Cell::Missing,
-                    Some(e) => {
-                        group_ratios[i].push(e.value);
-                        Cell::RatioSpread(e)
-                    }
-                    None => Cell::Missing,
-                }
+                let (cell, ratios) = ratio_cell(v, base_values);
+                group_ratios[i].extend(ratios);
+                cell
             })
             .collect();
         rel.rows.push(Row {
@@ -244,14 +390,27 @@ pub(crate) fn metric_tables(
         });
     }
     flush(&mut rel, current, &mut group_ratios);
+    if !flags.is_empty() {
+        let note = format!(
+            "? a figure the report's own checks contradict: shown as ?, in no ratio or median; do not use it unchecked. {}",
+            flags.join("; ")
+        );
+        abs.notes.push(note.clone());
+        rel.notes.push(note);
+    }
     if repeated {
         let note = format!(
             "repeated runs: the median [and the interval of order statistics that holds the true median with the confidence it reaches, {:.0}% aimed for; the range of 3 runs has 75%]",
             super::stats::AIM * 100.0
         );
         abs.notes.push(note);
+        rel.notes.push(format!(
+            "repeated runs: the Hodges-Lehmann ratio (the median of every value / base of the runs) [and its Mann-Whitney interval; 3 runs against 3 give the range of the ratios, 90%]; a group's median is the median over its tests taken run by run, with its interval; only a ratio whose interval leaves out 1.00 is a difference, coloured green where better and red where worse ({})",
+            better.legend()
+        ));
+    } else {
         rel.notes.push(
-            "repeated runs: the Hodges-Lehmann ratio (the median of every value / base of the runs) [and its Mann-Whitney interval; 3 runs against 3 give the range of the ratios, 90%]; a ratio whose interval holds 1.00 is no difference and is not coloured"
+            "single runs: no ratio is coloured, since one run a side cannot tell a difference from run-to-run noise; repeat the cells (repeat = 3 in the plan, or --repeat 3) for intervals, and a ratio whose interval leaves out 1.00 is coloured"
                 .into(),
         );
     }
@@ -336,33 +495,6 @@ pub(crate) const HW_METRICS: [Metric; 18] = [
         },
     ),
 ];
-
-/// A managed server's CPU per op that the machine's contradicts: on one machine, what the
-/// machine spent beyond the client is mostly the server's, so a server figure below a tenth of
-/// it (with that difference above 5 us/op) means the sampler missed some of the server's
-/// processes, or that something else ran. The tables keep the figure and say it is suspect.
-pub(crate) fn server_cpu_contradictions(ds: &Dataset, slice: &Slice) -> Vec<String> {
-    let mut out = Vec::new();
-    for (label, places) in &slice.columns {
-        for e in ds.entries.iter().filter(|e| places.contains(&e.place)) {
-            let Some(c) = e.hw().map(|h| &h.cpu_us_per_op) else {
-                continue;
-            };
-            let (Some(server), Some(client), Some(machine)) = (c.server, c.client, c.machine)
-            else {
-                continue;
-            };
-            let others = machine - client;
-            if others > 5.0 && server < others / 10.0 {
-                out.push(format!(
-                    "Warning: {label} {}: server CPU {server:.3} us/op is far below what the machine spent beyond the client ({others:.1} us/op): the sampler missed some of the server's processes, or something else ran on the machine; do not use this figure unchecked",
-                    e.test
-                ));
-            }
-        }
-    }
-    out
-}
 
 /// The server's rates that explain a row: what each measures and which way is better.
 pub(crate) type Rate = (
@@ -452,14 +584,21 @@ pub fn build(ds: &Dataset, base: Option<&str>) -> Result<Vec<Table>, Error> {
                 continue;
             }
             let mut abs = abs;
-            let mut rel = rel;
-            if id == "cpu_us_per_op.server" {
-                let warnings = server_cpu_contradictions(ds, slice);
-                abs.notes.extend(warnings.iter().cloned());
-                rel.notes.extend(warnings);
+            let ratios = rel.rows.iter().flat_map(|r| r.cells.iter().enumerate());
+            let any_ratio = ratios
+                .filter(|(i, _)| *i != b)
+                .any(|(_, c)| matches!(c, Cell::Ratio(_) | Cell::RatioSpread(_)));
+            if slice.columns.len() > 1 && !any_ratio {
+                // A table of dashes says nothing: say why there is none instead.
+                abs.notes.push(match floor_of(id) {
+                    Some((_, what)) => format!(
+                        "no relative table: no figure of the base column counted {what} over its step, the least a ratio needs"
+                    ),
+                    None => "no relative table: the base column's figures are 0".into(),
+                });
             }
             out.push(abs);
-            if slice.columns.len() > 1 {
+            if slice.columns.len() > 1 && any_ratio {
                 out.push(rel);
             }
         }

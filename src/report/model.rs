@@ -69,6 +69,8 @@ pub struct Entry {
     pub results: Option<Results>,
     /// A load's rows/s and hardware figures (per row).
     pub load_rows_per_s: Option<f64>,
+    /// The rows a load wrote (its figures are per row).
+    pub load_rows: Option<u64>,
     pub load_hw: Option<HwFigures>,
     /// Which run of a repeated cell (1 for a cell run once).
     pub repeat: u32,
@@ -89,6 +91,15 @@ impl Entry {
         } else {
             r.qps
         })
+    }
+
+    /// The operations its per-operation figures divide by: a load's rows, a run's events.
+    pub fn ops(&self) -> Option<f64> {
+        match (self.load_rows, &self.results) {
+            (Some(rows), _) => Some(rows as f64),
+            (None, Some(r)) => Some(r.events as f64),
+            _ => None,
+        }
     }
 
     pub fn hw(&self) -> Option<&HwFigures> {
@@ -218,6 +229,7 @@ impl Dataset {
                     group: Group::of(&r.workload),
                     results: Some(r),
                     load_rows_per_s: None,
+                    load_rows: None,
                     load_hw: None,
                     repeat: 1,
                 });
@@ -331,6 +343,7 @@ fn push_record(
         order: rec.index,
         group,
         load_rows_per_s: rec.load.as_ref().map(|l| l.rows_per_s),
+        load_rows: rec.load.as_ref().map(|l| l.rows),
         load_hw: rec.load_hw.clone(),
         results: rec.results,
         repeat: rec.repeat,

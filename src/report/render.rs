@@ -46,32 +46,11 @@ pub fn ratio(v: f64) -> String {
     }
 }
 
-/// Whether a ratio stands out: below 0.95 (-1) or above 1.05 (+1).
-pub fn outlier(v: f64) -> i8 {
-    if v < 0.95 {
-        -1
-    } else if v > 1.05 {
-        1
-    } else {
-        0
-    }
-}
-
-/// Whether a ratio is a standing-out improvement (+1) or regression (-1), by which way the
-/// table's figure is better; 0 when it does not stand out or the table has no direction.
-pub fn verdict(better: Option<Better>, v: f64) -> i8 {
-    match better {
-        Some(Better::Higher) => outlier(v),
-        Some(Better::Lower) => -outlier(v),
-        None => 0,
-    }
-}
-
-/// A cell's verdict (+1 better, -1 worse, 0 neither) by the table's direction: a single
-/// ratio beyond 0.95..1.05, a ratio of repeated runs whose interval leaves out 1.
+/// A cell's verdict (+1 better, -1 worse, 0 neither) by the table's direction: only a ratio
+/// of repeated runs whose interval leaves out 1 is a difference; a single run's ratio, however
+/// far from 1, cannot tell a difference from run-to-run noise.
 pub fn cell_verdict(better: Option<Better>, c: &Cell) -> i8 {
     match c {
-        Cell::Ratio(v) => verdict(better, *v),
         Cell::RatioSpread(e) if e.excludes_one() => {
             let up = if e.lo > 1.0 { 1 } else { -1 };
             match better {
@@ -84,10 +63,9 @@ pub fn cell_verdict(better: Option<Better>, c: &Cell) -> i8 {
     }
 }
 
-/// Whether a cell is a ratio that stands out (whichever way).
+/// Whether a cell is a ratio that stands out (whichever way): an established difference.
 fn stands_out(c: &Cell) -> bool {
     match c {
-        Cell::Ratio(v) => outlier(*v) != 0,
         Cell::RatioSpread(e) => e.excludes_one(),
         _ => false,
     }
