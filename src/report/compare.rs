@@ -1,90 +1,40 @@
 //! `dbsweep compare A B`: test by test, throughput and latency of two runs, the relative change,
 //! and whether it is more than noise.
 //!
-//! The samples are the per-second throughputs of each step. They are autocorrelated (a slow
-//! second tends to follow a slow second), which makes a plain t-test see significance that is
-//! not there; so each side's sample count is shrunk to its effective size
-//! n_eff = n (1 - r1) / (1 + r1), r1 the lag-1 autocorrelation, before a Welch t-test. Many
-//! tests are compared at once: a change is significant when its p-value is below 0.05 / m
-//! (Bonferroni over the m tests compared), so that pure noise does not raise alarms.
+//! The samples are runs, not seconds: the per-second throughputs of one run share its server
+//! start, its data files' layout and the machine's state, so they say nothing of how a second
+//! run would differ, and a test on them calls a run's luck a regression. With one run a side
+//! the change is shown and called what it is, not significant; with repeats (`--repeat 3`)
+//! the change is the Hodges-Lehmann ratio of B's runs over A's with its Mann-Whitney interval,
+//! as the report's relative tables give it, and it is a difference when the interval leaves
+//! out no change.
 
 use std::fmt::Write as _;
 
-use statrs::distribution::{ContinuousCDF, StudentsT};
-
 use super::model::{Dataset, Entry};
 use super::render::num;
-use super::stability::per_second;
-
-/// The family-wise false-alarm rate.
-const ALPHA: f64 = 0.05;
 
 #[derive(Clone, Debug, serde::Serialize)]
 pub struct Row {
     pub test: String,
     /// `target/config cN`.
     pub place: String,
+    /// The medians of each side's runs.
     pub a: f64,
     pub b: f64,
-    /// (b / a - 1) in percent.
+    /// (B / A - 1) in percent: the Hodges-Lehmann ratio with repeats, else of the two runs.
     pub change_pct: f64,
-    /// None when there are too few per-second samples to test.
-    pub p_value: Option<f64>,
+    /// With repeats on both sides: the change's interval in percent and its confidence.
+    pub interval: Option<(f64, f64, f64)>,
+    /// The runs of each side.
+    pub runs: (usize, usize),
+    /// The interval leaves out 0% (never with one run a side).
     pub significant: bool,
     pub a_p95_ms: Option<f64>,
     pub b_p95_ms: Option<f64>,
-}
-
-/// Mean, variance of the mean (with the effective sample size) and the effective size.
-fn summary(x: &[f64]) -> Option<(f64, f64, f64)> {
-    let n = x.len();
-    if n < 3 {
-        return None;
-    }
-    let mean = x.iter().sum::<f64>() / n as f64;
-    let ss: f64 = x.iter().map(|v| (v - mean).powi(2)).sum();
-    let var = ss / (n - 1) as f64;
-    let r1 = if ss > 0.0 {
-        x.windows(2)
-            .map(|w| (w[0] - mean) * (w[1] - mean))
-            .sum::<f64>()
-            / ss
-    } else {
-        0.0
-    };
-    let r1 = r1.clamp(0.0, 0.95);
-    let n_eff = (n as f64 * (1.0 - r1) / (1.0 + r1)).max(2.0);
-    Some((mean, var / n_eff, n_eff))
-}
-
-/// Two-sided p-value of Welch's t-test on autocorrelation-adjusted samples.
-pub fn p_value(a: &[f64], b: &[f64]) -> Option<f64> {
-    welch(summary(a)?, summary(b)?)
-}
-
-/// Two-sided p-value of Welch's t-test on independent samples (repeated runs, in any order).
-pub fn p_value_independent(a: &[f64], b: &[f64]) -> Option<f64> {
-    let plain = |x: &[f64]| {
-        let n = x.len();
-        if n < 2 {
-            return None;
-        }
-        let mean = x.iter().sum::<f64>() / n as f64;
-        let var = x.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1) as f64;
-        Some((mean, var / n as f64, n as f64))
-    };
-    welch(plain(a)?, plain(b)?)
-}
-
-fn welch((ma, va, na): (f64, f64, f64), (mb, vb, nb): (f64, f64, f64)) -> Option<f64> {
-    let se2 = va + vb;
-    if se2 <= 0.0 {
-        return Some(if ma == mb { 1.0 } else { 0.0 });
-    }
-    let t = (mb - ma) / se2.sqrt();
-    let df = se2.powi(2) / (va.powi(2) / (na - 1.0).max(1.0) + vb.powi(2) / (nb - 1.0).max(1.0));
-    let dist = StudentsT::new(0.0, 1.0, df.max(1.0)).ok()?;
-    Some((2.0 * (1.0 - dist.cdf(t.abs()))).clamp(0.0, 1.0))
+    /// How the two did not run alike: the step's place in its plan, the server's version, the
+    /// workload's options.
+    pub unlike: Vec<String>,
 }
 
 fn place(e: &Entry) -> String {
@@ -212,13 +162,9 @@ pub fn compare(
                 .push(format!("{} ({}): no throughput", ea.test, place(ea)));
             continue;
         };
-        // Repeated runs are independent samples of the whole run: the test uses them (their
-        // medians are the figures); a single run's per-second throughputs otherwise.
-        let p = if all_a.len() > 1 && all_b.len() > 1 {
-            p_value_independent(&all_a, &all_b)
-        } else {
-            p_value(&per_second(ea), &per_second(eb))
-        };
+        let repeated = all_a.len() > 1 && all_b.len() > 1;
+        let estimate = super::stats::ratio(&all_b, &all_a).filter(|_| repeated);
+        let change = |r: f64| r.mul_add(100.0, -100.0);
         // Where both ran: what the columns did not choose, and the client count.
         let mut at = Vec::new();
         if by_target {
@@ -237,30 +183,89 @@ pub fn compare(
             place: at,
             a: ta,
             b: tb,
-            change_pct: super::stats::ratio_of(tb, ta).mul_add(100.0, -100.0),
-            p_value: p,
-            significant: false,
+            change_pct: change(estimate.map_or(super::stats::ratio_of(tb, ta), |e| e.value)),
+            interval: estimate.map(|e| (change(e.lo), change(e.hi), e.confidence)),
+            runs: (all_a.len(), all_b.len()),
+            significant: estimate.is_some_and(|e| e.excludes_one()),
             a_p95_ms: ea.results.as_ref().map(|r| r.latency_ms.p95),
             b_p95_ms: eb.results.as_ref().map(|r| r.latency_ms.p95),
+            unlike: unlike(ea, eb, by_target),
         });
-    }
-    let m = rows.iter().filter(|r| r.p_value.is_some()).count().max(1);
-    for r in rows.iter_mut() {
-        r.significant = r.p_value.is_some_and(|p| p < ALPHA / m as f64);
     }
     out
 }
 
-/// The tests not compared, one per line, after the table.
+/// How two runs of a test did not run alike: the step's position in its plan (after the
+/// writes in one sweep, after the load in the other), the server's version where the columns
+/// did not choose different targets, and the workload's options (rows, range size, time ...).
+fn unlike(a: &Entry, b: &Entry, same_target: bool) -> Vec<String> {
+    let mut out = Vec::new();
+    if a.order != b.order {
+        out.push(format!("step {} in A, {} in B", a.order, b.order));
+    }
+    let (Some(ra), Some(rb)) = (&a.results, &b.results) else {
+        return out;
+    };
+    if same_target && ra.target.version != rb.target.version {
+        out.push(format!(
+            "version {} in A, {} in B",
+            ra.target.version, rb.target.version
+        ));
+    }
+    // Seeds, URLs and the progress interval differ between any two runs without changing
+    // what they measure.
+    const SAME_WORK: [&str; 4] = ["rand_seed", "target", "report_interval", "threads"];
+    if let (Some(oa), Some(ob)) = (ra.options.as_object(), rb.options.as_object()) {
+        for (k, va) in oa {
+            let vb = ob.get(k).unwrap_or(&serde_json::Value::Null);
+            if !SAME_WORK.contains(&k.as_str()) && va != vb {
+                out.push(format!("{k} {va} in A, {vb} in B"));
+            }
+        }
+    }
+    out
+}
+
+/// The tests not compared, in one line after the table: how many, and the first few of each
+/// side by name.
 pub fn skipped_text(skipped: &[String]) -> String {
     if skipped.is_empty() {
         return String::new();
     }
-    let mut out = format!("\nnot compared ({}):\n", skipped.len());
-    for s in skipped {
-        let _ = writeln!(out, "  {s}");
+    let few = |side: &str| -> String {
+        let names: Vec<&str> = skipped
+            .iter()
+            .filter(|s| s.ends_with(side))
+            .map(|s| s.strip_suffix(side).unwrap_or(s).trim_end_matches(": "))
+            .collect();
+        if names.is_empty() {
+            return String::new();
+        }
+        let shown = names.iter().take(3).copied().collect::<Vec<_>>().join(", ");
+        let more = names.len().saturating_sub(3);
+        format!(
+            "{} only in {}: {shown}{}",
+            names.len(),
+            &side[side.len() - 1..],
+            if more > 0 {
+                format!(" and {more} more")
+            } else {
+                String::new()
+            }
+        )
+    };
+    let others = skipped
+        .iter()
+        .filter(|s| !s.ends_with("only in A") && !s.ends_with("only in B"))
+        .count();
+    let mut parts: Vec<String> = [few("only in A"), few("only in B")]
+        .into_iter()
+        .filter(|p| !p.is_empty())
+        .collect();
+    if others > 0 {
+        parts.push(format!("{others} without a throughput"));
     }
-    out
+    format!("\nnot compared ({}): {}\n", skipped.len(), parts.join("; "))
 }
 
 /// Regressions (significant, and worse than `pct` percent) that fail a CI gate.
@@ -273,11 +278,18 @@ pub fn regressions(rows: &[Row], pct: f64) -> Vec<&Row> {
 pub fn text(rows: &[Row], a_name: &str, b_name: &str) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "A = {a_name}\nB = {b_name}");
+    let single = rows.iter().filter(|r| r.interval.is_none()).count();
     let _ = writeln!(
         out,
-        "change = B / A - 1; significant: p < {ALPHA} / {} (Welch t-test on per-second throughput, autocorrelation-adjusted; on the runs' throughputs, medians shown, where both sides repeated)\n",
-        rows.iter().filter(|r| r.p_value.is_some()).count().max(1)
+        "change = B / A - 1 (higher throughput is better); with repeats on both sides the Hodges-Lehmann change of the runs [its Mann-Whitney interval, and the interval's confidence], a difference when the interval leaves out 0%"
     );
+    if single > 0 {
+        let _ = writeln!(
+            out,
+            "{single} test(s) with one run a side: no run-to-run variance, so not significant however large the change; repeat the runs (--repeat 3) to tell a difference from noise"
+        );
+    }
+    out.push('\n');
     let tw = rows
         .iter()
         .map(|r| r.test.len())
@@ -297,83 +309,68 @@ pub fn text(rows: &[Row], a_name: &str, b_name: &str) -> String {
         .flatten()
         .all(|v| v < 1.0);
     let (unit, scale) = if micro { ("us", 1000.0) } else { ("ms", 1.0) };
+    let change = |r: &Row| match r.interval {
+        Some((lo, hi, conf)) => format!(
+            "{:+.1}% [{lo:+.1}, {hi:+.1}] {:.0}%",
+            r.change_pct,
+            conf * 100.0
+        ),
+        None => format!("{:+.1}%", r.change_pct),
+    };
+    let cw = rows
+        .iter()
+        .map(|r| change(r).len())
+        .chain([6])
+        .max()
+        .unwrap_or(6);
     let _ = writeln!(
         out,
-        "{:<tw$}  {:<pw$}  {:>10}  {:>10}  {:>8}  {:>8}  {:<14}  {:>9}  {:>9}",
+        "{:<tw$}  {:<pw$}  {:>10}  {:>10}  {:>4}  {:<cw$}  {:<16}  {:>9}  {:>9}",
         "test",
         "where",
         "A",
         "B",
+        "runs",
         "change",
-        "p",
         "verdict",
         format!("A p95 {unit}"),
         format!("B p95 {unit}")
     );
     for r in rows {
-        let verdict = match (r.p_value, r.significant) {
-            (None, _) => "too few samples",
+        let verdict = match (r.interval, r.significant) {
+            (None, _) => "not significant",
             (_, false) => "noise",
             (_, true) if r.change_pct < 0.0 => "REGRESSION",
             (_, true) => "improvement",
         };
         let _ = writeln!(
             out,
-            "{:<tw$}  {:<pw$}  {:>10}  {:>10}  {:>7.1}%  {:>8}  {:<14}  {:>9}  {:>9}",
+            "{:<tw$}  {:<pw$}  {:>10}  {:>10}  {:>4}  {:<cw$}  {:<16}  {:>9}  {:>9}",
             r.test,
             r.place,
             num(r.a),
             num(r.b),
-            r.change_pct,
-            r.p_value.map_or("-".into(), |p| format!("{p:.4}")),
+            format!("{}/{}", r.runs.0, r.runs.1),
+            change(r),
             verdict,
             r.a_p95_ms.map_or("-".into(), |v| num(v * scale)),
             r.b_p95_ms.map_or("-".into(), |v| num(v * scale)),
         );
     }
+    let unlike: Vec<String> = rows
+        .iter()
+        .filter(|r| !r.unlike.is_empty())
+        .map(|r| format!("{} ({}): {}", r.test, r.place, r.unlike.join(", ")))
+        .collect();
+    if !unlike.is_empty() {
+        let _ = writeln!(
+            out,
+            "\nWarning: {} pair(s) did not run alike, so their change is not the change between A and B alone:",
+            unlike.len()
+        );
+        for u in unlike {
+            let _ = writeln!(out, "  {u}");
+        }
+    }
     out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// A deterministic AR(1) series around `mean`: x_t = mean + e_t, e_t = phi e_{t-1} + noise.
-    fn series(mean: f64, n: usize, phi: f64, seed: u64) -> Vec<f64> {
-        let mut s = seed;
-        let mut e = 0.0;
-        (0..n)
-            .map(|_| {
-                s = s
-                    .wrapping_mul(6364136223846793005)
-                    .wrapping_add(1442695040888963407);
-                let u = (s >> 11) as f64 / (1u64 << 53) as f64 - 0.5;
-                e = phi * e + u * 100.0;
-                mean + e
-            })
-            .collect()
-    }
-
-    #[test]
-    fn a_real_shift_is_significant_and_noise_is_not() {
-        let a = series(10_000.0, 60, 0.5, 1);
-        let b = series(9_000.0, 60, 0.5, 2);
-        assert!(p_value(&a, &b).unwrap() < 1e-6);
-        let c = series(10_000.0, 60, 0.5, 3);
-        assert!(p_value(&a, &c).unwrap() > 0.01);
-        assert_eq!(p_value(&a[..2], &c), None);
-    }
-
-    #[test]
-    fn autocorrelation_shrinks_the_sample() {
-        // The same series looks less certain when its samples are strongly correlated.
-        let a = series(1000.0, 60, 0.9, 7);
-        let (_, var_mean, n_eff) = summary(&a).unwrap();
-        assert!(n_eff < 30.0, "{n_eff}");
-        let naive = {
-            let m = a.iter().sum::<f64>() / 60.0;
-            a.iter().map(|v| (v - m).powi(2)).sum::<f64>() / 59.0 / 60.0
-        };
-        assert!(var_mean > naive);
-    }
 }

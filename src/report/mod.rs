@@ -140,6 +140,12 @@ pub fn compare(
     text.push_str(&compare::skipped_text(&outcome.skipped));
     let failed = match fail_pct {
         Some(pct) => {
+            let unjudged = outcome.rows.iter().filter(|r| r.interval.is_none()).count();
+            if unjudged > 0 {
+                text.push_str(&format!(
+                    "\n--fail-on-regression {pct}: {unjudged} test(s) with one run a side cannot be judged (no run-to-run variance); give repeats to gate on them\n"
+                ));
+            }
             let bad = compare::regressions(&outcome.rows, pct);
             if !bad.is_empty() {
                 text.push_str(&format!(

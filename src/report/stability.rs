@@ -16,7 +16,7 @@ pub fn full_intervals(r: &crate::results::Results) -> Vec<&crate::results::figur
 }
 
 /// Per-second throughput (events/s) of a run's full intervals.
-pub fn per_second(e: &Entry) -> Vec<f64> {
+pub(crate) fn per_second(e: &Entry) -> Vec<f64> {
     e.results
         .as_ref()
         .map(|r| full_intervals(r).iter().map(|i| i.tps).collect())
