@@ -608,6 +608,23 @@ fn compare_says_when_a_pair_did_not_run_alike() {
     assert!(!String::from_utf8_lossy(&out.get_output().stdout).contains("did not run alike"));
 }
 
+/// Repeats of one cell that disagree by more than a fifth are named under a warning; repeats
+/// that agree are not.
+#[test]
+fn repeats_that_disagree_are_warned_of() {
+    let s = Scratch::new();
+    let dir = repeated_fixture(&s);
+    let title = "Warning: repeated runs of a cell disagree";
+    assert!(!report_of(&dir, &[]).contains(title));
+    let q = scale_runs(&dir, "default", "point-query", [1.0, 1.5, 1.0]);
+    let text = report_of(&dir, &[]);
+    let row = text_row(&text, title, "point-query (sqlite/default c1)");
+    assert!(
+        row.contains(&format!("r2 {:.0}", q * 1.5)) && row.contains("50%"),
+        "{row}"
+    );
+}
+
 /// A copy of the sweep-a fixture in `s`, to alter.
 pub(crate) fn fixture_copy(s: &Scratch) -> PathBuf {
     let copy = s.path("sweep");

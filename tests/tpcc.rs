@@ -662,3 +662,20 @@ fn merged_tpcc_runs_keep_each_types_queue_time() {
         assert!(f(x, "/latency_ms/p90") >= f(x, "/queue_ms/p90"), "{x}");
     }
 }
+
+/// `tpcc run --help` opens with TPC-C's own options and leaves out the sysbench workloads'.
+#[test]
+fn tpcc_run_help_leads_with_the_warehouses() {
+    let out = dbsweep().args(["tpcc", "run", "--help"]).assert().success();
+    let help = String::from_utf8_lossy(&out.get_output().stdout).to_string();
+    let line = help
+        .lines()
+        .position(|l| l.trim_start().starts_with("--warehouses"))
+        .unwrap_or_else(|| panic!("{help}"));
+    assert!(line < 8, "--warehouses at line {line}:\n{help}");
+    assert!(
+        !help.contains("--range-size") && !help.contains("--point-selects"),
+        "{help}"
+    );
+    assert!(help.lines().count() < 110, "{help}");
+}

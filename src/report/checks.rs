@@ -380,3 +380,73 @@ pub fn frequency_table(ds: &Dataset) -> Option<Table> {
         ],
     })
 }
+
+/// The repeats of a cell whose throughputs disagree by more than a fifth of their median: the
+/// spread that a small machine's idle wake-ups or a neighbour give one-client figures (3x
+/// between two sweeps of one build has been seen), which no single run would show. Each row
+/// is a test in a place, with its runs' throughputs.
+pub fn spread_table(ds: &Dataset) -> Option<Table> {
+    let mut places: Vec<(&str, &super::model::Place)> = Vec::new();
+    for e in &ds.entries {
+        if !places.contains(&(e.test.as_str(), &e.place)) {
+            places.push((e.test.as_str(), &e.place));
+        }
+    }
+    let mut rows = Vec::new();
+    for (test, place) in places {
+        let runs: Vec<(u32, f64)> = ds
+            .entries
+            .iter()
+            .filter(|e| e.test == test && &e.place == place)
+            .filter_map(|e| Some((e.repeat, e.throughput()?)))
+            .collect();
+        if runs.len() < 2 {
+            continue;
+        }
+        let values: Vec<f64> = runs.iter().map(|r| r.1).collect();
+        let Some(median) = super::stats::median_of(&values) else {
+            continue;
+        };
+        let (lo, hi) = values
+            .iter()
+            .fold((f64::INFINITY, 0.0f64), |(l, h), v| (l.min(*v), h.max(*v)));
+        if median <= 0.0 || (hi - lo) / median <= 0.2 {
+            continue;
+        }
+        let mut shown: Vec<(u32, f64)> = runs;
+        shown.sort_by_key(|r| r.0);
+        rows.push(Row {
+            group: None,
+            label: format!(
+                "{test} ({}/{} c{})",
+                place.target, place.config, place.clients
+            ),
+            summary: false,
+            cells: vec![
+                Cell::Text(
+                    shown
+                        .iter()
+                        .map(|(r, v)| format!("r{r} {}", super::render::num(*v)))
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                ),
+                Cell::Text(format!("{:.0}%", (hi - lo) / median * 100.0)),
+            ],
+        });
+    }
+    if rows.is_empty() {
+        return None;
+    }
+    Some(Table {
+        id: "repeats-disagree".into(),
+        title: "Warning: repeated runs of a cell disagree".into(),
+        better: None,
+        columns: vec!["throughput of each run".into(), "spread".into()],
+        under: Vec::new(),
+        rows,
+        notes: vec![
+            "The runs of these cells differ by more than a fifth of their median (spread = (highest - lowest) / median): the machine, not the database, moved between them (idle wake-ups on a small VM, a neighbour, a warming disk). Their medians and intervals hold, but a single run of such a cell would have said anything in this range."
+                .into(),
+        ],
+    })
+}

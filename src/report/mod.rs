@@ -47,6 +47,7 @@ pub fn tables_of(ds: &Dataset, base: Option<&str>) -> Result<Vec<tables::Table>,
     out.extend(checks::machine_table(ds));
     out.extend(checks::frequency_table(ds));
     out.extend(checks::connections_table(ds));
+    out.extend(checks::spread_table(ds));
     out.extend(absolute::build(ds, base)?);
     out.extend(scaling::tables(ds));
     out.extend(tpcc::tables(ds));

@@ -43,16 +43,18 @@ impl Sweep {
         validate(&src, file)
     }
 
-    /// Every cell, in the order they run: target, then configuration, then client count.
+    /// Every cell, in the order they run: each client count in turn, and at each every target
+    /// and configuration once, so that a drift of the machine over the sweep (warming disks,
+    /// a neighbour's load, idle wake-ups) falls on every column alike instead of on the one
+    /// that ran last.
     pub fn cells(&self) -> Vec<Cell<'_>> {
         let mut out = Vec::new();
-        // Repeats interleave: every cell once, then every cell again, so that a slow drift
-        // of the machine (warming disks, a neighbour's load) does not favour one of them.
+        // Repeats interleave too: every cell once, then every cell again.
         let repeats = self.file.repeat;
         for repeat in 1..=repeats {
-            for target in &self.targets {
-                for config in &self.configs {
-                    for &clients in &self.file.clients {
+            for &clients in &self.file.clients {
+                for target in &self.targets {
+                    for config in &self.configs {
                         out.push(Cell {
                             target,
                             config,
