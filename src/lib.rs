@@ -137,7 +137,7 @@ pub fn run(mut cli: Cli) -> Result<Outcome, Error> {
                 let inputs: Vec<&Path> = o.inputs.iter().map(PathBuf::as_path).collect();
                 results::check_output_apart(out, &inputs)?;
             }
-            let text = report::report(&o.inputs, o.base.as_deref(), o.format, color)?;
+            let text = report::report(&o.inputs, o.base.as_deref(), o.format, color, o.full)?;
             report::emit(&text, o.output.as_deref())?;
             Ok(Outcome::Done)
         }

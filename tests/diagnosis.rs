@@ -380,7 +380,7 @@ fn check_statements(url: &str, workload: &str, extra: &[&str], per_event: &[(&st
         "statements {statement_ms} ms, events {event_ms} ms"
     );
     let summary = dbsweep()
-        .args(["report", out.to_str().unwrap()])
+        .args(["report", "--full", out.to_str().unwrap()])
         .output()
         .unwrap();
     let text = String::from_utf8_lossy(&summary.stdout);
@@ -705,7 +705,11 @@ fn a_step_whose_cpu_frequency_varied_is_warned_in_reports() {
         path
     };
     let report = |path: &std::path::Path| {
-        let out = dbsweep().arg("report").arg(path).output().unwrap();
+        let out = dbsweep()
+            .args(["report", "--full"])
+            .arg(path)
+            .output()
+            .unwrap();
         assert!(out.status.success());
         String::from_utf8_lossy(&out.stdout).to_string()
     };
@@ -721,6 +725,10 @@ fn a_step_whose_cpu_frequency_varied_is_warned_in_reports() {
 
 /// The text report of `inputs` (its standard output).
 pub(crate) fn report_text(inputs: &[&std::path::Path]) -> String {
-    let out = dbsweep().arg("report").args(inputs).output().unwrap();
+    let out = dbsweep()
+        .args(["report", "--full"])
+        .args(inputs)
+        .output()
+        .unwrap();
     String::from_utf8_lossy(&out.stdout).into_owned()
 }

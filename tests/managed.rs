@@ -445,7 +445,11 @@ fn settings_a_server_ignores_are_read_back_warned_and_reported() {
         warnings.contains("server log:") && warnings.contains("innodb-buffer-pool-instances"),
         "the server log's own warning is kept: {warnings}"
     );
-    let report = dbsweep().arg("report").arg(&out).output().unwrap();
+    let report = dbsweep()
+        .args(["report", "--full"])
+        .arg(&out)
+        .output()
+        .unwrap();
     let text = String::from_utf8_lossy(&report.stdout);
     assert!(report.status.success());
     let first = text.lines().next().unwrap_or_default();

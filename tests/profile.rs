@@ -133,7 +133,7 @@ class = "read"
     );
     let html = s.path("report.html");
     dbsweep()
-        .arg("report")
+        .args(["report", "--full"])
         .arg(&dir)
         .args(["--format", "html", "--output"])
         .arg(&html)
@@ -185,7 +185,7 @@ fn two_profiled_columns_get_a_differential_flame_graph() {
     assert!(a["profile"]["samples"].as_u64().unwrap() > 0);
     let html = s.path("r.html");
     dbsweep()
-        .arg("report")
+        .args(["report", "--full"])
         .args(&outs)
         .args(["--format", "html", "--output"])
         .arg(&html)

@@ -380,7 +380,12 @@ pub(crate) fn server_host_figures(kind: ServerKind) {
     assert!(host_kb100 > 5.0 * f(&r10, "/server_host/net/tx_kb_per_o"));
     // The report's queueing model has the network as a device.
     let (point, r100) = (s.path("point.json"), s.path("r100.json"));
-    let out = local_ok(&["report".as_ref(), point.as_os_str(), r100.as_os_str()]);
+    let out = local_ok(&[
+        "report".as_ref(),
+        "--full".as_ref(),
+        point.as_os_str(),
+        r100.as_os_str(),
+    ]);
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("server host CPU us/op"), "{text}");
     assert!(text.contains("network KB in/op"), "{text}");
@@ -526,7 +531,11 @@ fn two_client_hosts_started_at_one_instant_merge_exactly() {
     let ratio = u(&parts[0], "/events") as f64 / u(&m, "/events") as f64;
     assert!((per_op - first * ratio).abs() < 1e-6 * first.max(1.0));
     // Reports and comparisons read merged files.
-    local_ok(&["report".as_ref(), merged_path.as_os_str()]);
+    local_ok(&[
+        "report".as_ref(),
+        "--full".as_ref(),
+        merged_path.as_os_str(),
+    ]);
     let out = local_ok(&[
         "compare".as_ref(),
         merged_path.as_os_str(),

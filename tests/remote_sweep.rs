@@ -119,7 +119,7 @@ class = "read"
     }
     assert_eq!(records, 2, "one point-query step per client count");
     // The report's queueing model has the server host's CPU and the network.
-    let out = local_ok(&["report".as_ref(), dir.as_os_str()]);
+    let out = local_ok(&["report".as_ref(), "--full".as_ref(), dir.as_os_str()]);
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("D net "), "{text}");
     assert!(text.contains("server host CPU us/op"), "{text}");

@@ -16,7 +16,7 @@ pub(crate) fn fixture(name: &str) -> PathBuf {
 
 fn report(args: &[&str]) -> String {
     let out = dbsweep()
-        .arg("report")
+        .args(["report", "--full"])
         .arg(fixture("sweep-a"))
         .args(args)
         .assert()
@@ -166,7 +166,7 @@ fn tables_hold_the_fixtures_figures() {
 #[test]
 fn unknown_base_and_missing_inputs_are_usage_errors() {
     let out = dbsweep()
-        .arg("report")
+        .args(["report", "--full"])
         .arg(fixture("sweep-a"))
         .args(["--base", "nope"])
         .assert()
@@ -176,7 +176,10 @@ fn unknown_base_and_missing_inputs_are_usage_errors() {
         stderr.contains("--base nope") && stderr.contains("default, smallcache"),
         "{stderr}"
     );
-    dbsweep().args(["report", "/no/such/dir"]).assert().code(2);
+    dbsweep()
+        .args(["report", "--full", "/no/such/dir"])
+        .assert()
+        .code(2);
 }
 
 #[test]
@@ -273,7 +276,7 @@ fn html_report_renders_its_charts_in_a_browser() {
     let s = Scratch::new();
     let html = s.path("report.html");
     dbsweep()
-        .arg("report")
+        .args(["report", "--full"])
         .arg(fixture("sweep-a"))
         .args(["--format", "html", "--output"])
         .arg(&html)
@@ -388,7 +391,7 @@ fn repeated_fixture(s: &Scratch) -> PathBuf {
 
 fn report_of(dir: &Path, args: &[&str]) -> String {
     let out = dbsweep()
-        .arg("report")
+        .args(["report", "--full"])
         .arg(dir)
         .args(args)
         .assert()
@@ -625,6 +628,58 @@ fn repeats_that_disagree_are_warned_of() {
     );
 }
 
+/// `report DIR` alone is the one-page summary: the machine, throughput relative by group
+/// (the groups' medians, not every test), efficiency per event relative, the warnings by
+/// name; every table stays one `--full` away.
+#[test]
+fn the_default_report_is_a_one_page_summary() {
+    let out = dbsweep()
+        .args(["report", "--color", "never"])
+        .arg(fixture("sweep-a"))
+        .assert()
+        .success();
+    let text = String::from_utf8_lossy(&out.get_output().stdout).to_string();
+    assert!(text.lines().count() < 120, "{} lines", text.lines().count());
+    for part in [
+        "Machine (each sweep's environment.json)",
+        "relative to default at 1 client(s) (higher is better), by group",
+        "relative to default at 2 client(s) (higher is better), by group",
+        "Efficiency per event, relative to default at 1 client(s)",
+        "Warnings",
+    ] {
+        assert!(text.contains(part), "no {part} in\n{text}");
+    }
+    // The group's median is there, and its single test is named beside it.
+    let row = text_row(
+        &text,
+        "relative to default at 1 client(s) (higher is better), by group",
+        "point queries (point-query)",
+    );
+    assert!(row.trim_end().ends_with("1.79"), "{row}");
+    // The full report's per-test tables are not.
+    assert!(
+        !text.contains("Efficiency, client CPU us/op at 1 client(s)"),
+        "{text}"
+    );
+    let efficiency = text_row(
+        &text,
+        "Efficiency per event, relative to default at 1 client(s)",
+        "client CPU us/op",
+    );
+    assert!(efficiency.contains("1.00"), "{efficiency}");
+    // A warning of the full report is named in the summary.
+    let s = Scratch::new();
+    let dir = repeated_fixture(&s);
+    scale_runs(&dir, "default", "point-query", [1.0, 1.5, 1.0]);
+    let out = dbsweep().arg("report").arg(&dir).assert().success();
+    let summary = String::from_utf8_lossy(&out.get_output().stdout).to_string();
+    assert!(
+        summary.contains("repeated runs of a cell disagree (1 row(s))"),
+        "{summary}"
+    );
+    assert!(report(&["--full"]).contains("Efficiency, client CPU us/op at 1 client(s)"));
+}
+
 /// A copy of the sweep-a fixture in `s`, to alter.
 pub(crate) fn fixture_copy(s: &Scratch) -> PathBuf {
     let copy = s.path("sweep");
@@ -654,7 +709,7 @@ fn a_partial_last_interval_is_no_point_of_the_per_second_chart() {
     let copy = fixture_copy(&s);
     let html_of = |dir: &Path| {
         let out = dbsweep()
-            .arg("report")
+            .args(["report", "--full"])
             .arg(dir)
             .args(["--format", "html"])
             .output()
@@ -695,7 +750,7 @@ fn no_real_measurement_breaks_its_bound_and_a_made_up_one_is_flagged() {
     std::fs::write(&path, rec.to_string()).unwrap();
     let run = |format: &str| {
         let out = dbsweep()
-            .arg("report")
+            .args(["report", "--full"])
             .arg(&copy)
             .args(["--format", format])
             .output()

@@ -8,7 +8,7 @@ use crate::util::{Scratch, dbsweep};
 #[test]
 fn a_report_of_inputs_run_differently_says_how_they_differ() {
     let out = dbsweep()
-        .arg("report")
+        .args(["report", "--full"])
         .arg(fixture("sweep-a"))
         .arg(fixture("cmp-a.json"))
         .assert()
@@ -25,7 +25,7 @@ fn a_report_of_inputs_run_differently_says_how_they_differ() {
     let s = Scratch::new();
     let copy = fixture_copy(&s);
     let out = dbsweep()
-        .arg("report")
+        .args(["report", "--full"])
         .arg(fixture("sweep-a"))
         .arg(&copy)
         .assert()
@@ -67,7 +67,11 @@ fn a_server_cpu_figure_the_machine_contradicts_is_flagged() {
         serde_json::from_str(&std::fs::read_to_string(&step).unwrap()).unwrap();
     r["results"]["hw"]["cpu_us_per_op"]["server"] = serde_json::json!(0.01);
     std::fs::write(&step, serde_json::to_string(&r).unwrap()).unwrap();
-    let out = dbsweep().arg("report").arg(&copy).assert().success();
+    let out = dbsweep()
+        .args(["report", "--full"])
+        .arg(&copy)
+        .assert()
+        .success();
     let text = String::from_utf8_lossy(&out.get_output().stdout).to_string();
     assert!(
         text.contains(
@@ -99,7 +103,7 @@ fn a_server_cpu_figure_the_machine_contradicts_is_flagged() {
     }
     // The fixture as it is has no such warning.
     let out = dbsweep()
-        .arg("report")
+        .args(["report", "--full"])
         .arg(fixture("sweep-a"))
         .assert()
         .success();
@@ -114,7 +118,7 @@ fn a_server_cpu_figure_the_machine_contradicts_is_flagged() {
 fn a_zero_base_gives_no_ratio() {
     for format in ["json", "csv", "markdown"] {
         let out = dbsweep()
-            .arg("report")
+            .args(["report", "--full"])
             .arg(fixture("sweep-a"))
             .args(["--format", format])
             .assert()

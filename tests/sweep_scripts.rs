@@ -46,7 +46,7 @@ options = { skip_trx = true, range_size = 5 }
     }
     // The report groups the script as the workload of its name.
     dbsweep()
-        .arg("report")
+        .args(["report", "--full"])
         .arg(&dir)
         .assert()
         .success()
@@ -193,7 +193,7 @@ fn repeats_give_medians_and_intervals_and_no_difference_against_itself() {
         2
     );
     let out = dbsweep()
-        .args(["report", "--format", "csv"])
+        .args(["report", "--full", "--format", "csv"])
         .arg(&dir)
         .assert()
         .success();
@@ -231,7 +231,7 @@ fn repeats_give_medians_and_intervals_and_no_difference_against_itself() {
         "{rel}"
     );
     let out = dbsweep()
-        .args(["report", "--format", "html"])
+        .args(["report", "--full", "--format", "html"])
         .arg(&dir)
         .assert()
         .success();

@@ -178,7 +178,7 @@ per_server!(two_thousand_terminals_share_sixteen_connections, |kind| {
     assert!(stdout.contains("queue time (ms)"), "{stdout}");
     // The report's TPC-C table has the queue time and the terminals behind.
     let report = dbsweep()
-        .arg("report")
+        .args(["report", "--full"])
         .arg(s.path("paced.json"))
         .assert()
         .success();

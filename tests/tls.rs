@@ -386,7 +386,11 @@ fn a_sweep_compares_plain_and_tls_configurations() {
         "{tls}"
     );
     // The report says which configuration ran over TLS, with what.
-    let out = dbsweep().arg("report").arg(&dir).assert().success();
+    let out = dbsweep()
+        .args(["report", "--full"])
+        .arg(&dir)
+        .assert()
+        .success();
     let text = String::from_utf8_lossy(&out.get_output().stdout).to_string();
     let at = text
         .find("Connections: each configuration's server and TLS")

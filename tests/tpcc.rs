@@ -534,7 +534,7 @@ fn tpcc_is_a_sweep_step() {
     assert!(r["intervals"][0]["nopm"].as_f64().is_some());
     // The report's throughput of a TPC-C step is its NOPM.
     let out = dbsweep()
-        .args(["report", "--format", "csv"])
+        .args(["report", "--full", "--format", "csv"])
         .arg(&dir)
         .assert()
         .success();
@@ -550,7 +550,11 @@ fn tpcc_is_a_sweep_step() {
     let nopm = f(r, "/tpcc/nopm");
     assert!((shown - nopm).abs() <= 1e-9 * nopm, "{row} vs NOPM {nopm}");
     // Issue 18: the report shows each transaction type against its limit, as the summary does.
-    let out = dbsweep().arg("report").arg(&dir).assert().success();
+    let out = dbsweep()
+        .args(["report", "--full"])
+        .arg(&dir)
+        .assert()
+        .success();
     let text = String::from_utf8_lossy(&out.get_output().stdout).to_string();
     let at = text
         .find("TPC-C transactions of tpcc at 2 client(s): 1 warehouse(s)")

@@ -644,7 +644,7 @@ fn passwords_in_any_url_form_appear_in_no_output_or_file() {
     let mut printed = vec![run.stdout, run.stderr, sweep.stdout, sweep.stderr];
     for format in ["text", "markdown", "csv", "json", "html"] {
         let report = dbsweep()
-            .arg("report")
+            .args(["report", "--full"])
             .arg(&dir)
             .args(["--format", format])
             .output()

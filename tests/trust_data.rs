@@ -267,7 +267,7 @@ fn outputs_that_are_their_own_inputs_are_refused_and_the_input_kept() {
     for (args, out) in [
         (vec!["hdr", rs], &r),
         (vec!["merge", rs, rs], &other_spelling),
-        (vec!["report", rs], &linked),
+        (vec!["report", "--full", rs], &linked),
     ] {
         let o = dbsweep()
             .args(&args)
@@ -284,7 +284,7 @@ fn outputs_that_are_their_own_inputs_are_refused_and_the_input_kept() {
     std::fs::create_dir_all(sweep.join("steps")).unwrap();
     std::fs::write(sweep.join("plan.toml"), "name = \"x\"\n").unwrap();
     let o = dbsweep()
-        .args(["report", rs, "--output"])
+        .args(["report", "--full", rs, "--output"])
         .arg(sweep.join("plan.toml"))
         .timeout(HANG)
         .output()

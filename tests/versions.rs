@@ -132,14 +132,18 @@ fn postgres_13_15_and_17_in_one_plan_report_against_the_oldest() {
             ),
         ],
     );
-    let out = dbsweep().arg("report").arg(&dir).output().unwrap();
+    let out = dbsweep()
+        .args(["report", "--full"])
+        .arg(&dir)
+        .output()
+        .unwrap();
     let report = String::from_utf8_lossy(&out.stdout).to_string();
     let (title, version, base) = relative_table(&report);
     // The base is the oldest version wherever it stands among the columns.
     assert!(title.contains("relative to pg13"), "{title}");
     // `--base` takes the --server shorthand of a column named after it (postgres-15).
     let out = dbsweep()
-        .args(["report", "--base", "postgres:15"])
+        .args(["report", "--full", "--base", "postgres:15"])
         .arg(&dir)
         .output()
         .unwrap();
@@ -174,7 +178,7 @@ fn postgres_13_15_and_17_in_one_plan_report_against_the_oldest() {
     }
     // `--base` picks another column by its target name.
     let out = dbsweep()
-        .arg("report")
+        .args(["report", "--full"])
         .arg(&dir)
         .args(["--base", "pg17"])
         .output()
@@ -200,7 +204,11 @@ fn mariadb_10_11_and_11_4_in_one_plan() {
             ),
         ],
     );
-    let out = dbsweep().arg("report").arg(&dir).output().unwrap();
+    let out = dbsweep()
+        .args(["report", "--full"])
+        .arg(&dir)
+        .output()
+        .unwrap();
     let (title, _, _) = relative_table(&String::from_utf8_lossy(&out.stdout));
     assert!(title.contains("relative to mariadb-10_11"), "{title}");
 }

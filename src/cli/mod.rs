@@ -175,6 +175,10 @@ pub struct ReportOpts {
     /// Colour ratios in text output: auto (when stdout is a terminal), always, never
     #[arg(long, default_value = "auto", value_parser = ["auto", "always", "never"])]
     pub color: String,
+    /// Every table (text and markdown show a one-page summary by default: the machine,
+    /// throughput relative by group, efficiency per event, the warnings)
+    #[arg(long)]
+    pub full: bool,
 }
 
 #[derive(Debug, Args)]

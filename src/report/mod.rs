@@ -15,6 +15,7 @@ pub mod scaling;
 pub mod stability;
 mod statements;
 pub mod stats;
+mod summary;
 pub mod tables;
 mod tpcc;
 mod waits;
@@ -60,15 +61,21 @@ pub fn tables_of(ds: &Dataset, base: Option<&str>) -> Result<Vec<tables::Table>,
     Ok(out)
 }
 
-/// Renders the report of `inputs` in `format`.
+/// Renders the report of `inputs` in `format`: in text and markdown the one-page summary
+/// unless `full`; every table otherwise (HTML, CSV and JSON, or `full`).
 pub fn report(
     inputs: &[PathBuf],
     base: Option<&str>,
     format: Format,
     color: bool,
+    full: bool,
 ) -> Result<String, Error> {
     let ds = Dataset::read(inputs)?;
-    let tables = tables_of(&ds, base)?;
+    let mut tables = tables_of(&ds, base)?;
+    if !full && matches!(format, Format::Text | Format::Markdown) {
+        tables = summary::tables(&ds, &tables, base)?;
+        tables.iter_mut().for_each(tables::choose_time_units);
+    }
     Ok(match format {
         Format::Text => render::text(&tables, color),
         Format::Markdown => render::markdown(&tables),

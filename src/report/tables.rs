@@ -73,7 +73,12 @@ impl Table {
     /// The heading of the label column: each row is a test, but in the machine table a
     /// property of the machine.
     pub fn label_heading(&self) -> &'static str {
-        if self.id == "machine" { "" } else { "test" }
+        match self.id.as_str() {
+            "machine" | "summary.warnings" | "summary.about" => "",
+            "summary.efficiency" => "per event",
+            "summary.throughput.relative" => "group",
+            _ => "test",
+        }
     }
 }
 
