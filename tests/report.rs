@@ -94,7 +94,8 @@ fn tables_hold_the_fixtures_figures() {
                 f[0] == table && f[1].contains("at 1 client") && f[3] == test && f[4] == column
             })
             .unwrap_or_else(|| panic!("no {table} {test} {column}"));
-        f[5].parse().unwrap()
+        assert_eq!(f[5], "1", "the clients column: {f:?}");
+        f[6].parse().unwrap()
     };
     let qps = |cell: &str, file: &str| step(cell, file)["results"]["qps"].as_f64().unwrap();
     // Two configurations: their columns, one table per client count.
@@ -111,7 +112,7 @@ fn tables_hold_the_fixtures_figures() {
     let load = step("sqlite.default.c2", "01-load.json")["load"]["rows_per_s"]
         .as_f64()
         .unwrap();
-    assert!(csv.contains(&format!("throughput,Throughput (queries/s; rows/s for the load and scans; NOPM for TPC-C) at 2 client(s) (higher is better),load,load,default,{load}")));
+    assert!(csv.contains(&format!("throughput,Throughput (queries/s; rows/s for the load and scans; NOPM for TPC-C) at 2 client(s) (higher is better),load,load,default,2,{load}")));
     // The group median of the point queries group (one test: itself).
     assert_eq!(
         value(
@@ -143,7 +144,7 @@ fn tables_hold_the_fixtures_figures() {
                 && f[4] == "default"
         })
         .unwrap();
-    let v: f64 = f[5].parse().unwrap();
+    let v: f64 = f[6].parse().unwrap();
     assert_eq!(v, a / b);
     // Scaling: both client counts, with bounds at or above what was measured at 1 client.
     assert!(csv.contains("scaling,"), "no scaling table");

@@ -71,9 +71,29 @@ fn stands_out(c: &Cell) -> bool {
     }
 }
 
+/// The client count a CSV value was measured at, for filtering in a spreadsheet: the table's
+/// (its title ends "at N client(s)") or the column's (`cN` where the client counts are the
+/// columns); empty where neither says.
+fn clients_of(t: &Table, column: &str) -> String {
+    if let Some(at) = t.title.rfind(" at ") {
+        let n: String = t.title[at + 4..]
+            .chars()
+            .take_while(char::is_ascii_digit)
+            .collect();
+        if !n.is_empty() && t.title[at + 4 + n.len()..].starts_with(" client(s)") {
+            return n;
+        }
+    }
+    match column.strip_prefix('c') {
+        Some(n) if !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()) => n.to_string(),
+        _ => String::new(),
+    }
+}
+
 pub fn cell_text(c: &Cell) -> String {
     match c {
         Cell::Num(v) => num(*v),
+        Cell::Count(n) => n.to_string(),
         Cell::Ratio(v) => ratio(*v),
         Cell::Text(t) => t.clone(),
         Cell::Missing => "-".into(),
@@ -217,7 +237,7 @@ fn csv_field(s: &str) -> String {
 
 /// One line per value: table, title, group, test, column, value.
 pub fn csv(tables: &[Table]) -> String {
-    let mut out = String::from("table,title,group,test,column,value,lo,hi\n");
+    let mut out = String::from("table,title,group,test,column,clients,value,lo,hi\n");
     let number = |v: f64| {
         if v.is_finite() {
             v.to_string()
@@ -230,6 +250,7 @@ pub fn csv(tables: &[Table]) -> String {
             for (c, cell) in t.columns.iter().zip(&r.cells) {
                 let (value, lo, hi) = match cell {
                     Cell::Num(v) | Cell::Ratio(v) => (number(*v), String::new(), String::new()),
+                    Cell::Count(n) => (n.to_string(), String::new(), String::new()),
                     Cell::Text(s) => (s.clone(), String::new(), String::new()),
                     Cell::Missing => (String::new(), String::new(), String::new()),
                     Cell::Spread(e) | Cell::RatioSpread(e) => {
@@ -238,12 +259,13 @@ pub fn csv(tables: &[Table]) -> String {
                 };
                 let _ = writeln!(
                     out,
-                    "{},{},{},{},{},{},{lo},{hi}",
+                    "{},{},{},{},{},{},{},{lo},{hi}",
                     csv_field(&t.id),
                     csv_field(&t.title),
                     r.group.map_or("", |g| g.title()),
                     csv_field(&r.label),
                     csv_field(c),
+                    clients_of(t, c),
                     csv_field(&value)
                 );
             }

@@ -11,6 +11,8 @@ use super::model::{Dataset, Group, Place};
 #[serde(untagged)]
 pub enum Cell {
     Num(f64),
+    /// A count of things (transactions, retries): an integer.
+    Count(u64),
     /// A value relative to the base: coloured below 0.95 and above 1.05.
     Ratio(#[serde(serialize_with = "ratio_json")] f64),
     Text(String),

@@ -17,10 +17,19 @@ pub fn tables(ds: &Dataset) -> Vec<Table> {
         let queued = t.transactions.iter().any(|x| x.queue_ms.is_some());
         let p = &e.place;
         let at = super::checks::place_label(ds, p, false);
+        // The DBMS and its version, which a report of one results file names nowhere else.
+        let dbms = match super::absolute::short_version(&r.target.version) {
+            Some(v) if r.target.version.contains("MariaDB") => format!("MariaDB {v}"),
+            Some(v) if r.target.kind == "mysql" => format!("MySQL {v}"),
+            Some(v) if r.target.kind == "postgres" => format!("PostgreSQL {v}"),
+            Some(v) if r.target.kind == "sqlite" => format!("SQLite {v}"),
+            Some(v) => format!("{} {v}", r.target.kind),
+            None => r.target.kind.clone(),
+        };
         let at = if at.is_empty() {
-            String::new()
+            format!(" on {dbms}")
         } else {
-            format!(" on {at}")
+            format!(" on {at} ({dbms})")
         };
         out.push(Table {
             id: format!("tpcc-{}-{}-{}-{}-c{}", e.test, p.source, p.target, p.config, p.clients),
@@ -55,10 +64,10 @@ pub fn tables(ds: &Dataset) -> Vec<Table> {
                     label: x.name.clone(),
                     summary: false,
                     cells: vec![
-                        Cell::Num(x.count as f64),
+                        Cell::Count(x.count),
                         Cell::Num(x.share_pct),
-                        Cell::Num(x.retries as f64),
-                        Cell::Num(x.rollbacks as f64),
+                        Cell::Count(x.retries),
+                        Cell::Count(x.rollbacks),
                         Cell::Num(x.latency_ms.avg),
                         Cell::Num(x.latency_ms.p90),
                         Cell::Num(x.latency_ms.p99),
