@@ -681,6 +681,49 @@ fn the_default_report_is_a_one_page_summary() {
     assert!(report(&["--full"]).contains("Efficiency, client CPU us/op at 1 client(s)"));
 }
 
+/// The relative chart: wide enough for its title and its legend, one colour per column (the
+/// legend's), an axis from 0 with round ticks that holds every ratio, each bar's value printed,
+/// and no better/worse fill for a single run's ratio.
+#[test]
+fn the_relative_chart_keeps_its_title_legend_and_colours() {
+    let html = report(&["--format", "html"]);
+    let title = "Throughput (queries/s; rows/s for the load and scans; NOPM for TPC-C), relative to default at 1 client(s) (higher is better)";
+    let svg = chart(&html, title);
+    let width: f64 = svg
+        .split("width=\"")
+        .nth(1)
+        .and_then(|w| w.split('"').next())
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(width >= title.len() as f64 * 7.0, "width {width}");
+    let legend = svg
+        .split("<text class=\"legend\"")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no legend in {svg}"));
+    assert!(legend.contains(">smallcache</text>"), "{legend}");
+    // The legend's swatch colour is the bars' colour.
+    let swatch = svg
+        .rsplit("<rect x=")
+        .nth(0)
+        .and_then(|r| r.split("fill=\"").nth(1))
+        .and_then(|f| f.split('"').next())
+        .unwrap();
+    let bars = svg.matches(&format!("fill=\"{swatch}\"")).count();
+    assert!(bars >= 6, "{bars} bars of the legend's colour {swatch}");
+    assert!(
+        !svg.contains("#2ca02c") && !svg.contains("#d62728"),
+        "{svg}"
+    );
+    assert!(!svg.contains("2.0+"), "{svg}");
+    // Ticks from 0 past the largest ratio (1.79 for the point query), round.
+    assert!(
+        svg.contains(">0</text>") && svg.contains(">2.00</text>"),
+        "{svg}"
+    );
+    assert!(svg.contains(">1.79</text>"), "the bar's value: {svg}");
+}
+
 /// A copy of the sweep-a fixture in `s`, to alter.
 pub(crate) fn fixture_copy(s: &Scratch) -> PathBuf {
     let copy = s.path("sweep");

@@ -243,23 +243,63 @@ fn line_chart(
 }
 
 /// Horizontal bars of ratios (one row per test, one bar per compared column), a line at 1.
+/// Each column keeps its colour (by its place among the columns, the same in every chart)
+/// and its legend; an axis from 0 with round ticks holds every ratio up to 10 (beyond, the bar
+/// stops at the edge with its value printed); each bar's value is printed at its end, with
+/// "better" or "worse" only where the difference is established (repeats whose interval
+/// leaves out 1), and repeats draw their interval as an error bar.
 fn ratio_chart(t: &Table, base: usize) -> String {
     let compared: Vec<usize> = (0..t.columns.len()).filter(|&i| i != base).collect();
     let rows: Vec<&tables::Row> = t.rows.iter().collect();
     let bar_h = 9.0;
     let row_h = bar_h * compared.len().max(1) as f64 + 6.0;
-    let label_w = 230.0;
+    let label_w = rows
+        .iter()
+        .map(|r| r.label.chars().count() as f64 * 6.0 + 12.0)
+        .fold(120.0, f64::max);
     let plot_w = 360.0;
     let h = TOP + row_h * rows.len() as f64 + 30.0;
-    let w = label_w + plot_w + 140.0;
-    let max = 2.0; // ratios above 2 are drawn at 2 (their value is printed)
-    let sx = |r: f64| label_w + r.min(max) / max * plot_w;
+    let legend_w = compared
+        .iter()
+        .map(|&c| t.columns[c].chars().count() as f64 * 6.5 + 40.0)
+        .fold(80.0, f64::max);
+    // Room for a value and its verdict after the longest bar.
+    let value_w = 90.0;
+    let w = (label_w + plot_w + value_w + legend_w)
+        .max(t.title.chars().count() as f64 * 7.5 + 12.0)
+        .ceil();
+    let top_value = rows
+        .iter()
+        .flat_map(|r| r.cells.iter())
+        .filter_map(|c| match c {
+            Cell::Ratio(v) => Some(*v),
+            Cell::RatioSpread(e) => Some(e.hi),
+            _ => None,
+        })
+        .filter(|v| v.is_finite())
+        .fold(1.0, f64::max);
+    let max = nice_max(top_value.min(10.0));
+    let sx = |r: f64| label_w + r.clamp(0.0, max) / max * plot_w;
     let mut svg = String::new();
     let _ = write!(
         svg,
         r##"<svg class="chart" xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h:.0}" viewBox="0 0 {w} {h:.0}"><rect x="0" y="0" width="{w}" height="{h:.0}" fill="#fff"/><text x="4" y="16" font-size="13" font-weight="bold">{}</text>"##,
         esc(&t.title)
     );
+    // Round ticks from 0: 5 to 10 of them.
+    let step = nice_max(max / 8.0);
+    let mut tick = 0.0;
+    while tick <= max + 1e-9 {
+        let x = sx(tick);
+        let _ = write!(
+            svg,
+            r##"<line x1="{x:.1}" x2="{x:.1}" y1="{TOP}" y2="{:.1}" stroke="#eee"/><text x="{x:.1}" y="{:.1}" font-size="10" text-anchor="middle">{}</text>"##,
+            h - 26.0,
+            h - 12.0,
+            super::render::num(tick)
+        );
+        tick += step;
+    }
     for (i, r) in rows.iter().enumerate() {
         let y0 = TOP + row_h * i as f64;
         let weight = if r.summary { "bold" } else { "normal" };
@@ -272,42 +312,56 @@ fn ratio_chart(t: &Table, base: usize) -> String {
         );
         for (k, &c) in compared.iter().enumerate() {
             let (v, cell) = match r.cells.get(c) {
-                Some(cell @ Cell::Ratio(v)) => (v, cell),
-                Some(cell @ Cell::RatioSpread(e)) => (&e.value, cell),
+                Some(cell @ Cell::Ratio(v)) => (*v, cell),
+                Some(cell @ Cell::RatioSpread(e)) => (e.value, cell),
                 _ => continue,
-            };
-            let fill = match cell_verdict(t.better, cell) {
-                -1 => "#d62728",
-                1 => "#2ca02c",
-                _ => "#9e9e9e",
             };
             let y = y0 + 3.0 + bar_h * k as f64;
             let _ = write!(
                 svg,
-                r#"<rect x="{label_w}" y="{y:.1}" width="{:.1}" height="{:.1}" fill="{fill}" stroke="{}" stroke-width="1"/>"#,
-                sx(*v) - label_w,
+                r#"<rect x="{label_w}" y="{y:.1}" width="{:.1}" height="{:.1}" fill="{}"/>"#,
+                sx(v) - label_w,
                 bar_h - 1.0,
-                color(k)
+                color(c)
+            );
+            let mut end = sx(v);
+            if let Cell::RatioSpread(e) = cell {
+                let (lo, hi) = (sx(e.lo), sx(e.hi));
+                let ym = y + (bar_h - 1.0) / 2.0;
+                let _ = write!(
+                    svg,
+                    r##"<line class="interval" x1="{lo:.1}" x2="{hi:.1}" y1="{ym:.1}" y2="{ym:.1}" stroke="#000" stroke-width="1"/>"##
+                );
+                end = end.max(hi);
+            }
+            let verdict = match cell_verdict(t.better, cell) {
+                -1 => " worse",
+                1 => " better",
+                _ => "",
+            };
+            let _ = write!(
+                svg,
+                r#"<text x="{:.1}" y="{:.1}" font-size="9">{}{verdict}</text>"#,
+                end + 3.0,
+                y + bar_h - 2.0,
+                super::render::ratio(v)
             );
         }
     }
     let x1 = sx(1.0);
     let _ = write!(
         svg,
-        r##"<line x1="{x1:.1}" x2="{x1:.1}" y1="{TOP}" y2="{:.1}" stroke="#000" stroke-dasharray="3,3"/><text x="{x1:.1}" y="{:.1}" font-size="10" text-anchor="middle">1.0</text><text x="{:.1}" y="{:.1}" font-size="10" text-anchor="middle">2.0+</text>"##,
+        r##"<line x1="{x1:.1}" x2="{x1:.1}" y1="{TOP}" y2="{:.1}" stroke="#000" stroke-dasharray="3,3"/>"##,
         h - 26.0,
-        h - 12.0,
-        sx(2.0),
-        h - 12.0
     );
+    let legend_x = label_w + plot_w + value_w;
     for (k, &c) in compared.iter().enumerate() {
         let _ = write!(
             svg,
-            r#"<rect x="{}" y="{:.1}" width="12" height="8" fill="none" stroke="{}" stroke-width="2"/><text x="{}" y="{:.1}" font-size="10">{}</text>"#,
-            label_w + plot_w + 14.0,
+            r#"<rect x="{legend_x}" y="{:.1}" width="12" height="8" fill="{}"/><text class="legend" x="{}" y="{:.1}" font-size="10">{}</text>"#,
             TOP + 14.0 * k as f64,
-            color(k),
-            label_w + plot_w + 30.0,
+            color(c),
+            legend_x + 16.0,
             TOP + 14.0 * k as f64 + 8.0,
             esc(&t.columns[c])
         );
