@@ -433,7 +433,7 @@ fn established_differences_colour_less_cpu_per_op_green_and_more_throughput_gree
     ));
     let html = report_of(&dir, &["--format", "html"]);
     let table = |title: &str| {
-        let at = html.find(&format!("<h3>{title}</h3>")).unwrap();
+        let at = html.find(&format!(">{title}</h3>")).unwrap();
         let end = html[at..].find("</table>").unwrap();
         html[at..at + end].to_string()
     };
@@ -716,6 +716,19 @@ fn the_relative_chart_keeps_its_title_legend_and_colours() {
         "{svg}"
     );
     assert!(!svg.contains("2.0+"), "{svg}");
+    // The full page opens with its contents, each entry a link to an anchored heading.
+    let nav = html
+        .split("<nav class=\"contents\">")
+        .nth(1)
+        .and_then(|n| n.split("</nav>").next())
+        .unwrap_or_else(|| panic!("no contents"));
+    let link = format!(">{}</a>", title.replace('(', "(").replace('>', "&gt;"));
+    let anchor = nav
+        .split("<a href=\"#")
+        .find(|a| a.contains(&link))
+        .and_then(|a| a.split('"').next())
+        .unwrap_or_else(|| panic!("{title} not in the contents: {nav}"));
+    assert!(html.contains(&format!("id=\"{anchor}\">{title}</h3>")));
     // Ticks from 0 past the largest ratio (1.79 for the point query), round.
     assert!(
         svg.contains(">0</text>") && svg.contains(">2.00</text>"),

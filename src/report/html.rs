@@ -370,6 +370,64 @@ fn ratio_chart(t: &Table, base: usize) -> String {
     svg
 }
 
+/// The page with an anchor on every heading and, after its title, a list of contents: each
+/// section, and under it each table or chart heading of its own.
+fn with_contents(body: &str) -> String {
+    let mut out = String::with_capacity(body.len() + 4096);
+    let mut contents = String::from("<nav class=\"contents\"><b>Contents</b><ul>");
+    let mut rest = body;
+    let mut n = 0;
+    let mut open_sub = false;
+    while let Some(at) = rest.find("<h") {
+        let level = rest[at + 2..].chars().next();
+        let closing = match level {
+            Some('2') => "</h2>",
+            Some('3') => "</h3>",
+            _ => {
+                out.push_str(&rest[..at + 2]);
+                rest = &rest[at + 2..];
+                continue;
+            }
+        };
+        let Some(end) = rest[at..].find(closing) else {
+            break;
+        };
+        let Some(inner_at) = rest[at..].find('>') else {
+            break;
+        };
+        let inner = &rest[at + inner_at + 1..at + end];
+        n += 1;
+        out.push_str(&rest[..at]);
+        let _ = write!(out, "<h{} id=\"s{n}\">{inner}{closing}", &closing[3..4]);
+        if closing == "</h2>" {
+            if open_sub {
+                contents.push_str("</ul>");
+                open_sub = false;
+            }
+            let _ = write!(contents, "<li><a href=\"#s{n}\">{inner}</a></li>");
+        } else {
+            if !open_sub {
+                contents.push_str("<ul>");
+                open_sub = true;
+            }
+            let _ = write!(contents, "<li><a href=\"#s{n}\">{inner}</a></li>");
+        }
+        rest = &rest[at + end + closing.len()..];
+    }
+    out.push_str(rest);
+    if open_sub {
+        contents.push_str("</ul>");
+    }
+    contents.push_str("</ul></nav>");
+    match out.find("</h1>") {
+        Some(at) => {
+            out.insert_str(at + 5, &contents);
+            out
+        }
+        None => contents + &out,
+    }
+}
+
 fn html_table(t: &Table) -> String {
     let mut s = String::new();
     let _ = write!(
@@ -539,11 +597,14 @@ fn scaling_charts(ds: &Dataset) -> Vec<String> {
 pub fn page(ds: &Dataset, tables: &[Table], base: Option<&str>, title: &str) -> String {
     let mut body = String::new();
     let _ = write!(body, "<h1>{}</h1>", esc(title));
-    body.push_str("<h2>Relative throughput by group</h2>");
-    for t in tables
+    let relative: Vec<&Table> = tables
         .iter()
         .filter(|t| t.id == "throughput.relative" && t.columns.len() > 1)
-    {
+        .collect();
+    if !relative.is_empty() {
+        body.push_str("<h2>Relative throughput by group</h2>");
+    }
+    for t in relative {
         let base_idx = base
             .and_then(|b| t.columns.iter().position(|c| c == b))
             .unwrap_or(0);
@@ -649,6 +710,7 @@ pub fn page(ds: &Dataset, tables: &[Table], base: Option<&str>, title: &str) -> 
     for t in tables {
         body.push_str(&html_table(t));
     }
+    let body = with_contents(&body);
     format!(
         "<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>{}</title><style>\
          body{{font-family:sans-serif;margin:20px;color:#222}}\
