@@ -705,7 +705,7 @@ fn the_relative_chart_keeps_its_title_legend_and_colours() {
     // The legend's swatch colour is the bars' colour.
     let swatch = svg
         .rsplit("<rect x=")
-        .nth(0)
+        .next()
         .and_then(|r| r.split("fill=\"").nth(1))
         .and_then(|f| f.split('"').next())
         .unwrap();
@@ -722,7 +722,7 @@ fn the_relative_chart_keeps_its_title_legend_and_colours() {
         .nth(1)
         .and_then(|n| n.split("</nav>").next())
         .unwrap_or_else(|| panic!("no contents"));
-    let link = format!(">{}</a>", title.replace('(', "(").replace('>', "&gt;"));
+    let link = format!(">{title}</a>");
     let anchor = nav
         .split("<a href=\"#")
         .find(|a| a.contains(&link))
