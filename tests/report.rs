@@ -735,6 +735,8 @@ fn the_relative_chart_keeps_its_title_legend_and_colours() {
         "{svg}"
     );
     assert!(svg.contains(">1.79</text>"), "the bar's value: {svg}");
+    // The per-second charts are in the tables' unit.
+    assert!(chart(&html, "point-query: per second").contains(">queries/s<"));
 }
 
 /// A copy of the sweep-a fixture in `s`, to alter.

@@ -653,6 +653,17 @@ pub fn page(ds: &Dataset, tables: &[Table], base: Option<&str>, title: &str) -> 
         .map(|(_, t)| t)
         .collect();
     for test in &runs {
+        // In the tables' unit: NOPM for TPC-C, rows/s for scans, queries/s otherwise.
+        let first = ds
+            .entries
+            .iter()
+            .find(|e| &e.test == test)
+            .and_then(|e| e.results.as_ref());
+        let (unit, of): (&str, fn(&crate::results::figures::Interval) -> f64) = match first {
+            Some(r) if r.tpcc.is_some() => ("NOPM", |i| i.nopm.unwrap_or(0.0)),
+            Some(r) if r.workload == "oltp_scan" => ("rows/s", |i| i.rows_per_s),
+            _ => ("queries/s", |i| i.qps),
+        };
         let series: Vec<Series> = ds
             .entries
             .iter()
@@ -665,7 +676,7 @@ pub fn page(ds: &Dataset, tables: &[Table], base: Option<&str>, title: &str) -> 
                         .map(|r| {
                             super::stability::full_intervals(r)
                                 .iter()
-                                .map(|i| (i.t, i.tps))
+                                .map(|i| (i.t, of(i)))
                                 .collect()
                         })
                         .unwrap_or_default(),
@@ -675,7 +686,7 @@ pub fn page(ds: &Dataset, tables: &[Table], base: Option<&str>, title: &str) -> 
         body.push_str(&line_chart(
             &format!("{test}: per second"),
             ("seconds", XAxis::Plain),
-            "transactions/s",
+            unit,
             &series,
         ));
     }
