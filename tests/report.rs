@@ -489,6 +489,17 @@ fn a_median_without_an_established_difference_is_not_coloured() {
     assert!(median.trim_end().ends_with("1.79 [1.00, 1.79]"), "{median}");
 }
 
+/// `compare DIR --a default --b smallcache`, which succeeds: its output.
+fn compare_columns(dir: &Path) -> String {
+    let out = dbsweep()
+        .arg("compare")
+        .arg(dir)
+        .args(["--a", "default", "--b", "smallcache"])
+        .assert()
+        .success();
+    String::from_utf8_lossy(&out.get_output().stdout).to_string()
+}
+
 /// Sets the throughput of every run of `test` in the cells of `config` (at 1 client) to the
 /// fixture's times the factor of its repeat.
 fn scale_runs(dir: &Path, config: &str, test: &str, factors: [f64; 3]) -> f64 {
@@ -563,13 +574,7 @@ fn compare_on_repeats_gives_the_change_with_its_interval() {
         "point-query",
         [1.0, 1.0 / ratio, 1.05 / ratio],
     );
-    let out = dbsweep()
-        .arg("compare")
-        .arg(&dir)
-        .args(["--a", "default", "--b", "smallcache"])
-        .assert()
-        .success();
-    let stdout = String::from_utf8_lossy(&out.get_output().stdout).to_string();
+    let stdout = compare_columns(&dir);
     let row = stdout
         .lines()
         .find(|l| l.starts_with("point-query ") && l.contains(" c1 "))
@@ -940,13 +945,7 @@ fn compare_takes_two_columns_of_one_sweep_and_step_records_and_lists_what_it_ski
     let s = Scratch::new();
     let copy = fixture_copy(&s);
     std::fs::remove_file(copy.join("steps/sqlite.smallcache.c2/05-update-index.json")).unwrap();
-    let out = dbsweep()
-        .arg("compare")
-        .arg(&copy)
-        .args(["--a", "default", "--b", "smallcache"])
-        .assert()
-        .success();
-    let stdout = String::from_utf8_lossy(&out.get_output().stdout).to_string();
+    let stdout = compare_columns(&copy);
     assert!(
         stdout.contains("not compared (1): 1 only in A: update-index (sqlite/default c2)"),
         "{stdout}"
