@@ -684,6 +684,20 @@ fn the_default_report_is_a_one_page_summary() {
         "{summary}"
     );
     assert!(report(&["--full"]).contains("Efficiency, client CPU us/op at 1 client(s)"));
+    // In HTML too: the by-group chart and the summary's tables, not the full page's charts.
+    let out = dbsweep()
+        .args(["report", "--format", "html"])
+        .arg(fixture("sweep-a"))
+        .assert()
+        .success();
+    let html = String::from_utf8_lossy(&out.get_output().stdout).to_string();
+    let by_group = "Throughput (queries/s; rows/s for the load and scans; NOPM for TPC-C), relative to default at 1 client(s) (higher is better), by group";
+    assert!(chart(&html, by_group).contains(">smallcache</text>"));
+    assert!(
+        html.contains("Efficiency per event") && !html.contains("Latency percentiles"),
+        "{html}"
+    );
+    assert!(report(&["--format", "html"]).contains("Latency percentiles"));
 }
 
 /// The relative chart: wide enough for its title and its legend, one colour per column (the

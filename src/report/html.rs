@@ -721,7 +721,36 @@ pub fn page(ds: &Dataset, tables: &[Table], base: Option<&str>, title: &str) -> 
     for t in tables {
         body.push_str(&html_table(t));
     }
-    let body = with_contents(&body);
+    document(title, &with_contents(&body))
+}
+
+/// The one-page summary as HTML: the relative chart of each by-group table (one colour per
+/// column, kept in every chart), then the summary's tables.
+pub fn summary_page(tables: &[Table], base: Option<&str>, title: &str) -> String {
+    let mut body = String::new();
+    let _ = write!(body, "<h1>{}</h1>", esc(title));
+    let relative: Vec<&Table> = tables
+        .iter()
+        .filter(|t| t.id == "summary.throughput.relative")
+        .collect();
+    if !relative.is_empty() {
+        body.push_str("<h2>Relative throughput by group</h2>");
+    }
+    for t in relative {
+        let base_idx = base
+            .and_then(|b| t.columns.iter().position(|c| c == b))
+            .unwrap_or(0);
+        body.push_str(&ratio_chart(t, base_idx));
+    }
+    body.push_str("<h2>Tables</h2>");
+    for t in tables {
+        body.push_str(&html_table(t));
+    }
+    document(title, &with_contents(&body))
+}
+
+/// A page of `body` with the report's style.
+fn document(title: &str, body: &str) -> String {
     format!(
         "<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>{}</title><style>\
          body{{font-family:sans-serif;margin:20px;color:#222}}\

@@ -61,8 +61,8 @@ pub fn tables_of(ds: &Dataset, base: Option<&str>) -> Result<Vec<tables::Table>,
     Ok(out)
 }
 
-/// Renders the report of `inputs` in `format`: in text and markdown the one-page summary
-/// unless `full`; every table otherwise (HTML, CSV and JSON, or `full`).
+/// Renders the report of `inputs` in `format`: in text, markdown and HTML the one-page
+/// summary unless `full`; every table otherwise (CSV and JSON, or `full`).
 pub fn report(
     inputs: &[PathBuf],
     base: Option<&str>,
@@ -72,7 +72,8 @@ pub fn report(
 ) -> Result<String, Error> {
     let ds = Dataset::read(inputs)?;
     let mut tables = tables_of(&ds, base)?;
-    if !full && matches!(format, Format::Text | Format::Markdown) {
+    let summarised = !full && matches!(format, Format::Text | Format::Markdown | Format::Html);
+    if summarised {
         tables = summary::tables(&ds, &tables, base)?;
         tables.iter_mut().for_each(tables::choose_time_units);
     }
@@ -83,6 +84,13 @@ pub fn report(
         Format::Json => render::json(&tables),
         Format::Html => {
             let names: Vec<String> = inputs.iter().map(|p| p.display().to_string()).collect();
+            if summarised {
+                return Ok(html::summary_page(
+                    &tables,
+                    base,
+                    &format!("dbsweep summary: {}", names.join(", ")),
+                ));
+            }
             html::page(
                 &ds,
                 &tables,

@@ -120,13 +120,14 @@ fn targets_and_configs_are_checked() {
         &Overrides::default(),
     )
     .unwrap();
+    // One client count at a time, every configuration once at each (interleaved).
     let ids: Vec<String> = s.cells().iter().map(Cell::id).collect();
     assert_eq!(
         ids,
         [
             "mariadb.a.c1",
-            "mariadb.a.c4",
             "mariadb.b.c1",
+            "mariadb.a.c4",
             "mariadb.b.c4"
         ]
     );
