@@ -758,6 +758,47 @@ fn the_relative_chart_keeps_its_title_legend_and_colours() {
     assert!(chart(&html, "point-query: per second").contains(">queries/s<"));
 }
 
+/// The fixture's two configurations given server versions: `smallcache` 9.7.4, `default`
+/// `default_version`.
+fn with_versions(s: &Scratch, default_version: &str) -> PathBuf {
+    let copy = fixture_copy(s);
+    for cell in std::fs::read_dir(copy.join("steps")).unwrap().flatten() {
+        let name = cell.file_name().to_str().unwrap().to_string();
+        for f in std::fs::read_dir(cell.path()).unwrap().flatten() {
+            let mut rec = read_json(&f.path());
+            if rec["results"].is_object() {
+                rec["results"]["target"]["version"] = if name.contains("smallcache") {
+                    "9.7.4".into()
+                } else {
+                    default_version.into()
+                };
+            }
+            std::fs::write(f.path(), rec.to_string()).unwrap();
+        }
+    }
+    copy
+}
+
+/// A version study divides by its oldest version, but only within one product: MariaDB 10.11
+/// against MySQL 9.7 keeps its first column as the base.
+#[test]
+fn the_oldest_version_is_the_base_only_within_one_product() {
+    let title =
+        "Throughput (queries/s; rows/s for the load and scans; NOPM for TPC-C), relative to";
+    let s = Scratch::new();
+    let one_product = report_of(&with_versions(&s, "10.11.19"), &[]);
+    assert!(
+        one_product.contains(&format!("{title} smallcache at 1 client(s)")),
+        "9.7.4 is the oldest of one product"
+    );
+    let s2 = Scratch::new();
+    let forks = report_of(&with_versions(&s2, "10.11.19-MariaDB-0+deb12u1"), &[]);
+    assert!(
+        forks.contains(&format!("{title} default at 1 client(s)")),
+        "MariaDB and MySQL: the first column"
+    );
+}
+
 /// A copy of the sweep-a fixture in `s`, to alter.
 pub(crate) fn fixture_copy(s: &Scratch) -> PathBuf {
     let copy = s.path("sweep");
