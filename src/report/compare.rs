@@ -232,11 +232,12 @@ pub fn skipped_text(skipped: &[String]) -> String {
     if skipped.is_empty() {
         return String::new();
     }
-    let few = |side: &str| -> String {
+    let few = |side: char| -> String {
+        let tail = format!("only in {side}");
         let names: Vec<&str> = skipped
             .iter()
-            .filter(|s| s.ends_with(side))
-            .map(|s| s.strip_suffix(side).unwrap_or(s).trim_end_matches(": "))
+            .filter_map(|s| s.strip_suffix(&tail))
+            .map(|s| s.trim_end_matches(": "))
             .collect();
         if names.is_empty() {
             return String::new();
@@ -244,9 +245,8 @@ pub fn skipped_text(skipped: &[String]) -> String {
         let shown = names.iter().take(3).copied().collect::<Vec<_>>().join(", ");
         let more = names.len().saturating_sub(3);
         format!(
-            "{} only in {}: {shown}{}",
+            "{} only in {side}: {shown}{}",
             names.len(),
-            &side[side.len() - 1..],
             if more > 0 {
                 format!(" and {more} more")
             } else {
@@ -258,7 +258,7 @@ pub fn skipped_text(skipped: &[String]) -> String {
         .iter()
         .filter(|s| !s.ends_with("only in A") && !s.ends_with("only in B"))
         .count();
-    let mut parts: Vec<String> = [few("only in A"), few("only in B")]
+    let mut parts: Vec<String> = [few('A'), few('B')]
         .into_iter()
         .filter(|p| !p.is_empty())
         .collect();

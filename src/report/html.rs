@@ -593,23 +593,35 @@ fn scaling_charts(ds: &Dataset) -> Vec<String> {
     out
 }
 
-/// The whole report page.
-pub fn page(ds: &Dataset, tables: &[Table], base: Option<&str>, title: &str) -> String {
-    let mut body = String::new();
-    let _ = write!(body, "<h1>{}</h1>", esc(title));
+/// Under one heading, the ratio chart of every relative table with id `id`. The base column
+/// is `--base` where it names one, else the column whose ratios are all 1 (the default base
+/// may be the oldest version, not the first column), else the first.
+fn relative_charts(body: &mut String, tables: &[Table], id: &str, base: Option<&str>) {
     let relative: Vec<&Table> = tables
         .iter()
-        .filter(|t| t.id == "throughput.relative" && t.columns.len() > 1)
+        .filter(|t| t.id == id && t.columns.len() > 1)
         .collect();
     if !relative.is_empty() {
         body.push_str("<h2>Relative throughput by group</h2>");
     }
     for t in relative {
-        let base_idx = base
-            .and_then(|b| t.columns.iter().position(|c| c == b))
-            .unwrap_or(0);
-        body.push_str(&ratio_chart(t, base_idx));
+        let named = base.and_then(|b| t.columns.iter().position(|c| c == b));
+        let ones = (0..t.columns.len()).find(|&i| {
+            t.rows.iter().all(|r| match r.cells.get(i) {
+                Some(Cell::Ratio(v)) => *v == 1.0,
+                Some(Cell::RatioSpread(e)) => e.value == 1.0,
+                _ => true,
+            })
+        });
+        body.push_str(&ratio_chart(t, named.or(ones).unwrap_or(0)));
     }
+}
+
+/// The whole report page.
+pub fn page(ds: &Dataset, tables: &[Table], base: Option<&str>, title: &str) -> String {
+    let mut body = String::new();
+    let _ = write!(body, "<h1>{}</h1>", esc(title));
+    relative_charts(&mut body, tables, "throughput.relative", base);
     let scaling = scaling_charts(ds);
     if !scaling.is_empty() {
         body.push_str(
@@ -729,19 +741,7 @@ pub fn page(ds: &Dataset, tables: &[Table], base: Option<&str>, title: &str) -> 
 pub fn summary_page(tables: &[Table], base: Option<&str>, title: &str) -> String {
     let mut body = String::new();
     let _ = write!(body, "<h1>{}</h1>", esc(title));
-    let relative: Vec<&Table> = tables
-        .iter()
-        .filter(|t| t.id == "summary.throughput.relative")
-        .collect();
-    if !relative.is_empty() {
-        body.push_str("<h2>Relative throughput by group</h2>");
-    }
-    for t in relative {
-        let base_idx = base
-            .and_then(|b| t.columns.iter().position(|c| c == b))
-            .unwrap_or(0);
-        body.push_str(&ratio_chart(t, base_idx));
-    }
+    relative_charts(&mut body, tables, "summary.throughput.relative", base);
     body.push_str("<h2>Tables</h2>");
     for t in tables {
         body.push_str(&html_table(t));
