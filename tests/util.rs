@@ -54,10 +54,19 @@ pub fn spawn_measuring(
     let mut lines: StderrLines = std::io::BufReader::new(stderr)
         .lines()
         .map_while(Result::ok as fn(_) -> _);
-    assert!(
-        lines.by_ref().any(|l| l.contains(interval)),
-        "no {interval} interval line before the process ended"
-    );
+    // The lines before it, to say what the process printed if it ended first.
+    let mut before = Vec::new();
+    let found = lines.by_ref().any(|l| {
+        let hit = l.contains(interval);
+        before.push(l);
+        hit
+    });
+    if !found {
+        let status = child.wait().map(|s| s.to_string()).unwrap_or_default();
+        panic!(
+            "no {interval} interval line before the process ended ({status}); stderr: {before:?}"
+        );
+    }
     (child, lines)
 }
 
