@@ -285,22 +285,9 @@ fn html_report_renders_its_charts_in_a_browser() {
         .arg(&html)
         .assert()
         .success();
-    let chromium = ["chromium", "chromium-browser", "google-chrome"]
-        .into_iter()
-        .find(|b| {
-            Command::new(b)
-                .arg("--version")
-                .output()
-                .is_ok_and(|o| o.status.success())
-        })
-        .expect("no Chromium: install the Debian package chromium (scripts/test does)");
+    let chromium = chromium();
     let url = format!("file://{}", html.display());
-    let common = [
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--hide-scrollbars",
-    ];
+    let common = CHROMIUM_FLAGS;
     let dom = Command::new(chromium)
         .args(common)
         .arg("--dump-dom")
@@ -352,6 +339,191 @@ fn html_report_renders_its_charts_in_a_browser() {
         top > 2000 && bottom > 500,
         "coloured pixels: top {top}, bottom {bottom}"
     );
+}
+
+/// Headless Chromium as the tests start it (as root, without the network it would look for).
+const CHROMIUM_FLAGS: [&str; 8] = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--hide-scrollbars",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+];
+
+/// The Chromium binary; the test fails without one (scripts/test installs Debian's).
+fn chromium() -> &'static str {
+    ["chromium", "chromium-browser", "google-chrome"]
+        .into_iter()
+        .find(|b| {
+            Command::new(b)
+                .arg("--version")
+                .output()
+                .is_ok_and(|o| o.status.success())
+        })
+        .expect("no Chromium: install the Debian package chromium (scripts/test does)")
+}
+
+/// Measures the laid-out page in the browser: appended to a report, it lists every chart text
+/// that reaches outside its chart (clipped) or is laid over another text of the chart, and
+/// each legend entry's colours, in a `<pre id="layout">` that `--dump-dom` prints.
+const LAYOUT_PROBE: &str = r#"<script>
+(() => {
+  const out = { charts: 0, texts: 0, outside: [], overlaps: [], legend: {} };
+  const inside = (r, b) => r.left >= b.left - 0.5 && r.right <= b.right + 0.5 &&
+    r.top >= b.top - 0.5 && r.bottom <= b.bottom + 0.5;
+  const apart = (a, b) => a.right <= b.left + 1 || b.right <= a.left + 1 ||
+    a.bottom <= b.top + 1 || b.bottom <= a.top + 1;
+  for (const svg of document.querySelectorAll('svg')) {
+    out.charts++;
+    const box = svg.getBoundingClientRect();
+    const texts = [...svg.querySelectorAll('text')]
+      .map(t => [t.textContent, t.getBoundingClientRect()])
+      .filter(([s, r]) => s.trim() !== '' && r.width > 0);
+    out.texts += texts.length;
+    for (const [s, r] of texts) if (!inside(r, box)) out.outside.push(s);
+    for (let i = 0; i < texts.length; i++)
+      for (let j = i + 1; j < texts.length; j++)
+        if (!apart(texts[i][1], texts[j][1])) out.overlaps.push(texts[i][0] + ' / ' + texts[j][0]);
+    for (const t of svg.querySelectorAll('text.legend')) {
+      const sw = t.previousElementSibling;
+      const c = sw.tagName === 'line' ? sw.getAttribute('stroke') : sw.getAttribute('fill');
+      const name = t.textContent.replace(/ bound( \(.*\))?$/, '');
+      const seen = out.legend[name] || (out.legend[name] = []);
+      if (!seen.includes(c)) seen.push(c);
+    }
+  }
+  const pre = document.createElement('pre');
+  pre.id = 'layout';
+  pre.textContent = JSON.stringify(out);
+  document.body.appendChild(pre);
+})();
+</script>"#;
+
+/// The report at `html` laid out by Chromium and measured by [`LAYOUT_PROBE`].
+fn laid_out(s: &Scratch, html: &Path) -> Value {
+    let page = std::fs::read_to_string(html).unwrap();
+    let at = page.rfind("</body>").expect("a closing body tag");
+    let probed = s.path("probed.html");
+    std::fs::write(
+        &probed,
+        format!("{}{LAYOUT_PROBE}{}", &page[..at], &page[at..]),
+    )
+    .unwrap();
+    let profile = s.path("chromium-profile");
+    let out = Command::new(chromium())
+        .args(CHROMIUM_FLAGS)
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .arg("--window-size=1280,1000")
+        .arg("--dump-dom")
+        .arg(format!("file://{}", probed.display()))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let dom = String::from_utf8_lossy(&out.stdout);
+    let open = "<pre id=\"layout\">";
+    let start = dom.find(open).expect("the probe ran") + open.len();
+    let end = start + dom[start..].find("</pre>").unwrap();
+    let json = dom[start..end]
+        .replace("&quot;", "\"")
+        .replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&amp;", "&");
+    serde_json::from_str(&json).unwrap_or_else(|e| panic!("{e}: {json}"))
+}
+
+/// Two configurations, one with a long name, at two client counts: every chart of the summary
+/// and of the full page keeps its titles, ticks and legends whole and apart, and each
+/// configuration has one colour in every chart.
+#[test]
+fn html_charts_keep_every_text_whole_and_one_colour_per_target_in_a_browser() {
+    let s = Scratch::new();
+    let long = "innodb-buffer-pool-one-eighth-of-the-data";
+    let plan = s.path("plan.toml");
+    std::fs::write(
+        &plan,
+        format!(
+            r#"
+name = "layout"
+clients = [1, 2]
+table_size = 2000
+read_time = 0.5
+write_time = 0.5
+
+[configs.default]
+[configs.{long}]
+settings = {{ cache_size = "-64" }}
+
+[[steps]]
+load = true
+
+[[steps]]
+name = "point-query"
+workload = "oltp_point_select"
+class = "read"
+
+[[steps]]
+name = "update-index-with-a-long-name"
+workload = "oltp_update_index"
+class = "write"
+"#
+        ),
+    )
+    .unwrap();
+    let dir = s.path("sweep");
+    crate::util::Line::sweep(&[], &plan, &dir)
+        .assert()
+        .success();
+    for (page, args) in [("summary", &[][..]), ("full", &["--full"][..])] {
+        let html = s.path(&format!("{page}.html"));
+        dbsweep()
+            .arg("report")
+            .arg(&dir)
+            .args(args)
+            .args(["--format", "html", "--output"])
+            .arg(&html)
+            .assert()
+            .success();
+        let m = laid_out(&s, &html);
+        assert!(m["charts"].as_u64().unwrap() >= 1, "{page}: {m}");
+        assert!(m["texts"].as_u64().unwrap() > 10, "{page}: {m}");
+        assert_eq!(m["outside"], serde_json::json!([]), "{page}: texts clipped");
+        assert_eq!(
+            m["overlaps"],
+            serde_json::json!([]),
+            "{page}: texts laid over each other"
+        );
+        let legend = m["legend"].as_object().unwrap();
+        let long_entries: Vec<&String> = legend.keys().filter(|k| k.contains(long)).collect();
+        assert!(
+            !long_entries.is_empty(),
+            "{page}: no legend names {long}: {m}"
+        );
+        let mut colours = std::collections::BTreeMap::new();
+        for (name, seen) in legend {
+            let seen = seen.as_array().unwrap();
+            assert_eq!(seen.len(), 1, "{page}: {name} drawn in {seen:?}");
+            let target = if name.contains(long) { long } else { "default" };
+            let c = seen[0].as_str().unwrap().to_string();
+            assert_eq!(
+                colours.entry(target).or_insert_with(|| c.clone()),
+                &c,
+                "{page}: {name}'s colour differs from its target's other charts"
+            );
+        }
+        let distinct: std::collections::BTreeSet<&String> = colours.values().collect();
+        assert_eq!(
+            distinct.len(),
+            colours.len(),
+            "{page}: two targets share a colour"
+        );
+    }
 }
 
 /// The line of `test` in the table titled `title` of a text report.

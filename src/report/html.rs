@@ -27,6 +27,9 @@ struct Series {
     name: String,
     points: Vec<(f64, f64)>,
     dashed: bool,
+    /// The stroke pattern of a measured line that shares its colour with others (its target's)
+    /// and is told apart by it (its client count); None: solid.
+    pattern: Option<&'static str>,
     /// Palette index; None: the series' own position. A bound shares its configuration's.
     color: Option<usize>,
     /// Points to ring in red: measurements that break their model's bound.
@@ -39,18 +42,38 @@ impl Series {
             name,
             points,
             dashed: false,
+            pattern: None,
             color: None,
             flagged: Vec::new(),
         }
     }
 }
 
-const W: f64 = 560.0;
+/// The plot's own size and margins; a chart grows beyond them for its title and legend.
+const PLOT_W: f64 = 346.0;
 const H: f64 = 260.0;
 const LEFT: f64 = 64.0;
 const RIGHT: f64 = 150.0;
 const TOP: f64 = 28.0;
 const BOTTOM: f64 = 40.0;
+/// The legend's line spacing.
+const LEGEND_ROW: f64 = 14.0;
+
+/// A text's width in the charts' sans-serif at `size` px, from above: 0.62 em a character
+/// (wider than the average glyph), so that a box made for it holds it.
+fn text_width(s: &str, size: f64) -> f64 {
+    s.chars().count() as f64 * size * 0.62
+}
+
+/// The stroke patterns that tell apart the client counts of one target in the per-run charts
+/// (the first solid); a bound's dash is another.
+const PATTERNS: [Option<&str>; 5] = [
+    None,
+    Some("9,3"),
+    Some("2,3"),
+    Some("9,3,2,3"),
+    Some("14,4"),
+];
 
 fn nice_max(v: f64) -> f64 {
     if v <= 0.0 || !v.is_finite() {
@@ -145,14 +168,25 @@ fn line_chart(
     };
     let x_max = if x_max > x_min { x_max } else { x_min + 1.0 };
     let y_max = nice_max(y_max * 1.05);
-    let pw = W - LEFT - RIGHT;
-    let ph = H - TOP - BOTTOM;
+    let pw = PLOT_W;
+    // The legend's column holds its longest name; the chart holds its title and every
+    // legend row.
+    let right = series
+        .iter()
+        .map(|s| text_width(&s.name, 10.0) + 42.0)
+        .fold(RIGHT, f64::max)
+        .ceil();
+    let w = (LEFT + pw + right)
+        .max(LEFT + text_width(title, 13.0) + 8.0)
+        .ceil();
+    let h = H.max(TOP + LEGEND_ROW * series.len() as f64 + 8.0).ceil();
+    let ph = h - TOP - BOTTOM;
     let (m_min, m_max) = (axis.map(x_min), axis.map(x_max));
     let sx = |x: f64| LEFT + (axis.map(x) - m_min) / (m_max - m_min).max(1e-12) * pw;
     let sy = |y: f64| TOP + ph - (y.min(y_max) / y_max) * ph;
     let _ = write!(
         svg,
-        r##"<svg class="chart" xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" viewBox="0 0 {W} {H}"><rect x="0" y="0" width="{W}" height="{H}" fill="#fff"/><text x="{LEFT}" y="16" font-size="13" font-weight="bold">{}</text>"##,
+        r##"<svg class="chart" xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" viewBox="0 0 {w} {h}"><rect x="0" y="0" width="{w}" height="{h}" fill="#fff"/><text x="{LEFT}" y="16" font-size="13" font-weight="bold">{}</text>"##,
         esc(title)
     );
     // Axes and grid.
@@ -189,7 +223,7 @@ fn line_chart(
         svg,
         r#"<text x="{:.1}" y="{}" font-size="11" text-anchor="middle">{}</text><text x="12" y="{:.1}" font-size="11" transform="rotate(-90 12 {:.1})" text-anchor="middle">{}</text>"#,
         LEFT + pw / 2.0,
-        H - 6.0,
+        h - 6.0,
         esc(x_label),
         TOP + ph / 2.0,
         TOP + ph / 2.0,
@@ -203,10 +237,10 @@ fn line_chart(
             .filter(|(_, y)| y.is_finite())
             .map(|&(x, y)| format!("{:.1},{:.1}", sx(x), sy(y)))
             .collect();
-        let dash = if s.dashed {
-            r#" stroke-dasharray="5,4""#
-        } else {
-            ""
+        let dash = match (s.dashed, s.pattern) {
+            (true, _) => r#" stroke-dasharray="5,4""#.to_string(),
+            (false, Some(p)) => format!(r#" stroke-dasharray="{p}""#),
+            (false, None) => String::new(),
         };
         let _ = write!(
             svg,
@@ -227,13 +261,13 @@ fn line_chart(
                 sy(y)
             );
         }
-        let ly = TOP + 14.0 * i as f64 + 8.0;
+        let ly = TOP + LEGEND_ROW * i as f64 + 8.0;
         let _ = write!(
             svg,
-            r#"<line x1="{}" x2="{}" y1="{ly:.1}" y2="{ly:.1}" stroke="{color}" stroke-width="3"{dash}/><text x="{}" y="{:.1}" font-size="10">{}</text>"#,
-            W - RIGHT + 10.0,
-            W - RIGHT + 28.0,
-            W - RIGHT + 32.0,
+            r#"<line x1="{}" x2="{}" y1="{ly:.1}" y2="{ly:.1}" stroke="{color}" stroke-width="3"{dash}/><text class="legend" x="{}" y="{:.1}" font-size="10">{}</text>"#,
+            LEFT + pw + 10.0,
+            LEFT + pw + 28.0,
+            LEFT + pw + 32.0,
             ly + 3.0,
             esc(&s.name)
         );
@@ -493,6 +527,46 @@ pub fn chart_count(ds: &Dataset, tables: &[Table]) -> usize {
     relative + 2 * runs + scaling
 }
 
+/// The colour and stroke pattern of a run's line in every chart: with several targets (or
+/// configurations, or inputs) the column's colour, as in the relative charts, and a pattern per
+/// client count; with one, a colour per client count (the columns are then client counts).
+fn run_style(ds: &Dataset, e: &Entry) -> (usize, Option<&'static str>) {
+    let mut columns: Vec<(&str, &str, &str)> = Vec::new();
+    let mut clients: Vec<u32> = Vec::new();
+    for x in &ds.entries {
+        let k = (
+            x.place.source.as_str(),
+            x.place.target.as_str(),
+            x.place.config.as_str(),
+        );
+        if !columns.contains(&k) {
+            columns.push(k);
+        }
+        if !clients.contains(&x.place.clients) {
+            clients.push(x.place.clients);
+        }
+    }
+    clients.sort_unstable();
+    let nth_clients = clients
+        .iter()
+        .position(|c| *c == e.place.clients)
+        .unwrap_or(0);
+    if columns.len() < 2 {
+        return (nth_clients, None);
+    }
+    let column = columns
+        .iter()
+        .position(|k| {
+            *k == (
+                e.place.source.as_str(),
+                e.place.target.as_str(),
+                e.place.config.as_str(),
+            )
+        })
+        .unwrap_or(0);
+    (column, PATTERNS[nth_clients % PATTERNS.len()])
+}
+
 fn scaling_charts(ds: &Dataset) -> Vec<String> {
     let clients: std::collections::BTreeSet<u32> =
         ds.entries.iter().map(|e| e.place.clients).collect();
@@ -516,7 +590,7 @@ fn scaling_charts(ds: &Dataset) -> Vec<String> {
             }
         }
         let mut series = Vec::new();
-        for (ci, (source, target, config)) in configs.iter().enumerate() {
+        for (source, target, config) in &configs {
             let mut runs: Vec<&Entry> = ds
                 .entries
                 .iter()
@@ -548,7 +622,7 @@ fn scaling_charts(ds: &Dataset) -> Vec<String> {
                     .collect();
                 points.push((x, super::stats::median_of(&tps).unwrap_or(0.0)));
             }
-            let color = Some(ci);
+            let color = runs.first().map(|e| run_style(ds, e).0);
             let Some(b) = scaling::bound_of(&runs) else {
                 series.push(Series {
                     color,
@@ -681,18 +755,23 @@ pub fn page(ds: &Dataset, tables: &[Table], base: Option<&str>, title: &str) -> 
             .iter()
             .filter(|e| &e.test == test && e.results.is_some())
             .map(|e| {
-                Series::line(
-                    label(e),
-                    e.results
-                        .as_ref()
-                        .map(|r| {
-                            super::stability::full_intervals(r)
-                                .iter()
-                                .map(|i| (i.t, of(i)))
-                                .collect()
-                        })
-                        .unwrap_or_default(),
-                )
+                let (color, pattern) = run_style(ds, e);
+                Series {
+                    color: Some(color),
+                    pattern,
+                    ..Series::line(
+                        label(e),
+                        e.results
+                            .as_ref()
+                            .map(|r| {
+                                super::stability::full_intervals(r)
+                                    .iter()
+                                    .map(|i| (i.t, of(i)))
+                                    .collect()
+                            })
+                            .unwrap_or_default(),
+                    )
+                }
             })
             .collect();
         body.push_str(&line_chart(
@@ -711,13 +790,18 @@ pub fn page(ds: &Dataset, tables: &[Table], base: Option<&str>, title: &str) -> 
             .filter(|e| &e.test == test && e.results.is_some())
             .map(|e| {
                 let l = &e.results.as_ref().expect("filtered").latency_ms;
-                Series::line(
-                    label(e),
-                    pcts.iter()
-                        .copied()
-                        .zip([l.p50, l.p90, l.p95, l.p99, l.p999])
-                        .collect(),
-                )
+                let (color, pattern) = run_style(ds, e);
+                Series {
+                    color: Some(color),
+                    pattern,
+                    ..Series::line(
+                        label(e),
+                        pcts.iter()
+                            .copied()
+                            .zip([l.p50, l.p90, l.p95, l.p99, l.p999])
+                            .collect(),
+                    )
+                }
             })
             .collect();
         body.push_str(&line_chart(
