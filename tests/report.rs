@@ -564,6 +564,56 @@ fn repeated_fixture(s: &Scratch) -> PathBuf {
     copy
 }
 
+/// With repeats whose throughput differs, each point of a scaling chart carries a bar from
+/// the lowest to the highest of its runs; one run a point, no bar.
+#[test]
+fn scaling_points_of_repeated_runs_carry_their_range() {
+    let s = Scratch::new();
+    let single = report_of(&fixture("sweep-a"), &["--format", "html"]);
+    assert!(!single.contains("class=\"spread\""));
+    let dir = repeated_fixture(&s);
+    // Repeat 2 of the point queries, in every cell, 30% faster than the others.
+    for cell in std::fs::read_dir(dir.join("steps")).unwrap().flatten() {
+        if !cell.file_name().to_str().unwrap().ends_with(".r2") {
+            continue;
+        }
+        let file = cell.path().join("02-point-query.json");
+        let mut rec = read_json(&file);
+        let tps = rec["results"]["tps"].as_f64().unwrap();
+        rec["results"]["tps"] = (tps * 1.3).into();
+        std::fs::write(&file, rec.to_string()).unwrap();
+    }
+    let html = report_of(&dir, &["--format", "html"]);
+    assert!(html.contains("its bar spans the lowest to the highest of them"));
+    let svg = chart(&html, "point-query: scaling");
+    // Two configurations at two client counts: four points, four bars.
+    assert_eq!(svg.matches("class=\"spread\"").count(), 4, "{svg}");
+    // The bar runs from the median (the unchanged runs) up to the faster repeat: not flat.
+    let d = svg
+        .split("class=\"spread\" d=\"")
+        .nth(1)
+        .unwrap()
+        .split('"')
+        .next()
+        .unwrap();
+    let ys: Vec<f64> = d
+        .split('M')
+        .filter(|p| !p.is_empty())
+        .map(|p| {
+            p.split(',')
+                .nth(1)
+                .unwrap()
+                .split(['h', 'V'])
+                .next()
+                .unwrap()
+                .parse()
+                .unwrap()
+        })
+        .collect();
+    assert!(ys[0] < ys[2] - 1.0, "{d}");
+    assert!(!chart(&html, "range-covered-pk: scaling").contains("class=\"spread\""));
+}
+
 fn report_of(dir: &Path, args: &[&str]) -> String {
     let out = dbsweep()
         .args(["report", "--full"])

@@ -532,6 +532,25 @@ fn tpcc_is_a_sweep_step() {
     assert_eq!(ro["status"], "ok");
     assert_eq!(ro["results"]["options"]["range_size"], 5);
     assert!(r["intervals"][0]["nopm"].as_f64().is_some());
+    // Each interval has New-Order's 90th percentile (its limit's), at most its 95th.
+    for iv in r["intervals"].as_array().unwrap() {
+        let (p90, p95) = (f(iv, "/new_order_p90_ms"), f(iv, "/new_order_p95_ms"));
+        assert!(p90 <= p95, "{iv}");
+    }
+    // The HTML report charts it over the step, beside NOPM.
+    let out = dbsweep()
+        .args(["report", "--full", "--format", "html"])
+        .arg(&dir)
+        .assert()
+        .success();
+    let html = String::from_utf8_lossy(&out.get_output().stdout).to_string();
+    for title in ["tpcc: per second", "tpcc: New-Order p90 per second"] {
+        let at = html
+            .find(&format!(">{title}</text>"))
+            .unwrap_or_else(|| panic!("no chart {title}"));
+        let svg = &html[at..at + html[at..].find("</svg>").unwrap()];
+        assert!(svg.contains("<polyline"), "{title}: {svg}");
+    }
     // The report's throughput of a TPC-C step is its NOPM.
     let out = dbsweep()
         .args(["report", "--full", "--format", "csv"])

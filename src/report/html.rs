@@ -34,6 +34,8 @@ struct Series {
     color: Option<usize>,
     /// Points to ring in red: measurements that break their model's bound.
     flagged: Vec<(f64, f64)>,
+    /// Error bars: at x, the lowest and highest of the repeated runs a point is the median of.
+    spread: Vec<(f64, f64, f64)>,
 }
 
 impl Series {
@@ -45,6 +47,7 @@ impl Series {
             pattern: None,
             color: None,
             flagged: Vec::new(),
+            spread: Vec::new(),
         }
     }
 }
@@ -252,6 +255,15 @@ fn line_chart(
                 let (x, y) = p.split_once(',').unwrap_or(("0", "0"));
                 let _ = write!(svg, r#"<circle cx="{x}" cy="{y}" r="3" fill="{color}"/>"#);
             }
+        }
+        for &(x, lo, hi) in &s.spread {
+            let (px, top, bottom) = (sx(x), sy(hi), sy(lo));
+            let _ = write!(
+                svg,
+                r#"<path class="spread" d="M{:.1},{top:.1}h8M{px:.1},{top:.1}V{bottom:.1}M{:.1},{bottom:.1}h8" stroke="{color}" stroke-width="1.5" fill="none"/>"#,
+                px - 4.0,
+                px - 4.0,
+            );
         }
         for &(x, y) in &s.flagged {
             let _ = write!(
@@ -608,8 +620,9 @@ fn scaling_charts(ds: &Dataset) -> Vec<String> {
             } else {
                 "tps".into()
             };
-            // One point per client count: the median of its repeated runs.
+            // One point per client count: the median of its repeated runs, and their range.
             let mut points: Vec<(f64, f64)> = Vec::new();
+            let mut spread = Vec::new();
             for e in &runs {
                 let x = f64::from(e.place.clients);
                 if points.iter().any(|(px, _)| *px == x) {
@@ -621,11 +634,17 @@ fn scaling_charts(ds: &Dataset) -> Vec<String> {
                     .filter_map(|o| o.results.as_ref().map(|r| r.tps))
                     .collect();
                 points.push((x, super::stats::median_of(&tps).unwrap_or(0.0)));
+                let lo = tps.iter().copied().fold(f64::INFINITY, f64::min);
+                let hi = tps.iter().copied().fold(0.0, f64::max);
+                if hi > lo {
+                    spread.push((x, lo, hi));
+                }
             }
             let color = runs.first().map(|e| run_style(ds, e).0);
             let Some(b) = scaling::bound_of(&runs) else {
                 series.push(Series {
                     color,
+                    spread,
                     ..Series::line(name, points)
                 });
                 continue;
@@ -646,6 +665,7 @@ fn scaling_charts(ds: &Dataset) -> Vec<String> {
             series.push(Series {
                 color,
                 flagged,
+                spread,
                 ..Series::line(name.clone(), points)
             });
             series.push(Series {
@@ -698,9 +718,14 @@ pub fn page(ds: &Dataset, tables: &[Table], base: Option<&str>, title: &str) -> 
     relative_charts(&mut body, tables, "throughput.relative", base);
     let scaling = scaling_charts(ds);
     if !scaling.is_empty() {
-        body.push_str(
-            "<h2>Scaling, with the queueing-model bound (dashed)</h2><div class=\"grid\">",
-        );
+        body.push_str("<h2>Scaling, with the queueing-model bound (dashed)</h2>");
+        if ds.entries.iter().any(|e| e.repeat > 1) {
+            body.push_str(
+                "<p class=\"note\">Each point is the median of its repeated runs; its bar spans \
+                 the lowest to the highest of them.</p>",
+            );
+        }
+        body.push_str("<div class=\"grid\">");
         for c in scaling {
             body.push_str(&c);
         }
@@ -780,6 +805,33 @@ pub fn page(ds: &Dataset, tables: &[Table], base: Option<&str>, title: &str) -> 
             unit,
             &series,
         ));
+        // TPC-C's response-time limit is on New-Order's 90th percentile: its course over the
+        // step, beside NOPM's (results files from before it was kept have none).
+        let p90: Vec<Series> = ds
+            .entries
+            .iter()
+            .filter(|e| &e.test == test)
+            .filter_map(|e| {
+                let points: Vec<(f64, f64)> = super::stability::full_intervals(e.results.as_ref()?)
+                    .iter()
+                    .filter_map(|i| Some((i.t, i.new_order_p90_ms?)))
+                    .collect();
+                let (color, pattern) = run_style(ds, e);
+                (!points.is_empty()).then(|| Series {
+                    color: Some(color),
+                    pattern,
+                    ..Series::line(label(e), points)
+                })
+            })
+            .collect();
+        if !p90.is_empty() {
+            body.push_str(&line_chart(
+                &format!("{test}: New-Order p90 per second"),
+                ("seconds", XAxis::Plain),
+                "ms",
+                &p90,
+            ));
+        }
     }
     body.push_str("</div><h2>Latency percentiles</h2><div class=\"grid\">");
     let pcts = [50.0, 90.0, 95.0, 99.0, 99.9];

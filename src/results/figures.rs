@@ -35,6 +35,9 @@ pub struct Interval {
     pub nopm: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub new_order_p95_ms: Option<f64>,
+    /// TPC-C: New-Order's 90th percentile, the one its response-time limit is on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub new_order_p90_ms: Option<f64>,
 }
 
 /// What a load did, for the prepare figure.

@@ -97,6 +97,14 @@ impl Interval {
         new_order: Option<usize>,
     ) -> Interval {
         let c = &s.counters;
+        let new_order_quantile = |q: f64| {
+            new_order.map(|k| {
+                s.kinds
+                    .get(k)
+                    .filter(|k| !k.latency.is_empty())
+                    .map_or(0.0, |k| ns_to_ms(k.latency.value_at_quantile(q)))
+            })
+        };
         let per_s = |n: u64| {
             if seconds > 0.0 {
                 n as f64 / seconds
@@ -125,12 +133,8 @@ impl Interval {
             nopm: new_order
                 .map(|k| s.kinds.get(k).map_or(0, |k| k.events - k.rollbacks))
                 .map(|n| per_s(n) * 60.0),
-            new_order_p95_ms: new_order.map(|k| {
-                s.kinds
-                    .get(k)
-                    .filter(|k| !k.latency.is_empty())
-                    .map_or(0.0, |k| ns_to_ms(k.latency.value_at_quantile(0.95)))
-            }),
+            new_order_p95_ms: new_order_quantile(0.95),
+            new_order_p90_ms: new_order_quantile(0.90),
         }
     }
 }

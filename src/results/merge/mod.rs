@@ -344,10 +344,12 @@ fn merge_intervals(
                         (Some(a), Some(b)) => Some(a + b),
                         (a, b) => a.or(b),
                     };
-                    m.new_order_p95_ms = match (m.new_order_p95_ms, iv.new_order_p95_ms) {
+                    let worst = |a: Option<f64>, b: Option<f64>| match (a, b) {
                         (Some(a), Some(b)) => Some(a.max(b)),
                         (a, b) => a.or(b),
                     };
+                    m.new_order_p95_ms = worst(m.new_order_p95_ms, iv.new_order_p95_ms);
+                    m.new_order_p90_ms = worst(m.new_order_p90_ms, iv.new_order_p90_ms);
                 }
             }
         }
