@@ -308,3 +308,56 @@ fn paced_clients_on_few_workers_keep_their_rate() {
     assert_eq!(each.len(), 100);
     assert!(each.iter().all(|&e| e >= 9), "{each:?}");
 }
+
+/// The client's peak memory is each step's own: a step of 1 client after one of 600 in the
+/// same sweep (one process: the second repeat's 1 client runs after the first's 600) reports
+/// its own high-water mark, not the earlier step's.
+#[test]
+fn each_step_reports_its_own_peak_client_memory() {
+    let s = Scratch::new();
+    let plan = s.path("plan.toml");
+    std::fs::write(
+        &plan,
+        r#"
+name = "peak"
+clients = [1, 600]
+repeat = 2
+read_time = 1
+write_time = 1
+
+[[targets]]
+url = "mock://?service_us=200"
+
+[[steps]]
+name = "point"
+workload = "oltp_point_select"
+class = "read"
+"#,
+    )
+    .unwrap();
+    let dir = s.path("sweep");
+    Line::sweep(&[], &plan, &dir).assert().success();
+    let step = |cell: &str| {
+        let cells: Vec<_> = std::fs::read_dir(dir.join("steps"))
+            .unwrap()
+            .flatten()
+            .filter(|e| e.file_name().to_str().unwrap().ends_with(cell))
+            .collect();
+        assert_eq!(cells.len(), 1, "{cell}");
+        crate::util::read_json(&cells[0].path().join("01-point.json"))["results"].clone()
+    };
+    let (many, one) = (step(".c600.r1"), step(".c1.r2"));
+    assert!(
+        f(&many, "/started_at") < f(&one, "/started_at"),
+        "the 600-client step runs first"
+    );
+    let peak = |r: &serde_json::Value| u(r, "/hw/client_peak_rss_kb");
+    // 600 client threads, each with its stack and its histograms.
+    assert!(peak(&many) > 20_000, "{}", many["hw"]);
+    assert!(
+        peak(&one) > 0 && peak(&one) * 2 < peak(&many),
+        "{} vs {}",
+        one["hw"],
+        many["hw"]
+    );
+}

@@ -99,11 +99,16 @@ pub(crate) fn measure(
         .server_metrics
         .as_deref()
         .map(|url| metrics::node::NodeScraper::start(url, warmup));
+    let peak_reset = plan.hw_sample && metrics::procfs::reset_own_peak_rss();
     let outcome = runner::run(target, workload, &plan.runner, stop, on_interval);
+    let client_peak_rss_kb = peak_reset.then(metrics::procfs::own_peak_rss_kb).flatten();
     let waits = waits.map(metrics::waits::WaitSampler::finish);
     let profile = profiler.map(metrics::profile::Profiler::finish);
     let events = outcome.as_ref().map_or(0, |o| o.total.counters.events);
-    let hw = sampler.and_then(|s| s.finish(events));
+    let hw = sampler.and_then(|s| s.finish(events)).map(|mut h| {
+        h.client_peak_rss_kb = client_peak_rss_kb;
+        h
+    });
     let server_host = node.map(|n| {
         let devices = (
             plan.server_device.as_deref(),

@@ -186,11 +186,30 @@ pub(crate) fn task_ctxt_switches(pid: u32) -> u64 {
         .sum()
 }
 
+/// Resets this process's peak resident memory (VmHWM) to its current size, so that
+/// [`own_peak_rss_kb`] then tells the peak of what follows; false where the kernel refused.
+pub fn reset_own_peak_rss() -> bool {
+    // "5" in clear_refs resets the high-water mark (Linux 4.0 and later).
+    fs::write("/proc/self/clear_refs", "5").is_ok()
+}
+
+/// This process's peak resident memory in kB since it started or since
+/// [`reset_own_peak_rss`], from /proc/self/status.
+pub fn own_peak_rss_kb() -> Option<u64> {
+    let status = fs::read_to_string("/proc/self/status").ok()?;
+    parse_status_kb(&status, "VmHWM:")
+}
+
+fn parse_status_kb(status: &str, key: &str) -> Option<u64> {
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix(key))
+        .and_then(|v| v.split_whitespace().next()?.parse().ok())
+}
+
 /// Resident set size in kB, from /proc/PID/status.
 pub fn parse_rss_kb(text: &str) -> Option<u64> {
-    text.lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.split_whitespace().next()?.parse().ok())
+    parse_status_kb(text, "VmRSS:")
 }
 
 /// Reads, sectors read, writes, sectors written of `device` in /proc/diskstats.
@@ -331,12 +350,20 @@ mod tests {
             .expect("sleep");
         let pid = child.id();
         // Once the child sleeps, its counts stand still: both ways of reading them agree.
+        // (Read before it sleeps, as it is still starting, it may have no memory mapped yet.)
+        let sleeping = || {
+            fs::read_to_string(format!("/proc/{pid}/stat"))
+                .ok()
+                .and_then(|s| Some(s.rsplit_once(')')?.1.split_whitespace().next()? == "S"))
+                .unwrap_or(false)
+        };
         let give_up = Instant::now() + Duration::from_secs(5);
         let one = loop {
+            let asleep = sleeping();
             let before = read_process(pid, false).expect("the child is readable");
             let tasks = task_ctxt_switches(pid);
             let after = read_process(pid, false).expect("the child is readable");
-            if before.cs == after.cs && before.cs == tasks {
+            if asleep && sleeping() && before.cs == after.cs && before.cs == tasks {
                 break after;
             }
             assert!(Instant::now() < give_up, "the child never settled");

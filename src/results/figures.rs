@@ -63,6 +63,11 @@ pub struct HwFigures {
     pub rkb_per_o: Option<f64>,
     pub wkb_per_o: Option<f64>,
     pub server_rss_kb: Option<u64>,
+    /// The client's (dbsweep's own) peak resident memory over the step in KB: its high-water
+    /// mark, reset where the step's clients began to connect. Absent from earlier versions'
+    /// files, and where the kernel does not let a process reset its mark.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_peak_rss_kb: Option<u64>,
     /// The device the IO figures are for.
     pub device: Option<String>,
     /// Share of the step the device was busy, in percent (its utilisation).

@@ -89,6 +89,8 @@ pub(super) fn merge_hw(files: &[(String, Results)], events: u64) -> Option<HwFig
         rkb_per_o: per_op(p, events, Machine, |h| h.rkb_per_o),
         wkb_per_o: per_op(p, events, Machine, |h| h.wkb_per_o),
         server_rss_kb: parts.iter().filter_map(|(_, h)| h.server_rss_kb).max(),
+        // Each client host's own peak: the largest of them.
+        client_peak_rss_kb: parts.iter().filter_map(|(_, h)| h.client_peak_rss_kb).max(),
         device: first.device.clone(),
         device_busy_pct: parts
             .iter()
