@@ -83,6 +83,9 @@ impl Endpoint {
 pub struct Wire {
     pub(crate) sock: Socket,
     pub(crate) wbuf: Vec<u8>,
+    /// The packets `wbuf` becomes, kept between commands: a point select's packet is built
+    /// without an allocation.
+    out: Vec<u8>,
     /// Sequence id of the next packet this side sends.
     pub(crate) seq: u8,
     /// Reused to decode binary rows.
@@ -108,6 +111,7 @@ impl Wire {
         let mut w = Wire {
             sock,
             wbuf: Vec::with_capacity(8 * 1024),
+            out: Vec::with_capacity(8 * 1024),
             seq: 0,
             bin_row: BinRow::default(),
         };
@@ -118,7 +122,8 @@ impl Wire {
 
     /// Sends `wbuf` as one packet (or several when over 16 MB) with the next sequence ids.
     pub(crate) fn send_packet(&mut self) -> io::Result<()> {
-        let mut out = Vec::with_capacity(self.wbuf.len() + 8);
+        let mut out = std::mem::take(&mut self.out);
+        out.clear();
         let mut chunks = self.wbuf.chunks(MAX_PACKET).peekable();
         if chunks.peek().is_none() {
             out.extend_from_slice(&[0, 0, 0, self.seq]);
@@ -135,7 +140,12 @@ impl Wire {
             self.seq = self.seq.wrapping_add(1);
         }
         self.wbuf.clear();
-        self.sock.write_all(&out)
+        let sent = self.sock.write_all(&out);
+        // A rare large packet does not stay allocated for the connection's life.
+        if out.capacity() <= 64 * 1024 {
+            self.out = out;
+        }
+        sent
     }
 
     /// Starts a command: a packet with sequence id 0 whose payload begins with `command`.
