@@ -546,11 +546,7 @@ fn run_style(ds: &Dataset, e: &Entry) -> (usize, Option<&'static str>) {
     let mut columns: Vec<(&str, &str, &str)> = Vec::new();
     let mut clients: Vec<u32> = Vec::new();
     for x in &ds.entries {
-        let k = (
-            x.place.source.as_str(),
-            x.place.target.as_str(),
-            x.place.config.as_str(),
-        );
+        let k = x.place.column();
         if !columns.contains(&k) {
             columns.push(k);
         }
@@ -568,13 +564,7 @@ fn run_style(ds: &Dataset, e: &Entry) -> (usize, Option<&'static str>) {
     }
     let column = columns
         .iter()
-        .position(|k| {
-            *k == (
-                e.place.source.as_str(),
-                e.place.target.as_str(),
-                e.place.config.as_str(),
-            )
-        })
+        .position(|k| *k == e.place.column())
         .unwrap_or(0);
     (column, PATTERNS[nth_clients % PATTERNS.len()])
 }
@@ -590,27 +580,21 @@ fn scaling_charts(ds: &Dataset) -> Vec<String> {
         if group == Group::Load {
             continue;
         }
-        let mut configs: Vec<(String, String, String)> = Vec::new();
+        let mut configs: Vec<(&str, &str, &str)> = Vec::new();
         for e in ds.entries.iter().filter(|e| e.test == test) {
-            let k = (
-                e.place.source.clone(),
-                e.place.target.clone(),
-                e.place.config.clone(),
-            );
+            let k = e.place.column();
             if !configs.contains(&k) {
                 configs.push(k);
             }
         }
         let mut series = Vec::new();
-        for (source, target, config) in &configs {
+        for &(source, target, config) in &configs {
             let mut runs: Vec<&Entry> = ds
                 .entries
                 .iter()
                 .filter(|e| {
                     e.test == test
-                        && &e.place.source == source
-                        && &e.place.target == target
-                        && &e.place.config == config
+                        && e.place.column() == (source, target, config)
                         && e.results.is_some()
                 })
                 .collect();

@@ -58,6 +58,14 @@ pub struct Place {
     pub clients: u32,
 }
 
+impl Place {
+    /// What a column of the comparison is, whatever the client count: input, target,
+    /// configuration.
+    pub fn column(&self) -> (&str, &str, &str) {
+        (&self.source, &self.target, &self.config)
+    }
+}
+
 /// One measured test in one place.
 #[derive(Clone, Debug)]
 pub struct Entry {
