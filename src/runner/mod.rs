@@ -88,7 +88,8 @@ fn warmup_start(opts: &RunnerOptions, interrupt: &AtomicBool) -> Instant {
 }
 
 impl Interval {
-    /// `new_order`: the index of TPC-C's New-Order among the snapshot's transaction types.
+    /// `new_order`: the index of the workload's headline type (TPC-C's New-Order) among the
+    /// snapshot's transaction types.
     fn new(
         t: f64,
         seconds: f64,
@@ -182,9 +183,14 @@ pub enum Mode {
 }
 
 impl RunnerOptions {
+    /// The clients: `threads`, at least one.
+    pub fn clients(&self) -> u32 {
+        self.threads.max(1)
+    }
+
     /// The worker threads that serve the clients.
     pub fn worker_threads(&self) -> u32 {
-        let clients = self.threads.max(1);
+        let clients = self.clients();
         if self.workers == 0 {
             clients
         } else {
@@ -195,7 +201,7 @@ impl RunnerOptions {
     pub fn mode(&self) -> Mode {
         if self.connections > 0 {
             Mode::Pooled
-        } else if self.worker_threads() < self.threads.max(1) {
+        } else if self.worker_threads() < self.clients() {
             Mode::Workers
         } else {
             Mode::Threads
@@ -217,7 +223,7 @@ pub fn run(
     interrupt: &AtomicBool,
     on_interval: &mut dyn FnMut(&Interval),
 ) -> Result<RunOutcome, Error> {
-    let clients = opts.threads.max(1);
+    let clients = opts.clients();
     let workers = opts.worker_threads();
     let mode = opts.mode();
     if mode != Mode::Threads && workload.own_connections() {
@@ -488,7 +494,7 @@ fn open_pool(
     if let Some(first) = conns.first_mut() {
         let dialect = crate::db::Conn::dialect(first);
         clients.reserve(opts.threads as usize);
-        for i in 0..opts.threads.max(1) {
+        for i in 0..opts.clients() {
             let client = sh.workload.client(first, i).map_err(failed)?;
             clients.push(Worker::with(
                 i,
@@ -612,7 +618,7 @@ fn report_loop(
     interrupt: &AtomicBool,
     on_interval: &mut dyn FnMut(&Interval),
 ) -> RunOutcome {
-    let threads = opts.threads.max(1);
+    let threads = opts.clients();
     let tick = Duration::from_secs_f64(if opts.report_interval > 0.0 {
         opts.report_interval
     } else {
@@ -620,7 +626,7 @@ fn report_loop(
     });
     let measure_start = start + Duration::from_secs_f64(opts.warmup);
     let kinds = workload.kinds();
-    let new_order = kinds.iter().position(|k| *k == "new_order");
+    let new_order = workload.headline_kind();
     let spare = Recorder::with_kinds(kinds.len(), workload.statements().len());
     let mut collector = Collector::new(if opts.mode() == Mode::Threads {
         spare

@@ -160,6 +160,11 @@ pub trait Workload: Send + Sync {
     fn kinds(&self) -> &'static [&'static str] {
         &[]
     }
+    /// Of [`kinds`](Self::kinds), the one whose committed count per minute is the workload's
+    /// headline figure (TPC-C's New-Order: NOPM), kept per interval with its latency.
+    fn headline_kind(&self) -> Option<usize> {
+        None
+    }
     /// The kinds of statement its events run, for workloads whose clients time each
     /// statement ([`Client::statement_times`]); the runner keeps a histogram per kind.
     fn statements(&self) -> &'static [&'static str] {

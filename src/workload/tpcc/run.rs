@@ -32,6 +32,10 @@ impl Workload for Tpcc {
         &KINDS
     }
 
+    fn headline_kind(&self) -> Option<usize> {
+        Some(NEW_ORDER)
+    }
+
     fn prepare(
         &self,
         target: &dyn Target,
