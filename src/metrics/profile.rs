@@ -188,7 +188,7 @@ fn perf_program() -> PathBuf {
 pub fn check_perf() -> Result<(), String> {
     let perf = perf_program();
     // Bounded: a broken perf wrapper must not hang the run.
-    let out = crate::server::builds::output_within(
+    let out = crate::server::setup::output_within(
         Command::new(&perf).arg("--version"),
         Duration::from_secs(10),
     )

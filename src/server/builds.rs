@@ -100,7 +100,7 @@ impl Build {
         if let Some(lib) = &libdir {
             cmd.env("LD_LIBRARY_PATH", lib);
         }
-        let out = output_within(&mut cmd, VERSION_TIMEOUT)
+        let out = super::setup::output_within(&mut cmd, VERSION_TIMEOUT)
             .map_err(|e| format!("{} --version: {e}", server.display()))?;
         let text = String::from_utf8_lossy(&out.stdout);
         let line = text.lines().next().unwrap_or_default().trim().to_string();
@@ -166,35 +166,6 @@ impl Build {
 
 /// How long a server binary may take to print its version.
 const VERSION_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
-
-/// Runs `cmd` to its end, or kills it after `limit`: a broken tree's binary must not hang a
-/// listing. (Its output is a line or two: the pipes never fill before it exits.)
-pub(crate) fn output_within(
-    cmd: &mut Command,
-    limit: std::time::Duration,
-) -> std::io::Result<std::process::Output> {
-    use std::process::Stdio;
-    let mut child = cmd
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()?;
-    let deadline = std::time::Instant::now() + limit;
-    loop {
-        if child.try_wait()?.is_some() {
-            return child.wait_with_output();
-        }
-        if std::time::Instant::now() >= deadline || crate::interrupt::interrupted() {
-            let _ = child.kill();
-            let _ = child.wait();
-            return Err(std::io::Error::new(
-                std::io::ErrorKind::TimedOut,
-                format!("no answer within {} s", limit.as_secs()),
-            ));
-        }
-        std::thread::sleep(std::time::Duration::from_millis(10));
-    }
-}
 
 fn is_system(basedir: &Path) -> bool {
     basedir == Path::new("/usr") || basedir.starts_with("/usr/lib/postgresql")

@@ -11,7 +11,7 @@ mod kind;
 mod mariadb;
 pub mod orphans;
 mod postgres;
-mod setup;
+pub(crate) mod setup;
 mod spec;
 
 pub use instance::ManagedServer;

@@ -224,7 +224,7 @@ const SETUP_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(600);
 /// Runs a setup command (initdb, install-db) to completion; fails with its output.
 pub(crate) fn run_setup(cmd: &mut Command, what: &str) -> Result<(), Error> {
     // Bounded, and ended by Ctrl-C: a build whose initdb hangs is not waited on forever.
-    let out = super::builds::output_within(cmd, SETUP_TIMEOUT).map_err(|e| {
+    let out = output_within(cmd, SETUP_TIMEOUT).map_err(|e| {
         if crate::interrupt::interrupted() {
             Error::Run(format!("{what}: interrupted"))
         } else {
@@ -279,4 +279,33 @@ pub(crate) fn url_component(path: &std::path::Path) -> String {
         .remove(b'_')
         .remove(b'~');
     percent_encoding::percent_encode(path.as_os_str().as_encoded_bytes(), KEEP).to_string()
+}
+
+/// Runs `cmd` to its end, or kills it after `limit`: a broken tree's binary must not hang a
+/// listing. (Its output is a line or two: the pipes never fill before it exits.)
+pub(crate) fn output_within(
+    cmd: &mut Command,
+    limit: std::time::Duration,
+) -> std::io::Result<std::process::Output> {
+    use std::process::Stdio;
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()?;
+    let deadline = std::time::Instant::now() + limit;
+    loop {
+        if child.try_wait()?.is_some() {
+            return child.wait_with_output();
+        }
+        if std::time::Instant::now() >= deadline || crate::interrupt::interrupted() {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::TimedOut,
+                format!("no answer within {} s", limit.as_secs()),
+            ));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
 }
