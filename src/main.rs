@@ -16,11 +16,11 @@ fn main() {
         _ => None,
     };
     if let Some(args) = as_sysbench {
-        std::process::exit(exit_code(dbsweep::dropin::main(args)));
+        std::process::exit(exit_code(dbsweep::commands::sysbench(args)));
     }
     // A sysbench Lua script has options of its own: its command line is parsed apart.
     if let Some((command, script, rest)) = dbsweep::lua::script_command(&raw) {
-        let outcome = dbsweep::lua::run_command(&command, &script, &rest);
+        let outcome = dbsweep::measure::run_script(&command, &script, &rest);
         std::process::exit(exit_code(outcome));
     }
     let args = dbsweep::cli::normalise_args(raw);
@@ -29,7 +29,7 @@ fn main() {
         // clap prints help and version to stdout (exit 0) and errors to stderr (exit 2).
         Err(e) => e.exit(),
     };
-    std::process::exit(exit_code(dbsweep::run(cli)));
+    std::process::exit(exit_code(dbsweep::commands::run(cli)));
 }
 
 fn exit_code(outcome: Result<dbsweep::Outcome, dbsweep::error::Error>) -> i32 {

@@ -220,7 +220,7 @@ pub struct MergeOpts {
 }
 
 /// Client counts, as `--clients 1,4,16` gives them.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ClientList(pub Vec<u32>);
 
 /// A comma-separated list of client counts.
@@ -263,6 +263,13 @@ pub struct SweepOpts {
     /// Leave the managed servers' data directories in place
     #[arg(long)]
     pub keep: bool,
+    #[command(flatten)]
+    pub overrides: SweepOverrides,
+}
+
+/// What the command line changes in a sweep's plan.
+#[derive(Clone, Debug, Default, Args)]
+pub struct SweepOverrides {
     /// Run every cell on this database instead of the plan's targets
     #[arg(long)]
     pub target: Option<String>,
@@ -315,6 +322,13 @@ pub fn normalise_args(args: impl IntoIterator<Item = String>) -> Vec<String> {
             None => a,
         })
         .collect()
+}
+
+/// A dbsweep command line that another one was turned into (the sysbench drop-in's, a script's,
+/// a sweep step's): the one way such a line is parsed. Option names may use `_` for `-`; an error
+/// is clap's first line.
+pub fn parse(argv: impl IntoIterator<Item = String>) -> Result<Cli, Error> {
+    Cli::try_parse_from(normalise_args(argv)).map_err(|e| one_line(&e))
 }
 
 /// clap's first line, without its own "error: " (dbsweep adds its own).

@@ -28,7 +28,7 @@ pub use conn::{
     StmtId, Target, TextRow,
 };
 pub use shape::{TableShape, declared_columns, table_shape};
-pub use url::{interpolate, redact_url};
+pub use url::{interpolate, redact_url, sqlite_dir};
 
 use crate::error::Error;
 pub use crate::error::{DbError, ErrorClass};

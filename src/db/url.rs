@@ -4,6 +4,17 @@
 use super::conn::Param;
 use crate::error::Error;
 
+/// The directory that holds a `sqlite://` URL's file (`.` for a bare file name); None for
+/// another database.
+pub fn sqlite_dir(url: &str) -> Option<std::path::PathBuf> {
+    let path = url.strip_prefix("sqlite://")?;
+    let file = std::path::Path::new(path.split('?').next().unwrap_or(path));
+    Some(match file.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => std::path::PathBuf::from("."),
+    })
+}
+
 /// Query parameters that name a password, in any URL form dbsweep reads.
 pub(crate) const PASSWORD_PARAMS: [&str; 3] = ["password", "pass", "pwd"];
 

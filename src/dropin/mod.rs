@@ -8,9 +8,6 @@
 
 use std::path::Path;
 
-use clap::Parser;
-
-use crate::cli::one_line;
 use crate::cli::sysbench::sysbench_connection;
 use crate::error::Error;
 use crate::output::{self, SysbenchStyle};
@@ -190,15 +187,24 @@ const SAME_AS_SYSBENCH: &[&str] = &[
     "select_random_ranges",
 ];
 
-/// Runs a sysbench command line (the words after `sysbench`).
-pub fn main(args: &[String]) -> Result<Outcome, Error> {
+/// What a sysbench command line comes to.
+pub enum Dropin {
+    /// Answered here: help, version, a script's command.
+    Done(Outcome),
+    /// A built-in test's prepare, run or cleanup: the dbsweep command line for it.
+    Run(Box<crate::cli::Cli>),
+}
+
+/// Reads a sysbench command line (the words after `sysbench`), and answers it or turns it
+/// into a dbsweep command line.
+pub fn main(args: &[String]) -> Result<Dropin, Error> {
     if args.is_empty() || args.iter().any(|a| a == "--help") {
         print!("{}", usage());
-        return Ok(Outcome::Done);
+        return Ok(Dropin::Done(Outcome::Done));
     }
     if args.iter().any(|a| a == "--version") {
         println!("sysbench {}", output::sysbench::VERSION);
-        return Ok(Outcome::Done);
+        return Ok(Dropin::Done(Outcome::Done));
     }
     let w = words(args)?;
     let Options { style, rest } = options(w.options)?;
@@ -235,13 +241,11 @@ pub fn main(args: &[String]) -> Result<Outcome, Error> {
                 .into_iter()
                 .map(String::from)
                 .chain(rest);
-            let cli = crate::cli::Cli::try_parse_from(crate::cli::normalise_args(argv))
-                .map_err(|e| one_line(&e))?;
-            crate::run(cli)
+            Ok(Dropin::Run(Box::new(crate::cli::parse(argv)?)))
         }
         // `help` of a built-in shows its sysbench script's options where sysbench is
         // installed (the same options); other commands of a script run in the Lua API.
-        _ => lua::run_command(&command, &script, &rest),
+        _ => crate::measure::run_script(&command, &script, &rest).map(Dropin::Done),
     }
 }
 

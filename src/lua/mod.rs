@@ -17,7 +17,8 @@ mod state;
 mod watch;
 mod workload;
 
-pub use commands::run_command;
-pub use commands::step_workload;
+pub use commands::ScriptLine;
 pub use scripts::{SYSBENCH_DIR, find_script, is_script, resolve, script_command};
+pub use state::Ctx;
 pub use state::MYSQL_IGNORE_DEFAULT;
+pub use workload::{boxed, command, on_target, run};

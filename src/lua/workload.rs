@@ -12,11 +12,10 @@ use super::state::{Ctx, StateData};
 use super::api::PARALLEL_COMMAND;
 use super::state::OptValue;
 use crate::db::QueryCounts;
-use crate::db::{self, Conn, DbError, ErrorClass, OpenOptions, Target};
+use crate::db::{Conn, DbError, ErrorClass, Target};
 use crate::error::Error;
 use crate::error::Outcome;
-use crate::measure::{self, Db};
-use crate::plan::RunPlan;
+use crate::output::Printer;
 use crate::results::figures::LoadReport;
 use crate::workload::rand::Rand;
 use crate::workload::{Client, TableSet, Workload, WorkloadOptions};
@@ -26,46 +25,32 @@ pub(super) fn fail(e: &mlua::Error) -> Error {
     Error::Run(super::state::describe(e))
 }
 
-/// Runs `command` of the script in `ctx` on the plan's database.
-pub fn run(ctx: Ctx, plan: &RunPlan, command: &str) -> Result<Outcome, Error> {
-    let db = Db::open(plan, command != "cleanup")?;
-    let url = db
-        .server
-        .as_ref()
-        .map_or_else(|| plan.target.clone(), |s| s.url.clone());
-    let target: Arc<dyn Target> = Arc::from(db::open(
-        &url,
-        OpenOptions {
-            create: command != "cleanup",
-            text_statements: plan.workload_opts.ps_mode == crate::workload::PsMode::Disable,
-            pipeline: false,
-        },
-    )?);
-    let ctx = finish_ctx(ctx, target);
+/// The script's context on its database (what `sysbench.sql.driver()` connects to).
+pub fn on_target(mut ctx: Ctx, target: Arc<dyn Target>) -> Arc<Ctx> {
+    ctx.target = Some(target);
+    Arc::new(ctx)
+}
+
+/// A script's `run`: `measure` runs the script's `event` as a workload, with the script's
+/// report hooks printing, between its `init` and `done` in its main state, as sysbench does.
+pub fn run(
+    ctx: &Arc<Ctx>,
+    measure: impl FnOnce(&dyn Workload, &mut dyn Printer) -> Result<Outcome, Error>,
+) -> Result<Outcome, Error> {
     // `init` and `done` run here, in the main state that the report hooks use too.
     let workload = LuaWorkload {
         ctx: ctx.clone(),
         init_done: false,
     };
-    match command {
-        "run" => {
-            let (main, _) = super::api::new_state(&ctx, None).map_err(|e| fail(&e))?;
-            if !matches!(main.globals().get::<Value>("event"), Ok(Value::Function(_))) {
-                return Err(Error::Usage(format!(
-                    "{}: the script defines no event function, so it cannot run",
-                    ctx.path.display()
-                )));
-            }
-            let mut hooks = ReportHooks { main: &main };
-            between_init_and_done(&main, || {
-                measure::run_built(plan, db, &workload, &mut hooks)
-            })
-        }
-        other => {
-            script_command(&ctx, other)?;
-            Ok(Outcome::Done)
-        }
+    let (main, _) = super::api::new_state(ctx, None).map_err(|e| fail(&e))?;
+    if !matches!(main.globals().get::<Value>("event"), Ok(Value::Function(_))) {
+        return Err(Error::Usage(format!(
+            "{}: the script defines no event function, so it cannot run",
+            ctx.path.display()
+        )));
     }
+    let mut hooks = ReportHooks { main: &main };
+    between_init_and_done(&main, || measure(&workload, &mut hooks))
 }
 
 /// Runs `run` between the script's `init` and `done` in its main state `main`, as sysbench
@@ -82,7 +67,7 @@ fn between_init_and_done<T>(
 
 /// Runs a command other than `run`: a command of `sysbench.cmdline.commands` (in every
 /// thread's state when it is parallel), else the global function of that name.
-fn script_command(ctx: &Arc<Ctx>, command: &str) -> Result<(), Error> {
+pub fn command(ctx: &Arc<Ctx>, command: &str) -> Result<(), Error> {
     let (main, _) = super::api::new_state(ctx, None).map_err(|e| fail(&e))?;
     let r = match custom_command(&main, command).map_err(|e| fail(&e))? {
         Some((_, true)) => {
@@ -142,7 +127,7 @@ impl ReportHooks<'_> {
     }
 }
 
-impl measure::Printer for ReportHooks<'_> {
+impl Printer for ReportHooks<'_> {
     fn interval(&mut self, iv: &crate::results::figures::Interval) -> bool {
         let n = |per_s: f64| (per_s * iv.seconds).round();
         let stat = super::sql::Stat {
@@ -227,7 +212,7 @@ impl Workload for LuaWorkload {
         let cpu = crate::metrics::process_cpu_seconds();
         let mut ctx = (*self.ctx).clone();
         ctx.command = "prepare".into();
-        script_command(&Arc::new(ctx), "prepare")?;
+        command(&Arc::new(ctx), "prepare")?;
         Ok(LoadReport {
             tables: self.tables().count,
             rows: 0,
@@ -238,7 +223,7 @@ impl Workload for LuaWorkload {
     }
 
     fn cleanup(&self, _target: &dyn Target) -> Result<u32, Error> {
-        script_command(&self.ctx, "cleanup")?;
+        command(&self.ctx, "cleanup")?;
         Ok(self.tables().count)
     }
 
@@ -427,11 +412,6 @@ impl Client for LuaClient {
         r.map(drop)
             .map_err(|e| DbError::new(ErrorClass::Fatal, "lua", super::state::describe(&e)))
     }
-}
-
-pub fn finish_ctx(mut ctx: Ctx, target: Arc<dyn Target>) -> Arc<Ctx> {
-    ctx.target = Some(target);
-    Arc::new(ctx)
 }
 
 /// A custom command of `sysbench.cmdline.commands`: its function and whether it runs in every

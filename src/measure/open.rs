@@ -6,14 +6,14 @@ use std::time::Duration;
 use crate::metrics::hw::Subject;
 use crate::{db, metrics, server};
 
-use crate::db::Target;
+use crate::db::{OpenOptions, Target};
 use crate::error::Error;
 use crate::interrupt::INTERRUPT;
 use crate::interrupt::interrupted_load;
 use crate::plan::RunPlan;
 use crate::results::ServerInfo;
 use crate::results::figures::LoadReport;
-use crate::server::ManagedServer;
+use crate::server::{ManagedServer, ServerSpec};
 use crate::workload::Workload;
 
 /// What a command works on: the target, and the managed server behind it, if any. Fields drop
@@ -31,8 +31,20 @@ impl Db {
     /// Checks the target, or starts the managed server if the plan asks for one.
     pub(crate) fn open(plan: &RunPlan, create: bool) -> Result<Db, Error> {
         let options = plan.workload_opts.open_options(create);
-        let (target, server) = match &plan.server {
-            None => (db::open(&plan.target, options)?, None),
+        let mut db = Db::open_target(&plan.target, plan.server.as_ref(), options)?;
+        db.data_dir = plan.data_dir.clone();
+        db.server_pid = plan.server_pid;
+        Ok(db)
+    }
+
+    /// The database at `target`, or a managed server started from `server` instead.
+    pub(crate) fn open_target(
+        target: &str,
+        server: Option<&ServerSpec>,
+        options: OpenOptions,
+    ) -> Result<Db, Error> {
+        let (target, server) = match server {
+            None => (db::open(target, options)?, None),
             Some(spec) => {
                 let server = server::start(spec)?;
                 (db::open(&server.url, options)?, Some(server))
@@ -41,8 +53,8 @@ impl Db {
         Ok(Db {
             target,
             server,
-            data_dir: plan.data_dir.clone(),
-            server_pid: plan.server_pid,
+            data_dir: None,
+            server_pid: None,
         })
     }
 
@@ -67,13 +79,7 @@ impl Db {
         let data = match (&self.server, &self.data_dir) {
             (Some(s), _) => Some(s.dir.clone()),
             (None, Some(d)) => Some(d.clone()),
-            (None, None) => url.strip_prefix("sqlite://").map(|p| {
-                let file = std::path::Path::new(p.split('?').next().unwrap_or(p));
-                file.parent()
-                    .filter(|d| !d.as_os_str().is_empty())
-                    .unwrap_or(std::path::Path::new("."))
-                    .to_path_buf()
-            }),
+            (None, None) => db::sqlite_dir(&url),
         };
         Subject {
             server_pids: root.map(|pid| {

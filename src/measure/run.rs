@@ -1,14 +1,15 @@
 //! Running a workload on the opened database: the header, the measured run, the printed
 //! summary and the results file written.
 
-use crate::{output, results, workload};
+use crate::output::Printer;
+use crate::{output, workload};
 
 use super::open::{Db, load, load_line};
 use super::step::measure;
 use crate::error::{Error, Outcome};
 use crate::interrupt::INTERRUPT;
 use crate::plan::RunPlan;
-use crate::results::{Results, ResultsFile};
+use crate::results::ResultsFile;
 use crate::workload::Workload;
 
 pub(crate) fn run_workload(plan: &RunPlan) -> Result<Outcome, Error> {
@@ -21,18 +22,6 @@ pub(crate) fn run_workload(plan: &RunPlan) -> Result<Outcome, Error> {
     let workload = workload::build(&plan.workload, &plan.workload_opts)?;
     let db = Db::open(plan, plan.prepare)?;
     run_opened(plan, db, workload.as_ref(), out, &mut OwnFormat)
-}
-
-/// Who prints a run's interval lines and summary: dbsweep itself, or a script's report hooks.
-pub(crate) trait Printer {
-    /// Prints one interval; false leaves it to dbsweep's own line.
-    fn interval(&mut self, _iv: &results::figures::Interval) -> bool {
-        false
-    }
-    /// Prints the run's summary; false leaves it to dbsweep's own.
-    fn summary(&mut self, _r: &Results) -> bool {
-        false
-    }
 }
 
 /// dbsweep's own interval lines and summary.

@@ -41,6 +41,19 @@ pub fn used_sql() {
     SQL_USED.store(true, std::sync::atomic::Ordering::Relaxed);
 }
 
+/// Who prints a run's interval lines and summary: dbsweep itself (these defaults), or a
+/// script's report hooks.
+pub trait Printer {
+    /// Prints one interval; false leaves it to dbsweep's own line.
+    fn interval(&mut self, _iv: &Interval) -> bool {
+        false
+    }
+    /// Prints the run's summary; false leaves it to dbsweep's own.
+    fn summary(&mut self, _r: &Results) -> bool {
+        false
+    }
+}
+
 /// A line of a command's progress that sysbench prints too ("Creating table 'sbtest1'...").
 /// On stdout as sysbench has it when acting as sysbench; on stderr otherwise, away from the
 /// summary.

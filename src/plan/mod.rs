@@ -2,7 +2,10 @@
 //! and turned into the options the workload and the runner use. Every check here runs before
 //! any table is touched.
 
+mod script;
 pub mod sweep;
+
+pub use script::{script_plan, script_step};
 
 use std::path::PathBuf;
 
@@ -226,6 +229,37 @@ pub fn server_spec(a: &DbArgs) -> Result<Option<ServerSpec>, Error> {
         ));
     }
     Ok(spec)
+}
+
+/// The connection bounds a command line gives (seconds: to connect and log in, for one
+/// statement's answer), set for the process by the command that runs it.
+#[derive(Clone, Copy, Debug)]
+pub struct Timeouts {
+    pub connect: f64,
+    pub query: f64,
+}
+
+impl Timeouts {
+    pub fn set(self) -> Result<(), Error> {
+        crate::db::socket::set_timeouts(self.connect, self.query)
+    }
+}
+
+/// A `dbsweep run` command line that another one was turned into (a script's, a sweep step's)
+/// as a checked plan: parsed the one way every such line is (`cli::parse`). `workload` names
+/// the workload where it is not the line's own word (a script's path). The line's connection
+/// bounds come beside it: a script's run sets them, a sweep keeps its own.
+pub fn parse_run(argv: Vec<String>, workload: Option<&str>) -> Result<(RunPlan, Timeouts), Error> {
+    let cli = crate::cli::parse(argv)?;
+    let timeouts = Timeouts {
+        connect: cli.connect_timeout,
+        query: cli.query_timeout,
+    };
+    let crate::cli::Command::Run(o) = cli.command else {
+        return Err(Error::Usage("a run's command line names run".into()));
+    };
+    let plan = RunPlan::from_args(workload.unwrap_or(&o.workload), &o.args)?;
+    Ok((plan, timeouts))
 }
 
 impl RunPlan {

@@ -146,6 +146,20 @@ pub fn mysql_variable(option: &str) -> String {
         .unwrap_or(lower)
 }
 
+/// Start-up options that are no variable of their own but show in one: `skip_log_bin` and
+/// `disable_log_bin` turn the binary log off, which `log_bin` shows. The variable to read back
+/// and the figure the server should show there for `requested`.
+pub fn mysql_shown_in(variable: &str, requested: &str) -> Option<(&'static str, &'static str)> {
+    match variable {
+        "skip_log_bin" | "disable_log_bin" => {
+            // A bare option (`skip-log-bin` with no value) asks for it, as does ON.
+            let on = boolean(unquote(requested)).unwrap_or(true);
+            Some(("log_bin", if on { "OFF" } else { "ON" }))
+        }
+        _ => None,
+    }
+}
+
 /// One line a person reads: which setting, what was asked, what the server has.
 pub fn describe(name: &str, e: &Effective) -> String {
     match &e.effective {
@@ -341,5 +355,22 @@ mod tests {
         let found = log_warnings(&log, from, &["innodb_buffer_pool_instances"]);
         assert_eq!(found.len(), 1, "{found:?}");
         assert!(found[0].contains("does nothing now"));
+    }
+
+    #[test]
+    fn options_that_turn_the_binary_log_off_are_read_back_in_log_bin() {
+        assert_eq!(
+            mysql_shown_in("skip_log_bin", "ON"),
+            Some(("log_bin", "OFF"))
+        );
+        assert_eq!(
+            mysql_shown_in("disable_log_bin", "'1'"),
+            Some(("log_bin", "OFF"))
+        );
+        assert_eq!(
+            mysql_shown_in("disable_log_bin", "OFF"),
+            Some(("log_bin", "ON"))
+        );
+        assert_eq!(mysql_shown_in("sync_binlog", "1"), None);
     }
 }

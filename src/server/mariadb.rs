@@ -219,6 +219,10 @@ pub(super) fn launch(s: &mut ManagedServer) -> Result<(), Error> {
         if variable == "performance_schema_instrument" {
             return instruments_read_back(&mut conn, requested);
         }
+        let (variable, requested) = match super::effective::mysql_shown_in(&variable, requested) {
+            Some((shown, expected)) => (shown.to_string(), expected),
+            None => (variable, requested),
+        };
         // Setting names are letters, digits, `_`, `-` and `.` (parse_setting): nothing to
         // escape; `_` matches any character in LIKE, so the exact name is picked below.
         let rows: Vec<(String, String)> = conn

@@ -19,12 +19,12 @@ use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 
+use crate::cli::SweepOpts;
 use crate::db::{self, OpenOptions};
 use crate::error::Error;
 use crate::error::Outcome;
 use crate::plan::sweep::{Sweep, TargetSpec};
 use crate::results::write_atomic;
-pub use runner::SweepArgs;
 use runner::{Runner, now_s};
 
 const PLAN_FILE: &str = "plan.toml";
@@ -36,7 +36,7 @@ fn stamp(epoch: u64) -> String {
 }
 
 /// Runs (or, with `--dry-run`, shows) a sweep.
-pub fn run(args: SweepArgs) -> Result<Outcome, Error> {
+pub fn run(args: &SweepOpts) -> Result<Outcome, Error> {
     // Held for the sweep's life: one writer per sweep directory.
     let mut lock = None;
     let (sweep, dir) = match &args.resume {
@@ -109,7 +109,7 @@ pub fn run(args: SweepArgs) -> Result<Outcome, Error> {
         "environment.json".into()
     };
     write_atomic(&dir.join(env_name), &env::gather(&dir, servers, started_at))?;
-    let outcome = Runner::new(&sweep, &dir, &args).run();
+    let outcome = Runner::new(&sweep, &dir, args).run();
     drop(lock);
     outcome
 }

@@ -9,31 +9,16 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 use super::cell::{CellDb, drop_caches, out_of_space};
 use super::pause;
 use super::progress::Progress;
+use crate::cli::SweepOpts;
 use crate::error::Error;
 use crate::error::Outcome;
 use crate::interrupt::INTERRUPT;
-use crate::plan::sweep::{Cell, Class, Overrides, Pause, Step, StepKind, Sweep};
+use crate::plan::sweep::{Cell, Class, Pause, Step, StepKind, Sweep};
 use crate::results::{SCHEMA_VERSION, StepRecord, write_atomic};
-/// What `dbsweep sweep` was asked.
-#[derive(Debug, Default)]
-pub struct SweepArgs {
-    /// A plan file or a built-in plan's name; None: `quick`.
-    pub plan: Option<String>,
-    pub output: Option<PathBuf>,
-    pub resume: Option<PathBuf>,
-    pub dry_run: bool,
-    pub fail_fast: bool,
-    /// Let load steps drop and reload sbtest tables of a database given by URL.
-    pub force: bool,
-    /// Keep the managed servers' data directories.
-    pub keep: bool,
-    pub overrides: Overrides,
-}
-
 pub(super) struct Runner<'a> {
     pub(super) sweep: &'a Sweep,
     pub(super) dir: &'a Path,
-    pub(super) args: &'a SweepArgs,
+    pub(super) args: &'a SweepOpts,
     pub(super) progress: Progress,
     pub(super) ok: usize,
     pub(super) failed: usize,
@@ -42,7 +27,7 @@ pub(super) struct Runner<'a> {
 }
 
 impl<'a> Runner<'a> {
-    pub(super) fn new(sweep: &'a Sweep, dir: &'a Path, args: &'a SweepArgs) -> Runner<'a> {
+    pub(super) fn new(sweep: &'a Sweep, dir: &'a Path, args: &'a SweepOpts) -> Runner<'a> {
         let total: f64 = sweep
             .cells()
             .iter()

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use super::file::{Class, PlanFile};
 use crate::error::Error;
 use crate::server::ServerKind;
-use crate::server::builds::{Build, ServerChoice};
+use crate::server::builds::Build;
 
 /// Where a cell runs.
 #[derive(Clone, Debug, PartialEq)]
@@ -112,23 +112,6 @@ impl Cell<'_> {
             id
         }
     }
-}
-
-/// What the command line changes in a plan.
-#[derive(Clone, Debug, Default)]
-pub struct Overrides {
-    pub target: Option<String>,
-    /// `--server`, repeatable: one target per build.
-    pub server: Vec<ServerChoice>,
-    pub server_socket: bool,
-    pub clients: Option<Vec<u32>>,
-    pub tables: Option<u32>,
-    pub table_size: Option<u64>,
-    pub read_time: Option<f64>,
-    pub write_time: Option<f64>,
-    pub warmup_time: Option<f64>,
-    pub postwrite_pause: Option<f64>,
-    pub repeat: Option<u32>,
 }
 
 /// A validated plan, ready to run.

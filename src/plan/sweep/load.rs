@@ -3,16 +3,17 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
-use super::cells::{Cell, Overrides, Pause, Source, Step, StepKind, Sweep, TargetSpec};
+use super::cells::{Cell, Pause, Source, Step, StepKind, Sweep, TargetSpec};
 use super::file::{BUILTIN, Class, PlanFile, SYSBENCH_LOAD};
-use super::options::{apply, parse_run};
+use super::options::apply;
 use super::validate::validate;
+use crate::cli::SweepOverrides;
 use crate::error::Error;
 use crate::plan::RunPlan;
 
 impl Sweep {
     /// Loads `plan`: a built-in plan's name, or a TOML file.
-    pub fn load(plan: &str, overrides: &Overrides) -> Result<Sweep, Error> {
+    pub fn load(plan: &str, overrides: &SweepOverrides) -> Result<Sweep, Error> {
         if let Some((_, text)) = BUILTIN.iter().find(|(n, _)| *n == plan) {
             return Sweep::parse(&format!("{plan} (built-in plan)"), text, overrides);
         }
@@ -30,7 +31,7 @@ impl Sweep {
     }
 
     /// Parses and validates a plan's text; `name` is what errors call it.
-    pub fn parse(name: &str, text: &str, overrides: &Overrides) -> Result<Sweep, Error> {
+    pub fn parse(name: &str, text: &str, overrides: &SweepOverrides) -> Result<Sweep, Error> {
         let src = Source { name, text };
         let mut file: PlanFile = toml::from_str(text).map_err(|e| {
             let why = e.message().trim_end().to_string();
@@ -120,7 +121,7 @@ impl Sweep {
             StepKind::Pause(_) => ("oltp_read_write", 0.0, Vec::new()),
         };
         let argv = self.run_args(workload, clients, time, &args);
-        let mut plan = parse_run(&argv)?;
+        let (mut plan, _) = crate::plan::parse_run(argv, None)?;
         plan.target = target_url.to_string();
         Ok(plan)
     }
@@ -142,7 +143,7 @@ impl Sweep {
             && crate::lua::is_script(workload)
         {
             let argv = self.run_args(workload, clients, self.class_time(*class), args);
-            return crate::lua::step_workload(&argv, target_url);
+            return crate::plan::script_step(&argv, target_url);
         }
         let plan = self.step_plan(step, clients, target_url.unwrap_or("sqlite://check.db"))?;
         let workload = crate::workload::build(&plan.workload, &plan.workload_opts)?;

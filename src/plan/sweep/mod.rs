@@ -14,9 +14,7 @@ mod options;
 mod tests;
 mod validate;
 
-pub use cells::{
-    Cell, Config, Host, Overrides, Pause, Step, StepKind, Sweep, SweepTarget, TargetSpec,
-};
+pub use cells::{Cell, Config, Host, Pause, Step, StepKind, Sweep, SweepTarget, TargetSpec};
 pub use file::{Class, ConfigDef, LoadDef, PlanFile, StepDef, TargetDef};
 pub use load::format_seconds;
 pub use validate::sqlite_url;

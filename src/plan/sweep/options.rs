@@ -3,19 +3,17 @@
 
 use std::collections::BTreeMap;
 
-use clap::Parser;
 use toml::Spanned;
 
-use super::cells::{Overrides, Source};
+use super::cells::Source;
 use super::file::{PlanFile, RESERVED, TargetDef};
-use crate::cli::{Cli, Command};
+use crate::cli::SweepOverrides;
 use crate::error::Error;
-use crate::plan::RunPlan;
 use crate::server::builds::ServerChoice;
 
-pub(crate) fn apply(file: &mut PlanFile, o: &Overrides) {
+pub(crate) fn apply(file: &mut PlanFile, o: &SweepOverrides) {
     if let Some(c) = &o.clients {
-        file.clients = c.clone();
+        file.clients = c.0.clone();
     }
     if let Some(v) = o.tables {
         file.tables = v;
@@ -166,20 +164,6 @@ pub(crate) fn option_args(t: &toml::Table) -> Vec<String> {
     t.iter()
         .filter_map(|(k, v)| Some(format!("--{}={}", option_name(k), option_value(v)?)))
         .collect()
-}
-
-/// Parses a `dbsweep run` command line into a checked plan; the error is clap's or the plan's
-/// first line.
-pub(crate) fn parse_run(argv: &[String]) -> Result<RunPlan, String> {
-    let cli = Cli::try_parse_from(argv).map_err(|e| {
-        let text = e.to_string();
-        let first = text.lines().next().unwrap_or("").trim();
-        first.strip_prefix("error: ").unwrap_or(first).to_string()
-    })?;
-    let Command::Run(opts) = cli.command else {
-        unreachable!("argv starts with run")
-    };
-    RunPlan::from_opts(&opts).map_err(|e| e.to_string())
 }
 
 impl From<String> for Error {

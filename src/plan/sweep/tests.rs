@@ -1,12 +1,13 @@
-use super::cells::{Cell, Overrides, Pause, StepKind, Sweep, TargetSpec};
+use super::cells::{Cell, Pause, StepKind, Sweep, TargetSpec};
 use super::file::{BUILTIN, Class};
 use super::load::format_seconds;
 use super::options::parse_size;
+use crate::cli::{ClientList, SweepOverrides};
 use crate::error::Error;
 use crate::server::ServerKind;
 
 fn err(text: &str) -> String {
-    match Sweep::parse("p.toml", text, &Overrides::default()) {
+    match Sweep::parse("p.toml", text, &SweepOverrides::default()) {
         Err(Error::Usage(m)) => m,
         Err(e) => panic!("not a usage error: {e}"),
         Ok(_) => panic!("accepted: {text}"),
@@ -18,11 +19,11 @@ const ONE_STEP: &str = "[[steps]]\nworkload = \"oltp_point_select\"\nclass = \"r
 #[test]
 fn builtin_plans_are_valid() {
     for (name, _) in BUILTIN {
-        let s = Sweep::load(name, &Overrides::default()).expect(name);
+        let s = Sweep::load(name, &SweepOverrides::default()).expect(name);
         assert!(!s.steps.is_empty());
         assert_eq!(s.file.name, name);
     }
-    let small = Sweep::load("small", &Overrides::default()).unwrap();
+    let small = Sweep::load("small", &SweepOverrides::default()).unwrap();
     // docs/workloads.md section 4: the suite starts with the load and ends with insert.
     assert_eq!(small.steps.first().unwrap().name, "load");
     assert_eq!(small.steps.last().unwrap().name, "insert");
@@ -37,7 +38,7 @@ fn builtin_plans_are_valid() {
 #[test]
 fn builtin_steps_that_write_run_the_write_time() {
     for (name, _) in BUILTIN {
-        let s = Sweep::load(name, &Overrides::default()).unwrap();
+        let s = Sweep::load(name, &SweepOverrides::default()).unwrap();
         for step in &s.steps {
             if let StepKind::Run {
                 workload, class, ..
@@ -117,7 +118,7 @@ fn targets_and_configs_are_checked() {
         &format!(
             "clients = [1, 4]\n[[targets]]\nserver = \"mariadb\"\n[configs.a]\nsettings = {{ innodb_buffer_pool_size = \"64M\" }}\nmemory_limit = \"1G\"\n[configs.b]\n{ONE_STEP}"
         ),
-        &Overrides::default(),
+        &SweepOverrides::default(),
     )
     .unwrap();
     // One client count at a time, every configuration once at each (interleaved).
@@ -136,12 +137,12 @@ fn targets_and_configs_are_checked() {
 
 #[test]
 fn overrides_and_step_options_resolve() {
-    let o = Overrides {
+    let o = SweepOverrides {
         server: vec!["postgres".parse().unwrap()],
-        clients: Some(vec![2]),
+        clients: Some(ClientList(vec![2])),
         read_time: Some(3.0),
         table_size: Some(500),
-        ..Overrides::default()
+        ..SweepOverrides::default()
     };
     let text = format!(
         "options = {{ range_size = 7, skip_trx = true }}\n{ONE_STEP}options = {{ range-size = 9 }}\n"
@@ -157,7 +158,7 @@ fn overrides_and_step_options_resolve() {
     assert_eq!(plan.target, "sqlite://x.db");
     // The resolved plan saves and reads back the same.
     let saved = toml::to_string(&s.file).unwrap();
-    let again = Sweep::parse("plan.toml", &saved, &Overrides::default()).unwrap();
+    let again = Sweep::parse("plan.toml", &saved, &SweepOverrides::default()).unwrap();
     assert_eq!(again.file.read_time, 3.0);
     assert_eq!(again.targets[0].spec, s.targets[0].spec);
     assert_eq!(again.steps.len(), s.steps.len());

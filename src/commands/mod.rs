@@ -1,0 +1,115 @@
+//! The commands, one small function each, called with the parsed command line; the top floor
+//! of the library. A personality (the sysbench drop-in) turns its own command line into one
+//! of these and hands it back here; a sysbench Lua script's command runs in `measure`.
+
+mod results;
+mod tpcc;
+
+use crate::cli::{Cli, Command, Opts, TpccAction};
+use crate::dropin::{self, Dropin};
+use crate::error::{Error, Outcome};
+use crate::measure::{Db, load, load_line, run_workload};
+use crate::plan::RunPlan;
+use crate::server::{self, ServerKind};
+use crate::{db, interrupt, output, workload};
+
+/// Runs one parsed command line.
+pub fn run(mut cli: Cli) -> Result<Outcome, Error> {
+    interrupt::install_ctrl_c(server::kill_all);
+    db::socket::set_timeouts(cli.connect_timeout, cli.query_timeout)?;
+    target_from_stdin(&mut cli.command)?;
+    match cli.command {
+        Command::Servers => servers(),
+        Command::Workloads => workloads(),
+        Command::Prepare(o) => prepare(&o),
+        Command::Cleanup(o) => cleanup(&o),
+        Command::Run(o) => run_workload(&RunPlan::from_opts(&o)?),
+        Command::Sysbench(a) => sysbench(&a.args),
+        Command::Tpcc(t) => match t.action {
+            TpccAction::Run(a) => run_workload(&RunPlan::from_args("tpcc", &a)?),
+            TpccAction::Prepare(o) => tpcc::prepare(&o),
+            TpccAction::Check(o) => tpcc::check(&o),
+            TpccAction::Cleanup(o) => tpcc::cleanup(&o),
+        },
+        Command::Report(o) => results::report(&o),
+        Command::Compare(o) => results::compare(&o),
+        Command::Merge(o) => results::merge(&o),
+        Command::Hdr(o) => results::hdr(&o),
+        Command::Sweep(o) => crate::sweep::run(&o),
+    }
+}
+
+/// A sysbench command line (the words after `sysbench`): the drop-in answers it, or turns it
+/// into a dbsweep command, run here.
+pub fn sysbench(args: &[String]) -> Result<Outcome, Error> {
+    match dropin::main(args)? {
+        Dropin::Done(outcome) => Ok(outcome),
+        Dropin::Run(cli) => run(*cli),
+    }
+}
+
+/// `--target-stdin` (a sweep's remote client host): the target URL is read from standard
+/// input, off the command line.
+fn target_from_stdin(command: &mut Command) -> Result<(), Error> {
+    let db = match command {
+        Command::Run(o) => &mut o.args.db,
+        Command::Tpcc(t) => match &mut t.action {
+            TpccAction::Run(a) => &mut a.db,
+            _ => return Ok(()),
+        },
+        _ => return Ok(()),
+    };
+    if db.target_stdin {
+        db.target = interrupt::target_from_stdin()?;
+    }
+    Ok(())
+}
+
+fn servers() -> Result<Outcome, Error> {
+    let defaults = [ServerKind::Postgres, ServerKind::Mariadb, ServerKind::Mysql].map(|k| {
+        let build = server::builds::resolve(k, None, None).ok().flatten();
+        let line = match build {
+            Some(b) => Some(format!("{} ({})", b.line, b.basedir.display())),
+            None => server::binary_version(k).ok(),
+        };
+        (k, line)
+    });
+    print!(
+        "{}",
+        server::builds::listing(&server::builds::find_all(), &defaults)
+    );
+    Ok(Outcome::Done)
+}
+
+fn workloads() -> Result<Outcome, Error> {
+    for (name, what) in workload::WORKLOADS {
+        println!("{name:<24}{what}");
+    }
+    Ok(Outcome::Done)
+}
+
+fn prepare(o: &Opts) -> Result<Outcome, Error> {
+    let plan = RunPlan::from_opts(o)?;
+    let workload = workload::build(&plan.workload, &plan.workload_opts)?;
+    let db = Db::open(&plan, true)?;
+    let load = load(&plan, db.target.as_ref(), workload.as_ref())?;
+    if output::sysbench_style().is_none() {
+        println!("{}", load_line(&load));
+    }
+    workload.verify(db.target.as_ref())?;
+    Ok(Outcome::Done)
+}
+
+fn cleanup(o: &Opts) -> Result<Outcome, Error> {
+    let plan = RunPlan::from_opts(o)?;
+    let workload = workload::build(&plan.workload, &plan.workload_opts)?;
+    let db = Db::open(&plan, false)?;
+    let dropped = workload.cleanup(db.target.as_ref())?;
+    if output::sysbench_style().is_none() {
+        println!(
+            "Dropped {dropped} table(s) from {}",
+            db.target.display_url()
+        );
+    }
+    Ok(Outcome::Done)
+}
