@@ -1,0 +1,82 @@
+//! Checking a plan file whole, before anything runs: every error names the file, the line and
+//! the reason. One file per part of the plan: its own keys and client hosts (`keys`), targets,
+//! configurations, steps; each rule is checked in one of them.
+
+mod configs;
+mod keys;
+mod steps;
+mod targets;
+
+use std::fmt::Write as _;
+
+use super::cells::{Source, Sweep};
+use super::file::PlanFile;
+use crate::error::Error;
+
+pub(crate) fn validate(src: &Source, file: PlanFile) -> Result<Sweep, Error> {
+    keys::plan_keys(src, &file)?;
+    let targets = targets::targets(src, &file.targets)?;
+    keys::client_hosts(src, &file, &targets)?;
+    let configs = configs::configs(src, &file.configs, &targets)?;
+    let mut sweep = Sweep {
+        file,
+        targets,
+        configs,
+        steps: Vec::new(),
+    };
+    steps::steps(src, &mut sweep)?;
+    Ok(sweep)
+}
+
+pub(crate) fn configs_have_profile(file: &PlanFile) -> bool {
+    file.configs.values().any(|c| c.get_ref().profile)
+}
+
+/// A SQLite URL with `settings` added as PRAGMAs.
+pub fn sqlite_url(url: &str, settings: &[(String, String)]) -> String {
+    let mut out = url.to_string();
+    for (i, (k, v)) in settings.iter().enumerate() {
+        let sep = if i == 0 && !url.contains('?') {
+            '?'
+        } else {
+            '&'
+        };
+        let _ = write!(out, "{sep}{k}={v}");
+    }
+    out
+}
+
+pub(crate) fn is_label(s: &str) -> bool {
+    !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+}
+
+/// The longest step name: its record `NNN-NAME.json` and the temporary file beside it
+/// (`.NNN-NAME.json.tmp-PID`) must fit a file name (255 bytes on Linux file systems).
+const MAX_STEP_NAME: usize = 200;
+/// The longest target or configuration name: a cell's directory is `TARGET.CONFIG.cN[.rN]`.
+const MAX_CELL_PART: usize = 100;
+
+/// Refuses a name too long to be part of a file name in the sweep directory, before anything
+/// runs (not after a step has run in full and cannot be recorded).
+fn check_name_length(
+    src: &Source,
+    span: &std::ops::Range<usize>,
+    what: &str,
+    name: &str,
+    max: usize,
+) -> Result<(), Error> {
+    if name.len() <= max {
+        return Ok(());
+    }
+    Err(src.error(
+        span.clone(),
+        format!(
+            "{what} name {}... is {} characters long: the sweep directory's file names hold \
+             {max} at most; give it a shorter name",
+            &name[..24],
+            name.len()
+        ),
+    ))
+}

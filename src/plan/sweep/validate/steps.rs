@@ -1,0 +1,240 @@
+//! The plan's steps: what each does (a workload, a load or a pause), its name, a crash, and
+//! its `dbsweep run` line checked at every client count.
+
+use toml::Spanned;
+
+use super::super::cells::{Pause, Source, Step, StepKind, Sweep, TargetSpec};
+use super::super::file::{Class, LoadDef, PlanFile, SYSBENCH_LOAD, StepDef};
+use super::super::options::{check_options, merge_options, option_args, takes};
+use super::{MAX_STEP_NAME, check_name_length, is_label};
+use crate::error::Error;
+use crate::server::ServerKind;
+
+type Span = std::ops::Range<usize>;
+
+/// Every step, in order, onto `sweep` (whose targets and configurations are checked).
+pub(super) fn steps(src: &Source, sweep: &mut Sweep) -> Result<(), Error> {
+    if sweep.file.steps.is_empty() {
+        return Err(src.key_error("steps", "a plan needs at least one [[steps]]"));
+    }
+    for s in &sweep.file.steps.clone() {
+        let step = step(src, s, sweep)?;
+        sweep.steps.push(step);
+    }
+    Ok(())
+}
+
+/// One step, checked against the steps before it in `sweep`.
+fn step(src: &Source, s: &Spanned<StepDef>, sweep: &Sweep) -> Result<Step, Error> {
+    let span = s.span();
+    let def = s.get_ref();
+    let kinds = usize::from(def.workload.is_some())
+        + usize::from(def.load.is_some() && def.load != Some(LoadDef::Sysbench(false)))
+        + usize::from(def.pause.is_some());
+    if kinds != 1 {
+        return Err(src.error(
+            span,
+            "a step needs exactly one of workload = \"...\", load = true (or load = \"tpcc\") or pause = \"postwrite\" | SECONDS",
+        ));
+    }
+    check_options(src, span.clone(), &def.options)?;
+    let step_workload = match (&def.workload, &def.load) {
+        (Some(w), _) => w.as_str(),
+        (None, Some(LoadDef::Workload(w))) => w.as_str(),
+        _ => SYSBENCH_LOAD,
+    };
+    if let Some(k) = def.options.keys().find(|k| !takes(step_workload, k)) {
+        return Err(src.error(
+            span,
+            format!(
+                "option {k}: {} does not take it (it is {})",
+                if step_workload == "tpcc" {
+                    "TPC-C"
+                } else {
+                    "this workload"
+                },
+                if step_workload == "tpcc" {
+                    "the sbtest workloads'"
+                } else {
+                    "TPC-C's"
+                }
+            ),
+        ));
+    }
+    let kind = step_kind(src, span.clone(), def, &sweep.file)?;
+    let name = def.name.clone().unwrap_or_else(|| match &kind {
+        StepKind::Run { workload, .. } => workload.clone(),
+        StepKind::Load(..) => "load".into(),
+        StepKind::Pause(_) => "pause".into(),
+    });
+    if !is_label(&name.replace('.', "")) {
+        return Err(src.error(
+            span,
+            format!("step name {name:?}: use letters, digits, ., - and _ only"),
+        ));
+    }
+    check_name_length(src, &span, "step", &name, MAX_STEP_NAME)?;
+    // Reports tell measured steps apart by name; pauses, loads and warm-ups may repeat.
+    let measured =
+        |k: &StepKind| matches!(k, StepKind::Run { class, .. } if !matches!(class, Class::Warmup));
+    if measured(&kind)
+        && sweep
+            .steps
+            .iter()
+            .any(|s| s.name == name && measured(&s.kind))
+    {
+        return Err(src.error(
+            span,
+            format!(
+                "two measured steps are called {name}: give each a name of its own \
+                 (name = \"...\"); reports tell steps apart by name"
+            ),
+        ));
+    }
+    let crash = crash(src, span.clone(), def, &kind, sweep)?;
+    if !sweep.file.client_hosts.is_empty() {
+        if crash.is_some() {
+            return Err(src.error(
+                span,
+                "crash = true does not go with client_hosts: the crash needs the managed server, on this host",
+            ));
+        }
+        if let StepKind::Run { workload, .. } = &kind
+            && crate::lua::is_script(workload)
+        {
+            return Err(src.error(
+                span,
+                format!(
+                    "workload = {workload:?}: client_hosts run built-in workloads (a script would have to be on every host)"
+                ),
+            ));
+        }
+    }
+    let step = Step { name, kind, crash };
+    // Every workload step is checked as its `dbsweep run` would be, at every client count.
+    if matches!(step.kind, StepKind::Run { .. } | StepKind::Load(..)) {
+        at_every_count(src, span, &step, sweep)?;
+    }
+    Ok(step)
+}
+
+/// What a step does: a workload for its class's time, a load, or a pause.
+fn step_kind(src: &Source, span: Span, def: &StepDef, file: &PlanFile) -> Result<StepKind, Error> {
+    Ok(if let Some(workload) = &def.workload {
+        let Some(class) = def.class else {
+            return Err(src.error(
+                span,
+                format!("step {workload}: needs class = \"read\", \"write\" or \"warmup\" (how long it runs)"),
+            ));
+        };
+        StepKind::Run {
+            workload: workload.clone(),
+            class,
+            args: option_args(&merge_options(workload, &file.options, &def.options)),
+        }
+    } else if let Some(load) = &def.load {
+        if def.class.is_some() {
+            return Err(src.error(
+                span,
+                "a load step takes no class: it is not measured as a workload",
+            ));
+        }
+        let workload = match load {
+            LoadDef::Workload(w) => w.clone(),
+            LoadDef::Sysbench(_) => SYSBENCH_LOAD.into(),
+        };
+        let args = option_args(&merge_options(&workload, &file.options, &def.options));
+        StepKind::Load(workload, args)
+    } else {
+        let pause = match def.pause.as_ref().expect("counted") {
+            toml::Value::String(s) if s == "postwrite" => Pause::Postwrite,
+            toml::Value::Integer(i) if (0..=crate::plan::MAX_SECONDS as i64).contains(i) => {
+                Pause::Seconds(*i as f64)
+            }
+            toml::Value::Float(f) if (0.0..=crate::plan::MAX_SECONDS).contains(f) => {
+                Pause::Seconds(*f)
+            }
+            other => {
+                return Err(src.error(
+                    span,
+                    format!(
+                        "pause = {other}: use \"postwrite\" or a number of seconds from 0 to {} (a year)",
+                        crate::plan::MAX_SECONDS
+                    ),
+                ));
+            }
+        };
+        StepKind::Pause(pause)
+    })
+}
+
+/// `crash = true` (and `crash_after`): the seconds into the measured part; managed servers only.
+fn crash(
+    src: &Source,
+    span: Span,
+    def: &StepDef,
+    kind: &StepKind,
+    sweep: &Sweep,
+) -> Result<Option<f64>, Error> {
+    let crash = match (def.crash, def.crash_after) {
+        (false, None) => None,
+        (false, Some(_)) => {
+            return Err(src.error(span, "crash_after needs crash = true"));
+        }
+        (true, after) => {
+            let after = after.unwrap_or(0.0);
+            if !matches!(kind, StepKind::Run { .. }) {
+                return Err(src.error(
+                    span,
+                    "crash = true needs a workload step (the server crashes while it runs)",
+                ));
+            }
+            if !(0.0..=crate::plan::MAX_SECONDS).contains(&after) {
+                return Err(src.error(
+                    span,
+                    format!("crash_after = {after}: seconds into the measured part, from 0"),
+                ));
+            }
+            if let Some(t) = sweep
+                .targets
+                .iter()
+                .find(|t| !matches!(t.spec, TargetSpec::Managed(_)))
+            {
+                return Err(src.error(
+                    span,
+                    format!(
+                        "crash = true needs managed servers (server = \"...\"): dbsweep kills and restarts only the servers it started, and target {} is not one",
+                        t.name
+                    ),
+                ));
+            }
+            Some(after)
+        }
+    };
+    Ok(crash)
+}
+
+/// The step's `dbsweep run` line at every client count of the plan, checked as the run checks
+/// it (a script's options by the script), and `pipeline` against the targets.
+fn at_every_count(src: &Source, span: Span, step: &Step, sweep: &Sweep) -> Result<(), Error> {
+    for &clients in &sweep.file.clients {
+        let (plan, _) = sweep
+            .step_workload(step, clients, None)
+            .map_err(|e| src.error(span.clone(), format!("step {}: {e}", step.name)))?;
+        let not_postgres = sweep.targets.iter().find(|t| match &t.spec {
+            TargetSpec::Sqlite => true,
+            TargetSpec::Url(u) => !u.starts_with("postgres"),
+            TargetSpec::Managed(kind) => *kind != ServerKind::Postgres,
+        });
+        if let (true, Some(t)) = (plan.workload_opts.pipeline, not_postgres) {
+            return Err(src.error(
+                span.clone(),
+                format!(
+                    "step {}: pipeline: only PostgreSQL targets pipeline statements, and target {} is not one",
+                    step.name, t.name
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
