@@ -138,3 +138,27 @@ fn fits_target(
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::{ONE_STEP, refused};
+
+    #[test]
+    fn a_configuration_fits_every_target_it_runs_on() {
+        let url = "[[targets]]\nurl = \"postgres://u@h/db\"\n";
+        let e = refused(&format!(
+            "{url}[configs.big]\nsettings = {{ shared_buffers = \"1GB\" }}\n{ONE_STEP}"
+        ));
+        assert!(
+            e.starts_with("p.toml:3:") && e.contains("managed server"),
+            "{e}"
+        );
+        let e = refused(&format!("{url}[configs.t]\ntls = true\n{ONE_STEP}"));
+        assert!(
+            e.contains("configs.t: tls = true needs a managed server"),
+            "{e}"
+        );
+        let e = refused(&format!("[configs.m]\nmemory_limit = \"1M\"\n{ONE_STEP}"));
+        assert!(e.contains("16M or more"), "{e}");
+    }
+}

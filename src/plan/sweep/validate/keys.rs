@@ -124,3 +124,29 @@ pub(super) fn client_hosts(
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::{ONE_STEP, refused};
+
+    #[test]
+    fn the_plans_own_keys_name_their_line() {
+        let e = refused(&format!("name = \"x\"\nclients = [1, 2, 1]\n{ONE_STEP}"));
+        assert!(e.starts_with("p.toml:2: clients: 1 is given twice"), "{e}");
+        let e = refused(&format!("repeat = 0\n{ONE_STEP}"));
+        assert!(e.starts_with("p.toml:1: repeat"), "{e}");
+        let e = refused(&format!("name = \"../x\"\n{ONE_STEP}"));
+        assert!(e.starts_with("p.toml:1: name"), "{e}");
+    }
+
+    #[test]
+    fn client_hosts_share_every_count_and_need_url_targets() {
+        let hosts = "client_hosts = [\"ssh://a\", \"ssh://b\"]\n";
+        let e = refused(&format!(
+            "clients = [3]\n{hosts}[[targets]]\nurl = \"postgres://u@h/db\"\n{ONE_STEP}"
+        ));
+        assert!(e.contains("multiples of 2"), "{e}");
+        let e = refused(&format!("clients = [2]\n{hosts}{ONE_STEP}"));
+        assert!(e.contains("targets given by url"), "{e}");
+    }
+}

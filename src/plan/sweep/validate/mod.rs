@@ -80,3 +80,16 @@ fn check_name_length(
         ),
     ))
 }
+
+/// A plan's first error (tests of the parts).
+#[cfg(test)]
+fn refused(text: &str) -> String {
+    match super::Sweep::parse("p.toml", text, &crate::cli::SweepOverrides::default()) {
+        Err(Error::Usage(m)) => m,
+        Err(e) => panic!("not a usage error: {e}"),
+        Ok(_) => panic!("accepted: {text}"),
+    }
+}
+
+#[cfg(test)]
+const ONE_STEP: &str = "[[steps]]\nworkload = \"oltp_point_select\"\nclass = \"read\"\n";

@@ -238,3 +238,36 @@ fn at_every_count(src: &Source, span: Span, step: &Step, sweep: &Sweep) -> Resul
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::{ONE_STEP, refused};
+
+    #[test]
+    fn steps_are_named_apart_and_crash_only_managed_servers() {
+        let e = refused(&format!("{ONE_STEP}{ONE_STEP}"));
+        assert!(
+            e.contains("two measured steps are called oltp_point_select"),
+            "{e}"
+        );
+        let e = refused(&format!("{ONE_STEP}crash_after = 2\n"));
+        assert!(e.contains("crash_after needs crash = true"), "{e}");
+        let e = refused(&format!("{ONE_STEP}crash = true\n"));
+        assert!(e.contains("crash = true needs managed servers"), "{e}");
+    }
+
+    #[test]
+    fn each_step_is_checked_at_every_client_count() {
+        // pipeline is PostgreSQL's: the default SQLite target refuses it.
+        let e = refused(&format!("{ONE_STEP}options = {{ pipeline = true }}\n"));
+        assert!(e.contains("pipeline"), "{e}");
+        // More clients than threads allowed, unpaced: refused at that count, not the first.
+        let many = crate::plan::MAX_WORKERS + 1;
+        let e = refused(&format!("clients = [1, {many}]\n{ONE_STEP}"));
+        assert!(
+            e.starts_with("p.toml:2: step oltp_point_select:")
+                && e.contains(&format!("{many} clients")),
+            "{e}"
+        );
+    }
+}

@@ -169,3 +169,28 @@ fn target(
         metrics: def.metrics.clone(),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::{ONE_STEP, refused};
+
+    #[test]
+    fn a_target_is_one_database_with_a_name_of_its_own() {
+        let e = refused(&format!("[[targets]]\nname = \"a\"\n{ONE_STEP}"));
+        assert!(e.contains("exactly one of url"), "{e}");
+        let two = "[[targets]]\nurl = \"postgres://u@h/db\"\n";
+        let e = refused(&format!("{two}{two}{ONE_STEP}"));
+        assert!(
+            e.starts_with("p.toml:3:") && e.contains("two targets are called postgres"),
+            "{e}"
+        );
+        let e = refused(&format!(
+            "[[targets]]\nurl = \"postgres://u@h/db\"\ntls = true\n{ONE_STEP}"
+        ));
+        assert!(e.contains("tls = true is for a managed server"), "{e}");
+        let e = refused(&format!(
+            "[[targets]]\nserver = \"postgres\"\ndatadir_in = \"rel\"\n{ONE_STEP}"
+        ));
+        assert!(e.contains("absolute path"), "{e}");
+    }
+}
