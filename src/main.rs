@@ -20,7 +20,7 @@ fn main() {
     }
     // A sysbench Lua script has options of its own: its command line is parsed apart.
     if let Some((command, script, rest)) = dbsweep::lua::script_command(&raw) {
-        let outcome = dbsweep::measure::run_script(&command, &script, &rest);
+        let outcome = dbsweep::measure::run_script(&command, &script, &rest, Default::default());
         std::process::exit(exit_code(outcome));
     }
     let args = dbsweep::cli::normalise_args(raw);

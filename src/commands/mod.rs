@@ -9,21 +9,27 @@ use crate::cli::{Cli, Command, Opts, TpccAction};
 use crate::dropin::{self, Dropin};
 use crate::error::{Error, Outcome};
 use crate::measure::{Db, load, load_line, run_workload};
+use crate::output::Style;
 use crate::plan::RunPlan;
 use crate::server::{self, ServerKind};
-use crate::{db, interrupt, output, workload};
+use crate::{db, interrupt, workload};
 
 /// Runs one parsed command line.
-pub fn run(mut cli: Cli) -> Result<Outcome, Error> {
+pub fn run(cli: Cli) -> Result<Outcome, Error> {
+    run_styled(cli, Style::Own)
+}
+
+/// Runs one parsed command line with its text in `style`.
+fn run_styled(mut cli: Cli, style: Style) -> Result<Outcome, Error> {
     interrupt::install_ctrl_c(server::kill_all);
     db::socket::set_timeouts(cli.connect_timeout, cli.query_timeout)?;
     target_from_stdin(&mut cli.command)?;
     match cli.command {
         Command::Servers => servers(),
         Command::Workloads => workloads(),
-        Command::Prepare(o) => prepare(&o),
-        Command::Cleanup(o) => cleanup(&o),
-        Command::Run(o) => run_workload(&RunPlan::from_opts(&o)?),
+        Command::Prepare(o) => prepare(&o, style),
+        Command::Cleanup(o) => cleanup(&o, style),
+        Command::Run(o) => run_workload(&RunPlan::from_opts(&o)?.styled(style)),
         Command::Sysbench(a) => sysbench(&a.args),
         Command::Tpcc(t) => match t.action {
             TpccAction::Run(a) => run_workload(&RunPlan::from_args("tpcc", &a)?),
@@ -44,7 +50,7 @@ pub fn run(mut cli: Cli) -> Result<Outcome, Error> {
 pub fn sysbench(args: &[String]) -> Result<Outcome, Error> {
     match dropin::main(args)? {
         Dropin::Done(outcome) => Ok(outcome),
-        Dropin::Run(cli) => run(*cli),
+        Dropin::Run(cli, style) => run_styled(*cli, style),
     }
 }
 
@@ -88,24 +94,24 @@ fn workloads() -> Result<Outcome, Error> {
     Ok(Outcome::Done)
 }
 
-fn prepare(o: &Opts) -> Result<Outcome, Error> {
-    let plan = RunPlan::from_opts(o)?;
+fn prepare(o: &Opts, style: Style) -> Result<Outcome, Error> {
+    let plan = RunPlan::from_opts(o)?.styled(style);
     let workload = workload::build(&plan.workload, &plan.workload_opts)?;
     let db = Db::open(&plan, true)?;
     let load = load(&plan, db.target.as_ref(), workload.as_ref())?;
-    if output::sysbench_style().is_none() {
+    if plan.style.sysbench().is_none() {
         println!("{}", load_line(&load));
     }
     workload.verify(db.target.as_ref())?;
     Ok(Outcome::Done)
 }
 
-fn cleanup(o: &Opts) -> Result<Outcome, Error> {
-    let plan = RunPlan::from_opts(o)?;
+fn cleanup(o: &Opts, style: Style) -> Result<Outcome, Error> {
+    let plan = RunPlan::from_opts(o)?.styled(style);
     let workload = workload::build(&plan.workload, &plan.workload_opts)?;
     let db = Db::open(&plan, false)?;
-    let dropped = workload.cleanup(db.target.as_ref())?;
-    if output::sysbench_style().is_none() {
+    let dropped = workload.cleanup(db.target.as_ref(), &plan.workload_opts)?;
+    if plan.style.sysbench().is_none() {
         println!(
             "Dropped {dropped} table(s) from {}",
             db.target.display_url()

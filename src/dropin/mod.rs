@@ -10,7 +10,7 @@ use std::path::Path;
 
 use crate::cli::sysbench::sysbench_connection;
 use crate::error::Error;
-use crate::output::{self, SysbenchStyle};
+use crate::output::{self, Style, SysbenchStyle};
 use crate::{error::Outcome, lua};
 
 /// Whether the program was started under sysbench's name (`argv[0]` is a `sysbench` link).
@@ -191,8 +191,9 @@ const SAME_AS_SYSBENCH: &[&str] = &[
 pub enum Dropin {
     /// Answered here: help, version, a script's command.
     Done(Outcome),
-    /// A built-in test's prepare, run or cleanup: the dbsweep command line for it.
-    Run(Box<crate::cli::Cli>),
+    /// A built-in test's prepare, run or cleanup: the dbsweep command line for it, and its
+    /// text in sysbench's style.
+    Run(Box<crate::cli::Cli>, Style),
 }
 
 /// Reads a sysbench command line (the words after `sysbench`), and answers it or turns it
@@ -216,7 +217,7 @@ pub fn main(args: &[String]) -> Result<Dropin, Error> {
             "{script}: name a command after the script: prepare, run, cleanup or help"
         ))
     })?;
-    output::act_as_sysbench(style);
+    let style = Style::Sysbench(style);
     println!("{}", output::sysbench::banner());
     // dbsweep's workloads retry what sysbench's default --mysql-ignore-errors ignores; another
     // list is the Lua API's to honour, with sysbench's own script.
@@ -235,17 +236,16 @@ pub fn main(args: &[String]) -> Result<Dropin, Error> {
     }
     match command.as_str() {
         "prepare" | "run" | "cleanup" if builtin => {
-            output::used_sql();
             let rest = sysbench_connection(rest)?.0;
             let argv = ["dbsweep", command.as_str(), script.as_str()]
                 .into_iter()
                 .map(String::from)
                 .chain(rest);
-            Ok(Dropin::Run(Box::new(crate::cli::parse(argv)?)))
+            Ok(Dropin::Run(Box::new(crate::cli::parse(argv)?), style))
         }
         // `help` of a built-in shows its sysbench script's options where sysbench is
         // installed (the same options); other commands of a script run in the Lua API.
-        _ => crate::measure::run_script(&command, &script, &rest).map(Dropin::Done),
+        _ => crate::measure::run_script(&command, &script, &rest, style).map(Dropin::Done),
     }
 }
 

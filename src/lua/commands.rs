@@ -92,6 +92,7 @@ fn read_line(command: &str, script: &str, args: &[String]) -> Result<Option<Scri
         threads: 1,
         mysql_ignore_errors: MYSQL_IGNORE_DEFAULT.map(String::from).to_vec(),
         legacy: Vec::new(),
+        sql_used: Default::default(),
     };
     // The top level declares the options; it runs once before they are known.
     let (main, _) = new_state(&Arc::new(ctx.clone()), None).map_err(|e| lua_fail(&e))?;

@@ -97,7 +97,9 @@ pub(super) fn install_sql(lua: &Lua, sb: &Table, data: &Rc<StateData>) -> mlua::
             let target = d.ctx.target.clone().ok_or_else(|| {
                 mlua::Error::runtime("no database: this command runs without one")
             })?;
-            crate::output::used_sql();
+            d.ctx
+                .sql_used
+                .store(true, std::sync::atomic::Ordering::Relaxed);
             Ok(Driver {
                 target,
                 data: d.clone(),

@@ -30,6 +30,9 @@ pub struct Ctx {
     /// A script that declares no options (sysbench 0.5 style) gets every option dbsweep does not
     /// know as a global variable, as sysbench exported them.
     pub legacy: Vec<(String, OptValue)>,
+    /// Whether the script called `sysbench.sql.driver()` (sysbench's summary shows its SQL
+    /// statistics only then); shared by every state of the run.
+    pub sql_used: Arc<std::sync::atomic::AtomicBool>,
 }
 
 /// sysbench's default `--mysql-ignore-errors`: deadlock, record changed, lock wait timeout.

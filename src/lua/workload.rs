@@ -49,7 +49,10 @@ pub fn run(
             ctx.path.display()
         )));
     }
-    let mut hooks = ReportHooks { main: &main };
+    let mut hooks = ReportHooks {
+        main: &main,
+        sql_used: &ctx.sql_used,
+    };
     between_init_and_done(&main, || measure(&workload, &mut hooks))
 }
 
@@ -110,6 +113,7 @@ pub fn command(ctx: &Arc<Ctx>, command: &str) -> Result<(), Error> {
 /// with the fields sysbench gives them; where the script sets none, dbsweep prints its own.
 struct ReportHooks<'a> {
     main: &'a Lua,
+    sql_used: &'a std::sync::atomic::AtomicBool,
 }
 
 impl ReportHooks<'_> {
@@ -162,6 +166,10 @@ impl Printer for ReportHooks<'_> {
             latency: Some([l.min / 1e3, l.max / 1e3, l.avg / 1e3, l.sum / 1e3]),
         };
         self.call("report_cumulative", stat.table(self.main))
+    }
+
+    fn sql_used(&self) -> bool {
+        self.sql_used.load(std::sync::atomic::Ordering::Relaxed)
     }
 }
 
@@ -222,7 +230,7 @@ impl Workload for LuaWorkload {
         })
     }
 
-    fn cleanup(&self, _target: &dyn Target) -> Result<u32, Error> {
+    fn cleanup(&self, _target: &dyn Target, _: &WorkloadOptions) -> Result<u32, Error> {
         command(&self.ctx, "cleanup")?;
         Ok(self.tables().count)
     }

@@ -55,13 +55,13 @@ fn run_opened(
     let prepare = plan.prepare || (db.server.is_some() && !db.tables_exist(workload)?);
     let prepared = if prepare {
         let l = load(plan, db.target.as_ref(), workload)?;
-        output::remark(&load_line(&l));
+        plan.style.remark(&load_line(&l));
         workload.verify(db.target.as_ref())?;
         Some(l)
     } else {
         None
     };
-    if let Some(st) = output::sysbench_style() {
+    if let Some(st) = plan.style.sysbench() {
         let r = &plan.runner;
         let header = output::sysbench::Header {
             threads: r.threads,
@@ -78,14 +78,14 @@ fn run_opened(
         prepared,
         &mut |iv| {
             if !printer.interval(iv) {
-                output::print_interval(iv);
+                plan.style.interval(iv);
             }
         },
-        &|s| output::remark(s),
+        &|s| plan.style.remark(s),
         &INTERRUPT,
     )?;
     if !printer.summary(&results) {
-        output::print_summary(&results);
+        plan.style.summary(&results, printer.sql_used());
     }
     let mut results = results;
     if let Some(p) = results.profile.as_mut() {
@@ -93,10 +93,10 @@ fn run_opened(
             Some(out) => {
                 let title = format!("{} on {}", results.workload, results.target.kind);
                 if let Err(e) = p.save_beside(out.path(), &title) {
-                    output::remark(&format!("warning: --profile: {e}"));
+                    plan.style.remark(&format!("warning: --profile: {e}"));
                 }
             }
-            None => output::remark(
+            None => plan.style.remark(
                 "warning: --profile without --output: the folded stacks and the flame graph are not saved",
             ),
         }
@@ -104,7 +104,7 @@ fn run_opened(
     if let Some(out) = out {
         let path = out.path().display().to_string();
         out.commit(&results)?;
-        output::remark(&format!("results written to {path}"));
+        plan.style.remark(&format!("results written to {path}"));
     }
     Ok(match (&results.error, results.interrupted) {
         (Some(e), _) => {

@@ -8,17 +8,24 @@ use super::open::Db;
 use super::run::run_built;
 use crate::db::{self, OpenOptions};
 use crate::error::{Error, Outcome};
+use crate::output::Style;
 use crate::workload::PsMode;
 
 /// `dbsweep COMMAND SCRIPT [options]`: help, prepare, cleanup, run, or a command the script
 /// defines.
-pub fn run_script(command: &str, script: &str, args: &[String]) -> Result<Outcome, Error> {
+pub fn run_script(
+    command: &str,
+    script: &str,
+    args: &[String],
+    style: Style,
+) -> Result<Outcome, Error> {
     // Ctrl-C stops a script's run as any other: summary, results file, managed server gone.
     crate::interrupt::install_ctrl_c(crate::server::kill_all);
     let Some((ctx, plan, timeouts)) = crate::plan::script_plan(command, script, args)? else {
         return Ok(Outcome::Done);
     };
     timeouts.set()?;
+    let plan = plan.styled(style);
     let create = command != "cleanup";
     let db = Db::open(&plan, create)?;
     let url = db

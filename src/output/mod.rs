@@ -4,7 +4,6 @@
 pub mod sysbench;
 
 use std::fmt::Write as _;
-use std::sync::OnceLock;
 
 use crate::results::Results;
 use crate::results::figures::Interval;
@@ -20,25 +19,66 @@ pub struct SysbenchStyle {
     pub seed_given: bool,
 }
 
-static SYSBENCH: OnceLock<SysbenchStyle> = OnceLock::new();
-
-/// From here on this process prints what sysbench prints, where sysbench prints it.
-pub fn act_as_sysbench(style: SysbenchStyle) {
-    let _ = SYSBENCH.set(style);
+/// How a command's text looks: dbsweep's own, or sysbench's where dbsweep acts as sysbench.
+/// The command's plan carries it to whoever prints.
+#[derive(Clone, Copy, Debug, Default)]
+pub enum Style {
+    #[default]
+    Own,
+    Sysbench(SysbenchStyle),
 }
 
-/// The sysbench style, when this process acts as sysbench.
-pub fn sysbench_style() -> Option<SysbenchStyle> {
-    SYSBENCH.get().copied()
-}
+impl Style {
+    /// The sysbench style, when acting as sysbench.
+    pub fn sysbench(self) -> Option<SysbenchStyle> {
+        match self {
+            Style::Own => None,
+            Style::Sysbench(st) => Some(st),
+        }
+    }
 
-/// Whether the run used a database driver: sysbench prints its SQL statistics only then. Its
-/// built-in tests always do; a script does when it calls `sysbench.sql.driver()`.
-static SQL_USED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+    /// A line of a command's progress that sysbench prints too ("Creating table
+    /// 'sbtest1'..."): on stdout as sysbench has it when acting as sysbench; on stderr
+    /// otherwise, away from the summary.
+    pub fn progress(self, line: &str) {
+        match self {
+            Style::Sysbench(_) => println!("{line}"),
+            Style::Own => eprintln!("{line}"),
+        }
+    }
 
-/// The run has used a database driver.
-pub fn used_sql() {
-    SQL_USED.store(true, std::sync::atomic::Ordering::Relaxed);
+    /// dbsweep's own remark about a run (which database, where the results went): on stderr,
+    /// and only warnings when acting as sysbench, whose drivers parse everything else it prints.
+    pub fn remark(self, line: &str) {
+        if matches!(self, Style::Own) || line.starts_with("warning") || line.starts_with("error") {
+            eprintln!("{line}");
+        }
+    }
+
+    /// Prints one interval: dbsweep's line on stderr, or sysbench's on stdout.
+    pub fn interval(self, iv: &Interval) {
+        match self {
+            Style::Sysbench(st) => println!("{}", sysbench::interval_line(iv, st.percentile)),
+            Style::Own => eprintln!("{}", interval_line(iv)),
+        }
+    }
+
+    /// Prints a run's summary on stdout: dbsweep's, or sysbench's (with its histogram when
+    /// asked, and its SQL statistics when the run used a database driver: a built-in test
+    /// always does, a script when it calls `sysbench.sql.driver()`).
+    pub fn summary(self, r: &Results, sql_used: bool) {
+        match self {
+            Style::Sysbench(st) => {
+                if st.histogram
+                    && let Ok(h) = r.histogram.decode()
+                {
+                    print!("{}", sysbench::histogram(&h));
+                }
+                print!("{}", sysbench::summary(r, st.percentile, sql_used));
+            }
+            Style::Own => print!("{}", summary(r)),
+        }
+    }
 }
 
 /// Who prints a run's interval lines and summary: dbsweep itself (these defaults), or a
@@ -52,48 +92,10 @@ pub trait Printer {
     fn summary(&mut self, _r: &Results) -> bool {
         false
     }
-}
-
-/// A line of a command's progress that sysbench prints too ("Creating table 'sbtest1'...").
-/// On stdout as sysbench has it when acting as sysbench; on stderr otherwise, away from the
-/// summary.
-pub fn progress(line: &str) {
-    if sysbench_style().is_some() {
-        println!("{line}");
-    } else {
-        eprintln!("{line}");
-    }
-}
-
-/// dbsweep's own remark about a run (which database, where the results went): on stderr, and
-/// only warnings when acting as sysbench, whose drivers parse everything else it prints.
-pub fn remark(line: &str) {
-    if sysbench_style().is_none() || line.starts_with("warning") || line.starts_with("error") {
-        eprintln!("{line}");
-    }
-}
-
-/// Prints one interval: dbsweep's line on stderr, or sysbench's on stdout.
-pub fn print_interval(iv: &Interval) {
-    match sysbench_style() {
-        Some(st) => println!("{}", sysbench::interval_line(iv, st.percentile)),
-        None => eprintln!("{}", interval_line(iv)),
-    }
-}
-
-/// Prints a run's summary on stdout: dbsweep's, or sysbench's (with its histogram when asked).
-pub fn print_summary(r: &Results) {
-    match sysbench_style() {
-        Some(st) => {
-            if st.histogram
-                && let Ok(h) = r.histogram.decode()
-            {
-                print!("{}", sysbench::histogram(&h));
-            }
-            let sql = SQL_USED.load(std::sync::atomic::Ordering::Relaxed);
-            print!("{}", sysbench::summary(r, st.percentile, sql));
-        }
-        None => print!("{}", summary(r)),
+    /// Whether the run used a database driver (sysbench's summary shows SQL statistics only
+    /// then): dbsweep's workloads always do.
+    fn sql_used(&self) -> bool {
+        true
     }
 }
 

@@ -24,6 +24,8 @@ const MAX_LIST: u32 = 1000;
 #[derive(Clone, Debug)]
 pub struct RunPlan {
     pub workload: String,
+    /// How the command's text looks (dbsweep's, or sysbench's for the drop-in).
+    pub style: crate::output::Style,
     pub target: String,
     pub workload_opts: WorkloadOptions,
     pub runner: RunnerOptions,
@@ -263,6 +265,14 @@ pub fn parse_run(argv: Vec<String>, workload: Option<&str>) -> Result<(RunPlan, 
 }
 
 impl RunPlan {
+    /// The plan with its text in `style`, for everyone who prints.
+    pub fn styled(mut self, style: crate::output::Style) -> RunPlan {
+        self.style = style;
+        self.runner.style = style;
+        self.workload_opts.style = style;
+        self
+    }
+
     pub fn from_opts(o: &Opts) -> Result<RunPlan, Error> {
         RunPlan::from_args(&o.workload, &o.args)
     }
@@ -409,6 +419,7 @@ impl RunPlan {
             o.rand_seed
         };
         let workload_opts = WorkloadOptions {
+            style: Default::default(),
             tables: o.tables,
             table_size: o.table_size,
             range_size: o.range_size,
@@ -450,6 +461,7 @@ impl RunPlan {
             },
         };
         let runner = RunnerOptions {
+            style: Default::default(),
             threads,
             workers: if workers < threads { workers } else { 0 },
             connections: o.connections,
@@ -468,6 +480,7 @@ impl RunPlan {
         let server = server_spec(&o.db)?;
         Ok(RunPlan {
             workload: workload.to_string(),
+            style: Default::default(),
             target: o.db.target.clone(),
             workload_opts,
             runner,

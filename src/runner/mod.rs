@@ -23,6 +23,9 @@ use worker::{ConnectRate, Schedule, Shared, Worker};
 /// The runner's resolved options.
 #[derive(Clone, Debug, Serialize)]
 pub struct RunnerOptions {
+    /// How its text looks (acting as sysbench: no progress bar).
+    #[serde(skip)]
+    pub style: crate::output::Style,
     /// Clients (terminals, sessions).
     pub threads: u32,
     /// Worker threads serving the clients (`--workers`); 0 = one per client.
@@ -276,11 +279,14 @@ pub fn run(
         crate::metrics::procfs::mem_available(),
     )?;
     let connecting = Instant::now();
-    let progress = Progress::new(if mode == Mode::Pooled {
-        opts.connections
-    } else {
-        clients
-    });
+    let progress = Progress::new(
+        if mode == Mode::Pooled {
+            opts.connections
+        } else {
+            clients
+        },
+        opts.style,
+    );
     let pool = pool::ConnPool::default();
     let pooled_clients = if mode == Mode::Pooled {
         open_pool(&shared, opts, &pool, &progress)?
@@ -515,11 +521,9 @@ fn open_pool(
 struct Progress(Option<indicatif::ProgressBar>);
 
 impl Progress {
-    fn new(total: u32) -> Progress {
+    fn new(total: u32, style: crate::output::Style) -> Progress {
         use std::io::IsTerminal;
-        let show = total >= 100
-            && std::io::stderr().is_terminal()
-            && crate::output::sysbench_style().is_none();
+        let show = total >= 100 && std::io::stderr().is_terminal() && style.sysbench().is_none();
         Progress(show.then(|| {
             let bar = indicatif::ProgressBar::new(u64::from(total));
             if let Ok(style) = indicatif::ProgressStyle::with_template(

@@ -1,6 +1,7 @@
 //! What each client does: the [`Workload`] trait, the registry of built-in workloads, and the
 //! options they share (sysbench's names and defaults).
 
+pub mod loader;
 pub mod micro;
 mod names;
 mod options;

@@ -14,6 +14,9 @@ pub enum PsMode {
 /// Every workload option, resolved; saved in the results file.
 #[derive(Clone, Debug, Serialize)]
 pub struct WorkloadOptions {
+    /// How the load's progress lines look.
+    #[serde(skip)]
+    pub style: crate::output::Style,
     pub tables: u32,
     /// prepare: ANALYZE after loading (`--analyze`).
     pub analyze: bool,

@@ -1,7 +1,7 @@
 //! The sysbench tables: their definition for each dialect, the parallel loader behind
 //! `prepare`, `cleanup`, and the check that a run's tables are there before it starts.
 
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::sync_channel;
 use std::time::Instant;
 
@@ -185,19 +185,10 @@ pub fn prepare(
     drop(conn);
     let start = Instant::now();
     let cpu_start = crate::metrics::process_cpu_seconds();
-    let writers = (o.threads as usize)
-        .min(set.count as usize)
-        .min(target.max_writers())
-        .max(1);
-    let next_table = AtomicU32::new(1);
-    let rows = std::thread::scope(|s| {
-        let handles: Vec<_> = (0..writers)
-            .map(|_| s.spawn(|| load_worker(target, set, o, &next_table, stop)))
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().expect("loader thread panicked"))
-            .sum::<Result<u64, Error>>()
+    let tables = 1..=set.count;
+    let writers = super::loader::writers(target, o.threads, &tables);
+    let rows = super::loader::run(target, tables, writers, stop, |conn, n| {
+        load_table(target, conn, set, o, n, stop)
     })?;
     if stop.load(Ordering::Relaxed) {
         return Err(Error::Run(
@@ -227,48 +218,41 @@ pub fn prepare(
     })
 }
 
-/// Takes tables off the shared counter until none is left; returns the rows it loaded.
-fn load_worker(
+/// Creates and loads table `sbtest{n}` of `set` on `c`; the rows loaded.
+fn load_table(
     target: &dyn Target,
+    c: &mut dyn Conn,
     set: &TableSet,
     o: &WorkloadOptions,
-    next_table: &AtomicU32,
+    n: u32,
     stop: &AtomicBool,
 ) -> Result<u64, Error> {
-    let mut conn = target
-        .connect()
-        .map_err(|e| Error::db(target.display_url(), e))?;
-    let mut rows = 0;
-    loop {
-        let n = next_table.fetch_add(1, Ordering::Relaxed);
-        if n > set.count || stop.load(Ordering::Relaxed) {
-            return Ok(rows);
-        }
-        let name = format!("sbtest{n}");
-        let ctx = |what: &str| format!("{what} {name}");
-        let c = conn.as_mut();
-        crate::output::progress(&format!("Creating table '{name}'..."));
-        if c.table_exists(&name)
-            .map_err(|e| Error::db(ctx("looking up"), e))?
-        {
-            // prepare checked every table's shape before any loader started.
-            c.batch(&format!("DROP TABLE {name}"))
-                .map_err(|e| Error::db(ctx("dropping"), e))?;
-        }
-        let ddl = create_table_sql(target.dialect(), set.kind, n, &TableDdl::of(o));
-        c.batch(&ddl).map_err(|e| Error::db(ctx("creating"), e))?;
-        if set.kind == TableKind::Bulk {
-            continue;
-        }
-        crate::output::progress(&format!("Inserting {} records into '{name}'", o.table_size));
-        rows += load_rows(c, n, o, stop).map_err(|e| Error::db(ctx("loading"), e))?;
-        if o.create_secondary {
-            crate::output::progress(&format!("Creating a secondary index on '{name}'..."));
-        }
-        for sql in after_rows_sql(target.dialect(), n, o) {
-            c.batch(&sql).map_err(|e| Error::db(ctx("indexing"), e))?;
-        }
+    let name = format!("sbtest{n}");
+    let ctx = |what: &str| format!("{what} {name}");
+    o.style.progress(&format!("Creating table '{name}'..."));
+    if c.table_exists(&name)
+        .map_err(|e| Error::db(ctx("looking up"), e))?
+    {
+        // prepare checked every table's shape before any loader started.
+        c.batch(&format!("DROP TABLE {name}"))
+            .map_err(|e| Error::db(ctx("dropping"), e))?;
     }
+    let ddl = create_table_sql(target.dialect(), set.kind, n, &TableDdl::of(o));
+    c.batch(&ddl).map_err(|e| Error::db(ctx("creating"), e))?;
+    if set.kind == TableKind::Bulk {
+        return Ok(0);
+    }
+    o.style
+        .progress(&format!("Inserting {} records into '{name}'", o.table_size));
+    let rows = load_rows(c, n, o, stop).map_err(|e| Error::db(ctx("loading"), e))?;
+    if o.create_secondary {
+        o.style
+            .progress(&format!("Creating a secondary index on '{name}'..."));
+    }
+    for sql in after_rows_sql(target.dialect(), n, o) {
+        c.batch(&sql).map_err(|e| Error::db(ctx("indexing"), e))?;
+    }
+    Ok(rows)
 }
 
 /// Rows per message from the generating thread to the writer.
@@ -388,13 +372,13 @@ pub fn foreign_reason(
 
 /// Drops the tables of `set` that exist; returns how many it dropped. Only sbtest tables of
 /// dbsweep's shape, and none unless all are.
-pub fn cleanup(target: &dyn Target, set: &TableSet) -> Result<u32, Error> {
+pub fn cleanup(target: &dyn Target, set: &TableSet, o: &WorkloadOptions) -> Result<u32, Error> {
     let mut conn = target
         .connect()
         .map_err(|e| Error::db(target.display_url(), e))?;
     let existing = check_ours(conn.as_mut(), set)?;
     for name in &existing {
-        crate::output::progress(&format!("Dropping table '{name}'..."));
+        o.style.progress(&format!("Dropping table '{name}'..."));
         conn.batch(&format!("DROP TABLE {name}"))
             .map_err(|e| Error::db(format!("dropping {name}"), e))?;
     }

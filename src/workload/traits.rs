@@ -134,8 +134,8 @@ pub trait Workload: Send + Sync {
         Ok(())
     }
     /// Drops its tables (`cleanup`); returns how many.
-    fn cleanup(&self, target: &dyn Target) -> Result<u32, Error> {
-        tables::cleanup(target, &self.tables())
+    fn cleanup(&self, target: &dyn Target, o: &WorkloadOptions) -> Result<u32, Error> {
+        tables::cleanup(target, &self.tables(), o)
     }
     /// Whether any of its tables is missing (a fresh managed server has none).
     fn tables_missing(&self, conn: &mut dyn Conn) -> Result<bool, DbError> {

@@ -2,7 +2,7 @@
 //! parallel over warehouses, through each database's bulk path (COPY, LOAD DATA, large SQLite
 //! transactions).
 
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use rand::rngs::SmallRng;
@@ -200,39 +200,18 @@ pub fn prepare(
     let start = Instant::now();
     let cpu_start = crate::metrics::process_cpu_seconds();
     let c_last = SmallRng::seed_from_u64(seed).random_range(0..=255);
-    let writers = (threads as usize)
-        .min(warehouses as usize + 1)
-        .min(target.max_writers())
-        .max(1);
     // Job 0 is the item table; job w is warehouse w.
-    let next = AtomicU32::new(0);
+    let jobs = 0..=warehouses;
+    let writers = crate::workload::loader::writers(target, threads, &jobs);
     eprintln!("Loading {warehouses} warehouse(s) with {writers} loader(s)...");
-    let rows = std::thread::scope(|s| {
-        let handles: Vec<_> = (0..writers)
-            .map(|_| {
-                s.spawn(|| -> Result<u64, Error> {
-                    let mut conn = target.connect().map_err(|e| Error::db(&url, e))?;
-                    let mut rows = 0;
-                    loop {
-                        let job = next.fetch_add(1, Ordering::Relaxed);
-                        if job > warehouses || stop.load(Ordering::Relaxed) {
-                            return Ok(rows);
-                        }
-                        let mut g = Gen::new(seed ^ (u64::from(job) << 32), c_last);
-                        rows += if job == 0 {
-                            load_items(conn.as_mut(), &mut g)
-                        } else {
-                            load_warehouse(conn.as_mut(), &mut g, i64::from(job))
-                        }
-                        .map_err(|e| Error::db(format!("{url}: loading"), e))?;
-                    }
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().expect("loader thread panicked"))
-            .sum::<Result<u64, Error>>()
+    let rows = crate::workload::loader::run(target, jobs, writers, stop, |conn, job| {
+        let mut g = Gen::new(seed ^ (u64::from(job) << 32), c_last);
+        if job == 0 {
+            load_items(conn, &mut g)
+        } else {
+            load_warehouse(conn, &mut g, i64::from(job))
+        }
+        .map_err(|e| Error::db(format!("{url}: loading"), e))
     })?;
     if stop.load(Ordering::Relaxed) {
         return Err(Error::Run(

@@ -65,7 +65,7 @@ impl Workload for Tpcc {
         verify_conditions(target, false)
     }
 
-    fn cleanup(&self, target: &dyn Target) -> Result<u32, Error> {
+    fn cleanup(&self, target: &dyn Target, _: &WorkloadOptions) -> Result<u32, Error> {
         let url = target.display_url();
         let mut conn = target.connect().map_err(|e| Error::db(&url, e))?;
         let dropped = load::drop_tables(conn.as_mut(), &url)?;
