@@ -214,6 +214,18 @@ pub enum Dialect {
     Any,
 }
 
+impl Dialect {
+    /// The kind of database, as results files and messages name it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Dialect::Sqlite => "sqlite",
+            Dialect::Postgres => "postgres",
+            Dialect::Mysql => "mysql",
+            Dialect::Any => "mock",
+        }
+    }
+}
+
 /// The connection of a client that opens its own (a sysbench script's): the runner opens none
 /// for it, and every statement sent here is refused.
 pub struct Detached(pub Dialect);
@@ -281,8 +293,11 @@ impl Conn for Detached {
 
 /// A database to benchmark.
 pub trait Target: Send + Sync {
-    /// `sqlite`, `postgres`, `mysql`, `mock`.
-    fn kind(&self) -> &'static str;
+    /// `sqlite`, `postgres`, `mysql`, `mock`: its dialect's name, for results and messages
+    /// (compare `dialect()`, not this text).
+    fn kind(&self) -> &'static str {
+        self.dialect().name()
+    }
     fn dialect(&self) -> Dialect;
     /// The URL with any password hidden, for output and results files.
     fn display_url(&self) -> String;

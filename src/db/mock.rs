@@ -55,10 +55,6 @@ impl MockTarget {
 }
 
 impl Target for MockTarget {
-    fn kind(&self) -> &'static str {
-        "mock"
-    }
-
     fn dialect(&self) -> Dialect {
         Dialect::Any
     }

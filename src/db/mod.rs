@@ -48,11 +48,22 @@ pub fn check_url(url: &str) -> Result<(), String> {
     })
 }
 
+/// The dialect of the database a URL names, by its scheme; None for no URL or an unknown scheme.
+pub fn dialect_of(url: &str) -> Option<Dialect> {
+    match url.split_once("://")?.0 {
+        "sqlite" => Some(Dialect::Sqlite),
+        "postgres" | "postgresql" => Some(Dialect::Postgres),
+        "mysql" | "mariadb" => Some(Dialect::Mysql),
+        "mock" => Some(Dialect::Any),
+        _ => None,
+    }
+}
+
 /// Opens the target named by `--target`.
 pub fn open(url: &str, o: OpenOptions) -> Result<Box<dyn Target>, Error> {
     let scheme = url.split_once("://").map(|(s, _)| s);
     let shown = redact_url(url);
-    if o.pipeline && !matches!(scheme, Some("postgres" | "postgresql")) {
+    if o.pipeline && dialect_of(url) != Some(Dialect::Postgres) {
         return Err(Error::Usage(format!(
             "--pipeline: only PostgreSQL targets pipeline statements, and --target is {shown}; \
              leave out --pipeline"

@@ -100,10 +100,6 @@ impl MysqlTarget {
 }
 
 impl Target for MysqlTarget {
-    fn kind(&self) -> &'static str {
-        "mysql"
-    }
-
     fn dialect(&self) -> Dialect {
         Dialect::Mysql
     }

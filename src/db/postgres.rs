@@ -95,10 +95,6 @@ impl PostgresTarget {
 }
 
 impl Target for PostgresTarget {
-    fn kind(&self) -> &'static str {
-        "postgres"
-    }
-
     fn dialect(&self) -> Dialect {
         Dialect::Postgres
     }

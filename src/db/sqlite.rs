@@ -184,10 +184,6 @@ impl SqliteTarget {
 }
 
 impl Target for SqliteTarget {
-    fn kind(&self) -> &'static str {
-        "sqlite"
-    }
-
     /// Each connection has a page cache of its own: `cache_size` pages (negative: KiB; 2,000
     /// KiB by default), filled up to the size of the database, plus SQLite's own structures
     /// and the prepared statements (about 1 MiB, measured: 100 clients of oltp_point_select).

@@ -101,7 +101,7 @@ impl Db {
     ) -> Result<metrics::profile::Profiler, String> {
         let (pids, subject) = match self.hw_subject().server_pids {
             Some(pids) => (pids, "the server's processes"),
-            None if self.target.kind() == "sqlite" => {
+            None if self.target.dialect() == db::Dialect::Sqlite => {
                 let me = std::process::id();
                 (
                     Box::new(move || vec![me]) as Box<dyn Fn() -> Vec<u32> + Send>,

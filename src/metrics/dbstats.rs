@@ -11,7 +11,7 @@ use std::sync::mpsc;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use crate::db::{Conn, DbError, Target};
+use crate::db::{Conn, DbError, Dialect, Target};
 use crate::results::figures::{Counters, ServerStats};
 
 /// (query, columns): each query returns rows of (name, value).
@@ -33,11 +33,11 @@ const PG_UNDEFINED_TABLE: &str = "42P01";
 
 /// Reads the server's counters on `conn`; `kind` is the target's kind. Empty for SQLite and the
 /// mock, whose counters come from the clients' connections.
-pub fn snapshot(conn: &mut dyn Conn, kind: &str) -> Result<Counters, DbError> {
+pub fn snapshot(conn: &mut dyn Conn, dialect: Dialect) -> Result<Counters, DbError> {
     let mut out = Counters::new();
-    let queries: &[&str] = match kind {
-        "postgres" => &PG_QUERIES,
-        "mysql" => &["SHOW GLOBAL STATUS"],
+    let queries: &[&str] = match dialect {
+        Dialect::Postgres => &PG_QUERIES,
+        Dialect::Mysql => &["SHOW GLOBAL STATUS"],
         _ => &[],
     };
     for sql in queries {
@@ -51,7 +51,7 @@ pub fn snapshot(conn: &mut dyn Conn, kind: &str) -> Result<Counters, DbError> {
                 continue;
             };
             if let Ok(v) = value.trim().parse::<f64>() {
-                let name = if kind == "mysql" {
+                let name = if dialect == Dialect::Mysql {
                     format!("global_status.{name}")
                 } else {
                     name.clone()
@@ -64,8 +64,8 @@ pub fn snapshot(conn: &mut dyn Conn, kind: &str) -> Result<Counters, DbError> {
 }
 
 /// The InnoDB monitor's text (MySQL and MariaDB), None elsewhere or when it is refused.
-pub fn innodb_status(conn: &mut dyn Conn, kind: &str) -> Option<String> {
-    if kind != "mysql" {
+pub fn innodb_status(conn: &mut dyn Conn, dialect: Dialect) -> Option<String> {
+    if dialect != Dialect::Mysql {
         return None;
     }
     let rows = conn.query_rows("SHOW ENGINE INNODB STATUS", 3).ok()?;
@@ -75,7 +75,7 @@ pub fn innodb_status(conn: &mut dyn Conn, kind: &str) -> Option<String> {
 /// Deltas and derived figures of one step. `cache` is the clients' page cache counters (SQLite);
 /// `ops` the step's operations (events).
 pub fn figures(
-    kind: &str,
+    dialect: Dialect,
     before: &Counters,
     after: &Counters,
     cache: Option<[u64; 3]>,
@@ -101,8 +101,8 @@ pub fn figures(
         (Some(h), Some(m)) if h + m > 0.0 => Some(h / (h + m)),
         _ => None,
     };
-    let (hit_rate, read, written, log) = match kind {
-        "postgres" => (
+    let (hit_rate, read, written, log) = match dialect {
+        Dialect::Postgres => (
             ratio(
                 d("pg_stat_database.blks_hit"),
                 d("pg_stat_database.blks_read"),
@@ -118,7 +118,7 @@ pub fn figures(
             ]),
             d("pg_stat_wal.wal_bytes"),
         ),
-        "mysql" => {
+        Dialect::Mysql => {
             let requests = d("global_status.Innodb_buffer_pool_read_requests");
             let misses = d("global_status.Innodb_buffer_pool_reads");
             (
@@ -161,7 +161,7 @@ pub fn figures(
         "pg_stat_checkpointer.num_timed",
         "pg_stat_checkpointer.num_requested",
     ])
-    .filter(|_| kind == "postgres");
+    .filter(|_| dialect == Dialect::Postgres);
     ServerStats {
         qcache_hit_rate: qc_hit,
         qcache_insert_rate: qc_insert,
@@ -182,7 +182,7 @@ type Before = (Box<dyn Conn>, Counters);
 /// Takes the "before" snapshot on its own connection once warm-up is over, while the clients
 /// run; `finish` takes the "after" one.
 pub struct Probe {
-    kind: &'static str,
+    dialect: Dialect,
     /// Other client backends before the run (PostgreSQL).
     baseline: i64,
     stop: mpsc::Sender<()>,
@@ -193,9 +193,9 @@ impl Probe {
     /// Connects now (so that a server that refuses fails the step before it runs nothing), and
     /// snapshots after `delay`.
     pub fn start(target: &dyn Target, delay: Duration) -> Result<Probe, DbError> {
-        let kind = target.kind();
+        let dialect = target.dialect();
         let mut conn = target.connect()?;
-        let baseline = if kind == "postgres" {
+        let baseline = if dialect == Dialect::Postgres {
             conn.query_i64(PG_OTHER_BACKENDS)?.unwrap_or(0)
         } else {
             0
@@ -204,11 +204,11 @@ impl Probe {
         let thread = std::thread::spawn(move || {
             // Woken early when the run ends within its warm-up.
             let _ = stopped.recv_timeout(delay);
-            let before = snapshot(conn.as_mut(), kind)?;
+            let before = snapshot(conn.as_mut(), dialect)?;
             Ok((conn, before))
         });
         Ok(Probe {
-            kind,
+            dialect,
             baseline,
             stop,
             thread,
@@ -225,12 +225,12 @@ impl Probe {
                 "the counter probe stopped",
             ))
         })?;
-        if self.kind == "postgres" {
+        if self.dialect == Dialect::Postgres {
             settle_pg_backends(conn.as_mut(), self.baseline);
         }
-        let after = snapshot(conn.as_mut(), self.kind)?;
-        let status = innodb_status(conn.as_mut(), self.kind);
-        Ok(figures(self.kind, &before, &after, cache, ops, status))
+        let after = snapshot(conn.as_mut(), self.dialect)?;
+        let status = innodb_status(conn.as_mut(), self.dialect);
+        Ok(figures(self.dialect, &before, &after, cache, ops, status))
     }
 }
 
@@ -281,7 +281,7 @@ mod tests {
             ("pg_stat_bgwriter.buffers_checkpoint", 30.0),
             ("pg_stat_wal.wal_bytes", 1.5e6),
         ]);
-        let s = figures("postgres", &before, &after, None, 100, None);
+        let s = figures(Dialect::Postgres, &before, &after, None, 100, None);
         assert_eq!(s.deltas["pg_stat_database.blks_hit"], 900.0);
         assert_eq!(s.hit_rate, Some(0.9));
         assert_eq!(s.pages_read_per_op, Some(1.0));
@@ -302,7 +302,7 @@ mod tests {
             ("global_status.Innodb_pages_written", 27.0),
             ("global_status.Innodb_lsn_current", 2000.0),
         ]);
-        let s = figures("mysql", &before, &after, None, 10, Some("x".into()));
+        let s = figures(Dialect::Mysql, &before, &after, None, 10, Some("x".into()));
         assert_eq!(s.hit_rate, Some(0.99));
         assert_eq!(s.pages_written_per_op, Some(2.0));
         // Innodb_os_log_written missing: the LSN's advance is the log written.
@@ -314,13 +314,13 @@ mod tests {
     #[test]
     fn sqlite_figures_come_from_the_connections() {
         let none = Counters::new();
-        let s = figures("sqlite", &none, &none, Some([75, 25, 50]), 50, None);
+        let s = figures(Dialect::Sqlite, &none, &none, Some([75, 25, 50]), 50, None);
         assert_eq!(s.hit_rate, Some(0.75));
         assert_eq!(s.pages_read_per_op, Some(0.5));
         assert_eq!(s.pages_written_per_op, Some(1.0));
         assert_eq!(s.log_bytes_per_op, None);
         // No operations: nothing per operation.
-        let s = figures("sqlite", &none, &none, Some([1, 1, 1]), 0, None);
+        let s = figures(Dialect::Sqlite, &none, &none, Some([1, 1, 1]), 0, None);
         assert_eq!(s.pages_read_per_op, None);
     }
 }

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
-use crate::db::{DbError, ErrorClass, Target};
+use crate::db::{DbError, Dialect, ErrorClass, Target};
 use crate::results::diagnosis::{InstrumentWait, WaitEvent, WaitProfile};
 
 /// Instruments kept per profile.
@@ -78,9 +78,9 @@ fn row_lock_counters(conn: &mut dyn crate::db::Conn) -> Result<[u64; 2], DbError
 }
 
 /// The event of one sampled session: the query's three columns.
-fn classify(kind: &str, cols: [Option<&str>; 3]) -> String {
+fn classify(dialect: Dialect, cols: [Option<&str>; 3]) -> String {
     let [a, b, c] = cols.map(|v| v.filter(|s| !s.is_empty()));
-    if kind == "postgres" {
+    if dialect == Dialect::Postgres {
         // state, wait_event_type, wait_event
         return match (b, c, a) {
             (Some(t), Some(e), _) => format!("{t}:{e}"),
@@ -117,15 +117,15 @@ impl WaitSampler {
         delay: Duration,
         hz: f64,
     ) -> Result<Option<WaitSampler>, DbError> {
-        let kind = target.kind();
+        let dialect = target.dialect();
         if hz.is_nan() || hz <= 0.0 {
             return Ok(None);
         }
-        let (query, source) = match kind {
-            "postgres" => (PG_SAMPLE, "pg_stat_activity"),
-            "mysql" => (MYSQL_SAMPLE, "processlist"),
-            "sqlite" => return Ok(Some(Self::sqlite_busy(delay, hz))),
-            _ => return Ok(None),
+        let (query, source) = match dialect {
+            Dialect::Postgres => (PG_SAMPLE, "pg_stat_activity"),
+            Dialect::Mysql => (MYSQL_SAMPLE, "processlist"),
+            Dialect::Sqlite => return Ok(Some(Self::sqlite_busy(delay, hz))),
+            Dialect::Any => return Ok(None),
         };
         let mut conn = target.connect()?;
         let (stop, stopped) = mpsc::channel::<()>();
@@ -136,16 +136,17 @@ impl WaitSampler {
             // The run ended within its warm-up: nothing measured, nothing sampled.
             let measured = matches!(stopped.recv_timeout(delay), Err(RecvTimeoutError::Timeout));
             let period = Duration::from_secs_f64(1.0 / hz);
-            let (locks_before, instruments_before, innodb_before) = if measured && kind == "mysql" {
-                (
-                    Some(row_lock_counters(conn.as_mut())?),
-                    // A server that will not show them (no privilege) has none: no failure.
-                    instrument_waits(conn.as_mut()).unwrap_or(None),
-                    crate::metrics::innodb::read(conn.as_mut()).ok(),
-                )
-            } else {
-                (None, None, None)
-            };
+            let (locks_before, instruments_before, innodb_before) =
+                if measured && dialect == Dialect::Mysql {
+                    (
+                        Some(row_lock_counters(conn.as_mut())?),
+                        // A server that will not show them (no privilege) has none: no failure.
+                        instrument_waits(conn.as_mut()).unwrap_or(None),
+                        crate::metrics::innodb::read(conn.as_mut()).ok(),
+                    )
+                } else {
+                    (None, None, None)
+                };
             let mut next = Instant::now();
             let mut sampling = measured;
             while sampling {
@@ -153,7 +154,7 @@ impl WaitSampler {
                     let col = |i: usize| row.get(i).and_then(|b| std::str::from_utf8(b).ok());
                     let n: u64 = col(3).and_then(|v| v.parse().ok()).unwrap_or(0);
                     *counts
-                        .entry(classify(kind, [col(0), col(1), col(2)]))
+                        .entry(classify(dialect, [col(0), col(1), col(2)]))
                         .or_default() += n;
                     samples += n;
                 })?;
@@ -287,7 +288,7 @@ mod tests {
 
     #[test]
     fn sessions_are_classified_by_their_wait_or_cpu() {
-        let pg = |a, b, c| classify("postgres", [a, b, c]);
+        let pg = |a, b, c| classify(Dialect::Postgres, [a, b, c]);
         assert_eq!(pg(Some("active"), None, None), "CPU");
         assert_eq!(
             pg(Some("active"), Some("Lock"), Some("transactionid")),
@@ -297,7 +298,7 @@ mod tests {
             pg(Some("idle"), Some("Client"), Some("ClientRead")),
             "Client:ClientRead"
         );
-        let my = |a, b, c| classify("mysql", [a, b, c]);
+        let my = |a, b, c| classify(Dialect::Mysql, [a, b, c]);
         assert_eq!(
             my(Some("Query"), Some("Updating"), Some("LOCK WAIT")),
             "Lock:row lock wait"

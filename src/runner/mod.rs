@@ -584,7 +584,7 @@ fn check_memory(
         mib(per_connection),
         mib(per_worker),
         mib(available),
-        if target.kind() == "sqlite" {
+        if target.dialect() == crate::db::Dialect::Sqlite {
             ", or a smaller cache_size in the URL"
         } else {
             ", or --workers to share threads among them"

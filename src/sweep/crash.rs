@@ -7,7 +7,7 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use super::cell::CellDb;
-use crate::db::{Conn, Target};
+use crate::db::{Conn, Dialect, Target};
 use crate::error::Error;
 use crate::interrupt::INTERRUPT;
 use crate::measure::Db;
@@ -67,13 +67,13 @@ pub(super) fn kill_at(
 /// which MariaDB and every MySQL print alike (MySQL 8 has no `Innodb_lsn_*` status).
 fn redo_since_checkpoint(target: &dyn Target) -> Option<u64> {
     let mut conn = target.connect().ok()?;
-    match target.kind() {
-        "postgres" => conn
+    match target.dialect() {
+        Dialect::Postgres => conn
             .query_i64("SELECT (pg_current_wal_lsn() - (pg_control_checkpoint()).redo_lsn)::bigint")
             .ok()?
             .and_then(|v| u64::try_from(v).ok()),
-        "mysql" => {
-            let status = crate::metrics::dbstats::innodb_status(conn.as_mut(), "mysql")?;
+        Dialect::Mysql => {
+            let status = crate::metrics::dbstats::innodb_status(conn.as_mut(), Dialect::Mysql)?;
             innodb_redo(&status)
         }
         _ => None,
@@ -115,7 +115,7 @@ pub(super) fn recover(
     let mut conn = db.db.target.connect().map_err(|e| Error::db(&url, e))?;
     conn.query_i64("SELECT 1").map_err(|e| Error::db(&url, e))?;
     let seconds = start.elapsed().as_secs_f64();
-    let rollback = if db.db.target.kind() == "mysql" {
+    let rollback = if db.db.target.dialect() == Dialect::Mysql {
         Some(recovered_rollback(
             conn.as_mut(),
             &url,

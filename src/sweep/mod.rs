@@ -20,7 +20,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use crate::cli::SweepOpts;
-use crate::db::{self, OpenOptions};
+use crate::db::{self, Dialect, OpenOptions};
 use crate::error::Error;
 use crate::error::Outcome;
 use crate::plan::sweep::{Sweep, TargetSpec};
@@ -164,7 +164,7 @@ fn check_servers(sweep: &Sweep) -> Result<BTreeMap<String, String>, Error> {
                 out.insert(t.name.clone(), version);
             }
             // A running server is asked; the sweep says later if it cannot be reached.
-            TargetSpec::Url(url) if !url.starts_with("sqlite:") => {
+            TargetSpec::Url(url) if t.spec.dialect() != Some(Dialect::Sqlite) => {
                 let version = db::open(url, OpenOptions::default())
                     .and_then(|target| {
                         let mut conn = target

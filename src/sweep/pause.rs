@@ -8,7 +8,7 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use crate::db::{Conn, DbError, Target};
+use crate::db::{Conn, DbError, Dialect, Target};
 use crate::results::PauseReport;
 
 /// Dirty pages at or below this count as flushed.
@@ -30,8 +30,8 @@ pub fn postwrite(
     };
     let mut conn = target.connect()?;
     let names: Vec<String> = (1..=tables).map(|n| format!("sbtest{n}")).collect();
-    match target.kind() {
-        "postgres" => {
+    match target.dialect() {
+        Dialect::Postgres => {
             for t in &names {
                 run(conn.as_mut(), &format!("VACUUM (ANALYZE) {t}"), &mut report)?;
             }
@@ -43,13 +43,13 @@ pub fn postwrite(
                 report.actions.push("CHECKPOINT".into());
             }
         }
-        "mysql" => {
+        Dialect::Mysql => {
             flush_innodb(conn.as_mut(), end, interrupt, &mut report)?;
             for t in &names {
                 run(conn.as_mut(), &format!("ANALYZE TABLE {t}"), &mut report)?;
             }
         }
-        "sqlite" => {
+        Dialect::Sqlite => {
             run(
                 conn.as_mut(),
                 "PRAGMA wal_checkpoint(TRUNCATE)",

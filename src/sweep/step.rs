@@ -275,7 +275,7 @@ impl<'a> Runner<'a> {
                 (url, None, Some(file), true)
             }
             TargetSpec::Url(u) => {
-                let url = if u.starts_with("sqlite:") {
+                let url = if cell.target.spec.dialect() == Some(crate::db::Dialect::Sqlite) {
                     crate::plan::sweep::sqlite_url(u, &cell.config.settings)
                 } else {
                     u.clone()

@@ -4,6 +4,7 @@
 use std::path::PathBuf;
 
 use super::file::{Class, PlanFile};
+use crate::db::Dialect;
 use crate::error::Error;
 use crate::server::ServerKind;
 use crate::server::builds::Build;
@@ -15,6 +16,18 @@ pub enum TargetSpec {
     Sqlite,
     Url(String),
     Managed(ServerKind),
+}
+
+impl TargetSpec {
+    /// The dialect of the database the target is; None for a URL of no known scheme.
+    pub fn dialect(&self) -> Option<Dialect> {
+        match self {
+            TargetSpec::Sqlite => Some(Dialect::Sqlite),
+            TargetSpec::Url(u) => crate::db::dialect_of(u),
+            TargetSpec::Managed(ServerKind::Postgres) => Some(Dialect::Postgres),
+            TargetSpec::Managed(ServerKind::Mariadb | ServerKind::Mysql) => Some(Dialect::Mysql),
+        }
+    }
 }
 
 #[derive(Clone, Debug)]

@@ -9,7 +9,7 @@ use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
 use super::schema;
-use crate::db::{Conn, DbError, RowValue, Target};
+use crate::db::{Conn, DbError, Dialect, RowValue, Target};
 use crate::error::Error;
 
 pub const DISTRICTS: i64 = 10;
@@ -223,11 +223,10 @@ pub fn prepare(
         conn.batch(&sql)
             .map_err(|e| Error::db(format!("{url}: {sql}"), e))?;
     }
-    let analyze = match target.kind() {
-        "postgres" => Some("ANALYZE".to_string()),
-        "sqlite" => Some("ANALYZE".to_string()),
-        "mysql" => Some(format!("ANALYZE TABLE {}", schema::TABLES.join(", "))),
-        _ => None,
+    let analyze = match target.dialect() {
+        Dialect::Postgres | Dialect::Sqlite => Some("ANALYZE".to_string()),
+        Dialect::Mysql => Some(format!("ANALYZE TABLE {}", schema::TABLES.join(", "))),
+        Dialect::Any => None,
     };
     if let Some(sql) = analyze {
         conn.query_rows(&sql, 1)

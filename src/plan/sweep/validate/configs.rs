@@ -7,6 +7,7 @@ use super::super::cells::{Config, Source, SweepTarget, TargetSpec};
 use super::super::file::ConfigDef;
 use super::super::options::{parse_size, settings_of};
 use super::{MAX_CELL_PART, check_name_length, is_label, sqlite_url};
+use crate::db::Dialect;
 use crate::error::Error;
 
 /// Every configuration of the plan; `default` (no settings) when it names none.
@@ -103,7 +104,7 @@ fn fits_target(
     }
     let sqlite = match &t.spec {
         TargetSpec::Sqlite => Some("sqlite://check.db"),
-        TargetSpec::Url(u) if u.starts_with("sqlite:") => Some(u.as_str()),
+        TargetSpec::Url(u) if t.spec.dialect() == Some(Dialect::Sqlite) => Some(u.as_str()),
         _ => None,
     };
     if let (Some(url), false) = (sqlite, settings.is_empty()) {
@@ -124,8 +125,8 @@ fn fits_target(
             format!("configs.{name}: {setting} on target {}: {why}", t.name),
         ));
     }
-    if let TargetSpec::Url(u) = &t.spec {
-        let sqlite = u.starts_with("sqlite:");
+    if let TargetSpec::Url(_) = &t.spec {
+        let sqlite = t.spec.dialect() == Some(Dialect::Sqlite);
         if memory_limit.is_some() || (managed_only && !sqlite) {
             return Err(src.error(
                 span.clone(),

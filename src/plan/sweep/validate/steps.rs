@@ -7,8 +7,8 @@ use super::super::cells::{Pause, Source, Step, StepKind, Sweep, TargetSpec};
 use super::super::file::{Class, LoadDef, PlanFile, SYSBENCH_LOAD, StepDef};
 use super::super::options::{check_options, merge_options, option_args, takes};
 use super::{MAX_STEP_NAME, check_name_length, is_label};
+use crate::db::Dialect;
 use crate::error::Error;
-use crate::server::ServerKind;
 
 type Span = std::ops::Range<usize>;
 
@@ -221,11 +221,10 @@ fn at_every_count(src: &Source, span: Span, step: &Step, sweep: &Sweep) -> Resul
         let (plan, _) = sweep
             .step_workload(step, clients, None)
             .map_err(|e| src.error(span.clone(), format!("step {}: {e}", step.name)))?;
-        let not_postgres = sweep.targets.iter().find(|t| match &t.spec {
-            TargetSpec::Sqlite => true,
-            TargetSpec::Url(u) => !u.starts_with("postgres"),
-            TargetSpec::Managed(kind) => *kind != ServerKind::Postgres,
-        });
+        let not_postgres = sweep
+            .targets
+            .iter()
+            .find(|t| t.spec.dialect() != Some(Dialect::Postgres));
         if let (true, Some(t)) = (plan.workload_opts.pipeline, not_postgres) {
             return Err(src.error(
                 span.clone(),
