@@ -10,6 +10,16 @@ pub enum Error {
     /// path. Detected before any table is touched.
     #[error("{0}")]
     Usage(String),
+    /// A command-line option's value that does not do: which option, and why (exit 2).
+    #[error("--{option}: {why}")]
+    Option { option: String, why: String },
+    /// An entry of a plan file that does not do: where (file and line), and why (exit 2).
+    #[error("{file}:{line}: {why}")]
+    Plan {
+        file: String,
+        line: usize,
+        why: String,
+    },
     /// The run failed after it started.
     #[error("{0}")]
     Run(String),
@@ -28,7 +38,7 @@ impl Error {
     /// The process exit code for this error.
     pub fn exit_code(&self) -> i32 {
         match self {
-            Error::Usage(_) => 2,
+            Error::Usage(_) | Error::Option { .. } | Error::Plan { .. } => 2,
             Error::Run(_) | Error::Db { .. } => 1,
         }
     }

@@ -69,7 +69,10 @@ struct SavedOptions<'a> {
 }
 
 fn bad(option: &str, why: impl std::fmt::Display) -> Error {
-    Error::Usage(format!("--{option}: {why}"))
+    Error::Option {
+        option: option.to_string(),
+        why: why.to_string(),
+    }
 }
 
 /// The most clients a run may have. Past this, even waiting clients on a few workers (a few

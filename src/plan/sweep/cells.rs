@@ -153,13 +153,22 @@ impl Source<'_> {
     }
 
     pub(crate) fn error(&self, span: std::ops::Range<usize>, why: impl std::fmt::Display) -> Error {
-        Error::Usage(format!("{}:{}: {why}", self.name, self.line_of(span.start)))
+        self.at_line(self.line_of(span.start), why)
+    }
+
+    /// An error at `line` of the plan.
+    pub(crate) fn at_line(&self, line: usize, why: impl std::fmt::Display) -> Error {
+        Error::Plan {
+            file: self.name.to_string(),
+            line,
+            why: why.to_string(),
+        }
     }
 
     /// The line of a top-level `key =` (or line 1 when the key is not written).
     pub(crate) fn key_error(&self, key: &str, why: impl std::fmt::Display) -> Error {
         let line = self.key_line(key).map_or(1, |i| i + 1);
-        Error::Usage(format!("{}:{line}: {key}: {why}", self.name))
+        self.at_line(line, format!("{key}: {why}"))
     }
 
     /// The index of the line of a top-level `key =`.
@@ -184,7 +193,7 @@ impl Source<'_> {
             .find(|(_, l)| quoted.iter().any(|q| l.contains(q.as_str())))
             .map_or(from, |(i, _)| i)
             + 1;
-        Error::Usage(format!("{}:{line}: {key}: {why}", self.name))
+        self.at_line(line, format!("{key}: {why}"))
     }
 }
 

@@ -166,12 +166,6 @@ pub(crate) fn option_args(t: &toml::Table) -> Vec<String> {
         .collect()
 }
 
-impl From<String> for Error {
-    fn from(s: String) -> Error {
-        Error::Usage(s)
-    }
-}
-
 pub(crate) fn check_options(
     src: &Source,
     span: std::ops::Range<usize>,

@@ -3,12 +3,11 @@ use super::file::{BUILTIN, Class};
 use super::load::format_seconds;
 use super::options::parse_size;
 use crate::cli::{ClientList, SweepOverrides};
-use crate::error::Error;
 use crate::server::ServerKind;
 
 fn err(text: &str) -> String {
     match Sweep::parse("p.toml", text, &SweepOverrides::default()) {
-        Err(Error::Usage(m)) => m,
+        Err(e) if e.exit_code() == 2 => e.to_string(),
         Err(e) => panic!("not a usage error: {e}"),
         Ok(_) => panic!("accepted: {text}"),
     }
@@ -172,4 +171,39 @@ fn sizes_and_durations_format() {
     assert_eq!(parse_size("x"), None);
     assert_eq!(format_seconds(59.6), "1m00s");
     assert_eq!(format_seconds(3725.0), "1h02m05s");
+}
+
+#[test]
+fn plan_errors_are_typed_with_their_file_and_line() {
+    let e = Sweep::parse(
+        "p.toml",
+        &format!("name = \"x\"\nclients = [0]\n{ONE_STEP}"),
+        &SweepOverrides::default(),
+    )
+    .unwrap_err();
+    match e {
+        crate::error::Error::Plan { file, line, why } => {
+            assert_eq!((file.as_str(), line), ("p.toml", 2));
+            assert!(why.starts_with("clients:"), "{why}");
+        }
+        other => panic!("not a plan error: {other:?}"),
+    }
+    // An option the run refuses, inside a step, keeps the step's line.
+    let e = err(&format!("{ONE_STEP}options = {{ range_size = 0 }}\n"));
+    assert!(
+        e.starts_with("p.toml:1: step oltp_point_select: --range-size:"),
+        "{e}"
+    );
+}
+
+#[test]
+fn option_errors_are_typed_with_the_option() {
+    let argv = ["dbsweep", "run", "oltp_point_select", "--tables=0"].map(String::from);
+    match crate::plan::parse_run(argv.to_vec(), None) {
+        Err(crate::error::Error::Option { option, why }) => {
+            assert_eq!(option, "tables");
+            assert!(why.contains("at least 1"), "{why}");
+        }
+        other => panic!("not an option error: {other:?}"),
+    }
 }

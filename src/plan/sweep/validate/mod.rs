@@ -85,7 +85,7 @@ fn check_name_length(
 #[cfg(test)]
 fn refused(text: &str) -> String {
     match super::Sweep::parse("p.toml", text, &crate::cli::SweepOverrides::default()) {
-        Err(Error::Usage(m)) => m,
+        Err(e) if e.exit_code() == 2 => e.to_string(),
         Err(e) => panic!("not a usage error: {e}"),
         Ok(_) => panic!("accepted: {text}"),
     }
