@@ -14,6 +14,7 @@ pub mod waits;
 use hdrhistogram::Histogram;
 
 use crate::db::{ErrorClass, QueryCounts};
+use crate::results::figures::Interval;
 use crate::results::{HistogramData, Latency, StatementFigures};
 
 /// Latencies are recorded in nanoseconds, from 1 ns to one hour, at 3 significant digits.
@@ -312,6 +313,59 @@ impl Snapshot {
             return 0.0;
         }
         ns_to_ms(self.latency.value_at_quantile(q))
+    }
+
+    /// What the snapshot says of one interval: `t` seconds into the measured part, `seconds`
+    /// long, of `threads` clients, its `percentile` as `pct_ms`. `new_order`: the index of the
+    /// workload's headline type (TPC-C's New-Order) among the snapshot's transaction types.
+    pub fn interval(
+        &self,
+        t: f64,
+        seconds: f64,
+        (threads, percentile): (u32, f64),
+        new_order: Option<usize>,
+    ) -> Interval {
+        let s = self;
+        let c = &s.counters;
+        let new_order_quantile = |q: f64| {
+            new_order.map(|k| {
+                s.kinds
+                    .get(k)
+                    .filter(|k| !k.latency.is_empty())
+                    .map_or(0.0, |k| ns_to_ms(k.latency.value_at_quantile(q)))
+            })
+        };
+        let per_s = |n: u64| {
+            if seconds > 0.0 {
+                n as f64 / seconds
+            } else {
+                0.0
+            }
+        };
+        Interval {
+            t,
+            seconds,
+            threads,
+            events: c.events,
+            tps: per_s(c.events),
+            qps: per_s(c.queries.total()),
+            reads_per_s: per_s(c.queries.reads),
+            writes_per_s: per_s(c.queries.writes),
+            others_per_s: per_s(c.queries.others),
+            rows_per_s: per_s(c.queries.rows),
+            p50_ms: s.quantile_ms(0.5),
+            p95_ms: s.quantile_ms(0.95),
+            p99_ms: s.quantile_ms(0.99),
+            max_ms: s.quantile_ms(1.0),
+            err_per_s: per_s(c.errors()),
+            reconn_per_s: per_s(c.reconnects),
+            pct_ms: s.quantile_ms(percentile / 100.0),
+            nopm: new_order
+                .map(|k| s.kinds.get(k).map_or(0, |k| k.events - k.rollbacks))
+                .map(|n| per_s(n) * 60.0),
+            new_order_p95_ms: new_order_quantile(0.95),
+            new_order_p90_ms: new_order_quantile(0.90),
+        }
     }
 }
 

@@ -15,7 +15,7 @@ use serde::Serialize;
 
 use crate::db::Target;
 use crate::error::Error;
-use crate::metrics::{Recorder, Snapshot, ns_to_ms};
+use crate::metrics::{Recorder, Snapshot};
 use crate::results::figures::Interval;
 use crate::workload::Workload;
 use worker::{ConnectRate, Schedule, Shared, Worker};
@@ -87,59 +87,6 @@ fn warmup_start(opts: &RunnerOptions, interrupt: &AtomicBool) -> Instant {
             return begin.min(Instant::now());
         }
         std::thread::sleep(left.min(Duration::from_millis(50)));
-    }
-}
-
-impl Interval {
-    /// `new_order`: the index of the workload's headline type (TPC-C's New-Order) among the
-    /// snapshot's transaction types.
-    fn new(
-        t: f64,
-        seconds: f64,
-        (threads, percentile): (u32, f64),
-        s: &Snapshot,
-        new_order: Option<usize>,
-    ) -> Interval {
-        let c = &s.counters;
-        let new_order_quantile = |q: f64| {
-            new_order.map(|k| {
-                s.kinds
-                    .get(k)
-                    .filter(|k| !k.latency.is_empty())
-                    .map_or(0.0, |k| ns_to_ms(k.latency.value_at_quantile(q)))
-            })
-        };
-        let per_s = |n: u64| {
-            if seconds > 0.0 {
-                n as f64 / seconds
-            } else {
-                0.0
-            }
-        };
-        Interval {
-            t,
-            seconds,
-            threads,
-            events: c.events,
-            tps: per_s(c.events),
-            qps: per_s(c.queries.total()),
-            reads_per_s: per_s(c.queries.reads),
-            writes_per_s: per_s(c.queries.writes),
-            others_per_s: per_s(c.queries.others),
-            rows_per_s: per_s(c.queries.rows),
-            p50_ms: s.quantile_ms(0.5),
-            p95_ms: s.quantile_ms(0.95),
-            p99_ms: s.quantile_ms(0.99),
-            max_ms: s.quantile_ms(1.0),
-            err_per_s: per_s(c.errors()),
-            reconn_per_s: per_s(c.reconnects),
-            pct_ms: s.quantile_ms(percentile / 100.0),
-            nopm: new_order
-                .map(|k| s.kinds.get(k).map_or(0, |k| k.events - k.rollbacks))
-                .map(|n| per_s(n) * 60.0),
-            new_order_p95_ms: new_order_quantile(0.95),
-            new_order_p90_ms: new_order_quantile(0.90),
-        }
     }
 }
 
@@ -667,11 +614,10 @@ fn report_loop(
             continue;
         }
         let snap = collector.collect(recorders);
-        let iv = Interval::new(
+        let iv = snap.interval(
             now.duration_since(measure_start).as_secs_f64(),
             now.duration_since(last).as_secs_f64(),
             (threads, opts.percentile),
-            &snap,
             new_order,
         );
         if opts.report_interval > 0.0 {
@@ -690,11 +636,10 @@ fn report_loop(
     let snap = collector.collect(recorders);
     let tail = end.duration_since(last).as_secs_f64();
     if snap.counters.events > 0 && tail > 0.0 {
-        intervals.push(Interval::new(
+        intervals.push(snap.interval(
             end.duration_since(measure_start).as_secs_f64(),
             tail,
             (threads, opts.percentile),
-            &snap,
             new_order,
         ));
     }
