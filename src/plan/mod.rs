@@ -283,203 +283,14 @@ impl RunPlan {
     /// The plan of `workload` run with options `o`.
     pub fn from_args(workload: &str, o: &RunArgs) -> Result<RunPlan, Error> {
         let (threads, workers) = clients_of(workload, o)?;
-        if o.tables == 0 {
-            return Err(bad("tables", "must be at least 1"));
-        }
-        if o.table_size == 0 || o.table_size > i32::MAX as u64 {
-            return Err(bad(
-                "table-size",
-                format!("{} must be between 1 and {}", o.table_size, i32::MAX),
-            ));
-        }
-        if o.range_size == 0 {
-            return Err(bad("range-size", "must be at least 1"));
-        }
-        for (name, v) in [
-            ("time", o.time),
-            ("warmup", o.warmup),
-            ("report-interval", o.report_interval),
-            ("reconnect-timeout", o.reconnect_timeout),
-        ] {
-            check_non_negative(name, v)?;
-        }
-        // A rate gives each client a gap of threads/rate seconds; an interval, a tick.
-        if !(o.rate == 0.0 || (o.rate.is_finite() && (0.001..=1e9).contains(&o.rate))) {
-            return Err(bad(
-                "rate",
-                format!(
-                    "{} must be 0 (no limit) or from 0.001 to 1e9 events/s",
-                    o.rate
-                ),
-            ));
-        }
-        if o.report_interval > 0.0 && o.report_interval < 0.01 {
-            return Err(bad(
-                "report-interval",
-                format!(
-                    "{} must be 0 (no interval lines) or at least 0.01",
-                    o.report_interval
-                ),
-            ));
-        }
-        if o.rand_zipfian_exp.is_nan() || o.rand_zipfian_exp <= 0.0 {
-            return Err(bad(
-                "rand-zipfian-exp",
-                format!("{} must be above 0", o.rand_zipfian_exp),
-            ));
-        }
-        if o.rand_pareto_h.is_nan() || o.rand_pareto_h <= 0.0 || o.rand_pareto_h >= 1.0 {
-            return Err(bad(
-                "rand-pareto-h",
-                format!("{} must be between 0 and 1", o.rand_pareto_h),
-            ));
-        }
-        if o.rand_spec_pct.is_nan() || o.rand_spec_pct <= 0.0 || o.rand_spec_pct > 100.0 {
-            return Err(bad(
-                "rand-spec-pct",
-                format!("{} must be above 0 and at most 100", o.rand_spec_pct),
-            ));
-        }
-        if !(1..=5000).contains(&o.profile_hz) {
-            return Err(bad(
-                "profile-hz",
-                format!("{} must be between 1 and 5000", o.profile_hz),
-            ));
-        }
-        if !(0.0..=1000.0).contains(&o.wait_sample_hz) {
-            return Err(bad(
-                "wait-sample-hz",
-                format!(
-                    "{} must be between 0 (no wait profile) and 1000",
-                    o.wait_sample_hz
-                ),
-            ));
-        }
-        if !(0.0..=100.0).contains(&o.rand_spec_res) {
-            return Err(bad(
-                "rand-spec-res",
-                format!("{} must be between 0 and 100", o.rand_spec_res),
-            ));
-        }
-        for (name, v) in [
-            ("random-points", o.random_points.unwrap_or(1)),
-            ("number-of-ranges", o.number_of_ranges),
-        ] {
-            if v == 0 || v > MAX_LIST {
-                return Err(bad(name, format!("{v} must be between 1 and {MAX_LIST}")));
-            }
-        }
-        check_non_negative("start-tolerance", o.start_tolerance)?;
-        if let Some(url) = &o.server_metrics {
-            check_metrics_url(url).map_err(|e| bad("server-metrics", e))?;
-        }
-        if let Some(m) = o.link_speed
-            && !(m.is_finite() && m > 0.0 && m <= 1e7)
-        {
-            return Err(bad(
-                "link-speed",
-                format!("{m} must be a link's speed in Mbit/s, above 0 and at most 10000000"),
-            ));
-        }
-        if let Some(id) = &o.client_id
-            && (id.is_empty()
-                || id.len() > 64
-                || !id
-                    .chars()
-                    .all(|c| c.is_alphanumeric() || matches!(c, '-' | '_' | '.' | '@')))
-        {
-            return Err(bad(
-                "client-id",
-                format!(
-                    "'{id}' must be 1 to 64 letters, digits, '-', '_', '.' or '@' (a host's name)"
-                ),
-            ));
-        }
-        if o.warehouses == 0 {
-            return Err(bad("warehouses", "must be at least 1"));
-        }
-        if !(o.think_scale.is_finite() && o.think_scale > 0.0 && o.think_scale <= 100.0) {
-            return Err(bad(
-                "think-scale",
-                format!("{} must be above 0 and at most 100", o.think_scale),
-            ));
-        }
-        if o.think_scale != 1.0 && !o.wait {
-            return Err(bad(
-                "think-scale",
-                "scales the keying and think times of --wait; add --wait",
-            ));
-        }
-        if o.wait && o.rate > 0.0 {
-            return Err(bad(
-                "wait",
-                "keying and think times pace the clients already; leave out --rate",
-            ));
-        }
+        check_values(o)?;
         let seed = if o.rand_seed == 0 {
             rand::random::<u64>() | 1
         } else {
             o.rand_seed
         };
-        let workload_opts = WorkloadOptions {
-            style: Default::default(),
-            tables: o.tables,
-            table_size: o.table_size,
-            range_size: o.range_size,
-            skip_trx: o.skip_trx,
-            range_selects: o.range_selects,
-            point_selects: o.point_selects,
-            simple_ranges: o.simple_ranges,
-            sum_ranges: o.sum_ranges,
-            order_ranges: o.order_ranges,
-            distinct_ranges: o.distinct_ranges,
-            index_updates: o.index_updates,
-            non_index_updates: o.non_index_updates,
-            delete_inserts: o.delete_inserts,
-            auto_inc: o.auto_inc,
-            create_secondary: o.create_secondary,
-            analyze: o.analyze,
-            statement_times: o.statement_times,
-            secondary: o.secondary,
-            random_points: o.random_points,
-            hot_points: o.hot_points,
-            covered: o.covered,
-            on_id: o.on_id,
-            number_of_ranges: o.number_of_ranges,
-            delta: o.delta,
-            mysql_storage_engine: o.mysql_storage_engine.clone(),
-            ps_mode: o.ps_mode,
-            pipeline: o.pipeline,
-            threads,
-            warehouses: o.warehouses,
-            wait: o.wait,
-            think_scale: o.think_scale,
-            rand: RandOptions {
-                rand_type: o.rand_type,
-                rand_seed: seed,
-                rand_zipfian_exp: o.rand_zipfian_exp,
-                rand_pareto_h: o.rand_pareto_h,
-                rand_spec_pct: o.rand_spec_pct,
-                rand_spec_res: o.rand_spec_res,
-            },
-        };
-        let runner = RunnerOptions {
-            style: Default::default(),
-            threads,
-            workers: if workers < threads { workers } else { 0 },
-            connections: o.connections,
-            connect_rate: o.connect_rate,
-            time: o.time,
-            events: o.events,
-            warmup: o.warmup,
-            rate: o.rate,
-            report_interval: o.report_interval,
-            reconnect: o.reconnect,
-            reconnect_timeout: o.reconnect_timeout,
-            rand_seed: seed,
-            percentile: 95.0,
-            start_at: o.start_at.map(|t| t.0),
-        };
+        let workload_opts = workload_options(o, threads, seed);
+        let runner = runner_options(o, threads, workers, seed);
         let server = server_spec(&o.db)?;
         Ok(RunPlan {
             workload: workload.to_string(),
@@ -515,5 +326,228 @@ impl RunPlan {
             prepare: self.prepare,
         })
         .expect("options serialise")
+    }
+}
+
+/// The values of a run's options, each in its range, and the options that do not go together:
+/// sizes and times here, then the generator, the observers and TPC-C's.
+fn check_values(o: &RunArgs) -> Result<(), Error> {
+    if o.tables == 0 {
+        return Err(bad("tables", "must be at least 1"));
+    }
+    if o.table_size == 0 || o.table_size > i32::MAX as u64 {
+        return Err(bad(
+            "table-size",
+            format!("{} must be between 1 and {}", o.table_size, i32::MAX),
+        ));
+    }
+    if o.range_size == 0 {
+        return Err(bad("range-size", "must be at least 1"));
+    }
+    for (name, v) in [
+        ("time", o.time),
+        ("warmup", o.warmup),
+        ("report-interval", o.report_interval),
+        ("reconnect-timeout", o.reconnect_timeout),
+    ] {
+        check_non_negative(name, v)?;
+    }
+    // A rate gives each client a gap of threads/rate seconds; an interval, a tick.
+    if !(o.rate == 0.0 || (o.rate.is_finite() && (0.001..=1e9).contains(&o.rate))) {
+        return Err(bad(
+            "rate",
+            format!(
+                "{} must be 0 (no limit) or from 0.001 to 1e9 events/s",
+                o.rate
+            ),
+        ));
+    }
+    if o.report_interval > 0.0 && o.report_interval < 0.01 {
+        return Err(bad(
+            "report-interval",
+            format!(
+                "{} must be 0 (no interval lines) or at least 0.01",
+                o.report_interval
+            ),
+        ));
+    }
+    check_generator(o)?;
+    check_observers(o)?;
+    check_tpcc(o)
+}
+
+/// The random generator's options (`--rand-*`), the profile's and the wait sampler's rates,
+/// and the list sizes.
+fn check_generator(o: &RunArgs) -> Result<(), Error> {
+    if o.rand_zipfian_exp.is_nan() || o.rand_zipfian_exp <= 0.0 {
+        return Err(bad(
+            "rand-zipfian-exp",
+            format!("{} must be above 0", o.rand_zipfian_exp),
+        ));
+    }
+    if o.rand_pareto_h.is_nan() || o.rand_pareto_h <= 0.0 || o.rand_pareto_h >= 1.0 {
+        return Err(bad(
+            "rand-pareto-h",
+            format!("{} must be between 0 and 1", o.rand_pareto_h),
+        ));
+    }
+    if o.rand_spec_pct.is_nan() || o.rand_spec_pct <= 0.0 || o.rand_spec_pct > 100.0 {
+        return Err(bad(
+            "rand-spec-pct",
+            format!("{} must be above 0 and at most 100", o.rand_spec_pct),
+        ));
+    }
+    if !(1..=5000).contains(&o.profile_hz) {
+        return Err(bad(
+            "profile-hz",
+            format!("{} must be between 1 and 5000", o.profile_hz),
+        ));
+    }
+    if !(0.0..=1000.0).contains(&o.wait_sample_hz) {
+        return Err(bad(
+            "wait-sample-hz",
+            format!(
+                "{} must be between 0 (no wait profile) and 1000",
+                o.wait_sample_hz
+            ),
+        ));
+    }
+    if !(0.0..=100.0).contains(&o.rand_spec_res) {
+        return Err(bad(
+            "rand-spec-res",
+            format!("{} must be between 0 and 100", o.rand_spec_res),
+        ));
+    }
+    for (name, v) in [
+        ("random-points", o.random_points.unwrap_or(1)),
+        ("number-of-ranges", o.number_of_ranges),
+    ] {
+        if v == 0 || v > MAX_LIST {
+            return Err(bad(name, format!("{v} must be between 1 and {MAX_LIST}")));
+        }
+    }
+    Ok(())
+}
+
+/// What observes a run beside it: several client hosts' start, the server host's metrics,
+/// the link, the client's name.
+fn check_observers(o: &RunArgs) -> Result<(), Error> {
+    check_non_negative("start-tolerance", o.start_tolerance)?;
+    if let Some(url) = &o.server_metrics {
+        check_metrics_url(url).map_err(|e| bad("server-metrics", e))?;
+    }
+    if let Some(m) = o.link_speed
+        && !(m.is_finite() && m > 0.0 && m <= 1e7)
+    {
+        return Err(bad(
+            "link-speed",
+            format!("{m} must be a link's speed in Mbit/s, above 0 and at most 10000000"),
+        ));
+    }
+    if let Some(id) = &o.client_id
+        && (id.is_empty()
+            || id.len() > 64
+            || !id
+                .chars()
+                .all(|c| c.is_alphanumeric() || matches!(c, '-' | '_' | '.' | '@')))
+    {
+        return Err(bad(
+            "client-id",
+            format!("'{id}' must be 1 to 64 letters, digits, '-', '_', '.' or '@' (a host's name)"),
+        ));
+    }
+    Ok(())
+}
+
+/// TPC-C's warehouses, and its keying and think times against a rate.
+fn check_tpcc(o: &RunArgs) -> Result<(), Error> {
+    if o.warehouses == 0 {
+        return Err(bad("warehouses", "must be at least 1"));
+    }
+    if !(o.think_scale.is_finite() && o.think_scale > 0.0 && o.think_scale <= 100.0) {
+        return Err(bad(
+            "think-scale",
+            format!("{} must be above 0 and at most 100", o.think_scale),
+        ));
+    }
+    if o.think_scale != 1.0 && !o.wait {
+        return Err(bad(
+            "think-scale",
+            "scales the keying and think times of --wait; add --wait",
+        ));
+    }
+    if o.wait && o.rate > 0.0 {
+        return Err(bad(
+            "wait",
+            "keying and think times pace the clients already; leave out --rate",
+        ));
+    }
+    Ok(())
+}
+
+/// The workload's options of a run of `threads` clients with generator seed `seed`.
+fn workload_options(o: &RunArgs, threads: u32, seed: u64) -> WorkloadOptions {
+    WorkloadOptions {
+        style: Default::default(),
+        tables: o.tables,
+        table_size: o.table_size,
+        range_size: o.range_size,
+        skip_trx: o.skip_trx,
+        range_selects: o.range_selects,
+        point_selects: o.point_selects,
+        simple_ranges: o.simple_ranges,
+        sum_ranges: o.sum_ranges,
+        order_ranges: o.order_ranges,
+        distinct_ranges: o.distinct_ranges,
+        index_updates: o.index_updates,
+        non_index_updates: o.non_index_updates,
+        delete_inserts: o.delete_inserts,
+        auto_inc: o.auto_inc,
+        create_secondary: o.create_secondary,
+        analyze: o.analyze,
+        statement_times: o.statement_times,
+        secondary: o.secondary,
+        random_points: o.random_points,
+        hot_points: o.hot_points,
+        covered: o.covered,
+        on_id: o.on_id,
+        number_of_ranges: o.number_of_ranges,
+        delta: o.delta,
+        mysql_storage_engine: o.mysql_storage_engine.clone(),
+        ps_mode: o.ps_mode,
+        pipeline: o.pipeline,
+        threads,
+        warehouses: o.warehouses,
+        wait: o.wait,
+        think_scale: o.think_scale,
+        rand: RandOptions {
+            rand_type: o.rand_type,
+            rand_seed: seed,
+            rand_zipfian_exp: o.rand_zipfian_exp,
+            rand_pareto_h: o.rand_pareto_h,
+            rand_spec_pct: o.rand_spec_pct,
+            rand_spec_res: o.rand_spec_res,
+        },
+    }
+}
+
+/// The runner's options of a run of `threads` clients on `workers` threads.
+fn runner_options(o: &RunArgs, threads: u32, workers: u32, seed: u64) -> RunnerOptions {
+    RunnerOptions {
+        style: Default::default(),
+        threads,
+        workers: if workers < threads { workers } else { 0 },
+        connections: o.connections,
+        connect_rate: o.connect_rate,
+        time: o.time,
+        events: o.events,
+        warmup: o.warmup,
+        rate: o.rate,
+        report_interval: o.report_interval,
+        reconnect: o.reconnect,
+        reconnect_timeout: o.reconnect_timeout,
+        rand_seed: seed,
+        percentile: 95.0,
+        start_at: o.start_at.map(|t| t.0),
     }
 }
