@@ -176,20 +176,7 @@ pub fn run(
     let clients = opts.clients();
     let workers = opts.worker_threads();
     let mode = opts.mode();
-    if mode != Mode::Threads && workload.own_connections() {
-        return Err(Error::Usage(
-            "a script's clients run on threads of their own (its thread_run blocks): leave out \
-             --workers and --connections"
-                .into(),
-        ));
-    }
-    if mode == Mode::Pooled && !workload.shares_connections() {
-        return Err(Error::Usage(format!(
-            "--connections: {}'s clients keep a transaction open across events and cannot \
-             share connections",
-            workload.name()
-        )));
-    }
+    check_mode(workload, mode)?;
     let started = AtomicU64::new(0);
     let shared = Shared {
         target,
@@ -203,14 +190,6 @@ pub fn run(
         connects: ConnectRate::new(opts.connect_rate),
         connected: AtomicU64::new(0),
         registry: (mode == Mode::Pooled).then(|| Arc::new(pool::Registry::default())),
-    };
-    let new_recorder = || {
-        let r = Recorder::with_kinds(workload.kinds().len(), workload.statements().len());
-        Arc::new(Mutex::new(if mode == Mode::Threads {
-            r
-        } else {
-            r.with_queue()
-        }))
     };
     let connections = if mode == Mode::Pooled {
         opts.connections
@@ -240,124 +219,31 @@ pub fn run(
     } else {
         Vec::new()
     };
-    let next_client = AtomicU32::new(0);
-    let ready = Barrier::new(workers as usize + 1);
-    let start_at: OnceLock<Instant> = OnceLock::new();
-    let queue: OnceLock<multiplex::Clients> = OnceLock::new();
-    let aborted = AtomicBool::new(false);
+    let st = Start {
+        shared: &shared,
+        opts,
+        mode,
+        clients,
+        workers,
+        ready: Barrier::new(workers as usize + 1),
+        start_at: OnceLock::new(),
+        queue: OnceLock::new(),
+        aborted: AtomicBool::new(false),
+        next_client: AtomicU32::new(0),
+        pool: &pool,
+    };
     let (setup_tx, setup_rx) = mpsc::channel::<Setup>();
     let (done_tx, done_rx) = mpsc::channel::<(u32, Done)>();
     std::thread::scope(|s| {
         for thread in 0..workers {
-            let (setup_tx, done_tx) = (setup_tx.clone(), done_tx.clone());
-            let (sh, ready, start_at, queue, aborted, next_client, pool) = (
-                &shared,
-                &ready,
-                &start_at,
-                &queue,
-                &aborted,
-                &next_client,
-                &pool,
-            );
-            s.spawn(move || {
-                let rec = new_recorder();
-                let (own, setup) = match mode {
-                    Mode::Threads => match Worker::connect(sh, thread, opts.rand_seed) {
-                        Ok(w) => (Some(w), Ok(Vec::new())),
-                        Err(e) => (None, Err(e)),
-                    },
-                    Mode::Workers => (
-                        None,
-                        connect_share(sh, next_client, clients, opts.rand_seed),
-                    ),
-                    Mode::Pooled => (None, Ok(Vec::new())),
-                };
-                let failed = setup.is_err();
-                let _ = setup_tx.send(setup.map(|w| (w, rec.clone())).map_err(|e| e.to_string()));
-                ready.wait();
-                if failed || aborted.load(Ordering::Relaxed) {
-                    return;
-                }
-                let begin = *start_at.get().expect("set before release");
-                let result = match own {
-                    Some(mut w) => {
-                        let sched = make_schedule(opts, begin, thread, workers);
-                        let r = w.run(sh, &sched, &rec);
-                        let (cache, error) = match r {
-                            Ok(cache) => (cache, None),
-                            Err(e) => (None, Some(e)),
-                        };
-                        let clients = vec![(w.thread, w.events, w.busy_ns, false)];
-                        (multiplex::Ended { cache, clients }, error)
-                    }
-                    None => {
-                        let mut sched = make_schedule(opts, begin, 0, 1);
-                        sched.pacing = None;
-                        let q = queue.get().expect("set before release");
-                        let pool = (mode == Mode::Pooled).then_some(pool);
-                        multiplex::serve(sh, q, &sched, pool, &rec)
-                    }
-                };
-                if result.1.is_some() {
-                    sh.stop.store(true, Ordering::Relaxed);
-                }
-                let _ = done_tx.send((thread, result));
-            });
+            let (setup_tx, done_tx, st) = (setup_tx.clone(), done_tx.clone(), &st);
+            s.spawn(move || worker_thread(st, thread, &setup_tx, &done_tx));
         }
         drop((setup_tx, done_tx));
-        let mut recorders = Vec::with_capacity(workers as usize);
-        let mut connected = pooled_clients;
-        let mut setup_error = None;
-        let mut reported = 0;
-        while reported < workers {
-            match setup_rx.recv_timeout(Duration::from_millis(100)) {
-                Ok(Ok((ws, rec))) => {
-                    reported += 1;
-                    recorders.push(rec);
-                    connected.extend(ws);
-                }
-                Ok(Err(e)) => {
-                    reported += 1;
-                    // The others stop connecting: one error, not a thousand.
-                    shared.stop.store(true, Ordering::Relaxed);
-                    setup_error = setup_error.or(Some(e));
-                }
-                Err(mpsc::RecvTimeoutError::Timeout) => {}
-                Err(mpsc::RecvTimeoutError::Disconnected) => break,
-            }
-            if mode != Mode::Pooled {
-                progress.set(shared.connected.load(Ordering::Relaxed));
-            }
-        }
-        progress.finish();
+        let (recorders, connected, setup_error) =
+            gather_setups(&st, &setup_rx, &progress, pooled_clients);
         let connect_seconds = connecting.elapsed().as_secs_f64();
-        let begin = if setup_error.is_none() {
-            warmup_start(opts, interrupt)
-        } else {
-            Instant::now()
-        };
-        let _ = start_at.set(begin);
-        if let Some(e) = setup_error {
-            aborted.store(true, Ordering::Relaxed);
-            ready.wait();
-            return Err(Error::Run(format!(
-                "could not start the clients on {}: {e}{}",
-                target.display_url(),
-                start_hint(&e)
-            )));
-        }
-        if mode != Mode::Threads {
-            connected.sort_by_key(|w| w.thread);
-            let terms = connected
-                .into_iter()
-                .map(|w| {
-                    let paced = make_schedule(opts, begin, w.thread, clients).pacing;
-                    multiplex::Term::new(w, begin, paced)
-                })
-                .collect();
-            let _ = queue.set(multiplex::Clients::new(terms));
-        }
-        ready.wait();
+        let begin = release(&st, connected, setup_error, interrupt)?;
         // Published for the watch on scripts whose code does not return (lua's hook).
         let _end = crate::interrupt::RunEnd::publish(
             (opts.time > 0.0)
@@ -381,6 +267,183 @@ pub fn run(
         }
         Ok(outcome)
     })
+}
+
+/// What the worker threads and the run's own thread share while the clients start.
+struct Start<'a> {
+    shared: &'a Shared<'a>,
+    opts: &'a RunnerOptions,
+    mode: Mode,
+    clients: u32,
+    workers: u32,
+    /// The workers and the run's thread meet here once every client is connected.
+    ready: Barrier,
+    /// When the warm-up begins, set before the workers are released.
+    start_at: OnceLock<Instant>,
+    /// The clients the workers serve (all but threads mode).
+    queue: OnceLock<multiplex::Clients>,
+    /// A client failed to start: the workers go home.
+    aborted: AtomicBool,
+    /// The next client to connect (workers mode).
+    next_client: AtomicU32,
+    pool: &'a pool::ConnPool,
+}
+
+/// A client's figures: a recorder per worker thread (with a queue-time histogram when
+/// clients wait for a worker).
+fn new_recorder(workload: &dyn Workload, mode: Mode) -> Arc<Mutex<Recorder>> {
+    let r = Recorder::with_kinds(workload.kinds().len(), workload.statements().len());
+    Arc::new(Mutex::new(if mode == Mode::Threads {
+        r
+    } else {
+        r.with_queue()
+    }))
+}
+
+/// Worker thread `thread`: connects its client (threads mode) or its share of them (workers
+/// mode), says so on `setup_tx`, waits for every other, runs until the end, and sends what its
+/// clients measured on `done_tx`.
+fn worker_thread(
+    st: &Start,
+    thread: u32,
+    setup_tx: &mpsc::Sender<Setup>,
+    done_tx: &mpsc::Sender<(u32, Done)>,
+) {
+    let rec = new_recorder(st.shared.workload, st.mode);
+    let (own, setup) = match st.mode {
+        Mode::Threads => match Worker::connect(st.shared, thread, st.opts.rand_seed) {
+            Ok(w) => (Some(w), Ok(Vec::new())),
+            Err(e) => (None, Err(e)),
+        },
+        Mode::Workers => (
+            None,
+            connect_share(st.shared, &st.next_client, st.clients, st.opts.rand_seed),
+        ),
+        Mode::Pooled => (None, Ok(Vec::new())),
+    };
+    let failed = setup.is_err();
+    let _ = setup_tx.send(setup.map(|w| (w, rec.clone())).map_err(|e| e.to_string()));
+    st.ready.wait();
+    if failed || st.aborted.load(Ordering::Relaxed) {
+        return;
+    }
+    let begin = *st.start_at.get().expect("set before release");
+    let result = match own {
+        Some(mut w) => {
+            let sched = make_schedule(st.opts, begin, thread, st.workers);
+            let r = w.run(st.shared, &sched, &rec);
+            let (cache, error) = match r {
+                Ok(cache) => (cache, None),
+                Err(e) => (None, Some(e)),
+            };
+            let clients = vec![(w.thread, w.events, w.busy_ns, false)];
+            (multiplex::Ended { cache, clients }, error)
+        }
+        None => {
+            let mut sched = make_schedule(st.opts, begin, 0, 1);
+            sched.pacing = None;
+            let q = st.queue.get().expect("set before release");
+            let pool = (st.mode == Mode::Pooled).then_some(st.pool);
+            multiplex::serve(st.shared, q, &sched, pool, &rec)
+        }
+    };
+    if result.1.is_some() {
+        st.shared.stop.store(true, Ordering::Relaxed);
+    }
+    let _ = done_tx.send((thread, result));
+}
+
+/// Refuses a script's clients on shared threads, and shared connections for a workload whose
+/// clients keep a transaction open across events.
+fn check_mode(workload: &dyn Workload, mode: Mode) -> Result<(), Error> {
+    if mode != Mode::Threads && workload.own_connections() {
+        return Err(Error::Usage(
+            "a script's clients run on threads of their own (its thread_run blocks): leave out \
+             --workers and --connections"
+                .into(),
+        ));
+    }
+    if mode == Mode::Pooled && !workload.shares_connections() {
+        return Err(Error::Usage(format!(
+            "--connections: {}'s clients keep a transaction open across events and cannot \
+             share connections",
+            workload.name()
+        )));
+    }
+    Ok(())
+}
+
+/// Waits until every worker has said how its clients' setup went: their recorders, the
+/// connected clients (after `connected`, the pool's), and the first error, which stops the
+/// others connecting (one error, not a thousand).
+fn gather_setups(
+    st: &Start,
+    setup_rx: &mpsc::Receiver<Setup>,
+    progress: &Progress,
+    mut connected: Vec<Worker>,
+) -> (Vec<Arc<Mutex<Recorder>>>, Vec<Worker>, Option<String>) {
+    let mut recorders = Vec::with_capacity(st.workers as usize);
+    let mut setup_error = None;
+    let mut reported = 0;
+    while reported < st.workers {
+        match setup_rx.recv_timeout(Duration::from_millis(100)) {
+            Ok(Ok((ws, rec))) => {
+                reported += 1;
+                recorders.push(rec);
+                connected.extend(ws);
+            }
+            Ok(Err(e)) => {
+                reported += 1;
+                st.shared.stop.store(true, Ordering::Relaxed);
+                setup_error = setup_error.or(Some(e));
+            }
+            Err(mpsc::RecvTimeoutError::Timeout) => {}
+            Err(mpsc::RecvTimeoutError::Disconnected) => break,
+        }
+        if st.mode != Mode::Pooled {
+            progress.set(st.shared.connected.load(Ordering::Relaxed));
+        }
+    }
+    progress.finish();
+    (recorders, connected, setup_error)
+}
+
+/// Releases the workers: on a failed setup, to go home (the error); else at the warm-up's
+/// start, with the clients they serve queued (all modes but threads). The warm-up's start.
+fn release(
+    st: &Start,
+    mut connected: Vec<Worker>,
+    setup_error: Option<String>,
+    interrupt: &AtomicBool,
+) -> Result<Instant, Error> {
+    let begin = if setup_error.is_none() {
+        warmup_start(st.opts, interrupt)
+    } else {
+        Instant::now()
+    };
+    let _ = st.start_at.set(begin);
+    if let Some(e) = setup_error {
+        st.aborted.store(true, Ordering::Relaxed);
+        st.ready.wait();
+        return Err(Error::Run(format!(
+            "could not start the clients on {}: {e}{}",
+            st.shared.target.display_url(),
+            start_hint(&e)
+        )));
+    }
+    if st.mode != Mode::Threads {
+        connected.sort_by_key(|w| w.thread);
+        let terms = connected
+            .into_iter()
+            .map(|w| {
+                let paced = make_schedule(st.opts, begin, w.thread, st.clients).pacing;
+                multiplex::Term::new(w, begin, paced)
+            })
+            .collect();
+        let _ = st.queue.set(multiplex::Clients::new(terms));
+    }
+    st.ready.wait();
+    Ok(begin)
 }
 
 /// Workers mode: connects clients, taking the next client number from `next`, until every
