@@ -8,6 +8,38 @@ use crate::error::Error;
 pub(crate) fn sysbench_connection(
     general: Vec<String>,
 ) -> Result<(Vec<String>, Option<Vec<String>>), Error> {
+    let (mut rest, mut found) = take_connection_options(general);
+    let ignore = found
+        .iter()
+        .rev()
+        .find(|(k, _)| k == "mysql-ignore-errors")
+        .map(|(_, v)| {
+            v.split(',')
+                .map(|c| c.trim().to_ascii_lowercase())
+                .filter(|c| !c.is_empty())
+                .collect()
+        });
+    found.retain(|(k, _)| k != "mysql-ignore-errors");
+    if found.is_empty() {
+        return Ok((rest, ignore));
+    }
+    let url = connection_url(&found)?;
+    if rest
+        .iter()
+        .any(|a| a == "--target" || a.starts_with("--target="))
+    {
+        return Err(Error::Usage(
+            "give either --target or sysbench's --db-driver/--pgsql-*/--mysql-* options, not both"
+                .into(),
+        ));
+    }
+    rest.push(format!("--target={url}"));
+    Ok((rest, ignore))
+}
+
+/// sysbench's connection options out of `general`, with their values; the other words as
+/// they were.
+fn take_connection_options(general: Vec<String>) -> (Vec<String>, Vec<(String, String)>) {
     let mut rest = Vec::new();
     let mut found: Vec<(String, String)> = Vec::new();
     let mut it = general.into_iter().peekable();
@@ -46,20 +78,11 @@ pub(crate) fn sysbench_connection(
         };
         found.push((name, value));
     }
-    let ignore = found
-        .iter()
-        .rev()
-        .find(|(k, _)| k == "mysql-ignore-errors")
-        .map(|(_, v)| {
-            v.split(',')
-                .map(|c| c.trim().to_ascii_lowercase())
-                .filter(|c| !c.is_empty())
-                .collect()
-        });
-    found.retain(|(k, _)| k != "mysql-ignore-errors");
-    if found.is_empty() {
-        return Ok((rest, ignore));
-    }
+    (rest, found)
+}
+
+/// The URL that sysbench's connection options (`found`, the last of each name winning) describe.
+fn connection_url(found: &[(String, String)]) -> Result<String, Error> {
     let get = |n: &str| {
         found
             .iter()
@@ -151,15 +174,5 @@ pub(crate) fn sysbench_connection(
         url.push('?');
         url.push_str(&query.join("&"));
     }
-    if rest
-        .iter()
-        .any(|a| a == "--target" || a.starts_with("--target="))
-    {
-        return Err(Error::Usage(
-            "give either --target or sysbench's --db-driver/--pgsql-*/--mysql-* options, not both"
-                .into(),
-        ));
-    }
-    rest.push(format!("--target={url}"));
-    Ok((rest, ignore))
+    Ok(url)
 }

@@ -221,7 +221,6 @@ fn figures(
     (device, net_device): (Option<&str>, Option<&str>),
     link_mbit: Option<f64>,
 ) -> HostFigures {
-    let mut notes = Vec::new();
     let mut f = HostFigures {
         source: source.to_string(),
         scope: "host".into(),
@@ -235,6 +234,7 @@ fn figures(
         });
         return f;
     };
+    let mut notes = Vec::new();
     if let Some(at) = s.stopped_at {
         notes.push(format!(
             "{source} stopped answering {at:.0} s into the step ({}): the figures cover the seconds before",
@@ -260,160 +260,29 @@ fn figures(
     } else {
         ops as f64
     };
-    let per_o = |delta: f64| (ops > 0.0 && secs > 0.0).then(|| delta / ops);
-    let mut missing = Vec::new();
-    // Counters that went backwards between the scrapes (node_exporter restarted, the host
-    // rebooted, a device came back): their figures are left out, not counted as zero.
-    let backwards = std::cell::RefCell::new(Vec::<String>::new());
-    let went_back = |what: &str| {
-        let mut b = backwards.borrow_mut();
-        if !b.iter().any(|w| w == what) {
-            b.push(what.to_string());
-        }
+    let mut between = Between {
+        a,
+        b,
+        source,
+        secs,
+        ops,
+        missing: Vec::new(),
+        backwards: Vec::new(),
+        notes,
     };
-    // CPU: busy is every mode but idle and iowait, as the local sampler counts it.
-    if a.cpu.is_empty() || b.cpu.is_empty() {
-        missing.push("node_cpu_seconds_total");
-    } else if b
-        .cpu
-        .iter()
-        .any(|(m, y)| a.cpu.get(m).is_some_and(|x| y < x))
-    {
-        went_back("node_cpu_seconds_total");
-    } else {
-        let d = |mode: &str| {
-            (b.cpu.get(mode).copied().unwrap_or(0.0) - a.cpu.get(mode).copied().unwrap_or(0.0))
-                .max(0.0)
-        };
-        let counted: f64 = b.cpu.keys().map(|m| d(m)).sum();
-        let idle = d("idle") + d("iowait");
-        let ticks = counted - idle;
-        // As the local sampler counts it: a virtual machine's kernel loses ticks while busy,
-        // and the CPUs' wall time less their (exactly measured) idle time is then the busier
-        // figure; the lost time is spread over user and system as the ticks were.
-        let wall = if b.cpu.contains_key("idle") {
-            secs * b.cpus.max(1) as f64
-        } else {
-            0.0
-        };
-        let total = counted.max(wall);
-        let busy = ticks.max(wall - idle).min(total);
-        let scale = if ticks > 0.0 { busy / ticks } else { 1.0 };
-        let pct = |x: f64| (total > 0.0).then(|| x * 100.0 / total);
-        f.cpus = Some(b.cpus);
-        f.cpu_us_per_op = per_o(busy * 1e6);
-        f.cpu_user_pct = pct((d("user") + d("nice")) * scale);
-        f.cpu_system_pct = pct((d("system") + d("irq") + d("softirq") + d("steal")) * scale);
-        f.cpu_iowait_pct = pct(d("iowait"));
-    }
-    match (a.ctxt, b.ctxt) {
-        (Some(x), Some(y)) if y < x => went_back("node_context_switches_total"),
-        (Some(x), Some(y)) => f.cs_per_o = per_o(y - x),
-        _ => missing.push("node_context_switches_total"),
-    }
-    let disk_delta = |name: &str| {
-        let (x, y) = (a.disks.get(name)?, b.disks.get(name)?);
-        if (0..5).any(|i| y[i] < x[i]) {
-            went_back(&format!("node_disk_* of {name}"));
-            return None;
-        }
-        let mut d = [0.0; 5];
-        for i in 0..5 {
-            d[i] = y[i] - x[i];
-        }
-        Some(d)
-    };
-    let disk = match device {
-        Some(name) => match disk_delta(name) {
-            Some(d) => Some((name.to_string(), d)),
-            None if b.disks.contains_key(name) && a.disks.contains_key(name) => None,
-            None => {
-                notes.push(format!(
-                    "--server-device {name}: {source} has no disk of that name (it has: {})",
-                    b.disks.keys().cloned().collect::<Vec<_>>().join(", ")
-                ));
-                None
-            }
-        },
-        None => b
-            .disks
-            .keys()
-            .filter_map(|n| disk_delta(n).map(|d| (n.clone(), d)))
-            .max_by(|x, y| x.1[4].total_cmp(&y.1[4]).then(y.0.cmp(&x.0))),
-    };
-    match disk {
-        Some((name, d)) => {
-            f.device = Some(name);
-            f.r_per_o = per_o(d[0]);
-            f.w_per_o = per_o(d[1]);
-            f.rkb_per_o = per_o(d[2] / 1024.0);
-            f.wkb_per_o = per_o(d[3] / 1024.0);
-            f.device_busy_pct = (secs > 0.0).then(|| (d[4] / secs * 100.0).min(100.0));
-        }
-        None if device.is_none() => missing.push("node_disk_*"),
-        None => {}
-    }
-    // The network: `--server-net-device`, else the interface that carried the most bytes (the
-    // loopback only when alone); of interfaces within 1% of that (a bridge and its one port),
-    // one whose link speed is known.
-    let deltas: Vec<(&String, f64, f64, Option<f64>)> = b
-        .nets
-        .iter()
-        .filter_map(|(name, y)| {
-            let x = a.nets.get(name)?;
-            if y.0 < x.0 || y.1 < x.1 {
-                went_back(&format!("node_network_*_bytes_total of {name}"));
-                return None;
-            }
-            Some((name, y.0 - x.0, y.1 - x.1, y.2))
-        })
-        .collect();
-    let net = match net_device {
-        Some(want) => {
-            let found = deltas.iter().find(|d| d.0 == want).copied();
-            if found.is_none() && !(a.nets.contains_key(want) && b.nets.contains_key(want)) {
-                notes.push(format!(
-                    "--server-net-device {want}: {source} has no interface of that name (it has: {})",
-                    b.nets.keys().cloned().collect::<Vec<_>>().join(", ")
-                ));
-            }
-            found
-        }
-        None => {
-            let most = deltas
-                .iter()
-                .filter(|d| d.0 != "lo")
-                .map(|d| d.1 + d.2)
-                .fold(0.0, f64::max);
-            deltas
-                .iter()
-                .filter(|d| d.0 != "lo" && d.1 + d.2 >= most * 0.99)
-                .max_by(|x, y| {
-                    x.3.is_some()
-                        .cmp(&y.3.is_some())
-                        .then((x.1 + x.2).total_cmp(&(y.1 + y.2)))
-                        .then(y.0.cmp(x.0))
-                })
-                .or_else(|| deltas.iter().find(|d| d.0 == "lo"))
-                .copied()
-        }
-    };
-    match net {
-        Some((name, rx, tx, speed)) => {
-            let link = match (speed, link_mbit) {
-                (Some(bytes), _) => Some((bytes * 8.0 / 1e6, "node_exporter")),
-                (None, Some(m)) => Some((m, "--link-speed")),
-                (None, None) => None,
-            };
-            f.net = NetFigures::of(name, (rx, tx), secs, ops, link);
-        }
-        None if net_device.is_none() => missing.push("node_network_*_bytes_total"),
-        None => {}
-    }
+    between.cpu(&mut f);
+    between.context_switches(&mut f);
+    between.disk(&mut f, device);
+    between.network(&mut f, net_device, link_mbit);
+    let Between {
+        mut notes,
+        missing,
+        backwards,
+        ..
+    } = between;
     if !missing.is_empty() {
         notes.push(format!("{source} lacks {}", missing.join(", ")));
     }
-    let backwards = backwards.into_inner();
     if !backwards.is_empty() {
         notes.push(format!(
             "{source}: {} went backwards between the step's scrapes (node_exporter restarted \
@@ -423,6 +292,193 @@ fn figures(
     }
     f.note = (!notes.is_empty()).then(|| notes.join("; "));
     f
+}
+
+/// The two scrapes that bound a step, and what their differences left out.
+struct Between<'a> {
+    a: &'a Reading,
+    b: &'a Reading,
+    source: &'a str,
+    secs: f64,
+    /// The operations of the seconds between them.
+    ops: f64,
+    /// Metrics the exporter does not have.
+    missing: Vec<&'static str>,
+    /// Counters that went backwards between the scrapes (node_exporter restarted, the host
+    /// rebooted, a device came back): their figures are left out, not counted as zero.
+    backwards: Vec<String>,
+    notes: Vec<String>,
+}
+
+impl Between<'_> {
+    fn per_o(&self, delta: f64) -> Option<f64> {
+        (self.ops > 0.0 && self.secs > 0.0).then(|| delta / self.ops)
+    }
+
+    fn went_back(&mut self, what: &str) {
+        if !self.backwards.iter().any(|w| w == what) {
+            self.backwards.push(what.to_string());
+        }
+    }
+
+    /// CPU: busy is every mode but idle and iowait, as the local sampler counts it.
+    fn cpu(&mut self, f: &mut HostFigures) {
+        let (a, b) = (self.a, self.b);
+        if a.cpu.is_empty() || b.cpu.is_empty() {
+            self.missing.push("node_cpu_seconds_total");
+        } else if b
+            .cpu
+            .iter()
+            .any(|(m, y)| a.cpu.get(m).is_some_and(|x| y < x))
+        {
+            self.went_back("node_cpu_seconds_total");
+        } else {
+            let d = |mode: &str| {
+                (b.cpu.get(mode).copied().unwrap_or(0.0) - a.cpu.get(mode).copied().unwrap_or(0.0))
+                    .max(0.0)
+            };
+            let counted: f64 = b.cpu.keys().map(|m| d(m)).sum();
+            let idle = d("idle") + d("iowait");
+            let ticks = counted - idle;
+            // As the local sampler counts it: a virtual machine's kernel loses ticks while busy,
+            // and the CPUs' wall time less their (exactly measured) idle time is then the busier
+            // figure; the lost time is spread over user and system as the ticks were.
+            let wall = if b.cpu.contains_key("idle") {
+                self.secs * b.cpus.max(1) as f64
+            } else {
+                0.0
+            };
+            let total = counted.max(wall);
+            let busy = ticks.max(wall - idle).min(total);
+            let scale = if ticks > 0.0 { busy / ticks } else { 1.0 };
+            let pct = |x: f64| (total > 0.0).then(|| x * 100.0 / total);
+            f.cpus = Some(b.cpus);
+            f.cpu_us_per_op = self.per_o(busy * 1e6);
+            f.cpu_user_pct = pct((d("user") + d("nice")) * scale);
+            f.cpu_system_pct = pct((d("system") + d("irq") + d("softirq") + d("steal")) * scale);
+            f.cpu_iowait_pct = pct(d("iowait"));
+        }
+    }
+
+    fn context_switches(&mut self, f: &mut HostFigures) {
+        let (a, b) = (self.a, self.b);
+        match (a.ctxt, b.ctxt) {
+            (Some(x), Some(y)) if y < x => self.went_back("node_context_switches_total"),
+            (Some(x), Some(y)) => f.cs_per_o = self.per_o(y - x),
+            _ => self.missing.push("node_context_switches_total"),
+        }
+    }
+
+    /// A disk's reads, writes, bytes read and written and busy time between the scrapes.
+    fn disk_delta(&mut self, name: &str) -> Option<[f64; 5]> {
+        let (x, y) = (self.a.disks.get(name)?, self.b.disks.get(name)?);
+        if (0..5).any(|i| y[i] < x[i]) {
+            self.went_back(&format!("node_disk_* of {name}"));
+            return None;
+        }
+        let mut d = [0.0; 5];
+        for i in 0..5 {
+            d[i] = y[i] - x[i];
+        }
+        Some(d)
+    }
+
+    /// `--server-device`, else the busiest disk.
+    fn disk(&mut self, f: &mut HostFigures, device: Option<&str>) {
+        let (a, b, source) = (self.a, self.b, self.source);
+        let disk = match device {
+            Some(name) => match self.disk_delta(name) {
+                Some(d) => Some((name.to_string(), d)),
+                None if b.disks.contains_key(name) && a.disks.contains_key(name) => None,
+                None => {
+                    self.notes.push(format!(
+                        "--server-device {name}: {source} has no disk of that name (it has: {})",
+                        b.disks.keys().cloned().collect::<Vec<_>>().join(", ")
+                    ));
+                    None
+                }
+            },
+            None => b
+                .disks
+                .keys()
+                .filter_map(|n| self.disk_delta(n).map(|d| (n.clone(), d)))
+                .max_by(|x, y| x.1[4].total_cmp(&y.1[4]).then(y.0.cmp(&x.0))),
+        };
+        match disk {
+            Some((name, d)) => {
+                f.device = Some(name);
+                f.r_per_o = self.per_o(d[0]);
+                f.w_per_o = self.per_o(d[1]);
+                f.rkb_per_o = self.per_o(d[2] / 1024.0);
+                f.wkb_per_o = self.per_o(d[3] / 1024.0);
+                f.device_busy_pct =
+                    (self.secs > 0.0).then(|| (d[4] / self.secs * 100.0).min(100.0));
+            }
+            None if device.is_none() => self.missing.push("node_disk_*"),
+            None => {}
+        }
+    }
+
+    /// The network: `--server-net-device`, else the interface that carried the most bytes (the
+    /// loopback only when alone); of interfaces within 1% of that (a bridge and its one port),
+    /// one whose link speed is known.
+    fn network(&mut self, f: &mut HostFigures, net_device: Option<&str>, link_mbit: Option<f64>) {
+        let (a, b, source) = (self.a, self.b, self.source);
+        let deltas: Vec<(&String, f64, f64, Option<f64>)> = b
+            .nets
+            .iter()
+            .filter_map(|(name, y)| {
+                let x = a.nets.get(name)?;
+                if y.0 < x.0 || y.1 < x.1 {
+                    self.went_back(&format!("node_network_*_bytes_total of {name}"));
+                    return None;
+                }
+                Some((name, y.0 - x.0, y.1 - x.1, y.2))
+            })
+            .collect();
+        let net = match net_device {
+            Some(want) => {
+                let found = deltas.iter().find(|d| d.0 == want).copied();
+                if found.is_none() && !(a.nets.contains_key(want) && b.nets.contains_key(want)) {
+                    self.notes.push(format!(
+                    "--server-net-device {want}: {source} has no interface of that name (it has: {})",
+                    b.nets.keys().cloned().collect::<Vec<_>>().join(", ")
+                ));
+                }
+                found
+            }
+            None => {
+                let most = deltas
+                    .iter()
+                    .filter(|d| d.0 != "lo")
+                    .map(|d| d.1 + d.2)
+                    .fold(0.0, f64::max);
+                deltas
+                    .iter()
+                    .filter(|d| d.0 != "lo" && d.1 + d.2 >= most * 0.99)
+                    .max_by(|x, y| {
+                        x.3.is_some()
+                            .cmp(&y.3.is_some())
+                            .then((x.1 + x.2).total_cmp(&(y.1 + y.2)))
+                            .then(y.0.cmp(x.0))
+                    })
+                    .or_else(|| deltas.iter().find(|d| d.0 == "lo"))
+                    .copied()
+            }
+        };
+        match net {
+            Some((name, rx, tx, speed)) => {
+                let link = match (speed, link_mbit) {
+                    (Some(bytes), _) => Some((bytes * 8.0 / 1e6, "node_exporter")),
+                    (None, Some(m)) => Some((m, "--link-speed")),
+                    (None, None) => None,
+                };
+                f.net = NetFigures::of(name, (rx, tx), self.secs, self.ops, link);
+            }
+            None if net_device.is_none() => self.missing.push("node_network_*_bytes_total"),
+            None => {}
+        }
+    }
 }
 
 #[cfg(test)]

@@ -173,6 +173,39 @@ fn network_summary(s: &mut String, r: &Results) {
 
 pub fn summary(r: &Results) -> String {
     let mut s = String::new();
+    sql_statistics(&mut s, r);
+    general_statistics(&mut s, r);
+    latency_summary(&mut s, r);
+    if !r.statements.is_empty() {
+        statements_summary(&mut s, &r.statements);
+    }
+    network_summary(&mut s, r);
+    if let Some(w) = r.waits.as_ref().filter(|w| w.samples > 0) {
+        waits_summary(&mut s, r, w);
+    }
+    if let Some(p) = &r.profile {
+        profile_summary(&mut s, p);
+    }
+    if let Some(w) = &r.waits
+        && let (Some(n), Some(ms)) = (w.busy_waits, w.busy_ms)
+    {
+        let per_op = per_event(r, n);
+        let _ = writeln!(
+            s,
+            "\nSQLite busy waits (statements that found the database locked): {n} ({per_op:.4} per event), {ms:.1} ms in all"
+        );
+    }
+    if let Some(t) = &r.tpcc {
+        tpcc_summary(&mut s, t);
+    }
+    if r.interrupted {
+        let _ = writeln!(s, "\nInterrupted: the figures cover the run up to Ctrl-C.");
+    }
+    s
+}
+
+/// The load, and sysbench's "SQL statistics": queries, transactions, errors, reconnects, rows.
+fn sql_statistics(s: &mut String, r: &Results) {
     let per_s = |n: f64| if r.time_s > 0.0 { n / r.time_s } else { 0.0 };
     if let Some(p) = &r.prepare {
         let _ = writeln!(
@@ -223,6 +256,10 @@ pub fn summary(r: &Results) -> String {
             "rows read:", q.rows, r.rows_per_s
         );
     }
+}
+
+/// sysbench's "General statistics", the target rate and how the clients were served.
+fn general_statistics(s: &mut String, r: &Results) {
     let _ = writeln!(s, "\nGeneral statistics:");
     let _ = writeln!(s, "    {:<37}{:.4}s", "total time:", r.time_s);
     let _ = writeln!(s, "    {:<37}{}", "total number of events:", r.events);
@@ -262,6 +299,10 @@ pub fn summary(r: &Results) -> String {
             }
         );
     }
+}
+
+/// The latency's percentiles and the threads' fairness.
+fn latency_summary(s: &mut String, r: &Results) {
     let l = &r.latency_ms;
     let _ = writeln!(s, "\nLatency (ms):");
     for (name, v) in [
@@ -290,90 +331,75 @@ pub fn summary(r: &Results) -> String {
         s,
         "\nThreads fairness:\n    events (avg/stddev):           {avg:.4}/{sd:.2}"
     );
-    if !r.statements.is_empty() {
-        statements_summary(&mut s, &r.statements);
+}
+
+/// What the server's sessions waited for, InnoDB's row locks and semaphores, and
+/// performance_schema's waits.
+fn waits_summary(s: &mut String, r: &Results, w: &crate::results::diagnosis::WaitProfile) {
+    let _ = writeln!(
+        s,
+        "\nWaits ({} samples of the server's sessions from {}, {} rounds):",
+        w.samples, w.source, w.rounds
+    );
+    for e in w.events.iter().take(8) {
+        let _ = writeln!(s, "    {:<36}{:>6.1}%", e.event, e.share * 100.0);
     }
-    network_summary(&mut s, r);
-    if let Some(w) = r.waits.as_ref().filter(|w| w.samples > 0) {
-        let _ = writeln!(
-            s,
-            "\nWaits ({} samples of the server's sessions from {}, {} rounds):",
-            w.samples, w.source, w.rounds
-        );
-        for e in w.events.iter().take(8) {
-            let _ = writeln!(s, "    {:<36}{:>6.1}%", e.event, e.share * 100.0);
-        }
-        if let (Some(n), Some(ms)) = (w.row_lock_waits, w.row_lock_ms) {
-            let per_op = per_event(r, n);
-            let _ = writeln!(
-                s,
-                "    InnoDB row lock waits: {n} ({per_op:.3} per event), {ms} ms in all"
-            );
-        }
-        if let Some(i) = &w.innodb {
-            let mut parts = Vec::new();
-            if let (Some(r), Some(sg)) = (i.reservations, i.signals) {
-                parts.push(format!("OS wait array reservations {r}, signals {sg}"));
-            }
-            for (kind, n) in &i.rw_os_waits {
-                parts.push(format!("RW-{kind} OS waits {n}"));
-            }
-            if i.long_waits_at_end > 0 {
-                parts.push(format!(
-                    "{} thread(s) waiting long on a semaphore at the end",
-                    i.long_waits_at_end
-                ));
-            }
-            for m in i.mutexes.iter().take(5) {
-                parts.push(format!("{} os_waits {}", m.name, m.os_waits));
-            }
-            if !parts.is_empty() {
-                let _ = writeln!(s, "    InnoDB semaphores: {}", parts.join("; "));
-            }
-        }
-        if !w.instruments.is_empty() {
-            let _ = writeln!(s, "    performance_schema waits (most time first):");
-            for i in w.instruments.iter().take(5) {
-                let _ = writeln!(
-                    s,
-                    "        {:<48}{:>10} waits {:>10.1} ms",
-                    i.event, i.count, i.ms
-                );
-            }
-        }
-    }
-    if let Some(p) = &r.profile {
-        let _ = writeln!(
-            s,
-            "\nProfile of {} ({} samples at {} Hz, {} process(es)); top functions:\n    {:<48}{:>8}{:>8}",
-            p.subject, p.samples, p.hz, p.processes, "function", "self %", "total %"
-        );
-        for f in p.functions.iter().take(12) {
-            let _ = writeln!(
-                s,
-                "    {:<48}{:>8.1}{:>8.1}",
-                f.function,
-                f.self_share * 100.0,
-                f.total_share * 100.0
-            );
-        }
-    }
-    if let Some(w) = &r.waits
-        && let (Some(n), Some(ms)) = (w.busy_waits, w.busy_ms)
-    {
+    if let (Some(n), Some(ms)) = (w.row_lock_waits, w.row_lock_ms) {
         let per_op = per_event(r, n);
         let _ = writeln!(
             s,
-            "\nSQLite busy waits (statements that found the database locked): {n} ({per_op:.4} per event), {ms:.1} ms in all"
+            "    InnoDB row lock waits: {n} ({per_op:.3} per event), {ms} ms in all"
         );
     }
-    if let Some(t) = &r.tpcc {
-        tpcc_summary(&mut s, t);
+    if let Some(i) = &w.innodb {
+        let mut parts = Vec::new();
+        if let (Some(r), Some(sg)) = (i.reservations, i.signals) {
+            parts.push(format!("OS wait array reservations {r}, signals {sg}"));
+        }
+        for (kind, n) in &i.rw_os_waits {
+            parts.push(format!("RW-{kind} OS waits {n}"));
+        }
+        if i.long_waits_at_end > 0 {
+            parts.push(format!(
+                "{} thread(s) waiting long on a semaphore at the end",
+                i.long_waits_at_end
+            ));
+        }
+        for m in i.mutexes.iter().take(5) {
+            parts.push(format!("{} os_waits {}", m.name, m.os_waits));
+        }
+        if !parts.is_empty() {
+            let _ = writeln!(s, "    InnoDB semaphores: {}", parts.join("; "));
+        }
     }
-    if r.interrupted {
-        let _ = writeln!(s, "\nInterrupted: the figures cover the run up to Ctrl-C.");
+    if !w.instruments.is_empty() {
+        let _ = writeln!(s, "    performance_schema waits (most time first):");
+        for i in w.instruments.iter().take(5) {
+            let _ = writeln!(
+                s,
+                "        {:<48}{:>10} waits {:>10.1} ms",
+                i.event, i.count, i.ms
+            );
+        }
     }
-    s
+}
+
+/// The profile's top functions.
+fn profile_summary(s: &mut String, p: &crate::results::diagnosis::Profile) {
+    let _ = writeln!(
+        s,
+        "\nProfile of {} ({} samples at {} Hz, {} process(es)); top functions:\n    {:<48}{:>8}{:>8}",
+        p.subject, p.samples, p.hz, p.processes, "function", "self %", "total %"
+    );
+    for f in p.functions.iter().take(12) {
+        let _ = writeln!(
+            s,
+            "    {:<48}{:>8.1}{:>8.1}",
+            f.function,
+            f.self_share * 100.0,
+            f.total_share * 100.0
+        );
+    }
 }
 
 /// `n` per event of the run (0 without events).

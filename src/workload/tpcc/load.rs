@@ -313,9 +313,22 @@ fn now_text() -> String {
 /// row each, 30,000 orders with 5 to 15 lines, the last 900 per district undelivered.
 fn load_warehouse(conn: &mut dyn Conn, g: &mut Gen, w: i64) -> Result<u64, DbError> {
     let now = now_text();
-    let mut rows = 0;
+    let mut rows = warehouse_row(conn, g, w)?;
+    rows += districts(conn, g, w)?;
+    rows += stock(conn, g, w)?;
+    rows += customers(conn, g, w, &now)?;
+    rows += history(conn, g, w, &now)?;
+    let (orders, line_counts) = orders(conn, g, w, &now)?;
+    rows += orders;
+    rows += order_lines(conn, g, w, &now, &line_counts)?;
+    rows += new_orders(conn, w)?;
+    Ok(rows)
+}
+
+/// The warehouse's own row.
+fn warehouse_row(conn: &mut dyn Conn, g: &mut Gen, w: i64) -> Result<u64, DbError> {
     let mut once = true;
-    rows += load(conn, "warehouse", &mut |row| {
+    load(conn, "warehouse", &mut |row| {
         if !std::mem::take(&mut once) {
             return false;
         }
@@ -326,9 +339,13 @@ fn load_warehouse(conn: &mut dyn Conn, g: &mut Gen, w: i64) -> Result<u64, DbErr
         row.push(RowValue::Text(g.decimal(0, 2000, 4)));
         row.push(RowValue::Text("300000.00".into()));
         true
-    })?;
+    })
+}
+
+/// Its ten districts.
+fn districts(conn: &mut dyn Conn, g: &mut Gen, w: i64) -> Result<u64, DbError> {
     let mut d = 0;
-    rows += load(conn, "district", &mut |row| {
+    load(conn, "district", &mut |row| {
         d += 1;
         if d > DISTRICTS {
             return false;
@@ -344,9 +361,13 @@ fn load_warehouse(conn: &mut dyn Conn, g: &mut Gen, w: i64) -> Result<u64, DbErr
         row.push(RowValue::Text("30000.00".into()));
         row.push(RowValue::Int(ORDERS + 1));
         true
-    })?;
+    })
+}
+
+/// Its stock: a row per item.
+fn stock(conn: &mut dyn Conn, g: &mut Gen, w: i64) -> Result<u64, DbError> {
     let mut i = 0;
-    rows += load(conn, "stock", &mut |row| {
+    load(conn, "stock", &mut |row| {
         i += 1;
         if i > ITEMS {
             return false;
@@ -363,10 +384,13 @@ fn load_warehouse(conn: &mut dyn Conn, g: &mut Gen, w: i64) -> Result<u64, DbErr
         row.extend([RowValue::Int(0), RowValue::Int(0), RowValue::Int(0)]);
         row.push(RowValue::Text(g.data()));
         true
-    })?;
-    // Customers and their history, district by district.
+    })
+}
+
+/// Its customers, district by district.
+fn customers(conn: &mut dyn Conn, g: &mut Gen, w: i64, now: &str) -> Result<u64, DbError> {
     let mut ids = PerDistrict::new(1, CUSTOMERS);
-    rows += load(conn, "customer", &mut |row| {
+    load(conn, "customer", &mut |row| {
         let Some((d, c)) = ids.next() else {
             return false;
         };
@@ -383,7 +407,7 @@ fn load_warehouse(conn: &mut dyn Conn, g: &mut Gen, w: i64) -> Result<u64, DbErr
         row.push(RowValue::Text(last_name(n)));
         g.address(row);
         row.push(RowValue::Text(g.nstring(16, 16)));
-        row.push(RowValue::Text(now.clone()));
+        row.push(RowValue::Text(now.to_string()));
         row.push(RowValue::Text(
             if g.int(1, 10) == 1 { "BC" } else { "GC" }.into(),
         ));
@@ -394,9 +418,13 @@ fn load_warehouse(conn: &mut dyn Conn, g: &mut Gen, w: i64) -> Result<u64, DbErr
         row.extend([RowValue::Int(1), RowValue::Int(0)]);
         row.push(RowValue::Text(g.astring(300, 500)));
         true
-    })?;
+    })
+}
+
+/// A history row per customer.
+fn history(conn: &mut dyn Conn, g: &mut Gen, w: i64, now: &str) -> Result<u64, DbError> {
     let mut ids = PerDistrict::new(1, CUSTOMERS);
-    rows += load(conn, "history", &mut |row| {
+    load(conn, "history", &mut |row| {
         let Some((d, c)) = ids.next() else {
             return false;
         };
@@ -408,17 +436,19 @@ fn load_warehouse(conn: &mut dyn Conn, g: &mut Gen, w: i64) -> Result<u64, DbErr
             RowValue::Int(d),
             RowValue::Int(w),
         ]);
-        row.push(RowValue::Text(now.clone()));
+        row.push(RowValue::Text(now.to_string()));
         row.push(RowValue::Text("10.00".into()));
         row.push(RowValue::Text(g.astring(12, 24)));
         true
-    })?;
-    // Orders: customers in a random permutation per district; line counts remembered for the
-    // order lines.
+    })
+}
+
+/// Its orders: customers in a random permutation per district; the line count of each order is kept for the order lines.
+fn orders(conn: &mut dyn Conn, g: &mut Gen, w: i64, now: &str) -> Result<(u64, Vec<i64>), DbError> {
     let mut line_counts = Vec::with_capacity((DISTRICTS * ORDERS) as usize);
     let mut ids = PerDistrict::new(1, ORDERS);
     let mut perm: Vec<i64> = Vec::new();
-    rows += load(conn, "orders", &mut |row| {
+    let rows = load(conn, "orders", &mut |row| {
         let Some((d, o)) = ids.next() else {
             return false;
         };
@@ -437,7 +467,7 @@ fn load_warehouse(conn: &mut dyn Conn, g: &mut Gen, w: i64) -> Result<u64, DbErr
             RowValue::Int(d),
             RowValue::Int(w),
             RowValue::Int(perm[(o - 1) as usize]),
-            RowValue::Text(now.clone()),
+            RowValue::Text(now.to_string()),
         ]);
         row.push(if o < FIRST_NEW_ORDER {
             RowValue::Int(g.int(1, 10))
@@ -447,9 +477,20 @@ fn load_warehouse(conn: &mut dyn Conn, g: &mut Gen, w: i64) -> Result<u64, DbErr
         row.extend([RowValue::Int(lines), RowValue::Int(1)]);
         true
     })?;
+    Ok((rows, line_counts))
+}
+
+/// The lines of every order, as many as its line count.
+fn order_lines(
+    conn: &mut dyn Conn,
+    g: &mut Gen,
+    w: i64,
+    now: &str,
+    line_counts: &[i64],
+) -> Result<u64, DbError> {
     let (mut d, mut o, mut n) = (1, 1, 0);
     let mut k = 0usize;
-    rows += load(conn, "order_line", &mut |row| {
+    load(conn, "order_line", &mut |row| {
         loop {
             if d > DISTRICTS {
                 return false;
@@ -477,7 +518,7 @@ fn load_warehouse(conn: &mut dyn Conn, g: &mut Gen, w: i64) -> Result<u64, DbErr
             RowValue::Int(w),
         ]);
         row.push(if delivered {
-            RowValue::Text(now.clone())
+            RowValue::Text(now.to_string())
         } else {
             RowValue::Null
         });
@@ -489,17 +530,20 @@ fn load_warehouse(conn: &mut dyn Conn, g: &mut Gen, w: i64) -> Result<u64, DbErr
         }));
         row.push(RowValue::Text(g.astring(24, 24)));
         true
-    })?;
+    })
+}
+
+/// The undelivered orders (the last of each district).
+fn new_orders(conn: &mut dyn Conn, w: i64) -> Result<u64, DbError> {
     let mut ids = PerDistrict::new(FIRST_NEW_ORDER, ORDERS);
-    rows += load(conn, "new_order", &mut |row| {
+    load(conn, "new_order", &mut |row| {
         let Some((d, o)) = ids.next() else {
             return false;
         };
         row.clear();
         row.extend([RowValue::Int(o), RowValue::Int(d), RowValue::Int(w)]);
         true
-    })?;
-    Ok(rows)
+    })
 }
 
 #[cfg(test)]
