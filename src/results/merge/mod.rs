@@ -37,6 +37,96 @@ pub fn merge(files: &[(String, Results)]) -> Result<(Results, Vec<String>), Stri
             "{first_name}: one file has nothing to merge with (give each client host's file)"
         ));
     }
+    let mut warnings = check_parts(files)?;
+    let (aligned, from, time_s) = measured_span(files, &mut warnings);
+    let per_s = |n: f64| if time_s > 0.0 { n / time_s } else { 0.0 };
+    let events = total("events", files.iter().map(|(_, r)| r.events))?;
+    let q = |f: fn(&Queries) -> u64| total("queries", files.iter().map(|(_, r)| f(&r.queries)));
+    let queries = Queries {
+        read: q(|q| q.read)?,
+        write: q(|q| q.write)?,
+        other: q(|q| q.other)?,
+        total: q(|q| q.total)?,
+        rows: q(|q| q.rows)?,
+    };
+    let mut errors: BTreeMap<String, u64> = BTreeMap::new();
+    for (_, r) in files {
+        for (k, v) in &r.errors {
+            let e = errors.entry(k.clone()).or_insert(0);
+            *e = total("errors", [*e, *v])?;
+        }
+    }
+    let histogram = add_histograms(
+        files
+            .iter()
+            .map(|(name, r)| (name.as_str(), "histogram", Some(&r.histogram))),
+    )?
+    .ok_or("no histogram")?;
+    let rate = merge_rate(files, events);
+    let serving = merge_serving(files)?;
+    let error = files.iter().find_map(|(name, r)| {
+        r.error
+            .as_ref()
+            .map(|e| format!("{}: {e}", r.client_id.as_deref().unwrap_or(name)))
+    });
+    let tpcc = merge_tpcc(files, events, time_s)?;
+    let statements = merge_statements(files, events)?;
+    let server_stats = merge_server_stats(first, events);
+    let merged = Results {
+        schema_version: super::SCHEMA_VERSION,
+        tool: super::Tool::this(),
+        workload: first.workload.clone(),
+        target: first.target.clone(),
+        server: first.server.clone(),
+        started_at: files.iter().map(|(_, r)| r.started_at).min().unwrap_or(0),
+        threads: total("threads", files.iter().map(|(_, r)| r.threads))?,
+        time_s,
+        warmup_s: files.iter().map(|(_, r)| r.warmup_s).fold(0.0, f64::max),
+        events,
+        tps: per_s(events as f64),
+        qps: per_s(queries.total as f64),
+        rows_per_s: per_s(queries.rows as f64),
+        queries,
+        latency_ms: Latency::from_histogram(&histogram),
+        errors,
+        retries: total("retries", files.iter().map(|(_, r)| r.retries))?,
+        reconnects: total("reconnects", files.iter().map(|(_, r)| r.reconnects))?,
+        rate,
+        serving,
+        thread_events: files
+            .iter()
+            .flat_map(|(_, r)| r.thread_events.iter().copied())
+            .collect(),
+        thread_time_s: files
+            .iter()
+            .flat_map(|(_, r)| r.thread_time_s.iter().copied())
+            .collect(),
+        intervals: merge_intervals(files, aligned.then_some(from))?,
+        histogram: HistogramData::encode(&histogram),
+        options: first.options.clone(),
+        prepare: None,
+        hw: merge_hw(files, events),
+        server_stats,
+        waits: files.iter().find_map(|(_, r)| r.waits.clone()),
+        tpcc,
+        profile: files.iter().find_map(|(_, r)| r.profile.clone()),
+        statements,
+        interrupted: files.iter().any(|(_, r)| r.interrupted),
+        error,
+        client_id: None,
+        measured_from: aligned.then_some(from),
+        host: None,
+        server_host: merge_server_host(files, events),
+        parts: parts_of(files),
+    };
+    Ok((merged, warnings))
+}
+
+/// Checks that `files` are parts of one run, each once; warnings worth printing.
+fn check_parts(files: &[(String, Results)]) -> Result<Vec<String>, String> {
+    let [(first_name, first), ..] = files else {
+        return Err("no results files to merge".into());
+    };
     let mut warnings = Vec::new();
     let mut ids = BTreeMap::new();
     let mut runs = BTreeMap::new();
@@ -89,6 +179,13 @@ pub fn merge(files: &[(String, Results)]) -> Result<(Results, Vec<String>), Stri
             ));
         }
     }
+    Ok(warnings)
+}
+
+/// Whether every part says when it began measuring (the intervals are then aligned by the
+/// clock), the first start, and the merged run's measured seconds: from the first start to
+/// the last end.
+fn measured_span(files: &[(String, Results)], warnings: &mut Vec<String>) -> (bool, f64, f64) {
     let starts: Vec<f64> = files.iter().filter_map(|(_, r)| r.measured_from).collect();
     let aligned = starts.len() == files.len();
     let from = starts.iter().copied().fold(f64::INFINITY, f64::min);
@@ -104,7 +201,6 @@ pub fn merge(files: &[(String, Results)]) -> Result<(Results, Vec<String>), Stri
             "a part has no measured_from (an older dbsweep): intervals are aligned by their index, not by the wall clock".into(),
         );
     }
-    // The merged run's measured seconds: from the first start to the last end.
     let time_s = if aligned {
         files
             .iter()
@@ -114,30 +210,12 @@ pub fn merge(files: &[(String, Results)]) -> Result<(Results, Vec<String>), Stri
     } else {
         files.iter().map(|(_, r)| r.time_s).fold(0.0, f64::max)
     };
-    let per_s = |n: f64| if time_s > 0.0 { n / time_s } else { 0.0 };
-    let events = total("events", files.iter().map(|(_, r)| r.events))?;
-    let q = |f: fn(&Queries) -> u64| total("queries", files.iter().map(|(_, r)| f(&r.queries)));
-    let queries = Queries {
-        read: q(|q| q.read)?,
-        write: q(|q| q.write)?,
-        other: q(|q| q.other)?,
-        total: q(|q| q.total)?,
-        rows: q(|q| q.rows)?,
-    };
-    let mut errors: BTreeMap<String, u64> = BTreeMap::new();
-    for (_, r) in files {
-        for (k, v) in &r.errors {
-            let e = errors.entry(k.clone()).or_insert(0);
-            *e = total("errors", [*e, *v])?;
-        }
-    }
-    let histogram = add_histograms(
-        files
-            .iter()
-            .map(|(name, r)| (name.as_str(), "histogram", Some(&r.histogram))),
-    )?
-    .ok_or("no histogram")?;
-    let rate = files
+    (aligned, from, time_s)
+}
+
+/// The parts' target rates added, their lag weighted by their events.
+fn merge_rate(files: &[(String, Results)], events: u64) -> Option<RateInfo> {
+    files
         .iter()
         .filter_map(|(_, r)| r.rate.as_ref().map(|rate| (rate, r.events)))
         .fold(None, |acc: Option<RateInfo>, (rate, ev)| {
@@ -150,9 +228,12 @@ pub fn merge(files: &[(String, Results)]) -> Result<(Results, Vec<String>), Stri
             a.lag_avg_ms += rate.lag_avg_ms * ev as f64 / events.max(1) as f64;
             a.lag_max_ms = a.lag_max_ms.max(rate.lag_max_ms);
             Some(a)
-        });
-    let serving = merge_serving(files)?;
-    let parts = files
+        })
+}
+
+/// Each part's own figures, as the merged file lists them.
+fn parts_of(files: &[(String, Results)]) -> Vec<Part> {
+    files
         .iter()
         .map(|(name, r)| Part {
             client_id: r.client_id.clone(),
@@ -170,17 +251,13 @@ pub fn merge(files: &[(String, Results)]) -> Result<(Results, Vec<String>), Stri
             interrupted: r.interrupted,
             error: r.error.clone(),
         })
-        .collect();
-    let error = files.iter().find_map(|(name, r)| {
-        r.error
-            .as_ref()
-            .map(|e| format!("{}: {e}", r.client_id.as_deref().unwrap_or(name)))
-    });
-    let tpcc = merge_tpcc(files, events, time_s)?;
-    let statements = merge_statements(files, events)?;
-    let server_stats = first.server_stats.clone().map(|mut s| {
-        // Every part read the same server's counters over the same seconds: the first
-        // part's deltas stand; its per-operation figures count every part's operations.
+        .collect()
+}
+
+/// Every part read the same server's counters over the same seconds: the first part's deltas
+/// stand; its per-operation figures count every part's operations.
+fn merge_server_stats(first: &Results, events: u64) -> Option<super::figures::ServerStats> {
+    first.server_stats.clone().map(|mut s| {
         let scale = first.events as f64 / events.max(1) as f64;
         for v in [
             &mut s.pages_read_per_op,
@@ -190,55 +267,7 @@ pub fn merge(files: &[(String, Results)]) -> Result<(Results, Vec<String>), Stri
             *v = v.map(|x| x * scale);
         }
         s
-    });
-    let merged = Results {
-        schema_version: super::SCHEMA_VERSION,
-        tool: super::Tool::this(),
-        workload: first.workload.clone(),
-        target: first.target.clone(),
-        server: first.server.clone(),
-        started_at: files.iter().map(|(_, r)| r.started_at).min().unwrap_or(0),
-        threads: total("threads", files.iter().map(|(_, r)| r.threads))?,
-        time_s,
-        warmup_s: files.iter().map(|(_, r)| r.warmup_s).fold(0.0, f64::max),
-        events,
-        tps: per_s(events as f64),
-        qps: per_s(queries.total as f64),
-        rows_per_s: per_s(queries.rows as f64),
-        queries,
-        latency_ms: Latency::from_histogram(&histogram),
-        errors,
-        retries: total("retries", files.iter().map(|(_, r)| r.retries))?,
-        reconnects: total("reconnects", files.iter().map(|(_, r)| r.reconnects))?,
-        rate,
-        serving,
-        thread_events: files
-            .iter()
-            .flat_map(|(_, r)| r.thread_events.iter().copied())
-            .collect(),
-        thread_time_s: files
-            .iter()
-            .flat_map(|(_, r)| r.thread_time_s.iter().copied())
-            .collect(),
-        intervals: merge_intervals(files, aligned.then_some(from))?,
-        histogram: HistogramData::encode(&histogram),
-        options: first.options.clone(),
-        prepare: None,
-        hw: merge_hw(files, events),
-        server_stats,
-        waits: files.iter().find_map(|(_, r)| r.waits.clone()),
-        tpcc,
-        profile: files.iter().find_map(|(_, r)| r.profile.clone()),
-        statements,
-        interrupted: files.iter().any(|(_, r)| r.interrupted),
-        error,
-        client_id: None,
-        measured_from: aligned.then_some(from),
-        host: None,
-        server_host: merge_server_host(files, events),
-        parts,
-    };
-    Ok((merged, warnings))
+    })
 }
 
 /// Counts that add up, as the merged file's counts must: a sum past the type's range is
