@@ -28,16 +28,7 @@ pub(crate) fn measure(
 ) -> Result<Results, Error> {
     let target = db.target.as_ref();
     let url = target.display_url();
-    if let Some(at) = plan.runner.start_at {
-        let late = runner::epoch_now() - at;
-        if late > plan.start_tolerance {
-            return Err(Error::Usage(format!(
-                "--start-at {}: that instant passed {late:.1} s ago by this host's clock, more than --start-tolerance allows ({} s): give a later time, or set this host's clock right (NTP)",
-                results::utc_datetime(at as u64),
-                plan.start_tolerance
-            )));
-        }
-    }
+    check_start_at(plan)?;
     let mut conn = target.connect().map_err(|e| usage_if_missing(&url, e))?;
     workload.check_ready(conn.as_mut(), &plan.workload_opts, &url)?;
     check_connection_limit(conn.as_mut(), &plan.runner, db.server.is_some(), &url)?;
@@ -47,20 +38,7 @@ pub(crate) fn measure(
     let settings = conn.server_settings().map_err(|e| Error::db(&url, e))?;
     let tls = conn.tls();
     drop(conn);
-    let clients = match plan.runner.mode() {
-        runner::Mode::Threads => format!("{} thread(s)", plan.runner.threads),
-        runner::Mode::Workers => format!(
-            "{} clients on {} worker threads",
-            plan.runner.threads,
-            plan.runner.worker_threads()
-        ),
-        runner::Mode::Pooled => format!(
-            "{} clients on {} worker threads sharing {} connections",
-            plan.runner.threads,
-            plan.runner.worker_threads(),
-            plan.runner.connections
-        ),
-    };
+    let clients = clients_line(&plan.runner);
     say(&format!(
         "dbsweep {}: {} on {url} ({} {version}), {clients}, seed {}",
         env!("CARGO_PKG_VERSION"),
@@ -140,6 +118,59 @@ pub(crate) fn measure(
     results.hw = hw;
     results.server_host = server_host;
     results.server = db.server_info();
+    attach_diagnostics(&mut results, (profile, waits, server_stats), &url, say);
+    Ok(results)
+}
+
+/// Refuses a `--start-at` that passed longer ago than `--start-tolerance`.
+fn check_start_at(plan: &RunPlan) -> Result<(), Error> {
+    if let Some(at) = plan.runner.start_at {
+        let late = runner::epoch_now() - at;
+        if late > plan.start_tolerance {
+            return Err(Error::Usage(format!(
+                "--start-at {}: that instant passed {late:.1} s ago by this host's clock, more than --start-tolerance allows ({} s): give a later time, or set this host's clock right (NTP)",
+                results::utc_datetime(at as u64),
+                plan.start_tolerance
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// How the run's clients are served, for its first line.
+fn clients_line(r: &runner::RunnerOptions) -> String {
+    match r.mode() {
+        runner::Mode::Threads => format!("{} thread(s)", r.threads),
+        runner::Mode::Workers => format!(
+            "{} clients on {} worker threads",
+            r.threads,
+            r.worker_threads()
+        ),
+        runner::Mode::Pooled => format!(
+            "{} clients on {} worker threads sharing {} connections",
+            r.threads,
+            r.worker_threads(),
+            r.connections
+        ),
+    }
+}
+
+/// What the samplers beside the runner gave: the profile, the wait profile, the server's
+/// counters.
+type Diagnostics = (
+    Option<Result<results::diagnosis::Profile, String>>,
+    Option<Result<results::diagnosis::WaitProfile, db::DbError>>,
+    Result<results::figures::ServerStats, db::DbError>,
+);
+
+/// The profile, the wait profile and the server's counters into `results`; each that failed
+/// is said as a warning, and the measurement stands without it.
+fn attach_diagnostics(
+    results: &mut Results,
+    (profile, waits, server_stats): Diagnostics,
+    url: &str,
+    say: &dyn Fn(&str),
+) {
     match profile {
         Some(Ok(p)) => {
             if p.unknown_share > 0.5 {
@@ -167,7 +198,6 @@ pub(crate) fn measure(
             "warning: could not read the server's counters on {url}: {e}"
         )),
     }
-    Ok(results)
 }
 
 /// Connections dbsweep itself may hold during a run beside its clients' (the server counters'
