@@ -100,24 +100,7 @@ impl<'a> Runner<'a> {
             let mut db = match self.open_cell(&cell) {
                 Ok(db) => db,
                 Err(e) => {
-                    // Every pending step of the cell fails with the reason.
-                    self.failed += pending.len();
-                    self.progress.say(&format!(
-                        "cell {}: the database did not start, its {} step(s) failed: {e}",
-                        cell.id(),
-                        pending.len()
-                    ));
-                    for &i in &pending {
-                        let mut rec = self.record(&cell, i, now_s());
-                        rec.status = "failed".into();
-                        rec.error = Some(format!("the cell's database did not start: {e}"));
-                        rec.rerun = true;
-                        self.save(&cell, i, &rec)?;
-                        self.progress.advance(sweep.estimate(&sweep.steps[i]));
-                    }
-                    if self.args.fail_fast {
-                        stop = true;
-                    }
+                    stop |= self.cell_did_not_start(&cell, &pending, &e)?;
                     continue;
                 }
             };
@@ -125,55 +108,8 @@ impl<'a> Runner<'a> {
             if pending[0] > 0 {
                 self.reload_if_gone(&cell, &mut db, pending[0])?;
             }
-            let mut completed = true;
-            for &i in &pending {
-                let rec = match self.run_step(&cell, &mut db, i) {
-                    Ok(rec) => rec,
-                    Err(e) => {
-                        // No record could be written (a full disk): the sweep stops here, with
-                        // its summary; --resume runs the step again.
-                        self.failed += 1;
-                        self.progress.say(&format!("cell {}: {e}", cell.id()));
-                        stop = true;
-                        completed = false;
-                        break;
-                    }
-                };
-                self.progress.advance(sweep.estimate(&sweep.steps[i]));
-                if rec.rerun {
-                    // The cell's server failed: its other steps would run against a dead or
-                    // recovering server. They are recorded as not run; --resume runs the
-                    // cell's steps again on a fresh server.
-                    self.fail_rest_of_cell(&cell, &pending, i, &rec)?;
-                    if self.args.fail_fast {
-                        stop = true;
-                    }
-                    completed = false;
-                    break;
-                }
-                match rec.status.as_str() {
-                    "ok" => self.ok += 1,
-                    "failed" => {
-                        self.failed += 1;
-                        self.progress.say(&format!(
-                            "step {} of {} failed: {}",
-                            rec.name,
-                            rec.cell,
-                            rec.error.as_deref().unwrap_or("")
-                        ));
-                        if self.args.fail_fast {
-                            stop = true;
-                            completed = false;
-                            break;
-                        }
-                    }
-                    _ => {
-                        stop = true;
-                        completed = false;
-                        break;
-                    }
-                }
-            }
+            let (stopped, completed) = self.run_cell_steps(&cell, &mut db, &pending)?;
+            stop |= stopped;
             db.finish(completed);
         }
         self.progress.bar.finish_and_clear();
@@ -200,6 +136,94 @@ impl<'a> Runner<'a> {
         } else {
             Outcome::Done
         })
+    }
+
+    /// Every pending step of a cell whose database did not start fails with the reason; true
+    /// when the sweep stops (--fail-fast).
+    fn cell_did_not_start(
+        &mut self,
+        cell: &Cell,
+        pending: &[usize],
+        e: &Error,
+    ) -> Result<bool, Error> {
+        let sweep = self.sweep;
+        self.failed += pending.len();
+        self.progress.say(&format!(
+            "cell {}: the database did not start, its {} step(s) failed: {e}",
+            cell.id(),
+            pending.len()
+        ));
+        for &i in pending {
+            let mut rec = self.record(cell, i, now_s());
+            rec.status = "failed".into();
+            rec.error = Some(format!("the cell's database did not start: {e}"));
+            rec.rerun = true;
+            self.save(cell, i, &rec)?;
+            self.progress.advance(sweep.estimate(&sweep.steps[i]));
+        }
+        Ok(self.args.fail_fast)
+    }
+
+    /// Runs the pending steps of a cell on its database; whether the sweep stops, and whether
+    /// every step ran.
+    fn run_cell_steps(
+        &mut self,
+        cell: &Cell,
+        db: &mut CellDb,
+        pending: &[usize],
+    ) -> Result<(bool, bool), Error> {
+        let sweep = self.sweep;
+        let mut stop = false;
+        let mut completed = true;
+        for &i in pending {
+            let rec = match self.run_step(cell, db, i) {
+                Ok(rec) => rec,
+                Err(e) => {
+                    // No record could be written (a full disk): the sweep stops here, with
+                    // its summary; --resume runs the step again.
+                    self.failed += 1;
+                    self.progress.say(&format!("cell {}: {e}", cell.id()));
+                    stop = true;
+                    completed = false;
+                    break;
+                }
+            };
+            self.progress.advance(sweep.estimate(&sweep.steps[i]));
+            if rec.rerun {
+                // The cell's server failed: its other steps would run against a dead or
+                // recovering server. They are recorded as not run; --resume runs the
+                // cell's steps again on a fresh server.
+                self.fail_rest_of_cell(cell, pending, i, &rec)?;
+                if self.args.fail_fast {
+                    stop = true;
+                }
+                completed = false;
+                break;
+            }
+            match rec.status.as_str() {
+                "ok" => self.ok += 1,
+                "failed" => {
+                    self.failed += 1;
+                    self.progress.say(&format!(
+                        "step {} of {} failed: {}",
+                        rec.name,
+                        rec.cell,
+                        rec.error.as_deref().unwrap_or("")
+                    ));
+                    if self.args.fail_fast {
+                        stop = true;
+                        completed = false;
+                        break;
+                    }
+                }
+                _ => {
+                    stop = true;
+                    completed = false;
+                    break;
+                }
+            }
+        }
+        Ok((stop, completed))
     }
 
     pub(super) fn record(&self, cell: &Cell, i: usize, started_at: u64) -> StepRecord {

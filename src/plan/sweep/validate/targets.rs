@@ -102,6 +102,27 @@ fn target(
             format!("two targets are called {name}: give them names (name = \"...\")"),
         ));
     }
+    managed_only(src, span, def, &spec)?;
+    Ok(SweepTarget {
+        name,
+        spec,
+        socket: def.socket,
+        datadir_in: def.datadir_in.clone(),
+        tls: def.tls,
+        build,
+        settings: target_settings,
+        metrics: def.metrics.clone(),
+    })
+}
+
+/// What only a managed server takes (TLS, its socket, where its data directories go) and
+/// the host metrics' URL.
+fn managed_only(
+    src: &Source,
+    span: std::ops::Range<usize>,
+    def: &TargetDef,
+    spec: &TargetSpec,
+) -> Result<(), Error> {
     if def.tls && !matches!(spec, TargetSpec::Managed(_)) {
         return Err(src.error(
             span,
@@ -145,7 +166,7 @@ fn target(
                 ),
             ));
         }
-        if let TargetSpec::Managed(kind) = spec {
+        if let TargetSpec::Managed(kind) = *spec {
             crate::server::check_datadir_in(kind, d).map_err(|e| {
                 src.error(
                     span.clone(),
@@ -158,16 +179,7 @@ fn target(
         crate::plan::check_metrics_url(url)
             .map_err(|e| src.error(span.clone(), format!("metrics: {e}")))?;
     }
-    Ok(SweepTarget {
-        name,
-        spec,
-        socket: def.socket,
-        datadir_in: def.datadir_in.clone(),
-        tls: def.tls,
-        build,
-        settings: target_settings,
-        metrics: def.metrics.clone(),
-    })
+    Ok(())
 }
 
 #[cfg(test)]
