@@ -126,13 +126,12 @@ pub(super) fn start(s: &mut ManagedServer) -> Result<(), Error> {
     launch(s)
 }
 
-/// Writes my.cnf, starts the server, waits for it, and creates the sbtest user and database.
-pub(super) fn launch(s: &mut ManagedServer) -> Result<(), Error> {
-    let bin = binary_of(s)?;
-    if s.port == 0 {
-        s.port = free_port()?;
-    }
-    let socket = s.dir.join("mysqld.sock");
+/// The server's my.cnf (its directories, loopback, the log, what MySQL's defaults assume of
+/// its package, TLS when asked, the settings); the CA's file under TLS.
+fn my_cnf(
+    s: &ManagedServer,
+    socket: &std::path::Path,
+) -> Result<(String, Option<std::path::PathBuf>), Error> {
     let mut cnf = format!(
         "[mysqld]\ndatadir={}\ntmpdir={}\nport={}\nbind-address=127.0.0.1\nsocket={}\npid-file={}\nlog-error={}\n",
         s.dir.join("data").display(),
@@ -179,6 +178,17 @@ pub(super) fn launch(s: &mut ManagedServer) -> Result<(), Error> {
     for (name, value) in &s.settings {
         cnf.push_str(&format!("{name}={value}\n"));
     }
+    Ok((cnf, tls))
+}
+
+/// Writes my.cnf, starts the server, waits for it, and creates the sbtest user and database.
+pub(super) fn launch(s: &mut ManagedServer) -> Result<(), Error> {
+    let bin = binary_of(s)?;
+    if s.port == 0 {
+        s.port = free_port()?;
+    }
+    let socket = s.dir.join("mysqld.sock");
+    let (cnf, tls) = my_cnf(s, &socket)?;
     let path = s.dir.join("my.cnf");
     write_file(&path, cnf.as_bytes(), 0o644)?;
     chown_tree(&path, s.runs_as)?;

@@ -101,14 +101,12 @@ pub(super) fn start(s: &mut ManagedServer) -> Result<(), Error> {
     launch(s)
 }
 
-/// Writes dbsweep.conf, starts the postmaster and waits until database `sbtest` accepts
-/// connections (creating it on a fresh cluster).
-pub(super) fn launch(s: &mut ManagedServer) -> Result<(), Error> {
-    let bin = bindir_of(s)?;
-    let data = s.dir.join("data");
-    if s.port == 0 {
-        s.port = free_port()?;
-    }
+/// Writes the server's dbsweep.conf (loopback, its socket directory, TLS when asked, the
+/// settings) and, under TLS, a pg_hba.conf that requires it; the CA's file under TLS.
+fn write_conf(
+    s: &ManagedServer,
+    data: &std::path::Path,
+) -> Result<Option<std::path::PathBuf>, Error> {
     let quote = |v: &str| format!("'{}'", v.replace('\'', "''"));
     let mut conf = format!(
         "listen_addresses = '127.0.0.1'\nport = {}\nunix_socket_directories = {}\n",
@@ -144,6 +142,18 @@ pub(super) fn launch(s: &mut ManagedServer) -> Result<(), Error> {
     let path = data.join("dbsweep.conf");
     write_file(&path, conf.as_bytes(), 0o600)?;
     chown_tree(&path, s.runs_as)?;
+    Ok(tls)
+}
+
+/// Writes dbsweep.conf, starts the postmaster and waits until database `sbtest` accepts
+/// connections (creating it on a fresh cluster).
+pub(super) fn launch(s: &mut ManagedServer) -> Result<(), Error> {
+    let bin = bindir_of(s)?;
+    let data = s.dir.join("data");
+    if s.port == 0 {
+        s.port = free_port()?;
+    }
+    let tls = write_conf(s, &data)?;
     s.spawn(
         &bin.join("postgres"),
         &["-D".into(), data.to_string_lossy().into_owned()],
