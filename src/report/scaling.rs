@@ -38,38 +38,7 @@ pub fn tables(ds: &Dataset) -> Vec<Table> {
         } else {
             format!("{target}/{config}")
         };
-        let mut scale = Table {
-            better: None,
-            id: "scaling".into(),
-            title: format!("Scaling of {name}: throughput and latency against clients, with queueing bounds"),
-            columns: ["clients", "tps", "X bound", "avg ms", "R bound ms", "p95 ms", "model"]
-                .map(String::from)
-                .to_vec(),
-            under: Vec::new(),
-            rows: Vec::new(),
-            notes: vec![
-                "bounds of a closed system (docs/workloads.md section 6), Z = 0, from the least demand per transaction of each device over the client counts measured (the queueing table says which run); a bound is a bound: a measurement beyond it by more than the figures' precision (3%) is flagged in the model column as an error of the model, not of the server".into(),
-            ],
-        };
-        let mut model_table = Table {
-            better: None,
-            id: "queueing".into(),
-            title: format!("Queueing model of {name}: service demands per transaction"),
-            columns: [
-                "D cpu ms",
-                "D disk ms",
-                "D net ms",
-                "D ms",
-                "bottleneck",
-                "N_sat",
-                "demands from",
-            ]
-            .map(String::from)
-            .to_vec(),
-            under: Vec::new(),
-            rows: Vec::new(),
-            notes: vec![format!("{CPU_DISK_NOTE}; {NET_NOTE}; {DMAX_NOTE}")],
-        };
+        let (mut scale, mut model_table) = empty_tables(&name);
         for (group, test) in tests(ds) {
             if group == Group::Load {
                 continue;
@@ -92,84 +61,133 @@ pub fn tables(ds: &Dataset) -> Vec<Table> {
             let bound = bound_of(&runs);
             let model = bound.as_ref().map(|b| b.model.clone());
             if let Some(b) = &bound {
-                let m = &b.model;
-                let device = |pick: fn(&Demands) -> Option<f64>| {
-                    runs.iter()
-                        .filter_map(|e| pick(&demands(e)))
-                        .min_by(f64::total_cmp)
-                };
-                model_table.rows.push(Row {
-                    group: Some(group),
-                    label: test.clone(),
-                    summary: false,
-                    cells: vec![
-                        device(|d| d.cpu).map_or(Cell::Missing, |d| Cell::Num(d * 1e3)),
-                        device(|d| d.disk).map_or(Cell::Missing, |d| Cell::Num(d * 1e3)),
-                        device(|d| d.net).map_or(Cell::Missing, |d| Cell::Num(d * 1e3)),
-                        Cell::Num(m.d * 1e3),
-                        Cell::Text(m.bottleneck.into()),
-                        Cell::Num(m.n_sat()),
-                        Cell::Text(b.from.clone()),
-                    ],
-                });
+                model_table.rows.push(model_row(group, &test, &runs, b));
             }
             for e in runs {
-                let r = e.results.as_ref().expect("filtered");
-                let n = f64::from(e.place.clients);
-                scale.rows.push(Row {
-                    group: Some(group),
-                    label: test.clone(),
-                    summary: false,
-                    cells: vec![
-                        Cell::Text(format!(
-                            "{}{}",
-                            e.place.clients,
-                            if model.as_ref().is_some_and(|m| n >= m.n_sat()) {
-                                " (>= N_sat)"
-                            } else {
-                                ""
-                            }
-                        )),
-                        Cell::Num(r.tps),
-                        model
-                            .as_ref()
-                            .map_or(Cell::Missing, |m| Cell::Num(m.x_bound(n))),
-                        Cell::Num(r.latency_ms.avg),
-                        model
-                            .as_ref()
-                            .map_or(Cell::Missing, |m| Cell::Num(m.r_bound(n) * 1e3)),
-                        Cell::Num(r.latency_ms.p95),
-                        Cell::Text(
-                            model
-                                .as_ref()
-                                .and_then(|m| {
-                                    breaks_bound(m, e.place.clients, r.tps, r.latency_ms.avg)
-                                })
-                                .unwrap_or("")
-                                .into(),
-                        ),
-                    ],
-                });
+                scale.rows.push(scale_row(group, &test, e, model.as_ref()));
             }
         }
-        // Embedded SQLite and runs without a network figure: no network column.
-        if model_table
-            .rows
-            .iter()
-            .all(|r| matches!(r.cells.get(2), Some(Cell::Missing) | None))
-        {
-            model_table.columns.remove(2);
-            model_table.notes = vec![format!("{CPU_DISK_NOTE}; {DMAX_NOTE}")];
-            for r in &mut model_table.rows {
-                if r.cells.len() > 2 {
-                    r.cells.remove(2);
-                }
-            }
-        }
+        drop_empty_net_column(&mut model_table);
         out.push(scale);
         out.push(model_table);
     }
     out
+}
+
+/// The scaling table and the queueing model's table of configuration `name`, without rows.
+fn empty_tables(name: &str) -> (Table, Table) {
+    let scale = Table {
+        better: None,
+        id: "scaling".into(),
+        title: format!("Scaling of {name}: throughput and latency against clients, with queueing bounds"),
+        columns: ["clients", "tps", "X bound", "avg ms", "R bound ms", "p95 ms", "model"]
+            .map(String::from)
+            .to_vec(),
+        under: Vec::new(),
+        rows: Vec::new(),
+        notes: vec![
+            "bounds of a closed system (docs/workloads.md section 6), Z = 0, from the least demand per transaction of each device over the client counts measured (the queueing table says which run); a bound is a bound: a measurement beyond it by more than the figures' precision (3%) is flagged in the model column as an error of the model, not of the server".into(),
+        ],
+    };
+    let model_table = Table {
+        better: None,
+        id: "queueing".into(),
+        title: format!("Queueing model of {name}: service demands per transaction"),
+        columns: [
+            "D cpu ms",
+            "D disk ms",
+            "D net ms",
+            "D ms",
+            "bottleneck",
+            "N_sat",
+            "demands from",
+        ]
+        .map(String::from)
+        .to_vec(),
+        under: Vec::new(),
+        rows: Vec::new(),
+        notes: vec![format!("{CPU_DISK_NOTE}; {NET_NOTE}; {DMAX_NOTE}")],
+    };
+    (scale, model_table)
+}
+
+/// A test's service demands per device (the least over its runs), the bottleneck, N_sat.
+fn model_row(group: Group, test: &str, runs: &[&Entry], b: &Bound) -> Row {
+    let m = &b.model;
+    let device = |pick: fn(&Demands) -> Option<f64>| {
+        runs.iter()
+            .filter_map(|e| pick(&demands(e)))
+            .min_by(f64::total_cmp)
+    };
+    Row {
+        group: Some(group),
+        label: test.to_string(),
+        summary: false,
+        cells: vec![
+            device(|d| d.cpu).map_or(Cell::Missing, |d| Cell::Num(d * 1e3)),
+            device(|d| d.disk).map_or(Cell::Missing, |d| Cell::Num(d * 1e3)),
+            device(|d| d.net).map_or(Cell::Missing, |d| Cell::Num(d * 1e3)),
+            Cell::Num(m.d * 1e3),
+            Cell::Text(m.bottleneck.into()),
+            Cell::Num(m.n_sat()),
+            Cell::Text(b.from.clone()),
+        ],
+    }
+}
+
+/// One run of a test against its bounds.
+fn scale_row(group: Group, test: &str, e: &Entry, model: Option<&Model>) -> Row {
+    let r = e.results.as_ref().expect("filtered");
+    let n = f64::from(e.place.clients);
+    Row {
+        group: Some(group),
+        label: test.to_string(),
+        summary: false,
+        cells: vec![
+            Cell::Text(format!(
+                "{}{}",
+                e.place.clients,
+                if model.as_ref().is_some_and(|m| n >= m.n_sat()) {
+                    " (>= N_sat)"
+                } else {
+                    ""
+                }
+            )),
+            Cell::Num(r.tps),
+            model
+                .as_ref()
+                .map_or(Cell::Missing, |m| Cell::Num(m.x_bound(n))),
+            Cell::Num(r.latency_ms.avg),
+            model
+                .as_ref()
+                .map_or(Cell::Missing, |m| Cell::Num(m.r_bound(n) * 1e3)),
+            Cell::Num(r.latency_ms.p95),
+            Cell::Text(
+                model
+                    .as_ref()
+                    .and_then(|m| breaks_bound(m, e.place.clients, r.tps, r.latency_ms.avg))
+                    .unwrap_or("")
+                    .into(),
+            ),
+        ],
+    }
+}
+
+/// Embedded SQLite and runs without a network figure: no network column.
+fn drop_empty_net_column(model_table: &mut Table) {
+    if model_table
+        .rows
+        .iter()
+        .all(|r| matches!(r.cells.get(2), Some(Cell::Missing) | None))
+    {
+        model_table.columns.remove(2);
+        model_table.notes = vec![format!("{CPU_DISK_NOTE}; {DMAX_NOTE}")];
+        for r in &mut model_table.rows {
+            if r.cells.len() > 2 {
+                r.cells.remove(2);
+            }
+        }
+    }
 }
 
 /// Service demands of one run in seconds per transaction, and the CPU's cores.
