@@ -276,36 +276,7 @@ pub(crate) fn metric_tables(
     metric: &dyn Fn(&Entry) -> Option<f64>,
     with_load: bool,
 ) -> (Table, Table) {
-    let columns: Vec<String> = slice.columns.iter().map(|(l, _)| l.clone()).collect();
-    let under = column_versions(ds, slice);
-    let mut abs = Table {
-        id: id.to_string(),
-        title: format!("{title}{} ({})", slice.suffix, better.legend()),
-        better: Some(better),
-        columns: columns.clone(),
-        under: under.clone(),
-        rows: Vec::new(),
-        notes: Vec::new(),
-    };
-    let mut rel = Table {
-        id: format!("{id}.relative"),
-        title: format!(
-            "{title}, relative to {}{} ({})",
-            columns.get(base).map_or("", String::as_str),
-            slice.suffix,
-            better.legend()
-        ),
-        better: Some(better),
-        columns,
-        under,
-        rows: Vec::new(),
-        notes: vec![match floor_of(id) {
-            Some((_, what)) => format!(
-                "value / base; - where the base counted less than {what} over its step (no ratio without a basis; nor in the group medians)"
-            ),
-            None => "value / base; - where the base is 0 (no ratio without a basis; nor in the group medians)".into(),
-        }],
-    };
+    let (mut abs, mut rel) = empty_pair(ds, slice, base, (id, title, better));
     let mut group_ratios: Vec<Vec<(u32, f64)>> = vec![Vec::new(); slice.columns.len()];
     let mut repeated = false;
     let mut flags: Vec<String> = Vec::new();
@@ -352,24 +323,7 @@ pub(crate) fn metric_tables(
             group: Some(*group),
             label: test.clone(),
             summary: false,
-            cells: values
-                .iter()
-                .map(|v| {
-                    let good: Vec<f64> = v
-                        .iter()
-                        .filter(|s| s.flag.is_none())
-                        .map(|s| s.value)
-                        .collect();
-                    match (v.is_empty(), good.as_slice()) {
-                        (true, _) => Cell::Missing,
-                        (false, []) => Cell::Text("?".into()),
-                        (false, [one]) => Cell::Num(*one),
-                        (false, many) => {
-                            super::stats::median(many).map_or(Cell::Missing, Cell::Spread)
-                        }
-                    }
-                })
-                .collect(),
+            cells: values.iter().map(|v| absolute_cell(v)).collect(),
         });
         let empty = Vec::new();
         let base_values = values.get(base).unwrap_or(&empty);
@@ -390,6 +344,68 @@ pub(crate) fn metric_tables(
         });
     }
     flush(&mut rel, current, &mut group_ratios);
+    add_notes(&mut abs, &mut rel, &flags, repeated, better);
+    (abs, rel)
+}
+
+/// The absolute table and the relative one of a metric, without rows.
+fn empty_pair(
+    ds: &Dataset,
+    slice: &Slice,
+    base: usize,
+    (id, title, better): (&str, &str, Better),
+) -> (Table, Table) {
+    let columns: Vec<String> = slice.columns.iter().map(|(l, _)| l.clone()).collect();
+    let under = column_versions(ds, slice);
+    let abs = Table {
+        id: id.to_string(),
+        title: format!("{title}{} ({})", slice.suffix, better.legend()),
+        better: Some(better),
+        columns: columns.clone(),
+        under: under.clone(),
+        rows: Vec::new(),
+        notes: Vec::new(),
+    };
+    let rel = Table {
+        id: format!("{id}.relative"),
+        title: format!(
+            "{title}, relative to {}{} ({})",
+            columns.get(base).map_or("", String::as_str),
+            slice.suffix,
+            better.legend()
+        ),
+        better: Some(better),
+        columns,
+        under,
+        rows: Vec::new(),
+        notes: vec![match floor_of(id) {
+            Some((_, what)) => format!(
+                "value / base; - where the base counted less than {what} over its step (no ratio without a basis; nor in the group medians)"
+            ),
+            None => "value / base; - where the base is 0 (no ratio without a basis; nor in the group medians)".into(),
+        }],
+    };
+    (abs, rel)
+}
+
+/// A test's figure in one column: the median of its runs, `?` when the report's checks
+/// contradict every one of them.
+fn absolute_cell(v: &[Sample]) -> Cell {
+    let good: Vec<f64> = v
+        .iter()
+        .filter(|s| s.flag.is_none())
+        .map(|s| s.value)
+        .collect();
+    match (v.is_empty(), good.as_slice()) {
+        (true, _) => Cell::Missing,
+        (false, []) => Cell::Text("?".into()),
+        (false, [one]) => Cell::Num(*one),
+        (false, many) => super::stats::median(many).map_or(Cell::Missing, Cell::Spread),
+    }
+}
+
+/// The notes of both tables: contradicted figures, and how repeated (or single) runs read.
+fn add_notes(abs: &mut Table, rel: &mut Table, flags: &[String], repeated: bool, better: Better) {
     if !flags.is_empty() {
         let note = format!(
             "? a figure the report's own checks contradict: shown as ?, in no ratio or median; do not use it unchecked. {}",
@@ -414,7 +430,6 @@ pub(crate) fn metric_tables(
                 .into(),
         );
     }
-    (abs, rel)
 }
 
 /// The hardware and server-counter metrics, per operation.
