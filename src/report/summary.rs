@@ -44,78 +44,112 @@ pub fn tables(ds: &Dataset, full: &[Table], base: Option<&str>) -> Result<Vec<Ta
             out.push(abs);
             continue;
         }
-        let mut by_group = rel.clone();
-        by_group.title = format!("{}, by group", rel.title);
-        by_group
-            .rows
-            .retain(|r| r.summary || r.group == Some(Group::Load));
-        // A group of one test has its test as its median: name the test.
-        for row in &mut by_group.rows {
-            if let Some(g) = row.group.filter(|_| row.summary) {
-                let members: Vec<&Row> = rel
-                    .rows
-                    .iter()
-                    .filter(|r| !r.summary && r.group == Some(g))
-                    .collect();
-                if let [one] = members.as_slice() {
-                    row.label = format!("{} ({})", g.title(), one.label);
-                }
-            }
-        }
+        let by_group = by_group(&rel);
         out.push(by_group);
-        let mut eff = Table {
-            id: "summary.efficiency".into(),
-            title: format!(
-                "Efficiency per event, relative to {}{} (lower is better): the median over the tests",
-                slice.columns[b].0, slice.suffix
-            ),
-            better: Some(Better::Lower),
-            columns: rel.columns.clone(),
-            under: rel.under.clone(),
-            rows: Vec::new(),
-            notes: Vec::new(),
-        };
-        for id in EFFICIENCY {
-            let Some((_, title, f)) = HW_METRICS.iter().find(|m| m.0 == id) else {
-                continue;
-            };
-            let (_, rel) = metric_tables(ds, &slice, b, (id, title, Better::Lower), f, false);
-            let cells: Vec<Cell> = (0..slice.columns.len())
-                .map(|i| {
-                    let ratios: Vec<f64> = rel
-                        .rows
-                        .iter()
-                        .filter(|r| !r.summary)
-                        .filter_map(|r| match r.cells.get(i) {
-                            Some(Cell::Ratio(v)) => Some(*v),
-                            Some(Cell::RatioSpread(e)) => Some(e.value),
-                            _ => None,
-                        })
-                        .collect();
-                    super::stats::median_of(&ratios).map_or(Cell::Missing, Cell::Ratio)
-                })
-                .collect();
-            let others = cells
-                .iter()
-                .enumerate()
-                .any(|(i, c)| i != b && matches!(c, Cell::Ratio(_)));
-            if others {
-                eff.rows.push(Row {
-                    group: None,
-                    label: (*title).to_string(),
-                    summary: false,
-                    cells,
-                });
-            }
-        }
-        if !eff.rows.is_empty() {
-            eff.notes.push(
-                "each figure: the median over the tests of the column's ratio to the base; - where no base counted enough to divide by (see report --full)"
-                    .into(),
-            );
+        if let Some(eff) = efficiency(ds, &slice, b, &rel) {
             out.push(eff);
         }
     }
+    out.push(warnings_table(full));
+    out.push(Table {
+        id: "summary.about".into(),
+        title: "About these figures".into(),
+        better: None,
+        columns: Vec::new(),
+        under: Vec::new(),
+        rows: Vec::new(),
+        notes: vec![
+            "An event is one call of the workload: a transaction (a query where the workload runs one query per event, a row of the load). Throughput is in queries/s. report --full gives every table: absolute figures, every test, every efficiency and server counter, scaling and queueing bounds, statements, waits, stability."
+                .into(),
+        ],
+    });
+    Ok(out)
+}
+
+/// The relative throughput table's group medians (and the load), a group of one test named
+/// by its test.
+fn by_group(rel: &Table) -> Table {
+    let mut by_group = rel.clone();
+    by_group.title = format!("{}, by group", rel.title);
+    by_group
+        .rows
+        .retain(|r| r.summary || r.group == Some(Group::Load));
+    // A group of one test has its test as its median: name the test.
+    for row in &mut by_group.rows {
+        if let Some(g) = row.group.filter(|_| row.summary) {
+            let members: Vec<&Row> = rel
+                .rows
+                .iter()
+                .filter(|r| !r.summary && r.group == Some(g))
+                .collect();
+            if let [one] = members.as_slice() {
+                row.label = format!("{} ({})", g.title(), one.label);
+            }
+        }
+    }
+    by_group
+}
+
+/// Efficiency per event relative to column `b`: the median over the tests of each metric's
+/// ratio; None when no column but the base has one.
+fn efficiency(ds: &Dataset, slice: &super::tables::Slice, b: usize, rel: &Table) -> Option<Table> {
+    let mut eff = Table {
+        id: "summary.efficiency".into(),
+        title: format!(
+            "Efficiency per event, relative to {}{} (lower is better): the median over the tests",
+            slice.columns[b].0, slice.suffix
+        ),
+        better: Some(Better::Lower),
+        columns: rel.columns.clone(),
+        under: rel.under.clone(),
+        rows: Vec::new(),
+        notes: Vec::new(),
+    };
+    for id in EFFICIENCY {
+        let Some((_, title, f)) = HW_METRICS.iter().find(|m| m.0 == id) else {
+            continue;
+        };
+        let (_, rel) = metric_tables(ds, slice, b, (id, title, Better::Lower), f, false);
+        let cells: Vec<Cell> = (0..slice.columns.len())
+            .map(|i| {
+                let ratios: Vec<f64> = rel
+                    .rows
+                    .iter()
+                    .filter(|r| !r.summary)
+                    .filter_map(|r| match r.cells.get(i) {
+                        Some(Cell::Ratio(v)) => Some(*v),
+                        Some(Cell::RatioSpread(e)) => Some(e.value),
+                        _ => None,
+                    })
+                    .collect();
+                super::stats::median_of(&ratios).map_or(Cell::Missing, Cell::Ratio)
+            })
+            .collect();
+        let others = cells
+            .iter()
+            .enumerate()
+            .any(|(i, c)| i != b && matches!(c, Cell::Ratio(_)));
+        if others {
+            eff.rows.push(Row {
+                group: None,
+                label: (*title).to_string(),
+                summary: false,
+                cells,
+            });
+        }
+    }
+    if eff.rows.is_empty() {
+        return None;
+    }
+    eff.notes.push(
+        "each figure: the median over the tests of the column's ratio to the base; - where no base counted enough to divide by (see report --full)"
+            .into(),
+    );
+    Some(eff)
+}
+
+/// Every warning of the full report, a line each.
+fn warnings_table(full: &[Table]) -> Table {
     let warnings: Vec<Row> = full
         .iter()
         .flat_map(|t| {
@@ -137,7 +171,7 @@ pub fn tables(ds: &Dataset, full: &[Table], base: Option<&str>) -> Result<Vec<Ta
             cells: Vec::new(),
         })
         .collect();
-    out.push(Table {
+    Table {
         id: "summary.warnings".into(),
         title: "Warnings".into(),
         better: None,
@@ -149,18 +183,5 @@ pub fn tables(ds: &Dataset, full: &[Table], base: Option<&str>) -> Result<Vec<Ta
             "each in full, with its figures, in report --full".into()
         }],
         rows: warnings,
-    });
-    out.push(Table {
-        id: "summary.about".into(),
-        title: "About these figures".into(),
-        better: None,
-        columns: Vec::new(),
-        under: Vec::new(),
-        rows: Vec::new(),
-        notes: vec![
-            "An event is one call of the workload: a transaction (a query where the workload runs one query per event, a row of the load). Throughput is in queries/s. report --full gives every table: absolute figures, every test, every efficiency and server counter, scaling and queueing bounds, statements, waits, stability."
-                .into(),
-        ],
-    });
-    Ok(out)
+    }
 }
