@@ -700,146 +700,32 @@ pub fn page(ds: &Dataset, tables: &[Table], base: Option<&str>, title: &str) -> 
     let mut body = String::new();
     let _ = write!(body, "<h1>{}</h1>", esc(title));
     relative_charts(&mut body, tables, "throughput.relative", base);
-    let scaling = scaling_charts(ds);
-    if !scaling.is_empty() {
-        body.push_str("<h2>Scaling, with the queueing-model bound (dashed)</h2>");
-        if ds.entries.iter().any(|e| e.repeat > 1) {
-            body.push_str(
-                "<p class=\"note\">Each point is the median of its repeated runs; its bar spans \
-                 the lowest to the highest of them.</p>",
-            );
-        }
-        body.push_str("<div class=\"grid\">");
-        for c in scaling {
-            body.push_str(&c);
-        }
-        body.push_str("</div>");
-    }
-    body.push_str(
-        "<h2>Throughput over each step</h2><p class=\"note\">Each interval's rate; a last \
-         interval shorter than half the others (the run's end falls inside it) is left out.</p>\
-         <div class=\"grid\">",
-    );
-    let label = |e: &Entry| {
-        format!(
-            "{}{}{} c{}{}",
-            if ds.entries.iter().any(|x| x.place.source != e.place.source) {
-                format!("{}/", e.place.source)
-            } else {
-                String::new()
-            },
-            if ds.entries.iter().any(|x| x.place.target != e.place.target) {
-                format!("{}/", e.place.target)
-            } else {
-                String::new()
-            },
-            e.place.config,
-            e.place.clients,
-            if ds.entries.iter().any(|x| x.repeat > 1) {
-                format!(" r{}", e.repeat)
-            } else {
-                String::new()
-            }
-        )
-    };
+    scaling_section(&mut body, ds);
     let runs: Vec<String> = tables::tests(ds)
         .into_iter()
         .filter(|(g, _)| *g != Group::Load)
         .map(|(_, t)| t)
         .collect();
+    body.push_str(
+        "<h2>Throughput over each step</h2><p class=\"note\">Each interval's rate; a last \
+         interval shorter than half the others (the run's end falls inside it) is left out.</p>\
+         <div class=\"grid\">",
+    );
     for test in &runs {
-        // In the tables' unit: NOPM for TPC-C, rows/s for scans, queries/s otherwise.
-        let first = ds
-            .entries
-            .iter()
-            .find(|e| &e.test == test)
-            .and_then(|e| e.results.as_ref());
-        let (unit, of): (&str, fn(&crate::results::figures::Interval) -> f64) = match first {
-            Some(r) if r.tpcc.is_some() => ("NOPM", |i| i.nopm.unwrap_or(0.0)),
-            Some(r) if r.workload == "oltp_scan" => ("rows/s", |i| i.rows_per_s),
-            _ => ("queries/s", |i| i.qps),
-        };
-        let series: Vec<Series> = ds
-            .entries
-            .iter()
-            .filter(|e| &e.test == test && e.results.is_some())
-            .map(|e| {
-                let (color, pattern) = run_style(ds, e);
-                Series {
-                    color: Some(color),
-                    pattern,
-                    ..Series::line(
-                        label(e),
-                        e.results
-                            .as_ref()
-                            .map(|r| {
-                                super::stability::full_intervals(r)
-                                    .iter()
-                                    .map(|i| (i.t, of(i)))
-                                    .collect()
-                            })
-                            .unwrap_or_default(),
-                    )
-                }
-            })
-            .collect();
-        body.push_str(&line_chart(
-            &format!("{test}: per second"),
-            ("seconds", XAxis::Plain),
-            unit,
-            &series,
-        ));
-        // TPC-C's response-time limit is on New-Order's 90th percentile: its course over the
-        // step, beside NOPM's (results files from before it was kept have none).
-        let p90: Vec<Series> = ds
-            .entries
-            .iter()
-            .filter(|e| &e.test == test)
-            .filter_map(|e| {
-                let points: Vec<(f64, f64)> = super::stability::full_intervals(e.results.as_ref()?)
-                    .iter()
-                    .filter_map(|i| Some((i.t, i.new_order_p90_ms?)))
-                    .collect();
-                let (color, pattern) = run_style(ds, e);
-                (!points.is_empty()).then(|| Series {
-                    color: Some(color),
-                    pattern,
-                    ..Series::line(label(e), points)
-                })
-            })
-            .collect();
-        if !p90.is_empty() {
-            body.push_str(&line_chart(
-                &format!("{test}: New-Order p90 per second"),
-                ("seconds", XAxis::Plain),
-                "ms",
-                &p90,
-            ));
-        }
+        step_charts(&mut body, ds, test);
     }
     body.push_str("</div><h2>Latency percentiles</h2><div class=\"grid\">");
     let pcts = [50.0, 90.0, 95.0, 99.0, 99.9];
     for test in &runs {
-        let series: Vec<Series> = ds
-            .entries
-            .iter()
-            .filter(|e| &e.test == test && e.results.is_some())
-            .map(|e| {
-                let l = &e.results.as_ref().expect("filtered").latency_ms;
-                let (color, pattern) = run_style(ds, e);
-                Series {
-                    color: Some(color),
-                    pattern,
-                    ..Series::line(
-                        label(e),
-                        pcts.iter()
-                            .copied()
-                            .zip([l.p50, l.p90, l.p95, l.p99, l.p999])
-                            .collect(),
-                    )
-                }
-            })
-            .collect();
+        let series = run_series(ds, test, |r| {
+            let l = &r.latency_ms;
+            Some(
+                pcts.iter()
+                    .copied()
+                    .zip([l.p50, l.p90, l.p95, l.p99, l.p999])
+                    .collect(),
+            )
+        });
         body.push_str(&line_chart(
             &format!("{test}: latency"),
             ("percentile", XAxis::Percentile),
@@ -848,12 +734,126 @@ pub fn page(ds: &Dataset, tables: &[Table], base: Option<&str>, title: &str) -> 
         ));
     }
     body.push_str("</div>");
-    body.push_str(&super::profile::html(ds, &label));
+    body.push_str(&super::profile::html(ds, &|e: &Entry| run_label(ds, e)));
     body.push_str("<h2>Tables</h2>");
     for t in tables {
         body.push_str(&html_table(t));
     }
     document(title, &with_contents(&body))
+}
+
+/// Throughput and latency against clients, with the queueing-model bound.
+fn scaling_section(body: &mut String, ds: &Dataset) {
+    let scaling = scaling_charts(ds);
+    if scaling.is_empty() {
+        return;
+    }
+    body.push_str("<h2>Scaling, with the queueing-model bound (dashed)</h2>");
+    if ds.entries.iter().any(|e| e.repeat > 1) {
+        body.push_str(
+            "<p class=\"note\">Each point is the median of its repeated runs; its bar spans \
+             the lowest to the highest of them.</p>",
+        );
+    }
+    body.push_str("<div class=\"grid\">");
+    for c in scaling {
+        body.push_str(&c);
+    }
+    body.push_str("</div>");
+}
+
+/// A run's name in a chart's legend: what tells it apart from the others (source, target,
+/// configuration, clients, repeat).
+fn run_label(ds: &Dataset, e: &Entry) -> String {
+    let differs = |f: fn(&Entry) -> &str| ds.entries.iter().any(|x| f(x) != f(e));
+    format!(
+        "{}{}{} c{}{}",
+        if differs(|x| &x.place.source) {
+            format!("{}/", e.place.source)
+        } else {
+            String::new()
+        },
+        if differs(|x| &x.place.target) {
+            format!("{}/", e.place.target)
+        } else {
+            String::new()
+        },
+        e.place.config,
+        e.place.clients,
+        if ds.entries.iter().any(|x| x.repeat > 1) {
+            format!(" r{}", e.repeat)
+        } else {
+            String::new()
+        }
+    )
+}
+
+/// A line per run of `test`, in its target's colour and its client count's pattern; a run
+/// whose `points` are None or empty has none.
+fn run_series(
+    ds: &Dataset,
+    test: &str,
+    points: impl Fn(&crate::results::Results) -> Option<Vec<(f64, f64)>>,
+) -> Vec<Series> {
+    ds.entries
+        .iter()
+        .filter(|e| e.test == test)
+        .filter_map(|e| {
+            let points = points(e.results.as_ref()?)?;
+            let (color, pattern) = run_style(ds, e);
+            Some(Series {
+                color: Some(color),
+                pattern,
+                ..Series::line(run_label(ds, e), points)
+            })
+        })
+        .collect()
+}
+
+/// A step's throughput over its intervals, in the tables' unit (NOPM for TPC-C, rows/s for
+/// scans, queries/s otherwise), and TPC-C's New-Order p90 beside it.
+fn step_charts(body: &mut String, ds: &Dataset, test: &str) {
+    let first = ds
+        .entries
+        .iter()
+        .find(|e| e.test == test)
+        .and_then(|e| e.results.as_ref());
+    let (unit, of): (&str, fn(&crate::results::figures::Interval) -> f64) = match first {
+        Some(r) if r.tpcc.is_some() => ("NOPM", |i| i.nopm.unwrap_or(0.0)),
+        Some(r) if r.workload == "oltp_scan" => ("rows/s", |i| i.rows_per_s),
+        _ => ("queries/s", |i| i.qps),
+    };
+    let series = run_series(ds, test, |r| {
+        Some(
+            super::stability::full_intervals(r)
+                .iter()
+                .map(|i| (i.t, of(i)))
+                .collect(),
+        )
+    });
+    body.push_str(&line_chart(
+        &format!("{test}: per second"),
+        ("seconds", XAxis::Plain),
+        unit,
+        &series,
+    ));
+    // TPC-C's response-time limit is on New-Order's 90th percentile: its course over the
+    // step, beside NOPM's (results files from before it was kept have none).
+    let p90 = run_series(ds, test, |r| {
+        let points: Vec<(f64, f64)> = super::stability::full_intervals(r)
+            .iter()
+            .filter_map(|i| Some((i.t, i.new_order_p90_ms?)))
+            .collect();
+        (!points.is_empty()).then_some(points)
+    });
+    if !p90.is_empty() {
+        body.push_str(&line_chart(
+            &format!("{test}: New-Order p90 per second"),
+            ("seconds", XAxis::Plain),
+            "ms",
+            &p90,
+        ));
+    }
 }
 
 /// The one-page summary as HTML: the relative chart of each by-group table (one colour per
