@@ -151,26 +151,7 @@ fn line_chart(
     series: &[Series],
 ) -> String {
     let mut svg = String::new();
-    let pts = series.iter().flat_map(|s| s.points.iter());
-    let (mut x_max, mut y_max) = (0f64, 0f64);
-    let mut x_min = f64::INFINITY;
-    for &(x, y) in pts {
-        x_max = x_max.max(x);
-        x_min = x_min.min(x);
-        if y.is_finite() {
-            y_max = y_max.max(y);
-        }
-    }
-    if !x_min.is_finite() {
-        x_min = 0.0;
-    }
-    let x_min = if axis == XAxis::Percentile {
-        x_min
-    } else {
-        x_min.min(0.0)
-    };
-    let x_max = if x_max > x_min { x_max } else { x_min + 1.0 };
-    let y_max = nice_max(y_max * 1.05);
+    let (x_min, x_max, y_max) = bounds(series, axis);
     let pw = PLOT_W;
     // The legend's column holds its longest name; the chart holds its title and every
     // legend row.
@@ -232,60 +213,120 @@ fn line_chart(
         TOP + ph / 2.0,
         esc(y_label)
     );
+    let frame = Frame {
+        axis,
+        m_min,
+        m_max,
+        pw,
+        ph,
+        y_max,
+    };
     for (i, s) in series.iter().enumerate() {
-        let color = color(s.color.unwrap_or(i));
-        let path: Vec<String> = s
-            .points
-            .iter()
-            .filter(|(_, y)| y.is_finite())
-            .map(|&(x, y)| format!("{:.1},{:.1}", sx(x), sy(y)))
-            .collect();
-        let dash = match (s.dashed, s.pattern) {
-            (true, _) => r#" stroke-dasharray="5,4""#.to_string(),
-            (false, Some(p)) => format!(r#" stroke-dasharray="{p}""#),
-            (false, None) => String::new(),
-        };
-        let _ = write!(
-            svg,
-            r#"<polyline fill="none" stroke="{color}" stroke-width="2"{dash} points="{}"/>"#,
-            path.join(" ")
-        );
-        if s.points.len() <= 12 && !s.dashed {
-            for p in &path {
-                let (x, y) = p.split_once(',').unwrap_or(("0", "0"));
-                let _ = write!(svg, r#"<circle cx="{x}" cy="{y}" r="3" fill="{color}"/>"#);
-            }
-        }
-        for &(x, lo, hi) in &s.spread {
-            let (px, top, bottom) = (sx(x), sy(hi), sy(lo));
-            let _ = write!(
-                svg,
-                r#"<path class="spread" d="M{:.1},{top:.1}h8M{px:.1},{top:.1}V{bottom:.1}M{:.1},{bottom:.1}h8" stroke="{color}" stroke-width="1.5" fill="none"/>"#,
-                px - 4.0,
-                px - 4.0,
-            );
-        }
-        for &(x, y) in &s.flagged {
-            let _ = write!(
-                svg,
-                r##"<circle class="model-error" cx="{:.1}" cy="{:.1}" r="7" fill="none" stroke="#d62728" stroke-width="2"><title>above the model's bound: an error of the model</title></circle>"##,
-                sx(x),
-                sy(y)
-            );
-        }
-        let ly = TOP + LEGEND_ROW * i as f64 + 8.0;
-        let _ = write!(
-            svg,
-            r#"<line x1="{}" x2="{}" y1="{ly:.1}" y2="{ly:.1}" stroke="{color}" stroke-width="3"{dash}/><text class="legend" x="{}" y="{:.1}" font-size="10">{}</text>"#,
-            LEFT + pw + 10.0,
-            LEFT + pw + 28.0,
-            LEFT + pw + 32.0,
-            ly + 3.0,
-            esc(&s.name)
-        );
+        draw_series(&mut svg, &frame, i, s);
     }
     svg.push_str("</svg>");
     svg
+}
+
+/// The ranges a line chart's axes hold: x from its least (0 unless percentiles) to its
+/// largest, y from 0 to a round figure above the largest.
+fn bounds(series: &[Series], axis: XAxis) -> (f64, f64, f64) {
+    let pts = series.iter().flat_map(|s| s.points.iter());
+    let (mut x_max, mut y_max) = (0f64, 0f64);
+    let mut x_min = f64::INFINITY;
+    for &(x, y) in pts {
+        x_max = x_max.max(x);
+        x_min = x_min.min(x);
+        if y.is_finite() {
+            y_max = y_max.max(y);
+        }
+    }
+    if !x_min.is_finite() {
+        x_min = 0.0;
+    }
+    let x_min = if axis == XAxis::Percentile {
+        x_min
+    } else {
+        x_min.min(0.0)
+    };
+    let x_max = if x_max > x_min { x_max } else { x_min + 1.0 };
+    let y_max = nice_max(y_max * 1.05);
+    (x_min, x_max, y_max)
+}
+
+/// Where a line chart's plot area lies: its axes' ranges and its size.
+struct Frame {
+    axis: XAxis,
+    m_min: f64,
+    m_max: f64,
+    pw: f64,
+    ph: f64,
+    y_max: f64,
+}
+
+impl Frame {
+    fn x(&self, x: f64) -> f64 {
+        LEFT + (self.axis.map(x) - self.m_min) / (self.m_max - self.m_min).max(1e-12) * self.pw
+    }
+
+    fn y(&self, y: f64) -> f64 {
+        TOP + self.ph - (y.min(self.y_max) / self.y_max) * self.ph
+    }
+}
+
+/// Series `i`'s line, its points (a few), their spread bars, the points beyond the model's
+/// bound, and its legend row.
+fn draw_series(svg: &mut String, frame: &Frame, i: usize, s: &Series) {
+    let color = color(s.color.unwrap_or(i));
+    let path: Vec<String> = s
+        .points
+        .iter()
+        .filter(|(_, y)| y.is_finite())
+        .map(|&(x, y)| format!("{:.1},{:.1}", frame.x(x), frame.y(y)))
+        .collect();
+    let dash = match (s.dashed, s.pattern) {
+        (true, _) => r#" stroke-dasharray="5,4""#.to_string(),
+        (false, Some(p)) => format!(r#" stroke-dasharray="{p}""#),
+        (false, None) => String::new(),
+    };
+    let _ = write!(
+        svg,
+        r#"<polyline fill="none" stroke="{color}" stroke-width="2"{dash} points="{}"/>"#,
+        path.join(" ")
+    );
+    if s.points.len() <= 12 && !s.dashed {
+        for p in &path {
+            let (x, y) = p.split_once(',').unwrap_or(("0", "0"));
+            let _ = write!(svg, r#"<circle cx="{x}" cy="{y}" r="3" fill="{color}"/>"#);
+        }
+    }
+    for &(x, lo, hi) in &s.spread {
+        let (px, top, bottom) = (frame.x(x), frame.y(hi), frame.y(lo));
+        let _ = write!(
+            svg,
+            r#"<path class="spread" d="M{:.1},{top:.1}h8M{px:.1},{top:.1}V{bottom:.1}M{:.1},{bottom:.1}h8" stroke="{color}" stroke-width="1.5" fill="none"/>"#,
+            px - 4.0,
+            px - 4.0,
+        );
+    }
+    for &(x, y) in &s.flagged {
+        let _ = write!(
+            svg,
+            r##"<circle class="model-error" cx="{:.1}" cy="{:.1}" r="7" fill="none" stroke="#d62728" stroke-width="2"><title>above the model's bound: an error of the model</title></circle>"##,
+            frame.x(x),
+            frame.y(y)
+        );
+    }
+    let ly = TOP + LEGEND_ROW * i as f64 + 8.0;
+    let _ = write!(
+        svg,
+        r#"<line x1="{}" x2="{}" y1="{ly:.1}" y2="{ly:.1}" stroke="{color}" stroke-width="3"{dash}/><text class="legend" x="{}" y="{:.1}" font-size="10">{}</text>"#,
+        LEFT + frame.pw + 10.0,
+        LEFT + frame.pw + 28.0,
+        LEFT + frame.pw + 32.0,
+        ly + 3.0,
+        esc(&s.name)
+    );
 }
 
 /// Horizontal bars of ratios (one row per test, one bar per compared column), a line at 1.
@@ -356,43 +397,7 @@ fn ratio_chart(t: &Table, base: usize) -> String {
             y0 + row_h / 2.0 + 3.0,
             esc(&r.label)
         );
-        for (k, &c) in compared.iter().enumerate() {
-            let (v, cell) = match r.cells.get(c) {
-                Some(cell @ Cell::Ratio(v)) => (*v, cell),
-                Some(cell @ Cell::RatioSpread(e)) => (e.value, cell),
-                _ => continue,
-            };
-            let y = y0 + 3.0 + bar_h * k as f64;
-            let _ = write!(
-                svg,
-                r#"<rect x="{label_w}" y="{y:.1}" width="{:.1}" height="{:.1}" fill="{}"/>"#,
-                sx(v) - label_w,
-                bar_h - 1.0,
-                color(c)
-            );
-            let mut end = sx(v);
-            if let Cell::RatioSpread(e) = cell {
-                let (lo, hi) = (sx(e.lo), sx(e.hi));
-                let ym = y + (bar_h - 1.0) / 2.0;
-                let _ = write!(
-                    svg,
-                    r##"<line class="interval" x1="{lo:.1}" x2="{hi:.1}" y1="{ym:.1}" y2="{ym:.1}" stroke="#000" stroke-width="1"/>"##
-                );
-                end = end.max(hi);
-            }
-            let verdict = match cell_verdict(t.better, cell) {
-                -1 => " worse",
-                1 => " better",
-                _ => "",
-            };
-            let _ = write!(
-                svg,
-                r#"<text x="{:.1}" y="{:.1}" font-size="9">{}{verdict}</text>"#,
-                end + 3.0,
-                y + bar_h - 2.0,
-                super::render::ratio(v)
-            );
-        }
+        draw_bars(&mut svg, t, r, &compared, (y0, bar_h, label_w), &sx);
     }
     let x1 = sx(1.0);
     let _ = write!(
@@ -414,6 +419,54 @@ fn ratio_chart(t: &Table, base: usize) -> String {
     }
     svg.push_str("</svg>");
     svg
+}
+
+/// A row's bars, one per compared column at `y0`, each with its interval and its value.
+fn draw_bars(
+    svg: &mut String,
+    t: &Table,
+    r: &tables::Row,
+    compared: &[usize],
+    (y0, bar_h, label_w): (f64, f64, f64),
+    sx: &dyn Fn(f64) -> f64,
+) {
+    for (k, &c) in compared.iter().enumerate() {
+        let (v, cell) = match r.cells.get(c) {
+            Some(cell @ Cell::Ratio(v)) => (*v, cell),
+            Some(cell @ Cell::RatioSpread(e)) => (e.value, cell),
+            _ => continue,
+        };
+        let y = y0 + 3.0 + bar_h * k as f64;
+        let _ = write!(
+            svg,
+            r#"<rect x="{label_w}" y="{y:.1}" width="{:.1}" height="{:.1}" fill="{}"/>"#,
+            sx(v) - label_w,
+            bar_h - 1.0,
+            color(c)
+        );
+        let mut end = sx(v);
+        if let Cell::RatioSpread(e) = cell {
+            let (lo, hi) = (sx(e.lo), sx(e.hi));
+            let ym = y + (bar_h - 1.0) / 2.0;
+            let _ = write!(
+                svg,
+                r##"<line class="interval" x1="{lo:.1}" x2="{hi:.1}" y1="{ym:.1}" y2="{ym:.1}" stroke="#000" stroke-width="1"/>"##
+            );
+            end = end.max(hi);
+        }
+        let verdict = match cell_verdict(t.better, cell) {
+            -1 => " worse",
+            1 => " better",
+            _ => "",
+        };
+        let _ = write!(
+            svg,
+            r#"<text x="{:.1}" y="{:.1}" font-size="9">{}{verdict}</text>"#,
+            end + 3.0,
+            y + bar_h - 2.0,
+            super::render::ratio(v)
+        );
+    }
 }
 
 /// The page with an anchor on every heading and, after its title, a list of contents: each
