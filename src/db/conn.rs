@@ -16,7 +16,7 @@ pub enum Param<'a> {
 
 /// What a statement did: rows it returned, rows it changed.
 #[derive(Clone, Copy, Debug, Default)]
-pub struct Outcome {
+pub struct StmtOutcome {
     pub rows: u64,
     pub changed: u64,
 }
@@ -100,7 +100,7 @@ pub enum Count {
 
 impl Count {
     #[inline]
-    pub fn add(self, q: &mut QueryCounts, o: Outcome) {
+    pub fn add(self, q: &mut QueryCounts, o: StmtOutcome) {
         match self {
             Count::Read => q.read(o.rows),
             Count::Write => q.dml(o.changed),
@@ -137,11 +137,11 @@ pub trait Conn: Send {
         q: &mut QueryCounts,
     ) -> Result<(), DbError> {
         let o = match count {
-            Count::Read => Outcome {
+            Count::Read => StmtOutcome {
                 rows: self.query(stmt, params)?,
                 changed: 0,
             },
-            Count::Write => Outcome {
+            Count::Write => StmtOutcome {
                 rows: 0,
                 changed: self.execute(stmt, params)?,
             },
@@ -162,7 +162,7 @@ pub trait Conn: Send {
     fn rollback(&mut self) -> Result<(), DbError>;
     /// Runs a text statement (no parameters) of any kind; `on_row` sees each row of a result
     /// set. Returns the rows returned and the rows changed.
-    fn simple(&mut self, sql: &str, on_row: OnRow) -> Result<Outcome, DbError>;
+    fn simple(&mut self, sql: &str, on_row: OnRow) -> Result<StmtOutcome, DbError>;
     /// Runs one or more statements without parameters (DDL, maintenance).
     fn batch(&mut self, sql: &str) -> Result<(), DbError>;
     /// Runs a query returning one integer (NULL as None); `None` too when there is no row.
@@ -266,7 +266,7 @@ impl Conn for Detached {
     fn rollback(&mut self) -> Result<(), DbError> {
         Ok(())
     }
-    fn simple(&mut self, _: &str, _: OnRow) -> Result<Outcome, DbError> {
+    fn simple(&mut self, _: &str, _: OnRow) -> Result<StmtOutcome, DbError> {
         self.refuse()
     }
     fn batch(&mut self, _: &str) -> Result<(), DbError> {

@@ -181,9 +181,9 @@ impl Conn for MockConn {
         &mut self,
         _sql: &str,
         _on_row: super::conn::OnRow,
-    ) -> Result<super::conn::Outcome, DbError> {
+    ) -> Result<super::conn::StmtOutcome, DbError> {
         self.serve();
-        Ok(super::conn::Outcome::default())
+        Ok(super::conn::StmtOutcome::default())
     }
 
     fn batch(&mut self, _sql: &str) -> Result<(), DbError> {

@@ -24,8 +24,8 @@ pub mod tls;
 mod url;
 
 pub use conn::{
-    Conn, Count, Detached, Dialect, OnRow, OpenOptions, Outcome, Param, QueryCounts, RowValue,
-    StmtId, Target, TextRow,
+    Conn, Count, Detached, Dialect, OnRow, OpenOptions, Param, QueryCounts, RowValue, StmtId,
+    StmtOutcome, Target, TextRow,
 };
 pub use shape::{TableShape, declared_columns, table_shape};
 pub use url::{interpolate, redact_url, sqlite_dir};

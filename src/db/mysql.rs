@@ -5,7 +5,7 @@
 
 use mysql::Opts;
 
-use super::conn::{Conn, Dialect, Outcome, Param, RowValue, Target, TextRow, write_tsv_row};
+use super::conn::{Conn, Dialect, Param, RowValue, StmtOutcome, Target, TextRow, write_tsv_row};
 use super::mypacket::{Prepared, WireError};
 use super::mywire::{Endpoint, Wire};
 use super::server_conn::{Protocol, ServerConn};
@@ -148,7 +148,7 @@ impl Protocol for My {
         st: &Prepared,
         params: &[Param],
         on_row: Option<super::conn::OnRow<'_>>,
-    ) -> Result<Outcome, DbError> {
+    ) -> Result<StmtOutcome, DbError> {
         self.wire.execute(st, params, on_row).map_err(classify)
     }
 
@@ -156,7 +156,7 @@ impl Protocol for My {
         &mut self,
         sql: &str,
         on_row: &mut dyn FnMut(&dyn TextRow),
-    ) -> Result<Outcome, DbError> {
+    ) -> Result<StmtOutcome, DbError> {
         self.wire.query(sql, |r| on_row(r)).map_err(classify)
     }
 

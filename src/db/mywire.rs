@@ -9,7 +9,7 @@
 
 use std::io;
 
-use super::conn::{Outcome, Param};
+use super::conn::{Param, StmtOutcome};
 use super::mypacket::{
     BinRow, CONNECT_WITH_DB, LOCAL_FILES, LONG_FLAG, LONG_PASSWORD, MAX_PACKET, MORE_RESULTS,
     MULTI_RESULTS, MyRow, PLUGIN_AUTH, PROTOCOL_41, Prepared, SECURE_CONNECTION, SSL, TRANSACTIONS,
@@ -173,8 +173,8 @@ impl Wire {
         &mut self,
         mut on_row: impl FnMut(&[u8]) -> Result<(), WireError>,
         infile: Option<&[u8]>,
-    ) -> Result<Outcome, WireError> {
-        let mut out = Outcome::default();
+    ) -> Result<StmtOutcome, WireError> {
+        let mut out = StmtOutcome::default();
         loop {
             let p = self.read_packet()?;
             let Some(&first) = p.first() else {
@@ -231,7 +231,11 @@ impl Wire {
     }
 
     /// Runs `sql` as a text query; `on_row` sees each row.
-    pub fn query(&mut self, sql: &str, on_row: impl FnMut(&MyRow)) -> Result<Outcome, WireError> {
+    pub fn query(
+        &mut self,
+        sql: &str,
+        on_row: impl FnMut(&MyRow),
+    ) -> Result<StmtOutcome, WireError> {
         self.command(0x03);
         self.wbuf.extend_from_slice(sql.as_bytes());
         self.send_packet()?;
@@ -246,7 +250,7 @@ impl Wire {
     }
 
     /// Runs `sql` (a LOAD DATA LOCAL INFILE statement) sending `data` as the file.
-    pub fn load_local(&mut self, sql: &str, data: &[u8]) -> Result<Outcome, WireError> {
+    pub fn load_local(&mut self, sql: &str, data: &[u8]) -> Result<StmtOutcome, WireError> {
         self.command(0x03);
         self.wbuf.extend_from_slice(sql.as_bytes());
         self.send_packet()?;
@@ -292,7 +296,7 @@ impl Wire {
         st: &Prepared,
         params: &[Param],
         on_row: Option<super::conn::OnRow<'_>>,
-    ) -> Result<Outcome, WireError> {
+    ) -> Result<StmtOutcome, WireError> {
         if params.len() != st.params as usize {
             return Err(WireError::Protocol(format!(
                 "{} parameters for a statement that takes {}",

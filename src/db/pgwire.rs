@@ -13,7 +13,7 @@ use postgres::config::Host;
 use postgres_protocol::authentication::md5_hash;
 use postgres_protocol::authentication::sasl::{ChannelBinding, SCRAM_SHA_256, ScramSha256};
 
-use super::conn::{Outcome, Param};
+use super::conn::{Param, StmtOutcome};
 use super::socket::{MAX_MESSAGE, Socket};
 use super::tls::{Mode, Tls};
 
@@ -302,8 +302,8 @@ impl Wire {
 
     /// Reads up to ReadyForQuery, counting rows and the command tag; the first error wins.
     /// `on_row` sees each row's first column.
-    fn collect(&mut self, mut on_row: impl FnMut(&PgRow)) -> Result<Outcome, WireError> {
-        let mut out = Outcome::default();
+    fn collect(&mut self, mut on_row: impl FnMut(&PgRow)) -> Result<StmtOutcome, WireError> {
+        let mut out = StmtOutcome::default();
         let mut error = None;
         loop {
             let (tag, range) = match self.next_message() {
@@ -375,7 +375,7 @@ impl Wire {
         types: &[u32],
         params: &[Param],
         on_row: impl FnMut(&PgRow),
-    ) -> Result<Outcome, WireError> {
+    ) -> Result<StmtOutcome, WireError> {
         self.queue_execute(name, types, params);
         self.queue_sync();
         self.flush()?;
@@ -464,13 +464,13 @@ impl Wire {
     pub fn send_queued(
         &mut self,
         syncs: usize,
-        mut done: impl FnMut(Outcome),
+        mut done: impl FnMut(StmtOutcome),
     ) -> Result<(bool, Option<(usize, WireError)>), WireError> {
         if syncs == 0 {
             return Err(WireError::Protocol("a pipeline without a Sync".into()));
         }
         self.flush()?;
-        let mut out = Outcome::default();
+        let mut out = StmtOutcome::default();
         let (mut completed, mut left) = (0, syncs);
         let mut error = None;
         loop {
@@ -488,7 +488,7 @@ impl Wire {
                     if error.is_none() {
                         error = Some((completed, server_error(self.sock.bytes(range))));
                     }
-                    out = Outcome::default();
+                    out = StmtOutcome::default();
                 }
                 b'Z' => {
                     left -= 1;
@@ -503,7 +503,11 @@ impl Wire {
     }
 
     /// Runs `sql` with the simple query protocol; `on_row` sees each row.
-    pub fn simple(&mut self, sql: &str, on_row: impl FnMut(&PgRow)) -> Result<Outcome, WireError> {
+    pub fn simple(
+        &mut self,
+        sql: &str,
+        on_row: impl FnMut(&PgRow),
+    ) -> Result<StmtOutcome, WireError> {
         let at = begin(&mut self.wbuf, b'Q');
         cstr(&mut self.wbuf, sql);
         end(&mut self.wbuf, at);

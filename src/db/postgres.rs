@@ -8,7 +8,7 @@ use std::str::FromStr;
 
 use postgres::Config;
 
-use super::conn::{Conn, Dialect, Outcome, Param, RowValue, Target, TextRow};
+use super::conn::{Conn, Dialect, Param, RowValue, StmtOutcome, Target, TextRow};
 use super::pgwire::{Wire, WireError};
 use super::server_conn::{Protocol, ServerConn};
 use super::url::redact_url;
@@ -170,7 +170,7 @@ impl Protocol for Pg {
         st: &Prepared,
         params: &[Param],
         on_row: Option<super::conn::OnRow<'_>>,
-    ) -> Result<Outcome, DbError> {
+    ) -> Result<StmtOutcome, DbError> {
         match on_row {
             None => self.wire.execute(&st.name, &st.types, params, |_| {}),
             Some(f) => self.wire.execute(&st.name, &st.types, params, |r| f(r)),
@@ -182,7 +182,7 @@ impl Protocol for Pg {
         &mut self,
         sql: &str,
         on_row: &mut dyn FnMut(&dyn TextRow),
-    ) -> Result<Outcome, DbError> {
+    ) -> Result<StmtOutcome, DbError> {
         self.wire.simple(sql, |r| on_row(r)).map_err(classify)
     }
 
@@ -205,7 +205,7 @@ impl Protocol for Pg {
     fn send_queued(
         &mut self,
         syncs: usize,
-        done: &mut dyn FnMut(Outcome),
+        done: &mut dyn FnMut(StmtOutcome),
     ) -> Result<bool, (usize, DbError)> {
         match self.wire.send_queued(syncs, done) {
             Ok((in_txn, None)) => Ok(in_txn),

@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 
 use super::conn::QueryCounts;
-use super::conn::{Conn, Count, Outcome, Param, RowValue, StmtId, TextRow};
+use super::conn::{Conn, Count, Param, RowValue, StmtId, StmtOutcome, TextRow};
 use super::url::interpolate;
 use crate::error::{DbError, ErrorClass};
 
@@ -24,13 +24,13 @@ pub trait Protocol: Send {
         st: &Self::Stmt,
         params: &[Param],
         on_row: Option<super::conn::OnRow<'_>>,
-    ) -> Result<Outcome, DbError>;
+    ) -> Result<StmtOutcome, DbError>;
     /// Runs a text statement; `on_row` sees each row.
     fn simple(
         &mut self,
         sql: &str,
         on_row: &mut dyn FnMut(&dyn TextRow),
-    ) -> Result<Outcome, DbError>;
+    ) -> Result<StmtOutcome, DbError>;
     /// A query counting the tables called `name` in the current schema or database.
     fn table_count_sql(name: &str) -> String;
     /// A query returning one row per server setting worth saving: `name, value`, or one
@@ -64,7 +64,7 @@ pub trait Protocol: Send {
     fn send_queued(
         &mut self,
         _syncs: usize,
-        _done: &mut dyn FnMut(Outcome),
+        _done: &mut dyn FnMut(StmtOutcome),
     ) -> Result<bool, (usize, DbError)> {
         Err((
             0,
@@ -184,7 +184,7 @@ impl<P: Protocol> ServerConn<P> {
         Ok(Some(t))
     }
 
-    fn simple(&mut self, sql: &str) -> Result<Outcome, DbError> {
+    fn simple(&mut self, sql: &str) -> Result<StmtOutcome, DbError> {
         self.proto
             .simple(sql, &mut |_| {})
             .map_err(|e| e.in_statement(sql))
@@ -195,7 +195,7 @@ impl<P: Protocol> ServerConn<P> {
         stmt: StmtId,
         params: &[Param],
         on_row: Option<super::conn::OnRow<'_>>,
-    ) -> Result<Outcome, DbError> {
+    ) -> Result<StmtOutcome, DbError> {
         if self.text {
             let sql = interpolate(&self.sql[stmt.0], params, P::BACKSLASH_ESCAPES);
             return match on_row {
@@ -346,7 +346,7 @@ impl<P: Protocol> Conn for ServerConn<P> {
         }
     }
 
-    fn simple(&mut self, sql: &str, on_row: super::conn::OnRow) -> Result<Outcome, DbError> {
+    fn simple(&mut self, sql: &str, on_row: super::conn::OnRow) -> Result<StmtOutcome, DbError> {
         self.proto
             .simple(sql, on_row)
             .map_err(|e| e.in_statement(sql))

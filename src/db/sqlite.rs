@@ -457,7 +457,7 @@ impl Conn for SqliteConn {
         &mut self,
         sql: &str,
         on_row: super::conn::OnRow,
-    ) -> Result<super::conn::Outcome, DbError> {
+    ) -> Result<super::conn::StmtOutcome, DbError> {
         // SAFETY: the statement is dropped at the end of this call, while `self` (and so the
         // connection) lives; `take_turn` touches the turns, not the connection.
         let conn: &Connection = unsafe { &*self.conn.as_ptr() };
@@ -481,7 +481,7 @@ impl Conn for SqliteConn {
             }
         }
         let mut text = std::mem::take(&mut self.row_text);
-        let mut run = || -> rusqlite::Result<super::conn::Outcome> {
+        let mut run = || -> rusqlite::Result<super::conn::StmtOutcome> {
             let columns = st.column_count();
             let mut rows = st.query([])?;
             let mut n = 0;
@@ -491,7 +491,7 @@ impl Conn for SqliteConn {
                 n += 1;
             }
             drop(rows);
-            Ok(super::conn::Outcome {
+            Ok(super::conn::StmtOutcome {
                 rows: n,
                 changed: if columns == 0 { conn.changes() } else { 0 },
             })

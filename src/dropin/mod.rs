@@ -227,7 +227,7 @@ pub fn main(args: &[String]) -> Result<Dropin, Error> {
     });
     let script_found = lua::find_script(&script).is_some();
     let builtin = (SAME_AS_SYSBENCH.contains(&script.as_str()) && !(own_ignore && script_found))
-        || (!script_found && crate::workload::WORKLOADS.iter().any(|(n, _)| *n == script));
+        || (!script_found && crate::workload::is_builtin(&script));
     if builtin && own_ignore {
         return Err(Error::Usage(format!(
             "--mysql-ignore-errors: dbsweep's {script} retries deadlocks and lock wait timeouts only; for another list, install sysbench's {script}.lua (looked in {})",

@@ -37,8 +37,7 @@ pub fn is_script(name: &str) -> bool {
     if name.ends_with(".lua") || name.contains('/') {
         return true;
     }
-    let builtin = crate::workload::WORKLOADS.iter().any(|(n, _)| *n == name);
-    !builtin && find_script(name).is_some()
+    !crate::workload::is_builtin(name) && find_script(name).is_some()
 }
 
 /// The script of a command line, found, or exit 2.
@@ -107,9 +106,7 @@ pub fn script_command(args: &[String]) -> Option<(String, String, Vec<String>)> 
                 return None;
             }
             // A built-in workload named before it is the command's subject, not a script.
-            let builtin_first = rest[..i]
-                .iter()
-                .any(|w| crate::workload::WORKLOADS.iter().any(|(n, _)| n == w));
+            let builtin_first = rest[..i].iter().any(|w| crate::workload::is_builtin(w));
             (!builtin_first).then(|| (c.to_string(), rest[i].clone(), without(rest, i)))
         }
         _ => None,

@@ -3,7 +3,7 @@
 //! any table is touched.
 
 mod script;
-pub mod sweep;
+pub mod sweep_plan;
 
 pub use script::{script_plan, script_step};
 
@@ -88,14 +88,6 @@ pub const MAX_WORKERS: u32 = 5_000;
 /// worker blocks while the server answers, so a few per core keep the cores busy.
 pub const WORKERS_PER_CORE: u32 = 4;
 
-/// Whether `workload` names a sysbench Lua script rather than a built-in workload.
-fn is_script(workload: &str) -> bool {
-    workload != "tpcc"
-        && !crate::workload::WORKLOADS
-            .iter()
-            .any(|(n, _)| *n == workload)
-}
-
 /// The clients, worker threads and shared connections of a run of `workload` with options `o`.
 fn clients_of(workload: &str, o: &RunArgs) -> Result<(u32, u32), Error> {
     let threads = o.threads.unwrap_or(if o.wait && workload == "tpcc" {
@@ -109,7 +101,8 @@ fn clients_of(workload: &str, o: &RunArgs) -> Result<(u32, u32), Error> {
             format!("{threads} must be from 1 to {MAX_CLIENTS}"),
         ));
     }
-    let script = is_script(workload);
+    // Not a built-in: a sysbench Lua script's path (the script's plan names its workload so).
+    let script = !crate::workload::is_builtin(workload);
     let paced = o.wait || o.rate > 0.0;
     let workers = match o.workers {
         Some(w) if w == 0 || w > MAX_WORKERS => {

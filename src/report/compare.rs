@@ -99,7 +99,7 @@ fn side<'a>(ds: &'a Dataset, col: Option<&Column>) -> Vec<&'a Entry> {
 
 /// What was compared, and what could not be, with why.
 #[derive(Debug, Default)]
-pub struct Outcome {
+pub struct Comparison {
     pub rows: Vec<Row>,
     pub skipped: Vec<String>,
 }
@@ -111,7 +111,7 @@ pub fn compare(
     b: &Dataset,
     col_a: Option<&Column>,
     col_b: Option<&Column>,
-) -> Outcome {
+) -> Comparison {
     let by_target = [col_a, col_b]
         .iter()
         .all(|c| c.is_none_or(|c| c.target.is_none()));
@@ -125,7 +125,7 @@ pub fn compare(
             && (!by_target || eb.place.target == ea.place.target)
             && (!by_config || eb.place.config == ea.place.config)
     };
-    let mut out = Outcome::default();
+    let mut out = Comparison::default();
     for eb in &side_b {
         if !side_a.iter().any(|ea| pairs(ea, eb)) {
             out.skipped

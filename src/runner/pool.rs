@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use crate::db::QueryCounts;
 use crate::db::{
-    Conn, Count, DbError, Dialect, ErrorClass, OnRow, Outcome, Param, RowValue, StmtId, TextRow,
+    Conn, Count, DbError, Dialect, ErrorClass, OnRow, Param, RowValue, StmtId, StmtOutcome, TextRow,
 };
 
 /// The statements of a run's pooled clients, numbered in the order they were first prepared.
@@ -144,7 +144,7 @@ impl Conn for Pooled {
     fn rollback(&mut self) -> Result<(), DbError> {
         self.conn.rollback()
     }
-    fn simple(&mut self, sql: &str, on_row: OnRow) -> Result<Outcome, DbError> {
+    fn simple(&mut self, sql: &str, on_row: OnRow) -> Result<StmtOutcome, DbError> {
         self.conn.simple(sql, on_row)
     }
     fn batch(&mut self, sql: &str) -> Result<(), DbError> {

@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::error::Error;
-use crate::plan::sweep::Host;
+use crate::plan::sweep_plan::Host;
 use crate::results::{Results, ResultsFile};
 
 /// How long ssh may take to start every host's run before the measured part: the start

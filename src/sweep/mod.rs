@@ -12,7 +12,7 @@ mod env;
 pub mod hosts;
 mod pause;
 mod progress;
-mod runner;
+mod run;
 mod step;
 
 use std::collections::BTreeMap;
@@ -23,9 +23,9 @@ use crate::cli::SweepOpts;
 use crate::db::{self, Dialect, OpenOptions};
 use crate::error::Error;
 use crate::error::Outcome;
-use crate::plan::sweep::{Sweep, TargetSpec};
+use crate::plan::sweep_plan::{Sweep, TargetSpec};
 use crate::results::write_atomic;
-use runner::{Runner, now_s};
+use run::{SweepRun, now_s};
 
 const PLAN_FILE: &str = "plan.toml";
 
@@ -109,7 +109,7 @@ pub fn run(args: &SweepOpts) -> Result<Outcome, Error> {
         "environment.json".into()
     };
     write_atomic(&dir.join(env_name), &env::gather(&dir, servers, started_at))?;
-    let outcome = Runner::new(&sweep, &dir, args).run();
+    let outcome = SweepRun::new(&sweep, &dir, args).run();
     drop(lock);
     outcome
 }

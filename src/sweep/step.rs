@@ -12,14 +12,14 @@ use crate::interrupt::INTERRUPT;
 use crate::measure::{self, Db};
 use crate::metrics::hw::Sampler;
 use crate::output;
-use crate::plan::sweep::{Cell, Step, StepKind, TargetSpec};
+use crate::plan::sweep_plan::{Cell, Step, StepKind, TargetSpec};
 use crate::results::StepRecord;
 use crate::server::{ManagedServer, ServerKind, ServerSpec};
 
 use super::cell::{CellDb, limit_memory};
-use super::runner::Runner;
+use super::run::SweepRun;
 use super::{crash, hosts};
-impl<'a> Runner<'a> {
+impl<'a> SweepRun<'a> {
     pub(super) fn run_workload(
         &mut self,
         cell: &Cell,
@@ -149,7 +149,7 @@ impl<'a> Runner<'a> {
             .file
             .client_hosts
             .iter()
-            .map(|h| crate::plan::sweep::Host::parse(h).map_err(Error::Usage))
+            .map(|h| crate::plan::sweep_plan::Host::parse(h).map_err(Error::Usage))
             .collect::<Result<Vec<_>, Error>>()?;
         let per_host = cell.clients / hosts.len().max(1) as u32;
         let argv = self
@@ -254,7 +254,7 @@ impl<'a> Runner<'a> {
     }
 }
 
-impl<'a> Runner<'a> {
+impl<'a> SweepRun<'a> {
     /// Starts the cell's managed server (or names its SQLite file).
     pub(super) fn open_cell(&self, cell: &Cell) -> Result<CellDb, Error> {
         let options = OpenOptions {
@@ -268,7 +268,7 @@ impl<'a> Runner<'a> {
                 fs::create_dir_all(&data)
                     .map_err(|e| Error::Run(format!("cannot create {}: {e}", data.display())))?;
                 let file = data.join(format!("{}.db", cell.id()));
-                let url = crate::plan::sweep::sqlite_url(
+                let url = crate::plan::sweep_plan::sqlite_url(
                     &format!("sqlite://{}", file.display()),
                     &cell.config.settings,
                 );
@@ -276,7 +276,7 @@ impl<'a> Runner<'a> {
             }
             TargetSpec::Url(u) => {
                 let url = if cell.target.spec.dialect() == Some(crate::db::Dialect::Sqlite) {
-                    crate::plan::sweep::sqlite_url(u, &cell.config.settings)
+                    crate::plan::sweep_plan::sqlite_url(u, &cell.config.settings)
                 } else {
                     u.clone()
                 };

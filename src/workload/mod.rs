@@ -18,6 +18,11 @@ pub use traits::{Client, EventLoop, Next, Workload};
 
 use crate::error::Error;
 
+/// Whether `name` is a built-in workload's (`dbsweep workloads` lists them).
+pub fn is_builtin(name: &str) -> bool {
+    WORKLOADS.iter().any(|(n, _)| *n == name)
+}
+
 /// Builds the workload called `name`.
 pub fn build(name: &str, opts: &WorkloadOptions) -> Result<Box<dyn Workload>, Error> {
     let w: Box<dyn Workload> = if name == "tpcc" {

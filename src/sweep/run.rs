@@ -13,9 +13,9 @@ use crate::cli::SweepOpts;
 use crate::error::Error;
 use crate::error::Outcome;
 use crate::interrupt::INTERRUPT;
-use crate::plan::sweep::{Cell, Class, Pause, Step, StepKind, Sweep};
+use crate::plan::sweep_plan::{Cell, Class, Pause, Step, StepKind, Sweep};
 use crate::results::{SCHEMA_VERSION, StepRecord, write_atomic};
-pub(super) struct Runner<'a> {
+pub(super) struct SweepRun<'a> {
     pub(super) sweep: &'a Sweep,
     pub(super) dir: &'a Path,
     pub(super) args: &'a SweepOpts,
@@ -26,8 +26,8 @@ pub(super) struct Runner<'a> {
     pub(super) summary: Vec<String>,
 }
 
-impl<'a> Runner<'a> {
-    pub(super) fn new(sweep: &'a Sweep, dir: &'a Path, args: &'a SweepOpts) -> Runner<'a> {
+impl<'a> SweepRun<'a> {
+    pub(super) fn new(sweep: &'a Sweep, dir: &'a Path, args: &'a SweepOpts) -> SweepRun<'a> {
         let total: f64 = sweep
             .cells()
             .iter()
@@ -35,7 +35,7 @@ impl<'a> Runner<'a> {
                 Sweep::cell_overhead(c) + sweep.steps.iter().map(|s| sweep.estimate(s)).sum::<f64>()
             })
             .sum();
-        Runner {
+        SweepRun {
             sweep,
             dir,
             args,
