@@ -43,10 +43,17 @@ impl ScriptLine {
         let mut opts = std::mem::take(&mut ctx.opts);
         for (n, v) in [
             ("threads", OptValue::Num(f64::from(r.threads))),
-            ("time", OptValue::Num(r.time)),
-            ("events", OptValue::Num(r.events as f64)),
-            ("rate", OptValue::Num(r.rate)),
-            ("report_interval", OptValue::Num(r.report_interval)),
+            // sysbench's 0 for "none".
+            ("time", OptValue::Num(r.time.unwrap_or(0.0))),
+            (
+                "events",
+                OptValue::Num(r.events.map_or(0.0, |n| n.get() as f64)),
+            ),
+            ("rate", OptValue::Num(r.rate.unwrap_or(0.0))),
+            (
+                "report_interval",
+                OptValue::Num(r.report_interval.unwrap_or(0.0)),
+            ),
             ("warmup_time", OptValue::Num(r.warmup)),
             (
                 "rand_type",

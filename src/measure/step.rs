@@ -150,7 +150,7 @@ fn clients_line(r: &runner::RunnerOptions) -> String {
             "{} clients on {} worker threads sharing {} connections",
             r.threads,
             r.worker_threads(),
-            r.connections
+            r.shared_connections()
         ),
     }
 }
@@ -212,11 +212,7 @@ fn check_connection_limit(
     managed: bool,
     url: &str,
 ) -> Result<(), Error> {
-    let need = i64::from(if runner.connections > 0 {
-        runner.connections
-    } else {
-        runner.threads
-    });
+    let need = i64::from(runner.connections.map_or(runner.threads, |c| c.get()));
     let int = |v: &Option<String>| v.as_deref().and_then(|t| t.trim().parse::<i64>().ok());
     let (max, reserved, used) = match conn.dialect() {
         db::Dialect::Postgres => {
@@ -253,7 +249,7 @@ fn check_connection_limit(
     if need <= free {
         return Ok(());
     }
-    let option = if runner.connections > 0 {
+    let option = if runner.connections.is_some() {
         format!("--connections {need}")
     } else {
         format!("--threads {need}")
@@ -308,8 +304,8 @@ fn build_results(
     if c.script_errors > 0 {
         errors.insert("script".into(), c.script_errors);
     }
-    let rate = (plan.runner.rate > 0.0).then(|| RateInfo {
-        target_per_s: plan.runner.rate,
+    let rate = plan.runner.rate.map(|target_per_s| RateInfo {
+        target_per_s,
         lag_avg_ms: if c.events > 0 {
             c.lag_sum_ns as f64 / c.events as f64 / 1e6
         } else {
@@ -342,7 +338,7 @@ fn build_results(
         results::Serving {
             clients: plan.runner.threads,
             workers: plan.runner.worker_threads(),
-            connections: (plan.runner.connections > 0).then_some(plan.runner.connections),
+            connections: plan.runner.connections.map(|c| c.get()),
             connect_s: o.connect_seconds,
             clients_behind: behind,
             queue_ms: Latency::from_histogram(&queue),

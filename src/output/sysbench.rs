@@ -25,15 +25,11 @@ pub fn banner() -> String {
 pub fn run_header(r: &Header, seed_given: bool) -> String {
     let mut s = String::from("Running the test with following options:\n");
     let _ = writeln!(s, "Number of threads: {}", r.threads);
-    if r.rate > 0.0 {
-        let _ = writeln!(s, "Target transaction rate: {}/sec", r.rate.round());
+    if let Some(rate) = r.rate {
+        let _ = writeln!(s, "Target transaction rate: {}/sec", rate.round());
     }
-    if r.report_interval > 0.0 {
-        let _ = writeln!(
-            s,
-            "Report intermediate results every {} second(s)",
-            r.report_interval
-        );
+    if let Some(every) = r.report_interval {
+        let _ = writeln!(s, "Report intermediate results every {every} second(s)");
     }
     if seed_given {
         let _ = writeln!(
@@ -51,8 +47,10 @@ pub fn run_header(r: &Header, seed_given: bool) -> String {
 /// The run's figures that sysbench's header names.
 pub struct Header {
     pub threads: u32,
-    pub rate: f64,
-    pub report_interval: f64,
+    /// Events per second, when the run is paced.
+    pub rate: Option<f64>,
+    /// Seconds between interval lines, when there are any.
+    pub report_interval: Option<f64>,
     pub rand_seed: u64,
 }
 

@@ -13,7 +13,9 @@ use serde::Serialize;
 
 use crate::cli::{DbArgs, Opts, RunArgs};
 use crate::error::Error;
-use crate::runner::RunnerOptions;
+use std::num::{NonZeroU32, NonZeroU64};
+
+use crate::runner::{RunnerOptions, positive};
 use crate::server::ServerSpec;
 use crate::workload::WorkloadOptions;
 use crate::workload::rand::RandOptions;
@@ -529,15 +531,15 @@ fn runner_options(o: &RunArgs, threads: u32, workers: u32, seed: u64) -> RunnerO
     RunnerOptions {
         style: Default::default(),
         threads,
-        workers: if workers < threads { workers } else { 0 },
-        connections: o.connections,
-        connect_rate: o.connect_rate,
-        time: o.time,
-        events: o.events,
+        workers: NonZeroU32::new(workers).filter(|_| workers < threads),
+        connections: NonZeroU32::new(o.connections),
+        connect_rate: positive(o.connect_rate),
+        time: positive(o.time),
+        events: NonZeroU64::new(o.events),
         warmup: o.warmup,
-        rate: o.rate,
-        report_interval: o.report_interval,
-        reconnect: o.reconnect,
+        rate: positive(o.rate),
+        report_interval: positive(o.report_interval),
+        reconnect: NonZeroU64::new(o.reconnect),
         reconnect_timeout: o.reconnect_timeout,
         rand_seed: seed,
         percentile: 95.0,

@@ -6,6 +6,7 @@ mod multiplex;
 mod pool;
 mod worker;
 
+use std::num::{NonZeroU32, NonZeroU64};
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::mpsc;
 use std::sync::{Arc, Barrier, Mutex, OnceLock};
@@ -28,23 +29,32 @@ pub struct RunnerOptions {
     pub style: crate::output::Style,
     /// Clients (terminals, sessions).
     pub threads: u32,
-    /// Worker threads serving the clients (`--workers`); 0 = one per client.
-    pub workers: u32,
-    /// Connections the clients share (`--connections`); 0 = one per client.
-    pub connections: u32,
-    /// Connections opened a second at most while the clients connect; 0 = no limit.
-    pub connect_rate: f64,
-    /// Seconds to measure; 0 = no time limit.
-    pub time: f64,
-    /// Measured events to run in all; 0 = no limit.
-    pub events: u64,
+    /// Worker threads serving the clients (`--workers`); None: one per client. (The results
+    /// file writes 0 for None here and below, as the command line says it.)
+    #[serde(serialize_with = "zero_for_none::u32")]
+    pub workers: Option<NonZeroU32>,
+    /// Connections the clients share (`--connections`); None: one per client.
+    #[serde(serialize_with = "zero_for_none::u32")]
+    pub connections: Option<NonZeroU32>,
+    /// Connections opened a second at most while the clients connect; None: no limit.
+    #[serde(serialize_with = "zero_for_none::f64")]
+    pub connect_rate: Option<f64>,
+    /// Seconds to measure; None: no time limit.
+    #[serde(serialize_with = "zero_for_none::f64")]
+    pub time: Option<f64>,
+    /// Measured events to run in all; None: no limit.
+    #[serde(serialize_with = "zero_for_none::u64")]
+    pub events: Option<NonZeroU64>,
     pub warmup: f64,
-    /// Events per second over all clients; 0 = closed loop.
-    pub rate: f64,
-    /// Seconds between interval lines; 0 = no lines (intervals of 1 s are still recorded).
-    pub report_interval: f64,
-    /// Reconnect every N events (sysbench's --reconnect); 0 = never.
-    pub reconnect: u64,
+    /// Events per second over all clients; None: closed loop.
+    #[serde(serialize_with = "zero_for_none::f64")]
+    pub rate: Option<f64>,
+    /// Seconds between interval lines; None: no lines (intervals of 1 s are still recorded).
+    #[serde(serialize_with = "zero_for_none::f64")]
+    pub report_interval: Option<f64>,
+    /// Reconnect every N events (sysbench's --reconnect); None: never.
+    #[serde(serialize_with = "zero_for_none::u64")]
+    pub reconnect: Option<NonZeroU64>,
     pub reconnect_timeout: f64,
     /// Saved with the workload's options; not repeated here.
     #[serde(skip)]
@@ -58,6 +68,30 @@ pub struct RunnerOptions {
     /// (each run has its own; results keep `measured_from`).
     #[serde(skip)]
     pub start_at: Option<f64>,
+}
+
+/// The options that are absent as the command line's 0, as the results file has them.
+mod zero_for_none {
+    use std::num::{NonZeroU32, NonZeroU64};
+
+    use serde::Serializer;
+
+    pub fn u32<S: Serializer>(v: &Option<NonZeroU32>, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_u32(v.map_or(0, NonZeroU32::get))
+    }
+
+    pub fn u64<S: Serializer>(v: &Option<NonZeroU64>, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_u64(v.map_or(0, NonZeroU64::get))
+    }
+
+    pub fn f64<S: Serializer>(v: &Option<f64>, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_f64(v.unwrap_or(0.0))
+    }
+}
+
+/// A positive figure of the command line, where 0 says "none".
+pub fn positive(v: f64) -> Option<f64> {
+    (v > 0.0).then_some(v)
 }
 
 /// Seconds since the Unix epoch, now.
@@ -141,15 +175,16 @@ impl RunnerOptions {
     /// The worker threads that serve the clients.
     pub fn worker_threads(&self) -> u32 {
         let clients = self.clients();
-        if self.workers == 0 {
-            clients
-        } else {
-            self.workers.min(clients)
-        }
+        self.workers.map_or(clients, |w| w.get().min(clients))
+    }
+
+    /// The connections the clients share (pooled mode), else 0.
+    pub fn shared_connections(&self) -> u32 {
+        self.connections.map_or(0, NonZeroU32::get)
     }
 
     pub fn mode(&self) -> Mode {
-        if self.connections > 0 {
+        if self.connections.is_some() {
             Mode::Pooled
         } else if self.worker_threads() < self.clients() {
             Mode::Workers
@@ -192,7 +227,7 @@ pub fn run(
         registry: (mode == Mode::Pooled).then(|| Arc::new(pool::Registry::default())),
     };
     let connections = if mode == Mode::Pooled {
-        opts.connections
+        opts.shared_connections()
     } else {
         clients
     };
@@ -207,7 +242,7 @@ pub fn run(
     let connecting = Instant::now();
     let progress = Progress::new(
         if mode == Mode::Pooled {
-            opts.connections
+            opts.shared_connections()
         } else {
             clients
         },
@@ -246,9 +281,8 @@ pub fn run(
         let begin = release(&st, connected, setup_error, interrupt)?;
         // Published for the watch on scripts whose code does not return (lua's hook).
         let _end = crate::interrupt::RunEnd::publish(
-            (opts.time > 0.0)
-                .then(|| Duration::try_from_secs_f64(opts.warmup + opts.time).ok())
-                .flatten()
+            opts.time
+                .and_then(|t| Duration::try_from_secs_f64(opts.warmup + t).ok())
                 .and_then(|d| begin.checked_add(d)),
         );
         let mut outcome = report_loop(
@@ -496,8 +530,8 @@ fn open_pool(
         ))
     };
     let registry = sh.registry.clone().expect("a pooled run has a registry");
-    let mut conns = Vec::with_capacity(opts.connections as usize);
-    for _ in 0..opts.connections {
+    let mut conns = Vec::with_capacity(opts.shared_connections() as usize);
+    for _ in 0..opts.shared_connections() {
         if sh.stopped() {
             break;
         }
@@ -604,11 +638,13 @@ fn check_memory(
 
 fn make_schedule(opts: &RunnerOptions, start: Instant, thread: u32, threads: u32) -> Schedule {
     let measure_start = start + Duration::from_secs_f64(opts.warmup);
-    let deadline = (opts.time > 0.0).then(|| measure_start + Duration::from_secs_f64(opts.time));
+    let deadline = opts
+        .time
+        .map(|t| measure_start + Duration::from_secs_f64(t));
     // Under --rate each client runs its share of the rate on its own fixed schedule, offset
     // from the others so that the clients' events interleave evenly.
-    let pacing = (opts.rate > 0.0).then(|| {
-        let gap = Duration::from_secs_f64(f64::from(threads) / opts.rate);
+    let pacing = opts.rate.map(|rate| {
+        let gap = Duration::from_secs_f64(f64::from(threads) / rate);
         (
             start + gap.mul_f64(f64::from(thread) / f64::from(threads)),
             gap,
@@ -633,11 +669,7 @@ fn report_loop(
     on_interval: &mut dyn FnMut(&Interval),
 ) -> RunOutcome {
     let threads = opts.clients();
-    let tick = Duration::from_secs_f64(if opts.report_interval > 0.0 {
-        opts.report_interval
-    } else {
-        1.0
-    });
+    let tick = Duration::from_secs_f64(opts.report_interval.unwrap_or(1.0));
     let measure_start = start + Duration::from_secs_f64(opts.warmup);
     let kinds = workload.kinds();
     let new_order = workload.headline_kind();
@@ -683,7 +715,7 @@ fn report_loop(
             (threads, opts.percentile),
             new_order,
         );
-        if opts.report_interval > 0.0 {
+        if opts.report_interval.is_some() {
             on_interval(&iv);
         }
         intervals.push(iv);
@@ -693,8 +725,8 @@ fn report_loop(
     // Throughput is over the measured time: a client that overran the deadline (an answer in
     // flight, a reconnect) does not stretch it.
     let mut end = Instant::now().max(measure_start);
-    if opts.time > 0.0 {
-        end = end.min(measure_start + Duration::from_secs_f64(opts.time));
+    if let Some(t) = opts.time {
+        end = end.min(measure_start + Duration::from_secs_f64(t));
     }
     let snap = collector.collect(recorders);
     let tail = end.duration_since(last).as_secs_f64();

@@ -301,8 +301,9 @@ fn one_event(
     let first_measured = measuring && !t.measuring;
     t.measuring |= measuring;
     if measuring
-        && sh.events_limit > 0
-        && sh.started.fetch_add(1, Ordering::Relaxed) >= sh.events_limit
+        && sh
+            .events_limit
+            .is_some_and(|limit| sh.started.fetch_add(1, Ordering::Relaxed) >= limit.get())
     {
         return Ok(false);
     }

@@ -31,8 +31,10 @@ pub struct Shared<'a> {
     pub interrupt: &'a AtomicBool,
     /// Measured events started so far, for `--events`.
     pub started: &'a AtomicU64,
-    pub events_limit: u64,
-    pub reconnect_every: u64,
+    /// Measured events to run in all, when limited.
+    pub events_limit: Option<std::num::NonZeroU64>,
+    /// Reconnect every N events, when asked.
+    pub reconnect_every: Option<std::num::NonZeroU64>,
     pub reconnect_timeout: Duration,
     /// Paces the clients' first connections (`--connect-rate`).
     pub connects: ConnectRate,
@@ -207,7 +209,10 @@ impl Worker {
             return Ok(false); // as sysbench: the event that asked to stop is not counted
         }
         self.since_reconnect += 1;
-        if sh.reconnect_every > 0 && self.since_reconnect >= sh.reconnect_every {
+        if sh
+            .reconnect_every
+            .is_some_and(|every| self.since_reconnect >= every.get())
+        {
             self.since_reconnect = 0;
             if !self
                 .reconnect(sh, deadline, &mut Backoff::new())
@@ -422,14 +427,10 @@ pub struct ConnectRate {
 const CONNECT_BURST: Duration = Duration::from_millis(500);
 
 impl ConnectRate {
-    /// `per_s`: 0 for no limit.
-    pub fn new(per_s: f64) -> ConnectRate {
+    /// `per_s`: None for no limit.
+    pub fn new(per_s: Option<f64>) -> ConnectRate {
         ConnectRate {
-            gap: if per_s > 0.0 {
-                Duration::from_secs_f64(1.0 / per_s)
-            } else {
-                Duration::ZERO
-            },
+            gap: per_s.map_or(Duration::ZERO, |r| Duration::from_secs_f64(1.0 / r)),
             // The first half second's worth go at once.
             next: Mutex::new({
                 let now = Instant::now();
@@ -532,8 +533,9 @@ impl<'a> Pacing<'a> {
         let first_measured = measuring && !self.measuring;
         self.measuring |= measuring;
         if measuring
-            && sh.events_limit > 0
-            && sh.started.fetch_add(1, Ordering::Relaxed) >= sh.events_limit
+            && sh
+                .events_limit
+                .is_some_and(|limit| sh.started.fetch_add(1, Ordering::Relaxed) >= limit.get())
         {
             return None;
         }

@@ -172,7 +172,8 @@ impl<'a> SweepRun<'a> {
             argv,
             url: &db.url,
             warmup: plan.runner.warmup,
-            time: plan.runner.time,
+            // A sweep step always runs for its class's time (the plan refuses less than 0.1 s).
+            time: plan.runner.time.unwrap_or_default(),
             record: &record,
         };
         let progress = &self.progress;

@@ -150,7 +150,7 @@ fn overrides_and_step_options_resolve() {
     assert_eq!(s.targets[0].spec, TargetSpec::Managed(ServerKind::Postgres));
     let plan = s.step_plan(&s.steps[0], 2, "sqlite://x.db").unwrap();
     assert_eq!(plan.runner.threads, 2);
-    assert_eq!(plan.runner.time, 3.0);
+    assert_eq!(plan.runner.time, Some(3.0));
     assert_eq!(plan.workload_opts.table_size, 500);
     assert_eq!(plan.workload_opts.range_size, 9);
     assert!(plan.workload_opts.skip_trx);
