@@ -2,9 +2,12 @@
 //! `--events`, open-loop pacing under `--rate`, Ctrl-C; and one reporter (the calling thread)
 //! that merges the clients' recorders every interval and hands each interval to a callback.
 
+mod groups;
 mod multiplex;
 mod pool;
 mod worker;
+
+pub use groups::{Group, run_groups};
 
 use std::num::{NonZeroU32, NonZeroU64};
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
@@ -208,6 +211,27 @@ pub fn run(
     interrupt: &AtomicBool,
     on_interval: &mut dyn FnMut(&Interval),
 ) -> Result<RunOutcome, Error> {
+    let stop = AtomicBool::new(false);
+    let alone = groups::Beside {
+        stop: &stop,
+        meet: None,
+    };
+    run_group(target, workload, opts, interrupt, on_interval, alone)
+}
+
+/// Runs one group of a step's clients, beside the others (`beside`; a run of one group has
+/// none).
+fn run_group(
+    target: &dyn Target,
+    workload: &dyn Workload,
+    opts: &RunnerOptions,
+    interrupt: &AtomicBool,
+    on_interval: &mut dyn FnMut(&Interval),
+    beside: groups::Beside,
+) -> Result<RunOutcome, Error> {
+    // Until its clients are connected, an error here leaves the group's seat empty: the
+    // groups beside it do not wait for it.
+    let mut seat = groups::Seat::new(beside.meet);
     let clients = opts.clients();
     let workers = opts.worker_threads();
     let mode = opts.mode();
@@ -216,7 +240,7 @@ pub fn run(
     let shared = Shared {
         target,
         workload,
-        stop: AtomicBool::new(false),
+        stop: beside.stop,
         interrupt,
         started: &started,
         events_limit: opts.events,
@@ -278,7 +302,7 @@ pub fn run(
         let (recorders, connected, setup_error) =
             gather_setups(&st, &setup_rx, &progress, pooled_clients);
         let connect_seconds = connecting.elapsed().as_secs_f64();
-        let begin = release(&st, connected, setup_error, interrupt)?;
+        let begin = release(&st, connected, setup_error, interrupt, &mut seat)?;
         // Published for the watch on scripts whose code does not return (lua's hook).
         let _end = crate::interrupt::RunEnd::publish(
             opts.time
@@ -447,9 +471,15 @@ fn gather_setups(
 fn release(
     st: &Start,
     mut connected: Vec<Worker>,
-    setup_error: Option<String>,
+    mut setup_error: Option<String>,
     interrupt: &AtomicBool,
+    seat: &mut groups::Seat,
 ) -> Result<Instant, Error> {
+    // Beside other groups: all begin together, and none when one could not start.
+    let all_ready = seat.arrive(setup_error.is_none(), interrupt, st.shared.stop);
+    if !all_ready && setup_error.is_none() && !interrupt.load(Ordering::Relaxed) {
+        setup_error = Some("a group of clients beside these could not start".into());
+    }
     let begin = if setup_error.is_none() {
         warmup_start(st.opts, interrupt)
     } else {

@@ -25,8 +25,9 @@ pub struct Schedule {
 pub struct Shared<'a> {
     pub target: &'a dyn Target,
     pub workload: &'a dyn Workload,
-    /// Set by a fatal error in any worker.
-    pub stop: AtomicBool,
+    /// Set by a fatal error in any worker (of any group of the step), or when the measured
+    /// groups beside this one are done.
+    pub stop: &'a AtomicBool,
     /// Set by Ctrl-C.
     pub interrupt: &'a AtomicBool,
     /// Measured events started so far, for `--events`.

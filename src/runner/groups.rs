@@ -1,0 +1,304 @@
+//! Groups of clients side by side in one step (roles): each with its workload and options
+//! (clients, rate), run on the same target at the same time. Every group connects first; all
+//! begin their warm-up at one instant; a fatal error in any ends them all, and once the
+//! measured groups are done the others (a background load) stop.
+
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Condvar, Mutex};
+use std::time::Duration;
+
+use super::{RunOutcome, RunnerOptions};
+use crate::db::Target;
+use crate::error::Error;
+use crate::results::figures::Interval;
+use crate::workload::Workload;
+
+/// One group of a step's clients.
+pub struct Group<'a> {
+    pub workload: &'a dyn Workload,
+    pub opts: &'a RunnerOptions,
+    /// Whether its figures are what the step measures; the others run beside it.
+    pub measured: bool,
+}
+
+/// What a group shares with the groups running beside it.
+#[derive(Clone, Copy)]
+pub(super) struct Beside<'a> {
+    /// Set when the step ends for every group: a fatal error in one, the measured ones done.
+    pub stop: &'a AtomicBool,
+    /// Where the groups wait for each other's clients before the warm-up; None for a group
+    /// alone.
+    pub meet: Option<&'a Meet>,
+}
+
+/// Where the groups of a step meet once their clients are connected (or failed to).
+pub(super) struct Meet {
+    groups: usize,
+    /// Groups arrived, and whether every one of them was ready.
+    arrived: Mutex<(usize, bool)>,
+    all_in: Condvar,
+}
+
+impl Meet {
+    fn new(groups: usize) -> Meet {
+        Meet {
+            groups,
+            arrived: Mutex::new((0, true)),
+            all_in: Condvar::new(),
+        }
+    }
+
+    /// Arrives (`ready`: its clients connected) and waits for the other groups; whether every
+    /// group is ready. Ctrl-C (`interrupt`) or `stop` ends the wait: not ready.
+    pub(super) fn arrive(&self, ready: bool, interrupt: &AtomicBool, stop: &AtomicBool) -> bool {
+        let mut a = self.arrived.lock().unwrap_or_else(|e| e.into_inner());
+        a.0 += 1;
+        a.1 &= ready;
+        self.all_in.notify_all();
+        while a.0 < self.groups {
+            if interrupt.load(Ordering::Relaxed) || stop.load(Ordering::Relaxed) {
+                return false;
+            }
+            a = self
+                .all_in
+                .wait_timeout(a, Duration::from_millis(100))
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
+        }
+        a.1
+    }
+}
+
+/// A group's place at the meeting, left as not ready if the group ends before it arrives (an
+/// error before its clients connected), so that the others do not wait for it.
+pub(super) struct Seat<'a> {
+    meet: Option<&'a Meet>,
+    arrived: bool,
+}
+
+impl<'a> Seat<'a> {
+    pub(super) fn new(meet: Option<&'a Meet>) -> Seat<'a> {
+        Seat {
+            meet,
+            arrived: false,
+        }
+    }
+
+    /// Arrives; whether every group is ready (true for a group alone when it is).
+    pub(super) fn arrive(
+        &mut self,
+        ready: bool,
+        interrupt: &AtomicBool,
+        stop: &AtomicBool,
+    ) -> bool {
+        self.arrived = true;
+        match self.meet {
+            Some(m) => m.arrive(ready, interrupt, stop),
+            None => ready,
+        }
+    }
+}
+
+impl Drop for Seat<'_> {
+    fn drop(&mut self) {
+        if let (Some(m), false) = (self.meet, self.arrived) {
+            let mut a = m.arrived.lock().unwrap_or_else(|e| e.into_inner());
+            a.0 += 1;
+            a.1 = false;
+            m.all_in.notify_all();
+        }
+    }
+}
+
+/// Runs the groups of a step side by side on `target`; each group's outcome, in order.
+/// `on_interval(g, iv)` sees group g's intervals as they close (from the group's own thread).
+pub fn run_groups(
+    target: &dyn Target,
+    groups: &[Group],
+    interrupt: &AtomicBool,
+    on_interval: &(dyn Fn(usize, &Interval) + Sync),
+) -> Vec<Result<RunOutcome, Error>> {
+    let stop = AtomicBool::new(false);
+    let meet = Meet::new(groups.len());
+    let measured_left = AtomicUsize::new(groups.iter().filter(|g| g.measured).count());
+    let (stop, meet, measured_left) = (&stop, &meet, &measured_left);
+    std::thread::scope(|s| {
+        let handles: Vec<_> = groups
+            .iter()
+            .enumerate()
+            .map(|(i, g)| {
+                s.spawn(move || {
+                    let beside = Beside {
+                        stop,
+                        meet: Some(meet),
+                    };
+                    let r = super::run_group(
+                        target,
+                        g.workload,
+                        g.opts,
+                        interrupt,
+                        &mut |iv| on_interval(i, iv),
+                        beside,
+                    );
+                    let last_measured =
+                        g.measured && measured_left.fetch_sub(1, Ordering::Relaxed) == 1;
+                    if r.is_err() || last_measured {
+                        stop.store(true, Ordering::Relaxed);
+                    }
+                    r
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("a group's thread panicked"))
+            .collect()
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::AtomicBool;
+
+    use super::{Group, run_groups};
+    use crate::plan::{RunPlan, parse_run};
+    use crate::workload::Workload;
+
+    fn plan(workload: &str, args: &[&str]) -> RunPlan {
+        let argv = [
+            "dbsweep",
+            "run",
+            workload,
+            "--target",
+            "mock://?service_us=500",
+        ]
+        .iter()
+        .chain(args)
+        .map(|s| s.to_string())
+        .collect();
+        parse_run(argv, None).expect("plan").0
+    }
+
+    fn build(p: &RunPlan) -> Box<dyn Workload> {
+        crate::workload::build(&p.workload, &p.workload_opts).expect("workload")
+    }
+
+    #[test]
+    fn each_group_runs_its_own_events_and_counts_them_apart() {
+        let target = crate::db::open("mock://?service_us=500", Default::default()).unwrap();
+        let reads = plan(
+            "oltp_point_select",
+            &["--events", "300", "--time", "0", "--threads", "2"],
+        );
+        let writes = plan("oltp_update_index", &["--events", "200", "--time", "0"]);
+        let (wr, ww) = (build(&reads), build(&writes));
+        let groups = [
+            Group {
+                workload: wr.as_ref(),
+                opts: &reads.runner,
+                measured: true,
+            },
+            Group {
+                workload: ww.as_ref(),
+                opts: &writes.runner,
+                measured: true,
+            },
+        ];
+        let out = run_groups(
+            target.as_ref(),
+            &groups,
+            &AtomicBool::new(false),
+            &|_, _| {},
+        );
+        let [Ok(r), Ok(w)] = out.as_slice() else {
+            panic!("a group failed")
+        };
+        assert_eq!(r.total.counters.events, 300);
+        assert_eq!(w.total.counters.events, 200);
+        // Each group's figures hold its own statements only.
+        assert_eq!(r.total.counters.queries.writes, 0);
+        assert_eq!(w.total.counters.queries.reads, 0);
+        assert_eq!(w.total.counters.queries.writes, 200);
+    }
+
+    #[test]
+    fn the_background_stops_when_the_measured_group_is_done() {
+        let target = crate::db::open("mock://?service_us=500", Default::default()).unwrap();
+        let measured = plan("oltp_point_select", &["--events", "200", "--time", "0"]);
+        // Paced, and with no end of its own but the measured group's.
+        let background = plan("oltp_insert", &["--rate", "100", "--time", "0"]);
+        let (wm, wb) = (build(&measured), build(&background));
+        let groups = [
+            Group {
+                workload: wm.as_ref(),
+                opts: &measured.runner,
+                measured: true,
+            },
+            Group {
+                workload: wb.as_ref(),
+                opts: &background.runner,
+                measured: false,
+            },
+        ];
+        let out = run_groups(
+            target.as_ref(),
+            &groups,
+            &AtomicBool::new(false),
+            &|_, _| {},
+        );
+        let [Ok(m), Ok(b)] = out.as_slice() else {
+            panic!("a group failed")
+        };
+        assert_eq!(m.total.counters.events, 200);
+        assert!(!m.interrupted && !b.interrupted);
+        // It ran beside the measured group, at its rate, and ended with it.
+        assert!(b.total.counters.events > 0, "the background ran no event");
+        assert!(
+            b.seconds < m.seconds + 1.0,
+            "{} s beside {} s",
+            b.seconds,
+            m.seconds
+        );
+    }
+
+    #[test]
+    fn a_group_that_cannot_start_fails_the_step_without_a_wait() {
+        let target = crate::db::open("mock://", Default::default()).unwrap();
+        let good = plan("oltp_point_select", &["--time", "600"]);
+        // bulk_insert keeps a transaction open across events: the runner refuses to share
+        // connections among its clients (the plan refuses it first; set here past the plan).
+        let mut bad = plan("bulk_insert", &["--threads", "4", "--time", "600"]);
+        bad.runner.connections = std::num::NonZeroU32::new(2);
+        let (wg, wb) = (build(&good), build(&bad));
+        let groups = [
+            Group {
+                workload: wg.as_ref(),
+                opts: &good.runner,
+                measured: true,
+            },
+            Group {
+                workload: wb.as_ref(),
+                opts: &bad.runner,
+                measured: false,
+            },
+        ];
+        let out = run_groups(
+            target.as_ref(),
+            &groups,
+            &AtomicBool::new(false),
+            &|_, _| {},
+        );
+        let e = out[1]
+            .as_ref()
+            .err()
+            .expect("bulk_insert on shared connections")
+            .to_string();
+        assert!(e.contains("--connections"), "{e}");
+        let e = out[0]
+            .as_ref()
+            .err()
+            .expect("the group beside it does not run")
+            .to_string();
+        assert!(e.contains("beside these could not start"), "{e}");
+    }
+}
