@@ -361,3 +361,72 @@ class = "read"
         many["hw"]
     );
 }
+
+#[test]
+fn roles_beside_the_run_are_counted_apart_and_keep_their_rate() {
+    let s = Scratch::new();
+    let line = Line::new(&[
+        "run",
+        "oltp_point_select",
+        "--events",
+        "4000",
+        "--time",
+        "0",
+        "--threads",
+        "2",
+        "--role",
+        "oltp_insert,clients=2,rate=200",
+        "--role",
+        "oltp_delete",
+    ])
+    .target("mock://?service_us=500")
+    .output(&s.path("roles.json"));
+    let done = line.quiet().assert().success();
+    let out = String::from_utf8_lossy(&done.get_output().stdout).to_string();
+    let r = crate::util::read_json(&s.path("roles.json"));
+    crate::util::assert_valid_results(&r);
+    // The run's own figures are the measured group's alone: its events, no writes.
+    assert_eq!(u(&r, "/events"), 4000);
+    assert_eq!(u(&r, "/queries/write"), 0);
+    let roles = r["roles"].as_array().expect("roles in the results");
+    assert_eq!(roles.len(), 2);
+    let (insert, delete) = (&roles[0], &roles[1]);
+    assert_eq!(insert["workload"], "oltp_insert");
+    assert_eq!(u(insert, "/clients"), 2);
+    assert_eq!(f(insert, "/rate"), 200.0);
+    assert_eq!(insert["rate_met"], true, "{insert}");
+    assert!(
+        (f(insert, "/tps") - 200.0).abs() <= 10.0,
+        "{} events/s of 200",
+        f(insert, "/tps")
+    );
+    assert_eq!(u(insert, "/queries/write"), u(insert, "/events"));
+    assert_eq!(u(insert, "/queries/read"), 0);
+    // A closed-loop role: as fast as its one client goes, no rate to keep.
+    assert_eq!(delete["workload"], "oltp_delete");
+    assert!(delete["rate"].is_null() && delete["rate_met"].is_null());
+    assert!(u(delete, "/events") > 0);
+    // The summary says what ran beside the run.
+    assert!(out.contains("Beside it"), "{out}");
+    assert!(out.contains("oltp_insert x2 at 200/s"), "{out}");
+}
+
+#[test]
+fn a_role_is_checked_as_a_run_is() {
+    let s = Scratch::new();
+    for (role, why) in [
+        ("nope", "--role: nope: not a built-in workload"),
+        ("oltp_insert,clients=0", "--role: oltp_insert: --threads"),
+        ("oltp_insert,rate=-1", "--role: oltp_insert: --rate"),
+        ("oltp_insert,speed=3", "'speed' is not clients=N or rate=R"),
+    ] {
+        let done = Line::new(&["run", "oltp_point_select", "--role", role])
+            .target("mock://")
+            .output(&s.path("x.json"))
+            .assert()
+            .code(2);
+        let err = String::from_utf8_lossy(&done.get_output().stderr).to_string();
+        assert!(err.contains(why), "{role}: {err}");
+        assert!(!s.path("x.json").exists());
+    }
+}

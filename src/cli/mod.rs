@@ -4,7 +4,7 @@
 mod run;
 pub(crate) mod sysbench;
 
-pub use run::{DbArgs, Opts, RunArgs, StartAt};
+pub use run::{DbArgs, Opts, RoleSpec, RunArgs, StartAt};
 
 use std::path::PathBuf;
 

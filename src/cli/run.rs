@@ -118,8 +118,55 @@ pub fn parse_start_at(s: &str) -> Result<StartAt, String> {
     Ok(StartAt(secs as f64 + frac))
 }
 
+/// A group of clients beside the measured ones (`--role`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct RoleSpec {
+    pub workload: String,
+    pub clients: Option<u32>,
+    pub rate: Option<f64>,
+}
+
+/// `WORKLOAD[,clients=N][,rate=R]`.
+pub fn parse_role(s: &str) -> Result<RoleSpec, String> {
+    let mut parts = s.split(',');
+    let workload = parts.next().unwrap_or_default().trim().to_string();
+    if workload.is_empty() {
+        return Err(format!(
+            "'{s}': name the role's workload first (WORKLOAD[,clients=N][,rate=R])"
+        ));
+    }
+    let mut role = RoleSpec {
+        workload,
+        clients: None,
+        rate: None,
+    };
+    for part in parts {
+        let (key, value) = part
+            .split_once('=')
+            .map_or((part, ""), |(k, v)| (k.trim(), v.trim()));
+        match key {
+            "clients" => {
+                role.clients = Some(value.parse().map_err(|_| {
+                    format!("'{s}': clients={value} is not a whole number of clients")
+                })?);
+            }
+            "rate" => {
+                role.rate = Some(value.parse().map_err(|_| {
+                    format!("'{s}': rate={value} is not a number of events per second")
+                })?);
+            }
+            other => {
+                return Err(format!(
+                    "'{s}': '{other}' is not clients=N or rate=R (the role's other options are the run's)"
+                ));
+            }
+        }
+    }
+    Ok(role)
+}
+
 /// Where a command works: a database URL, or a managed server and its settings.
-#[derive(Debug, Args)]
+#[derive(Clone, Debug, Args)]
 pub struct DbArgs {
     /// Database URL: sqlite://PATH[?pragma=value&...], postgres://USER[:PASSWORD]@HOST[:PORT]/DB,
     /// mysql://USER[:PASSWORD]@HOST[:PORT]/DB
@@ -179,7 +226,7 @@ impl std::ops::Deref for Opts {
 }
 
 /// Every option of a run, whatever the workload (`dbsweep tpcc run` takes them too).
-#[derive(Debug, Args)]
+#[derive(Clone, Debug, Args)]
 pub struct RunArgs {
     #[command(flatten)]
     pub db: DbArgs,
@@ -254,6 +301,11 @@ pub struct RunArgs {
     /// run: events per second over all threads, an open loop (0 = closed loop)
     #[arg(long, default_value_t = 0.0)]
     pub rate: f64,
+    /// run: a group of clients beside the measured ones (repeatable), e.g. a background load:
+    /// its workload, its clients (default 1) and its rate in events/s (default: closed loop);
+    /// every other option is the run's. Its figures are kept apart in the results (`roles`)
+    #[arg(long, value_name = "WORKLOAD[,clients=N][,rate=R]", value_parser = parse_role)]
+    pub role: Vec<RoleSpec>,
     /// run: seconds between progress lines on stderr (0 = none)
     #[arg(long, default_value_t = 1.0)]
     pub report_interval: f64,

@@ -31,6 +31,16 @@ pub(crate) fn measure(
     check_start_at(plan)?;
     let mut conn = target.connect().map_err(|e| usage_if_missing(&url, e))?;
     workload.check_ready(conn.as_mut(), &plan.workload_opts, &url)?;
+    // The groups beside the measured one, each ready on its tables as the run's own.
+    let roles = plan
+        .roles
+        .iter()
+        .map(|r| {
+            let w = workload::build(&r.workload, &r.workload_opts)?;
+            w.check_ready(conn.as_mut(), &r.workload_opts, &url)?;
+            Ok(w)
+        })
+        .collect::<Result<Vec<_>, Error>>()?;
     check_connection_limit(conn.as_mut(), &plan.runner, db.server.is_some(), &url)?;
     let version = target
         .version(conn.as_mut())
@@ -78,7 +88,27 @@ pub(crate) fn measure(
         .as_deref()
         .map(|url| metrics::node::NodeScraper::start(url, warmup));
     let peak_reset = plan.hw_sample && metrics::procfs::reset_own_peak_rss();
-    let outcome = runner::run(target, workload, &plan.runner, stop, on_interval);
+    let (outcome, role_outcomes) = if roles.is_empty() {
+        (
+            runner::run(target, workload, &plan.runner, stop, on_interval),
+            Vec::new(),
+        )
+    } else {
+        let groups: Vec<runner::Group> = std::iter::once(runner::Group {
+            workload,
+            opts: &plan.runner,
+            measured: true,
+        })
+        .chain(plan.roles.iter().zip(&roles).map(|(r, w)| runner::Group {
+            workload: w.as_ref(),
+            opts: &r.runner,
+            measured: false,
+        }))
+        .collect();
+        let mut outs = runner::run_groups(target, &groups, stop, on_interval).into_iter();
+        let measured = outs.next().expect("the measured group runs first");
+        (measured, outs.collect())
+    };
     let client_peak_rss_kb = peak_reset.then(metrics::procfs::own_peak_rss_kb).flatten();
     let waits = waits.map(metrics::waits::WaitSampler::finish);
     let profile = profiler.map(metrics::profile::Profiler::finish);
@@ -115,6 +145,20 @@ pub(crate) fn measure(
         }
     }
     let mut results = build_results(plan, info, started_at, prepared, outcome);
+    results.roles = plan
+        .roles
+        .iter()
+        .zip(role_outcomes)
+        .map(|(r, o)| role_figures(r, o))
+        .collect();
+    for role in results.roles.iter().filter(|r| r.rate_met == Some(false)) {
+        say(&format!(
+            "warning: --role {}: {:.1} events/s of the {} asked for beside the run: the background load was not kept",
+            role.workload,
+            role.tps,
+            role.rate.unwrap_or_default()
+        ));
+    }
     results.hw = hw;
     results.server_host = server_host;
     results.server = db.server_info();
@@ -293,17 +337,7 @@ fn build_results(
             0.0
         }
     };
-    let mut errors: std::collections::BTreeMap<String, u64> = ErrorClass::RETRYABLE
-        .iter()
-        .zip(c.retries)
-        .map(|(class, n)| (class.name().to_string(), n))
-        .collect();
-    if c.lost_events > 0 {
-        errors.insert(ErrorClass::ConnectionLost.name().into(), c.lost_events);
-    }
-    if c.script_errors > 0 {
-        errors.insert("script".into(), c.script_errors);
-    }
+    let errors = error_counts(c);
     let rate = plan.runner.rate.map(|target_per_s| RateInfo {
         target_per_s,
         lag_avg_ms: if c.events > 0 {
@@ -353,6 +387,7 @@ fn build_results(
         host: results::HostId::this(),
         server_host: None,
         parts: Vec::new(),
+        roles: Vec::new(),
         schema_version: results::SCHEMA_VERSION,
         tool: Tool::this(),
         workload: plan.workload.clone(),
@@ -367,13 +402,7 @@ fn build_results(
         tps: per_s(c.events),
         qps: per_s(c.queries.total()),
         rows_per_s: per_s(c.queries.rows),
-        queries: Queries {
-            read: c.queries.reads,
-            write: c.queries.writes,
-            other: c.queries.others,
-            total: c.queries.total(),
-            rows: c.queries.rows,
-        },
+        queries: queries(c),
         latency_ms: Latency::from_histogram(&o.total.latency),
         errors,
         retries: c.retried(),
@@ -392,4 +421,72 @@ fn build_results(
         interrupted: o.interrupted,
         error: o.error,
     }
+}
+
+/// Retried events by error class, lost events and script errors.
+fn error_counts(c: &metrics::Counters) -> std::collections::BTreeMap<String, u64> {
+    let mut errors: std::collections::BTreeMap<String, u64> = ErrorClass::RETRYABLE
+        .iter()
+        .zip(c.retries)
+        .map(|(class, n)| (class.name().to_string(), n))
+        .collect();
+    if c.lost_events > 0 {
+        errors.insert(ErrorClass::ConnectionLost.name().into(), c.lost_events);
+    }
+    if c.script_errors > 0 {
+        errors.insert("script".into(), c.script_errors);
+    }
+    errors
+}
+
+fn queries(c: &metrics::Counters) -> Queries {
+    Queries {
+        read: c.queries.reads,
+        write: c.queries.writes,
+        other: c.queries.others,
+        total: c.queries.total(),
+        rows: c.queries.rows,
+    }
+}
+
+/// What a group beside the measured one did (its outcome, or why it did not run).
+fn role_figures(
+    r: &crate::plan::RolePlan,
+    outcome: Result<RunOutcome, Error>,
+) -> results::figures::RoleFigures {
+    let mut f = results::figures::RoleFigures {
+        workload: r.workload.clone(),
+        clients: r.runner.threads,
+        rate: r.runner.rate,
+        rate_met: None,
+        events: 0,
+        time_s: 0.0,
+        tps: 0.0,
+        queries: Queries::default(),
+        latency_ms: Latency::default(),
+        errors: error_counts(&metrics::Counters::default()),
+        error: None,
+    };
+    match outcome {
+        Ok(o) => {
+            let c = &o.total.counters;
+            f.events = c.events;
+            f.time_s = o.seconds;
+            f.tps = if o.seconds > 0.0 {
+                c.events as f64 / o.seconds
+            } else {
+                0.0
+            };
+            f.rate_met = r
+                .runner
+                .rate
+                .map(|rate| f.tps >= rate * results::figures::RATE_MET);
+            f.queries = queries(c);
+            f.latency_ms = Latency::from_histogram(&o.total.latency);
+            f.errors = error_counts(c);
+            f.error = o.error;
+        }
+        Err(e) => f.error = Some(e.to_string()),
+    }
+    f
 }

@@ -198,10 +198,45 @@ pub fn summary(r: &Results) -> String {
     if let Some(t) = &r.tpcc {
         tpcc_summary(&mut s, t);
     }
+    roles_summary(&mut s, r);
     if r.interrupted {
         let _ = writeln!(s, "\nInterrupted: the figures cover the run up to Ctrl-C.");
     }
     s
+}
+
+/// The groups of clients that ran beside the measured ones (every figure above is the
+/// measured group's).
+fn roles_summary(s: &mut String, r: &Results) {
+    if r.roles.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        s,
+        "\nBeside it (groups of clients counted apart; the figures above are the measured group's):"
+    );
+    for g in &r.roles {
+        let asked = match (g.rate, g.rate_met) {
+            (Some(rate), Some(met)) => format!(
+                " at {rate}/s: {:.1}/s ({})",
+                g.tps,
+                if met { "kept" } else { "NOT kept" }
+            ),
+            _ => format!(": {:.1}/s", g.tps),
+        };
+        let errors: u64 = g.errors.values().sum();
+        let _ = writeln!(
+            s,
+            "    {} x{}{asked}, {} events, p99 {:.3} ms, {errors} retried{}",
+            g.workload,
+            g.clients,
+            g.events,
+            g.latency_ms.p99,
+            g.error
+                .as_deref()
+                .map_or(String::new(), |e| format!("; stopped: {e}"))
+        );
+    }
 }
 
 /// The load, and sysbench's "SQL statistics": queries, transactions, errors, reconnects, rows.

@@ -11,7 +11,7 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 
-use crate::cli::{DbArgs, Opts, RunArgs};
+use crate::cli::{DbArgs, Opts, RoleSpec, RunArgs};
 use crate::error::Error;
 use std::num::{NonZeroU32, NonZeroU64};
 
@@ -26,6 +26,8 @@ const MAX_LIST: u32 = 1000;
 #[derive(Clone, Debug)]
 pub struct RunPlan {
     pub workload: String,
+    /// Groups of clients beside the measured ones (`--role`), each resolved as a run's options.
+    pub roles: Vec<RolePlan>,
     /// How the command's text looks (dbsweep's, or sysbench's for the drop-in).
     pub style: crate::output::Style,
     pub target: String,
@@ -231,6 +233,44 @@ pub fn server_spec(a: &DbArgs) -> Result<Option<ServerSpec>, Error> {
     Ok(spec)
 }
 
+/// A group of clients beside a run's measured ones: its workload and options, the run's own but
+/// for its clients and rate.
+#[derive(Clone, Debug)]
+pub struct RolePlan {
+    pub workload: String,
+    pub workload_opts: WorkloadOptions,
+    pub runner: RunnerOptions,
+}
+
+/// The plan of role `i` of a run with options `o` and generator seed `seed` (each role's
+/// generator is seeded apart).
+fn role_plan(o: &RunArgs, spec: &RoleSpec, seed: u64, i: usize) -> Result<RolePlan, Error> {
+    if !crate::workload::is_builtin(&spec.workload) {
+        return Err(bad(
+            "role",
+            format!(
+                "{}: not a built-in workload (`dbsweep workloads` lists them)",
+                spec.workload
+            ),
+        ));
+    }
+    let mut r = o.clone();
+    r.role.clear();
+    r.threads = Some(spec.clients.unwrap_or(1));
+    r.rate = spec.rate.unwrap_or(0.0);
+    r.workers = None;
+    r.connections = 0;
+    let within = |e: Error| bad("role", format!("{}: {e}", spec.workload));
+    let (threads, workers) = clients_of(&spec.workload, &r).map_err(within)?;
+    check_values(&r).map_err(within)?;
+    let seed = seed.wrapping_add((i as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15)) | 1;
+    Ok(RolePlan {
+        workload: spec.workload.clone(),
+        workload_opts: workload_options(&r, threads, seed),
+        runner: runner_options(&r, threads, workers, seed),
+    })
+}
+
 /// The connection bounds a command line gives (seconds: to connect and log in, for one
 /// statement's answer), set for the process by the command that runs it.
 #[derive(Clone, Copy, Debug)]
@@ -268,6 +308,10 @@ impl RunPlan {
         self.style = style;
         self.runner.style = style;
         self.workload_opts.style = style;
+        for r in &mut self.roles {
+            r.runner.style = style;
+            r.workload_opts.style = style;
+        }
         self
     }
 
@@ -285,10 +329,17 @@ impl RunPlan {
             o.rand_seed
         };
         let workload_opts = workload_options(o, threads, seed);
+        let roles = o
+            .role
+            .iter()
+            .enumerate()
+            .map(|(i, spec)| role_plan(o, spec, seed, i))
+            .collect::<Result<Vec<_>, Error>>()?;
         let runner = runner_options(o, threads, workers, seed);
         let server = server_spec(&o.db)?;
         Ok(RunPlan {
             workload: workload.to_string(),
+            roles,
             style: Default::default(),
             target: o.db.target.clone(),
             workload_opts,

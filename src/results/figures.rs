@@ -251,6 +251,31 @@ pub struct ServerStats {
     pub checkpoints: Option<f64>,
 }
 
+/// A group of clients that ran beside the measured ones, and what it did.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RoleFigures {
+    pub workload: String,
+    pub clients: u32,
+    /// The rate it was asked for, events/s over its clients (an open loop); None: a closed
+    /// loop.
+    pub rate: Option<f64>,
+    /// Whether it kept that rate: at least 95% of it over the measured seconds.
+    pub rate_met: Option<bool>,
+    pub events: u64,
+    pub time_s: f64,
+    pub tps: f64,
+    pub queries: super::Queries,
+    pub latency_ms: Latency,
+    /// Retried events by error class.
+    pub errors: BTreeMap<String, u64>,
+    /// Why it stopped early, if it did.
+    pub error: Option<String>,
+}
+
+/// How close to its rate a paced group must come to have kept it.
+pub const RATE_MET: f64 = 0.95;
+
 /// One client host's figures in a merged file.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -275,7 +300,7 @@ pub struct Part {
     pub error: Option<String>,
 }
 
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Latency {
     pub min: f64,

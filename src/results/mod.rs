@@ -102,6 +102,10 @@ pub struct Results {
     /// A merged file (`dbsweep merge`): each client host's own figures.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub parts: Vec<Part>,
+    /// The groups of clients that ran beside the measured ones (`--role`, a step's `roles`),
+    /// each counted apart; every other figure of the file is the measured group's.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub roles: Vec<figures::RoleFigures>,
 }
 
 /// The longest duration dbsweep accepts anywhere (a run, a warm-up, a pause, a timeout): a
@@ -185,7 +189,7 @@ pub struct ServerInfo {
     pub provenance: Option<String>,
 }
 
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
 #[serde(deny_unknown_fields)]
 pub struct Queries {
     pub read: u64,

@@ -110,49 +110,45 @@ impl Drop for Seat<'_> {
     }
 }
 
-/// Runs the groups of a step side by side on `target`; each group's outcome, in order.
-/// `on_interval(g, iv)` sees group g's intervals as they close (from the group's own thread).
+/// Runs the groups of a step side by side on `target`; each group's outcome, in order. The
+/// first group runs on the calling thread, and `on_interval` sees its intervals as they close
+/// (the live lines); the others' are kept in their outcomes.
 pub fn run_groups(
     target: &dyn Target,
     groups: &[Group],
     interrupt: &AtomicBool,
-    on_interval: &(dyn Fn(usize, &Interval) + Sync),
+    on_interval: &mut dyn FnMut(&Interval),
 ) -> Vec<Result<RunOutcome, Error>> {
+    let Some(first) = groups.first() else {
+        return Vec::new();
+    };
     let stop = AtomicBool::new(false);
     let meet = Meet::new(groups.len());
     let measured_left = AtomicUsize::new(groups.iter().filter(|g| g.measured).count());
-    let (stop, meet, measured_left) = (&stop, &meet, &measured_left);
+    let beside = Beside {
+        stop: &stop,
+        meet: Some(&meet),
+    };
+    let one = |g: &Group, on_interval: &mut dyn FnMut(&Interval)| {
+        let r = super::run_group(target, g.workload, g.opts, interrupt, on_interval, beside);
+        let last_measured = g.measured && measured_left.fetch_sub(1, Ordering::Relaxed) == 1;
+        if r.is_err() || last_measured {
+            stop.store(true, Ordering::Relaxed);
+        }
+        r
+    };
     std::thread::scope(|s| {
-        let handles: Vec<_> = groups
+        let others: Vec<_> = groups[1..]
             .iter()
-            .enumerate()
-            .map(|(i, g)| {
-                s.spawn(move || {
-                    let beside = Beside {
-                        stop,
-                        meet: Some(meet),
-                    };
-                    let r = super::run_group(
-                        target,
-                        g.workload,
-                        g.opts,
-                        interrupt,
-                        &mut |iv| on_interval(i, iv),
-                        beside,
-                    );
-                    let last_measured =
-                        g.measured && measured_left.fetch_sub(1, Ordering::Relaxed) == 1;
-                    if r.is_err() || last_measured {
-                        stop.store(true, Ordering::Relaxed);
-                    }
-                    r
-                })
-            })
+            .map(|g| s.spawn(|| one(g, &mut |_| {})))
             .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().expect("a group's thread panicked"))
-            .collect()
+        let mut out = vec![one(first, on_interval)];
+        out.extend(
+            others
+                .into_iter()
+                .map(|h| h.join().expect("a group's thread panicked")),
+        );
+        out
     })
 }
 
@@ -208,7 +204,7 @@ mod tests {
             target.as_ref(),
             &groups,
             &AtomicBool::new(false),
-            &|_, _| {},
+            &mut |_| {},
         );
         let [Ok(r), Ok(w)] = out.as_slice() else {
             panic!("a group failed")
@@ -244,7 +240,7 @@ mod tests {
             target.as_ref(),
             &groups,
             &AtomicBool::new(false),
-            &|_, _| {},
+            &mut |_| {},
         );
         let [Ok(m), Ok(b)] = out.as_slice() else {
             panic!("a group failed")
@@ -286,7 +282,7 @@ mod tests {
             target.as_ref(),
             &groups,
             &AtomicBool::new(false),
-            &|_, _| {},
+            &mut |_| {},
         );
         let e = out[1]
             .as_ref()

@@ -118,6 +118,7 @@ pub fn merge(files: &[(String, Results)]) -> Result<(Results, Vec<String>), Stri
         host: None,
         server_host: merge_server_host(files, events),
         parts: parts_of(files),
+        roles: Vec::new(),
     };
     Ok((merged, warnings))
 }
@@ -146,6 +147,12 @@ fn check_parts(files: &[(String, Results)]) -> Result<Vec<String>, String> {
                 host.as_deref().unwrap_or("not recorded"),
                 r.client_id.as_deref().unwrap_or("none"),
                 r.started_at
+            ));
+        }
+        if !r.roles.is_empty() {
+            return Err(format!(
+                "{name}: its run had groups of clients beside it (--role); their figures do not \
+                 merge across hosts: report each host's file"
             ));
         }
         if !r.parts.is_empty() {
