@@ -430,3 +430,45 @@ fn a_role_is_checked_as_a_run_is() {
         assert!(!s.path("x.json").exists());
     }
 }
+
+#[test]
+fn a_plans_step_of_roles_measures_one_group_beside_the_others() {
+    let s = Scratch::new();
+    let plan = s.path("plan.toml");
+    std::fs::write(
+        &plan,
+        r#"
+name = "roles"
+clients = [2]
+read_time = 1
+
+[[targets]]
+url = "mock://?service_us=200"
+
+[[steps]]
+name = "qr100"
+class = "read"
+roles = [ { workload = "oltp_point_select", clients = 1, measured = true },
+          { workload = "oltp_insert", clients = 1, rate = 100 },
+          { workload = "oltp_delete", clients = 1, rate = 100 } ]
+"#,
+    )
+    .unwrap();
+    let dir = s.path("sweep");
+    Line::sweep(&[], &plan, &dir).assert().success();
+    let record = crate::util::read_json(&dir.join("steps/mock.default.c2/01-qr100.json"));
+    let r = &record["results"];
+    crate::util::assert_valid_results(r);
+    // The measured role's own clients (1, not the cell's 2), and its reads alone.
+    assert_eq!(u(r, "/threads"), 1);
+    assert_eq!(u(r, "/queries/write"), 0);
+    let roles = r["roles"].as_array().expect("the roles beside it");
+    let names: Vec<&str> = roles
+        .iter()
+        .map(|g| g["workload"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["oltp_insert", "oltp_delete"]);
+    for g in roles {
+        assert_eq!(g["rate_met"], true, "{g}");
+    }
+}

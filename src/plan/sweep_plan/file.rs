@@ -205,4 +205,22 @@ pub struct StepDef {
     #[serde(default)]
     pub crash: bool,
     pub crash_after: Option<f64>,
+    /// Groups of clients side by side in the step, one of them measured (the step's figures);
+    /// the others run beside it as `--role`s do.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub roles: Vec<RoleDef>,
+}
+
+/// A group of a step's clients (`roles = [{ workload = "...", clients = 1, rate = 100 }]`).
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RoleDef {
+    pub workload: String,
+    /// Its clients; the measured role's default is the cell's client count, another's 1.
+    pub clients: Option<u32>,
+    /// Events per second over its clients (an open loop); default: a closed loop.
+    pub rate: Option<f64>,
+    /// Whether its figures are the step's (exactly one role is).
+    #[serde(default)]
+    pub measured: bool,
 }

@@ -4,7 +4,7 @@
 use toml::Spanned;
 
 use super::super::cells::{Pause, Source, Step, StepKind, Sweep, TargetSpec};
-use super::super::file::{Class, LoadDef, PlanFile, SYSBENCH_LOAD, StepDef};
+use super::super::file::{Class, LoadDef, PlanFile, RoleDef, SYSBENCH_LOAD, StepDef};
 use super::super::options::{check_options, merge_options, option_args, takes};
 use super::{MAX_STEP_NAME, check_name_length, is_label};
 use crate::db::Dialect;
@@ -27,7 +27,14 @@ pub(super) fn steps(src: &Source, sweep: &mut Sweep) -> Result<(), Error> {
 /// One step, checked against the steps before it in `sweep`.
 fn step(src: &Source, s: &Spanned<StepDef>, sweep: &Sweep) -> Result<Step, Error> {
     let span = s.span();
-    let def = s.get_ref();
+    let (def, role_args) = with_roles(src, span.clone(), s.get_ref())?;
+    let def = &def;
+    if !role_args.is_empty() && !sweep.file.client_hosts.is_empty() {
+        return Err(src.error(
+            span,
+            "roles do not go with client_hosts: the groups beside the measured one run on this host",
+        ));
+    }
     let kinds = usize::from(def.workload.is_some())
         + usize::from(def.load.is_some() && def.load != Some(LoadDef::Sysbench(false)))
         + usize::from(def.pause.is_some());
@@ -61,7 +68,10 @@ fn step(src: &Source, s: &Spanned<StepDef>, sweep: &Sweep) -> Result<Step, Error
             ),
         ));
     }
-    let kind = step_kind(src, span.clone(), def, &sweep.file)?;
+    let mut kind = step_kind(src, span.clone(), def, &sweep.file)?;
+    if let StepKind::Run { args, .. } = &mut kind {
+        args.extend(role_args);
+    }
     let name = def.name.clone().unwrap_or_else(|| match &kind {
         StepKind::Run { workload, .. } => workload.clone(),
         StepKind::Load(..) => "load".into(),
@@ -116,6 +126,51 @@ fn step(src: &Source, s: &Spanned<StepDef>, sweep: &Sweep) -> Result<Step, Error
         at_every_count(src, span, &step, sweep)?;
     }
     Ok(step)
+}
+
+/// A step of roles: the measured role is the step's workload (with its clients and rate, when
+/// it says them), the others run beside it (`--role`). The step as a plain one, and the
+/// options that say so.
+fn with_roles(src: &Source, span: Span, def: &StepDef) -> Result<(StepDef, Vec<String>), Error> {
+    if def.roles.is_empty() {
+        return Ok((def.clone(), Vec::new()));
+    }
+    if def.workload.is_some() || def.load.is_some() || def.pause.is_some() {
+        return Err(src.error(
+            span,
+            "roles name the step's workloads: leave out workload, load and pause",
+        ));
+    }
+    let measured: Vec<&RoleDef> = def.roles.iter().filter(|r| r.measured).collect();
+    let [m] = measured.as_slice() else {
+        return Err(src.error(
+            span,
+            format!(
+                "roles: {} of them say measured = true; mark exactly one (the step's figures are its)",
+                measured.len()
+            ),
+        ));
+    };
+    let mut plain = def.clone();
+    plain.workload = Some(m.workload.clone());
+    let mut args = Vec::new();
+    if let Some(c) = m.clients {
+        args.push(format!("--threads={c}"));
+    }
+    if let Some(r) = m.rate {
+        args.push(format!("--rate={r}"));
+    }
+    for r in def.roles.iter().filter(|r| !r.measured) {
+        let mut spec = r.workload.clone();
+        if let Some(c) = r.clients {
+            spec.push_str(&format!(",clients={c}"));
+        }
+        if let Some(x) = r.rate {
+            spec.push_str(&format!(",rate={x}"));
+        }
+        args.push(format!("--role={spec}"));
+    }
+    Ok((plain, args))
 }
 
 /// What a step does: a workload for its class's time, a load, or a pause.
@@ -240,6 +295,7 @@ fn at_every_count(src: &Source, span: Span, step: &Step, sweep: &Sweep) -> Resul
 
 #[cfg(test)]
 mod tests {
+    use super::super::super::cells::StepKind;
     use super::super::{ONE_STEP, refused};
 
     #[test]
@@ -268,5 +324,34 @@ mod tests {
                 && e.contains(&format!("{many} clients")),
             "{e}"
         );
+    }
+
+    #[test]
+    fn a_step_of_roles_is_its_measured_role_with_the_others_beside_it() {
+        let roles = "[[steps]]\nclass = \"read\"\nroles = [ { workload = \"oltp_point_select\", clients = 3, measured = true }, { workload = \"oltp_insert\", rate = 100 } ]\n";
+        let s = super::super::super::Sweep::parse(
+            "p.toml",
+            roles,
+            &crate::cli::SweepOverrides::default(),
+        )
+        .expect("a plan of roles");
+        let StepKind::Run { workload, args, .. } = &s.steps[0].kind else {
+            panic!("a run step")
+        };
+        assert_eq!(workload, "oltp_point_select");
+        assert!(args.contains(&"--threads=3".to_string()), "{args:?}");
+        assert!(
+            args.contains(&"--role=oltp_insert,rate=100".to_string()),
+            "{args:?}"
+        );
+        let none = roles.replace("measured = true", "measured = false");
+        let e = refused(&none);
+        assert!(e.contains("0 of them say measured = true"), "{e}");
+        let e = refused(&format!(
+            "{ONE_STEP}roles = [ {{ workload = \"oltp_insert\", measured = true }} ]\n"
+        ));
+        assert!(e.contains("leave out workload"), "{e}");
+        let e = refused(&roles.replace("oltp_insert", "nope"));
+        assert!(e.contains("--role: nope"), "{e}");
     }
 }
