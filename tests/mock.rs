@@ -471,4 +471,23 @@ roles = [ { workload = "oltp_point_select", clients = 1, measured = true },
     for g in roles {
         assert_eq!(g["rate_met"], true, "{g}");
     }
+    // The report says what ran beside the measured clients, and that their rates were kept.
+    let done = Line::new(&["report", "--full"])
+        .args([&dir])
+        .assert()
+        .success();
+    let text = String::from_utf8_lossy(&done.get_output().stdout).to_string();
+    let table = text
+        .split("Beside the measured clients")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no roles table in\n{text}"));
+    let row = table
+        .lines()
+        .find(|l| l.starts_with("qr100"))
+        .unwrap_or_else(|| panic!("no qr100 row in\n{table}"));
+    assert!(
+        row.contains("oltp_insert x1") && row.contains("of 100/s"),
+        "{row}"
+    );
+    assert!(row.trim_end().ends_with("yes"), "{row}");
 }

@@ -11,6 +11,7 @@ mod profile;
 pub mod queue;
 mod recovery;
 pub mod render;
+mod roles;
 pub mod scaling;
 pub mod stability;
 mod statements;
@@ -54,6 +55,7 @@ pub fn tables_of(ds: &Dataset, base: Option<&str>) -> Result<Vec<tables::Table>,
     out.extend(tpcc::tables(ds));
     out.extend(statements::tables(ds));
     out.extend(profile::tables(ds));
+    out.extend(roles::tables(ds));
     out.extend(recovery::tables(ds));
     out.extend(waits::tables(ds));
     out.extend(stability::stability(ds));
