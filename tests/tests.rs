@@ -8,6 +8,7 @@ mod util;
 mod bad_input;
 mod diagnosis;
 mod dropin;
+mod ibench;
 mod interrupt;
 mod lua;
 mod lua_threads;

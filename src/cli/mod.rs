@@ -243,7 +243,7 @@ pub struct SweepOpts {
     /// A plan file (TOML) or a built-in plan: quick (the default: a minute or two), small (the
     /// microbenchmark suite), versions (one plan over several --server builds), forks (MariaDB
     /// against MySQL), diagnosis (profiles, waits, statement latency, a crash), query-cache
-    /// (MariaDB's)
+    /// (MariaDB's), ibench (the Insert Benchmark)
     pub plan: Option<String>,
     /// Directory for the sweep's files (default: sweep-PLAN-DATE-TIME)
     #[arg(long)]

@@ -301,6 +301,9 @@ pub struct RunArgs {
     /// run: events per second over all threads, an open loop (0 = closed loop)
     #[arg(long, default_value_t = 0.0)]
     pub rate: f64,
+    /// The Insert Benchmark (ibench_insert, ibench_delete): rows per transaction
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    pub rows_per_commit: u32,
     /// run: a group of clients beside the measured ones (repeatable), e.g. a background load:
     /// its workload, its clients (default 1) and its rate in events/s (default: closed loop);
     /// every other option is the run's. Its figures are kept apart in the results (`roles`)

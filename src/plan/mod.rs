@@ -507,6 +507,12 @@ fn check_observers(o: &RunArgs) -> Result<(), Error> {
 
 /// TPC-C's warehouses, and its keying and think times against a rate.
 fn check_tpcc(o: &RunArgs) -> Result<(), Error> {
+    if !(1..=1000).contains(&o.rows_per_commit) {
+        return Err(bad(
+            "rows-per-commit",
+            format!("{} must be from 1 to 1000", o.rows_per_commit),
+        ));
+    }
     if o.warehouses == 0 {
         return Err(bad("warehouses", "must be at least 1"));
     }
@@ -566,6 +572,7 @@ fn workload_options(o: &RunArgs, threads: u32, seed: u64) -> WorkloadOptions {
         warehouses: o.warehouses,
         wait: o.wait,
         think_scale: o.think_scale,
+        rows_per_commit: o.rows_per_commit,
         rand: RandOptions {
             rand_type: o.rand_type,
             rand_seed: seed,

@@ -1,6 +1,7 @@
 //! What each client does: the [`Workload`] trait, the registry of built-in workloads, and the
 //! options they share (sysbench's names and defaults).
 
+pub mod ibench;
 pub mod loader;
 pub mod micro;
 mod names;
@@ -30,6 +31,7 @@ pub fn build(name: &str, opts: &WorkloadOptions) -> Result<Box<dyn Workload>, Er
     } else {
         sysbench::build(name, opts)
             .or_else(|| micro::build(name, opts))
+            .or_else(|| ibench::build(name, opts))
             .ok_or_else(|| {
             let names: Vec<&str> = WORKLOADS.iter().map(|(n, _)| *n).collect();
             Error::Usage(format!(

@@ -70,6 +70,26 @@ pub const WORKLOADS: &[(&str, &str)] = &[
     ),
     ("update-zipf", "the non-index update with zipfian ids"),
     (
+        "ibench_insert",
+        "Insert Benchmark: insert --rows-per-commit rows in key order per transaction",
+    ),
+    (
+        "ibench_delete",
+        "Insert Benchmark: delete the --rows-per-commit oldest rows per transaction",
+    ),
+    (
+        "ibench_range",
+        "Insert Benchmark: a 10-row range on the (price, dateandtime, customerid) index",
+    ),
+    (
+        "ibench_point",
+        "Insert Benchmark: a point query by primary key",
+    ),
+    (
+        "ibench_index",
+        "Insert Benchmark: create the three secondary indexes (one event: --events 1)",
+    ),
+    (
         "tpcc",
         "TPC-C: the five transactions from a shuffled deck over --warehouses (see `dbsweep tpcc`)",
     ),

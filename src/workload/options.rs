@@ -56,6 +56,8 @@ pub struct WorkloadOptions {
     pub wait: bool,
     /// TPC-C --wait: keying and think times multiplied by this (1: the specification's).
     pub think_scale: f64,
+    /// The Insert Benchmark: rows each insert or delete transaction writes.
+    pub rows_per_commit: u32,
     #[serde(flatten)]
     pub rand: RandOptions,
 }

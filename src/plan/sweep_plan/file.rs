@@ -9,11 +9,12 @@ use toml::Spanned;
 use crate::server::builds::ServerChoice;
 
 /// The built-in plans: name, what it is, its TOML.
-pub const BUILTIN: [(&str, &str); 6] = [
+pub const BUILTIN: [(&str, &str); 7] = [
     ("quick", include_str!("../../../plans/quick.toml")),
     ("small", include_str!("../../../plans/small.toml")),
     ("versions", include_str!("../../../plans/versions.toml")),
     ("forks", include_str!("../../../plans/forks.toml")),
+    ("ibench", include_str!("../../../plans/ibench.toml")),
     ("diagnosis", include_str!("../../../plans/diagnosis.toml")),
     (
         "query-cache",

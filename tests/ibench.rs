@@ -1,0 +1,135 @@
+//! The Insert Benchmark's workloads on real servers and on SQLite: the load in key order, the
+//! indexes, a measured query client beside a background load that keeps its rate, and rows
+//! inserted minus rows deleted equal to the table's count after.
+
+use dbsweep::server::ServerKind;
+
+use crate::util::{Line, Scratch, assert_valid_results, f, start, u};
+
+/// The table's row count on `url`.
+fn rows(url: &str) -> i64 {
+    let target = dbsweep::db::open(url, Default::default()).expect("target");
+    let mut conn = target.connect().expect("connect");
+    conn.query_i64("SELECT COUNT(*) FROM purchases_index")
+        .expect("count")
+        .expect("a count")
+}
+
+fn ibench(url: &str, s: &Scratch) {
+    const LOADED: i64 = 3000;
+    Line::new(&["prepare", "ibench_insert", "--table-size", "3000"])
+        .target(url)
+        .assert()
+        .success();
+    assert_eq!(rows(url), LOADED);
+    // l.x: one event that creates the three indexes.
+    let r = Line::new(&["run", "ibench_index", "--events", "1", "--time", "0"])
+        .target(url)
+        .quiet()
+        .output(&s.path("x.json"))
+        .results();
+    assert_eq!((u(&r, "/events"), u(&r, "/queries/other")), (1, 3));
+    // qr: range queries measured while 100 rows/s are inserted and 100 deleted, 5 per commit.
+    let r = Line::new(&[
+        "run",
+        "ibench_range",
+        "--time",
+        "3",
+        "--rows-per-commit",
+        "5",
+        "--role",
+        "ibench_insert,rate=20",
+        "--role",
+        "ibench_delete,rate=20",
+    ])
+    .target(url)
+    .quiet()
+    .output(&s.path("qr.json"))
+    .results();
+    assert_valid_results(&r);
+    assert!(u(&r, "/events") > 0 && u(&r, "/queries/write") == 0);
+    // Ten rows a query (the table holds thousands above any price but the highest).
+    assert!(
+        f(&r, "/rows_per_s") > 5.0 * f(&r, "/tps"),
+        "{}",
+        r["queries"]
+    );
+    let roles = r["roles"].as_array().expect("roles");
+    let (insert, delete) = (&roles[0], &roles[1]);
+    for g in roles {
+        assert_eq!(g["rate_met"], true, "{g}");
+    }
+    // Each delete follows the inserts: the table keeps its size, row for row.
+    let inserted = 5 * u(insert, "/queries/write") as i64;
+    let deleted = 5 * u(delete, "/queries/write") as i64;
+    assert!(inserted > 0 && deleted > 0, "{insert} {delete}");
+    assert_eq!(rows(url), LOADED + inserted - deleted);
+    assert!(
+        inserted - deleted <= 5 * 2,
+        "{inserted} inserted, {deleted} deleted"
+    );
+    Line::new(&["cleanup", "ibench_insert"])
+        .target(url)
+        .assert()
+        .success();
+}
+
+#[test]
+fn the_insert_benchmark_on_sqlite() {
+    let s = Scratch::new();
+    ibench(&format!("sqlite://{}", s.path("ib.db").display()), &s);
+}
+
+per_server!(the_insert_benchmark_on, |kind: ServerKind| {
+    let s = Scratch::new();
+    let server = start(kind);
+    ibench(&server.url, &s);
+});
+
+#[test]
+fn the_ibench_plan_runs_end_to_end_with_its_report() {
+    let s = Scratch::new();
+    let dir = s.path("ib");
+    let done = crate::util::dbsweep()
+        .args([
+            "sweep",
+            "ibench",
+            "--table-size",
+            "2000",
+            "--read-time",
+            "0.5",
+        ])
+        .args([
+            "--write-time",
+            "0.5",
+            "--warmup-time",
+            "0.1",
+            "--postwrite-pause",
+            "0",
+        ])
+        .arg("--output")
+        .arg(&dir)
+        .assert()
+        .success();
+    let out = String::from_utf8_lossy(&done.get_output().stdout).to_string();
+    assert!(out.contains("11 step(s) done, 0 failed"), "{out}");
+    let report = crate::util::dbsweep()
+        .args(["report", "--full"])
+        .arg(&dir)
+        .assert()
+        .success();
+    let text = String::from_utf8_lossy(&report.get_output().stdout).to_string();
+    let beside = text
+        .split("Beside the measured clients")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no roles table in\n{text}"));
+    for step in [
+        "l.i1", "l.i2", "qr100", "qp100", "qr500", "qp500", "qr1000", "qp1000",
+    ] {
+        let row = beside
+            .lines()
+            .find(|l| l.starts_with(&format!("{step} ")))
+            .unwrap_or_else(|| panic!("no {step} row in\n{beside}"));
+        assert!(row.contains("ibench_delete x1"), "{row}");
+    }
+}
