@@ -31,16 +31,7 @@ pub(crate) fn measure(
     check_start_at(plan)?;
     let mut conn = target.connect().map_err(|e| usage_if_missing(&url, e))?;
     workload.check_ready(conn.as_mut(), &plan.workload_opts, &url)?;
-    // The groups beside the measured one, each ready on its tables as the run's own.
-    let roles = plan
-        .roles
-        .iter()
-        .map(|r| {
-            let w = workload::build(&r.workload, &r.workload_opts)?;
-            w.check_ready(conn.as_mut(), &r.workload_opts, &url)?;
-            Ok(w)
-        })
-        .collect::<Result<Vec<_>, Error>>()?;
+    let roles = ready_roles(plan, conn.as_mut(), &url)?;
     check_connection_limit(conn.as_mut(), &plan.runner, db.server.is_some(), &url)?;
     let version = target
         .version(conn.as_mut())
@@ -88,27 +79,7 @@ pub(crate) fn measure(
         .as_deref()
         .map(|url| metrics::node::NodeScraper::start(url, warmup));
     let peak_reset = plan.hw_sample && metrics::procfs::reset_own_peak_rss();
-    let (outcome, role_outcomes) = if roles.is_empty() {
-        (
-            runner::run(target, workload, &plan.runner, stop, on_interval),
-            Vec::new(),
-        )
-    } else {
-        let groups: Vec<runner::Group> = std::iter::once(runner::Group {
-            workload,
-            opts: &plan.runner,
-            measured: true,
-        })
-        .chain(plan.roles.iter().zip(&roles).map(|(r, w)| runner::Group {
-            workload: w.as_ref(),
-            opts: &r.runner,
-            measured: false,
-        }))
-        .collect();
-        let mut outs = runner::run_groups(target, &groups, stop, on_interval).into_iter();
-        let measured = outs.next().expect("the measured group runs first");
-        (measured, outs.collect())
-    };
+    let (outcome, role_outcomes) = run_measured(plan, target, workload, &roles, stop, on_interval);
     let client_peak_rss_kb = peak_reset.then(metrics::procfs::own_peak_rss_kb).flatten();
     let waits = waits.map(metrics::waits::WaitSampler::finish);
     let profile = profiler.map(metrics::profile::Profiler::finish);
@@ -164,6 +135,54 @@ pub(crate) fn measure(
     results.server = db.server_info();
     attach_diagnostics(&mut results, (profile, waits, server_stats), &url, say);
     Ok(results)
+}
+
+/// The workloads of the groups beside the measured one, each ready on its tables as the run's
+/// own.
+fn ready_roles(
+    plan: &RunPlan,
+    conn: &mut dyn db::Conn,
+    url: &str,
+) -> Result<Vec<Box<dyn Workload>>, Error> {
+    plan.roles
+        .iter()
+        .map(|r| {
+            let w = workload::build(&r.workload, &r.workload_opts)?;
+            w.check_ready(conn, &r.workload_opts, url)?;
+            Ok(w)
+        })
+        .collect()
+}
+
+/// The measured run, and beside it the plan's roles (each group's outcome apart).
+fn run_measured(
+    plan: &RunPlan,
+    target: &dyn db::Target,
+    workload: &dyn Workload,
+    roles: &[Box<dyn Workload>],
+    stop: &std::sync::atomic::AtomicBool,
+    on_interval: &mut dyn FnMut(&results::figures::Interval),
+) -> (Result<RunOutcome, Error>, Vec<Result<RunOutcome, Error>>) {
+    if roles.is_empty() {
+        return (
+            runner::run(target, workload, &plan.runner, stop, on_interval),
+            Vec::new(),
+        );
+    }
+    let groups: Vec<runner::Group> = std::iter::once(runner::Group {
+        workload,
+        opts: &plan.runner,
+        measured: true,
+    })
+    .chain(plan.roles.iter().zip(roles).map(|(r, w)| runner::Group {
+        workload: w.as_ref(),
+        opts: &r.runner,
+        measured: false,
+    }))
+    .collect();
+    let mut outs = runner::run_groups(target, &groups, stop, on_interval).into_iter();
+    let measured = outs.next().expect("the measured group runs first");
+    (measured, outs.collect())
 }
 
 /// Refuses a `--start-at` that passed longer ago than `--start-tolerance`.
