@@ -63,12 +63,8 @@ pub fn dialect_of(url: &str) -> Option<Dialect> {
 pub fn open(url: &str, o: OpenOptions) -> Result<Box<dyn Target>, Error> {
     let scheme = url.split_once("://").map(|(s, _)| s);
     let shown = redact_url(url);
-    if o.pipeline && dialect_of(url) != Some(Dialect::Postgres) {
-        return Err(Error::Usage(format!(
-            "--pipeline: only PostgreSQL targets pipeline statements, and --target is {shown}; \
-             leave out --pipeline"
-        )));
-    }
+    // `pipeline` is for a PostgreSQL target (the plan checks it: plan::check_pipeline); other
+    // targets have no pipeline to use.
     match scheme {
         Some("sqlite") => Ok(Box::new(sqlite::SqliteTarget::from_url(url, o.create)?)),
         Some("mock") => Ok(Box::new(mock::MockTarget::from_url(url)?)),

@@ -31,6 +31,21 @@ impl Db {
     /// Checks the target, or starts the managed server if the plan asks for one.
     pub(crate) fn open(plan: &RunPlan, create: bool) -> Result<Db, Error> {
         let options = plan.workload_opts.open_options(create);
+        let (dialect, named) = match &plan.server {
+            Some(spec) => (
+                Some(crate::plan::server_dialect(spec.kind)),
+                format!("--server is {:?}", spec.kind).to_lowercase(),
+            ),
+            None => (
+                db::dialect_of(&plan.target),
+                format!("--target is {}", db::redact_url(&plan.target)),
+            ),
+        };
+        if let Err(why) = crate::plan::check_pipeline(options.pipeline, dialect) {
+            return Err(Error::Usage(format!(
+                "--pipeline: {why}, and {named}; leave out --pipeline"
+            )));
+        }
         let mut db = Db::open_target(&plan.target, plan.server.as_ref(), options)?;
         db.data_dir = plan.data_dir.clone();
         db.server_pid = plan.server_pid;

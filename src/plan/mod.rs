@@ -271,6 +271,29 @@ fn role_plan(o: &RunArgs, spec: &RoleSpec, seed: u64, i: usize) -> Result<RolePl
     })
 }
 
+/// `--pipeline` is PostgreSQL's: the one rule, for a run's target and for each of a plan's
+/// targets. `dialect`: the target's; None when unknown.
+pub fn check_pipeline(
+    pipeline: bool,
+    dialect: Option<crate::db::Dialect>,
+) -> Result<(), &'static str> {
+    if pipeline && dialect != Some(crate::db::Dialect::Postgres) {
+        Err("only PostgreSQL targets pipeline statements")
+    } else {
+        Ok(())
+    }
+}
+
+/// The dialect of a managed server of `kind`.
+pub fn server_dialect(kind: crate::server::ServerKind) -> crate::db::Dialect {
+    match kind {
+        crate::server::ServerKind::Postgres => crate::db::Dialect::Postgres,
+        crate::server::ServerKind::Mariadb | crate::server::ServerKind::Mysql => {
+            crate::db::Dialect::Mysql
+        }
+    }
+}
+
 /// The connection bounds a command line gives (seconds: to connect and log in, for one
 /// statement's answer), set for the process by the command that runs it.
 #[derive(Clone, Copy, Debug)]

@@ -24,8 +24,7 @@ impl TargetSpec {
         match self {
             TargetSpec::Sqlite => Some(Dialect::Sqlite),
             TargetSpec::Url(u) => crate::db::dialect_of(u),
-            TargetSpec::Managed(ServerKind::Postgres) => Some(Dialect::Postgres),
-            TargetSpec::Managed(ServerKind::Mariadb | ServerKind::Mysql) => Some(Dialect::Mysql),
+            TargetSpec::Managed(kind) => Some(crate::plan::server_dialect(*kind)),
         }
     }
 }

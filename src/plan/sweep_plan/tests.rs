@@ -207,3 +207,36 @@ fn option_errors_are_typed_with_the_option() {
         other => panic!("not an option error: {other:?}"),
     }
 }
+
+#[test]
+fn pipelining_is_postgresqls_and_said_so_once() {
+    use crate::db::Dialect;
+    use crate::plan::check_pipeline;
+    assert!(check_pipeline(true, Some(Dialect::Postgres)).is_ok());
+    for other in [Some(Dialect::Mysql), Some(Dialect::Sqlite), None] {
+        assert_eq!(
+            check_pipeline(true, other),
+            Err("only PostgreSQL targets pipeline statements")
+        );
+        assert!(check_pipeline(false, other).is_ok());
+    }
+    // A managed MariaDB refuses it before it starts (no server, no URL yet).
+    let argv = [
+        "dbsweep",
+        "run",
+        "oltp_read_only",
+        "--server",
+        "mariadb",
+        "--pipeline",
+    ]
+    .map(String::from)
+    .to_vec();
+    let (plan, _) = crate::plan::parse_run(argv, None).expect("a plan");
+    let e = crate::measure::Db::open(&plan, false)
+        .err()
+        .expect("refused");
+    assert_eq!(
+        e.to_string(),
+        "--pipeline: only PostgreSQL targets pipeline statements, and --server is mariadb; leave out --pipeline"
+    );
+}

@@ -7,7 +7,6 @@ use super::super::cells::{Pause, Source, Step, StepKind, Sweep, TargetSpec};
 use super::super::file::{Class, LoadDef, PlanFile, RoleDef, SYSBENCH_LOAD, StepDef};
 use super::super::options::{check_options, merge_options, option_args, takes};
 use super::{MAX_STEP_NAME, check_name_length, is_label};
-use crate::db::Dialect;
 use crate::error::Error;
 
 type Span = std::ops::Range<usize>;
@@ -276,18 +275,18 @@ fn at_every_count(src: &Source, span: Span, step: &Step, sweep: &Sweep) -> Resul
         let (plan, _) = sweep
             .step_workload(step, clients, None)
             .map_err(|e| src.error(span.clone(), format!("step {}: {e}", step.name)))?;
-        let not_postgres = sweep
-            .targets
-            .iter()
-            .find(|t| t.spec.dialect() != Some(Dialect::Postgres));
-        if let (true, Some(t)) = (plan.workload_opts.pipeline, not_postgres) {
-            return Err(src.error(
-                span.clone(),
-                format!(
-                    "step {}: pipeline: only PostgreSQL targets pipeline statements, and target {} is not one",
-                    step.name, t.name
-                ),
-            ));
+        for t in &sweep.targets {
+            if let Err(why) =
+                crate::plan::check_pipeline(plan.workload_opts.pipeline, t.spec.dialect())
+            {
+                return Err(src.error(
+                    span.clone(),
+                    format!(
+                        "step {}: pipeline: {why}, and target {} is not one",
+                        step.name, t.name
+                    ),
+                ));
+            }
         }
     }
     Ok(())
