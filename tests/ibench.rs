@@ -4,7 +4,7 @@
 
 use dbsweep::server::ServerKind;
 
-use crate::util::{Line, Scratch, assert_valid_results, f, start, u};
+use crate::util::{Line, Scratch, assert_valid_results, f, read_json, start, u};
 
 /// The table's row count on `url`.
 fn rows(url: &str) -> i64 {
@@ -132,4 +132,41 @@ fn the_ibench_plan_runs_end_to_end_with_its_report() {
             .unwrap_or_else(|| panic!("no {step} row in\n{beside}"));
         assert!(row.contains("ibench_delete x1"), "{row}");
     }
+}
+
+#[test]
+fn the_ibench_plan_runs_on_a_managed_postgresql_with_its_postwrite_pause() {
+    let s = Scratch::new();
+    let dir = s.path("ibpg");
+    let done = crate::util::dbsweep()
+        .args([
+            "sweep",
+            "ibench",
+            "--server",
+            "postgres",
+            "--table-size",
+            "2000",
+        ])
+        .args([
+            "--read-time",
+            "0.5",
+            "--write-time",
+            "0.5",
+            "--warmup-time",
+            "0.1",
+        ])
+        .args(["--postwrite-pause", "0"])
+        .arg("--output")
+        .arg(&dir)
+        .assert()
+        .success();
+    let out = String::from_utf8_lossy(&done.get_output().stdout).to_string();
+    assert!(out.contains("11 step(s) done, 0 failed"), "{out}");
+    // The pause vacuumed the benchmark's table (it once looked for sbtest1 only).
+    let pause = read_json(&dir.join("steps/postgres.default.c1/05-postwrite.json"));
+    let actions = pause.to_string();
+    assert!(
+        actions.contains("VACUUM (ANALYZE) purchases_index"),
+        "{actions}"
+    );
 }

@@ -14,7 +14,8 @@ use crate::results::PauseReport;
 /// Dirty pages at or below this count as flushed.
 const DIRTY_NEAR_ZERO: i64 = 16;
 
-/// Runs the postwrite maintenance for `tables` sbtest tables on `target`, then sleeps until
+/// Runs the postwrite maintenance for the workloads' tables on `target` (`tables` sbtest tables
+/// at most, the Insert Benchmark's, TPC-C's: those it holds), then sleeps until
 /// `seconds` have passed since the start (or Ctrl-C).
 pub fn postwrite(
     target: &dyn Target,
@@ -29,7 +30,7 @@ pub fn postwrite(
         ..PauseReport::default()
     };
     let mut conn = target.connect()?;
-    let names: Vec<String> = (1..=tables).map(|n| format!("sbtest{n}")).collect();
+    let names = tables_here(conn.as_mut(), tables)?;
     match target.dialect() {
         Dialect::Postgres => {
             for t in &names {
@@ -68,6 +69,26 @@ pub fn postwrite(
         std::thread::sleep((end - now).min(Duration::from_millis(100)));
     }
     Ok(report)
+}
+
+/// The tables of dbsweep's workloads that the database holds: the plan's sbtest tables, the
+/// Insert Benchmark's, TPC-C's.
+fn tables_here(conn: &mut dyn Conn, tables: u32) -> Result<Vec<String>, DbError> {
+    let candidates = (1..=tables)
+        .map(|n| format!("sbtest{n}"))
+        .chain(std::iter::once(crate::workload::ibench::TABLE.to_string()))
+        .chain(
+            crate::workload::tpcc::schema::TABLES
+                .iter()
+                .map(|t| t.to_string()),
+        );
+    let mut here = Vec::new();
+    for name in candidates {
+        if conn.table_exists(&name)? {
+            here.push(name);
+        }
+    }
+    Ok(here)
 }
 
 fn run(conn: &mut dyn Conn, sql: &str, report: &mut PauseReport) -> Result<(), DbError> {
