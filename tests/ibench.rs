@@ -86,10 +86,8 @@ per_server!(the_insert_benchmark_on, |kind: ServerKind| {
     ibench(&server.url, &s);
 });
 
-#[test]
-fn the_ibench_plan_runs_end_to_end_with_its_report() {
-    let s = Scratch::new();
-    let dir = s.path("ib");
+/// The ibench plan, small and short, into `dir`: every step done.
+fn sweep_ibench(extra: &[&str], dir: &std::path::Path) {
     let done = crate::util::dbsweep()
         .args([
             "sweep",
@@ -107,12 +105,20 @@ fn the_ibench_plan_runs_end_to_end_with_its_report() {
             "--postwrite-pause",
             "0",
         ])
+        .args(extra)
         .arg("--output")
-        .arg(&dir)
+        .arg(dir)
         .assert()
         .success();
     let out = String::from_utf8_lossy(&done.get_output().stdout).to_string();
     assert!(out.contains("11 step(s) done, 0 failed"), "{out}");
+}
+
+#[test]
+fn the_ibench_plan_runs_end_to_end_with_its_report() {
+    let s = Scratch::new();
+    let dir = s.path("ib");
+    sweep_ibench(&[], &dir);
     let report = crate::util::dbsweep()
         .args(["report", "--full"])
         .arg(&dir)
@@ -138,30 +144,7 @@ fn the_ibench_plan_runs_end_to_end_with_its_report() {
 fn the_ibench_plan_runs_on_a_managed_postgresql_with_its_postwrite_pause() {
     let s = Scratch::new();
     let dir = s.path("ibpg");
-    let done = crate::util::dbsweep()
-        .args([
-            "sweep",
-            "ibench",
-            "--server",
-            "postgres",
-            "--table-size",
-            "2000",
-        ])
-        .args([
-            "--read-time",
-            "0.5",
-            "--write-time",
-            "0.5",
-            "--warmup-time",
-            "0.1",
-        ])
-        .args(["--postwrite-pause", "0"])
-        .arg("--output")
-        .arg(&dir)
-        .assert()
-        .success();
-    let out = String::from_utf8_lossy(&done.get_output().stdout).to_string();
-    assert!(out.contains("11 step(s) done, 0 failed"), "{out}");
+    sweep_ibench(&["--server", "postgres"], &dir);
     // The pause vacuumed the benchmark's table (it once looked for sbtest1 only).
     let pause = read_json(&dir.join("steps/postgres.default.c1/05-postwrite.json"));
     let actions = pause.to_string();

@@ -302,7 +302,7 @@ impl Client for IbenchClient {
                     row(rand, id, &mut self.row);
                     self.values.append(&mut self.row);
                 }
-                let params: Vec<Param> = self.values.iter().map(param).collect();
+                let params: Vec<Param> = self.values.iter().map(RowValue::as_param).collect();
                 conn.begin(true)?;
                 conn.execute(stmt, &params)?;
                 conn.commit()?;
@@ -379,14 +379,6 @@ impl IbenchClient {
             }
             std::thread::sleep(std::time::Duration::from_millis(1));
         }
-    }
-}
-
-fn param(v: &RowValue) -> Param<'_> {
-    match v {
-        RowValue::Int(i) => Param::Int(*i),
-        RowValue::Text(t) => Param::Text(t),
-        RowValue::Null => Param::Null,
     }
 }
 
