@@ -43,6 +43,9 @@ pub enum Command {
     Run(Opts),
     /// Drop the tables of a workload (only sbtest tables)
     Cleanup(Opts),
+    /// Check a workload's tables for consistency (LinkBench: every count is its links; exit 1
+    /// when a check fails; TPC-C's twelve checks are `dbsweep tpcc check`)
+    Check(Opts),
     /// Run a plan: steps x configurations x client counts, one results file per step
     Sweep(SweepOpts),
     /// TPC-C: load the nine tables, run the transaction mix, check consistency
@@ -306,6 +309,28 @@ pub struct SweepOverrides {
     /// reports show medians with confidence intervals
     #[arg(long, value_name = "N")]
     pub repeat: Option<u32>,
+    /// A workload option for every step, as in the plan's `options` (repeatable; a step's own
+    /// options still win), e.g. `--option nodes=100000` (LinkBench) or `--option warehouses=4`
+    #[arg(long = "option", value_name = "KEY=VALUE", value_parser = parse_plan_option)]
+    pub option: Vec<(String, String)>,
+}
+
+/// `KEY=VALUE` of `sweep --option`.
+fn parse_plan_option(s: &str) -> Result<(String, String), String> {
+    let (k, v) = s
+        .split_once('=')
+        .ok_or_else(|| format!("'{s}' must be KEY=VALUE, e.g. nodes=100000"))?;
+    let k = k.trim();
+    if k.is_empty()
+        || !k
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+    {
+        return Err(format!(
+            "'{k}' is not an option's name (letters, digits, '-', '_')"
+        ));
+    }
+    Ok((k.to_string(), v.trim().to_string()))
 }
 
 /// Rewrites `--name_with_underscores[=v]` to dashes, as sysbench accepts both spellings.

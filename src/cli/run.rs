@@ -304,6 +304,9 @@ pub struct RunArgs {
     /// The Insert Benchmark (ibench_insert, ibench_delete): rows per transaction
     #[arg(long, default_value_t = 1, value_name = "N")]
     pub rows_per_commit: u32,
+    /// LinkBench: nodes to load (links and counts follow from them)
+    #[arg(long, default_value_t = 10_000_000, value_name = "N")]
+    pub nodes: u64,
     /// run: a group of clients beside the measured ones (repeatable), e.g. a background load:
     /// its workload, its clients (default 1) and its rate in events/s (default: closed loop);
     /// every other option is the run's. Its figures are kept apart in the results (`roles`)

@@ -29,6 +29,7 @@ fn run_styled(mut cli: Cli, style: Style) -> Result<Outcome, Error> {
         Command::Workloads => workloads(),
         Command::Prepare(o) => prepare(&o, style),
         Command::Cleanup(o) => cleanup(&o, style),
+        Command::Check(o) => check(&o),
         Command::Run(o) => run_workload(&RunPlan::from_opts(&o)?.styled(style)),
         Command::Sysbench(a) => sysbench(&a.args),
         Command::Tpcc(t) => match t.action {
@@ -103,6 +104,39 @@ fn prepare(o: &Opts, style: Style) -> Result<Outcome, Error> {
         println!("{}", load_line(&load));
     }
     workload.verify(db.target.as_ref())?;
+    Ok(Outcome::Done)
+}
+
+/// The workload's own consistency checks on its loaded (or run) tables.
+fn check(o: &Opts) -> Result<Outcome, Error> {
+    let plan = RunPlan::from_opts(o)?;
+    if plan.workload == "tpcc" {
+        return Err(Error::Usage(
+            "check tpcc: TPC-C's checks need its warehouses; run `dbsweep tpcc check --warehouses N`".into(),
+        ));
+    }
+    let workload = workload::build(&plan.workload, &plan.workload_opts)?;
+    if !workload.checks() {
+        return Err(Error::Usage(format!(
+            "check {}: the workload has no consistency check (linkbench has; TPC-C's are \
+             `dbsweep tpcc check`)",
+            plan.workload
+        )));
+    }
+    let db = Db::open(&plan, false)?;
+    let mut conn = db
+        .target
+        .connect()
+        .map_err(|e| Error::db(db.target.display_url(), e))?;
+    workload.check_ready(conn.as_mut(), &plan.workload_opts, &db.target.display_url())?;
+    drop(conn);
+    workload.verify(db.target.as_ref())?;
+    println!(
+        "{}: the {} tables of {} are consistent",
+        plan.workload,
+        plan.workload,
+        db.target.display_url()
+    );
     Ok(Outcome::Done)
 }
 

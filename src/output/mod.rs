@@ -177,7 +177,11 @@ pub fn summary(r: &Results) -> String {
     general_statistics(&mut s, r);
     latency_summary(&mut s, r);
     if !r.statements.is_empty() {
-        statements_summary(&mut s, &r.statements);
+        if crate::workload::linkbench::times_operations(&r.workload) {
+            operations_summary(&mut s, r);
+        } else {
+            statements_summary(&mut s, &r.statements);
+        }
     }
     network_summary(&mut s, r);
     if let Some(w) = r.waits.as_ref().filter(|w| w.samples > 0) {
@@ -459,6 +463,35 @@ fn statements_summary(s: &mut String, statements: &[crate::results::StatementFig
             s,
             "    {:<18}{:>10}{:>8.2}{:>10.3}{:>10.3}{:>10.3}{:>10.3}{:>10.3}",
             x.name, x.count, x.per_event, l.avg, l.p50, l.p95, l.p99, l.max
+        );
+    }
+}
+
+/// A line per operation of a workload whose events are one operation each (LinkBench): its
+/// rate, its share of the mix and its latency.
+fn operations_summary(s: &mut String, r: &Results) {
+    let _ = writeln!(
+        s,
+        "\nOperations (latency in ms, each operation's transaction whole):\n    {:<18}{:>10}{:>10}{:>9}{:>10}{:>10}{:>10}{:>10}",
+        "operation", "count", "ops/s", "share %", "avg", "p50", "p99", "max"
+    );
+    for x in &r.statements {
+        let l = &x.latency_ms;
+        let _ = writeln!(
+            s,
+            "    {:<18}{:>10}{:>10.1}{:>9.2}{:>10.3}{:>10.3}{:>10.3}{:>10.3}",
+            x.name,
+            x.count,
+            if r.time_s > 0.0 {
+                x.count as f64 / r.time_s
+            } else {
+                0.0
+            },
+            100.0 * x.per_event,
+            l.avg,
+            l.p50,
+            l.p99,
+            l.max
         );
     }
 }

@@ -442,7 +442,7 @@ fn check_values(o: &RunArgs) -> Result<(), Error> {
     }
     check_generator(o)?;
     check_observers(o)?;
-    check_tpcc(o)
+    check_sizes(o)
 }
 
 /// The random generator's options (`--rand-*`), the profile's and the wait sampler's rates,
@@ -528,12 +528,23 @@ fn check_observers(o: &RunArgs) -> Result<(), Error> {
     Ok(())
 }
 
-/// TPC-C's warehouses, and its keying and think times against a rate.
-fn check_tpcc(o: &RunArgs) -> Result<(), Error> {
+/// The sizes of the Insert Benchmark's commits and LinkBench's graph; TPC-C's warehouses,
+/// and its keying and think times against a rate.
+fn check_sizes(o: &RunArgs) -> Result<(), Error> {
     if !(1..=1000).contains(&o.rows_per_commit) {
         return Err(bad(
             "rows-per-commit",
             format!("{} must be from 1 to 1000", o.rows_per_commit),
+        ));
+    }
+    if !(1..=crate::workload::linkbench::MAX_NODES).contains(&o.nodes) {
+        return Err(bad(
+            "nodes",
+            format!(
+                "{} must be from 1 to {}",
+                o.nodes,
+                crate::workload::linkbench::MAX_NODES
+            ),
         ));
     }
     if o.warehouses == 0 {
@@ -596,6 +607,7 @@ fn workload_options(o: &RunArgs, threads: u32, seed: u64) -> WorkloadOptions {
         wait: o.wait,
         think_scale: o.think_scale,
         rows_per_commit: o.rows_per_commit,
+        nodes: o.nodes,
         rand: RandOptions {
             rand_type: o.rand_type,
             rand_seed: seed,

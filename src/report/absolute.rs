@@ -574,7 +574,7 @@ pub fn build(ds: &Dataset, base: Option<&str>) -> Result<Vec<Table>, Error> {
             b,
             (
                 "throughput",
-                "Throughput (queries/s; rows/s for the load and scans; NOPM for TPC-C)",
+                "Throughput (queries/s; rows/s for the load and scans; NOPM for TPC-C; operations/s for LinkBench)",
                 Better::Higher,
             ),
             &Entry::throughput,

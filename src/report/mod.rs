@@ -6,6 +6,7 @@ mod absolute;
 mod checks;
 pub mod compare;
 pub mod html;
+mod linkbench;
 pub mod model;
 mod profile;
 pub mod queue;
@@ -53,6 +54,7 @@ pub fn tables_of(ds: &Dataset, base: Option<&str>) -> Result<Vec<tables::Table>,
     out.extend(absolute::build(ds, base)?);
     out.extend(scaling::tables(ds));
     out.extend(tpcc::tables(ds));
+    out.extend(linkbench::tables(ds));
     out.extend(statements::tables(ds));
     out.extend(profile::tables(ds));
     out.extend(roles::tables(ds));

@@ -86,7 +86,7 @@ pub struct Entry {
 
 impl Entry {
     /// The report's throughput: rows/s for loads and scans, NOPM (committed New-Orders per
-    /// minute) for TPC-C, queries/s otherwise.
+    /// minute) for TPC-C, operations/s for LinkBench, queries/s otherwise.
     pub fn throughput(&self) -> Option<f64> {
         if let Some(r) = self.load_rows_per_s {
             return Some(r);
@@ -96,6 +96,8 @@ impl Entry {
             t.nopm
         } else if r.workload == "oltp_scan" {
             r.rows_per_s
+        } else if crate::workload::linkbench::times_operations(&r.workload) {
+            r.tps
         } else {
             r.qps
         })

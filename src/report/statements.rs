@@ -69,7 +69,7 @@ pub fn tables(ds: &Dataset) -> Vec<Table> {
                 under: Vec::new(),
                 rows,
                 notes: vec![
-                    "each statement kind of the oltp events timed apart (as pgbench -r does): from the end of the event's statement before it, or the event's start, to its answer"
+                    "each statement kind of the oltp events timed apart (as pgbench -r does): from the end of the event's statement before it, or the event's start, to its answer; a LinkBench row is an operation, its transaction whole"
                         .into(),
                 ],
             });

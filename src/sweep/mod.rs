@@ -59,9 +59,10 @@ pub fn run(args: &SweepOpts) -> Result<Outcome, Error> {
                 || o.clients.is_some()
                 || o.tables.is_some()
                 || o.table_size.is_some()
+                || !o.option.is_empty()
             {
                 return Err(Error::Usage(
-                    "--resume DIR: the targets, client counts and tables are the saved plan's; only durations (--read-time, --write-time, --warmup-time, --postwrite-pause) may change for the steps still to run".into(),
+                    "--resume DIR: the targets, client counts, tables and options are the saved plan's; only durations (--read-time, --write-time, --warmup-time, --postwrite-pause) may change for the steps still to run".into(),
                 ));
             }
             let text = crate::input::read_text(&path, crate::input::SMALL)

@@ -19,6 +19,7 @@ use std::time::Instant;
 use super::names::static_name;
 use super::options::WorkloadOptions;
 use super::rand::Rand;
+use super::shared::Shared;
 use super::tables::TableSet;
 use super::traits::{Client, Workload};
 use crate::db::{Conn, DbError, Dialect, Param, QueryCounts, RowValue, StmtId, Target};
@@ -92,7 +93,7 @@ struct Ids {
 }
 
 /// The counters of the ibench workloads alive in this process (one step's, with its roles).
-static SHARED: Mutex<std::sync::Weak<Ids>> = Mutex::new(std::sync::Weak::new());
+static SHARED: Shared<Ids> = Shared::new();
 
 /// How long a delete waits for inserts to make room before its event ends without one.
 const DELETE_WAIT: std::time::Duration = std::time::Duration::from_millis(100);
@@ -158,28 +159,24 @@ impl Ibench {
         if let Some(i) = ids.as_ref() {
             return Ok(i.clone());
         }
-        let mut shared = SHARED.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(i) = shared.upgrade() {
-            *ids = Some(i.clone());
-            return Ok(i);
-        }
-        let rows = conn.query_rows(
-            &format!("SELECT MIN(transactionid), MAX(transactionid) FROM {TABLE}"),
-            2,
-        )?;
-        let col = |i: usize| {
-            rows.first()
-                .and_then(|r| r.get(i).cloned().flatten())
-                .and_then(|v| v.trim().parse::<i64>().ok())
-        };
-        let (min, max) = (col(0).unwrap_or(1), col(1).unwrap_or(0));
-        let made = std::sync::Arc::new(Ids {
-            next: AtomicI64::new(max + 1),
-            oldest: AtomicI64::new(min),
-            top: max,
-            keep: (max - min + 1).max(0),
-        });
-        *shared = std::sync::Arc::downgrade(&made);
+        let made = SHARED.get_or_make(|| {
+            let rows = conn.query_rows(
+                &format!("SELECT MIN(transactionid), MAX(transactionid) FROM {TABLE}"),
+                2,
+            )?;
+            let col = |i: usize| {
+                rows.first()
+                    .and_then(|r| r.get(i).cloned().flatten())
+                    .and_then(|v| v.trim().parse::<i64>().ok())
+            };
+            let (min, max) = (col(0).unwrap_or(1), col(1).unwrap_or(0));
+            Ok::<_, DbError>(Ids {
+                next: AtomicI64::new(max + 1),
+                oldest: AtomicI64::new(min),
+                top: max,
+                keep: (max - min + 1).max(0),
+            })
+        })?;
         *ids = Some(made.clone());
         Ok(made)
     }

@@ -2,11 +2,13 @@
 //! options they share (sysbench's names and defaults).
 
 pub mod ibench;
+pub mod linkbench;
 pub mod loader;
 pub mod micro;
 mod names;
 mod options;
 pub mod rand;
+mod shared;
 pub mod sysbench;
 pub mod tables;
 pub mod tpcc;
@@ -32,6 +34,7 @@ pub fn build(name: &str, opts: &WorkloadOptions) -> Result<Box<dyn Workload>, Er
         sysbench::build(name, opts)
             .or_else(|| micro::build(name, opts))
             .or_else(|| ibench::build(name, opts))
+            .or_else(|| linkbench::build(name, opts))
             .ok_or_else(|| {
             let names: Vec<&str> = WORKLOADS.iter().map(|(n, _)| *n).collect();
             Error::Usage(format!(

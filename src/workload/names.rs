@@ -90,6 +90,10 @@ pub const WORKLOADS: &[(&str, &str)] = &[
         "Insert Benchmark: create the three secondary indexes (one event: --events 1)",
     ),
     (
+        "linkbench",
+        "LinkBench: the social graph's ten operations in their mix over --nodes (see `dbsweep check`)",
+    ),
+    (
         "tpcc",
         "TPC-C: the five transactions from a shuffled deck over --warehouses (see `dbsweep tpcc`)",
     ),

@@ -190,7 +190,7 @@ impl Zipf {
         z
     }
 
-    fn sample(&self, r: &mut Rand) -> u64 {
+    pub(crate) fn sample(&self, r: &mut Rand) -> u64 {
         loop {
             let u = self.h_integral_n + r.unit() * (self.h_integral_x1 - self.h_integral_n);
             let x = self.h_integral_inv(u);

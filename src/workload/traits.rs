@@ -133,6 +133,11 @@ pub trait Workload: Send + Sync {
     fn verify(&self, _target: &dyn Target) -> Result<(), Error> {
         Ok(())
     }
+    /// Whether [`verify`](Self::verify) checks anything that a run may have broken, so that
+    /// `dbsweep check` runs it (LinkBench's counts).
+    fn checks(&self) -> bool {
+        false
+    }
     /// Drops its tables (`cleanup`); returns how many.
     fn cleanup(&self, target: &dyn Target, o: &WorkloadOptions) -> Result<u32, Error> {
         tables::cleanup(target, &self.tables(), o)

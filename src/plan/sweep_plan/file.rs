@@ -9,12 +9,13 @@ use toml::Spanned;
 use crate::server::builds::ServerChoice;
 
 /// The built-in plans: name, what it is, its TOML.
-pub const BUILTIN: [(&str, &str); 7] = [
+pub const BUILTIN: [(&str, &str); 8] = [
     ("quick", include_str!("../../../plans/quick.toml")),
     ("small", include_str!("../../../plans/small.toml")),
     ("versions", include_str!("../../../plans/versions.toml")),
     ("forks", include_str!("../../../plans/forks.toml")),
     ("ibench", include_str!("../../../plans/ibench.toml")),
+    ("linkbench", include_str!("../../../plans/linkbench.toml")),
     ("diagnosis", include_str!("../../../plans/diagnosis.toml")),
     (
         "query-cache",

@@ -36,6 +36,13 @@ pub(crate) fn apply(file: &mut PlanFile, o: &SweepOverrides) {
     if let Some(v) = o.repeat {
         file.repeat = v;
     }
+    for (k, v) in &o.option {
+        // Another spelling of the same option (dash or underscore) in the plan gives way.
+        file.options
+            .retain(|mk, _| option_name(mk) != option_name(k));
+        file.options
+            .insert(k.clone(), toml::Value::String(v.clone()));
+    }
     let managed = |choice: &ServerChoice| TargetDef {
         name: None,
         url: None,

@@ -135,6 +135,33 @@ fn targets_and_configs_are_checked() {
 }
 
 #[test]
+fn an_option_from_the_command_line_replaces_the_plans_and_gives_way_to_a_steps() {
+    let o = SweepOverrides {
+        option: vec![
+            ("range-size".into(), "11".into()),
+            ("skip_trx".into(), "on".into()),
+        ],
+        ..SweepOverrides::default()
+    };
+    let text = format!("options = {{ range_size = 7 }}\n{ONE_STEP}");
+    let s = Sweep::parse("p", &text, &o).unwrap();
+    let plan = s.step_plan(&s.steps[0], 1, "sqlite://x.db").unwrap();
+    assert_eq!(plan.workload_opts.range_size, 11);
+    assert!(plan.workload_opts.skip_trx);
+    let text = format!("{ONE_STEP}options = {{ range-size = 9 }}\n");
+    let s = Sweep::parse("p", &text, &o).unwrap();
+    let plan = s.step_plan(&s.steps[0], 1, "sqlite://x.db").unwrap();
+    assert_eq!(plan.workload_opts.range_size, 9);
+    // One the sweep sets itself is refused as in a plan.
+    let o = SweepOverrides {
+        option: vec![("threads".into(), "4".into())],
+        ..SweepOverrides::default()
+    };
+    let e = Sweep::parse("p", ONE_STEP, &o).map(|_| ()).unwrap_err();
+    assert!(e.to_string().contains("option threads"), "{e}");
+}
+
+#[test]
 fn overrides_and_step_options_resolve() {
     let o = SweepOverrides {
         server: vec!["postgres".parse().unwrap()],
