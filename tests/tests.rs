@@ -10,6 +10,7 @@ mod diagnosis;
 mod dropin;
 mod ibench;
 mod interrupt;
+mod linkbench;
 mod lua;
 mod lua_threads;
 mod managed;

@@ -163,6 +163,16 @@ fn degree(id: u64, nodes: u64) -> u64 {
         .min(nodes.saturating_sub(1))
 }
 
+/// The links a load of `nodes` nodes writes (all of them visible).
+pub fn loaded_links(nodes: u64) -> u64 {
+    (1..=nodes).map(|id| degree(id, nodes)).sum()
+}
+
+/// The shares of the operations in the mix, in hundredths of a percent.
+pub fn shares() -> impl Iterator<Item = (&'static str, u32)> {
+    OPS.into_iter()
+}
+
 /// Loaded link `k` of node `id1`: its other end and its type.
 fn loaded_link(id1: u64, k: u64, nodes: u64) -> (u64, u64) {
     ((id1 + k) % nodes + 1, 1 + k % LINK_TYPES)

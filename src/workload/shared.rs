@@ -35,7 +35,10 @@ mod tests {
         let b = S.get_or_make(|| Ok::<_, ()>(2)).unwrap();
         assert!(Arc::ptr_eq(&a, &b));
         drop((a, b));
-        assert_eq!(*S.get_or_make(|| Ok::<_, ()>(3)).unwrap(), 3);
-        assert_eq!(S.get_or_make(|| Err::<u32, _>("no")).map(|_| ()), Ok(()));
+        let c = S.get_or_make(|| Ok::<_, ()>(3)).unwrap();
+        assert_eq!(*c, 3);
+        assert_eq!(S.get_or_make(|| Err::<u32, _>("no")).map(|x| *x), Ok(3));
+        drop(c);
+        assert_eq!(S.get_or_make(|| Err::<u32, _>("no")).map(|x| *x), Err("no"));
     }
 }

@@ -158,7 +158,7 @@ fn an_option_from_the_command_line_replaces_the_plans_and_gives_way_to_a_steps()
         ..SweepOverrides::default()
     };
     let e = Sweep::parse("p", ONE_STEP, &o).map(|_| ()).unwrap_err();
-    assert!(e.to_string().contains("option threads"), "{e}");
+    assert!(e.to_string().contains("an option the sweep sets"), "{e}");
 }
 
 #[test]
