@@ -999,8 +999,7 @@ fn with_versions(s: &Scratch, default_version: &str) -> PathBuf {
 /// against MySQL 9.7 keeps its first column as the base.
 #[test]
 fn the_oldest_version_is_the_base_only_within_one_product() {
-    let title =
-        "Throughput (queries/s; rows/s for the load and scans; NOPM for TPC-C; operations/s for LinkBench), relative to";
+    let title = "Throughput (queries/s; rows/s for the load and scans; NOPM for TPC-C; operations/s for LinkBench), relative to";
     let s = Scratch::new();
     let one_product = report_of(&with_versions(&s, "10.11.19"), &[]);
     assert!(

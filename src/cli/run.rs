@@ -304,6 +304,9 @@ pub struct RunArgs {
     /// The Insert Benchmark (ibench_insert, ibench_delete): rows per transaction
     #[arg(long, default_value_t = 1, value_name = "N")]
     pub rows_per_commit: u32,
+    /// The sql-bench suite (sqlbench_*): every test's rows and repetitions times N
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    pub scale: u32,
     /// LinkBench: nodes to load (links and counts follow from them)
     #[arg(long, default_value_t = 10_000_000, value_name = "N")]
     pub nodes: u64,

@@ -302,6 +302,9 @@ pub trait Target: Send + Sync {
     /// The URL with any password hidden, for output and results files.
     fn display_url(&self) -> String;
     fn connect(&self) -> Result<Box<dyn Conn>, DbError>;
+    /// The same target, owned and shareable: for a client that opens connections itself
+    /// during its events (sql-bench's connect test).
+    fn shared(&self) -> std::sync::Arc<dyn Target>;
     /// The server's (or library's) version, asked on `conn`.
     fn version(&self, conn: &mut dyn Conn) -> Result<String, DbError>;
     /// What one client connection holds in this process, in bytes, at most (a library's page

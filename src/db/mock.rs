@@ -67,6 +67,10 @@ impl Target for MockTarget {
         )
     }
 
+    fn shared(&self) -> std::sync::Arc<dyn Target> {
+        std::sync::Arc::new(self.clone())
+    }
+
     fn connect(&self) -> Result<Box<dyn Conn>, DbError> {
         static CONNECTS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
         let n = CONNECTS.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;

@@ -13,6 +13,7 @@ use super::url::redact_url;
 use crate::error::Error;
 use crate::error::{DbError, ErrorClass};
 
+#[derive(Clone)]
 pub struct MysqlTarget {
     url: String,
     endpoint: Endpoint,
@@ -106,6 +107,10 @@ impl Target for MysqlTarget {
 
     fn display_url(&self) -> String {
         self.url.clone()
+    }
+
+    fn shared(&self) -> std::sync::Arc<dyn Target> {
+        std::sync::Arc::new(self.clone())
     }
 
     fn connect(&self) -> Result<Box<dyn Conn>, DbError> {

@@ -18,6 +18,7 @@ use super::mypacket::{
 use super::socket::Socket;
 
 /// Where to connect and as whom.
+#[derive(Clone)]
 pub struct Endpoint {
     pub host: String,
     pub port: u16,

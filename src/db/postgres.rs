@@ -15,6 +15,7 @@ use super::url::redact_url;
 use crate::error::Error;
 use crate::error::{DbError, ErrorClass};
 
+#[derive(Clone)]
 pub struct PostgresTarget {
     url: String,
     config: Config,
@@ -101,6 +102,10 @@ impl Target for PostgresTarget {
 
     fn display_url(&self) -> String {
         self.url.clone()
+    }
+
+    fn shared(&self) -> std::sync::Arc<dyn Target> {
+        std::sync::Arc::new(self.clone())
     }
 
     fn connect(&self) -> Result<Box<dyn Conn>, DbError> {

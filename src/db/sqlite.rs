@@ -90,6 +90,7 @@ fn busy_sleep(calls: i32, pause: Duration) -> bool {
     true
 }
 
+#[derive(Clone)]
 pub struct SqliteTarget {
     url: String,
     path: PathBuf,
@@ -210,6 +211,10 @@ impl Target for SqliteTarget {
 
     fn display_url(&self) -> String {
         self.url.clone()
+    }
+
+    fn shared(&self) -> std::sync::Arc<dyn Target> {
+        std::sync::Arc::new(self.clone())
     }
 
     fn connect(&self) -> Result<Box<dyn Conn>, DbError> {

@@ -547,6 +547,9 @@ fn check_sizes(o: &RunArgs) -> Result<(), Error> {
             ),
         ));
     }
+    if !(1..=1000).contains(&o.scale) {
+        return Err(bad("scale", format!("{} must be from 1 to 1000", o.scale)));
+    }
     if o.warehouses == 0 {
         return Err(bad("warehouses", "must be at least 1"));
     }
@@ -608,6 +611,7 @@ fn workload_options(o: &RunArgs, threads: u32, seed: u64) -> WorkloadOptions {
         think_scale: o.think_scale,
         rows_per_commit: o.rows_per_commit,
         nodes: o.nodes,
+        scale: o.scale,
         rand: RandOptions {
             rand_type: o.rand_type,
             rand_seed: seed,

@@ -14,6 +14,7 @@ mod recovery;
 pub mod render;
 mod roles;
 pub mod scaling;
+mod sqlbench;
 pub mod stability;
 mod statements;
 pub mod stats;
@@ -55,6 +56,7 @@ pub fn tables_of(ds: &Dataset, base: Option<&str>) -> Result<Vec<tables::Table>,
     out.extend(scaling::tables(ds));
     out.extend(tpcc::tables(ds));
     out.extend(linkbench::tables(ds));
+    out.extend(sqlbench::tables(ds, base)?);
     out.extend(statements::tables(ds));
     out.extend(profile::tables(ds));
     out.extend(roles::tables(ds));

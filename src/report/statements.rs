@@ -20,7 +20,10 @@ pub fn tables(ds: &Dataset) -> Vec<Table> {
             let mut rows = Vec::new();
             for (group, test) in tests(ds) {
                 let figures = per_column(ds, &slice, &test, |r| {
-                    Some(&r.statements).filter(|s| !s.is_empty())
+                    // sql-bench's tests have a table of their own, in seconds.
+                    Some(&r.statements).filter(|s| {
+                        !s.is_empty() && !crate::workload::sqlbench::is_group(&r.workload)
+                    })
                 });
                 // The statement kinds in the order the first column that has them lists them.
                 let mut names: Vec<&str> = Vec::new();

@@ -50,6 +50,12 @@ pub fn tables(ds: &Dataset, full: &[Table], base: Option<&str>) -> Result<Vec<Ta
             out.push(eff);
         }
     }
+    // The sql-bench suite's headline is its own table: seconds per group and the total.
+    out.extend(
+        full.iter()
+            .filter(|t| t.id.starts_with("sqlbench"))
+            .cloned(),
+    );
     out.push(warnings_table(full));
     out.push(Table {
         id: "summary.about".into(),

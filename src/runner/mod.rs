@@ -575,7 +575,7 @@ fn open_pool(
         let dialect = crate::db::Conn::dialect(first);
         clients.reserve(opts.threads as usize);
         for i in 0..opts.clients() {
-            let client = sh.workload.client(first, i).map_err(failed)?;
+            let client = sh.workload.client_on(first, i, sh.target).map_err(failed)?;
             clients.push(Worker::with(
                 i,
                 Box::new(crate::db::Detached(dialect)),

@@ -71,7 +71,7 @@ impl Worker {
         sh.connects.wait(&|| sh.stopped());
         let mut conn = open_conn(sh)?;
         sh.connected.fetch_add(1, Ordering::Relaxed);
-        let client = sh.workload.client(conn.as_mut(), thread)?;
+        let client = sh.workload.client_on(conn.as_mut(), thread, sh.target)?;
         Ok(Worker::with(thread, conn, client, seed))
     }
 
@@ -329,7 +329,9 @@ impl Worker {
                 return Ok(false);
             }
             let attempt = open_conn(sh).and_then(|mut conn| {
-                let client = sh.workload.client(conn.as_mut(), self.thread)?;
+                let client = sh
+                    .workload
+                    .client_on(conn.as_mut(), self.thread, sh.target)?;
                 Ok((conn, client))
             });
             match attempt {

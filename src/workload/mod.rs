@@ -9,6 +9,7 @@ mod names;
 mod options;
 pub mod rand;
 mod shared;
+pub mod sqlbench;
 pub mod sysbench;
 pub mod tables;
 pub mod tpcc;
@@ -35,6 +36,7 @@ pub fn build(name: &str, opts: &WorkloadOptions) -> Result<Box<dyn Workload>, Er
             .or_else(|| micro::build(name, opts))
             .or_else(|| ibench::build(name, opts))
             .or_else(|| linkbench::build(name, opts))
+            .or_else(|| sqlbench::build(name, opts))
             .ok_or_else(|| {
             let names: Vec<&str> = WORKLOADS.iter().map(|(n, _)| *n).collect();
             Error::Usage(format!(

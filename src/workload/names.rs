@@ -90,6 +90,42 @@ pub const WORKLOADS: &[(&str, &str)] = &[
         "Insert Benchmark: create the three secondary indexes (one event: --events 1)",
     ),
     (
+        "sqlbench_connect",
+        "sql-bench connect: 100 connects, 100 connect + SELECT 1, 2,000 SELECT 1 on one connection (one event: --events 1)",
+    ),
+    (
+        "sqlbench_create",
+        "sql-bench create: 100 tables created, dropped, then created and dropped one at a time (one event: --events 1)",
+    ),
+    (
+        "sqlbench_insert",
+        "sql-bench insert: 10,000 single-row inserts, key and non-key lookups, key updates, delete all (one event: --events 1)",
+    ),
+    (
+        "sqlbench_select",
+        "sql-bench select: multi-part key lookups, ranges of ORs, MIN/MAX and COUNT on keys, GROUP BY, COUNT(DISTINCT) (one event: --events 1)",
+    ),
+    (
+        "sqlbench_alter",
+        "sql-bench alter: a 1,000-row table widened column by column (20), then narrowed (one event: --events 1)",
+    ),
+    (
+        "sqlbench_transactions",
+        "sql-bench transactions: inserts in autocommit, in one transaction, and large batches rolled back (one event: --events 1)",
+    ),
+    (
+        "sqlbench_big_tables",
+        "sql-bench big-tables: a table of 200 columns: created, filled, read whole, dropped (one event: --events 1)",
+    ),
+    (
+        "sqlbench_wisconsin",
+        "sql-bench wisconsin: the Wisconsin benchmark's tenk tables: selections of one row, 1% and 10%, group by, a join (one event: --events 1)",
+    ),
+    (
+        "sqlbench_atis",
+        "sql-bench atis: ATIS-like joins over airports, airlines, flights and fares (one event: --events 1)",
+    ),
+    (
         "linkbench",
         "LinkBench: the social graph's ten operations in their mix over --nodes (see `dbsweep check`)",
     ),

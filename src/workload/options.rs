@@ -58,6 +58,8 @@ pub struct WorkloadOptions {
     pub think_scale: f64,
     /// The Insert Benchmark: rows each insert or delete transaction writes.
     pub rows_per_commit: u32,
+    /// The sql-bench suite: every test's rows and repetitions times this.
+    pub scale: u32,
     /// LinkBench: the nodes loaded (and the range its operations draw ids from).
     pub nodes: u64,
     #[serde(flatten)]

@@ -182,6 +182,16 @@ pub trait Workload: Send + Sync {
     }
     /// Prepares client `thread`'s statements on `conn`.
     fn client(&self, conn: &mut dyn Conn, thread: u32) -> Result<Box<dyn Client>, DbError>;
+    /// [`client`](Self::client) for a workload whose clients open connections of their own
+    /// during their events (sql-bench's connect test): they get the run's `target` too.
+    fn client_on(
+        &self,
+        conn: &mut dyn Conn,
+        thread: u32,
+        _target: &dyn Target,
+    ) -> Result<Box<dyn Client>, DbError> {
+        self.client(conn, thread)
+    }
     /// Whether its clients open their own connections (a sysbench script's): the runner then
     /// opens none for them, and `conn` in [`Workload::client`] and [`Client::event`] is
     /// [`crate::db::Detached`].

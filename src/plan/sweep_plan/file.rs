@@ -9,13 +9,14 @@ use toml::Spanned;
 use crate::server::builds::ServerChoice;
 
 /// The built-in plans: name, what it is, its TOML.
-pub const BUILTIN: [(&str, &str); 8] = [
+pub const BUILTIN: [(&str, &str); 9] = [
     ("quick", include_str!("../../../plans/quick.toml")),
     ("small", include_str!("../../../plans/small.toml")),
     ("versions", include_str!("../../../plans/versions.toml")),
     ("forks", include_str!("../../../plans/forks.toml")),
     ("ibench", include_str!("../../../plans/ibench.toml")),
     ("linkbench", include_str!("../../../plans/linkbench.toml")),
+    ("sqlbench", include_str!("../../../plans/sqlbench.toml")),
     ("diagnosis", include_str!("../../../plans/diagnosis.toml")),
     (
         "query-cache",
@@ -174,6 +175,9 @@ pub enum Class {
     Write,
     /// Runs warmup_time and is not reported.
     Warmup,
+    /// Runs its `events` (a step option) without a time limit: a step that does a fixed
+    /// amount of work and is timed whole (sql-bench's groups, ibench's l.x).
+    Once,
 }
 
 /// `load = true` or `load = "tpcc"`.

@@ -155,6 +155,7 @@ impl Sweep {
             Class::Read => self.file.read_time,
             Class::Write => self.file.write_time,
             Class::Warmup => self.file.warmup_time,
+            Class::Once => 0.0,
         }
     }
 
@@ -254,6 +255,7 @@ impl Sweep {
                             Class::Read => "R",
                             Class::Write => "W",
                             Class::Warmup => "warm-up, not reported",
+                            Class::Once => "its events, no time limit",
                         };
                         let mut s = format!("{workload} ({class})");
                         for a in args {

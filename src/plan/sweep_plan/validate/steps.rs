@@ -178,13 +178,27 @@ fn step_kind(src: &Source, span: Span, def: &StepDef, file: &PlanFile) -> Result
         let Some(class) = def.class else {
             return Err(src.error(
                 span,
-                format!("step {workload}: needs class = \"read\", \"write\" or \"warmup\" (how long it runs)"),
+                format!("step {workload}: needs class = \"read\", \"write\", \"warmup\" or \"once\" (how long it runs)"),
             ));
         };
+        let args = option_args(&merge_options(workload, &file.options, &def.options));
+        let events = args
+            .iter()
+            .filter_map(|a| a.strip_prefix("--events="))
+            .any(|n| n.parse::<u64>().is_ok_and(|n| n > 0));
+        if class == Class::Once && !events {
+            return Err(src.error(
+                span,
+                format!(
+                    "step {workload}: class = \"once\" runs a fixed number of events without a \
+                     time limit; give it options = {{ events = N }}"
+                ),
+            ));
+        }
         StepKind::Run {
             workload: workload.clone(),
             class,
-            args: option_args(&merge_options(workload, &file.options, &def.options)),
+            args,
         }
     } else if let Some(load) = &def.load {
         if def.class.is_some() {

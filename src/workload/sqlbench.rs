@@ -1,0 +1,750 @@
+//! A sql-bench-style suite (docs/workloads.md section 11), written from the public description
+//! of MySQL's sql-bench, not from its code: the groups of its tests, each a workload whose one
+//! event runs the group's tests in order on a single client, each test timed whole (a
+//! statement kind of the results, in seconds in the report), the group's total the event's
+//! latency. `--scale N` multiplies every test's rows and repetitions.
+//!
+//! A group makes its own tables (named `sqlbench_*`) and drops them at the end of its event;
+//! it refuses to start when one is already there (an interrupted run's: `dbsweep cleanup
+//! sqlbench_GROUP` drops them), so that it never drops a table it did not make.
+
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+use std::time::Instant;
+
+use super::names::static_name;
+use super::options::WorkloadOptions;
+use super::rand::Rand;
+use super::tables::TableSet;
+use super::traits::{Client, Workload};
+use crate::db::{Conn, DbError, Param, QueryCounts, StmtId, Target};
+use crate::error::Error;
+use crate::results::figures::LoadReport;
+
+/// The groups: (workload, tests, tables it makes).
+const GROUPS: [(&str, &[&str], &[&str]); 9] = [
+    (
+        "sqlbench_connect",
+        &["connect", "connect_select_1", "select_1"],
+        &[],
+    ),
+    (
+        "sqlbench_create",
+        &["create_tables", "drop_tables", "create_drop"],
+        &[],
+    ),
+    (
+        "sqlbench_insert",
+        &[
+            "insert",
+            "select_key",
+            "select_nokey",
+            "update_key",
+            "delete_all",
+        ],
+        &["sqlbench_ins"],
+    ),
+    (
+        "sqlbench_select",
+        &[
+            "select_load",
+            "multipart_key",
+            "range_or",
+            "min_max_key",
+            "count_key",
+            "group_by",
+            "count_distinct",
+        ],
+        &["sqlbench_sel"],
+    ),
+    (
+        "sqlbench_alter",
+        &["alter_load", "alter_add_column", "alter_drop_column"],
+        &["sqlbench_alt"],
+    ),
+    (
+        "sqlbench_transactions",
+        &["autocommit_insert", "commit_insert", "rollback_insert"],
+        &["sqlbench_trx"],
+    ),
+    (
+        "sqlbench_big_tables",
+        &["big_create", "big_insert", "big_select_star", "big_drop"],
+        &["sqlbench_big"],
+    ),
+    (
+        "sqlbench_wisconsin",
+        &[
+            "wisconsin_load",
+            "wis_select_one",
+            "wis_select_1pct",
+            "wis_select_10pct",
+            "wis_group_min",
+            "wis_join",
+        ],
+        &["sqlbench_tenk1", "sqlbench_tenk2"],
+    ),
+    (
+        "sqlbench_atis",
+        &[
+            "atis_load",
+            "atis_two_cities",
+            "atis_cheapest_fare",
+            "atis_per_airline",
+        ],
+        &[
+            "sqlbench_airport",
+            "sqlbench_airline",
+            "sqlbench_flight",
+            "sqlbench_fare",
+        ],
+    ),
+];
+/// Tables the create group makes and drops, one at a time.
+const CREATE_TABLES: u64 = 100;
+/// Columns of the big table.
+const BIG_COLUMNS: usize = 200;
+/// Columns the alter group adds one by one, then drops.
+const ALTER_COLUMNS: u64 = 20;
+
+/// Whether `workload` is one of the suite's groups.
+pub fn is_group(workload: &str) -> bool {
+    GROUPS.iter().any(|(n, ..)| *n == workload)
+}
+
+pub fn build(name: &str, o: &WorkloadOptions) -> Option<Box<dyn Workload>> {
+    let g = GROUPS.iter().position(|(n, ..)| *n == name)?;
+    Some(Box::new(SqlBench {
+        name: static_name(name),
+        group: g,
+        scale: u64::from(o.scale.max(1)),
+    }))
+}
+
+struct SqlBench {
+    name: &'static str,
+    group: usize,
+    scale: u64,
+}
+
+/// The names of the tables of the create group's test `i`.
+fn created(i: u64) -> String {
+    format!("sqlbench_c{i}")
+}
+
+impl SqlBench {
+    /// Every table this group makes (the create group's numbered ones too).
+    fn own_tables(&self) -> Vec<String> {
+        let mut t: Vec<String> = GROUPS[self.group].2.iter().map(|s| s.to_string()).collect();
+        if GROUPS[self.group].0 == "sqlbench_create" {
+            t.extend((0..CREATE_TABLES * self.scale).map(created));
+            t.push("sqlbench_cd".into());
+        }
+        t
+    }
+}
+
+impl Workload for SqlBench {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+
+    fn tables(&self) -> TableSet {
+        // Its own tables, made and dropped by each event.
+        TableSet::bulk(0)
+    }
+
+    fn prepare(
+        &self,
+        _: &dyn Target,
+        _: &WorkloadOptions,
+        _: bool,
+        _: &AtomicBool,
+    ) -> Result<LoadReport, Error> {
+        // Nothing to load: each group makes its tables in its event.
+        Ok(LoadReport {
+            tables: 0,
+            rows: 0,
+            seconds: 0.0,
+            rows_per_s: 0.0,
+            client_cpu_s: 0.0,
+        })
+    }
+
+    fn cleanup(&self, target: &dyn Target, o: &WorkloadOptions) -> Result<u32, Error> {
+        let url = target.display_url();
+        let mut conn = target.connect().map_err(|e| Error::db(&url, e))?;
+        let mut dropped = 0;
+        for t in self.own_tables() {
+            if conn.table_exists(&t).map_err(|e| Error::db(&url, e))? {
+                o.style.progress(&format!("Dropping table '{t}'..."));
+                conn.batch(&format!("DROP TABLE {t}"))
+                    .map_err(|e| Error::db(format!("dropping {t}"), e))?;
+                dropped += 1;
+            }
+        }
+        Ok(dropped)
+    }
+
+    fn tables_missing(&self, _: &mut dyn Conn) -> Result<bool, DbError> {
+        Ok(false)
+    }
+
+    fn check_ready(
+        &self,
+        conn: &mut dyn Conn,
+        o: &WorkloadOptions,
+        url: &str,
+    ) -> Result<(), Error> {
+        if o.threads > 1 {
+            return Err(Error::Option {
+                option: "threads".into(),
+                why: format!(
+                    "{}: one client, as sql-bench (its figures are single-stream times); leave out --threads",
+                    self.name
+                ),
+            });
+        }
+        for t in self.own_tables() {
+            if conn.table_exists(&t).map_err(|e| Error::db(url, e))? {
+                return Err(Error::Usage(format!(
+                    "{url}: table {t} is already there (an interrupted {} run's?); dbsweep drops \
+                     only tables it made: `dbsweep cleanup {}` drops the group's tables",
+                    self.name, self.name
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    fn statements(&self) -> &'static [&'static str] {
+        GROUPS[self.group].1
+    }
+
+    fn shares_connections(&self) -> bool {
+        false
+    }
+
+    fn client(&self, _: &mut dyn Conn, _: u32) -> Result<Box<dyn Client>, DbError> {
+        Err(DbError::new(
+            crate::db::ErrorClass::Fatal,
+            "sqlbench",
+            "a sql-bench group runs on its target (client_on)",
+        ))
+    }
+
+    fn client_on(
+        &self,
+        _: &mut dyn Conn,
+        _: u32,
+        target: &dyn Target,
+    ) -> Result<Box<dyn Client>, DbError> {
+        Ok(Box::new(SqlBenchClient {
+            group: self.group,
+            scale: self.scale,
+            target: target.shared(),
+            laps: Vec::new(),
+            last: Instant::now(),
+        }))
+    }
+}
+
+struct SqlBenchClient {
+    group: usize,
+    scale: u64,
+    target: Arc<dyn Target>,
+    laps: Vec<(u8, u64)>,
+    /// The end of the test before (or the event's start).
+    last: Instant,
+}
+
+/// What a test runs on: the connection and the query counts.
+struct Ctx<'a> {
+    conn: &'a mut dyn Conn,
+    q: &'a mut QueryCounts,
+}
+
+impl Ctx<'_> {
+    fn sql(&mut self, sql: &str) -> Result<(), DbError> {
+        self.conn.batch(sql)?;
+        self.q.others += 1;
+        Ok(())
+    }
+
+    fn prepare(&mut self, sql: &str) -> Result<StmtId, DbError> {
+        self.conn.prepare(sql)
+    }
+
+    fn write(&mut self, stmt: StmtId, p: &[Param]) -> Result<(), DbError> {
+        let n = self.conn.execute(stmt, p)?;
+        self.q.dml(n);
+        Ok(())
+    }
+
+    fn read(&mut self, stmt: StmtId, p: &[Param]) -> Result<(), DbError> {
+        let n = self.conn.query(stmt, p)?;
+        self.q.read(n);
+        Ok(())
+    }
+
+    /// `rows` rows by `stmt` in transactions of 1,000 (a group's setup).
+    fn fill(
+        &mut self,
+        stmt: StmtId,
+        rows: u64,
+        mut row: impl FnMut(u64, &mut Vec<Param<'static>>),
+    ) -> Result<(), DbError> {
+        let mut p = Vec::new();
+        for i in 0..rows {
+            if i % 1000 == 0 {
+                if i > 0 {
+                    self.conn.commit()?;
+                }
+                self.conn.begin(true)?;
+            }
+            p.clear();
+            row(i, &mut p);
+            self.write(stmt, &p)?;
+        }
+        if rows > 0 {
+            self.conn.commit()?;
+        }
+        Ok(())
+    }
+}
+
+impl SqlBenchClient {
+    /// Test `i` of the group is done now.
+    fn lap(&mut self, i: usize) {
+        let now = Instant::now();
+        self.laps
+            .push((i as u8, (now - self.last).as_nanos() as u64));
+        self.last = now;
+    }
+
+    fn run_group(&mut self, c: &mut Ctx, rand: &mut Rand) -> Result<(), DbError> {
+        let s = self.scale;
+        match GROUPS[self.group].0 {
+            "sqlbench_connect" => self.connect(c, s),
+            "sqlbench_create" => self.create(c, s),
+            "sqlbench_insert" => self.insert(c, rand, s),
+            "sqlbench_select" => self.select(c, rand, s),
+            "sqlbench_alter" => self.alter(c, s),
+            "sqlbench_transactions" => self.transactions(c, s),
+            "sqlbench_big_tables" => self.big(c, s),
+            "sqlbench_wisconsin" => self.wisconsin(c, rand, s),
+            _ => self.atis(c, rand, s),
+        }
+    }
+
+    fn connect(&mut self, c: &mut Ctx, s: u64) -> Result<(), DbError> {
+        for _ in 0..100 * s {
+            drop(self.target.connect()?);
+        }
+        self.lap(0);
+        for _ in 0..100 * s {
+            let mut conn = self.target.connect()?;
+            conn.query_i64("SELECT 1")?;
+            c.q.reads += 1;
+        }
+        self.lap(1);
+        let one = c.prepare("SELECT 1")?;
+        for _ in 0..2000 * s {
+            c.read(one, &[])?;
+        }
+        self.lap(2);
+        Ok(())
+    }
+
+    fn create(&mut self, c: &mut Ctx, s: u64) -> Result<(), DbError> {
+        let columns = "(i INT NOT NULL PRIMARY KEY, s VARCHAR(32), n INT)";
+        for i in 0..CREATE_TABLES * s {
+            c.sql(&format!("CREATE TABLE {} {columns}", created(i)))?;
+        }
+        self.lap(0);
+        for i in 0..CREATE_TABLES * s {
+            c.sql(&format!("DROP TABLE {}", created(i)))?;
+        }
+        self.lap(1);
+        for _ in 0..CREATE_TABLES * s {
+            c.sql(&format!("CREATE TABLE sqlbench_cd {columns}"))?;
+            c.sql("DROP TABLE sqlbench_cd")?;
+        }
+        self.lap(2);
+        Ok(())
+    }
+
+    fn insert(&mut self, c: &mut Ctx, rand: &mut Rand, s: u64) -> Result<(), DbError> {
+        let rows = 10_000 * s;
+        c.sql("CREATE TABLE sqlbench_ins (id INT NOT NULL PRIMARY KEY, k INT NOT NULL, v VARCHAR(64) NOT NULL)")?;
+        let ins = c.prepare("INSERT INTO sqlbench_ins (id, k, v) VALUES (?, ?, ?)")?;
+        for i in 0..rows as i64 {
+            c.write(
+                ins,
+                &[
+                    Param::Int(i),
+                    Param::Int(i * 7 % 1009),
+                    Param::Text("sql-bench row"),
+                ],
+            )?;
+        }
+        self.lap(0);
+        let by_key = c.prepare("SELECT id, k, v FROM sqlbench_ins WHERE id = ?")?;
+        for _ in 0..2000 * s {
+            c.read(by_key, &[Param::Int(rand.uniform(0, rows - 1) as i64)])?;
+        }
+        self.lap(1);
+        let by_nokey = c.prepare("SELECT id, k, v FROM sqlbench_ins WHERE k = ?")?;
+        for _ in 0..20 {
+            c.read(by_nokey, &[Param::Int(rand.uniform(0, 1008) as i64)])?;
+        }
+        self.lap(2);
+        let upd = c.prepare("UPDATE sqlbench_ins SET k = k + 1 WHERE id = ?")?;
+        for _ in 0..2000 * s {
+            c.write(upd, &[Param::Int(rand.uniform(0, rows - 1) as i64)])?;
+        }
+        self.lap(3);
+        c.sql("DELETE FROM sqlbench_ins")?;
+        c.sql("DROP TABLE sqlbench_ins")?;
+        self.lap(4);
+        Ok(())
+    }
+
+    fn select(&mut self, c: &mut Ctx, rand: &mut Rand, s: u64) -> Result<(), DbError> {
+        // id1 in 0..100s, id2 in 0..10, id3 in 0..10: 10,000 rows at scale 1.
+        let id1s = 100 * s;
+        c.sql(
+            "CREATE TABLE sqlbench_sel (id1 INT NOT NULL, id2 INT NOT NULL, id3 INT NOT NULL, \
+             v INT NOT NULL, s VARCHAR(20) NOT NULL, PRIMARY KEY (id1, id2, id3))",
+        )?;
+        let ins = c.prepare("INSERT INTO sqlbench_sel VALUES (?, ?, ?, ?, ?)")?;
+        c.fill(ins, id1s * 100, |i, p| {
+            p.extend([
+                Param::Int((i / 100) as i64),
+                Param::Int((i / 10 % 10) as i64),
+                Param::Int((i % 10) as i64),
+                Param::Int((i * 31 % 997) as i64),
+                Param::Text("select test"),
+            ]);
+        })?;
+        self.lap(0);
+        let key =
+            c.prepare("SELECT v, s FROM sqlbench_sel WHERE id1 = ? AND id2 = ? AND id3 = ?")?;
+        for _ in 0..2000 * s {
+            let p = [
+                Param::Int(rand.uniform(0, id1s - 1) as i64),
+                Param::Int(rand.uniform(0, 9) as i64),
+                Param::Int(rand.uniform(0, 9) as i64),
+            ];
+            c.read(key, &p)?;
+        }
+        self.lap(1);
+        let ors = (0..10).map(|_| "id2 = ?").collect::<Vec<_>>().join(" OR ");
+        let range_or = c.prepare(&format!(
+            "SELECT id1, id2, id3, v FROM sqlbench_sel WHERE id1 = ? AND ({ors})"
+        ))?;
+        for _ in 0..200 * s {
+            let mut p = vec![Param::Int(rand.uniform(0, id1s - 1) as i64)];
+            p.extend((0..10).map(|_| Param::Int(rand.uniform(0, 9) as i64)));
+            c.read(range_or, &p)?;
+        }
+        self.lap(2);
+        let min_max = c.prepare("SELECT MIN(id2), MAX(id3) FROM sqlbench_sel WHERE id1 = ?")?;
+        for _ in 0..1000 * s {
+            c.read(min_max, &[Param::Int(rand.uniform(0, id1s - 1) as i64)])?;
+        }
+        self.lap(3);
+        let count = c.prepare("SELECT COUNT(*) FROM sqlbench_sel WHERE id1 = ? AND id2 = ?")?;
+        for _ in 0..1000 * s {
+            let p = [
+                Param::Int(rand.uniform(0, id1s - 1) as i64),
+                Param::Int(rand.uniform(0, 9) as i64),
+            ];
+            c.read(count, &p)?;
+        }
+        self.lap(4);
+        let group = c.prepare("SELECT id1, COUNT(*), SUM(v) FROM sqlbench_sel GROUP BY id1")?;
+        for _ in 0..20 {
+            c.read(group, &[])?;
+        }
+        self.lap(5);
+        let distinct = c.prepare("SELECT COUNT(DISTINCT v) FROM sqlbench_sel")?;
+        for _ in 0..20 {
+            c.read(distinct, &[])?;
+        }
+        c.sql("DROP TABLE sqlbench_sel")?;
+        self.lap(6);
+        Ok(())
+    }
+
+    fn alter(&mut self, c: &mut Ctx, s: u64) -> Result<(), DbError> {
+        c.sql("CREATE TABLE sqlbench_alt (id INT NOT NULL PRIMARY KEY, c0 INT NOT NULL)")?;
+        let ins = c.prepare("INSERT INTO sqlbench_alt (id, c0) VALUES (?, ?)")?;
+        c.fill(ins, 1000 * s, |i, p| {
+            p.extend([Param::Int(i as i64), Param::Int(i as i64)])
+        })?;
+        self.lap(0);
+        for i in 1..=ALTER_COLUMNS {
+            c.sql(&format!("ALTER TABLE sqlbench_alt ADD COLUMN c{i} INT"))?;
+        }
+        self.lap(1);
+        for i in (1..=ALTER_COLUMNS).rev() {
+            c.sql(&format!("ALTER TABLE sqlbench_alt DROP COLUMN c{i}"))?;
+        }
+        c.sql("DROP TABLE sqlbench_alt")?;
+        self.lap(2);
+        Ok(())
+    }
+
+    fn transactions(&mut self, c: &mut Ctx, s: u64) -> Result<(), DbError> {
+        let rows = 2000 * s;
+        c.sql("CREATE TABLE sqlbench_trx (id INT NOT NULL PRIMARY KEY, v INT NOT NULL)")?;
+        let ins = c.prepare("INSERT INTO sqlbench_trx (id, v) VALUES (?, ?)")?;
+        for i in 0..rows as i64 {
+            c.write(ins, &[Param::Int(i), Param::Int(i)])?;
+        }
+        self.lap(0);
+        c.conn.begin(true)?;
+        for i in rows as i64..2 * rows as i64 {
+            c.write(ins, &[Param::Int(i), Param::Int(i)])?;
+        }
+        c.conn.commit()?;
+        self.lap(1);
+        for round in 0..5 {
+            c.conn.begin(true)?;
+            let from = (2 + round) * rows;
+            for i in from as i64..(from + rows) as i64 {
+                c.write(ins, &[Param::Int(i), Param::Int(i)])?;
+            }
+            c.conn.rollback()?;
+        }
+        c.sql("DROP TABLE sqlbench_trx")?;
+        self.lap(2);
+        Ok(())
+    }
+
+    fn big(&mut self, c: &mut Ctx, s: u64) -> Result<(), DbError> {
+        let cols: Vec<String> = (0..BIG_COLUMNS)
+            .map(|i| format!("c{i} INT NOT NULL"))
+            .collect();
+        c.sql(&format!(
+            "CREATE TABLE sqlbench_big (id INT NOT NULL PRIMARY KEY, {})",
+            cols.join(", ")
+        ))?;
+        self.lap(0);
+        let marks = vec!["?"; BIG_COLUMNS + 1].join(", ");
+        let ins = c.prepare(&format!("INSERT INTO sqlbench_big VALUES ({marks})"))?;
+        c.fill(ins, 500 * s, |i, p| {
+            p.push(Param::Int(i as i64));
+            p.extend((0..BIG_COLUMNS).map(|k| Param::Int((i as i64) * k as i64)));
+        })?;
+        self.lap(1);
+        let all = c.prepare("SELECT * FROM sqlbench_big")?;
+        for _ in 0..20 {
+            c.read(all, &[])?;
+        }
+        self.lap(2);
+        c.sql("DROP TABLE sqlbench_big")?;
+        self.lap(3);
+        Ok(())
+    }
+
+    fn wisconsin(&mut self, c: &mut Ctx, rand: &mut Rand, s: u64) -> Result<(), DbError> {
+        let rows = 10_000 * s;
+        for t in ["sqlbench_tenk1", "sqlbench_tenk2"] {
+            c.sql(&format!(
+                "CREATE TABLE {t} (unique1 INT NOT NULL, unique2 INT NOT NULL PRIMARY KEY, two INT NOT NULL, \
+                 four INT NOT NULL, ten INT NOT NULL, twenty INT NOT NULL, hundred INT NOT NULL, \
+                 thousand INT NOT NULL, odd INT NOT NULL, even INT NOT NULL, stringu1 CHAR(52) NOT NULL, \
+                 stringu2 CHAR(52) NOT NULL, string4 CHAR(52) NOT NULL)"
+            ))?;
+            let ins = c.prepare(&format!(
+                "INSERT INTO {t} VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+            ))?;
+            // unique1: a permutation of 0..rows (a multiplier prime to any count of rows).
+            c.fill(ins, rows, |i, p| {
+                let u1 = (i * 7919 + 13) % rows;
+                let pct = (u1 % 100) as i64;
+                p.extend([
+                    Param::Int(u1 as i64),
+                    Param::Int(i as i64),
+                    Param::Int((u1 % 2) as i64),
+                    Param::Int((u1 % 4) as i64),
+                    Param::Int((u1 % 10) as i64),
+                    Param::Int((u1 % 20) as i64),
+                    Param::Int(pct),
+                    Param::Int((u1 % 1000) as i64),
+                    Param::Int(pct * 2 + 1),
+                    Param::Int(pct * 2),
+                    Param::Text("AAAAAAAxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"),
+                    Param::Text("AAAAAAAxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"),
+                    Param::Text(["AAAA", "HHHH", "OOOO", "VVVV"][(i % 4) as usize]),
+                ]);
+            })?;
+        }
+        c.sql("CREATE INDEX sqlbench_tenk1_u1 ON sqlbench_tenk1 (unique1)")?;
+        self.lap(0);
+        let one = c.prepare("SELECT * FROM sqlbench_tenk1 WHERE unique2 = ?")?;
+        for _ in 0..200 * s {
+            c.read(one, &[Param::Int(rand.uniform(0, rows - 1) as i64)])?;
+        }
+        self.lap(1);
+        let range = c.prepare("SELECT * FROM sqlbench_tenk1 WHERE unique2 >= ? AND unique2 < ?")?;
+        for (lap, pct, times) in [(2, 1, 20), (3, 10, 5)] {
+            let width = rows * pct / 100;
+            for _ in 0..times {
+                let from = rand.uniform(0, rows - width) as i64;
+                c.read(range, &[Param::Int(from), Param::Int(from + width as i64)])?;
+            }
+            self.lap(lap);
+        }
+        let group =
+            c.prepare("SELECT hundred, MIN(unique2) FROM sqlbench_tenk1 GROUP BY hundred")?;
+        for _ in 0..5 {
+            c.read(group, &[])?;
+        }
+        self.lap(4);
+        let join = c.prepare(
+            "SELECT COUNT(*) FROM sqlbench_tenk1 a JOIN sqlbench_tenk2 b ON a.unique1 = b.unique1 \
+             WHERE b.unique2 < ?",
+        )?;
+        for _ in 0..5 {
+            c.read(join, &[Param::Int((rows / 10) as i64)])?;
+        }
+        c.sql("DROP TABLE sqlbench_tenk1")?;
+        c.sql("DROP TABLE sqlbench_tenk2")?;
+        self.lap(5);
+        Ok(())
+    }
+
+    fn atis(&mut self, c: &mut Ctx, rand: &mut Rand, s: u64) -> Result<(), DbError> {
+        const AIRPORTS: u64 = 50;
+        const AIRLINES: u64 = 10;
+        let flights = 5000 * s;
+        c.sql("CREATE TABLE sqlbench_airport (code INT NOT NULL PRIMARY KEY, city VARCHAR(32) NOT NULL)")?;
+        c.sql("CREATE TABLE sqlbench_airline (code INT NOT NULL PRIMARY KEY, name VARCHAR(32) NOT NULL)")?;
+        c.sql(
+            "CREATE TABLE sqlbench_flight (id INT NOT NULL PRIMARY KEY, from_airport INT NOT NULL, \
+             to_airport INT NOT NULL, airline INT NOT NULL, departs INT NOT NULL, arrives INT NOT NULL)",
+        )?;
+        c.sql(
+            "CREATE TABLE sqlbench_fare (flight INT NOT NULL, class INT NOT NULL, price INT NOT NULL, \
+             PRIMARY KEY (flight, class))",
+        )?;
+        let ins = c.prepare("INSERT INTO sqlbench_airport VALUES (?, ?)")?;
+        let city = |i: u64| format!("city{:02}", i % 40);
+        let cities: Vec<String> = (0..AIRPORTS).map(city).collect();
+        for (i, name) in cities.iter().enumerate() {
+            c.write(ins, &[Param::Int(i as i64), Param::Text(name)])?;
+        }
+        let ins = c.prepare("INSERT INTO sqlbench_airline VALUES (?, ?)")?;
+        for i in 0..AIRLINES as i64 {
+            c.write(ins, &[Param::Int(i), Param::Text("airline")])?;
+        }
+        let ins = c.prepare("INSERT INTO sqlbench_flight VALUES (?, ?, ?, ?, ?, ?)")?;
+        c.fill(ins, flights, |i, p| {
+            let from = i * 17 % AIRPORTS;
+            let to = (from + 1 + i % (AIRPORTS - 1)) % AIRPORTS;
+            let departs = (i * 37 % 1440) as i64;
+            p.extend([
+                Param::Int(i as i64),
+                Param::Int(from as i64),
+                Param::Int(to as i64),
+                Param::Int((i % AIRLINES) as i64),
+                Param::Int(departs),
+                Param::Int(departs + 60 + (i % 300) as i64),
+            ]);
+        })?;
+        let ins = c.prepare("INSERT INTO sqlbench_fare VALUES (?, ?, ?)")?;
+        c.fill(ins, flights * 3, |i, p| {
+            p.extend([
+                Param::Int((i / 3) as i64),
+                Param::Int((i % 3) as i64),
+                Param::Int((100 + i * 13 % 900) as i64),
+            ]);
+        })?;
+        c.sql("CREATE INDEX sqlbench_flight_route ON sqlbench_flight (from_airport, to_airport)")?;
+        self.lap(0);
+        let two = c.prepare(
+            "SELECT f.id, f.departs, f.arrives FROM sqlbench_flight f \
+             JOIN sqlbench_airport a ON a.code = f.from_airport \
+             JOIN sqlbench_airport b ON b.code = f.to_airport \
+             WHERE a.city = ? AND b.city = ? ORDER BY f.departs",
+        )?;
+        let pick = |rand: &mut Rand| cities[rand.uniform(0, AIRPORTS - 1) as usize].as_str();
+        for _ in 0..200 * s {
+            let (a, b) = (pick(rand), pick(rand));
+            c.read(two, &[Param::Text(a), Param::Text(b)])?;
+        }
+        self.lap(1);
+        let cheapest = c.prepare(
+            "SELECT f.id, MIN(p.price) FROM sqlbench_flight f \
+             JOIN sqlbench_fare p ON p.flight = f.id \
+             JOIN sqlbench_airport a ON a.code = f.from_airport \
+             WHERE a.city = ? GROUP BY f.id ORDER BY 2 LIMIT 10",
+        )?;
+        for _ in 0..50 * s {
+            let a = pick(rand);
+            c.read(cheapest, &[Param::Text(a)])?;
+        }
+        self.lap(2);
+        let per_airline = c.prepare(
+            "SELECT l.name, COUNT(*) FROM sqlbench_flight f JOIN sqlbench_airline l \
+             ON l.code = f.airline GROUP BY l.code, l.name",
+        )?;
+        for _ in 0..20 {
+            c.read(per_airline, &[])?;
+        }
+        for t in GROUPS[8].2 {
+            c.sql(&format!("DROP TABLE {t}"))?;
+        }
+        self.lap(3);
+        Ok(())
+    }
+}
+
+impl Client for SqlBenchClient {
+    fn event(
+        &mut self,
+        conn: &mut dyn Conn,
+        rand: &mut Rand,
+        q: &mut QueryCounts,
+    ) -> Result<(), DbError> {
+        self.timed_event(conn, rand, q, Instant::now()).map(|_| ())
+    }
+
+    fn timed_event(
+        &mut self,
+        conn: &mut dyn Conn,
+        rand: &mut Rand,
+        q: &mut QueryCounts,
+        start: Instant,
+    ) -> Result<Option<Instant>, DbError> {
+        self.laps.clear();
+        self.last = start;
+        self.run_group(&mut Ctx { conn, q }, rand)?;
+        Ok(Some(self.last))
+    }
+
+    fn statement_times(&self) -> &[(u8, u64)] {
+        &self.laps
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn test_names_are_unique_across_the_suite() {
+        let mut all: Vec<&str> = GROUPS
+            .iter()
+            .flat_map(|(_, t, _)| t.iter().copied())
+            .collect();
+        let n = all.len();
+        all.sort_unstable();
+        all.dedup();
+        assert_eq!(all.len(), n);
+        assert!(GROUPS.iter().all(|(_, t, _)| t.len() < 256));
+    }
+}
