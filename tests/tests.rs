@@ -23,6 +23,7 @@ mod report_checks;
 mod results_file;
 mod server_sweeps;
 mod servers;
+mod sqlbench;
 mod sqlite;
 mod sweep;
 mod sweep_scripts;

@@ -68,7 +68,7 @@ impl Target for MockTarget {
     }
 
     fn shared(&self) -> std::sync::Arc<dyn Target> {
-        std::sync::Arc::new(self.clone())
+        std::sync::Arc::new(*self)
     }
 
     fn connect(&self) -> Result<Box<dyn Conn>, DbError> {

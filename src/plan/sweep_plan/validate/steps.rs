@@ -325,6 +325,24 @@ mod tests {
     }
 
     #[test]
+    fn a_step_run_once_needs_its_events_and_has_no_time_limit() {
+        let once = "[[steps]]\nworkload = \"oltp_point_select\"\nclass = \"once\"\n";
+        let e = refused(once);
+        assert!(e.contains("options = { events = N }"), "{e}");
+        let e = refused(&format!("{once}options = {{ events = 0 }}\n"));
+        assert!(e.contains("events = N"), "{e}");
+        let s = super::super::super::Sweep::parse(
+            "p.toml",
+            &format!("{once}options = {{ events = 3 }}\n"),
+            &Default::default(),
+        )
+        .unwrap();
+        let plan = s.step_plan(&s.steps[0], 1, "sqlite://x.db").unwrap();
+        assert_eq!(plan.runner.events.map(|e| e.get()), Some(3));
+        assert_eq!(plan.runner.time, None);
+    }
+
+    #[test]
     fn each_step_is_checked_at_every_client_count() {
         // pipeline is PostgreSQL's: the default SQLite target refuses it.
         let e = refused(&format!("{ONE_STEP}options = {{ pipeline = true }}\n"));

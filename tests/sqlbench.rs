@@ -1,0 +1,187 @@
+//! The sql-bench-style suite: every group's tests timed on SQLite and on real servers, no table
+//! left behind, the tables of seconds with the total, the relative table against the older
+//! MariaDB, and a table it did not make never dropped.
+
+use std::path::Path;
+
+use dbsweep::server::ServerKind;
+
+use crate::util::{Line, Scratch, assert_valid_results, read_json, u};
+
+/// The steps of the sqlbench plan and how many tests each times.
+const GROUPS: [(&str, usize); 9] = [
+    ("connect", 3),
+    ("create", 3),
+    ("insert", 5),
+    ("select", 7),
+    ("alter-table", 3),
+    ("transactions", 3),
+    ("big-tables", 4),
+    ("wisconsin", 6),
+    ("atis", 4),
+];
+
+/// The sqlbench plan into `dir` with `extra`; its report.
+fn sweep(extra: &[&str], dir: &Path, steps: usize) -> String {
+    let done = crate::util::dbsweep()
+        .args(["sweep", "sqlbench"])
+        .args(extra)
+        .arg("--output")
+        .arg(dir)
+        .assert()
+        .success();
+    let out = String::from_utf8_lossy(&done.get_output().stdout).to_string();
+    assert!(
+        out.contains(&format!("{steps} step(s) done, 0 failed")),
+        "{out}"
+    );
+    let report = crate::util::dbsweep()
+        .args(["report", "--full"])
+        .arg(dir)
+        .assert()
+        .success();
+    String::from_utf8_lossy(&report.get_output().stdout).to_string()
+}
+
+/// Every group of cell `cell` ran once and timed each of its tests.
+fn assert_timed(dir: &Path, cell: &str) {
+    for (i, (group, tests)) in GROUPS.iter().enumerate() {
+        let step = read_json(&dir.join(format!("steps/{cell}/{:02}-{group}.json", i + 1)));
+        let r = &step["results"];
+        assert_valid_results(r);
+        assert_eq!(u(r, "/events"), 1, "{group}");
+        let timed = r["statements"].as_array().expect("tests");
+        assert_eq!(timed.len(), *tests, "{group}: {timed:?}");
+        let mut sum = 0.0;
+        for t in timed {
+            assert_eq!(u(t, "/count"), 1, "{t}");
+            let ms = t["latency_ms"]["avg"].as_f64().unwrap();
+            assert!(ms > 0.0, "{t}");
+            sum += ms;
+        }
+        // The tests make up the group: its event's time is their sum.
+        let event = r["latency_ms"]["max"].as_f64().unwrap();
+        assert!(
+            (sum - event).abs() <= 0.02 * event + 0.01,
+            "{group}: tests {sum} ms, event {event} ms"
+        );
+    }
+}
+
+/// The table of seconds: its total row and one row per group and test.
+fn seconds_table(report: &str) -> &str {
+    let table = report
+        .split("sql-bench: seconds per test")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no sql-bench table in\n{report}"));
+    let table = table.split("\n\n").next().unwrap();
+    assert!(table.lines().any(|l| l.starts_with("total ")), "{table}");
+    for (group, _) in GROUPS {
+        assert!(
+            table
+                .lines()
+                .any(|l| l.starts_with(&format!("{group} (group)"))),
+            "no {group} in\n{table}"
+        );
+    }
+    table
+}
+
+#[test]
+fn every_group_is_timed_on_sqlite() {
+    let s = Scratch::new();
+    let dir = s.path("sb");
+    let report = sweep(&[], &dir, 9);
+    assert_timed(&dir, "sqlite.default.c1");
+    let table = seconds_table(&report);
+    assert_eq!(
+        table.lines().filter(|l| l.contains(": ")).count(),
+        38,
+        "{table}"
+    );
+    // Not also among the statement latencies of the oltp workloads.
+    assert!(!report.contains("Statement latency"), "{report}");
+}
+
+per_server!(every_group_is_timed_on, |kind: ServerKind| {
+    let s = Scratch::new();
+    let dir = s.path("sb");
+    let name = match kind {
+        ServerKind::Postgres => "postgres",
+        ServerKind::Mariadb => "mariadb",
+        ServerKind::Mysql => "mysql",
+    };
+    let report = sweep(&["--server", name], &dir, 9);
+    let cell = std::fs::read_dir(dir.join("steps"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .file_name();
+    assert_timed(&dir, &cell.to_string_lossy());
+    seconds_table(&report);
+});
+
+#[test]
+fn mariadb_10_11_and_11_4_side_by_side_relative_to_the_older() {
+    let s = Scratch::new();
+    let dir = s.path("sbm");
+    let report = sweep(
+        &["--server", "mariadb:10.11", "--server", "mariadb:11.4"],
+        &dir,
+        18,
+    );
+    let table = seconds_table(&report);
+    let head = table.lines().nth(2).unwrap();
+    assert!(
+        head.contains("mariadb-10_11 s") && head.contains("mariadb-11_4 s"),
+        "{head}"
+    );
+    let rel = report
+        .split("sql-bench: seconds relative to mariadb-10_11")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no relative table in\n{report}"));
+    let total = rel
+        .lines()
+        .find(|l| l.starts_with("total "))
+        .unwrap_or_else(|| panic!("no total in\n{rel}"));
+    let cells: Vec<f64> = total
+        .split_whitespace()
+        .skip(1)
+        .map(|c| c.parse().unwrap())
+        .collect();
+    assert_eq!(cells.len(), 2, "{total}");
+    assert_eq!(cells[0], 1.0);
+    assert!(cells[1] > 0.2 && cells[1] < 5.0, "{total}");
+}
+
+#[test]
+fn a_table_it_did_not_make_is_refused_and_kept_and_one_client_only() {
+    let s = Scratch::new();
+    let url = format!("sqlite://{}", s.path("sb.db").display());
+    let c = rusqlite::Connection::open(s.path("sb.db")).unwrap();
+    c.execute_batch("CREATE TABLE sqlbench_ins (mine INT); INSERT INTO sqlbench_ins VALUES (7);")
+        .unwrap();
+    let refused = Line::new(&["run", "sqlbench_insert", "--events", "1", "--time", "0"])
+        .target(&url)
+        .assert()
+        .code(2);
+    let err = String::from_utf8_lossy(&refused.get_output().stderr).to_string();
+    assert!(
+        err.contains("table sqlbench_ins is already there") && err.lines().count() == 1,
+        "{err}"
+    );
+    let kept: i64 = c
+        .query_row("SELECT mine FROM sqlbench_ins", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(kept, 7);
+    let two = Line::new(&["run", "sqlbench_select", "--events", "1", "--threads", "2"])
+        .target(&url)
+        .assert()
+        .code(2);
+    let err = String::from_utf8_lossy(&two.get_output().stderr).to_string();
+    assert!(
+        err.contains("--threads") && err.contains("one client"),
+        "{err}"
+    );
+}
