@@ -29,6 +29,10 @@ fn ibench(url: &str, s: &Scratch) {
         .output(&s.path("x.json"))
         .results();
     assert_eq!((u(&r, "/events"), u(&r, "/queries/other")), (1, 3));
+    // The database's size at the step's end: the table and its three new indexes, at least
+    // 3,000 rows of about 60 bytes.
+    let size = f(&r, "/server_stats/db_size_mb");
+    assert!(size > 3000.0 * 60.0 / 1e6, "{size} MB");
     // qr: range queries measured while 100 rows/s are inserted and 100 deleted, 5 per commit.
     let r = Line::new(&[
         "run",
@@ -138,6 +142,9 @@ fn the_ibench_plan_runs_end_to_end_with_its_report() {
             .unwrap_or_else(|| panic!("no {step} row in\n{beside}"));
         assert!(row.contains("ibench_delete x1"), "{row}");
     }
+    // Each step's database size, and the inserts' rows a second as the benchmark counts them.
+    assert!(text.contains("database size at the step's end, MB"), "{text}");
+    assert!(text.contains("rows/s for ibench_insert"), "{text}");
 }
 
 #[test]

@@ -173,7 +173,37 @@ pub fn figures(
         log_bytes_per_op: per_op(log),
         deltas,
         innodb_status,
+        db_size_mb: None,
     }
+}
+
+/// The database's size in MB (see [`ServerStats::db_size_mb`]); None where it cannot be read.
+pub fn db_size_mb(conn: &mut dyn Conn, dialect: Dialect) -> Option<f64> {
+    let bytes = match dialect {
+        Dialect::Postgres => conn.query_i64("SELECT pg_database_size(current_database())"),
+        // The files of the database's tables (file per table): MySQL's view, then MariaDB's;
+        // else the tables' data and index lengths (InnoDB's estimate of its pages).
+        Dialect::Mysql => ["INNODB_TABLESPACES", "INNODB_SYS_TABLESPACES"]
+            .iter()
+            .map(|view| {
+                conn.query_i64(&format!(
+                    "SELECT CAST(SUM(file_size) AS SIGNED) FROM information_schema.{view} \
+                     WHERE name LIKE CONCAT(DATABASE(), '/%')"
+                ))
+            })
+            .find(|r| matches!(r, Ok(Some(_))))
+            .unwrap_or_else(|| {
+                conn.query_i64(
+                    "SELECT CAST(COALESCE(SUM(data_length + index_length), 0) AS SIGNED) \
+                     FROM information_schema.tables WHERE table_schema = DATABASE()",
+                )
+            }),
+        Dialect::Sqlite => conn.query_i64(
+            "SELECT page_count * page_size FROM pragma_page_count(), pragma_page_size()",
+        ),
+        Dialect::Any => return None,
+    };
+    bytes.ok().flatten().map(|b| b as f64 / 1e6)
 }
 
 /// The probe's connection and the counters it read before the run.
@@ -230,7 +260,9 @@ impl Probe {
         }
         let after = snapshot(conn.as_mut(), self.dialect)?;
         let status = innodb_status(conn.as_mut(), self.dialect);
-        Ok(figures(self.dialect, &before, &after, cache, ops, status))
+        let mut stats = figures(self.dialect, &before, &after, cache, ops, status);
+        stats.db_size_mb = db_size_mb(conn.as_mut(), self.dialect);
+        Ok(stats)
     }
 }
 

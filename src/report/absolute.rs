@@ -519,7 +519,7 @@ pub(crate) type Rate = (
     fn(&Entry) -> Option<f64>,
 );
 
-pub(crate) const SERVER_RATES: [Rate; 5] = [
+pub(crate) const SERVER_RATES: [Rate; 6] = [
     (
         "server.hit_rate",
         "buffer pool hit rate",
@@ -556,6 +556,12 @@ pub(crate) const SERVER_RATES: [Rate; 5] = [
         Better::Lower,
         |e| e.results.as_ref()?.server_stats.as_ref()?.checkpoints,
     ),
+    (
+        "server.db_size_mb",
+        "database size at the step's end, MB",
+        Better::Lower,
+        |e| e.results.as_ref()?.server_stats.as_ref()?.db_size_mb,
+    ),
 ];
 
 /// The absolute, relative and efficiency tables of the report, in order (scaling and
@@ -574,7 +580,7 @@ pub fn build(ds: &Dataset, base: Option<&str>) -> Result<Vec<Table>, Error> {
             b,
             (
                 "throughput",
-                "Throughput (queries/s; rows/s for the load and scans; NOPM for TPC-C; operations/s for LinkBench)",
+                "Throughput (queries/s; rows/s for the load and scans; NOPM for TPC-C; operations/s for LinkBench; rows/s for ibench_insert)",
                 Better::Higher,
             ),
             &Entry::throughput,

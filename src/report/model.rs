@@ -86,7 +86,8 @@ pub struct Entry {
 
 impl Entry {
     /// The report's throughput: rows/s for loads and scans, NOPM (committed New-Orders per
-    /// minute) for TPC-C, operations/s for LinkBench, queries/s otherwise.
+    /// minute) for TPC-C, operations/s for LinkBench, rows inserted/s for the Insert
+    /// Benchmark's inserts, queries/s otherwise.
     pub fn throughput(&self) -> Option<f64> {
         if let Some(r) = self.load_rows_per_s {
             return Some(r);
@@ -98,6 +99,10 @@ impl Entry {
             r.rows_per_s
         } else if crate::workload::linkbench::times_operations(&r.workload) {
             r.tps
+        } else if r.workload == "ibench_insert" {
+            // The Insert Benchmark's figure: rows inserted a second.
+            let rows = r.options["rows_per_commit"].as_u64().unwrap_or(1).max(1);
+            r.tps * rows as f64
         } else {
             r.qps
         })

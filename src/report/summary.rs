@@ -33,7 +33,7 @@ pub fn tables(ds: &Dataset, full: &[Table], base: Option<&str>) -> Result<Vec<Ta
             b,
             (
                 "summary.throughput",
-                "Throughput (queries/s; rows/s for the load and scans; NOPM for TPC-C; operations/s for LinkBench)",
+                "Throughput (queries/s; rows/s for the load and scans; NOPM for TPC-C; operations/s for LinkBench; rows/s for ibench_insert)",
                 Better::Higher,
             ),
             &super::model::Entry::throughput,

@@ -249,6 +249,11 @@ pub struct ServerStats {
     /// PostgreSQL: checkpoints (timed and requested) during the step.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub checkpoints: Option<f64>,
+    /// The database's size at the step's end, MB (10^6 bytes): PostgreSQL's
+    /// `pg_database_size`; MySQL/MariaDB's tables' data and index lengths (InnoDB's own
+    /// estimate of its pages); SQLite's pages (the WAL not counted).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub db_size_mb: Option<f64>,
 }
 
 /// A group of clients that ran beside the measured ones, and what it did.
