@@ -143,7 +143,10 @@ fn the_ibench_plan_runs_end_to_end_with_its_report() {
         assert!(row.contains("ibench_delete x1"), "{row}");
     }
     // Each step's database size, and the inserts' rows a second as the benchmark counts them.
-    assert!(text.contains("database size at the step's end, MB"), "{text}");
+    assert!(
+        text.contains("database size at the step's end, MB"),
+        "{text}"
+    );
     assert!(text.contains("rows/s for ibench_insert"), "{text}");
 }
 
