@@ -304,7 +304,28 @@ pub struct RunArgs {
     /// The Insert Benchmark (ibench_insert, ibench_delete): rows per transaction
     #[arg(long, default_value_t = 1, value_name = "N")]
     pub rows_per_commit: u32,
-    /// The sql-bench suite (sqlbench_*): every test's rows and repetitions times N
+    /// The pgbench workload: a pgbench script FILE (or builtin:NAME) with its weight
+    /// (repeatable)
+    #[arg(long = "script", value_name = "FILE[@WEIGHT]")]
+    pub pgbench_scripts: Vec<String>,
+    /// pgbench scripts: a variable NAME=VALUE (repeatable)
+    #[arg(long = "define", value_name = "NAME=VALUE")]
+    pub pgbench_defines: Vec<String>,
+    /// pgbench's tables (prepare pgbench_*): fill factor of accounts, tellers and branches
+    #[arg(long, default_value_t = 100, value_name = "PERCENT")]
+    pub fillfactor: u32,
+    /// pgbench's tables: the initialisation steps (d drop, t create, g/G generate on the
+    /// client/server, v vacuum, p primary keys, f foreign keys)
+    #[arg(long, default_value = "dtgvp", value_name = "STEPS")]
+    pub init_steps: String,
+    /// pgbench's tables: unlogged (PostgreSQL)
+    #[arg(long)]
+    pub unlogged_tables: bool,
+    /// pgbench's tables: with foreign keys between them
+    #[arg(long)]
+    pub foreign_keys: bool,
+    /// The sql-bench suite (sqlbench_*): every test's rows and repetitions times N; pgbench's
+    /// tables (pgbench_*): the scaling factor
     #[arg(long, default_value_t = 1, value_name = "N")]
     pub scale: u32,
     /// LinkBench: nodes to load (links and counts follow from them)

@@ -547,9 +547,20 @@ fn check_sizes(o: &RunArgs) -> Result<(), Error> {
             ),
         ));
     }
-    if !(1..=1000).contains(&o.scale) {
-        return Err(bad("scale", format!("{} must be from 1 to 1000", o.scale)));
+    if !(1..=100_000).contains(&o.scale) {
+        return Err(bad(
+            "scale",
+            format!("{} must be from 1 to 100000", o.scale),
+        ));
     }
+    if !(10..=100).contains(&o.fillfactor) {
+        return Err(bad(
+            "fillfactor",
+            format!("{} must be from 10 to 100", o.fillfactor),
+        ));
+    }
+    crate::workload::pgbench::init::check_steps(&o.init_steps)
+        .map_err(|why| bad("init-steps", why))?;
     if o.warehouses == 0 {
         return Err(bad("warehouses", "must be at least 1"));
     }
@@ -612,6 +623,12 @@ fn workload_options(o: &RunArgs, threads: u32, seed: u64) -> WorkloadOptions {
         rows_per_commit: o.rows_per_commit,
         nodes: o.nodes,
         scale: o.scale,
+        pgbench_scripts: o.pgbench_scripts.clone(),
+        pgbench_defines: o.pgbench_defines.clone(),
+        fillfactor: o.fillfactor,
+        init_steps: o.init_steps.clone(),
+        unlogged_tables: o.unlogged_tables,
+        foreign_keys: o.foreign_keys,
         rand: RandOptions {
             rand_type: o.rand_type,
             rand_seed: seed,

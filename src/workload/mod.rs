@@ -7,6 +7,7 @@ pub mod loader;
 pub mod micro;
 mod names;
 mod options;
+pub mod pgbench;
 pub mod rand;
 mod shared;
 pub mod sqlbench;
@@ -31,6 +32,8 @@ pub fn is_builtin(name: &str) -> bool {
 pub fn build(name: &str, opts: &WorkloadOptions) -> Result<Box<dyn Workload>, Error> {
     let w: Box<dyn Workload> = if name == "tpcc" {
         Box::new(tpcc::Tpcc::new(opts))
+    } else if let Some(w) = pgbench::build(name, opts) {
+        w?
     } else {
         sysbench::build(name, opts)
             .or_else(|| micro::build(name, opts))

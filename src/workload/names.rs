@@ -126,6 +126,22 @@ pub const WORKLOADS: &[(&str, &str)] = &[
         "sql-bench atis: ATIS-like joins over airports, airlines, flights and fares (one event: --events 1)",
     ),
     (
+        "pgbench_tpcb_like",
+        "pgbench's TPC-B (sort of): three updates, a select and an insert; its tables by prepare --scale",
+    ),
+    (
+        "pgbench_simple_update",
+        "pgbench's simple update (-N): the account's update, select and the history's insert",
+    ),
+    (
+        "pgbench_select_only",
+        "pgbench's select only (-S): one account by its key",
+    ),
+    (
+        "pgbench",
+        "pgbench scripts: --script FILE[@WEIGHT] (repeatable), with pgbench's language",
+    ),
+    (
         "linkbench",
         "LinkBench: the social graph's ten operations in their mix over --nodes (see `dbsweep check`)",
     ),

@@ -58,7 +58,16 @@ pub struct WorkloadOptions {
     pub think_scale: f64,
     /// The Insert Benchmark: rows each insert or delete transaction writes.
     pub rows_per_commit: u32,
-    /// The sql-bench suite: every test's rows and repetitions times this.
+    /// The pgbench workload's scripts (`FILE[@WEIGHT]`) and variables (`NAME=VALUE`).
+    pub pgbench_scripts: Vec<String>,
+    pub pgbench_defines: Vec<String>,
+    /// pgbench's tables: fill factor, initialisation steps, unlogged, foreign keys.
+    pub fillfactor: u32,
+    pub init_steps: String,
+    pub unlogged_tables: bool,
+    pub foreign_keys: bool,
+    /// The sql-bench suite: every test's rows and repetitions times this; pgbench: the
+    /// scaling factor.
     pub scale: u32,
     /// LinkBench: the nodes loaded (and the range its operations draw ids from).
     pub nodes: u64,

@@ -1,0 +1,789 @@
+//! pgbench's expression language (`\set`), written from pgbench's documentation: integer and
+//! double values, `:variables`, arithmetic, comparisons, boolean operators, CASE, and the
+//! functions. Parsed once when the script is read; evaluated per transaction.
+
+use super::super::rand::{Rand, Zipf};
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Value {
+    Int(i64),
+    Double(f64),
+    Bool(bool),
+    Null,
+}
+
+impl Value {
+    pub fn as_f64(self) -> Result<f64, String> {
+        match self {
+            Value::Int(i) => Ok(i as f64),
+            Value::Double(d) => Ok(d),
+            Value::Bool(b) => Ok(f64::from(u8::from(b))),
+            Value::Null => Err("NULL where a number is needed".into()),
+        }
+    }
+
+    pub fn as_int(self) -> Result<i64, String> {
+        match self {
+            Value::Int(i) => Ok(i),
+            Value::Double(d) if d.is_finite() && d.abs() < 9.2e18 => Ok(d as i64),
+            Value::Double(d) => Err(format!("double {d} is out of range for an integer")),
+            Value::Bool(b) => Ok(i64::from(b)),
+            Value::Null => Err("NULL where an integer is needed".into()),
+        }
+    }
+
+    pub fn truthy(self) -> Result<bool, String> {
+        match self {
+            Value::Bool(b) => Ok(b),
+            Value::Int(i) => Ok(i != 0),
+            Value::Double(d) => Ok(d != 0.0),
+            Value::Null => Ok(false),
+        }
+    }
+
+    /// As pgbench prints a variable into SQL.
+    pub fn text(self) -> String {
+        match self {
+            Value::Int(i) => i.to_string(),
+            Value::Double(d) => format!("{d}"),
+            Value::Bool(b) => b.to_string(),
+            Value::Null => String::new(),
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Expr {
+    Lit(Value),
+    Var(String),
+    Neg(Box<Expr>),
+    Not(Box<Expr>),
+    BitNot(Box<Expr>),
+    Bin(Op, Box<Expr>, Box<Expr>),
+    Call(String, Vec<Expr>),
+    /// CASE WHEN c THEN v ... [ELSE e] END.
+    Case(Vec<(Expr, Expr)>, Option<Box<Expr>>),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Op {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Mod,
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    And,
+    Or,
+    BitAnd,
+    BitOr,
+    BitXor,
+    Shl,
+    Shr,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+enum Tok {
+    Int(i64),
+    Double(f64),
+    Ident(String),
+    Var(String),
+    Sym(&'static str),
+}
+
+fn tokens(s: &str) -> Result<Vec<Tok>, String> {
+    let b = s.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    const SYMS: [&str; 22] = [
+        "<>", "!=", "<=", ">=", "<<", ">>", "+", "-", "*", "/", "%", "(", ")", ",", "=", "<", ">",
+        "&", "|", "#", "~", "!",
+    ];
+    while i < b.len() {
+        let c = b[i];
+        if c.is_ascii_whitespace() {
+            i += 1;
+        } else if c.is_ascii_digit() || (c == b'.' && b.get(i + 1).is_some_and(u8::is_ascii_digit))
+        {
+            let start = i;
+            while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'.') {
+                // An exponent's sign.
+                if (b[i] == b'e' || b[i] == b'E') && matches!(b.get(i + 1), Some(b'+' | b'-')) {
+                    i += 1;
+                }
+                i += 1;
+            }
+            let t = &s[start..i];
+            out.push(match t.parse::<i64>() {
+                Ok(v) => Tok::Int(v),
+                Err(_) => Tok::Double(
+                    t.parse::<f64>()
+                        .map_err(|_| format!("bad number \"{t}\""))?,
+                ),
+            });
+        } else if c == b':' {
+            let start = i + 1;
+            i += 1;
+            while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
+                i += 1;
+            }
+            if i == start {
+                return Err("':' without a variable name".into());
+            }
+            out.push(Tok::Var(s[start..i].to_string()));
+        } else if c.is_ascii_alphabetic() || c == b'_' {
+            let start = i;
+            while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
+                i += 1;
+            }
+            out.push(Tok::Ident(s[start..i].to_ascii_lowercase()));
+        } else if let Some(sym) = SYMS.iter().find(|sym| s[i..].starts_with(**sym)) {
+            out.push(Tok::Sym(sym));
+            i += sym.len();
+        } else {
+            return Err(format!("unexpected character \"{}\"", &s[i..i + 1]));
+        }
+    }
+    Ok(out)
+}
+
+struct Parser {
+    toks: Vec<Tok>,
+    at: usize,
+}
+
+/// Parses a `\set` expression.
+pub fn parse(s: &str) -> Result<Expr, String> {
+    let mut p = Parser {
+        toks: tokens(s)?,
+        at: 0,
+    };
+    let e = p.or()?;
+    match p.toks.get(p.at) {
+        None => Ok(e),
+        Some(t) => Err(format!("syntax error at {t:?}")),
+    }
+}
+
+impl Parser {
+    fn peek(&self) -> Option<&Tok> {
+        self.toks.get(self.at)
+    }
+
+    fn eat_sym(&mut self, s: &str) -> bool {
+        if matches!(self.peek(), Some(Tok::Sym(x)) if *x == s) {
+            self.at += 1;
+            true
+        } else {
+            false
+        }
+    }
+
+    fn eat_word(&mut self, w: &str) -> bool {
+        if matches!(self.peek(), Some(Tok::Ident(x)) if x == w) {
+            self.at += 1;
+            true
+        } else {
+            false
+        }
+    }
+
+    fn or(&mut self) -> Result<Expr, String> {
+        let mut l = self.and()?;
+        while self.eat_word("or") {
+            l = Expr::Bin(Op::Or, Box::new(l), Box::new(self.and()?));
+        }
+        Ok(l)
+    }
+
+    fn and(&mut self) -> Result<Expr, String> {
+        let mut l = self.not()?;
+        while self.eat_word("and") {
+            l = Expr::Bin(Op::And, Box::new(l), Box::new(self.not()?));
+        }
+        Ok(l)
+    }
+
+    fn not(&mut self) -> Result<Expr, String> {
+        if self.eat_word("not") || self.eat_sym("!") {
+            return Ok(Expr::Not(Box::new(self.not()?)));
+        }
+        self.cmp()
+    }
+
+    fn cmp(&mut self) -> Result<Expr, String> {
+        let l = self.bits()?;
+        let op = match self.peek() {
+            Some(Tok::Sym("=")) => Op::Eq,
+            Some(Tok::Sym("<>" | "!=")) => Op::Ne,
+            Some(Tok::Sym("<")) => Op::Lt,
+            Some(Tok::Sym("<=")) => Op::Le,
+            Some(Tok::Sym(">")) => Op::Gt,
+            Some(Tok::Sym(">=")) => Op::Ge,
+            Some(Tok::Ident(w)) if w == "is" => {
+                self.at += 1;
+                let negate = self.eat_word("not");
+                let rhs = match self.peek() {
+                    Some(Tok::Ident(w)) if w == "null" => Value::Null,
+                    Some(Tok::Ident(w)) if w == "true" => Value::Bool(true),
+                    Some(Tok::Ident(w)) if w == "false" => Value::Bool(false),
+                    _ => return Err("IS takes NULL, TRUE or FALSE".into()),
+                };
+                self.at += 1;
+                let e = Expr::Call("__is".into(), vec![l, Expr::Lit(rhs)]);
+                return Ok(if negate { Expr::Not(Box::new(e)) } else { e });
+            }
+            _ => return Ok(l),
+        };
+        self.at += 1;
+        Ok(Expr::Bin(op, Box::new(l), Box::new(self.bits()?)))
+    }
+
+    fn bits(&mut self) -> Result<Expr, String> {
+        let mut l = self.shift()?;
+        loop {
+            let op = match self.peek() {
+                Some(Tok::Sym("&")) => Op::BitAnd,
+                Some(Tok::Sym("|")) => Op::BitOr,
+                Some(Tok::Sym("#")) => Op::BitXor,
+                _ => return Ok(l),
+            };
+            self.at += 1;
+            l = Expr::Bin(op, Box::new(l), Box::new(self.shift()?));
+        }
+    }
+
+    fn shift(&mut self) -> Result<Expr, String> {
+        let mut l = self.sum()?;
+        loop {
+            let op = match self.peek() {
+                Some(Tok::Sym("<<")) => Op::Shl,
+                Some(Tok::Sym(">>")) => Op::Shr,
+                _ => return Ok(l),
+            };
+            self.at += 1;
+            l = Expr::Bin(op, Box::new(l), Box::new(self.sum()?));
+        }
+    }
+
+    fn sum(&mut self) -> Result<Expr, String> {
+        let mut l = self.product()?;
+        loop {
+            let op = match self.peek() {
+                Some(Tok::Sym("+")) => Op::Add,
+                Some(Tok::Sym("-")) => Op::Sub,
+                _ => return Ok(l),
+            };
+            self.at += 1;
+            l = Expr::Bin(op, Box::new(l), Box::new(self.product()?));
+        }
+    }
+
+    fn product(&mut self) -> Result<Expr, String> {
+        let mut l = self.unary()?;
+        loop {
+            let op = match self.peek() {
+                Some(Tok::Sym("*")) => Op::Mul,
+                Some(Tok::Sym("/")) => Op::Div,
+                Some(Tok::Sym("%")) => Op::Mod,
+                _ => return Ok(l),
+            };
+            self.at += 1;
+            l = Expr::Bin(op, Box::new(l), Box::new(self.unary()?));
+        }
+    }
+
+    fn unary(&mut self) -> Result<Expr, String> {
+        if self.eat_sym("-") {
+            return Ok(Expr::Neg(Box::new(self.unary()?)));
+        }
+        if self.eat_sym("+") {
+            return self.unary();
+        }
+        if self.eat_sym("~") {
+            return Ok(Expr::BitNot(Box::new(self.unary()?)));
+        }
+        self.primary()
+    }
+
+    fn primary(&mut self) -> Result<Expr, String> {
+        let t = self.peek().cloned().ok_or("unexpected end of expression")?;
+        self.at += 1;
+        Ok(match t {
+            Tok::Int(i) => Expr::Lit(Value::Int(i)),
+            Tok::Double(d) => Expr::Lit(Value::Double(d)),
+            Tok::Var(v) => Expr::Var(v),
+            Tok::Sym("(") => {
+                let e = self.or()?;
+                if !self.eat_sym(")") {
+                    return Err("missing ')'".into());
+                }
+                e
+            }
+            Tok::Ident(w) if w == "true" => Expr::Lit(Value::Bool(true)),
+            Tok::Ident(w) if w == "false" => Expr::Lit(Value::Bool(false)),
+            Tok::Ident(w) if w == "null" => Expr::Lit(Value::Null),
+            Tok::Ident(w) if w == "case" => self.case()?,
+            Tok::Ident(name) => {
+                if !self.eat_sym("(") {
+                    return Err(format!("unexpected word \"{name}\""));
+                }
+                let mut args = Vec::new();
+                if !self.eat_sym(")") {
+                    loop {
+                        args.push(self.or()?);
+                        if self.eat_sym(")") {
+                            break;
+                        }
+                        if !self.eat_sym(",") {
+                            return Err(format!("{name}(): expected ',' or ')'"));
+                        }
+                    }
+                }
+                check_call(&name, args.len())?;
+                Expr::Call(name, args)
+            }
+            t => return Err(format!("syntax error at {t:?}")),
+        })
+    }
+
+    fn case(&mut self) -> Result<Expr, String> {
+        let mut arms = Vec::new();
+        while self.eat_word("when") {
+            let c = self.or()?;
+            if !self.eat_word("then") {
+                return Err("CASE: WHEN without THEN".into());
+            }
+            arms.push((c, self.or()?));
+        }
+        if arms.is_empty() {
+            return Err("CASE without WHEN".into());
+        }
+        let other = if self.eat_word("else") {
+            Some(Box::new(self.or()?))
+        } else {
+            None
+        };
+        if !self.eat_word("end") {
+            return Err("CASE without END".into());
+        }
+        Ok(Expr::Case(arms, other))
+    }
+}
+
+/// The functions and how many arguments each takes (min, max).
+const FUNCTIONS: [(&str, usize, usize); 24] = [
+    ("abs", 1, 1),
+    ("debug", 1, 1),
+    ("double", 1, 1),
+    ("exp", 1, 1),
+    ("greatest", 1, usize::MAX),
+    ("hash", 1, 2),
+    ("hash_fnv1a", 1, 2),
+    ("hash_murmur2", 1, 2),
+    ("int", 1, 1),
+    ("least", 1, usize::MAX),
+    ("ln", 1, 1),
+    ("mod", 2, 2),
+    ("permute", 2, 3),
+    ("pi", 0, 0),
+    ("pow", 2, 2),
+    ("power", 2, 2),
+    ("random", 2, 2),
+    ("random_exponential", 3, 3),
+    ("random_gaussian", 3, 3),
+    ("random_zipfian", 3, 3),
+    ("sqrt", 1, 1),
+    ("sin", 1, 1),
+    ("cos", 1, 1),
+    ("__is", 2, 2),
+];
+
+fn check_call(name: &str, n: usize) -> Result<(), String> {
+    match FUNCTIONS.iter().find(|(f, ..)| *f == name) {
+        None | Some(("sin" | "cos" | "__is", ..)) => Err(format!("unknown function \"{name}\"")),
+        Some((_, lo, hi)) if n < *lo || n > *hi => {
+            Err(format!("{name}(): wrong number of arguments ({n})"))
+        }
+        Some(_) => Ok(()),
+    }
+}
+
+/// What an expression reads while it is evaluated.
+pub trait Env {
+    fn var(&self, name: &str) -> Option<Value>;
+    fn rand(&mut self) -> &mut Rand;
+    fn seed(&self) -> u64;
+}
+
+pub fn eval(e: &Expr, env: &mut dyn Env) -> Result<Value, String> {
+    Ok(match e {
+        Expr::Lit(v) => *v,
+        Expr::Var(n) => env
+            .var(n)
+            .ok_or_else(|| format!("undefined variable \"{n}\""))?,
+        Expr::Neg(x) => match eval(x, env)? {
+            Value::Int(i) => Value::Int(i.checked_neg().ok_or("bigint out of range")?),
+            v => Value::Double(-v.as_f64()?),
+        },
+        Expr::Not(x) => Value::Bool(!eval(x, env)?.truthy()?),
+        Expr::BitNot(x) => Value::Int(!eval(x, env)?.as_int()?),
+        Expr::Bin(op, l, r) => binary(*op, l, r, env)?,
+        Expr::Case(arms, other) => {
+            for (c, v) in arms {
+                if eval(c, env)?.truthy()? {
+                    return eval(v, env);
+                }
+            }
+            match other {
+                Some(o) => eval(o, env)?,
+                None => Value::Null,
+            }
+        }
+        Expr::Call(f, args) => call(f, args, env)?,
+    })
+}
+
+fn binary(op: Op, l: &Expr, r: &Expr, env: &mut dyn Env) -> Result<Value, String> {
+    // AND and OR evaluate their right side only when needed, as pgbench does.
+    if matches!(op, Op::And | Op::Or) {
+        let a = eval(l, env)?.truthy()?;
+        if (op == Op::And) != a {
+            return Ok(Value::Bool(a));
+        }
+        return Ok(Value::Bool(eval(r, env)?.truthy()?));
+    }
+    let (a, b) = (eval(l, env)?, eval(r, env)?);
+    let ints = matches!(
+        (a, b),
+        (
+            Value::Int(_) | Value::Bool(_),
+            Value::Int(_) | Value::Bool(_)
+        )
+    );
+    let cmp = |x: std::cmp::Ordering| -> Value {
+        Value::Bool(match op {
+            Op::Eq => x.is_eq(),
+            Op::Ne => x.is_ne(),
+            Op::Lt => x.is_lt(),
+            Op::Le => x.is_le(),
+            Op::Gt => x.is_gt(),
+            _ => x.is_ge(),
+        })
+    };
+    Ok(match op {
+        Op::Eq | Op::Ne | Op::Lt | Op::Le | Op::Gt | Op::Ge => {
+            if ints {
+                cmp(a.as_int()?.cmp(&b.as_int()?))
+            } else {
+                cmp(a
+                    .as_f64()?
+                    .partial_cmp(&b.as_f64()?)
+                    .ok_or("NaN compared")?)
+            }
+        }
+        Op::BitAnd | Op::BitOr | Op::BitXor | Op::Shl | Op::Shr => {
+            let (x, y) = (a.as_int()?, b.as_int()?);
+            Value::Int(match op {
+                Op::BitAnd => x & y,
+                Op::BitOr => x | y,
+                Op::BitXor => x ^ y,
+                Op::Shl => x.wrapping_shl(y as u32),
+                _ => x.wrapping_shr(y as u32),
+            })
+        }
+        _ if ints => {
+            let (x, y) = (a.as_int()?, b.as_int()?);
+            let r = match op {
+                Op::Add => x.checked_add(y),
+                Op::Sub => x.checked_sub(y),
+                Op::Mul => x.checked_mul(y),
+                Op::Div | Op::Mod if y == 0 => return Err("division by zero".into()),
+                // pgbench: INT64_MIN / -1 is an error, INT64_MIN % -1 is 0.
+                Op::Div => x.checked_div(y),
+                _ => Some(x.wrapping_rem(y)),
+            };
+            Value::Int(r.ok_or("bigint out of range")?)
+        }
+        _ => {
+            let (x, y) = (a.as_f64()?, b.as_f64()?);
+            Value::Double(match op {
+                Op::Add => x + y,
+                Op::Sub => x - y,
+                Op::Mul => x * y,
+                Op::Div if y == 0.0 => return Err("division by zero".into()),
+                Op::Div => x / y,
+                _ => return Err("% takes integers".into()),
+            })
+        }
+    })
+}
+
+/// FNV-1a over the 8 bytes of `v`, from `seed`'s basis.
+fn fnv1a(v: i64, seed: u64) -> i64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325 ^ seed;
+    for byte in v.to_le_bytes() {
+        h ^= u64::from(byte);
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    h as i64
+}
+
+/// MurmurHash2 (64-bit, the variant for one 64-bit value) of `v` with `seed`.
+fn murmur2(v: i64, seed: u64) -> i64 {
+    const M: u64 = 0xc6a4_a793_5bd1_e995;
+    const R: u32 = 47;
+    let mut h = seed ^ 8u64.wrapping_mul(M);
+    let mut k = v as u64;
+    k = k.wrapping_mul(M);
+    k ^= k >> R;
+    k = k.wrapping_mul(M);
+    h ^= k;
+    h = h.wrapping_mul(M);
+    h ^= h >> R;
+    h = h.wrapping_mul(M);
+    h ^= h >> R;
+    h as i64
+}
+
+/// A pseudorandom permutation of 0..size, keyed by `seed`: `i` maps to a distinct value (a
+/// cycle walk over a Feistel-like mix on the next power of two).
+fn permute(i: i64, size: i64, seed: u64) -> Result<i64, String> {
+    if size <= 0 {
+        return Err("permute(): size must be greater than zero".into());
+    }
+    let (size, mut v) = (size as u64, i.rem_euclid(size) as u64);
+    let bits = 64 - (size - 1).leading_zeros().min(63);
+    let mask = if bits >= 64 {
+        u64::MAX
+    } else {
+        (1u64 << bits) - 1
+    };
+    loop {
+        for round in 0..4u64 {
+            v = (v ^ (murmur2(round as i64, seed) as u64 >> 7)) & mask;
+            v = v.wrapping_mul(0x9e37_79b9_7f4a_7c15 | 1) & mask;
+            v ^= v >> (bits / 2).max(1);
+        }
+        if v < size {
+            return Ok(v as i64);
+        }
+    }
+}
+
+fn call(f: &str, args: &[Expr], env: &mut dyn Env) -> Result<Value, String> {
+    let mut v = Vec::with_capacity(args.len());
+    for a in args {
+        v.push(eval(a, env)?);
+    }
+    let int = |i: usize| v[i].as_int();
+    let dbl = |i: usize| v[i].as_f64();
+    let range = || -> Result<(i64, i64), String> {
+        let (lo, hi) = (int(0)?, int(1)?);
+        if lo > hi {
+            return Err(format!("{f}(): empty range {lo}..{hi}"));
+        }
+        Ok((lo, hi))
+    };
+    let pick = |lo: i64, hi: i64, u: f64| -> i64 {
+        let span = (hi - lo) as f64 + 1.0;
+        lo + ((u * span) as i64).clamp(0, hi - lo)
+    };
+    Ok(match f {
+        "abs" => match v[0] {
+            Value::Int(i) => Value::Int(i.checked_abs().ok_or("bigint out of range")?),
+            x => Value::Double(x.as_f64()?.abs()),
+        },
+        "debug" => {
+            eprintln!("debug(script=0,command=0): {:?}", v[0]);
+            v[0]
+        }
+        "double" => Value::Double(dbl(0)?),
+        "int" => Value::Int(int(0)?),
+        "exp" => Value::Double(dbl(0)?.exp()),
+        "ln" => Value::Double(dbl(0)?.ln()),
+        "sqrt" => Value::Double(dbl(0)?.sqrt()),
+        "pi" => Value::Double(std::f64::consts::PI),
+        "pow" | "power" => Value::Double(dbl(0)?.powf(dbl(1)?)),
+        "mod" => binary(Op::Mod, &Expr::Lit(v[0]), &Expr::Lit(v[1]), env)?,
+        "greatest" | "least" => {
+            let ints = v.iter().all(|x| matches!(x, Value::Int(_)));
+            let better = |a: f64, b: f64| if f == "greatest" { b > a } else { b < a };
+            let mut best = v[0];
+            for x in &v[1..] {
+                if better(best.as_f64()?, x.as_f64()?) {
+                    best = *x;
+                }
+            }
+            if ints {
+                best
+            } else {
+                Value::Double(best.as_f64()?)
+            }
+        }
+        "hash" | "hash_murmur2" => Value::Int(murmur2(
+            int(0)?,
+            v.get(1).map_or(Ok(env.seed() as i64), |s| s.as_int())? as u64,
+        )),
+        "hash_fnv1a" => Value::Int(fnv1a(
+            int(0)?,
+            v.get(1).map_or(Ok(env.seed() as i64), |s| s.as_int())? as u64,
+        )),
+        "permute" => Value::Int(permute(
+            int(0)?,
+            int(1)?,
+            v.get(2).map_or(Ok(env.seed() as i64), |s| s.as_int())? as u64,
+        )?),
+        "random" => {
+            let (lo, hi) = range()?;
+            let u = env.rand().unit();
+            Value::Int(pick(lo, hi, u))
+        }
+        "random_exponential" => {
+            let (lo, hi) = range()?;
+            let p = dbl(2)?;
+            if p <= 0.0 {
+                return Err("random_exponential(): parameter must be greater than 0".into());
+            }
+            // Truncated exponential over [0, 1): -ln(1 - u(1 - e^-p)) / p.
+            let u = env.rand().unit();
+            let x = -(1.0 - u * (1.0 - (-p).exp())).ln() / p;
+            Value::Int(pick(lo, hi, x))
+        }
+        "random_gaussian" => {
+            let (lo, hi) = range()?;
+            let p = dbl(2)?;
+            if p < 2.0 {
+                return Err("random_gaussian(): parameter must be at least 2.0".into());
+            }
+            // A normal draw kept within [-p, p), mapped onto the range.
+            let x = loop {
+                let (u1, u2) = (env.rand().unit(), env.rand().unit());
+                let z = (-2.0 * (1.0 - u1).ln()).sqrt() * (2.0 * std::f64::consts::PI * u2).cos();
+                if (-p..p).contains(&z) {
+                    break (z + p) / (2.0 * p);
+                }
+            };
+            Value::Int(pick(lo, hi, x))
+        }
+        "random_zipfian" => {
+            let (lo, hi) = range()?;
+            let s = dbl(2)?;
+            if !(1.001..=1000.0).contains(&s) {
+                return Err("random_zipfian(): parameter must be in [1.001, 1000]".into());
+            }
+            let z = Zipf::new((hi - lo + 1) as u64, s);
+            Value::Int(lo + z.sample(env.rand()) as i64 - 1)
+        }
+        "__is" => Value::Bool(match (v[0], v[1]) {
+            (Value::Null, Value::Null) => true,
+            (Value::Bool(a), Value::Bool(b)) => a == b,
+            _ => false,
+        }),
+        other => return Err(format!("unknown function \"{other}\"")),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct E(Rand);
+    impl Env for E {
+        fn var(&self, name: &str) -> Option<Value> {
+            (name == "scale").then_some(Value::Int(3))
+        }
+        fn rand(&mut self) -> &mut Rand {
+            &mut self.0
+        }
+        fn seed(&self) -> u64 {
+            7
+        }
+    }
+
+    fn ev(s: &str) -> Result<Value, String> {
+        eval(&parse(s)?, &mut E(Rand::for_thread(1, 0)))
+    }
+
+    #[test]
+    fn arithmetic_follows_pgbenchs_types_and_precedence() {
+        assert_eq!(ev("1 + 2 * 3"), Ok(Value::Int(7)));
+        assert_eq!(ev("(1 + 2) * :scale"), Ok(Value::Int(9)));
+        assert_eq!(ev("7 / 2"), Ok(Value::Int(3)));
+        assert_eq!(ev("7 / 2.0"), Ok(Value::Double(3.5)));
+        assert_eq!(ev("-7 % 3"), Ok(Value::Int(-1)));
+        assert_eq!(ev("1 << 4 | 1"), Ok(Value::Int(17)));
+        assert_eq!(ev("5 # 1"), Ok(Value::Int(4)));
+        assert_eq!(ev("~0"), Ok(Value::Int(-1)));
+        assert_eq!(ev("1 / 0").unwrap_err(), "division by zero");
+        assert!(ev("9223372036854775807 + 1").is_err());
+        assert_eq!(ev("1e3"), Ok(Value::Double(1000.0)));
+    }
+
+    #[test]
+    fn comparisons_case_and_boolean_logic() {
+        assert_eq!(ev("1 < 2 and not 3 = 4"), Ok(Value::Bool(true)));
+        assert_eq!(ev("1 <> 1 or false"), Ok(Value::Bool(false)));
+        assert_eq!(
+            ev("CASE WHEN :scale > 5 THEN 1 WHEN :scale = 3 THEN 2 ELSE 3 END"),
+            Ok(Value::Int(2))
+        );
+        assert_eq!(ev("null is null"), Ok(Value::Bool(true)));
+        assert_eq!(ev("1 is not null"), Ok(Value::Bool(true)));
+        // OR does not evaluate its right side when its left holds.
+        assert_eq!(ev("true or 1/0 = 1"), Ok(Value::Bool(true)));
+    }
+
+    #[test]
+    fn functions_give_values_in_their_ranges() {
+        assert_eq!(ev("abs(-4)"), Ok(Value::Int(4)));
+        assert_eq!(ev("greatest(1, 7, 3)"), Ok(Value::Int(7)));
+        assert_eq!(ev("least(1, 0.5)"), Ok(Value::Double(0.5)));
+        assert_eq!(ev("int(3.9) + mod(10, 4)"), Ok(Value::Int(5)));
+        assert_eq!(ev("sqrt(16)"), Ok(Value::Double(4.0)));
+        assert_eq!(ev("pow(2, 10)"), Ok(Value::Double(1024.0)));
+        assert!(matches!(ev("pi()"), Ok(Value::Double(p)) if p == std::f64::consts::PI));
+        let mut env = E(Rand::for_thread(1, 0));
+        for f in [
+            "random(1, 10)",
+            "random_exponential(1, 10, 2.5)",
+            "random_gaussian(1, 10, 2.5)",
+            "random_zipfian(1, 10, 1.5)",
+            "permute(:x, 10)",
+        ] {
+            let e = parse(&f.replace(":x", "5")).unwrap();
+            for _ in 0..500 {
+                let v = eval(&e, &mut env).unwrap().as_int().unwrap();
+                let lo = if f.starts_with("permute") { 0 } else { 1 };
+                assert!((lo..=lo + 9).contains(&v), "{f} gave {v}");
+            }
+        }
+        // permute is a permutation.
+        let mut seen: Vec<i64> = (0..100)
+            .map(|i| ev(&format!("permute({i}, 100)")).unwrap().as_int().unwrap())
+            .collect();
+        seen.sort_unstable();
+        assert_eq!(seen, (0..100).collect::<Vec<_>>());
+        assert_eq!(ev("hash(5)"), ev("hash_murmur2(5, 7)"));
+        assert_ne!(ev("hash_fnv1a(5)"), ev("hash_fnv1a(6)"));
+    }
+
+    #[test]
+    fn bad_expressions_say_what_is_wrong() {
+        assert!(
+            parse("random(1)")
+                .unwrap_err()
+                .contains("wrong number of arguments")
+        );
+        assert!(parse("nosuch(1)").unwrap_err().contains("unknown function"));
+        assert!(parse("1 +").is_err());
+        assert!(parse("(1").unwrap_err().contains("')'"));
+        assert!(ev(":nope + 1").unwrap_err().contains("undefined variable"));
+        assert!(ev("random(5, 1)").unwrap_err().contains("empty range"));
+    }
+}

@@ -1,0 +1,342 @@
+//! pgbench's initialisation (`pgbench -i`), as its documentation describes it, step by step:
+//! `d` drop the four tables, `t` create them, `g` generate the rows on the client (COPY),
+//! `G` generate them on the server, `v` vacuum, `p` primary keys, `f` foreign keys. The tables
+//! and rows are pgbench's own, so that pgbench and dbsweep run on each other's data.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
+
+use super::TABLES;
+use crate::db::{Conn, Dialect, RowValue, Target};
+use crate::error::Error;
+use crate::results::figures::LoadReport;
+use crate::workload::WorkloadOptions;
+
+const BRANCHES: i64 = 1;
+const TELLERS: i64 = 10;
+const ACCOUNTS: i64 = 100_000;
+
+/// What `-i` does.
+#[derive(Clone, Debug)]
+pub struct Init {
+    pub scale: i64,
+    pub fillfactor: u32,
+    pub steps: String,
+    pub unlogged: bool,
+    pub style: crate::output::Style,
+    /// Refuse to drop tables that are there (dbsweep's own `prepare` without --force);
+    /// pgbench's `-i` drops them (step d), as pgbench does.
+    pub keep_existing: bool,
+}
+
+impl Init {
+    pub fn of(o: &WorkloadOptions) -> Init {
+        let mut steps = o.init_steps.clone();
+        if o.foreign_keys && !steps.contains('f') {
+            steps.push('f');
+        }
+        Init {
+            scale: i64::from(o.scale.max(1)),
+            fillfactor: o.fillfactor,
+            steps,
+            unlogged: o.unlogged_tables,
+            style: o.style,
+            keep_existing: true,
+        }
+    }
+}
+
+/// Checks `-I`'s letters.
+pub fn check_steps(steps: &str) -> Result<(), String> {
+    match steps.chars().find(|c| !"dtgGvpf ".contains(*c)) {
+        Some(c) => Err(format!(
+            "unrecognized initialization step \"{c}\"; allowed step characters are: \"d\" (drop), \"t\" (create tables), \"g\" (client-side generate), \"G\" (server-side generate), \"v\" (vacuum), \"p\" (primary keys), \"f\" (foreign keys)"
+        )),
+        None if steps.contains('g') && steps.contains('G') => {
+            Err("-I: \"g\" and \"G\" cannot both be given".into())
+        }
+        None => Ok(()),
+    }
+}
+
+/// Runs the steps of `init` on `target`.
+pub fn run(
+    target: &dyn Target,
+    init: &Init,
+    force: bool,
+    stop: &AtomicBool,
+) -> Result<LoadReport, Error> {
+    check_steps(&init.steps).map_err(|why| Error::Option {
+        option: "init-steps".into(),
+        why,
+    })?;
+    let url = target.display_url();
+    let mut conn = target.connect().map_err(|e| Error::db(&url, e))?;
+    let d = target.dialect();
+    let start = Instant::now();
+    let cpu_start = crate::metrics::process_cpu_seconds();
+    let mut rows = 0;
+    let db = |what: &str| {
+        let what = what.to_string();
+        move |e| Error::db(what, e)
+    };
+    for step in init.steps.chars() {
+        if stop.load(Ordering::Relaxed) {
+            return Err(Error::Run(
+                "interrupted during pgbench's initialisation".into(),
+            ));
+        }
+        match step {
+            'd' => {
+                if init.keep_existing && !force {
+                    for t in TABLES {
+                        if conn.table_exists(t).map_err(db(&url))? {
+                            return Err(Error::Usage(format!(
+                                "table {t} already exists in {url}; run `dbsweep cleanup pgbench_tpcb_like` first or add --force to drop and reload it"
+                            )));
+                        }
+                    }
+                }
+                init.style.progress("dropping old tables...");
+                drop_all(conn.as_mut(), d, true).map_err(db("dropping pgbench's tables"))?;
+            }
+            't' => create(conn.as_mut(), d, init).map_err(db("creating pgbench's tables"))?,
+            'g' => rows += generate_client(conn.as_mut(), init, stop)?,
+            'G' => rows += generate_server(conn.as_mut(), init).map_err(db("generating data"))?,
+            'v' => {
+                init.style.progress("vacuuming...");
+                for t in [
+                    "pgbench_branches",
+                    "pgbench_tellers",
+                    "pgbench_accounts",
+                    "pgbench_history",
+                ] {
+                    let sql = match d {
+                        Dialect::Postgres => format!("VACUUM ANALYZE {t}"),
+                        Dialect::Mysql => format!("ANALYZE TABLE {t}"),
+                        _ => format!("ANALYZE {t}"),
+                    };
+                    conn.batch(&sql).map_err(db("vacuuming"))?;
+                }
+            }
+            'p' => {
+                init.style.progress("creating primary keys...");
+                for (t, k) in [
+                    ("pgbench_branches", "bid"),
+                    ("pgbench_tellers", "tid"),
+                    ("pgbench_accounts", "aid"),
+                ] {
+                    let sql = if d == Dialect::Sqlite {
+                        format!("CREATE UNIQUE INDEX {t}_pkey ON {t} ({k})")
+                    } else {
+                        format!("ALTER TABLE {t} ADD PRIMARY KEY ({k})")
+                    };
+                    conn.batch(&sql).map_err(db("creating primary keys"))?;
+                }
+            }
+            'f' => {
+                init.style.progress("creating foreign keys...");
+                for (t, c, r) in [
+                    ("pgbench_tellers", "bid", "pgbench_branches"),
+                    ("pgbench_accounts", "bid", "pgbench_branches"),
+                    ("pgbench_history", "bid", "pgbench_branches"),
+                    ("pgbench_history", "tid", "pgbench_tellers"),
+                    ("pgbench_history", "aid", "pgbench_accounts"),
+                ] {
+                    conn.batch(&format!(
+                        "ALTER TABLE {t} ADD CONSTRAINT {t}_{c}_fkey FOREIGN KEY ({c}) REFERENCES {r}"
+                    ))
+                    .map_err(db("creating foreign keys"))?;
+                }
+            }
+            _ => {}
+        }
+    }
+    let seconds = start.elapsed().as_secs_f64();
+    Ok(LoadReport {
+        tables: 4,
+        rows,
+        seconds,
+        rows_per_s: if seconds > 0.0 {
+            rows as f64 / seconds
+        } else {
+            0.0
+        },
+        client_cpu_s: crate::metrics::process_cpu_seconds() - cpu_start,
+    })
+}
+
+fn create(conn: &mut dyn Conn, d: Dialect, init: &Init) -> Result<(), crate::db::DbError> {
+    init.style.progress("creating tables...");
+    let aid = if init.scale >= 20_000 {
+        "bigint"
+    } else {
+        "int"
+    };
+    let with = if d == Dialect::Postgres && init.fillfactor != 100 {
+        format!(" WITH (fillfactor={})", init.fillfactor)
+    } else {
+        String::new()
+    };
+    let unlogged = if init.unlogged && d == Dialect::Postgres {
+        "UNLOGGED "
+    } else {
+        ""
+    };
+    for (t, cols, ff) in [
+        (
+            "pgbench_history",
+            format!("tid int,bid int,aid {aid},delta int,mtime timestamp,filler char(22)"),
+            false,
+        ),
+        (
+            "pgbench_tellers",
+            "tid int not null,bid int,tbalance int,filler char(84)".to_string(),
+            true,
+        ),
+        (
+            "pgbench_accounts",
+            format!("aid {aid} not null,bid int,abalance int,filler char(84)"),
+            true,
+        ),
+        (
+            "pgbench_branches",
+            "bid int not null,bbalance int,filler char(88)".to_string(),
+            true,
+        ),
+    ] {
+        let with = if ff { with.as_str() } else { "" };
+        conn.batch(&format!("CREATE {unlogged}TABLE {t}({cols}){with}"))?;
+    }
+    Ok(())
+}
+
+fn generate_client(conn: &mut dyn Conn, init: &Init, stop: &AtomicBool) -> Result<u64, Error> {
+    init.style.progress("generating data (client-side)...");
+    let err = |e| Error::db("generating data", e);
+    for t in [
+        "pgbench_accounts",
+        "pgbench_branches",
+        "pgbench_history",
+        "pgbench_tellers",
+    ] {
+        conn.batch(&format!("DELETE FROM {t}")).map_err(err)?;
+    }
+    let s = init.scale;
+    let (mut b, mut t) = (1, 1);
+    let mut rows = conn
+        .bulk_load("pgbench_branches", &["bid", "bbalance"], &mut |out| {
+            if b > BRANCHES * s {
+                return false;
+            }
+            out.clear();
+            out.extend([RowValue::Int(b), RowValue::Int(0)]);
+            b += 1;
+            true
+        })
+        .map_err(err)?;
+    rows += conn
+        .bulk_load("pgbench_tellers", &["tid", "bid", "tbalance"], &mut |out| {
+            if t > TELLERS * s {
+                return false;
+            }
+            out.clear();
+            out.extend([
+                RowValue::Int(t),
+                RowValue::Int((t - 1) / TELLERS + 1),
+                RowValue::Int(0),
+            ]);
+            t += 1;
+            true
+        })
+        .map_err(err)?;
+    let total = ACCOUNTS * s;
+    let mut a = 1;
+    rows += conn
+        .bulk_load(
+            "pgbench_accounts",
+            &["aid", "bid", "abalance", "filler"],
+            &mut |out| {
+                if a > total || stop.load(Ordering::Relaxed) {
+                    return false;
+                }
+                out.clear();
+                out.extend([
+                    RowValue::Int(a),
+                    RowValue::Int((a - 1) / ACCOUNTS + 1),
+                    RowValue::Int(0),
+                    RowValue::Text(String::new()),
+                ]);
+                if a % ACCOUNTS == 0 {
+                    init.style.progress(&format!(
+                        "{a} of {total} tuples ({}%) done",
+                        a * 100 / total
+                    ));
+                }
+                a += 1;
+                true
+            },
+        )
+        .map_err(err)?;
+    Ok(rows)
+}
+
+fn generate_server(conn: &mut dyn Conn, init: &Init) -> Result<u64, crate::db::DbError> {
+    init.style.progress("generating data (server-side)...");
+    for t in [
+        "pgbench_accounts",
+        "pgbench_branches",
+        "pgbench_history",
+        "pgbench_tellers",
+    ] {
+        conn.batch(&format!("TRUNCATE TABLE {t}"))?;
+    }
+    let s = init.scale;
+    conn.batch(&format!(
+        "INSERT INTO pgbench_branches(bid,bbalance) SELECT bid, 0 FROM generate_series(1, {}) AS bid",
+        BRANCHES * s
+    ))?;
+    conn.batch(&format!(
+        "INSERT INTO pgbench_tellers(tid,bid,tbalance) SELECT tid, (tid - 1) / {TELLERS} + 1, 0 FROM generate_series(1, {}) AS tid",
+        TELLERS * s
+    ))?;
+    conn.batch(&format!(
+        "INSERT INTO pgbench_accounts(aid,bid,abalance,filler) SELECT aid, (aid - 1) / {ACCOUNTS} + 1, 0, '' FROM generate_series(1, {}) AS aid",
+        ACCOUNTS * s
+    ))?;
+    Ok(((BRANCHES + TELLERS + ACCOUNTS) * s) as u64)
+}
+
+/// Drops the four tables (those there when `if_exists`): one statement where the database
+/// takes several tables (their foreign keys between them), else history first.
+fn drop_all(conn: &mut dyn Conn, d: Dialect, if_exists: bool) -> Result<(), crate::db::DbError> {
+    let exists = if if_exists { "IF EXISTS " } else { "" };
+    if d == Dialect::Sqlite {
+        for t in [
+            "pgbench_history",
+            "pgbench_accounts",
+            "pgbench_tellers",
+            "pgbench_branches",
+        ] {
+            conn.batch(&format!("DROP TABLE {exists}{t}"))?;
+        }
+        return Ok(());
+    }
+    conn.batch(&format!("DROP TABLE {exists}{}", TABLES.join(", ")))
+}
+
+/// Drops pgbench's tables that are there (`cleanup`).
+pub fn drop_tables(target: &dyn Target, o: &WorkloadOptions) -> Result<u32, Error> {
+    let url = target.display_url();
+    let mut conn = target.connect().map_err(|e| Error::db(&url, e))?;
+    let mut n = 0;
+    for t in TABLES {
+        if conn.table_exists(t).map_err(|e| Error::db(&url, e))? {
+            o.style.progress(&format!("Dropping table '{t}'..."));
+            n += 1;
+        }
+    }
+    drop_all(conn.as_mut(), target.dialect(), true)
+        .map_err(|e| Error::db("dropping pgbench's tables", e))?;
+    Ok(n)
+}

@@ -1,0 +1,366 @@
+//! pgbench's scripts, read as pgbench reads them (its documented grammar): SQL commands ended
+//! by a semicolon, with `:name` variables; meta-commands from a backslash to the end of the
+//! line (a backslash before the newline continues it), case-insensitive: `\set`, `\sleep`,
+//! `\if \elif \else \endif`. A script error names the file, the line and the command.
+
+use super::expr::{self, Expr};
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Command {
+    /// SQL: its text pieces and the variables between them (`text[0] var[0] text[1] ...`).
+    Sql {
+        text: Vec<String>,
+        vars: Vec<String>,
+        /// The command as written, for messages and per-statement reports.
+        source: String,
+    },
+    Set(String, Expr),
+    /// `\sleep`: microseconds, a number or a variable's.
+    Sleep(Expr, u64),
+    If(Expr),
+    Elif(Expr),
+    Else,
+    Endif,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Script {
+    pub name: String,
+    pub commands: Vec<Command>,
+    /// For each `\if`/`\elif`/`\else`, the index of the next branch (or of its `\endif`);
+    /// for each `\endif`, nothing. Resolved when the script is read.
+    pub jumps: Vec<Option<usize>>,
+}
+
+/// pgbench's built-in scripts: (name, description as pgbench prints it, text).
+pub const BUILTINS: [(&str, &str, &str); 3] = [
+    (
+        "tpcb-like",
+        "<builtin: TPC-B (sort of)>",
+        "\\set aid random(1, 100000 * :scale)\n\
+         \\set bid random(1, 1 * :scale)\n\
+         \\set tid random(1, 10 * :scale)\n\
+         \\set delta random(-5000, 5000)\n\
+         BEGIN;\n\
+         UPDATE pgbench_accounts SET abalance = abalance + :delta WHERE aid = :aid;\n\
+         SELECT abalance FROM pgbench_accounts WHERE aid = :aid;\n\
+         UPDATE pgbench_tellers SET tbalance = tbalance + :delta WHERE tid = :tid;\n\
+         UPDATE pgbench_branches SET bbalance = bbalance + :delta WHERE bid = :bid;\n\
+         INSERT INTO pgbench_history (tid, bid, aid, delta, mtime) VALUES (:tid, :bid, :aid, :delta, CURRENT_TIMESTAMP);\n\
+         END;\n",
+    ),
+    (
+        "simple-update",
+        "<builtin: simple update>",
+        "\\set aid random(1, 100000 * :scale)\n\
+         \\set bid random(1, 1 * :scale)\n\
+         \\set tid random(1, 10 * :scale)\n\
+         \\set delta random(-5000, 5000)\n\
+         BEGIN;\n\
+         UPDATE pgbench_accounts SET abalance = abalance + :delta WHERE aid = :aid;\n\
+         SELECT abalance FROM pgbench_accounts WHERE aid = :aid;\n\
+         INSERT INTO pgbench_history (tid, bid, aid, delta, mtime) VALUES (:tid, :bid, :aid, :delta, CURRENT_TIMESTAMP);\n\
+         END;\n",
+    ),
+    (
+        "select-only",
+        "<builtin: select only>",
+        "\\set aid random(1, 100000 * :scale)\n\
+         SELECT abalance FROM pgbench_accounts WHERE aid = :aid;\n",
+    ),
+];
+
+/// The built-in script whose name starts with `prefix` (pgbench takes any unique prefix).
+pub fn builtin(prefix: &str) -> Result<(&'static str, &'static str, &'static str), String> {
+    let found: Vec<_> = BUILTINS
+        .iter()
+        .filter(|(n, ..)| n.starts_with(prefix))
+        .collect();
+    match found.as_slice() {
+        [one] => Ok(**one),
+        _ if BUILTINS.iter().any(|(n, ..)| *n == prefix) => {
+            Ok(*BUILTINS.iter().find(|(n, ..)| *n == prefix).expect("found"))
+        }
+        [] => Err(format!(
+            "no builtin script found for name \"{prefix}\" (available: tpcb-like, simple-update, select-only)"
+        )),
+        _ => Err(format!("ambiguous builtin name: \"{prefix}\"")),
+    }
+}
+
+/// Splits SQL into text and `:name` references (not `::` casts, not inside quotes).
+fn sql(source: &str) -> Command {
+    let (mut text, mut vars) = (vec![String::new()], Vec::new());
+    let b = source.as_bytes();
+    let (mut i, mut quote) = (0, None::<u8>);
+    while i < b.len() {
+        let c = b[i];
+        match quote {
+            Some(q) if c == q => quote = None,
+            Some(_) => {}
+            None if c == b'\'' || c == b'"' => quote = Some(c),
+            None if c == b':' && b.get(i + 1) == Some(&b':') => {
+                text.last_mut().expect("one").push_str("::");
+                i += 2;
+                continue;
+            }
+            None if c == b':'
+                && b.get(i + 1)
+                    .is_some_and(|n| n.is_ascii_alphabetic() || *n == b'_') =>
+            {
+                let start = i + 1;
+                let mut end = start;
+                while end < b.len() && (b[end].is_ascii_alphanumeric() || b[end] == b'_') {
+                    end += 1;
+                }
+                vars.push(source[start..end].to_string());
+                text.push(String::new());
+                i = end;
+                continue;
+            }
+            None => {}
+        }
+        // Copy the whole UTF-8 character.
+        let len = source[i..].chars().next().map_or(1, char::len_utf8);
+        text.last_mut().expect("one").push_str(&source[i..i + len]);
+        i += len;
+    }
+    Command::Sql {
+        text,
+        vars,
+        source: source.trim().to_string(),
+    }
+}
+
+fn meta(line: &str) -> Result<Command, String> {
+    let body = line.trim_start_matches('\\');
+    let (word, rest) = body
+        .split_once(char::is_whitespace)
+        .map_or((body, ""), |(w, r)| (w, r.trim()));
+    let expr = |s: &str| expr::parse(s);
+    Ok(match word.to_ascii_lowercase().as_str() {
+        "set" => {
+            let (name, e) = rest
+                .split_once(char::is_whitespace)
+                .ok_or("missing argument")?;
+            if !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') || name.is_empty() {
+                return Err(format!("invalid variable name: \"{name}\""));
+            }
+            Command::Set(name.to_string(), expr(e.trim())?)
+        }
+        "sleep" => {
+            let mut parts = rest.split_whitespace();
+            let n = parts.next().ok_or("missing argument")?;
+            let us = match parts.next().map(str::to_ascii_lowercase).as_deref() {
+                None | Some("s") => 1_000_000,
+                Some("ms") => 1000,
+                Some("us") => 1,
+                Some(u) => return Err(format!("unrecognized time unit, must be us, ms or s: {u}")),
+            };
+            if parts.next().is_some() {
+                return Err("too many arguments".into());
+            }
+            let e = if let Some(v) = n.strip_prefix(':') {
+                Expr::Var(v.to_string())
+            } else {
+                expr(n)?
+            };
+            Command::Sleep(e, us)
+        }
+        "if" => Command::If(expr(rest)?),
+        "elif" => Command::Elif(expr(rest)?),
+        "else" => Command::Else,
+        "endif" => Command::Endif,
+        other => {
+            return Err(format!(
+                "invalid command \\{other} (dbsweep's pgbench scripts take \\set, \\sleep, \\if, \\elif, \\else, \\endif)"
+            ));
+        }
+    })
+}
+
+/// Reads script `name` (a file's path, or a builtin's name) from `text`.
+pub fn parse(name: &str, text: &str) -> Result<Script, String> {
+    let mut commands = Vec::new();
+    let mut pending = String::new();
+    let mut pending_line = 0;
+    let lines: Vec<&str> = text.lines().collect();
+    let mut i = 0;
+    while i < lines.len() {
+        let no = i + 1;
+        let mut line = lines[i].to_string();
+        i += 1;
+        let trimmed = line.trim_start();
+        if pending.trim().is_empty() && trimmed.starts_with('\\') {
+            // A meta-command, continued by a backslash at the end of its line.
+            while line.ends_with('\\') && i < lines.len() {
+                line.pop();
+                line.push(' ');
+                line.push_str(lines[i]);
+                i += 1;
+            }
+            let c = meta(line.trim())
+                .map_err(|e| format!("{name}:{no}: {e} in command \"{}\"", line.trim()))?;
+            commands.push(c);
+            continue;
+        }
+        // SQL: up to a semicolon outside quotes (comments `--` to the end of the line dropped).
+        let code = strip_comment(&line);
+        if pending.trim().is_empty() {
+            pending_line = no;
+        }
+        pending.push_str(code);
+        pending.push('\n');
+        if statement_ends(&pending) {
+            let s = pending.trim().trim_end_matches(';').trim().to_string();
+            if !s.is_empty() {
+                commands.push(sql(&s));
+            }
+            pending.clear();
+        }
+    }
+    if !pending.trim().is_empty() {
+        commands.push(sql(pending.trim()));
+    }
+    if commands.is_empty() {
+        return Err(format!("{name}: empty command list for script"));
+    }
+    let jumps = resolve(&commands).map_err(|e| format!("{name}:{pending_line}: {e}"))?;
+    Ok(Script {
+        name: name.to_string(),
+        commands,
+        jumps,
+    })
+}
+
+fn strip_comment(line: &str) -> &str {
+    let mut quote = None;
+    let b = line.as_bytes();
+    for i in 0..b.len() {
+        match (quote, b[i]) {
+            (Some(q), c) if c == q => quote = None,
+            (None, b'\'' | b'"') => quote = Some(b[i]),
+            (None, b'-') if b.get(i + 1) == Some(&b'-') => return &line[..i],
+            _ => {}
+        }
+    }
+    line
+}
+
+fn statement_ends(s: &str) -> bool {
+    let mut quote = None;
+    let mut last_semi = false;
+    for c in s.bytes() {
+        match (quote, c) {
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), _) => {}
+            (None, b'\'' | b'"') => quote = Some(c),
+            (None, b';') => last_semi = true,
+            (None, c) if !c.is_ascii_whitespace() => last_semi = false,
+            _ => {}
+        }
+    }
+    last_semi
+}
+
+/// The branch targets of the script's `\if` blocks; an unbalanced block is an error.
+fn resolve(commands: &[Command]) -> Result<Vec<Option<usize>>, String> {
+    let mut jumps = vec![None; commands.len()];
+    // Open blocks: the index of the last branch command seen, and whether \else was seen.
+    let mut open: Vec<(usize, bool)> = Vec::new();
+    for (i, c) in commands.iter().enumerate() {
+        match c {
+            Command::If(_) => open.push((i, false)),
+            Command::Elif(_) | Command::Else => {
+                let (last, seen_else) = open
+                    .last_mut()
+                    .ok_or("\\elif or \\else without a matching \\if")?;
+                if *seen_else {
+                    return Err("\\elif or \\else after \\else".into());
+                }
+                jumps[*last] = Some(i);
+                *last = i;
+                *seen_else = matches!(c, Command::Else);
+            }
+            Command::Endif => {
+                let (last, _) = open.pop().ok_or("\\endif without a matching \\if")?;
+                jumps[last] = Some(i);
+            }
+            _ => {}
+        }
+    }
+    if !open.is_empty() {
+        return Err("\\if without a matching \\endif".into());
+    }
+    Ok(jumps)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_builtins_read_as_pgbench_reads_them() {
+        let s = parse("tpcb-like", BUILTINS[0].2).unwrap();
+        assert_eq!(s.commands.len(), 11);
+        match &s.commands[5] {
+            Command::Sql { text, vars, .. } => {
+                assert_eq!(vars, &["delta", "aid"]);
+                assert_eq!(
+                    text[0],
+                    "UPDATE pgbench_accounts SET abalance = abalance + "
+                );
+            }
+            c => panic!("{c:?}"),
+        }
+        assert_eq!(builtin("sel").unwrap().0, "select-only");
+        assert!(builtin("s").unwrap_err().contains("ambiguous"));
+        assert!(builtin("x").unwrap_err().contains("no builtin script"));
+    }
+
+    #[test]
+    fn casts_quotes_comments_and_multi_line_statements() {
+        let s = parse(
+            "f.sql",
+            "SELECT ':a', x::int, :b -- :c\n  FROM t\n  WHERE y = ';';\n\\SLEEP 2 ms\n",
+        )
+        .unwrap();
+        match &s.commands[0] {
+            Command::Sql { vars, text, .. } => {
+                assert_eq!(vars, &["b"]);
+                assert!(text[0].contains("x::int"));
+                assert!(text[1].contains("WHERE y = ';'"));
+            }
+            c => panic!("{c:?}"),
+        }
+        assert!(matches!(&s.commands[1], Command::Sleep(_, 1000)));
+    }
+
+    #[test]
+    fn if_blocks_resolve_and_errors_name_the_line() {
+        let s = parse(
+            "f.sql",
+            "\\if :x > 1\nSELECT 1;\n\\elif :x = 1\nSELECT 2;\n\\else\nSELECT 3;\n\\endif\n",
+        )
+        .unwrap();
+        assert_eq!(s.jumps[0], Some(2));
+        assert_eq!(s.jumps[2], Some(4));
+        assert_eq!(s.jumps[4], Some(6));
+        let e = parse("f.sql", "SELECT 1;\n\\set x random(1)\n").unwrap_err();
+        assert!(
+            e.starts_with("f.sql:2: ") && e.contains("\\set x random(1)"),
+            "{e}"
+        );
+        assert!(
+            parse("f.sql", "\\if 1\nSELECT 1;\n")
+                .unwrap_err()
+                .contains("\\endif")
+        );
+        assert!(
+            parse("f.sql", "\\nosuch\n")
+                .unwrap_err()
+                .contains("invalid command")
+        );
+        assert!(parse("f.sql", "  \n").unwrap_err().contains("empty"));
+    }
+}
