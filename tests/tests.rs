@@ -15,6 +15,7 @@ mod lua;
 mod lua_threads;
 mod managed;
 mod mock;
+mod pgbench;
 mod profile;
 mod remote;
 mod remote_sweep;

@@ -1,0 +1,211 @@
+//! pgbench's workloads against the real pgbench of the installed PostgreSQL, on one managed
+//! server: each tool runs on the other's tables, fixed transaction counts add exactly that many
+//! history rows, TPC-B's balances agree, and a custom script's \set, \if and variables give
+//! the rows pgbench's give.
+
+use std::process::Command;
+
+use dbsweep::server::ServerKind;
+
+use crate::util::{Line, Scratch, start};
+
+const PGBENCH: &str = "/usr/lib/postgresql/15/bin/pgbench";
+
+fn query(url: &str, sql: &str) -> i64 {
+    let target = dbsweep::db::open(url, Default::default()).expect("target");
+    let mut conn = target.connect().expect("connect");
+    conn.query_i64(sql).expect("query").expect("a value")
+}
+
+/// The real pgbench on the managed server at `port`, with `args`; its stdout.
+fn pgbench(port: u16, args: &[&str]) -> String {
+    let out = Command::new(PGBENCH)
+        .args(["-h", "127.0.0.1", "-p", &port.to_string(), "-U", "sbtest"])
+        .args(args)
+        .arg("sbtest")
+        .output()
+        .expect("pgbench runs");
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(
+        out.status.success(),
+        "pgbench {args:?}: {text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    text
+}
+
+/// TPC-B's invariant: every balance total is the sum of the history's deltas.
+fn assert_balanced(url: &str) {
+    let deltas = query(url, "SELECT COALESCE(SUM(delta), 0) FROM pgbench_history");
+    for t in ["accounts", "tellers", "branches"] {
+        let col = &t[..1];
+        assert_eq!(
+            query(
+                url,
+                &format!("SELECT COALESCE(SUM({col}balance), 0) FROM pgbench_{t}")
+            ),
+            deltas,
+            "{t}"
+        );
+    }
+}
+
+#[test]
+fn dbsweep_and_pgbench_run_on_each_others_tables() {
+    let server = start(ServerKind::Postgres);
+    let url = server.url.clone();
+    Line::new(&["prepare", "pgbench_tpcb_like", "--scale", "2"])
+        .target(&url)
+        .assert()
+        .success();
+    assert_eq!(
+        query(&url, "SELECT count(*) FROM pgbench_accounts"),
+        200_000
+    );
+    assert_eq!(query(&url, "SELECT count(*) FROM pgbench_tellers"), 20);
+    assert_eq!(query(&url, "SELECT count(*) FROM pgbench_branches"), 2);
+    // pgbench on dbsweep's tables.
+    let out = pgbench(server.port, &["-n", "-t", "50", "-c", "2"]);
+    assert!(
+        out.contains("number of transactions actually processed: 100/100"),
+        "{out}"
+    );
+    assert_eq!(query(&url, "SELECT count(*) FROM pgbench_history"), 100);
+    assert_balanced(&url);
+    // dbsweep on pgbench's tables (with its foreign keys), in both query modes.
+    pgbench(server.port, &["-i", "-s", "1", "--foreign-keys", "-q"]);
+    for mode in ["auto", "disable"] {
+        Line::new(&[
+            "run",
+            "pgbench_tpcb_like",
+            "--threads",
+            "2",
+            "--events",
+            "200",
+            "--time",
+            "0",
+            "--ps-mode",
+            mode,
+        ])
+        .target(&url)
+        .quiet()
+        .assert()
+        .success();
+    }
+    assert_eq!(query(&url, "SELECT count(*) FROM pgbench_history"), 400);
+    // The scale came from the data: every account drawn is one of scale 1's.
+    assert_eq!(
+        query(&url, "SELECT max(aid) FROM pgbench_history"),
+        query(
+            &url,
+            "SELECT max(aid) FROM pgbench_history WHERE aid <= 100000"
+        )
+    );
+    assert_balanced(&url);
+    // dbsweep's own prepare refuses to drop tables that are there.
+    let refused = Line::new(&["prepare", "pgbench_tpcb_like"])
+        .target(&url)
+        .assert()
+        .code(2);
+    let err = String::from_utf8_lossy(&refused.get_output().stderr).to_string();
+    assert!(err.contains("already exists"), "{err}");
+    Line::new(&["cleanup", "pgbench_select_only"])
+        .target(&url)
+        .assert()
+        .success();
+    assert_eq!(
+        query(
+            &url,
+            "SELECT count(*) FROM pg_tables WHERE tablename LIKE 'pgbench%'"
+        ),
+        0
+    );
+}
+
+#[test]
+fn a_custom_script_gives_the_rows_pgbench_gives() {
+    let s = Scratch::new();
+    let server = start(ServerKind::Postgres);
+    let url = server.url.clone();
+    let script = s.path("custom.sql");
+    std::fs::write(
+        &script,
+        "\\set k2 :k * 2 + greatest(0, -3)\n\
+         \\set r random(1, 10)\n\
+         \\SET w CASE WHEN :r > 5 THEN 1 ELSE 2 END\n\
+         \\if :r > 5\n\
+         INSERT INTO pgb_t (v, branch, w) VALUES (:k2 + 1, 1, :w);\n\
+         \\elif :r > 0\n\
+         INSERT INTO pgb_t (v, branch, w)\n   VALUES (:k2, 2, :w); -- two lines\n\
+         \\else\n\
+         SELECT 1/0;\n\
+         \\endif\n\
+         \\sleep 0 ms\n",
+    )
+    .unwrap();
+    let target = dbsweep::db::open(&url, Default::default()).unwrap();
+    target
+        .connect()
+        .unwrap()
+        .batch("CREATE TABLE pgb_t (v int, branch int, w int)")
+        .unwrap();
+    let path = script.to_str().unwrap();
+    pgbench(server.port, &["-n", "-t", "100", "-D", "k=5", "-f", path]);
+    Line::new(&[
+        "run", "pgbench", "--script", path, "--define", "k=5", "--events", "100", "--time", "0",
+    ])
+    .target(&url)
+    .quiet()
+    .assert()
+    .success();
+    assert_eq!(query(&url, "SELECT count(*) FROM pgb_t"), 200);
+    // Every row is one of the two branches, with its CASE value, and both branches ran.
+    assert_eq!(
+        query(
+            &url,
+            "SELECT count(*) FROM pgb_t WHERE (v, branch, w) NOT IN ((11, 1, 1), (10, 2, 2))"
+        ),
+        0
+    );
+    assert!(query(&url, "SELECT count(DISTINCT branch) FROM pgb_t") == 2);
+    // Weights: three of the custom script to one select-only, within a wide margin.
+    Line::new(&["prepare", "pgbench_select_only", "--scale", "1"])
+        .target(&url)
+        .assert()
+        .success();
+    Line::new(&[
+        "run",
+        "pgbench",
+        "--script",
+        &format!("{path}@3"),
+        "--script",
+        "builtin:select-only@1",
+        "--define",
+        "k=5",
+        "--events",
+        "400",
+        "--time",
+        "0",
+    ])
+    .target(&url)
+    .quiet()
+    .assert()
+    .success();
+    let custom = query(&url, "SELECT count(*) FROM pgb_t") - 200;
+    assert!(
+        (240..=360).contains(&custom),
+        "{custom} of 400 ran the custom script"
+    );
+    // A script error names the file and line.
+    let bad = s.path("bad.sql");
+    std::fs::write(&bad, "SELECT 1;\n\\set x random(1)\n").unwrap();
+    let out = Line::new(&["run", "pgbench", "--script", bad.to_str().unwrap()])
+        .target(&url)
+        .assert()
+        .code(2);
+    let err = String::from_utf8_lossy(&out.get_output().stderr).to_string();
+    assert!(
+        err.contains("bad.sql:2:") && err.contains("wrong number of arguments"),
+        "{err}"
+    );
+}
