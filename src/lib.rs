@@ -14,6 +14,7 @@ pub mod lua;
 pub mod measure;
 pub mod metrics;
 pub mod output;
+pub mod pgbench;
 pub mod plan;
 pub mod report;
 pub mod results;

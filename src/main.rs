@@ -18,6 +18,15 @@ fn main() {
     if let Some(args) = as_sysbench {
         std::process::exit(exit_code(dbsweep::commands::sysbench(args)));
     }
+    // pgbench's command line and output through a link named `pgbench` (or `dbsweep pgbench`).
+    let as_pgbench = match raw.first() {
+        Some(argv0) if dbsweep::pgbench::invoked_as_pgbench(argv0) => Some(&raw[1..]),
+        _ if raw.get(1).is_some_and(|a| a == "pgbench") => Some(&raw[2..]),
+        _ => None,
+    };
+    if let Some(args) = as_pgbench {
+        std::process::exit(pgbench_exit_code(dbsweep::commands::pgbench(args)));
+    }
     // A sysbench Lua script has options of its own: its command line is parsed apart.
     if let Some((command, script, rest)) = dbsweep::lua::script_command(&raw) {
         let outcome = dbsweep::measure::run_script(&command, &script, &rest, Default::default());
@@ -30,6 +39,26 @@ fn main() {
         Err(e) => e.exit(),
     };
     std::process::exit(exit_code(dbsweep::commands::run(cli)));
+}
+
+/// pgbench's exit codes: 0 done, 1 a bad command line or a failed initialisation, 2 a run
+/// that failed; its errors as pgbench prints them.
+fn pgbench_exit_code(outcome: Result<dbsweep::Outcome, dbsweep::error::Error>) -> i32 {
+    match outcome {
+        Ok(dbsweep::Outcome::Done) => 0,
+        Ok(dbsweep::Outcome::Failed) => 2,
+        Ok(dbsweep::Outcome::Interrupted) => 130,
+        Err(e) => {
+            eprintln!("pgbench: error: {e}");
+            if dbsweep::interrupted() {
+                130
+            } else if matches!(e, dbsweep::error::Error::Db { .. }) {
+                2
+            } else {
+                1
+            }
+        }
+    }
 }
 
 fn exit_code(outcome: Result<dbsweep::Outcome, dbsweep::error::Error>) -> i32 {

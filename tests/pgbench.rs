@@ -209,3 +209,141 @@ fn a_custom_script_gives_the_rows_pgbench_gives() {
         "{err}"
     );
 }
+
+/// The dbsweep binary under pgbench's name (a link in `dir`).
+fn linked(dir: &std::path::Path) -> std::path::PathBuf {
+    let link = dir.join("pgbench");
+    std::os::unix::fs::symlink(assert_cmd::cargo::cargo_bin("dbsweep"), &link).unwrap();
+    link
+}
+
+/// The figures pgbench users grep, by the same expressions for either tool.
+fn figures(stdout: &str) -> std::collections::BTreeMap<&'static str, String> {
+    let patterns = [
+        ("type", r"(?m)^transaction type: (.+)$"),
+        ("scale", r"(?m)^scaling factor: (\d+)$"),
+        ("mode", r"(?m)^query mode: (\w+)$"),
+        ("clients", r"(?m)^number of clients: (\d+)$"),
+        (
+            "processed",
+            r"(?m)^number of transactions actually processed: (\d+/\d+)$",
+        ),
+        (
+            "failed",
+            r"(?m)^number of failed transactions: (\d+) \(\d+\.\d{3}%\)$",
+        ),
+        ("latency", r"(?m)^latency average = (\d+\.\d{3}) ms$"),
+        (
+            "connect",
+            r"(?m)^initial connection time = (\d+\.\d{3}) ms$",
+        ),
+        (
+            "tps",
+            r"(?m)^tps = (\d+\.\d{6}) \(without initial connection time\)$",
+        ),
+    ];
+    patterns
+        .iter()
+        .map(|(k, p)| {
+            let re = regex::Regex::new(p).unwrap();
+            let v = re
+                .captures(stdout)
+                .unwrap_or_else(|| panic!("no {k} ({p}) in\n{stdout}"))[1]
+                .to_string();
+            (*k, v)
+        })
+        .collect()
+}
+
+#[test]
+fn through_a_pgbench_link_the_command_line_and_output_are_pgbenchs() {
+    let s = Scratch::new();
+    let server = start(ServerKind::Postgres);
+    let url = server.url.clone();
+    let ours = linked(&s.path(""));
+    let port = server.port.to_string();
+    let conn = ["-h", "127.0.0.1", "-p", port.as_str(), "-U", "sbtest"];
+    // -i through the link: pgbench's tables, its steps on stderr.
+    let init = Command::new(&ours)
+        .args(conn)
+        .args(["-i", "-s", "2", "sbtest"])
+        .current_dir(s.path(""))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&init.stderr);
+    assert!(init.status.success(), "{err}");
+    for step in [
+        "dropping old tables...",
+        "creating tables...",
+        "vacuuming...",
+        "creating primary keys...",
+    ] {
+        assert!(err.lines().any(|l| l == step), "{step} not in\n{err}");
+    }
+    assert_eq!(query(&url, "SELECT count(*) FROM pgbench_branches"), 2);
+    // The same run by both, read by the same expressions.
+    let args = ["-c", "2", "-j", "2", "-t", "20", "-P", "1"];
+    let theirs = pgbench(server.port, &args);
+    let mine = Command::new(&ours)
+        .args(conn)
+        .args(args)
+        .arg("sbtest")
+        .current_dir(s.path(""))
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&mine.stdout).to_string();
+    assert!(
+        mine.status.success(),
+        "{out}{}",
+        String::from_utf8_lossy(&mine.stderr)
+    );
+    let (a, b) = (figures(&theirs), figures(&out));
+    for k in ["type", "scale", "mode", "clients", "processed", "failed"] {
+        assert_eq!(a[k], b[k], "{k}");
+    }
+    assert_eq!(b["processed"], "40/40");
+    // pgbench truncated the history first (no -n), and each transaction added a row.
+    assert_eq!(query(&url, "SELECT count(*) FROM pgbench_history"), 40);
+    let progress = regex::Regex::new(
+        r"^progress: \d+\.\d s, \d+\.\d tps, lat \d+\.\d{3} ms stddev \d+\.\d{3}, \d+ failed$",
+    )
+    .unwrap();
+    let stderr = String::from_utf8_lossy(&mine.stderr);
+    assert!(
+        stderr
+            .lines()
+            .filter(|l| l.starts_with("progress:"))
+            .all(|l| progress.is_match(l)),
+        "{stderr}"
+    );
+    // One line added to stdout: the results file, which is there. (The version line is
+    // pgbench's first line too: "pgbench (15.18 ...)", "pgbench (dbsweep ...)".)
+    assert!(
+        theirs.starts_with("pgbench (") && out.starts_with("pgbench (dbsweep "),
+        "{out}"
+    );
+    let added: Vec<&str> = out
+        .lines()
+        .skip(1)
+        .filter(|l| {
+            !theirs
+                .lines()
+                .any(|t| t.split([':', '=']).next() == l.split([':', '=']).next())
+        })
+        .collect();
+    assert_eq!(added.len(), 1, "{added:?}");
+    let path = added[0]
+        .strip_prefix("results written to ")
+        .expect("the results line");
+    let r = crate::util::read_json(&s.path(path));
+    assert_eq!(r["events"], 40);
+    // A bad option: pgbench's exit code, one line.
+    let bad = Command::new(&ours).arg("--nosuch").output().unwrap();
+    assert_eq!(bad.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&bad.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.starts_with("pgbench: error: unrecognized option '--nosuch'"),
+        "{err}"
+    );
+}

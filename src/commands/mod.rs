@@ -55,6 +55,15 @@ pub fn sysbench(args: &[String]) -> Result<Outcome, Error> {
     }
 }
 
+/// A pgbench command line (the words after `pgbench`): the pgbench personality answers it,
+/// or turns it into a dbsweep command, run here.
+pub fn pgbench(args: &[String]) -> Result<Outcome, Error> {
+    match crate::pgbench::main(args)? {
+        crate::pgbench::Pgbench::Done(outcome) => Ok(outcome),
+        crate::pgbench::Pgbench::Run(cli, style) => run_styled(*cli, style),
+    }
+}
+
 /// `--target-stdin` (a sweep's remote client host): the target URL is read from standard
 /// input, off the command line.
 fn target_from_stdin(command: &mut Command) -> Result<(), Error> {
@@ -100,8 +109,11 @@ fn prepare(o: &Opts, style: Style) -> Result<Outcome, Error> {
     let workload = workload::build(&plan.workload, &plan.workload_opts)?;
     let db = Db::open(&plan, true)?;
     let load = load(&plan, db.target.as_ref(), workload.as_ref())?;
-    if plan.style.sysbench().is_none() {
-        println!("{}", load_line(&load));
+    match plan.style {
+        Style::Own => println!("{}", load_line(&load)),
+        // pgbench's last line of -i, on stderr as its others.
+        Style::Pgbench(_) => eprintln!("done in {:.2} s.", load.seconds),
+        Style::Sysbench(_) => {}
     }
     workload.verify(db.target.as_ref())?;
     Ok(Outcome::Done)

@@ -104,7 +104,12 @@ fn run_opened(
     if let Some(out) = out {
         let path = out.path().display().to_string();
         out.commit(&results)?;
-        plan.style.remark(&format!("results written to {path}"));
+        let line = format!("results written to {path}");
+        match plan.style {
+            // The one line dbsweep adds to pgbench's stdout.
+            crate::output::Style::Pgbench(_) => println!("{line}"),
+            _ => plan.style.remark(&line),
+        }
     }
     Ok(match (&results.error, results.interrupted) {
         (Some(e), _) => {

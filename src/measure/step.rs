@@ -407,6 +407,7 @@ fn build_results(
         server_host: None,
         parts: Vec::new(),
         roles: Vec::new(),
+        connect_s: Some(o.connect_seconds),
         schema_version: results::SCHEMA_VERSION,
         tool: Tool::this(),
         workload: plan.workload.clone(),

@@ -360,6 +360,16 @@ impl Snapshot {
             err_per_s: per_s(c.errors()),
             reconn_per_s: per_s(c.reconnects),
             pct_ms: s.quantile_ms(percentile / 100.0),
+            avg_ms: if s.latency.is_empty() {
+                0.0
+            } else {
+                s.latency.mean() / 1e6
+            },
+            stddev_ms: if s.latency.is_empty() {
+                0.0
+            } else {
+                s.latency.stdev() / 1e6
+            },
             nopm: new_order
                 .map(|k| s.kinds.get(k).map_or(0, |k| k.events - k.rollbacks))
                 .map(|n| per_s(n) * 60.0),

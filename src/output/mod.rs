@@ -1,6 +1,7 @@
 //! What a person sees: the live per-interval line on stderr and the final summary on stdout,
 //! laid out like sysbench's so that its users read them at a glance.
 
+pub mod pgbench;
 pub mod sysbench;
 
 use std::fmt::Write as _;
@@ -26,13 +27,14 @@ pub enum Style {
     #[default]
     Own,
     Sysbench(SysbenchStyle),
+    Pgbench(pgbench::PgbenchStyle),
 }
 
 impl Style {
     /// The sysbench style, when acting as sysbench.
     pub fn sysbench(self) -> Option<SysbenchStyle> {
         match self {
-            Style::Own => None,
+            Style::Own | Style::Pgbench(_) => None,
             Style::Sysbench(st) => Some(st),
         }
     }
@@ -43,7 +45,7 @@ impl Style {
     pub fn progress(self, line: &str) {
         match self {
             Style::Sysbench(_) => println!("{line}"),
-            Style::Own => eprintln!("{line}"),
+            Style::Own | Style::Pgbench(_) => eprintln!("{line}"),
         }
     }
 
@@ -59,6 +61,7 @@ impl Style {
     pub fn interval(self, iv: &Interval) {
         match self {
             Style::Sysbench(st) => println!("{}", sysbench::interval_line(iv, st.percentile)),
+            Style::Pgbench(_) => eprintln!("{}", pgbench::progress_line(iv)),
             Style::Own => eprintln!("{}", interval_line(iv)),
         }
     }
@@ -76,6 +79,7 @@ impl Style {
                 }
                 print!("{}", sysbench::summary(r, st.percentile, sql_used));
             }
+            Style::Pgbench(st) => print!("{}", pgbench::summary(r, &st)),
             Style::Own => print!("{}", summary(r)),
         }
     }
@@ -177,7 +181,7 @@ pub fn summary(r: &Results) -> String {
     general_statistics(&mut s, r);
     latency_summary(&mut s, r);
     if !r.statements.is_empty() {
-        if crate::workload::linkbench::times_operations(&r.workload) {
+        if crate::results::times_operations(&r.workload) {
             operations_summary(&mut s, r);
         } else {
             statements_summary(&mut s, &r.statements);

@@ -11,7 +11,7 @@ pub fn tables(ds: &Dataset) -> Vec<Table> {
         let Some(r) = e.results.as_ref() else {
             continue;
         };
-        if !crate::workload::linkbench::times_operations(&r.workload) || r.statements.is_empty() {
+        if !crate::results::times_operations(&r.workload) || r.statements.is_empty() {
             continue;
         }
         let p = &e.place;

@@ -97,7 +97,7 @@ impl Entry {
             t.nopm
         } else if r.workload == "oltp_scan" {
             r.rows_per_s
-        } else if crate::workload::linkbench::times_operations(&r.workload) {
+        } else if crate::results::times_operations(&r.workload) {
             r.tps
         } else if r.workload == "ibench_insert" {
             // The Insert Benchmark's figure: rows inserted a second.

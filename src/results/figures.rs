@@ -30,6 +30,11 @@ pub struct Interval {
     /// The latency at the run's `percentile`, for sysbench's interval line (not saved).
     #[serde(skip)]
     pub pct_ms: f64,
+    /// The latency's mean and standard deviation, for pgbench's progress line (not saved).
+    #[serde(skip)]
+    pub avg_ms: f64,
+    #[serde(skip)]
+    pub stddev_ms: f64,
     /// TPC-C: committed New-Order transactions per minute, and New-Order's 95th percentile.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub nopm: Option<f64>,

@@ -106,6 +106,10 @@ pub struct Results {
     /// each counted apart; every other figure of the file is the measured group's.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub roles: Vec<figures::RoleFigures>,
+    /// Seconds the clients took to connect, before any event (pgbench's "initial connection
+    /// time").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub connect_s: Option<f64>,
 }
 
 /// The longest duration dbsweep accepts anywhere (a run, a warm-up, a pause, a timeout): a
@@ -840,4 +844,10 @@ mod tests {
         .to_string();
         assert!(e.contains("not base64"), "{e}");
     }
+}
+
+/// Whether the statement figures of `workload`'s results are its operations, one per event
+/// (LinkBench's), rather than the statements of each event.
+pub fn times_operations(workload: &str) -> bool {
+    workload == "linkbench"
 }

@@ -122,11 +122,6 @@ const LINK_COLUMNS: [&str; 7] = [
 ];
 const COUNT_COLUMNS: [&str; 5] = ["id", "link_type", "count", "time", "version"];
 
-/// Whether the results' statement figures of `workload` are its operations (one per event).
-pub fn times_operations(workload: &str) -> bool {
-    workload == "linkbench"
-}
-
 pub fn build(name: &str, o: &WorkloadOptions) -> Option<Box<dyn Workload>> {
     (name == "linkbench").then(|| {
         Box::new(LinkBench {

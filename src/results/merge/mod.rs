@@ -119,6 +119,7 @@ pub fn merge(files: &[(String, Results)]) -> Result<(Results, Vec<String>), Stri
         server_host: merge_server_host(files, events),
         parts: parts_of(files),
         roles: Vec::new(),
+        connect_s: None,
     };
     Ok((merged, warnings))
 }

@@ -1,0 +1,85 @@
+//! pgbench 15's text, for dbsweep acting as pgbench: the progress lines of `-P` (stderr) and
+//! the run's summary (stdout), line for line as pgbench prints them, so that the greps of
+//! pgbench users still find their figures.
+
+use std::fmt::Write as _;
+
+use crate::results::Results;
+use crate::results::figures::Interval;
+
+/// What the summary says that the results do not: the command line's choices.
+#[derive(Clone, Copy, Debug)]
+pub struct PgbenchStyle {
+    /// "<builtin: TPC-B (sort of)>", a script's file name, or "multiple scripts".
+    pub transaction_type: &'static str,
+    pub scale: i64,
+    pub query_mode: &'static str,
+    pub clients: u32,
+    pub threads: u32,
+    /// `-t`: transactions per client; else `-T`'s duration.
+    pub per_client: Option<u64>,
+    pub duration: u64,
+    /// The latency's standard deviation is printed under -P or -R, as pgbench does.
+    pub stddev: bool,
+}
+
+/// `-P`'s line: "progress: 1.0 s, 2182.0 tps, lat 0.913 ms stddev 0.247, 0 failed".
+pub fn progress_line(iv: &Interval) -> String {
+    format!(
+        "progress: {:.1} s, {:.1} tps, lat {:.3} ms stddev {:.3}, {} failed",
+        iv.t,
+        iv.tps,
+        iv.avg_ms,
+        iv.stddev_ms,
+        (iv.err_per_s * iv.seconds).round() as u64
+    )
+}
+
+pub fn summary(r: &Results, st: &PgbenchStyle) -> String {
+    let mut s = String::new();
+    // dbsweep retries a serialization failure or deadlock (pgbench --max-tries 1 counts it
+    // failed): each failed try is counted here.
+    let failed: u64 = r.errors.values().sum();
+    let all = r.events + failed;
+    let _ = writeln!(s, "transaction type: {}", st.transaction_type);
+    let _ = writeln!(s, "scaling factor: {}", st.scale);
+    let _ = writeln!(s, "query mode: {}", st.query_mode);
+    let _ = writeln!(s, "number of clients: {}", st.clients);
+    let _ = writeln!(s, "number of threads: {}", st.threads);
+    let _ = writeln!(s, "maximum number of tries: 1");
+    match st.per_client {
+        Some(t) => {
+            let _ = writeln!(s, "number of transactions per client: {t}");
+            let _ = writeln!(
+                s,
+                "number of transactions actually processed: {}/{}",
+                r.events,
+                t * u64::from(st.clients)
+            );
+        }
+        None => {
+            let _ = writeln!(s, "duration: {} s", st.duration);
+            let _ = writeln!(s, "number of transactions actually processed: {}", r.events);
+        }
+    }
+    let _ = writeln!(
+        s,
+        "number of failed transactions: {failed} ({:.3}%)",
+        if all > 0 {
+            100.0 * failed as f64 / all as f64
+        } else {
+            0.0
+        }
+    );
+    let _ = writeln!(s, "latency average = {:.3} ms", r.latency_ms.avg);
+    if st.stddev {
+        let _ = writeln!(s, "latency stddev = {:.3} ms", r.latency_ms.stddev);
+    }
+    let _ = writeln!(
+        s,
+        "initial connection time = {:.3} ms",
+        r.connect_s.unwrap_or(0.0) * 1000.0
+    );
+    let _ = writeln!(s, "tps = {:.6} (without initial connection time)", r.tps);
+    s
+}

@@ -1,0 +1,516 @@
+//! dbsweep as a drop-in for pgbench 15: the binary run through a link named `pgbench` (or
+//! `dbsweep pgbench ARGS...`) takes pgbench's command line (getopt's short options, with their
+//! values attached or apart, and the long ones), libpq's environment (PGHOST, PGPORT, PGUSER,
+//! PGDATABASE, PGPASSWORD), initialises pgbench's tables (`-i`) or runs its built-in and custom
+//! scripts, and prints what pgbench prints (its summary on stdout, `-P`'s progress and `-i`'s
+//! steps on stderr), then one line naming dbsweep's results file.
+//!
+//! Not yet taken (refused with a one-line error, exit 1): -r, -l and the log options,
+//! --latency-limit, --max-tries and the failure options, partitions, \gset/\aset, pipelines,
+//! \setshell/\shell.
+
+use std::path::Path;
+
+use crate::cli::Cli;
+use crate::error::{Error, Outcome};
+use crate::output::Style;
+use crate::output::pgbench::PgbenchStyle;
+use crate::workload::pgbench::script;
+
+/// Whether the program was started under pgbench's name.
+pub fn invoked_as_pgbench(argv0: &str) -> bool {
+    Path::new(argv0).file_name().is_some_and(|n| n == "pgbench")
+}
+
+/// What the command line asks: answered here, or a dbsweep command to run in `style`.
+pub enum Pgbench {
+    Done(Outcome),
+    Run(Box<Cli>, Style),
+}
+
+/// pgbench's options: (short, long, takes a value).
+const OPTIONS: &[(Option<char>, &str, bool)] = &[
+    (Some('i'), "initialize", false),
+    (Some('I'), "init-steps", true),
+    (Some('s'), "scale", true),
+    (Some('F'), "fillfactor", true),
+    (Some('q'), "quiet", false),
+    (None, "foreign-keys", false),
+    (None, "unlogged-tables", false),
+    (None, "no-vacuum", false),
+    (Some('n'), "no-vacuum", false),
+    (Some('c'), "client", true),
+    (Some('j'), "jobs", true),
+    (Some('T'), "time", true),
+    (Some('t'), "transactions", true),
+    (Some('b'), "builtin", true),
+    (Some('f'), "file", true),
+    (Some('D'), "define", true),
+    (Some('M'), "protocol", true),
+    (Some('P'), "progress", true),
+    (Some('R'), "rate", true),
+    (Some('S'), "select-only", false),
+    (Some('N'), "skip-some-updates", false),
+    (None, "random-seed", true),
+    (Some('h'), "host", true),
+    (Some('p'), "port", true),
+    (Some('U'), "username", true),
+    (Some('v'), "vacuum-all", false),
+    (Some('d'), "debug", false),
+    (Some('V'), "version", false),
+    (Some('?'), "help", false),
+    // Taken by pgbench, not yet by dbsweep: refused below with a clear line.
+    (Some('r'), "report-per-command", false),
+    (Some('l'), "log", false),
+    (Some('L'), "latency-limit", true),
+    (Some('C'), "connect", false),
+    (None, "aggregate-interval", true),
+    (None, "sampling-rate", true),
+    (None, "log-prefix", true),
+    (None, "max-tries", true),
+    (None, "failures-detailed", false),
+    (None, "verbose-errors", false),
+    (None, "partitions", true),
+    (None, "partition-method", true),
+    (None, "progress-timestamp", false),
+    (None, "show-script", true),
+    (None, "tablespace", true),
+    (None, "index-tablespace", true),
+];
+
+const NOT_YET: &[&str] = &[
+    "report-per-command",
+    "log",
+    "latency-limit",
+    "connect",
+    "aggregate-interval",
+    "sampling-rate",
+    "log-prefix",
+    "max-tries",
+    "failures-detailed",
+    "verbose-errors",
+    "partitions",
+    "partition-method",
+    "progress-timestamp",
+    "show-script",
+    "tablespace",
+    "index-tablespace",
+];
+
+fn usage(why: impl Into<String>) -> Error {
+    Error::Run(why.into())
+}
+
+/// The options given, by their long names, in order; and the database name, if any.
+/// The options given (by their long names, with their values), in order.
+type Given = Vec<(&'static str, String)>;
+
+fn getopt(args: &[String]) -> Result<(Given, Option<String>), Error> {
+    let mut out = Vec::new();
+    let mut db = None;
+    let mut i = 0;
+    while i < args.len() {
+        let a = &args[i];
+        i += 1;
+        if let Some(long) = a.strip_prefix("--") {
+            let (name, inline) = match long.split_once('=') {
+                Some((n, v)) => (n, Some(v.to_string())),
+                None => (long, None),
+            };
+            let Some(&(_, long_name, takes)) = OPTIONS.iter().find(|(_, l, _)| *l == name) else {
+                return Err(usage(format!("unrecognized option '--{name}'")));
+            };
+            let value = match (takes, inline) {
+                (true, Some(v)) => v,
+                (true, None) => {
+                    i += 1;
+                    args.get(i - 1)
+                        .cloned()
+                        .ok_or_else(|| usage(format!("option '--{name}' requires an argument")))?
+                }
+                (false, Some(_)) => {
+                    return Err(usage(format!(
+                        "option '--{name}' doesn't allow an argument"
+                    )));
+                }
+                (false, None) => String::new(),
+            };
+            out.push((long_name, value));
+        } else if a.len() > 1 && a.starts_with('-') {
+            let chars: Vec<char> = a[1..].chars().collect();
+            let mut k = 0;
+            while k < chars.len() {
+                let c = chars[k];
+                k += 1;
+                let Some(&(_, long_name, takes)) = OPTIONS.iter().find(|(s, ..)| *s == Some(c))
+                else {
+                    return Err(usage(format!("invalid option -- '{c}'")));
+                };
+                if takes {
+                    let rest: String = chars[k..].iter().collect();
+                    let value = if rest.is_empty() {
+                        i += 1;
+                        args.get(i - 1)
+                            .cloned()
+                            .ok_or_else(|| usage(format!("option requires an argument -- '{c}'")))?
+                    } else {
+                        rest
+                    };
+                    out.push((long_name, value));
+                    break;
+                }
+                out.push((long_name, String::new()));
+            }
+        } else if db.is_none() {
+            db = Some(a.clone());
+        } else {
+            return Err(usage(format!(
+                "too many command-line arguments (first is \"{a}\")"
+            )));
+        }
+    }
+    Ok((out, db))
+}
+
+/// A number option's value, or pgbench's complaint.
+fn number<T: std::str::FromStr>(name: &str, v: &str, what: &str) -> Result<T, Error> {
+    v.trim()
+        .parse::<T>()
+        .map_err(|_| usage(format!("invalid {what}: \"{v}\" (option --{name})")))
+}
+
+/// Percent-encodes a URL part.
+fn encode(s: &str) -> String {
+    s.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => {
+                char::from(b).to_string()
+            }
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
+/// The target URL libpq would connect to with these options and environment.
+fn url(opts: &[(&str, String)], db: Option<String>) -> String {
+    let last = |name: &str, env: &str| {
+        opts.iter()
+            .rev()
+            .find(|(n, _)| *n == name)
+            .map(|(_, v)| v.clone())
+            .or_else(|| std::env::var(env).ok().filter(|v| !v.is_empty()))
+    };
+    let user = last("username", "PGUSER")
+        .or_else(|| std::env::var("USER").ok())
+        .unwrap_or_else(|| "postgres".into());
+    let host = last("host", "PGHOST").unwrap_or_else(|| "/var/run/postgresql".into());
+    let port = last("port", "PGPORT").unwrap_or_else(|| "5432".into());
+    let db = db
+        .or_else(|| std::env::var("PGDATABASE").ok().filter(|v| !v.is_empty()))
+        .unwrap_or_else(|| user.clone());
+    let password = std::env::var("PGPASSWORD")
+        .ok()
+        .filter(|p| !p.is_empty())
+        .map_or(String::new(), |p| format!(":{}", encode(&p)));
+    let mut url = format!(
+        "postgres://{}{password}@{}:{port}/{}",
+        encode(&user),
+        encode(&host),
+        encode(&db)
+    );
+    if let Ok(mode) = std::env::var("PGSSLMODE")
+        && !mode.is_empty()
+    {
+        url.push_str(&format!("?sslmode={mode}"));
+    }
+    url
+}
+
+/// Reads pgbench's command line: the answer, or the dbsweep command it is.
+pub fn main(args: &[String]) -> Result<Pgbench, Error> {
+    let (opts, db) = getopt(args)?;
+    let has = |n: &str| has(&opts, n);
+    if has("help") {
+        println!(
+            "pgbench (dbsweep {}) is a benchmarking tool for PostgreSQL: pgbench's options; see dbsweep's README, \"Drop-in for pgbench\"",
+            env!("CARGO_PKG_VERSION")
+        );
+        return Ok(Pgbench::Done(Outcome::Done));
+    }
+    if has("version") {
+        println!(
+            "pgbench (PostgreSQL) 15 (dbsweep {})",
+            env!("CARGO_PKG_VERSION")
+        );
+        return Ok(Pgbench::Done(Outcome::Done));
+    }
+    if let Some((n, _)) = opts.iter().find(|(n, _)| NOT_YET.contains(n)) {
+        return Err(usage(format!(
+            "option --{n} is not supported by dbsweep's pgbench yet"
+        )));
+    }
+    let target = url(&opts, db);
+    if has("initialize") || has("init-steps") && !has("client") {
+        return init(&opts, &target).map(|(cli, style)| Pgbench::Run(Box::new(cli), style));
+    }
+    run(&opts, &target)
+}
+
+/// Whether option `n` was given.
+fn has(opts: &[(&str, String)], n: &str) -> bool {
+    opts.iter().any(|(k, _)| *k == n)
+}
+
+/// The value option `n` was last given.
+fn last<'a>(opts: &'a [(&str, String)], n: &str) -> Option<&'a str> {
+    opts.iter()
+        .rev()
+        .find(|(k, _)| *k == n)
+        .map(|(_, v)| v.as_str())
+}
+
+fn init(opts: &[(&str, String)], target: &str) -> Result<(Cli, Style), Error> {
+    let last = |n: &str| {
+        opts.iter()
+            .rev()
+            .find(|(k, _)| *k == n)
+            .map(|(_, v)| v.clone())
+    };
+    let scale: u32 = number(
+        "scale",
+        &last("scale").unwrap_or_else(|| "1".into()),
+        "scaling factor",
+    )?;
+    let mut argv: Vec<String> = [
+        "dbsweep",
+        "prepare",
+        "pgbench_tpcb_like",
+        "--force",
+        "--target",
+        target,
+        "--scale",
+        &scale.to_string(),
+        "--init-steps",
+        &last("init-steps").unwrap_or_else(|| "dtgvp".into()),
+    ]
+    .map(String::from)
+    .to_vec();
+    if let Some(f) = last("fillfactor") {
+        argv.extend(["--fillfactor".into(), f]);
+    }
+    for flag in ["foreign-keys", "unlogged-tables"] {
+        if opts.iter().any(|(k, _)| *k == flag) {
+            argv.push(format!("--{flag}"));
+        }
+    }
+    let cli = crate::cli::parse(argv).map_err(|e| usage(e.to_string()))?;
+    Ok((cli, Style::Pgbench(style_for_init())))
+}
+
+fn style_for_init() -> PgbenchStyle {
+    PgbenchStyle {
+        transaction_type: "",
+        scale: 1,
+        query_mode: "simple",
+        clients: 1,
+        threads: 1,
+        per_client: None,
+        duration: 0,
+        stddev: false,
+    }
+}
+
+/// The scripts of `-b`, `-f`, `-S`, `-N`: the dbsweep workload and its `--script` options.
+fn scripts(opts: &[(&str, String)]) -> Result<(String, Vec<String>, &'static str), Error> {
+    let mut specs: Vec<(String, &'static str)> = Vec::new();
+    for (k, v) in opts {
+        match *k {
+            "builtin" => {
+                let (name, weight) = v
+                    .rsplit_once('@')
+                    .map_or((v.as_str(), None), |(n, w)| (n, Some(w)));
+                let (full, desc, _) = script::builtin(name).map_err(usage)?;
+                let w = weight.map_or(String::new(), |w| format!("@{w}"));
+                specs.push((format!("builtin:{full}{w}"), desc));
+            }
+            "select-only" => specs.push(("builtin:select-only".into(), script::BUILTINS[2].1)),
+            "skip-some-updates" => {
+                specs.push(("builtin:simple-update".into(), script::BUILTINS[1].1))
+            }
+            "file" => {
+                let path = v.rsplit_once('@').map_or(v.as_str(), |(p, _)| p);
+                specs.push((v.clone(), Box::leak(path.to_string().into_boxed_str())));
+            }
+            _ => {}
+        }
+    }
+    if specs.is_empty() {
+        specs.push(("builtin:tpcb-like".into(), script::BUILTINS[0].1));
+    }
+    if let [(spec, desc)] = specs.as_slice()
+        && let Some(b) = spec.strip_prefix("builtin:").filter(|b| !b.contains('@'))
+    {
+        return Ok((format!("pgbench_{}", b.replace('-', "_")), Vec::new(), desc));
+    }
+    let desc = if specs.len() == 1 {
+        specs[0].1
+    } else {
+        "multiple scripts"
+    };
+    Ok((
+        "pgbench".into(),
+        specs.into_iter().map(|(s, _)| s).collect(),
+        desc,
+    ))
+}
+
+fn run(opts: &[(&str, String)], target: &str) -> Result<Pgbench, Error> {
+    let has = |n: &str| has(opts, n);
+    let last = |n: &str| last(opts, n);
+    let clients: u32 = number("client", last("client").unwrap_or("1"), "number of clients")?;
+    let threads: u32 = number("jobs", last("jobs").unwrap_or("1"), "number of threads")?;
+    if clients == 0 || threads == 0 {
+        return Err(usage(
+            "invalid number of clients or threads: must be at least 1",
+        ));
+    }
+    if threads > clients {
+        return Err(usage(format!(
+            "number of threads ({threads}) must be at most the number of clients ({clients})"
+        )));
+    }
+    let (per_client, duration) = match (last("transactions"), last("time")) {
+        (Some(_), Some(_)) => {
+            return Err(usage(
+                "specify either a number of transactions (-t) or a duration (-T), not both",
+            ));
+        }
+        (Some(t), None) => (
+            Some(number::<u64>("transactions", t, "number of transactions")?),
+            0,
+        ),
+        (None, Some(t)) => (None, number::<u64>("time", t, "duration")?),
+        (None, None) => (Some(10), 0),
+    };
+    let (workload, script_specs, transaction_type) = scripts(opts)?;
+    let mode = match last("protocol").unwrap_or("simple") {
+        "simple" => "simple",
+        "extended" => "extended",
+        "prepared" => "prepared",
+        m => return Err(usage(format!("invalid query mode (-M): \"{m}\""))),
+    };
+    let builtin_only = script_specs.is_empty();
+    let scale = scale_and_vacuum(target, builtin_only, has("no-vacuum"), last("scale"))?;
+    let mut argv: Vec<String> = vec![
+        "dbsweep".into(),
+        "run".into(),
+        workload,
+        "--target".into(),
+        target.into(),
+        "--threads".into(),
+        clients.to_string(),
+        "--ps-mode".into(),
+        if mode == "simple" { "disable" } else { "auto" }.into(),
+        "--report-interval".into(),
+        last("progress").unwrap_or("0").into(),
+        "--scale".into(),
+        scale.to_string(),
+        "--output".into(),
+        results_path(),
+    ];
+    match per_client {
+        Some(t) => argv.extend([
+            "--events".into(),
+            (t * u64::from(clients)).to_string(),
+            "--time".into(),
+            "0".into(),
+        ]),
+        None => argv.extend(["--time".into(), duration.to_string()]),
+    }
+    for s in script_specs {
+        argv.extend(["--script".into(), s]);
+    }
+    for (k, v) in opts {
+        match *k {
+            "define" => argv.extend(["--define".into(), v.clone()]),
+            "rate" => argv.extend(["--rate".into(), v.clone()]),
+            "random-seed" if v != "time" && v != "rand" => {
+                argv.extend(["--rand-seed".into(), v.clone()])
+            }
+            _ => {}
+        }
+    }
+    let cli = crate::cli::parse(argv).map_err(|e| usage(e.to_string()))?;
+    println!("pgbench (dbsweep {})", env!("CARGO_PKG_VERSION"));
+    Ok(Pgbench::Run(
+        Box::new(cli),
+        Style::Pgbench(PgbenchStyle {
+            transaction_type,
+            scale,
+            query_mode: mode,
+            clients,
+            threads,
+            per_client,
+            duration,
+            stddev: has("progress") || has("rate"),
+        }),
+    ))
+}
+
+/// Where the results file goes: the working directory, named by the time.
+fn results_path() -> String {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    format!("dbsweep-pgbench-{now}.json")
+}
+
+/// The scale pgbench prints (read from pgbench_branches for the built-in scripts), and its
+/// vacuum before a run unless -n: pgbench_branches and pgbench_tellers vacuumed, the history
+/// truncated; a missing table is reported and ignored, as pgbench does.
+fn scale_and_vacuum(
+    url: &str,
+    builtin: bool,
+    no_vacuum: bool,
+    scale: Option<&str>,
+) -> Result<i64, Error> {
+    let given = scale
+        .map(|s| number::<i64>("scale", s, "scaling factor"))
+        .transpose()?;
+    if no_vacuum && !builtin {
+        return Ok(given.unwrap_or(1));
+    }
+    let target = crate::db::open(url, Default::default())?;
+    let mut conn = target
+        .connect()
+        .map_err(|e| Error::db(target.display_url(), e))?;
+    if !no_vacuum {
+        eprint!("starting vacuum...");
+        for sql in [
+            "VACUUM pgbench_branches",
+            "VACUUM pgbench_tellers",
+            "TRUNCATE pgbench_history",
+        ] {
+            if let Err(e) = conn.batch(sql) {
+                eprintln!(
+                    "pgbench: error: {} (ignoring this error and continuing anyway)",
+                    e.message
+                );
+            }
+        }
+        eprintln!("end.");
+    }
+    if !builtin {
+        return Ok(given.unwrap_or(1));
+    }
+    let branches = conn
+        .query_i64("SELECT count(*) FROM pgbench_branches")
+        .map_err(|e| usage(format!("could not count number of branches: {}", e.message)))?
+        .unwrap_or(0);
+    if branches == 0 {
+        return Err(usage(
+            "count(*) from pgbench_branches invalid (0); perhaps you need to do \"pgbench -i\"",
+        ));
+    }
+    Ok(branches)
+}
