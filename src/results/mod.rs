@@ -800,6 +800,12 @@ impl Drop for ResultsFile {
     }
 }
 
+/// Whether the statement figures of `workload`'s results are its operations, one per event
+/// (LinkBench's), rather than the statements of each event.
+pub fn times_operations(workload: &str) -> bool {
+    workload == "linkbench"
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -844,10 +850,4 @@ mod tests {
         .to_string();
         assert!(e.contains("not base64"), "{e}");
     }
-}
-
-/// Whether the statement figures of `workload`'s results are its operations, one per event
-/// (LinkBench's), rather than the statements of each event.
-pub fn times_operations(workload: &str) -> bool {
-    workload == "linkbench"
 }
