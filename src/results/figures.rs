@@ -57,6 +57,23 @@ pub struct LoadReport {
     pub client_cpu_s: f64,
 }
 
+impl LoadReport {
+    /// A load of `rows` rows into `tables` tables in `seconds`, dbsweep using `client_cpu_s`.
+    pub fn new(tables: u32, rows: u64, seconds: f64, client_cpu_s: f64) -> LoadReport {
+        LoadReport {
+            tables,
+            rows,
+            seconds,
+            rows_per_s: if seconds > 0.0 {
+                rows as f64 / seconds
+            } else {
+                0.0
+            },
+            client_cpu_s,
+        }
+    }
+}
+
 /// Per-operation figures of a step, as the results file stores them under `hw`.
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]

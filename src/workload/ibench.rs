@@ -429,16 +429,10 @@ fn load(
     target
         .after_load(conn.as_mut())
         .map_err(|e| Error::db(&url, e))?;
-    let seconds = start.elapsed().as_secs_f64();
-    Ok(LoadReport {
-        tables: 1,
+    Ok(LoadReport::new(
+        1,
         rows,
-        seconds,
-        rows_per_s: if seconds > 0.0 {
-            rows as f64 / seconds
-        } else {
-            0.0
-        },
-        client_cpu_s: crate::metrics::process_cpu_seconds() - cpu_start,
-    })
+        start.elapsed().as_secs_f64(),
+        crate::metrics::process_cpu_seconds() - cpu_start,
+    ))
 }

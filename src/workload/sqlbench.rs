@@ -162,13 +162,7 @@ impl Workload for SqlBench {
         _: &AtomicBool,
     ) -> Result<LoadReport, Error> {
         // Nothing to load: each group makes its tables in its event.
-        Ok(LoadReport {
-            tables: 0,
-            rows: 0,
-            seconds: 0.0,
-            rows_per_s: 0.0,
-            client_cpu_s: 0.0,
-        })
+        Ok(LoadReport::new(0, 0, 0.0, 0.0))
     }
 
     fn cleanup(&self, target: &dyn Target, o: &WorkloadOptions) -> Result<u32, Error> {

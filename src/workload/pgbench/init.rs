@@ -152,18 +152,12 @@ pub fn run(
             _ => {}
         }
     }
-    let seconds = start.elapsed().as_secs_f64();
-    Ok(LoadReport {
-        tables: 4,
+    Ok(LoadReport::new(
+        4,
         rows,
-        seconds,
-        rows_per_s: if seconds > 0.0 {
-            rows as f64 / seconds
-        } else {
-            0.0
-        },
-        client_cpu_s: crate::metrics::process_cpu_seconds() - cpu_start,
-    })
+        start.elapsed().as_secs_f64(),
+        crate::metrics::process_cpu_seconds() - cpu_start,
+    ))
 }
 
 fn create(conn: &mut dyn Conn, d: Dialect, init: &Init) -> Result<(), crate::db::DbError> {
