@@ -184,21 +184,27 @@ fn every_listed_workload_runs() {
     // runs it on SQLite, PostgreSQL and MariaDB.
     assert!(names.contains(&"tpcc"), "{list}");
     let s = Scratch::new();
-    for name in names.into_iter().filter(|n| *n != "tpcc") {
-        let r = mock(
-            &s,
-            "mock://",
-            &[
-                "run",
-                name,
-                "--events",
-                "5",
-                "--time",
-                "0",
-                "--threads",
-                "2",
-            ],
-        );
+    // sql-bench's groups make their own tables and refuse to start where one is there, which
+    // the mock says of every table; tests/sqlbench.rs runs them on SQLite and the servers.
+    for name in names
+        .into_iter()
+        .filter(|n| *n != "tpcc" && !n.starts_with("sqlbench_"))
+    {
+        // The pgbench workload runs the scripts it is given.
+        let mut args = vec![
+            "run",
+            name,
+            "--events",
+            "5",
+            "--time",
+            "0",
+            "--threads",
+            "2",
+        ];
+        if name == "pgbench" {
+            args.extend(["--script", "builtin:select-only"]);
+        }
+        let r = mock(&s, "mock://", &args);
         assert_eq!(u(&r, "/events"), 5, "{name}");
         assert_eq!(r["workload"], name);
     }

@@ -96,11 +96,12 @@ pub enum TpccAction {
 }
 
 /// `tpcc run --help`: TPC-C's own options first, and the sysbench OLTP workloads' options
-/// (tables, ranges, the statement mix, key distributions) left out of the help, which they
+/// (tables, ranges, the statement mix, key distributions) and the other families' left out
+/// of the help, which they
 /// made 150 lines long with --warehouses near the end. They still parse, and are refused
 /// as before where TPC-C has no use for them.
 fn tpcc_run_help(a: clap::Arg) -> clap::Arg {
-    const OLTP_ONLY: [&str; 28] = [
+    const OLTP_ONLY: [&str; 37] = [
         "tables",
         "table_size",
         "rand_type",
@@ -129,6 +130,16 @@ fn tpcc_run_help(a: clap::Arg) -> clap::Arg {
         "number_of_ranges",
         "delta",
         "mysql_storage_engine",
+        // The other workload families' options (Insert Benchmark, LinkBench, sql-bench, pgbench).
+        "rows_per_commit",
+        "nodes",
+        "scale",
+        "pgbench_scripts",
+        "pgbench_defines",
+        "fillfactor",
+        "init_steps",
+        "unlogged_tables",
+        "foreign_keys",
     ];
     let id = a.get_id().as_str();
     match id {
