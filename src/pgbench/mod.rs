@@ -457,12 +457,13 @@ fn run(opts: &[(&str, String)], target: &str) -> Result<Pgbench, Error> {
     ))
 }
 
-/// Where the results file goes: the working directory, named by the time.
+/// Where the results file goes: the working directory, named by the time and the process (two
+/// runs in one second keep a file each).
 fn results_path() -> String {
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());
-    format!("dbsweep-pgbench-{now}.json")
+    format!("dbsweep-pgbench-{now}-{}.json", std::process::id())
 }
 
 /// The scale pgbench prints (read from pgbench_branches for the built-in scripts), and its
