@@ -146,7 +146,8 @@ fn tokens(s: &str) -> Result<Vec<Tok>, String> {
             out.push(Tok::Sym(sym));
             i += sym.len();
         } else {
-            return Err(format!("unexpected character \"{}\"", &s[i..i + 1]));
+            let c = s[i..].chars().next().unwrap_or('?');
+            return Err(format!("unexpected character \"{c}\""));
         }
     }
     Ok(out)
@@ -783,6 +784,12 @@ mod tests {
         assert!(parse("nosuch(1)").unwrap_err().contains("unknown function"));
         assert!(parse("1 +").is_err());
         assert!(parse("(1").unwrap_err().contains("')'"));
+        // A character of several bytes from a script file is an error, not a panic.
+        assert!(
+            parse("1 + é")
+                .unwrap_err()
+                .contains("unexpected character \"é\"")
+        );
         assert!(ev(":nope + 1").unwrap_err().contains("undefined variable"));
         assert!(ev("random(5, 1)").unwrap_err().contains("empty range"));
     }

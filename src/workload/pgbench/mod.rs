@@ -233,6 +233,22 @@ impl Env for Vars<'_> {
     }
 }
 
+/// `\sleep`: at most `d`, in slices of 10 ms, ended early by Ctrl-C (SIGTERM) or by the run
+/// passing its end, so that a script's long sleep holds up neither.
+fn nap(d: std::time::Duration) {
+    let until = std::time::Instant::now() + d;
+    loop {
+        let left = until.saturating_duration_since(std::time::Instant::now());
+        if left.is_zero()
+            || crate::interrupt::interrupted()
+            || crate::interrupt::run_overrun().is_some()
+        {
+            return;
+        }
+        std::thread::sleep(left.min(std::time::Duration::from_millis(10)));
+    }
+}
+
 fn script_error(script: &Script, i: usize, e: String) -> DbError {
     DbError::new(
         ErrorClass::Fatal,
@@ -357,7 +373,7 @@ impl Client for PgbenchClient {
                 Command::Sleep(e, unit) => {
                     let n = self.eval(e, rand).and_then(Value::as_int).map_err(fail)?;
                     let us = u64::try_from(n).unwrap_or(0).saturating_mul(*unit);
-                    std::thread::sleep(std::time::Duration::from_micros(us));
+                    nap(std::time::Duration::from_micros(us));
                     i += 1;
                 }
                 Command::If(e) => {
