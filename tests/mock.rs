@@ -418,6 +418,120 @@ fn roles_beside_the_run_are_counted_apart_and_keep_their_rate() {
 }
 
 #[test]
+fn runs_with_roles_merge_each_group_with_its_parts_from_every_host() {
+    let s = Scratch::new();
+    let part = |id: &str, insert_rate: &str, events: &str| {
+        let file = s.path(&format!("{id}.json"));
+        Line::new(&[
+            "run",
+            "oltp_point_select",
+            "--events",
+            events,
+            "--time",
+            "0",
+            "--client-id",
+            id,
+            "--role",
+            &format!("oltp_insert,rate={insert_rate}"),
+            "--role",
+            "oltp_delete",
+        ])
+        .target("mock://?service_us=300")
+        .output(&file)
+        .quiet()
+        .assert()
+        .success();
+        file
+    };
+    let (a, b) = (part("h1", "100", "2000"), part("h2", "150", "1500"));
+    let merged = s.path("merged.json");
+    crate::util::dbsweep()
+        .arg("merge")
+        .args([&a, &b])
+        .arg("--output")
+        .arg(&merged)
+        .assert()
+        .success();
+    let (ra, rb, m) = (
+        crate::util::read_json(&a),
+        crate::util::read_json(&b),
+        crate::util::read_json(&merged),
+    );
+    crate::util::assert_valid_results(&m);
+    assert_eq!(u(&m, "/events"), 3500);
+    let roles = m["roles"]
+        .as_array()
+        .expect("the merged file keeps the roles");
+    assert_eq!(roles.len(), 2);
+    for (i, name) in [(0, "oltp_insert"), (1, "oltp_delete")] {
+        let (g, ga, gb) = (&roles[i], &ra["roles"][i], &rb["roles"][i]);
+        assert_eq!(g["workload"], name);
+        let events = u(ga, "/events") + u(gb, "/events");
+        assert!(events > 0);
+        assert_eq!(u(g, "/events"), events, "{g}");
+        assert_eq!(u(g, "/clients"), 2);
+        assert_eq!(
+            u(g, "/queries/total"),
+            u(ga, "/queries/total") + u(gb, "/queries/total")
+        );
+        // The group's latencies are its parts' histograms added: the max is the larger max,
+        // and each operation type's count is the parts' counts added.
+        let max = f(ga, "/latency_ms/max").max(f(gb, "/latency_ms/max"));
+        assert!((f(g, "/latency_ms/max") - max).abs() <= max * 0.002, "{g}");
+        let statements = g["statements"]
+            .as_array()
+            .expect("operation types per group");
+        assert!(!statements.is_empty(), "{g}");
+        for st in statements {
+            let count = |r: &serde_json::Value| {
+                r["statements"]
+                    .as_array()
+                    .and_then(|v| v.iter().find(|x| x["name"] == st["name"]))
+                    .map_or(0, |x| u(x, "/count"))
+            };
+            assert_eq!(u(st, "/count"), count(ga) + count(gb), "{st}");
+        }
+    }
+    // The paced group's rate is the hosts' rates added.
+    assert_eq!(f(&roles[0], "/rate"), 250.0);
+    assert!(roles[1]["rate"].is_null());
+    // Parts that ran other groups beside them are not one run.
+    let other = s.path("h3.json");
+    Line::new(&[
+        "run",
+        "oltp_point_select",
+        "--events",
+        "100",
+        "--time",
+        "0",
+        "--client-id",
+        "h3",
+        "--role",
+        "oltp_insert",
+    ])
+    .target("mock://")
+    .output(&other)
+    .quiet()
+    .assert()
+    .success();
+    let out = crate::util::dbsweep()
+        .arg("merge")
+        .args([&a, &other])
+        .arg("--output")
+        .arg(s.path("no.json"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("h3.json: the groups beside its measured clients (oltp_insert)")
+            && err.contains("oltp_insert (paced), oltp_delete"),
+        "{err}"
+    );
+    assert!(!s.path("no.json").exists());
+}
+
+#[test]
 fn a_role_is_checked_as_a_run_is() {
     let s = Scratch::new();
     for (role, why) in [

@@ -484,6 +484,8 @@ fn role_figures(
         tps: 0.0,
         queries: Queries::default(),
         latency_ms: Latency::default(),
+        histogram: None,
+        statements: Vec::new(),
         errors: error_counts(&metrics::Counters::default()),
         error: None,
     };
@@ -503,6 +505,9 @@ fn role_figures(
                 .map(|rate| f.tps >= rate * results::figures::RATE_MET);
             f.queries = queries(c);
             f.latency_ms = Latency::from_histogram(&o.total.latency);
+            f.histogram = Some(HistogramData::encode(&o.total.latency));
+            f.statements =
+                results::StatementFigures::of(o.statement_names, &o.total.statements, c.events);
             f.errors = error_counts(c);
             f.error = o.error;
         }

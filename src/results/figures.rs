@@ -294,6 +294,13 @@ pub struct RoleFigures {
     pub tps: f64,
     pub queries: super::Queries,
     pub latency_ms: Latency,
+    /// The latencies themselves, so that merged runs have the group's exact percentiles.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub histogram: Option<super::HistogramData>,
+    /// Each operation type's count and latency (the statement kinds of the oltp workloads,
+    /// LinkBench's operations), as the measured group's `statements`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub statements: Vec<super::StatementFigures>,
     /// Retried events by error class.
     pub errors: BTreeMap<String, u64>,
     /// Why it stopped early, if it did.

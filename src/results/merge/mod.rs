@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 
 mod hw;
 
-use crate::results::figures::Part;
+use crate::results::figures::{Part, RATE_MET, RoleFigures};
 use hw::{merge_hw, merge_server_host};
 
 use hdrhistogram::Histogram;
@@ -70,7 +70,13 @@ pub fn merge(files: &[(String, Results)]) -> Result<(Results, Vec<String>), Stri
             .map(|e| format!("{}: {e}", r.client_id.as_deref().unwrap_or(name)))
     });
     let tpcc = merge_tpcc(files, events, time_s)?;
-    let statements = merge_statements(files, events)?;
+    let statements = merge_statements(
+        files
+            .iter()
+            .map(|(f, r)| (f.as_str(), r.statements.as_slice())),
+        events,
+    )?;
+    let roles = merge_roles(files, time_s)?;
     let server_stats = merge_server_stats(first, events);
     let merged = Results {
         schema_version: super::SCHEMA_VERSION,
@@ -118,7 +124,7 @@ pub fn merge(files: &[(String, Results)]) -> Result<(Results, Vec<String>), Stri
         host: None,
         server_host: merge_server_host(files, events),
         parts: parts_of(files),
-        roles: Vec::new(),
+        roles,
         connect_s: None,
     };
     Ok((merged, warnings))
@@ -150,10 +156,27 @@ fn check_parts(files: &[(String, Results)]) -> Result<Vec<String>, String> {
                 r.started_at
             ));
         }
-        if !r.roles.is_empty() {
+        let roles = |r: &Results| -> Vec<String> {
+            r.roles
+                .iter()
+                .map(|g| match g.rate {
+                    Some(_) => format!("{} (paced)", g.workload),
+                    None => g.workload.clone(),
+                })
+                .collect()
+        };
+        if roles(r) != roles(first) {
+            let list = |v: Vec<String>| {
+                if v.is_empty() {
+                    "none".to_string()
+                } else {
+                    v.join(", ")
+                }
+            };
             return Err(format!(
-                "{name}: its run had groups of clients beside it (--role); their figures do not \
-                 merge across hosts: report each host's file"
+                "{name}: the groups beside its measured clients ({}) are not {first_name}'s ({}): only parts of one run merge",
+                list(roles(r)),
+                list(roles(first))
             ));
         }
         if !r.parts.is_empty() {
@@ -394,13 +417,13 @@ fn merge_intervals(
     Ok(by_key.into_values().collect())
 }
 
-fn merge_statements(
-    files: &[(String, Results)],
+fn merge_statements<'a>(
+    files: impl Iterator<Item = (&'a str, &'a [StatementFigures])> + Clone,
     events: u64,
 ) -> Result<Vec<StatementFigures>, String> {
     let mut names: Vec<&str> = Vec::new();
-    for (_, r) in files {
-        for s in &r.statements {
+    for (_, statements) in files.clone() {
+        for s in statements {
             if !names.contains(&s.name.as_str()) {
                 names.push(&s.name);
             }
@@ -410,12 +433,9 @@ fn merge_statements(
         .into_iter()
         .map(|name| {
             let of: Vec<(&str, &StatementFigures)> = files
-                .iter()
-                .filter_map(|(f, r)| {
-                    r.statements
-                        .iter()
-                        .find(|s| s.name == name)
-                        .map(|s| (f.as_str(), s))
+                .clone()
+                .filter_map(|(f, statements)| {
+                    statements.iter().find(|s| s.name == name).map(|s| (f, s))
                 })
                 .collect();
             let count = total(name, of.iter().map(|(_, s)| s.count))?;
@@ -430,6 +450,71 @@ fn merge_statements(
                 },
                 latency_ms: Latency::from_histogram(&h),
                 histogram: Some(HistogramData::encode(&h)),
+            })
+        })
+        .collect()
+}
+
+/// The groups beside the measured clients, each the sum of its parts on every host (the
+/// parts ran the same groups, `check_parts` says so): clients, rates, events, queries and
+/// errors added, latencies from the added histograms, the rate kept judged on the sums over
+/// the merged seconds.
+fn merge_roles(files: &[(String, Results)], time_s: f64) -> Result<Vec<RoleFigures>, String> {
+    let Some((_, first)) = files.first() else {
+        return Ok(Vec::new());
+    };
+    (0..first.roles.len())
+        .map(|i| {
+            let of: Vec<(&str, &RoleFigures)> = files
+                .iter()
+                .map(|(f, r)| (f.as_str(), &r.roles[i]))
+                .collect();
+            let role = of[0].1;
+            let what = format!("group {}", role.workload);
+            let events = total(&what, of.iter().map(|(_, g)| g.events))?;
+            let q = |f: fn(&Queries) -> u64| total(&what, of.iter().map(|(_, g)| f(&g.queries)));
+            let h = add_kind_histograms(&of, |g| g.histogram.as_ref(), &what)?;
+            let mut errors: BTreeMap<String, u64> = BTreeMap::new();
+            for (_, g) in &of {
+                for (k, v) in &g.errors {
+                    let e = errors.entry(k.clone()).or_insert(0);
+                    *e = total(&what, [*e, *v])?;
+                }
+            }
+            let rate = of
+                .iter()
+                .map(|(_, g)| g.rate)
+                .try_fold(0.0, |a, r| r.map(|r| a + r));
+            let tps = if time_s > 0.0 {
+                events as f64 / time_s
+            } else {
+                0.0
+            };
+            Ok(RoleFigures {
+                workload: role.workload.clone(),
+                clients: total(&what, of.iter().map(|(_, g)| g.clients))?,
+                rate,
+                rate_met: rate.map(|r| tps >= r * RATE_MET),
+                events,
+                time_s,
+                tps,
+                queries: Queries {
+                    read: q(|q| q.read)?,
+                    write: q(|q| q.write)?,
+                    other: q(|q| q.other)?,
+                    total: q(|q| q.total)?,
+                    rows: q(|q| q.rows)?,
+                },
+                latency_ms: Latency::from_histogram(&h),
+                histogram: Some(HistogramData::encode(&h)),
+                statements: merge_statements(
+                    of.iter().map(|(f, g)| (*f, g.statements.as_slice())),
+                    events,
+                )?,
+                errors,
+                error: of
+                    .iter()
+                    .find_map(|(f, g)| g.error.as_ref().map(|e| format!("{f}: {e}"))),
             })
         })
         .collect()
