@@ -418,6 +418,41 @@ fn roles_beside_the_run_are_counted_apart_and_keep_their_rate() {
 }
 
 #[test]
+fn events_per_client_stops_each_client_at_its_own_count() {
+    let s = Scratch::new();
+    let args = |extra: &[&str]| {
+        let mut a = vec!["run", "oltp_point_select", "--threads", "3", "--time", "0"];
+        a.extend_from_slice(extra);
+        a.iter().map(|x| x.to_string()).collect::<Vec<_>>()
+    };
+    let r = mock(
+        &s,
+        "mock://?service_us=100",
+        &args(&["--events-per-client", "30"])
+            .iter()
+            .map(String::as_str)
+            .collect::<Vec<_>>(),
+    );
+    assert_eq!(u(&r, "/events"), 90);
+    assert_eq!(per_client(&r), [30, 30, 30]);
+    // With --events too, the first limit reached ends the run.
+    let r = mock(
+        &s,
+        "mock://?service_us=100",
+        &args(&["--events-per-client", "30", "--events", "50"])
+            .iter()
+            .map(String::as_str)
+            .collect::<Vec<_>>(),
+    );
+    assert_eq!(u(&r, "/events"), 50);
+    assert!(
+        per_client(&r).iter().all(|&n| n <= 30),
+        "{:?}",
+        per_client(&r)
+    );
+}
+
+#[test]
 fn runs_with_roles_merge_each_group_with_its_parts_from_every_host() {
     let s = Scratch::new();
     let part = |id: &str, insert_rate: &str, events: &str| {

@@ -347,3 +347,145 @@ fn through_a_pgbench_link_the_command_line_and_output_are_pgbenchs() {
         "{err}"
     );
 }
+
+/// Runs `args` through the pgbench link in `dir` on `port`; its stdout.
+fn ours(dir: &std::path::Path, link: &std::path::Path, port: u16, args: &[&str]) -> String {
+    let out = Command::new(link)
+        .args(["-h", "127.0.0.1", "-p", &port.to_string(), "-U", "sbtest"])
+        .args(args)
+        .arg("sbtest")
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(
+        out.status.success(),
+        "{args:?}: {text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    text
+}
+
+/// The lines of a summary that match `re`, with every number in them blanked.
+fn shape(stdout: &str, re: &str) -> Vec<String> {
+    let re = regex::Regex::new(re).unwrap();
+    let num = regex::Regex::new(r"\d+\.\d+").unwrap();
+    stdout
+        .lines()
+        .filter(|l| re.is_match(l))
+        .map(|l| num.replace_all(l, "N").into_owned())
+        .collect()
+}
+
+#[test]
+fn t_counts_per_client_gset_and_per_command_reports_as_pgbenchs() {
+    let s = Scratch::new();
+    let server = start(ServerKind::Postgres);
+    let url = server.url.clone();
+    let link = linked(&s.path(""));
+    let dir = s.path("");
+    let target = dbsweep::db::open(&url, Default::default()).unwrap();
+    target
+        .connect()
+        .unwrap()
+        .batch(
+            "CREATE TABLE pgb_c (tool int, client int, seven int, m int, last int);\
+             CREATE TABLE pgb_w (tool int)",
+        )
+        .unwrap();
+    // Client 0 is slow: -t still runs 5 transactions on each client, not 10 in all.
+    let script = s.path("t.sql");
+    std::fs::write(
+        &script,
+        "\\if :client_id = 0\n\
+         \\sleep 20 ms\n\
+         \\endif\n\
+         SELECT 7 AS seven, 40 + :client_id AS n \\gset p_\n\
+         \\set m :p_n * 2\n\
+         SELECT x AS last FROM generate_series(1, 3) x;\n\
+         \\aset\n\
+         INSERT INTO :tbl VALUES (:tool, :client_id, :p_seven, :m, :last);\n",
+    )
+    .unwrap();
+    let f = script.to_str().unwrap();
+    let args = |tool: &'static str| {
+        vec![
+            "-n",
+            "-c",
+            "2",
+            "-j",
+            "2",
+            "-t",
+            "5",
+            "-r",
+            "-D",
+            "tbl=pgb_c",
+            "-D",
+            tool,
+            "-f",
+            f,
+        ]
+    };
+    let theirs = pgbench(server.port, &args("tool=1"));
+    let mine = ours(&dir, &link, server.port, &args("tool=2"));
+    for tool in [1, 2] {
+        for client in [0, 1] {
+            assert_eq!(
+                query(
+                    &url,
+                    &format!(
+                        "SELECT count(*) FROM pgb_c WHERE tool = {tool} AND client = {client} \
+                         AND seven = 7 AND m = 2 * (40 + {client}) AND last = 3"
+                    )
+                ),
+                5,
+                "tool {tool} client {client}"
+            );
+        }
+    }
+    // -r: each command's line, the same lines for both tools.
+    let per_command = r"^\s+\d+\.\d{3}\s+\d+\s+\S";
+    let (a, b) = (shape(&theirs, per_command), shape(&mine, per_command));
+    assert_eq!(a.len(), 7, "{theirs}");
+    assert_eq!(a, b, "{mine}");
+    assert!(mine.contains("statement latencies in milliseconds and failures:"));
+    // The slow client's \sleep is in its command's latency: over 20 ms / 2 on average.
+    let sleep = regex::Regex::new(r"(?m)^\s+(\d+\.\d{3})\s+\d+\s+\\sleep 20 ms$").unwrap();
+    let ms: f64 = sleep.captures(&mine).expect("the sleep's line")[1]
+        .parse()
+        .unwrap();
+    assert!(ms >= 9.0, "{ms} ms\n{mine}");
+    // Several scripts, weighted: pgbench's sections, line for line.
+    let one = s.path("one.sql");
+    std::fs::write(&one, "INSERT INTO pgb_w VALUES (:tool);\n").unwrap();
+    let (one, two) = (
+        format!("{}@3", one.to_str().unwrap()),
+        format!("{}@1", one.to_str().unwrap()),
+    );
+    let args = |tool: &'static str| {
+        vec![
+            "-n",
+            "-t",
+            "40",
+            "-D",
+            tool,
+            "-f",
+            one.as_str(),
+            "-f",
+            two.as_str(),
+        ]
+    };
+    let theirs = pgbench(server.port, &args("tool=1"));
+    let mine = ours(&dir, &link, server.port, &args("tool=2"));
+    let sections = r"^(SQL script \d|transaction type| - weight| - number of failed| - latency)";
+    let (a, b) = (shape(&theirs, sections), shape(&mine, sections));
+    assert_eq!(a.len(), 11, "{theirs}");
+    assert_eq!(a, b, "{mine}");
+    let counts = regex::Regex::new(r"(?m)^ - (\d+) transactions \(").unwrap();
+    let n: u64 = counts
+        .captures_iter(&mine)
+        .map(|c| c[1].parse::<u64>().unwrap())
+        .sum();
+    assert_eq!(n, 40, "{mine}");
+    assert_eq!(query(&url, "SELECT count(*) FROM pgb_w WHERE tool = 2"), 40);
+}

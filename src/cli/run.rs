@@ -295,6 +295,9 @@ pub struct RunArgs {
     /// run: stop after this many events in all (0 = no limit)
     #[arg(long, default_value_t = 0)]
     pub events: u64,
+    /// run: stop each client after this many events of its own (0 = no limit; pgbench's -t)
+    #[arg(long, default_value_t = 0, value_name = "N")]
+    pub events_per_client: u64,
     /// run: seconds of warm-up, excluded from every figure
     #[arg(long, visible_alias = "warmup-time", default_value_t = 0.0)]
     pub warmup: f64,

@@ -85,6 +85,11 @@ pub trait TextRow {
     fn is_empty(&self) -> bool {
         self.len() == 0
     }
+    /// The `i`th column's name, where the client keeps it (PostgreSQL's and SQLite's text
+    /// results); None otherwise.
+    fn name(&self, _i: usize) -> Option<&str> {
+        None
+    }
 }
 
 /// What sees each row of a result set.

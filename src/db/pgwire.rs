@@ -39,6 +39,9 @@ const INT8: u32 = 20;
 pub struct Wire {
     sock: Socket,
     wbuf: Vec<u8>,
+    /// The last RowDescription's body, for the names of a simple query's columns (pgbench's
+    /// `\gset`); a few dozen bytes copied per result set.
+    desc: Vec<u8>,
 }
 
 /// Starts a message with `tag`; [`end`] fills in its length.
@@ -70,8 +73,9 @@ fn be_i32(b: &[u8]) -> i32 {
         .map_or(0, |x| i32::from_be_bytes([x[0], x[1], x[2], x[3]]))
 }
 
-/// A DataRow message's body: a count of values, then each as a length (-1: NULL) and bytes.
-pub struct PgRow<'a>(&'a [u8]);
+/// A DataRow message's body (a count of values, then each as a length, -1 for NULL, and
+/// bytes) and the RowDescription before it, when there was one.
+pub struct PgRow<'a>(&'a [u8], &'a [u8]);
 
 impl super::conn::TextRow for PgRow<'_> {
     fn len(&self) -> usize {
@@ -89,6 +93,21 @@ impl super::conn::TextRow for PgRow<'_> {
                 return value.and_then(|(a, b)| self.0.get(a..b));
             }
             at = value.map_or(at, |(_, end)| end);
+        }
+        None
+    }
+
+    fn name(&self, i: usize) -> Option<&str> {
+        // RowDescription: a count, then per field its name (NUL-ended) and 18 bytes of types.
+        let count = usize::try_from(be_i16(self.1)).unwrap_or(0);
+        let mut at = 2;
+        for n in 0..count.min(i + 1) {
+            let rest = self.1.get(at..)?;
+            let len = rest.iter().position(|&b| b == 0)?;
+            if n == i {
+                return std::str::from_utf8(&rest[..len]).ok();
+            }
+            at += len + 1 + 18;
         }
         None
     }
@@ -169,6 +188,7 @@ impl Wire {
         let mut w = Wire {
             sock,
             wbuf: Vec::with_capacity(8 * 1024),
+            desc: Vec::new(),
         };
         let user = cfg.get_user().unwrap_or("postgres").to_string();
         let mut startup = Vec::new();
@@ -314,7 +334,11 @@ impl Wire {
             match tag {
                 b'D' => {
                     out.rows += 1;
-                    on_row(&PgRow(self.sock.bytes(range)));
+                    on_row(&PgRow(self.sock.bytes(range), &self.desc));
+                }
+                b'T' => {
+                    self.desc.clear();
+                    self.desc.extend_from_slice(self.sock.bytes(range));
                 }
                 b'C' => out.changed += tag_count(self.sock.bytes(range)),
                 b'E' => error = error.or(Some(server_error(self.sock.bytes(range)))),

@@ -488,6 +488,15 @@ impl Conn for SqliteConn {
         let mut text = std::mem::take(&mut self.row_text);
         let mut run = || -> rusqlite::Result<super::conn::StmtOutcome> {
             let columns = st.column_count();
+            text.names.truncate(columns);
+            for i in 0..columns {
+                let name = st.column_name(i)?;
+                match text.names.get_mut(i) {
+                    Some(n) if n == name => {}
+                    Some(n) => *n = name.to_string(),
+                    None => text.names.push(name.to_string()),
+                }
+            }
             let mut rows = st.query([])?;
             let mut n = 0;
             while let Some(row) = rows.next()? {
@@ -669,6 +678,8 @@ fn classify(e: rusqlite::Error) -> DbError {
 struct RowText {
     text: Vec<u8>,
     cells: Vec<Option<(usize, usize)>>,
+    /// The result set's column names, kept from one statement to the next while they match.
+    names: Vec<String>,
 }
 
 impl RowText {
@@ -704,5 +715,9 @@ impl super::conn::TextRow for RowText {
     fn get(&self, i: usize) -> Option<&[u8]> {
         let (a, b) = (*self.cells.get(i)?)?;
         self.text.get(a..b)
+    }
+
+    fn name(&self, i: usize) -> Option<&str> {
+        self.names.get(i).map(String::as_str)
     }
 }

@@ -383,6 +383,13 @@ fn build_results(
     });
     let statements =
         results::StatementFigures::of(o.statement_names, &o.total.statements, c.events);
+    // Transaction kinds of workloads other than TPC-C (whose figures are its own): pgbench's
+    // scripts.
+    let scripts = if tpcc.is_none() {
+        results::StatementFigures::of(o.kind_names, &o.total.kinds, c.events)
+    } else {
+        Vec::new()
+    };
     let serving = o.behind.map(|behind| {
         let mut queue = metrics::new_histogram();
         for k in &o.total.queue {
@@ -401,6 +408,7 @@ fn build_results(
     Results {
         tpcc,
         statements,
+        scripts,
         client_id: plan.client_id.clone(),
         measured_from: Some(o.measured_from),
         host: results::HostId::this(),

@@ -422,6 +422,7 @@ impl StatementFigures {
                 },
                 latency_ms: Latency::from_histogram(&s.latency),
                 histogram: Some(HistogramData::encode(&s.latency)),
+                retries: (s.retries > 0).then_some(s.retries),
             })
             .collect()
     }

@@ -21,6 +21,20 @@ pub struct PgbenchStyle {
     pub duration: u64,
     /// The latency's standard deviation is printed under -P or -R, as pgbench does.
     pub stddev: bool,
+    /// `-r`: each command's average latency.
+    pub per_command: bool,
+    /// The scripts run, in the order of the command line.
+    pub scripts: &'static [ScriptShape],
+}
+
+/// A script as the summary's sections show it.
+#[derive(Clone, Copy, Debug)]
+pub struct ScriptShape {
+    /// "<builtin: TPC-B (sort of)>" or the file's name.
+    pub desc: &'static str,
+    pub weight: u32,
+    /// Each command's first line.
+    pub lines: &'static [&'static str],
 }
 
 /// `-P`'s line: "progress: 1.0 s, 2182.0 tps, lat 0.913 ms stddev 0.247, 0 failed".
@@ -81,5 +95,68 @@ pub fn summary(r: &Results, st: &PgbenchStyle) -> String {
         r.connect_s.unwrap_or(0.0) * 1000.0
     );
     let _ = writeln!(s, "tps = {:.6} (without initial connection time)", r.tps);
+    scripts(&mut s, r, st);
     s
+}
+
+/// pgbench's sections after the totals: one per script when there are several (its weight,
+/// transactions, failures and latency), each with its commands' latencies under `-r`.
+fn scripts(s: &mut String, r: &Results, st: &PgbenchStyle) {
+    let several = st.scripts.len() > 1;
+    if !several && !st.per_command {
+        return;
+    }
+    let total_weight: u64 = st.scripts.iter().map(|x| u64::from(x.weight)).sum();
+    let pct = |a: f64, b: f64| if b > 0.0 { 100.0 * a / b } else { 0.0 };
+    for (k, shape) in st.scripts.iter().enumerate() {
+        let prefix = format!("{} ", k + 1);
+        if several {
+            let fig = r.scripts.iter().find(|f| f.name.starts_with(&prefix));
+            let count = fig.map_or(0, |f| f.count);
+            let _ = writeln!(s, "SQL script {}: {}", k + 1, shape.desc);
+            let _ = writeln!(
+                s,
+                " - weight: {} (targets {:.1}% of total)",
+                shape.weight,
+                pct(f64::from(shape.weight), total_weight as f64)
+            );
+            let _ = writeln!(
+                s,
+                " - {count} transactions ({:.1}% of total, tps = {:.6})",
+                pct(count as f64, r.events as f64),
+                if r.time_s > 0.0 {
+                    count as f64 / r.time_s
+                } else {
+                    0.0
+                }
+            );
+            // Each failed try counts as a failed transaction (see `summary`).
+            let failed = fig.and_then(|f| f.retries).unwrap_or(0);
+            let _ = writeln!(
+                s,
+                " - number of failed transactions: {failed} ({:.3}%)",
+                pct(failed as f64, (count + failed) as f64)
+            );
+            if let Some(f) = fig {
+                let _ = writeln!(s, " - latency average = {:.3} ms", f.latency_ms.avg);
+                let _ = writeln!(s, " - latency stddev = {:.3} ms", f.latency_ms.stddev);
+            }
+        }
+        if st.per_command {
+            let _ = writeln!(
+                s,
+                "{}statement latencies in milliseconds and failures:",
+                if several { " - " } else { "" }
+            );
+            for (i, line) in shape.lines.iter().enumerate() {
+                let name = format!("{}.{} ", k + 1, i + 1);
+                let avg = r
+                    .statements
+                    .iter()
+                    .find(|f| f.name.starts_with(&name))
+                    .map_or(0.0, |f| f.latency_ms.avg);
+                let _ = writeln!(s, "   {avg:11.3}  {:>10}  {line}", 0);
+            }
+        }
+    }
 }

@@ -5,7 +5,7 @@
 //! scripts, and prints what pgbench prints (its summary on stdout, `-P`'s progress and `-i`'s
 //! steps on stderr), then one line naming dbsweep's results file.
 //!
-//! Not yet taken (refused with a one-line error, exit 1): -r, -l and the log options,
+//! Not yet taken (refused with a one-line error, exit 1): -l and the log options,
 //! --latency-limit, --max-tries and the failure options, partitions, \gset/\aset, pipelines,
 //! \setshell/\shell.
 
@@ -14,7 +14,7 @@ use std::path::Path;
 use crate::cli::Cli;
 use crate::error::{Error, Outcome};
 use crate::output::Style;
-use crate::output::pgbench::PgbenchStyle;
+use crate::output::pgbench::{PgbenchStyle, ScriptShape};
 use crate::workload::pgbench::script;
 
 /// Whether the program was started under pgbench's name.
@@ -59,8 +59,8 @@ const OPTIONS: &[(Option<char>, &str, bool)] = &[
     (Some('d'), "debug", false),
     (Some('V'), "version", false),
     (Some('?'), "help", false),
-    // Taken by pgbench, not yet by dbsweep: refused below with a clear line.
     (Some('r'), "report-per-command", false),
+    // Taken by pgbench, not yet by dbsweep: refused below with a clear line.
     (Some('l'), "log", false),
     (Some('L'), "latency-limit", true),
     (Some('C'), "connect", false),
@@ -79,7 +79,6 @@ const OPTIONS: &[(Option<char>, &str, bool)] = &[
 ];
 
 const NOT_YET: &[&str] = &[
-    "report-per-command",
     "log",
     "latency-limit",
     "connect",
@@ -317,11 +316,42 @@ fn style_for_init() -> PgbenchStyle {
         per_client: None,
         duration: 0,
         stddev: false,
+        per_command: false,
+        scripts: &[],
     }
 }
 
 /// The scripts of `-b`, `-f`, `-S`, `-N`: the dbsweep workload and its `--script` options.
-fn scripts(opts: &[(&str, String)]) -> Result<(String, Vec<String>, &'static str), Error> {
+/// What the summary prints of each script: its description, weight and commands' lines.
+fn shapes(specs: &[(String, &'static str)]) -> Result<&'static [ScriptShape], Error> {
+    let mut out = Vec::new();
+    for (spec, desc) in specs {
+        let (s, weight) = crate::workload::pgbench::read_script(spec).map_err(|e| match e {
+            Error::Option { why, .. } => usage(why),
+            e => usage(e.to_string()),
+        })?;
+        let lines: Vec<&'static str> = s
+            .sources
+            .into_iter()
+            .map(|l| &*Box::leak(l.into_boxed_str()))
+            .collect();
+        out.push(ScriptShape {
+            desc,
+            weight,
+            lines: Box::leak(lines.into_boxed_slice()),
+        });
+    }
+    Ok(Box::leak(out.into_boxed_slice()))
+}
+
+type Scripts = (
+    String,
+    Vec<String>,
+    &'static str,
+    Vec<(String, &'static str)>,
+);
+
+fn scripts(opts: &[(&str, String)]) -> Result<Scripts, Error> {
     let mut specs: Vec<(String, &'static str)> = Vec::new();
     for (k, v) in opts {
         match *k {
@@ -350,7 +380,12 @@ fn scripts(opts: &[(&str, String)]) -> Result<(String, Vec<String>, &'static str
     if let [(spec, desc)] = specs.as_slice()
         && let Some(b) = spec.strip_prefix("builtin:").filter(|b| !b.contains('@'))
     {
-        return Ok((format!("pgbench_{}", b.replace('-', "_")), Vec::new(), desc));
+        return Ok((
+            format!("pgbench_{}", b.replace('-', "_")),
+            Vec::new(),
+            desc,
+            specs.clone(),
+        ));
     }
     let desc = if specs.len() == 1 {
         specs[0].1
@@ -359,8 +394,9 @@ fn scripts(opts: &[(&str, String)]) -> Result<(String, Vec<String>, &'static str
     };
     Ok((
         "pgbench".into(),
-        specs.into_iter().map(|(s, _)| s).collect(),
+        specs.iter().map(|(s, _)| s.clone()).collect(),
         desc,
+        specs,
     ))
 }
 
@@ -392,7 +428,8 @@ fn run(opts: &[(&str, String)], target: &str) -> Result<Pgbench, Error> {
         (None, Some(t)) => (None, number::<u64>("time", t, "duration")?),
         (None, None) => (Some(10), 0),
     };
-    let (workload, script_specs, transaction_type) = scripts(opts)?;
+    let (workload, script_specs, transaction_type, all) = scripts(opts)?;
+    let shapes = shapes(&all)?;
     let mode = match last("protocol").unwrap_or("simple") {
         "simple" => "simple",
         "extended" => "extended",
@@ -420,8 +457,8 @@ fn run(opts: &[(&str, String)], target: &str) -> Result<Pgbench, Error> {
     ];
     match per_client {
         Some(t) => argv.extend([
-            "--events".into(),
-            (t * u64::from(clients)).to_string(),
+            "--events-per-client".into(),
+            t.to_string(),
             "--time".into(),
             "0".into(),
         ]),
@@ -453,6 +490,8 @@ fn run(opts: &[(&str, String)], target: &str) -> Result<Pgbench, Error> {
             per_client,
             duration,
             stddev: has("progress") || has("rate"),
+            per_command: has("report-per-command"),
+            scripts: shapes,
         }),
     ))
 }

@@ -650,6 +650,7 @@ fn runner_options(o: &RunArgs, threads: u32, workers: u32, seed: u64) -> RunnerO
         connect_rate: positive(o.connect_rate),
         time: positive(o.time),
         events: NonZeroU64::new(o.events),
+        events_per_client: NonZeroU64::new(o.events_per_client),
         warmup: o.warmup,
         rate: positive(o.rate),
         report_interval: positive(o.report_interval),

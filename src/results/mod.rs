@@ -102,6 +102,10 @@ pub struct Results {
     /// A merged file (`dbsweep merge`): each client host's own figures.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub parts: Vec<Part>,
+    /// pgbench's scripts: each one's transactions (`count`, `per_event` its share of them) and
+    /// latency.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub scripts: Vec<StatementFigures>,
     /// The groups of clients that ran beside the measured ones (`--role`, a step's `roles`),
     /// each counted apart; every other figure of the file is the measured group's.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -275,6 +279,10 @@ pub struct StatementFigures {
     /// The latencies themselves, so that merged runs have exact percentiles.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub histogram: Option<HistogramData>,
+    /// Tries that failed with a serialization failure or deadlock and were retried (pgbench's
+    /// scripts); absent when none did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retries: Option<u64>,
 }
 
 /// How a run's clients were served when they were more than its worker threads or its

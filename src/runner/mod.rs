@@ -48,6 +48,9 @@ pub struct RunnerOptions {
     /// Measured events to run in all; None: no limit.
     #[serde(serialize_with = "zero_for_none::u64")]
     pub events: Option<NonZeroU64>,
+    /// Measured events each client runs before it stops (pgbench's `-t`); None: no limit.
+    #[serde(serialize_with = "zero_for_none::u64")]
+    pub events_per_client: Option<NonZeroU64>,
     pub warmup: f64,
     /// Events per second over all clients; None: closed loop.
     #[serde(serialize_with = "zero_for_none::f64")]
@@ -139,6 +142,8 @@ pub struct RunOutcome {
     pub total: Snapshot,
     /// The names of `total.statements`, from [`Workload::statements`].
     pub statement_names: &'static [&'static str],
+    /// The names of `total.kinds`, from [`Workload::kinds`].
+    pub kind_names: &'static [&'static str],
     pub intervals: Vec<Interval>,
     /// Measured seconds: from the end of warm-up to the last client's stop.
     pub seconds: f64,
@@ -244,6 +249,7 @@ fn run_group(
         interrupt,
         started: &started,
         events_limit: opts.events,
+        events_per_client: opts.events_per_client,
         reconnect_every: opts.reconnect,
         reconnect_timeout: Duration::from_secs_f64(opts.reconnect_timeout),
         connects: ConnectRate::new(opts.connect_rate),
@@ -777,6 +783,7 @@ fn report_loop(
         seconds: end.duration_since(measure_start).as_secs_f64(),
         total: collector.total,
         statement_names: workload.statements(),
+        kind_names: workload.kinds(),
         intervals,
         thread_events: ended_clients.iter().map(|c| c.1).collect(),
         thread_seconds: ended_clients.iter().map(|c| c.2 as f64 / 1e9).collect(),

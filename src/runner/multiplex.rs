@@ -38,6 +38,8 @@ pub struct Term {
     paced: Option<(Instant, Duration)>,
     measuring: bool,
     behind: bool,
+    /// Measured events it started.
+    started: u64,
 }
 
 impl Term {
@@ -58,6 +60,7 @@ impl Term {
             paced,
             measuring: false,
             behind: false,
+            started: 0,
         }
     }
 
@@ -300,11 +303,7 @@ fn one_event(
     let measuring = t.due >= sched.measure_start;
     let first_measured = measuring && !t.measuring;
     t.measuring |= measuring;
-    if measuring
-        && sh
-            .events_limit
-            .is_some_and(|limit| sh.started.fetch_add(1, Ordering::Relaxed) >= limit.get())
-    {
+    if measuring && !sh.may_start(&mut t.started) {
         return Ok(false);
     }
     if let Some(pool) = pool {

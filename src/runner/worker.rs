@@ -34,6 +34,8 @@ pub struct Shared<'a> {
     pub started: &'a AtomicU64,
     /// Measured events to run in all, when limited.
     pub events_limit: Option<std::num::NonZeroU64>,
+    /// Measured events each client runs, when limited.
+    pub events_per_client: Option<std::num::NonZeroU64>,
     /// Reconnect every N events, when asked.
     pub reconnect_every: Option<std::num::NonZeroU64>,
     pub reconnect_timeout: Duration,
@@ -50,6 +52,20 @@ impl Shared<'_> {
     #[inline]
     pub fn stopped(&self) -> bool {
         self.stop.load(Ordering::Relaxed) || self.interrupt.load(Ordering::Relaxed)
+    }
+
+    /// Whether a client that has started `started` measured events may start another under
+    /// the limits (`--events` over all, `--events-per-client` its own); counts it if so.
+    #[inline]
+    pub fn may_start(&self, started: &mut u64) -> bool {
+        if let Some(n) = self.events_per_client {
+            if *started >= n.get() {
+                return false;
+            }
+            *started += 1;
+        }
+        self.events_limit
+            .is_none_or(|limit| self.started.fetch_add(1, Ordering::Relaxed) < limit.get())
     }
 }
 
@@ -488,6 +504,8 @@ struct Pacing<'a> {
     next_due: Option<Instant>,
     /// The measured part has begun for this client.
     measuring: bool,
+    /// Measured events this client started.
+    started: u64,
 }
 
 impl<'a> Pacing<'a> {
@@ -496,6 +514,7 @@ impl<'a> Pacing<'a> {
             sched,
             next_due: sched.pacing.map(|(first, _)| first),
             measuring: false,
+            started: 0,
         }
     }
 
@@ -535,11 +554,7 @@ impl<'a> Pacing<'a> {
         let measuring = from >= sched.measure_start;
         let first_measured = measuring && !self.measuring;
         self.measuring |= measuring;
-        if measuring
-            && sh
-                .events_limit
-                .is_some_and(|limit| sh.started.fetch_add(1, Ordering::Relaxed) >= limit.get())
-        {
+        if measuring && !sh.may_start(&mut self.started) {
             return None;
         }
         Some(Slot {

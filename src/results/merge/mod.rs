@@ -76,6 +76,12 @@ pub fn merge(files: &[(String, Results)]) -> Result<(Results, Vec<String>), Stri
             .map(|(f, r)| (f.as_str(), r.statements.as_slice())),
         events,
     )?;
+    let scripts = merge_statements(
+        files
+            .iter()
+            .map(|(f, r)| (f.as_str(), r.scripts.as_slice())),
+        events,
+    )?;
     let roles = merge_roles(files, time_s)?;
     let server_stats = merge_server_stats(first, events);
     let merged = Results {
@@ -117,6 +123,7 @@ pub fn merge(files: &[(String, Results)]) -> Result<(Results, Vec<String>), Stri
         tpcc,
         profile: files.iter().find_map(|(_, r)| r.profile.clone()),
         statements,
+        scripts,
         interrupted: files.iter().any(|(_, r)| r.interrupted),
         error,
         client_id: None,
@@ -439,6 +446,7 @@ fn merge_statements<'a>(
                 })
                 .collect();
             let count = total(name, of.iter().map(|(_, s)| s.count))?;
+            let retries = total(name, of.iter().map(|(_, s)| s.retries.unwrap_or(0)))?;
             let h = add_kind_histograms(&of, |s| s.histogram.as_ref(), name)?;
             Ok(StatementFigures {
                 name: name.to_string(),
@@ -450,6 +458,7 @@ fn merge_statements<'a>(
                 },
                 latency_ms: Latency::from_histogram(&h),
                 histogram: Some(HistogramData::encode(&h)),
+                retries: (retries > 0).then_some(retries),
             })
         })
         .collect()

@@ -10,6 +10,7 @@ pub mod script;
 
 use std::collections::HashMap;
 use std::sync::atomic::AtomicBool;
+use std::time::Instant;
 
 use super::names::static_name;
 use super::options::WorkloadOptions;
@@ -52,9 +53,16 @@ pub fn build(name: &str, o: &WorkloadOptions) -> Option<Result<Box<dyn Workload>
         Ok(vec![(script::parse(n, text).expect("builtins parse"), 1)])
     };
     Some(scripts.map(|scripts| {
+        let script_names = scripts
+            .iter()
+            .enumerate()
+            .map(|(k, (s, _))| format!("{} {}", k + 1, s.name))
+            .collect();
         Box::new(Pgbench {
             name: static_name(name),
             builtin: name != "pgbench",
+            statements: intern(command_names(&scripts)),
+            script_names: intern(script_names),
             scripts,
             opts: o.clone(),
         }) as Box<dyn Workload>
@@ -62,7 +70,7 @@ pub fn build(name: &str, o: &WorkloadOptions) -> Option<Result<Box<dyn Workload>
 }
 
 /// `FILE[@WEIGHT]` or `builtin:NAME[@WEIGHT]`: the script and its weight.
-fn read_script(spec: &str) -> Result<(Script, u32), Error> {
+pub fn read_script(spec: &str) -> Result<(Script, u32), Error> {
     let bad = |why: String| Error::Option {
         option: "script".into(),
         why,
@@ -96,6 +104,10 @@ struct Pgbench {
     name: &'static str,
     builtin: bool,
     scripts: Vec<(Script, u32)>,
+    /// Every script's commands ([`command_names`]), each timed as a statement kind.
+    statements: &'static [&'static str],
+    /// "N NAME" of each script, each a transaction kind with its count and latency.
+    script_names: &'static [&'static str],
     opts: WorkloadOptions,
 }
 
@@ -154,6 +166,14 @@ impl Workload for Pgbench {
         false
     }
 
+    fn statements(&self) -> &'static [&'static str] {
+        self.statements
+    }
+
+    fn kinds(&self) -> &'static [&'static str] {
+        self.script_names
+    }
+
     fn client(&self, conn: &mut dyn Conn, thread: u32) -> Result<Box<dyn Client>, DbError> {
         let scale = if self.builtin {
             // pgbench reads the scale of its built-in scripts from the data.
@@ -164,6 +184,7 @@ impl Workload for Pgbench {
             i64::from(self.opts.scale.max(1))
         };
         let mut vars: HashMap<String, Value> = HashMap::new();
+        let mut texts: HashMap<String, String> = HashMap::new();
         vars.insert("scale".into(), Value::Int(scale));
         vars.insert("client_id".into(), Value::Int(i64::from(thread)));
         vars.insert(
@@ -172,12 +193,16 @@ impl Workload for Pgbench {
         );
         for d in &self.opts.pgbench_defines {
             if let Some((k, v)) = d.split_once('=') {
-                let v = v
-                    .parse::<i64>()
-                    .map(Value::Int)
-                    .or_else(|_| v.parse::<f64>().map(Value::Double))
-                    .unwrap_or(Value::Null);
-                vars.insert(k.to_string(), v);
+                match stored(Some(v.as_bytes())) {
+                    Ok(n) => {
+                        texts.remove(k);
+                        vars.insert(k.to_string(), n);
+                    }
+                    Err(t) => {
+                        vars.remove(k);
+                        texts.insert(k.to_string(), t);
+                    }
+                }
             }
         }
         let prepared =
@@ -187,20 +212,35 @@ impl Workload for Pgbench {
             let mut ids = Vec::new();
             for c in &s.commands {
                 ids.push(match c {
-                    Command::Sql { text, .. } if prepared => Some(conn.prepare(&text.join("?"))?),
+                    Command::Sql {
+                        text, store: None, ..
+                    } if prepared => Some(conn.prepare(&text.join("?"))?),
                     _ => None,
                 });
             }
             stmts.push(ids);
         }
         let total: u64 = self.scripts.iter().map(|(_, w)| u64::from(*w)).sum();
+        let first = self
+            .scripts
+            .iter()
+            .scan(0, |at, (s, _)| {
+                let first = *at;
+                *at += s.commands.len();
+                Some(first)
+            })
+            .collect();
         Ok(Box::new(PgbenchClient {
             scripts: std::sync::Arc::new(self.scripts.clone()),
             stmts,
             total,
             vars,
+            texts,
             sql: String::new(),
             seed: self.opts.rand.rand_seed,
+            first,
+            last: 0,
+            laps: Vec::new(),
         }))
     }
 }
@@ -211,8 +251,23 @@ struct PgbenchClient {
     stmts: Vec<Vec<Option<StmtId>>>,
     total: u64,
     vars: HashMap<String, Value>,
+    /// Variables whose values are text, not numbers (`-D name=text`, `\gset` of a text
+    /// column): substituted into SQL as they are. A name is in one map or the other.
+    texts: HashMap<String, String>,
     sql: String,
     seed: u64,
+    /// Each script's first command's index in [`Workload::statements`].
+    first: Vec<usize>,
+    /// The script the last event ran.
+    last: usize,
+    /// The last event's commands, timed.
+    laps: Vec<(u8, u64)>,
+}
+
+/// A variable's value as SQL gets it.
+enum Arg<'a> {
+    Num(Value),
+    Text(&'a str),
 }
 
 struct Vars<'a> {
@@ -257,6 +312,17 @@ fn script_error(script: &Script, i: usize, e: String) -> DbError {
     )
 }
 
+/// A value read back from the server (`\gset`), as pgbench keeps it: a number when it reads
+/// as one, else text; NULL as an empty value.
+fn stored(v: Option<&[u8]>) -> Result<Value, String> {
+    let Some(v) = v else { return Ok(Value::Null) };
+    let t = std::str::from_utf8(v).map_err(|_| "a value that is not UTF-8".to_string())?;
+    t.parse::<i64>()
+        .map(Value::Int)
+        .or_else(|_| t.parse::<f64>().map(Value::Double))
+        .map_err(|_| t.to_string())
+}
+
 impl PgbenchClient {
     fn eval(&mut self, e: &expr::Expr, rand: &mut Rand) -> Result<Value, String> {
         let mut env = Vars {
@@ -264,7 +330,27 @@ impl PgbenchClient {
             rand,
             seed: self.seed,
         };
-        expr::eval(e, &mut env)
+        expr::eval(e, &mut env).map_err(|e| match e.strip_prefix("undefined variable ") {
+            // A text variable in an expression: pgbench's words.
+            Some(v) if self.texts.contains_key(v.trim_matches('"')) => {
+                let v = v.trim_matches('"');
+                format!("malformed variable \"{v}\" value: \"{}\"", self.texts[v])
+            }
+            _ => e,
+        })
+    }
+
+    fn set(&mut self, name: String, v: Result<Value, String>) {
+        match v {
+            Ok(v) => {
+                self.texts.remove(&name);
+                self.vars.insert(name, v);
+            }
+            Err(text) => {
+                self.vars.remove(&name);
+                self.texts.insert(name, text);
+            }
+        }
     }
 
     /// The index after the `\endif` of the block whose branch command is at `i`.
@@ -281,32 +367,53 @@ impl PgbenchClient {
         q: &mut QueryCounts,
         (s, i): (usize, usize),
     ) -> Result<(), DbError> {
-        let script = &self.scripts[s].0;
-        let Command::Sql { text, vars, source } = &script.commands[i] else {
+        let scripts = self.scripts.clone();
+        let script = &scripts[s].0;
+        let Command::Sql {
+            text,
+            vars,
+            source,
+            store,
+        } = &script.commands[i]
+        else {
             return Ok(());
         };
         let mut values = Vec::with_capacity(vars.len());
         for v in vars {
-            values.push(self.vars.get(v).copied().ok_or_else(|| {
-                script_error(
-                    script,
-                    i,
-                    format!("undefined variable \"{v}\" in \"{source}\""),
-                )
-            })?);
+            let arg = match (self.vars.get(v), self.texts.get(v)) {
+                (Some(n), _) => Arg::Num(*n),
+                (None, Some(t)) => Arg::Text(t),
+                (None, None) => {
+                    return Err(script_error(
+                        script,
+                        i,
+                        format!("undefined variable \"{v}\" in \"{source}\""),
+                    ));
+                }
+            };
+            values.push(arg);
         }
         let read = source
             .get(..6)
             .is_some_and(|w| w.eq_ignore_ascii_case("select"));
+        let mut row: Vec<(String, Result<Value, String>)> = Vec::new();
+        let mut rows = 0u64;
+        let mut bad = None;
         let outcome = match self.stmts[s][i] {
-            Some(stmt) => {
-                let texts: Vec<String> = values.iter().map(|v| v.text()).collect();
+            Some(stmt) if store.is_none() => {
+                let texts: Vec<String> = values
+                    .iter()
+                    .map(|v| match v {
+                        Arg::Num(n) => n.text(),
+                        Arg::Text(t) => (*t).to_string(),
+                    })
+                    .collect();
                 let params: Vec<Param> = values
                     .iter()
                     .zip(&texts)
                     .map(|(v, t)| match v {
-                        Value::Int(i) => Param::Int(*i),
-                        Value::Null => Param::Null,
+                        Arg::Num(Value::Int(i)) => Param::Int(*i),
+                        Arg::Num(Value::Null) => Param::Null,
                         _ => Param::Text(t),
                     })
                     .collect();
@@ -318,23 +425,69 @@ impl PgbenchClient {
                     crate::db::StmtOutcome { rows: 0, changed }
                 }
             }
-            None => {
+            // The text protocol, and every command whose result goes into variables (its
+            // columns' names come with it).
+            _ => {
                 self.sql.clear();
                 for (k, t) in text.iter().enumerate() {
                     self.sql.push_str(t);
-                    if let Some(v) = values.get(k) {
-                        self.sql.push_str(&v.text());
+                    match values.get(k) {
+                        Some(Arg::Num(n)) => self.sql.push_str(&n.text()),
+                        Some(Arg::Text(t)) => self.sql.push_str(t),
+                        None => {}
                     }
                 }
-                conn.simple(&self.sql, &mut |_| {})?
+                let keep = store.is_some();
+                conn.simple(&self.sql, &mut |r| {
+                    rows += 1;
+                    if !keep {
+                        return;
+                    }
+                    row.clear();
+                    for c in 0..r.len() {
+                        match r.name(c) {
+                            Some(name) => row.push((name.to_string(), stored(r.get(c)))),
+                            None => bad = Some("this target's client does not give the columns' names that \\gset and \\aset need".to_string()),
+                        }
+                    }
+                })?
             }
         };
+        if let Some(store) = store {
+            let prefix = match store {
+                script::Store::One(p) => {
+                    if rows != 1 {
+                        bad = bad.or(Some(format!("expected one row, got {rows}")));
+                    }
+                    p
+                }
+                script::Store::All(p) => p,
+            };
+            if let Some(e) = bad {
+                return Err(script_error(script, i, format!("{e} (\"{source}\")")));
+            }
+            for (name, v) in row {
+                self.set(format!("{prefix}{name}"), v);
+            }
+        }
         if read {
             q.read(outcome.rows);
         } else {
             q.dml(outcome.changed);
         }
         Ok(())
+    }
+
+    /// The script to run, by weight.
+    fn choose(&self, rand: &mut Rand) -> usize {
+        let mut x = rand.uniform(1, self.total.max(1));
+        for (k, (_, w)) in self.scripts.iter().enumerate() {
+            if x <= u64::from(*w) {
+                return k;
+            }
+            x -= u64::from(*w);
+        }
+        0
     }
 }
 
@@ -345,20 +498,27 @@ impl Client for PgbenchClient {
         rand: &mut Rand,
         q: &mut QueryCounts,
     ) -> Result<(), DbError> {
-        // The script, by weight.
-        let mut x = rand.uniform(1, self.total.max(1));
-        let mut s = 0;
-        for (k, (_, w)) in self.scripts.iter().enumerate() {
-            if x <= u64::from(*w) {
-                s = k;
-                break;
-            }
-            x -= u64::from(*w);
-        }
+        self.timed_event(conn, rand, q, Instant::now()).map(drop)
+    }
+
+    /// One run of a script chosen by weight, each command timed from the end of the one
+    /// before (as pgbench's `-r`): its `\set` and `\if` too.
+    fn timed_event(
+        &mut self,
+        conn: &mut dyn Conn,
+        rand: &mut Rand,
+        q: &mut QueryCounts,
+        start: Instant,
+    ) -> Result<Option<Instant>, DbError> {
+        self.laps.clear();
+        let s = self.choose(rand);
+        self.last = s;
         let scripts = self.scripts.clone();
         let script = &scripts[s].0;
+        let mut lap = start;
         let mut i = 0;
         while i < script.commands.len() {
+            let ran = i;
             let fail = |e: String| script_error(script, i, e);
             match &script.commands[i] {
                 Command::Sql { .. } => {
@@ -367,7 +527,7 @@ impl Client for PgbenchClient {
                 }
                 Command::Set(name, e) => {
                     let v = self.eval(e, rand).map_err(fail)?;
-                    self.vars.insert(name.clone(), v);
+                    self.set(name.clone(), Ok(v));
                     i += 1;
                 }
                 Command::Sleep(e, unit) => {
@@ -388,8 +548,22 @@ impl Client for PgbenchClient {
                 Command::Elif(_) | Command::Else => i = Self::after_block(script, i),
                 Command::Endif => i += 1,
             }
+            let now = Instant::now();
+            // Commands past the 256th of all the scripts are run, not timed.
+            if let Ok(k) = u8::try_from(self.first[s] + ran) {
+                self.laps.push((k, (now - lap).as_nanos() as u64));
+            }
+            lap = now;
         }
-        Ok(())
+        Ok(Some(lap))
+    }
+
+    fn statement_times(&self) -> &[(u8, u64)] {
+        &self.laps
+    }
+
+    fn last_kind(&self) -> Option<(usize, bool)> {
+        Some((self.last, false))
     }
 }
 
@@ -418,4 +592,39 @@ impl PgbenchClient {
             }
         }
     }
+}
+
+/// `s` for as long as the program runs: the names of a run's scripts and commands, kept once
+/// however many runs a sweep makes of the same scripts.
+fn intern(names: Vec<String>) -> &'static [&'static str] {
+    static KEPT: std::sync::Mutex<Vec<&'static [&'static str]>> = std::sync::Mutex::new(Vec::new());
+    let mut kept = KEPT.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(k) = kept
+        .iter()
+        .find(|k| k.len() == names.len() && k.iter().zip(&names).all(|(a, b)| *a == b))
+    {
+        return k;
+    }
+    let leaked: Vec<&'static str> = names
+        .into_iter()
+        .map(|n| &*Box::leak(n.into_boxed_str()))
+        .collect();
+    let k: &'static [&'static str] = Box::leak(leaked.into_boxed_slice());
+    kept.push(k);
+    k
+}
+
+/// The names of the scripts' commands, as results keep them: "SCRIPT.COMMAND first line"
+/// (numbered from 1), unique however often a line repeats.
+pub fn command_names(scripts: &[(Script, u32)]) -> Vec<String> {
+    scripts
+        .iter()
+        .enumerate()
+        .flat_map(|(k, (s, _))| {
+            s.sources
+                .iter()
+                .enumerate()
+                .map(move |(i, src)| format!("{}.{} {src}", k + 1, i + 1))
+        })
+        .collect()
 }

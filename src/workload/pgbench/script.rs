@@ -1,7 +1,9 @@
 //! pgbench's scripts, read as pgbench reads them (its documented grammar): SQL commands ended
 //! by a semicolon, with `:name` variables; meta-commands from a backslash to the end of the
 //! line (a backslash before the newline continues it), case-insensitive: `\set`, `\sleep`,
-//! `\if \elif \else \endif`. A script error names the file, the line and the command.
+//! `\if \elif \else \endif`, and `\gset [prefix]` / `\aset [prefix]` after an SQL command
+//! (on its line or the next) to keep its result in variables. A script error names the file,
+//! the line and the command.
 
 use super::expr::{self, Expr};
 
@@ -13,6 +15,8 @@ pub enum Command {
         vars: Vec<String>,
         /// The command as written, for messages and per-statement reports.
         source: String,
+        /// `\gset` / `\aset` after it: where its result goes.
+        store: Option<Store>,
     },
     Set(String, Expr),
     /// `\sleep`: microseconds, a number or a variable's.
@@ -23,10 +27,22 @@ pub enum Command {
     Endif,
 }
 
+/// Where an SQL command's result goes.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Store {
+    /// `\gset PREFIX`: the one row's columns, each into PREFIX + its name; another number of
+    /// rows is an error.
+    One(String),
+    /// `\aset PREFIX`: the last row's columns, when there is a row.
+    All(String),
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct Script {
     pub name: String,
     pub commands: Vec<Command>,
+    /// Each command's first line as written, as pgbench's `-r` prints it.
+    pub sources: Vec<String>,
     /// For each `\if`/`\elif`/`\else`, the index of the next branch (or of its `\endif`);
     /// for each `\endif`, nothing. Resolved when the script is read.
     pub jumps: Vec<Option<usize>>,
@@ -129,6 +145,60 @@ fn sql(source: &str) -> Command {
         text,
         vars,
         source: source.trim().to_string(),
+        store: None,
+    }
+}
+
+/// `\gset` or `\aset` with its prefix, if `line` is one.
+fn store(line: &str) -> Result<Option<Store>, String> {
+    let body = line.trim().trim_start_matches('\\');
+    let (word, rest) = body
+        .split_once(char::is_whitespace)
+        .map_or((body, ""), |(w, r)| (w, r.trim()));
+    let make: fn(String) -> Store = match word.to_ascii_lowercase().as_str() {
+        "gset" => Store::One,
+        "aset" => Store::All,
+        _ => return Ok(None),
+    };
+    if rest.split_whitespace().count() > 1 {
+        return Err("too many arguments".into());
+    }
+    if !rest.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+        return Err(format!("invalid variable prefix: \"{rest}\""));
+    }
+    Ok(Some(make(rest.to_string())))
+}
+
+/// Where a `\gset` or `\aset` starts in an SQL line (a backslash outside quotes), if it does.
+fn store_at(line: &str) -> Option<usize> {
+    let mut quote = None;
+    for (i, c) in line.bytes().enumerate() {
+        match (quote, c) {
+            (Some(q), c) if c == q => quote = None,
+            (None, b'\'' | b'"') => quote = Some(c),
+            (None, b'\\') => {
+                let w = line.get(i + 1..i + 5)?;
+                if w.eq_ignore_ascii_case("gset") || w.eq_ignore_ascii_case("aset") {
+                    return Some(i);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// Attaches `store` to the SQL command just read.
+fn attach(commands: &mut [Command], s: Store) -> Result<(), String> {
+    match commands.last_mut() {
+        Some(Command::Sql {
+            store: at @ None, ..
+        }) => {
+            *at = Some(s);
+            Ok(())
+        }
+        Some(Command::Sql { .. }) => Err("\\gset or \\aset after another one".into()),
+        _ => Err("\\gset and \\aset must follow an SQL command".into()),
     }
 }
 
@@ -173,7 +243,7 @@ fn meta(line: &str) -> Result<Command, String> {
         "endif" => Command::Endif,
         other => {
             return Err(format!(
-                "invalid command \\{other} (dbsweep's pgbench scripts take \\set, \\sleep, \\if, \\elif, \\else, \\endif)"
+                "invalid command \\{other} (dbsweep's pgbench scripts take \\set, \\sleep, \\if, \\elif, \\else, \\endif, \\gset, \\aset)"
             ));
         }
     })
@@ -182,8 +252,10 @@ fn meta(line: &str) -> Result<Command, String> {
 /// Reads script `name` (a file's path, or a builtin's name) from `text`.
 pub fn parse(name: &str, text: &str) -> Result<Script, String> {
     let mut commands = Vec::new();
+    let mut sources = Vec::new();
     let mut pending = String::new();
     let mut pending_line = 0;
+    let mut first_line = String::new();
     let lines: Vec<&str> = text.lines().collect();
     let mut i = 0;
     while i < lines.len() {
@@ -199,28 +271,52 @@ pub fn parse(name: &str, text: &str) -> Result<Script, String> {
                 line.push_str(lines[i]);
                 i += 1;
             }
-            let c = meta(line.trim())
-                .map_err(|e| format!("{name}:{no}: {e} in command \"{}\"", line.trim()))?;
-            commands.push(c);
+            let at = |e: String| format!("{name}:{no}: {e} in command \"{}\"", line.trim());
+            match store(&line).map_err(at)? {
+                Some(s) => attach(&mut commands, s).map_err(at)?,
+                None => {
+                    commands.push(meta(line.trim()).map_err(at)?);
+                    sources.push(line.trim().to_string());
+                }
+            }
             continue;
         }
-        // SQL: up to a semicolon outside quotes (comments `--` to the end of the line dropped).
+        // SQL: up to a semicolon outside quotes (comments `--` to the end of the line dropped),
+        // or up to a `\gset` / `\aset` on its line.
         let code = strip_comment(&line);
+        let (code, stored) = match store_at(code) {
+            Some(i) => (&code[..i], Some(&code[i..])),
+            None => (code, None),
+        };
         if pending.trim().is_empty() {
             pending_line = no;
+            // As pgbench prints it: up to a `\gset` on the line, the space before it kept.
+            first_line = match stored {
+                Some(_) => code.trim_start().to_string(),
+                None => line.trim().to_string(),
+            };
         }
         pending.push_str(code);
         pending.push('\n');
-        if statement_ends(&pending) {
+        if stored.is_some() || statement_ends(&pending) {
             let s = pending.trim().trim_end_matches(';').trim().to_string();
             if !s.is_empty() {
                 commands.push(sql(&s));
+                sources.push(std::mem::take(&mut first_line));
             }
             pending.clear();
+        }
+        if let Some(st) = stored {
+            let at = |e: String| format!("{name}:{no}: {e} in command \"{}\"", st.trim());
+            let s = store(st)
+                .map_err(at)?
+                .ok_or_else(|| at("not \\gset".into()))?;
+            attach(&mut commands, s).map_err(at)?;
         }
     }
     if !pending.trim().is_empty() {
         commands.push(sql(pending.trim()));
+        sources.push(first_line);
     }
     if commands.is_empty() {
         return Err(format!("{name}: empty command list for script"));
@@ -229,6 +325,7 @@ pub fn parse(name: &str, text: &str) -> Result<Script, String> {
     Ok(Script {
         name: name.to_string(),
         commands,
+        sources,
         jumps,
     })
 }
@@ -362,5 +459,41 @@ mod tests {
                 .contains("invalid command")
         );
         assert!(parse("f.sql", "  \n").unwrap_err().contains("empty"));
+    }
+
+    #[test]
+    fn gset_and_aset_attach_to_the_sql_before_them() {
+        let s = parse(
+            "f.sql",
+            "SELECT 1 AS a \\gset p_\nSELECT ';' AS b;\n\\ASET\nSELECT '\\gset' AS c;\n",
+        )
+        .unwrap();
+        let stores: Vec<_> = s
+            .commands
+            .iter()
+            .map(|c| match c {
+                Command::Sql { store, .. } => store.clone(),
+                c => panic!("{c:?}"),
+            })
+            .collect();
+        assert_eq!(
+            stores,
+            [
+                Some(Store::One("p_".into())),
+                Some(Store::All(String::new())),
+                None
+            ]
+        );
+        assert_eq!(s.sources[0], "SELECT 1 AS a ");
+        for (text, why) in [
+            ("\\gset\n", "must follow an SQL command"),
+            ("\\set x 1\n\\gset\n", "must follow an SQL command"),
+            ("SELECT 1 \\gset\n\\aset\n", "after another one"),
+            ("SELECT 1 \\gset a b\n", "too many arguments"),
+            ("SELECT 1 \\gset a-b\n", "invalid variable prefix"),
+        ] {
+            let e = parse("f.sql", text).unwrap_err();
+            assert!(e.starts_with("f.sql:") && e.contains(why), "{text:?}: {e}");
+        }
     }
 }
