@@ -489,3 +489,123 @@ fn t_counts_per_client_gset_and_per_command_reports_as_pgbenchs() {
     assert_eq!(n, 40, "{mine}");
     assert_eq!(query(&url, "SELECT count(*) FROM pgb_w WHERE tool = 2"), 40);
 }
+
+/// The first number a line matching `re` holds, in `stdout`.
+fn figure(stdout: &str, re: &str) -> u64 {
+    let re = regex::Regex::new(re).unwrap();
+    re.captures(stdout)
+        .unwrap_or_else(|| panic!("no {re} in\n{stdout}"))[1]
+        .parse()
+        .unwrap()
+}
+
+#[test]
+fn latency_limit_counts_late_and_skipped_and_max_tries_fails_or_retries_as_pgbench() {
+    let s = Scratch::new();
+    let server = start(ServerKind::Postgres);
+    let url = server.url.clone();
+    let link = linked(&s.path(""));
+    let dir = s.path("");
+    // Every transaction sleeps 5 ms: over a 2 ms limit, and at 400/s on one client the
+    // schedule falls behind, so that turns are skipped.
+    let slow = s.path("slow.sql");
+    std::fs::write(&slow, "\\sleep 5 ms\nSELECT 1;\n").unwrap();
+    let args = [
+        "-n",
+        "-c",
+        "1",
+        "-T",
+        "2",
+        "-R",
+        "400",
+        "--latency-limit",
+        "2",
+        "-f",
+        slow.to_str().unwrap(),
+    ];
+    let theirs = pgbench(server.port, &args);
+    let mine = ours(&dir, &link, server.port, &args);
+    let lines = r"^(number of transactions skipped|number of transactions above|rate limit schedule lag|latency stddev)";
+    let (a, b) = (shape(&theirs, lines), shape(&mine, lines));
+    let digits = regex::Regex::new(r"\d+").unwrap();
+    let blank = |v: Vec<String>| -> Vec<String> {
+        v.iter()
+            .map(|l| digits.replace_all(l, "N").into_owned())
+            .collect()
+    };
+    assert_eq!(a.len(), 4, "{theirs}");
+    assert_eq!(blank(a), blank(b), "{mine}");
+    let processed = figure(
+        &mine,
+        r"(?m)^number of transactions actually processed: (\d+)",
+    );
+    let skipped = figure(&mine, r"(?m)^number of transactions skipped: (\d+)");
+    let late = figure(&mine, r"(?m)latency limit: (\d+)/");
+    assert!(processed > 0 && skipped > 0, "{mine}");
+    assert_eq!(
+        late, processed,
+        "every transaction sleeps past the limit\n{mine}"
+    );
+    // Skipped turns are turns of the schedule: with the processed ones, about 400/s.
+    assert!(
+        (600..=1000).contains(&(processed + skipped)),
+        "{processed} + {skipped}\n{mine}"
+    );
+    // Serialization failures: with one try each is a failed transaction (and -t counts it);
+    // with more, they are retried.
+    let target = dbsweep::db::open(&url, Default::default()).unwrap();
+    let mut conn = target.connect().unwrap();
+    conn.batch("CREATE TABLE pgb_s (id int PRIMARY KEY, v int); INSERT INTO pgb_s VALUES (1, 0)")
+        .unwrap();
+    let race = s.path("race.sql");
+    std::fs::write(
+        &race,
+        "BEGIN ISOLATION LEVEL REPEATABLE READ;\n\
+         SELECT v FROM pgb_s WHERE id = 1;\n\
+         \\sleep 2 ms\n\
+         UPDATE pgb_s SET v = v + 1 WHERE id = 1;\n\
+         END;\n",
+    )
+    .unwrap();
+    let race = race.to_str().unwrap();
+    let mine = ours(
+        &dir,
+        &link,
+        server.port,
+        &["-n", "-c", "4", "-j", "4", "-t", "25", "-f", race],
+    );
+    let processed = figure(
+        &mine,
+        r"(?m)^number of transactions actually processed: (\d+)/100$",
+    );
+    let failed = figure(&mine, r"(?m)^number of failed transactions: (\d+) \(");
+    assert!(failed > 0, "{mine}");
+    assert_eq!(processed + failed, 100, "{mine}");
+    assert_eq!(query(&url, "SELECT v FROM pgb_s"), processed as i64);
+    let args = [
+        "-n",
+        "-c",
+        "4",
+        "-j",
+        "4",
+        "-t",
+        "25",
+        "--max-tries",
+        "1000",
+        "-f",
+        race,
+    ];
+    let theirs = pgbench(server.port, &args);
+    let mine = ours(&dir, &link, server.port, &args);
+    let lines = r"^(maximum number of tries|number of transactions retried|total number of retries|number of failed)";
+    let (a, b) = (shape(&theirs, lines), shape(&mine, lines));
+    assert_eq!(a.len(), 4, "{theirs}");
+    assert_eq!(blank(a), blank(b), "{mine}");
+    assert!(
+        mine.contains("number of transactions actually processed: 100/100"),
+        "{mine}"
+    );
+    let retried = figure(&mine, r"(?m)^number of transactions retried: (\d+) \(");
+    assert!(retried > 0, "{mine}");
+    assert_eq!(query(&url, "SELECT v FROM pgb_s"), processed as i64 + 200);
+}

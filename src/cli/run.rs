@@ -298,6 +298,14 @@ pub struct RunArgs {
     /// run: stop each client after this many events of its own (0 = no limit; pgbench's -t)
     #[arg(long, default_value_t = 0, value_name = "N")]
     pub events_per_client: u64,
+    /// run: give an event up as failed after this many tries ended in a serialization failure
+    /// or deadlock (0 = retry until the run ends; pgbench's --max-tries)
+    #[arg(long, default_value_t = 0, value_name = "N")]
+    pub max_tries: u32,
+    /// run: count events slower than this many milliseconds as late; under --rate, skip events
+    /// already this late when due (0 = no limit; pgbench's --latency-limit)
+    #[arg(long, default_value_t = 0.0, value_name = "MS")]
+    pub latency_limit: f64,
     /// run: seconds of warm-up, excluded from every figure
     #[arg(long, visible_alias = "warmup-time", default_value_t = 0.0)]
     pub warmup: f64,

@@ -56,6 +56,14 @@ pub struct Counters {
     /// The events' latencies added up: the time the thread spent in events (sysbench's
     /// "execution time").
     pub busy_ns: u64,
+    /// Under `--max-tries`: events given up after their last try failed (pgbench's failed
+    /// transactions), and events that succeeded after a retry.
+    pub failed_events: u64,
+    pub retried_events: u64,
+    /// Under `--latency-limit`: events that took longer, and (with `--rate`) events skipped
+    /// because they were already that late when due.
+    pub late_events: u64,
+    pub skipped_events: u64,
 }
 
 impl Counters {
@@ -74,6 +82,10 @@ impl Counters {
         self.lag_sum_ns += o.lag_sum_ns;
         self.lag_max_ns = self.lag_max_ns.max(o.lag_max_ns);
         self.busy_ns += o.busy_ns;
+        self.failed_events += o.failed_events;
+        self.retried_events += o.retried_events;
+        self.late_events += o.late_events;
+        self.skipped_events += o.skipped_events;
     }
 
     /// Events retried after an error.

@@ -292,6 +292,16 @@ fn sql_statistics(s: &mut String, r: &Results) {
         r.reconnects,
         per_s(r.reconnects as f64)
     );
+    for (what, n) in [
+        ("failed events (--max-tries):", r.failed_events),
+        ("events retried:", r.retried_events),
+        ("events over --latency-limit:", r.late_events),
+        ("events skipped (--latency-limit):", r.skipped_events),
+    ] {
+        if n > 0 {
+            let _ = writeln!(s, "    {what:<37}{n:<8} ({:.2} per sec.)", per_s(n as f64));
+        }
+    }
     if q.rows > 0 {
         let _ = writeln!(
             s,

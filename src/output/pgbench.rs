@@ -23,6 +23,10 @@ pub struct PgbenchStyle {
     pub stddev: bool,
     /// `-r`: each command's average latency.
     pub per_command: bool,
+    /// `--max-tries` (0: no limit).
+    pub max_tries: u32,
+    /// `--latency-limit`, milliseconds.
+    pub latency_limit: Option<f64>,
     /// The scripts run, in the order of the command line.
     pub scripts: &'static [ScriptShape],
 }
@@ -51,16 +55,22 @@ pub fn progress_line(iv: &Interval) -> String {
 
 pub fn summary(r: &Results, st: &PgbenchStyle) -> String {
     let mut s = String::new();
-    // dbsweep retries a serialization failure or deadlock (pgbench --max-tries 1 counts it
-    // failed): each failed try is counted here.
-    let failed: u64 = r.errors.values().sum();
-    let all = r.events + failed;
+    // Transactions given up after their last try (--max-tries, 1 by default as pgbench's).
+    let failed = r.failed_events;
+    let all = r.events + failed + r.skipped_events;
+    let pct = |n: u64, of: u64| {
+        if of > 0 {
+            100.0 * n as f64 / of as f64
+        } else {
+            0.0
+        }
+    };
     let _ = writeln!(s, "transaction type: {}", st.transaction_type);
     let _ = writeln!(s, "scaling factor: {}", st.scale);
     let _ = writeln!(s, "query mode: {}", st.query_mode);
     let _ = writeln!(s, "number of clients: {}", st.clients);
     let _ = writeln!(s, "number of threads: {}", st.threads);
-    let _ = writeln!(s, "maximum number of tries: 1");
+    let _ = writeln!(s, "maximum number of tries: {}", st.max_tries);
     match st.per_client {
         Some(t) => {
             let _ = writeln!(s, "number of transactions per client: {t}");
@@ -79,15 +89,54 @@ pub fn summary(r: &Results, st: &PgbenchStyle) -> String {
     let _ = writeln!(
         s,
         "number of failed transactions: {failed} ({:.3}%)",
-        if all > 0 {
-            100.0 * failed as f64 / all as f64
+        pct(failed, all)
+    );
+    if st.max_tries != 1 {
+        let _ = writeln!(
+            s,
+            "number of transactions retried: {} ({:.3}%)",
+            r.retried_events,
+            pct(r.retried_events, all)
+        );
+        let _ = writeln!(s, "total number of retries: {}", r.retries);
+    }
+    if let Some(limit) = st.latency_limit {
+        if r.rate.is_some() {
+            let _ = writeln!(
+                s,
+                "number of transactions skipped: {} ({:.3}%)",
+                r.skipped_events,
+                pct(r.skipped_events, all)
+            );
+        }
+        let _ = writeln!(
+            s,
+            "number of transactions above the {limit:.1} ms latency limit: {}/{} ({:.3}%)",
+            r.late_events,
+            r.events,
+            pct(r.late_events, r.events)
+        );
+    }
+    let stats = st.stddev || st.latency_limit.is_some();
+    let _ = writeln!(
+        s,
+        "latency average = {:.3} ms{}",
+        r.latency_ms.avg,
+        if failed > 0 && !stats {
+            " (including failures)"
         } else {
-            0.0
+            ""
         }
     );
-    let _ = writeln!(s, "latency average = {:.3} ms", r.latency_ms.avg);
-    if st.stddev {
+    if stats {
         let _ = writeln!(s, "latency stddev = {:.3} ms", r.latency_ms.stddev);
+    }
+    if let Some(rate) = &r.rate {
+        let _ = writeln!(
+            s,
+            "rate limit schedule lag: avg {:.3} (max {:.3}) ms",
+            rate.lag_avg_ms, rate.lag_max_ms
+        );
     }
     let _ = writeln!(
         s,

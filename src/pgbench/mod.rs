@@ -80,12 +80,10 @@ const OPTIONS: &[(Option<char>, &str, bool)] = &[
 
 const NOT_YET: &[&str] = &[
     "log",
-    "latency-limit",
     "connect",
     "aggregate-interval",
     "sampling-rate",
     "log-prefix",
-    "max-tries",
     "failures-detailed",
     "verbose-errors",
     "partitions",
@@ -317,6 +315,8 @@ fn style_for_init() -> PgbenchStyle {
         duration: 0,
         stddev: false,
         per_command: false,
+        max_tries: 1,
+        latency_limit: None,
         scripts: &[],
     }
 }
@@ -437,6 +437,27 @@ fn run(opts: &[(&str, String)], target: &str) -> Result<Pgbench, Error> {
         m => return Err(usage(format!("invalid query mode (-M): \"{m}\""))),
     };
     let builtin_only = script_specs.is_empty();
+    let max_tries: u32 = number(
+        "max-tries",
+        last("max-tries").unwrap_or("1"),
+        "number of maximum tries",
+    )?;
+    let latency_limit = match last("latency-limit") {
+        Some(l) => {
+            let ms: f64 = l
+                .parse()
+                .ok()
+                .filter(|v: &f64| v.is_finite() && *v > 0.0)
+                .ok_or_else(|| usage(format!("invalid latency limit: \"{l}\"")))?;
+            Some(ms)
+        }
+        None => None,
+    };
+    if max_tries == 0 && latency_limit.is_none() && last("time").is_none() {
+        return Err(usage(
+            "an unlimited number of transaction tries can only be used with --latency-limit or a duration (-T)",
+        ));
+    }
     let scale = scale_and_vacuum(target, builtin_only, has("no-vacuum"), last("scale"))?;
     let mut argv: Vec<String> = vec![
         "dbsweep".into(),
@@ -454,6 +475,8 @@ fn run(opts: &[(&str, String)], target: &str) -> Result<Pgbench, Error> {
         scale.to_string(),
         "--output".into(),
         results_path(),
+        "--max-tries".into(),
+        max_tries.to_string(),
     ];
     match per_client {
         Some(t) => argv.extend([
@@ -471,6 +494,7 @@ fn run(opts: &[(&str, String)], target: &str) -> Result<Pgbench, Error> {
         match *k {
             "define" => argv.extend(["--define".into(), v.clone()]),
             "rate" => argv.extend(["--rate".into(), v.clone()]),
+            "latency-limit" => argv.extend(["--latency-limit".into(), v.clone()]),
             "random-seed" if v != "time" && v != "rand" => {
                 argv.extend(["--rand-seed".into(), v.clone()])
             }
@@ -491,6 +515,8 @@ fn run(opts: &[(&str, String)], target: &str) -> Result<Pgbench, Error> {
             duration,
             stddev: has("progress") || has("rate"),
             per_command: has("report-per-command"),
+            max_tries,
+            latency_limit,
             scripts: shapes,
         }),
     ))

@@ -418,6 +418,7 @@ fn check_values(o: &RunArgs) -> Result<(), Error> {
         ("warmup", o.warmup),
         ("report-interval", o.report_interval),
         ("reconnect-timeout", o.reconnect_timeout),
+        ("latency-limit", o.latency_limit),
     ] {
         check_non_negative(name, v)?;
     }
@@ -651,6 +652,8 @@ fn runner_options(o: &RunArgs, threads: u32, workers: u32, seed: u64) -> RunnerO
         time: positive(o.time),
         events: NonZeroU64::new(o.events),
         events_per_client: NonZeroU64::new(o.events_per_client),
+        max_tries: NonZeroU32::new(o.max_tries),
+        latency_limit: positive(o.latency_limit),
         warmup: o.warmup,
         rate: positive(o.rate),
         report_interval: positive(o.report_interval),

@@ -50,6 +50,18 @@ pub struct Results {
     pub errors: BTreeMap<String, u64>,
     pub retries: u64,
     pub reconnects: u64,
+    /// Under `--max-tries`: events given up after their last try failed, and events that
+    /// succeeded after one retry or more (pgbench's failed and retried transactions).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub failed_events: u64,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub retried_events: u64,
+    /// Under `--latency-limit`: measured events over the limit, and (with `--rate`) events
+    /// skipped because they were already that late when due.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub late_events: u64,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub skipped_events: u64,
     pub rate: Option<RateInfo>,
     /// Clients on fewer worker threads or sharing connections: how they were served and how
     /// long due clients waited; None when every client had a thread and a connection.
@@ -812,6 +824,10 @@ impl Drop for ResultsFile {
 /// (LinkBench's), rather than the statements of each event.
 pub fn times_operations(workload: &str) -> bool {
     workload == "linkbench"
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 #[cfg(test)]

@@ -51,6 +51,14 @@ pub struct RunnerOptions {
     /// Measured events each client runs before it stops (pgbench's `-t`); None: no limit.
     #[serde(serialize_with = "zero_for_none::u64")]
     pub events_per_client: Option<NonZeroU64>,
+    /// Tries of an event before it is given up as failed (pgbench's `--max-tries`); None:
+    /// retried until the run ends.
+    #[serde(serialize_with = "zero_for_none::u32")]
+    pub max_tries: Option<NonZeroU32>,
+    /// Milliseconds over which an event counts as late; under `--rate`, an event already that
+    /// late when due is skipped (pgbench's `--latency-limit`). None: no limit.
+    #[serde(serialize_with = "zero_for_none::f64")]
+    pub latency_limit: Option<f64>,
     pub warmup: f64,
     /// Events per second over all clients; None: closed loop.
     #[serde(serialize_with = "zero_for_none::f64")]
@@ -250,6 +258,10 @@ fn run_group(
         started: &started,
         events_limit: opts.events,
         events_per_client: opts.events_per_client,
+        max_tries: opts.max_tries,
+        latency_limit: opts
+            .latency_limit
+            .map(|ms| Duration::from_secs_f64(ms / 1000.0)),
         reconnect_every: opts.reconnect,
         reconnect_timeout: Duration::from_secs_f64(opts.reconnect_timeout),
         connects: ConnectRate::new(opts.connect_rate),

@@ -300,6 +300,37 @@ fn one_event(
     pool: Option<&ConnPool>,
     rec: &Mutex<Recorder>,
 ) -> Result<bool, String> {
+    // Under --latency-limit and --rate, turns already later than the limit are skipped.
+    if let (Some(limit), Some((_, gap))) = (sh.latency_limit, t.paced) {
+        let now = Instant::now();
+        let mut skipped = 0;
+        let mut go_on = true;
+        while now.saturating_duration_since(t.due) > limit
+            && sched.deadline.is_none_or(|d| t.due < d)
+        {
+            if t.due >= sched.measure_start {
+                if !sh.may_start(&mut t.started) {
+                    go_on = false;
+                    break;
+                }
+                skipped += 1;
+            }
+            t.due += gap;
+            if let Some((next, _)) = &mut t.paced {
+                *next = t.due;
+            }
+        }
+        if skipped > 0 {
+            rec.lock().expect("recorder lock").counters.skipped_events += skipped;
+        }
+        if !go_on || sched.deadline.is_some_and(|d| t.due >= d) {
+            return Ok(false);
+        }
+        if skipped > 0 {
+            // Back in the queue until its next turn is due.
+            return Ok(true);
+        }
+    }
     let measuring = t.due >= sched.measure_start;
     let first_measured = measuring && !t.measuring;
     t.measuring |= measuring;

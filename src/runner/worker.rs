@@ -36,6 +36,10 @@ pub struct Shared<'a> {
     pub events_limit: Option<std::num::NonZeroU64>,
     /// Measured events each client runs, when limited.
     pub events_per_client: Option<std::num::NonZeroU64>,
+    /// Tries of an event before it fails, when limited.
+    pub max_tries: Option<std::num::NonZeroU32>,
+    /// Latency over which an event is late (and, paced, skipped when due that late).
+    pub latency_limit: Option<Duration>,
     /// Reconnect every N events, when asked.
     pub reconnect_every: Option<std::num::NonZeroU64>,
     pub reconnect_timeout: Duration,
@@ -173,7 +177,12 @@ impl Worker {
     ) -> Result<(), String> {
         loop {
             let pause = self.client.pause(&mut self.rand);
-            let Some(slot) = pace.next(sh, pause) else {
+            let next = pace.next(sh, pause);
+            if pace.skipped > 0 {
+                rec.lock().expect("recorder lock").counters.skipped_events +=
+                    std::mem::take(&mut pace.skipped);
+            }
+            let Some(slot) = next else {
                 break;
             };
             if !self.step(sh, pace.sched.deadline, &slot, None, rec)? {
@@ -209,6 +218,19 @@ impl Worker {
             &mut retries,
             &mut reconnects,
         )?;
+        if ended == Ended::Failed {
+            // Given up after its last try (--max-tries): failed, not measured; the client goes
+            // on with its next event.
+            if slot.measuring {
+                let mut rec = rec.lock().expect("recorder lock");
+                rec.counters.failed_events += 1;
+                rec.counters.reconnects += reconnects;
+                for (total, r) in rec.counters.retries.iter_mut().zip(retries) {
+                    *total += r;
+                }
+            }
+            return Ok(true);
+        }
         if ended != Ended::Done {
             // Stopped while retrying or reconnecting: an event that lost its connection
             // is counted as lost, and the errors it retried count, not dropped unseen.
@@ -246,6 +268,15 @@ impl Worker {
             self.busy_ns += latency;
             let mut rec = rec.lock().expect("recorder lock");
             slot.record(&mut rec, end, &q);
+            if retries.iter().any(|&r| r > 0) {
+                rec.counters.retried_events += 1;
+            }
+            if sh
+                .latency_limit
+                .is_some_and(|l| latency > l.as_nanos() as u64)
+            {
+                rec.counters.late_events += 1;
+            }
             rec.record_statements(self.client.statement_times());
             let kind = self.client.last_kind();
             if let Some((kind, rolled_back)) = kind {
@@ -277,7 +308,9 @@ impl Worker {
     ) -> Result<Ended, String> {
         let mut backoff = Backoff::new();
         let mut first = Some(start);
+        let mut tries = 0u32;
         loop {
+            tries += 1;
             *q = QueryCounts::default();
             let attempt = match first.take() {
                 Some(start) => {
@@ -309,6 +342,9 @@ impl Worker {
                 // A failed rollback is not the event's error: the retry will show what is wrong.
                 let _ = self.conn.rollback();
                 self.client.rolled_back();
+                if sh.max_tries.is_some_and(|m| tries >= m.get()) {
+                    return Ok(Ended::Failed);
+                }
                 retries[slot] += 1;
             } else if err.class == ErrorClass::ConnectionLost {
                 if !self
@@ -394,6 +430,8 @@ enum Ended {
     Stopped,
     /// The run was stopped, or ended, while the event waited for its lost connection.
     Lost,
+    /// Its last try (`--max-tries`) failed with a serialization failure or deadlock.
+    Failed,
 }
 
 /// Pauses between reconnection attempts: 10 ms doubling up to a second.
@@ -506,6 +544,8 @@ struct Pacing<'a> {
     measuring: bool,
     /// Measured events this client started.
     started: u64,
+    /// Measured events skipped since the last look (`--latency-limit` under `--rate`).
+    skipped: u64,
 }
 
 impl<'a> Pacing<'a> {
@@ -515,6 +555,7 @@ impl<'a> Pacing<'a> {
             next_due: sched.pacing.map(|(first, _)| first),
             measuring: false,
             started: 0,
+            skipped: 0,
         }
     }
 
@@ -526,8 +567,24 @@ impl<'a> Pacing<'a> {
         }
         let sched = self.sched;
         let scheduled = match self.next_due {
-            Some(due) => {
+            Some(mut due) => {
                 let gap = sched.pacing.expect("paced").1;
+                // Under --latency-limit, a turn already later than the limit is skipped (as
+                // pgbench does): counted, not run, and counted against --events-per-client.
+                if let Some(limit) = sh.latency_limit {
+                    let now = Instant::now();
+                    while now.saturating_duration_since(due) > limit
+                        && sched.deadline.is_none_or(|d| due < d)
+                    {
+                        if due >= sched.measure_start {
+                            if !sh.may_start(&mut self.started) {
+                                return None;
+                            }
+                            self.skipped += 1;
+                        }
+                        due += gap;
+                    }
+                }
                 self.next_due = Some(due + gap);
                 // Never past the deadline: a slow rate's next turn may lie beyond the run.
                 wait_until(sched.deadline.map_or(due, |d| due.min(d)), sh);

@@ -103,6 +103,16 @@ pub fn merge(files: &[(String, Results)]) -> Result<(Results, Vec<String>), Stri
         errors,
         retries: total("retries", files.iter().map(|(_, r)| r.retries))?,
         reconnects: total("reconnects", files.iter().map(|(_, r)| r.reconnects))?,
+        failed_events: total("failed events", files.iter().map(|(_, r)| r.failed_events))?,
+        retried_events: total(
+            "retried events",
+            files.iter().map(|(_, r)| r.retried_events),
+        )?,
+        late_events: total("late events", files.iter().map(|(_, r)| r.late_events))?,
+        skipped_events: total(
+            "skipped events",
+            files.iter().map(|(_, r)| r.skipped_events),
+        )?,
         rate,
         serving,
         thread_events: files

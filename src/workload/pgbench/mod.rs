@@ -522,7 +522,15 @@ impl Client for PgbenchClient {
             let fail = |e: String| script_error(script, i, e);
             match &script.commands[i] {
                 Command::Sql { .. } => {
-                    self.run_sql(conn, q, (s, i))?;
+                    if let Err(e) = self.run_sql(conn, q, (s, i)) {
+                        if e.class.retry_slot().is_some() {
+                            // The script's own BEGIN left a transaction open, which the
+                            // connection does not know of: end it before the next try, as
+                            // pgbench does (outside a transaction block it is a warning).
+                            let _ = conn.simple("ROLLBACK", &mut |_| {});
+                        }
+                        return Err(e);
+                    }
                     i += 1;
                 }
                 Command::Set(name, e) => {
