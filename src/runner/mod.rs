@@ -756,6 +756,16 @@ fn report_loop(
             next_tick = measure_start + tick;
             continue;
         }
+        // Past --time, the clients finishing their last events make no interval of their
+        // own: they go into the last one, below (else a tick after the end would leave the
+        // final events out of every interval).
+        if opts
+            .time
+            .is_some_and(|t| now >= measure_start + Duration::from_secs_f64(t))
+        {
+            next_tick += tick;
+            continue;
+        }
         let snap = collector.collect(recorders);
         let iv = snap.interval(
             now.duration_since(measure_start).as_secs_f64(),
@@ -777,8 +787,9 @@ fn report_loop(
         end = end.min(measure_start + Duration::from_secs_f64(t));
     }
     let snap = collector.collect(recorders);
-    let tail = end.duration_since(last).as_secs_f64();
-    if snap.counters.events > 0 && tail > 0.0 {
+    // Never zero when there are events to put in it: they count in the total.
+    let tail = end.duration_since(last).as_secs_f64().max(1e-9);
+    if snap.counters.events > 0 {
         intervals.push(snap.interval(
             end.duration_since(measure_start).as_secs_f64(),
             tail,
