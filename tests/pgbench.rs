@@ -609,3 +609,46 @@ fn latency_limit_counts_late_and_skipped_and_max_tries_fails_or_retries_as_pgben
     assert!(retried > 0, "{mine}");
     assert_eq!(query(&url, "SELECT v FROM pgb_s"), processed as i64 + 200);
 }
+
+#[test]
+fn connect_per_transaction_opens_a_connection_for_each_as_pgbench() {
+    let s = Scratch::new();
+    let server = start(ServerKind::Postgres);
+    let url = server.url.clone();
+    let link = linked(&s.path(""));
+    let target = dbsweep::db::open(&url, Default::default()).unwrap();
+    target
+        .connect()
+        .unwrap()
+        .batch("CREATE TABLE pgb_p (tool int, pid int)")
+        .unwrap();
+    let script = s.path("pid.sql");
+    std::fs::write(
+        &script,
+        "INSERT INTO pgb_p VALUES (:tool, pg_backend_pid());\n",
+    )
+    .unwrap();
+    let f = script.to_str().unwrap();
+    let args = |tool: &'static str| {
+        [
+            "-n", "-C", "-c", "2", "-j", "2", "-t", "10", "-D", tool, "-f", f,
+        ]
+    };
+    let theirs = pgbench(server.port, &args("tool=1"));
+    let mine = ours(&s.path(""), &link, server.port, &args("tool=2"));
+    // Every transaction on a connection of its own: 20 backends each.
+    for tool in [1, 2] {
+        assert_eq!(
+            query(
+                &url,
+                &format!("SELECT count(DISTINCT pid) FROM pgb_p WHERE tool = {tool}")
+            ),
+            20,
+            "tool {tool}"
+        );
+    }
+    let lines = r"^(average connection time|tps = .*reconnection|initial connection)";
+    let (a, b) = (shape(&theirs, lines), shape(&mine, lines));
+    assert_eq!(a.len(), 2, "{theirs}");
+    assert_eq!(a, b, "{mine}");
+}

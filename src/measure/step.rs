@@ -439,6 +439,7 @@ fn build_results(
         retried_events: c.retried_events,
         late_events: c.late_events,
         skipped_events: c.skipped_events,
+        reconnect_s: (c.reconnect_ns > 0).then(|| c.reconnect_ns as f64 / 1e9),
         rate,
         serving,
         thread_events: o.thread_events,

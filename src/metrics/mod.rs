@@ -64,6 +64,8 @@ pub struct Counters {
     /// because they were already that late when due.
     pub late_events: u64,
     pub skipped_events: u64,
+    /// Time spent in `--reconnect`'s reconnections (pgbench's `-C`).
+    pub reconnect_ns: u64,
 }
 
 impl Counters {
@@ -86,6 +88,7 @@ impl Counters {
         self.retried_events += o.retried_events;
         self.late_events += o.late_events;
         self.skipped_events += o.skipped_events;
+        self.reconnect_ns += o.reconnect_ns;
     }
 
     /// Events retried after an error.

@@ -27,6 +27,8 @@ pub struct PgbenchStyle {
     pub max_tries: u32,
     /// `--latency-limit`, milliseconds.
     pub latency_limit: Option<f64>,
+    /// `-C`: a new connection for every transaction.
+    pub connect: bool,
     /// The scripts run, in the order of the command line.
     pub scripts: &'static [ScriptShape],
 }
@@ -138,12 +140,21 @@ pub fn summary(r: &Results, st: &PgbenchStyle) -> String {
             rate.lag_avg_ms, rate.lag_max_ms
         );
     }
-    let _ = writeln!(
-        s,
-        "initial connection time = {:.3} ms",
-        r.connect_s.unwrap_or(0.0) * 1000.0
-    );
-    let _ = writeln!(s, "tps = {:.6} (without initial connection time)", r.tps);
+    if st.connect {
+        let _ = writeln!(
+            s,
+            "average connection time = {:.3} ms",
+            r.reconnect_s.unwrap_or(0.0) * 1000.0 / (r.events + failed).max(1) as f64
+        );
+        let _ = writeln!(s, "tps = {:.6} (including reconnection times)", r.tps);
+    } else {
+        let _ = writeln!(
+            s,
+            "initial connection time = {:.3} ms",
+            r.connect_s.unwrap_or(0.0) * 1000.0
+        );
+        let _ = writeln!(s, "tps = {:.6} (without initial connection time)", r.tps);
+    }
     scripts(&mut s, r, st);
     s
 }

@@ -80,7 +80,6 @@ const OPTIONS: &[(Option<char>, &str, bool)] = &[
 
 const NOT_YET: &[&str] = &[
     "log",
-    "connect",
     "aggregate-interval",
     "sampling-rate",
     "log-prefix",
@@ -317,6 +316,7 @@ fn style_for_init() -> PgbenchStyle {
         per_command: false,
         max_tries: 1,
         latency_limit: None,
+        connect: false,
         scripts: &[],
     }
 }
@@ -478,6 +478,9 @@ fn run(opts: &[(&str, String)], target: &str) -> Result<Pgbench, Error> {
         "--max-tries".into(),
         max_tries.to_string(),
     ];
+    if has("connect") {
+        argv.extend(["--reconnect".into(), "1".into()]);
+    }
     match per_client {
         Some(t) => argv.extend([
             "--events-per-client".into(),
@@ -517,6 +520,7 @@ fn run(opts: &[(&str, String)], target: &str) -> Result<Pgbench, Error> {
             per_command: has("report-per-command"),
             max_tries,
             latency_limit,
+            connect: has("connect"),
             scripts: shapes,
         }),
     ))

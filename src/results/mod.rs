@@ -62,6 +62,9 @@ pub struct Results {
     pub late_events: u64,
     #[serde(default, skip_serializing_if = "is_zero")]
     pub skipped_events: u64,
+    /// Under `--reconnect`: seconds the clients spent in their reconnections, in all.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reconnect_s: Option<f64>,
     pub rate: Option<RateInfo>,
     /// Clients on fewer worker threads or sharing connections: how they were served and how
     /// long due clients waited; None when every client had a thread and a connection.

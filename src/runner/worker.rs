@@ -253,6 +253,7 @@ impl Worker {
             .is_some_and(|every| self.since_reconnect >= every.get())
         {
             self.since_reconnect = 0;
+            let from = Instant::now();
             if !self
                 .reconnect(sh, deadline, &mut Backoff::new())
                 .map_err(|e| self.describe(&e))?
@@ -260,6 +261,9 @@ impl Worker {
                 return Ok(false);
             }
             reconnects += 1;
+            if slot.measuring {
+                rec.lock().expect("recorder lock").counters.reconnect_ns += nanos(from.elapsed());
+            }
         }
         if slot.measuring {
             let end = end.unwrap_or_else(Instant::now);

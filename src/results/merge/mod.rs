@@ -113,6 +113,10 @@ pub fn merge(files: &[(String, Results)]) -> Result<(Results, Vec<String>), Stri
             "skipped events",
             files.iter().map(|(_, r)| r.skipped_events),
         )?,
+        reconnect_s: files
+            .iter()
+            .filter_map(|(_, r)| r.reconnect_s)
+            .reduce(|a, b| a + b),
         rate,
         serving,
         thread_events: files

@@ -63,6 +63,7 @@ pub fn build(name: &str, o: &WorkloadOptions) -> Option<Result<Box<dyn Workload>
             builtin: name != "pgbench",
             statements: intern(command_names(&scripts)),
             script_names: intern(script_names),
+            scale: std::sync::OnceLock::new(),
             scripts,
             opts: o.clone(),
         }) as Box<dyn Workload>
@@ -108,6 +109,9 @@ struct Pgbench {
     statements: &'static [&'static str],
     /// "N NAME" of each script, each a transaction kind with its count and latency.
     script_names: &'static [&'static str],
+    /// The builtins' scale, read from the data once (a client made again on every
+    /// reconnection, pgbench's -C, does not ask again).
+    scale: std::sync::OnceLock<i64>,
     opts: WorkloadOptions,
 }
 
@@ -177,9 +181,16 @@ impl Workload for Pgbench {
     fn client(&self, conn: &mut dyn Conn, thread: u32) -> Result<Box<dyn Client>, DbError> {
         let scale = if self.builtin {
             // pgbench reads the scale of its built-in scripts from the data.
-            conn.query_i64("SELECT count(*) FROM pgbench_branches")?
-                .unwrap_or(1)
-                .max(1)
+            match self.scale.get() {
+                Some(s) => *s,
+                None => {
+                    let s = conn
+                        .query_i64("SELECT count(*) FROM pgbench_branches")?
+                        .unwrap_or(1)
+                        .max(1);
+                    *self.scale.get_or_init(|| s)
+                }
+            }
         } else {
             i64::from(self.opts.scale.max(1))
         };
