@@ -169,6 +169,44 @@ fn intervals_add_up_to_the_total() {
     assert_eq!(sum, u(&r, "/events"));
 }
 
+#[test]
+fn interval_lines_stop_before_the_runs_last_second_as_sysbenchs() {
+    // sysbench 1.0.20 with --time=3 --report-interval=1 prints [ 1s ] and [ 2s ]: the line of
+    // the last second would come at the end, and is left out. The results keep that second.
+    let s = Scratch::new();
+    for _ in 0..3 {
+        let out = Line::new(&[
+            "run",
+            "oltp_point_select",
+            "--time",
+            "3",
+            "--report-interval",
+            "1",
+        ])
+        .target("mock://?service_us=100")
+        .output(&s.path("iv.json"))
+        .assert()
+        .success();
+        let o = out.get_output();
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let lines: Vec<&str> = text
+            .lines()
+            .filter(|l| l.starts_with("[ "))
+            .map(|l| l.split(']').next().unwrap())
+            .collect();
+        assert_eq!(lines, ["[ 1s ", "[ 2s "], "{text}");
+        let r = crate::util::read_json(&s.path("iv.json"));
+        let ivs = r["intervals"].as_array().unwrap();
+        assert_eq!(ivs.len(), 3);
+        let sum: u64 = ivs.iter().map(|i| i["events"].as_u64().unwrap()).sum();
+        assert_eq!(sum, u(&r, "/events"));
+    }
+}
+
 /// Regression: a workload listed by `dbsweep workloads` but missing from the registry of
 /// names made `run` panic. Every listed workload must build and run.
 #[test]
