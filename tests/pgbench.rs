@@ -652,3 +652,130 @@ fn connect_per_transaction_opens_a_connection_for_each_as_pgbench() {
     assert_eq!(a.len(), 2, "{theirs}");
     assert_eq!(a, b, "{mine}");
 }
+
+/// The lines of every file in `dir` whose name starts with `prefix`, by file name (the pid
+/// replaced by PID).
+fn logs(dir: &std::path::Path, prefix: &str) -> std::collections::BTreeMap<String, Vec<String>> {
+    let pid = regex::Regex::new(r"\.\d+").unwrap();
+    std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .filter_map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            name.starts_with(prefix).then(|| {
+                let text = std::fs::read_to_string(e.path()).unwrap();
+                (
+                    pid.replacen(&name, 1, ".PID").into_owned(),
+                    text.lines().map(String::from).collect(),
+                )
+            })
+        })
+        .collect()
+}
+
+#[test]
+fn transaction_logs_are_written_in_pgbenchs_files_and_columns() {
+    let s = Scratch::new();
+    let server = start(ServerKind::Postgres);
+    let link = linked(&s.path(""));
+    let (theirs_dir, mine_dir) = (s.path("theirs"), s.path("mine"));
+    std::fs::create_dir(&theirs_dir).unwrap();
+    std::fs::create_dir(&mine_dir).unwrap();
+    let script = s.path("one.sql");
+    std::fs::write(&script, "\\set x random(1, 10)\nSELECT :x;\n").unwrap();
+    let f = script.to_str().unwrap().to_string();
+    let port = server.port.to_string();
+    let both = |args: &[&str]| {
+        let mut out = Vec::new();
+        for (prog, dir) in [
+            (std::path::PathBuf::from(PGBENCH), &theirs_dir),
+            (link.clone(), &mine_dir),
+        ] {
+            for e in std::fs::read_dir(dir).unwrap().flatten() {
+                std::fs::remove_file(e.path()).unwrap();
+            }
+            let o = Command::new(prog)
+                .args(["-h", "127.0.0.1", "-p", &port, "-U", "sbtest"])
+                .args(args)
+                .arg("sbtest")
+                .current_dir(dir)
+                .output()
+                .unwrap();
+            assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+            out.push(logs(
+                dir,
+                if args.contains(&"--log-prefix") {
+                    "tx"
+                } else {
+                    "pgbench_log"
+                },
+            ));
+        }
+        (out.remove(0), out.remove(0))
+    };
+    let columns = |files: &std::collections::BTreeMap<String, Vec<String>>| {
+        files
+            .iter()
+            .map(|(name, lines)| {
+                let widths: std::collections::BTreeSet<usize> =
+                    lines.iter().map(|l| l.split(' ').count()).collect();
+                (name.clone(), lines.len(), widths)
+            })
+            .collect::<Vec<_>>()
+    };
+    // A line per transaction, a file per job, each client's lines in its job's file.
+    let (a, b) = both(&["-n", "-l", "-c", "2", "-j", "2", "-t", "10", "-f", &f]);
+    assert_eq!(a.len(), 2, "{a:?}");
+    assert_eq!(columns(&a), columns(&b));
+    for (name, client) in [("pgbench_log.PID", "0"), ("pgbench_log.PID.1", "1")] {
+        assert!(
+            b[name].iter().all(|l| l.split(' ').next() == Some(client)),
+            "{b:?}"
+        );
+    }
+    // Under -R with --max-tries 2, the lag and retries columns; a prefix of one's own.
+    let (a, b) = both(&[
+        "-n",
+        "-l",
+        "--log-prefix",
+        "tx",
+        "-R",
+        "500",
+        "--max-tries",
+        "2",
+        "-t",
+        "20",
+        "-f",
+        &f,
+    ]);
+    assert_eq!(columns(&a), columns(&b));
+    // Aggregated by the second: as many columns, transactions adding up.
+    let (a, b) = both(&["-n", "-l", "--aggregate-interval", "1", "-T", "2", "-f", &f]);
+    let widths = |m: &std::collections::BTreeMap<String, Vec<String>>| {
+        columns(m).into_iter().map(|c| c.2).collect::<Vec<_>>()
+    };
+    assert_eq!(widths(&a), widths(&b), "{a:?}\n{b:?}");
+    let total: u64 = b
+        .values()
+        .flatten()
+        .map(|l| l.split(' ').nth(1).unwrap().parse::<u64>().unwrap())
+        .sum();
+    let results: Vec<_> = std::fs::read_dir(&mine_dir)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().ends_with(".json"))
+        .collect();
+    assert_eq!(results.len(), 1);
+    let r = crate::util::read_json(&results[0].path());
+    assert_eq!(total, r["events"].as_u64().unwrap());
+    // Options pgbench refuses together, refused alike.
+    let out = Command::new(&link)
+        .args(["--sampling-rate", "0.5", "-t", "1", "sbtest"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&out.stderr)
+            .contains("allowed only when logging transactions (-l)")
+    );
+}

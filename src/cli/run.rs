@@ -306,6 +306,20 @@ pub struct RunArgs {
     /// already this late when due (0 = no limit; pgbench's --latency-limit)
     #[arg(long, default_value_t = 0.0, value_name = "MS")]
     pub latency_limit: f64,
+    /// run: pgbench's transaction log (-l): a line per measured event in PREFIX.PID (and
+    /// PREFIX.PID.N for each further job)
+    #[arg(long, value_name = "PREFIX", hide = true)]
+    pub txn_log: Option<String>,
+    /// run: jobs of the transaction log (pgbench's -j): a file each, clients dealt in blocks
+    #[arg(long, default_value_t = 1, hide = true)]
+    pub txn_log_jobs: u32,
+    /// run: the share of events the transaction log keeps (pgbench's --sampling-rate)
+    #[arg(long, default_value_t = 1.0, hide = true)]
+    pub txn_log_sampling: f64,
+    /// run: seconds per aggregated line of the transaction log (pgbench's
+    /// --aggregate-interval; 0: a line per event)
+    #[arg(long, default_value_t = 0, hide = true)]
+    pub txn_log_aggregate: u32,
     /// run: seconds of warm-up, excluded from every figure
     #[arg(long, visible_alias = "warmup-time", default_value_t = 0.0)]
     pub warmup: f64,

@@ -5,9 +5,8 @@
 //! scripts, and prints what pgbench prints (its summary on stdout, `-P`'s progress and `-i`'s
 //! steps on stderr), then one line naming dbsweep's results file.
 //!
-//! Not yet taken (refused with a one-line error, exit 1): -l and the log options,
-//! --latency-limit, --max-tries and the failure options, partitions, \gset/\aset, pipelines,
-//! \setshell/\shell.
+//! Not yet taken (refused with a one-line error, exit 1): --failures-detailed,
+//! --verbose-errors, partitions, pipelines, \setshell/\shell.
 
 use std::path::Path;
 
@@ -79,10 +78,6 @@ const OPTIONS: &[(Option<char>, &str, bool)] = &[
 ];
 
 const NOT_YET: &[&str] = &[
-    "log",
-    "aggregate-interval",
-    "sampling-rate",
-    "log-prefix",
     "failures-detailed",
     "verbose-errors",
     "partitions",
@@ -453,6 +448,7 @@ fn run(opts: &[(&str, String)], target: &str) -> Result<Pgbench, Error> {
         }
         None => None,
     };
+    let log_args = log_options(opts, threads, duration)?;
     if max_tries == 0 && latency_limit.is_none() && last("time").is_none() {
         return Err(usage(
             "an unlimited number of transaction tries can only be used with --latency-limit or a duration (-T)",
@@ -481,6 +477,7 @@ fn run(opts: &[(&str, String)], target: &str) -> Result<Pgbench, Error> {
     if has("connect") {
         argv.extend(["--reconnect".into(), "1".into()]);
     }
+    argv.extend(log_args);
     match per_client {
         Some(t) => argv.extend([
             "--events-per-client".into(),
@@ -524,6 +521,64 @@ fn run(opts: &[(&str, String)], target: &str) -> Result<Pgbench, Error> {
             scripts: shapes,
         }),
     ))
+}
+
+/// `-l` and its options as the run's transaction log options, checked as pgbench checks them.
+fn log_options(opts: &[(&str, String)], jobs: u32, duration: u64) -> Result<Vec<String>, Error> {
+    let last = |n: &str| last(opts, n);
+    let log = has(opts, "log");
+    for (option, what) in [
+        ("sampling-rate", "log sampling (--sampling-rate)"),
+        ("aggregate-interval", "log aggregation"),
+        ("log-prefix", "log file prefix (--log-prefix)"),
+    ] {
+        if !log && has(opts, option) {
+            return Err(usage(format!(
+                "{what} is allowed only when logging transactions (-l)"
+            )));
+        }
+    }
+    if !log {
+        return Ok(Vec::new());
+    }
+    let mut out = vec![
+        "--txn-log".to_string(),
+        last("log-prefix").unwrap_or("pgbench_log").to_string(),
+        "--txn-log-jobs".into(),
+        jobs.to_string(),
+    ];
+    if let Some(r) = last("sampling-rate") {
+        let rate: f64 = r
+            .parse()
+            .ok()
+            .filter(|v: &f64| *v > 0.0 && *v <= 1.0)
+            .ok_or_else(|| usage(format!("invalid sampling rate: \"{r}\"")))?;
+        out.extend(["--txn-log-sampling".into(), rate.to_string()]);
+    }
+    if let Some(a) = last("aggregate-interval") {
+        let secs: u32 = a.parse().ok().filter(|v: &u32| *v > 0).ok_or_else(|| {
+            usage(format!(
+                "invalid number of seconds for aggregation: \"{a}\""
+            ))
+        })?;
+        if has(opts, "sampling-rate") {
+            return Err(usage(
+                "log sampling (--sampling-rate) and aggregation (--aggregate-interval) cannot be used at the same time",
+            ));
+        }
+        if duration > 0 && u64::from(secs) > duration {
+            return Err(usage(format!(
+                "number of seconds for aggregation ({secs}) must not be higher than test duration ({duration})"
+            )));
+        }
+        if duration > 0 && !duration.is_multiple_of(u64::from(secs)) {
+            return Err(usage(format!(
+                "duration ({duration}) must be a multiple of aggregation interval ({secs})"
+            )));
+        }
+        out.extend(["--txn-log-aggregate".into(), secs.to_string()]);
+    }
+    Ok(out)
 }
 
 /// Where the results file goes: the working directory, named by the time and the process (two

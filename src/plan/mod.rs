@@ -654,6 +654,17 @@ fn runner_options(o: &RunArgs, threads: u32, workers: u32, seed: u64) -> RunnerO
         events_per_client: NonZeroU64::new(o.events_per_client),
         max_tries: NonZeroU32::new(o.max_tries),
         latency_limit: positive(o.latency_limit),
+        txn_log: o
+            .txn_log
+            .as_ref()
+            .map(|prefix| crate::runner::txn_log::TxnLogOpts {
+                prefix: prefix.clone(),
+                jobs: o.txn_log_jobs.max(1),
+                sampling: o.txn_log_sampling,
+                aggregate: o.txn_log_aggregate,
+                paced: o.rate > 0.0,
+                retries: o.max_tries != 1,
+            }),
         warmup: o.warmup,
         rate: positive(o.rate),
         report_interval: positive(o.report_interval),

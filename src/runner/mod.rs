@@ -5,6 +5,7 @@
 mod groups;
 mod multiplex;
 mod pool;
+pub mod txn_log;
 mod worker;
 
 pub use groups::{Group, run_groups};
@@ -59,6 +60,9 @@ pub struct RunnerOptions {
     /// late when due is skipped (pgbench's `--latency-limit`). None: no limit.
     #[serde(serialize_with = "zero_for_none::f64")]
     pub latency_limit: Option<f64>,
+    /// pgbench's transaction log (`-l`), when asked; written beside, not in the results.
+    #[serde(skip)]
+    pub txn_log: Option<txn_log::TxnLogOpts>,
     pub warmup: f64,
     /// Events per second over all clients; None: closed loop.
     #[serde(serialize_with = "zero_for_none::f64")]
@@ -250,7 +254,12 @@ fn run_group(
     let mode = opts.mode();
     check_mode(workload, mode)?;
     let started = AtomicU64::new(0);
+    let txn_log = match &opts.txn_log {
+        Some(o) => Some(txn_log::TxnLog::create(o, clients).map_err(Error::Usage)?),
+        None => None,
+    };
     let shared = Shared {
+        txn_log: txn_log.as_ref(),
         target,
         workload,
         stop: beside.stop,
@@ -337,6 +346,9 @@ fn run_group(
             on_interval,
         );
         outcome.connect_seconds = connect_seconds;
+        if let Some(log) = &txn_log {
+            log.finish();
+        }
         outcome.behind = outcome.behind.filter(|_| mode != Mode::Threads);
         if mode == Mode::Pooled {
             outcome.cache_counters = pool.close();

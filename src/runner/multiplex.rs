@@ -321,6 +321,11 @@ fn one_event(
             }
         }
         if skipped > 0 {
+            if let Some(log) = sh.txn_log {
+                for _ in 0..skipped {
+                    log.skipped(t.w.thread, t.w.events, now);
+                }
+            }
             rec.lock().expect("recorder lock").counters.skipped_events += skipped;
         }
         if !go_on || sched.deadline.is_some_and(|d| t.due >= d) {

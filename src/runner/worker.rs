@@ -40,6 +40,8 @@ pub struct Shared<'a> {
     pub max_tries: Option<std::num::NonZeroU32>,
     /// Latency over which an event is late (and, paced, skipped when due that late).
     pub latency_limit: Option<Duration>,
+    /// pgbench's transaction log, when asked.
+    pub txn_log: Option<&'a super::txn_log::TxnLog>,
     /// Reconnect every N events, when asked.
     pub reconnect_every: Option<std::num::NonZeroU64>,
     pub reconnect_timeout: Duration,
@@ -179,8 +181,13 @@ impl Worker {
             let pause = self.client.pause(&mut self.rand);
             let next = pace.next(sh, pause);
             if pace.skipped > 0 {
-                rec.lock().expect("recorder lock").counters.skipped_events +=
-                    std::mem::take(&mut pace.skipped);
+                let n = std::mem::take(&mut pace.skipped);
+                if let Some(log) = sh.txn_log {
+                    for _ in 0..n {
+                        log.skipped(self.thread, self.events, Instant::now());
+                    }
+                }
+                rec.lock().expect("recorder lock").counters.skipped_events += n;
             }
             let Some(slot) = next else {
                 break;
@@ -221,6 +228,23 @@ impl Worker {
         if ended == Ended::Failed {
             // Given up after its last try (--max-tries): failed, not measured; the client goes
             // on with its next event.
+            if slot.measuring
+                && let Some(log) = sh.txn_log
+            {
+                log.log(
+                    &super::txn_log::Entry {
+                        client: self.thread,
+                        number: self.events,
+                        script: self.client.last_kind().map_or(0, |k| k.0),
+                        latency_us: 0.0,
+                        lag_us: 0.0,
+                        retries: retries.iter().sum(),
+                        end: Instant::now(),
+                        failed: true,
+                    },
+                    sample(self.thread, self.events),
+                );
+            }
             if slot.measuring {
                 let mut rec = rec.lock().expect("recorder lock");
                 rec.counters.failed_events += 1;
@@ -268,6 +292,22 @@ impl Worker {
         if slot.measuring {
             let end = end.unwrap_or_else(Instant::now);
             let latency = nanos(end - slot.from);
+            if let Some(log) = sh.txn_log {
+                log.log(
+                    &super::txn_log::Entry {
+                        client: self.thread,
+                        number: self.events,
+                        script: self.client.last_kind().map_or(0, |k| k.0),
+                        latency_us: latency as f64 / 1000.0,
+                        lag_us: nanos(slot.start.saturating_duration_since(slot.from)) as f64
+                            / 1000.0,
+                        retries: retries.iter().sum(),
+                        end,
+                        failed: false,
+                    },
+                    sample(self.thread, self.events),
+                );
+            }
             self.events += 1 + q.script_events;
             self.busy_ns += latency;
             let mut rec = rec.lock().expect("recorder lock");
@@ -422,6 +462,16 @@ impl Worker {
 }
 
 #[inline]
+/// A uniform draw in [0, 1) for the transaction log's sampling, from the client and its event
+/// (splitmix64): the workload's own random sequence is left as it is.
+fn sample(client: u32, event: u64) -> f64 {
+    let mut z = (u64::from(client) << 40 ^ event).wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^= z >> 31;
+    (z >> 11) as f64 / (1u64 << 53) as f64
+}
+
 pub(super) fn nanos(d: Duration) -> u64 {
     d.as_nanos().min(u128::from(u64::MAX)) as u64
 }
