@@ -488,10 +488,15 @@ fn merge_roles(files: &[(String, Results)], time_s: f64) -> Result<Vec<RoleFigur
     };
     (0..first.roles.len())
         .map(|i| {
-            let of: Vec<(&str, &RoleFigures)> = files
+            // check_parts gave every file the first's groups; a file that has fewer is refused.
+            let of = files
                 .iter()
-                .map(|(f, r)| (f.as_str(), &r.roles[i]))
-                .collect();
+                .map(|(f, r)| {
+                    r.roles.get(i).map(|g| (f.as_str(), g)).ok_or_else(|| {
+                        format!("{f}: fewer groups beside its clients than the first file's")
+                    })
+                })
+                .collect::<Result<Vec<(&str, &RoleFigures)>, String>>()?;
             let role = of[0].1;
             let what = format!("group {}", role.workload);
             let events = total(&what, of.iter().map(|(_, g)| g.events))?;
