@@ -4,8 +4,10 @@
 #
 # Runs the quick plan's write steps (read-write, update-index, insert) on embedded SQLite,
 # 1 client then 2, for each `lock_wait` of the target URL:
-#   fifo     writers of this process take turns, handed to the next writer at every commit
-#            (the default)
+#   writer   fifo's turns, and the writers of this process write on one connection handed over
+#            with the turn (the default)
+#   fifo     writers of this process take turns, handed to the next writer at every commit,
+#            each on its own connection
 #   batch    turns the holder may take again until a waiter has waited a few turns' length
 #   poll     no turns: the busy handler retries every 20 us (200 times), then every ms
 #   timeout  no turns: SQLite's own busy timeout (sleeps of up to 100 ms)
@@ -14,10 +16,10 @@
 # and their time at 2 clients. Rounds rotate the ways' order; the ratios are medians.
 # Targets (issue 41): at 2 clients >= 0.9x the throughput of 1, <= 1.3x its CPU per event.
 #
-#   bench/sqlite_writers.sh [SECONDS=8] [ROUNDS=2] [WAYS="fifo batch poll timeout"]
+#   bench/sqlite_writers.sh [SECONDS=8] [ROUNDS=2] [WAYS="writer fifo batch poll timeout"]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-secs=${1:-8}; rounds=${2:-2}; ways=${3:-fifo batch poll timeout}
+secs=${1:-8}; rounds=${2:-2}; ways=${3:-writer fifo batch poll timeout}
 cargo build --release -q
 bin=$PWD/target/release/dbsweep
 dir=$(mktemp -d /tmp/dbsweep-writers-XXXXXX)
@@ -53,8 +55,9 @@ def get(way, step, c, r):
     eps = x["tps"]
     cpu = (x.get("hw") or {}).get("cpu_us_per_op", {}).get("client")
     w = x.get("waits") or {}
-    return eps, cpu, w.get("busy_waits"), w.get("busy_ms")
-print(f"{'step':<18} {'way':<8} {'ev/s c1':>9} {'ev/s c2':>9} {'c2/c1':>6} {'cpu c1':>7} {'cpu c2':>7} {'c2/c1':>6} {'waits c2':>9} {'wait ms c2':>10}")
+    pages = (x.get("server_stats") or {}).get("pages_read_per_op")
+    return eps, cpu, w.get("busy_waits"), w.get("busy_ms"), pages
+print(f"{'step':<18} {'way':<8} {'ev/s c1':>9} {'ev/s c2':>9} {'c2/c1':>6} {'cpu c1':>7} {'cpu c2':>7} {'c2/c1':>6} {'waits c2':>9} {'wait ms c2':>10} {'pages/ev c1':>11} {'c2':>6}")
 for step in steps:
     for way in ways:
         t, c, rows = [], [], []
@@ -71,5 +74,5 @@ for step in steps:
             continue
         a, b = rows[-1]
         med = lambda v: f"{statistics.median(v):6.2f}" if v else "     -"
-        print(f"{step:<18} {way:<8} {a[0]:9.0f} {b[0]:9.0f} {med(t)} {a[1] or 0:7.1f} {b[1] or 0:7.1f} {med(c)} {b[2] or 0:9} {b[3] or 0:10.1f}")
+        print(f"{step:<18} {way:<8} {a[0]:9.0f} {b[0]:9.0f} {med(t)} {a[1] or 0:7.1f} {b[1] or 0:7.1f} {med(c)} {b[2] or 0:9} {b[3] or 0:10.1f} {a[4] or 0:11.1f} {b[4] or 0:6.1f}")
 EOF

@@ -246,7 +246,7 @@ fn messages_say_what_and_where() {
         .assert()
         .code(2)
         .stderr(contains(
-            "lock_wait=sometimes: use fifo (the default), batch, poll or timeout",
+            "lock_wait=sometimes: use writer (the default), fifo, batch, poll or timeout",
         ));
     // TPC-C's check on a database that was never loaded names TPC-C's load.
     s.cmd(&["tpcc", "check"])

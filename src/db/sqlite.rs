@@ -15,7 +15,7 @@ use rusqlite::types::{ToSqlOutput, ValueRef};
 use rusqlite::{Connection, ErrorCode, OpenFlags, OptionalExtension, Statement, ToSql};
 
 use super::conn::{Conn, Dialect, Param, RowValue, StmtId, Target};
-use super::sqlite_turns::{LockWait, NoTurn, Turn, Turns};
+use super::sqlite_turns::{LockWait, NoTurn, Turn, Turns, lock_writer};
 use super::url::query_pairs;
 use crate::error::Error;
 use crate::error::{DbError, ErrorClass};
@@ -112,12 +112,12 @@ impl SqliteTarget {
         }
         let mut pragmas = query_pairs(query, url)?;
         // `lock_wait` is dbsweep's, not a PRAGMA: how writers wait for the write lock.
-        let mut wait = LockWait::Fifo;
+        let mut wait = LockWait::Writer;
         if let Some(at) = pragmas.iter().position(|(n, _)| n == "lock_wait") {
             let (_, value) = pragmas.remove(at);
             wait = LockWait::parse(&value).ok_or_else(|| {
                 Error::Usage(format!(
-                    "--target {url}: lock_wait={value}: use fifo (the default), batch, poll or timeout"
+                    "--target {url}: lock_wait={value}: use writer (the default), fifo, batch, poll or timeout"
                 ))
             })?;
         }
@@ -218,10 +218,17 @@ impl Target for SqliteTarget {
     }
 
     fn connect(&self) -> Result<Box<dyn Conn>, DbError> {
-        Ok(Box::new(SqliteConn::new(
-            self.open_connection()?,
-            Turns::of(&self.path, self.wait),
-        )))
+        let turns = Turns::of(&self.path, self.wait);
+        if let Some(t) = &turns
+            && self.wait == LockWait::Writer
+            && t.writer.get().is_none()
+        {
+            // A connection opened at the same time may set it first: this one is then closed.
+            let _ = t
+                .writer
+                .set(std::sync::Mutex::new(Writer::new(self.open_connection()?)));
+        }
+        Ok(Box::new(SqliteConn::new(self.open_connection()?, turns)))
     }
 
     fn version(&self, _conn: &mut dyn Conn) -> Result<String, DbError> {
@@ -235,6 +242,79 @@ impl Target for SqliteTarget {
     fn after_load(&self, conn: &mut dyn Conn) -> Result<(), DbError> {
         conn.query_i64("PRAGMA wal_checkpoint(TRUNCATE)")
             .map(|_| ())
+    }
+}
+
+/// The one connection that the writers of a database in this process write on
+/// (`lock_wait=writer`), with the statements prepared on it, found by their SQL.
+///
+/// SQLite admits one writer at a time, and a connection that finds another connection's
+/// commit since its last transaction empties its page cache: with a connection per writer,
+/// every write transaction at 2 clients started cold (read-write read 12-40 pages per event
+/// instead of 5). Writing on one connection, handed over with the turn, keeps its cache warm,
+/// as an application with a writer connection does. Same layout and safety as `SqliteConn`.
+pub struct Writer {
+    /// Borrow `*conn`; cleared before `conn` is freed (see `Drop`).
+    stmts: Vec<Statement<'static>>,
+    by_sql: std::collections::HashMap<String, usize>,
+    conn: NonNull<Connection>,
+    /// Whether a client has read the cache counters since they were last reset (they are
+    /// counted once, not by every client).
+    counted: bool,
+}
+
+// SAFETY: as for `SqliteConn`: SQLite's multi-thread mode, one thread at a time (the holder of
+// the turn, under the mutex), the statements moving with their connection.
+unsafe impl Send for Writer {}
+
+impl Drop for Writer {
+    fn drop(&mut self) {
+        self.stmts.clear();
+        // SAFETY: `conn` came from `Box::into_raw` in `new`, and no statement borrows it now.
+        drop(unsafe { Box::from_raw(self.conn.as_ptr()) });
+    }
+}
+
+impl Writer {
+    fn new(conn: Connection) -> Writer {
+        Writer {
+            stmts: Vec::new(),
+            by_sql: std::collections::HashMap::new(),
+            conn: NonNull::from(Box::leak(Box::new(conn))),
+            counted: false,
+        }
+    }
+
+    fn conn(&self) -> &Connection {
+        // SAFETY: the connection lives as long as `self`.
+        unsafe { self.conn.as_ref() }
+    }
+
+    /// The index of `sql`'s statement here, prepared at its first use and remembered in the
+    /// client's `slot`.
+    fn statement(&mut self, slot: &mut usize, sql: &str) -> rusqlite::Result<usize> {
+        if *slot == usize::MAX {
+            *slot = match self.by_sql.get(sql) {
+                Some(&i) => i,
+                None => {
+                    // SAFETY: as in `SqliteConn::prepare`: `drop` clears the statements first.
+                    let conn: &'static Connection = unsafe { &*self.conn.as_ptr() };
+                    self.stmts.push(conn.prepare(sql)?);
+                    self.by_sql.insert(sql.to_string(), self.stmts.len() - 1);
+                    self.stmts.len() - 1
+                }
+            };
+        }
+        Ok(*slot)
+    }
+
+    /// Rolls back a transaction left open by a turn that ended inside it.
+    pub fn rollback_if_open(&mut self) {
+        if !self.conn().is_autocommit() {
+            // Nothing to do about a failed rollback: the connection is then out of it anyway
+            // or SQLite ends it at the next BEGIN's error.
+            let _ = self.conn().execute_batch("ROLLBACK");
+        }
     }
 }
 
@@ -256,6 +336,9 @@ pub struct SqliteConn {
     /// Whether each prepared statement leaves the database as it is (a write outside a
     /// transaction takes a turn).
     readonly: Vec<bool>,
+    /// Each prepared statement's index on the shared writer connection (`usize::MAX`: not
+    /// prepared there yet).
+    on_writer: Vec<usize>,
     /// The turns of this database's writers in this process (None: `lock_wait` poll or
     /// timeout), and this connection's turn while it writes. Dropped after the connection.
     turns: Option<Arc<Turns>>,
@@ -284,6 +367,7 @@ impl SqliteConn {
             conn,
             row_text: RowText::default(),
             readonly: Vec::new(),
+            on_writer: Vec::new(),
             turns,
             turn: None,
         }
@@ -323,7 +407,7 @@ impl SqliteConn {
 
     /// Ends the turn once the connection is out of its transaction.
     fn end_turn_if_done(&mut self) {
-        if self.turn.is_some() && self.conn().is_autocommit() {
+        if self.turn.is_some() && self.with_conn(Connection::is_autocommit) {
             self.turn = None;
         }
     }
@@ -332,18 +416,46 @@ impl SqliteConn {
     /// a write outside a transaction (inside one, the turn was taken at BEGIN IMMEDIATE, or
     /// the transaction is deferred and SQLite's lock decides).
     fn solo_write(&self, readonly: bool) -> bool {
-        !readonly && self.turns.is_some() && self.turn.is_none() && self.conn().is_autocommit()
+        !readonly && self.turns.is_some() && self.turn.is_none() && self.own().is_autocommit()
     }
 
-    fn conn(&self) -> &Connection {
+    /// This client's own connection.
+    fn own(&self) -> &Connection {
         // SAFETY: the connection lives as long as `self`.
         unsafe { self.conn.as_ref() }
     }
 
+    /// Runs `f` on the connection statements go to now: the shared writer connection while
+    /// this client holds a turn with `lock_wait=writer`, else its own.
+    fn with_conn<R>(&self, f: impl FnOnce(&Connection) -> R) -> R {
+        match self.turn.as_ref().and_then(Turn::writer) {
+            Some(w) => f(lock_writer(w).conn()),
+            None => f(self.own()),
+        }
+    }
+
+    /// Runs `f` on prepared statement `stmt` where statements go now (see `with_conn`).
+    fn with_stmt<R>(
+        &mut self,
+        stmt: StmtId,
+        f: impl FnOnce(&mut Statement<'static>, &mut RowText) -> rusqlite::Result<R>,
+    ) -> Result<R, DbError> {
+        let sql = &self.sql[stmt.0];
+        let r = match self.turn.as_ref().and_then(Turn::writer) {
+            Some(w) => {
+                let mut w = lock_writer(w);
+                match w.statement(&mut self.on_writer[stmt.0], sql) {
+                    Ok(i) => f(&mut w.stmts[i], &mut self.row_text),
+                    Err(e) => Err(e),
+                }
+            }
+            None => f(&mut self.stmts[stmt.0], &mut self.row_text),
+        };
+        r.map_err(|e| classify(e).in_statement(sql))
+    }
+
     fn run(&mut self, sql: &str) -> Result<(), DbError> {
-        self.conn()
-            .prepare_cached(sql)
-            .and_then(|mut s| s.raw_execute())
+        self.with_conn(|c| c.prepare_cached(sql).and_then(|mut s| s.raw_execute()))
             .map_err(classify)?;
         Ok(())
     }
@@ -372,14 +484,14 @@ impl Conn for SqliteConn {
             .prepare(sql)
             .map_err(|e| classify(e).in_statement(sql))?;
         self.readonly.push(st.readonly());
+        self.on_writer.push(usize::MAX);
         self.stmts.push(st);
         self.sql.push(sql.to_string());
         Ok(StmtId(self.sql.len() - 1))
     }
 
     fn query(&mut self, stmt: StmtId, params: &[Param]) -> Result<u64, DbError> {
-        let st = &mut self.stmts[stmt.0];
-        let mut read = || -> rusqlite::Result<u64> {
+        self.with_stmt(stmt, |st, _| {
             let columns = st.column_count();
             let mut rows = st.query(rusqlite::params_from_iter(params))?;
             let mut n = 0;
@@ -391,8 +503,7 @@ impl Conn for SqliteConn {
                 n += 1;
             }
             Ok(n)
-        };
-        read().map_err(|e| classify(e).in_statement(&self.sql[stmt.0]))
+        })
     }
 
     fn query_each(
@@ -401,9 +512,7 @@ impl Conn for SqliteConn {
         params: &[Param],
         on_row: &mut dyn FnMut(&dyn super::conn::TextRow),
     ) -> Result<u64, DbError> {
-        let st = &mut self.stmts[stmt.0];
-        let text = &mut self.row_text;
-        let mut read = || -> rusqlite::Result<u64> {
+        self.with_stmt(stmt, |st, text| {
             let columns = st.column_count();
             let mut rows = st.query(rusqlite::params_from_iter(params))?;
             let mut n = 0;
@@ -413,8 +522,7 @@ impl Conn for SqliteConn {
                 n += 1;
             }
             Ok(n)
-        };
-        read().map_err(|e| classify(e).in_statement(&self.sql[stmt.0]))
+        })
     }
 
     fn execute(&mut self, stmt: StmtId, params: &[Param]) -> Result<u64, DbError> {
@@ -422,9 +530,7 @@ impl Conn for SqliteConn {
         if solo {
             self.take_turn()?;
         }
-        let changed = self.stmts[stmt.0]
-            .execute(rusqlite::params_from_iter(params))
-            .map_err(|e| classify(e).in_statement(&self.sql[stmt.0]));
+        let changed = self.with_stmt(stmt, |st, _| st.execute(rusqlite::params_from_iter(params)));
         if solo {
             self.turn = None;
         }
@@ -449,7 +555,7 @@ impl Conn for SqliteConn {
     }
 
     fn rollback(&mut self) -> Result<(), DbError> {
-        let r = if self.conn().is_autocommit() {
+        let r = if self.with_conn(Connection::is_autocommit) {
             Ok(())
         } else {
             self.run("ROLLBACK")
@@ -463,12 +569,13 @@ impl Conn for SqliteConn {
         sql: &str,
         on_row: super::conn::OnRow,
     ) -> Result<super::conn::StmtOutcome, DbError> {
-        // SAFETY: the statement is dropped at the end of this call, while `self` (and so the
+        // SAFETY: the statement is dropped within this call, while `self` (and so the
         // connection) lives; `take_turn` touches the turns, not the connection.
-        let conn: &Connection = unsafe { &*self.conn.as_ptr() };
-        let mut st = conn
-            .prepare(sql)
-            .map_err(|e| classify(e).in_statement(sql))?;
+        let own: &Connection = unsafe { &*self.conn.as_ptr() };
+        let mut st = Some(
+            own.prepare(sql)
+                .map_err(|e| classify(e).in_statement(sql))?,
+        );
         if self.turns.is_some() && self.turn.is_none() {
             // A transaction that takes the write lock at its start takes a turn first; a
             // write outside a transaction takes one for its own time.
@@ -481,77 +588,60 @@ impl Conn for SqliteConn {
                 && head
                     .get(1)
                     .is_some_and(|w| w.starts_with("IMMEDIATE") || w.starts_with("EXCLUSIVE"));
-            if locking || (!st.readonly() && conn.is_autocommit()) {
+            if locking || (st.as_ref().is_some_and(|s| !s.readonly()) && own.is_autocommit()) {
                 self.take_turn()?;
             }
         }
+        if self.turn.as_ref().and_then(Turn::writer).is_some() {
+            // It runs on the shared writer connection.
+            st = None;
+        }
         let mut text = std::mem::take(&mut self.row_text);
-        let mut run = || -> rusqlite::Result<super::conn::StmtOutcome> {
-            let columns = st.column_count();
-            text.names.truncate(columns);
-            for i in 0..columns {
-                let name = st.column_name(i)?;
-                match text.names.get_mut(i) {
-                    Some(n) if n == name => {}
-                    Some(n) => *n = name.to_string(),
-                    None => text.names.push(name.to_string()),
-                }
-            }
-            let mut rows = st.query([])?;
-            let mut n = 0;
-            while let Some(row) = rows.next()? {
-                text.fill(row, columns)?;
-                on_row(&text);
-                n += 1;
-            }
-            drop(rows);
-            Ok(super::conn::StmtOutcome {
-                rows: n,
-                changed: if columns == 0 { conn.changes() } else { 0 },
-            })
+        let out = match st {
+            Some(st) => run_simple(st, own, &mut text, on_row),
+            None => self.with_conn(|c| {
+                c.prepare(sql)
+                    .and_then(|st| run_simple(st, c, &mut text, on_row))
+            }),
         };
-        let out = run().map_err(|e| classify(e).in_statement(sql));
         self.row_text = text;
-        drop(st);
         self.end_turn_if_done();
-        out
+        out.map_err(|e| classify(e).in_statement(sql))
     }
 
     fn batch(&mut self, sql: &str) -> Result<(), DbError> {
-        if self.conn().is_autocommit() {
+        if self.own().is_autocommit() {
             self.take_turn()?;
         }
-        let r = self.conn().execute_batch(sql).map_err(classify);
+        let r = self.with_conn(|c| c.execute_batch(sql)).map_err(classify);
         self.end_turn_if_done();
         r
     }
 
     fn query_i64(&mut self, sql: &str) -> Result<Option<i64>, DbError> {
-        self.conn()
-            .query_row(sql, [], |r| r.get::<_, Option<i64>>(0))
-            .optional()
-            .map(Option::flatten)
-            .map_err(classify)
+        self.with_conn(|c| {
+            c.query_row(sql, [], |r| r.get::<_, Option<i64>>(0))
+                .optional()
+        })
+        .map(Option::flatten)
+        .map_err(classify)
     }
 
     fn cache_counters(&mut self, reset: bool) -> Option<[u64; 3]> {
-        use rusqlite::ffi;
-        let conn = self.conn();
-        let mut out = [0u64; 3];
-        for (slot, op) in out.iter_mut().zip([
-            ffi::SQLITE_DBSTATUS_CACHE_HIT,
-            ffi::SQLITE_DBSTATUS_CACHE_MISS,
-            ffi::SQLITE_DBSTATUS_CACHE_WRITE,
-        ]) {
-            let (mut cur, mut high) = (0, 0);
-            // SAFETY: the handle is this open connection's, used from its own thread.
-            let rc = unsafe {
-                ffi::sqlite3_db_status(conn.handle(), op, &mut cur, &mut high, i32::from(reset))
-            };
-            if rc != ffi::SQLITE_OK {
-                return None;
+        let mut out = db_cache_counters(self.own(), reset)?;
+        // The shared writer's are counted once: by every client at a reset, by the first
+        // client that reads them after it.
+        if let Some(w) = self.turns.as_ref().and_then(|t| t.writer.get()) {
+            let mut w = lock_writer(w);
+            if reset || !w.counted {
+                let shared = db_cache_counters(w.conn(), reset)?;
+                w.counted = !reset;
+                if !reset {
+                    for (o, s) in out.iter_mut().zip(shared) {
+                        *o += s;
+                    }
+                }
             }
-            *slot = u64::try_from(cur).unwrap_or(0);
         }
         Some(out)
     }
@@ -561,26 +651,7 @@ impl Conn for SqliteConn {
         sql: &str,
         columns: usize,
     ) -> Result<Vec<Vec<Option<String>>>, DbError> {
-        use rusqlite::types::ValueRef;
-        let conn = self.conn();
-        let mut st = conn.prepare(sql).map_err(classify)?;
-        let mut rows = st.query([]).map_err(classify)?;
-        let mut out = Vec::new();
-        while let Some(row) = rows.next().map_err(classify)? {
-            out.push(
-                (0..columns)
-                    .map(|i| match row.get_ref(i).ok()? {
-                        ValueRef::Null => None,
-                        ValueRef::Integer(v) => Some(v.to_string()),
-                        ValueRef::Real(v) => Some(v.to_string()),
-                        ValueRef::Text(t) | ValueRef::Blob(t) => {
-                            Some(String::from_utf8_lossy(t).into_owned())
-                        }
-                    })
-                    .collect(),
-            );
-        }
-        Ok(out)
+        self.with_conn(|conn| rows_as_text(conn, sql, columns))
     }
 
     fn bulk_load(
@@ -623,7 +694,7 @@ impl Conn for SqliteConn {
             "locking_mode",
         ] {
             let value: String = self
-                .conn()
+                .own()
                 .query_row(&format!("PRAGMA {pragma}"), [], |r| {
                     r.get::<_, rusqlite::types::Value>(0)
                 })
@@ -640,15 +711,96 @@ impl Conn for SqliteConn {
 
     fn table_exists(&mut self, name: &str) -> Result<bool, DbError> {
         let n: i64 = self
-            .conn()
-            .query_row(
-                "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?1",
-                [name],
-                |r| r.get(0),
-            )
+            .with_conn(|c| {
+                c.query_row(
+                    "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?1",
+                    [name],
+                    |r| r.get(0),
+                )
+            })
             .map_err(classify)?;
         Ok(n > 0)
     }
+}
+
+/// Runs an unprepared statement `st` of `conn`, its rows to `on_row` with their column names.
+fn run_simple(
+    mut st: Statement<'_>,
+    conn: &Connection,
+    text: &mut RowText,
+    on_row: super::conn::OnRow,
+) -> rusqlite::Result<super::conn::StmtOutcome> {
+    let columns = st.column_count();
+    text.names.truncate(columns);
+    for i in 0..columns {
+        let name = st.column_name(i)?;
+        match text.names.get_mut(i) {
+            Some(n) if n == name => {}
+            Some(n) => *n = name.to_string(),
+            None => text.names.push(name.to_string()),
+        }
+    }
+    let mut rows = st.query([])?;
+    let mut n = 0;
+    while let Some(row) = rows.next()? {
+        text.fill(row, columns)?;
+        on_row(text);
+        n += 1;
+    }
+    drop(rows);
+    Ok(super::conn::StmtOutcome {
+        rows: n,
+        changed: if columns == 0 { conn.changes() } else { 0 },
+    })
+}
+
+/// SQLite's page cache hits, misses and writes of connection `conn` (reset to zero with
+/// `reset`).
+fn db_cache_counters(conn: &Connection, reset: bool) -> Option<[u64; 3]> {
+    use rusqlite::ffi;
+    let mut out = [0u64; 3];
+    for (slot, op) in out.iter_mut().zip([
+        ffi::SQLITE_DBSTATUS_CACHE_HIT,
+        ffi::SQLITE_DBSTATUS_CACHE_MISS,
+        ffi::SQLITE_DBSTATUS_CACHE_WRITE,
+    ]) {
+        let (mut cur, mut high) = (0, 0);
+        // SAFETY: the handle is an open connection's, used by the one thread using it now.
+        let rc = unsafe {
+            ffi::sqlite3_db_status(conn.handle(), op, &mut cur, &mut high, i32::from(reset))
+        };
+        if rc != ffi::SQLITE_OK {
+            return None;
+        }
+        *slot = u64::try_from(cur).unwrap_or(0);
+    }
+    Some(out)
+}
+
+/// The first `columns` values of every row of `sql`, as text (NULL as None).
+fn rows_as_text(
+    conn: &Connection,
+    sql: &str,
+    columns: usize,
+) -> Result<Vec<Vec<Option<String>>>, DbError> {
+    let mut st = conn.prepare(sql).map_err(classify)?;
+    let mut rows = st.query([]).map_err(classify)?;
+    let mut out = Vec::new();
+    while let Some(row) = rows.next().map_err(classify)? {
+        out.push(
+            (0..columns)
+                .map(|i| match row.get_ref(i).ok()? {
+                    ValueRef::Null => None,
+                    ValueRef::Integer(v) => Some(v.to_string()),
+                    ValueRef::Real(v) => Some(v.to_string()),
+                    ValueRef::Text(t) | ValueRef::Blob(t) => {
+                        Some(String::from_utf8_lossy(t).into_owned())
+                    }
+                })
+                .collect(),
+        );
+    }
+    Ok(out)
 }
 
 /// Maps a rusqlite error to a class: busy and locked are retryable, as are primary-key and
@@ -719,5 +871,93 @@ impl super::conn::TextRow for RowText {
 
     fn name(&self, i: usize) -> Option<&str> {
         self.names.get(i).map(String::as_str)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn full_scan_misses(wait: &str) -> u64 {
+        let dir = tempfile::tempdir().unwrap();
+        let url = format!(
+            "sqlite://{}?lock_wait={wait}",
+            dir.path().join("t.db").display()
+        );
+        let target = SqliteTarget::from_url(&url, true).unwrap();
+        let mut a = target.connect().unwrap();
+        a.batch("CREATE TABLE t (id INTEGER PRIMARY KEY, v INTEGER, pad TEXT)")
+            .unwrap();
+        a.batch(
+            "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 3000) \
+             INSERT INTO t SELECT i, i, printf('%.200c', 'x') FROM n",
+        )
+        .unwrap();
+        let mut b = target.connect().unwrap();
+        // Prepared in another order on each client: each finds its own on the shared writer.
+        let a_scan = a.prepare("SELECT sum(v), max(pad) FROM t").unwrap();
+        let a_update = a.prepare("UPDATE t SET v = v + 1 WHERE id = ?").unwrap();
+        let b_update = b.prepare("UPDATE t SET v = v + 1 WHERE id = ?").unwrap();
+        let b_scan = b.prepare("SELECT sum(v), max(pad) FROM t").unwrap();
+        let sum = |c: &mut Box<dyn Conn>, s: StmtId| {
+            let mut total = 0i64;
+            c.query_each(s, &[], &mut |row| {
+                total = std::str::from_utf8(row.get(0).unwrap())
+                    .unwrap()
+                    .parse()
+                    .unwrap();
+            })
+            .unwrap();
+            total
+        };
+        for (c, scan) in [(&mut a, a_scan), (&mut b, b_scan)] {
+            c.begin(true).unwrap();
+            sum(c, scan);
+            c.commit().unwrap();
+            c.cache_counters(true);
+        }
+        // Writers take turns: each writes a row, then reads the table in its next turn.
+        for round in 1..=3 {
+            for (c, update, scan) in [(&mut a, a_update, a_scan), (&mut b, b_update, b_scan)] {
+                c.begin(true).unwrap();
+                c.execute(update, &[Param::Int(round)]).unwrap();
+                c.commit().unwrap();
+                c.begin(true).unwrap();
+                assert!(sum(c, scan) > 3000 * 3001 / 2);
+                c.commit().unwrap();
+            }
+        }
+        let a_counts = a.cache_counters(false).unwrap();
+        let b_counts = b.cache_counters(false).unwrap();
+        a_counts[1] + b_counts[1]
+    }
+
+    #[test]
+    fn writers_on_the_shared_connection_keep_its_page_cache() {
+        // The table is about 180 pages; with a connection per writer, each turn after the
+        // other writer's commit starts with an empty cache and reads them all again.
+        let own = full_scan_misses("fifo");
+        assert!(own >= 5 * 150, "fifo: {own} cache misses");
+        let shared = full_scan_misses("writer");
+        assert!(shared < 20, "writer: {shared} cache misses");
+    }
+
+    #[test]
+    fn a_turn_given_up_inside_a_transaction_rolls_it_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let url = format!("sqlite://{}", dir.path().join("r.db").display());
+        let target = SqliteTarget::from_url(&url, true).unwrap();
+        let mut a = target.connect().unwrap();
+        let mut b = target.connect().unwrap();
+        a.batch("CREATE TABLE t (id INTEGER PRIMARY KEY)").unwrap();
+        a.begin(true).unwrap();
+        a.batch("INSERT INTO t VALUES (1)").unwrap();
+        // A client that fails inside its transaction and is dropped.
+        drop(a);
+        b.begin(true).unwrap();
+        assert_eq!(b.query_i64("SELECT count(*) FROM t").unwrap(), Some(0));
+        b.batch("INSERT INTO t VALUES (2)").unwrap();
+        b.commit().unwrap();
+        assert_eq!(b.query_i64("SELECT count(*) FROM t").unwrap(), Some(1));
     }
 }

@@ -8,9 +8,12 @@
 //! IMMEDIATE`, or a write outside a transaction), and a writer that waits sleeps until a turn
 //! is handed to it: no polling, and the lock is never idle while a writer waits.
 //!
-//! A turn is handed over when its holder ends its transaction. The default hands it to the
-//! next writer at every end (first come, first served): every client gets its share, and the
-//! holder's work after its commit overlaps the next writer's transaction. `batch` does what
+//! A turn is handed over when its holder ends its transaction. `writer` (the default) and
+//! `fifo` hand it to the next writer at every end (first come, first served): every client
+//! gets its share, and the holder's work after its commit overlaps the next writer's
+//! transaction. With `writer` the turn also carries the connection written on: one per
+//! database and process, so that SQLite's one writer keeps one warm page cache (a connection
+//! empties its cache when it finds another connection's commit). `batch` does what
 //! eventually fair locks do (parking_lot's): the holder may take its turn again until the
 //! first waiter has waited its patience (a few turns' length, as measured), then the turn goes
 //! to that waiter; fewer wake-ups, but no overlap. bench/sqlite_writers.sh compares them (the
@@ -24,17 +27,22 @@
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
 use std::thread::Thread;
 use std::time::{Duration, Instant};
 
+use super::sqlite::Writer;
 use crate::interrupt::INTERRUPT;
 
 /// How a waiting writer is woken.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum LockWait {
+    /// Fifo's turns, and with the turn one connection that every writer of this process
+    /// writes on: SQLite's one writer is one connection, whose page cache stays warm (the
+    /// default).
+    Writer,
     /// Turns in this process, handed to the next writer at every end: first come, first
-    /// served (the default).
+    /// served; each writer writes on its own connection.
     Fifo,
     /// Turns in this process that the holder may take again until a waiter has waited a few
     /// turns' length: fewer hand-overs, in batches.
@@ -50,6 +58,7 @@ impl LockWait {
         Some(match value {
             "batch" => LockWait::Batch,
             "fifo" => LockWait::Fifo,
+            "writer" => LockWait::Writer,
             "poll" => LockWait::Poll,
             "timeout" => LockWait::Timeout,
             _ => return None,
@@ -71,6 +80,9 @@ pub struct Turns {
     state: Mutex<State>,
     /// First come, first served: every end hands the turn to the first waiter.
     fifo: bool,
+    /// With `lock_wait=writer`, the connection every turn writes on (set by the first
+    /// connection opened).
+    pub writer: OnceLock<Mutex<Writer>>,
 }
 
 struct State {
@@ -111,10 +123,28 @@ impl State {
 /// A writer's turn; dropping it ends the turn.
 pub struct Turn(Arc<Turns>);
 
+impl Turn {
+    /// The shared writer connection this turn writes on, with `lock_wait=writer`.
+    pub fn writer(&self) -> Option<&Mutex<Writer>> {
+        self.0.writer.get()
+    }
+}
+
 impl Drop for Turn {
     fn drop(&mut self) {
+        // A turn given up inside a transaction on the shared connection (its client failed or
+        // was dropped) rolls that transaction back, as closing a connection of its own would.
+        if let Some(w) = self.writer() {
+            lock_writer(w).rollback_if_open();
+        }
         self.0.release();
     }
+}
+
+/// The shared writer connection; a panic while it was held leaves at worst an open
+/// transaction, which the turn's end rolls back.
+pub fn lock_writer(w: &Mutex<Writer>) -> MutexGuard<'_, Writer> {
+    w.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// Why a wait for a turn ended without one.
@@ -131,7 +161,7 @@ impl Turns {
         static REGISTRY: Mutex<Registry> = Mutex::new(Vec::new());
         let fifo = match wait {
             LockWait::Batch => false,
-            LockWait::Fifo => true,
+            LockWait::Fifo | LockWait::Writer => true,
             LockWait::Poll | LockWait::Timeout => return None,
         };
         // The same file under two spellings is one database; a file not made yet is its name.
@@ -155,6 +185,7 @@ impl Turns {
                 queue: VecDeque::new(),
             }),
             fifo,
+            writer: OnceLock::new(),
         });
         registry.push((key, wait, Arc::downgrade(&turns)));
         Some(turns)
