@@ -36,6 +36,7 @@ for round in $(seq 1 "$rounds"); do
         # Each run on a fresh copy: inserts grow the table.
         cp "$dir/base.db" "$dir/run.db"
         $bin run "$step" --target "sqlite://$dir/run.db?lock_wait=$way" --threads "$clients" \
+          --tables 1 --table-size 100000 \
           --time "$secs" --report-interval 0 --output "$dir/$way-$step-$clients-$round.json" \
           >/dev/null 2>"$dir/err" || { echo "$way $step $clients: failed"; tail -3 "$dir/err"; }
         rm -f "$dir/run.db" "$dir/run.db-wal" "$dir/run.db-shm"
