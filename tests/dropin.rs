@@ -490,3 +490,59 @@ fn acting_as_sysbench_prepare_leaves_statistics_as_sysbench_does() {
         .success();
     assert!(analyzed(&s, &server.url));
 }
+
+/// A script that never connects: a CPU loop with a report of its own.
+const NO_DATABASE_SCRIPT: &str = r#"
+function event()
+  local s = 0
+  for i = 1, 100 do s = s + i end
+end
+function sysbench.hooks.report_cumulative(stat)
+  print("custom report: events " .. stat.events)
+end
+"#;
+
+/// A script that connects, for the error both tools give where no server answers.
+const CONNECTING_SCRIPT: &str = r#"
+function thread_init() con = sysbench.sql.driver():connect() end
+function event() con:query("SELECT 1") end
+"#;
+
+#[test]
+fn a_script_that_never_connects_runs_without_a_database_as_in_sysbench() {
+    let s = Scratch::new();
+    std::fs::write(s.path("cpu.lua"), NO_DATABASE_SCRIPT).unwrap();
+    std::fs::write(s.path("conn.lua"), CONNECTING_SCRIPT).unwrap();
+    // A port no server listens on.
+    let port = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let sb = link(&s);
+    let run = |bin: &Path, script: &str| {
+        Command::new(bin)
+            .current_dir(s.dir.path())
+            .args([script, "--events=50", "--time=0", "--threads=2"])
+            .args(["--mysql-host=127.0.0.1", &format!("--mysql-port={port}")])
+            .arg("run")
+            .output()
+            .unwrap()
+    };
+    for bin in [Path::new("/usr/bin/sysbench"), sb.as_path()] {
+        let out = run(bin, "cpu.lua");
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{bin:?}: {text}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(text.contains("custom report: events 50\n"), "{bin:?}: {text}");
+        // A script that connects still fails at its connect.
+        let out = run(bin, "conn.lua");
+        assert!(!out.status.success(), "{bin:?} ran without its server");
+    }
+    let out = run(&sb, "conn.lua");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("Connection refused"), "{err}");
+}

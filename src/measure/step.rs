@@ -29,15 +29,29 @@ pub(crate) fn measure(
     let target = db.target.as_ref();
     let url = target.display_url();
     check_start_at(plan)?;
-    let mut conn = target.connect().map_err(|e| usage_if_missing(&url, e))?;
-    workload.check_ready(conn.as_mut(), &plan.workload_opts, &url)?;
-    let roles = ready_roles(plan, conn.as_mut(), &url)?;
-    check_connection_limit(conn.as_mut(), &plan.runner, db.server.is_some(), &url)?;
-    let version = target
-        .version(conn.as_mut())
-        .map_err(|e| Error::db(&url, e))?;
-    let settings = conn.server_settings().map_err(|e| Error::db(&url, e))?;
-    let tls = conn.tls();
+    let mut conn = match target.connect() {
+        Ok(c) => Some(c),
+        // A script opens its own connections, and one that never does (a CPU test, a
+        // report of its own) runs without a database, as sysbench runs it; one that does
+        // meets the same error at its own connect.
+        Err(_) if workload.own_connections() && plan.roles.is_empty() => None,
+        Err(e) => return Err(usage_if_missing(&url, e)),
+    };
+    let (version, settings, tls) = match conn.as_deref_mut() {
+        Some(conn) => {
+            workload.check_ready(conn, &plan.workload_opts, &url)?;
+            check_connection_limit(conn, &plan.runner, db.server.is_some(), &url)?;
+            let version = target.version(conn).map_err(|e| Error::db(&url, e))?;
+            let settings = conn.server_settings().map_err(|e| Error::db(&url, e))?;
+            (version, settings, conn.tls())
+        }
+        None => (NOT_CONNECTED.to_string(), Default::default(), None),
+    };
+    let roles = match conn.as_deref_mut() {
+        Some(conn) => ready_roles(plan, conn, &url)?,
+        None => Vec::new(),
+    };
+    let offline = conn.is_none();
     drop(conn);
     let clients = clients_line(&plan.runner);
     say(&format!(
@@ -55,7 +69,11 @@ pub(crate) fn measure(
         Some(at) => (at - runner::epoch_now()).max(0.0),
         None => plan.runner.warmup,
     });
-    let probe = metrics::dbstats::Probe::start(target, warmup).map_err(|e| Error::db(&url, e))?;
+    let probe = if offline {
+        None
+    } else {
+        Some(metrics::dbstats::Probe::start(target, warmup).map_err(|e| Error::db(&url, e))?)
+    };
     let sampler = plan.hw_sample.then(|| {
         let subject = Subject {
             link_mbit: plan.link_mbit,
@@ -63,8 +81,12 @@ pub(crate) fn measure(
         };
         Sampler::start(subject, warmup)
     });
-    let waits = metrics::waits::WaitSampler::start(target, warmup, plan.wait_sample_hz)
-        .map_err(|e| Error::db(&url, e))?;
+    let waits = if offline {
+        None
+    } else {
+        metrics::waits::WaitSampler::start(target, warmup, plan.wait_sample_hz)
+            .map_err(|e| Error::db(&url, e))?
+    };
     let profiler = plan
         .profile
         .and_then(|hz| match db.start_profiler(warmup, hz) {
@@ -99,7 +121,7 @@ pub(crate) fn measure(
         say(&format!("warning: --server-metrics: {note}"));
     }
     let outcome = outcome?;
-    let server_stats = probe.finish(outcome.cache_counters, events);
+    let server_stats = probe.map(|p| p.finish(outcome.cache_counters, events));
     let info = TargetInfo {
         kind: target.kind().into(),
         url: url.clone(),
@@ -223,7 +245,7 @@ fn clients_line(r: &runner::RunnerOptions) -> String {
 type Diagnostics = (
     Option<Result<results::diagnosis::Profile, String>>,
     Option<Result<results::diagnosis::WaitProfile, db::DbError>>,
-    Result<results::figures::ServerStats, db::DbError>,
+    Option<Result<results::figures::ServerStats, db::DbError>>,
 );
 
 /// The profile, the wait profile and the server's counters into `results`; each that failed
@@ -255,13 +277,17 @@ fn attach_diagnostics(
         None => {}
     }
     match server_stats {
-        Ok(s) => results.server_stats = Some(s),
+        None => {}
+        Some(Ok(s)) => results.server_stats = Some(s),
         // The measurement stands without them; a server gone at the end is said by the run.
-        Err(e) => say(&format!(
+        Some(Err(e)) => say(&format!(
             "warning: could not read the server's counters on {url}: {e}"
         )),
     }
 }
+
+/// The server version of a run whose script never connected (no database was reachable).
+pub(crate) const NOT_CONNECTED: &str = "not connected";
 
 /// Connections dbsweep itself may hold during a run beside its clients' (the server counters'
 /// snapshot, the wait sampler, a sysbench script's own), kept free under the server's limit.
