@@ -536,7 +536,10 @@ fn a_script_that_never_connects_runs_without_a_database_as_in_sysbench() {
             "{bin:?}: {text}{}",
             String::from_utf8_lossy(&out.stderr)
         );
-        assert!(text.contains("custom report: events 50\n"), "{bin:?}: {text}");
+        assert!(
+            text.contains("custom report: events 50\n"),
+            "{bin:?}: {text}"
+        );
         // A script that connects still fails at its connect.
         let out = run(bin, "conn.lua");
         assert!(!out.status.success(), "{bin:?} ran without its server");
@@ -545,4 +548,27 @@ fn a_script_that_never_connects_runs_without_a_database_as_in_sysbench() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(err.contains("Connection refused"), "{err}");
+    // Its interval lines are sysbench's generic ones (events per second, no SQL counts).
+    let shape = |bin: &Path| {
+        let out = Command::new(bin)
+            .current_dir(s.dir.path())
+            .args(["cpu.lua", "--time=2", "--report-interval=1"])
+            .args(["--mysql-host=127.0.0.1", &format!("--mysql-port={port}")])
+            .arg("run")
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout).to_string();
+        let line = text
+            .lines()
+            .find(|l| l.starts_with("[ 1s ]"))
+            .unwrap_or_else(|| panic!("{bin:?}: no interval line: {text}"))
+            .to_string();
+        line.split(' ')
+            .map(|w| if w.parse::<f64>().is_ok() { "N" } else { w })
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let theirs = shape(Path::new("/usr/bin/sysbench"));
+    assert_eq!(theirs, "[ 1s ] thds: N eps: N lat (ms,95%): N");
+    assert_eq!(shape(&sb), theirs);
 }

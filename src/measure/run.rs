@@ -78,7 +78,7 @@ fn run_opened(
         prepared,
         &mut |iv| {
             if !printer.interval(iv) {
-                plan.style.interval(iv);
+                plan.style.interval(iv, printer.sql_used());
             }
         },
         &|s| plan.style.remark(s),

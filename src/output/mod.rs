@@ -57,9 +57,13 @@ impl Style {
         }
     }
 
-    /// Prints one interval: dbsweep's line on stderr, or sysbench's on stdout.
-    pub fn interval(self, iv: &Interval) {
+    /// Prints one interval: dbsweep's line on stderr, or sysbench's on stdout (its SQL
+    /// drivers' line when the run used one, else its generic events-per-second line).
+    pub fn interval(self, iv: &Interval, sql_used: bool) {
         match self {
+            Style::Sysbench(st) if !sql_used => {
+                println!("{}", sysbench::events_line(iv, st.percentile));
+            }
             Style::Sysbench(st) => println!("{}", sysbench::interval_line(iv, st.percentile)),
             Style::Pgbench(_) => eprintln!("{}", pgbench::progress_line(iv)),
             Style::Own => eprintln!("{}", interval_line(iv)),

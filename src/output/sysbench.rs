@@ -61,6 +61,18 @@ pub fn interval_line(iv: &Interval, percentile: u32) -> String {
     line(iv, percentile, pct)
 }
 
+/// sysbench's interval line for a script that uses no database driver: events per second and
+/// the latency at `percentile`.
+pub fn events_line(iv: &Interval, percentile: u32) -> String {
+    let pct = if percentile == 0 { 0.0 } else { iv.pct_ms };
+    format!(
+        "[ {}s ] thds: {} eps: {:.2} lat (ms,{percentile}%): {pct:.2}",
+        iv.t.round() as u64,
+        iv.threads,
+        iv.tps
+    )
+}
+
 /// sysbench's interval line with the latency `pct_ms` at `percentile`.
 pub fn line(iv: &Interval, percentile: u32, pct_ms: f64) -> String {
     format!(
