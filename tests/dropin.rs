@@ -572,3 +572,42 @@ fn a_script_that_never_connects_runs_without_a_database_as_in_sysbench() {
     assert_eq!(theirs, "[ 1s ] thds: N eps: N lat (ms,95%): N");
     assert_eq!(shape(&sb), theirs);
 }
+
+/// Under `--rate`, each interval has sysbench's queue line: events due and not begun, and
+/// events running. Two clients that take 50 ms an event cannot keep 50 a second: the queue
+/// grows and both are always busy.
+#[test]
+fn paced_runs_print_sysbench_queue_lines() {
+    let s = Scratch::new();
+    std::fs::write(
+        s.path("slow.lua"),
+        "function event() os.execute('sleep 0.05') end\n",
+    )
+    .unwrap();
+    let sb = link(&s);
+    let queue = |bin: &Path| {
+        let out = Command::new(bin)
+            .current_dir(s.dir.path())
+            .args(["slow.lua", "--time=3", "--rate=50", "--threads=2"])
+            .args(["--report-interval=1", "run"])
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout).to_string();
+        assert!(out.status.success(), "{bin:?}: {text}");
+        let line = text
+            .lines()
+            .find(|l| l.starts_with("[ 2s ] queue length: "))
+            .unwrap_or_else(|| panic!("{bin:?}: no queue line at 2 s: {text}"))
+            .to_string();
+        let words: Vec<&str> = line.split_whitespace().collect();
+        assert_eq!(words[3..6], ["queue", "length:", words[5]], "{line}");
+        assert_eq!(words[6], "concurrency:", "{bin:?}: {line}");
+        let n = |w: &str| w.parse::<u64>().unwrap();
+        (n(words[5]), n(words[7]))
+    };
+    for bin in [Path::new("/usr/bin/sysbench"), sb.as_path()] {
+        let (queued, running) = queue(bin);
+        assert!(queued > 0, "{bin:?}: nothing queued");
+        assert_eq!(running, 2, "{bin:?}");
+    }
+}

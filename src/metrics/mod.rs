@@ -385,6 +385,7 @@ impl Snapshot {
             } else {
                 s.latency.stdev() / 1e6
             },
+            queue: None,
             nopm: new_order
                 .map(|k| s.kinds.get(k).map_or(0, |k| k.events - k.rollbacks))
                 .map(|n| per_s(n) * 60.0),

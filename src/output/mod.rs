@@ -61,10 +61,16 @@ impl Style {
     /// drivers' line when the run used one, else its generic events-per-second line).
     pub fn interval(self, iv: &Interval, sql_used: bool) {
         match self {
-            Style::Sysbench(st) if !sql_used => {
-                println!("{}", sysbench::events_line(iv, st.percentile));
+            Style::Sysbench(st) => {
+                if sql_used {
+                    println!("{}", sysbench::interval_line(iv, st.percentile));
+                } else {
+                    println!("{}", sysbench::events_line(iv, st.percentile));
+                }
+                if let Some(line) = sysbench::queue_line(iv, sql_used) {
+                    println!("{line}");
+                }
             }
-            Style::Sysbench(st) => println!("{}", sysbench::interval_line(iv, st.percentile)),
             Style::Pgbench(_) => eprintln!("{}", pgbench::progress_line(iv)),
             Style::Own => eprintln!("{}", interval_line(iv)),
         }

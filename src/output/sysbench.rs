@@ -73,6 +73,17 @@ pub fn events_line(iv: &Interval, percentile: u32) -> String {
     )
 }
 
+/// sysbench's second interval line under `--rate`: events queued (due, not begun) and
+/// running; its SQL drivers' line has a comma that its generic one has not.
+pub fn queue_line(iv: &Interval, sql_used: bool) -> Option<String> {
+    let (queued, running) = iv.queue?;
+    let comma = if sql_used { "," } else { "" };
+    Some(format!(
+        "[ {}s ] queue length: {queued}{comma} concurrency: {running}",
+        iv.t.round() as u64
+    ))
+}
+
 /// sysbench's interval line with the latency `pct_ms` at `percentile`.
 pub fn line(iv: &Interval, percentile: u32, pct_ms: f64) -> String {
     format!(
@@ -243,5 +254,29 @@ mod tests {
         let (m, sd) = mean_sd([1.0, 3.0].into_iter());
         assert_eq!((m, sd), (2.0, 1.0));
         assert_eq!(mean_sd(std::iter::empty()), (0.0, 0.0));
+    }
+}
+
+#[cfg(test)]
+mod queue_tests {
+    use super::*;
+
+    #[test]
+    fn the_queue_line_has_a_comma_only_for_sql_drivers() {
+        let mut iv = Interval {
+            t: 2.0,
+            queue: Some((7, 2)),
+            ..Default::default()
+        };
+        assert_eq!(
+            queue_line(&iv, true).unwrap(),
+            "[ 2s ] queue length: 7, concurrency: 2"
+        );
+        assert_eq!(
+            queue_line(&iv, false).unwrap(),
+            "[ 2s ] queue length: 7 concurrency: 2"
+        );
+        iv.queue = None;
+        assert_eq!(queue_line(&iv, true), None);
     }
 }

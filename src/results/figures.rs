@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 /// One interval's figures, as the live line shows them and the results file stores them.
-#[derive(Clone, Debug, Serialize, serde::Deserialize, PartialEq)]
+#[derive(Clone, Debug, Default, Serialize, serde::Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct Interval {
     /// Seconds from the start of measurement to the end of this interval.
@@ -35,6 +35,10 @@ pub struct Interval {
     pub avg_ms: f64,
     #[serde(skip)]
     pub stddev_ms: f64,
+    /// Under `--rate`, at the interval's end: events due and not yet begun, and events
+    /// running, for sysbench's queue line (not saved).
+    #[serde(skip)]
+    pub queue: Option<(u64, u64)>,
     /// TPC-C: committed New-Order transactions per minute, and New-Order's 95th percentile.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub nopm: Option<f64>,

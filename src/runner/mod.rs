@@ -254,6 +254,7 @@ fn run_group(
     let mode = opts.mode();
     check_mode(workload, mode)?;
     let started = AtomicU64::new(0);
+    let paced = worker::PacedLoad::default();
     let txn_log = match &opts.txn_log {
         Some(o) => Some(txn_log::TxnLog::create(o, clients).map_err(Error::Usage)?),
         None => None,
@@ -276,6 +277,7 @@ fn run_group(
         connects: ConnectRate::new(opts.connect_rate),
         connected: AtomicU64::new(0),
         registry: (mode == Mode::Pooled).then(|| Arc::new(pool::Registry::default())),
+        paced: (opts.rate.is_some() && mode == Mode::Threads).then_some(&paced),
     };
     let connections = if mode == Mode::Pooled {
         opts.shared_connections()
@@ -340,7 +342,7 @@ fn run_group(
             workload,
             opts,
             begin,
-            &recorders,
+            (&recorders, st.shared.paced),
             &done_rx,
             interrupt,
             on_interval,
@@ -717,13 +719,35 @@ fn make_schedule(opts: &RunnerOptions, start: Instant, thread: u32, threads: u32
     }
 }
 
+/// Under `--rate`, at `now`: the events due by every client's schedule and not yet begun (a
+/// client behind its schedule owes them), and the events running.
+fn paced_queue(
+    opts: &RunnerOptions,
+    start: Instant,
+    now: Instant,
+    paced: &worker::PacedLoad,
+) -> (u64, u64) {
+    let clients = opts.clients();
+    let due: u64 = (0..clients)
+        .filter_map(|c| make_schedule(opts, start, c, clients).pacing)
+        .filter(|(first, _)| now >= *first)
+        .map(|(first, gap)| {
+            let gaps = (now - first).as_secs_f64() / gap.as_secs_f64().max(1e-9);
+            gaps as u64 + 1
+        })
+        .sum();
+    let begun = paced.begun.load(Ordering::Relaxed);
+    let running = paced.running.load(Ordering::Relaxed);
+    (due.saturating_sub(begun), running)
+}
+
 /// Collects an interval every tick until every client has stopped; the calling thread is the
 /// reporter.
 fn report_loop(
     workload: &dyn Workload,
     opts: &RunnerOptions,
     start: Instant,
-    recorders: &[Arc<Mutex<Recorder>>],
+    (recorders, paced): (&[Arc<Mutex<Recorder>>], Option<&worker::PacedLoad>),
     done_rx: &mpsc::Receiver<(u32, Done)>,
     interrupt: &AtomicBool,
     on_interval: &mut dyn FnMut(&Interval),
@@ -779,12 +803,13 @@ fn report_loop(
             continue;
         }
         let snap = collector.collect(recorders);
-        let iv = snap.interval(
+        let mut iv = snap.interval(
             now.duration_since(measure_start).as_secs_f64(),
             now.duration_since(last).as_secs_f64(),
             (threads, opts.percentile),
             new_order,
         );
+        iv.queue = paced.map(|p| paced_queue(opts, start, now, p));
         if opts.report_interval.is_some() {
             on_interval(&iv);
         }

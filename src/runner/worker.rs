@@ -52,6 +52,27 @@ pub struct Shared<'a> {
     /// Under `--connections`: the run's statements; connections open wrapped as
     /// [`Pooled`], so that every client's statements run on each of them.
     pub registry: Option<Arc<Registry>>,
+    /// Under `--rate` with a client per thread: events begun and running, for the queue
+    /// line of the interval reports.
+    pub paced: Option<&'a PacedLoad>,
+}
+
+/// Events of a paced run begun so far (warm-up too) and running now.
+#[derive(Default)]
+pub struct PacedLoad {
+    pub begun: AtomicU64,
+    pub running: AtomicU64,
+}
+
+impl PacedLoad {
+    fn begin(&self) {
+        self.begun.fetch_add(1, Ordering::Relaxed);
+        self.running.fetch_add(1, Ordering::Relaxed);
+    }
+
+    fn end(&self) {
+        self.running.fetch_sub(1, Ordering::Relaxed);
+    }
 }
 
 impl Shared<'_> {
@@ -192,7 +213,15 @@ impl Worker {
             let Some(slot) = next else {
                 break;
             };
-            if !self.step(sh, pace.sched.deadline, &slot, None, rec)? {
+            let paced = sh.paced.filter(|_| pace.next_due.is_some());
+            if let Some(p) = paced {
+                p.begin();
+            }
+            let r = self.step(sh, pace.sched.deadline, &slot, None, rec);
+            if let Some(p) = paced {
+                p.end();
+            }
+            if !r? {
                 break;
             }
         }
