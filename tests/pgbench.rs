@@ -779,3 +779,152 @@ fn transaction_logs_are_written_in_pgbenchs_files_and_columns() {
             .contains("allowed only when logging transactions (-l)")
     );
 }
+
+/// Both tools' stdout and stderr for `args` on `port`, run in `dir` (ours through `link`).
+fn both_outputs(
+    dir: &std::path::Path,
+    link: &std::path::Path,
+    port: u16,
+    args: &[&str],
+) -> [(String, String); 2] {
+    [std::path::Path::new(PGBENCH), link].map(|bin| {
+        let out = Command::new(bin)
+            .args(["-h", "127.0.0.1", "-p", &port.to_string(), "-U", "sbtest"])
+            .args(args)
+            .arg("sbtest")
+            .current_dir(dir)
+            .output()
+            .unwrap();
+        let (o, e) = (
+            String::from_utf8_lossy(&out.stdout).to_string(),
+            String::from_utf8_lossy(&out.stderr).to_string(),
+        );
+        assert!(out.status.success(), "{bin:?} {args:?}: {o}{e}");
+        (o, e)
+    })
+}
+
+#[test]
+fn failures_detailed_and_verbose_errors_say_what_pgbench_says() {
+    let s = Scratch::new();
+    let server = start(ServerKind::Postgres);
+    let target = dbsweep::db::open(&server.url, Default::default()).unwrap();
+    let mut conn = target.connect().unwrap();
+    conn.batch("CREATE TABLE pgb_f (id int PRIMARY KEY, v int); INSERT INTO pgb_f VALUES (1, 0)")
+        .unwrap();
+    let dir = s.path("");
+    let link = linked(&dir);
+    let race = s.path("race.sql");
+    std::fs::write(
+        &race,
+        "BEGIN ISOLATION LEVEL REPEATABLE READ;\n\
+         SELECT v FROM pgb_f WHERE id = 1;\n\
+         \\sleep 2 ms\n\
+         UPDATE pgb_f SET v = v + 1 WHERE id = 1;\n\
+         END;\n",
+    )
+    .unwrap();
+    let race = race.to_str().unwrap();
+    let verbose = regex::Regex::new(
+        r"^pgbench: client \d+ (got an error in command 3 \(SQL\) of script 0; ERROR:  could not serialize access due to concurrent update|ends the failed transaction \(try \d+/\d+\)|repeats the transaction after the error \(try \d+/\d+\))$",
+    )
+    .unwrap();
+    let digits = regex::Regex::new(r"\d+").unwrap();
+    let summary = r"^(maximum number of tries|number of (failed|serialization|deadlock|transactions retried)|total number of retries|statement latencies)";
+    for tries in ["1", "3"] {
+        let args = [
+            "-n",
+            "-c",
+            "2",
+            "-j",
+            "2",
+            "-t",
+            "20",
+            "-r",
+            "--failures-detailed",
+            "--verbose-errors",
+            "--max-tries",
+            tries,
+            "-f",
+            race,
+        ];
+        let [(theirs, their_err), (mine, my_err)] = both_outputs(&dir, &link, server.port, &args);
+        let blank = |t: &str| -> Vec<String> {
+            shape(t, summary)
+                .iter()
+                .map(|l| digits.replace_all(l, "N").into_owned())
+                .collect()
+        };
+        assert_eq!(blank(&mine), blank(&theirs), "{mine}\n---\n{theirs}");
+        let failed = figure(&mine, r"(?m)^number of failed transactions: (\d+) \(");
+        let serialization = figure(&mine, r"(?m)^number of serialization failures: (\d+) \(");
+        assert!(failed > 0, "{mine}");
+        assert_eq!(serialization, failed, "{mine}");
+        assert!(
+            mine.contains("number of deadlock failures: 0 (0.000%)"),
+            "{mine}"
+        );
+        // -r: the UPDATE's failures (and retries) are the run's.
+        let update = mine
+            .lines()
+            .find(|l| l.ends_with("UPDATE pgb_f SET v = v + 1 WHERE id = 1;"))
+            .unwrap_or_else(|| panic!("{mine}"));
+        let cols: Vec<u64> = update
+            .split_whitespace()
+            .skip(1)
+            .map_while(|w| w.parse().ok())
+            .collect();
+        assert_eq!(cols[0], failed, "{update}");
+        let retries = if tries == "1" {
+            0
+        } else {
+            figure(&mine, r"(?m)^total number of retries: (\d+)")
+        };
+        if tries != "1" {
+            assert_eq!(cols[1], retries, "{update}");
+        }
+        // --verbose-errors: pgbench's lines, an error line for every failed or repeated try.
+        for (who, err) in [("pgbench", &their_err), ("dbsweep", &my_err)] {
+            let lines: Vec<&str> = err
+                .lines()
+                .filter(|l| l.starts_with("pgbench: client"))
+                .collect();
+            assert!(!lines.is_empty(), "{who}: {err}");
+            for l in &lines {
+                assert!(verbose.is_match(l), "{who}: {l}");
+            }
+        }
+        let count = |what: &str| my_err.lines().filter(|l| l.contains(what)).count() as u64;
+        assert_eq!(count("ends the failed transaction"), failed, "{my_err}");
+        assert_eq!(count("repeats the transaction"), retries, "{my_err}");
+        assert_eq!(
+            count("got an error in command 3"),
+            failed + retries,
+            "{my_err}"
+        );
+    }
+    // -l: a failed transaction's time is its error's name.
+    let log = s.path("log");
+    std::fs::create_dir_all(&log).unwrap();
+    let args = [
+        "-n",
+        "-c",
+        "2",
+        "-j",
+        "2",
+        "-t",
+        "20",
+        "-l",
+        "--failures-detailed",
+        "-f",
+        race,
+    ];
+    let mine = ours(&log, &link, server.port, &args);
+    let failed = figure(&mine, r"(?m)^number of failed transactions: (\d+) \(");
+    let named: usize = logs(&log, "pgbench_log")
+        .values()
+        .flatten()
+        .filter(|l| l.split(' ').nth(2) == Some("serialization"))
+        .count();
+    assert_eq!(named as u64, failed, "{mine}");
+}

@@ -302,6 +302,14 @@ pub struct RunArgs {
     /// or deadlock (0 = retry until the run ends; pgbench's --max-tries)
     #[arg(long, default_value_t = 0, value_name = "N")]
     pub max_tries: u32,
+    /// run: print each retryable error on stderr with its client, command and try, and
+    /// whether the event is tried again (pgbench's --verbose-errors)
+    #[arg(long, hide = true)]
+    pub verbose_errors: bool,
+    /// run: the transaction log names a failed transaction's error (serialization, deadlock)
+    /// rather than writing "failed" (pgbench's --failures-detailed)
+    #[arg(long, hide = true)]
+    pub failures_detailed: bool,
     /// run: count events slower than this many milliseconds as late; under --rate, skip events
     /// already this late when due (0 = no limit; pgbench's --latency-limit)
     #[arg(long, default_value_t = 0.0, value_name = "MS")]

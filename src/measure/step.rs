@@ -462,6 +462,8 @@ fn build_results(
         retries: c.retried(),
         reconnects: c.reconnects,
         failed_events: c.failed_events,
+        failed_deadlocks: c.failed_deadlocks,
+        failed_serialization: c.failed_serialization,
         retried_events: c.retried_events,
         late_events: c.late_events,
         skipped_events: c.skipped_events,

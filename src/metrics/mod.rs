@@ -59,6 +59,10 @@ pub struct Counters {
     /// Under `--max-tries`: events given up after their last try failed (pgbench's failed
     /// transactions), and events that succeeded after a retry.
     pub failed_events: u64,
+    /// Of the failed events, those whose last try met a deadlock, and a serialization
+    /// failure (pgbench's `--failures-detailed`).
+    pub failed_deadlocks: u64,
+    pub failed_serialization: u64,
     pub retried_events: u64,
     /// Under `--latency-limit`: events that took longer, and (with `--rate`) events skipped
     /// because they were already that late when due.
@@ -85,6 +89,8 @@ impl Counters {
         self.lag_max_ns = self.lag_max_ns.max(o.lag_max_ns);
         self.busy_ns += o.busy_ns;
         self.failed_events += o.failed_events;
+        self.failed_deadlocks += o.failed_deadlocks;
+        self.failed_serialization += o.failed_serialization;
         self.retried_events += o.retried_events;
         self.late_events += o.late_events;
         self.skipped_events += o.skipped_events;
@@ -112,6 +118,8 @@ pub struct KindStats {
     pub retries: u64,
     /// Events that ended in a rollback the workload expects (TPC-C's 1% of New-Orders).
     pub rollbacks: u64,
+    /// Statements only: events given up after this statement's error (`--max-tries`).
+    pub failures: u64,
 }
 
 impl Default for KindStats {
@@ -121,6 +129,7 @@ impl Default for KindStats {
             events: 0,
             retries: 0,
             rollbacks: 0,
+            failures: 0,
         }
     }
 }
@@ -133,6 +142,7 @@ impl KindStats {
         self.events += o.events;
         self.retries += o.retries;
         self.rollbacks += o.rollbacks;
+        self.failures += o.failures;
     }
 
     fn reset(&mut self) {
@@ -140,6 +150,7 @@ impl KindStats {
         self.events = 0;
         self.retries = 0;
         self.rollbacks = 0;
+        self.failures = 0;
     }
 }
 
@@ -151,7 +162,7 @@ fn add_kinds(into: &mut Vec<KindStats>, from: &[KindStats]) {
     for (a, b) in into.iter_mut().zip(from) {
         // An empty histogram costs a walk over its buckets; most kinds are empty in most
         // intervals of a client.
-        if b.events > 0 || b.retries > 0 {
+        if b.events > 0 || b.retries > 0 || b.failures > 0 {
             a.add(b);
         }
     }
@@ -225,6 +236,18 @@ impl Recorder {
             if let Some(k) = self.statements.get_mut(usize::from(kind)) {
                 k.latency.saturating_record(ns.max(1));
                 k.events += 1;
+            }
+        }
+    }
+
+    /// Records a retryable error of `statement` (an index into the workload's statements):
+    /// retried, or the event's last try (`failed`).
+    pub fn record_statement_error(&mut self, statement: usize, failed: bool) {
+        if let Some(k) = self.statements.get_mut(statement) {
+            if failed {
+                k.failures += 1;
+            } else {
+                k.retries += 1;
             }
         }
     }
@@ -427,7 +450,7 @@ impl StatementFigures {
         names
             .iter()
             .zip(stats)
-            .filter(|(_, s)| s.events > 0)
+            .filter(|(_, s)| s.events > 0 || s.failures > 0)
             .map(|(name, s)| StatementFigures {
                 name: (*name).to_string(),
                 count: s.events,
@@ -439,6 +462,7 @@ impl StatementFigures {
                 latency_ms: Latency::from_histogram(&s.latency),
                 histogram: Some(HistogramData::encode(&s.latency)),
                 retries: (s.retries > 0).then_some(s.retries),
+                failures: (s.failures > 0).then_some(s.failures),
             })
             .collect()
     }

@@ -29,6 +29,8 @@ pub struct PgbenchStyle {
     pub latency_limit: Option<f64>,
     /// `-C`: a new connection for every transaction.
     pub connect: bool,
+    /// `--failures-detailed`: failed transactions by their error.
+    pub failures_detailed: bool,
     /// The scripts run, in the order of the command line.
     pub scripts: &'static [ScriptShape],
 }
@@ -93,6 +95,20 @@ pub fn summary(r: &Results, st: &PgbenchStyle) -> String {
         "number of failed transactions: {failed} ({:.3}%)",
         pct(failed, all)
     );
+    if st.failures_detailed {
+        let _ = writeln!(
+            s,
+            "number of serialization failures: {} ({:.3}%)",
+            r.failed_serialization,
+            pct(r.failed_serialization, all)
+        );
+        let _ = writeln!(
+            s,
+            "number of deadlock failures: {} ({:.3}%)",
+            r.failed_deadlocks,
+            pct(r.failed_deadlocks, all)
+        );
+    }
     if st.max_tries != 1 {
         let _ = writeln!(
             s,
@@ -203,19 +219,28 @@ fn scripts(s: &mut String, r: &Results, st: &PgbenchStyle) {
             }
         }
         if st.per_command {
+            let retries = st.max_tries != 1;
             let _ = writeln!(
                 s,
-                "{}statement latencies in milliseconds and failures:",
-                if several { " - " } else { "" }
+                "{}statement latencies in milliseconds{}:",
+                if several { " - " } else { "" },
+                if retries {
+                    ", failures and retries"
+                } else {
+                    " and failures"
+                }
             );
             for (i, line) in shape.lines.iter().enumerate() {
                 let name = format!("{}.{} ", k + 1, i + 1);
-                let avg = r
-                    .statements
-                    .iter()
-                    .find(|f| f.name.starts_with(&name))
-                    .map_or(0.0, |f| f.latency_ms.avg);
-                let _ = writeln!(s, "   {avg:11.3}  {:>10}  {line}", 0);
+                let fig = r.statements.iter().find(|f| f.name.starts_with(&name));
+                let avg = fig.map_or(0.0, |f| f.latency_ms.avg);
+                let failures = fig.and_then(|f| f.failures).unwrap_or(0);
+                if retries {
+                    let tried = fig.and_then(|f| f.retries).unwrap_or(0);
+                    let _ = writeln!(s, "   {avg:11.3}  {failures:>10}  {tried:>10}  {line}");
+                } else {
+                    let _ = writeln!(s, "   {avg:11.3}  {failures:>10}  {line}");
+                }
             }
         }
     }

@@ -5,8 +5,8 @@
 //! scripts, and prints what pgbench prints (its summary on stdout, `-P`'s progress and `-i`'s
 //! steps on stderr), then one line naming dbsweep's results file.
 //!
-//! Not yet taken (refused with a one-line error, exit 1): --failures-detailed,
-//! --verbose-errors, partitions, pipelines, \setshell/\shell.
+//! Not yet taken (refused with a one-line error, exit 1): partitions, pipelines,
+//! \setshell/\shell.
 
 use std::path::Path;
 
@@ -78,8 +78,6 @@ const OPTIONS: &[(Option<char>, &str, bool)] = &[
 ];
 
 const NOT_YET: &[&str] = &[
-    "failures-detailed",
-    "verbose-errors",
     "partitions",
     "partition-method",
     "progress-timestamp",
@@ -312,6 +310,7 @@ fn style_for_init() -> PgbenchStyle {
         max_tries: 1,
         latency_limit: None,
         connect: false,
+        failures_detailed: false,
         scripts: &[],
     }
 }
@@ -477,6 +476,12 @@ fn run(opts: &[(&str, String)], target: &str) -> Result<Pgbench, Error> {
     if has("connect") {
         argv.extend(["--reconnect".into(), "1".into()]);
     }
+    if has("verbose-errors") {
+        argv.push("--verbose-errors".into());
+    }
+    if has("failures-detailed") {
+        argv.push("--failures-detailed".into());
+    }
     argv.extend(log_args);
     match per_client {
         Some(t) => argv.extend([
@@ -518,6 +523,7 @@ fn run(opts: &[(&str, String)], target: &str) -> Result<Pgbench, Error> {
             max_tries,
             latency_limit,
             connect: has("connect"),
+            failures_detailed: has("failures-detailed"),
             scripts: shapes,
         }),
     ))

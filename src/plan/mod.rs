@@ -653,6 +653,7 @@ fn runner_options(o: &RunArgs, threads: u32, workers: u32, seed: u64) -> RunnerO
         events: NonZeroU64::new(o.events),
         events_per_client: NonZeroU64::new(o.events_per_client),
         max_tries: NonZeroU32::new(o.max_tries),
+        verbose_errors: o.verbose_errors,
         latency_limit: positive(o.latency_limit),
         txn_log: o
             .txn_log
@@ -664,6 +665,7 @@ fn runner_options(o: &RunArgs, threads: u32, workers: u32, seed: u64) -> RunnerO
                 aggregate: o.txn_log_aggregate,
                 paced: o.rate > 0.0,
                 retries: o.max_tries != 1,
+                failures_detailed: o.failures_detailed,
             }),
         warmup: o.warmup,
         rate: positive(o.rate),

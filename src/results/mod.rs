@@ -54,6 +54,12 @@ pub struct Results {
     /// succeeded after one retry or more (pgbench's failed and retried transactions).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub failed_events: u64,
+    /// Of the failed events, those whose last try met a deadlock, and a serialization
+    /// failure (pgbench's `--failures-detailed`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub failed_deadlocks: u64,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub failed_serialization: u64,
     #[serde(default, skip_serializing_if = "is_zero")]
     pub retried_events: u64,
     /// Under `--latency-limit`: measured events over the limit, and (with `--rate`) events
@@ -298,6 +304,9 @@ pub struct StatementFigures {
     /// scripts); absent when none did.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub retries: Option<u64>,
+    /// Events given up (`--max-tries`) after their last try failed here; absent when none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failures: Option<u64>,
 }
 
 /// How a run's clients were served when they were more than its worker threads or its

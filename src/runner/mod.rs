@@ -56,6 +56,9 @@ pub struct RunnerOptions {
     /// retried until the run ends.
     #[serde(serialize_with = "zero_for_none::u32")]
     pub max_tries: Option<NonZeroU32>,
+    /// Each retryable error printed on stderr as pgbench's `--verbose-errors` prints it.
+    #[serde(skip)]
+    pub verbose_errors: bool,
     /// Milliseconds over which an event counts as late; under `--rate`, an event already that
     /// late when due is skipped (pgbench's `--latency-limit`). None: no limit.
     #[serde(serialize_with = "zero_for_none::f64")]
@@ -269,6 +272,7 @@ fn run_group(
         events_limit: opts.events,
         events_per_client: opts.events_per_client,
         max_tries: opts.max_tries,
+        verbose_errors: opts.verbose_errors,
         latency_limit: opts
             .latency_limit
             .map(|ms| Duration::from_secs_f64(ms / 1000.0)),

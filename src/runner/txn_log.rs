@@ -30,6 +30,8 @@ pub struct TxnLogOpts {
     pub paced: bool,
     /// The retries' columns (`--max-tries` other than 1).
     pub retries: bool,
+    /// A failed transaction's time names its error (`--failures-detailed`).
+    pub failures_detailed: bool,
 }
 
 /// One job's file.
@@ -77,7 +79,8 @@ pub struct Entry {
     pub lag_us: f64,
     pub retries: u64,
     pub end: Instant,
-    pub failed: bool,
+    /// Given up after its last try: the class of its last error.
+    pub failed: Option<crate::db::ErrorClass>,
 }
 
 pub struct TxnLog {
@@ -139,10 +142,16 @@ impl TxnLog {
         if self.opts.sampling < 1.0 && sample >= self.opts.sampling {
             return;
         }
-        let time = if e.failed {
-            "failed".to_string()
-        } else {
-            format!("{:.0}", e.latency_us)
+        let time = match e.failed {
+            // Under --failures-detailed, the error's kind where pgbench names one.
+            Some(crate::db::ErrorClass::SerializationFailure) if self.opts.failures_detailed => {
+                "serialization".to_string()
+            }
+            Some(crate::db::ErrorClass::Deadlock) if self.opts.failures_detailed => {
+                "deadlock".to_string()
+            }
+            Some(_) => "failed".to_string(),
+            None => format!("{:.0}", e.latency_us),
         };
         let mut line = format!(
             "{} {} {time} {} {} {}",
@@ -209,7 +218,7 @@ impl TxnLog {
 
     fn aggregate(&self, job: &mut Job, second: u64, e: &Entry) {
         let agg = self.advance(job, second);
-        if e.failed {
+        if e.failed.is_some() {
             agg.failures += 1;
             return;
         }
@@ -273,7 +282,7 @@ mod tests {
             lag_us: 0.0,
             retries: 0,
             end,
-            failed: false,
+            failed: None,
         }
     }
 
@@ -288,6 +297,7 @@ mod tests {
             aggregate: 0,
             paced: true,
             retries: true,
+            failures_detailed: false,
         };
         let log = TxnLog::create(&o, 4).unwrap();
         let t = Instant::now();
@@ -295,7 +305,7 @@ mod tests {
         log.log(&entry(3, 7, t, 99.0), 0.5);
         log.log(
             &Entry {
-                failed: true,
+                failed: Some(crate::db::ErrorClass::SerializationFailure),
                 ..entry(1, 1, t, 0.0)
             },
             0.5,
@@ -321,7 +331,7 @@ mod tests {
         log.log(&entry(0, 1, t, 300.0), 0.0);
         log.log(
             &Entry {
-                failed: true,
+                failed: Some(crate::db::ErrorClass::SerializationFailure),
                 ..entry(0, 2, t, 0.0)
             },
             0.0,

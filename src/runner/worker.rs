@@ -38,6 +38,8 @@ pub struct Shared<'a> {
     pub events_per_client: Option<std::num::NonZeroU64>,
     /// Tries of an event before it fails, when limited.
     pub max_tries: Option<std::num::NonZeroU32>,
+    /// Each retryable error printed on stderr (pgbench's `--verbose-errors`).
+    pub verbose_errors: bool,
     /// Latency over which an event is late (and, paced, skipped when due that late).
     pub latency_limit: Option<Duration>,
     /// pgbench's transaction log, when asked.
@@ -106,6 +108,9 @@ pub struct Worker {
     pub(super) events: u64,
     pub(super) busy_ns: u64,
     since_reconnect: u64,
+    /// The current event's retryable errors: each one's statement (in the workload's
+    /// statements) and whether it ended the event as failed.
+    errors_at: Vec<(usize, bool)>,
 }
 
 impl Worker {
@@ -133,6 +138,7 @@ impl Worker {
             events: 0,
             busy_ns: 0,
             since_reconnect: 0,
+            errors_at: Vec::new(),
         }
     }
 
@@ -254,7 +260,16 @@ impl Worker {
             &mut retries,
             &mut reconnects,
         )?;
-        if ended == Ended::Failed {
+        let errors = std::mem::take(&mut self.errors_at);
+        if slot.measuring && !errors.is_empty() {
+            let mut rec = rec.lock().expect("recorder lock");
+            for &(statement, failed) in &errors {
+                rec.record_statement_error(statement, failed);
+            }
+        }
+        self.errors_at = errors;
+        self.errors_at.clear();
+        if let Ended::Failed(class) = ended {
             // Given up after its last try (--max-tries): failed, not measured; the client goes
             // on with its next event.
             if slot.measuring
@@ -269,7 +284,7 @@ impl Worker {
                         lag_us: 0.0,
                         retries: retries.iter().sum(),
                         end: Instant::now(),
-                        failed: true,
+                        failed: Some(class),
                     },
                     sample(self.thread, self.events),
                 );
@@ -277,6 +292,11 @@ impl Worker {
             if slot.measuring {
                 let mut rec = rec.lock().expect("recorder lock");
                 rec.counters.failed_events += 1;
+                if class == ErrorClass::Deadlock {
+                    rec.counters.failed_deadlocks += 1;
+                } else if class == ErrorClass::SerializationFailure {
+                    rec.counters.failed_serialization += 1;
+                }
                 rec.counters.reconnects += reconnects;
                 for (total, r) in rec.counters.retries.iter_mut().zip(retries) {
                     *total += r;
@@ -332,7 +352,7 @@ impl Worker {
                             / 1000.0,
                         retries: retries.iter().sum(),
                         end,
-                        failed: false,
+                        failed: None,
                     },
                     sample(self.thread, self.events),
                 );
@@ -415,8 +435,10 @@ impl Worker {
                 // A failed rollback is not the event's error: the retry will show what is wrong.
                 let _ = self.conn.rollback();
                 self.client.rolled_back();
-                if sh.max_tries.is_some_and(|m| tries >= m.get()) {
-                    return Ok(Ended::Failed);
+                let last = sh.max_tries.is_some_and(|m| tries >= m.get());
+                self.note_error(sh, &err, tries, last);
+                if last {
+                    return Ok(Ended::Failed(err.class));
                 }
                 retries[slot] += 1;
             } else if err.class == ErrorClass::ConnectionLost {
@@ -436,6 +458,37 @@ impl Worker {
                 return Ok(Ended::Stopped);
             }
         }
+    }
+
+    /// A retryable error of try `tries` (the last one when `last`): kept for the per-statement
+    /// counts, and under `--verbose-errors` printed as pgbench prints it.
+    fn note_error(&mut self, sh: &Shared, err: &DbError, tries: u32, last: bool) {
+        let at = self.client.error_at();
+        if let Some(at) = at {
+            self.errors_at.push((at.statement, last));
+        }
+        if !sh.verbose_errors {
+            return;
+        }
+        let mut out = String::new();
+        if let Some(at) = at {
+            out = format!(
+                "pgbench: client {} got an error in command {} (SQL) of script {}; ERROR:  {}\n",
+                self.thread, at.command, at.script, err.message
+            );
+        }
+        let max = sh.max_tries.map_or(String::new(), |m| format!("/{m}"));
+        let what = if last {
+            "ends the failed transaction"
+        } else {
+            "repeats the transaction after the error"
+        };
+        out.push_str(&format!(
+            "pgbench: client {} {what} (try {tries}{max})\n",
+            self.thread
+        ));
+        // One write, so that clients' lines do not interleave.
+        let _ = std::io::Write::write_all(&mut std::io::stderr().lock(), out.as_bytes());
     }
 
     /// Opens a new connection and prepares the client again, backing off between attempts
@@ -513,8 +566,9 @@ enum Ended {
     Stopped,
     /// The run was stopped, or ended, while the event waited for its lost connection.
     Lost,
-    /// Its last try (`--max-tries`) failed with a serialization failure or deadlock.
-    Failed,
+    /// Its last try (`--max-tries`) failed with a serialization failure or deadlock (or
+    /// another retryable error: its class).
+    Failed(ErrorClass),
 }
 
 /// Pauses between reconnection attempts: 10 ms doubling up to a second.

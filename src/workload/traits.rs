@@ -53,6 +53,12 @@ pub trait Client: Send {
         &[]
     }
 
+    /// Where the last event's error came from, for a client of scripts: its script, the
+    /// command in it, and that command's index in [`Workload::statements`].
+    fn error_at(&self) -> Option<ErrorAt> {
+        None
+    }
+
     /// Whether this client has stopped on its own (a script's `event` returned true).
     fn stopped(&self) -> bool {
         false
@@ -211,4 +217,12 @@ pub trait Workload: Send + Sync {
     ) -> Result<crate::results::Results, Error> {
         run()
     }
+}
+
+/// The command of a script where an event's error came from (see [`Client::error_at`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ErrorAt {
+    pub script: usize,
+    pub command: usize,
+    pub statement: usize,
 }

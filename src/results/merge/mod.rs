@@ -104,6 +104,14 @@ pub fn merge(files: &[(String, Results)]) -> Result<(Results, Vec<String>), Stri
         retries: total("retries", files.iter().map(|(_, r)| r.retries))?,
         reconnects: total("reconnects", files.iter().map(|(_, r)| r.reconnects))?,
         failed_events: total("failed events", files.iter().map(|(_, r)| r.failed_events))?,
+        failed_deadlocks: total(
+            "failed deadlocks",
+            files.iter().map(|(_, r)| r.failed_deadlocks),
+        )?,
+        failed_serialization: total(
+            "failed serialization",
+            files.iter().map(|(_, r)| r.failed_serialization),
+        )?,
         retried_events: total(
             "retried events",
             files.iter().map(|(_, r)| r.retried_events),
@@ -461,6 +469,7 @@ fn merge_statements<'a>(
                 .collect();
             let count = total(name, of.iter().map(|(_, s)| s.count))?;
             let retries = total(name, of.iter().map(|(_, s)| s.retries.unwrap_or(0)))?;
+            let failures = total(name, of.iter().map(|(_, s)| s.failures.unwrap_or(0)))?;
             let h = add_kind_histograms(&of, |s| s.histogram.as_ref(), name)?;
             Ok(StatementFigures {
                 name: name.to_string(),
@@ -473,6 +482,7 @@ fn merge_statements<'a>(
                 latency_ms: Latency::from_histogram(&h),
                 histogram: Some(HistogramData::encode(&h)),
                 retries: (retries > 0).then_some(retries),
+                failures: (failures > 0).then_some(failures),
             })
         })
         .collect()

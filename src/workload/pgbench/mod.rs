@@ -252,6 +252,7 @@ impl Workload for Pgbench {
             first,
             last: 0,
             laps: Vec::new(),
+            failed_at: None,
         }))
     }
 }
@@ -273,6 +274,8 @@ struct PgbenchClient {
     last: usize,
     /// The last event's commands, timed.
     laps: Vec<(u8, u64)>,
+    /// The script and command of the last event's error.
+    failed_at: Option<(usize, usize)>,
 }
 
 /// A variable's value as SQL gets it.
@@ -522,6 +525,7 @@ impl Client for PgbenchClient {
         start: Instant,
     ) -> Result<Option<Instant>, DbError> {
         self.laps.clear();
+        self.failed_at = None;
         let s = self.choose(rand);
         self.last = s;
         let scripts = self.scripts.clone();
@@ -534,6 +538,7 @@ impl Client for PgbenchClient {
             match &script.commands[i] {
                 Command::Sql { .. } => {
                     if let Err(e) = self.run_sql(conn, q, (s, i)) {
+                        self.failed_at = Some((s, i));
                         if e.class.retry_slot().is_some() {
                             // The script's own BEGIN left a transaction open, which the
                             // connection does not know of: end it before the next try, as
@@ -583,6 +588,15 @@ impl Client for PgbenchClient {
 
     fn last_kind(&self) -> Option<(usize, bool)> {
         Some((self.last, false))
+    }
+
+    fn error_at(&self) -> Option<crate::workload::traits::ErrorAt> {
+        self.failed_at
+            .map(|(script, command)| crate::workload::traits::ErrorAt {
+                script,
+                command,
+                statement: self.first[script] + command,
+            })
     }
 }
 
