@@ -37,7 +37,9 @@ impl ScriptLine {
     }
 
     /// The script's context for a run with these options: `sysbench.opt` says what the run
-    /// does (threads, time, the generator ...), whatever the script declares of the same name.
+    /// does (threads, time, the generator ...), except where the script declares an option
+    /// of the same name: that keeps the script's default, as in sysbench 1.0.20 (the command
+    /// line's `--threads` is sysbench's own).
     pub fn settle(self, r: &RunnerOptions, w: &WorkloadOptions) -> Ctx {
         let mut ctx = self.ctx;
         let mut opts = std::mem::take(&mut ctx.opts);
@@ -61,8 +63,9 @@ impl ScriptLine {
             ),
             ("rand_seed", OptValue::Num(w.rand.rand_seed as f64)),
         ] {
-            opts.retain(|(m, _)| m != n);
-            opts.push((n.to_string(), v));
+            if !opts.iter().any(|(m, _)| m == n) {
+                opts.push((n.to_string(), v));
+            }
         }
         opts.push((
             "mysql_ignore_errors".into(),
