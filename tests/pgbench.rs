@@ -928,3 +928,79 @@ fn failures_detailed_and_verbose_errors_say_what_pgbench_says() {
         .count();
     assert_eq!(named as u64, failed, "{mine}");
 }
+
+/// Each partition of pgbench_accounts with its bounds, in order of name.
+fn partitions(url: &str) -> Vec<Vec<Option<String>>> {
+    let target = dbsweep::db::open(url, Default::default()).unwrap();
+    let mut conn = target.connect().unwrap();
+    conn.query_rows(
+        "SELECT c.relname::text, pg_get_expr(c.relpartbound, c.oid), c.reloptions::text \
+         FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid \
+         WHERE i.inhparent = 'pgbench_accounts'::regclass ORDER BY c.relname",
+        3,
+    )
+    .unwrap()
+}
+
+#[test]
+fn partitioned_accounts_are_made_and_named_as_pgbench_does() {
+    let s = Scratch::new();
+    let server = start(ServerKind::Postgres);
+    let url = server.url.clone();
+    let dir = s.path("");
+    let link = linked(&dir);
+    let port = server.port.to_string();
+    let init = |bin: &std::path::Path, extra: &[&str]| {
+        let out = Command::new(bin)
+            .args(["-h", "127.0.0.1", "-p", &port, "-U", "sbtest"])
+            .args(["-i", "-q", "-s", "2", "-F", "90"])
+            .args(extra)
+            .arg("sbtest")
+            .current_dir(&dir)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{bin:?} {extra:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stderr).to_string()
+    };
+    for method in ["range", "hash"] {
+        let extra = ["--partitions", "3", "--partition-method", method];
+        init(std::path::Path::new(PGBENCH), &extra);
+        let theirs = partitions(&url);
+        assert_eq!(theirs.len(), 3, "{theirs:?}");
+        let said = init(&link, &extra);
+        assert!(said.contains("creating 3 partitions..."), "{said}");
+        assert_eq!(partitions(&url), theirs, "{method}");
+        assert_eq!(
+            query(&url, "SELECT count(*) FROM pgbench_accounts"),
+            200_000
+        );
+        // Both tools name the partitioning in their summary, and run on it.
+        let args = ["-n", "-b", "simple-update", "-c", "2", "-t", "20"];
+        let lines = r"^(partition method|partitions|number of transactions actually)";
+        let theirs = shape(&pgbench(server.port, &args), lines);
+        assert_eq!(
+            theirs,
+            [
+                format!("partition method: {method}"),
+                "partitions: 3".to_string(),
+                "number of transactions actually processed: 40/40".to_string()
+            ]
+        );
+        assert_eq!(shape(&ours(&dir, &link, server.port, &args), lines), theirs);
+    }
+    // A method without partitions: pgbench's line and exit code.
+    let bad = Command::new(&link)
+        .args(["-i", "--partition-method", "hash", "sbtest"])
+        .output()
+        .unwrap();
+    assert_eq!(bad.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&bad.stderr);
+    assert!(
+        err.contains("--partition-method requires greater than zero --partitions"),
+        "{err}"
+    );
+}

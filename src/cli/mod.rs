@@ -101,7 +101,7 @@ pub enum TpccAction {
 /// made 150 lines long with --warehouses near the end. They still parse, and are refused
 /// as before where TPC-C has no use for them.
 fn tpcc_run_help(a: clap::Arg) -> clap::Arg {
-    const OLTP_ONLY: [&str; 37] = [
+    const OLTP_ONLY: [&str; 39] = [
         "tables",
         "table_size",
         "rand_type",
@@ -140,6 +140,8 @@ fn tpcc_run_help(a: clap::Arg) -> clap::Arg {
         "init_steps",
         "unlogged_tables",
         "foreign_keys",
+        "partitions",
+        "partition_method",
     ];
     let id = a.get_id().as_str();
     match id {

@@ -357,6 +357,12 @@ pub struct RunArgs {
     /// pgbench's tables: with foreign keys between them
     #[arg(long)]
     pub foreign_keys: bool,
+    /// pgbench's tables: pgbench_accounts in this many partitions (PostgreSQL; 0: none)
+    #[arg(long, default_value_t = 0, value_name = "N")]
+    pub partitions: u32,
+    /// pgbench's tables: how pgbench_accounts is partitioned
+    #[arg(long, default_value = "range", value_parser = ["range", "hash"])]
+    pub partition_method: String,
     /// The sql-bench suite (sqlbench_*): every test's rows and repetitions times N; pgbench's
     /// tables (pgbench_*): the scaling factor
     #[arg(long, default_value_t = 1, value_name = "N")]

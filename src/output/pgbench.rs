@@ -31,6 +31,8 @@ pub struct PgbenchStyle {
     pub connect: bool,
     /// `--failures-detailed`: failed transactions by their error.
     pub failures_detailed: bool,
+    /// A partitioned pgbench_accounts (built-in scripts): its method and partitions.
+    pub partitions: Option<(&'static str, u32)>,
     /// The scripts run, in the order of the command line.
     pub scripts: &'static [ScriptShape],
 }
@@ -71,6 +73,9 @@ pub fn summary(r: &Results, st: &PgbenchStyle) -> String {
     };
     let _ = writeln!(s, "transaction type: {}", st.transaction_type);
     let _ = writeln!(s, "scaling factor: {}", st.scale);
+    if let Some((method, n)) = st.partitions {
+        let _ = writeln!(s, "partition method: {method}\npartitions: {n}");
+    }
     let _ = writeln!(s, "query mode: {}", st.query_mode);
     let _ = writeln!(s, "number of clients: {}", st.clients);
     let _ = writeln!(s, "number of threads: {}", st.threads);

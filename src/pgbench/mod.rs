@@ -5,8 +5,7 @@
 //! scripts, and prints what pgbench prints (its summary on stdout, `-P`'s progress and `-i`'s
 //! steps on stderr), then one line naming dbsweep's results file.
 //!
-//! Not yet taken (refused with a one-line error, exit 1): partitions, pipelines,
-//! \setshell/\shell.
+//! Not yet taken (refused with a one-line error, exit 1): pipelines, \setshell/\shell.
 
 use std::path::Path;
 
@@ -78,8 +77,6 @@ const OPTIONS: &[(Option<char>, &str, bool)] = &[
 ];
 
 const NOT_YET: &[&str] = &[
-    "partitions",
-    "partition-method",
     "progress-timestamp",
     "show-script",
     "tablespace",
@@ -287,6 +284,28 @@ fn init(opts: &[(&str, String)], target: &str) -> Result<(Cli, Style), Error> {
     if let Some(f) = last("fillfactor") {
         argv.extend(["--fillfactor".into(), f]);
     }
+    let partitions: u32 = match last("partitions") {
+        Some(p) => p
+            .parse()
+            .map_err(|_| usage(format!("invalid number of partitions: \"{p}\"")))?,
+        None => 0,
+    };
+    if let Some(m) = last("partition-method") {
+        if m != "range" && m != "hash" {
+            return Err(usage(format!(
+                "invalid partition method, expecting \"range\" or \"hash\", got: \"{m}\""
+            )));
+        }
+        if partitions == 0 {
+            return Err(usage(
+                "--partition-method requires greater than zero --partitions",
+            ));
+        }
+        argv.extend(["--partition-method".into(), m]);
+    }
+    if partitions > 0 {
+        argv.extend(["--partitions".into(), partitions.to_string()]);
+    }
     for flag in ["foreign-keys", "unlogged-tables"] {
         if opts.iter().any(|(k, _)| *k == flag) {
             argv.push(format!("--{flag}"));
@@ -311,6 +330,7 @@ fn style_for_init() -> PgbenchStyle {
         latency_limit: None,
         connect: false,
         failures_detailed: false,
+        partitions: None,
         scripts: &[],
     }
 }
@@ -453,7 +473,8 @@ fn run(opts: &[(&str, String)], target: &str) -> Result<Pgbench, Error> {
             "an unlimited number of transaction tries can only be used with --latency-limit or a duration (-T)",
         ));
     }
-    let scale = scale_and_vacuum(target, builtin_only, has("no-vacuum"), last("scale"))?;
+    let (scale, partitions) =
+        scale_and_vacuum(target, builtin_only, has("no-vacuum"), last("scale"))?;
     let mut argv: Vec<String> = vec![
         "dbsweep".into(),
         "run".into(),
@@ -524,6 +545,7 @@ fn run(opts: &[(&str, String)], target: &str) -> Result<Pgbench, Error> {
             latency_limit,
             connect: has("connect"),
             failures_detailed: has("failures-detailed"),
+            partitions,
             scripts: shapes,
         }),
     ))
@@ -604,12 +626,12 @@ fn scale_and_vacuum(
     builtin: bool,
     no_vacuum: bool,
     scale: Option<&str>,
-) -> Result<i64, Error> {
+) -> Result<(i64, Option<(&'static str, u32)>), Error> {
     let given = scale
         .map(|s| number::<i64>("scale", s, "scaling factor"))
         .transpose()?;
     if no_vacuum && !builtin {
-        return Ok(given.unwrap_or(1));
+        return Ok((given.unwrap_or(1), None));
     }
     let target = crate::db::open(url, Default::default())?;
     let mut conn = target
@@ -632,8 +654,26 @@ fn scale_and_vacuum(
         eprintln!("end.");
     }
     if !builtin {
-        return Ok(given.unwrap_or(1));
+        return Ok((given.unwrap_or(1), None));
     }
+    // A partitioned pgbench_accounts: its method and partitions, which the summary names.
+    let partitions = conn
+        .query_rows(
+            "SELECT p.partstrat, (SELECT count(*) FROM pg_catalog.pg_inherits i WHERE i.inhparent = c.oid) \
+             FROM pg_catalog.pg_class c JOIN pg_catalog.pg_partitioned_table p ON p.partrelid = c.oid \
+             WHERE c.relname = 'pgbench_accounts' AND pg_catalog.pg_table_is_visible(c.oid)",
+            2,
+        )
+        .ok()
+        .and_then(|rows| {
+            let row = rows.first()?;
+            let method = match row.first()?.as_deref()? {
+                "r" => "range",
+                "h" => "hash",
+                _ => return None,
+            };
+            Some((method, row.get(1)?.as_deref()?.parse().ok()?))
+        });
     let branches = conn
         .query_i64("SELECT count(*) FROM pgbench_branches")
         .map_err(|e| usage(format!("could not count number of branches: {}", e.message)))?
@@ -643,5 +683,5 @@ fn scale_and_vacuum(
             "count(*) from pgbench_branches invalid (0); perhaps you need to do \"pgbench -i\"",
         ));
     }
-    Ok(branches)
+    Ok((branches, partitions))
 }

@@ -630,6 +630,8 @@ fn workload_options(o: &RunArgs, threads: u32, seed: u64) -> WorkloadOptions {
         init_steps: o.init_steps.clone(),
         unlogged_tables: o.unlogged_tables,
         foreign_keys: o.foreign_keys,
+        partitions: o.partitions,
+        partition_method: o.partition_method.clone(),
         rand: RandOptions {
             rand_type: o.rand_type,
             rand_seed: seed,

@@ -66,6 +66,9 @@ pub struct WorkloadOptions {
     pub init_steps: String,
     pub unlogged_tables: bool,
     pub foreign_keys: bool,
+    /// pgbench's tables: pgbench_accounts's partitions (0: none) and their method.
+    pub partitions: u32,
+    pub partition_method: String,
     /// The sql-bench suite: every test's rows and repetitions times this; pgbench: the
     /// scaling factor.
     pub scale: u32,

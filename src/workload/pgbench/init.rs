@@ -23,6 +23,9 @@ pub struct Init {
     pub fillfactor: u32,
     pub steps: String,
     pub unlogged: bool,
+    /// pgbench_accounts's partitions (0: none), by hash rather than range.
+    pub partitions: u32,
+    pub hash: bool,
     pub style: crate::output::Style,
     /// Refuse to drop tables that are there (dbsweep's own `prepare` without --force);
     /// pgbench's `-i` drops them (step d), as pgbench does.
@@ -40,6 +43,8 @@ impl Init {
             fillfactor: o.fillfactor,
             steps,
             unlogged: o.unlogged_tables,
+            partitions: o.partitions,
+            hash: o.partition_method == "hash",
             style: o.style,
             keep_existing: true,
         }
@@ -161,6 +166,13 @@ pub fn run(
 }
 
 fn create(conn: &mut dyn Conn, d: Dialect, init: &Init) -> Result<(), crate::db::DbError> {
+    if init.partitions > 0 && d != Dialect::Postgres {
+        return Err(crate::db::DbError::new(
+            crate::db::ErrorClass::Fatal,
+            "partitions",
+            "--partitions: pgbench's partitioned pgbench_accounts is PostgreSQL's",
+        ));
+    }
     init.style.progress("creating tables...");
     let aid = if init.scale >= 20_000 {
         "bigint"
@@ -199,8 +211,56 @@ fn create(conn: &mut dyn Conn, d: Dialect, init: &Init) -> Result<(), crate::db:
             true,
         ),
     ] {
-        let with = if ff { with.as_str() } else { "" };
+        let partitioned = t == "pgbench_accounts" && init.partitions > 0;
+        let with = if partitioned {
+            // The partitions take the fill factor; the parent holds no rows.
+            format!(
+                " PARTITION BY {} (aid)",
+                if init.hash { "HASH" } else { "RANGE" }
+            )
+        } else if ff {
+            with.clone()
+        } else {
+            String::new()
+        };
         conn.batch(&format!("CREATE {unlogged}TABLE {t}({cols}){with}"))?;
+    }
+    if init.partitions > 0 {
+        create_partitions(conn, init, unlogged)?;
+    }
+    Ok(())
+}
+
+/// pgbench_accounts's partitions as pgbench makes them: by range, equal ranges of aid with
+/// the first and last open-ended; by hash, one per remainder.
+fn create_partitions(
+    conn: &mut dyn Conn,
+    init: &Init,
+    unlogged: &str,
+) -> Result<(), crate::db::DbError> {
+    let n = i64::from(init.partitions);
+    init.style.progress(&format!("creating {n} partitions..."));
+    let size = (ACCOUNTS * init.scale + n - 1) / n;
+    for p in 1..=n {
+        let bounds = if init.hash {
+            format!("WITH (MODULUS {n}, REMAINDER {})", p - 1)
+        } else {
+            let from = if p == 1 {
+                "MINVALUE".to_string()
+            } else {
+                ((p - 1) * size + 1).to_string()
+            };
+            let to = if p < n {
+                (p * size + 1).to_string()
+            } else {
+                "MAXVALUE".to_string()
+            };
+            format!("FROM ({from}) TO ({to})")
+        };
+        conn.batch(&format!(
+            "CREATE {unlogged}TABLE pgbench_accounts_{p} PARTITION OF pgbench_accounts FOR VALUES {bounds} WITH (fillfactor={})",
+            init.fillfactor
+        ))?;
     }
     Ok(())
 }
