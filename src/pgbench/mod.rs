@@ -621,12 +621,15 @@ fn results_path() -> String {
 /// The scale pgbench prints (read from pgbench_branches for the built-in scripts), and its
 /// vacuum before a run unless -n: pgbench_branches and pgbench_tellers vacuumed, the history
 /// truncated; a missing table is reported and ignored, as pgbench does.
+/// A partitioned pgbench_accounts: its method ("range", "hash") and its partitions.
+type Partitioning = (&'static str, u32);
+
 fn scale_and_vacuum(
     url: &str,
     builtin: bool,
     no_vacuum: bool,
     scale: Option<&str>,
-) -> Result<(i64, Option<(&'static str, u32)>), Error> {
+) -> Result<(i64, Option<Partitioning>), Error> {
     let given = scale
         .map(|s| number::<i64>("scale", s, "scaling factor"))
         .transpose()?;
