@@ -553,21 +553,8 @@ fn latency_limit_counts_late_and_skipped_and_max_tries_fails_or_retries_as_pgben
     );
     // Serialization failures: with one try each is a failed transaction (and -t counts it);
     // with more, they are retried.
-    let target = dbsweep::db::open(&url, Default::default()).unwrap();
-    let mut conn = target.connect().unwrap();
-    conn.batch("CREATE TABLE pgb_s (id int PRIMARY KEY, v int); INSERT INTO pgb_s VALUES (1, 0)")
-        .unwrap();
-    let race = s.path("race.sql");
-    std::fs::write(
-        &race,
-        "BEGIN ISOLATION LEVEL REPEATABLE READ;\n\
-         SELECT v FROM pgb_s WHERE id = 1;\n\
-         \\sleep 2 ms\n\
-         UPDATE pgb_s SET v = v + 1 WHERE id = 1;\n\
-         END;\n",
-    )
-    .unwrap();
-    let race = race.to_str().unwrap();
+    let race = race_script(&url, &s, "pgb_s");
+    let race = race.as_str();
     let mine = ours(
         &dir,
         &link,
@@ -780,6 +767,30 @@ fn transaction_logs_are_written_in_pgbenchs_files_and_columns() {
     );
 }
 
+/// A table `table` of one row on `url`, and a script (its path) whose transactions read the row
+/// and update it in REPEATABLE READ: concurrent clients fail with serialization failures.
+fn race_script(url: &str, s: &Scratch, table: &str) -> String {
+    let target = dbsweep::db::open(url, Default::default()).unwrap();
+    let mut conn = target.connect().unwrap();
+    conn.batch(&format!(
+        "CREATE TABLE {table} (id int PRIMARY KEY, v int); INSERT INTO {table} VALUES (1, 0)"
+    ))
+    .unwrap();
+    let race = s.path(&format!("{table}.sql"));
+    std::fs::write(
+        &race,
+        format!(
+            "BEGIN ISOLATION LEVEL REPEATABLE READ;\n\
+             SELECT v FROM {table} WHERE id = 1;\n\
+             \\sleep 2 ms\n\
+             UPDATE {table} SET v = v + 1 WHERE id = 1;\n\
+             END;\n"
+        ),
+    )
+    .unwrap();
+    race.to_str().unwrap().to_string()
+}
+
 /// Both tools' stdout and stderr for `args` on `port`, run in `dir` (ours through `link`).
 fn both_outputs(
     dir: &std::path::Path,
@@ -808,23 +819,10 @@ fn both_outputs(
 fn failures_detailed_and_verbose_errors_say_what_pgbench_says() {
     let s = Scratch::new();
     let server = start(ServerKind::Postgres);
-    let target = dbsweep::db::open(&server.url, Default::default()).unwrap();
-    let mut conn = target.connect().unwrap();
-    conn.batch("CREATE TABLE pgb_f (id int PRIMARY KEY, v int); INSERT INTO pgb_f VALUES (1, 0)")
-        .unwrap();
     let dir = s.path("");
     let link = linked(&dir);
-    let race = s.path("race.sql");
-    std::fs::write(
-        &race,
-        "BEGIN ISOLATION LEVEL REPEATABLE READ;\n\
-         SELECT v FROM pgb_f WHERE id = 1;\n\
-         \\sleep 2 ms\n\
-         UPDATE pgb_f SET v = v + 1 WHERE id = 1;\n\
-         END;\n",
-    )
-    .unwrap();
-    let race = race.to_str().unwrap();
+    let race = race_script(&server.url, &s, "pgb_f");
+    let race = race.as_str();
     let verbose = regex::Regex::new(
         r"^pgbench: client \d+ (got an error in command 3 \(SQL\) of script 0; ERROR:  could not serialize access due to concurrent update|ends the failed transaction \(try \d+/\d+\)|repeats the transaction after the error \(try \d+/\d+\))$",
     )

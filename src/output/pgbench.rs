@@ -59,6 +59,16 @@ pub fn progress_line(iv: &Interval) -> String {
     )
 }
 
+/// "number of WHAT: N (P%)", N's share of `all` transactions.
+fn share(s: &mut String, what: &str, n: u64, all: u64) {
+    let pct = if all > 0 {
+        100.0 * n as f64 / all as f64
+    } else {
+        0.0
+    };
+    let _ = writeln!(s, "number of {what}: {n} ({pct:.3}%)");
+}
+
 pub fn summary(r: &Results, st: &PgbenchStyle) -> String {
     let mut s = String::new();
     // Transactions given up after their last try (--max-tries, 1 by default as pgbench's).
@@ -95,42 +105,23 @@ pub fn summary(r: &Results, st: &PgbenchStyle) -> String {
             let _ = writeln!(s, "number of transactions actually processed: {}", r.events);
         }
     }
-    let _ = writeln!(
-        s,
-        "number of failed transactions: {failed} ({:.3}%)",
-        pct(failed, all)
-    );
+    share(&mut s, "failed transactions", failed, all);
     if st.failures_detailed {
-        let _ = writeln!(
-            s,
-            "number of serialization failures: {} ({:.3}%)",
+        share(
+            &mut s,
+            "serialization failures",
             r.failed_serialization,
-            pct(r.failed_serialization, all)
+            all,
         );
-        let _ = writeln!(
-            s,
-            "number of deadlock failures: {} ({:.3}%)",
-            r.failed_deadlocks,
-            pct(r.failed_deadlocks, all)
-        );
+        share(&mut s, "deadlock failures", r.failed_deadlocks, all);
     }
     if st.max_tries != 1 {
-        let _ = writeln!(
-            s,
-            "number of transactions retried: {} ({:.3}%)",
-            r.retried_events,
-            pct(r.retried_events, all)
-        );
+        share(&mut s, "transactions retried", r.retried_events, all);
         let _ = writeln!(s, "total number of retries: {}", r.retries);
     }
     if let Some(limit) = st.latency_limit {
         if r.rate.is_some() {
-            let _ = writeln!(
-                s,
-                "number of transactions skipped: {} ({:.3}%)",
-                r.skipped_events,
-                pct(r.skipped_events, all)
-            );
+            share(&mut s, "transactions skipped", r.skipped_events, all);
         }
         let _ = writeln!(
             s,

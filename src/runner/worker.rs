@@ -260,15 +260,15 @@ impl Worker {
             &mut retries,
             &mut reconnects,
         )?;
-        let errors = std::mem::take(&mut self.errors_at);
-        if slot.measuring && !errors.is_empty() {
-            let mut rec = rec.lock().expect("recorder lock");
-            for &(statement, failed) in &errors {
-                rec.record_statement_error(statement, failed);
+        if !self.errors_at.is_empty() {
+            if slot.measuring {
+                let mut rec = rec.lock().expect("recorder lock");
+                for &(statement, failed) in &self.errors_at {
+                    rec.record_statement_error(statement, failed);
+                }
             }
+            self.errors_at.clear();
         }
-        self.errors_at = errors;
-        self.errors_at.clear();
         if let Ended::Failed(class) = ended {
             // Given up after its last try (--max-tries): failed, not measured; the client goes
             // on with its next event.
