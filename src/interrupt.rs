@@ -117,6 +117,10 @@ impl Drop for RunEnd {
     }
 }
 
+/// The code of a client's error for an event cut short because the run ended (a script's
+/// `\sleep` ended by Ctrl-C): the event is not counted.
+pub const RUN_ENDED: &str = "run ended";
+
 /// How far past its `--time` the run in progress is; None when no run with a time limit is
 /// in progress or it has not reached its end.
 pub fn run_overrun() -> Option<Duration> {

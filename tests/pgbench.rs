@@ -1002,3 +1002,28 @@ fn partitioned_accounts_are_made_and_named_as_pgbench_does() {
         "{err}"
     );
 }
+
+/// A transaction still sleeping when -T ends finishes its sleep and counts, as in pgbench:
+/// every counted one slept its whole time.
+#[test]
+fn a_sleep_at_the_end_of_the_run_finishes_as_in_pgbench() {
+    let s = Scratch::new();
+    let server = start(ServerKind::Postgres);
+    let dir = s.path("");
+    let link = linked(&dir);
+    let sleepy = s.path("sleepy.sql");
+    std::fs::write(&sleepy, "\\sleep 300 ms\nSELECT 1;\n").unwrap();
+    let args = ["-n", "-c", "1", "-T", "1", "-f", sleepy.to_str().unwrap()];
+    let theirs = pgbench(server.port, &args);
+    let mine = ours(&dir, &link, server.port, &args);
+    let processed = r"(?m)^number of transactions actually processed: (\d+)";
+    // 0, 0.3, 0.6, and 0.9 s, the last one ending past -T.
+    assert_eq!(figure(&theirs, processed), 4, "{theirs}");
+    assert_eq!(figure(&mine, processed), 4, "{mine}");
+    let avg = regex::Regex::new(r"(?m)^latency average = ([\d.]+) ms")
+        .unwrap()
+        .captures(&mine)
+        .and_then(|c| c[1].parse::<f64>().ok())
+        .unwrap_or_else(|| panic!("{mine}"));
+    assert!(avg >= 300.0, "{mine}");
+}

@@ -422,9 +422,9 @@ impl Worker {
                 }
                 Err(e) => e,
             };
-            // A wait that Ctrl-C ended, or an error after the run was stopped, is not the
-            // run's error.
-            if sh.stopped() {
+            // A wait that Ctrl-C ended, or an error after the run was stopped (or cut short by
+            // its end), is not the run's error.
+            if sh.stopped() || err.code == crate::interrupt::RUN_ENDED {
                 return Ok(if err.class == ErrorClass::ConnectionLost {
                     Ended::Lost
                 } else {

@@ -302,17 +302,17 @@ impl Env for Vars<'_> {
     }
 }
 
-/// `\sleep`: at most `d`, in slices of 10 ms, ended early by Ctrl-C (SIGTERM) or by the run
-/// passing its end, so that a script's long sleep holds up neither.
-fn nap(d: std::time::Duration) {
+/// `\sleep`: `d`, in slices of 10 ms, ended early by Ctrl-C (SIGTERM); false when cut short.
+/// The end of `-T` does not cut it: pgbench finishes (and counts) the transaction in flight.
+fn nap(d: std::time::Duration) -> bool {
     let until = std::time::Instant::now() + d;
     loop {
         let left = until.saturating_duration_since(std::time::Instant::now());
-        if left.is_zero()
-            || crate::interrupt::interrupted()
-            || crate::interrupt::run_overrun().is_some()
-        {
-            return;
+        if left.is_zero() {
+            return true;
+        }
+        if crate::interrupt::interrupted() {
+            return false;
         }
         std::thread::sleep(left.min(std::time::Duration::from_millis(10)));
     }
@@ -557,7 +557,14 @@ impl Client for PgbenchClient {
                 Command::Sleep(e, unit) => {
                     let n = self.eval(e, rand).and_then(Value::as_int).map_err(fail)?;
                     let us = u64::try_from(n).unwrap_or(0).saturating_mul(*unit);
-                    nap(std::time::Duration::from_micros(us));
+                    if !nap(std::time::Duration::from_micros(us)) {
+                        // A transaction Ctrl-C cut short is not one of the run's.
+                        return Err(DbError::new(
+                            ErrorClass::Fatal,
+                            crate::interrupt::RUN_ENDED,
+                            "interrupted during \\sleep",
+                        ));
+                    }
                     i += 1;
                 }
                 Command::If(e) => {
