@@ -1027,3 +1027,172 @@ fn a_sleep_at_the_end_of_the_run_finishes_as_in_pgbench() {
         .unwrap_or_else(|| panic!("{mine}"));
     assert!(avg >= 300.0, "{mine}");
 }
+
+/// `--show-script` and `-b list` print pgbench's text on stderr and exit 0, with no server.
+#[test]
+fn show_script_and_the_builtin_list_print_what_pgbench_prints() {
+    let s = Scratch::new();
+    let link = linked(&s.path(""));
+    let cases: [&[&str]; 4] = [
+        &["--show-script=tpcb"],
+        &["--show-script", "select"],
+        &["--show-script=simple-update", "-c", "2"],
+        &["-b", "list"],
+    ];
+    for args in cases {
+        let [theirs, mine] = [std::path::Path::new(PGBENCH), &link]
+            .map(|bin| Command::new(bin).args(args).output().unwrap());
+        assert_eq!(theirs.status.code(), Some(0), "{args:?}");
+        assert_eq!(mine.status.code(), Some(0), "{args:?}");
+        assert_eq!(
+            String::from_utf8_lossy(&mine.stderr),
+            String::from_utf8_lossy(&theirs.stderr),
+            "{args:?}"
+        );
+        assert_eq!(mine.stdout, theirs.stdout, "{args:?}");
+    }
+    // An ambiguous name: an error and exit 1 from both.
+    for bin in [std::path::Path::new(PGBENCH), &link] {
+        let out = Command::new(bin).arg("--show-script=s").output().unwrap();
+        assert_eq!(out.status.code(), Some(1), "{bin:?}");
+        assert!(String::from_utf8_lossy(&out.stderr).contains("ambiguous"));
+    }
+}
+
+/// `-P`'s lines as pgbench prints them: the one at -T's end when it falls on a tick, Unix
+/// times under --progress-timestamp, and lag, skipped, retried and retries where pgbench adds
+/// them.
+#[test]
+fn progress_lines_are_pgbenchs_to_the_last_one() {
+    let s = Scratch::new();
+    let server = start(ServerKind::Postgres);
+    let dir = s.path("");
+    let link = linked(&dir);
+    pgbench(server.port, &["-i", "-q", "-s", "1"]);
+    let line = regex::Regex::new(
+        r"^progress: ([\d.]+) s, \d+\.\d tps, lat \d+\.\d{3} ms stddev \d+\.\d{3}, \d+ failed(, lag \d+\.\d{3} ms)?(, \d+ skipped)?(, \d+ retried, \d+ retries)?$",
+    )
+    .unwrap();
+    let progress = |stderr: &str| -> Vec<(f64, String)> {
+        stderr
+            .lines()
+            .filter(|l| l.starts_with("progress:"))
+            .map(|l| {
+                let c = line.captures(l).unwrap_or_else(|| panic!("{l}"));
+                let extras = (2..=4)
+                    .map(|i| c.get(i).map_or("", |m| m.as_str()))
+                    .collect::<Vec<_>>()
+                    .join("");
+                let blank = regex::Regex::new(r"\d+(\.\d+)?").unwrap();
+                (
+                    c[1].parse().unwrap(),
+                    blank.replace_all(&extras, "N").into(),
+                )
+            })
+            .collect()
+    };
+    let epoch = || {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_secs_f64()
+    };
+    // Closed loop, -T on a tick: a line at each second, the last at -T.
+    let args = ["-n", "-S", "-c", "2", "-P", "1", "-T", "2"];
+    for (_, err) in both_outputs(&dir, &link, server.port, &args) {
+        let times: Vec<f64> = progress(&err).into_iter().map(|(t, _)| t).collect();
+        assert_eq!(times, [1.0, 2.0], "{err}");
+    }
+    // Unix times, within the run.
+    let args = ["-n", "-S", "-P", "1", "-T", "2", "--progress-timestamp"];
+    let before = epoch();
+    let [(_, theirs), (_, mine)] = both_outputs(&dir, &link, server.port, &args);
+    let after = epoch();
+    for err in [&theirs, &mine] {
+        let lines = progress(err);
+        assert_eq!(lines.len(), 2, "{err}");
+        assert!(
+            lines.iter().all(|(t, _)| *t > before && *t < after),
+            "{before} {after} {err}"
+        );
+    }
+    // Paced, with a latency limit and retries: the same extra fields in both.
+    let args = [
+        "-n",
+        "-S",
+        "-P",
+        "1",
+        "-T",
+        "2",
+        "-R",
+        "200",
+        "-L",
+        "50",
+        "--max-tries",
+        "2",
+    ];
+    let [(_, theirs), (_, mine)] = both_outputs(&dir, &link, server.port, &args);
+    let fields = |err: &str| -> Vec<String> { progress(err).into_iter().map(|(_, f)| f).collect() };
+    assert_eq!(
+        fields(&theirs).first().map(String::as_str),
+        Some(", lag N ms, N skipped, N retried, N retries"),
+        "{theirs}"
+    );
+    assert_eq!(fields(&mine).first(), fields(&theirs).first(), "{mine}");
+}
+
+/// `--tablespace` and `--index-tablespace` put the tables and their primary keys where
+/// pgbench puts them.
+#[test]
+fn tablespaces_take_the_tables_and_keys_as_in_pgbench() {
+    use std::os::unix::fs::MetadataExt;
+    let s = Scratch::new();
+    let server = start(ServerKind::Postgres);
+    let url = server.url.clone();
+    let dir = s.path("");
+    let link = linked(&dir);
+    let owner = std::fs::metadata(&server.dir).unwrap();
+    let target = dbsweep::db::open(&url, Default::default()).unwrap();
+    let mut conn = target.connect().unwrap();
+    for (name, sub) in [("t \"s\"", "ts1"), ("ts2", "ts2")] {
+        let path = server.dir.join(sub);
+        std::fs::create_dir(&path).unwrap();
+        std::os::unix::fs::chown(&path, Some(owner.uid()), Some(owner.gid())).unwrap();
+        conn.batch(&format!(
+            "CREATE TABLESPACE \"{}\" LOCATION '{}'",
+            name.replace('"', "\"\""),
+            path.display()
+        ))
+        .unwrap();
+    }
+    let placed = |conn: &mut Box<dyn dbsweep::db::Conn>| {
+        conn.query_rows(
+            "SELECT tablename::text, tablespace::text FROM pg_tables WHERE tablename LIKE 'pgbench%' \
+             UNION ALL SELECT indexname::text, tablespace::text FROM pg_indexes WHERE tablename LIKE 'pgbench%' \
+             ORDER BY 1",
+            2,
+        )
+        .unwrap()
+    };
+    let args = [
+        "-i",
+        "-q",
+        "--tablespace",
+        "t \"s\"",
+        "--index-tablespace=ts2",
+        "--partitions",
+        "2",
+    ];
+    pgbench(server.port, &args);
+    let theirs = placed(&mut conn);
+    assert_eq!(theirs.len(), 11, "{theirs:?}");
+    assert!(
+        theirs
+            .iter()
+            .any(|r| r[0].as_deref() == Some("pgbench_tellers_pkey")
+                && r[1].as_deref() == Some("ts2")),
+        "{theirs:?}"
+    );
+    ours(&dir, &link, server.port, &args);
+    assert_eq!(placed(&mut conn), theirs);
+}

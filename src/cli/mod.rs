@@ -101,7 +101,7 @@ pub enum TpccAction {
 /// made 150 lines long with --warehouses near the end. They still parse, and are refused
 /// as before where TPC-C has no use for them.
 fn tpcc_run_help(a: clap::Arg) -> clap::Arg {
-    const OLTP_ONLY: [&str; 39] = [
+    const OLTP_ONLY: [&str; 41] = [
         "tables",
         "table_size",
         "rand_type",
@@ -142,6 +142,8 @@ fn tpcc_run_help(a: clap::Arg) -> clap::Arg {
         "foreign_keys",
         "partitions",
         "partition_method",
+        "tablespace",
+        "index_tablespace",
     ];
     let id = a.get_id().as_str();
     match id {

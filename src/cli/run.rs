@@ -363,6 +363,13 @@ pub struct RunArgs {
     /// pgbench's tables: how pgbench_accounts is partitioned
     #[arg(long, default_value = "range", value_parser = ["range", "hash"])]
     pub partition_method: String,
+    /// pgbench's tables: created in this tablespace (PostgreSQL; pgbench's --tablespace)
+    #[arg(long, value_name = "NAME")]
+    pub tablespace: Option<String>,
+    /// pgbench's tables: their primary keys in this tablespace (PostgreSQL; pgbench's
+    /// --index-tablespace)
+    #[arg(long, value_name = "NAME")]
+    pub index_tablespace: Option<String>,
     /// The sql-bench suite (sqlbench_*): every test's rows and repetitions times N; pgbench's
     /// tables (pgbench_*): the scaling factor
     #[arg(long, default_value_t = 1, value_name = "N")]

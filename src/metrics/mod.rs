@@ -409,6 +409,17 @@ impl Snapshot {
                 s.latency.stdev() / 1e6
             },
             queue: None,
+            pgbench: crate::results::figures::ProgressCounts {
+                failed: c.failed_events,
+                skipped: c.skipped_events,
+                retried: c.retried_events,
+                retries: c.retried(),
+                lag_ms: if c.events > 0 {
+                    c.lag_sum_ns as f64 / c.events as f64 / 1e6
+                } else {
+                    0.0
+                },
+            },
             nopm: new_order
                 .map(|k| s.kinds.get(k).map_or(0, |k| k.events - k.rollbacks))
                 .map(|n| per_s(n) * 60.0),

@@ -71,7 +71,7 @@ impl Style {
                     println!("{line}");
                 }
             }
-            Style::Pgbench(_) => eprintln!("{}", pgbench::progress_line(iv)),
+            Style::Pgbench(st) => eprintln!("{}", pgbench::progress_line(iv, &st)),
             Style::Own => eprintln!("{}", interval_line(iv)),
         }
     }

@@ -31,6 +31,11 @@ pub struct PgbenchStyle {
     pub connect: bool,
     /// `--failures-detailed`: failed transactions by their error.
     pub failures_detailed: bool,
+    /// `-R`: the progress line gives the lag behind the schedule.
+    pub paced: bool,
+    /// `--progress-timestamp`: progress lines say when, in Unix seconds, rather than how long
+    /// since the start.
+    pub progress_timestamp: bool,
     /// A partitioned pgbench_accounts (built-in scripts): its method and partitions.
     pub partitions: Option<(&'static str, u32)>,
     /// The scripts run, in the order of the command line.
@@ -47,16 +52,34 @@ pub struct ScriptShape {
     pub lines: &'static [&'static str],
 }
 
-/// `-P`'s line: "progress: 1.0 s, 2182.0 tps, lat 0.913 ms stddev 0.247, 0 failed".
-pub fn progress_line(iv: &Interval) -> String {
-    format!(
-        "progress: {:.1} s, {:.1} tps, lat {:.3} ms stddev {:.3}, {} failed",
-        iv.t,
-        iv.tps,
-        iv.avg_ms,
-        iv.stddev_ms,
-        (iv.err_per_s * iv.seconds).round() as u64
-    )
+/// `-P`'s line: "progress: 1.0 s, 2182.0 tps, lat 0.913 ms stddev 0.247, 0 failed", then,
+/// as pgbench adds them, the lag behind `-R`'s schedule (and `-L`'s skipped transactions under
+/// it) and, when `--max-tries` is not 1, the retried transactions and the retries.
+/// `--progress-timestamp` puts the Unix time of the line where the seconds since the start go.
+pub fn progress_line(iv: &Interval, st: &PgbenchStyle) -> String {
+    let p = &iv.pgbench;
+    let when = if st.progress_timestamp {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default();
+        format!("{}.{:03}", now.as_secs(), now.subsec_millis())
+    } else {
+        format!("{:.1}", iv.t)
+    };
+    let mut line = format!(
+        "progress: {when} s, {:.1} tps, lat {:.3} ms stddev {:.3}, {} failed",
+        iv.tps, iv.avg_ms, iv.stddev_ms, p.failed
+    );
+    if st.paced {
+        let _ = write!(line, ", lag {:.3} ms", p.lag_ms);
+        if st.latency_limit.is_some() {
+            let _ = write!(line, ", {} skipped", p.skipped);
+        }
+    }
+    if st.max_tries != 1 {
+        let _ = write!(line, ", {} retried, {} retries", p.retried, p.retries);
+    }
+    line
 }
 
 /// "number of WHAT: N (P%)", N's share of `all` transactions.

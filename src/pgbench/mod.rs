@@ -58,7 +58,6 @@ const OPTIONS: &[(Option<char>, &str, bool)] = &[
     (Some('V'), "version", false),
     (Some('?'), "help", false),
     (Some('r'), "report-per-command", false),
-    // Taken by pgbench, not yet by dbsweep: refused below with a clear line.
     (Some('l'), "log", false),
     (Some('L'), "latency-limit", true),
     (Some('C'), "connect", false),
@@ -74,13 +73,6 @@ const OPTIONS: &[(Option<char>, &str, bool)] = &[
     (None, "show-script", true),
     (None, "tablespace", true),
     (None, "index-tablespace", true),
-];
-
-const NOT_YET: &[&str] = &[
-    "progress-timestamp",
-    "show-script",
-    "tablespace",
-    "index-tablespace",
 ];
 
 fn usage(why: impl Into<String>) -> Error {
@@ -230,10 +222,20 @@ pub fn main(args: &[String]) -> Result<Pgbench, Error> {
         );
         return Ok(Pgbench::Done(Outcome::Done));
     }
-    if let Some((n, _)) = opts.iter().find(|(n, _)| NOT_YET.contains(n)) {
-        return Err(usage(format!(
-            "option --{n} is not supported by dbsweep's pgbench yet"
-        )));
+    // `-b list` and `--show-script` answer when pgbench's option parsing reaches them.
+    for (k, v) in &opts {
+        match (*k, v.as_str()) {
+            ("builtin", "list") => {
+                eprint!("{}", script::builtin_list());
+                return Ok(Pgbench::Done(Outcome::Done));
+            }
+            ("show-script", name) => {
+                let (name, desc, text) = script::builtin(name).map_err(usage)?;
+                eprintln!("-- {name}: {desc}\n{text}");
+                return Ok(Pgbench::Done(Outcome::Done));
+            }
+            _ => {}
+        }
     }
     let target = url(&opts, db);
     if has("initialize") || has("init-steps") && !has("client") {
@@ -306,6 +308,11 @@ fn init(opts: &[(&str, String)], target: &str) -> Result<(Cli, Style), Error> {
     if partitions > 0 {
         argv.extend(["--partitions".into(), partitions.to_string()]);
     }
+    for name in ["tablespace", "index-tablespace"] {
+        if let Some(v) = last(name) {
+            argv.extend([format!("--{name}"), v]);
+        }
+    }
     for flag in ["foreign-keys", "unlogged-tables"] {
         if opts.iter().any(|(k, _)| *k == flag) {
             argv.push(format!("--{flag}"));
@@ -330,6 +337,8 @@ fn style_for_init() -> PgbenchStyle {
         latency_limit: None,
         connect: false,
         failures_detailed: false,
+        paced: false,
+        progress_timestamp: false,
         partitions: None,
         scripts: &[],
     }
@@ -545,6 +554,8 @@ fn run(opts: &[(&str, String)], target: &str) -> Result<Pgbench, Error> {
             latency_limit,
             connect: has("connect"),
             failures_detailed: has("failures-detailed"),
+            paced: has("rate"),
+            progress_timestamp: has("progress-timestamp"),
             partitions,
             scripts: shapes,
         }),

@@ -632,6 +632,8 @@ fn workload_options(o: &RunArgs, threads: u32, seed: u64) -> WorkloadOptions {
         foreign_keys: o.foreign_keys,
         partitions: o.partitions,
         partition_method: o.partition_method.clone(),
+        tablespace: o.tablespace.clone(),
+        index_tablespace: o.index_tablespace.clone(),
         rand: RandOptions {
             rand_type: o.rand_type,
             rand_seed: seed,

@@ -39,6 +39,10 @@ pub struct Interval {
     /// running, for sysbench's queue line (not saved).
     #[serde(skip)]
     pub queue: Option<(u64, u64)>,
+    /// pgbench's progress figures (not saved): failed, skipped and retried events, retries,
+    /// and the mean lag behind the `--rate` schedule.
+    #[serde(skip)]
+    pub pgbench: ProgressCounts,
     /// TPC-C: committed New-Order transactions per minute, and New-Order's 95th percentile.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub nopm: Option<f64>,
@@ -47,6 +51,16 @@ pub struct Interval {
     /// TPC-C: New-Order's 90th percentile, the one its response-time limit is on.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub new_order_p90_ms: Option<f64>,
+}
+
+/// What pgbench's progress line counts of an interval.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct ProgressCounts {
+    pub failed: u64,
+    pub skipped: u64,
+    pub retried: u64,
+    pub retries: u64,
+    pub lag_ms: f64,
 }
 
 /// What a load did, for the prepare figure.

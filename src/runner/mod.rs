@@ -831,12 +831,16 @@ fn report_loop(
     // Never zero when there are events to put in it: they count in the total.
     let tail = end.duration_since(last).as_secs_f64().max(1e-9);
     if snap.counters.events > 0 {
-        intervals.push(snap.interval(
+        let iv = snap.interval(
             end.duration_since(measure_start).as_secs_f64(),
             tail,
             (threads, opts.percentile),
             new_order,
-        ));
+        );
+        if progress_at_the_end(opts, end.duration_since(measure_start).as_secs_f64()) {
+            on_interval(&iv);
+        }
+        intervals.push(iv);
     }
     // The wall clock of the measured part's start: now, less the time since.
     let measured_from = epoch_now() - Instant::now().duration_since(measure_start).as_secs_f64();
@@ -856,6 +860,21 @@ fn report_loop(
         interrupted: interrupt.load(Ordering::Relaxed),
         error,
     }
+}
+
+/// Whether the interval ending with the run gets its line: as pgbench prints it, when `-T`'s
+/// end falls on a `-P` tick of a closed-loop run (its clients are still running there; paced
+/// clients have stopped before their next schedule passes the end, and pgbench's line with
+/// them). sysbench and dbsweep's own lines stop before `--time`.
+fn progress_at_the_end(opts: &RunnerOptions, ran: f64) -> bool {
+    let (Some(tick), Some(time)) = (opts.report_interval, opts.time) else {
+        return false;
+    };
+    let ticks = time / tick;
+    matches!(opts.style, crate::output::Style::Pgbench(_))
+        && opts.rate.is_none()
+        && ran >= time
+        && (ticks - ticks.round()).abs() < 1e-9
 }
 
 /// The reporter's side of merging: one spare recorder to swap in (each worker's recorder,

@@ -69,6 +69,11 @@ pub struct WorkloadOptions {
     /// pgbench's tables: pgbench_accounts's partitions (0: none) and their method.
     pub partitions: u32,
     pub partition_method: String,
+    /// pgbench's tables: the tablespaces of the tables and of their primary keys.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tablespace: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub index_tablespace: Option<String>,
     /// The sql-bench suite: every test's rows and repetitions times this; pgbench: the
     /// scaling factor.
     pub scale: u32,

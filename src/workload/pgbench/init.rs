@@ -26,6 +26,10 @@ pub struct Init {
     /// pgbench_accounts's partitions (0: none), by hash rather than range.
     pub partitions: u32,
     pub hash: bool,
+    /// `--tablespace`, `--index-tablespace` (PostgreSQL): where the tables and their primary
+    /// keys go, as quoted identifiers.
+    pub tablespace: Option<String>,
+    pub index_tablespace: Option<String>,
     pub style: crate::output::Style,
     /// Refuse to drop tables that are there (dbsweep's own `prepare` without --force);
     /// pgbench's `-i` drops them (step d), as pgbench does.
@@ -45,10 +49,18 @@ impl Init {
             unlogged: o.unlogged_tables,
             partitions: o.partitions,
             hash: o.partition_method == "hash",
+            tablespace: o.tablespace.as_deref().map(quote_ident),
+            index_tablespace: o.index_tablespace.as_deref().map(quote_ident),
             style: o.style,
             keep_existing: true,
         }
     }
+}
+
+/// An identifier quoted as PostgreSQL reads it (libpq's PQescapeIdentifier, as pgbench quotes
+/// its tablespaces).
+fn quote_ident(name: &str) -> String {
+    format!("\"{}\"", name.replace('"', "\"\""))
 }
 
 /// Checks `-I`'s letters.
@@ -131,10 +143,16 @@ pub fn run(
                     ("pgbench_tellers", "tid"),
                     ("pgbench_accounts", "aid"),
                 ] {
-                    let sql = if d == Dialect::Sqlite {
-                        format!("CREATE UNIQUE INDEX {t}_pkey ON {t} ({k})")
-                    } else {
-                        format!("ALTER TABLE {t} ADD PRIMARY KEY ({k})")
+                    let sql = match (d, &init.index_tablespace) {
+                        (Dialect::Sqlite, _) => {
+                            format!("CREATE UNIQUE INDEX {t}_pkey ON {t} ({k})")
+                        }
+                        (Dialect::Postgres, Some(ts)) => {
+                            format!(
+                                "ALTER TABLE {t} ADD PRIMARY KEY ({k}) USING INDEX TABLESPACE {ts}"
+                            )
+                        }
+                        _ => format!("ALTER TABLE {t} ADD PRIMARY KEY ({k})"),
                     };
                     conn.batch(&sql).map_err(db("creating primary keys"))?;
                 }
@@ -171,6 +189,13 @@ fn create(conn: &mut dyn Conn, d: Dialect, init: &Init) -> Result<(), crate::db:
             crate::db::ErrorClass::Fatal,
             "partitions",
             "--partitions: pgbench's partitioned pgbench_accounts is PostgreSQL's",
+        ));
+    }
+    if (init.tablespace.is_some() || init.index_tablespace.is_some()) && d != Dialect::Postgres {
+        return Err(crate::db::DbError::new(
+            crate::db::ErrorClass::Fatal,
+            "tablespace",
+            "--tablespace, --index-tablespace: tablespaces are PostgreSQL's",
         ));
     }
     init.style.progress("creating tables...");
@@ -223,7 +248,11 @@ fn create(conn: &mut dyn Conn, d: Dialect, init: &Init) -> Result<(), crate::db:
         } else {
             String::new()
         };
-        conn.batch(&format!("CREATE {unlogged}TABLE {t}({cols}){with}"))?;
+        let ts = init
+            .tablespace
+            .as_ref()
+            .map_or(String::new(), |ts| format!(" TABLESPACE {ts}"));
+        conn.batch(&format!("CREATE {unlogged}TABLE {t}({cols}){with}{ts}"))?;
     }
     if init.partitions > 0 {
         create_partitions(conn, init, unlogged)?;

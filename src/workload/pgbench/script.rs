@@ -104,6 +104,16 @@ pub fn builtin(prefix: &str) -> Result<(&'static str, &'static str, &'static str
     }
 }
 
+/// pgbench's list of its built-in scripts (`-b list`).
+pub fn builtin_list() -> String {
+    let mut s = String::from("Available builtin scripts:\n");
+    for (name, desc, _) in BUILTINS {
+        s.push_str(&format!("{name:>15}: {desc}\n"));
+    }
+    s.push('\n');
+    s
+}
+
 /// Splits SQL into text and `:name` references (not `::` casts, not inside quotes).
 fn sql(source: &str) -> Command {
     let (mut text, mut vars) = (vec![String::new()], Vec::new());
