@@ -1196,3 +1196,151 @@ fn tablespaces_take_the_tables_and_keys_as_in_pgbench() {
     ours(&dir, &link, server.port, &args);
     assert_eq!(placed(&mut conn), theirs);
 }
+
+/// `\setshell` / `\shell`, `\;` compound commands with `\gset` (the last statement's row) and
+/// `\aset` (every statement's), and pipelines: the rows and files pgbench's give.
+#[test]
+fn shell_compound_statements_and_pipelines_run_as_in_pgbench() {
+    let s = Scratch::new();
+    let server = start(ServerKind::Postgres);
+    let url = server.url.clone();
+    let dir = s.path("");
+    let link = linked(&dir);
+    let target = dbsweep::db::open(&url, Default::default()).unwrap();
+    let mut conn = target.connect().unwrap();
+    conn.batch("CREATE TABLE shelled (tool int, y int, b int, c int, d int, e int)")
+        .unwrap();
+    conn.batch("CREATE TABLE piped (tool int, n int)").unwrap();
+    let shell = s.path("shell.sql");
+    std::fs::write(
+        &shell,
+        "\\set x 5\n\
+         \\setshell y echo :x\n\
+         \\shell echo said :y ::lit >> :out\n\
+         \\setshell z printf '  42  '\n\
+         SELECT 1 AS a \\; SELECT :z + 1 AS b, 3 AS c \\gset\n\
+         SELECT 10 AS d \\; SELECT 20 AS e\n\
+         \\aset\n\
+         INSERT INTO shelled VALUES (:tool, :y, :b, :c, :d, :e);\n",
+    )
+    .unwrap();
+    let piped = s.path("piped.sql");
+    std::fs::write(
+        &piped,
+        "\\startpipeline\n\
+         INSERT INTO piped VALUES (:tool, 1);\n\
+         \\set n 2\n\
+         INSERT INTO piped VALUES (:tool, :n);\n\
+         \\endpipeline\n",
+    )
+    .unwrap();
+    let rows = |conn: &mut Box<dyn dbsweep::db::Conn>, sql: &str, cols| {
+        conn.query_rows(sql, cols).unwrap()
+    };
+    for (tool, bin) in [("1", std::path::Path::new(PGBENCH)), ("2", &link)] {
+        let out = dir.join(format!("said.{tool}"));
+        let run = |args: &[&str]| {
+            Command::new(bin)
+                .args([
+                    "-h",
+                    "127.0.0.1",
+                    "-p",
+                    &server.port.to_string(),
+                    "-U",
+                    "sbtest",
+                ])
+                .args(["-n", "-D", &format!("tool={tool}")])
+                .args(["-D", &format!("out={}", out.display())])
+                .args(args)
+                .arg("sbtest")
+                .current_dir(&dir)
+                .output()
+                .unwrap()
+        };
+        let shelled = run(&["-t", "2", "-f", shell.to_str().unwrap()]);
+        assert!(shelled.status.success(), "{bin:?}: {shelled:?}");
+        assert_eq!(
+            std::fs::read_to_string(&out).unwrap(),
+            "said 5 :lit\nsaid 5 :lit\n",
+            "{bin:?}"
+        );
+        let pipelined = run(&["-t", "3", "-M", "extended", "-f", piped.to_str().unwrap()]);
+        assert!(pipelined.status.success(), "{bin:?}: {pipelined:?}");
+        // In the simple protocol a pipeline stops the run: exit 2 from both.
+        let refused = run(&["-t", "1", "-M", "simple", "-f", piped.to_str().unwrap()]);
+        assert_eq!(refused.status.code(), Some(2), "{bin:?}: {refused:?}");
+        assert!(
+            String::from_utf8_lossy(&refused.stderr)
+                .contains("cannot use pipeline mode with the simple query protocol"),
+            "{refused:?}"
+        );
+    }
+    let per_tool = "SELECT tool::text, count(*)::text, min(y)::text, min(b)::text, min(c)::text, \
+                    min(d)::text, min(e)::text FROM shelled GROUP BY tool ORDER BY tool";
+    let got = rows(&mut conn, per_tool, 7);
+    assert_eq!(got.len(), 2, "{got:?}");
+    assert_eq!(got[0][1..], got[1][1..]);
+    let want: Vec<Option<String>> = ["2", "5", "43", "3", "10", "20"]
+        .iter()
+        .map(|v| Some(v.to_string()))
+        .collect();
+    assert_eq!(got[0][1..], want[..]);
+    let piped_rows =
+        "SELECT tool::text, n::text, count(*)::text FROM piped GROUP BY tool, n ORDER BY 1, 2";
+    let got = rows(&mut conn, piped_rows, 3);
+    let want: Vec<Vec<Option<String>>> = [
+        ["1", "1", "3"],
+        ["1", "2", "3"],
+        ["2", "1", "3"],
+        ["2", "2", "3"],
+    ]
+    .iter()
+    .map(|r| r.iter().map(|v| Some(v.to_string())).collect())
+    .collect();
+    assert_eq!(got, want);
+    // `\syncpipeline` (pgbench 17's): what came before it commits even when what follows
+    // fails; without it the pipeline is one transaction and nothing stays.
+    for (tool, sync) in [(3, "\\syncpipeline\n"), (4, "")] {
+        let f = s.path(&format!("sync{tool}.sql"));
+        std::fs::write(
+            &f,
+            format!(
+                "\\startpipeline\nINSERT INTO piped VALUES ({tool}, 1);\n{sync}INSERT INTO piped VALUES ({tool}, 2);\nSELECT 1/0;\n\\endpipeline\n"
+            ),
+        )
+        .unwrap();
+        let out = Command::new(&link)
+            .args([
+                "-h",
+                "127.0.0.1",
+                "-p",
+                &server.port.to_string(),
+                "-U",
+                "sbtest",
+            ])
+            .args([
+                "-n",
+                "-t",
+                "1",
+                "-M",
+                "prepared",
+                "-f",
+                f.to_str().unwrap(),
+                "sbtest",
+            ])
+            .current_dir(&dir)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{out:?}");
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains("division by zero"),
+            "{out:?}"
+        );
+    }
+    let kept = rows(
+        &mut conn,
+        "SELECT tool::text, n::text FROM piped WHERE tool >= 3 ORDER BY 1, 2",
+        2,
+    );
+    assert_eq!(kept, vec![vec![Some("3".into()), Some("1".into())]]);
+}

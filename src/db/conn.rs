@@ -90,6 +90,11 @@ pub trait TextRow {
     fn name(&self, _i: usize) -> Option<&str> {
         None
     }
+    /// Which result set of the statement's (0 for the first) the row is in: a query string
+    /// holding several statements (PostgreSQL's) has one per statement.
+    fn result_set(&self) -> usize {
+        0
+    }
 }
 
 /// What sees each row of a result set.
@@ -160,6 +165,33 @@ pub trait Conn: Send {
     fn sync(&mut self, _q: &mut QueryCounts) -> Result<(), DbError> {
         Ok(())
     }
+    /// An explicit pipeline (pgbench's `\startpipeline`): queues prepared statement `stmt`
+    /// without sending it and with no Sync after it. Only PostgreSQL's prepared statements
+    /// pipeline; elsewhere this refuses.
+    fn pipeline_queue(&mut self, _stmt: StmtId, _params: &[Param]) -> Result<(), DbError> {
+        Err(DbError::new(
+            ErrorClass::Fatal,
+            "pipeline",
+            "pipelines need PostgreSQL's prepared statements (-M extended or prepared)",
+        ))
+    }
+    /// Queues a Sync in the explicit pipeline: what was queued before it ends there.
+    fn pipeline_sync(&mut self) {}
+    /// Sends the explicit pipeline's queue and reads up to its `syncs`th Sync; `done` sees each
+    /// completed statement's outcome. The first error comes with the number of statements
+    /// that completed before it.
+    fn pipeline_send(
+        &mut self,
+        _syncs: usize,
+        _done: &mut dyn FnMut(StmtOutcome),
+    ) -> Result<(), (usize, DbError)> {
+        Err((
+            0,
+            DbError::new(ErrorClass::Fatal, "pipeline", "nothing pipelined"),
+        ))
+    }
+    /// Forgets what the explicit pipeline queued and did not send.
+    fn pipeline_discard(&mut self) {}
     /// Starts a transaction; `write` says it will write (SQLite takes the write lock up front).
     fn begin(&mut self, write: bool) -> Result<(), DbError>;
     fn commit(&mut self) -> Result<(), DbError>;

@@ -74,8 +74,9 @@ fn be_i32(b: &[u8]) -> i32 {
 }
 
 /// A DataRow message's body (a count of values, then each as a length, -1 for NULL, and
-/// bytes) and the RowDescription before it, when there was one.
-pub struct PgRow<'a>(&'a [u8], &'a [u8]);
+/// bytes), the RowDescription before it, when there was one, and which of the query's
+/// result sets it is in.
+pub struct PgRow<'a>(&'a [u8], &'a [u8], usize);
 
 impl super::conn::TextRow for PgRow<'_> {
     fn len(&self) -> usize {
@@ -95,6 +96,10 @@ impl super::conn::TextRow for PgRow<'_> {
             at = value.map_or(at, |(_, end)| end);
         }
         None
+    }
+
+    fn result_set(&self) -> usize {
+        self.2
     }
 
     fn name(&self, i: usize) -> Option<&str> {
@@ -325,6 +330,8 @@ impl Wire {
     fn collect(&mut self, mut on_row: impl FnMut(&PgRow)) -> Result<StmtOutcome, WireError> {
         let mut out = StmtOutcome::default();
         let mut error = None;
+        // Result sets ended so far (several when one query string holds several statements).
+        let mut sets = 0;
         loop {
             let (tag, range) = match self.next_message() {
                 Ok(m) => m,
@@ -334,13 +341,17 @@ impl Wire {
             match tag {
                 b'D' => {
                     out.rows += 1;
-                    on_row(&PgRow(self.sock.bytes(range), &self.desc));
+                    on_row(&PgRow(self.sock.bytes(range), &self.desc, sets));
                 }
                 b'T' => {
                     self.desc.clear();
                     self.desc.extend_from_slice(self.sock.bytes(range));
                 }
-                b'C' => out.changed += tag_count(self.sock.bytes(range)),
+                b'C' => {
+                    out.changed += tag_count(self.sock.bytes(range));
+                    sets += 1;
+                }
+                b'I' => sets += 1,
                 b'E' => error = error.or(Some(server_error(self.sock.bytes(range)))),
                 b'Z' => return error.map_or(Ok(out), Err),
                 b'G' => {

@@ -259,6 +259,52 @@ impl<P: Protocol> Conn for ServerConn<P> {
         Ok(())
     }
 
+    fn pipeline_queue(&mut self, stmt: StmtId, params: &[Param]) -> Result<(), DbError> {
+        match self.stmts.get(stmt.0) {
+            Some(st)
+                if !self.text
+                    && self.pipeline.is_none()
+                    && P::DIALECT == super::conn::Dialect::Postgres =>
+            {
+                self.proto.queue(st, params);
+                Ok(())
+            }
+            _ => Err(DbError::new(
+                ErrorClass::Fatal,
+                "pipeline",
+                "pipelines need PostgreSQL's prepared statements (-M extended or prepared)",
+            )),
+        }
+    }
+
+    fn pipeline_sync(&mut self) {
+        self.proto.queue_sync();
+    }
+
+    fn pipeline_send(
+        &mut self,
+        syncs: usize,
+        done: &mut dyn FnMut(StmtOutcome),
+    ) -> Result<(), (usize, DbError)> {
+        let sent = self.proto.send_queued(syncs, done);
+        match sent {
+            Ok(in_txn) => {
+                self.in_txn = in_txn;
+                Ok(())
+            }
+            Err((at, e)) => {
+                // Whether a transaction is still open is not known here: a ROLLBACK where
+                // none is open is only a warning.
+                self.in_txn = true;
+                Err((at, e))
+            }
+        }
+    }
+
+    fn pipeline_discard(&mut self) {
+        self.proto.discard_queued();
+    }
+
     fn sync(&mut self, q: &mut QueryCounts) -> Result<(), DbError> {
         let Some(pl) = self.pipeline.as_mut() else {
             return Ok(());

@@ -4,8 +4,6 @@
 //! PGDATABASE, PGPASSWORD), initialises pgbench's tables (`-i`) or runs its built-in and custom
 //! scripts, and prints what pgbench prints (its summary on stdout, `-P`'s progress and `-i`'s
 //! steps on stderr), then one line naming dbsweep's results file.
-//!
-//! Not yet taken (refused with a one-line error, exit 1): pipelines, \setshell/\shell.
 
 use std::path::Path;
 

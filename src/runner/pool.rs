@@ -135,6 +135,23 @@ impl Conn for Pooled {
     fn sync(&mut self, q: &mut QueryCounts) -> Result<(), DbError> {
         self.conn.sync(q)
     }
+    fn pipeline_queue(&mut self, stmt: StmtId, params: &[Param]) -> Result<(), DbError> {
+        let own = self.local(stmt)?;
+        self.conn.pipeline_queue(own, params)
+    }
+    fn pipeline_sync(&mut self) {
+        self.conn.pipeline_sync()
+    }
+    fn pipeline_send(
+        &mut self,
+        syncs: usize,
+        done: &mut dyn FnMut(StmtOutcome),
+    ) -> Result<(), (usize, DbError)> {
+        self.conn.pipeline_send(syncs, done)
+    }
+    fn pipeline_discard(&mut self) {
+        self.conn.pipeline_discard()
+    }
     fn begin(&mut self, write: bool) -> Result<(), DbError> {
         self.conn.begin(write)
     }

@@ -7,6 +7,7 @@
 pub mod expr;
 pub mod init;
 pub mod script;
+mod shell;
 
 use std::collections::HashMap;
 use std::sync::atomic::AtomicBool;
@@ -221,7 +222,16 @@ impl Workload for Pgbench {
         let mut stmts = Vec::new();
         for (s, _) in &self.scripts {
             let mut ids = Vec::new();
-            for c in &s.commands {
+            for (i, c) in s.commands.iter().enumerate() {
+                if let Command::Sql { parts: 2.., .. } = c
+                    && conn.dialect() != Dialect::Postgres
+                {
+                    return Err(script_error(
+                        s,
+                        i,
+                        "\\; sends several statements in one query string, which dbsweep does on PostgreSQL only".into(),
+                    ));
+                }
                 ids.push(match c {
                     Command::Sql {
                         text, store: None, ..
@@ -253,6 +263,8 @@ impl Workload for Pgbench {
             last: 0,
             laps: Vec::new(),
             failed_at: None,
+            pipeline: None,
+            prepared,
         }))
     }
 }
@@ -276,6 +288,18 @@ struct PgbenchClient {
     laps: Vec<(u8, u64)>,
     /// The script and command of the last event's error.
     failed_at: Option<(usize, usize)>,
+    /// Inside `\startpipeline`: what is queued.
+    pipeline: Option<Piped>,
+    /// Whether SQL runs as prepared statements (-M extended, prepared), which pipelines need.
+    prepared: bool,
+}
+
+/// An open pipeline's queue: the SQL commands queued (their index, and whether each reads)
+/// and the Syncs.
+#[derive(Default)]
+struct Piped {
+    queued: Vec<(usize, bool)>,
+    syncs: usize,
 }
 
 /// A variable's value as SQL gets it.
@@ -316,6 +340,11 @@ fn nap(d: std::time::Duration) -> bool {
         }
         std::thread::sleep(left.min(std::time::Duration::from_millis(10)));
     }
+}
+
+/// The error of a transaction Ctrl-C cut short: not one of the run's.
+fn run_ended(what: &'static str) -> DbError {
+    DbError::new(ErrorClass::Fatal, crate::interrupt::RUN_ENDED, what)
 }
 
 fn script_error(script: &Script, i: usize, e: String) -> DbError {
@@ -388,10 +417,14 @@ impl PgbenchClient {
             vars,
             source,
             store,
+            parts,
         } = &script.commands[i]
         else {
             return Ok(());
         };
+        // `\gset` takes the last statement's one row; `\aset` every statement's last row.
+        let last_set = parts - 1;
+        let every_set = matches!(store, Some(script::Store::All(_)));
         let mut values = Vec::with_capacity(vars.len());
         for v in vars {
             let arg = match (self.vars.get(v), self.texts.get(v)) {
@@ -410,7 +443,18 @@ impl PgbenchClient {
         let read = source
             .get(..6)
             .is_some_and(|w| w.eq_ignore_ascii_case("select"));
+        if self.pipeline.is_some() && store.is_some() {
+            return Err(script_error(
+                script,
+                i,
+                "\\gset is not allowed in pipeline mode".into(),
+            ));
+        }
+        // The columns of the row kept (the last one of its result set), of `row_set`; and
+        // those of earlier result sets kept under `\aset`.
         let mut row: Vec<(String, Result<Value, String>)> = Vec::new();
+        let mut row_set = 0;
+        let mut earlier: Vec<(String, Result<Value, String>)> = Vec::new();
         let mut rows = 0u64;
         let mut bad = None;
         let outcome = match self.stmts[s][i] {
@@ -431,6 +475,11 @@ impl PgbenchClient {
                         _ => Param::Text(t),
                     })
                     .collect();
+                if let Some(p) = self.pipeline.as_mut() {
+                    conn.pipeline_queue(stmt, &params)?;
+                    p.queued.push((i, read));
+                    return Ok(());
+                }
                 if read {
                     let rows = conn.query(stmt, &params)?;
                     crate::db::StmtOutcome { rows, changed: 0 }
@@ -453,10 +502,15 @@ impl PgbenchClient {
                 }
                 let keep = store.is_some();
                 conn.simple(&self.sql, &mut |r| {
-                    rows += 1;
-                    if !keep {
+                    let set = r.result_set();
+                    if !keep || (!every_set && set != last_set) {
                         return;
                     }
+                    rows += 1;
+                    if set != row_set && every_set {
+                        earlier.append(&mut row);
+                    }
+                    row_set = set;
                     row.clear();
                     for c in 0..r.len() {
                         match r.name(c) {
@@ -480,7 +534,7 @@ impl PgbenchClient {
             if let Some(e) = bad {
                 return Err(script_error(script, i, format!("{e} (\"{source}\")")));
             }
-            for (name, v) in row {
+            for (name, v) in earlier.into_iter().chain(row) {
                 self.set(format!("{prefix}{name}"), v);
             }
         }
@@ -490,6 +544,50 @@ impl PgbenchClient {
             q.dml(outcome.changed);
         }
         Ok(())
+    }
+
+    /// `\shell` / `\setshell VAR`: the words, variables put in, run by the shell; `\setshell`
+    /// keeps the integer it prints. Errors are pgbench's, named by the command's first word;
+    /// None when Ctrl-C ended the command.
+    fn shell(&mut self, var: Option<&str>, words: &[String]) -> Result<(), Option<String>> {
+        let program = words.first().map_or("", String::as_str);
+        let mut line = String::new();
+        for w in words {
+            if !line.is_empty() {
+                line.push(' ');
+            }
+            match w.strip_prefix(':') {
+                Some(lit) if lit.starts_with(':') => line.push_str(lit),
+                Some(name) => match (self.vars.get(name), self.texts.get(name)) {
+                    (Some(n), _) => line.push_str(&n.text()),
+                    (None, Some(t)) => line.push_str(t),
+                    (None, None) => {
+                        return Err(Some(format!("{program}: undefined variable \"{w}\"")));
+                    }
+                },
+                None => line.push_str(w),
+            }
+        }
+        match (shell::run(&line, var.is_some()), var) {
+            (Ok(Some(out)), Some(var)) => {
+                let n = shell::integer(&out).ok_or_else(|| {
+                    Some(format!(
+                        "{program}: shell command must return an integer (not \"{}\")",
+                        out.trim_end()
+                    ))
+                })?;
+                self.set(var.to_string(), Ok(Value::Int(n)));
+                Ok(())
+            }
+            (Ok(_), _) => Ok(()),
+            (Err(shell::ShellError::Interrupted), _) => Err(None),
+            (Err(shell::ShellError::Failed), Some(_)) => {
+                Err(Some(format!("{program}: could not run shell command")))
+            }
+            (Err(shell::ShellError::Failed), None) => {
+                Err(Some(format!("{program}: could not launch shell command")))
+            }
+        }
     }
 
     /// The script to run, by weight.
@@ -518,6 +616,41 @@ impl Client for PgbenchClient {
     /// One run of a script chosen by weight, each command timed from the end of the one
     /// before (as pgbench's `-r`): its `\set` and `\if` too.
     fn timed_event(
+        &mut self,
+        conn: &mut dyn Conn,
+        rand: &mut Rand,
+        q: &mut QueryCounts,
+        start: Instant,
+    ) -> Result<Option<Instant>, DbError> {
+        let ran = self.run_script(conn, rand, q, start);
+        if ran.is_err() && self.pipeline.take().is_some() {
+            // What the pipeline queued is not sent after an error.
+            conn.pipeline_discard();
+        }
+        ran
+    }
+
+    fn statement_times(&self) -> &[(u8, u64)] {
+        &self.laps
+    }
+
+    fn last_kind(&self) -> Option<(usize, bool)> {
+        Some((self.last, false))
+    }
+
+    fn error_at(&self) -> Option<crate::workload::traits::ErrorAt> {
+        self.failed_at
+            .map(|(script, command)| crate::workload::traits::ErrorAt {
+                script,
+                command,
+                statement: self.first[script] + command,
+            })
+    }
+}
+
+impl PgbenchClient {
+    /// One run of a script chosen by weight (see [`Client::timed_event`]).
+    fn run_script(
         &mut self,
         conn: &mut dyn Conn,
         rand: &mut Rand,
@@ -558,12 +691,60 @@ impl Client for PgbenchClient {
                     let n = self.eval(e, rand).and_then(Value::as_int).map_err(fail)?;
                     let us = u64::try_from(n).unwrap_or(0).saturating_mul(*unit);
                     if !nap(std::time::Duration::from_micros(us)) {
-                        // A transaction Ctrl-C cut short is not one of the run's.
-                        return Err(DbError::new(
-                            ErrorClass::Fatal,
-                            crate::interrupt::RUN_ENDED,
-                            "interrupted during \\sleep",
+                        return Err(run_ended("interrupted during \\sleep"));
+                    }
+                    i += 1;
+                }
+                Command::Shell(var, words) => {
+                    match self.shell(var.as_deref(), words) {
+                        Ok(()) => {}
+                        Err(Some(e)) => return Err(fail(e)),
+                        Err(None) => return Err(run_ended("interrupted during \\shell")),
+                    }
+                    i += 1;
+                }
+                Command::StartPipeline => {
+                    if self.pipeline.is_some() {
+                        return Err(fail("already in pipeline mode".into()));
+                    }
+                    if !self.prepared {
+                        return Err(fail(
+                            "cannot use pipeline mode with the simple query protocol".into(),
                         ));
+                    }
+                    self.pipeline = Some(Piped::default());
+                    i += 1;
+                }
+                Command::SyncPipeline => {
+                    let Some(p) = self.pipeline.as_mut() else {
+                        return Err(fail("not in pipeline mode".into()));
+                    };
+                    conn.pipeline_sync();
+                    p.syncs += 1;
+                    i += 1;
+                }
+                Command::EndPipeline => {
+                    let Some(mut p) = self.pipeline.take() else {
+                        return Err(fail("not in pipeline mode".into()));
+                    };
+                    conn.pipeline_sync();
+                    p.syncs += 1;
+                    let mut k = 0;
+                    let sent = conn.pipeline_send(p.syncs, &mut |o| {
+                        match p.queued.get(k) {
+                            Some((_, true)) => q.read(o.rows),
+                            _ => q.dml(o.changed),
+                        }
+                        k += 1;
+                    });
+                    if let Err((at, e)) = sent {
+                        let cmd = p.queued.get(at).map_or(i, |(c, _)| *c);
+                        self.failed_at = Some((s, cmd));
+                        if e.class.retry_slot().is_some() {
+                            // As after a statement's error: end the script's transaction.
+                            let _ = conn.simple("ROLLBACK", &mut |_| {});
+                        }
+                        return Err(e);
                     }
                     i += 1;
                 }
@@ -586,28 +767,16 @@ impl Client for PgbenchClient {
             }
             lap = now;
         }
+        if self.pipeline.is_some() {
+            return Err(script_error(
+                script,
+                script.commands.len().saturating_sub(1),
+                "end of script reached with pipeline open".into(),
+            ));
+        }
         Ok(Some(lap))
     }
 
-    fn statement_times(&self) -> &[(u8, u64)] {
-        &self.laps
-    }
-
-    fn last_kind(&self) -> Option<(usize, bool)> {
-        Some((self.last, false))
-    }
-
-    fn error_at(&self) -> Option<crate::workload::traits::ErrorAt> {
-        self.failed_at
-            .map(|(script, command)| crate::workload::traits::ErrorAt {
-                script,
-                command,
-                statement: self.first[script] + command,
-            })
-    }
-}
-
-impl PgbenchClient {
     /// After a false `\if` or `\elif` at `i`: the first command of the branch that runs.
     fn next_branch(
         &mut self,

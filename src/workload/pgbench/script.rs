@@ -1,9 +1,10 @@
 //! pgbench's scripts, read as pgbench reads them (its documented grammar): SQL commands ended
 //! by a semicolon, with `:name` variables; meta-commands from a backslash to the end of the
 //! line (a backslash before the newline continues it), case-insensitive: `\set`, `\sleep`,
-//! `\if \elif \else \endif`, and `\gset [prefix]` / `\aset [prefix]` after an SQL command
-//! (on its line or the next) to keep its result in variables. A script error names the file,
-//! the line and the command.
+//! `\if \elif \else \endif`, `\shell`, `\setshell`, `\startpipeline \syncpipeline
+//! \endpipeline`, and `\gset [prefix]` / `\aset [prefix]` after an SQL command (on its line or
+//! the next) to keep its result in variables; `\;` joins SQL statements into one command. A
+//! script error names the file, the line and the command.
 
 use super::expr::{self, Expr};
 
@@ -17,6 +18,9 @@ pub enum Command {
         source: String,
         /// `\gset` / `\aset` after it: where its result goes.
         store: Option<Store>,
+        /// Its statements: more than one when `\;` joins them (sent in one query string, as
+        /// pgbench sends them).
+        parts: usize,
     },
     Set(String, Expr),
     /// `\sleep`: microseconds, a number or a variable's.
@@ -25,6 +29,14 @@ pub enum Command {
     Elif(Expr),
     Else,
     Endif,
+    /// `\shell` (no variable) and `\setshell VAR`: a command line's words, each either text
+    /// or (`:name`) a variable's value; `::` starts a word with a literal colon.
+    Shell(Option<String>, Vec<String>),
+    /// `\startpipeline`, `\syncpipeline`, `\endpipeline`: SQL between them is sent without
+    /// waiting, its results read at the end (a Sync at `\syncpipeline` and at the end).
+    StartPipeline,
+    SyncPipeline,
+    EndPipeline,
 }
 
 /// Where an SQL command's result goes.
@@ -114,9 +126,11 @@ pub fn builtin_list() -> String {
     s
 }
 
-/// Splits SQL into text and `:name` references (not `::` casts, not inside quotes).
+/// Splits SQL into text and `:name` references (not `::` casts, not inside quotes); `\;`
+/// joins statements.
 fn sql(source: &str) -> Command {
     let (mut text, mut vars) = (vec![String::new()], Vec::new());
+    let mut parts = 1;
     let b = source.as_bytes();
     let (mut i, mut quote) = (0, None::<u8>);
     while i < b.len() {
@@ -125,6 +139,12 @@ fn sql(source: &str) -> Command {
             Some(q) if c == q => quote = None,
             Some(_) => {}
             None if c == b'\'' || c == b'"' => quote = Some(c),
+            None if c == b'\\' && b.get(i + 1) == Some(&b';') => {
+                text.last_mut().expect("one").push(';');
+                parts += 1;
+                i += 2;
+                continue;
+            }
             None if c == b':' && b.get(i + 1) == Some(&b':') => {
                 text.last_mut().expect("one").push_str("::");
                 i += 2;
@@ -154,9 +174,27 @@ fn sql(source: &str) -> Command {
     Command::Sql {
         text,
         vars,
-        source: source.trim().to_string(),
+        source: joined(source.trim()),
         store: None,
+        parts,
     }
+}
+
+/// SQL as pgbench shows it: `\;` outside quotes is `;`.
+fn joined(line: &str) -> String {
+    let mut out = String::with_capacity(line.len());
+    let mut quote = None;
+    let mut chars = line.chars().peekable();
+    while let Some(c) = chars.next() {
+        match (quote, c) {
+            (Some(q), c) if c == q => quote = None,
+            (None, '\'' | '"') => quote = Some(c),
+            (None, '\\') if chars.peek() == Some(&';') => continue,
+            _ => {}
+        }
+        out.push(c);
+    }
+    out
 }
 
 /// `\gset` or `\aset` with its prefix, if `line` is one.
@@ -212,6 +250,14 @@ fn attach(commands: &mut [Command], s: Store) -> Result<(), String> {
     }
 }
 
+/// A variable's name as pgbench takes it: letters, digits, underscores and any character
+/// beyond ASCII, not starting with a digit.
+fn valid_name(name: &str) -> bool {
+    name.chars()
+        .all(|c| c.is_ascii_alphanumeric() || c == '_' || !c.is_ascii())
+        && name.chars().next().is_some_and(|c| !c.is_ascii_digit())
+}
+
 fn meta(line: &str) -> Result<Command, String> {
     let body = line.trim_start_matches('\\');
     let (word, rest) = body
@@ -223,7 +269,7 @@ fn meta(line: &str) -> Result<Command, String> {
             let (name, e) = rest
                 .split_once(char::is_whitespace)
                 .ok_or("missing argument")?;
-            if !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') || name.is_empty() {
+            if !valid_name(name) {
                 return Err(format!("invalid variable name: \"{name}\""));
             }
             Command::Set(name.to_string(), expr(e.trim())?)
@@ -247,13 +293,36 @@ fn meta(line: &str) -> Result<Command, String> {
             };
             Command::Sleep(e, us)
         }
+        "shell" => {
+            let words: Vec<String> = rest.split_whitespace().map(String::from).collect();
+            if words.is_empty() {
+                return Err("missing command".into());
+            }
+            Command::Shell(None, words)
+        }
+        "setshell" => {
+            let mut words = rest.split_whitespace().map(String::from);
+            let (Some(name), Some(first)) = (words.next(), words.next()) else {
+                return Err("missing argument".into());
+            };
+            if !valid_name(&name) {
+                return Err(format!("invalid variable name: \"{name}\""));
+            }
+            Command::Shell(Some(name), std::iter::once(first).chain(words).collect())
+        }
+        "startpipeline" | "syncpipeline" | "endpipeline" if !rest.is_empty() => {
+            return Err("too many arguments".into());
+        }
+        "startpipeline" => Command::StartPipeline,
+        "syncpipeline" => Command::SyncPipeline,
+        "endpipeline" => Command::EndPipeline,
         "if" => Command::If(expr(rest)?),
         "elif" => Command::Elif(expr(rest)?),
         "else" => Command::Else,
         "endif" => Command::Endif,
         other => {
             return Err(format!(
-                "invalid command \\{other} (dbsweep's pgbench scripts take \\set, \\sleep, \\if, \\elif, \\else, \\endif, \\gset, \\aset)"
+                "invalid command \\{other} (dbsweep's pgbench scripts take \\set, \\sleep, \\if, \\elif, \\else, \\endif, \\gset, \\aset, \\shell, \\setshell, \\startpipeline, \\syncpipeline, \\endpipeline)"
             ));
         }
     })
@@ -301,10 +370,10 @@ pub fn parse(name: &str, text: &str) -> Result<Script, String> {
         if pending.trim().is_empty() {
             pending_line = no;
             // As pgbench prints it: up to a `\gset` on the line, the space before it kept.
-            first_line = match stored {
-                Some(_) => code.trim_start().to_string(),
-                None => line.trim().to_string(),
-            };
+            first_line = joined(match stored {
+                Some(_) => code.trim_start(),
+                None => line.trim(),
+            });
         }
         pending.push_str(code);
         pending.push('\n');
@@ -357,11 +426,15 @@ fn strip_comment(line: &str) -> &str {
 fn statement_ends(s: &str) -> bool {
     let mut quote = None;
     let mut last_semi = false;
+    let mut escaped = false;
     for c in s.bytes() {
+        let after_backslash = std::mem::replace(&mut escaped, c == b'\\' && quote.is_none());
         match (quote, c) {
             (Some(q), c) if c == q => quote = None,
             (Some(_), _) => {}
             (None, b'\'' | b'"') => quote = Some(c),
+            // `\;` joins statements into one command.
+            (None, b';') if after_backslash => last_semi = false,
             (None, b';') => last_semi = true,
             (None, c) if !c.is_ascii_whitespace() => last_semi = false,
             _ => {}
@@ -504,6 +577,55 @@ mod tests {
         ] {
             let e = parse("f.sql", text).unwrap_err();
             assert!(e.starts_with("f.sql:") && e.contains(why), "{text:?}: {e}");
+        }
+    }
+
+    #[test]
+    fn compound_statements_shell_and_pipeline_commands_read_as_pgbench_reads_them() {
+        let s = parse(
+            "f.sql",
+            "SELECT 1 \\;\nSELECT ':x\\;' \\; SELECT :y \\gset p_\n\\SetShell v echo :a ::b\n\\shell true\n\\startPipeline\nSELECT 2;\n\\syncpipeline\n\\endpipeline\n",
+        )
+        .unwrap();
+        match &s.commands[0] {
+            Command::Sql {
+                text,
+                vars,
+                parts,
+                store,
+                ..
+            } => {
+                assert_eq!(*parts, 3);
+                assert_eq!(vars, &["y"]);
+                assert_eq!(text[0], "SELECT 1 ;\nSELECT ':x\\;' ; SELECT ");
+                assert_eq!(store, &Some(Store::One("p_".into())));
+            }
+            c => panic!("{c:?}"),
+        }
+        // -r's line: the first line, `\\;` shown as pgbench shows it.
+        assert_eq!(s.sources[0], "SELECT 1 ;");
+        assert_eq!(
+            s.commands[1],
+            Command::Shell(
+                Some("v".into()),
+                vec!["echo".into(), ":a".into(), "::b".into()]
+            )
+        );
+        assert_eq!(s.commands[2], Command::Shell(None, vec!["true".into()]));
+        assert_eq!(s.commands[3], Command::StartPipeline);
+        assert_eq!(s.commands[5], Command::SyncPipeline);
+        assert_eq!(s.commands[6], Command::EndPipeline);
+        for (text, why) in [
+            ("\\shell\n", "missing command"),
+            ("\\setshell v\n", "missing argument"),
+            ("\\setshell 1v echo 1\n", "invalid variable name"),
+            ("\\startpipeline now\n", "too many arguments"),
+        ] {
+            let e = parse("f.sql", text).unwrap_err();
+            assert!(
+                e.starts_with("f.sql:1:") && e.contains(why),
+                "{text:?}: {e}"
+            );
         }
     }
 }

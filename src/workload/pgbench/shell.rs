@@ -1,0 +1,93 @@
+//! pgbench's `\shell` and `\setshell`: a command line run by `/bin/sh -c`, as pgbench's
+//! `system()` and `popen()` run it. The wait ends with the command, or with Ctrl-C, which kills
+//! it; the end of `-T` does not cut it (pgbench finishes the transaction in flight).
+
+use std::io::Read;
+use std::process::{Command, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+/// How a shell command ended, when it did not give what was asked.
+#[derive(Debug, PartialEq)]
+pub enum ShellError {
+    /// It could not be started, or (`\shell`) exited with a status other than 0.
+    Failed,
+    /// Ctrl-C ended it.
+    Interrupted,
+}
+
+/// The most of a `\setshell` command's output kept (pgbench reads one line of it).
+const KEPT: u64 = 64 * 1024;
+
+/// Runs `line` by the shell. With `capture`, its standard output's first line is returned
+/// (its exit status not looked at, as pgbench's `\setshell`); else the output is the
+/// process's, and an exit status other than 0 fails (as pgbench's `\shell`).
+pub fn run(line: &str, capture: bool) -> Result<Option<String>, ShellError> {
+    let mut child = Command::new("/bin/sh")
+        .args(["-c", line])
+        .stdin(Stdio::null())
+        .stdout(if capture {
+            Stdio::piped()
+        } else {
+            Stdio::inherit()
+        })
+        .spawn()
+        .map_err(|_| ShellError::Failed)?;
+    let pid = child.id();
+    let stdout = child.stdout.take();
+    // The wait happens on a thread of its own, so that this one can look for Ctrl-C and still
+    // wake the moment the command ends.
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let mut out = Vec::new();
+        if let Some(s) = stdout {
+            let _ = s.take(KEPT).read_to_end(&mut out);
+        }
+        let _ = tx.send((child.wait().map(|s| s.success()), out));
+    });
+    loop {
+        match rx.recv_timeout(Duration::from_millis(20)) {
+            Ok((status, out)) => {
+                if !capture {
+                    return match status {
+                        Ok(true) => Ok(None),
+                        _ => Err(ShellError::Failed),
+                    };
+                }
+                let text = String::from_utf8_lossy(&out);
+                let first = text.split_inclusive('\n').next().unwrap_or("");
+                return Ok(Some(first.to_string()));
+            }
+            Err(mpsc::RecvTimeoutError::Timeout) if crate::interrupt::interrupted() => {
+                // SAFETY: kill sends a signal to the process this call started; the waiting
+                // thread reaps it, so the pid cannot have been reused yet.
+                unsafe { libc::kill(pid as libc::pid_t, libc::SIGKILL) };
+                return Err(ShellError::Interrupted);
+            }
+            Err(mpsc::RecvTimeoutError::Timeout) => {}
+            Err(mpsc::RecvTimeoutError::Disconnected) => return Err(ShellError::Failed),
+        }
+    }
+}
+
+/// `\setshell`'s output as pgbench reads it: an integer, blanks around it allowed.
+pub fn integer(out: &str) -> Option<i64> {
+    out.trim().parse().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_command_runs_by_the_shell_and_its_first_line_is_kept() {
+        assert_eq!(
+            run("printf ' 42 \\n7\\n'; exit 3", true),
+            Ok(Some(" 42 \n".into()))
+        );
+        assert_eq!(integer(" 42 \n"), Some(42));
+        assert_eq!(integer("abc"), None);
+        assert_eq!(run("true", false), Ok(None));
+        assert_eq!(run("exit 1", false), Err(ShellError::Failed));
+    }
+}
