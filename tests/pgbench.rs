@@ -607,18 +607,19 @@ fn connect_per_transaction_opens_a_connection_for_each_as_pgbench() {
     target
         .connect()
         .unwrap()
-        .batch("CREATE TABLE pgb_p (tool int, pid int)")
+        .batch("CREATE TABLE pgb_p (tool int, pid int, n int)")
         .unwrap();
+    // A variable lives as long as its client, across connections: 1 to 10 on each.
     let script = s.path("pid.sql");
     std::fs::write(
         &script,
-        "INSERT INTO pgb_p VALUES (:tool, pg_backend_pid());\n",
+        "\\set n :n + 1\nINSERT INTO pgb_p VALUES (:tool, pg_backend_pid(), :n);\n",
     )
     .unwrap();
     let f = script.to_str().unwrap();
     let args = |tool: &'static str| {
         [
-            "-n", "-C", "-c", "2", "-j", "2", "-t", "10", "-D", tool, "-f", f,
+            "-n", "-C", "-c", "2", "-j", "2", "-t", "10", "-D", "n=0", "-D", tool, "-f", f,
         ]
     };
     let theirs = pgbench(server.port, &args("tool=1"));
@@ -631,6 +632,14 @@ fn connect_per_transaction_opens_a_connection_for_each_as_pgbench() {
                 &format!("SELECT count(DISTINCT pid) FROM pgb_p WHERE tool = {tool}")
             ),
             20,
+            "tool {tool}"
+        );
+        assert_eq!(
+            query(
+                &url,
+                &format!("SELECT count(DISTINCT n) * 100 + max(n) FROM pgb_p WHERE tool = {tool}")
+            ),
+            1010,
             "tool {tool}"
         );
     }

@@ -176,12 +176,21 @@ pub fn summary(r: &Results, st: &PgbenchStyle) -> String {
         );
     }
     if st.connect {
-        let _ = writeln!(
-            s,
-            "average connection time = {:.3} ms",
-            r.reconnect_s.unwrap_or(0.0) * 1000.0 / (r.events + failed).max(1) as f64
-        );
-        let _ = writeln!(s, "tps = {:.6} (including reconnection times)", r.tps);
+        // The mean of the connections timed: each client's after its transactions but the
+        // last (with one transaction each, the initial connections).
+        let avg_s = match r.reconnect_s {
+            Some(t) if r.reconnects > 0 => t / r.reconnects as f64,
+            _ => r.connect_s.unwrap_or(0.0),
+        };
+        let _ = writeln!(s, "average connection time = {:.3} ms", avg_s * 1000.0);
+        // pgbench's run time holds every transaction's connection, the first's too.
+        let with_first = r.time_s + r.connect_s.unwrap_or(0.0);
+        let tps = if with_first > 0.0 {
+            r.events as f64 / with_first
+        } else {
+            r.tps
+        };
+        let _ = writeln!(s, "tps = {tps:.6} (including reconnection times)");
     } else {
         let _ = writeln!(
             s,

@@ -108,6 +108,8 @@ pub struct Worker {
     pub(super) events: u64,
     pub(super) busy_ns: u64,
     since_reconnect: u64,
+    /// Events ended, done or failed (`--events-per-client` counts both, as pgbench's -t).
+    ended: u64,
     /// The current event's retryable errors: each one's statement (in the workload's
     /// statements) and whether it ended the event as failed.
     errors_at: Vec<(usize, bool)>,
@@ -138,6 +140,7 @@ impl Worker {
             events: 0,
             busy_ns: 0,
             since_reconnect: 0,
+            ended: 0,
             errors_at: Vec::new(),
         }
     }
@@ -302,7 +305,7 @@ impl Worker {
                     *total += r;
                 }
             }
-            return Ok(true);
+            return self.scheduled_reconnect(sh, deadline, slot.measuring, rec);
         }
         if ended != Ended::Done {
             // Stopped while retrying or reconnecting: an event that lost its connection
@@ -319,24 +322,6 @@ impl Worker {
         }
         if self.client.stopped() {
             return Ok(false); // as sysbench: the event that asked to stop is not counted
-        }
-        self.since_reconnect += 1;
-        if sh
-            .reconnect_every
-            .is_some_and(|every| self.since_reconnect >= every.get())
-        {
-            self.since_reconnect = 0;
-            let from = Instant::now();
-            if !self
-                .reconnect(sh, deadline, &mut Backoff::new())
-                .map_err(|e| self.describe(&e))?
-            {
-                return Ok(false);
-            }
-            reconnects += 1;
-            if slot.measuring {
-                rec.lock().expect("recorder lock").counters.reconnect_ns += nanos(from.elapsed());
-            }
         }
         if slot.measuring {
             let end = end.unwrap_or_else(Instant::now);
@@ -382,6 +367,43 @@ impl Worker {
                 *total += r;
             }
             rec.counters.reconnects += reconnects;
+        }
+        self.scheduled_reconnect(sh, deadline, slot.measuring, rec)
+    }
+
+    /// `--reconnect N` (pgbench's -C): a new connection after every N events that ended, done
+    /// or failed, but not after the client's last one (`--events-per-client`). The time it
+    /// takes counts apart (`reconnect_ns`), as pgbench's connection time. Ok(false) when the
+    /// deadline or a stop came first.
+    fn scheduled_reconnect(
+        &mut self,
+        sh: &Shared,
+        deadline: Option<Instant>,
+        measuring: bool,
+        rec: &Mutex<Recorder>,
+    ) -> Result<bool, String> {
+        self.ended += 1;
+        self.since_reconnect += 1;
+        let Some(every) = sh.reconnect_every else {
+            return Ok(true);
+        };
+        if self.since_reconnect < every.get()
+            || sh.events_per_client.is_some_and(|n| self.ended >= n.get())
+        {
+            return Ok(true);
+        }
+        self.since_reconnect = 0;
+        let from = Instant::now();
+        if !self
+            .reconnect(sh, deadline, &mut Backoff::new())
+            .map_err(|e| self.describe(&e))?
+        {
+            return Ok(false);
+        }
+        if measuring {
+            let mut rec = rec.lock().expect("recorder lock");
+            rec.counters.reconnects += 1;
+            rec.counters.reconnect_ns += nanos(from.elapsed());
         }
         Ok(true)
     }
@@ -513,7 +535,10 @@ impl Worker {
                 Ok((conn, client))
             });
             match attempt {
-                Ok((conn, client)) => {
+                Ok((conn, mut client)) => {
+                    if let Some(kept) = self.client.hand_over() {
+                        client.take_over(kept);
+                    }
                     self.conn = conn;
                     self.client = client;
                     return Ok(true);

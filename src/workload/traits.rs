@@ -13,6 +13,15 @@ use crate::results::figures::LoadReport;
 /// One client's state: its prepared statements and buffers. Created on the client's own
 /// connection, and created again after a reconnect.
 pub trait Client: Send {
+    /// What the client carries over to the client prepared on its next connection
+    /// (`--reconnect`, a lost connection): pgbench's variables live as long as its client,
+    /// whatever its connections. Given to the new client's [`Client::take_over`].
+    fn hand_over(&mut self) -> Option<Box<dyn std::any::Any + Send>> {
+        None
+    }
+    /// Takes what the client before it on the same thread handed over.
+    fn take_over(&mut self, _from: Box<dyn std::any::Any + Send>) {}
+
     /// Runs one event, counting its queries into `q`. On error the runner rolls back and
     /// either retries the event or stops.
     fn event(

@@ -603,7 +603,24 @@ impl PgbenchClient {
     }
 }
 
+/// What a pgbench client keeps across its connections: its variables.
+type Kept = (HashMap<String, Value>, HashMap<String, String>);
+
 impl Client for PgbenchClient {
+    fn hand_over(&mut self) -> Option<Box<dyn std::any::Any + Send>> {
+        let kept: Kept = (
+            std::mem::take(&mut self.vars),
+            std::mem::take(&mut self.texts),
+        );
+        Some(Box::new(kept))
+    }
+
+    fn take_over(&mut self, from: Box<dyn std::any::Any + Send>) {
+        if let Ok(kept) = from.downcast::<Kept>() {
+            (self.vars, self.texts) = *kept;
+        }
+    }
+
     fn event(
         &mut self,
         conn: &mut dyn Conn,
