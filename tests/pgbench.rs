@@ -1353,3 +1353,60 @@ fn shell_compound_statements_and_pipelines_run_as_in_pgbench() {
     );
     assert_eq!(kept, vec![vec![Some("3".into()), Some("1".into())]]);
 }
+
+/// Several scripts under --failures-detailed and --max-tries: each script's section splits
+/// its failures and retries as pgbench's does, and a retry runs the script that failed (the
+/// read-only one never fails, so it is never retried).
+#[test]
+fn each_scripts_section_splits_its_failures_and_retries_as_pgbench() {
+    let s = Scratch::new();
+    let server = start(ServerKind::Postgres);
+    let dir = s.path("");
+    let link = linked(&dir);
+    pgbench(server.port, &["-i", "-q", "-s", "1"]);
+    let race = format!("{}@2", race_script(&server.url, &s, "pgb_split"));
+    let args = [
+        "-n",
+        "-c",
+        "4",
+        "-T",
+        "2",
+        "--max-tries",
+        "3",
+        "--failures-detailed",
+        "-f",
+        &race,
+        "-b",
+        "select-only@1",
+    ];
+    let section = r"^( - |SQL script)";
+    let [(theirs, _), (mine, _)] = both_outputs(&dir, &link, server.port, &args);
+    let digits = regex::Regex::new(r"\d+(\.\d+)?").unwrap();
+    let blank = |out: &str| -> Vec<String> {
+        shape(out, section)
+            .iter()
+            .map(|l| digits.replace_all(l, "N").into_owned())
+            .collect()
+    };
+    assert_eq!(blank(&mine), blank(&theirs), "{mine}\n{theirs}");
+    let of = |out: &str, script: u64, what: &str| -> u64 {
+        let text = out
+            .split("SQL script ")
+            .nth(script as usize)
+            .unwrap_or_else(|| panic!("{out}"));
+        figure(text, &format!(r"(?m)^ - {what}: (\d+)"))
+    };
+    for out in [&theirs, &mine] {
+        let failed = of(out, 1, "number of failed transactions");
+        assert!(failed > 0, "{out}");
+        assert_eq!(of(out, 1, "number of serialization failures"), failed);
+        assert!(of(out, 1, "number of transactions retried") > 0, "{out}");
+        for what in [
+            "number of failed transactions",
+            "number of transactions retried",
+            "total number of retries",
+        ] {
+            assert_eq!(of(out, 2, what), 0, "{what}: {out}");
+        }
+    }
+}

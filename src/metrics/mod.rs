@@ -118,8 +118,14 @@ pub struct KindStats {
     pub retries: u64,
     /// Events that ended in a rollback the workload expects (TPC-C's 1% of New-Orders).
     pub rollbacks: u64,
-    /// Statements only: events given up after this statement's error (`--max-tries`).
+    /// Events given up after their last try failed (`--max-tries`): of this type, or after
+    /// this statement's error; of them, those whose last error was a serialization failure,
+    /// and a deadlock (types only).
     pub failures: u64,
+    pub failed_serialization: u64,
+    pub failed_deadlocks: u64,
+    /// Events retried at least once, done or failed (types only; pgbench's "retried").
+    pub retried: u64,
 }
 
 impl Default for KindStats {
@@ -130,6 +136,9 @@ impl Default for KindStats {
             retries: 0,
             rollbacks: 0,
             failures: 0,
+            failed_serialization: 0,
+            failed_deadlocks: 0,
+            retried: 0,
         }
     }
 }
@@ -143,6 +152,9 @@ impl KindStats {
         self.retries += o.retries;
         self.rollbacks += o.rollbacks;
         self.failures += o.failures;
+        self.failed_serialization += o.failed_serialization;
+        self.failed_deadlocks += o.failed_deadlocks;
+        self.retried += o.retried;
     }
 
     fn reset(&mut self) {
@@ -151,6 +163,9 @@ impl KindStats {
         self.retries = 0;
         self.rollbacks = 0;
         self.failures = 0;
+        self.failed_serialization = 0;
+        self.failed_deadlocks = 0;
+        self.retried = 0;
     }
 }
 
@@ -259,7 +274,20 @@ impl Recorder {
             k.latency.saturating_record(latency_ns.max(1));
             k.events += 1;
             k.retries += retries;
+            k.retried += u64::from(retries > 0);
             k.rollbacks += u64::from(rolled_back);
+        }
+    }
+
+    /// Records an event of type `kind` given up after its last try (`--max-tries`) failed
+    /// with an error of `class`, after `retries` retries: counted, not measured.
+    pub fn record_kind_failed(&mut self, kind: usize, class: ErrorClass, retries: u64) {
+        if let Some(k) = self.kinds.get_mut(kind) {
+            k.failures += 1;
+            k.failed_serialization += u64::from(class == ErrorClass::SerializationFailure);
+            k.failed_deadlocks += u64::from(class == ErrorClass::Deadlock);
+            k.retries += retries;
+            k.retried += u64::from(retries > 0);
         }
     }
 
@@ -474,6 +502,10 @@ impl StatementFigures {
                 histogram: Some(HistogramData::encode(&s.latency)),
                 retries: (s.retries > 0).then_some(s.retries),
                 failures: (s.failures > 0).then_some(s.failures),
+                retried: (s.retried > 0).then_some(s.retried),
+                failed_serialization: (s.failed_serialization > 0)
+                    .then_some(s.failed_serialization),
+                failed_deadlocks: (s.failed_deadlocks > 0).then_some(s.failed_deadlocks),
             })
             .collect()
     }

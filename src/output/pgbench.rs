@@ -234,13 +234,44 @@ fn scripts(s: &mut String, r: &Results, st: &PgbenchStyle) {
                     0.0
                 }
             );
-            // Each failed try counts as a failed transaction (see `summary`).
-            let failed = fig.and_then(|f| f.retries).unwrap_or(0);
+            // Shares of the script's transactions, failed ones included.
+            let n = |v: Option<u64>| v.unwrap_or(0);
+            let failed = n(fig.and_then(|f| f.failures));
+            let all = (count + failed) as f64;
             let _ = writeln!(
                 s,
                 " - number of failed transactions: {failed} ({:.3}%)",
-                pct(failed as f64, (count + failed) as f64)
+                pct(failed as f64, all)
             );
+            if st.failures_detailed {
+                for (what, v) in [
+                    (
+                        "serialization failures",
+                        fig.and_then(|f| f.failed_serialization),
+                    ),
+                    ("deadlock failures", fig.and_then(|f| f.failed_deadlocks)),
+                ] {
+                    let _ = writeln!(
+                        s,
+                        " - number of {what}: {} ({:.3}%)",
+                        n(v),
+                        pct(n(v) as f64, all)
+                    );
+                }
+            }
+            if st.max_tries != 1 {
+                let retried = n(fig.and_then(|f| f.retried));
+                let _ = writeln!(
+                    s,
+                    " - number of transactions retried: {retried} ({:.3}%)",
+                    pct(retried as f64, all)
+                );
+                let _ = writeln!(
+                    s,
+                    " - total number of retries: {}",
+                    n(fig.and_then(|f| f.retries))
+                );
+            }
             if let Some(f) = fig {
                 let _ = writeln!(s, " - latency average = {:.3} ms", f.latency_ms.avg);
                 let _ = writeln!(s, " - latency stddev = {:.3} ms", f.latency_ms.stddev);

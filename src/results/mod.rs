@@ -307,6 +307,14 @@ pub struct StatementFigures {
     /// Events given up (`--max-tries`) after their last try failed here; absent when none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub failures: Option<u64>,
+    /// Scripts: events retried at least once (done or failed), and of the failed events those
+    /// whose last error was a serialization failure, and a deadlock; absent when none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retried: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failed_serialization: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failed_deadlocks: Option<u64>,
 }
 
 /// How a run's clients were served when they were more than its worker threads or its

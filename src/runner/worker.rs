@@ -294,6 +294,9 @@ impl Worker {
             }
             if slot.measuring {
                 let mut rec = rec.lock().expect("recorder lock");
+                if let Some((kind, _)) = self.client.last_kind() {
+                    rec.record_kind_failed(kind, class, retries.iter().sum());
+                }
                 rec.counters.failed_events += 1;
                 if class == ErrorClass::Deadlock {
                     rec.counters.failed_deadlocks += 1;
@@ -463,6 +466,7 @@ impl Worker {
                     return Ok(Ended::Failed(err.class));
                 }
                 retries[slot] += 1;
+                self.client.will_retry();
             } else if err.class == ErrorClass::ConnectionLost {
                 if !self
                     .reconnect(sh, deadline, &mut backoff)

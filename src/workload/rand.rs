@@ -65,6 +65,7 @@ impl Dist {
 }
 
 /// A client's random source.
+#[derive(Clone)]
 pub struct Rand {
     rng: SmallRng,
 }

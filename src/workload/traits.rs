@@ -50,6 +50,11 @@ pub trait Client: Send {
     /// transaction can be reset.
     fn rolled_back(&mut self) {}
 
+    /// Called when the event that failed is tried again (after [`Client::rolled_back`]): a
+    /// client that retries the same transaction (pgbench's) runs its next event as the
+    /// failed one, from the same random state.
+    fn will_retry(&mut self) {}
+
     /// For workloads of several transaction types (TPC-C): the type of the event that just
     /// ran (an index into [`Workload::kinds`]) and whether it ended in an expected rollback.
     fn last_kind(&self) -> Option<(usize, bool)> {

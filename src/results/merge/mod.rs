@@ -470,6 +470,15 @@ fn merge_statements<'a>(
             let count = total(name, of.iter().map(|(_, s)| s.count))?;
             let retries = total(name, of.iter().map(|(_, s)| s.retries.unwrap_or(0)))?;
             let failures = total(name, of.iter().map(|(_, s)| s.failures.unwrap_or(0)))?;
+            let retried = total(name, of.iter().map(|(_, s)| s.retried.unwrap_or(0)))?;
+            let serialization = total(
+                name,
+                of.iter().map(|(_, s)| s.failed_serialization.unwrap_or(0)),
+            )?;
+            let deadlocks = total(
+                name,
+                of.iter().map(|(_, s)| s.failed_deadlocks.unwrap_or(0)),
+            )?;
             let h = add_kind_histograms(&of, |s| s.histogram.as_ref(), name)?;
             Ok(StatementFigures {
                 name: name.to_string(),
@@ -483,6 +492,9 @@ fn merge_statements<'a>(
                 histogram: Some(HistogramData::encode(&h)),
                 retries: (retries > 0).then_some(retries),
                 failures: (failures > 0).then_some(failures),
+                retried: (retried > 0).then_some(retried),
+                failed_serialization: (serialization > 0).then_some(serialization),
+                failed_deadlocks: (deadlocks > 0).then_some(deadlocks),
             })
         })
         .collect()

@@ -265,6 +265,8 @@ impl Workload for Pgbench {
             failed_at: None,
             pipeline: None,
             prepared,
+            rand_at_start: None,
+            retry: false,
         }))
     }
 }
@@ -292,6 +294,10 @@ struct PgbenchClient {
     pipeline: Option<Piped>,
     /// Whether SQL runs as prepared statements (-M extended, prepared), which pipelines need.
     prepared: bool,
+    /// The random state at the last event's start, and whether the next event retries it:
+    /// pgbench tries a failed transaction again with the same script and random values.
+    rand_at_start: Option<Rand>,
+    retry: bool,
 }
 
 /// An open pipeline's queue: the SQL commands queued (their index, and whether each reads)
@@ -615,6 +621,10 @@ impl Client for PgbenchClient {
         Some(Box::new(kept))
     }
 
+    fn will_retry(&mut self) {
+        self.retry = true;
+    }
+
     fn take_over(&mut self, from: Box<dyn std::any::Any + Send>) {
         if let Ok(kept) = from.downcast::<Kept>() {
             (self.vars, self.texts) = *kept;
@@ -676,6 +686,11 @@ impl PgbenchClient {
     ) -> Result<Option<Instant>, DbError> {
         self.laps.clear();
         self.failed_at = None;
+        match (std::mem::take(&mut self.retry), &mut self.rand_at_start) {
+            (true, Some(saved)) => rand.clone_from(saved),
+            (_, Some(saved)) => saved.clone_from(rand),
+            (_, at) => *at = Some(rand.clone()),
+        }
         let s = self.choose(rand);
         self.last = s;
         let scripts = self.scripts.clone();
