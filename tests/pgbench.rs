@@ -1410,3 +1410,50 @@ fn each_scripts_section_splits_its_failures_and_retries_as_pgbench() {
         }
     }
 }
+
+/// `\gset` and `\aset` on MariaDB: the MySQL client keeps a text result's column names.
+#[test]
+fn gset_and_aset_take_mariadbs_columns() {
+    let s = Scratch::new();
+    let server = start(ServerKind::Mariadb);
+    let url = server.url.clone();
+    let target = dbsweep::db::open(&url, Default::default()).unwrap();
+    target
+        .connect()
+        .unwrap()
+        .batch("CREATE TABLE pgb_gs (a int, b int, c int, t varchar(8))")
+        .unwrap();
+    let script = s.path("gset.sql");
+    std::fs::write(
+        &script,
+        "\\set x random(1, 5)\n\
+         SELECT :x * 10 AS a, :x + 1 AS b, 'tbl' AS t \\gset p_\n\
+         SELECT 1 AS c UNION ALL SELECT :x AS c\n\
+         \\aset\n\
+         INSERT INTO pgb_gs VALUES (:p_a, :p_b, :c, ':p_t');\n",
+    )
+    .unwrap();
+    Line::new(&[
+        "run",
+        "pgbench",
+        "--script",
+        script.to_str().unwrap(),
+        "--events",
+        "20",
+        "--time",
+        "0",
+    ])
+    .target(&url)
+    .quiet()
+    .assert()
+    .success();
+    assert_eq!(query(&url, "SELECT count(*) FROM pgb_gs"), 20);
+    // Each row's values all come from the one draw of x (\aset: the last row's c).
+    assert_eq!(
+        query(
+            &url,
+            "SELECT count(*) FROM pgb_gs WHERE a = c * 10 AND b = c + 1 AND t = ':p_t'"
+        ),
+        20
+    );
+}

@@ -214,7 +214,7 @@ fn mysql_on(sock: Socket, e: &mywire::Endpoint) -> bool {
     };
     let _ = w.query("SELECT 1", |row| {
         use super::conn::TextRow;
-        let _ = (row.len(), row.get(0), row.get(5));
+        let _ = (row.len(), row.get(0), row.get(5), row.name(0), row.name(3));
     });
     let Ok(st) = w.prepare("SELECT c FROM t WHERE id = ?") else {
         return true;

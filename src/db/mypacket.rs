@@ -171,10 +171,64 @@ pub(crate) fn column_type(p: &[u8]) -> u8 {
 }
 
 /// A row packet. Text rows (what `query` returns) are length-encoded values, 0xFB for NULL;
-/// binary rows (prepared statements) are never looked into.
-pub struct MyRow<'a>(pub(crate) &'a [u8]);
+/// binary rows (prepared statements) are never looked into. With it, its result set's column
+/// names, and which result set of the reply it is in.
+pub struct MyRow<'a>(
+    pub(crate) &'a [u8],
+    pub(crate) &'a ColumnNames,
+    pub(crate) usize,
+);
+
+/// A text result set's column names, read from its column definitions (kept between
+/// queries: no allocation once grown).
+#[derive(Default)]
+pub struct ColumnNames {
+    bytes: Vec<u8>,
+    ends: Vec<usize>,
+}
+
+impl ColumnNames {
+    pub(crate) fn clear(&mut self) {
+        self.bytes.clear();
+        self.ends.clear();
+    }
+
+    /// Keeps the name of column definition `def` (catalog, schema, table, original table,
+    /// then the name: length-encoded strings); a definition too short for it gives "".
+    pub(crate) fn push(&mut self, def: &[u8]) {
+        let mut at = 0;
+        for _ in 0..4 {
+            let (len, skip) = lenenc_int(def.get(at..).unwrap_or_default());
+            at = at
+                .saturating_add(skip)
+                .saturating_add(usize::try_from(len).unwrap_or(usize::MAX / 2));
+        }
+        let rest = def.get(at..).unwrap_or_default();
+        let (len, skip) = lenenc_int(rest);
+        let name = usize::try_from(len)
+            .ok()
+            .and_then(|l| rest.get(skip..skip.checked_add(l)?))
+            .unwrap_or_default();
+        self.bytes.extend_from_slice(name);
+        self.ends.push(self.bytes.len());
+    }
+
+    fn get(&self, i: usize) -> Option<&str> {
+        let end = *self.ends.get(i)?;
+        let start = if i == 0 { 0 } else { self.ends[i - 1] };
+        std::str::from_utf8(&self.bytes[start..end]).ok()
+    }
+}
 
 impl super::conn::TextRow for MyRow<'_> {
+    fn name(&self, i: usize) -> Option<&str> {
+        self.1.get(i)
+    }
+
+    fn result_set(&self) -> usize {
+        self.2
+    }
+
     fn len(&self) -> usize {
         let mut at = 0;
         let mut n = 0;
@@ -257,5 +311,23 @@ pub(crate) fn server_error(p: &[u8]) -> WireError {
         code,
         state: String::from_utf8_lossy(state).into_owned(),
         message: String::from_utf8_lossy(msg).into_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn column_names_come_from_their_definitions_and_short_ones_give_none() {
+        let mut names = ColumnNames::default();
+        // catalog "def", schema "db", table "t", original table "t", name "abc", then more.
+        names.push(b"\x03def\x02db\x01t\x01t\x03abc\x03abc\x0c");
+        names.push(b"\x03def\x02db"); // cut short
+        names.push(b"\x03def\x00\x00\x00\xfc\xff\xff"); // a length past the end
+        assert_eq!(names.get(0), Some("abc"));
+        assert_eq!(names.get(1), Some(""));
+        assert_eq!(names.get(2), Some(""));
+        assert_eq!(names.get(3), None);
     }
 }

@@ -11,9 +11,9 @@ use std::io;
 
 use super::conn::{Param, StmtOutcome};
 use super::mypacket::{
-    BinRow, CONNECT_WITH_DB, LOCAL_FILES, LONG_FLAG, LONG_PASSWORD, MAX_PACKET, MORE_RESULTS,
-    MULTI_RESULTS, MyRow, PLUGIN_AUTH, PROTOCOL_41, Prepared, SECURE_CONNECTION, SSL, TRANSACTIONS,
-    WireError, column_type, lenenc_int, put_lenenc, server_error,
+    BinRow, CONNECT_WITH_DB, ColumnNames, LOCAL_FILES, LONG_FLAG, LONG_PASSWORD, MAX_PACKET,
+    MORE_RESULTS, MULTI_RESULTS, MyRow, PLUGIN_AUTH, PROTOCOL_41, Prepared, SECURE_CONNECTION, SSL,
+    TRANSACTIONS, WireError, column_type, lenenc_int, put_lenenc, server_error,
 };
 use super::socket::Socket;
 
@@ -91,6 +91,8 @@ pub struct Wire {
     pub(crate) seq: u8,
     /// Reused to decode binary rows.
     pub(crate) bin_row: BinRow,
+    /// Reused for the column names of text queries' result sets.
+    names: ColumnNames,
 }
 
 impl Wire {
@@ -115,6 +117,7 @@ impl Wire {
             out: Vec::with_capacity(8 * 1024),
             seq: 0,
             bin_row: BinRow::default(),
+            names: ColumnNames::default(),
         };
         w.handshake(e)?;
         w.sock.handshake_done();
@@ -172,10 +175,24 @@ impl Wire {
     /// multi-results.
     pub(crate) fn reply(
         &mut self,
-        mut on_row: impl FnMut(&[u8]) -> Result<(), WireError>,
+        on_row: impl FnMut(&[u8]) -> Result<(), WireError>,
         infile: Option<&[u8]>,
     ) -> Result<StmtOutcome, WireError> {
+        let mut on_row = on_row;
+        self.reply_named(|p, _, _| on_row(p), infile, None)
+    }
+
+    /// [`Wire::reply`], with each row's result set's column names (kept in `names` when given)
+    /// and the result set's index.
+    fn reply_named(
+        &mut self,
+        mut on_row: impl FnMut(&[u8], &ColumnNames, usize) -> Result<(), WireError>,
+        infile: Option<&[u8]>,
+        mut names: Option<&mut ColumnNames>,
+    ) -> Result<StmtOutcome, WireError> {
         let mut out = StmtOutcome::default();
+        let none = ColumnNames::default();
+        let mut set = 0;
         loop {
             let p = self.read_packet()?;
             let Some(&first) = p.first() else {
@@ -203,8 +220,14 @@ impl Wire {
                 }
                 _ => {
                     let (columns, _) = lenenc_int(p);
+                    if let Some(n) = names.as_deref_mut() {
+                        n.clear();
+                    }
                     for _ in 0..columns {
-                        self.read_packet()?;
+                        let def = self.read_packet()?;
+                        if let Some(n) = names.as_deref_mut() {
+                            n.push(def);
+                        }
                     }
                     self.read_packet()?; // EOF after the column definitions
                     loop {
@@ -219,7 +242,7 @@ impl Wire {
                             0xFF => return Err(server_error(p)),
                             _ => {
                                 out.rows += 1;
-                                on_row(p)?;
+                                on_row(p, names.as_deref().unwrap_or(&none), set)?;
                             }
                         }
                     }
@@ -228,6 +251,7 @@ impl Wire {
             if status & MORE_RESULTS == 0 {
                 return Ok(out);
             }
+            set += 1;
         }
     }
 
@@ -241,13 +265,17 @@ impl Wire {
         self.wbuf.extend_from_slice(sql.as_bytes());
         self.send_packet()?;
         let mut on_row = on_row;
-        self.reply(
-            |p| {
-                on_row(&MyRow(p));
+        let mut names = std::mem::take(&mut self.names);
+        let out = self.reply_named(
+            |p, names, set| {
+                on_row(&MyRow(p, names, set));
                 Ok(())
             },
             None,
-        )
+            Some(&mut names),
+        );
+        self.names = names;
+        out
     }
 
     /// Runs `sql` (a LOAD DATA LOCAL INFILE statement) sending `data` as the file.
