@@ -1457,3 +1457,44 @@ fn gset_and_aset_take_mariadbs_columns() {
         20
     );
 }
+
+/// `-v` vacuums pgbench_accounts too before the run, as pgbench does; without it only the
+/// small tables are.
+#[test]
+fn vacuum_all_vacuums_the_accounts_too() {
+    let s = Scratch::new();
+    let server = start(ServerKind::Postgres);
+    let dir = s.path("");
+    let link = linked(&dir);
+    pgbench(server.port, &["-i", "-q", "-s", "1", "-I", "dtgp"]);
+    let vacuumed = |t: &str| {
+        query(
+            &server.url,
+            &format!(
+                "SELECT count(*) FROM pg_stat_user_tables WHERE relname = '{t}' AND last_vacuum IS NOT NULL"
+            ),
+        )
+    };
+    ours(&dir, &link, server.port, &["-S", "-t", "1"]);
+    assert_eq!(vacuumed("pgbench_branches"), 1);
+    assert_eq!(vacuumed("pgbench_accounts"), 0);
+    let out = Command::new(&link)
+        .args([
+            "-h",
+            "127.0.0.1",
+            "-p",
+            &server.port.to_string(),
+            "-U",
+            "sbtest",
+        ])
+        .args(["-v", "-S", "-t", "1", "sbtest"])
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("starting vacuum pgbench_accounts...end."),
+        "{out:?}"
+    );
+    assert_eq!(vacuumed("pgbench_accounts"), 1);
+}

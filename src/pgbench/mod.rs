@@ -480,8 +480,14 @@ fn run(opts: &[(&str, String)], target: &str) -> Result<Pgbench, Error> {
             "an unlimited number of transaction tries can only be used with --latency-limit or a duration (-T)",
         ));
     }
-    let (scale, partitions) =
-        scale_and_vacuum(target, builtin_only, has("no-vacuum"), last("scale"))?;
+    let vacuum = if has("no-vacuum") {
+        Vacuum::None
+    } else if has("vacuum-all") {
+        Vacuum::All
+    } else {
+        Vacuum::Default
+    };
+    let (scale, partitions) = scale_and_vacuum(target, builtin_only, vacuum, last("scale"))?;
     let mut argv: Vec<String> = vec![
         "dbsweep".into(),
         "run".into(),
@@ -633,12 +639,21 @@ fn results_path() -> String {
 /// A partitioned pgbench_accounts: its method ("range", "hash") and its partitions.
 type Partitioning = (&'static str, u32);
 
+/// The vacuum before a run: none (`-n`), pgbench's default, or with pgbench_accounts too (`-v`).
+#[derive(Clone, Copy, PartialEq)]
+enum Vacuum {
+    None,
+    Default,
+    All,
+}
+
 fn scale_and_vacuum(
     url: &str,
     builtin: bool,
-    no_vacuum: bool,
+    vacuum: Vacuum,
     scale: Option<&str>,
 ) -> Result<(i64, Option<Partitioning>), Error> {
+    let no_vacuum = vacuum == Vacuum::None;
     let given = scale
         .map(|s| number::<i64>("scale", s, "scaling factor"))
         .transpose()?;
@@ -664,6 +679,16 @@ fn scale_and_vacuum(
             }
         }
         eprintln!("end.");
+        if vacuum == Vacuum::All {
+            eprint!("starting vacuum pgbench_accounts...");
+            if let Err(e) = conn.batch("VACUUM ANALYZE pgbench_accounts") {
+                eprintln!(
+                    "pgbench: error: {} (ignoring this error and continuing anyway)",
+                    e.message
+                );
+            }
+            eprintln!("end.");
+        }
     }
     if !builtin {
         return Ok((given.unwrap_or(1), None));
