@@ -217,6 +217,20 @@ fn linked(dir: &std::path::Path) -> std::path::PathBuf {
     link
 }
 
+/// A scratch directory holding a `pgbench` link to dbsweep, and a managed PostgreSQL.
+fn pg_with_link() -> (
+    Scratch,
+    dbsweep::server::ManagedServer,
+    std::path::PathBuf,
+    std::path::PathBuf,
+) {
+    let s = Scratch::new();
+    let server = start(ServerKind::Postgres);
+    let dir = s.path("");
+    let link = linked(&dir);
+    (s, server, dir, link)
+}
+
 /// The figures pgbench users grep, by the same expressions for either tool.
 fn figures(stdout: &str) -> std::collections::BTreeMap<&'static str, String> {
     let patterns = [
@@ -826,10 +840,7 @@ fn both_outputs(
 
 #[test]
 fn failures_detailed_and_verbose_errors_say_what_pgbench_says() {
-    let s = Scratch::new();
-    let server = start(ServerKind::Postgres);
-    let dir = s.path("");
-    let link = linked(&dir);
+    let (s, server, dir, link) = pg_with_link();
     let race = race_script(&server.url, &s, "pgb_f");
     let race = race.as_str();
     let verbose = regex::Regex::new(
@@ -951,11 +962,8 @@ fn partitions(url: &str) -> Vec<Vec<Option<String>>> {
 
 #[test]
 fn partitioned_accounts_are_made_and_named_as_pgbench_does() {
-    let s = Scratch::new();
-    let server = start(ServerKind::Postgres);
+    let (_s, server, dir, link) = pg_with_link();
     let url = server.url.clone();
-    let dir = s.path("");
-    let link = linked(&dir);
     let port = server.port.to_string();
     let init = |bin: &std::path::Path, extra: &[&str]| {
         let out = Command::new(bin)
@@ -1016,10 +1024,7 @@ fn partitioned_accounts_are_made_and_named_as_pgbench_does() {
 /// every counted one slept its whole time.
 #[test]
 fn a_sleep_at_the_end_of_the_run_finishes_as_in_pgbench() {
-    let s = Scratch::new();
-    let server = start(ServerKind::Postgres);
-    let dir = s.path("");
-    let link = linked(&dir);
+    let (s, server, dir, link) = pg_with_link();
     let sleepy = s.path("sleepy.sql");
     std::fs::write(&sleepy, "\\sleep 300 ms\nSELECT 1;\n").unwrap();
     let args = ["-n", "-c", "1", "-T", "1", "-f", sleepy.to_str().unwrap()];
@@ -1073,10 +1078,7 @@ fn show_script_and_the_builtin_list_print_what_pgbench_prints() {
 /// them.
 #[test]
 fn progress_lines_are_pgbenchs_to_the_last_one() {
-    let s = Scratch::new();
-    let server = start(ServerKind::Postgres);
-    let dir = s.path("");
-    let link = linked(&dir);
+    let (_s, server, dir, link) = pg_with_link();
     pgbench(server.port, &["-i", "-q", "-s", "1"]);
     let line = regex::Regex::new(
         r"^progress: ([\d.]+) s, \d+\.\d tps, lat \d+\.\d{3} ms stddev \d+\.\d{3}, \d+ failed(, lag \d+\.\d{3} ms)?(, \d+ skipped)?(, \d+ retried, \d+ retries)?$",
@@ -1155,11 +1157,8 @@ fn progress_lines_are_pgbenchs_to_the_last_one() {
 #[test]
 fn tablespaces_take_the_tables_and_keys_as_in_pgbench() {
     use std::os::unix::fs::MetadataExt;
-    let s = Scratch::new();
-    let server = start(ServerKind::Postgres);
+    let (_s, server, dir, link) = pg_with_link();
     let url = server.url.clone();
-    let dir = s.path("");
-    let link = linked(&dir);
     let owner = std::fs::metadata(&server.dir).unwrap();
     let target = dbsweep::db::open(&url, Default::default()).unwrap();
     let mut conn = target.connect().unwrap();
@@ -1210,11 +1209,8 @@ fn tablespaces_take_the_tables_and_keys_as_in_pgbench() {
 /// `\aset` (every statement's), and pipelines: the rows and files pgbench's give.
 #[test]
 fn shell_compound_statements_and_pipelines_run_as_in_pgbench() {
-    let s = Scratch::new();
-    let server = start(ServerKind::Postgres);
+    let (s, server, dir, link) = pg_with_link();
     let url = server.url.clone();
-    let dir = s.path("");
-    let link = linked(&dir);
     let target = dbsweep::db::open(&url, Default::default()).unwrap();
     let mut conn = target.connect().unwrap();
     conn.batch("CREATE TABLE shelled (tool int, y int, b int, c int, d int, e int)")
@@ -1359,10 +1355,7 @@ fn shell_compound_statements_and_pipelines_run_as_in_pgbench() {
 /// read-only one never fails, so it is never retried).
 #[test]
 fn each_scripts_section_splits_its_failures_and_retries_as_pgbench() {
-    let s = Scratch::new();
-    let server = start(ServerKind::Postgres);
-    let dir = s.path("");
-    let link = linked(&dir);
+    let (s, server, dir, link) = pg_with_link();
     pgbench(server.port, &["-i", "-q", "-s", "1"]);
     let race = format!("{}@2", race_script(&server.url, &s, "pgb_split"));
     let args = [
@@ -1462,10 +1455,7 @@ fn gset_and_aset_take_mariadbs_columns() {
 /// small tables are.
 #[test]
 fn vacuum_all_vacuums_the_accounts_too() {
-    let s = Scratch::new();
-    let server = start(ServerKind::Postgres);
-    let dir = s.path("");
-    let link = linked(&dir);
+    let (s, server, dir, link) = pg_with_link();
     pgbench(server.port, &["-i", "-q", "-s", "1", "-I", "dtgp"]);
     let vacuumed = |t: &str| {
         query(
