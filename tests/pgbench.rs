@@ -1455,7 +1455,7 @@ fn gset_and_aset_take_mariadbs_columns() {
 /// small tables are.
 #[test]
 fn vacuum_all_vacuums_the_accounts_too() {
-    let (s, server, dir, link) = pg_with_link();
+    let (_s, server, dir, link) = pg_with_link();
     pgbench(server.port, &["-i", "-q", "-s", "1", "-I", "dtgp"]);
     let vacuumed = |t: &str| {
         query(
