@@ -352,3 +352,145 @@ fn debians_newest_builds_run_a_step_and_record_where_they_came_from() {
         assert!(u(&r, "/events") > 0, "{server}");
     }
 }
+
+/// A TCP proxy in front of the server of `url` for one connection: the URL to connect to
+/// instead, and the number of MySQL packets the server has sent through it so far (its byte
+/// stream cut at each packet's 4-byte header).
+fn packet_counting_proxy(url: &str) -> (String, std::sync::Arc<std::sync::atomic::AtomicU64>) {
+    use std::io::{Read, Write};
+    use std::sync::atomic::{AtomicU64, Ordering};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let host = url.split('@').nth(1).unwrap().split('/').next().unwrap();
+    let upstream = host.to_string();
+    let packets = std::sync::Arc::new(AtomicU64::new(0));
+    let counter = packets.clone();
+    std::thread::spawn(move || {
+        let (mut client, _) = listener.accept().unwrap();
+        let mut server = std::net::TcpStream::connect(&upstream).unwrap();
+        let (mut client_back, mut server_back) =
+            (client.try_clone().unwrap(), server.try_clone().unwrap());
+        std::thread::spawn(move || {
+            let _ = std::io::copy(&mut client, &mut server_back);
+        });
+        // Server to client: forwarded as it comes, each packet counted once whole.
+        let (mut header, mut body_left) = (Vec::new(), 0usize);
+        let mut buf = vec![0u8; 64 * 1024];
+        loop {
+            let n = match server.read(&mut buf) {
+                Ok(0) | Err(_) => break,
+                Ok(n) => n,
+            };
+            for &b in &buf[..n] {
+                if body_left > 0 {
+                    body_left -= 1;
+                } else {
+                    header.push(b);
+                    if header.len() < 4 {
+                        continue;
+                    }
+                    body_left = u32::from_le_bytes([header[0], header[1], header[2], 0]) as usize;
+                    header.clear();
+                }
+                if body_left == 0 {
+                    counter.fetch_add(1, Ordering::SeqCst);
+                }
+            }
+            if client_back.write_all(&buf[..n]).is_err() {
+                break;
+            }
+        }
+    });
+    (url.replace(host, &format!("127.0.0.1:{port}")), packets)
+}
+
+#[test]
+fn mysql_replies_are_read_as_each_server_version_ends_them() {
+    use dbsweep::db::{OpenOptions, Param, TextRow};
+    use dbsweep::server::{ManagedServer, ServerKind, ServerSpec, builds::Build};
+    use std::sync::atomic::Ordering;
+    // Packets per prepared point select's reply: the column count, its definition unless
+    // MariaDB's cached metadata leaves it out (10.6+), the row, and the OK ending the set (no
+    // EOF packets: CLIENT_DEPRECATE_EOF). Before both, five.
+    for (kind, basedir, per_select) in [
+        (ServerKind::Mariadb, None, 3),
+        (ServerKind::Mariadb, Some("mariadb-11.4.5"), 3),
+        (ServerKind::Mariadb, Some("mariadb-11.8"), 3),
+        (ServerKind::Mysql, Some("mysql-9.7"), 4),
+    ] {
+        let build = basedir
+            .map(|d| Build::at(&Path::new("/opt/dbsweep/builds").join(d), Some(kind)).unwrap());
+        let server = ManagedServer::start(&ServerSpec {
+            build,
+            ..ServerSpec::new(kind)
+        })
+        .unwrap_or_else(|e| panic!("{basedir:?}: {e}"));
+        let (url, packets) = packet_counting_proxy(&server.url);
+        let o = OpenOptions {
+            create: false,
+            text_statements: false,
+            pipeline: false,
+        };
+        let mut conn = dbsweep::db::open(&url, o).unwrap().connect().unwrap();
+        conn.batch("CREATE TABLE t (id INT PRIMARY KEY, c VARCHAR(20))")
+            .unwrap();
+        conn.batch("INSERT INTO t VALUES (1, 'one'), (2, 'two'), (3, 'three')")
+            .unwrap();
+        conn.batch(
+            "CREATE PROCEDURE two_sets() BEGIN SELECT id, c FROM t ORDER BY id; SELECT count(*) AS n FROM t; END",
+        )
+        .unwrap();
+        // Two result sets and the call's own OK: every row, each set's names, and the
+        // connection still in step afterwards.
+        let mut seen = Vec::new();
+        let mut on_row = |row: &dyn TextRow| {
+            seen.push(format!(
+                "{} {}={}",
+                row.result_set(),
+                row.name(row.len() - 1).unwrap_or("?"),
+                String::from_utf8_lossy(row.get(row.len() - 1).unwrap_or(b"NULL"))
+            ));
+        };
+        let out = conn.simple("CALL two_sets()", &mut on_row).unwrap();
+        assert_eq!(
+            seen,
+            ["0 c=one", "0 c=two", "0 c=three", "1 n=3"],
+            "{basedir:?}"
+        );
+        assert_eq!(out.rows, 4, "{basedir:?}");
+        assert_eq!(conn.query_i64("SELECT 7").unwrap(), Some(7), "{basedir:?}");
+        // Prepared selects: each reply's rows decoded, and its packets counted.
+        let select = conn.prepare("SELECT c FROM t WHERE id = ?").unwrap();
+        let mut values = Vec::new();
+        conn.query_each(select, &[Param::Int(2)], &mut |row: &dyn TextRow| {
+            values.push(String::from_utf8_lossy(row.get(0).unwrap_or_default()).into_owned())
+        })
+        .unwrap();
+        let before = packets.load(Ordering::SeqCst);
+        for id in 1..=30 {
+            let rows = conn
+                .query_each(
+                    select,
+                    &[Param::Int(id % 3 + 1)],
+                    &mut |row: &dyn TextRow| {
+                        values.push(
+                            String::from_utf8_lossy(row.get(0).unwrap_or_default()).into_owned(),
+                        )
+                    },
+                )
+                .unwrap();
+            assert_eq!(rows, 1);
+        }
+        // The last reply has come whole before the next command's: one more round trip.
+        assert_eq!(conn.query_i64("SELECT 1").unwrap(), Some(1));
+        let text_select = 4; // count, definition, row, the OK (metadata is cached for prepared only)
+        let got = packets.load(Ordering::SeqCst) - before;
+        assert_eq!(
+            got,
+            30 * per_select + text_select,
+            "{basedir:?}: packets for 30 prepared selects and a text one"
+        );
+        assert_eq!(values.len(), 31);
+        assert_eq!(&values[..4], ["two", "two", "three", "one"], "{basedir:?}");
+    }
+}

@@ -232,6 +232,79 @@ fn mysql_on(sock: Socket, e: &mywire::Endpoint) -> bool {
 mod tests {
     use super::*;
 
+    /// A seed session replayed: what the client reads from each reply. Each reply must be
+    /// read to its end, or the next command reads the rest of it as its own reply.
+    fn replay_mysql_seed(seed: &[u8]) -> (bool, bool, Vec<String>) {
+        use super::super::conn::TextRow;
+        let (sock, _peer) = socket_fed(seed).expect("a socket pair");
+        let mut w = mywire::Wire::start(sock, &mywire::Endpoint::local("pw")).expect("login");
+        let mut seen = Vec::new();
+        let q = w
+            .query("SELECT 1", |row| {
+                let name = row.name(0).unwrap_or_default().to_string();
+                let value = String::from_utf8_lossy(row.get(0).unwrap_or_default()).into_owned();
+                seen.push(format!("text row {name}={value}"));
+            })
+            .expect("the text query");
+        seen.push(format!("text rows {}", q.rows));
+        let st = w.prepare("SELECT c FROM t WHERE id = ?").expect("prepare");
+        seen.push(format!(
+            "prepared: {} parameter, types {:?}",
+            st.params, st.column_types
+        ));
+        let mut on_row = |row: &dyn TextRow| {
+            seen.push(format!(
+                "binary row {}",
+                String::from_utf8_lossy(row.get(0).unwrap_or_default())
+            ));
+        };
+        let out = w
+            .execute(&st, &[Param::Int(1)], Some(&mut on_row))
+            .expect("execute");
+        seen.push(format!("binary rows {}", out.rows));
+        let out = w
+            .load_local("LOAD DATA LOCAL INFILE 'x' INTO TABLE t", b"1\t2\n")
+            .expect("load data local");
+        seen.push(format!("loaded {}", out.changed));
+        (w.deprecate_eof, w.cache_metadata, seen)
+    }
+
+    #[test]
+    fn both_result_set_endings_read_the_same_replies() {
+        // The old seed: EOF packets (no CLIENT_DEPRECATE_EOF offered).
+        let (eof, cached, old) =
+            replay_mysql_seed(include_bytes!("../../fuzz/seeds/mysql_client/session"));
+        assert!(!eof && !cached);
+        assert_eq!(
+            old,
+            [
+                "text row c=1",
+                "text rows 1",
+                "prepared: 1 parameter, types [254]",
+                "binary row abc",
+                "binary rows 1",
+                "loaded 0"
+            ]
+        );
+        // MariaDB with CLIENT_DEPRECATE_EOF and cached metadata: no EOFs, OK packets with a
+        // 0xFE header end the sets, an execution's columns skipped, and a second result set
+        // (MORE_RESULTS in the first one's ending) read too.
+        let (eof, cached, new) = replay_mysql_seed(include_bytes!(
+            "../../fuzz/seeds/mysql_client/session_deprecate_eof"
+        ));
+        assert!(eof && cached);
+        let expected = [
+            "text row c=1",
+            "text rows 1",
+            "prepared: 1 parameter, types [254]",
+            "binary row abc",
+            "binary row xyz",
+            "binary rows 2",
+            "loaded 1",
+        ];
+        assert_eq!(new, expected);
+    }
+
     #[test]
     fn the_tls_sessions_log_in_through_a_real_handshake() {
         // AuthenticationOk, ReadyForQuery: inside TLS.

@@ -8,8 +8,9 @@ use sha1::{Digest, Sha1};
 use sha2::{Sha256, Sha512};
 
 use super::mypacket::{
-    CONNECT_WITH_DB, LOCAL_FILES, LONG_FLAG, LONG_PASSWORD, MAX_PACKET, MULTI_RESULTS, PLUGIN_AUTH,
-    PROTOCOL_41, SECURE_CONNECTION, SSL, TRANSACTIONS, WireError, server_error,
+    CLIENT_MYSQL, CONNECT_WITH_DB, DEPRECATE_EOF, LOCAL_FILES, LONG_FLAG, LONG_PASSWORD,
+    MARIADB_CACHE_METADATA, MAX_PACKET, MULTI_RESULTS, PLUGIN_AUTH, PROTOCOL_41, SECURE_CONNECTION,
+    SSL, TRANSACTIONS, WireError, server_error,
 };
 use super::mywire::{Endpoint, Wire};
 use super::tls::Mode;
@@ -163,6 +164,12 @@ impl Wire {
         let caps = caps_low | u32::from(u16::from_le_bytes([p[at], p[at + 1]])) << 16;
         at += 2;
         let data_len = p[at] as usize;
+        // MariaDB (CLIENT_MYSQL clear): its extended capabilities in the last 4 reserved bytes.
+        let extended = if caps & CLIENT_MYSQL == 0 {
+            u32::from_le_bytes([p[at + 7], p[at + 8], p[at + 9], p[at + 10]])
+        } else {
+            0
+        };
         at += 1 + 10;
         if caps & PROTOCOL_41 == 0 {
             return Err(WireError::Protocol(
@@ -186,11 +193,15 @@ impl Wire {
             | TRANSACTIONS
             | SECURE_CONNECTION
             | MULTI_RESULTS
-            | PLUGIN_AUTH;
+            | PLUGIN_AUTH
+            | DEPRECATE_EOF;
         if e.database.is_some() {
             flags |= CONNECT_WITH_DB;
         }
         flags &= caps | CONNECT_WITH_DB;
+        let extended = extended & MARIADB_CACHE_METADATA;
+        self.deprecate_eof = flags & DEPRECATE_EOF != 0;
+        self.cache_metadata = extended != 0;
         self.seq = 1;
         if let Some(tls) = &e.tls {
             if caps & SSL != 0 {
@@ -201,7 +212,8 @@ impl Wire {
                 w.extend_from_slice(&flags.to_le_bytes());
                 w.extend_from_slice(&(MAX_PACKET as u32).to_le_bytes());
                 w.push(45);
-                w.extend_from_slice(&[0; 23]);
+                w.extend_from_slice(&[0; 19]);
+                w.extend_from_slice(&extended.to_le_bytes());
                 self.send_packet()?;
                 self.sock.start_tls(tls, &e.host)?;
             } else if tls.mode != Mode::Prefer {
@@ -217,7 +229,8 @@ impl Wire {
         w.extend_from_slice(&flags.to_le_bytes());
         w.extend_from_slice(&(MAX_PACKET as u32).to_le_bytes());
         w.push(45); // utf8mb4_general_ci
-        w.extend_from_slice(&[0; 23]);
+        w.extend_from_slice(&[0; 19]);
+        w.extend_from_slice(&extended.to_le_bytes()); // zero unless MariaDB offered them
         w.extend_from_slice(e.user.as_bytes());
         w.push(0);
         w.push(auth.len() as u8);

@@ -31,6 +31,16 @@ pub(crate) const SECURE_CONNECTION: u32 = 0x8000;
 pub(crate) const MULTI_RESULTS: u32 = 0x20000;
 pub(crate) const PLUGIN_AUTH: u32 = 0x80000;
 pub(crate) const SSL: u32 = 0x800;
+/// Result sets end with an OK packet (0xFE header) and carry no EOF after their column
+/// definitions: one packet fewer per result set (MySQL 5.7.5+, MariaDB 10.2+).
+pub(crate) const DEPRECATE_EOF: u32 = 1 << 24;
+/// Set by MySQL servers, clear in MariaDB's greeting: MariaDB's extended capabilities follow
+/// in the greeting's reserved bytes and the response's filler.
+pub(crate) const CLIENT_MYSQL: u32 = 1;
+/// MariaDB's extended capability (bit 36, the fifth of the extended word): a column count is
+/// followed by a "metadata follows" byte, and an execution whose result columns have not
+/// changed since the prepare sends none (10.6+).
+pub(crate) const MARIADB_CACHE_METADATA: u32 = 1 << 4;
 /// Server status: another result follows.
 pub(crate) const MORE_RESULTS: u16 = 0x0008;
 pub(crate) const MAX_PACKET: usize = 0xFF_FFFF;

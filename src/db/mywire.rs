@@ -6,6 +6,11 @@
 //! handshake (mysql_native_password, or caching_sha2_password's fast path), COM_QUERY,
 //! COM_STMT_PREPARE/EXECUTE with binary parameters, result sets counted without decoding, and
 //! LOAD DATA LOCAL INFILE. URLs are still parsed by the `mysql` crate.
+//!
+//! It asks for the replies with the fewest packets the server offers: CLIENT_DEPRECATE_EOF (no
+//! EOF packets; a result set ends with an OK) and, on MariaDB 10.6+, MARIADB_CLIENT_CACHE_METADATA
+//! (an execution whose columns are as prepared sends no column definitions). A prepared point
+//! select's reply is then three packets on MariaDB and four on MySQL, where it was five.
 
 use std::io;
 
@@ -93,6 +98,12 @@ pub struct Wire {
     pub(crate) bin_row: BinRow,
     /// Reused for the column names of text queries' result sets.
     names: ColumnNames,
+    /// CLIENT_DEPRECATE_EOF was negotiated: no EOF after column definitions, and result sets
+    /// end with an OK packet whose header is 0xFE.
+    pub(crate) deprecate_eof: bool,
+    /// MariaDB's MARIADB_CLIENT_CACHE_METADATA was negotiated: each column count has a
+    /// "metadata follows" byte.
+    pub(crate) cache_metadata: bool,
 }
 
 impl Wire {
@@ -118,6 +129,8 @@ impl Wire {
             seq: 0,
             bin_row: BinRow::default(),
             names: ColumnNames::default(),
+            deprecate_eof: false,
+            cache_metadata: false,
         };
         w.handshake(e)?;
         w.sock.handshake_done();
@@ -160,6 +173,7 @@ impl Wire {
     }
 
     /// Reads the next packet (a packet of 16 MB or more is not expected in replies here).
+    #[inline]
     pub(crate) fn read_packet(&mut self) -> io::Result<&[u8]> {
         self.sock.fill(4)?;
         let h = self.sock.unread();
@@ -193,6 +207,7 @@ impl Wire {
         let mut out = StmtOutcome::default();
         let none = ColumnNames::default();
         let mut set = 0;
+        let (deprecate_eof, cache_metadata) = (self.deprecate_eof, self.cache_metadata);
         loop {
             let p = self.read_packet()?;
             let Some(&first) = p.first() else {
@@ -200,12 +215,8 @@ impl Wire {
             };
             let status = match first {
                 0x00 => {
-                    let (affected, n) = lenenc_int(&p[1..]);
-                    let (_, m) = lenenc_int(p.get(1 + n..).unwrap_or_default());
-                    out.changed += affected;
-                    let at = 1 + n + m;
-                    p.get(at..at + 2)
-                        .map_or(0, |s| u16::from_le_bytes([s[0], s[1]]))
+                    out.changed += lenenc_int(&p[1..]).0;
+                    ok_status(p)
                 }
                 0xFF => return Err(server_error(p)),
                 0xFB => {
@@ -219,24 +230,34 @@ impl Wire {
                     continue;
                 }
                 _ => {
-                    let (columns, _) = lenenc_int(p);
+                    let (columns, n) = lenenc_int(p);
+                    // MariaDB's cached metadata: 0 when the columns are as the prepare said.
+                    let definitions = !cache_metadata || p.get(n) != Some(&0);
                     if let Some(n) = names.as_deref_mut() {
                         n.clear();
                     }
-                    for _ in 0..columns {
-                        let def = self.read_packet()?;
-                        if let Some(n) = names.as_deref_mut() {
-                            n.push(def);
+                    if definitions {
+                        for _ in 0..columns {
+                            let def = self.read_packet()?;
+                            if let Some(n) = names.as_deref_mut() {
+                                n.push(def);
+                            }
                         }
                     }
-                    self.read_packet()?; // EOF after the column definitions
+                    if !deprecate_eof {
+                        self.read_packet()?; // EOF after the column definitions
+                    }
                     loop {
                         let p = self.read_packet()?;
                         let Some(&lead) = p.first() else {
                             return Err(WireError::Protocol("an empty row packet".into()));
                         };
                         match lead {
-                            0xFE if p.len() < 9 => {
+                            // A text row can begin with 0xFE only as a value of 16 MB or more.
+                            0xFE if deprecate_eof && p.len() < MAX_PACKET => {
+                                break ok_status(p);
+                            }
+                            0xFE if !deprecate_eof && p.len() < 9 => {
                                 break p.get(3..5).map_or(0, |s| u16::from_le_bytes([s[0], s[1]]));
                             }
                             0xFF => return Err(server_error(p)),
@@ -301,10 +322,12 @@ impl Wire {
         let columns = u16::from_le_bytes([p[5], p[6]]);
         let params = u16::from_le_bytes([p[7], p[8]]);
         let mut column_types = Vec::with_capacity(columns.into());
+        // Each list of definitions ends with an EOF unless CLIENT_DEPRECATE_EOF was agreed.
+        let eof = u16::from(!self.deprecate_eof);
         for (n, is_columns) in [(params, false), (columns, true)] {
             if n > 0 {
-                for i in 0..=n {
-                    let p = self.read_packet()?; // definitions, then EOF
+                for i in 0..n + eof {
+                    let p = self.read_packet()?;
                     if is_columns && i < n {
                         column_types.push(column_type(p));
                     }
@@ -384,6 +407,16 @@ impl Wire {
             }
         }
     }
+}
+
+/// The server status of an OK packet (header 0x00, or 0xFE ending a result set under
+/// CLIENT_DEPRECATE_EOF): after the affected rows and the last insert id.
+fn ok_status(p: &[u8]) -> u16 {
+    let rest = p.get(1..).unwrap_or_default();
+    let (_, n) = lenenc_int(rest);
+    let (_, m) = lenenc_int(rest.get(n..).unwrap_or_default());
+    rest.get(n + m..n + m + 2)
+        .map_or(0, |s| u16::from_le_bytes([s[0], s[1]]))
 }
 
 impl Drop for Wire {

@@ -251,10 +251,18 @@ impl Socket {
     }
 
     /// Makes sure at least `n` unread bytes are buffered, reading as needed.
+    #[inline]
     pub fn fill(&mut self, n: usize) -> io::Result<()> {
         if self.end - self.pos >= n {
             return Ok(());
         }
+        self.read_more(n)
+    }
+
+    /// [`Socket::fill`] when the buffer holds fewer than `n` unread bytes: kept out of line so
+    /// that the common case (a reply's next packet already received) is a comparison.
+    #[inline(never)]
+    fn read_more(&mut self, n: usize) -> io::Result<()> {
         if n > MAX_MESSAGE + 16 {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidData,

@@ -2,7 +2,7 @@
 //! `system()` and `popen()` run it. The wait ends with the command, or with Ctrl-C, which kills
 //! it; the end of `-T` does not cut it (pgbench finishes the transaction in flight).
 
-use std::io::Read;
+use std::io::{BufRead, Read};
 use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
@@ -41,7 +41,10 @@ pub fn run(line: &str, capture: bool) -> Result<Option<String>, ShellError> {
     std::thread::spawn(move || {
         let mut out = Vec::new();
         if let Some(s) = stdout {
-            let _ = s.take(KEPT).read_to_end(&mut out);
+            // The first line only, as pgbench's fgets: reading to the end would wait for any
+            // background process the command left holding its output. What comes later meets
+            // a closed pipe, as after pgbench's pclose.
+            let _ = std::io::BufReader::new(s.take(KEPT)).read_until(b'\n', &mut out);
         }
         let _ = tx.send((child.wait().map(|s| s.success()), out));
     });
@@ -89,5 +92,27 @@ mod tests {
         assert_eq!(integer("abc"), None);
         assert_eq!(run("true", false), Ok(None));
         assert_eq!(run("exit 1", false), Err(ShellError::Failed));
+    }
+
+    #[test]
+    fn setshell_does_not_wait_for_a_background_process_holding_its_output() {
+        // The command prints its line and leaves a process behind with its standard output
+        // (its pid in a file, to end it afterwards): the line comes when the shell exits.
+        let dir = std::env::temp_dir().join(format!("dbsweep-setshell-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let pid_file = dir.join("pid");
+        let line = format!("echo 5; sleep 600 & echo $! > '{}'", pid_file.display());
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || tx.send(run(&line, true)));
+        // A bound on a wait that would otherwise be the background process's 600 s.
+        let got = rx.recv_timeout(Duration::from_secs(60));
+        if let Ok(pid) = std::fs::read_to_string(&pid_file) {
+            if let Ok(pid) = pid.trim().parse::<i32>() {
+                // SAFETY: kill sends a signal to the sleep this test started.
+                unsafe { libc::kill(pid, libc::SIGKILL) };
+            }
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+        assert_eq!(got, Ok(Ok(Some("5\n".into()))));
     }
 }
