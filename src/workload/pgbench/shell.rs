@@ -106,11 +106,11 @@ mod tests {
         std::thread::spawn(move || tx.send(run(&line, true)));
         // A bound on a wait that would otherwise be the background process's 600 s.
         let got = rx.recv_timeout(Duration::from_secs(60));
-        if let Ok(pid) = std::fs::read_to_string(&pid_file) {
-            if let Ok(pid) = pid.trim().parse::<i32>() {
-                // SAFETY: kill sends a signal to the sleep this test started.
-                unsafe { libc::kill(pid, libc::SIGKILL) };
-            }
+        if let Ok(pid) = std::fs::read_to_string(&pid_file)
+            && let Ok(pid) = pid.trim().parse::<i32>()
+        {
+            // SAFETY: kill sends a signal to the sleep this test started.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
         }
         let _ = std::fs::remove_dir_all(&dir);
         assert_eq!(got, Ok(Ok(Some("5\n".into()))));
