@@ -79,6 +79,38 @@ fn ibench(url: &str, s: &Scratch) {
 }
 
 #[test]
+fn a_closed_loop_delete_client_counts_only_the_deletes_it_made() {
+    // Deletes as fast as the inserts make room (5 rows every 200 ms): the events that found
+    // no room are not counted, nor is the wait for room in the deletes' latency.
+    let s = Scratch::new();
+    let url = format!("sqlite://{}", s.path("ib.db").display());
+    Line::new(&["prepare", "ibench_insert", "--table-size", "1000"])
+        .target(&url)
+        .assert()
+        .success();
+    let r = Line::new(&[
+        "run",
+        "ibench_delete",
+        "--time",
+        "2",
+        "--rows-per-commit",
+        "5",
+        "--role",
+        "ibench_insert,rate=5",
+    ])
+    .target(&url)
+    .quiet()
+    .output(&s.path("d.json"))
+    .results();
+    assert_valid_results(&r);
+    let (events, deletes) = (u(&r, "/events"), u(&r, "/queries/write"));
+    assert!(deletes > 0, "{}", r["queries"]);
+    assert_eq!(events, deletes, "every counted event deleted a batch");
+    let inserted = 5 * u(&r["roles"][0], "/queries/write") as i64;
+    assert_eq!(rows(&url), 1000 + inserted - 5 * deletes as i64);
+}
+
+#[test]
 fn the_insert_benchmark_on_sqlite() {
     let s = Scratch::new();
     ibench(&format!("sqlite://{}", s.path("ib.db").display()), &s);

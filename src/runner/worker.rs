@@ -326,6 +326,9 @@ impl Worker {
         if self.client.stopped() {
             return Ok(false); // as sysbench: the event that asked to stop is not counted
         }
+        if q.nothing_done {
+            return Ok(true);
+        }
         if slot.measuring {
             let end = end.unwrap_or_else(Instant::now);
             let latency = nanos(end - slot.from);

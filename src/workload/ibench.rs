@@ -7,8 +7,9 @@
 //! Ids: an inserting client takes the next ids from a counter that starts after the table's
 //! largest when the first client starts; a deleting client takes the oldest ids from one that
 //! starts at its smallest, and deletes only rows beyond the table's size at that start, so that
-//! deletes follow inserts at their rate and the table keeps its size (it waits up to 100 ms for
-//! inserts to make room, then ends its event without a delete). The ibench workloads alive in
+//! deletes follow inserts at their rate and the table keeps its size: a delete client waits for
+//! the inserts to make room before each event, outside its latency (up to 100 ms), and an event
+//! that finds none (no insert came, or another delete client took it) is not counted. The ibench workloads alive in
 //! one process at once (a run and its roles) share these counters; several processes inserting
 //! into one table are not supported.
 
@@ -95,8 +96,10 @@ struct Ids {
 /// The counters of the ibench workloads alive in this process (one step's, with its roles).
 static SHARED: Shared<Ids> = Shared::new();
 
-/// How long a delete waits for inserts to make room before its event ends without one.
+/// The longest a delete client waits for room before an event (which then deletes nothing and
+/// is not counted), and how often it looks.
 const DELETE_WAIT: std::time::Duration = std::time::Duration::from_millis(100);
+const DELETE_POLL: std::time::Duration = std::time::Duration::from_millis(1);
 
 struct Ibench {
     name: &'static str,
@@ -285,6 +288,18 @@ struct IbenchClient {
 }
 
 impl Client for IbenchClient {
+    /// A delete client waits for the inserts to make room before its event, outside its
+    /// latency: up to [`DELETE_WAIT`], looking every millisecond.
+    fn pause(&mut self, _rand: &mut Rand) -> Option<std::time::Duration> {
+        if self.kind == Kind::Delete {
+            let waited = Instant::now();
+            while self.has_room().is_none() && waited.elapsed() < DELETE_WAIT {
+                std::thread::sleep(DELETE_POLL);
+            }
+        }
+        None
+    }
+
     fn event(
         &mut self,
         conn: &mut dyn Conn,
@@ -308,6 +323,7 @@ impl Client for IbenchClient {
             }
             (Kind::Delete, Some(stmt)) => {
                 let Some(from) = self.room() else {
+                    q.nothing_done = true;
                     return Ok(());
                 };
                 conn.begin(true)?;
@@ -348,34 +364,31 @@ impl Client for IbenchClient {
 }
 
 impl IbenchClient {
-    /// The first of `batch` oldest ids to delete, once the inserts have put that many rows
-    /// beyond the table's size; None after [`DELETE_WAIT`] without room.
+    /// Whether the inserts have put a batch of rows beyond the table's size, with the ids.
+    fn has_room(&self) -> Option<(i64, i64)> {
+        let oldest = self.ids.oldest.load(Ordering::Relaxed);
+        let next = self.ids.next.load(Ordering::Relaxed);
+        (next - (oldest + self.batch) >= self.ids.keep).then_some((oldest, next))
+    }
+
+    /// Takes the first of the `batch` oldest ids to delete, if the inserts have made room.
     fn room(&self) -> Option<i64> {
-        let waited = Instant::now();
-        loop {
-            let oldest = self.ids.oldest.load(Ordering::Relaxed);
-            let next = self.ids.next.load(Ordering::Relaxed);
-            if next - (oldest + self.batch) >= self.ids.keep {
-                if self
-                    .ids
-                    .oldest
-                    .compare_exchange(
-                        oldest,
-                        oldest + self.batch,
-                        Ordering::Relaxed,
-                        Ordering::Relaxed,
-                    )
-                    .is_ok()
-                {
-                    return Some(oldest);
-                }
-                continue;
+        while let Some((oldest, _)) = self.has_room() {
+            if self
+                .ids
+                .oldest
+                .compare_exchange(
+                    oldest,
+                    oldest + self.batch,
+                    Ordering::Relaxed,
+                    Ordering::Relaxed,
+                )
+                .is_ok()
+            {
+                return Some(oldest);
             }
-            if waited.elapsed() >= DELETE_WAIT {
-                return None;
-            }
-            std::thread::sleep(std::time::Duration::from_millis(1));
         }
+        None
     }
 }
 
