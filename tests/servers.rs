@@ -403,43 +403,20 @@ fn conflicts_are_retried(kind: ServerKind, server: &ManagedServer, extra: &[&str
     assert_eq!(u(&r, "/retries"), retried);
 }
 
-/// The current thread's voluntary context switches: one each time it waits for the server.
 /// A TCP proxy in front of the server of `url` for one connection: the URL to connect to
 /// instead, and the count of chunks it has received from the client so far (each at least one
 /// send of the client's).
 fn counting_proxy(url: &str) -> (String, std::sync::Arc<std::sync::atomic::AtomicU64>) {
-    use std::io::{Read, Write};
-    use std::sync::atomic::{AtomicU64, Ordering};
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
-    let host = url.split('@').nth(1).unwrap().split('/').next().unwrap();
-    let upstream_addr = host.to_string();
-    let chunks = std::sync::Arc::new(AtomicU64::new(0));
+    let chunks = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
     let counter = chunks.clone();
-    std::thread::spawn(move || {
-        let (mut client, _) = listener.accept().unwrap();
-        let mut server = std::net::TcpStream::connect(&upstream_addr).unwrap();
-        let (mut client_back, mut server_back) =
-            (client.try_clone().unwrap(), server.try_clone().unwrap());
-        // Server to client, as it comes.
-        std::thread::spawn(move || {
-            let _ = std::io::copy(&mut server_back, &mut client_back);
-        });
-        let mut buf = vec![0u8; 64 * 1024];
-        loop {
-            match client.read(&mut buf) {
-                Ok(0) | Err(_) => break,
-                Ok(n) => {
-                    counter.fetch_add(1, Ordering::SeqCst);
-                    if server.write_all(&buf[..n]).is_err() {
-                        break;
-                    }
-                }
-            }
-        }
-        let _ = server.shutdown(std::net::Shutdown::Both);
-    });
-    (url.replace(host, &format!("127.0.0.1:{port}")), chunks)
+    let url = crate::util::tcp_proxy(
+        url,
+        move |_| {
+            counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        },
+        |_| {},
+    );
+    (url, chunks)
 }
 
 #[test]

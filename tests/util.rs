@@ -310,3 +310,45 @@ pub fn assert_valid_results(instance: &Value) {
         errors.join("\n")
     );
 }
+
+/// A TCP proxy in front of the server of `url` for one connection: the URL to connect to
+/// instead. `to_server` and `to_client` see each chunk of bytes as it passes, before it is
+/// forwarded.
+pub fn tcp_proxy(
+    url: &str,
+    mut to_server: impl FnMut(&[u8]) + Send + 'static,
+    mut to_client: impl FnMut(&[u8]) + Send + 'static,
+) -> String {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let host = url.split('@').nth(1).unwrap().split('/').next().unwrap();
+    let upstream = host.to_string();
+    fn pump(
+        mut from: std::net::TcpStream,
+        mut to: std::net::TcpStream,
+        mut look: impl FnMut(&[u8]),
+    ) {
+        let mut buf = vec![0u8; 64 * 1024];
+        loop {
+            match from.read(&mut buf) {
+                Ok(0) | Err(_) => break,
+                Ok(n) => {
+                    look(&buf[..n]);
+                    if to.write_all(&buf[..n]).is_err() {
+                        break;
+                    }
+                }
+            }
+        }
+        let _ = to.shutdown(std::net::Shutdown::Both);
+    }
+    std::thread::spawn(move || {
+        let (client, _) = listener.accept().unwrap();
+        let server = std::net::TcpStream::connect(&upstream).unwrap();
+        let (client_back, server_back) = (client.try_clone().unwrap(), server.try_clone().unwrap());
+        std::thread::spawn(move || pump(server, client_back, move |b| to_client(b)));
+        pump(client, server_back, move |b| to_server(b));
+    });
+    url.replace(host, &format!("127.0.0.1:{port}"))
+}

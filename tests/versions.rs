@@ -357,31 +357,14 @@ fn debians_newest_builds_run_a_step_and_record_where_they_came_from() {
 /// instead, and the number of MySQL packets the server has sent through it so far (its byte
 /// stream cut at each packet's 4-byte header).
 fn packet_counting_proxy(url: &str) -> (String, std::sync::Arc<std::sync::atomic::AtomicU64>) {
-    use std::io::{Read, Write};
-    use std::sync::atomic::{AtomicU64, Ordering};
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
-    let host = url.split('@').nth(1).unwrap().split('/').next().unwrap();
-    let upstream = host.to_string();
-    let packets = std::sync::Arc::new(AtomicU64::new(0));
+    let packets = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
     let counter = packets.clone();
-    std::thread::spawn(move || {
-        let (mut client, _) = listener.accept().unwrap();
-        let mut server = std::net::TcpStream::connect(&upstream).unwrap();
-        let (mut client_back, mut server_back) =
-            (client.try_clone().unwrap(), server.try_clone().unwrap());
-        std::thread::spawn(move || {
-            let _ = std::io::copy(&mut client, &mut server_back);
-        });
-        // Server to client: forwarded as it comes, each packet counted once whole.
-        let (mut header, mut body_left) = (Vec::new(), 0usize);
-        let mut buf = vec![0u8; 64 * 1024];
-        loop {
-            let n = match server.read(&mut buf) {
-                Ok(0) | Err(_) => break,
-                Ok(n) => n,
-            };
-            for &b in &buf[..n] {
+    let (mut header, mut body_left) = (Vec::new(), 0usize);
+    let url = crate::util::tcp_proxy(
+        url,
+        |_| {},
+        move |bytes| {
+            for &b in bytes {
                 if body_left > 0 {
                     body_left -= 1;
                 } else {
@@ -393,15 +376,12 @@ fn packet_counting_proxy(url: &str) -> (String, std::sync::Arc<std::sync::atomic
                     header.clear();
                 }
                 if body_left == 0 {
-                    counter.fetch_add(1, Ordering::SeqCst);
+                    counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
                 }
             }
-            if client_back.write_all(&buf[..n]).is_err() {
-                break;
-            }
-        }
-    });
-    (url.replace(host, &format!("127.0.0.1:{port}")), packets)
+        },
+    );
+    (url, packets)
 }
 
 #[test]
