@@ -165,10 +165,9 @@ impl Wire {
         at += 2;
         let data_len = p[at] as usize;
         // MariaDB (CLIENT_MYSQL clear): its extended capabilities in the last 4 reserved bytes.
-        let extended = if caps & CLIENT_MYSQL == 0 {
-            u32::from_le_bytes([p[at + 7], p[at + 8], p[at + 9], p[at + 10]])
-        } else {
-            0
+        let extended = match p.get(at + 7..at + 11) {
+            Some(&[a, b, c, d]) if caps & CLIENT_MYSQL == 0 => u32::from_le_bytes([a, b, c, d]),
+            _ => 0,
         };
         at += 1 + 10;
         if caps & PROTOCOL_41 == 0 {
