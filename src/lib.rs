@@ -4,6 +4,7 @@
 //! imports one that imports it back (the README's Layout section lists the floors).
 
 pub mod cli;
+pub mod clock;
 pub mod commands;
 pub mod db;
 pub mod dropin;

@@ -352,7 +352,7 @@ fn one_event(
             t.w.conn.cache_counters(true);
         }
     }
-    let start = Instant::now();
+    let start = crate::clock::now();
     let result = if sched.deadline.is_some_and(|d| start >= d) {
         Ok(false)
     } else {

@@ -330,7 +330,7 @@ impl Worker {
             return Ok(true);
         }
         if slot.measuring {
-            let end = end.unwrap_or_else(Instant::now);
+            let end = end.unwrap_or_else(crate::clock::now);
             let latency = nanos(end - slot.from);
             if let Some(log) = sh.txn_log {
                 log.log(
@@ -351,7 +351,7 @@ impl Worker {
             self.events += 1 + q.script_events;
             self.busy_ns += latency;
             let mut rec = rec.lock().expect("recorder lock");
-            slot.record(&mut rec, end, &q);
+            slot.record(&mut rec, end, &q, self.client.statement_times());
             if retries.iter().any(|&r| r > 0) {
                 rec.counters.retried_events += 1;
             }
@@ -361,7 +361,6 @@ impl Worker {
             {
                 rec.counters.late_events += 1;
             }
-            rec.record_statements(self.client.statement_times());
             let kind = self.client.last_kind();
             if let Some((kind, rolled_back)) = kind {
                 rec.record_kind(kind, latency, retries.iter().sum(), rolled_back);
@@ -700,8 +699,13 @@ pub(super) struct Slot {
 }
 
 impl Slot {
-    fn record(&self, rec: &mut Recorder, end: Instant, q: &QueryCounts) {
-        rec.record_event(nanos(end - self.from), q, nanos(self.start - self.from));
+    fn record(&self, rec: &mut Recorder, end: Instant, q: &QueryCounts, statements: &[(u8, u64)]) {
+        rec.record_event(
+            nanos(end - self.from),
+            q,
+            nanos(self.start - self.from),
+            statements,
+        );
     }
 }
 
@@ -770,7 +774,7 @@ impl<'a> Pacing<'a> {
                 return None;
             }
         }
-        let start = Instant::now();
+        let start = crate::clock::now();
         let from = scheduled.unwrap_or(start);
         // The run ends at the deadline by the clock: under --rate, events still queued
         // then are not run (their lag is already in the figures).
@@ -821,7 +825,7 @@ impl EventLoop for OwnLoop<'_, '_> {
 
     fn start(&mut self) {
         if let Some(slot) = &mut self.event {
-            let now = Instant::now();
+            let now = crate::clock::now();
             if slot.from == slot.start {
                 slot.from = now;
             }
@@ -833,10 +837,15 @@ impl EventLoop for OwnLoop<'_, '_> {
         if let Some(slot) = self.event.take()
             && slot.measuring
         {
-            let end = Instant::now();
+            let end = crate::clock::now();
             self.counts.0 += 1 + q.script_events;
             self.counts.1 += nanos(end - slot.from);
-            slot.record(&mut self.recorder.lock().expect("recorder lock"), end, q);
+            slot.record(
+                &mut self.recorder.lock().expect("recorder lock"),
+                end,
+                q,
+                &[],
+            );
         }
     }
 }

@@ -709,7 +709,8 @@ impl Client for LinkClient {
         rand: &mut Rand,
         q: &mut QueryCounts,
     ) -> Result<(), DbError> {
-        self.timed_event(conn, rand, q, Instant::now()).map(|_| ())
+        self.timed_event(conn, rand, q, crate::clock::now())
+            .map(|_| ())
     }
 
     fn timed_event(
@@ -722,7 +723,7 @@ impl Client for LinkClient {
         self.laps.clear();
         let i = self.op(rand);
         self.run(OP_ORDER[i], conn, rand, q)?;
-        let end = Instant::now();
+        let end = crate::clock::now();
         self.laps.push((i as u8, (end - start).as_nanos() as u64));
         Ok(Some(end))
     }

@@ -310,7 +310,7 @@ impl Ctx<'_> {
 impl SqlBenchClient {
     /// Test `i` of the group is done now.
     fn lap(&mut self, i: usize) {
-        let now = Instant::now();
+        let now = crate::clock::now();
         self.laps
             .push((i as u8, (now - self.last).as_nanos() as u64));
         self.last = now;
@@ -704,7 +704,8 @@ impl Client for SqlBenchClient {
         rand: &mut Rand,
         q: &mut QueryCounts,
     ) -> Result<(), DbError> {
-        self.timed_event(conn, rand, q, Instant::now()).map(|_| ())
+        self.timed_event(conn, rand, q, crate::clock::now())
+            .map(|_| ())
     }
 
     fn timed_event(

@@ -161,13 +161,13 @@ impl Laps {
     #[inline]
     fn start(&mut self, on: bool, at: Option<std::time::Instant>) {
         self.times.clear();
-        self.last = on.then(|| at.unwrap_or_else(std::time::Instant::now));
+        self.last = on.then(|| at.unwrap_or_else(crate::clock::now));
     }
 
     #[inline]
     fn lap(&mut self, kind: u8) {
         if let Some(last) = self.last {
-            let now = std::time::Instant::now();
+            let now = crate::clock::now();
             let ns = (now - last).as_nanos().min(u128::from(u64::MAX)) as u64;
             self.times.push((kind, ns));
             self.last = Some(now);

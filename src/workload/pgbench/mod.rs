@@ -637,7 +637,8 @@ impl Client for PgbenchClient {
         rand: &mut Rand,
         q: &mut QueryCounts,
     ) -> Result<(), DbError> {
-        self.timed_event(conn, rand, q, Instant::now()).map(drop)
+        self.timed_event(conn, rand, q, crate::clock::now())
+            .map(drop)
     }
 
     /// One run of a script chosen by weight, each command timed from the end of the one
@@ -792,7 +793,7 @@ impl PgbenchClient {
                 Command::Elif(_) | Command::Else => i = Self::after_block(script, i),
                 Command::Endif => i += 1,
             }
-            let now = Instant::now();
+            let now = crate::clock::now();
             // Commands past the 256th of all the scripts are run, not timed.
             if let Ok(k) = u8::try_from(self.first[s] + ran) {
                 self.laps.push((k, (now - lap).as_nanos() as u64));
