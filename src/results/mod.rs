@@ -165,6 +165,10 @@ impl HostId {
 pub struct Tool {
     pub name: String,
     pub version: String,
+    /// The clock the events and statements were timed with: "tsc" (the CPU's counter, where
+    /// the kernel's clock runs on it) or "os" (see `crate::clock`); absent in older files.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clock: Option<String>,
 }
 
 impl Tool {
@@ -172,6 +176,7 @@ impl Tool {
         Tool {
             name: "dbsweep".into(),
             version: env!("CARGO_PKG_VERSION").into(),
+            clock: Some(crate::clock::source().into()),
         }
     }
 }

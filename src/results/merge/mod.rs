@@ -86,7 +86,15 @@ pub fn merge(files: &[(String, Results)]) -> Result<(Results, Vec<String>), Stri
     let server_stats = merge_server_stats(first, events);
     let merged = Results {
         schema_version: super::SCHEMA_VERSION,
-        tool: super::Tool::this(),
+        tool: super::Tool {
+            // The clients' clock, where they all timed with the same one.
+            clock: first
+                .tool
+                .clock
+                .clone()
+                .filter(|c| files.iter().all(|(_, r)| r.tool.clock.as_ref() == Some(c))),
+            ..super::Tool::this()
+        },
         workload: first.workload.clone(),
         target: first.target.clone(),
         server: first.server.clone(),
