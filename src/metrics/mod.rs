@@ -157,6 +157,12 @@ impl KindStats {
         self.retried += o.retried;
     }
 
+    /// Adds `events` events whose latencies are `latency` (a one-statement recorder's copy).
+    fn add_copy(&mut self, latency: &Histogram<u64>, events: u64) {
+        self.latency.add(latency).expect("histograms share bounds");
+        self.events += events;
+    }
+
     fn reset(&mut self) {
         reset_histogram(&mut self.latency);
         self.events = 0;
@@ -380,12 +386,10 @@ impl Recorder {
     /// Ends the copy that `latency` stands for: writes it into its statement's histogram, and
     /// records statements one by one from here on.
     fn write_solo(&mut self) {
-        if let Solo::Same { statement, events } = self.solo {
-            let k = &mut self.statements[usize::from(statement)];
-            k.latency
-                .add(&self.latency)
-                .expect("histograms share bounds");
-            k.events += events;
+        if let Solo::Same { statement, events } = self.solo
+            && let Some(k) = self.statements.get_mut(usize::from(statement))
+        {
+            k.add_copy(&self.latency, events);
         }
         self.solo = Solo::Off;
     }
@@ -444,9 +448,7 @@ impl Snapshot {
             if self.statements.len() <= at {
                 self.statements.resize_with(at + 1, KindStats::default);
             }
-            let k = &mut self.statements[at];
-            k.latency.add(&r.latency).expect("histograms share bounds");
-            k.events += events;
+            self.statements[at].add_copy(&r.latency, events);
         }
     }
 
