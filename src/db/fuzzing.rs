@@ -216,14 +216,14 @@ fn mysql_on(sock: Socket, e: &mywire::Endpoint) -> bool {
         use super::conn::TextRow;
         let _ = (row.len(), row.get(0), row.get(5), row.name(0), row.name(3));
     });
-    let Ok(st) = w.prepare("SELECT c FROM t WHERE id = ?") else {
+    let Ok(mut st) = w.prepare("SELECT c FROM t WHERE id = ?") else {
         return true;
     };
     let params = vec![Param::Int(1); usize::from(st.params.min(64))];
     let mut on_row = |row: &dyn super::conn::TextRow| {
         let _ = (row.len(), row.get(0), row.get(1));
     };
-    let _ = w.execute(&st, &params, Some(&mut on_row));
+    let _ = w.execute(&mut st, &params, Some(&mut on_row));
     let _ = w.load_local("LOAD DATA LOCAL INFILE 'x' INTO TABLE t", b"1\t2\n");
     true
 }
@@ -247,10 +247,11 @@ mod tests {
             })
             .expect("the text query");
         seen.push(format!("text rows {}", q.rows));
-        let st = w.prepare("SELECT c FROM t WHERE id = ?").expect("prepare");
+        let mut st = w.prepare("SELECT c FROM t WHERE id = ?").expect("prepare");
+        let types: Vec<u8> = st.columns.iter().map(|c| c.ty).collect();
         seen.push(format!(
-            "prepared: {} parameter, types {:?}",
-            st.params, st.column_types
+            "prepared: {} parameter, types {types:?}",
+            st.params
         ));
         let mut on_row = |row: &dyn TextRow| {
             seen.push(format!(
@@ -259,7 +260,7 @@ mod tests {
             ));
         };
         let out = w
-            .execute(&st, &[Param::Int(1)], Some(&mut on_row))
+            .execute(&mut st, &[Param::Int(1)], Some(&mut on_row))
             .expect("execute");
         seen.push(format!("binary rows {}", out.rows));
         let out = w

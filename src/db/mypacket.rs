@@ -50,9 +50,23 @@ pub(crate) const MAX_PACKET: usize = 0xFF_FFFF;
 pub struct Prepared {
     pub(crate) id: u32,
     pub(super) params: u16,
-    /// The type code of each result column, for decoding binary rows.
-    pub(crate) column_types: Vec<u8>,
+    /// The result columns as the server last described them, for decoding binary rows.
+    pub(crate) columns: Vec<Column>,
 }
+
+/// What decoding a binary value needs of its column's definition.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Column {
+    /// The type code (MYSQL_TYPE_*).
+    pub(crate) ty: u8,
+    /// UNSIGNED: an integer over the signed range keeps its value.
+    pub(crate) unsigned: bool,
+    /// Fractional digits of a time value (DATETIME(6) ...): as many as the text protocol shows.
+    pub(crate) decimals: u8,
+}
+
+/// UNSIGNED_FLAG of a column definition's flags.
+const UNSIGNED_FLAG: u16 = 0x20;
 
 /// A binary result row (prepared statements) decoded to text, so that callers see the same
 /// values as from a text query. The buffers are reused from row to row.
@@ -75,15 +89,23 @@ impl super::conn::TextRow for BinRow {
 
 impl BinRow {
     /// Decodes packet `p` (0x00, the NULL bitmap with its offset of 2, then the values) by the
-    /// column type codes.
-    pub(crate) fn decode(&mut self, p: &[u8], types: &[u8]) -> Result<(), WireError> {
+    /// columns' definitions.
+    pub(crate) fn decode(&mut self, p: &[u8], types: &[Column]) -> Result<(), WireError> {
         use std::io::Write;
         let short = || WireError::Protocol("a truncated binary row".into());
         self.text.clear();
         self.cells.clear();
         let bitmap = p.get(1..1 + (types.len() + 9) / 8).ok_or_else(short)?;
         let mut at = 1 + bitmap.len();
-        for (i, &ty) in types.iter().enumerate() {
+        for (
+            i,
+            &Column {
+                ty,
+                unsigned,
+                decimals,
+            },
+        ) in types.iter().enumerate()
+        {
             let bit = i + 2;
             if bitmap[bit / 8] & (1 << (bit % 8)) != 0 {
                 self.cells.push(None);
@@ -98,22 +120,24 @@ impl BinRow {
             let t = &mut self.text;
             let w = |r: std::io::Result<()>| r.map_err(WireError::Io);
             match ty {
-                0x01 => w(write!(t, "{}", fixed(1)?[0] as i8))?,
-                0x02 | 0x0D => w(write!(
-                    t,
-                    "{}",
-                    i16::from_le_bytes(fixed(2)?.try_into().unwrap_or_default())
-                ))?,
-                0x03 | 0x09 => w(write!(
-                    t,
-                    "{}",
-                    i32::from_le_bytes(fixed(4)?.try_into().unwrap_or_default())
-                ))?,
-                0x08 => w(write!(
-                    t,
-                    "{}",
-                    i64::from_le_bytes(fixed(8)?.try_into().unwrap_or_default())
-                ))?,
+                // Integers of 1, 2, 4 (MEDIUMINT too) and 8 bytes, signed or not.
+                0x01 | 0x02 | 0x0D | 0x03 | 0x09 | 0x08 => {
+                    let n = match ty {
+                        0x01 => 1,
+                        0x02 | 0x0D => 2,
+                        0x08 => 8,
+                        _ => 4,
+                    };
+                    let mut v = [0u8; 8];
+                    v[..n].copy_from_slice(fixed(n)?);
+                    let raw = u64::from_le_bytes(v);
+                    if unsigned {
+                        w(write!(t, "{raw}"))?
+                    } else {
+                        let shift = 64 - 8 * n as u32;
+                        w(write!(t, "{}", ((raw << shift) as i64) >> shift))?
+                    }
+                }
                 0x04 => w(write!(
                     t,
                     "{}",
@@ -133,6 +157,7 @@ impl BinRow {
                     w(write!(t, "{year:04}-{:02}-{:02}", part(2), part(3)))?;
                     if ty != 0x0A {
                         w(write!(t, " {:02}:{:02}:{:02}", part(4), part(5), part(6)))?;
+                        fraction(t, d.get(7..11), decimals);
                     }
                 }
                 // TIME: a length, then sign, days, h, m, s, [us].
@@ -151,6 +176,7 @@ impl BinRow {
                         part(6),
                         part(7)
                     ))?;
+                    fraction(t, d.get(8..12), decimals);
                 }
                 // DECIMAL, strings, blobs, everything else: length-encoded bytes.
                 _ => {
@@ -167,17 +193,41 @@ impl BinRow {
     }
 }
 
-/// The type code of a column definition packet: after six length-encoded strings (catalog,
-/// schema, table, original table, name, original name), the length of the fixed fields, the
-/// character set (2 bytes) and the column length (4 bytes).
-pub(crate) fn column_type(p: &[u8]) -> u8 {
+/// Appends a time value's fraction as the text protocol shows it: `decimals` digits (1 to 6)
+/// of its microseconds (`us`: 4 bytes, absent when zero).
+fn fraction(t: &mut Vec<u8>, us: Option<&[u8]>, decimals: u8) {
+    if !(1..=6).contains(&decimals) {
+        return;
+    }
+    let us = us
+        .and_then(|b| b.try_into().ok())
+        .map_or(0, u32::from_le_bytes);
+    let digits = format!("{:06}", us.min(999_999));
+    t.push(b'.');
+    t.extend_from_slice(&digits.as_bytes()[..usize::from(decimals)]);
+}
+
+/// A column definition packet's type, flags and decimals: after six length-encoded strings
+/// (catalog, schema, table, original table, name, original name), the length of the fixed
+/// fields, the character set (2 bytes) and the column length (4 bytes). A short packet reads
+/// as a string column (its value is then shown as the bytes it holds).
+pub(crate) fn column_def(p: &[u8]) -> Column {
     let mut at = 0;
     for _ in 0..6 {
         let (len, skip) = lenenc_int(p.get(at..).unwrap_or_default());
-        at += skip + usize::try_from(len).unwrap_or(usize::MAX / 2);
+        at = at
+            .saturating_add(skip)
+            .saturating_add(usize::try_from(len).unwrap_or(usize::MAX));
     }
     let (_, skip) = lenenc_int(p.get(at..).unwrap_or_default());
-    p.get(at + skip + 6).copied().unwrap_or(0xFE)
+    let fixed = at.saturating_add(skip).saturating_add(6);
+    let byte = |k: usize| p.get(fixed.saturating_add(k)).copied();
+    let flags = u16::from_le_bytes([byte(1).unwrap_or(0), byte(2).unwrap_or(0)]);
+    Column {
+        ty: byte(0).unwrap_or(0xFE),
+        unsigned: flags & UNSIGNED_FLAG != 0,
+        decimals: byte(3).unwrap_or(0),
+    }
 }
 
 /// A row packet. Text rows (what `query` returns) are length-encoded values, 0xFB for NULL;
@@ -327,6 +377,37 @@ pub(crate) fn server_error(p: &[u8]) -> WireError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn column_definitions_give_type_sign_and_decimals_and_short_ones_do_not_panic() {
+        let mut def = Vec::new();
+        for s in ["def", "db", "t", "t", "k", "k"] {
+            put_lenenc(&mut def, s.len() as u64);
+            def.extend_from_slice(s.as_bytes());
+        }
+        def.push(0x0C);
+        def.extend_from_slice(&[0x3F, 0, 10, 0, 0, 0, 0x03]); // charset, length, LONG
+        def.extend_from_slice(&(UNSIGNED_FLAG | 1).to_le_bytes());
+        def.extend_from_slice(&[4, 0, 0]);
+        let full = column_def(&def);
+        assert_eq!(
+            full,
+            Column {
+                ty: 0x03,
+                unsigned: true,
+                decimals: 4
+            }
+        );
+        for n in 0..def.len() {
+            let c = column_def(&def[..n]);
+            assert!(c.ty == 0x03 || c.ty == 0xFE, "{n}: {c:?}");
+        }
+        // A length that points past the end reads as a string column.
+        assert_eq!(
+            column_def(&[0xFE, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF]).ty,
+            0xFE
+        );
+    }
 
     #[test]
     fn column_names_come_from_their_definitions_and_short_ones_give_none() {

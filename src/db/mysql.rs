@@ -150,7 +150,7 @@ impl Protocol for My {
 
     fn execute(
         &mut self,
-        st: &Prepared,
+        st: &mut Prepared,
         params: &[Param],
         on_row: Option<super::conn::OnRow<'_>>,
     ) -> Result<StmtOutcome, DbError> {

@@ -16,9 +16,10 @@ use std::io;
 
 use super::conn::{Param, StmtOutcome};
 use super::mypacket::{
-    BinRow, CONNECT_WITH_DB, ColumnNames, LOCAL_FILES, LONG_FLAG, LONG_PASSWORD, MAX_PACKET,
-    MORE_RESULTS, MULTI_RESULTS, MyRow, PLUGIN_AUTH, PROTOCOL_41, Prepared, SECURE_CONNECTION, SSL,
-    TRANSACTIONS, WireError, column_type, lenenc_int, put_lenenc, server_error,
+    BinRow, CONNECT_WITH_DB, Column, ColumnNames, LOCAL_FILES, LONG_FLAG, LONG_PASSWORD,
+    MAX_PACKET, MORE_RESULTS, MULTI_RESULTS, MyRow, PLUGIN_AUTH, PROTOCOL_41, Prepared,
+    SECURE_CONNECTION, SSL, TRANSACTIONS, WireError, column_def, lenenc_int, put_lenenc,
+    server_error,
 };
 use super::socket::Socket;
 
@@ -193,16 +194,18 @@ impl Wire {
         infile: Option<&[u8]>,
     ) -> Result<StmtOutcome, WireError> {
         let mut on_row = on_row;
-        self.reply_named(|p, _, _| on_row(p), infile, None)
+        self.reply_named(|p, _, _, _| on_row(p), infile, None, None)
     }
 
-    /// [`Wire::reply`], with each row's result set's column names (kept in `names` when given)
-    /// and the result set's index.
+    /// [`Wire::reply`], with each row's result set's column names (kept in `names` when given),
+    /// its columns' definitions (kept in `columns` when given: a prepared statement's, which
+    /// stay as they are when the server sends none) and the result set's index.
     fn reply_named(
         &mut self,
-        mut on_row: impl FnMut(&[u8], &ColumnNames, usize) -> Result<(), WireError>,
+        mut on_row: impl FnMut(&[u8], &ColumnNames, &[Column], usize) -> Result<(), WireError>,
         infile: Option<&[u8]>,
         mut names: Option<&mut ColumnNames>,
+        mut columns: Option<&mut Vec<Column>>,
     ) -> Result<StmtOutcome, WireError> {
         let mut out = StmtOutcome::default();
         let none = ColumnNames::default();
@@ -230,17 +233,23 @@ impl Wire {
                     continue;
                 }
                 _ => {
-                    let (columns, n) = lenenc_int(p);
+                    let (count, n) = lenenc_int(p);
                     // MariaDB's cached metadata: 0 when the columns are as the prepare said.
                     let definitions = !cache_metadata || p.get(n) != Some(&0);
                     if let Some(n) = names.as_deref_mut() {
                         n.clear();
                     }
                     if definitions {
-                        for _ in 0..columns {
+                        if let Some(c) = columns.as_deref_mut() {
+                            c.clear();
+                        }
+                        for _ in 0..count {
                             let def = self.read_packet()?;
                             if let Some(n) = names.as_deref_mut() {
                                 n.push(def);
+                            }
+                            if let Some(c) = columns.as_deref_mut() {
+                                c.push(column_def(def));
                             }
                         }
                     }
@@ -263,7 +272,8 @@ impl Wire {
                             0xFF => return Err(server_error(p)),
                             _ => {
                                 out.rows += 1;
-                                on_row(p, names.as_deref().unwrap_or(&none), set)?;
+                                let defs = columns.as_deref().map_or(&[][..], Vec::as_slice);
+                                on_row(p, names.as_deref().unwrap_or(&none), defs, set)?;
                             }
                         }
                     }
@@ -288,12 +298,13 @@ impl Wire {
         let mut on_row = on_row;
         let mut names = std::mem::take(&mut self.names);
         let out = self.reply_named(
-            |p, names, set| {
+            |p, names, _, set| {
                 on_row(&MyRow(p, names, set));
                 Ok(())
             },
             None,
             Some(&mut names),
+            None,
         );
         self.names = names;
         out
@@ -321,7 +332,7 @@ impl Wire {
         let id = u32::from_le_bytes([p[1], p[2], p[3], p[4]]);
         let columns = u16::from_le_bytes([p[5], p[6]]);
         let params = u16::from_le_bytes([p[7], p[8]]);
-        let mut column_types = Vec::with_capacity(columns.into());
+        let mut defs = Vec::with_capacity(columns.into());
         // Each list of definitions ends with an EOF unless CLIENT_DEPRECATE_EOF was agreed.
         let eof = u16::from(!self.deprecate_eof);
         for (n, is_columns) in [(params, false), (columns, true)] {
@@ -329,7 +340,7 @@ impl Wire {
                 for i in 0..n + eof {
                     let p = self.read_packet()?;
                     if is_columns && i < n {
-                        column_types.push(column_type(p));
+                        defs.push(column_def(p));
                     }
                 }
             }
@@ -337,15 +348,18 @@ impl Wire {
         Ok(Prepared {
             id,
             params,
-            column_types,
+            columns: defs,
         })
     }
 
     /// Executes a prepared statement with binary parameters (integers as BIGINT, text as
-    /// strings). Rows are counted; with `on_row`, each is decoded and shown to it.
+    /// strings). Rows are counted; with `on_row`, each is decoded and shown to it, by the
+    /// columns as the server last described them: a reply carries their definitions when they
+    /// changed since the prepare (a table altered), and MariaDB's cached metadata then sends
+    /// none until they change again, so they are kept in `st`.
     pub fn execute(
         &mut self,
-        st: &Prepared,
+        st: &mut Prepared,
         params: &[Param],
         on_row: Option<super::conn::OnRow<'_>>,
     ) -> Result<StmtOutcome, WireError> {
@@ -390,17 +404,22 @@ impl Wire {
             }
         }
         self.send_packet()?;
+        // Rows only counted: the definitions matter only to a later decode, which without
+        // cached metadata reads the ones its own reply carries.
+        let columns = (on_row.is_some() || self.cache_metadata).then_some(&mut st.columns);
         match on_row {
-            None => self.reply(|_| Ok(()), None),
+            None => self.reply_named(|_, _, _, _| Ok(()), None, None, columns),
             Some(f) => {
                 let mut row = std::mem::take(&mut self.bin_row);
-                let out = self.reply(
-                    |p| {
-                        row.decode(p, &st.column_types)?;
+                let out = self.reply_named(
+                    |p, _, defs, _| {
+                        row.decode(p, defs)?;
                         f(&row);
                         Ok(())
                     },
                     None,
+                    None,
+                    columns,
                 );
                 self.bin_row = row;
                 out

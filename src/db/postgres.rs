@@ -172,7 +172,7 @@ impl Protocol for Pg {
 
     fn execute(
         &mut self,
-        st: &Prepared,
+        st: &mut Prepared,
         params: &[Param],
         on_row: Option<super::conn::OnRow<'_>>,
     ) -> Result<StmtOutcome, DbError> {

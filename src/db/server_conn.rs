@@ -21,7 +21,7 @@ pub trait Protocol: Send {
     /// Runs a prepared statement; `on_row`, if given, sees each row's values as text.
     fn execute(
         &mut self,
-        st: &Self::Stmt,
+        st: &mut Self::Stmt,
         params: &[Param],
         on_row: Option<super::conn::OnRow<'_>>,
     ) -> Result<StmtOutcome, DbError>;
@@ -204,7 +204,7 @@ impl<P: Protocol> ServerConn<P> {
             };
         }
         self.proto
-            .execute(&self.stmts[stmt.0], params, on_row)
+            .execute(&mut self.stmts[stmt.0], params, on_row)
             .map_err(|e| e.in_statement(&self.sql[stmt.0]))
     }
 }
