@@ -2,8 +2,8 @@
 //! of the house: it imports only the error type, so that the lowest layers (sockets, server
 //! builds, the profiler) can look at the flag without reaching up.
 
-use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use crate::error::Error;
@@ -87,16 +87,60 @@ pub fn abandon(code: i32, line: &str) -> ! {
     std::process::exit(code);
 }
 
-/// Where the run in progress ends by its `--time`, in milliseconds after [`EPOCH`]; 0: no run
-/// with a time limit is in progress.
-static RUN_END: AtomicU64 = AtomicU64::new(0);
+/// The ends of the runs in progress (several groups of clients run side by side in one step,
+/// each with its own): what `run_overrun` measures from.
+static RUN_ENDS: RunEnds = RunEnds::new();
 
-/// The instant `RUN_END` counts from.
+/// The instant the ends count from.
 static EPOCH: OnceLock<Instant> = OnceLock::new();
 
+/// The ends of the runs in progress, in milliseconds after [`EPOCH`] (0: a run without a time
+/// limit), each under the number its [`RunEnd`] holds.
+struct RunEnds {
+    live: Mutex<Vec<(u64, u64)>>,
+    next: AtomicU64,
+    /// The latest live end; 0 when none is live or one has no time limit (no overrun then).
+    latest: AtomicU64,
+}
+
+impl RunEnds {
+    const fn new() -> RunEnds {
+        RunEnds {
+            live: Mutex::new(Vec::new()),
+            next: AtomicU64::new(0),
+            latest: AtomicU64::new(0),
+        }
+    }
+
+    /// Adds a run ending at `ms` (0: none); returns its number.
+    fn add(&self, ms: u64) -> u64 {
+        let id = self.next.fetch_add(1, Ordering::Relaxed);
+        let mut live = self.live.lock().unwrap_or_else(|p| p.into_inner());
+        live.push((id, ms));
+        self.latest.store(Self::latest_of(&live), Ordering::SeqCst);
+        id
+    }
+
+    /// Removes run `id`: the others' ends stand.
+    fn remove(&self, id: u64) {
+        let mut live = self.live.lock().unwrap_or_else(|p| p.into_inner());
+        live.retain(|&(i, _)| i != id);
+        self.latest.store(Self::latest_of(&live), Ordering::SeqCst);
+    }
+
+    /// The latest end: a run is over its time only when every run beside it is (a group that
+    /// ended early must not make a later one look stuck: the watch would end the process).
+    fn latest_of(live: &[(u64, u64)]) -> u64 {
+        if live.iter().any(|&(_, ms)| ms == 0) {
+            return 0;
+        }
+        live.iter().map(|&(_, ms)| ms).max().unwrap_or(0)
+    }
+}
+
 /// The end of a run in progress, published while it runs (for the watch on scripts that do not
-/// return): cleared when dropped, once every client has stopped.
-pub struct RunEnd(());
+/// return): withdrawn when dropped, once every client of its run has stopped.
+pub struct RunEnd(u64);
 
 impl RunEnd {
     pub fn publish(end: Option<Instant>) -> RunEnd {
@@ -106,14 +150,13 @@ impl RunEnd {
                 .unwrap_or(u64::MAX)
                 .max(1)
         });
-        RUN_END.store(ms, Ordering::SeqCst);
-        RunEnd(())
+        RunEnd(RUN_ENDS.add(ms))
     }
 }
 
 impl Drop for RunEnd {
     fn drop(&mut self) {
-        RUN_END.store(0, Ordering::SeqCst);
+        RUN_ENDS.remove(self.0);
     }
 }
 
@@ -124,7 +167,7 @@ pub const RUN_ENDED: &str = "run ended";
 /// How far past its `--time` the run in progress is; None when no run with a time limit is
 /// in progress or it has not reached its end.
 pub fn run_overrun() -> Option<Duration> {
-    let ms = RUN_END.load(Ordering::Relaxed);
+    let ms = RUN_ENDS.latest.load(Ordering::Relaxed);
     let epoch = EPOCH.get()?;
     if ms == 0 {
         return None;
@@ -197,6 +240,27 @@ pub(crate) fn interrupted_load(e: Error, managed: bool) -> Error {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_run_that_ends_leaves_the_ends_of_the_runs_beside_it() {
+        let ends = RunEnds::new();
+        let latest = || ends.latest.load(Ordering::SeqCst);
+        let a = ends.add(100);
+        let b = ends.add(250);
+        assert_eq!(latest(), 250);
+        ends.remove(b);
+        assert_eq!(latest(), 100, "the run still going keeps its end");
+        let c = ends.add(0);
+        assert_eq!(
+            latest(),
+            0,
+            "a run without a time limit beside it: no overrun"
+        );
+        ends.remove(c);
+        assert_eq!(latest(), 100);
+        ends.remove(a);
+        assert_eq!(latest(), 0, "no run in progress");
+    }
 
     #[test]
     fn a_second_signal_at_once_keeps_the_files_and_a_third_or_a_late_one_does_not() {
