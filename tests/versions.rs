@@ -474,3 +474,142 @@ fn mysql_replies_are_read_as_each_server_version_ends_them() {
         assert_eq!(&values[..4], ["two", "two", "three", "one"], "{basedir:?}");
     }
 }
+
+/// The rows of prepared statement `stmt` with `id`, each value as text ("NULL" for NULL).
+fn prepared_rows(
+    conn: &mut dyn dbsweep::db::Conn,
+    stmt: dbsweep::db::StmtId,
+    id: i64,
+) -> Vec<Vec<String>> {
+    use dbsweep::db::{Param, TextRow};
+    let mut rows = Vec::new();
+    conn.query_each(stmt, &[Param::Int(id)], &mut |row: &dyn TextRow| {
+        rows.push(
+            (0..row.len())
+                .map(|i| {
+                    row.get(i)
+                        .map_or("NULL".into(), |v| String::from_utf8_lossy(v).into())
+                })
+                .collect(),
+        )
+    })
+    .unwrap_or_else(|e| panic!("prepared select: {e}"));
+    rows
+}
+
+/// A prepared statement's binary rows are decoded by the columns as the server describes them:
+/// unsigned integers over the signed range keep their value, and after the table is altered
+/// between two executions of the same statement the new columns are decoded as what they
+/// now are, on this execution (which carries them) and the next (MariaDB's cached metadata:
+/// the server sends none while they stay as it last sent them).
+#[test]
+fn prepared_rows_follow_unsigned_and_altered_columns_on_each_version() {
+    use dbsweep::db::{OpenOptions, TextRow};
+    use dbsweep::server::{ManagedServer, ServerKind, ServerSpec, builds::Build};
+    for (kind, basedir) in [
+        (ServerKind::Mariadb, None),
+        (ServerKind::Mariadb, Some("mariadb-11.4.5")),
+        (ServerKind::Mariadb, Some("mariadb-11.8")),
+        (ServerKind::Mysql, Some("mysql-9.7")),
+    ] {
+        let build = basedir
+            .map(|d| Build::at(&Path::new("/opt/dbsweep/builds").join(d), Some(kind)).unwrap());
+        let server = ManagedServer::start(&ServerSpec {
+            build,
+            ..ServerSpec::new(kind)
+        })
+        .unwrap_or_else(|e| panic!("{basedir:?}: {e}"));
+        let kind = (kind, basedir);
+        let o = OpenOptions {
+            create: false,
+            text_statements: false,
+            pipeline: false,
+        };
+        let mut conn = dbsweep::db::open(&server.url, o)
+            .unwrap()
+            .connect()
+            .unwrap();
+        conn.batch(
+            "CREATE TABLE u (id INT PRIMARY KEY, a TINYINT UNSIGNED, b SMALLINT UNSIGNED, \
+             c INT UNSIGNED, d BIGINT UNSIGNED, e MEDIUMINT UNSIGNED, g INT)",
+        )
+        .unwrap();
+        conn.batch(
+            "INSERT INTO u VALUES (1, 255, 65535, 4294967295, 18446744073709551615, 16777215, -7), \
+             (2, 1, 2, 3, 4, 5, 6)",
+        )
+        .unwrap();
+        let select = conn.prepare("SELECT * FROM u WHERE id = ?").unwrap();
+        let max = [
+            "1",
+            "255",
+            "65535",
+            "4294967295",
+            "18446744073709551615",
+            "16777215",
+            "-7",
+        ];
+        assert_eq!(prepared_rows(conn.as_mut(), select, 1), [max], "{kind:?}");
+        assert_eq!(
+            prepared_rows(conn.as_mut(), select, 2),
+            [["2", "1", "2", "3", "4", "5", "6"]],
+            "{kind:?}"
+        );
+        conn.batch("ALTER TABLE u MODIFY c VARCHAR(20), ADD f VARCHAR(10) DEFAULT 'new'")
+            .unwrap();
+        conn.batch("UPDATE u SET c = 'text' WHERE id = 1").unwrap();
+        let altered = [
+            "1",
+            "255",
+            "65535",
+            "text",
+            "18446744073709551615",
+            "16777215",
+            "-7",
+            "new",
+        ];
+        for _ in 0..2 {
+            assert_eq!(
+                prepared_rows(conn.as_mut(), select, 1),
+                [altered],
+                "{kind:?}"
+            );
+        }
+        assert_eq!(
+            prepared_rows(conn.as_mut(), select, 2),
+            [["2", "1", "2", "3", "4", "5", "6", "new"]],
+            "{kind:?}"
+        );
+        // Every kind of value reads the same from a prepared statement as from a text query:
+        // time values with their fraction as the column declares it, and none where it has none.
+        conn.batch(
+            "CREATE TABLE tm (id INT PRIMARY KEY, a DATETIME(6), b TIME(3), c TIMESTAMP(2) NULL,              d DATE, e DECIMAL(10,3), f DOUBLE, g YEAR, h DATETIME, i TIME, j TINYINT, k BIGINT)",
+        )
+        .unwrap();
+        conn.batch(
+            "INSERT INTO tm VALUES              (1, '2024-02-29 13:14:15.123456', '-01:02:03.5', '2024-01-01 00:00:00.10',               '2024-03-01', -12.5, 2.25, 2024, '2024-01-01 01:02:03', '838:59:59', -128,               -9223372036854775808),              (2, '2024-02-29 13:14:15', '00:00:00', NULL, NULL, 0, 0, NULL, NULL, '-00:00:01',               127, 9223372036854775807)",
+        )
+        .unwrap();
+        let mut text = Vec::new();
+        conn.simple("SELECT * FROM tm ORDER BY id", &mut |row: &dyn TextRow| {
+            text.push(
+                (0..row.len())
+                    .map(|i| {
+                        row.get(i)
+                            .map_or("NULL".into(), |v| String::from_utf8_lossy(v).into())
+                    })
+                    .collect::<Vec<String>>(),
+            )
+        })
+        .unwrap();
+        assert_eq!(text.len(), 2, "{kind:?}");
+        let select = conn.prepare("SELECT * FROM tm WHERE id = ?").unwrap();
+        for (id, want) in [1, 2].into_iter().zip(&text) {
+            assert_eq!(
+                &prepared_rows(conn.as_mut(), select, id)[0],
+                want,
+                "{kind:?}"
+            );
+        }
+    }
+}
