@@ -1,9 +1,10 @@
 //! bench/sqlite_limit: how close dbsweep's runner gets to the fastest possible client.
 //!
-//! In one process, run after run (A B C, C B A, ...): a minimal reference loop (rusqlite, one
-//! prepared `SELECT c FROM sbtest1 WHERE id=?` on a 1M-row table, on the process's only
-//! thread), the same loop on a second thread, and `dbsweep run oltp_point_select --threads 1`
-//! on the same table. Prints each round's QPS and the median ratios of dbsweep to both loops
+//! In one process, run after run (A B C D, D C B A, ...): a minimal reference loop (rusqlite,
+//! one prepared `SELECT c FROM sbtest1 WHERE id=?` on a 1M-row table, on the process's only
+//! thread), the same loop on a second thread, the same loop timing each query and recording
+//! it in a histogram (what measuring costs any client), and `dbsweep run oltp_point_select
+//! --threads 1` on the same table. Prints each round's QPS and the median ratios of dbsweep to both loops
 //! (target: at least 0.95 to the first). Then the runner's own cost on the
 //! mock target (events/s per thread; target: at least 1,000,000) and whether memory grows with
 //! run length.
@@ -117,6 +118,41 @@ fn reference_run(path: &str, seconds: f64) -> f64 {
     n as f64 / start.elapsed().as_secs_f64()
 }
 
+/// The reference loop measuring as any client that reports latencies must: the clock read
+/// before and after each query (dbsweep's clock) and the latency recorded in a histogram of
+/// dbsweep's bounds. What is left between dbsweep and this loop is the runner's own structure.
+fn measuring_reference_run(path: &str, seconds: f64) -> f64 {
+    let conn = rusqlite::Connection::open(path).expect("open");
+    conn.query_row("PRAGMA journal_mode=WAL", [], |_| Ok(()))
+        .expect("wal");
+    let mut st = conn
+        .prepare("SELECT c FROM sbtest1 WHERE id=?")
+        .expect("prepare");
+    let mut rng = SmallRng::seed_from_u64(1);
+    let mut hist = dbsweep::metrics::new_histogram();
+    let end = Instant::now() + Duration::from_secs_f64(seconds);
+    let start = Instant::now();
+    let mut n = 0u64;
+    while Instant::now() < end {
+        for _ in 0..64 {
+            let id = rng.random_range(1..=ROWS as i64);
+            let began = dbsweep::clock::now();
+            let mut rows = st.query([id]).expect("query");
+            while let Some(row) = rows.next().expect("row") {
+                black_box(row.get_ref(0).expect("c"));
+            }
+            drop(rows);
+            let ns = dbsweep::clock::now()
+                .saturating_duration_since(began)
+                .as_nanos();
+            hist.saturating_record(u64::try_from(ns).unwrap_or(u64::MAX));
+        }
+        n += 64;
+    }
+    black_box(hist.len());
+    n as f64 / start.elapsed().as_secs_f64()
+}
+
 /// The reference loop on a thread of its own while the calling thread waits for it: a process
 /// of two threads, as every client with a worker thread (dbsweep, sysbench) is. Once a process
 /// shares its file table between threads, the kernel takes and drops a reference to the file
@@ -193,35 +229,47 @@ fn main() {
         args.seconds
     );
     println!(
-        "{:>5} {:>14} {:>14} {:>14} {:>8} {:>10}",
-        "round", "reference qps", "ref+thread qps", "dbsweep qps", "ratio", "ratio/thr"
+        "{:>5} {:>14} {:>14} {:>14} {:>14} {:>8} {:>10} {:>10}",
+        "round",
+        "reference qps",
+        "ref+thread qps",
+        "measuring qps",
+        "dbsweep qps",
+        "ratio",
+        "ratio/thr",
+        "ratio/meas"
     );
-    let (mut ratios, mut threaded_ratios) = (Vec::new(), Vec::new());
+    let (mut ratios, mut threaded_ratios, mut measuring_ratios) =
+        (Vec::new(), Vec::new(), Vec::new());
     for round in 1..=args.rounds {
-        // A B C, then C B A: none always runs first (page cache, CPU frequency).
-        let mut order: Vec<usize> = vec![0, 1, 2];
+        // A B C D, then D C B A: none always runs first (page cache, CPU frequency).
+        let mut order: Vec<usize> = vec![0, 1, 2, 3];
         if round % 2 == 0 {
             order.reverse();
         }
-        let mut qps = [0.0f64; 3];
+        let mut qps = [0.0f64; 4];
         for i in order {
             qps[i] = match i {
                 0 => reference_run(&args.db, args.seconds),
                 1 => threaded_reference_run(&args.db, args.seconds),
+                2 => measuring_reference_run(&args.db, args.seconds),
                 _ => dbsweep_run(&url, 1, args.seconds).1,
             };
         }
-        let [reference, threaded, ours] = qps;
+        let [reference, threaded, measuring, ours] = qps;
         ratios.push(ours / reference);
         threaded_ratios.push(ours / threaded);
+        measuring_ratios.push(ours / measuring);
         println!(
-            "{round:>5} {reference:>14.0} {threaded:>14.0} {ours:>14.0} {:>8.3} {:>10.3}",
+            "{round:>5} {reference:>14.0} {threaded:>14.0} {measuring:>14.0} {ours:>14.0} {:>8.3} {:>10.3} {:>10.3}",
             ours / reference,
-            ours / threaded
+            ours / threaded,
+            ours / measuring
         );
     }
     let ratio = median(&mut ratios);
     let threaded = median(&mut threaded_ratios);
+    let measuring = median(&mut measuring_ratios);
     println!(
         "median ratio dbsweep/reference: {ratio:.3} (target >= 0.95): {}",
         if ratio >= 0.95 { "PASS" } else { "FAIL" }
@@ -229,6 +277,11 @@ fn main() {
     println!(
         "median ratio dbsweep/reference on a thread: {threaded:.3} (the same loop in a process of two threads: \
          what sharing the file table costs every read and lock call is left out)"
+    );
+    println!(
+        "median ratio dbsweep/measuring loop: {measuring:.3} (the loop timing each query with two clock readings \
+         and recording it in a histogram, as every client that reports latencies must: what is left is the \
+         runner's own structure)"
     );
 
     println!("\n== runner overhead on the mock target (no IO, zero service time) ==");
