@@ -95,33 +95,18 @@ fn dbsweep_run_with(
 
 /// The reference: the least a client can do per query with rusqlite.
 fn reference_run(path: &str, seconds: f64) -> f64 {
-    let conn = rusqlite::Connection::open(path).expect("open");
-    conn.query_row("PRAGMA journal_mode=WAL", [], |_| Ok(()))
-        .expect("wal");
-    let mut st = conn
-        .prepare("SELECT c FROM sbtest1 WHERE id=?")
-        .expect("prepare");
-    let mut rng = SmallRng::seed_from_u64(1);
-    let end = Instant::now() + Duration::from_secs_f64(seconds);
-    let start = Instant::now();
-    let mut n = 0u64;
-    while Instant::now() < end {
-        for _ in 0..64 {
-            let id = rng.random_range(1..=ROWS as i64);
-            let mut rows = st.query([id]).expect("query");
-            while let Some(row) = rows.next().expect("row") {
-                black_box(row.get_ref(0).expect("c"));
-            }
-        }
-        n += 64;
-    }
-    n as f64 / start.elapsed().as_secs_f64()
+    loop_run::<false>(path, seconds)
 }
 
 /// The reference loop measuring as any client that reports latencies must: the clock read
 /// before and after each query (dbsweep's clock) and the latency recorded in a histogram of
 /// dbsweep's bounds. What is left between dbsweep and this loop is the runner's own structure.
 fn measuring_reference_run(path: &str, seconds: f64) -> f64 {
+    loop_run::<true>(path, seconds)
+}
+
+/// The loop of both references (a constant parameter: the bare one carries no test for it).
+fn loop_run<const MEASURE: bool>(path: &str, seconds: f64) -> f64 {
     let conn = rusqlite::Connection::open(path).expect("open");
     conn.query_row("PRAGMA journal_mode=WAL", [], |_| Ok(()))
         .expect("wal");
@@ -136,16 +121,18 @@ fn measuring_reference_run(path: &str, seconds: f64) -> f64 {
     while Instant::now() < end {
         for _ in 0..64 {
             let id = rng.random_range(1..=ROWS as i64);
-            let began = dbsweep::clock::now();
+            let began = MEASURE.then(dbsweep::clock::now);
             let mut rows = st.query([id]).expect("query");
             while let Some(row) = rows.next().expect("row") {
                 black_box(row.get_ref(0).expect("c"));
             }
             drop(rows);
-            let ns = dbsweep::clock::now()
-                .saturating_duration_since(began)
-                .as_nanos();
-            hist.saturating_record(u64::try_from(ns).unwrap_or(u64::MAX));
+            if let Some(began) = began {
+                let ns = dbsweep::clock::now()
+                    .saturating_duration_since(began)
+                    .as_nanos();
+                hist.saturating_record(u64::try_from(ns).unwrap_or(u64::MAX));
+            }
         }
         n += 64;
     }

@@ -384,10 +384,26 @@ fn packet_counting_proxy(url: &str) -> (String, std::sync::Arc<std::sync::atomic
     (url, packets)
 }
 
+/// A managed server of `kind` from the build in /opt/dbsweep/builds/`basedir` (None: the
+/// system's).
+fn start_build(
+    kind: dbsweep::server::ServerKind,
+    basedir: Option<&str>,
+) -> dbsweep::server::ManagedServer {
+    use dbsweep::server::{ManagedServer, ServerSpec, builds::Build};
+    let build =
+        basedir.map(|d| Build::at(&Path::new("/opt/dbsweep/builds").join(d), Some(kind)).unwrap());
+    ManagedServer::start(&ServerSpec {
+        build,
+        ..ServerSpec::new(kind)
+    })
+    .unwrap_or_else(|e| panic!("{basedir:?}: {e}"))
+}
+
 #[test]
 fn mysql_replies_are_read_as_each_server_version_ends_them() {
     use dbsweep::db::{OpenOptions, Param, TextRow};
-    use dbsweep::server::{ManagedServer, ServerKind, ServerSpec, builds::Build};
+    use dbsweep::server::ServerKind;
     use std::sync::atomic::Ordering;
     // Packets per prepared point select's reply: the column count, its definition unless
     // MariaDB's cached metadata leaves it out (10.6+), the row, and the OK ending the set (no
@@ -398,13 +414,7 @@ fn mysql_replies_are_read_as_each_server_version_ends_them() {
         (ServerKind::Mariadb, Some("mariadb-11.8"), 3),
         (ServerKind::Mysql, Some("mysql-9.7"), 4),
     ] {
-        let build = basedir
-            .map(|d| Build::at(&Path::new("/opt/dbsweep/builds").join(d), Some(kind)).unwrap());
-        let server = ManagedServer::start(&ServerSpec {
-            build,
-            ..ServerSpec::new(kind)
-        })
-        .unwrap_or_else(|e| panic!("{basedir:?}: {e}"));
+        let server = start_build(kind, basedir);
         let (url, packets) = packet_counting_proxy(&server.url);
         let o = OpenOptions {
             create: false,
@@ -505,20 +515,14 @@ fn prepared_rows(
 #[test]
 fn prepared_rows_follow_unsigned_and_altered_columns_on_each_version() {
     use dbsweep::db::{OpenOptions, TextRow};
-    use dbsweep::server::{ManagedServer, ServerKind, ServerSpec, builds::Build};
+    use dbsweep::server::ServerKind;
     for (kind, basedir) in [
         (ServerKind::Mariadb, None),
         (ServerKind::Mariadb, Some("mariadb-11.4.5")),
         (ServerKind::Mariadb, Some("mariadb-11.8")),
         (ServerKind::Mysql, Some("mysql-9.7")),
     ] {
-        let build = basedir
-            .map(|d| Build::at(&Path::new("/opt/dbsweep/builds").join(d), Some(kind)).unwrap());
-        let server = ManagedServer::start(&ServerSpec {
-            build,
-            ..ServerSpec::new(kind)
-        })
-        .unwrap_or_else(|e| panic!("{basedir:?}: {e}"));
+        let server = start_build(kind, basedir);
         let kind = (kind, basedir);
         let o = OpenOptions {
             create: false,
