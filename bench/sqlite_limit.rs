@@ -128,10 +128,7 @@ fn loop_run<const MEASURE: bool>(path: &str, seconds: f64) -> f64 {
             }
             drop(rows);
             if let Some(began) = began {
-                let ns = dbsweep::clock::now()
-                    .saturating_duration_since(began)
-                    .as_nanos();
-                hist.saturating_record(u64::try_from(ns).unwrap_or(u64::MAX));
+                hist.saturating_record(dbsweep::clock::now().nanos_since(began));
             }
         }
         n += 64;

@@ -18,6 +18,7 @@ use std::time::{Duration, Instant};
 
 use super::pool::ConnPool;
 use super::worker::{Schedule, Shared, Slot, Worker, nanos};
+use crate::clock::Stamp;
 use crate::db::Detached;
 use crate::metrics::Recorder;
 
@@ -353,20 +354,21 @@ fn one_event(
         }
     }
     let start = crate::clock::now();
-    let result = if sched.deadline.is_some_and(|d| start >= d) {
+    let result = if sched.deadline.is_some_and(|d| start >= Stamp::of(d)) {
         Ok(false)
     } else {
-        let queued = start.saturating_duration_since(t.due);
-        if measuring && queued > t.slack {
+        let from = Stamp::of(t.due);
+        let queued = start.nanos_since(from);
+        if measuring && queued > nanos(t.slack) {
             t.behind = true;
         }
         let slot = Slot {
-            from: t.due,
+            from,
             start,
             measuring,
             first_measured,
         };
-        t.w.step(sh, sched.deadline, &slot, Some(nanos(queued)), rec)
+        t.w.step(sh, sched.deadline, &slot, Some(queued), rec)
     };
     if let Some(pool) = pool {
         let dialect = t.w.conn.dialect();

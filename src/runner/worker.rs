@@ -7,6 +7,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use super::pool::{Pooled, Registry};
+use crate::clock::Stamp;
 use crate::db::QueryCounts;
 use crate::db::{Conn, DbError, Detached, ErrorClass, Target};
 use crate::metrics::{RETRY_CLASSES, Recorder};
@@ -331,7 +332,7 @@ impl Worker {
         }
         if slot.measuring {
             let end = end.unwrap_or_else(crate::clock::now);
-            let latency = nanos(end - slot.from);
+            let latency = end.nanos_since(slot.from);
             if let Some(log) = sh.txn_log {
                 log.log(
                     &super::txn_log::Entry {
@@ -339,10 +340,9 @@ impl Worker {
                         number: self.events,
                         script: self.client.last_kind().map_or(0, |k| k.0),
                         latency_us: latency as f64 / 1000.0,
-                        lag_us: nanos(slot.start.saturating_duration_since(slot.from)) as f64
-                            / 1000.0,
+                        lag_us: slot.start.nanos_since(slot.from) as f64 / 1000.0,
                         retries: retries.iter().sum(),
-                        end,
+                        end: end.instant(),
                         failed: None,
                     },
                     sample(self.thread, self.events),
@@ -421,8 +421,8 @@ impl Worker {
     fn event_with_retries(
         &mut self,
         sh: &Shared,
-        (deadline, start): (Option<Instant>, Instant),
-        (q, end): (&mut QueryCounts, &mut Option<Instant>),
+        (deadline, start): (Option<Instant>, Stamp),
+        (q, end): (&mut QueryCounts, &mut Option<Stamp>),
         retries: &mut [u64; RETRY_CLASSES],
         reconnects: &mut u64,
     ) -> Result<Ended, String> {
@@ -690,20 +690,20 @@ impl ConnectRate {
 pub(super) struct Slot {
     /// When its latency counts from: its scheduled time under `--rate`, its due instant among
     /// multiplexed clients, else its start.
-    pub from: Instant,
+    pub from: Stamp,
     /// When it started.
-    pub start: Instant,
+    pub start: Stamp,
     pub measuring: bool,
     /// The first measured event of this client.
     pub first_measured: bool,
 }
 
 impl Slot {
-    fn record(&self, rec: &mut Recorder, end: Instant, q: &QueryCounts, statements: &[(u8, u64)]) {
+    fn record(&self, rec: &mut Recorder, end: Stamp, q: &QueryCounts, statements: &[(u8, u64)]) {
         rec.record_event(
-            nanos(end - self.from),
+            end.nanos_since(self.from),
             q,
-            nanos(self.start - self.from),
+            self.start.nanos_since(self.from),
             statements,
         );
     }
@@ -712,6 +712,9 @@ impl Slot {
 /// A client's place in the run's schedule: pacing under `--rate`, warm-up, deadline, events.
 struct Pacing<'a> {
     sched: &'a Schedule,
+    /// The schedule's deadline and start of measurement as readings of the event clock.
+    deadline: Option<Stamp>,
+    measure_start: Stamp,
     next_due: Option<Instant>,
     /// The measured part has begun for this client.
     measuring: bool,
@@ -725,6 +728,8 @@ impl<'a> Pacing<'a> {
     fn new(sched: &'a Schedule) -> Pacing<'a> {
         Pacing {
             sched,
+            deadline: sched.deadline.map(Stamp::of),
+            measure_start: Stamp::of(sched.measure_start),
             next_due: sched.pacing.map(|(first, _)| first),
             measuring: false,
             started: 0,
@@ -775,13 +780,13 @@ impl<'a> Pacing<'a> {
             }
         }
         let start = crate::clock::now();
-        let from = scheduled.unwrap_or(start);
+        let from = scheduled.map_or(start, Stamp::of);
         // The run ends at the deadline by the clock: under --rate, events still queued
         // then are not run (their lag is already in the figures).
-        if sched.deadline.is_some_and(|d| start >= d) {
+        if self.deadline.is_some_and(|d| start >= d) {
             return None;
         }
-        let measuring = from >= sched.measure_start;
+        let measuring = from >= self.measure_start;
         let first_measured = measuring && !self.measuring;
         self.measuring |= measuring;
         if measuring && !sh.may_start(&mut self.started) {
@@ -839,7 +844,7 @@ impl EventLoop for OwnLoop<'_, '_> {
         {
             let end = crate::clock::now();
             self.counts.0 += 1 + q.script_events;
-            self.counts.1 += nanos(end - slot.from);
+            self.counts.1 += end.nanos_since(slot.from);
             slot.record(
                 &mut self.recorder.lock().expect("recorder lock"),
                 end,

@@ -22,6 +22,7 @@ use super::rand::{Rand, Zipf};
 use super::shared::Shared;
 use super::tables::TableSet;
 use super::traits::{Client, Workload};
+use crate::clock::Stamp;
 use crate::db::{Conn, DbError, Dialect, Param, QueryCounts, RowValue, StmtId, Target};
 use crate::error::Error;
 use crate::results::figures::LoadReport;
@@ -718,13 +719,13 @@ impl Client for LinkClient {
         conn: &mut dyn Conn,
         rand: &mut Rand,
         q: &mut QueryCounts,
-        start: Instant,
-    ) -> Result<Option<Instant>, DbError> {
+        start: Stamp,
+    ) -> Result<Option<Stamp>, DbError> {
         self.laps.clear();
         let i = self.op(rand);
         self.run(OP_ORDER[i], conn, rand, q)?;
         let end = crate::clock::now();
-        self.laps.push((i as u8, (end - start).as_nanos() as u64));
+        self.laps.push((i as u8, end.nanos_since(start)));
         Ok(Some(end))
     }
 

@@ -10,13 +10,13 @@
 
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
-use std::time::Instant;
 
 use super::names::static_name;
 use super::options::WorkloadOptions;
 use super::rand::Rand;
 use super::tables::TableSet;
 use super::traits::{Client, Workload};
+use crate::clock::Stamp;
 use crate::db::{Conn, DbError, Param, QueryCounts, StmtId, Target};
 use crate::error::Error;
 use crate::results::figures::LoadReport;
@@ -238,7 +238,7 @@ impl Workload for SqlBench {
             scale: self.scale,
             target: target.shared(),
             laps: Vec::new(),
-            last: Instant::now(),
+            last: crate::clock::now(),
         }))
     }
 }
@@ -249,7 +249,7 @@ struct SqlBenchClient {
     target: Arc<dyn Target>,
     laps: Vec<(u8, u64)>,
     /// The end of the test before (or the event's start).
-    last: Instant,
+    last: Stamp,
 }
 
 /// What a test runs on: the connection and the query counts.
@@ -311,8 +311,7 @@ impl SqlBenchClient {
     /// Test `i` of the group is done now.
     fn lap(&mut self, i: usize) {
         let now = crate::clock::now();
-        self.laps
-            .push((i as u8, (now - self.last).as_nanos() as u64));
+        self.laps.push((i as u8, now.nanos_since(self.last)));
         self.last = now;
     }
 
@@ -713,8 +712,8 @@ impl Client for SqlBenchClient {
         conn: &mut dyn Conn,
         rand: &mut Rand,
         q: &mut QueryCounts,
-        start: Instant,
-    ) -> Result<Option<Instant>, DbError> {
+        start: Stamp,
+    ) -> Result<Option<Stamp>, DbError> {
         self.laps.clear();
         self.last = start;
         self.run_group(&mut Ctx { conn, q }, rand)?;

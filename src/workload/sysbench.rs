@@ -7,6 +7,7 @@ use super::rand::{Dist, Rand};
 use super::tables::TableSet;
 use super::tables::{C_GROUPS, PAD_GROUPS};
 use super::traits::{Client, Workload};
+use crate::clock::Stamp;
 use crate::db::QueryCounts;
 use crate::db::{Conn, Count, DbError, Param, StmtId};
 
@@ -153,13 +154,13 @@ mod stmt {
 #[derive(Default)]
 struct Laps {
     /// When the last statement ended; None when statements are not timed.
-    last: Option<std::time::Instant>,
+    last: Option<Stamp>,
     times: Vec<(u8, u64)>,
 }
 
 impl Laps {
     #[inline]
-    fn start(&mut self, on: bool, at: Option<std::time::Instant>) {
+    fn start(&mut self, on: bool, at: Option<Stamp>) {
         self.times.clear();
         self.last = on.then(|| at.unwrap_or_else(crate::clock::now));
     }
@@ -168,8 +169,7 @@ impl Laps {
     fn lap(&mut self, kind: u8) {
         if let Some(last) = self.last {
             let now = crate::clock::now();
-            let ns = (now - last).as_nanos().min(u128::from(u64::MAX)) as u64;
-            self.times.push((kind, ns));
+            self.times.push((kind, now.nanos_since(last)));
             self.last = Some(now);
         }
     }
@@ -477,8 +477,8 @@ impl OltpClient {
         conn: &mut dyn Conn,
         r: &mut Rand,
         q: &mut QueryCounts,
-        start: Option<std::time::Instant>,
-    ) -> Result<Option<std::time::Instant>, DbError> {
+        start: Option<Stamp>,
+    ) -> Result<Option<Stamp>, DbError> {
         // The laps leave `self` for the event, so that the statements' helpers can borrow
         // both; a failed attempt's laps are dropped by the next attempt's start.
         let mut laps = std::mem::take(&mut self.laps);
@@ -505,8 +505,8 @@ impl Client for OltpClient {
         conn: &mut dyn Conn,
         r: &mut Rand,
         q: &mut QueryCounts,
-        start: std::time::Instant,
-    ) -> Result<Option<std::time::Instant>, DbError> {
+        start: Stamp,
+    ) -> Result<Option<Stamp>, DbError> {
         self.timed_run(conn, r, q, Some(start))
     }
 

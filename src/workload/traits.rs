@@ -41,8 +41,8 @@ pub trait Client: Send {
         conn: &mut dyn Conn,
         rand: &mut Rand,
         q: &mut QueryCounts,
-        _start: std::time::Instant,
-    ) -> Result<Option<std::time::Instant>, DbError> {
+        _start: crate::clock::Stamp,
+    ) -> Result<Option<crate::clock::Stamp>, DbError> {
         self.event(conn, rand, q).map(|()| None)
     }
 

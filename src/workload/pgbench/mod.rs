@@ -11,13 +11,13 @@ mod shell;
 
 use std::collections::HashMap;
 use std::sync::atomic::AtomicBool;
-use std::time::Instant;
 
 use super::names::static_name;
 use super::options::WorkloadOptions;
 use super::rand::Rand;
 use super::tables::TableSet;
 use super::traits::{Client, Workload};
+use crate::clock::Stamp;
 use crate::db::{Conn, DbError, Dialect, ErrorClass, Param, QueryCounts, StmtId, Target};
 use crate::error::Error;
 use crate::results::figures::LoadReport;
@@ -648,8 +648,8 @@ impl Client for PgbenchClient {
         conn: &mut dyn Conn,
         rand: &mut Rand,
         q: &mut QueryCounts,
-        start: Instant,
-    ) -> Result<Option<Instant>, DbError> {
+        start: Stamp,
+    ) -> Result<Option<Stamp>, DbError> {
         let ran = self.run_script(conn, rand, q, start);
         if ran.is_err() && self.pipeline.take().is_some() {
             // What the pipeline queued is not sent after an error.
@@ -683,8 +683,8 @@ impl PgbenchClient {
         conn: &mut dyn Conn,
         rand: &mut Rand,
         q: &mut QueryCounts,
-        start: Instant,
-    ) -> Result<Option<Instant>, DbError> {
+        start: Stamp,
+    ) -> Result<Option<Stamp>, DbError> {
         self.laps.clear();
         self.failed_at = None;
         match (std::mem::take(&mut self.retry), &mut self.rand_at_start) {
@@ -796,7 +796,7 @@ impl PgbenchClient {
             let now = crate::clock::now();
             // Commands past the 256th of all the scripts are run, not timed.
             if let Ok(k) = u8::try_from(self.first[s] + ran) {
-                self.laps.push((k, (now - lap).as_nanos() as u64));
+                self.laps.push((k, now.nanos_since(lap)));
             }
             lap = now;
         }
