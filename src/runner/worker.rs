@@ -437,6 +437,7 @@ impl Worker {
         }
     }
 
+    /// The reconnect [`Worker::scheduled_reconnect`] found due, out of line.
     #[inline(never)]
     fn reconnect_now(
         &mut self,
