@@ -116,6 +116,40 @@ fn a_scripts_thread_run_replaces_the_event_loop() {
     );
 }
 
+/// Lines that script threads print at the same time come out whole, each on its own line, as
+/// `print` makes them (values apart by tabs, nil and numbers by `tostring`).
+#[test]
+fn lines_printed_by_threads_at_once_stay_whole() {
+    let s = Scratch::new();
+    let script = r#"
+function event() end
+function thread_run(tid)
+  for i = 1, 20000 do print("thread", tid, "line", i, nil) end
+end
+"#;
+    let run = run_local(
+        &s,
+        "printing.lua",
+        script,
+        &["--threads", "2", "--time", "0"],
+    )
+    .assert()
+    .success();
+    let stdout = String::from_utf8_lossy(&run.get_output().stdout).to_string();
+    let mut seen = [0u32; 2];
+    for line in stdout.lines().filter(|l| l.starts_with("thread")) {
+        let f: Vec<&str> = line.split('\t').collect();
+        assert!(
+            f.len() == 5 && f[2] == "line" && f[4] == "nil",
+            "a broken line: {line:?}"
+        );
+        let tid: usize = f[1].parse().unwrap();
+        seen[tid] += 1;
+        assert_eq!(f[3].parse::<u32>().unwrap(), seen[tid], "{line:?}");
+    }
+    assert_eq!(seen, [20000, 20000]);
+}
+
 #[test]
 fn a_scripts_thread_run_counts_as_sysbench_on_postgres() {
     let kind = ServerKind::Postgres;

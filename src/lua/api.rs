@@ -248,10 +248,30 @@ fn install(lua: &Lua, data: &Rc<StateData>, tid: u32) -> mlua::Result<()> {
     install_rand(lua, &sb, data)?;
     install_sql(lua, &sb, data)?;
     g.set("sysbench", sb)?;
+    lua.load(WHOLE_LINES).set_name("=dbsweep-print").exec()?;
     lua.load(REPORTS).set_name("=dbsweep-reports").exec()?;
     lua.load(OLD_GLOBALS).set_name("=dbsweep-compat").exec()?;
     Ok(())
 }
+
+/// LuaJIT's `print` writes each value, each tab and the newline with a write of its own to C's
+/// stdout: lines that script threads printed at once came out mixed ("thread 1 ran 20
+/// eventsthread 0 ran 20 events", then both newlines). This `print` writes its line with one
+/// `io.write` of one string, which C's stdio writes whole under the stream's lock. As Lua's,
+/// it converts each value with the global `tostring` of the moment.
+const WHOLE_LINES: &str = r#"
+local write, select, concat = io.write, select, table.concat
+function print(...)
+  local n = select('#', ...)
+  local parts = {}
+  for i = 1, n do
+    local s = tostring((select(i, ...)))
+    if type(s) ~= 'string' then error("'tostring' must return a string to 'print'", 2) end
+    parts[i] = s
+  end
+  write(concat(parts, '\t') .. '\n')
+end
+"#;
 
 /// sysbench's report functions, for scripts that set them as hooks (for example
 /// `sysbench.hooks.report_intermediate = sysbench.report_json`) or call them from their own:
