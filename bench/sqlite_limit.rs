@@ -31,6 +31,12 @@ struct Args {
     seconds: f64,
     #[arg(long, default_value = "/tmp/dbsweep-bench/limit.db")]
     db: String,
+    /// More options for dbsweep's runs on SQLite (what a feature costs: `--extra=--statement-times=off`)
+    #[arg(long, allow_hyphen_values = true)]
+    extra: Vec<String>,
+    /// Only the SQLite rounds, not the runner's own figures on the mock target
+    #[arg(long)]
+    sqlite_only: bool,
     /// cargo bench passes --bench
     #[arg(long, hide = true)]
     bench: bool,
@@ -212,6 +218,7 @@ fn ensure_table(path: &str, url: &str) {
 fn main() {
     let args = Args::parse();
     let url = format!("sqlite://{}", args.db);
+    let extra: Vec<&str> = args.extra.iter().map(String::as_str).collect();
     ensure_table(&args.db, &url);
     // Warm the OS page cache and SQLite's file so that the first pair is not penalised.
     reference_run(&args.db, 1.0);
@@ -245,7 +252,7 @@ fn main() {
                 0 => reference_run(&args.db, args.seconds),
                 1 => threaded_reference_run(&args.db, args.seconds),
                 2 => measuring_reference_run(&args.db, args.seconds),
-                _ => dbsweep_run(&url, 1, args.seconds).1,
+                _ => dbsweep_run_with(&url, "oltp_point_select", 1, args.seconds, &extra).1,
             };
         }
         let [reference, threaded, measuring, ours] = qps;
@@ -281,6 +288,9 @@ fn main() {
          and recording it in a histogram, as every client that reports latencies must: what is left is the \
          runner's own structure)"
     );
+    if args.sqlite_only {
+        return;
+    }
 
     println!("\n== runner overhead on the mock target (no IO, zero service time) ==");
     for threads in [1u32, 2] {
