@@ -615,5 +615,55 @@ fn prepared_rows_follow_unsigned_and_altered_columns_on_each_version() {
                 "{kind:?}"
             );
         }
+        // Floating point as the server writes it: positional or with an exponent by where its
+        // digits lie, FLOAT to six digits.
+        let values = [
+            ("1e20", "1.1"),
+            ("-1.5e-7", "1e20"),
+            ("1e15", "3.4e38"),
+            ("3e14", "1e-7"),
+            ("9.99e14", "1e15"),
+            ("1.5e15", "1e14"),
+            ("1e16", "123456789"),
+            ("2.5e-15", "1e-5"),
+            ("1e-15", "1.25e-5"),
+            ("1e-16", "0.000123456789"),
+            ("1.5e-16", "16777217"),
+            ("1.2345678901234567e20", "3.4028234e38"),
+            ("1.2345678901234567e16", "1234567"),
+            ("1234567890123456.7", "1.0000001"),
+            ("1.2345678901234567e-14", "1e-14"),
+            ("1.7976931348623157e308", "2e-38"),
+            ("1e-300", "-1.5e7"),
+            ("0.30000000000000004", "0"),
+            ("99999999999999999", "1e-15"),
+            ("0", "1.5e-16"),
+        ];
+        conn.batch("CREATE TABLE fl (id INT PRIMARY KEY, d DOUBLE, f FLOAT)")
+            .unwrap();
+        let rows: Vec<String> = (1..)
+            .zip(values)
+            .map(|(id, (d, f))| format!("({id}, {d}, {f})"))
+            .collect();
+        conn.batch(&format!("INSERT INTO fl VALUES {}", rows.join(", ")))
+            .unwrap();
+        let mut text = Vec::new();
+        conn.simple(
+            "SELECT d, f FROM fl ORDER BY id",
+            &mut |row: &dyn TextRow| {
+                text.push([0, 1].map(|i| String::from_utf8_lossy(row.get(i).unwrap()).into_owned()))
+            },
+        )
+        .unwrap();
+        assert_eq!(text.len(), values.len(), "{kind:?}");
+        let select = conn.prepare("SELECT d, f FROM fl WHERE id = ?").unwrap();
+        for (id, want) in (1..).zip(&text) {
+            assert_eq!(
+                prepared_rows(conn.as_mut(), select, id)[0],
+                want,
+                "{kind:?}: row {id} {:?}",
+                values[id as usize - 1]
+            );
+        }
     }
 }
