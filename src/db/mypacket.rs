@@ -200,6 +200,11 @@ impl BinRow {
 /// `1234567890123456.8`), else with an exponent (`1e15`, `1.5e-16`, `3.40282e38`).
 fn float_text(t: &mut Vec<u8>, v: f64, digits: Option<usize>) {
     use std::io::Write;
+    if v == 0.0 {
+        // Negative zero too: the server shows `0` for it.
+        t.push(b'0');
+        return;
+    }
     let mut sci = [0u8; 40];
     let mut w = std::io::Cursor::new(&mut sci[..]);
     let ok = match digits {
@@ -210,8 +215,8 @@ fn float_text(t: &mut Vec<u8>, v: f64, digits: Option<usize>) {
     let end = w.position() as usize;
     let sci = &sci[..end];
     let split = sci.iter().position(|&b| b == b'e');
-    let (Some(e), true, true) = (split, ok, v != 0.0) else {
-        // Zero (and what a server never stores: infinities, NaN) as Rust shows it.
+    let (Some(e), true) = (split, ok) else {
+        // What a server never stores (infinities, NaN), as Rust shows it.
         let _ = write!(t, "{v}");
         return;
     };
@@ -484,6 +489,7 @@ mod tests {
             (0.1, "0.1"),
             (2.25, "2.25"),
             (0.0, "0"),
+            (-0.0, "0"),
         ] {
             assert_eq!(text(v, None), want, "DOUBLE {v:e}");
         }
