@@ -206,41 +206,13 @@ fn float_text(t: &mut Vec<u8>, v: f64, digits: Option<usize>) {
         return;
     }
     let mut sci = [0u8; 40];
-    let mut w = std::io::Cursor::new(&mut sci[..]);
-    let ok = match digits {
-        None => write!(w, "{v:e}"),
-        Some(n) => write!(w, "{v:.*e}", n.saturating_sub(1)),
-    }
-    .is_ok();
-    let end = w.position() as usize;
-    let sci = &sci[..end];
-    let split = sci.iter().position(|&b| b == b'e');
-    let (Some(e), true) = (split, ok) else {
+    let Some((negative, len, exp)) = sci_digits(v, digits, &mut sci) else {
         // What a server never stores (infinities, NaN), as Rust shows it.
         let _ = write!(t, "{v}");
         return;
     };
-    let Some(exp) = std::str::from_utf8(&sci[e + 1..])
-        .ok()
-        .and_then(|x| x.parse::<i32>().ok())
-    else {
-        let _ = write!(t, "{v}");
-        return;
-    };
-    let (sign, mantissa) = match sci[..e].split_first() {
-        Some((b'-', m)) => (&b"-"[..], m),
-        _ => (&b""[..], &sci[..e]),
-    };
-    let mut ds = [0u8; 40];
-    let mut len = 0;
-    for &b in mantissa.iter().filter(|&&b| b != b'.') {
-        ds[len] = b;
-        len += 1;
-    }
-    while len > 1 && ds[len - 1] == b'0' {
-        len -= 1;
-    }
-    let ds = &ds[..len];
+    let ds = &sci[..len];
+    let sign: &[u8] = if negative { b"-" } else { b"" };
     // Digits before the point: `ds` is 0.ds x 10^point.
     let point = exp + 1;
     t.extend_from_slice(sign);
@@ -265,6 +237,34 @@ fn float_text(t: &mut Vec<u8>, v: f64, digits: Option<usize>) {
         }
         let _ = write!(t, "e{exp}");
     }
+}
+
+/// Writes `v` in Rust's `{:e}` form into `buf` (`digits` significant digits, or the fewest that
+/// read back), then leaves there its significant digits without the point and trailing zeros:
+/// whether it is negative, how many digits, and the decimal exponent of the first.
+fn sci_digits(v: f64, digits: Option<usize>, buf: &mut [u8; 40]) -> Option<(bool, usize, i32)> {
+    use std::io::Write;
+    let mut w = std::io::Cursor::new(&mut buf[..]);
+    match digits {
+        None => write!(w, "{v:e}"),
+        Some(n) => write!(w, "{v:.*e}", n.saturating_sub(1)),
+    }
+    .ok()?;
+    let end = w.position() as usize;
+    let e = buf[..end].iter().position(|&b| b == b'e')?;
+    let exp = std::str::from_utf8(&buf[e + 1..end]).ok()?.parse().ok()?;
+    let negative = buf[0] == b'-';
+    let mut len = 0;
+    for i in usize::from(negative)..e {
+        if buf[i] != b'.' {
+            buf[len] = buf[i];
+            len += 1;
+        }
+    }
+    while len > 1 && buf[len - 1] == b'0' {
+        len -= 1;
+    }
+    (len > 0).then_some((negative, len, exp))
 }
 
 /// Appends a time value's fraction as the text protocol shows it: `decimals` digits (1 to 6)
