@@ -3,7 +3,9 @@
 use predicates::prelude::*;
 use predicates::str::contains;
 
-use crate::util::{Scratch, f, per_client, run_results, u};
+use std::process::Stdio;
+
+use crate::util::{Scratch, dbsweep_std, f, per_client, run_results, spawn_measuring, u};
 
 #[test]
 fn prepare_loads_exactly_tables_times_rows_with_the_sysbench_schema() {
@@ -574,4 +576,77 @@ fn clients_sharing_connections_count_the_page_cache_like_clients_with_their_own(
         (shared - own).abs() < 0.01,
         "two shared connections count every client's pages: {shared} vs {own}"
     );
+}
+
+/// How many of process `pid`'s threads have a file table other than its first thread's, by
+/// kcmp(2): the kernel's own answer to whether two tasks share one.
+fn threads_with_a_file_table_of_their_own(pid: u32) -> usize {
+    const KCMP_FILES: libc::c_long = 2;
+    std::fs::read_dir(format!("/proc/{pid}/task"))
+        .unwrap()
+        .map(|t| {
+            t.unwrap()
+                .file_name()
+                .to_string_lossy()
+                .parse::<i64>()
+                .unwrap()
+        })
+        .filter(|&tid| {
+            // SAFETY: kcmp only compares two tasks' kernel objects.
+            let same =
+                unsafe { libc::syscall(libc::SYS_kcmp, i64::from(pid), tid, KCMP_FILES, 0, 0) };
+            assert!(
+                same >= 0,
+                "kcmp {pid} {tid}: {}",
+                std::io::Error::last_os_error()
+            );
+            same != 0
+        })
+        .count()
+}
+
+#[test]
+fn a_lone_client_has_a_file_table_of_its_own_and_two_clients_share_the_process_one() {
+    // One client's thread reads and locks the database as a single-threaded program does:
+    // with a file table shared between threads the kernel counts a reference on every call.
+    // Two clients of one database must share one (SQLite's locks belong to a file table).
+    let s = Scratch::new();
+    s.cmd(&["prepare", "oltp_point_select", "--table-size", "1000"])
+        .assert()
+        .success();
+    for (threads, own) in [("1", 1), ("2", 0)] {
+        let out = s.path(&format!("r{threads}.json"));
+        let (child, lines) = spawn_measuring(
+            dbsweep_std()
+                .arg("run")
+                .args([
+                    "oltp_point_select",
+                    "--table-size",
+                    "1000",
+                    "--threads",
+                    threads,
+                ])
+                .args(["--time", "600", "--target", &s.target()])
+                .arg("--output")
+                .arg(&out)
+                .stdout(Stdio::piped()),
+            "[ 1s ]",
+        );
+        let apart = threads_with_a_file_table_of_their_own(child.id());
+        unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) };
+        let rest: Vec<String> = lines.collect();
+        let status = child.wait_with_output().unwrap().status;
+        assert_eq!(status.code(), Some(130), "--threads {threads}: {rest:?}");
+        assert_eq!(
+            apart, own,
+            "--threads {threads}: threads with a table of their own"
+        );
+        // The database's size is still read, after the run.
+        let r = crate::util::read_json(&out);
+        assert!(
+            f(&r, "/server_stats/db_size_mb") > 0.1,
+            "--threads {threads}"
+        );
+        assert!(u(&r, "/events") > 0);
+    }
 }

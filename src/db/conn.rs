@@ -352,6 +352,12 @@ pub trait Target: Send + Sync {
         // A wire client: its read and write buffers and prepared statements.
         256 << 10
     }
+    /// Called on the thread of a run's only client before it connects: what that thread
+    /// holds until its connections are closed (embedded SQLite: a file table of its own,
+    /// see `sqlite::own_file_table`). None: nothing to hold.
+    fn lone_client(&self) -> Option<Box<dyn std::any::Any>> {
+        None
+    }
     /// How many tables may load at once (SQLite has one writer at a time).
     fn max_writers(&self) -> usize {
         usize::MAX

@@ -128,7 +128,7 @@ pub(crate) fn measure(
         say(&format!("warning: --server-metrics: {note}"));
     }
     let outcome = outcome?;
-    let server_stats = probe.map(|p| p.finish(outcome.cache_counters, events));
+    let server_stats = probe.map(|p| p.finish(target, outcome.cache_counters, events));
     let info = TargetInfo {
         kind: target.kind().into(),
         url: url.clone(),

@@ -207,7 +207,7 @@ pub fn db_size_mb(conn: &mut dyn Conn, dialect: Dialect) -> Option<f64> {
 }
 
 /// The probe's connection and the counters it read before the run.
-type Before = (Box<dyn Conn>, Counters);
+type Before = (Option<Box<dyn Conn>>, Counters);
 
 /// Takes the "before" snapshot on its own connection once warm-up is over, while the clients
 /// run; `finish` takes the "after" one.
@@ -230,11 +230,18 @@ impl Probe {
         } else {
             0
         };
+        // SQLite has no counters to read while the run goes (its size is read after it): the
+        // connection that showed the file opens is closed, so that the run's only client may
+        // have the process's SQLite files to itself (`sqlite::own_file_table`).
+        let mut conn = (dialect != Dialect::Sqlite).then_some(conn);
         let (stop, stopped) = mpsc::channel::<()>();
         let thread = std::thread::spawn(move || {
             // Woken early when the run ends within its warm-up.
             let _ = stopped.recv_timeout(delay);
-            let before = snapshot(conn.as_mut(), dialect)?;
+            let before = match conn.as_mut() {
+                Some(c) => snapshot(c.as_mut(), dialect)?,
+                None => Counters::new(),
+            };
             Ok((conn, before))
         });
         Ok(Probe {
@@ -245,16 +252,26 @@ impl Probe {
         })
     }
 
-    /// The step's figures; `cache` and `ops` as for [`figures`].
-    pub fn finish(self, cache: Option<[u64; 3]>, ops: u64) -> Result<ServerStats, DbError> {
+    /// The step's figures, read on `target` (the probe's); `cache` and `ops` as for
+    /// [`figures`].
+    pub fn finish(
+        self,
+        target: &dyn Target,
+        cache: Option<[u64; 3]>,
+        ops: u64,
+    ) -> Result<ServerStats, DbError> {
         let _ = self.stop.send(());
-        let (mut conn, before) = self.thread.join().unwrap_or_else(|_| {
+        let (conn, before) = self.thread.join().unwrap_or_else(|_| {
             Err(DbError::new(
                 crate::db::ErrorClass::Fatal,
                 "probe",
                 "the counter probe stopped",
             ))
         })?;
+        let mut conn = match conn {
+            Some(c) => c,
+            None => target.connect()?,
+        };
         if self.dialect == Dialect::Postgres {
             settle_pg_backends(conn.as_mut(), self.baseline);
         }

@@ -323,6 +323,7 @@ fn run_group(
         aborted: AtomicBool::new(false),
         next_client: AtomicU32::new(0),
         pool: &pool,
+        alone: beside.meet.is_none(),
     };
     let (setup_tx, setup_rx) = mpsc::channel::<Setup>();
     let (done_tx, done_rx) = mpsc::channel::<(u32, Done)>();
@@ -381,6 +382,8 @@ struct Start<'a> {
     /// The next client to connect (workers mode).
     next_client: AtomicU32,
     pool: &'a pool::ConnPool,
+    /// No other group of clients runs beside this one.
+    alone: bool,
 }
 
 /// A client's figures: a recorder per worker thread (with a queue-time histogram when
@@ -404,6 +407,12 @@ fn worker_thread(
     done_tx: &mpsc::Sender<(u32, Done)>,
 ) {
     let rec = new_recorder(st.shared.workload, st.mode);
+    // The run's only client: what its thread holds while it runs, let go once its
+    // connections are closed (before it says it is done; the scope joins it before anything
+    // after the run opens a connection).
+    let lone = (st.mode == Mode::Threads && st.workers == 1 && st.alone)
+        .then(|| st.shared.target.lone_client())
+        .flatten();
     let (own, setup) = match st.mode {
         Mode::Threads => match Worker::connect(st.shared, thread, st.opts.rand_seed) {
             Ok(w) => (Some(w), Ok(Vec::new())),
@@ -441,6 +450,7 @@ fn worker_thread(
             multiplex::serve(st.shared, q, &sched, pool, &rec)
         }
     };
+    drop(lone);
     if result.1.is_some() {
         st.shared.stop.store(true, Ordering::Relaxed);
     }
