@@ -13,7 +13,7 @@
 //! mock target (events/s per thread; target: at least 1,000,000) and whether memory grows with
 //! run length.
 //!
-//!     cargo bench --bench sqlite_limit -- [--rounds N] [--seconds S] [--db PATH]
+//!     cargo bench --bench sqlite_limit -- [--rounds N] [--seconds S] [--db PATH] [--sqlite-only] [--compare-shared-table]
 
 use std::hint::black_box;
 use std::sync::atomic::AtomicBool;
@@ -41,6 +41,10 @@ struct Args {
     /// Only the SQLite rounds, not the runner's own figures on the mock target
     #[arg(long)]
     sqlite_only: bool,
+    /// Also run dbsweep with its client on the process's shared file table, in each round: the
+    /// lone client's own table against it, paired round by round
+    #[arg(long)]
+    compare_shared_table: bool,
     /// cargo bench passes --bench
     #[arg(long, hide = true)]
     bench: bool,
@@ -234,7 +238,7 @@ fn main() {
     let args = Args::parse();
     // dbsweep's runs here are as in its own process: every SQLite connection open while they
     // go is dbsweep's (the reference loops close theirs before each run).
-    dbsweep::db::sqlite::allow_own_file_table();
+    dbsweep::db::sqlite::allow_own_file_table(true);
     let url = format!("sqlite://{}", args.db);
     let extra: Vec<&str> = args.extra.iter().map(String::as_str).collect();
     ensure_table(&args.db, &url);
@@ -258,22 +262,39 @@ fn main() {
     );
     let (mut ratios, mut threaded_ratios, mut measuring_ratios, mut bounds) =
         (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let mut own_over_shared = Vec::new();
     for round in 1..=args.rounds {
         // A B C D, then D C B A: none always runs first (page cache, CPU frequency).
         let mut order: Vec<usize> = vec![0, 1, 2, 3];
+        if args.compare_shared_table {
+            order.push(4);
+        }
         if round % 2 == 0 {
             order.reverse();
         }
-        let mut qps = [0.0f64; 4];
+        let mut qps = [0.0f64; 5];
         for i in order {
             qps[i] = match i {
                 0 => reference_run(&args.db, args.seconds),
                 1 => threaded_reference_run(&args.db, args.seconds),
                 2 => measuring_threaded_run(&args.db, args.seconds),
-                _ => dbsweep_run_with(&url, "oltp_point_select", 1, args.seconds, &extra).1,
+                3 => dbsweep_run_with(&url, "oltp_point_select", 1, args.seconds, &extra).1,
+                _ => {
+                    dbsweep::db::sqlite::allow_own_file_table(false);
+                    let q = dbsweep_run_with(&url, "oltp_point_select", 1, args.seconds, &extra).1;
+                    dbsweep::db::sqlite::allow_own_file_table(true);
+                    q
+                }
             };
         }
-        let [reference, threaded, measuring, ours] = qps;
+        let [reference, threaded, measuring, ours, shared] = qps;
+        if args.compare_shared_table {
+            own_over_shared.push(ours / shared);
+            println!(
+                "      dbsweep on the shared file table {shared:.0} qps: own/shared {:.3}",
+                ours / shared
+            );
+        }
         ratios.push(ours / reference);
         threaded_ratios.push(ours / threaded);
         measuring_ratios.push(ours / measuring);
@@ -318,6 +339,13 @@ fn main() {
             ""
         }
     );
+    if !own_over_shared.is_empty() {
+        let (low, high) = middle_half(&mut own_over_shared);
+        println!(
+            "median ratio dbsweep with its client's own file table / on the shared one: {:.3} (middle half {low:.3}-{high:.3})",
+            median(&mut own_over_shared)
+        );
+    }
     if args.sqlite_only {
         return;
     }

@@ -8,7 +8,7 @@ fn main() {
     // SAFETY: restoring the default action of SIGPIPE before any thread starts.
     unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
     // Every SQLite connection of this process is dbsweep's own.
-    dbsweep::db::sqlite::allow_own_file_table();
+    dbsweep::db::sqlite::allow_own_file_table(true);
     let raw: Vec<String> = std::env::args().collect();
     // sysbench's command line and output through a link named `sysbench` (or `dbsweep
     // sysbench`, whose words clap must not normalise either).

@@ -19,7 +19,7 @@ fn only_the_thread_with_a_file_table_of_its_own_opens_sqlite_while_it_holds_it()
 
     // Outside dbsweep's own process (nothing allowed it), never.
     assert!(own_file_table().is_none());
-    allow_own_file_table();
+    allow_own_file_table(true);
     // Not while a connection is open, on this thread or any.
     assert!(
         std::thread::spawn(|| own_file_table().is_none())

@@ -117,16 +117,17 @@ pub(super) fn closed() {
     o.open = o.open.saturating_sub(1);
 }
 
-/// Lets a lone client's thread take a file table of its own ([`own_file_table`]): called by
-/// dbsweep's `main` (and by benchmarks that run dbsweep's runner as it does), never by a
-/// library user whose other threads may hold SQLite connections dbsweep cannot see.
-pub fn allow_own_file_table() {
-    OWN_FILE_TABLES.store(true, Ordering::Relaxed);
+/// Lets a lone client's thread take a file table of its own ([`own_file_table`]), or not:
+/// allowed by dbsweep's `main` (and by benchmarks that run dbsweep's runner as it does), never
+/// by a library user whose other threads may hold SQLite connections dbsweep cannot see.
+pub fn allow_own_file_table(allow: bool) {
+    OWN_FILE_TABLES.store(allow, Ordering::Relaxed);
 }
 
 /// While held, the calling thread has a file table of its own, and it alone may open SQLite
-/// connections in this process. Dropped on that thread, after its connections are closed.
-pub struct OwnFileTable(());
+/// connections in this process. Dropped on that thread (it cannot move to another), after its
+/// connections are closed.
+pub struct OwnFileTable(std::marker::PhantomData<*const ()>);
 
 /// For the only client of a run on embedded SQLite: gives the calling thread a file table of
 /// its own (`unshare(CLONE_FILES)`), as a single-threaded program has. Once a process's threads
@@ -154,7 +155,7 @@ pub fn own_file_table() -> Option<OwnFileTable> {
         return None;
     }
     o.owner = Some(std::thread::current().id());
-    Some(OwnFileTable(()))
+    Some(OwnFileTable(std::marker::PhantomData))
 }
 
 impl Drop for OwnFileTable {
