@@ -19,6 +19,7 @@ mod server_conn;
 mod shape;
 pub mod socket;
 pub mod sqlite;
+mod sqlite_files;
 mod sqlite_turns;
 pub mod tls;
 mod url;

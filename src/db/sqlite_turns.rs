@@ -326,7 +326,7 @@ impl Drop for Writer {
         self.stmts.clear();
         // SAFETY: `conn` came from `Box::into_raw` in `new`, and no statement borrows it now.
         drop(unsafe { Box::from_raw(self.conn.as_ptr()) });
-        super::sqlite::closed();
+        super::sqlite_files::closed();
     }
 }
 
