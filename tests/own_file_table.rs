@@ -3,6 +3,10 @@
 //! thread opens one. A test binary of its own, since the claim is on the whole process.
 
 use std::sync::mpsc;
+use std::time::Duration;
+
+/// The longest either thread waits for the other (a failed side drops its sender at once).
+const BOUND: Duration = Duration::from_secs(60);
 
 use dbsweep::db::sqlite::{SqliteTarget, allow_own_file_table, own_file_table};
 use dbsweep::db::{Param, Target};
@@ -49,12 +53,13 @@ fn only_the_thread_with_a_file_table_of_its_own_opens_sqlite_while_it_holds_it()
                     .unwrap();
             }
             held_tx.send(()).unwrap();
-            go.recv().unwrap();
+            go.recv_timeout(BOUND).expect("the main thread goes on");
             drop(conn);
             drop(own);
         })
     };
-    held.recv().unwrap();
+    held.recv_timeout(BOUND)
+        .expect("the lone thread holds its table");
     let refused = target
         .connect()
         .err()
