@@ -650,3 +650,48 @@ fn a_lone_client_has_a_file_table_of_its_own_and_two_clients_share_the_process_o
         assert!(u(&r, "/events") > 0);
     }
 }
+
+#[test]
+fn ctrl_c_ends_a_wait_for_a_lock_another_process_holds() {
+    // Another process holds the write lock for as long as it likes: dbsweep's writer waits in
+    // SQLite's busy handler (up to 30 s a statement), and Ctrl-C ends that wait at once.
+    let s = Scratch::new();
+    s.cmd(&["prepare", "oltp_update_index", "--table-size", "1000"])
+        .assert()
+        .success();
+    let holder = rusqlite::Connection::open(s.db()).unwrap();
+    holder
+        .execute_batch("BEGIN IMMEDIATE; UPDATE sbtest1 SET k = k + 1 WHERE id = 1;")
+        .unwrap();
+    let (mut child, lines) = spawn_measuring(
+        dbsweep_std()
+            .arg("run")
+            .args([
+                "oltp_update_index",
+                "--table-size",
+                "1000",
+                "--threads",
+                "2",
+            ])
+            .args(["--time", "600", "--target", &s.target()])
+            .arg("--output")
+            .arg(s.path("r.json"))
+            .stdout(Stdio::piped()),
+        "[ 1s ]",
+    );
+    let signalled = std::time::Instant::now();
+    // SAFETY: kill(2) on our own child.
+    unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) };
+    let status = crate::trust::wait_bounded(&mut child);
+    let waited = signalled.elapsed();
+    let rest: Vec<String> = lines.collect();
+    assert_eq!(status.code(), Some(130), "{rest:?}");
+    // The busy handler's bound is 30 s; a Ctrl-C that it did not see would wait that long.
+    assert!(
+        waited.as_secs() < 10,
+        "ended {waited:?} after Ctrl-C: {rest:?}"
+    );
+    let r = crate::util::read_json(&s.path("r.json"));
+    assert_eq!(u(&r, "/events"), 0);
+    holder.execute_batch("ROLLBACK").unwrap();
+}

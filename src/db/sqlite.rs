@@ -7,8 +7,8 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::ptr::NonNull;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use rusqlite::types::{ToSqlOutput, ValueRef};
@@ -79,8 +79,12 @@ fn sqlite_busy_timeout(calls: i32) -> bool {
     busy_sleep(calls, Duration::from_millis(delay.min(bound - prior)))
 }
 
-/// One sleep of a busy handler, counted.
+/// One sleep of a busy handler, counted; none after Ctrl-C (the statement then fails, as
+/// interrupted: see `classify`).
 fn busy_sleep(calls: i32, pause: Duration) -> bool {
+    if crate::interrupt::INTERRUPT.load(Ordering::Relaxed) {
+        return false;
+    }
     if calls == 0 {
         BUSY_WAITS.fetch_add(1, Ordering::Relaxed);
     }
@@ -153,7 +157,15 @@ impl SqliteTarget {
     /// while another thread has a file table of its own ([`own_file_table`]).
     fn open_connection(&self) -> Result<Connection, DbError> {
         opening(&self.path)?;
+        // One open at a time in this process: a connection's first read of a WAL database that
+        // no connection has open rebuilds the WAL's index, and clients connecting at once
+        // would find it busy and poll in the busy handler (counted as the run's lock waits,
+        // though no one wrote). Held for the open and its PRAGMAs only; their waits for other
+        // processes are bounded as every busy wait is.
+        static OPEN: Mutex<()> = Mutex::new(());
+        let one_at_a_time = OPEN.lock().unwrap_or_else(|e| e.into_inner());
         let conn = self.open_counted();
+        drop(one_at_a_time);
         if conn.is_err() {
             closed();
         }
@@ -754,6 +766,16 @@ fn classify(e: rusqlite::Error) -> DbError {
     let (class, code) = match &e {
         rusqlite::Error::SqliteFailure(f, _) => {
             let class = match f.code {
+                // The busy handler gives up at once after Ctrl-C: not a lock to retry.
+                ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked
+                    if crate::interrupt::INTERRUPT.load(Ordering::Relaxed) =>
+                {
+                    return DbError::new(
+                        ErrorClass::Fatal,
+                        "interrupted",
+                        "interrupted while waiting for a lock on the database",
+                    );
+                }
                 ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked => ErrorClass::Busy,
                 ErrorCode::ConstraintViolation
                     if f.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_PRIMARYKEY
