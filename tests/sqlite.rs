@@ -695,3 +695,37 @@ fn ctrl_c_ends_a_wait_for_a_lock_another_process_holds() {
     assert_eq!(u(&r, "/events"), 0);
     holder.execute_batch("ROLLBACK").unwrap();
 }
+
+#[test]
+fn the_samplers_measure_from_where_the_clients_have_connected() {
+    // Four clients connect at two a second (1.5 s): the step's hardware figures start where
+    // the runner's measured part does, so no second of its series is the clients' connecting.
+    let s = Scratch::new();
+    s.cmd(&["prepare", "oltp_point_select", "--table-size", "1000"])
+        .assert()
+        .success();
+    let r = run_results(
+        &s,
+        &[
+            "run",
+            "oltp_point_select",
+            "--table-size",
+            "1000",
+            "--threads",
+            "4",
+            "--connect-rate",
+            "2",
+            "--time",
+            "3",
+        ],
+    );
+    let series = r["hw"]["series"].as_array().expect("a per-second series");
+    assert!(!series.is_empty(), "{}", r["hw"]);
+    assert!(series.len() <= r["intervals"].as_array().unwrap().len());
+    for point in series {
+        assert!(
+            point["client_cpu_pct"].as_f64().unwrap() > 10.0,
+            "a second without the clients' work: {series:?}"
+        );
+    }
+}

@@ -1,8 +1,6 @@
 //! Opening the database of a step: the target, or the managed server started for it, and the
 //! load that prepares its tables.
 
-use std::time::Duration;
-
 use crate::metrics::hw::Subject;
 use crate::{db, metrics, server};
 
@@ -108,10 +106,10 @@ impl Db {
     }
 
     /// Starts perf on the server's processes (or on dbsweep itself, whose embedded SQLite is
-    /// the database), `delay` from now.
+    /// the database), from `from` (the measured part's start).
     pub(crate) fn start_profiler(
         &self,
-        delay: Duration,
+        from: metrics::MeasureStart,
         hz: u32,
     ) -> Result<metrics::profile::Profiler, String> {
         let (pids, subject) = match self.hw_subject().server_pids {
@@ -130,7 +128,7 @@ impl Db {
                 );
             }
         };
-        metrics::profile::Profiler::start(pids, delay, hz, subject.into())
+        metrics::profile::Profiler::start(pids, from, hz, subject.into())
     }
 
     pub(crate) fn server_info(&self) -> Option<ServerInfo> {

@@ -1,7 +1,7 @@
 //! One measured run: the samplers around the runner, the checks before it, and the results file
 //! built from what they measured.
 
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{SystemTime, UNIX_EPOCH};
 
 use crate::metrics::hw::{Sampler, Subject};
 use crate::{db, metrics, results, runner, workload};
@@ -71,32 +71,37 @@ pub(crate) fn measure(
     let started_at = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());
-    // The samplers start measuring where the warm-up ends: after it, or at --start-at.
-    let warmup = Duration::from_secs_f64(match plan.runner.start_at {
-        Some(at) => (at - runner::epoch_now()).max(0.0),
-        None => plan.runner.warmup,
-    });
+    // The samplers measure from where the runner's measured part begins: once the clients
+    // have connected, after the warm-up (or at --start-at). A handle of this step's own.
+    let start = metrics::MeasureStart::new();
+    let opts = runner::RunnerOptions {
+        measure_start: start.clone(),
+        ..plan.runner.clone()
+    };
     let probe = if offline {
         None
     } else {
-        Some(metrics::dbstats::Probe::start(target, warmup).map_err(|e| Error::db(&url, e))?)
+        Some(
+            metrics::dbstats::Probe::start(target, start.clone())
+                .map_err(|e| Error::db(&url, e))?,
+        )
     };
     let sampler = plan.hw_sample.then(|| {
         let subject = Subject {
             link_mbit: plan.link_mbit,
             ..db.hw_subject()
         };
-        Sampler::start(subject, warmup)
+        Sampler::start(subject, start.clone())
     });
     let waits = if offline {
         None
     } else {
-        metrics::waits::WaitSampler::start(target, warmup, plan.wait_sample_hz)
+        metrics::waits::WaitSampler::start(target, start.clone(), plan.wait_sample_hz)
             .map_err(|e| Error::db(&url, e))?
     };
     let profiler = plan
         .profile
-        .and_then(|hz| match db.start_profiler(warmup, hz) {
+        .and_then(|hz| match db.start_profiler(start.clone(), hz) {
             Ok(p) => Some(p),
             Err(e) => {
                 say(&format!("warning: --profile: {e}; the run is not profiled"));
@@ -106,9 +111,10 @@ pub(crate) fn measure(
     let node = plan
         .server_metrics
         .as_deref()
-        .map(|url| metrics::node::NodeScraper::start(url, warmup));
+        .map(|url| metrics::node::NodeScraper::start(url, start.clone()));
     let peak_reset = plan.hw_sample && metrics::procfs::reset_own_peak_rss();
-    let (outcome, role_outcomes) = run_measured(plan, target, workload, &roles, stop, on_interval);
+    let (outcome, role_outcomes) =
+        run_measured(plan, &opts, target, workload, &roles, stop, on_interval);
     let client_peak_rss_kb = peak_reset.then(metrics::procfs::own_peak_rss_kb).flatten();
     let waits = waits.map(metrics::waits::WaitSampler::finish);
     let profile = profiler.map(metrics::profile::Profiler::finish);
@@ -186,6 +192,7 @@ fn ready_roles(
 /// The measured run, and beside it the plan's roles (each group's outcome apart).
 fn run_measured(
     plan: &RunPlan,
+    opts: &runner::RunnerOptions,
     target: &dyn db::Target,
     workload: &dyn Workload,
     roles: &[Box<dyn Workload>],
@@ -194,13 +201,13 @@ fn run_measured(
 ) -> (Result<RunOutcome, Error>, Vec<Result<RunOutcome, Error>>) {
     if roles.is_empty() {
         return (
-            runner::run(target, workload, &plan.runner, stop, on_interval),
+            runner::run(target, workload, opts, stop, on_interval),
             Vec::new(),
         );
     }
     let groups: Vec<runner::Group> = std::iter::once(runner::Group {
         workload,
-        opts: &plan.runner,
+        opts,
         measured: true,
     })
     .chain(plan.roles.iter().zip(roles).map(|(r, w)| runner::Group {

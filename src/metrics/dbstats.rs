@@ -221,8 +221,8 @@ pub struct Probe {
 
 impl Probe {
     /// Connects now (so that a server that refuses fails the step before it runs nothing), and
-    /// snapshots after `delay`.
-    pub fn start(target: &dyn Target, delay: Duration) -> Result<Probe, DbError> {
+    /// snapshots at `from` (the measured part's start).
+    pub fn start(target: &dyn Target, from: super::MeasureStart) -> Result<Probe, DbError> {
         let dialect = target.dialect();
         let mut conn = target.connect()?;
         let baseline = if dialect == Dialect::Postgres {
@@ -237,7 +237,7 @@ impl Probe {
         let (stop, stopped) = mpsc::channel::<()>();
         let thread = std::thread::spawn(move || {
             // Woken early when the run ends within its warm-up.
-            let _ = stopped.recv_timeout(delay);
+            let _ = from.wait(&stopped);
             let before = match conn.as_mut() {
                 Some(c) => snapshot(c.as_mut(), dialect)?,
                 None => Counters::new(),

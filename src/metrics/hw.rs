@@ -385,13 +385,13 @@ pub struct Sampler {
 }
 
 impl Sampler {
-    /// Starts sampling once a second after `delay` (the warm-up).
-    pub fn start(subject: Subject, delay: Duration) -> Sampler {
+    /// Starts sampling once a second from `from` (the measured part's start).
+    pub fn start(subject: Subject, from: super::MeasureStart) -> Sampler {
         let (stop, stopped) = mpsc::channel::<()>();
         let device = subject.device.clone();
         let (net_device, link_mbit) = (subject.net_device.clone(), subject.link_mbit);
         let handle = std::thread::spawn(move || {
-            if stopped.recv_timeout(delay).is_ok() {
+            if !from.wait(&stopped) {
                 return (None, None, Vec::new(), None);
             }
             let ticks_per_s = ticks_per_second();

@@ -134,8 +134,8 @@ pub struct NodeScraper {
 }
 
 impl NodeScraper {
-    /// Scrapes `url` once a second from `delay` on (the warm-up) until finished.
-    pub fn start(url: &str, delay: Duration) -> NodeScraper {
+    /// Scrapes `url` once a second from `from` on (the measured part's start) until finished.
+    pub fn start(url: &str, from: super::MeasureStart) -> NodeScraper {
         let (stop, stopped) = mpsc::channel::<()>();
         let source = crate::db::redact_url(url);
         let url = url.to_string();
@@ -149,7 +149,7 @@ impl NodeScraper {
                 stopped_at: None,
                 span_s: 0.0,
             };
-            if stopped.recv_timeout(delay).is_ok() {
+            if !from.wait(&stopped) {
                 return s;
             }
             let agent: ureq::Agent = ureq::Agent::config_builder()

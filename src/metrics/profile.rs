@@ -238,11 +238,11 @@ pub struct Profiler {
 }
 
 impl Profiler {
-    /// Starts profiling `pids()` (listed when the measured part begins, `delay` from now) at
+    /// Starts profiling `pids()` (listed when the measured part begins, at `from`) at
     /// `hz`; `subject` says what they are.
     pub fn start(
         pids: Box<dyn Fn() -> Vec<u32> + Send>,
-        delay: Duration,
+        from: super::MeasureStart,
         hz: u32,
         subject: String,
     ) -> Result<Profiler, String> {
@@ -250,7 +250,7 @@ impl Profiler {
         let (stop, stopped) = mpsc::channel();
         let thread = std::thread::Builder::new()
             .name("profiler".into())
-            .spawn(move || record(&*pids, delay, hz, &subject, &stopped))
+            .spawn(move || record(&*pids, &from, hz, &subject, &stopped))
             .map_err(|e| format!("cannot start the profiler's thread: {e}"))?;
         Ok(Profiler { stop, thread })
     }
@@ -266,14 +266,13 @@ impl Profiler {
 
 fn record(
     pids: &dyn Fn() -> Vec<u32>,
-    delay: Duration,
+    from: &super::MeasureStart,
     hz: u32,
     subject: &str,
     stopped: &mpsc::Receiver<()>,
 ) -> Result<Profile, String> {
-    match stopped.recv_timeout(delay) {
-        Err(mpsc::RecvTimeoutError::Timeout) => {}
-        _ => return Err("the run ended before its measured part".into()),
+    if !from.wait(stopped) {
+        return Err("the run ended before its measured part".into());
     }
     let dir = tempfile::tempdir().map_err(|e| format!("a directory for perf's data: {e}"))?;
     let data = dir.path().join("perf.data");

@@ -110,11 +110,11 @@ pub struct WaitSampler {
 const FINISH_BOUND: Duration = Duration::from_secs(10);
 
 impl WaitSampler {
-    /// Connects now and samples `hz` times a second after `delay` (the warm-up); None for a
+    /// Connects now and samples `hz` times a second from `from` (the measured part's start); None for a
     /// target without sessions to sample (SQLite, the mock).
     pub fn start(
         target: &dyn Target,
-        delay: Duration,
+        from: super::MeasureStart,
         hz: f64,
     ) -> Result<Option<WaitSampler>, DbError> {
         let dialect = target.dialect();
@@ -124,7 +124,7 @@ impl WaitSampler {
         let (query, source) = match dialect {
             Dialect::Postgres => (PG_SAMPLE, "pg_stat_activity"),
             Dialect::Mysql => (MYSQL_SAMPLE, "processlist"),
-            Dialect::Sqlite => return Ok(Some(Self::sqlite_busy(delay, hz))),
+            Dialect::Sqlite => return Ok(Some(Self::sqlite_busy(from, hz))),
             Dialect::Any => return Ok(None),
         };
         let mut conn = target.connect()?;
@@ -134,7 +134,7 @@ impl WaitSampler {
             let mut counts: BTreeMap<String, u64> = BTreeMap::new();
             let (mut rounds, mut samples) = (0u64, 0u64);
             // The run ended within its warm-up: nothing measured, nothing sampled.
-            let measured = matches!(stopped.recv_timeout(delay), Err(RecvTimeoutError::Timeout));
+            let measured = from.wait(&stopped);
             let period = Duration::from_secs_f64(1.0 / hz);
             let (locks_before, instruments_before, innodb_before) =
                 if measured && dialect == Dialect::Mysql {
@@ -234,11 +234,11 @@ impl WaitSampler {
 
     /// Embedded SQLite has no sessions to sample: its busy handler counts every wait for a
     /// lock exactly; the profile is the counters' change over the measured part.
-    fn sqlite_busy(delay: Duration, hz: f64) -> WaitSampler {
+    fn sqlite_busy(from: super::MeasureStart, hz: f64) -> WaitSampler {
         let (stop, stopped) = mpsc::channel::<()>();
         let (done_tx, done) = mpsc::channel();
         std::thread::spawn(move || {
-            let measured = matches!(stopped.recv_timeout(delay), Err(RecvTimeoutError::Timeout));
+            let measured = from.wait(&stopped);
             let before = crate::db::sqlite::busy_counters();
             if measured {
                 let _ = stopped.recv();

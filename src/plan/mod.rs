@@ -679,5 +679,6 @@ fn runner_options(o: &RunArgs, threads: u32, workers: u32, seed: u64) -> RunnerO
         rand_seed: seed,
         percentile: 95.0,
         start_at: o.start_at.map(|t| t.0),
+        measure_start: crate::metrics::MeasureStart::new(),
     }
 }

@@ -89,6 +89,10 @@ pub struct RunnerOptions {
     /// (each run has its own; results keep `measured_from`).
     #[serde(skip)]
     pub start_at: Option<f64>,
+    /// Set when the measured part begins (the clients connected, the warm-up over), for the
+    /// step's samplers to measure from.
+    #[serde(skip)]
+    pub measure_start: crate::metrics::MeasureStart,
 }
 
 /// The options that are absent as the command line's 0, as the results file has them.
@@ -532,6 +536,11 @@ fn release(
         Instant::now()
     };
     let _ = st.start_at.set(begin);
+    if setup_error.is_none() {
+        st.opts
+            .measure_start
+            .set(begin + Duration::from_secs_f64(st.opts.warmup));
+    }
     if let Some(e) = setup_error {
         st.aborted.store(true, Ordering::Relaxed);
         st.ready.wait();

@@ -4,7 +4,6 @@
 
 use std::fs;
 use std::sync::atomic::Ordering;
-use std::time::Duration;
 
 use crate::db::{self, OpenOptions};
 use crate::error::Error;
@@ -235,7 +234,10 @@ impl<'a> SweepRun<'a> {
             .step_workload(step, cell.clients, Some(&db.url))?;
         plan.force = db.own || self.args.force;
         db.follow(&plan);
-        let sampler = Sampler::start(db.db.hw_subject(), Duration::ZERO);
+        let sampler = Sampler::start(
+            db.db.hw_subject(),
+            crate::metrics::MeasureStart::at(std::time::Instant::now()),
+        );
         let report = measure::load(&plan, db.db.target.as_ref(), workload.as_ref());
         let rows = report.as_ref().map_or(0, |r| r.rows);
         rec.load_hw = sampler.finish(rows);
