@@ -30,8 +30,9 @@ use crate::results::{HistogramData, Latency, StatementFigures};
 #[derive(Clone, Debug, Default)]
 pub struct MeasureStart(Arc<OnceLock<Instant>>);
 
-/// How often a sampler looks whether the clients have connected.
-const START_POLL: Duration = Duration::from_millis(5);
+/// How often a sampler looks whether the clients have connected: its first reading comes at
+/// most this late (a wake-up a millisecond while the clients connect, outside any figure).
+const START_POLL: Duration = Duration::from_millis(1);
 
 impl MeasureStart {
     /// Not known yet: the runner sets it.
@@ -653,6 +654,35 @@ impl StatementFigures {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_sampler_waits_for_the_measured_part_and_not_past_the_run() {
+        // Set by the runner's thread while the sampler waits: it wakes at the instant, not
+        // before.
+        let start = MeasureStart::new();
+        let (_stop, stopped) = std::sync::mpsc::channel::<()>();
+        let runner = {
+            let start = start.clone();
+            std::thread::spawn(move || {
+                let at = Instant::now() + Duration::from_millis(30);
+                start.set(at);
+                at
+            })
+        };
+        assert!(start.wait(&stopped));
+        let at = runner.join().unwrap();
+        assert!(Instant::now() >= at);
+        // The run ends before its clients connected: nothing to measure.
+        let never = MeasureStart::new();
+        let (stop, stopped) = std::sync::mpsc::channel::<()>();
+        stop.send(()).unwrap();
+        assert!(!never.wait(&stopped));
+        drop(stop);
+        assert!(!never.wait(&stopped));
+        // Known already and passed: at once.
+        let (_stop, stopped) = std::sync::mpsc::channel::<()>();
+        assert!(MeasureStart::at(Instant::now()).wait(&stopped));
+    }
 
     #[test]
     fn classification_of_statements_follows_sysbench() {
