@@ -151,3 +151,49 @@ pub enum Outcome {
     /// The run stopped on an error; what it measured was reported and saved.
     Failed,
 }
+
+/// `text` with its control characters written as escapes (`\x1b`, `\u{9b}`), so that text
+/// from outside (a results file's names, a server's message, a file name) printed to a
+/// terminal cannot move the cursor, retitle the window or clear the screen. Line feeds and tabs
+/// stay. With `keep_colors`, the colour sequences dbsweep itself writes (`ESC[31m`, `ESC[32m`,
+/// `ESC[0m`) stay too.
+pub fn escape_controls(text: &str, keep_colors: bool) -> std::borrow::Cow<'_, str> {
+    const OWN_COLORS: [&str; 3] = ["[31m", "[32m", "[0m"];
+    let unsafe_char = |c: char| c.is_control() && c != '\n' && c != '\t';
+    if !text.chars().any(unsafe_char) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    for (i, c) in text.char_indices() {
+        let own_color =
+            keep_colors && c == '\x1b' && OWN_COLORS.iter().any(|k| text[i + 1..].starts_with(k));
+        if !unsafe_char(c) || own_color {
+            out.push(c);
+        } else if (c as u32) < 0x80 {
+            out.push_str(&format!("\\x{:02x}", c as u32));
+        } else {
+            out.push_str(&format!("\\u{{{:x}}}", c as u32));
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
+#[cfg(test)]
+mod escape_tests {
+    use super::escape_controls;
+
+    #[test]
+    fn control_characters_are_escaped_and_only_our_own_colours_kept() {
+        let hostile = "w\x1b]0;owned\x07\x1b[2J\u{9b}31m\rx\ny\tz";
+        assert_eq!(
+            escape_controls(hostile, false),
+            "w\\x1b]0;owned\\x07\\x1b[2J\\u{9b}31m\\x0dx\ny\tz"
+        );
+        let ours = "\x1b[31m-5%\x1b[0m \x1b[1m";
+        assert_eq!(escape_controls(ours, true), "\x1b[31m-5%\x1b[0m \\x1b[1m");
+        assert!(matches!(
+            escape_controls("plain", false),
+            std::borrow::Cow::Borrowed(_)
+        ));
+    }
+}

@@ -18,9 +18,29 @@ pub const RESULTS: u64 = 512 << 20;
 /// The bytes of the regular file at `path`, refusing anything else and anything over
 /// `limit` bytes. Opened without blocking: a FIFO without a writer does not hold the open.
 pub fn read(path: &Path, limit: u64) -> io::Result<Vec<u8>> {
+    read_flags(path, limit, libc::O_NONBLOCK)
+}
+
+/// [`read`] of a file dbsweep wrote beside a results file (a flame graph, folded stacks): a
+/// symbolic link at `path` is refused, not followed, so that a results file from elsewhere
+/// cannot make a report embed a file it points to.
+pub fn read_own(path: &Path, limit: u64) -> io::Result<Vec<u8>> {
+    read_flags(path, limit, libc::O_NONBLOCK | libc::O_NOFOLLOW).map_err(|e| {
+        if e.raw_os_error() == Some(libc::ELOOP) {
+            io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "a symbolic link, not a file dbsweep wrote",
+            )
+        } else {
+            e
+        }
+    })
+}
+
+fn read_flags(path: &Path, limit: u64, flags: i32) -> io::Result<Vec<u8>> {
     let file = fs::OpenOptions::new()
         .read(true)
-        .custom_flags(libc::O_NONBLOCK)
+        .custom_flags(flags)
         .open(path)?;
     let meta = file.metadata()?;
     if !meta.is_file() {
@@ -75,5 +95,17 @@ mod tests {
         fs::write(&big, vec![b'x'; 2048]).unwrap();
         assert!(read(&big, 1024).is_err());
         assert_eq!(read(&big, 4096).unwrap().len(), 2048);
+    }
+
+    #[test]
+    fn a_file_of_our_own_is_never_read_through_a_link() {
+        let dir = tempfile::tempdir().unwrap();
+        let secret = dir.path().join("secret");
+        fs::write(&secret, "password").unwrap();
+        let link = dir.path().join("x.flame.svg");
+        std::os::unix::fs::symlink(&secret, &link).unwrap();
+        let e = read_own(&link, SMALL).unwrap_err();
+        assert!(e.to_string().contains("symbolic link"), "{e}");
+        assert_eq!(read_own(&secret, SMALL).unwrap(), b"password");
     }
 }

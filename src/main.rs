@@ -51,7 +51,10 @@ fn pgbench_exit_code(outcome: Result<dbsweep::Outcome, dbsweep::error::Error>) -
         Ok(dbsweep::Outcome::Failed) => 2,
         Ok(dbsweep::Outcome::Interrupted) => 130,
         Err(e) => {
-            eprintln!("pgbench: error: {e}");
+            eprintln!(
+                "pgbench: error: {}",
+                dbsweep::error::escape_controls(&e.to_string(), false)
+            );
             if dbsweep::interrupted() {
                 130
             } else if matches!(e, dbsweep::error::Error::Db { .. }) {
@@ -69,7 +72,10 @@ fn exit_code(outcome: Result<dbsweep::Outcome, dbsweep::error::Error>) -> i32 {
         Ok(dbsweep::Outcome::Failed) => 1,
         Ok(dbsweep::Outcome::Interrupted) => 130,
         Err(e) => {
-            eprintln!("dbsweep: error: {e}");
+            eprintln!(
+                "dbsweep: error: {}",
+                dbsweep::error::escape_controls(&e.to_string(), false)
+            );
             // A wait that Ctrl-C (SIGTERM, SIGHUP) ended fails its command: still the user's stop.
             if dbsweep::interrupted() {
                 130

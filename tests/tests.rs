@@ -34,5 +34,6 @@ mod tpcc;
 mod trust;
 mod trust_data;
 mod trust_servers;
+mod trust_third;
 mod trust_waits;
 mod versions;

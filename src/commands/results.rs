@@ -38,7 +38,7 @@ pub(super) fn compare(o: &CompareOpts) -> Result<Outcome, Error> {
         o.column_b.as_deref(),
         o.fail_on_regression,
     )?;
-    print!("{text}");
+    print!("{}", crate::error::escape_controls(&text, true));
     Ok(if failed {
         Outcome::Failed
     } else {
@@ -54,10 +54,10 @@ pub(super) fn merge(o: &MergeOpts) -> Result<Outcome, Error> {
         .iter()
         .map(|p| Ok((p.display().to_string(), Results::read(p)?)))
         .collect::<Result<Vec<_>, Error>>()?;
-    let out = ResultsFile::create(&o.output)?;
+    let out = ResultsFile::create_results(&o.output)?;
     let (merged, warnings) = results::merge::merge(&files).map_err(Error::Usage)?;
     for w in warnings {
-        eprintln!("warning: {w}");
+        eprintln!("warning: {}", crate::error::escape_controls(&w, false));
     }
     out.commit(&merged)?;
     eprintln!(

@@ -151,7 +151,11 @@ impl Wire {
                 .position(|b| *b == 0)
                 .ok_or_else(|| WireError::Protocol("bad handshake".into()))?
             + 1;
-        at += 4; // connection id
+        // The connection id: what KILL QUERY names when Ctrl-C stops a statement.
+        if let Some(&[a, b, c, d]) = p.get(at..at + 4) {
+            self.connection_id = Some(u32::from_le_bytes([a, b, c, d]));
+        }
+        at += 4;
         // scramble 8, filler 1, capabilities 2, charset 1, status 2, capabilities 2, length 1,
         // reserved 10.
         if p.len() < at + 27 {

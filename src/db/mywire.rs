@@ -105,6 +105,11 @@ pub struct Wire {
     /// MariaDB's MARIADB_CLIENT_CACHE_METADATA was negotiated: each column count has a
     /// "metadata follows" byte.
     pub(crate) cache_metadata: bool,
+    /// The server's id of this connection (its greeting's), and where to reach the server
+    /// again: Ctrl-C during a statement sends `KILL QUERY` there, as the mysql client does,
+    /// so that the server stops working on it.
+    pub(crate) connection_id: Option<u32>,
+    endpoint: Option<Box<Endpoint>>,
 }
 
 impl Wire {
@@ -118,7 +123,23 @@ impl Wire {
             Some(path) => Socket::unix(std::path::Path::new(path))?,
             None => Socket::tcp(&e.host, e.port)?,
         };
-        Wire::start(sock, e)
+        let mut w = Wire::start(sock, e)?;
+        w.endpoint = Some(Box::new(e.clone()));
+        Ok(w)
+    }
+
+    /// What a failed read returns: when Ctrl-C ended the wait, the statement in flight is
+    /// killed on the server first (on a connection of its own, bounded), so that the server
+    /// does not go on with a long INSERT or CREATE INDEX nobody waits for.
+    #[cold]
+    pub(crate) fn read_failed(&mut self, e: io::Error) -> io::Error {
+        if super::socket::is_interrupted(&e)
+            && let (Some(id), Some(endpoint)) = (self.connection_id, self.endpoint.take())
+            && let Ok(mut killer) = Wire::connect(&endpoint)
+        {
+            let _ = killer.query(&format!("KILL QUERY {id}"), |_| {});
+        }
+        e
     }
 
     /// Logs in on a connected socket.
@@ -132,6 +153,8 @@ impl Wire {
             names: ColumnNames::default(),
             deprecate_eof: false,
             cache_metadata: false,
+            connection_id: None,
+            endpoint: None,
         };
         w.handshake(e)?;
         w.sock.handshake_done();
@@ -176,11 +199,15 @@ impl Wire {
     /// Reads the next packet (a packet of 16 MB or more is not expected in replies here).
     #[inline]
     pub(crate) fn read_packet(&mut self) -> io::Result<&[u8]> {
-        self.sock.fill(4)?;
+        if let Err(e) = self.sock.fill(4) {
+            return Err(self.read_failed(e));
+        }
         let h = self.sock.unread();
         let len = u32::from_le_bytes([h[0], h[1], h[2], 0]) as usize;
         self.seq = h[3].wrapping_add(1);
-        self.sock.fill(4 + len)?;
+        if let Err(e) = self.sock.fill(4 + len) {
+            return Err(self.read_failed(e));
+        }
         let r = self.sock.consume(4 + len);
         Ok(self.sock.bytes(r.start + 4..r.end))
     }

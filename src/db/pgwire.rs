@@ -42,6 +42,51 @@ pub struct Wire {
     /// The last RowDescription's body, for the names of a simple query's columns (pgbench's
     /// `\gset`); a few dozen bytes copied per result set.
     desc: Vec<u8>,
+    /// The server's BackendKeyData (process id, secret) and where it listens: Ctrl-C during a
+    /// statement sends a CancelRequest, as pgbench and psql do, so that the server stops
+    /// working on it.
+    key: Option<(i32, i32)>,
+    listener: Option<Listener>,
+}
+
+/// Where a server listens, for a CancelRequest on a connection of its own.
+#[derive(Clone, Debug)]
+enum Listener {
+    Unix(std::path::PathBuf),
+    Tcp(String, u16),
+}
+
+/// How long a CancelRequest may take to connect and send.
+const CANCEL_BOUND: std::time::Duration = std::time::Duration::from_secs(2);
+
+impl Listener {
+    /// Sends the CancelRequest of `(pid, secret)`; best effort, bounded.
+    fn cancel(&self, (pid, secret): (i32, i32)) {
+        use std::io::Write;
+        let mut msg = Vec::with_capacity(16);
+        msg.extend_from_slice(&16i32.to_be_bytes());
+        msg.extend_from_slice(&80_877_102i32.to_be_bytes());
+        msg.extend_from_slice(&pid.to_be_bytes());
+        msg.extend_from_slice(&secret.to_be_bytes());
+        let _ = match self {
+            Listener::Unix(path) => {
+                std::os::unix::net::UnixStream::connect(path).and_then(|mut s| {
+                    s.set_write_timeout(Some(CANCEL_BOUND))?;
+                    s.write_all(&msg)
+                })
+            }
+            Listener::Tcp(host, port) => {
+                std::net::ToSocketAddrs::to_socket_addrs(&(host.as_str(), *port)).and_then(
+                    |mut addrs| {
+                        let addr = addrs.next().ok_or_else(|| io::Error::other("no address"))?;
+                        let mut s = std::net::TcpStream::connect_timeout(&addr, CANCEL_BOUND)?;
+                        s.set_write_timeout(Some(CANCEL_BOUND))?;
+                        s.write_all(&msg)
+                    },
+                )
+            }
+        };
+    }
 }
 
 /// Starts a message with `tag`; [`end`] fills in its length.
@@ -177,15 +222,28 @@ impl Wire {
     /// Connects and authenticates with the settings of a `postgres://` URL.
     pub fn connect(cfg: &postgres::Config, tls: Option<&Tls>) -> Result<Wire, WireError> {
         let port = cfg.get_ports().first().copied().unwrap_or(5432);
-        let (mut sock, host) = match cfg.get_hosts().first() {
-            Some(Host::Unix(dir)) => (Socket::unix(&dir.join(format!(".s.PGSQL.{port}")))?, None),
-            Some(Host::Tcp(host)) => (Socket::tcp(host, port)?, Some(host.as_str())),
-            None => (Socket::tcp("localhost", port)?, Some("localhost")),
+        let (mut sock, host, listener) = match cfg.get_hosts().first() {
+            Some(Host::Unix(dir)) => {
+                let path = dir.join(format!(".s.PGSQL.{port}"));
+                (Socket::unix(&path)?, None, Listener::Unix(path))
+            }
+            Some(Host::Tcp(host)) => (
+                Socket::tcp(host, port)?,
+                Some(host.as_str()),
+                Listener::Tcp(host.clone(), port),
+            ),
+            None => (
+                Socket::tcp("localhost", port)?,
+                Some("localhost"),
+                Listener::Tcp("localhost".into(), port),
+            ),
         };
         if let (Some(tls), Some(host)) = (tls, host) {
             negotiate_tls(&mut sock, tls, host)?;
         }
-        Wire::start(sock, cfg)
+        let mut w = Wire::start(sock, cfg)?;
+        w.listener = Some(listener);
+        Ok(w)
     }
 
     /// Logs in on a connected socket.
@@ -194,6 +252,8 @@ impl Wire {
             sock,
             wbuf: Vec::with_capacity(8 * 1024),
             desc: Vec::new(),
+            key: None,
+            listener: None,
         };
         let user = cfg.get_user().unwrap_or("postgres").to_string();
         let mut startup = Vec::new();
@@ -309,7 +369,9 @@ impl Wire {
     /// A length below 4 (the length counts itself) or beyond [`MAX_MESSAGE`] is a protocol
     /// error: the stream is not PostgreSQL's, or it is corrupt.
     fn next_message(&mut self) -> Result<(u8, std::ops::Range<usize>), WireError> {
-        self.sock.fill(5)?;
+        if let Err(e) = self.sock.fill(5) {
+            return Err(self.read_failed(e));
+        }
         // fill(5) above: the tag and the four bytes of the length are there.
         let h = self.sock.unread();
         let len = u32::from_be_bytes([h[1], h[2], h[3], h[4]]) as usize;
@@ -319,10 +381,24 @@ impl Wire {
                 "a message of impossible length {len} (tag {tag:#04x}): is this a PostgreSQL server?"
             )));
         }
-        self.sock.fill(1 + len)?;
+        if let Err(e) = self.sock.fill(1 + len) {
+            return Err(self.read_failed(e));
+        }
         let tag = self.sock.unread()[0];
         let r = self.sock.consume(1 + len);
         Ok((tag, r.start + 5..r.end))
+    }
+
+    /// What a failed read returns: when Ctrl-C ended the wait, the statement in flight is
+    /// cancelled on the server first (once).
+    #[cold]
+    fn read_failed(&mut self, e: io::Error) -> WireError {
+        if super::socket::is_interrupted(&e)
+            && let (Some(key), Some(listener)) = (self.key, self.listener.take())
+        {
+            listener.cancel(key);
+        }
+        WireError::Io(e)
     }
 
     /// Reads up to ReadyForQuery, counting rows and the command tag; the first error wins.
@@ -352,6 +428,12 @@ impl Wire {
                     sets += 1;
                 }
                 b'I' => sets += 1,
+                b'K' => {
+                    let b = self.sock.bytes(range);
+                    if b.len() >= 8 {
+                        self.key = Some((be_i32(&b[..4]), be_i32(&b[4..8])));
+                    }
+                }
                 b'E' => error = error.or(Some(server_error(self.sock.bytes(range)))),
                 b'Z' => return error.map_or(Ok(out), Err),
                 b'G' => {

@@ -158,6 +158,9 @@ pub fn canonical_type(t: &str) -> String {
     match base {
         "int" | "integer" | "int4" | "serial" | "serial4" => "integer".into(),
         "bigint" | "int8" | "bigserial" => "bigint".into(),
+        // MariaDB and MySQL 5.x show a display width (`tinyint(4)`): not part of the type.
+        "smallint" | "int2" => "smallint".into(),
+        "tinyint" | "mediumint" => base.into(),
         "character" | "char" | "bpchar" => format!("char{args}"),
         "character varying" | "varchar" => format!("varchar{args}"),
         "numeric" | "decimal" => format!("decimal{args}"),

@@ -390,7 +390,7 @@ pub fn call_global(lua: &Lua, name: &str, args: MultiValue) -> mlua::Result<bool
                     .map(|s| s.clone())
                     .unwrap_or_default();
                 spared.set(true);
-                let r = f.call::<()>(args);
+                let r = super::watch::busy_spared(|| f.call::<()>(args));
                 spared.set(false);
                 r
             } else {

@@ -237,7 +237,9 @@ fn options_help(declared: &[ScriptOption]) -> String {
         .iter()
         .map(|o| format!("--{}{}", o.name, o.kind()))
         .collect();
-    let width = heads.iter().map(String::len).max().unwrap_or(0) + 1;
+    // Bounded: a script's option name can be of any length (and a format width past 65,535
+    // panics); a longer one is printed whole, unaligned.
+    let width = (heads.iter().map(String::len).max().unwrap_or(0) + 1).min(80);
     let mut out = String::new();
     for (o, head) in declared.iter().zip(&heads) {
         let default = match &o.default {

@@ -38,16 +38,30 @@ const HEAP_HEADROOM: usize = 64 << 20;
 /// States inside a call into Lua code (spared calls not counted).
 static BUSY: AtomicUsize = AtomicUsize::new(0);
 
+/// States inside a spared call (`done`, `thread_done`): given [`STOP_GRACE`] more after
+/// Ctrl-C before the watch ends the process.
+static SPARED_BUSY: AtomicUsize = AtomicUsize::new(0);
+
 /// Runs `f`, a call into a script's code, counted as busy for the watch.
 pub(super) fn busy<T>(f: impl FnOnce() -> T) -> T {
-    struct Out;
+    counted(&BUSY, f)
+}
+
+/// Runs `f`, a spared call into a script's code (`done`, `thread_done`), counted for the
+/// watch: a loop in it that the hook cannot reach still ends after Ctrl-C.
+pub(super) fn busy_spared<T>(f: impl FnOnce() -> T) -> T {
+    counted(&SPARED_BUSY, f)
+}
+
+fn counted<T>(counter: &'static AtomicUsize, f: impl FnOnce() -> T) -> T {
+    struct Out(&'static AtomicUsize);
     impl Drop for Out {
         fn drop(&mut self) {
-            BUSY.fetch_sub(1, Ordering::SeqCst);
+            self.0.fetch_sub(1, Ordering::SeqCst);
         }
     }
-    BUSY.fetch_add(1, Ordering::SeqCst);
-    let _out = Out;
+    counter.fetch_add(1, Ordering::SeqCst);
+    let _out = Out(counter);
     f()
 }
 
@@ -147,10 +161,19 @@ fn watch() {
             .spawn(|| {
                 loop {
                     std::thread::sleep(Duration::from_millis(100));
+                    let since = crate::interrupt::interrupted_for();
+                    if SPARED_BUSY.load(Ordering::SeqCst) > 0
+                        && since.is_some_and(|d| d > STOP_GRACE + WATCH_GRACE)
+                    {
+                        crate::interrupt::abandon(
+                            130,
+                            "dbsweep: a script's done() did not return within 10 s of Ctrl-C; stopped at once",
+                        );
+                    }
                     if BUSY.load(Ordering::SeqCst) == 0 {
                         continue;
                     }
-                    if crate::interrupt::interrupted_for().is_some_and(|d| d > WATCH_GRACE) {
+                    if since.is_some_and(|d| d > WATCH_GRACE) {
                         crate::interrupt::abandon(
                             130,
                             "dbsweep: a script's loop did not stop within 5 s of Ctrl-C; stopped at once",

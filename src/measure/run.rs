@@ -17,7 +17,7 @@ pub(crate) fn run_workload(plan: &RunPlan) -> Result<Outcome, Error> {
     let out = plan
         .output
         .as_deref()
-        .map(ResultsFile::create)
+        .map(ResultsFile::create_results)
         .transpose()?;
     let workload = workload::build(&plan.workload, &plan.workload_opts)?;
     let db = Db::open(plan, plan.prepare)?;
@@ -39,7 +39,7 @@ pub(crate) fn run_built(
     let out = plan
         .output
         .as_deref()
-        .map(ResultsFile::create)
+        .map(ResultsFile::create_results)
         .transpose()?;
     run_opened(plan, db, workload, out, printer)
 }

@@ -134,6 +134,15 @@ pub(crate) fn measure(
         say(&format!("warning: --server-metrics: {note}"));
     }
     let outcome = outcome?;
+    if outcome.overran_s > 0.0 {
+        say(&format!(
+            "warning: the clients ended {:.1} s after --time {} (an event held that long: a lock \
+             of another process?); per-second figures are over the {:.1} s the run took",
+            outcome.overran_s,
+            plan.runner.time.unwrap_or_default(),
+            outcome.seconds
+        ));
+    }
     let server_stats = probe.map(|p| p.finish(target, outcome.cache_counters, events));
     let info = TargetInfo {
         kind: target.kind().into(),
@@ -157,6 +166,22 @@ pub(crate) fn measure(
         .zip(role_outcomes)
         .map(|(r, o)| role_figures(r, o))
         .collect();
+    // A group beside the run that failed ended the run with it: its figures are of a shorter
+    // run than asked, under another load than the plan's.
+    if let Some((i, role)) = results
+        .roles
+        .iter()
+        .enumerate()
+        .find(|(_, r)| r.error.is_some())
+    {
+        return Err(Error::Run(format!(
+            "--role {} (the {} group beside the run) failed: {}; the run ended with it and is \
+             not kept",
+            role.workload,
+            ordinal(i + 1),
+            role.error.as_deref().unwrap_or_default()
+        )));
+    }
     for role in results.roles.iter().filter(|r| r.rate_met == Some(false)) {
         say(&format!(
             "warning: --role {}: {:.1} events/s of the {} asked for beside the run: the background load was not kept",
@@ -170,6 +195,18 @@ pub(crate) fn measure(
     results.server = db.server_info();
     attach_diagnostics(&mut results, (profile, waits, server_stats), &url, say);
     Ok(results)
+}
+
+/// `1st`, `2nd`, `3rd`, `4th`...
+fn ordinal(n: usize) -> String {
+    let suffix = match (n % 10, n % 100) {
+        (1, 11) | (2, 12) | (3, 13) => "th",
+        (1, _) => "st",
+        (2, _) => "nd",
+        (3, _) => "rd",
+        _ => "th",
+    };
+    format!("{n}{suffix}")
 }
 
 /// The workloads of the groups beside the measured one, each ready on its tables as the run's

@@ -278,7 +278,7 @@ enum Solo {
     /// No event recorded yet.
     Empty,
     /// `events` events so far, each one statement of kind `statement` as long as itself.
-    Same { statement: u8, events: u64 },
+    Same { statement: u16, events: u64 },
     /// Statements are recorded one by one.
     Off,
 }
@@ -332,7 +332,7 @@ impl Recorder {
     /// Records the statements of one finished event: (kind, nanoseconds) pairs, the kind an
     /// index into the workload's statement kinds.
     #[inline]
-    fn record_statements(&mut self, times: &[(u8, u64)]) {
+    fn record_statements(&mut self, times: &[(u16, u64)]) {
         for &(kind, ns) in times {
             if let Some(k) = self.statements.get_mut(usize::from(kind)) {
                 k.latency.saturating_record(ns.max(1));
@@ -401,7 +401,7 @@ impl Recorder {
         latency_ns: u64,
         q: &QueryCounts,
         lag_ns: u64,
-        statements: &[(u8, u64)],
+        statements: &[(u16, u64)],
     ) {
         let latency_ns = latency_ns.max(1);
         let solo = match (self.solo, statements) {

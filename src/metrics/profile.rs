@@ -134,13 +134,43 @@ fn ranked<'a>(m: &HashMap<&'a str, u64>) -> Vec<&'a str> {
     v.into_iter().take(KEEP).map(|(f, _)| f).collect()
 }
 
-/// Reads folded stacks saved by [`Profile::save_beside`].
+/// The most bytes of folded stacks a saved profile may inflate to: a step's stacks are a few
+/// MiB at most, and a file that says more is not one dbsweep wrote (a 5.8 MB gzip bomb would
+/// take gigabytes).
+pub const STACKS_INFLATED_MAX: u64 = 64 << 20;
+
+/// The most bytes a saved flame graph may have.
+pub const FLAME_MAX: u64 = 64 << 20;
+
+/// Reads folded stacks saved by [`Profile::save_beside`]: a regular file (no link followed) of
+/// at most [`STACKS_INFLATED_MAX`] bytes, compressed and inflated.
 pub fn read_stacks(path: &Path) -> Result<String, String> {
-    let file = std::fs::File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let mut text = String::new();
-    flate2::read::GzDecoder::new(file)
-        .read_to_string(&mut text)
-        .map_err(|e| format!("{}: {e}", path.display()))?;
+    let at = |e: &dyn std::fmt::Display| format!("{}: {e}", path.display());
+    let gz = crate::input::read_own(path, STACKS_INFLATED_MAX).map_err(|e| at(&e))?;
+    let mut text = Vec::new();
+    flate2::read::GzDecoder::new(gz.as_slice())
+        .take(STACKS_INFLATED_MAX + 1)
+        .read_to_end(&mut text)
+        .map_err(|e| at(&e))?;
+    if text.len() as u64 > STACKS_INFLATED_MAX {
+        return Err(at(&format_args!(
+            "inflates past {} MiB: not the folded stacks of a step",
+            STACKS_INFLATED_MAX >> 20
+        )));
+    }
+    String::from_utf8(text).map_err(|_| at(&"not UTF-8 text"))
+}
+
+/// Reads a flame graph saved by [`Profile::save_beside`]: a regular file (no link followed) of
+/// at most [`FLAME_MAX`] bytes that is an SVG document.
+pub fn read_flame(path: &Path) -> Result<String, String> {
+    let at = |e: &dyn std::fmt::Display| format!("{}: {e}", path.display());
+    let bytes = crate::input::read_own(path, FLAME_MAX).map_err(|e| at(&e))?;
+    let text = String::from_utf8(bytes).map_err(|_| at(&"not UTF-8 text"))?;
+    let head = text.trim_start();
+    if !(head.starts_with("<?xml") || head.starts_with("<svg")) || !text.contains("<svg") {
+        return Err(at(&"not an SVG flame graph"));
+    }
     Ok(text)
 }
 

@@ -295,13 +295,15 @@ pub fn text(rows: &[Row], a_name: &str, b_name: &str) -> String {
         .map(|r| r.test.len())
         .chain([4])
         .max()
-        .unwrap_or(4);
+        .unwrap_or(4)
+        .min(super::render::WIDTH_MAX);
     let pw = rows
         .iter()
         .map(|r| r.place.len())
         .chain([5])
         .max()
-        .unwrap_or(5);
+        .unwrap_or(5)
+        .min(super::render::WIDTH_MAX);
     // p95 in microseconds when every one is below a millisecond (embedded SQLite).
     let micro = rows
         .iter()

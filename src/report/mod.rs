@@ -111,7 +111,8 @@ pub fn report(
 pub fn emit(text: &str, output: Option<&Path>) -> Result<(), Error> {
     match output {
         None => {
-            print!("{text}");
+            // Names come from results files: nothing in them may steer the terminal.
+            print!("{}", crate::error::escape_controls(text, true));
             Ok(())
         }
         Some(path) => {

@@ -92,11 +92,10 @@ pub fn html(ds: &Dataset, label: &dyn Fn(&Entry) -> String) -> String {
         let kind = |e: &Entry| e.results.as_ref().map(|r| r.target.kind.clone());
         for (i, (e, p)) in entries.iter().enumerate() {
             let title = format!("{test}: {}", label(e));
-            let flame =
-                |f: &str| crate::input::read_text(std::path::Path::new(f), crate::input::RESULTS);
+            let flame = |f: &str| profile::read_flame(std::path::Path::new(f));
             match p.flame_file.as_deref().map(flame) {
                 Some(Ok(svg)) => figure(&mut body, &title, "flame graph", &svg),
-                Some(Err(err)) => note(&mut body, &title, &err.to_string()),
+                Some(Err(err)) => note(&mut body, &title, &err),
                 None => note(&mut body, &title, "no flame graph was saved"),
             }
             // Against the first column of the same kind of database: another kind's code

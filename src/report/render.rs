@@ -102,6 +102,10 @@ pub fn cell_text(c: &Cell) -> String {
     }
 }
 
+/// The widest a text table's column is padded to: a longer name (a results file's, which can
+/// hold anything) is printed whole past it, unaligned, rather than padding every row to it.
+pub const WIDTH_MAX: usize = 160;
+
 /// Aligned columns; group headings; with `color`, ratios that stand out in red or green.
 pub fn text(tables: &[Table], color: bool) -> String {
     let mut out = String::new();
@@ -114,7 +118,8 @@ pub fn text(tables: &[Table], color: bool) -> String {
             .map(|r| r.label.chars().count())
             .chain([4])
             .max()
-            .unwrap_or(4);
+            .unwrap_or(4)
+            .min(WIDTH_MAX);
         let widths: Vec<usize> = t
             .columns
             .iter()
@@ -128,6 +133,7 @@ pub fn text(tables: &[Table], color: bool) -> String {
                     .chain(t.under.get(i).map(|u| u.chars().count()))
                     .max()
                     .unwrap_or(1)
+                    .min(WIDTH_MAX)
             })
             .collect();
         let _ = write!(out, "{:<label_w$}", t.label_heading());

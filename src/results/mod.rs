@@ -543,17 +543,29 @@ impl ResultsFile {
             .parent()
             .filter(|p| !p.as_os_str().is_empty())
             .unwrap_or(Path::new("."));
-        let tmp = dir.join(format!(
-            ".{}.tmp-{}",
-            name.to_string_lossy(),
-            std::process::id()
-        ));
-        let file = File::create(&tmp).map_err(|e| unwritable(e.to_string()))?;
+        // A name no one can guess, created exclusively: a link planted at a predictable name
+        // would make the write land wherever it points.
+        let made = tempfile::Builder::new()
+            .prefix(&format!(".{}.", name.to_string_lossy()))
+            .suffix(".tmp")
+            .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o644))
+            .tempfile_in(dir)
+            .map_err(|e| unwritable(e.to_string()))?;
+        let (file, tmp) = made.keep().map_err(|e| unwritable(e.error.to_string()))?;
         Ok(ResultsFile {
             path: path.to_path_buf(),
             tmp,
             file: Some(file),
         })
+    }
+
+    /// [`ResultsFile::create`] for a results file: refused where it would replace a file that
+    /// is not a dbsweep results file (the SQLite database being measured, a script, a config
+    /// file: anything the command may be reading) or a record of a sweep directory.
+    pub fn create_results(path: &Path) -> Result<ResultsFile, Error> {
+        check_replaceable(path)?;
+        check_output_apart(path, &[])?;
+        ResultsFile::create(path)
     }
 
     pub fn path(&self) -> &Path {
@@ -635,6 +647,51 @@ pub fn check_output_apart(output: &Path, inputs: &[&Path]) -> Result<(), Error> 
         )));
     }
     Ok(())
+}
+
+/// Refuses an `--output` whose existing file is not one a run wrote: only a results file (its
+/// JSON opens with the schema version), an empty file or no file at all may be replaced.
+pub fn check_replaceable(output: &Path) -> Result<(), Error> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let refuse = |why: &str| {
+        Error::Usage(format!(
+            "--output {}: {why}; it would be replaced: remove it first or write elsewhere",
+            output.display()
+        ))
+    };
+    let meta = match fs::symlink_metadata(output) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(refuse(&format!("cannot be checked ({e})"))),
+    };
+    if meta.file_type().is_symlink() {
+        return Err(refuse("is a symbolic link"));
+    }
+    if meta.is_dir() {
+        // ResultsFile::create says so.
+        return Ok(());
+    }
+    if !meta.is_file() {
+        return Err(refuse("exists and is not a regular file"));
+    }
+    if meta.len() == 0 {
+        return Ok(());
+    }
+    let mut head = Vec::with_capacity(256);
+    fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW)
+        .open(output)
+        .and_then(|f| f.take(256).read_to_end(&mut head))
+        .map_err(|e| refuse(&format!("cannot be checked ({e})")))?;
+    let text = String::from_utf8_lossy(&head);
+    let opens = text.trim_start().strip_prefix('{').map(str::trim_start);
+    if opens.is_some_and(|t| t.starts_with("\"schema_version\"")) {
+        Ok(())
+    } else {
+        Err(refuse("exists and is not a dbsweep results file"))
+    }
 }
 
 /// Whether `dir` is a sweep directory: it holds the saved plan and the step records.

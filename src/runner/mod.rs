@@ -177,6 +177,10 @@ pub struct RunOutcome {
     pub behind: Option<u64>,
     /// Seconds the clients took to connect.
     pub connect_seconds: f64,
+    /// Seconds the clients went on past `--time` when that is more than an answer in flight
+    /// (a wait the run could not cut short: another process's lock); `seconds` then counts
+    /// them, so that per-second figures are over the time the events took.
+    pub overran_s: f64,
     pub interrupted: bool,
     /// The error that stopped the run early, if any.
     pub error: Option<String>,
@@ -840,11 +844,19 @@ fn report_loop(
         last = now;
         next_tick += tick;
     }
-    // Throughput is over the measured time: a client that overran the deadline (an answer in
-    // flight, a reconnect) does not stretch it.
+    // Throughput is over the measured time: a client that overran the deadline by an answer
+    // in flight or a reconnect does not stretch it. One held far past it (a lock of another
+    // process) does: its events took that long, and the overrun is said.
     let mut end = Instant::now().max(measure_start);
+    let mut overran_s = 0.0;
     if let Some(t) = opts.time {
-        end = end.min(measure_start + Duration::from_secs_f64(t));
+        let deadline = measure_start + Duration::from_secs_f64(t);
+        let over = end.saturating_duration_since(deadline).as_secs_f64();
+        if over > OVERRUN_SAID_S.max(t * 0.1) {
+            overran_s = over;
+        } else {
+            end = end.min(deadline);
+        }
     }
     let snap = collector.collect(recorders);
     // Never zero when there are events to put in it: they count in the total.
@@ -876,10 +888,15 @@ fn report_loop(
         thread_seconds: ended_clients.iter().map(|c| c.2 as f64 / 1e9).collect(),
         behind: Some(ended_clients.iter().filter(|c| c.3).count() as u64),
         connect_seconds: 0.0,
+        overran_s,
         interrupted: interrupt.load(Ordering::Relaxed),
         error,
     }
 }
+
+/// The overrun of `--time` past which a run's seconds count it (and it is said): more than
+/// any answer in flight or reconnect takes, less than a lock wait that changes the figures.
+const OVERRUN_SAID_S: f64 = 1.0;
 
 /// Whether the interval ending with the run gets its line: as pgbench prints it, when `-T`'s
 /// end falls on a `-P` tick of a closed-loop run (its clients are still running there; paced

@@ -764,7 +764,7 @@ pub(super) struct Slot {
 }
 
 impl Slot {
-    fn record(&self, rec: &mut Recorder, end: Stamp, q: &QueryCounts, statements: &[(u8, u64)]) {
+    fn record(&self, rec: &mut Recorder, end: Stamp, q: &QueryCounts, statements: &[(u16, u64)]) {
         rec.record_event(
             end.nanos_since(self.from),
             q,

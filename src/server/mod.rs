@@ -91,7 +91,7 @@ impl ManagedServer {
                         .tempdir()
                         .map_err(|e| Error::Run(format!("creating a data directory: {e}")))?,
                 };
-                orphans::claim(d.path())
+                orphans::claim(d.path(), spec.keep)
                     .map_err(|e| Error::Run(format!("writing in {}: {e}", d.path().display())))?;
                 (d.keep(), true)
             }

@@ -13,6 +13,10 @@ use std::process::Command;
 /// a live owner from an unrelated process that reuses its pid).
 pub const OWNER_FILE: &str = "dbsweep.owner";
 
+/// The file in a managed directory kept with `--keep`: the next start leaves it alone even
+/// when its owner is gone (the user removes it).
+pub const KEPT_FILE: &str = "dbsweep.kept";
+
 /// Prefix of the directories dbsweep creates for managed servers.
 pub const DIR_PREFIX: &str = "dbsweep-";
 
@@ -45,8 +49,15 @@ fn start_time(pid: u32) -> Option<u64> {
     rest.split_whitespace().nth(19)?.parse().ok()
 }
 
-/// Writes the owner file of `dir`: this process.
-pub fn claim(dir: &Path) -> io::Result<()> {
+/// Writes the owner file of `dir`: this process; with `keep`, marks it kept first, so that a
+/// dbsweep killed before its end does not leave it to the next start's removal either.
+pub fn claim(dir: &Path, keep: bool) -> io::Result<()> {
+    if keep {
+        fs::write(
+            dir.join(KEPT_FILE),
+            "kept with --keep: dbsweep never removes this directory; remove it when done\n",
+        )?;
+    }
     let me = std::process::id();
     let text = format!("{me} {}\n", start_time(me).unwrap_or(0));
     fs::write(dir.join(OWNER_FILE), text)
@@ -78,9 +89,11 @@ pub fn remove_dead(parent: &Path) -> Vec<std::path::PathBuf> {
     for e in entries.flatten() {
         let path = e.path();
         let ours = e.file_name().to_string_lossy().starts_with(DIR_PREFIX);
+        // Kept with --keep: the user's until they remove it.
+        let kept = fs::symlink_metadata(path.join(KEPT_FILE)).is_ok();
         // The entry's own type: a link named like a managed directory is not followed.
         let dir = e.file_type().is_ok_and(|t| t.is_dir());
-        if ours && dir && owner_is_dead(&path) && fs::remove_dir_all(&path).is_ok() {
+        if ours && dir && !kept && owner_is_dead(&path) && fs::remove_dir_all(&path).is_ok() {
             removed.push(path);
         }
     }
@@ -97,13 +110,17 @@ mod tests {
         let live = parent.path().join("dbsweep-postgres-live");
         let dead = parent.path().join("dbsweep-postgres-dead");
         let foreign = parent.path().join("dbsweep-postgres-noowner");
-        for d in [&live, &dead, &foreign] {
+        let kept = parent.path().join("dbsweep-postgres-kept");
+        for d in [&live, &dead, &foreign, &kept] {
             fs::create_dir(d).unwrap();
         }
-        claim(&live).unwrap();
+        claim(&live, false).unwrap();
+        claim(&kept, true).unwrap();
         // A pid that exists with another start time: its owner is gone.
-        fs::write(dead.join(OWNER_FILE), format!("{} 1\n", std::process::id())).unwrap();
+        for gone in [&dead, &kept] {
+            fs::write(gone.join(OWNER_FILE), format!("{} 1\n", std::process::id())).unwrap();
+        }
         assert_eq!(remove_dead(parent.path()), vec![dead.clone()]);
-        assert!(live.exists() && foreign.exists() && !dead.exists());
+        assert!(live.exists() && foreign.exists() && kept.exists() && !dead.exists());
     }
 }

@@ -283,12 +283,48 @@ pub(crate) fn url_component(path: &std::path::Path) -> String {
 
 /// Runs `cmd` to its end, or kills it after `limit`: a broken tree's binary must not hang a
 /// listing. (Its output is a line or two: the pipes never fill before it exits.)
+/// Kills the process group `pgid` (a setup command and everything it started) and waits, a
+/// few seconds at most, until none of its processes is left running.
+pub(crate) fn kill_group(pgid: u32) {
+    let group = -(pgid as libc::pid_t);
+    // SAFETY: signals to a process group this process made; the leader is not reaped yet, so
+    // the group's id is not reused.
+    unsafe { libc::kill(group, libc::SIGKILL) };
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while std::time::Instant::now() < until && group_running(pgid) {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+}
+
+/// Whether a process of group `pgid` other than a zombie is left (read from /proc).
+fn group_running(pgid: u32) -> bool {
+    let Ok(procs) = std::fs::read_dir("/proc") else {
+        return false;
+    };
+    procs.flatten().any(|p| {
+        let Ok(stat) = std::fs::read_to_string(p.path().join("stat")) else {
+            return false;
+        };
+        let Some((_, rest)) = stat.rsplit_once(')') else {
+            return false;
+        };
+        let fields: Vec<&str> = rest.split_whitespace().collect();
+        // state, ppid, pgrp
+        fields.first().is_some_and(|s| *s != "Z")
+            && fields.get(2) == Some(&pgid.to_string().as_str())
+    })
+}
+
 pub(crate) fn output_within(
     cmd: &mut Command,
     limit: std::time::Duration,
 ) -> std::io::Result<std::process::Output> {
+    use std::os::unix::process::CommandExt;
     use std::process::Stdio;
+    // A process group of its own: install-db starts a bootstrap server, which must end with
+    // it (and stop writing into the directory that is removed next).
     let mut child = cmd
+        .process_group(0)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -299,7 +335,7 @@ pub(crate) fn output_within(
             return child.wait_with_output();
         }
         if std::time::Instant::now() >= deadline || crate::interrupt::interrupted() {
-            let _ = child.kill();
+            kill_group(child.id());
             let _ = child.wait();
             return Err(std::io::Error::new(
                 std::io::ErrorKind::TimedOut,

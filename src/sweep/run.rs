@@ -316,6 +316,15 @@ impl<'a> SweepRun<'a> {
             step.name
         ));
         let mut rec = self.record(cell, i, now_s());
+        if let Some(why) = self.load_failed_before(cell, i) {
+            // Its tables are whatever was there before: measuring them would report another
+            // table's figures under this plan's name.
+            rec.status = "failed".into();
+            rec.error = Some(format!("not run: {why}"));
+            rec.rerun = true;
+            self.save(cell, i, &rec)?;
+            return Ok(rec);
+        }
         rec.notes.append(&mut db.notes);
         rec.server_version.clone_from(&db.version);
         rec.basedir.clone_from(&db.basedir);
@@ -373,6 +382,33 @@ impl<'a> SweepRun<'a> {
             }));
         }
         Ok(rec)
+    }
+}
+
+impl SweepRun<'_> {
+    /// Why step `i` of `cell` cannot run: the cell's last load step before it failed (or was
+    /// interrupted or not run), as its saved record says. Pauses need no tables and run.
+    fn load_failed_before(&self, cell: &Cell, i: usize) -> Option<String> {
+        if !matches!(self.sweep.steps[i].kind, StepKind::Run { .. }) {
+            return None;
+        }
+        let j = (0..i)
+            .rev()
+            .find(|&j| matches!(self.sweep.steps[j].kind, StepKind::Load(..)))?;
+        let load = &self.sweep.steps[j];
+        let why = match StepRecord::read(&self.step_path(cell, j, load)) {
+            Ok(r) if r.status == "ok" => return None,
+            Ok(r) => format!(
+                "{} ({})",
+                r.status,
+                r.error.as_deref().unwrap_or("no error recorded")
+            ),
+            Err(_) => "not recorded".into(),
+        };
+        Some(format!(
+            "the load step {} of this cell {why}, so the tables are not the plan's",
+            load.name
+        ))
     }
 }
 

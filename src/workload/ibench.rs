@@ -212,13 +212,19 @@ impl Workload for Ibench {
     fn cleanup(&self, target: &dyn Target, o: &WorkloadOptions) -> Result<u32, Error> {
         let url = target.display_url();
         let mut conn = target.connect().map_err(|e| Error::db(&url, e))?;
-        if !conn.table_exists(TABLE).map_err(|e| Error::db(&url, e))? {
-            return Ok(0);
-        }
-        o.style.progress(&format!("Dropping table '{TABLE}'..."));
-        conn.batch(&format!("DROP TABLE {TABLE}"))
-            .map_err(|e| Error::db(format!("dropping {TABLE}"), e))?;
-        Ok(1)
+        let own = [crate::workload::tables::OwnTable {
+            name: TABLE.to_string(),
+            ddl: vec![create_table(target.dialect())],
+            partitioned: false,
+        }];
+        let dropped = crate::workload::tables::drop_own(
+            conn.as_mut(),
+            &url,
+            "the Insert Benchmark",
+            &own,
+            &|line| o.style.progress(line),
+        )?;
+        Ok(dropped.len() as u32)
     }
 
     fn tables_missing(&self, conn: &mut dyn Conn) -> Result<bool, DbError> {

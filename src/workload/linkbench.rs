@@ -273,16 +273,24 @@ impl Workload for LinkBench {
     fn cleanup(&self, target: &dyn Target, o: &WorkloadOptions) -> Result<u32, Error> {
         let url = target.display_url();
         let mut conn = target.connect().map_err(|e| Error::db(&url, e))?;
-        let mut dropped = 0;
-        for table in TABLES {
-            if conn.table_exists(table).map_err(|e| Error::db(&url, e))? {
-                o.style.progress(&format!("Dropping table '{table}'..."));
-                conn.batch(&format!("DROP TABLE {table}"))
-                    .map_err(|e| Error::db(format!("dropping {table}"), e))?;
-                dropped += 1;
-            }
-        }
-        Ok(dropped)
+        let ddl = schema(target.dialect());
+        let own: Vec<_> = TABLES
+            .iter()
+            .map(|t| crate::workload::tables::OwnTable {
+                name: t.to_string(),
+                ddl: ddl
+                    .iter()
+                    .filter(|d| d.starts_with(&format!("CREATE TABLE {t} ")))
+                    .cloned()
+                    .collect(),
+                partitioned: false,
+            })
+            .collect();
+        let dropped =
+            crate::workload::tables::drop_own(conn.as_mut(), &url, "LinkBench", &own, &|line| {
+                o.style.progress(line)
+            })?;
+        Ok(dropped.len() as u32)
     }
 
     fn tables_missing(&self, conn: &mut dyn Conn) -> Result<bool, DbError> {
@@ -419,7 +427,7 @@ struct LinkClient {
     next_node: std::sync::Arc<AtomicI64>,
     data: String,
     /// The operation that ran and its time, as the runner reads statement times.
-    laps: Vec<(u8, u64)>,
+    laps: Vec<(u16, u64)>,
 }
 
 impl LinkClient {
@@ -725,11 +733,11 @@ impl Client for LinkClient {
         let i = self.op(rand);
         self.run(OP_ORDER[i], conn, rand, q)?;
         let end = crate::clock::now();
-        self.laps.push((i as u8, end.nanos_since(start)));
+        self.laps.push((i as u16, end.nanos_since(start)));
         Ok(Some(end))
     }
 
-    fn statement_times(&self) -> &[(u8, u64)] {
+    fn statement_times(&self) -> &[(u16, u64)] {
         &self.laps
     }
 }

@@ -247,7 +247,7 @@ struct SqlBenchClient {
     group: usize,
     scale: u64,
     target: Arc<dyn Target>,
-    laps: Vec<(u8, u64)>,
+    laps: Vec<(u16, u64)>,
     /// The end of the test before (or the event's start).
     last: Stamp,
 }
@@ -311,7 +311,7 @@ impl SqlBenchClient {
     /// Test `i` of the group is done now.
     fn lap(&mut self, i: usize) {
         let now = crate::clock::now();
-        self.laps.push((i as u8, now.nanos_since(self.last)));
+        self.laps.push((i as u16, now.nanos_since(self.last)));
         self.last = now;
     }
 
@@ -720,7 +720,7 @@ impl Client for SqlBenchClient {
         Ok(Some(self.last))
     }
 
-    fn statement_times(&self) -> &[(u8, u64)] {
+    fn statement_times(&self) -> &[(u16, u64)] {
         &self.laps
     }
 }

@@ -135,17 +135,17 @@ const STATEMENTS: &[&str] = &[
 
 /// Indexes into [`STATEMENTS`].
 mod stmt {
-    pub const BEGIN: u8 = 0;
-    pub const POINT: u8 = 1;
-    pub const SIMPLE: u8 = 2;
-    pub const SUM: u8 = 3;
-    pub const ORDER: u8 = 4;
-    pub const DISTINCT: u8 = 5;
-    pub const INDEX_UPDATE: u8 = 6;
-    pub const NON_INDEX_UPDATE: u8 = 7;
-    pub const DELETE: u8 = 8;
-    pub const INSERT: u8 = 9;
-    pub const COMMIT: u8 = 10;
+    pub const BEGIN: u16 = 0;
+    pub const POINT: u16 = 1;
+    pub const SIMPLE: u16 = 2;
+    pub const SUM: u16 = 3;
+    pub const ORDER: u16 = 4;
+    pub const DISTINCT: u16 = 5;
+    pub const INDEX_UPDATE: u16 = 6;
+    pub const NON_INDEX_UPDATE: u16 = 7;
+    pub const DELETE: u16 = 8;
+    pub const INSERT: u16 = 9;
+    pub const COMMIT: u16 = 10;
 }
 
 /// The times of one event's statements. A statement's time runs from the end of the one
@@ -155,7 +155,7 @@ mod stmt {
 struct Laps {
     /// When the last statement ended; None when statements are not timed.
     last: Option<Stamp>,
-    times: Vec<(u8, u64)>,
+    times: Vec<(u16, u64)>,
 }
 
 impl Laps {
@@ -166,7 +166,7 @@ impl Laps {
     }
 
     #[inline]
-    fn lap(&mut self, kind: u8) {
+    fn lap(&mut self, kind: u16) {
         if let Some(last) = self.last {
             let now = crate::clock::now();
             self.times.push((kind, now.nanos_since(last)));
@@ -344,7 +344,7 @@ impl OltpClient {
     fn ranges(
         &self,
         count: u32,
-        (pick, kind): (fn(&TableStmts) -> Option<StmtId>, u8),
+        (pick, kind): (fn(&TableStmts) -> Option<StmtId>, u16),
         conn: &mut dyn Conn,
         r: &mut Rand,
         q: &mut QueryCounts,
@@ -526,7 +526,7 @@ impl Client for OltpClient {
         self.timed_run(conn, r, q, Some(start))
     }
 
-    fn statement_times(&self) -> &[(u8, u64)] {
+    fn statement_times(&self) -> &[(u16, u64)] {
         &self.laps.times
     }
 }

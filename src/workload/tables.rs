@@ -370,6 +370,64 @@ pub fn foreign_reason(
     (!own.contains(&shape.columns)).then(|| "has other columns or types".into())
 }
 
+/// A table a workload makes: its name and the `CREATE TABLE` statements it may have been made
+/// with (one per variant: pgbench's 32- or 64-bit account ids).
+pub struct OwnTable {
+    pub name: String,
+    pub ddl: Vec<String>,
+    /// Whether dbsweep may have made it partitioned (pgbench's `--partitions`).
+    pub partitioned: bool,
+}
+
+/// Drops the tables among `own` that exist, in order, and returns their names: only when every
+/// one of them is a plain table (or one dbsweep partitions) with exactly the columns and types
+/// of one of its statements. A user's own table of the same name, a view, a table of other
+/// columns: nothing is dropped (exit 2), and the message names each and why. `what` names the
+/// workload's tables in it.
+pub fn drop_own(
+    conn: &mut dyn Conn,
+    url: &str,
+    what: &str,
+    own: &[OwnTable],
+    progress: &dyn Fn(&str),
+) -> Result<Vec<String>, Error> {
+    let mut existing = Vec::new();
+    let mut foreign = Vec::new();
+    for t in own {
+        let Some(mut shape) =
+            crate::db::table_shape(conn, &t.name).map_err(|e| Error::db(url, e))?
+        else {
+            continue;
+        };
+        if t.partitioned && shape.kind == "partitioned table" {
+            shape.kind = "table".into();
+        }
+        let shapes: Vec<_> = t
+            .ddl
+            .iter()
+            .map(|d| crate::db::declared_columns(d))
+            .collect();
+        match foreign_reason(&shape, &shapes) {
+            Some(why) => foreign.push(format!("{} {why}", shape.describe(&t.name))),
+            None => existing.push(t.name.clone()),
+        }
+    }
+    if !foreign.is_empty() {
+        return Err(Error::Usage(format!(
+            "{url}: not dropping any of {what}'s tables: {} (a table of your own?); dbsweep drops \
+             only tables of the shape it creates: rename or drop {} yourself",
+            foreign.join("; "),
+            if foreign.len() == 1 { "it" } else { "them" },
+        )));
+    }
+    for t in &existing {
+        progress(&format!("Dropping table '{t}'..."));
+        conn.batch(&format!("DROP TABLE {t}"))
+            .map_err(|e| Error::db(format!("{url}: dropping {t}"), e))?;
+    }
+    Ok(existing)
+}
+
 /// Drops the tables of `set` that exist; returns how many it dropped. Only sbtest tables of
 /// dbsweep's shape, and none unless all are.
 pub fn cleanup(target: &dyn Target, set: &TableSet, o: &WorkloadOptions) -> Result<u32, Error> {

@@ -63,7 +63,7 @@ pub trait Client: Send {
 
     /// The statements of the event that just ran, timed: (kind, nanoseconds) pairs, the kind
     /// an index into [`Workload::statements`]. Empty for workloads that do not time them.
-    fn statement_times(&self) -> &[(u8, u64)] {
+    fn statement_times(&self) -> &[(u16, u64)] {
         &[]
     }
 

@@ -156,15 +156,63 @@ fn tokens(s: &str) -> Result<Vec<Tok>, String> {
 struct Parser {
     toks: Vec<Tok>,
     at: usize,
+    /// How many sub-expressions (parentheses, arguments, unary operators) the parser is in.
+    depth: usize,
+}
+
+/// The deepest an expression may nest (parentheses, arguments, unary operators, and operators
+/// applied to the results of others): parsing, evaluating and dropping an expression recurse
+/// once per level, and a thread's stack is finite. pgbench's scripts nest a few levels.
+pub const MAX_DEPTH: usize = 256;
+
+/// The most tokens an expression may have: a longer one is not a benchmark's (and its tree,
+/// however flat its text, would be as deep as it is long).
+pub const MAX_TOKENS: usize = 10_000;
+
+fn too_deep() -> String {
+    format!("expression too deep: more than {MAX_DEPTH} nested levels")
+}
+
+/// How deep `e`'s tree is, counted without recursion.
+fn tree_depth(e: &Expr) -> usize {
+    let mut stack = vec![(e, 1)];
+    let mut deepest = 0;
+    while let Some((e, d)) = stack.pop() {
+        deepest = deepest.max(d);
+        match e {
+            Expr::Lit(_) | Expr::Var(_) => {}
+            Expr::Neg(x) | Expr::Not(x) | Expr::BitNot(x) => stack.push((x, d + 1)),
+            Expr::Bin(_, l, r) => stack.extend([(&**l, d + 1), (&**r, d + 1)]),
+            Expr::Call(_, args) => stack.extend(args.iter().map(|a| (a, d + 1))),
+            Expr::Case(arms, other) => {
+                for (c, v) in arms {
+                    stack.extend([(c, d + 1), (v, d + 1)]);
+                }
+                stack.extend(other.as_deref().map(|o| (o, d + 1)));
+            }
+        }
+    }
+    deepest
 }
 
 /// Parses a `\set` expression.
 pub fn parse(s: &str) -> Result<Expr, String> {
+    let toks = tokens(s)?;
+    if toks.len() > MAX_TOKENS {
+        return Err(format!(
+            "expression too long: {} tokens, past the {MAX_TOKENS} an expression may have",
+            toks.len()
+        ));
+    }
     let mut p = Parser {
-        toks: tokens(s)?,
+        toks,
         at: 0,
+        depth: 0,
     };
     let e = p.or()?;
+    if tree_depth(&e) > MAX_DEPTH {
+        return Err(too_deep());
+    }
     match p.toks.get(p.at) {
         None => Ok(e),
         Some(t) => Err(format!("syntax error at {t:?}")),
@@ -172,6 +220,17 @@ pub fn parse(s: &str) -> Result<Expr, String> {
 }
 
 impl Parser {
+    /// `f` one level deeper, refused past [`MAX_DEPTH`].
+    fn deeper(&mut self, f: fn(&mut Parser) -> Result<Expr, String>) -> Result<Expr, String> {
+        if self.depth >= MAX_DEPTH {
+            return Err(too_deep());
+        }
+        self.depth += 1;
+        let e = f(self);
+        self.depth -= 1;
+        e
+    }
+
     fn peek(&self) -> Option<&Tok> {
         self.toks.get(self.at)
     }
@@ -195,6 +254,10 @@ impl Parser {
     }
 
     fn or(&mut self) -> Result<Expr, String> {
+        self.deeper(Parser::or_chain)
+    }
+
+    fn or_chain(&mut self) -> Result<Expr, String> {
         let mut l = self.and()?;
         while self.eat_word("or") {
             l = Expr::Bin(Op::Or, Box::new(l), Box::new(self.and()?));
@@ -212,7 +275,7 @@ impl Parser {
 
     fn not(&mut self) -> Result<Expr, String> {
         if self.eat_word("not") || self.eat_sym("!") {
-            return Ok(Expr::Not(Box::new(self.not()?)));
+            return Ok(Expr::Not(Box::new(self.deeper(Parser::not)?)));
         }
         self.cmp()
     }
@@ -301,13 +364,13 @@ impl Parser {
 
     fn unary(&mut self) -> Result<Expr, String> {
         if self.eat_sym("-") {
-            return Ok(Expr::Neg(Box::new(self.unary()?)));
+            return Ok(Expr::Neg(Box::new(self.deeper(Parser::unary)?)));
         }
         if self.eat_sym("+") {
-            return self.unary();
+            return self.deeper(Parser::unary);
         }
         if self.eat_sym("~") {
-            return Ok(Expr::BitNot(Box::new(self.unary()?)));
+            return Ok(Expr::BitNot(Box::new(self.deeper(Parser::unary)?)));
         }
         self.primary()
     }
@@ -584,10 +647,14 @@ fn call(f: &str, args: &[Expr], env: &mut dyn Env) -> Result<Value, String> {
     }
     let int = |i: usize| v[i].as_int();
     let dbl = |i: usize| v[i].as_f64();
+    // pgbench's checks: an empty range, and one whose size does not fit a bigint.
     let range = || -> Result<(i64, i64), String> {
         let (lo, hi) = (int(0)?, int(1)?);
         if lo > hi {
             return Err(format!("{f}(): empty range {lo}..{hi}"));
+        }
+        if hi.checked_sub(lo).and_then(|d| d.checked_add(1)).is_none() {
+            return Err(format!("{f}(): random range is too large ({lo}..{hi})"));
         }
         Ok((lo, hi))
     };
@@ -648,8 +715,11 @@ fn call(f: &str, args: &[Expr], env: &mut dyn Env) -> Result<Value, String> {
         "random_exponential" => {
             let (lo, hi) = range()?;
             let p = dbl(2)?;
-            if p <= 0.0 {
-                return Err("random_exponential(): parameter must be greater than 0".into());
+            // NaN is not greater than 0 either.
+            if p.is_nan() || p <= 0.0 {
+                return Err(format!(
+                    "random_exponential(): parameter must be greater than 0 (not {p})"
+                ));
             }
             // Truncated exponential over [0, 1): -ln(1 - u(1 - e^-p)) / p.
             let u = env.rand().unit();
@@ -659,8 +729,11 @@ fn call(f: &str, args: &[Expr], env: &mut dyn Env) -> Result<Value, String> {
         "random_gaussian" => {
             let (lo, hi) = range()?;
             let p = dbl(2)?;
-            if p < 2.0 {
-                return Err("random_gaussian(): parameter must be at least 2.0".into());
+            // NaN is not at least 2 either (and would draw forever).
+            if p.is_nan() || p < 2.0 {
+                return Err(format!(
+                    "random_gaussian(): parameter must be at least 2.0 (not {p})"
+                ));
             }
             // A normal draw kept within [-p, p), mapped onto the range.
             let x = loop {
@@ -676,7 +749,9 @@ fn call(f: &str, args: &[Expr], env: &mut dyn Env) -> Result<Value, String> {
             let (lo, hi) = range()?;
             let s = dbl(2)?;
             if !(1.001..=1000.0).contains(&s) {
-                return Err("random_zipfian(): parameter must be in [1.001, 1000]".into());
+                return Err(format!(
+                    "random_zipfian(): parameter must be in [1.001, 1000] (not {s})"
+                ));
             }
             let z = Zipf::new((hi - lo + 1) as u64, s);
             Value::Int(lo + z.sample(env.rand()) as i64 - 1)
@@ -772,6 +847,61 @@ mod tests {
         assert_eq!(seen, (0..100).collect::<Vec<_>>());
         assert_eq!(ev("hash(5)"), ev("hash_murmur2(5, 7)"));
         assert_ne!(ev("hash_fnv1a(5)"), ev("hash_fnv1a(6)"));
+    }
+
+    #[test]
+    fn wide_ranges_and_nan_parameters_are_pgbenchs_errors_not_panics_or_endless_loops() {
+        let (min, max) = (i64::MIN + 1, i64::MAX);
+        for f in [
+            format!("random({min}, {max})"),
+            format!("random(-1, {max})"),
+            format!("random_exponential({min}, {max}, 2.0)"),
+            format!("random_gaussian({min}, 0, 2.5)"),
+            format!("random_zipfian(-2, {max}, 1.5)"),
+        ] {
+            let e = ev(&f).unwrap_err();
+            assert!(e.contains("random range is too large"), "{f}: {e}");
+        }
+        // The widest ranges that fit: their size, hi - lo + 1, is a bigint.
+        assert!(ev(&format!("random(1, {max})")).is_ok());
+        assert!(ev(&format!("random(-{max}, -1)")).is_ok());
+        assert!(ev(&format!("random(0, {max})")).is_err());
+        let nan = "sqrt(-1)";
+        for f in [
+            format!("random_gaussian(1, 10, {nan})"),
+            format!("random_exponential(1, 10, {nan})"),
+            format!("random_zipfian(1, 10, {nan})"),
+        ] {
+            let e = ev(&f).unwrap_err();
+            assert!(e.contains("(not NaN)"), "{f}: {e}");
+        }
+    }
+
+    #[test]
+    fn deep_or_long_expressions_are_refused_without_overflowing_the_stack() {
+        // On half a default thread's stack.
+        std::thread::Builder::new()
+            .stack_size(1 << 20)
+            .spawn(|| {
+                let parens = format!("{}1{}", "(".repeat(2000), ")".repeat(2000));
+                let unary = format!("{}1", "-".repeat(3000));
+                let nots = format!("{}true", "not ".repeat(3000));
+                let calls = format!("{}1{}", "abs(".repeat(1000), ")".repeat(1000));
+                for deep in [parens, unary, nots, calls] {
+                    let e = parse(&deep).unwrap_err();
+                    assert!(e.contains("too deep"), "{e}");
+                }
+                let chain = format!("1{}", "+1".repeat(1000));
+                assert!(parse(&chain).unwrap_err().contains("too deep"));
+                let long = format!("1{}", "+1".repeat(20_000));
+                assert!(parse(&long).unwrap_err().contains("too long"));
+                // As deep as allowed: evaluated.
+                let ok = format!("{}1{}", "(".repeat(100), ")".repeat(100));
+                assert!(matches!(ev(&ok), Ok(Value::Int(1))));
+            })
+            .unwrap()
+            .join()
+            .unwrap();
     }
 
     #[test]

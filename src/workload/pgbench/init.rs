@@ -214,28 +214,7 @@ fn create(conn: &mut dyn Conn, d: Dialect, init: &Init) -> Result<(), crate::db:
     } else {
         ""
     };
-    for (t, cols, ff) in [
-        (
-            "pgbench_history",
-            format!("tid int,bid int,aid {aid},delta int,mtime timestamp,filler char(22)"),
-            false,
-        ),
-        (
-            "pgbench_tellers",
-            "tid int not null,bid int,tbalance int,filler char(84)".to_string(),
-            true,
-        ),
-        (
-            "pgbench_accounts",
-            format!("aid {aid} not null,bid int,abalance int,filler char(84)"),
-            true,
-        ),
-        (
-            "pgbench_branches",
-            "bid int not null,bbalance int,filler char(88)".to_string(),
-            true,
-        ),
-    ] {
+    for (t, cols, ff) in table_columns(aid) {
         let partitioned = t == "pgbench_accounts" && init.partitions > 0;
         let with = if partitioned {
             // The partitions take the fill factor; the parent holds no rows.
@@ -258,6 +237,34 @@ fn create(conn: &mut dyn Conn, d: Dialect, init: &Init) -> Result<(), crate::db:
         create_partitions(conn, init, unlogged)?;
     }
     Ok(())
+}
+
+/// pgbench's four tables with their columns (account ids of type `aid`) and whether the fill
+/// factor applies, in the order they are made and dropped (history first: it refers to the
+/// others where foreign keys were added).
+fn table_columns(aid: &str) -> [(&'static str, String, bool); 4] {
+    [
+        (
+            "pgbench_history",
+            format!("tid int,bid int,aid {aid},delta int,mtime timestamp,filler char(22)"),
+            false,
+        ),
+        (
+            "pgbench_accounts",
+            format!("aid {aid} not null,bid int,abalance int,filler char(84)"),
+            true,
+        ),
+        (
+            "pgbench_tellers",
+            "tid int not null,bid int,tbalance int,filler char(84)".to_string(),
+            true,
+        ),
+        (
+            "pgbench_branches",
+            "bid int not null,bbalance int,filler char(88)".to_string(),
+            true,
+        ),
+    ]
 }
 
 /// pgbench_accounts's partitions as pgbench makes them: by range, equal ranges of aid with
@@ -408,18 +415,27 @@ fn drop_all(conn: &mut dyn Conn, d: Dialect, if_exists: bool) -> Result<(), crat
     conn.batch(&format!("DROP TABLE {exists}{}", TABLES.join(", ")))
 }
 
-/// Drops pgbench's tables that are there (`cleanup`).
+/// Drops pgbench's tables that are there (`cleanup`): only when each has the columns pgbench
+/// makes it with (32- or 64-bit account ids; pgbench_accounts may be partitioned).
 pub fn drop_tables(target: &dyn Target, o: &WorkloadOptions) -> Result<u32, Error> {
     let url = target.display_url();
     let mut conn = target.connect().map_err(|e| Error::db(&url, e))?;
-    let mut n = 0;
-    for t in TABLES {
-        if conn.table_exists(t).map_err(|e| Error::db(&url, e))? {
-            o.style.progress(&format!("Dropping table '{t}'..."));
-            n += 1;
-        }
-    }
-    drop_all(conn.as_mut(), target.dialect(), true)
-        .map_err(|e| Error::db("dropping pgbench's tables", e))?;
-    Ok(n)
+    let (narrow, wide) = (table_columns("int"), table_columns("bigint"));
+    let own: Vec<_> = narrow
+        .iter()
+        .zip(&wide)
+        .map(|((t, a, _), (_, b, _))| crate::workload::tables::OwnTable {
+            name: t.to_string(),
+            ddl: vec![
+                format!("CREATE TABLE {t}({a})"),
+                format!("CREATE TABLE {t}({b})"),
+            ],
+            partitioned: *t == "pgbench_accounts",
+        })
+        .collect();
+    let dropped =
+        crate::workload::tables::drop_own(conn.as_mut(), &url, "pgbench", &own, &|line| {
+            o.style.progress(line)
+        })?;
+    Ok(dropped.len() as u32)
 }

@@ -47,7 +47,21 @@ pub fn build(name: &str, o: &WorkloadOptions) -> Option<Result<Box<dyn Workload>
                 why: "the pgbench workload runs the scripts of --script FILE[@WEIGHT] (or a builtin: tpcb-like, simple-update, select-only)".into(),
             }));
         }
-        o.pgbench_scripts.iter().map(|s| read_script(s)).collect()
+        o.pgbench_scripts
+            .iter()
+            .map(|s| read_script(s))
+            .collect::<Result<Vec<_>, Error>>()
+            .and_then(|scripts| {
+                // pgbench refuses this rather than run the first script.
+                if scripts.iter().all(|(_, w)| *w == 0) {
+                    Err(Error::Option {
+                        option: "script".into(),
+                        why: "total script weight must not be zero".into(),
+                    })
+                } else {
+                    Ok(scripts)
+                }
+            })
     } else {
         let (_, builtin) = BUILTIN_WORKLOADS.iter().find(|(w, _)| *w == name)?;
         let (n, _, text) = script::builtin(builtin).expect("a builtin");
@@ -69,6 +83,28 @@ pub fn build(name: &str, o: &WorkloadOptions) -> Option<Result<Box<dyn Workload>
             opts: o.clone(),
         }) as Box<dyn Workload>
     }))
+}
+
+/// The script of `-f -`: standard input, read once (the script is read again where the run
+/// is built) and at most [`crate::input::SMALL`] bytes, as a file's.
+fn stdin_script() -> Result<String, String> {
+    static TEXT: std::sync::OnceLock<Result<String, String>> = std::sync::OnceLock::new();
+    TEXT.get_or_init(|| {
+        use std::io::Read;
+        let mut bytes = Vec::new();
+        std::io::stdin()
+            .take(crate::input::SMALL + 1)
+            .read_to_end(&mut bytes)
+            .map_err(|e| e.to_string())?;
+        if bytes.len() as u64 > crate::input::SMALL {
+            return Err(format!(
+                "past the {} MiB a script may hold",
+                crate::input::SMALL >> 20
+            ));
+        }
+        String::from_utf8(bytes).map_err(|_| "not UTF-8 text".to_string())
+    })
+    .clone()
 }
 
 /// `FILE[@WEIGHT]` or `builtin:NAME[@WEIGHT]`: the script and its weight.
@@ -93,8 +129,12 @@ pub fn read_script(spec: &str) -> Result<(Script, u32), Error> {
             (n.to_string(), t.to_string())
         }
         None => {
-            let text = crate::input::read_text(std::path::Path::new(path), crate::input::SMALL)
-                .map_err(|e| bad(format!("{path}: could not open file: {e}")))?;
+            let text = if path == "-" {
+                stdin_script().map_err(|e| bad(format!("-: could not read standard input: {e}")))?
+            } else {
+                crate::input::read_text(std::path::Path::new(path), crate::input::SMALL)
+                    .map_err(|e| bad(format!("{path}: could not open file: {e}")))?
+            };
             (path.to_string(), text)
         }
     };
@@ -205,16 +245,12 @@ impl Workload for Pgbench {
         );
         for d in &self.opts.pgbench_defines {
             if let Some((k, v)) = d.split_once('=') {
-                match stored(Some(v.as_bytes())) {
-                    Ok(n) => {
-                        texts.remove(k);
-                        vars.insert(k.to_string(), n);
-                    }
-                    Err(t) => {
-                        vars.remove(k);
-                        texts.insert(k.to_string(), t);
-                    }
-                }
+                keep(
+                    &mut vars,
+                    &mut texts,
+                    k.to_string(),
+                    stored(Some(v.as_bytes())),
+                );
             }
         }
         let prepared =
@@ -287,7 +323,7 @@ struct PgbenchClient {
     /// The script the last event ran.
     last: usize,
     /// The last event's commands, timed.
-    laps: Vec<(u8, u64)>,
+    laps: Vec<(u16, u64)>,
     /// The script and command of the last event's error.
     failed_at: Option<(usize, usize)>,
     /// Inside `\startpipeline`: what is queued.
@@ -363,13 +399,57 @@ fn script_error(script: &Script, i: usize, e: String) -> DbError {
 
 /// A value read back from the server (`\gset`), as pgbench keeps it: a number when it reads
 /// as one, else text; NULL as an empty value.
-fn stored(v: Option<&[u8]>) -> Result<Value, String> {
-    let Some(v) = v else { return Ok(Value::Null) };
-    let t = std::str::from_utf8(v).map_err(|_| "a value that is not UTF-8".to_string())?;
-    t.parse::<i64>()
-        .map(Value::Int)
-        .or_else(|_| t.parse::<f64>().map(Value::Double))
-        .map_err(|_| t.to_string())
+/// A value that came as text (`-D`, `\gset`, `\aset`): its text, kept for SQL and `\shell`
+/// as it came (`007` stays `007`), and the number it reads as in an expression, if any (as
+/// pgbench parses a variable when an expression uses it). SQL NULL is a value of its own.
+#[derive(Clone, Debug, PartialEq)]
+enum Stored {
+    Null,
+    Text(String, Option<Value>),
+}
+
+fn stored(v: Option<&[u8]>) -> Stored {
+    let Some(v) = v else { return Stored::Null };
+    let t = String::from_utf8_lossy(v).into_owned();
+    let n = numeric(&t);
+    Stored::Text(t, n)
+}
+
+/// `t` as pgbench reads a variable's text in an expression: a decimal integer, else a double
+/// that does not overflow (`1e400` is malformed, not infinity).
+fn numeric(t: &str) -> Option<Value> {
+    let s = t.trim();
+    if let Ok(i) = s.parse::<i64>() {
+        return Some(Value::Int(i));
+    }
+    let d = s.parse::<f64>().ok()?;
+    let spelled_infinite = s.trim_start_matches(['+', '-']).to_ascii_lowercase();
+    if d.is_infinite() && !spelled_infinite.starts_with("inf") {
+        return None;
+    }
+    Some(Value::Double(d))
+}
+
+/// Keeps `v` as variable `name` in `vars` and `texts`.
+fn keep(
+    vars: &mut HashMap<String, Value>,
+    texts: &mut HashMap<String, String>,
+    name: String,
+    v: Stored,
+) {
+    match v {
+        Stored::Null => {
+            texts.remove(&name);
+            vars.insert(name, Value::Null);
+        }
+        Stored::Text(t, n) => {
+            match n {
+                Some(n) => vars.insert(name.clone(), n),
+                None => vars.remove(&name),
+            };
+            texts.insert(name, t);
+        }
+    }
 }
 
 impl PgbenchClient {
@@ -389,17 +469,10 @@ impl PgbenchClient {
         })
     }
 
-    fn set(&mut self, name: String, v: Result<Value, String>) {
-        match v {
-            Ok(v) => {
-                self.texts.remove(&name);
-                self.vars.insert(name, v);
-            }
-            Err(text) => {
-                self.vars.remove(&name);
-                self.texts.insert(name, text);
-            }
-        }
+    /// Variable `name` set to a number (`\set`, `\setshell`): no text of its own any more.
+    fn set(&mut self, name: String, v: Value) {
+        self.texts.remove(&name);
+        self.vars.insert(name, v);
     }
 
     /// The index after the `\endif` of the block whose branch command is at `i`.
@@ -433,9 +506,10 @@ impl PgbenchClient {
         let every_set = matches!(store, Some(script::Store::All(_)));
         let mut values = Vec::with_capacity(vars.len());
         for v in vars {
+            // A value that came as text is sent as it came.
             let arg = match (self.vars.get(v), self.texts.get(v)) {
-                (Some(n), _) => Arg::Num(*n),
-                (None, Some(t)) => Arg::Text(t),
+                (_, Some(t)) => Arg::Text(t),
+                (Some(n), None) => Arg::Num(*n),
                 (None, None) => {
                     return Err(script_error(
                         script,
@@ -458,9 +532,9 @@ impl PgbenchClient {
         }
         // The columns of the row kept (the last one of its result set), of `row_set`; and
         // those of earlier result sets kept under `\aset`.
-        let mut row: Vec<(String, Result<Value, String>)> = Vec::new();
+        let mut row: Vec<(String, Stored)> = Vec::new();
         let mut row_set = 0;
-        let mut earlier: Vec<(String, Result<Value, String>)> = Vec::new();
+        let mut earlier: Vec<(String, Stored)> = Vec::new();
         let mut rows = 0u64;
         let mut bad = None;
         let outcome = match self.stmts[s][i] {
@@ -541,7 +615,12 @@ impl PgbenchClient {
                 return Err(script_error(script, i, format!("{e} (\"{source}\")")));
             }
             for (name, v) in earlier.into_iter().chain(row) {
-                self.set(format!("{prefix}{name}"), v);
+                keep(
+                    &mut self.vars,
+                    &mut self.texts,
+                    format!("{prefix}{name}"),
+                    v,
+                );
             }
         }
         if read {
@@ -565,8 +644,8 @@ impl PgbenchClient {
             match w.strip_prefix(':') {
                 Some(lit) if lit.starts_with(':') => line.push_str(lit),
                 Some(name) => match (self.vars.get(name), self.texts.get(name)) {
-                    (Some(n), _) => line.push_str(&n.text()),
-                    (None, Some(t)) => line.push_str(t),
+                    (_, Some(t)) => line.push_str(t),
+                    (Some(n), None) => line.push_str(&n.text()),
                     (None, None) => {
                         return Err(Some(format!("{program}: undefined variable \"{w}\"")));
                     }
@@ -582,7 +661,7 @@ impl PgbenchClient {
                         out.trim_end()
                     ))
                 })?;
-                self.set(var.to_string(), Ok(Value::Int(n)));
+                self.set(var.to_string(), Value::Int(n));
                 Ok(())
             }
             (Ok(_), _) => Ok(()),
@@ -658,7 +737,7 @@ impl Client for PgbenchClient {
         ran
     }
 
-    fn statement_times(&self) -> &[(u8, u64)] {
+    fn statement_times(&self) -> &[(u16, u64)] {
         &self.laps
     }
 
@@ -717,7 +796,7 @@ impl PgbenchClient {
                 }
                 Command::Set(name, e) => {
                     let v = self.eval(e, rand).map_err(fail)?;
-                    self.set(name.clone(), Ok(v));
+                    self.set(name.clone(), v);
                     i += 1;
                 }
                 Command::Sleep(e, unit) => {
@@ -794,8 +873,8 @@ impl PgbenchClient {
                 Command::Endif => i += 1,
             }
             let now = crate::clock::now();
-            // Commands past the 256th of all the scripts are run, not timed.
-            if let Ok(k) = u8::try_from(self.first[s] + ran) {
+            // Commands past the 65,536th of all the scripts are run, not timed.
+            if let Ok(k) = u16::try_from(self.first[s] + ran) {
                 self.laps.push((k, now.nanos_since(lap)));
             }
             lap = now;

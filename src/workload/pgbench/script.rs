@@ -398,7 +398,7 @@ pub fn parse(name: &str, text: &str) -> Result<Script, String> {
         sources.push(first_line);
     }
     if commands.is_empty() {
-        return Err(format!("{name}: empty command list for script"));
+        return Err(format!("empty command list for script \"{name}\""));
     }
     let jumps = resolve(&commands).map_err(|e| format!("{name}:{pending_line}: {e}"))?;
     Ok(Script {

@@ -23,8 +23,12 @@ const KEPT: u64 = 64 * 1024;
 /// (its exit status not looked at, as pgbench's `\setshell`); else the output is the
 /// process's, and an exit status other than 0 fails (as pgbench's `\shell`).
 pub fn run(line: &str, capture: bool) -> Result<Option<String>, ShellError> {
+    use std::os::unix::process::CommandExt;
     let mut child = Command::new("/bin/sh")
         .args(["-c", line])
+        // A group of its own: Ctrl-C ends the shell and everything it started (`sleep 300`
+        // of `sh -c 'sleep 300; ...'` would outlive a signal to the shell alone).
+        .process_group(0)
         .stdin(Stdio::null())
         .stdout(if capture {
             Stdio::piped()
@@ -62,9 +66,10 @@ pub fn run(line: &str, capture: bool) -> Result<Option<String>, ShellError> {
                 return Ok(Some(first.to_string()));
             }
             Err(mpsc::RecvTimeoutError::Timeout) if crate::interrupt::interrupted() => {
-                // SAFETY: kill sends a signal to the process this call started; the waiting
-                // thread reaps it, so the pid cannot have been reused yet.
-                unsafe { libc::kill(pid as libc::pid_t, libc::SIGKILL) };
+                // SAFETY: kill sends a signal to the process group this call started (its
+                // id is the shell's pid); the waiting thread reaps the shell, so the id
+                // cannot have been reused yet.
+                unsafe { libc::kill(-(pid as libc::pid_t), libc::SIGKILL) };
                 return Err(ShellError::Interrupted);
             }
             Err(mpsc::RecvTimeoutError::Timeout) => {}

@@ -142,33 +142,17 @@ pub fn existing_tables(conn: &mut dyn Conn) -> Result<Vec<&'static str>, DbError
 /// plain table with exactly the columns and types dbsweep creates: a user's own `orders` or
 /// `customer` (or a view of that name) is left alone, and then nothing is dropped (exit 2,
 /// naming the tables and why).
-pub fn drop_tables(conn: &mut dyn Conn, url: &str) -> Result<Vec<&'static str>, Error> {
-    let dialect = conn.dialect();
-    let mut existing = Vec::new();
-    let mut foreign = Vec::new();
-    for (t, ddl) in schema::TABLES.iter().zip(schema::create_tables(dialect)) {
-        let Some(shape) = crate::db::table_shape(conn, t).map_err(|e| Error::db(url, e))? else {
-            continue;
-        };
-        let own = [crate::db::declared_columns(&ddl)];
-        match crate::workload::tables::foreign_reason(&shape, &own) {
-            Some(why) => foreign.push(format!("{} {why}", shape.describe(t))),
-            None => existing.push(*t),
-        }
-    }
-    if !foreign.is_empty() {
-        return Err(Error::Usage(format!(
-            "{url}: not dropping any TPC-C table: {} (a table of your own?); rename or drop {} \
-             yourself",
-            foreign.join("; "),
-            if foreign.len() == 1 { "it" } else { "them" },
-        )));
-    }
-    for t in &existing {
-        conn.batch(&format!("DROP TABLE {t}"))
-            .map_err(|e| Error::db(format!("{url}: dropping {t}"), e))?;
-    }
-    Ok(existing)
+pub fn drop_tables(conn: &mut dyn Conn, url: &str) -> Result<Vec<String>, Error> {
+    let own: Vec<_> = schema::TABLES
+        .iter()
+        .zip(schema::create_tables(conn.dialect()))
+        .map(|(t, ddl)| crate::workload::tables::OwnTable {
+            name: t.to_string(),
+            ddl: vec![ddl],
+            partitioned: false,
+        })
+        .collect();
+    crate::workload::tables::drop_own(conn, url, "TPC-C", &own, &|_| {})
 }
 
 /// Creates and loads `warehouses` warehouses with up to `threads` loaders.
