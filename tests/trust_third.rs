@@ -766,3 +766,47 @@ fn ctrl_c_ends_a_script_whose_done_never_returns() {
     };
     assert_eq!(status.code(), Some(130));
 }
+
+#[test]
+fn messages_say_what_is_wrong_in_words() {
+    let s = Scratch::new();
+    // sysbench's C tests: not a missing script.
+    let out = dbsweep().args(["sysbench", "cpu", "run"]).output().unwrap();
+    let err = refused(&out, 2);
+    assert!(err.contains("written in C inside sysbench"), "{err}");
+    // A Lua error whose value is a table: its fields, not an address.
+    s.sqlite().execute_batch("VACUUM").unwrap();
+    let script = s.path("e.lua");
+    std::fs::write(
+        &script,
+        "function event() error({errcode = 1213, sqlstate = \"40001\"}) end\n",
+    )
+    .unwrap();
+    let out = dbsweep()
+        .args(["run", script.to_str().unwrap(), "--target", &s.target()])
+        .args(["--time", "1", "--report-interval", "0"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("{errcode = 1213, sqlstate = \"40001\"}") && !err.contains("table: 0x"),
+        "{err}"
+    );
+    // sql-bench's prepare makes the database it says it made.
+    let db = s.path("sb.db");
+    dbsweep()
+        .args(["prepare", "sqlbench_select", "--target"])
+        .arg(format!("sqlite://{}", db.display()))
+        .assert()
+        .success();
+    assert!(db.is_file());
+    // A URL parameter given twice.
+    let out = dbsweep()
+        .args(["run", "oltp_point_select", "--target"])
+        .arg(format!("{}?lock_wait=fifo&lock_wait=poll", s.target()))
+        .args(["--time", "1"])
+        .output()
+        .unwrap();
+    assert!(refused(&out, 2).contains("given twice"));
+}

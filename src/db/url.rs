@@ -336,8 +336,9 @@ pub fn interpolate(sql: &str, params: &[Param], backslash_escapes: bool) -> Stri
 }
 
 /// Splits `a=b&c=d` query parameters of a target URL.
+/// A parameter given twice is refused: which of the two counts would be a guess.
 pub(crate) fn query_pairs(query: &str, url: &str) -> Result<Vec<(String, String)>, Error> {
-    query
+    let pairs: Vec<(String, String)> = query
         .split('&')
         .filter(|p| !p.is_empty())
         .map(|p| {
@@ -347,12 +348,31 @@ pub(crate) fn query_pairs(query: &str, url: &str) -> Result<Vec<(String, String)
                     Error::Usage(format!("--target {url}: parameter '{p}' is not name=value"))
                 })
         })
-        .collect()
+        .collect::<Result<_, _>>()?;
+    let norm = |k: &str| k.to_ascii_lowercase().replace('-', "_");
+    for (i, (k, _)) in pairs.iter().enumerate() {
+        if pairs[..i].iter().any(|(e, _)| norm(e) == norm(k)) {
+            return Err(Error::Usage(format!(
+                "--target {url}: parameter '{k}' is given twice; give it once"
+            )));
+        }
+    }
+    Ok(pairs)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_parameter_given_twice_is_refused() {
+        let e = query_pairs("lock_wait=fifo&lock_wait=poll", "sqlite://x.db")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("'lock_wait' is given twice"), "{e}");
+        assert!(query_pairs("lock-wait=fifo&LOCK_WAIT=poll", "x").is_err());
+        assert_eq!(query_pairs("a=1&b=2", "x").unwrap().len(), 2);
+    }
 
     #[test]
     fn passwords_with_reserved_characters_are_hidden_whole_and_encoded_exactly() {

@@ -42,6 +42,16 @@ pub fn is_script(name: &str) -> bool {
 
 /// The script of a command line, found, or exit 2.
 pub fn resolve(name: &str) -> Result<PathBuf, Error> {
+    // sysbench's tests written in C, not Lua: nothing of dbsweep's runs them.
+    const C_TESTS: [&str; 5] = ["cpu", "memory", "fileio", "threads", "mutex"];
+    if C_TESTS.contains(&name) && find_script(name).is_none() {
+        return Err(Error::Usage(format!(
+            "sysbench's '{name}' test is written in C inside sysbench, not a Lua script: dbsweep \
+             runs sysbench's database scripts (oltp_read_write, oltp_point_select, ...) and \
+             scripts of your own, not its {} tests",
+            C_TESTS.join("/")
+        )));
+    }
     find_script(name).ok_or_else(|| {
         Error::Usage(format!(
             "script '{name}' not found (looked for it as a path, in the current directory, in LUA_PATH and in {SYSBENCH_DIR})"

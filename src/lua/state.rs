@@ -129,11 +129,15 @@ fn describe_error(e: &mlua::Error) -> String {
         _ => {
             let text = e.to_string();
             let first = text.lines().next().unwrap_or_default();
-            ["runtime error: ", "syntax error: ", "callback error: "]
+            let said = ["runtime error: ", "syntax error: ", "callback error: "]
                 .iter()
                 .find_map(|p| first.strip_prefix(p))
-                .unwrap_or(first)
-                .to_string()
+                .unwrap_or(first);
+            // error({...}) outside an event: say what it is rather than an address.
+            match said.strip_prefix("table: 0x") {
+                Some(_) => "the script raised a table, not a message (error({...}))".to_string(),
+                None => said.to_string(),
+            }
         }
     }
 }

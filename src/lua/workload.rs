@@ -311,6 +311,16 @@ return function(event, tid)
     if type(hook) == "function" then hook(ret) end
     return true, nil
   end
+  -- Any other table: its fields, not "table: 0x..." (sysbench says "(not a string)").
+  if type(ret) == "table" then
+    local fields = {}
+    for k, v in pairs(ret) do
+      local shown = type(v) == "string" and string.format("%q", v) or tostring(v)
+      fields[#fields + 1] = tostring(k) .. " = " .. shown
+    end
+    table.sort(fields)
+    error("the event raised a table, not a message: {" .. table.concat(fields, ", ") .. "}", 0)
+  end
   error(ret, 0)
 end
 "#;

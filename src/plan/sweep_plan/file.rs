@@ -213,8 +213,8 @@ pub struct StepDef {
     pub crash_after: Option<f64>,
     /// Groups of clients side by side in the step, one of them measured (the step's figures);
     /// the others run beside it as `--role`s do.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub roles: Vec<RoleDef>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub roles: Option<Vec<RoleDef>>,
 }
 
 /// A group of a step's clients (`roles = [{ workload = "...", clients = 1, rate = 100 }]`).

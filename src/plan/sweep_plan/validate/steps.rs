@@ -131,16 +131,24 @@ fn step(src: &Source, s: &Spanned<StepDef>, sweep: &Sweep) -> Result<Step, Error
 /// it says them), the others run beside it (`--role`). The step as a plain one, and the
 /// options that say so.
 fn with_roles(src: &Source, span: Span, def: &StepDef) -> Result<(StepDef, Vec<String>), Error> {
-    if def.roles.is_empty() {
-        return Ok((def.clone(), Vec::new()));
-    }
+    let roles = match &def.roles {
+        None => return Ok((def.clone(), Vec::new())),
+        Some(r) if r.is_empty() => {
+            return Err(src.error(
+                span,
+                "roles = []: a step of roles names its groups, one of them with measured = true; \
+                 leave roles out for a step of one workload",
+            ));
+        }
+        Some(r) => r,
+    };
     if def.workload.is_some() || def.load.is_some() || def.pause.is_some() {
         return Err(src.error(
             span,
             "roles name the step's workloads: leave out workload, load and pause",
         ));
     }
-    let measured: Vec<&RoleDef> = def.roles.iter().filter(|r| r.measured).collect();
+    let measured: Vec<&RoleDef> = roles.iter().filter(|r| r.measured).collect();
     let [m] = measured.as_slice() else {
         return Err(src.error(
             span,
@@ -159,7 +167,7 @@ fn with_roles(src: &Source, span: Span, def: &StepDef) -> Result<(StepDef, Vec<S
     if let Some(r) = m.rate {
         args.push(format!("--rate={r}"));
     }
-    for r in def.roles.iter().filter(|r| !r.measured) {
+    for r in roles.iter().filter(|r| !r.measured) {
         let mut spec = r.workload.clone();
         if let Some(c) = r.clients {
             spec.push_str(&format!(",clients={c}"));
@@ -289,6 +297,20 @@ fn at_every_count(src: &Source, span: Span, step: &Step, sweep: &Sweep) -> Resul
         let (plan, _) = sweep
             .step_workload(step, clients, None)
             .map_err(|e| src.error(span.clone(), format!("step {}: {e}", step.name)))?;
+        // The crash must come while the workload runs: found here, not after the load.
+        if let (Some(after), Some(time)) = (step.crash, plan.runner.time)
+            && time > 0.0
+            && after >= time
+        {
+            return Err(src.error(
+                span.clone(),
+                format!(
+                    "step {}: crash_after = {after} is not within the step's {time} s of \
+                     measured time: the server would not crash while the workload runs",
+                    step.name
+                ),
+            ));
+        }
         for t in &sweep.targets {
             if let Err(why) =
                 crate::plan::check_pipeline(plan.workload_opts.pipeline, t.spec.dialect())
@@ -322,6 +344,21 @@ mod tests {
         assert!(e.contains("crash_after needs crash = true"), "{e}");
         let e = refused(&format!("{ONE_STEP}crash = true\n"));
         assert!(e.contains("crash = true needs managed servers"), "{e}");
+        // A crash past the step's measured time is found before anything runs.
+        let managed = "read_time = 5\n[[targets]]\nserver = \"postgres\"\n";
+        let e = refused(&format!(
+            "{managed}{ONE_STEP}crash = true\ncrash_after = 30\n"
+        ));
+        assert!(
+            e.contains("crash_after = 30 is not within the step's 5 s"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn an_empty_list_of_roles_is_refused() {
+        let e = refused("[[steps]]\nname = \"x\"\nroles = []\n");
+        assert!(e.contains("roles = []"), "{e}");
     }
 
     #[test]
