@@ -810,3 +810,34 @@ fn messages_say_what_is_wrong_in_words() {
         .unwrap();
     assert!(refused(&out, 2).contains("given twice"));
 }
+
+#[test]
+fn ctrl_c_ends_pgbench_init_of_many_partitions_at_once() {
+    let server = crate::util::start(ServerKind::Postgres);
+    let mut cmd = crate::util::dbsweep_std();
+    cmd.arg("pgbench")
+        .args([
+            "-h",
+            "127.0.0.1",
+            "-p",
+            &server.port.to_string(),
+            "-U",
+            "sbtest",
+        ])
+        .args(["-i", "-s", "1", "--partitions", "20000", "sbtest"]);
+    let (mut child, _lines) = crate::util::spawn_measuring(&mut cmd, "creating 20000 partitions");
+    // SAFETY: a signal to the child this test started.
+    unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) };
+    let stopped = std::time::Instant::now();
+    let status = loop {
+        if let Some(st) = child.try_wait().unwrap() {
+            break st;
+        }
+        if stopped.elapsed() > std::time::Duration::from_secs(20) {
+            let _ = child.kill();
+            panic!("pgbench -i went on 20 s after Ctrl-C");
+        }
+        std::thread::park_timeout(std::time::Duration::from_millis(50));
+    };
+    assert_ne!(status.code(), Some(0));
+}

@@ -262,8 +262,22 @@ struct Ctx<'a> {
     q: &'a mut QueryCounts,
 }
 
+/// Ctrl-C between two statements of a group: a group is one event of thousands of quick
+/// statements, none of which waits long enough to see the signal itself.
+fn not_interrupted() -> Result<(), DbError> {
+    if crate::interrupt::interrupted() {
+        return Err(DbError::new(
+            crate::db::ErrorClass::Fatal,
+            "interrupted",
+            "interrupted",
+        ));
+    }
+    Ok(())
+}
+
 impl Ctx<'_> {
     fn sql(&mut self, sql: &str) -> Result<(), DbError> {
+        not_interrupted()?;
         self.conn.batch(sql)?;
         self.q.others += 1;
         Ok(())
@@ -274,12 +288,14 @@ impl Ctx<'_> {
     }
 
     fn write(&mut self, stmt: StmtId, p: &[Param]) -> Result<(), DbError> {
+        not_interrupted()?;
         let n = self.conn.execute(stmt, p)?;
         self.q.dml(n);
         Ok(())
     }
 
     fn read(&mut self, stmt: StmtId, p: &[Param]) -> Result<(), DbError> {
+        not_interrupted()?;
         let n = self.conn.query(stmt, p)?;
         self.q.read(n);
         Ok(())
@@ -336,10 +352,12 @@ impl SqlBenchClient {
 
     fn connect(&mut self, c: &mut Ctx, s: u64) -> Result<(), DbError> {
         for _ in 0..100 * s {
+            not_interrupted()?;
             drop(self.target.connect()?);
         }
         self.lap(0);
         for _ in 0..100 * s {
+            not_interrupted()?;
             let mut conn = self.target.connect()?;
             conn.query_i64("SELECT 1")?;
             c.q.reads += 1;

@@ -278,6 +278,14 @@ fn create_partitions(
     init.style.progress(&format!("creating {n} partitions..."));
     let size = (ACCOUNTS * init.scale + n - 1) / n;
     for p in 1..=n {
+        // Thousands of quick statements: none waits long enough to see Ctrl-C itself.
+        if crate::interrupt::interrupted() {
+            return Err(crate::db::DbError::new(
+                crate::db::ErrorClass::Fatal,
+                "interrupted",
+                "interrupted while creating pgbench_accounts's partitions",
+            ));
+        }
         let bounds = if init.hash {
             format!("WITH (MODULUS {n}, REMAINDER {})", p - 1)
         } else {

@@ -475,6 +475,35 @@ fn resolve(commands: &[Command]) -> Result<Vec<Option<usize>>, String> {
     Ok(jumps)
 }
 
+/// For the fuzz harness (`fuzz/`): `text` read as a pgbench script, and every expression in it
+/// (`\set`, `\sleep`, `\if`, `\elif`) evaluated once, with `:scale`, `:client_id` and
+/// `:random_seed` defined. Not part of dbsweep's interface.
+#[doc(hidden)]
+pub fn fuzz_script(text: &str) {
+    struct Env(crate::workload::rand::Rand);
+    impl super::expr::Env for Env {
+        fn var(&self, name: &str) -> Option<super::expr::Value> {
+            matches!(name, "scale" | "client_id" | "random_seed")
+                .then_some(super::expr::Value::Int(1))
+        }
+        fn rand(&mut self) -> &mut crate::workload::rand::Rand {
+            &mut self.0
+        }
+        fn seed(&self) -> u64 {
+            1
+        }
+    }
+    let Ok(script) = parse("fuzz.sql", text) else {
+        return;
+    };
+    let mut env = Env(crate::workload::rand::Rand::for_thread(1, 0));
+    for c in &script.commands {
+        if let Command::Set(_, e) | Command::Sleep(e, _) | Command::If(e) | Command::Elif(e) = c {
+            let _ = super::expr::eval(e, &mut env);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
