@@ -17,6 +17,8 @@ pub enum Group {
     RangeQueries,
     RangeAggregation,
     Writes,
+    /// A benchmark's mix of reads and writes that is mostly reads (LinkBench's operations).
+    Mixes,
 }
 
 impl Group {
@@ -27,6 +29,7 @@ impl Group {
             Group::RangeQueries => "range queries without aggregation",
             Group::RangeAggregation => "range queries with aggregation",
             Group::Writes => "writes",
+            Group::Mixes => "mixes of reads and writes",
         }
     }
 
@@ -44,6 +47,8 @@ impl Group {
             | "oltp_range_covered"
             | "oltp_scan" => Group::RangeQueries,
             "oltp_read_only" | "oltp_read_only_count" => Group::RangeAggregation,
+            // Seven in ten of its operations read: not "writes".
+            "linkbench" => Group::Mixes,
             _ => Group::Writes,
         }
     }
@@ -363,4 +368,15 @@ fn push_record(
         results: rec.results,
         repeat: rec.repeat,
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Group;
+
+    #[test]
+    fn linkbench_is_a_mix_not_writes() {
+        assert_eq!(Group::of("linkbench").title(), "mixes of reads and writes");
+        assert_eq!(Group::of("oltp_update_index"), Group::Writes);
+    }
 }

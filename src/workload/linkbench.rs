@@ -10,8 +10,8 @@
 //!   an empirical distribution measured at Facebook);
 //! - payloads: exponential lengths with the original's medians (8 bytes for links, 128 for
 //!   nodes), capped at 255 and 1,024;
-//! - a history read (30% of list reads) is a list read whose upper time bound lies in the past
-//!   (uniform over the loaded links' times), returning the links older than it.
+//! History reads are LinkBench's: 0.3% of list reads, each reading on from the last link of a
+//! list that filled the limit before (a cache of such tails per client, as its requester's).
 
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::time::Instant;
@@ -84,8 +84,11 @@ const OP_ORDER: [Op; 10] = [
 const LINK_TYPES: u64 = 2;
 /// Rows a list read returns at most.
 const LIST_LIMIT: u32 = 10_000;
-/// The share of list reads that read further back in time.
-const HISTORY_SHARE: f64 = 0.3;
+/// The share of list reads that read further back in time: LinkBench's
+/// `getlinklist_history = 0.3` is a percentage (its request loop divides it by 100).
+const HISTORY_SHARE: f64 = 0.3 / 100.0;
+/// The most list tails a client keeps for history reads (LinkBench's hard-coded limit).
+const TAILS_MAX: usize = 2048;
 /// Multiget size: geometric with this success probability, from 1 to [`MULTIGET_MAX`].
 const MULTIGET_P: f64 = 0.382;
 const MULTIGET_MAX: usize = 128;
@@ -358,6 +361,21 @@ impl Workload for LinkBench {
                 "SELECT {link_columns} FROM {LINKS} WHERE id1 = ? AND link_type = ? AND \
                  visibility = 1 AND time <= ? ORDER BY time DESC LIMIT {LIST_LIMIT}"
             ))?,
+            // LinkBench's history read: the links at or before the last one read, less that
+            // one (its offset 1).
+            list_tail: conn.prepare(&format!(
+                "SELECT {link_columns} FROM {LINKS} WHERE id1 = ? AND link_type = ? AND \
+                 visibility = 1 AND time <= ? ORDER BY time DESC LIMIT {LIST_LIMIT} OFFSET 1"
+            ))?,
+            last_of_list: conn.prepare(&format!(
+                "SELECT time FROM {LINKS} WHERE id1 = ? AND link_type = ? AND visibility = 1 \
+                 AND time <= ? ORDER BY time DESC LIMIT 1 OFFSET {}",
+                LIST_LIMIT - 1
+            ))?,
+            last_of_tail: conn.prepare(&format!(
+                "SELECT time FROM {LINKS} WHERE id1 = ? AND link_type = ? AND visibility = 1 \
+                 AND time <= ? ORDER BY time DESC LIMIT 1 OFFSET {LIST_LIMIT}"
+            ))?,
             count: conn.prepare(&format!(
                 "SELECT count FROM {COUNTS} WHERE id = ? AND link_type = ?"
             ))?,
@@ -392,6 +410,7 @@ impl Workload for LinkBench {
             next_node,
             data: String::new(),
             laps: Vec::with_capacity(1),
+            tails: Tails::default(),
         }))
     }
 }
@@ -403,6 +422,9 @@ struct Statements {
     update_node: StmtId,
     delete_node: StmtId,
     list: StmtId,
+    list_tail: StmtId,
+    last_of_list: StmtId,
+    last_of_tail: StmtId,
     count: StmtId,
     lock_count: StmtId,
     lock_count_if_any: StmtId,
@@ -428,6 +450,50 @@ struct LinkClient {
     data: String,
     /// The operation that ran and its time, as the runner reads statement times.
     laps: Vec<(u16, u64)>,
+    /// Lists that filled the limit, for history reads.
+    tails: Tails,
+}
+
+/// A client's cache of list tails, as LinkBench's requester keeps it: (id1, link type, time of
+/// the last link read) of each list read that returned the limit's rows, at most
+/// [`TAILS_MAX`], one per (id1, type); when full, a new tail replaces one chosen at random.
+#[derive(Default)]
+struct Tails {
+    entries: Vec<(i64, i64, i64)>,
+}
+
+impl Tails {
+    fn add(&mut self, tail: (i64, i64, i64), rand: &mut Rand) {
+        if self.entries.iter().any(|e| (e.0, e.1) == (tail.0, tail.1)) {
+            return;
+        }
+        if self.entries.len() < TAILS_MAX {
+            self.entries.push(tail);
+        } else {
+            let k = rand.uniform(0, self.entries.len() as u64 - 1) as usize;
+            self.entries[k] = tail;
+        }
+    }
+
+    /// One tail chosen at random, and its place.
+    fn choose(&self, rand: &mut Rand) -> Option<(usize, (i64, i64, i64))> {
+        if self.entries.is_empty() {
+            return None;
+        }
+        let k = rand.uniform(0, self.entries.len() as u64 - 1) as usize;
+        Some((k, self.entries[k]))
+    }
+
+    /// After a history read of tail `k`: moved to its new last link when the read filled the
+    /// limit again (more history may be there), else gone.
+    fn after_read(&mut self, k: usize, filled: Option<i64>) {
+        match filled {
+            Some(time) => self.entries[k].2 = time,
+            None => {
+                self.entries.swap_remove(k);
+            }
+        }
+    }
 }
 
 impl LinkClient {
@@ -462,19 +528,51 @@ impl LinkClient {
         rand: &mut Rand,
         q: &mut QueryCounts,
     ) -> Result<(), DbError> {
-        let id1 = self.pick(&self.link_reads, rand) as i64;
-        let t = rand.uniform(1, LINK_TYPES) as i64;
-        let now = now_s();
-        let before = if rand.unit() < HISTORY_SHARE {
-            now - rand.uniform(0, TIME_SPREAD) as i64
+        // A history read, as LinkBench's: 0.3% of list reads, when a list filled the limit
+        // before; it reads on from that list's last link.
+        let tail = if rand.unit() < HISTORY_SHARE {
+            self.tails.choose(rand)
         } else {
-            now
+            None
         };
-        q.rows += conn.query(
-            self.s.list,
-            &[Param::Int(id1), Param::Int(t), Param::Int(before)],
-        )?;
+        let (stmt, id1, t, before) = match tail {
+            Some((_, (id1, t, time))) => (self.s.list_tail, id1, t, time),
+            None => {
+                let id1 = self.pick(&self.link_reads, rand) as i64;
+                let t = rand.uniform(1, LINK_TYPES) as i64;
+                (self.s.list, id1, t, i64::MAX)
+            }
+        };
+        let params = [Param::Int(id1), Param::Int(t), Param::Int(before)];
+        let rows = conn.query(stmt, &params)?;
+        q.rows += rows;
         q.reads += 1;
+        // A list that filled the limit: its last link's time, for a history read later. The
+        // original takes it from the rows it fetched; here a statement asks for it, only for
+        // such a list (rare: 10,000 visible links of one type), so that every other list read
+        // costs what it costs the original.
+        let filled = if rows >= u64::from(LIST_LIMIT) {
+            let last = if tail.is_some() {
+                self.s.last_of_tail
+            } else {
+                self.s.last_of_list
+            };
+            let mut time = None;
+            q.read(conn.query_each(last, &params, &mut |r| {
+                time = r
+                    .get(0)
+                    .and_then(|v| std::str::from_utf8(v).ok())
+                    .and_then(|v| v.trim().parse::<i64>().ok());
+            })?);
+            time
+        } else {
+            None
+        };
+        match (tail, filled) {
+            (Some((k, _)), filled) => self.tails.after_read(k, filled),
+            (None, Some(time)) => self.tails.add((id1, t, time), rand),
+            (None, None) => {}
+        }
         Ok(())
     }
 
@@ -926,6 +1024,33 @@ mod tests {
     #[test]
     fn the_shares_make_the_whole_mix() {
         assert_eq!(OPS.iter().map(|(_, s)| s).sum::<u32>(), 10_000);
+    }
+
+    #[test]
+    fn history_reads_are_three_in_a_thousand_list_reads_and_follow_the_tails() {
+        // FBWorkload.properties: getlinklist_history = 0.3, a percentage.
+        assert!((HISTORY_SHARE - 0.003).abs() < 1e-12);
+        let mut rand = Rand::for_thread(7, 0);
+        let mut tails = Tails::default();
+        assert!(
+            tails.choose(&mut rand).is_none(),
+            "no history before a list filled"
+        );
+        // One tail per (id1, type); the cache holds at most 2,048.
+        tails.add((1, 1, 500), &mut rand);
+        tails.add((1, 1, 400), &mut rand);
+        assert_eq!(tails.entries, vec![(1, 1, 500)]);
+        for i in 2..3000 {
+            tails.add((i, 1, 10), &mut rand);
+        }
+        assert_eq!(tails.entries.len(), TAILS_MAX);
+        // A history read that filled the limit again moves on; one that did not ends the tail.
+        let (k, (id1, t, _)) = tails.choose(&mut rand).unwrap();
+        tails.after_read(k, Some(3));
+        assert_eq!(tails.entries[k], (id1, t, 3));
+        tails.after_read(k, None);
+        assert_eq!(tails.entries.len(), TAILS_MAX - 1);
+        assert!(!tails.entries.contains(&(id1, t, 3)));
     }
 
     #[test]
