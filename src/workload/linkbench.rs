@@ -9,7 +9,8 @@
 //!   about a third of the nodes, a mean of about 3.8 links, a heavy tail (the original's is
 //!   an empirical distribution measured at Facebook);
 //! - payloads: exponential lengths with the original's medians (8 bytes for links, 128 for
-//!   nodes), capped at 255 and 1,024;
+//!   nodes), capped at 255 and 1,024.
+//!
 //! History reads are LinkBench's: 0.3% of list reads, each reading on from the last link of a
 //! list that filled the limit before (a cache of such tails per client, as its requester's).
 
