@@ -35,6 +35,9 @@ fn sweep(extra: &[&str], dir: &Path, steps: usize) -> String {
         out.contains(&format!("{steps} step(s) done, 0 failed")),
         "{out}"
     );
+    // Each step's line in seconds per test, not a throughput of a fraction of an event.
+    assert_eq!(out.matches(" s for the group: ").count(), steps, "{out}");
+    assert!(!out.contains(" tps "), "{out}");
     let report = crate::util::dbsweep()
         .args(["report", "--full"])
         .arg(dir)

@@ -194,7 +194,21 @@ impl<'a> SweepRun<'a> {
             rec.status = "failed".into();
             rec.error = Some(e.clone());
         }
-        if rec.reported {
+        if rec.reported && crate::workload::sqlbench::is_group(&results.workload) {
+            // sql-bench's figures are seconds per test: its groups run once, tps says nothing.
+            let tests: Vec<String> = results
+                .statements
+                .iter()
+                .map(|t| format!("{} {:.2} s", t.name, t.latency_ms.avg / 1e3))
+                .collect();
+            self.summary.push(format!(
+                "{:<28} {:<26} {:>10.2} s for the group: {}\n",
+                cell.id(),
+                step.name,
+                results.latency_ms.avg / 1e3,
+                tests.join(", ")
+            ));
+        } else if rec.reported {
             self.summary.push(format!(
                 "{:<28} {:<26} {:>12.1} qps {:>10.1} tps {:>12.0} rows/s  p99 {:>8.3} ms  cpu {} us/op\n",
                 cell.id(),
