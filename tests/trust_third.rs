@@ -502,6 +502,25 @@ fn pgbench_drop_in_judges_every_value_as_pgbench_does_before_connecting() {
         assert_eq!(first(&mine), first(&theirs), "{args:?}");
         assert_eq!(mine.status.code(), theirs.status.code(), "{args:?}");
     }
+    // Failing to connect is an early error: exit 1, as pgbench documents, with or without
+    // its builtins and vacuum.
+    let script = s.path("one.sql");
+    std::fs::write(&script, "SELECT 1;\n").unwrap();
+    for args in [vec![], vec!["-n", "-f", script.to_str().unwrap()]] {
+        let mine = dbsweep()
+            .arg("pgbench")
+            .args(&args)
+            .args(["-h", "/nonexistent"])
+            .output()
+            .unwrap();
+        let theirs = std::process::Command::new(PGBENCH)
+            .args(&args)
+            .args(["-h", "/nonexistent"])
+            .output()
+            .unwrap();
+        assert_eq!(theirs.status.code(), Some(1));
+        assert_eq!(mine.status.code(), Some(1), "{args:?}");
+    }
     // --random-seed takes a negative number as strtoull does: no usage error about it.
     let mine = dbsweep()
         .args(["pgbench", "--random-seed=-1", "-h", "/nonexistent"])

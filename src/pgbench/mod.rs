@@ -771,13 +771,19 @@ fn scale_and_vacuum(
     let given = scale
         .map(|s| number::<i64>("scale", s, "scaling factor"))
         .transpose()?;
+    // pgbench's connection for setup, made whatever the options: failing to connect is an
+    // early error (exit 1), not one of the run (exit 2).
+    let target = crate::db::open(url, Default::default())?;
+    let mut conn = target.connect().map_err(|e| {
+        usage(format!(
+            "could not create connection for setup: {}: {}",
+            target.display_url(),
+            e.message
+        ))
+    })?;
     if no_vacuum && !builtin {
         return Ok((given.unwrap_or(1), None));
     }
-    let target = crate::db::open(url, Default::default())?;
-    let mut conn = target
-        .connect()
-        .map_err(|e| Error::db(target.display_url(), e))?;
     if !no_vacuum {
         eprint!("starting vacuum...");
         for sql in [
