@@ -1488,3 +1488,40 @@ fn vacuum_all_vacuums_the_accounts_too() {
     );
     assert_eq!(vacuumed("pgbench_accounts"), 1);
 }
+
+#[test]
+fn the_scale_is_read_from_the_tables_whenever_a_builtin_runs_also_beside_a_file() {
+    let (s, server, dir, link) = pg_with_link();
+    pgbench(server.port, &["-i", "-s", "2", "-q"]);
+    let url = server.url.clone();
+    dbsweep::db::open(&url, Default::default())
+        .unwrap()
+        .connect()
+        .unwrap()
+        .batch("CREATE TABLE seen_scale (v int)")
+        .unwrap();
+    let script = s.path("mine.sql");
+    std::fs::write(&script, "INSERT INTO seen_scale VALUES (:scale);\n").unwrap();
+    let args = [
+        "-n",
+        "-t",
+        "5",
+        "-b",
+        "select-only",
+        "-f",
+        script.to_str().unwrap(),
+    ];
+    let [(theirs, _), (mine, mine_err)] = both_outputs(&dir, &link, server.port, &args);
+    assert_eq!(
+        figures(&mine).get("scale"),
+        figures(&theirs).get("scale"),
+        "{mine}{mine_err}"
+    );
+    assert_eq!(figures(&mine).get("scale").map(String::as_str), Some("2"));
+    // Every row either tool inserted saw scale 2.
+    assert_eq!(
+        query(&url, "SELECT count(*) FROM seen_scale WHERE v <> 2"),
+        0
+    );
+    assert!(query(&url, "SELECT count(*) FROM seen_scale") > 0);
+}

@@ -570,7 +570,8 @@ fn run(opts: &[(&str, String)], target: &str) -> Result<Pgbench, Error> {
         "prepared" => "prepared",
         m => return Err(usage(format!("invalid query mode (-M): \"{m}\""))),
     };
-    let builtin_only = script_specs.is_empty();
+    // pgbench reads the scale from the tables whenever a builtin script runs, also beside -f.
+    let uses_builtin = all.iter().any(|(spec, _)| spec.starts_with("builtin:"));
     let max_tries: u32 = number(
         "max-tries",
         last("max-tries").unwrap_or("1"),
@@ -600,7 +601,7 @@ fn run(opts: &[(&str, String)], target: &str) -> Result<Pgbench, Error> {
     } else {
         Vacuum::Default
     };
-    let (scale, partitions) = scale_and_vacuum(target, builtin_only, vacuum, last("scale"))?;
+    let (scale, partitions) = scale_and_vacuum(target, uses_builtin, vacuum, last("scale"))?;
     let mut argv: Vec<String> = vec![
         "dbsweep".into(),
         "run".into(),
