@@ -106,6 +106,30 @@ pub fn cell_text(c: &Cell) -> String {
 /// hold anything) is printed whole past it, unaligned, rather than padding every row to it.
 pub const WIDTH_MAX: usize = 160;
 
+/// Where a table without columns (a list of warnings) wraps its lines.
+const WRAP_AT: usize = 100;
+
+/// `text` broken at spaces into lines of at most `width` characters (a word longer than that
+/// stays whole), the lines after the first indented by `indent`.
+fn wrapped(text: &str, width: usize, indent: &str) -> String {
+    let mut out = String::new();
+    let mut line = 0;
+    for word in text.split(' ') {
+        let n = word.chars().count();
+        if line > 0 && line + 1 + n > width {
+            out.push('\n');
+            out.push_str(indent);
+            line = indent.len();
+        } else if line > 0 {
+            out.push(' ');
+            line += 1;
+        }
+        out.push_str(word);
+        line += n;
+    }
+    out
+}
+
 /// Aligned columns; group headings; with `color`, ratios that stand out in red or green.
 pub fn text(tables: &[Table], color: bool) -> String {
     let mut out = String::new();
@@ -119,7 +143,9 @@ pub fn text(tables: &[Table], color: bool) -> String {
             .chain([4])
             .max()
             .unwrap_or(4)
-            .min(WIDTH_MAX);
+            .min(WIDTH_MAX)
+            // A list (no columns) pads nothing: its lines wrap instead.
+            .min(if t.columns.is_empty() { 0 } else { usize::MAX });
         let widths: Vec<usize> = t
             .columns
             .iter()
@@ -155,6 +181,12 @@ pub fn text(tables: &[Table], color: bool) -> String {
                 if let Some(g) = group {
                     let _ = writeln!(out, "-- {}", g.title());
                 }
+            }
+            if t.columns.is_empty() {
+                // A list (the warnings): each line wrapped, none padded to the longest.
+                out.push_str(&wrapped(&r.label, WRAP_AT, "    "));
+                out.push('\n');
+                continue;
             }
             let _ = write!(out, "{:<label_w$}", r.label);
             for (c, w) in r.cells.iter().zip(&widths) {
@@ -284,4 +316,43 @@ pub fn json(tables: &[Table]) -> String {
     let mut s = serde_json::to_string_pretty(tables).expect("tables serialise");
     s.push('\n');
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::tables::{Row, Table};
+
+    #[test]
+    fn long_lines_of_a_list_wrap_and_nothing_is_padded() {
+        let long = "word ".repeat(60);
+        let w = wrapped(long.trim_end(), 30, "  ");
+        assert!(
+            w.lines()
+                .all(|l| l.chars().count() <= 30 && !l.ends_with(' ')),
+            "{w}"
+        );
+        assert_eq!(w.split_whitespace().count(), 60);
+        assert!(w.lines().skip(1).all(|l| l.starts_with("  ")));
+        let t = Table {
+            id: "w".into(),
+            title: "Warnings".into(),
+            better: None,
+            columns: Vec::new(),
+            under: Vec::new(),
+            notes: Vec::new(),
+            rows: [long.trim_end(), "short"]
+                .iter()
+                .map(|l| Row {
+                    group: None,
+                    label: l.to_string(),
+                    summary: false,
+                    cells: Vec::new(),
+                })
+                .collect(),
+        };
+        let text = text(&[t], false);
+        assert!(text.lines().any(|l| l == "short"), "{text}");
+        assert!(text.lines().all(|l| l.chars().count() <= WRAP_AT), "{text}");
+    }
 }
