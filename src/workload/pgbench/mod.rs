@@ -91,11 +91,27 @@ fn stdin_script() -> Result<String, String> {
     static TEXT: std::sync::OnceLock<Result<String, String>> = std::sync::OnceLock::new();
     TEXT.get_or_init(|| {
         use std::io::Read;
-        let mut bytes = Vec::new();
-        std::io::stdin()
-            .take(crate::input::SMALL + 1)
-            .read_to_end(&mut bytes)
-            .map_err(|e| e.to_string())?;
+        // Read on a thread of its own: a terminal's standard input waits for the user, and
+        // that wait ends on the first Ctrl-C here, not only at the end of the input.
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            let read = std::io::stdin()
+                .take(crate::input::SMALL + 1)
+                .read_to_end(&mut bytes)
+                .map(|_| bytes);
+            let _ = tx.send(read);
+        });
+        let bytes = loop {
+            match rx.recv_timeout(std::time::Duration::from_millis(50)) {
+                Ok(read) => break read.map_err(|e| e.to_string())?,
+                Err(_) if crate::interrupt::interrupted() => return Err("interrupted".into()),
+                Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
+                Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+                    return Err("the reader stopped".into());
+                }
+            }
+        };
         if bytes.len() as u64 > crate::input::SMALL {
             return Err(format!(
                 "past the {} MiB a script may hold",

@@ -1,0 +1,520 @@
+//! A LinkBench requester: the operations of the mix, each one transaction, with the
+//! original's id choice, and the tails of long lists it reads history from.
+
+use super::*;
+
+/// A client of a LinkBench of `nodes` nodes on `conn`: its statements prepared, its
+/// distributions made.
+pub(super) fn client(conn: &mut dyn Conn, nodes: u64) -> Result<Box<dyn Client>, DbError> {
+    let next_node = NEXT_NODE.get_or_make(|| {
+        let max = conn.query_i64(&format!("SELECT MAX(id) FROM {NODES}"))?;
+        Ok::<_, DbError>(AtomicI64::new(max.unwrap_or(0) + 1))
+    })?;
+    let d = conn.dialect();
+    let lock = if d == Dialect::Sqlite {
+        ""
+    } else {
+        " FOR UPDATE"
+    };
+    let link_columns = LINK_COLUMNS.join(", ");
+
+    let mut cumulative = [0u32; 10];
+    let mut sum = 0;
+    for (c, (_, share)) in cumulative.iter_mut().zip(OPS) {
+        sum += share;
+        *c = sum;
+    }
+    let s = Statements {
+        get_node: conn.prepare(&format!(
+            "SELECT {} FROM {NODES} WHERE id = ?",
+            NODE_COLUMNS.join(", ")
+        ))?,
+        add_node: conn.prepare(&format!(
+            "INSERT INTO {NODES} ({}) VALUES (?, ?, 0, ?, ?)",
+            NODE_COLUMNS.join(", ")
+        ))?,
+        update_node: conn.prepare(&format!(
+            "UPDATE {NODES} SET version = version + 1, time = ?, data = ? WHERE id = ?"
+        ))?,
+        delete_node: conn.prepare(&format!("DELETE FROM {NODES} WHERE id = ?"))?,
+        list: conn.prepare(&format!(
+            "SELECT {link_columns} FROM {LINKS} WHERE id1 = ? AND link_type = ? AND \
+             visibility = 1 AND time <= ? ORDER BY time DESC LIMIT {LIST_LIMIT}"
+        ))?,
+        // LinkBench's history read: the links at or before the last one read, less that
+        // one (its offset 1).
+        list_tail: conn.prepare(&format!(
+            "SELECT {link_columns} FROM {LINKS} WHERE id1 = ? AND link_type = ? AND \
+             visibility = 1 AND time <= ? ORDER BY time DESC LIMIT {LIST_LIMIT} OFFSET 1"
+        ))?,
+        last_of_list: conn.prepare(&format!(
+            "SELECT time FROM {LINKS} WHERE id1 = ? AND link_type = ? AND visibility = 1 \
+             AND time <= ? ORDER BY time DESC LIMIT 1 OFFSET {}",
+            LIST_LIMIT - 1
+        ))?,
+        last_of_tail: conn.prepare(&format!(
+            "SELECT time FROM {LINKS} WHERE id1 = ? AND link_type = ? AND visibility = 1 \
+             AND time <= ? ORDER BY time DESC LIMIT 1 OFFSET {LIST_LIMIT}"
+        ))?,
+        count: conn.prepare(&format!(
+            "SELECT count FROM {COUNTS} WHERE id = ? AND link_type = ?"
+        ))?,
+        lock_count: conn.prepare(&lock_count_sql(d))?,
+        lock_count_if_any: conn.prepare(&format!(
+            "UPDATE {COUNTS} SET version = version + 1, time = ? WHERE id = ? AND link_type = ?"
+        ))?,
+        visibility: conn.prepare(&format!(
+            "SELECT visibility FROM {LINKS} WHERE id1 = ? AND id2 = ? AND link_type = ?{lock}"
+        ))?,
+        insert_link: conn.prepare(&format!(
+            "INSERT INTO {LINKS} ({link_columns}) VALUES (?, ?, ?, 1, ?, ?, 0)"
+        ))?,
+        update_link: conn.prepare(&format!(
+            "UPDATE {LINKS} SET visibility = ?, data = ?, time = ?, version = version + 1 \
+             WHERE id1 = ? AND id2 = ? AND link_type = ?"
+        ))?,
+        add_count: conn.prepare(&format!(
+            "UPDATE {COUNTS} SET count = count + ? WHERE id = ? AND link_type = ?"
+        ))?,
+        multiget: vec![None; MULTIGET_MAX + 1],
+    };
+    Ok(Box::new(LinkClient {
+        s,
+        mysql: d == Dialect::Mysql,
+        nodes,
+        cumulative,
+        link_reads: Zipf::new(nodes, LINK_READ_SHAPE),
+        link_writes: Zipf::new(nodes, LINK_WRITE_SHAPE),
+        node_reads: Zipf::new(nodes, NODE_READ_SHAPE),
+        node_updates: Zipf::new(nodes, NODE_UPDATE_SHAPE),
+        next_node,
+        data: String::new(),
+        laps: Vec::with_capacity(1),
+        tails: Tails::default(),
+    }))
+}
+
+/// A client's prepared statements.
+struct Statements {
+    get_node: StmtId,
+    add_node: StmtId,
+    update_node: StmtId,
+    delete_node: StmtId,
+    list: StmtId,
+    list_tail: StmtId,
+    last_of_list: StmtId,
+    last_of_tail: StmtId,
+    count: StmtId,
+    lock_count: StmtId,
+    lock_count_if_any: StmtId,
+    visibility: StmtId,
+    insert_link: StmtId,
+    update_link: StmtId,
+    add_count: StmtId,
+    /// get_link of n ids, prepared when first used.
+    multiget: Vec<Option<StmtId>>,
+}
+
+struct LinkClient {
+    s: Statements,
+    mysql: bool,
+    nodes: u64,
+    /// The operations' cumulative shares, out of 10,000.
+    cumulative: [u32; 10],
+    link_reads: Zipf,
+    link_writes: Zipf,
+    node_reads: Zipf,
+    node_updates: Zipf,
+    next_node: std::sync::Arc<AtomicI64>,
+    data: String,
+    /// The operation that ran and its time, as the runner reads statement times.
+    laps: Vec<(u16, u64)>,
+    /// Lists that filled the limit, for history reads.
+    tails: Tails,
+}
+
+/// A client's cache of list tails, as LinkBench's requester keeps it: (id1, link type, time of
+/// the last link read) of each list read that returned the limit's rows, at most
+/// [`TAILS_MAX`], one per (id1, type); when full, a new tail replaces one chosen at random.
+#[derive(Default)]
+pub(super) struct Tails {
+    pub(super) entries: Vec<(i64, i64, i64)>,
+}
+
+impl Tails {
+    pub(super) fn add(&mut self, tail: (i64, i64, i64), rand: &mut Rand) {
+        if self.entries.iter().any(|e| (e.0, e.1) == (tail.0, tail.1)) {
+            return;
+        }
+        if self.entries.len() < TAILS_MAX {
+            self.entries.push(tail);
+        } else {
+            let k = rand.uniform(0, self.entries.len() as u64 - 1) as usize;
+            self.entries[k] = tail;
+        }
+    }
+
+    /// One tail chosen at random, and its place.
+    pub(super) fn choose(&self, rand: &mut Rand) -> Option<(usize, (i64, i64, i64))> {
+        if self.entries.is_empty() {
+            return None;
+        }
+        let k = rand.uniform(0, self.entries.len() as u64 - 1) as usize;
+        Some((k, self.entries[k]))
+    }
+
+    /// After a history read of tail `k`: moved to its new last link when the read filled the
+    /// limit again (more history may be there), else gone.
+    pub(super) fn after_read(&mut self, k: usize, filled: Option<i64>) {
+        match filled {
+            Some(time) => self.entries[k].2 = time,
+            None => {
+                self.entries.swap_remove(k);
+            }
+        }
+    }
+}
+
+impl LinkClient {
+    /// A node id by the Zipf draw `z`, scattered over the loaded nodes.
+    fn pick(&self, z: &Zipf, rand: &mut Rand) -> u64 {
+        (z.sample(rand) - 1) * PERMUTE % self.nodes + 1
+    }
+
+    /// One of `id1`'s loaded links: its other end and type (a link that may since have been
+    /// hidden, or that does not exist when `id1` has none).
+    fn loaded(&self, id1: u64, rand: &mut Rand) -> (u64, u64) {
+        let k = rand.uniform(0, degree(id1, self.nodes).max(1) - 1);
+        loaded_link(id1, k, self.nodes)
+    }
+
+    /// The other end of one of `id1`'s loaded links of type `t` (loaded links alternate types).
+    fn loaded_of_type(&self, id1: u64, t: u64, rand: &mut Rand) -> u64 {
+        let of_type = degree(id1, self.nodes).saturating_sub(t) / LINK_TYPES;
+        let k = t - 1 + LINK_TYPES * rand.uniform(0, of_type);
+        loaded_link(id1, k, self.nodes).0
+    }
+
+    fn op(&self, rand: &mut Rand) -> usize {
+        let x = rand.uniform(1, 10_000) as u32;
+        self.cumulative.iter().position(|&c| x <= c).unwrap_or(0)
+    }
+
+    /// The links of (id1, t) up to `before`, newest first.
+    fn list(
+        &mut self,
+        conn: &mut dyn Conn,
+        rand: &mut Rand,
+        q: &mut QueryCounts,
+    ) -> Result<(), DbError> {
+        // A history read, as LinkBench's: 0.3% of list reads, when a list filled the limit
+        // before; it reads on from that list's last link.
+        let tail = if rand.unit() < HISTORY_SHARE {
+            self.tails.choose(rand)
+        } else {
+            None
+        };
+        let (stmt, id1, t, before) = match tail {
+            Some((_, (id1, t, time))) => (self.s.list_tail, id1, t, time),
+            None => {
+                let id1 = self.pick(&self.link_reads, rand) as i64;
+                let t = rand.uniform(1, LINK_TYPES) as i64;
+                (self.s.list, id1, t, i64::MAX)
+            }
+        };
+        let params = [Param::Int(id1), Param::Int(t), Param::Int(before)];
+        let rows = conn.query(stmt, &params)?;
+        q.rows += rows;
+        q.reads += 1;
+        // A list that filled the limit: its last link's time, for a history read later. The
+        // original takes it from the rows it fetched; here a statement asks for it, only for
+        // such a list (rare: 10,000 visible links of one type), so that every other list read
+        // costs what it costs the original.
+        let filled = if rows >= u64::from(LIST_LIMIT) {
+            let last = if tail.is_some() {
+                self.s.last_of_tail
+            } else {
+                self.s.last_of_list
+            };
+            let mut time = None;
+            q.read(conn.query_each(last, &params, &mut |r| {
+                time = r
+                    .get(0)
+                    .and_then(|v| std::str::from_utf8(v).ok())
+                    .and_then(|v| v.trim().parse::<i64>().ok());
+            })?);
+            time
+        } else {
+            None
+        };
+        match (tail, filled) {
+            (Some((k, _)), filled) => self.tails.after_read(k, filled),
+            (None, Some(time)) => self.tails.add((id1, t, time), rand),
+            (None, None) => {}
+        }
+        Ok(())
+    }
+
+    /// get_link: the links of (id1, t) to 1 to 128 of id1's loaded ends, in one statement.
+    fn multiget(
+        &mut self,
+        conn: &mut dyn Conn,
+        rand: &mut Rand,
+        q: &mut QueryCounts,
+    ) -> Result<(), DbError> {
+        let id1 = self.pick(&self.link_reads, rand);
+        let n = (1.0 + ((1.0 - rand.unit()).ln() / (1.0 - MULTIGET_P).ln()).floor())
+            .clamp(1.0, MULTIGET_MAX as f64) as usize;
+        let stmt = match self.s.multiget[n] {
+            Some(s) => s,
+            None => {
+                let marks = vec!["?"; n].join(", ");
+                let s = conn.prepare(&format!(
+                    "SELECT {} FROM {LINKS} WHERE id1 = ? AND link_type = ? AND id2 IN ({marks})",
+                    LINK_COLUMNS.join(", ")
+                ))?;
+                self.s.multiget[n] = Some(s);
+                s
+            }
+        };
+        let t = rand.uniform(1, LINK_TYPES);
+        let mut params = Vec::with_capacity(n + 2);
+        params.extend([Param::Int(id1 as i64), Param::Int(t as i64)]);
+        while params.len() < n + 2 {
+            params.push(Param::Int(self.loaded_of_type(id1, t, rand) as i64));
+        }
+        q.rows += conn.query(stmt, &params)?;
+        q.reads += 1;
+        Ok(())
+    }
+
+    /// add_link and update_link: the link (id1, id2, t) made visible with a new payload; the
+    /// count of (id1, t) goes up when it was not visible.
+    fn put_link(
+        &mut self,
+        conn: &mut dyn Conn,
+        rand: &mut Rand,
+        q: &mut QueryCounts,
+        (id1, id2, t): (u64, u64, u64),
+    ) -> Result<(), DbError> {
+        payload(rand, LINK_DATA_MEDIAN, LINK_DATA_MAX, &mut self.data);
+        let now = now_s();
+        let (id1, id2, t) = (id1 as i64, id2 as i64, t as i64);
+        conn.begin(true)?;
+        self.lock_count(conn, q, id1, t, now)?;
+        let was = self.visibility(conn, q, id1, id2, t)?;
+        if was.is_none() {
+            let p = [
+                Param::Int(id1),
+                Param::Int(id2),
+                Param::Int(t),
+                Param::Text(&self.data),
+                Param::Int(now),
+            ];
+            q.dml(conn.execute(self.s.insert_link, &p)?);
+        } else {
+            let p = [
+                Param::Int(1),
+                Param::Text(&self.data),
+                Param::Int(now),
+                Param::Int(id1),
+                Param::Int(id2),
+                Param::Int(t),
+            ];
+            q.dml(conn.execute(self.s.update_link, &p)?);
+        }
+        if was != Some(1) {
+            let p = [Param::Int(1), Param::Int(id1), Param::Int(t)];
+            q.dml(conn.execute(self.s.add_count, &p)?);
+        }
+        conn.commit()?;
+        q.others += 2;
+        Ok(())
+    }
+
+    /// delete_link: one of id1's loaded links hidden (LinkBench's default delete keeps the
+    /// row), its count down by one when it was visible.
+    fn delete_link(
+        &mut self,
+        conn: &mut dyn Conn,
+        rand: &mut Rand,
+        q: &mut QueryCounts,
+    ) -> Result<(), DbError> {
+        let id1 = self.pick(&self.link_writes, rand);
+        let (id2, t) = self.loaded(id1, rand);
+        let (id1, id2, t) = (id1 as i64, id2 as i64, t as i64);
+        let now = now_s();
+        conn.begin(true)?;
+        // No count row: the node has no links of this type to hide.
+        let locked = conn.execute(
+            self.s.lock_count_if_any,
+            &[Param::Int(now), Param::Int(id1), Param::Int(t)],
+        )?;
+        q.dml(locked);
+        if locked > 0 && self.visibility(conn, q, id1, id2, t)? == Some(1) {
+            let p = [
+                Param::Int(0),
+                Param::Text(""),
+                Param::Int(now),
+                Param::Int(id1),
+                Param::Int(id2),
+                Param::Int(t),
+            ];
+            q.dml(conn.execute(self.s.update_link, &p)?);
+            let p = [Param::Int(-1), Param::Int(id1), Param::Int(t)];
+            q.dml(conn.execute(self.s.add_count, &p)?);
+        }
+        conn.commit()?;
+        q.others += 2;
+        Ok(())
+    }
+
+    fn lock_count(
+        &self,
+        conn: &mut dyn Conn,
+        q: &mut QueryCounts,
+        id1: i64,
+        t: i64,
+        now: i64,
+    ) -> Result<(), DbError> {
+        let mut p = vec![Param::Int(id1), Param::Int(t), Param::Int(now)];
+        if self.mysql {
+            p.push(Param::Int(now));
+        }
+        q.dml(conn.execute(self.s.lock_count, &p)?);
+        Ok(())
+    }
+
+    /// The visibility of link (id1, id2, t), None when there is no such row.
+    fn visibility(
+        &self,
+        conn: &mut dyn Conn,
+        q: &mut QueryCounts,
+        id1: i64,
+        id2: i64,
+        t: i64,
+    ) -> Result<Option<i64>, DbError> {
+        let mut was = None;
+        let rows = conn.query_each(
+            self.s.visibility,
+            &[Param::Int(id1), Param::Int(id2), Param::Int(t)],
+            &mut |r| {
+                was = r
+                    .get(0)
+                    .and_then(|v| std::str::from_utf8(v).ok())
+                    .and_then(|v| v.trim().parse::<i64>().ok());
+            },
+        )?;
+        q.read(rows);
+        Ok(was)
+    }
+
+    fn node_write(
+        &mut self,
+        conn: &mut dyn Conn,
+        q: &mut QueryCounts,
+        stmt: StmtId,
+        params: &[Param],
+    ) -> Result<(), DbError> {
+        conn.begin(true)?;
+        q.dml(conn.execute(stmt, params)?);
+        conn.commit()?;
+        q.others += 2;
+        Ok(())
+    }
+
+    fn run(
+        &mut self,
+        op: Op,
+        conn: &mut dyn Conn,
+        rand: &mut Rand,
+        q: &mut QueryCounts,
+    ) -> Result<(), DbError> {
+        match op {
+            Op::GetLinkList => self.list(conn, rand, q),
+            Op::GetLink => self.multiget(conn, rand, q),
+            Op::CountLink => {
+                let id1 = self.pick(&self.link_reads, rand) as i64;
+                let t = rand.uniform(1, LINK_TYPES) as i64;
+                q.read(conn.query(self.s.count, &[Param::Int(id1), Param::Int(t)])?);
+                Ok(())
+            }
+            Op::AddLink => {
+                let id1 = self.pick(&self.link_writes, rand);
+                let id2 = rand.uniform(1, self.nodes);
+                let t = rand.uniform(1, LINK_TYPES);
+                self.put_link(conn, rand, q, (id1, id2, t))
+            }
+            Op::UpdateLink => {
+                let id1 = self.pick(&self.link_writes, rand);
+                let (id2, t) = self.loaded(id1, rand);
+                self.put_link(conn, rand, q, (id1, id2, t))
+            }
+            Op::DeleteLink => self.delete_link(conn, rand, q),
+            Op::GetNode => {
+                let id = self.pick(&self.node_reads, rand) as i64;
+                q.read(conn.query(self.s.get_node, &[Param::Int(id)])?);
+                Ok(())
+            }
+            Op::UpdateNode => {
+                let id = self.pick(&self.node_updates, rand) as i64;
+                payload(rand, NODE_DATA_MEDIAN, NODE_DATA_MAX, &mut self.data);
+                let data = std::mem::take(&mut self.data);
+                let p = [Param::Int(now_s()), Param::Text(&data), Param::Int(id)];
+                let r = self.node_write(conn, q, self.s.update_node, &p);
+                self.data = data;
+                r
+            }
+            Op::AddNode => {
+                let id = self.next_node.fetch_add(1, Ordering::Relaxed);
+                payload(rand, NODE_DATA_MEDIAN, NODE_DATA_MAX, &mut self.data);
+                let data = std::mem::take(&mut self.data);
+                let t = rand.uniform(1, LINK_TYPES) as i64;
+                let p = [
+                    Param::Int(id),
+                    Param::Int(t),
+                    Param::Int(now_s()),
+                    Param::Text(&data),
+                ];
+                let r = self.node_write(conn, q, self.s.add_node, &p);
+                self.data = data;
+                r
+            }
+            Op::DeleteNode => {
+                let id = rand.uniform(1, self.nodes) as i64;
+                self.node_write(conn, q, self.s.delete_node, &[Param::Int(id)])
+            }
+        }
+    }
+}
+
+impl Client for LinkClient {
+    fn event(
+        &mut self,
+        conn: &mut dyn Conn,
+        rand: &mut Rand,
+        q: &mut QueryCounts,
+    ) -> Result<(), DbError> {
+        self.timed_event(conn, rand, q, crate::clock::now())
+            .map(|_| ())
+    }
+
+    fn timed_event(
+        &mut self,
+        conn: &mut dyn Conn,
+        rand: &mut Rand,
+        q: &mut QueryCounts,
+        start: Stamp,
+    ) -> Result<Option<Stamp>, DbError> {
+        self.laps.clear();
+        let i = self.op(rand);
+        self.run(OP_ORDER[i], conn, rand, q)?;
+        let end = crate::clock::now();
+        self.laps.push((i as u16, end.nanos_since(start)));
+        Ok(Some(end))
+    }
+
+    fn statement_times(&self) -> &[(u16, u64)] {
+        &self.laps
+    }
+}

@@ -1,0 +1,181 @@
+//! LinkBench's load (nodes, their links and counts, in parallel jobs, then the secondary
+//! index) and the check that every count is its visible links.
+
+use super::*;
+
+/// The load: `--nodes` nodes, each with its loaded links and the counts of them per type,
+/// in parallel jobs of [`LOAD_CHUNK`] nodes; then the links' secondary index.
+pub(super) fn load(
+    target: &dyn Target,
+    o: &WorkloadOptions,
+    force: bool,
+    stop: &AtomicBool,
+) -> Result<LoadReport, Error> {
+    let url = target.display_url();
+    let mut conn = target.connect().map_err(|e| Error::db(&url, e))?;
+    for table in TABLES {
+        if conn.table_exists(table).map_err(|e| Error::db(&url, e))? {
+            if !force {
+                return Err(Error::Usage(format!(
+                    "table {table} already exists in {url}; run `dbsweep cleanup linkbench` first \
+                     or add --force to drop and reload it"
+                )));
+            }
+            conn.batch(&format!("DROP TABLE {table}"))
+                .map_err(|e| Error::db(format!("dropping {table}"), e))?;
+        }
+    }
+    let start = Instant::now();
+    let cpu_start = crate::metrics::process_cpu_seconds();
+    let [nodes_sql, links_sql, counts_sql, index_sql] = schema(target.dialect());
+    for (table, sql) in [(NODES, nodes_sql), (LINKS, links_sql), (COUNTS, counts_sql)] {
+        o.style.progress(&format!("Creating table '{table}'..."));
+        conn.batch(&sql)
+            .map_err(|e| Error::db(format!("creating {table}"), e))?;
+    }
+    let n = o.nodes;
+    o.style
+        .progress(&format!("Inserting {n} nodes with their links and counts"));
+    let jobs = 1..=n.div_ceil(LOAD_CHUNK) as u32;
+    let writers = crate::workload::loader::writers(target, o.threads.max(1), &jobs);
+    let now = now_s();
+    let seed = o.rand.rand_seed;
+    let rows = crate::workload::loader::run(target, jobs, writers, stop, |c, job| {
+        let first = u64::from(job - 1) * LOAD_CHUNK + 1;
+        let ids = first..=(first + LOAD_CHUNK - 1).min(n);
+        load_chunk(c, ids, n, now, Rand::for_thread(seed, job), stop)
+    })?;
+    if stop.load(Ordering::Relaxed) {
+        return Err(Error::Run(
+            "interrupted during prepare: the LinkBench tables are partly loaded; run `dbsweep cleanup linkbench` before preparing again".into(),
+        ));
+    }
+    o.style
+        .progress(&format!("Creating the secondary index on '{LINKS}'..."));
+    conn.batch(&index_sql)
+        .map_err(|e| Error::db(format!("indexing {LINKS}"), e))?;
+    target
+        .after_load(conn.as_mut())
+        .map_err(|e| Error::db(&url, e))?;
+    Ok(LoadReport::new(
+        3,
+        rows,
+        start.elapsed().as_secs_f64(),
+        crate::metrics::process_cpu_seconds() - cpu_start,
+    ))
+}
+
+/// The nodes `ids` of `n`, their links and their counts; the rows loaded.
+fn load_chunk(
+    conn: &mut dyn Conn,
+    ids: std::ops::RangeInclusive<u64>,
+    n: u64,
+    now: i64,
+    mut rand: Rand,
+    stop: &AtomicBool,
+) -> Result<u64, Error> {
+    let err = |table: &'static str| move |e| Error::db(format!("loading {table}"), e);
+    let mut data = String::new();
+    let time = |rand: &mut Rand| RowValue::Int(now - rand.uniform(0, TIME_SPREAD) as i64);
+    let mut id = *ids.start();
+    let mut rows = conn
+        .bulk_load(NODES, &NODE_COLUMNS, &mut |out| {
+            if id > *ids.end() || stop.load(Ordering::Relaxed) {
+                return false;
+            }
+            payload(&mut rand, NODE_DATA_MEDIAN, NODE_DATA_MAX, &mut data);
+            out.clear();
+            out.extend([
+                RowValue::Int(id as i64),
+                RowValue::Int(rand.uniform(1, LINK_TYPES) as i64),
+                RowValue::Int(0),
+                time(&mut rand),
+                RowValue::Text(data.clone()),
+            ]);
+            id += 1;
+            true
+        })
+        .map_err(err(NODES))?;
+    let (mut id1, mut k) = (*ids.start(), 0);
+    rows += conn
+        .bulk_load(LINKS, &LINK_COLUMNS, &mut |out| {
+            while id1 <= *ids.end() && k >= degree(id1, n) {
+                (id1, k) = (id1 + 1, 0);
+            }
+            if id1 > *ids.end() || stop.load(Ordering::Relaxed) {
+                return false;
+            }
+            let (id2, t) = loaded_link(id1, k, n);
+            payload(&mut rand, LINK_DATA_MEDIAN, LINK_DATA_MAX, &mut data);
+            out.clear();
+            out.extend([
+                RowValue::Int(id1 as i64),
+                RowValue::Int(id2 as i64),
+                RowValue::Int(t as i64),
+                RowValue::Int(1),
+                RowValue::Text(data.clone()),
+                time(&mut rand),
+                RowValue::Int(0),
+            ]);
+            k += 1;
+            true
+        })
+        .map_err(err(LINKS))?;
+    // A count row per node and type it has links of.
+    let (mut id, mut t) = (*ids.start(), 1);
+    rows += conn
+        .bulk_load(COUNTS, &COUNT_COLUMNS, &mut |out| {
+            loop {
+                if id > *ids.end() || stop.load(Ordering::Relaxed) {
+                    return false;
+                }
+                let d = degree(id, n);
+                // Links k = t-1, t-1+TYPES, ... are of type t.
+                let of_type = if d >= t { (d - t) / LINK_TYPES + 1 } else { 0 };
+                let this = (id, t);
+                (id, t) = if t == LINK_TYPES {
+                    (id + 1, 1)
+                } else {
+                    (id, t + 1)
+                };
+                if of_type > 0 {
+                    out.clear();
+                    out.extend([
+                        RowValue::Int(this.0 as i64),
+                        RowValue::Int(this.1 as i64),
+                        RowValue::Int(of_type as i64),
+                        time(&mut rand),
+                        RowValue::Int(0),
+                    ]);
+                    return true;
+                }
+            }
+        })
+        .map_err(err(COUNTS))?;
+    Ok(rows)
+}
+
+/// The check after a load or a run: every (node, type)'s count is its visible links, and no
+/// count row counts links that are not there.
+pub(super) fn check(conn: &mut dyn Conn) -> Result<Result<(), Error>, DbError> {
+    let wrong = conn
+        .query_i64(&format!(
+            "SELECT COUNT(*) FROM (SELECT id1, link_type, COUNT(*) AS n FROM {LINKS} \
+             WHERE visibility = 1 GROUP BY id1, link_type) l LEFT JOIN {COUNTS} c \
+             ON c.id = l.id1 AND c.link_type = l.link_type WHERE c.count IS NULL OR c.count <> l.n"
+        ))?
+        .unwrap_or(0);
+    let phantom = conn
+        .query_i64(&format!(
+            "SELECT COUNT(*) FROM {COUNTS} c WHERE c.count <> 0 AND NOT EXISTS (SELECT 1 FROM \
+             {LINKS} l WHERE l.id1 = c.id AND l.link_type = c.link_type AND l.visibility = 1)"
+        ))?
+        .unwrap_or(0);
+    if wrong == 0 && phantom == 0 {
+        return Ok(Ok(()));
+    }
+    Ok(Err(Error::Run(format!(
+        "LinkBench check failed: {wrong} (node, link type) pair(s) whose count in {COUNTS} is not \
+         their visible links in {LINKS}, {phantom} count row(s) above zero without a visible link"
+    ))))
+}

@@ -1,0 +1,414 @@
+//! LinkBench (docs/workloads.md section 10), written from its public description (the SIGMOD
+//! 2013 paper and its published configuration): a social graph of nodes, links between them
+//! and a count of each node's links per type, and the mix of ten operations its requesters
+//! send. Each event is one operation; each operation's time (its transaction whole) is kept
+//! apart as a statement kind, so that the results have ops/s and latency per operation.
+//!
+//! Stand-ins where the original uses measured data (documented in docs/workloads.md):
+//! - out-degree: a discrete Pareto, `floor(1.5 * U^(-1/1.4)) - 1`, capped at 10,000: 0 for
+//!   about a third of the nodes, a mean of about 3.8 links, a heavy tail (the original's is
+//!   an empirical distribution measured at Facebook);
+//! - payloads: exponential lengths with the original's medians (8 bytes for links, 128 for
+//!   nodes), capped at 255 and 1,024.
+//!
+//! History reads are LinkBench's: 0.3% of list reads, each reading on from the last link of a
+//! list that filled the limit before (a cache of such tails per client, as its requester's).
+
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
+use std::time::Instant;
+
+use super::names::static_name;
+use super::options::WorkloadOptions;
+use super::rand::{Rand, Zipf};
+use super::shared::Shared;
+use super::tables::TableSet;
+use super::traits::{Client, Workload};
+use crate::clock::Stamp;
+use crate::db::{Conn, DbError, Dialect, Param, QueryCounts, RowValue, StmtId, Target};
+use crate::error::Error;
+use crate::results::figures::LoadReport;
+
+mod client;
+mod load;
+
+use load::{check, load};
+
+pub const NODES: &str = "nodetable";
+pub const LINKS: &str = "linktable";
+pub const COUNTS: &str = "counttable";
+/// The tables, as LinkBench names them.
+pub const TABLES: [&str; 3] = [NODES, LINKS, COUNTS];
+/// The most nodes `--nodes` takes (ids and their products stay within 64 bits).
+pub const MAX_NODES: u64 = 1_000_000_000;
+
+/// The operations and their shares of the mix in hundredths of a percent (LinkBench's
+/// defaults), in the order of [`Workload::statements`].
+const OPS: [(&str, u32); 10] = [
+    ("get_link_list", 5071),
+    ("get_node", 1293),
+    ("add_link", 899),
+    ("update_link", 801),
+    ("update_node", 737),
+    ("count_link", 489),
+    ("delete_link", 299),
+    ("add_node", 257),
+    ("delete_node", 101),
+    ("get_link", 53),
+];
+const OP_NAMES: [&str; 10] = [
+    OPS[0].0, OPS[1].0, OPS[2].0, OPS[3].0, OPS[4].0, OPS[5].0, OPS[6].0, OPS[7].0, OPS[8].0,
+    OPS[9].0,
+];
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Op {
+    GetLinkList,
+    GetNode,
+    AddLink,
+    UpdateLink,
+    UpdateNode,
+    CountLink,
+    DeleteLink,
+    AddNode,
+    DeleteNode,
+    GetLink,
+}
+const OP_ORDER: [Op; 10] = [
+    Op::GetLinkList,
+    Op::GetNode,
+    Op::AddLink,
+    Op::UpdateLink,
+    Op::UpdateNode,
+    Op::CountLink,
+    Op::DeleteLink,
+    Op::AddNode,
+    Op::DeleteNode,
+    Op::GetLink,
+];
+
+/// Link types: each node's links are of these, alternately.
+const LINK_TYPES: u64 = 2;
+/// Rows a list read returns at most.
+const LIST_LIMIT: u32 = 10_000;
+/// The share of list reads that read further back in time: LinkBench's
+/// `getlinklist_history = 0.3` is a percentage (its request loop divides it by 100).
+const HISTORY_SHARE: f64 = 0.3 / 100.0;
+/// The most list tails a client keeps for history reads (LinkBench's hard-coded limit).
+const TAILS_MAX: usize = 2048;
+/// Multiget size: geometric with this success probability, from 1 to [`MULTIGET_MAX`].
+const MULTIGET_P: f64 = 0.382;
+const MULTIGET_MAX: usize = 128;
+/// Zipf shapes of the ids each kind of operation picks.
+const LINK_READ_SHAPE: f64 = 0.8;
+const LINK_WRITE_SHAPE: f64 = 0.74;
+const NODE_READ_SHAPE: f64 = 0.63;
+const NODE_UPDATE_SHAPE: f64 = 0.61;
+/// Out-degree: `floor(DEGREE_SCALE * U^(-1/DEGREE_TAIL)) - 1`, at most [`DEGREE_MAX`].
+const DEGREE_SCALE: f64 = 1.5;
+const DEGREE_TAIL: f64 = 1.4;
+const DEGREE_MAX: u64 = 10_000;
+/// Payload medians and caps, in bytes.
+const LINK_DATA_MEDIAN: f64 = 8.0;
+const LINK_DATA_MAX: usize = 255;
+const NODE_DATA_MEDIAN: f64 = 128.0;
+const NODE_DATA_MAX: usize = 1024;
+/// Loaded links' and nodes' times spread over this many seconds before the load.
+const TIME_SPREAD: u64 = 30 * 86_400;
+/// A prime above [`MAX_NODES`]: rank r of a Zipf draw is node `(r - 1) * PERMUTE mod n + 1`,
+/// so that the popular ids are scattered over the table rather than its first pages.
+const PERMUTE: u64 = 1_000_000_007;
+/// Nodes per loading job.
+const LOAD_CHUNK: u64 = 10_000;
+
+const NODE_COLUMNS: [&str; 5] = ["id", "type", "version", "time", "data"];
+const LINK_COLUMNS: [&str; 7] = [
+    "id1",
+    "id2",
+    "link_type",
+    "visibility",
+    "data",
+    "time",
+    "version",
+];
+const COUNT_COLUMNS: [&str; 5] = ["id", "link_type", "count", "time", "version"];
+
+pub fn build(name: &str, o: &WorkloadOptions) -> Option<Box<dyn Workload>> {
+    (name == "linkbench").then(|| {
+        Box::new(LinkBench {
+            name: static_name(name),
+            opts: o.clone(),
+        }) as Box<dyn Workload>
+    })
+}
+
+struct LinkBench {
+    name: &'static str,
+    opts: WorkloadOptions,
+}
+
+/// The next id `add_node` gives, shared by the linkbench clients alive in this process.
+static NEXT_NODE: Shared<AtomicI64> = Shared::new();
+
+/// A 64-bit mix of `x` (splitmix64's finaliser).
+fn mix(mut x: u64) -> u64 {
+    x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    x ^ (x >> 31)
+}
+
+/// The loaded out-degree of node `id` of `nodes`: the same at load and when the requests
+/// pick a loaded link.
+fn degree(id: u64, nodes: u64) -> u64 {
+    // In (0, 1]: 53 bits of the mix.
+    let u = ((mix(id) >> 11) + 1) as f64 / (1u64 << 53) as f64;
+    let d = (DEGREE_SCALE * u.powf(-1.0 / DEGREE_TAIL)).floor() as u64;
+    d.saturating_sub(1)
+        .min(DEGREE_MAX)
+        .min(nodes.saturating_sub(1))
+}
+
+/// The links a load of `nodes` nodes writes (all of them visible).
+pub fn loaded_links(nodes: u64) -> u64 {
+    (1..=nodes).map(|id| degree(id, nodes)).sum()
+}
+
+/// The shares of the operations in the mix, in hundredths of a percent.
+pub fn shares() -> impl Iterator<Item = (&'static str, u32)> {
+    OPS.into_iter()
+}
+
+/// Loaded link `k` of node `id1`: its other end and its type.
+fn loaded_link(id1: u64, k: u64, nodes: u64) -> (u64, u64) {
+    ((id1 + k) % nodes + 1, 1 + k % LINK_TYPES)
+}
+
+/// A payload of exponential length with median `median`, at most `max` bytes.
+fn payload(rand: &mut Rand, median: f64, max: usize, out: &mut String) {
+    out.clear();
+    let len = (-(1.0 - rand.unit()).ln() * median / std::f64::consts::LN_2) as usize;
+    out.extend((0..len.min(max)).map(|_| char::from(b'a' + rand.uniform(0, 25) as u8)));
+}
+
+/// Seconds since the Unix epoch.
+fn now_s() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as i64)
+}
+
+/// The three tables and the links' secondary index, in the target's dialect.
+fn schema(d: Dialect) -> [String; 4] {
+    let (int, small, text, tail, rowid) = match d {
+        Dialect::Postgres => ("BIGINT", "SMALLINT", "VARCHAR", "", ""),
+        // latin1: the links' index holds their data; 255 bytes of it, not 1,020.
+        Dialect::Mysql => (
+            "BIGINT",
+            "TINYINT",
+            "VARCHAR",
+            " ENGINE=InnoDB DEFAULT CHARSET=latin1",
+            "",
+        ),
+        Dialect::Sqlite | Dialect::Any => ("INTEGER", "INTEGER", "VARCHAR", "", " WITHOUT ROWID"),
+    };
+    [
+        format!(
+            "CREATE TABLE {NODES} (id {int} NOT NULL PRIMARY KEY, type {int} NOT NULL, \
+             version {int} NOT NULL, time {int} NOT NULL, data {text}({NODE_DATA_MAX}) NOT NULL){tail}"
+        ),
+        format!(
+            "CREATE TABLE {LINKS} (id1 {int} NOT NULL, id2 {int} NOT NULL, link_type {int} NOT NULL, \
+             visibility {small} NOT NULL, data {text}({LINK_DATA_MAX}) NOT NULL, time {int} NOT NULL, \
+             version {int} NOT NULL, PRIMARY KEY (id1, id2, link_type)){tail}{rowid}"
+        ),
+        format!(
+            "CREATE TABLE {COUNTS} (id {int} NOT NULL, link_type {int} NOT NULL, count {int} NOT NULL, \
+             time {int} NOT NULL, version {int} NOT NULL, PRIMARY KEY (id, link_type)){tail}{rowid}"
+        ),
+        format!(
+            "CREATE INDEX id1_type ON {LINKS} (id1, link_type, visibility, time, version, data)"
+        ),
+    ]
+}
+
+/// The statement that makes sure the count row of (id, link_type) is there and locks it (every
+/// change to a node's links of a type takes this lock first, so that they are serialised and
+/// the count stays exact); parameters: id, link_type, time (and time again on MySQL).
+fn lock_count_sql(d: Dialect) -> String {
+    let insert = format!(
+        "INSERT INTO {COUNTS} (id, link_type, count, time, version) VALUES (?, ?, 0, ?, 0)"
+    );
+    match d {
+        Dialect::Mysql => {
+            format!("{insert} ON DUPLICATE KEY UPDATE version = version + 1, time = ?")
+        }
+        _ => format!(
+            "{insert} ON CONFLICT (id, link_type) DO UPDATE SET version = {COUNTS}.version + 1, \
+             time = excluded.time"
+        ),
+    }
+}
+
+impl Workload for LinkBench {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+
+    fn tables(&self) -> TableSet {
+        // Not sbtest tables: the load, the checks and cleanup below are the workload's own.
+        TableSet::bulk(0)
+    }
+
+    fn prepare(
+        &self,
+        target: &dyn Target,
+        opts: &WorkloadOptions,
+        force: bool,
+        stop: &AtomicBool,
+    ) -> Result<LoadReport, Error> {
+        load(target, opts, force, stop)
+    }
+
+    fn verify(&self, target: &dyn Target) -> Result<(), Error> {
+        let url = target.display_url();
+        let mut conn = target.connect().map_err(|e| Error::db(&url, e))?;
+        check(conn.as_mut()).map_err(|e| Error::db(format!("checking {url}"), e))?
+    }
+
+    fn checks(&self) -> bool {
+        true
+    }
+
+    fn cleanup(&self, target: &dyn Target, o: &WorkloadOptions) -> Result<u32, Error> {
+        let url = target.display_url();
+        let mut conn = target.connect().map_err(|e| Error::db(&url, e))?;
+        let ddl = schema(target.dialect());
+        let own: Vec<_> = TABLES
+            .iter()
+            .map(|t| crate::workload::tables::OwnTable {
+                name: t.to_string(),
+                ddl: ddl
+                    .iter()
+                    .filter(|d| d.starts_with(&format!("CREATE TABLE {t} ")))
+                    .cloned()
+                    .collect(),
+                partitioned: false,
+            })
+            .collect();
+        let dropped =
+            crate::workload::tables::drop_own(conn.as_mut(), &url, "LinkBench", &own, &|line| {
+                o.style.progress(line)
+            })?;
+        Ok(dropped.len() as u32)
+    }
+
+    fn tables_missing(&self, conn: &mut dyn Conn) -> Result<bool, DbError> {
+        for table in TABLES {
+            if !conn.table_exists(table)? {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+
+    fn check_ready(
+        &self,
+        conn: &mut dyn Conn,
+        _: &WorkloadOptions,
+        url: &str,
+    ) -> Result<(), Error> {
+        for table in TABLES {
+            if !conn.table_exists(table).map_err(|e| Error::db(url, e))? {
+                return Err(Error::Usage(format!(
+                    "{url}: table {table} does not exist; run `dbsweep prepare linkbench --nodes N` first"
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    fn statements(&self) -> &'static [&'static str] {
+        &OP_NAMES
+    }
+
+    fn client(&self, conn: &mut dyn Conn, _thread: u32) -> Result<Box<dyn Client>, DbError> {
+        client::client(conn, self.opts.nodes)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::client::Tails;
+    use super::*;
+
+    #[test]
+    fn the_shares_make_the_whole_mix() {
+        assert_eq!(OPS.iter().map(|(_, s)| s).sum::<u32>(), 10_000);
+    }
+
+    #[test]
+    fn history_reads_are_three_in_a_thousand_list_reads_and_follow_the_tails() {
+        // FBWorkload.properties: getlinklist_history = 0.3, a percentage.
+        assert!((HISTORY_SHARE - 0.003).abs() < 1e-12);
+        let mut rand = Rand::for_thread(7, 0);
+        let mut tails = Tails::default();
+        assert!(
+            tails.choose(&mut rand).is_none(),
+            "no history before a list filled"
+        );
+        // One tail per (id1, type); the cache holds at most 2,048.
+        tails.add((1, 1, 500), &mut rand);
+        tails.add((1, 1, 400), &mut rand);
+        assert_eq!(tails.entries, vec![(1, 1, 500)]);
+        for i in 2..3000 {
+            tails.add((i, 1, 10), &mut rand);
+        }
+        assert_eq!(tails.entries.len(), TAILS_MAX);
+        // A history read that filled the limit again moves on; one that did not ends the tail.
+        let (k, (id1, t, _)) = tails.choose(&mut rand).unwrap();
+        tails.after_read(k, Some(3));
+        assert_eq!(tails.entries[k], (id1, t, 3));
+        tails.after_read(k, None);
+        assert_eq!(tails.entries.len(), TAILS_MAX - 1);
+        assert!(!tails.entries.contains(&(id1, t, 3)));
+    }
+
+    #[test]
+    fn out_degree_is_heavy_tailed_with_the_documented_mean() {
+        let n = 200_000;
+        let d: Vec<u64> = (1..=n).map(|id| degree(id, n)).collect();
+        let mean = d.iter().sum::<u64>() as f64 / n as f64;
+        let zero = d.iter().filter(|&&x| x == 0).count() as f64 / n as f64;
+        let big = d.iter().filter(|&&x| x >= 100).count();
+        assert!((3.0..4.6).contains(&mean), "mean {mean}");
+        assert!((0.25..0.4).contains(&zero), "share without links {zero}");
+        assert!(big > 100, "{big} nodes of 100 links or more");
+        assert!(d.iter().all(|&x| x <= DEGREE_MAX));
+    }
+
+    #[test]
+    fn payload_lengths_have_the_medians() {
+        let mut r = Rand::for_thread(7, 0);
+        let mut s = String::new();
+        let mut lens: Vec<usize> = (0..20_001)
+            .map(|_| {
+                payload(&mut r, LINK_DATA_MEDIAN, LINK_DATA_MAX, &mut s);
+                s.len()
+            })
+            .collect();
+        lens.sort_unstable();
+        assert!((7..=9).contains(&lens[10_000]), "median {}", lens[10_000]);
+        assert!(*lens.last().unwrap() <= LINK_DATA_MAX);
+    }
+
+    #[test]
+    fn the_permuted_ids_stay_within_the_nodes_and_the_hottest_is_not_the_first() {
+        let n = 1000;
+        let ids: std::collections::BTreeSet<u64> =
+            (1..=n).map(|r| (r - 1) * PERMUTE % n + 1).collect();
+        assert_eq!(ids.len() as u64, n, "a permutation");
+        assert_eq!(*ids.first().unwrap(), 1);
+        assert_eq!(*ids.last().unwrap(), n);
+        assert_ne!(PERMUTE % n + 1, 2, "rank 2 is not node 2");
+    }
+}
