@@ -330,8 +330,9 @@ fn through_a_pgbench_link_the_command_line_and_output_are_pgbenchs() {
             .all(|l| progress.is_match(l)),
         "{stderr}"
     );
-    // One line added to stdout: the results file, which is there. (The version line is
-    // pgbench's first line too: "pgbench (15.18 ...)", "pgbench (dbsweep ...)".)
+    // Nothing added to stdout, whose last line stays pgbench's ("tps = ..."); the results
+    // file is named on stderr, and is there. (The version line is pgbench's first line too:
+    // "pgbench (15.18 ...)", "pgbench (dbsweep ...)".)
     assert!(
         theirs.starts_with("pgbench (") && out.starts_with("pgbench (dbsweep "),
         "{out}"
@@ -345,9 +346,11 @@ fn through_a_pgbench_link_the_command_line_and_output_are_pgbenchs() {
                 .any(|t| t.split([':', '=']).next() == l.split([':', '=']).next())
         })
         .collect();
-    assert_eq!(added.len(), 1, "{added:?}");
-    let path = added[0]
-        .strip_prefix("results written to ")
+    assert!(added.is_empty(), "{added:?}");
+    assert!(out.lines().last().unwrap().starts_with("tps = "), "{out}");
+    let path = stderr
+        .lines()
+        .find_map(|l| l.strip_prefix("results written to "))
         .expect("the results line");
     let r = crate::util::read_json(&s.path(path));
     assert_eq!(r["events"], 40);
@@ -1040,6 +1043,9 @@ fn a_sleep_at_the_end_of_the_run_finishes_as_in_pgbench() {
         .and_then(|c| c[1].parse::<f64>().ok())
         .unwrap_or_else(|| panic!("{mine}"));
     assert!(avg >= 300.0, "{mine}");
+    // pgbench's run lasts until its last transaction ends: four in about 1.2 s.
+    let tps = figure(&mine, r"(?m)^tps = (\d+)\.");
+    assert_eq!(tps, 3, "{mine}");
 }
 
 /// `--show-script` and `-b list` print pgbench's text on stderr and exit 0, with no server.

@@ -16,6 +16,7 @@ mod lua_threads;
 mod managed;
 mod mock;
 mod pgbench;
+mod pgbench_figures;
 mod profile;
 mod remote;
 mod remote_sweep;

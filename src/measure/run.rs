@@ -106,12 +106,21 @@ fn run_opened(
         out.commit(&results)?;
         let line = format!("results written to {path}");
         match plan.style {
-            // The one line dbsweep adds to pgbench's stdout.
-            crate::output::Style::Pgbench(_) => println!("{line}"),
+            // On stderr, as every line dbsweep adds to pgbench's: a script that reads
+            // pgbench's last line of stdout (`| tail -1` for the tps) still finds it.
+            crate::output::Style::Pgbench(_) => eprintln!("{line}"),
             _ => plan.style.remark(&line),
         }
     }
     Ok(match (&results.error, results.interrupted) {
+        // pgbench's last word when clients aborted: its figures above are of those left.
+        (Some(_), _)
+            if results.aborted_clients > 0
+                && matches!(plan.style, crate::output::Style::Pgbench(_)) =>
+        {
+            eprintln!("pgbench: error: Run was aborted; the above results are incomplete.");
+            Outcome::Failed
+        }
         (Some(e), _) => {
             eprintln!("error: the run stopped: {e}");
             Outcome::Failed

@@ -531,7 +531,15 @@ fn build_results(
         waits: None,
         profile: None,
         interrupted: o.interrupted,
-        error: o.error,
+        aborted_clients: o.aborted_clients,
+        error: o.error.or_else(|| {
+            (o.aborted_clients > 0).then(|| {
+                format!(
+                    "{} of {} clients aborted after an error; the others ran on",
+                    o.aborted_clients, plan.runner.threads
+                )
+            })
+        }),
     }
 }
 

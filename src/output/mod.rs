@@ -49,6 +49,14 @@ impl Style {
         }
     }
 
+    /// What a client says while the run goes on (a retried error under `--verbose-errors`,
+    /// a client that aborted), in pgbench's words, which are the only ones dbsweep has for
+    /// these: one write, so that clients' lines do not interleave.
+    pub fn client_note(self, note: &crate::runner::note::ClientNote) {
+        let text = pgbench::client_note(note);
+        let _ = std::io::Write::write_all(&mut std::io::stderr().lock(), text.as_bytes());
+    }
+
     /// dbsweep's own remark about a run (which database, where the results went): on stderr,
     /// and only warnings when acting as sysbench, whose drivers parse everything else it prints.
     pub fn remark(self, line: &str) {

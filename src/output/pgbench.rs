@@ -6,6 +6,7 @@ use std::fmt::Write as _;
 
 use crate::results::Results;
 use crate::results::figures::Interval;
+use crate::runner::note::{Aborted, ClientNote};
 
 /// What the summary says that the results do not: the command line's choices.
 #[derive(Clone, Copy, Debug)]
@@ -82,14 +83,75 @@ pub fn progress_line(iv: &Interval, st: &PgbenchStyle) -> String {
     line
 }
 
+/// What a client says while the run goes on, as pgbench 15 says it on stderr.
+pub fn client_note(note: &ClientNote) -> String {
+    match *note {
+        ClientNote::Retryable {
+            client,
+            at,
+            message,
+            tries,
+            max_tries,
+            last,
+        } => {
+            let mut out = String::new();
+            if let Some(at) = at {
+                let _ = writeln!(
+                    out,
+                    "pgbench: client {client} got an error in command {} (SQL) of script {}; ERROR:  {message}",
+                    at.command, at.script
+                );
+            }
+            let max = max_tries.map_or(String::new(), |m| format!("/{m}"));
+            let what = if last {
+                "ends the failed transaction"
+            } else {
+                "repeats the transaction after the error"
+            };
+            let _ = writeln!(out, "pgbench: client {client} {what} (try {tries}{max})");
+            out
+        }
+        ClientNote::Aborted {
+            client,
+            at,
+            code,
+            message,
+            how,
+        } => {
+            // PostgreSQL's class 57P (the session ended by the server) comes as FATAL.
+            let severity = if code.starts_with("57P") {
+                "FATAL"
+            } else {
+                "ERROR"
+            };
+            let (command, script) = at.map_or((0, 0), |a| (a.command, a.script));
+            match how {
+                Aborted::Lost => format!(
+                    "pgbench: error: client {client} aborted in command {command} (SQL) of script {script}; perhaps the backend died while processing\n"
+                ),
+                Aborted::Connecting => {
+                    format!(
+                        "pgbench: error: client {client} aborted while establishing connection\n"
+                    )
+                }
+                Aborted::InCommand => format!(
+                    "pgbench: error: client {client} script {script} aborted in command {command} query 0: {severity}:  {message}\n"
+                ),
+            }
+        }
+    }
+}
+
 /// "number of WHAT: N (P%)", N's share of `all` transactions.
 fn share(s: &mut String, what: &str, n: u64, all: u64) {
+    // pgbench divides 0 by 0 when no transaction ended, and prints what its printf makes
+    // of that.
     let pct = if all > 0 {
-        100.0 * n as f64 / all as f64
+        format!("{:.3}", 100.0 * n as f64 / all as f64)
     } else {
-        0.0
+        "NaN".into()
     };
-    let _ = writeln!(s, "number of {what}: {n} ({pct:.3}%)");
+    let _ = writeln!(s, "number of {what}: {n} ({pct}%)");
 }
 
 pub fn summary(r: &Results, st: &PgbenchStyle) -> String {
@@ -142,6 +204,10 @@ pub fn summary(r: &Results, st: &PgbenchStyle) -> String {
         share(&mut s, "transactions retried", r.retried_events, all);
         let _ = writeln!(s, "total number of retries: {}", r.retries);
     }
+    // As pgbench: the rest means nothing when no transaction was done or skipped.
+    if r.events + r.skipped_events == 0 {
+        return s;
+    }
     if let Some(limit) = st.latency_limit {
         if r.rate.is_some() {
             share(&mut s, "transactions skipped", r.skipped_events, all);
@@ -155,10 +221,24 @@ pub fn summary(r: &Results, st: &PgbenchStyle) -> String {
         );
     }
     let stats = st.stddev || st.latency_limit.is_some();
+    // pgbench's run time: with -C, the first connections' too.
+    let run_s = if st.connect {
+        r.time_s + r.connect_s.unwrap_or(0.0)
+    } else {
+        r.time_s
+    };
+    // Without -P, -R or -L pgbench measures no latency: its average is the run's time per
+    // transaction and client, failed and skipped ones included.
+    let avg_ms = if stats {
+        r.latency_ms.avg
+    } else if all > 0 {
+        1000.0 * run_s * f64::from(st.clients) / all as f64
+    } else {
+        0.0
+    };
     let _ = writeln!(
         s,
-        "latency average = {:.3} ms{}",
-        r.latency_ms.avg,
+        "latency average = {avg_ms:.3} ms{}",
         if failed > 0 && !stats {
             " (including failures)"
         } else {
@@ -184,9 +264,8 @@ pub fn summary(r: &Results, st: &PgbenchStyle) -> String {
         };
         let _ = writeln!(s, "average connection time = {:.3} ms", avg_s * 1000.0);
         // pgbench's run time holds every transaction's connection, the first's too.
-        let with_first = r.time_s + r.connect_s.unwrap_or(0.0);
-        let tps = if with_first > 0.0 {
-            r.events as f64 / with_first
+        let tps = if run_s > 0.0 {
+            r.events as f64 / run_s
         } else {
             r.tps
         };

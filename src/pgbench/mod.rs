@@ -14,6 +14,7 @@ use crate::output::pgbench::{PgbenchStyle, ScriptShape};
 use crate::workload::pgbench::script;
 
 mod checks;
+mod help;
 
 use checks::{check_values, seed_value};
 
@@ -211,10 +212,7 @@ pub fn main(args: &[String]) -> Result<Pgbench, Error> {
     let (opts, db) = getopt(args)?;
     let has = |n: &str| has(&opts, n);
     if has("help") {
-        println!(
-            "pgbench (dbsweep {}) is a benchmarking tool for PostgreSQL: pgbench's options; see dbsweep's README, \"Drop-in for pgbench\"",
-            env!("CARGO_PKG_VERSION")
-        );
+        print!("{}", help::text());
         return Ok(Pgbench::Done(Outcome::Done));
     }
     if has("version") {

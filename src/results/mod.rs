@@ -106,6 +106,10 @@ pub struct Results {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub statements: Vec<StatementFigures>,
     pub interrupted: bool,
+    /// Clients that aborted after an error while the others ran on (pgbench's rule, in the
+    /// pgbench drop-in): the figures are those of the clients that were left.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub aborted_clients: u64,
     /// Why the run stopped early, if it did.
     pub error: Option<String>,
     /// `--client-id`: the client host's name, for merging.

@@ -4,6 +4,7 @@
 
 mod groups;
 mod multiplex;
+pub mod note;
 mod pool;
 pub mod txn_log;
 mod worker;
@@ -181,6 +182,8 @@ pub struct RunOutcome {
     /// (a wait the run could not cut short: another process's lock); `seconds` then counts
     /// them, so that per-second figures are over the time the events took.
     pub overran_s: f64,
+    /// Clients that aborted after an error and left the run to the others (pgbench's rule).
+    pub aborted_clients: u64,
     pub interrupted: bool,
     /// The error that stopped the run early, if any.
     pub error: Option<String>,
@@ -270,6 +273,7 @@ fn run_group(
         Some(o) => Some(txn_log::TxnLog::create(o, clients).map_err(Error::Usage)?),
         None => None,
     };
+    let aborted_clients = AtomicU64::new(0);
     let shared = Shared {
         txn_log: txn_log.as_ref(),
         target,
@@ -281,6 +285,9 @@ fn run_group(
         events_per_client: opts.events_per_client,
         max_tries: opts.max_tries,
         verbose_errors: opts.verbose_errors,
+        style: opts.style,
+        abort_alone: matches!(opts.style, crate::output::Style::Pgbench(_)),
+        aborted_clients: &aborted_clients,
         latency_limit: opts
             .latency_limit
             .map(|ms| Duration::from_secs_f64(ms / 1000.0)),
@@ -361,6 +368,7 @@ fn run_group(
             on_interval,
         );
         outcome.connect_seconds = connect_seconds;
+        outcome.aborted_clients = aborted_clients.load(Ordering::Relaxed);
         if let Some(log) = &txn_log {
             log.finish();
         }
@@ -849,7 +857,9 @@ fn report_loop(
     // process) does: its events took that long, and the overrun is said.
     let mut end = Instant::now().max(measure_start);
     let mut overran_s = 0.0;
-    if let Some(t) = opts.time {
+    // pgbench's run time is up to its last client's end, whatever it was doing at -T's.
+    let pgbench = matches!(opts.style, crate::output::Style::Pgbench(_));
+    if let Some(t) = opts.time.filter(|_| !pgbench) {
         let deadline = measure_start + Duration::from_secs_f64(t);
         let over = end.saturating_duration_since(deadline).as_secs_f64();
         if over > OVERRUN_SAID_S.max(t * 0.1) {
@@ -889,6 +899,7 @@ fn report_loop(
         behind: Some(ended_clients.iter().filter(|c| c.3).count() as u64),
         connect_seconds: 0.0,
         overran_s,
+        aborted_clients: 0,
         interrupted: interrupt.load(Ordering::Relaxed),
         error,
     }

@@ -6,6 +6,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use super::note::{Aborted, ClientNote};
 use super::pool::{Pooled, Registry};
 use crate::clock::Stamp;
 use crate::db::QueryCounts;
@@ -39,8 +40,15 @@ pub struct Shared<'a> {
     pub events_per_client: Option<std::num::NonZeroU64>,
     /// Tries of an event before it fails, when limited.
     pub max_tries: Option<std::num::NonZeroU32>,
-    /// Each retryable error printed on stderr (pgbench's `--verbose-errors`).
+    /// Each retryable error said (pgbench's `--verbose-errors`).
     pub verbose_errors: bool,
+    /// Who prints what a client says ([`ClientNote`]): the runner never prints itself.
+    pub style: crate::output::Style,
+    /// pgbench's rule for an error that is not retried (a lost connection too): the client
+    /// aborts alone and the run goes on without it, rather than the run stopping.
+    pub abort_alone: bool,
+    /// Clients aborted so far under `abort_alone`.
+    pub aborted_clients: &'a AtomicU64,
     /// Latency over which an event is late (and, paced, skipped when due that late).
     pub latency_limit: Option<Duration>,
     /// pgbench's transaction log, when asked.
@@ -396,6 +404,8 @@ impl Worker {
                     rec.record_kind_failed(kind, class, tally.retried());
                 }
                 rec.counters.failed_events += 1;
+                // pgbench counts a transaction retried whether its last try failed or not.
+                rec.counters.retried_events += u64::from(tally.retried() > 0);
                 if class == ErrorClass::Deadlock {
                     rec.counters.failed_deadlocks += 1;
                 } else if class == ErrorClass::SerializationFailure {
@@ -451,10 +461,15 @@ impl Worker {
         }
         self.since_reconnect = 0;
         let from = Instant::now();
-        if !self
-            .reconnect(sh, deadline, &mut Backoff::new())
-            .map_err(|e| self.describe(&e))?
-        {
+        let reconnected = match self.reconnect(sh, deadline, &mut Backoff::new()) {
+            Ok(r) => r,
+            Err(e) if sh.abort_alone => {
+                self.abort(sh, &e, Aborted::Connecting);
+                return Ok(false);
+            }
+            Err(e) => return Err(self.describe(&e)),
+        };
+        if !reconnected {
             return Ok(false);
         }
         if measuring {
@@ -502,6 +517,8 @@ impl Worker {
                 }
                 tally.retries[slot] += 1;
                 self.client.will_retry();
+            } else if sh.abort_alone {
+                return Ok(self.abort(sh, &err, Aborted::InCommand));
             } else if err.class == ErrorClass::ConnectionLost {
                 if !self
                     .reconnect(sh, deadline, &mut backoff)
@@ -538,25 +555,37 @@ impl Worker {
         if !sh.verbose_errors {
             return;
         }
-        let mut out = String::new();
-        if let Some(at) = at {
-            out = format!(
-                "pgbench: client {} got an error in command {} (SQL) of script {}; ERROR:  {}\n",
-                self.thread, at.command, at.script, err.message
-            );
-        }
-        let max = sh.max_tries.map_or(String::new(), |m| format!("/{m}"));
-        let what = if last {
-            "ends the failed transaction"
-        } else {
-            "repeats the transaction after the error"
+        sh.style.client_note(&ClientNote::Retryable {
+            client: self.thread,
+            at,
+            message: &err.message,
+            tries,
+            max_tries: sh.max_tries,
+            last,
+        });
+    }
+
+    /// pgbench's abort: the client ends alone after `err`, said as pgbench says it; the run
+    /// goes on with the others.
+    #[cold]
+    #[inline(never)]
+    fn abort(&mut self, sh: &Shared, err: &DbError, how: Aborted) -> Ended {
+        sh.aborted_clients.fetch_add(1, Ordering::Relaxed);
+        // A server that ends the session says why (PostgreSQL's 57P01, administrator
+        // command) before it closes; one that dies says nothing.
+        let said = err.code.len() == 5 && err.code.bytes().all(|b| b.is_ascii_alphanumeric());
+        let how = match how {
+            Aborted::InCommand if err.class == ErrorClass::ConnectionLost && !said => Aborted::Lost,
+            other => other,
         };
-        out.push_str(&format!(
-            "pgbench: client {} {what} (try {tries}{max})\n",
-            self.thread
-        ));
-        // One write, so that clients' lines do not interleave.
-        let _ = std::io::Write::write_all(&mut std::io::stderr().lock(), out.as_bytes());
+        sh.style.client_note(&ClientNote::Aborted {
+            client: self.thread,
+            at: self.client.error_at(),
+            code: &err.code,
+            message: &err.message,
+            how,
+        });
+        Ended::Aborted
     }
 
     /// Opens a new connection and prepares the client again, backing off between attempts
@@ -637,6 +666,8 @@ enum Ended {
     Stopped,
     /// The run was stopped, or ended, while the event waited for its lost connection.
     Lost,
+    /// The client aborted after an error not retried (pgbench's rule, [`Shared::abort_alone`]).
+    Aborted,
     /// Its last try (`--max-tries`) failed with a serialization failure or deadlock (or
     /// another retryable error: its class).
     Failed(ErrorClass),

@@ -155,6 +155,7 @@ pub fn merge(files: &[(String, Results)]) -> Result<(Results, Vec<String>), Stri
         statements,
         scripts,
         interrupted: files.iter().any(|(_, r)| r.interrupted),
+        aborted_clients: files.iter().map(|(_, r)| r.aborted_clients).sum(),
         error,
         client_id: None,
         measured_from: aligned.then_some(from),

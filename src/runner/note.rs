@@ -1,0 +1,39 @@
+//! What a client says while it runs, handed to the personality that prints it
+//! ([`crate::output::Style::client_note`]): the runner and the workloads never print.
+
+use std::num::NonZeroU32;
+
+use crate::workload::ErrorAt;
+
+/// Something a client says while the run goes on.
+pub enum ClientNote<'a> {
+    /// A retryable error (`--verbose-errors`) at try `tries`; `last`: its event fails with it.
+    Retryable {
+        client: u32,
+        at: Option<ErrorAt>,
+        message: &'a str,
+        tries: u32,
+        max_tries: Option<NonZeroU32>,
+        last: bool,
+    },
+    /// The client ended alone after an error that is not retried (pgbench's abort).
+    Aborted {
+        client: u32,
+        at: Option<ErrorAt>,
+        /// The error's code (a SQLSTATE when the server sent it).
+        code: &'a str,
+        message: &'a str,
+        how: Aborted,
+    },
+}
+
+/// Where an aborted client was.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Aborted {
+    /// A statement failed with an error that is not retried.
+    InCommand,
+    /// The server went away while a statement ran, without a word.
+    Lost,
+    /// Its next connection (pgbench's `-C`) could not be opened.
+    Connecting,
+}
