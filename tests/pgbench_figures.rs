@@ -64,6 +64,11 @@ fn sessions_that_die_mid_run_end_it_as_pgbench_ends_it() {
     let dir = s.path("");
     let bins = tools(&s);
     run(&bins[0], &dir, server.port, &["-i", "-q", "-s", "1"]);
+    let aborted = regex::Regex::new(
+        // Its FATAL read as the answer to a statement, or the connection found closed.
+        r"(?m)^pgbench: error: client \d (script 0 aborted in command \d+ query 0: FATAL:  terminating connection due to administrator command|aborted in command \d+ \(SQL\) of script 0; perhaps the backend died while processing)$",
+    )
+    .unwrap();
     for bin in &bins {
         let mut child = Command::new(bin)
             .args([
@@ -99,11 +104,6 @@ fn sessions_that_die_mid_run_end_it_as_pgbench_ends_it() {
         let out = child.wait_with_output().unwrap();
         let stdout = String::from_utf8_lossy(&out.stdout);
         assert_eq!(out.status.code(), Some(2), "{bin:?}\n{stdout}\n{seen}");
-        let aborted = regex::Regex::new(
-            // Its FATAL read as the answer to a statement, or the connection found closed.
-            r"(?m)^pgbench: error: client \d (script 0 aborted in command \d+ query 0: FATAL:  terminating connection due to administrator command|aborted in command \d+ \(SQL\) of script 0; perhaps the backend died while processing)$",
-        )
-        .unwrap();
         assert_eq!(aborted.find_iter(&seen).count(), 2, "{bin:?}\n{seen}");
         assert!(
             seen.trim_end()
