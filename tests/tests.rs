@@ -8,6 +8,7 @@ mod util;
 mod bad_input;
 mod diagnosis;
 mod dropin;
+mod fairness;
 mod ibench;
 mod interrupt;
 mod linkbench;

@@ -328,6 +328,37 @@ pub struct SweepOverrides {
     /// options still win), e.g. `--option nodes=100000` (LinkBench) or `--option warehouses=4`
     #[arg(long = "option", value_name = "KEY=VALUE", value_parser = parse_plan_option)]
     pub option: Vec<(String, String)>,
+    /// A setting for every managed server of the sweep (repeatable), or with KIND: for those of
+    /// one kind only: `--server-set mariadb:log_bin=ON --server-set sync_binlog=1`. It joins
+    /// each target's settings; a configuration's own value of the same setting still wins
+    #[arg(long, value_name = "[KIND:]NAME=VALUE", value_parser = parse_kind_setting)]
+    pub server_set: Vec<KindSetting>,
+}
+
+/// `sweep --server-set`: a setting for the managed servers of one kind, or of every kind.
+#[derive(Clone, Debug)]
+pub struct KindSetting {
+    pub kind: Option<crate::server::ServerKind>,
+    pub name: String,
+    pub value: String,
+}
+
+fn parse_kind_setting(s: &str) -> Result<KindSetting, String> {
+    // A setting's name holds no ':' (nor does a value before its '='): a colon before the
+    // first '=' ends a kind.
+    let head = s.split('=').next().unwrap_or("");
+    let (kind, setting) = match head.split_once(':') {
+        Some((k, _)) => {
+            let choice: ServerChoice = k.parse()?;
+            if choice.version.is_some() {
+                return Err(format!("'{k}': a kind, without a version"));
+            }
+            (Some(choice.kind), &s[k.len() + 1..])
+        }
+        None => (None, s),
+    };
+    let (name, value) = crate::server::parse_setting(setting)?;
+    Ok(KindSetting { kind, name, value })
 }
 
 /// `KEY=VALUE` of `sweep --option`.

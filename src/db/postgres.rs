@@ -155,7 +155,9 @@ impl Protocol for Pg {
     type Stmt = Prepared;
     const DIALECT: Dialect = Dialect::Postgres;
     const BACKSLASH_ESCAPES: bool = false;
-    const SETTINGS_SQL: &'static str = "SELECT name || '=' || setting FROM pg_settings WHERE source NOT IN ('default', 'override')";
+    // The non-default settings, and those that decide durability whatever their source
+    // (server::durability::POSTGRES_SETTINGS).
+    const SETTINGS_SQL: &'static str = "SELECT name || '=' || setting FROM pg_settings WHERE source NOT IN ('default', 'override') OR name IN ('fsync', 'synchronous_commit', 'full_page_writes', 'data_checksums', 'server_encoding')";
 
     fn tls(&self) -> Option<String> {
         self.wire.tls_info()

@@ -121,6 +121,61 @@ pub fn settings_table(ds: &Dataset) -> Option<Table> {
     })
 }
 
+/// Where the server targets compared with one another (within an input and a
+/// configuration) do different work per commit: a binary log synced on one side only, a log
+/// not synced at commit, doublewrite or full-page writes off, checksums, the character set
+/// (server::durability). A row per difference; None when they agree or no results say.
+pub fn durability_table(ds: &Dataset) -> Option<Table> {
+    use crate::server::durability::{differences, profile};
+    // (input, configuration) -> the profile of each target, from its first results.
+    let mut groups: BTreeMap<(String, String), Vec<(String, Vec<_>)>> = BTreeMap::new();
+    for e in &ds.entries {
+        let Some(r) = e.results.as_ref() else {
+            continue;
+        };
+        let Some(p) = profile(&r.target.kind, &r.target.settings) else {
+            continue;
+        };
+        let group = groups
+            .entry((e.place.source.clone(), e.place.config.clone()))
+            .or_default();
+        if !group.iter().any(|(t, _)| *t == e.place.target) {
+            group.push((e.place.target.clone(), p));
+        }
+    }
+    let several = groups.len() > 1;
+    let rows: Vec<Row> = groups
+        .iter()
+        .flat_map(|((source, config), targets)| {
+            differences(targets).into_iter().map(move |d| Row {
+                group: None,
+                label: if several {
+                    format!("{source}/{config}: {d}")
+                } else {
+                    d
+                },
+                summary: false,
+                cells: Vec::new(),
+            })
+        })
+        .collect();
+    if rows.is_empty() {
+        return None;
+    }
+    Some(Table {
+        id: "durability-differs".into(),
+        title: "Warning: the targets do different work per commit".into(),
+        better: None,
+        columns: Vec::new(),
+        under: Vec::new(),
+        rows,
+        notes: vec![
+            "Each server kept a committed transaction in its own way: a difference in              throughput between them holds this difference too, not only the servers'.              `sweep --server-set` sets them alike."
+                .into(),
+        ],
+    })
+}
+
 /// Options that differ between runs by design (a cell's clients, a seed, where it ran).
 const NOT_COMPARED: &[&str] = &[
     "target",

@@ -159,10 +159,14 @@ fn warnings_table(full: &[Table]) -> Table {
     let warnings: Vec<Row> = full
         .iter()
         .flat_map(|t| {
-            let titled = t
-                .title
-                .strip_prefix("Warning: ")
-                .map(|w| format!("{w} ({} row(s))", t.rows.len()));
+            // A warning table without columns is its lines: each is said whole.
+            let titled: Vec<String> = match t.title.strip_prefix("Warning: ") {
+                Some(w) if t.columns.is_empty() => {
+                    t.rows.iter().map(|r| format!("{w}: {}", r.label)).collect()
+                }
+                Some(w) => vec![format!("{w} ({} row(s))", t.rows.len())],
+                None => Vec::new(),
+            };
             let noted = t
                 .notes
                 .iter()

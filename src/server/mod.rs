@@ -5,6 +5,7 @@
 pub mod builds;
 mod certs;
 pub mod cgroup;
+pub mod durability;
 pub mod effective;
 mod instance;
 mod kind;

@@ -8,6 +8,7 @@
 
 mod cell;
 mod crash;
+mod durability;
 mod env;
 pub mod hosts;
 mod pause;
@@ -60,9 +61,10 @@ pub fn run(args: &SweepOpts) -> Result<Outcome, Error> {
                 || o.tables.is_some()
                 || o.table_size.is_some()
                 || !o.option.is_empty()
+                || !o.server_set.is_empty()
             {
                 return Err(Error::Usage(
-                    "--resume DIR: the targets, client counts, tables and options are the saved plan's; only durations (--read-time, --write-time, --warmup-time, --postwrite-pause) may change for the steps still to run".into(),
+                    "--resume DIR: the targets, their settings, client counts, tables and options are the saved plan's; only durations (--read-time, --write-time, --warmup-time, --postwrite-pause) may change for the steps still to run".into(),
                 ));
             }
             let text = crate::input::read_text(&path, crate::input::SMALL)
@@ -110,7 +112,12 @@ pub fn run(args: &SweepOpts) -> Result<Outcome, Error> {
         "environment.json".into()
     };
     write_atomic(&dir.join(env_name), &env::gather(&dir, servers, started_at))?;
-    let outcome = SweepRun::new(&sweep, &dir, args).run();
+    let mut run = SweepRun::new(&sweep, &dir, args);
+    // Said before the first cell, and again with the summary at the end.
+    for w in run.compare_durability() {
+        run.summary.push(format!("{w}\n"));
+    }
+    let outcome = run.run();
     drop(lock);
     outcome
 }

@@ -355,6 +355,19 @@ impl<'a> SweepRun<'a> {
         kind: ServerKind,
         cell: &Cell,
     ) -> Result<ManagedServer, Error> {
+        let server = ManagedServer::start(&self.server_spec(kind, cell))?;
+        self.progress.say(&format!(
+            "{}: {} at {} in {}",
+            cell.id(),
+            server.version,
+            server.url,
+            server.dir.display()
+        ));
+        Ok(server)
+    }
+
+    /// What the managed server of `cell` is started with.
+    pub(super) fn server_spec(&self, kind: ServerKind, cell: &Cell) -> ServerSpec {
         let mut settings = cell.target.settings_with(cell.config);
         if cell.config.profile && kind != ServerKind::Postgres {
             // The waits by instrument (performance_schema's summary by event name) need the
@@ -368,7 +381,7 @@ impl<'a> SweepRun<'a> {
                 }
             }
         }
-        let spec = ServerSpec {
+        ServerSpec {
             settings,
             build: cell.target.build.clone(),
             keep: self.args.keep,
@@ -376,16 +389,7 @@ impl<'a> SweepRun<'a> {
             datadir_in: cell.target.datadir_in.clone(),
             tls: cell.target.tls || cell.config.tls,
             ..ServerSpec::new(kind)
-        };
-        let server = ManagedServer::start(&spec)?;
-        self.progress.say(&format!(
-            "{}: {} at {} in {}",
-            cell.id(),
-            server.version,
-            server.url,
-            server.dir.display()
-        ));
-        Ok(server)
+        }
     }
 
     /// On resume, a cell whose earlier steps are done but whose data is gone (a fresh managed

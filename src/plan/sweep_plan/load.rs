@@ -40,7 +40,7 @@ impl Sweep {
                 None => Error::Usage(format!("{name}: {why}")),
             }
         })?;
-        apply(&mut file, overrides);
+        apply(&mut file, overrides)?;
         validate(&src, file)
     }
 

@@ -11,7 +11,7 @@ use crate::cli::SweepOverrides;
 use crate::error::Error;
 use crate::server::builds::ServerChoice;
 
-pub(crate) fn apply(file: &mut PlanFile, o: &SweepOverrides) {
+pub(crate) fn apply(file: &mut PlanFile, o: &SweepOverrides) -> Result<(), Error> {
     if let Some(c) = &o.clients {
         file.clients = c.0.clone();
     }
@@ -72,6 +72,32 @@ pub(crate) fn apply(file: &mut PlanFile, o: &SweepOverrides) {
     if !targets.is_empty() {
         file.targets = targets.into_iter().map(|t| Spanned::new(0..0, t)).collect();
     }
+    for set in &o.server_set {
+        let mut taken = false;
+        for t in &mut file.targets {
+            let t = t.get_mut();
+            if let Some(choice) = &t.server
+                && set.kind.is_none_or(|k| k == choice.kind)
+            {
+                // Another spelling of the same setting (dash or underscore) gives way.
+                t.settings
+                    .retain(|k, _| k.replace('-', "_") != set.name.replace('-', "_"));
+                t.settings
+                    .insert(set.name.clone(), toml::Value::String(set.value.clone()));
+                taken = true;
+            }
+        }
+        if !taken {
+            let of = set
+                .kind
+                .map_or(String::new(), |k| format!(" of kind {k:?}").to_lowercase());
+            return Err(Error::Usage(format!(
+                "--server-set {}={}: the sweep has no managed server{of} to set it on (a                  running server given by URL keeps its own settings)",
+                set.name, set.value
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// The server settings of a plan's table (`what`: where they are, for errors), checked.
