@@ -120,3 +120,56 @@ fn a_sweep_with_a_binary_log_on_one_side_warns_before_it_starts_and_in_its_repor
         assert!(err.contains("--server-set") && err.contains(what), "{err}");
     }
 }
+
+/// A process that takes a whole CPU beside a run: the run says the machine was busy, its
+/// results file records the others' share and the flag, and its report lists the step
+/// among those measured on a busy machine.
+#[test]
+fn a_cpu_hog_beside_a_run_flags_it() {
+    let s = Scratch::new();
+    s.line(&["prepare", "oltp_point_select", "--table-size", "1000"])
+        .assert()
+        .success();
+    // A shell spinning in a loop: one CPU's worth of another process, killed when done.
+    let mut hog = std::process::Command::new("sh")
+        .args(["-c", "while :; do :; done"])
+        .spawn()
+        .unwrap();
+    let file = s.path("busy.json");
+    let out = s
+        .line(&[
+            "run",
+            "oltp_point_select",
+            "--table-size",
+            "1000",
+            "--time",
+            "2",
+        ])
+        .args(["--report-interval", "0"])
+        .output(&file)
+        .command()
+        .output()
+        .unwrap();
+    let _ = hog.kill();
+    let _ = hog.wait();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("warning: the machine was busy beside the run (other processes "),
+        "{stderr}"
+    );
+    let r = crate::util::read_json(&file);
+    let beside = &r["hw"]["beside"];
+    assert_eq!(beside["busy"], true, "{beside}");
+    // One CPU of this machine's: its share of all of them, less what the run's own
+    // processes left it.
+    let cpus = r["hw"]["cpus"].as_f64().unwrap();
+    let others = beside["others_pct"].as_f64().unwrap();
+    assert!(others > 100.0 / cpus * 0.5, "{beside} on {cpus} CPUs");
+    let report = dbsweep().arg("report").arg(&file).output().unwrap();
+    let text = String::from_utf8_lossy(&report.stdout);
+    assert!(
+        text.contains("steps measured on a busy machine: "),
+        "{text}"
+    );
+}

@@ -1248,3 +1248,56 @@ fn compare_takes_two_columns_of_one_sweep_and_step_records_and_lists_what_it_ski
             "--a nope: no such target or configuration; the columns are sqlite/default, sqlite/smallcache",
         ));
 }
+
+/// A run of the repeated fixture marked as measured on a busy machine: the report lists it in
+/// its warnings and colours no ratio (nor group median) built on it, though the repeats
+/// establish the difference; compare shows the change, calls it not significant and says why.
+#[test]
+fn a_ratio_built_on_a_busy_machines_run_is_not_called_a_difference() {
+    let s = Scratch::new();
+    let dir = repeated_fixture(&s);
+    let cell = dir.join("steps").join("sqlite.smallcache.c1.r2");
+    let file = std::fs::read_dir(&cell)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| read_json(p)["name"] == "point-query")
+        .unwrap();
+    let mut rec = read_json(&file);
+    rec["results"]["hw"]["beside"] =
+        serde_json::json!({"others_pct": 48.0, "steal_pct": 0.0, "busy": true});
+    std::fs::write(&file, rec.to_string()).unwrap();
+    let text = report_of(&dir, &["--color", "always"]);
+    let tput = "Throughput (queries/s; rows/s for the load and scans; NOPM for TPC-C; operations/s for LinkBench; rows/s for ibench_insert), relative to default at 1 client(s) (higher is better)";
+    let row = text_row(&text, tput, "point-query");
+    assert!(row.contains("1.79") && !row.contains("\x1b[32m"), "{row}");
+    let median = text_row(&text, tput, "median of point queries");
+    assert!(!median.contains("\x1b[32m"), "{median}");
+    // Another test of the same runs, on no busy machine, is still a difference.
+    let cpu2 = "Efficiency, client CPU us/op, relative to default at 2 client(s) (lower is better)";
+    assert!(text_row(&text, cpu2, "range-covered-pk").contains("\x1b[31m"));
+    assert!(
+        text.contains("steps measured on a busy machine")
+            && text.contains("other processes 48% of the CPUs, steal 0%"),
+        "{text}"
+    );
+    let out = dbsweep()
+        .arg("compare")
+        .arg(&dir)
+        .args(["--a", "default", "--b", "smallcache"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let row = stdout
+        .lines()
+        .find(|l| l.starts_with("point-query ") && l.contains(" c1 "))
+        .unwrap_or_else(|| panic!("{stdout}"));
+    assert!(
+        row.contains("busy machine") && !row.contains("improvement"),
+        "{row}\n{stdout}"
+    );
+    assert!(
+        stdout.contains("B run 2 measured on a busy machine (other processes 48% of the CPUs"),
+        "{stdout}"
+    );
+}

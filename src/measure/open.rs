@@ -94,14 +94,28 @@ impl Db {
             (None, Some(d)) => Some(d.clone()),
             (None, None) => db::sqlite_dir(&url),
         };
+        let net_device = metrics::net::endpoint_of(&url)
+            .and_then(|(host, port)| metrics::net::device_towards(&host, port));
+        // The server is in this process (SQLite, mock), known by its processes, or elsewhere
+        // (not over loopback nor a Unix socket): the rest of the machine's CPU is others'.
+        let here = net_device.as_deref() == Some("lo")
+            || metrics::net::endpoint_of(&url).is_none_or(|(host, _)| {
+                host.is_empty() || host.starts_with('/') || host == "localhost"
+            });
+        let all_known = root.is_some()
+            || matches!(
+                self.target.dialect(),
+                db::Dialect::Sqlite | db::Dialect::Any
+            )
+            || !here;
         Subject {
             server_pids: root.map(|pid| {
                 Box::new(move || server::process_tree(pid)) as Box<dyn Fn() -> Vec<u32> + Send>
             }),
             device: data.as_deref().and_then(crate::metrics::procfs::device_of),
-            net_device: metrics::net::endpoint_of(&url)
-                .and_then(|(host, port)| metrics::net::device_towards(&host, port)),
+            net_device,
             link_mbit: None,
+            all_known,
         }
     }
 

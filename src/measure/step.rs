@@ -133,6 +133,16 @@ pub(crate) fn measure(
     if let Some(note) = server_host.as_ref().and_then(|h| h.note.as_ref()) {
         say(&format!("warning: --server-metrics: {note}"));
     }
+    if let Some(b) = hw
+        .as_ref()
+        .and_then(|h| h.beside.as_ref())
+        .filter(|b| b.busy)
+    {
+        say(&format!(
+            "warning: the machine was busy beside the run ({}): its figures hold that load too,              and reports call no difference built on them one",
+            b.describe()
+        ));
+    }
     let outcome = outcome?;
     if outcome.overran_s > 0.0 {
         say(&format!(

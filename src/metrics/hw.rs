@@ -15,7 +15,7 @@ use super::procfs::{
     parse_pid_io, parse_proc_stat, read_process, reaped_children_ticks,
 };
 use crate::results::figures::{
-    CpuPct, CpuPerOp, HwFigures, HwSecond, MhzRange, NetFigures, ProcIoKb,
+    Beside, CpuPct, CpuPerOp, HwFigures, HwSecond, MhzRange, NetFigures, ProcIoKb,
 };
 
 /// One reading of everything the sampler follows.
@@ -49,6 +49,9 @@ pub struct Subject {
     /// Mbit/s when sysfs does not know it (`--link-speed`).
     pub net_device: Option<String>,
     pub link_mbit: Option<f64>,
+    /// Whether every process of this machine that serves the run is known (the client, and
+    /// the server's processes or none here): the rest of its CPU is then others'.
+    pub all_known: bool,
 }
 
 /// Server processes whose files the sampler reads a second, on average: with more (a server
@@ -289,6 +292,7 @@ fn figures(
         series: Vec::new(),
         cpu_mhz: None,
         net: None,
+        beside: None,
     }
 }
 
@@ -315,6 +319,7 @@ fn cpu_pct(first: &Reading, last: &Reading, secs: f64, ticks_per_s: f64) -> CpuP
         machine_user: machine(first.machine.user, last.machine.user),
         machine_system: machine(first.machine.system, last.machine.system),
         machine_iowait: share(first.machine.iowait, last.machine.iowait, 1.0),
+        machine_steal: share(first.machine.steal, last.machine.steal, 1.0),
         client_user: one_cpu(first.client_cpu.user, last.client_cpu.user),
         client_system: one_cpu(first.client_cpu.system, last.client_cpu.system),
         client_iowait: one_cpu(first.client_cpu.iowait, last.client_cpu.iowait),
@@ -379,6 +384,7 @@ type Sampled = (
 pub struct Sampler {
     stop: mpsc::Sender<()>,
     handle: JoinHandle<Sampled>,
+    all_known: bool,
     device: Option<String>,
     net_device: Option<String>,
     link_mbit: Option<f64>,
@@ -389,6 +395,7 @@ impl Sampler {
     pub fn start(subject: Subject, from: super::MeasureStart) -> Sampler {
         let (stop, stopped) = mpsc::channel::<()>();
         let device = subject.device.clone();
+        let all_known = subject.all_known;
         let (net_device, link_mbit) = (subject.net_device.clone(), subject.link_mbit);
         let handle = std::thread::spawn(move || {
             if !from.wait(&stopped) {
@@ -433,6 +440,7 @@ impl Sampler {
         Sampler {
             stop,
             handle,
+            all_known,
             device,
             net_device,
             link_mbit,
@@ -445,6 +453,7 @@ impl Sampler {
         let (first, last, series, mhz) = self.handle.join().ok()?;
         let (first, last) = (first?, last?);
         let mut f = figures(&first, &last, ops, self.device, ticks_per_second());
+        f.beside = Some(beside(&f, self.all_known));
         f.series = series;
         f.cpu_mhz = mhz;
         if let (Some(dev), Some(a), Some(b)) = (&self.net_device, first.net, last.net) {
@@ -464,6 +473,19 @@ impl Sampler {
         }
         Some(f)
     }
+}
+
+/// How busy the machine was beside the run: its busy CPU less the client's and the server's
+/// (known processes), and the steal.
+fn beside(f: &HwFigures, all_known: bool) -> Beside {
+    let c = &f.cpu_pct;
+    let cpus = f.cpus.max(1) as f64;
+    let ours = c.client_user
+        + c.client_system
+        + c.server_user.unwrap_or(0.0)
+        + c.server_system.unwrap_or(0.0);
+    let others = all_known.then(|| (c.machine_user + c.machine_system - ours / cpus).max(0.0));
+    Beside::of(others, c.machine_steal)
 }
 
 fn ticks_per_second() -> f64 {

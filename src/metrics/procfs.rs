@@ -14,6 +14,8 @@ pub struct MachineStat {
     pub system: u64,
     pub iowait: u64,
     pub idle: u64,
+    /// Time the hypervisor ran something else while this machine's CPUs wanted to run.
+    pub steal: u64,
     /// Online CPUs (the `cpuN` lines).
     pub cpus: u32,
     pub ctxt: u64,
@@ -59,6 +61,7 @@ pub fn parse_proc_stat(text: &str) -> Option<MachineStat> {
                 out.system = get(2) + get(5) + get(6);
                 out.iowait = get(4);
                 out.idle = get(3);
+                out.steal = get(7);
             }
             Some(name) if name.starts_with("cpu") => out.cpus += 1,
             Some("ctxt") => out.ctxt = f.next()?.parse().ok()?,

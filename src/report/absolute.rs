@@ -4,7 +4,7 @@
 use std::collections::BTreeSet;
 
 use super::model::{Dataset, Entry, Group, Place};
-use super::stats::{median_of, ratio_of};
+use super::stats::{Estimate, median_of, ratio_of};
 use super::tables::{Better, Cell, Row, Slice, Table, layout, tests};
 use crate::error::Error;
 /// Picks the base column: `--base` by its label, else the first.
@@ -161,6 +161,8 @@ struct Sample {
     value: f64,
     flag: Option<String>,
     above_floor: bool,
+    /// Measured on a busy machine.
+    busy: bool,
 }
 
 fn samples_of(
@@ -190,6 +192,10 @@ fn samples_of(
                 value,
                 flag: flag_of(id, e),
                 above_floor,
+                busy: e
+                    .hw()
+                    .and_then(|h| h.beside.as_ref())
+                    .is_some_and(|b| b.busy),
             })
         })
         .collect()
@@ -236,8 +242,11 @@ fn ratio_cell(v: &[Sample], base: &[Sample]) -> (Cell, Vec<(u32, f64)>) {
         }
         return (Cell::Ratio(r), vec![(0, r)]);
     }
+    let busy = v.iter().chain(base).any(|x| x.busy);
     match super::stats::ratio(&vals, &bases) {
-        Some(e) if e.value.is_finite() && e.hi.is_finite() => (Cell::RatioSpread(e), paired),
+        Some(e) if e.value.is_finite() && e.hi.is_finite() => {
+            (Cell::RatioSpread(Estimate { busy, ..e }), paired)
+        }
         _ => (Cell::Missing, Vec::new()),
     }
 }
@@ -278,11 +287,16 @@ pub(crate) fn metric_tables(
 ) -> (Table, Table) {
     let (mut abs, mut rel) = empty_pair(ds, slice, base, (id, title, better));
     let mut group_ratios: Vec<Vec<(u32, f64)>> = vec![Vec::new(); slice.columns.len()];
+    // Whether a ratio of the group's so far stands on a run of a busy machine, per column.
+    let mut group_busy = vec![false; slice.columns.len()];
     let mut repeated = false;
     let mut flags: Vec<String> = Vec::new();
     let mut current: Option<Group> = None;
     let tests = tests(ds);
-    let flush = |rel: &mut Table, group: Option<Group>, ratios: &mut Vec<Vec<(u32, f64)>>| {
+    let flush = |rel: &mut Table,
+                 group: Option<Group>,
+                 ratios: &mut Vec<Vec<(u32, f64)>>,
+                 busy: &mut Vec<bool>| {
         if let Some(g) = group.filter(|g| *g != Group::Load)
             && ratios.iter().any(|r| !r.is_empty())
         {
@@ -290,17 +304,25 @@ pub(crate) fn metric_tables(
                 group: Some(g),
                 label: format!("median of {}", g.title()),
                 summary: true,
-                cells: ratios.iter().map(|r| group_median(r)).collect(),
+                cells: ratios
+                    .iter()
+                    .zip(busy.iter())
+                    .map(|(r, &b)| match group_median(r) {
+                        Cell::RatioSpread(e) => Cell::RatioSpread(Estimate { busy: b, ..e }),
+                        other => other,
+                    })
+                    .collect(),
             });
         }
         ratios.iter_mut().for_each(Vec::clear);
+        busy.iter_mut().for_each(|b| *b = false);
     };
     for (group, test) in &tests {
         if *group == Group::Load && !with_load {
             continue;
         }
         if current != Some(*group) {
-            flush(&mut rel, current, &mut group_ratios);
+            flush(&mut rel, current, &mut group_ratios, &mut group_busy);
             current = Some(*group);
         }
         let values: Vec<Vec<Sample>> = slice
@@ -332,6 +354,9 @@ pub(crate) fn metric_tables(
             .enumerate()
             .map(|(i, v)| {
                 let (cell, ratios) = ratio_cell(v, base_values);
+                if !ratios.is_empty() && v.iter().chain(base_values).any(|x| x.busy) {
+                    group_busy[i] = true;
+                }
                 group_ratios[i].extend(ratios);
                 cell
             })
@@ -343,7 +368,7 @@ pub(crate) fn metric_tables(
             cells,
         });
     }
-    flush(&mut rel, current, &mut group_ratios);
+    flush(&mut rel, current, &mut group_ratios, &mut group_busy);
     add_notes(&mut abs, &mut rel, &flags, repeated, better);
     (abs, rel)
 }

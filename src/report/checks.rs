@@ -176,6 +176,53 @@ pub fn durability_table(ds: &Dataset) -> Option<Table> {
     })
 }
 
+/// Every step measured on a busy machine (other processes' CPU, the hypervisor's steal), a
+/// row each; None when none was.
+pub fn busy_table(ds: &Dataset) -> Option<Table> {
+    let rows: Vec<Row> = ds
+        .entries
+        .iter()
+        .filter_map(|e| {
+            let b = e.hw()?.beside.as_ref().filter(|b| b.busy)?;
+            let place = place_label(ds, &e.place, false);
+            let at = if place.is_empty() {
+                format!("c{}", e.place.clients)
+            } else {
+                format!("{place} c{}", e.place.clients)
+            };
+            Some(Row {
+                group: None,
+                label: format!("{} ({at}{}): {}", e.test, repeat_of(e), b.describe()),
+                summary: false,
+                cells: Vec::new(),
+            })
+        })
+        .collect();
+    if rows.is_empty() {
+        return None;
+    }
+    Some(Table {
+        id: "busy-machine".into(),
+        title: "Warning: steps measured on a busy machine".into(),
+        better: None,
+        columns: Vec::new(),
+        under: Vec::new(),
+        rows,
+        notes: vec![
+            "Other processes or the hypervisor took CPU beside these steps: their figures hold              that load, and no ratio built on them is called a difference (none is coloured).              Run them again on a quiet machine."
+                .into(),
+        ],
+    })
+}
+
+fn repeat_of(e: &super::model::Entry) -> String {
+    if e.repeat > 1 {
+        format!(" run {}", e.repeat)
+    } else {
+        String::new()
+    }
+}
+
 /// Options that differ between runs by design (a cell's clients, a seed, where it ran).
 const NOT_COMPARED: &[&str] = &[
     "target",

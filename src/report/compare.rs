@@ -30,6 +30,8 @@ pub struct Row {
     pub runs: (usize, usize),
     /// The interval leaves out 0% (never with one run a side).
     pub significant: bool,
+    /// A run of either side was measured on a busy machine: never significant.
+    pub busy: bool,
     pub a_p95_ms: Option<f64>,
     pub b_p95_ms: Option<f64>,
     /// How the two did not run alike: the step's place in its plan, the server's version, the
@@ -163,7 +165,15 @@ pub fn compare(
             continue;
         };
         let repeated = all_a.len() > 1 && all_b.len() > 1;
-        let estimate = super::stats::ratio(&all_b, &all_a).filter(|_| repeated);
+        // A run measured on a busy machine: its change is shown, never called significant.
+        let busy = runs_a.iter().chain(&runs_b).any(|e| {
+            e.hw()
+                .and_then(|h| h.beside.as_ref())
+                .is_some_and(|b| b.busy)
+        });
+        let estimate = super::stats::ratio(&all_b, &all_a)
+            .filter(|_| repeated)
+            .map(|e| super::stats::Estimate { busy, ..e });
         let change = |r: f64| r.mul_add(100.0, -100.0);
         // Where both ran: what the columns did not choose, and the client count.
         let mut at = Vec::new();
@@ -187,12 +197,31 @@ pub fn compare(
             interval: estimate.map(|e| (change(e.lo), change(e.hi), e.confidence)),
             runs: (all_a.len(), all_b.len()),
             significant: estimate.is_some_and(|e| e.excludes_one()),
+            busy,
             a_p95_ms: ea.results.as_ref().map(|r| r.latency_ms.p95),
             b_p95_ms: eb.results.as_ref().map(|r| r.latency_ms.p95),
-            unlike: unlike(ea, eb, by_target),
+            unlike: unlike(ea, eb, by_target)
+                .into_iter()
+                .chain(busy_runs("A", &runs_a))
+                .chain(busy_runs("B", &runs_b))
+                .collect(),
         });
     }
     out
+}
+
+/// The runs of a side measured on a busy machine, a line each.
+fn busy_runs(side: &str, runs: &[&Entry]) -> Vec<String> {
+    runs.iter()
+        .filter_map(|e| {
+            let b = e.hw()?.beside.as_ref().filter(|b| b.busy)?;
+            Some(format!(
+                "{side} run {} measured on a busy machine ({})",
+                e.repeat.max(1),
+                b.describe()
+            ))
+        })
+        .collect()
 }
 
 /// How two runs of a test did not run alike: the step's position in its plan (after the
@@ -341,6 +370,7 @@ pub fn text(rows: &[Row], a_name: &str, b_name: &str) -> String {
     for r in rows {
         let verdict = match (r.interval, r.significant) {
             (None, _) => "not significant",
+            (_, false) if r.busy => "busy machine",
             (_, false) => "noise",
             (_, true) if r.change_pct < 0.0 => "REGRESSION",
             (_, true) => "improvement",

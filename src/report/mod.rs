@@ -49,6 +49,7 @@ pub fn tables_of(ds: &Dataset, base: Option<&str>) -> Result<Vec<tables::Table>,
     let mut out: Vec<tables::Table> = checks::inputs_table(ds).into_iter().collect();
     out.extend(checks::settings_table(ds));
     out.extend(checks::durability_table(ds));
+    out.extend(checks::busy_table(ds));
     out.extend(checks::machine_table(ds));
     out.extend(checks::frequency_table(ds));
     out.extend(checks::connections_table(ds));

@@ -19,12 +19,16 @@ pub struct Estimate {
     /// The interval's coverage (0.75 for the range of 3 runs).
     pub confidence: f64,
     pub runs: usize,
+    /// Built on a run measured on a busy machine: never called a difference.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub busy: bool,
 }
 
 impl Estimate {
-    /// Whether the interval of a ratio leaves out 1: a difference, not noise.
+    /// Whether the interval of a ratio leaves out 1: a difference, not noise (and not the
+    /// load of another process: never when a run it stands on was measured on a busy machine).
     pub fn excludes_one(&self) -> bool {
-        self.lo > 1.0 || self.hi < 1.0
+        !self.busy && (self.lo > 1.0 || self.hi < 1.0)
     }
 }
 
@@ -59,6 +63,7 @@ pub fn median(samples: &[f64]) -> Option<Estimate> {
         hi: v[n - k],
         confidence,
         runs: n,
+        busy: false,
     })
 }
 
@@ -125,6 +130,7 @@ pub fn ratio(a: &[f64], b: &[f64]) -> Option<Estimate> {
             hi: value,
             confidence: 0.0,
             runs: 1,
+            busy: false,
         });
     }
     let counts = mann_whitney_counts(n, m);
@@ -138,6 +144,7 @@ pub fn ratio(a: &[f64], b: &[f64]) -> Option<Estimate> {
         hi: r[total - k],
         confidence,
         runs: n.min(m),
+        busy: false,
     })
 }
 

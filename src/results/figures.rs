@@ -141,6 +141,48 @@ pub struct HwFigures {
     /// its link was.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub net: Option<NetFigures>,
+    /// How busy the machine was beside the run. Absent from earlier versions' files.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub beside: Option<Beside>,
+}
+
+/// What else ran on the machine over the step: other processes' CPU and the hypervisor's
+/// steal, each in percent of all the machine's CPUs. `busy` when either took enough to move the
+/// figures: such a step is flagged, and no difference built on it is called one.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Beside {
+    /// None where a share of this machine's CPU is a database server whose processes dbsweep
+    /// does not know (a local server given by URL without --server-pid).
+    pub others_pct: Option<f64>,
+    pub steal_pct: f64,
+    pub busy: bool,
+}
+
+/// Other processes' share of the machine's CPUs over which a step counts as measured on a busy
+/// machine: a tenth (a fifth of one core on two), well above the kernel's own threads.
+pub const BUSY_OTHERS_PCT: f64 = 10.0;
+/// The hypervisor's steal over which a step counts as measured on a busy machine.
+pub const BUSY_STEAL_PCT: f64 = 5.0;
+
+impl Beside {
+    pub fn of(others_pct: Option<f64>, steal_pct: f64) -> Beside {
+        Beside {
+            others_pct,
+            steal_pct,
+            busy: others_pct.is_some_and(|o| o > BUSY_OTHERS_PCT) || steal_pct > BUSY_STEAL_PCT,
+        }
+    }
+
+    /// "other processes 45% of the CPUs, steal 0%".
+    pub fn describe(&self) -> String {
+        let others = self
+            .others_pct
+            .map_or("other processes unknown".into(), |o| {
+                format!("other processes {o:.0}% of the CPUs")
+            });
+        format!("{others}, steal {:.0}%", self.steal_pct)
+    }
 }
 
 /// The least, greatest and mean frequency any CPU had at the sampler's readings, in MHz.
@@ -174,6 +216,9 @@ pub struct CpuPct {
     pub machine_user: f64,
     pub machine_system: f64,
     pub machine_iowait: f64,
+    /// Absent from results files of earlier versions.
+    #[serde(default)]
+    pub machine_steal: f64,
     pub client_user: f64,
     pub client_system: f64,
     /// Absent from results files of earlier versions.

@@ -194,6 +194,15 @@ impl<'a> SweepRun<'a> {
             rec.status = "failed".into();
             rec.error = Some(e.clone());
         }
+        // A step measured on a busy machine says so on its line.
+        let busy = results
+            .hw
+            .as_ref()
+            .and_then(|h| h.beside.as_ref())
+            .filter(|b| b.busy)
+            .map_or(String::new(), |b| {
+                format!("  [busy machine: {}]", b.describe())
+            });
         if rec.reported && crate::workload::sqlbench::is_group(&results.workload) {
             // sql-bench's figures are seconds per test: its groups run once, tps says nothing.
             let tests: Vec<String> = results
@@ -202,7 +211,7 @@ impl<'a> SweepRun<'a> {
                 .map(|t| format!("{} {:.2} s", t.name, t.latency_ms.avg / 1e3))
                 .collect();
             self.summary.push(format!(
-                "{:<28} {:<26} {:>10.2} s for the group: {}\n",
+                "{:<28} {:<26} {:>10.2} s for the group: {}{busy}\n",
                 cell.id(),
                 step.name,
                 results.latency_ms.avg / 1e3,
@@ -210,7 +219,7 @@ impl<'a> SweepRun<'a> {
             ));
         } else if rec.reported {
             self.summary.push(format!(
-                "{:<28} {:<26} {:>12.1} qps {:>10.1} tps {:>12.0} rows/s  p99 {:>8.3} ms  cpu {} us/op\n",
+                "{:<28} {:<26} {:>12.1} qps {:>10.1} tps {:>12.0} rows/s  p99 {:>8.3} ms  cpu {} us/op{busy}\n",
                 cell.id(),
                 step.name,
                 results.qps,

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use crate::results::Results;
 use crate::results::figures::NetFigures;
-use crate::results::figures::{CpuPct, CpuPerOp, HwFigures, ProcIoKb};
+use crate::results::figures::{Beside, CpuPct, CpuPerOp, HwFigures, ProcIoKb};
 /// How a figure combines over parts (see the module's comment).
 #[derive(Clone, Copy)]
 pub(super) enum Scope {
@@ -101,6 +101,7 @@ pub(super) fn merge_hw(files: &[(String, Results)], events: u64) -> Option<HwFig
             machine_user: first.cpu_pct.machine_user,
             machine_system: first.cpu_pct.machine_system,
             machine_iowait: first.cpu_pct.machine_iowait,
+            machine_steal: first.cpu_pct.machine_steal,
             client_user: level(p, Process, |h| Some(h.cpu_pct.client_user)).unwrap_or(0.0),
             client_system: level(p, Process, |h| Some(h.cpu_pct.client_system)).unwrap_or(0.0),
             client_iowait: level(p, Process, |h| Some(h.cpu_pct.client_iowait)).unwrap_or(0.0),
@@ -118,7 +119,40 @@ pub(super) fn merge_hw(files: &[(String, Results)], events: u64) -> Option<HwFig
         series: first.series.clone(),
         cpu_mhz: first.cpu_mhz.clone(),
         net: merge_net(p, events),
+        beside: merge_beside(p),
     })
+}
+
+/// How busy the parts' machines were beside them: the busiest. Parts that shared a machine
+/// saw each other's client as another process: what else ran there is unknown.
+fn merge_beside(parts: &[(&Results, &HwFigures)]) -> Option<Beside> {
+    let mut boots = std::collections::BTreeSet::new();
+    let shared = parts.iter().any(|(r, _)| {
+        r.host
+            .as_ref()
+            .is_some_and(|h| !boots.insert(h.boot_id.as_str()))
+    });
+    let each: Vec<&Beside> = parts
+        .iter()
+        .filter_map(|(_, h)| h.beside.as_ref())
+        .collect();
+    if each.is_empty() {
+        return None;
+    }
+    let others = if shared {
+        None
+    } else {
+        each.iter()
+            .map(|b| b.others_pct)
+            .collect::<Option<Vec<f64>>>()
+            .and_then(|v| v.into_iter().reduce(f64::max))
+    };
+    let steal = each.iter().map(|b| b.steal_pct).fold(0.0, f64::max);
+    let mut b = Beside::of(others, steal);
+    if !shared {
+        b.busy |= each.iter().any(|b| b.busy);
+    }
+    Some(b)
 }
 
 /// The client hosts' network figures: bytes per operation add over the parts (each host's own
