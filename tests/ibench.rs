@@ -15,20 +15,80 @@ fn rows(url: &str) -> i64 {
         .expect("a count")
 }
 
+/// A text value of the first row of `sql` on `url`.
+fn text(url: &str, sql: &str) -> String {
+    let target = dbsweep::db::open(url, Default::default()).expect("target");
+    let mut conn = target.connect().expect("connect");
+    conn.query_rows(sql, 1).expect("query")[0][0]
+        .clone()
+        .expect("a value")
+}
+
 fn ibench(url: &str, s: &Scratch) {
     const LOADED: i64 = 3000;
+    let mysql = url.starts_with("mysql");
+    let before = if mysql {
+        // SHOW's first column is the name: its value is the second.
+        let target = dbsweep::db::open(url, Default::default()).unwrap();
+        let mut c = target.connect().unwrap();
+        c.query_rows("SHOW GLOBAL STATUS LIKE 'Com_insert'", 2)
+            .unwrap()[0][1]
+            .clone()
+            .unwrap()
+            .parse::<i64>()
+            .unwrap()
+    } else {
+        0
+    };
     Line::new(&["prepare", "ibench_insert", "--table-size", "3000"])
         .target(url)
         .assert()
         .success();
     assert_eq!(rows(url), LOADED);
-    // l.x: one event that creates the three indexes.
+    if mysql {
+        // l.i0 as iq.sh runs it: 100 rows per INSERT, 30 statements.
+        let target = dbsweep::db::open(url, Default::default()).unwrap();
+        let mut c = target.connect().unwrap();
+        let after = c
+            .query_rows("SHOW GLOBAL STATUS LIKE 'Com_insert'", 2)
+            .unwrap()[0][1]
+            .clone()
+            .unwrap()
+            .parse::<i64>()
+            .unwrap();
+        assert_eq!(after - before, 30);
+    }
+    // iibench's rows: whole prices below 500, data of seven 'a' and three base64 characters,
+    // the key the server's (1 to 3,000).
+    assert!(
+        text(url, "SELECT MAX(price) FROM purchases_index")
+            .parse::<i64>()
+            .unwrap()
+            < 500
+    );
+    let data = text(
+        url,
+        "SELECT data FROM purchases_index WHERE transactionid = 7",
+    );
+    assert!(
+        regex::Regex::new("^a{7}[A-Za-z0-9+/]{3}$")
+            .unwrap()
+            .is_match(&data),
+        "{data}"
+    );
+    assert_eq!(
+        text(url, "SELECT MAX(transactionid) FROM purchases_index"),
+        "3000"
+    );
+    // l.x: one event that creates the three indexes: MySQL's in one ALTER TABLE, as iibench
+    // adds them (one pass over the table), the others' one by one.
     let r = Line::new(&["run", "ibench_index", "--events", "1", "--time", "0"])
         .target(url)
         .quiet()
         .output(&s.path("x.json"))
         .results();
-    assert_eq!((u(&r, "/events"), u(&r, "/queries/other")), (1, 3));
+    let statements = if mysql { 1 } else { 3 };
+    assert_eq!((u(&r, "/events"), u(&r, "/queries/other")), (1, statements));
     // The database's size at the step's end: the table and its three new indexes, at least
     // 3,000 rows of about 60 bytes.
     let size = f(&r, "/server_stats/db_size_mb");
@@ -71,6 +131,17 @@ fn ibench(url: &str, s: &Scratch) {
     assert!(
         inserted - deleted <= 5 * 2,
         "{inserted} inserted, {deleted} deleted"
+    );
+    // qp: ten ids of the key per query, all of them there (the deletes take only the oldest).
+    let r = Line::new(&["run", "ibench_point", "--time", "2"])
+        .target(url)
+        .quiet()
+        .output(&s.path("qp.json"))
+        .results();
+    let per_query = f(&r, "/rows_per_s") / f(&r, "/tps");
+    assert!(
+        per_query > 9.5 && per_query <= 10.0,
+        "{per_query} rows a query"
     );
     Line::new(&["cleanup", "ibench_insert"])
         .target(url)
@@ -180,6 +251,55 @@ fn the_ibench_plan_runs_end_to_end_with_its_report() {
         "{text}"
     );
     assert!(text.contains("rows/s for ibench_insert"), "{text}");
+    // The background load in rows, as iq.sh gives it: 100 rows a second in statements of 50.
+    let qr100 = beside.lines().find(|l| l.starts_with("qr100 ")).unwrap();
+    assert!(qr100.contains("rows/s of 100 rows/s"), "{qr100}");
+    // The Insert Benchmark's own summary: each step in its unit.
+    let summary = text
+        .split("Insert Benchmark: each step in its own unit")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no Insert Benchmark table in\n{text}"));
+    for (step, unit) in [
+        ("l.i0", "inserts/s"),
+        ("l.x", "indexed rows/s"),
+        ("l.i1", "inserts/s"),
+        ("l.i2", "inserts/s"),
+        ("qr100", "queries/s"),
+        ("qp1000", "queries/s"),
+    ] {
+        assert!(
+            summary
+                .lines()
+                .any(|l| l.starts_with(&format!("{step} ({unit})"))),
+            "{step} ({unit}) in\n{summary}"
+        );
+    }
+    // A step whose background load fell short is marked in the summary and warned about.
+    let step = dir.join("steps/sqlite.default.c1");
+    let file = std::fs::read_dir(&step)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| read_json(p)["name"] == "qp500")
+        .unwrap();
+    let mut rec = read_json(&file);
+    rec["results"]["roles"][0]["rate_met"] = false.into();
+    std::fs::write(&file, rec.to_string()).unwrap();
+    let report = crate::util::dbsweep()
+        .arg("report")
+        .arg(&dir)
+        .assert()
+        .success();
+    let text = String::from_utf8_lossy(&report.get_output().stdout).to_string();
+    let row = text
+        .lines()
+        .find(|l| l.starts_with("qp500 (queries/s)"))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(row.contains("(rate not kept)"), "{row}");
+    assert!(
+        text.contains("background load did not keep its rate: qp500"),
+        "{text}"
+    );
 }
 
 #[test]

@@ -453,7 +453,8 @@ impl Sampler {
         let (first, last, series, mhz) = self.handle.join().ok()?;
         let (first, last) = (first?, last?);
         let mut f = figures(&first, &last, ops, self.device, ticks_per_second());
-        f.beside = Some(beside(&f, self.all_known));
+        let secs = last.at.duration_since(first.at).as_secs_f64();
+        f.beside = Some(beside(&f, self.all_known, secs));
         f.series = series;
         f.cpu_mhz = mhz;
         if let (Some(dev), Some(a), Some(b)) = (&self.net_device, first.net, last.net) {
@@ -475,10 +476,17 @@ impl Sampler {
     }
 }
 
+/// The shortest step whose CPU beside it is judged: a hundred clock ticks per CPU.
+const BESIDE_LEAST_S: f64 = 1.0;
+
 /// How busy the machine was beside the run: its busy CPU less the client's and the server's
 /// (known processes), and the steal.
-fn beside(f: &HwFigures, all_known: bool) -> Beside {
+fn beside(f: &HwFigures, all_known: bool, secs: f64) -> Beside {
     let c = &f.cpu_pct;
+    if secs < BESIDE_LEAST_S {
+        // A few clock ticks cannot tell the machine's CPU from the processes': nothing said.
+        return Beside::of(None, 0.0);
+    }
     let cpus = f.cpus.max(1) as f64;
     let ours = c.client_user
         + c.client_system

@@ -6,6 +6,7 @@ mod absolute;
 mod checks;
 pub mod compare;
 pub mod html;
+mod ibench;
 mod linkbench;
 pub mod model;
 mod profile;
@@ -57,6 +58,7 @@ pub fn tables_of(ds: &Dataset, base: Option<&str>) -> Result<Vec<tables::Table>,
     out.extend(absolute::build(ds, base)?);
     out.extend(scaling::tables(ds));
     out.extend(tpcc::tables(ds));
+    out.extend(ibench::tables(ds));
     out.extend(linkbench::tables(ds));
     out.extend(sqlbench::tables(ds, base)?);
     out.extend(statements::tables(ds));

@@ -29,13 +29,21 @@ pub fn tables(ds: &Dataset) -> Vec<Table> {
                 .roles
                 .iter()
                 .map(|g| {
+                    // The Insert Benchmark's background load is said in rows, as its rates.
+                    let (per, unit) = if g.workload.starts_with("ibench_") {
+                        let rows = r.options["rows_per_commit"].as_f64().unwrap_or(1.0);
+                        (rows.max(1.0), " rows")
+                    } else {
+                        (1.0, "")
+                    };
                     let rate = match (g.rate, g.rate_met) {
                         (Some(asked), Some(met)) => format!(
-                            " {:.1}/s of {asked}/s{}",
-                            g.tps,
+                            " {:.1}{unit}/s of {}{unit}/s{}",
+                            g.tps * per,
+                            asked * per,
                             if met { "" } else { " NOT KEPT" }
                         ),
-                        _ => format!(" {:.1}/s", g.tps),
+                        _ => format!(" {:.1}{unit}/s", g.tps * per),
                     };
                     format!(
                         "{} x{}{rate}, p99 {:.3} ms",

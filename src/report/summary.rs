@@ -51,9 +51,10 @@ pub fn tables(ds: &Dataset, full: &[Table], base: Option<&str>) -> Result<Vec<Ta
         }
     }
     // The sql-bench suite's headline is its own table: seconds per group and the total.
+    // So are the Insert Benchmark's: each step in its own unit.
     out.extend(
         full.iter()
-            .filter(|t| t.id.starts_with("sqlbench"))
+            .filter(|t| t.id.starts_with("sqlbench") || t.id == "ibench.summary")
             .cloned(),
     );
     out.push(warnings_table(full));

@@ -1,17 +1,18 @@
-//! The Insert Benchmark (docs/workloads.md section 9), written from its public description: one
-//! table of purchases with an increasing primary key and three secondary indexes; inserts in
-//! key order, deletes from the tail (the oldest rows), and short range and point queries while
-//! a background load inserts and deletes (roles). The load (`prepare`) inserts `--table-size`
-//! rows in key order without the secondary indexes (l.i0); `ibench_index` creates them (l.x).
+//! The Insert Benchmark (docs/workloads.md section 9), as mdcallag/mytools' iibench.py and
+//! iq.sh run it: one table of purchases with an auto-increment primary key and three secondary
+//! indexes; inserts of `--rows-per-commit` rows in one statement (autocommit), deletes of as
+//! many of the oldest rows after each insert, range queries on one of the secondary indexes
+//! (10 rows) and point queries of 10 ids on the primary key, while a background load inserts
+//! and deletes (roles). The load (`prepare`) inserts `--table-size` rows 100 per statement
+//! without the secondary indexes (l.i0); `ibench_index` creates them (l.x).
 //!
-//! Ids: an inserting client takes the next ids from a counter that starts after the table's
-//! largest when the first client starts; a deleting client takes the oldest ids from one that
-//! starts at its smallest, and deletes only rows beyond the table's size at that start, so that
-//! deletes follow inserts at their rate and the table keeps its size: a delete client waits for
-//! the inserts to make room before each event, outside its latency (up to 100 ms), and an event
-//! that finds none (no insert came, or another delete client took it) is not counted. The ibench workloads alive in
-//! one process at once (a run and its roles) share these counters; several processes inserting
-//! into one table are not supported.
+//! Deletes follow inserts: a delete client deletes a batch of the oldest rows (`SELECT
+//! MIN(transactionid)`, then the range of ids from it) once the inserts have put that many rows
+//! beyond the table's size at the start, so that the table keeps its size, as iibench's one
+//! delete per insert does: it waits for the inserts before each event, outside its latency (up
+//! to 100 ms), and an event that finds no room (no insert came, or another delete client took
+//! it) is not counted. The ibench workloads alive in one process at once (a run and its roles)
+//! share these counts; several processes inserting into one table are not supported.
 
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
@@ -29,8 +30,8 @@ use crate::results::figures::LoadReport;
 
 /// The table, as the benchmark names it.
 pub const TABLE: &str = "purchases_index";
-const COLUMNS: [&str; 7] = [
-    "transactionid",
+/// The columns an insert gives (the key is the server's).
+const COLUMNS: [&str; 6] = [
     "dateandtime",
     "cashregisterid",
     "customerid",
@@ -38,23 +39,33 @@ const COLUMNS: [&str; 7] = [
     "price",
     "data",
 ];
-/// The secondary indexes: (name, columns).
+/// The secondary indexes, in the order iibench creates them: (name, columns).
 const INDEXES: [(&str, &str); 3] = [
-    ("pi_pdc", "price, dateandtime, customerid"),
-    ("pi_pcp", "productid, customerid, price"),
-    ("pi_ccp", "cashregisterid, customerid, price"),
+    (
+        "purchases_index_marketsegment",
+        "productid, customerid, price",
+    ),
+    (
+        "purchases_index_registersegment",
+        "cashregisterid, customerid, price",
+    ),
+    ("purchases_index_pdc", "price, dateandtime, customerid"),
 ];
 const CASH_REGISTERS: u64 = 1000;
 const CUSTOMERS: u64 = 100_000;
 const PRODUCTS: u64 = 10_000;
-/// Prices from 0 to this, in cents.
-const MAX_PRICE_CENTS: u64 = 50_000;
-/// Rows a range query returns.
-const RANGE_ROWS: u32 = 10;
-/// Bytes of the `data` column.
+/// Prices are whole numbers below this.
+const MAX_PRICE: u64 = 500;
+/// Rows a query asks for: a range query's LIMIT, a point query's ids.
+const ROWS_PER_QUERY: usize = 10;
+/// Characters of the `data` column, and how many of them are random (iibench's
+/// data_length 10 and data_random_pct 50: three base64 characters after seven 'a').
 const DATA_LEN: usize = 10;
-/// The first row's time; each row after it one second later (key order is time order).
-const FIRST_SECOND: u64 = 1_700_000_000;
+const DATA_RANDOM: usize = 3;
+/// Rows per statement of the load (iq.sh's l.i0).
+const LOAD_ROWS_PER_COMMIT: usize = 100;
+/// Point queries between two readings of the largest id, as iibench reads it.
+const MAX_EVERY: u32 = 100;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Kind {
@@ -82,15 +93,12 @@ pub fn build(name: &str, o: &WorkloadOptions) -> Option<Box<dyn Workload>> {
     }))
 }
 
-/// The ids the clients of the ibench workloads of a step share: the next to insert, the
-/// oldest not yet deleted.
+/// What the clients of the ibench workloads of a step share: rows inserted and deleted since
+/// the first client started, and the smallest id the deletes left (point queries pick above it).
 struct Ids {
-    next: AtomicI64,
+    inserted: AtomicI64,
+    deleted: AtomicI64,
     oldest: AtomicI64,
-    /// The largest id when the first client started (point queries pick below it).
-    top: i64,
-    /// The rows when the first client started: deletes keep the table at this size.
-    keep: i64,
 }
 
 /// The counters of the ibench workloads alive in this process (one step's, with its roles).
@@ -108,81 +116,130 @@ struct Ibench {
     ids: Mutex<Option<std::sync::Arc<Ids>>>,
 }
 
-/// The table's statement, in the target's dialect.
+/// The table's statement, in the target's dialect: iibench's (PostgreSQL's bigserial,
+/// MySQL's auto_increment; SQLite's rowid).
 fn create_table(d: Dialect) -> String {
-    let (id, time, int, price, data, tail) = match d {
-        Dialect::Postgres => (
-            "BIGINT",
-            "TIMESTAMP",
-            "INTEGER",
-            "NUMERIC(10,2)",
-            "VARCHAR(4000)",
-            "",
+    let cols = "dateandtime {time}, cashregisterid INT NOT NULL, customerid INT NOT NULL, \
+                productid INT NOT NULL, price INT NOT NULL, data VARCHAR(4000)";
+    match d {
+        Dialect::Postgres => format!(
+            "CREATE TABLE {TABLE} (transactionid BIGSERIAL PRIMARY KEY, {})",
+            cols.replace("{time}", "TIMESTAMP WITHOUT TIME ZONE")
         ),
-        Dialect::Mysql => (
-            "BIGINT",
-            "DATETIME",
-            "INT",
-            "DECIMAL(10,2)",
-            "VARCHAR(4000)",
-            " ENGINE=InnoDB",
+        Dialect::Mysql => format!(
+            "CREATE TABLE {TABLE} (transactionid BIGINT NOT NULL AUTO_INCREMENT, {}, \
+             PRIMARY KEY (transactionid)) ENGINE=InnoDB",
+            cols.replace("{time}", "DATETIME")
         ),
-        Dialect::Sqlite | Dialect::Any => ("INTEGER", "TEXT", "INTEGER", "REAL", "TEXT", ""),
-    };
-    format!(
-        "CREATE TABLE {TABLE} (transactionid {id} NOT NULL PRIMARY KEY, dateandtime {time} NOT NULL, \
-         cashregisterid {int} NOT NULL, customerid {int} NOT NULL, productid {int} NOT NULL, \
-         price {price} NOT NULL, data {data} NOT NULL){tail}"
-    )
+        Dialect::Sqlite | Dialect::Any => format!(
+            "CREATE TABLE {TABLE} (transactionid INTEGER PRIMARY KEY, {})",
+            cols.replace("{time}", "TEXT")
+        ),
+    }
 }
 
-/// One row of id `id`: its values in column order.
-fn row(rand: &mut Rand, id: i64, out: &mut Vec<RowValue>) {
-    out.clear();
-    let at = FIRST_SECOND + id.max(0) as u64;
-    let cents = rand.uniform(0, MAX_PRICE_CENTS);
-    let data: String = (0..DATA_LEN)
-        .map(|_| char::from(b'a' + rand.uniform(0, 25) as u8))
-        .collect();
+/// The characters of iibench's random data (base64's).
+const BASE64: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+/// One row, stamped `now` (`YYYY-MM-DD HH:MM:SS`): its values in [`COLUMNS`]' order.
+fn row(rand: &mut Rand, now: &str, out: &mut Vec<RowValue>) {
+    let mut data = "a".repeat(DATA_LEN - DATA_RANDOM);
+    for _ in 0..DATA_RANDOM {
+        data.push(char::from(BASE64[rand.uniform(0, 63) as usize]));
+    }
     out.extend([
-        RowValue::Int(id),
-        RowValue::Text(crate::results::utc_datetime(at)),
+        RowValue::Text(now.to_string()),
         RowValue::Int(rand.uniform(0, CASH_REGISTERS - 1) as i64),
         RowValue::Int(rand.uniform(0, CUSTOMERS - 1) as i64),
         RowValue::Int(rand.uniform(0, PRODUCTS - 1) as i64),
-        RowValue::Text(format!("{}.{:02}", cents / 100, cents % 100)),
+        RowValue::Int(rand.uniform(0, MAX_PRICE - 1) as i64),
         RowValue::Text(data),
     ]);
 }
 
+/// The time to stamp rows with, to the second, as iibench stamps a batch.
+fn now_text() -> String {
+    crate::results::utc_datetime(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs()),
+    )
+}
+
+/// The insert of `rows` rows.
+fn insert_sql(rows: usize) -> String {
+    let one = format!("({})", vec!["?"; COLUMNS.len()].join(", "));
+    format!(
+        "INSERT INTO {TABLE} ({}) VALUES {}",
+        COLUMNS.join(", "),
+        vec![one; rows].join(", ")
+    )
+}
+
+/// A range query of iibench's on one secondary index: (the index, its first column, the
+/// values that column takes, the comparison).
+const RANGES: [(&str, &str, u64, &str); 3] = [
+    (
+        "purchases_index_pdc",
+        "price, dateandtime, customerid",
+        MAX_PRICE,
+        ">=",
+    ),
+    (
+        "purchases_index_marketsegment",
+        "productid, customerid, price",
+        PRODUCTS,
+        ">=",
+    ),
+    (
+        "purchases_index_registersegment",
+        "cashregisterid, customerid, price",
+        CASH_REGISTERS,
+        ">",
+    ),
+];
+
+fn range_sql(d: Dialect, (index, columns, _, op): (&str, &str, u64, &str)) -> String {
+    let first = columns.split(',').next().unwrap_or_default();
+    // MySQL's is told the index, as iibench tells it.
+    let force = if d == Dialect::Mysql {
+        format!(" FORCE INDEX ({index})")
+    } else {
+        String::new()
+    };
+    format!(
+        "SELECT {columns} FROM {TABLE}{force} WHERE {first} {op} ? ORDER BY {columns} \
+         LIMIT {ROWS_PER_QUERY}"
+    )
+}
+
 impl Ibench {
-    /// The ids of this workload's clients, read from the table when the first one starts.
+    /// The counts of this workload's clients, begun when the first one starts.
     fn ids(&self, conn: &mut dyn Conn) -> Result<std::sync::Arc<Ids>, DbError> {
         let mut ids = self.ids.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(i) = ids.as_ref() {
             return Ok(i.clone());
         }
         let made = SHARED.get_or_make(|| {
-            let rows = conn.query_rows(
-                &format!("SELECT MIN(transactionid), MAX(transactionid) FROM {TABLE}"),
-                2,
-            )?;
-            let col = |i: usize| {
-                rows.first()
-                    .and_then(|r| r.get(i).cloned().flatten())
-                    .and_then(|v| v.trim().parse::<i64>().ok())
-            };
-            let (min, max) = (col(0).unwrap_or(1), col(1).unwrap_or(0));
+            let min = min_or_max(conn, "MIN")?.unwrap_or(1);
             Ok::<_, DbError>(Ids {
-                next: AtomicI64::new(max + 1),
+                inserted: AtomicI64::new(0),
+                deleted: AtomicI64::new(0),
                 oldest: AtomicI64::new(min),
-                top: max,
-                keep: (max - min + 1).max(0),
             })
         })?;
         *ids = Some(made.clone());
         Ok(made)
     }
+}
+
+/// The table's smallest or largest id (`what`: MIN or MAX); None when it is empty.
+fn min_or_max(conn: &mut dyn Conn, what: &str) -> Result<Option<i64>, DbError> {
+    let rows = conn.query_rows(&format!("SELECT {what}(transactionid) FROM {TABLE}"), 1)?;
+    Ok(rows
+        .first()
+        .and_then(|r| r.first().cloned().flatten())
+        .and_then(|v| v.trim().parse::<i64>().ok()))
 }
 
 impl Workload for Ibench {
@@ -249,35 +306,37 @@ impl Workload for Ibench {
     fn client(&self, conn: &mut dyn Conn, _thread: u32) -> Result<Box<dyn Client>, DbError> {
         let ids = self.ids(conn)?;
         let batch = self.opts.rows_per_commit.max(1);
-        let stmt = match self.kind {
-            Kind::Insert => {
-                let one = format!("({})", vec!["?"; COLUMNS.len()].join(", "));
-                let rows = vec![one; batch as usize].join(", ");
-                Some(conn.prepare(&format!(
-                    "INSERT INTO {TABLE} ({}) VALUES {rows}",
-                    COLUMNS.join(", ")
-                ))?)
-            }
-            Kind::Delete => Some(conn.prepare(&format!(
+        let dialect = conn.dialect();
+        let mut stmts = Vec::new();
+        match self.kind {
+            Kind::Insert => stmts.push(conn.prepare(&insert_sql(batch as usize))?),
+            Kind::Delete => stmts.push(conn.prepare(&format!(
                 "DELETE FROM {TABLE} WHERE transactionid >= ? AND transactionid < ?"
             ))?),
-            Kind::Range => Some(conn.prepare(&format!(
-                "SELECT price, dateandtime, customerid FROM {TABLE} WHERE price >= ? \
-                 ORDER BY price, dateandtime, customerid LIMIT {RANGE_ROWS}"
+            Kind::Range => {
+                for r in RANGES {
+                    stmts.push(conn.prepare(&range_sql(dialect, r))?);
+                }
+            }
+            Kind::Point => stmts.push(conn.prepare(&format!(
+                "SELECT transactionid, productid, data FROM {TABLE} WHERE transactionid IN ({})",
+                ["?"; ROWS_PER_QUERY].join(", ")
             ))?),
-            Kind::Point => Some(conn.prepare(&format!(
-                "SELECT {} FROM {TABLE} WHERE transactionid = ?",
-                COLUMNS.join(", ")
-            ))?),
-            Kind::Index => None,
+            Kind::Index => {}
+        }
+        let top = if self.kind == Kind::Point {
+            min_or_max(conn, "MAX")?.unwrap_or(0)
+        } else {
+            0
         };
         Ok(Box::new(IbenchClient {
             kind: self.kind,
-            stmt,
+            stmts,
             batch: i64::from(batch),
             ids,
-            dialect: conn.dialect(),
-            row: Vec::new(),
+            dialect,
+            top,
+            since_top: 0,
             values: Vec::new(),
         }))
     }
@@ -285,11 +344,13 @@ impl Workload for Ibench {
 
 struct IbenchClient {
     kind: Kind,
-    stmt: Option<StmtId>,
+    stmts: Vec<StmtId>,
     batch: i64,
     ids: std::sync::Arc<Ids>,
     dialect: Dialect,
-    row: Vec<RowValue>,
+    /// Point queries: the largest id, read again every [`MAX_EVERY`] queries.
+    top: i64,
+    since_top: u32,
     values: Vec<RowValue>,
 }
 
@@ -299,7 +360,7 @@ impl Client for IbenchClient {
     fn pause(&mut self, _rand: &mut Rand) -> Option<std::time::Duration> {
         if self.kind == Kind::Delete {
             let waited = Instant::now();
-            while self.has_room().is_none() && waited.elapsed() < DELETE_WAIT {
+            while !self.has_room() && waited.elapsed() < DELETE_WAIT {
                 std::thread::sleep(DELETE_POLL);
             }
         }
@@ -312,54 +373,79 @@ impl Client for IbenchClient {
         rand: &mut Rand,
         q: &mut QueryCounts,
     ) -> Result<(), DbError> {
-        match (self.kind, self.stmt) {
-            (Kind::Insert, Some(stmt)) => {
-                let first = self.ids.next.fetch_add(self.batch, Ordering::Relaxed);
+        match self.kind {
+            Kind::Insert => {
+                // One statement in autocommit, as iibench's: its own transaction.
+                let now = now_text();
                 self.values.clear();
-                for id in first..first + self.batch {
-                    row(rand, id, &mut self.row);
-                    self.values.append(&mut self.row);
+                for _ in 0..self.batch {
+                    row(rand, &now, &mut self.values);
                 }
                 let params: Vec<Param> = self.values.iter().map(RowValue::as_param).collect();
-                conn.begin(true)?;
-                conn.execute(stmt, &params)?;
-                conn.commit()?;
+                conn.execute(self.stmts[0], &params)?;
+                self.ids.inserted.fetch_add(self.batch, Ordering::Relaxed);
                 q.writes += 1;
-                q.others += 2;
             }
-            (Kind::Delete, Some(stmt)) => {
-                let Some(from) = self.room() else {
+            Kind::Delete => {
+                if !self.take_room() {
                     q.nothing_done = true;
                     return Ok(());
+                }
+                // iibench's delete: the oldest id read, then the batch from it.
+                let Some(min) = min_or_max(conn, "MIN")? else {
+                    return Ok(());
                 };
-                conn.begin(true)?;
-                conn.execute(stmt, &[Param::Int(from), Param::Int(from + self.batch)])?;
-                conn.commit()?;
+                conn.execute(
+                    self.stmts[0],
+                    &[Param::Int(min), Param::Int(min + self.batch)],
+                )?;
+                self.ids.oldest.store(min + self.batch, Ordering::Relaxed);
+                q.reads += 1;
                 q.writes += 1;
-                q.others += 2;
             }
-            (Kind::Range, Some(stmt)) => {
-                let cents = rand.uniform(0, MAX_PRICE_CENTS);
-                let price = format!("{}.{:02}", cents / 100, cents % 100);
-                q.rows += conn.query(stmt, &[Param::Text(&price)])?;
+            Kind::Range => {
+                // One of the three secondary indexes, chosen at random as iibench's query
+                // thread chooses.
+                let which = rand.uniform(0, RANGES.len() as u64 - 1) as usize;
+                let from = rand.uniform(0, RANGES[which].2 - 1) as i64;
+                q.rows += conn.query(self.stmts[which], &[Param::Int(from)])?;
                 q.reads += 1;
             }
-            (Kind::Point, Some(stmt)) => {
+            Kind::Point => {
+                if self.since_top >= MAX_EVERY {
+                    self.top = min_or_max(conn, "MAX")?.unwrap_or(self.top);
+                    self.since_top = 0;
+                    q.reads += 1;
+                }
+                self.since_top += 1;
                 let lo = self.ids.oldest.load(Ordering::Relaxed);
-                let hi = self.ids.top.max(lo);
-                let id = lo + rand.uniform(0, (hi - lo) as u64) as i64;
-                q.rows += conn.query(stmt, &[Param::Int(id)])?;
+                let hi = self.top.max(lo);
+                let ids: Vec<Param> = (0..ROWS_PER_QUERY)
+                    .map(|_| Param::Int(lo + rand.uniform(0, (hi - lo) as u64) as i64))
+                    .collect();
+                q.rows += conn.query(self.stmts[0], &ids)?;
                 q.reads += 1;
             }
-            _ => {
-                // ibench_index: the three secondary indexes, one statement each (l.x).
-                for (name, columns) in INDEXES {
-                    let sql = match self.dialect {
-                        Dialect::Mysql => {
-                            format!("ALTER TABLE {TABLE} ADD INDEX {name} ({columns})")
-                        }
-                        _ => format!("CREATE INDEX {name} ON {TABLE} ({columns})"),
-                    };
+            Kind::Index => {
+                // l.x: MySQL adds the three in one statement (one pass over the table), the
+                // others create them one by one, as iibench does.
+                let sqls: Vec<String> = match self.dialect {
+                    Dialect::Mysql => vec![format!(
+                        "ALTER TABLE {TABLE} {}",
+                        INDEXES
+                            .iter()
+                            .map(|(name, columns)| format!("ADD INDEX {name} ({columns})"))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    )],
+                    _ => INDEXES
+                        .iter()
+                        .map(|(name, columns)| {
+                            format!("CREATE INDEX {name} ON {TABLE} ({columns})")
+                        })
+                        .collect(),
+                };
+                for sql in sqls {
                     conn.batch(&sql)?;
                     q.others += 1;
                 }
@@ -370,31 +456,33 @@ impl Client for IbenchClient {
 }
 
 impl IbenchClient {
-    /// Whether the inserts have put a batch of rows beyond the table's size, with the ids.
-    fn has_room(&self) -> Option<(i64, i64)> {
-        let oldest = self.ids.oldest.load(Ordering::Relaxed);
-        let next = self.ids.next.load(Ordering::Relaxed);
-        (next - (oldest + self.batch) >= self.ids.keep).then_some((oldest, next))
+    /// Whether the inserts have put a batch of rows beyond the table's size at the start.
+    fn has_room(&self) -> bool {
+        let deleted = self.ids.deleted.load(Ordering::Relaxed);
+        self.ids.inserted.load(Ordering::Relaxed) - deleted >= self.batch
     }
 
-    /// Takes the first of the `batch` oldest ids to delete, if the inserts have made room.
-    fn room(&self) -> Option<i64> {
-        while let Some((oldest, _)) = self.has_room() {
+    /// Takes a batch of room to delete, if the inserts have made it.
+    fn take_room(&self) -> bool {
+        loop {
+            let deleted = self.ids.deleted.load(Ordering::Relaxed);
+            if self.ids.inserted.load(Ordering::Relaxed) - deleted < self.batch {
+                return false;
+            }
             if self
                 .ids
-                .oldest
+                .deleted
                 .compare_exchange(
-                    oldest,
-                    oldest + self.batch,
+                    deleted,
+                    deleted + self.batch,
                     Ordering::Relaxed,
                     Ordering::Relaxed,
                 )
                 .is_ok()
             {
-                return Some(oldest);
+                return true;
             }
         }
-        None
     }
 }
 
@@ -427,19 +515,31 @@ fn load(
         "Inserting {} records into '{TABLE}'",
         o.table_size
     ));
+    // iq.sh's l.i0: multi-row inserts of 100 rows, each its own transaction.
     let mut rand = Rand::for_thread(o.rand.rand_seed, 0);
-    let mut id = 0i64;
-    let total = o.table_size as i64;
-    let rows = conn
-        .bulk_load(TABLE, &COLUMNS, &mut |out| {
-            if id >= total || stop.load(Ordering::Relaxed) {
-                return false;
-            }
-            id += 1;
-            row(&mut rand, id, out);
-            true
-        })
+    let full = conn
+        .prepare(&insert_sql(LOAD_ROWS_PER_COMMIT))
         .map_err(|e| Error::db(format!("loading {TABLE}"), e))?;
+    let mut rows = 0u64;
+    let mut values = Vec::new();
+    while rows < o.table_size && !stop.load(Ordering::Relaxed) {
+        let n = (o.table_size - rows).min(LOAD_ROWS_PER_COMMIT as u64) as usize;
+        let stmt = if n == LOAD_ROWS_PER_COMMIT {
+            full
+        } else {
+            conn.prepare(&insert_sql(n))
+                .map_err(|e| Error::db(format!("loading {TABLE}"), e))?
+        };
+        let now = now_text();
+        values.clear();
+        for _ in 0..n {
+            row(&mut rand, &now, &mut values);
+        }
+        let params: Vec<Param> = values.iter().map(RowValue::as_param).collect();
+        conn.execute(stmt, &params)
+            .map_err(|e| Error::db(format!("loading {TABLE}"), e))?;
+        rows += n as u64;
+    }
     if stop.load(Ordering::Relaxed) {
         return Err(Error::Run(format!(
             "interrupted during prepare: {TABLE} is partly loaded; run `dbsweep cleanup ibench_insert` before preparing again"
