@@ -237,3 +237,38 @@ fn help_lists_pgbenchs_options_in_its_groups() {
     assert_eq!(theirs.len(), 4, "{theirs:?}");
     assert_eq!(listing(&bins[1]), theirs);
 }
+
+/// A pgbench run's report leads with transactions a second and the transactions' latency
+/// percentiles, the tps pgbench's summary printed.
+#[test]
+fn a_pgbench_runs_report_leads_with_tps_and_latency_percentiles() {
+    let s = Scratch::new();
+    let server = start(ServerKind::Postgres);
+    let dir = s.path("");
+    let bins = tools(&s);
+    run(&bins[0], &dir, server.port, &["-i", "-q", "-s", "1"]);
+    let (code, out, err) = run(&bins[1], &dir, server.port, &["-n", "-c", "2", "-T", "2"]);
+    assert_eq!(code, 0, "{out}{err}");
+    let file = err
+        .lines()
+        .find_map(|l| l.strip_prefix("results written to "))
+        .unwrap_or_else(|| panic!("{err}"));
+    let report = crate::util::dbsweep()
+        .arg("report")
+        .arg(dir.join(file))
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&report.stdout);
+    assert!(
+        text.starts_with("pgbench: transactions a second and their latency\n"),
+        "{text}"
+    );
+    let header = text.lines().nth(2).unwrap();
+    for col in ["tps", "p50", "p95", "p99", "max"] {
+        assert!(header.contains(col), "{header}");
+    }
+    let row = text.lines().nth(3).unwrap();
+    let tps: f64 = row.split_whitespace().nth(2).unwrap().parse().unwrap();
+    let printed = figure(&out, r"(?m)^tps = (\d+\.\d+) ");
+    assert!((tps - printed).abs() <= 1.0, "{row} against {printed}");
+}

@@ -112,7 +112,7 @@ fn tables_hold_the_fixtures_figures() {
     let load = step("sqlite.default.c2", "01-load.json")["load"]["rows_per_s"]
         .as_f64()
         .unwrap();
-    assert!(csv.contains(&format!("throughput,Throughput (queries/s; rows/s for the load and scans; NOPM for TPC-C; operations/s for LinkBench; rows/s for ibench_insert) at 2 client(s) (higher is better),load,load,default,2,{load}")));
+    assert!(csv.contains(&format!("throughput,Throughput (queries/s; rows/s for the load and scans; NOPM for TPC-C; operations/s for LinkBench; transactions/s for pgbench; rows/s for ibench_insert) at 2 client(s) (higher is better),load,load,default,2,{load}")));
     // The group median of the point queries group (one test: itself).
     assert_eq!(
         value(
@@ -636,7 +636,7 @@ fn established_differences_colour_less_cpu_per_op_green_and_more_throughput_gree
     let red = "\x1b[31m";
     let cpu1 = "Efficiency, client CPU us/op, relative to default at 1 client(s) (lower is better)";
     let cpu2 = "Efficiency, client CPU us/op, relative to default at 2 client(s) (lower is better)";
-    let tput = "Throughput (queries/s; rows/s for the load and scans; NOPM for TPC-C; operations/s for LinkBench; rows/s for ibench_insert), relative to default at 1 client(s) (higher is better)";
+    let tput = "Throughput (queries/s; rows/s for the load and scans; NOPM for TPC-C; operations/s for LinkBench; transactions/s for pgbench; rows/s for ibench_insert), relative to default at 1 client(s) (higher is better)";
     let painted = |row: &str, code: &str, value: &str| {
         row.split(code)
             .nth(1)
@@ -708,7 +708,7 @@ fn a_median_without_an_established_difference_is_not_coloured() {
         !text.contains("\x1b[32m") && !text.contains("\x1b[31m"),
         "a difference the repeats do not establish is coloured"
     );
-    let tput = "Throughput (queries/s; rows/s for the load and scans; NOPM for TPC-C; operations/s for LinkBench; rows/s for ibench_insert), relative to default at 1 client(s) (higher is better)";
+    let tput = "Throughput (queries/s; rows/s for the load and scans; NOPM for TPC-C; operations/s for LinkBench; transactions/s for pgbench; rows/s for ibench_insert), relative to default at 1 client(s) (higher is better)";
     let median = text_row(&text, tput, "median of point queries");
     assert!(median.trim_end().ends_with("1.79 [1.00, 1.79]"), "{median}");
 }
@@ -907,7 +907,7 @@ fn the_default_report_is_a_one_page_summary() {
         .assert()
         .success();
     let html = String::from_utf8_lossy(&out.get_output().stdout).to_string();
-    let by_group = "Throughput (queries/s; rows/s for the load and scans; NOPM for TPC-C; operations/s for LinkBench; rows/s for ibench_insert), relative to default at 1 client(s) (higher is better), by group";
+    let by_group = "Throughput (queries/s; rows/s for the load and scans; NOPM for TPC-C; operations/s for LinkBench; transactions/s for pgbench; rows/s for ibench_insert), relative to default at 1 client(s) (higher is better), by group";
     assert!(chart(&html, by_group).contains(">smallcache</text>"));
     assert!(
         html.contains("Efficiency per event") && !html.contains("Latency percentiles"),
@@ -922,7 +922,7 @@ fn the_default_report_is_a_one_page_summary() {
 #[test]
 fn the_relative_chart_keeps_its_title_legend_and_colours() {
     let html = report(&["--format", "html"]);
-    let title = "Throughput (queries/s; rows/s for the load and scans; NOPM for TPC-C; operations/s for LinkBench; rows/s for ibench_insert), relative to default at 1 client(s) (higher is better)";
+    let title = "Throughput (queries/s; rows/s for the load and scans; NOPM for TPC-C; operations/s for LinkBench; transactions/s for pgbench; rows/s for ibench_insert), relative to default at 1 client(s) (higher is better)";
     let svg = chart(&html, title);
     let width: f64 = svg
         .split("width=\"")
@@ -999,7 +999,7 @@ fn with_versions(s: &Scratch, default_version: &str) -> PathBuf {
 /// against MySQL 9.7 keeps its first column as the base.
 #[test]
 fn the_oldest_version_is_the_base_only_within_one_product() {
-    let title = "Throughput (queries/s; rows/s for the load and scans; NOPM for TPC-C; operations/s for LinkBench; rows/s for ibench_insert), relative to";
+    let title = "Throughput (queries/s; rows/s for the load and scans; NOPM for TPC-C; operations/s for LinkBench; transactions/s for pgbench; rows/s for ibench_insert), relative to";
     let s = Scratch::new();
     let one_product = report_of(&with_versions(&s, "10.11.19"), &[]);
     assert!(
@@ -1268,7 +1268,7 @@ fn a_ratio_built_on_a_busy_machines_run_is_not_called_a_difference() {
         serde_json::json!({"others_pct": 48.0, "steal_pct": 0.0, "busy": true});
     std::fs::write(&file, rec.to_string()).unwrap();
     let text = report_of(&dir, &["--color", "always"]);
-    let tput = "Throughput (queries/s; rows/s for the load and scans; NOPM for TPC-C; operations/s for LinkBench; rows/s for ibench_insert), relative to default at 1 client(s) (higher is better)";
+    let tput = "Throughput (queries/s; rows/s for the load and scans; NOPM for TPC-C; operations/s for LinkBench; transactions/s for pgbench; rows/s for ibench_insert), relative to default at 1 client(s) (higher is better)";
     let row = text_row(&text, tput, "point-query");
     assert!(row.contains("1.79") && !row.contains("\x1b[32m"), "{row}");
     let median = text_row(&text, tput, "median of point queries");

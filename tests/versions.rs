@@ -85,7 +85,7 @@ fn processes_mention(text: &str) -> bool {
 /// The relative throughput table's column headers, version line and base column values.
 fn relative_table(report: &str) -> (String, String, Vec<String>) {
     let start = report
-        .find("Throughput (queries/s; rows/s for the load and scans; NOPM for TPC-C; operations/s for LinkBench; rows/s for ibench_insert), relative to")
+        .find("Throughput (queries/s; rows/s for the load and scans; NOPM for TPC-C; operations/s for LinkBench; transactions/s for pgbench; rows/s for ibench_insert), relative to")
         .unwrap_or_else(|| panic!("no relative table:\n{report}"));
     let lines: Vec<&str> = report[start..].lines().collect();
     let title = lines[0].to_string();

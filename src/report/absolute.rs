@@ -605,7 +605,7 @@ pub fn build(ds: &Dataset, base: Option<&str>) -> Result<Vec<Table>, Error> {
             b,
             (
                 "throughput",
-                "Throughput (queries/s; rows/s for the load and scans; NOPM for TPC-C; operations/s for LinkBench; rows/s for ibench_insert)",
+                "Throughput (queries/s; rows/s for the load and scans; NOPM for TPC-C; operations/s for LinkBench; transactions/s for pgbench; rows/s for ibench_insert)",
                 Better::Higher,
             ),
             &Entry::throughput,

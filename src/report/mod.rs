@@ -9,6 +9,7 @@ pub mod html;
 mod ibench;
 mod linkbench;
 pub mod model;
+mod pgbench;
 mod profile;
 pub mod queue;
 mod recovery;
@@ -47,7 +48,9 @@ pub enum Format {
 /// bounds, stability.
 pub fn tables_of(ds: &Dataset, base: Option<&str>) -> Result<Vec<tables::Table>, Error> {
     // Warnings first, then the machine the inputs ran on.
-    let mut out: Vec<tables::Table> = checks::inputs_table(ds).into_iter().collect();
+    // pgbench's runs lead with pgbench's figures.
+    let mut out: Vec<tables::Table> = pgbench::tables(ds);
+    out.extend(checks::inputs_table(ds));
     out.extend(checks::settings_table(ds));
     out.extend(checks::durability_table(ds));
     out.extend(checks::busy_table(ds));

@@ -91,8 +91,8 @@ pub struct Entry {
 
 impl Entry {
     /// The report's throughput: rows/s for loads and scans, NOPM (committed New-Orders per
-    /// minute) for TPC-C, operations/s for LinkBench, rows inserted/s for the Insert
-    /// Benchmark's inserts, queries/s otherwise.
+    /// minute) for TPC-C, operations/s for LinkBench, transactions/s for pgbench, rows
+    /// inserted/s for the Insert Benchmark's inserts, queries/s otherwise.
     pub fn throughput(&self) -> Option<f64> {
         if let Some(r) = self.load_rows_per_s {
             return Some(r);
@@ -102,7 +102,10 @@ impl Entry {
             t.nopm
         } else if r.workload == "oltp_scan" {
             r.rows_per_s
-        } else if crate::results::times_operations(&r.workload) {
+        } else if crate::results::times_operations(&r.workload)
+            || super::pgbench::is_pgbench(&r.workload)
+        {
+            // LinkBench's operations, pgbench's transactions.
             r.tps
         } else if r.workload == "ibench_insert" {
             // The Insert Benchmark's figure: rows inserted a second.

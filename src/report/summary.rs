@@ -24,7 +24,13 @@ const EFFICIENCY: [&str; 7] = [
 /// The summary's tables, from the dataset and the full report's tables (whose warnings it
 /// lists).
 pub fn tables(ds: &Dataset, full: &[Table], base: Option<&str>) -> Result<Vec<Table>, Error> {
-    let mut out: Vec<Table> = full.iter().filter(|t| t.id == "machine").cloned().collect();
+    // pgbench's runs lead with transactions a second and their latency.
+    let mut out: Vec<Table> = full
+        .iter()
+        .filter(|t| t.id == "pgbench.transactions")
+        .cloned()
+        .collect();
+    out.extend(full.iter().filter(|t| t.id == "machine").cloned());
     for slice in layout(ds) {
         let b = base_index(ds, &slice, base)?;
         let (abs, rel) = metric_tables(
@@ -33,7 +39,7 @@ pub fn tables(ds: &Dataset, full: &[Table], base: Option<&str>) -> Result<Vec<Ta
             b,
             (
                 "summary.throughput",
-                "Throughput (queries/s; rows/s for the load and scans; NOPM for TPC-C; operations/s for LinkBench; rows/s for ibench_insert)",
+                "Throughput (queries/s; rows/s for the load and scans; NOPM for TPC-C; operations/s for LinkBench; transactions/s for pgbench; rows/s for ibench_insert)",
                 Better::Higher,
             ),
             &super::model::Entry::throughput,
