@@ -66,6 +66,16 @@ fn linkbench(url: &str, s: &Scratch) {
         seen += n as u64;
     }
     assert_eq!(seen, EVENTS);
+    // Times in milliseconds, as LinkBench's: the newest link was written within the last hour.
+    let now_ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as i64;
+    let newest = count(url, "SELECT MAX(time) FROM linktable");
+    assert!(
+        now_ms - newest < 3_600_000 && newest <= now_ms,
+        "{newest} against {now_ms}"
+    );
     // The writes kept every count equal to its visible links.
     let ok = Line::new(&["check", "linkbench"])
         .target(url)
@@ -173,4 +183,94 @@ fn the_linkbench_plan_runs_with_its_table_per_operation() {
         rows > 2000 + links && rows <= 2000 + 2 * links,
         "{rows} rows for 2000 nodes and {links} links"
     );
+}
+
+/// The statements LinkBench's MySQL store sends, in its order, read from MariaDB's general log:
+/// add_link and update_link insert the link with `ON DUPLICATE KEY UPDATE visibility` first,
+/// then change the count (only when the link was new or made visible again) and update the
+/// found link's data; delete_link reads the visibility `FOR UPDATE`, hides the link and takes
+/// the count down, never below 0.
+#[test]
+fn link_writes_send_linkbenchs_statements_in_its_order() {
+    let s = Scratch::new();
+    let server = crate::util::start_with(
+        ServerKind::Mariadb,
+        &[("general_log", "ON"), ("log_output", "TABLE")],
+    );
+    let url = server.url.clone();
+    Line::new(&["prepare", "linkbench", "--nodes", "2000"])
+        .target(&url)
+        .assert()
+        .success();
+    let target = dbsweep::db::open(&url, Default::default()).unwrap();
+    let mut conn = target.connect().unwrap();
+    conn.batch("TRUNCATE TABLE mysql.general_log").unwrap();
+    Line::new(&[
+        "run",
+        "linkbench",
+        "--nodes",
+        "2000",
+        "--time",
+        "0",
+        "--events",
+        "3000",
+    ])
+    .target(&url)
+    .quiet()
+    .output(&s.path("lb.json"))
+    .assert()
+    .success();
+    conn.batch("SET GLOBAL general_log = OFF").unwrap();
+    let rows = conn
+        .query_rows(
+            "SELECT thread_id, CONVERT(argument USING utf8mb4) FROM mysql.general_log \
+             WHERE command_type IN ('Execute', 'Query') ORDER BY event_time",
+            2,
+        )
+        .unwrap();
+    // Each thread's statements, in order.
+    let mut by_thread: std::collections::BTreeMap<String, Vec<String>> = Default::default();
+    for r in rows {
+        let (t, sql) = (r[0].clone().unwrap(), r[1].clone().unwrap_or_default());
+        by_thread.entry(t).or_default().push(sql);
+    }
+    let (mut adds, mut deletes) = (0, 0);
+    for sqls in by_thread.values() {
+        for (i, sql) in sqls.iter().enumerate() {
+            let next = sqls.get(i + 1).map_or("", String::as_str);
+            if sql.starts_with("INSERT INTO linktable") {
+                assert!(
+                    sql.contains("ON DUPLICATE KEY UPDATE visibility = 1"),
+                    "{sql}"
+                );
+                assert!(
+                    next.starts_with("INSERT INTO counttable")
+                        && next.contains("count = count + 1")
+                        || next.starts_with("UPDATE linktable SET visibility = 1, data"),
+                    "after {sql}: {next}"
+                );
+                adds += 1;
+            }
+            if sql.starts_with("SELECT visibility FROM linktable") {
+                assert!(sql.ends_with("FOR UPDATE"), "{sql}");
+                if next.starts_with("UPDATE linktable SET visibility = 0") {
+                    let then = sqls.get(i + 2).map_or("", String::as_str);
+                    assert!(
+                        then.starts_with("INSERT INTO counttable")
+                            && then.contains("IF(count = 0, 0, count - 1)"),
+                        "after {next}: {then}"
+                    );
+                    deletes += 1;
+                }
+            }
+        }
+    }
+    assert!(
+        adds > 100 && deletes > 10,
+        "{adds} link writes, {deletes} hidden"
+    );
+    Line::new(&["check", "linkbench"])
+        .target(&url)
+        .assert()
+        .success();
 }

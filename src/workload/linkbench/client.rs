@@ -17,6 +17,12 @@ pub(super) fn client(conn: &mut dyn Conn, nodes: u64) -> Result<Box<dyn Client>,
         " FOR UPDATE"
     };
     let link_columns = LINK_COLUMNS.join(", ");
+    // LinkBench's MySQL store tells MySQL the index of its list reads.
+    let force = if d == Dialect::Mysql {
+        " FORCE INDEX (id1_type)"
+    } else {
+        ""
+    };
 
     let mut cumulative = [0u32; 10];
     let mut sum = 0;
@@ -38,14 +44,15 @@ pub(super) fn client(conn: &mut dyn Conn, nodes: u64) -> Result<Box<dyn Client>,
         ))?,
         delete_node: conn.prepare(&format!("DELETE FROM {NODES} WHERE id = ?"))?,
         list: conn.prepare(&format!(
-            "SELECT {link_columns} FROM {LINKS} WHERE id1 = ? AND link_type = ? AND \
-             visibility = 1 AND time <= ? ORDER BY time DESC LIMIT {LIST_LIMIT}"
+            "SELECT {link_columns} FROM {LINKS}{force} WHERE id1 = ? AND link_type = ? AND \
+             time >= 0 AND time <= ? AND visibility = 1 ORDER BY time DESC LIMIT {LIST_LIMIT}"
         ))?,
         // LinkBench's history read: the links at or before the last one read, less that
         // one (its offset 1).
         list_tail: conn.prepare(&format!(
-            "SELECT {link_columns} FROM {LINKS} WHERE id1 = ? AND link_type = ? AND \
-             visibility = 1 AND time <= ? ORDER BY time DESC LIMIT {LIST_LIMIT} OFFSET 1"
+            "SELECT {link_columns} FROM {LINKS}{force} WHERE id1 = ? AND link_type = ? AND \
+             time >= 0 AND time <= ? AND visibility = 1 ORDER BY time DESC LIMIT {LIST_LIMIT} \
+             OFFSET 1"
         ))?,
         last_of_list: conn.prepare(&format!(
             "SELECT time FROM {LINKS} WHERE id1 = ? AND link_type = ? AND visibility = 1 \
@@ -59,28 +66,24 @@ pub(super) fn client(conn: &mut dyn Conn, nodes: u64) -> Result<Box<dyn Client>,
         count: conn.prepare(&format!(
             "SELECT count FROM {COUNTS} WHERE id = ? AND link_type = ?"
         ))?,
-        lock_count: conn.prepare(&lock_count_sql(d))?,
-        lock_count_if_any: conn.prepare(&format!(
-            "UPDATE {COUNTS} SET version = version + 1, time = ? WHERE id = ? AND link_type = ?"
-        ))?,
         visibility: conn.prepare(&format!(
             "SELECT visibility FROM {LINKS} WHERE id1 = ? AND id2 = ? AND link_type = ?{lock}"
         ))?,
-        insert_link: conn.prepare(&format!(
-            "INSERT INTO {LINKS} ({link_columns}) VALUES (?, ?, ?, 1, ?, ?, 0)"
-        ))?,
-        update_link: conn.prepare(&format!(
-            "UPDATE {LINKS} SET visibility = ?, data = ?, time = ?, version = version + 1 \
+        upsert_link: conn.prepare(&upsert_link_sql(d))?,
+        count_up: conn.prepare(&count_change_sql(d, 1))?,
+        count_down: conn.prepare(&count_change_sql(d, -1))?,
+        update_data: conn.prepare(&format!(
+            "UPDATE {LINKS} SET visibility = 1, data = ?, time = ?, version = 0 \
              WHERE id1 = ? AND id2 = ? AND link_type = ?"
         ))?,
-        add_count: conn.prepare(&format!(
-            "UPDATE {COUNTS} SET count = count + ? WHERE id = ? AND link_type = ?"
+        hide: conn.prepare(&format!(
+            "UPDATE {LINKS} SET visibility = 0 WHERE id1 = ? AND id2 = ? AND link_type = ?"
         ))?,
         multiget: vec![None; MULTIGET_MAX + 1],
     };
     Ok(Box::new(LinkClient {
         s,
-        mysql: d == Dialect::Mysql,
+        dialect: d,
         nodes,
         cumulative,
         link_reads: Zipf::new(nodes, LINK_READ_SHAPE),
@@ -105,19 +108,19 @@ struct Statements {
     last_of_list: StmtId,
     last_of_tail: StmtId,
     count: StmtId,
-    lock_count: StmtId,
-    lock_count_if_any: StmtId,
     visibility: StmtId,
-    insert_link: StmtId,
-    update_link: StmtId,
-    add_count: StmtId,
+    upsert_link: StmtId,
+    count_up: StmtId,
+    count_down: StmtId,
+    update_data: StmtId,
+    hide: StmtId,
     /// get_link of n ids, prepared when first used.
     multiget: Vec<Option<StmtId>>,
 }
 
 struct LinkClient {
     s: Statements,
-    mysql: bool,
+    dialect: Dialect,
     nodes: u64,
     /// The operations' cumulative shares, out of 10,000.
     cumulative: [u32; 10],
@@ -288,8 +291,10 @@ impl LinkClient {
         Ok(())
     }
 
-    /// add_link and update_link: the link (id1, id2, t) made visible with a new payload; the
-    /// count of (id1, t) goes up when it was not visible.
+    /// add_link and update_link, as LinkBench's MySQL store writes a link: the link inserted,
+    /// or found and made visible (`ON DUPLICATE KEY UPDATE visibility`, which locks its row);
+    /// then the count of (id1, t) up by one when it was inserted or its visibility changed; then
+    /// the found link's payload, time and version; one transaction.
     fn put_link(
         &mut self,
         conn: &mut dyn Conn,
@@ -298,42 +303,75 @@ impl LinkClient {
         (id1, id2, t): (u64, u64, u64),
     ) -> Result<(), DbError> {
         payload(rand, LINK_DATA_MEDIAN, LINK_DATA_MAX, &mut self.data);
-        let now = now_s();
+        let now = now_ms();
         let (id1, id2, t) = (id1 as i64, id2 as i64, t as i64);
+        let key = [Param::Int(id1), Param::Int(id2), Param::Int(t)];
         conn.begin(true)?;
-        self.lock_count(conn, q, id1, t, now)?;
-        let was = self.visibility(conn, q, id1, id2, t)?;
-        if was.is_none() {
+        let link = [
+            Param::Int(id1),
+            Param::Int(id2),
+            Param::Int(t),
+            Param::Text(&self.data),
+            Param::Int(now),
+        ];
+        // (inserted, visibility changed): MySQL's affected rows say 1, 2 or 0 (found and
+        // unchanged); PostgreSQL's upsert returns a row when it inserted (xmax 0) or changed
+        // the visibility; SQLite (one writer at a time) reads the visibility first.
+        let (inserted, changed) = match self.dialect {
+            Dialect::Mysql => {
+                let n = conn.execute(self.s.upsert_link, &link)?;
+                q.dml(n);
+                (n == 1, n == 2)
+            }
+            Dialect::Postgres => {
+                let mut fresh = None;
+                let rows = conn.query_each(self.s.upsert_link, &link, &mut |r| {
+                    fresh = r.get(0).map(|v| v == b"t");
+                })?;
+                q.dml(rows);
+                (fresh == Some(true), fresh == Some(false))
+            }
+            _ => match self.visibility(conn, q, id1, id2, t)? {
+                None => {
+                    q.dml(conn.execute(self.s.upsert_link, &link)?);
+                    (true, false)
+                }
+                Some(v) => (false, v != 1),
+            },
+        };
+        if inserted || changed {
             let p = [
                 Param::Int(id1),
-                Param::Int(id2),
                 Param::Int(t),
-                Param::Text(&self.data),
+                Param::Int(now),
                 Param::Int(now),
             ];
-            q.dml(conn.execute(self.s.insert_link, &p)?);
-        } else {
-            let p = [
-                Param::Int(1),
-                Param::Text(&self.data),
-                Param::Int(now),
-                Param::Int(id1),
-                Param::Int(id2),
-                Param::Int(t),
-            ];
-            q.dml(conn.execute(self.s.update_link, &p)?);
+            let p = if self.dialect == Dialect::Mysql {
+                &p[..]
+            } else {
+                &p[..3]
+            };
+            q.dml(conn.execute(self.s.count_up, p)?);
         }
-        if was != Some(1) {
-            let p = [Param::Int(1), Param::Int(id1), Param::Int(t)];
-            q.dml(conn.execute(self.s.add_count, &p)?);
+        if !inserted {
+            let p = [
+                Param::Text(&self.data),
+                Param::Int(now),
+                key[0],
+                key[1],
+                key[2],
+            ];
+            q.dml(conn.execute(self.s.update_data, &p)?);
         }
         conn.commit()?;
         q.others += 2;
         Ok(())
     }
 
-    /// delete_link: one of id1's loaded links hidden (LinkBench's default delete keeps the
-    /// row), its count down by one when it was visible.
+    /// delete_link, as LinkBench's MySQL store hides a link: its visibility read with a lock
+    /// (`FOR UPDATE`); when visible, it is hidden (LinkBench's default delete keeps the row)
+    /// and the count of (id1, t) goes down by one, never below 0 (`IF(count = 0, 0,
+    /// count - 1)`); one transaction.
     fn delete_link(
         &mut self,
         conn: &mut dyn Conn,
@@ -343,45 +381,26 @@ impl LinkClient {
         let id1 = self.pick(&self.link_writes, rand);
         let (id2, t) = self.loaded(id1, rand);
         let (id1, id2, t) = (id1 as i64, id2 as i64, t as i64);
-        let now = now_s();
+        let now = now_ms();
         conn.begin(true)?;
-        // No count row: the node has no links of this type to hide.
-        let locked = conn.execute(
-            self.s.lock_count_if_any,
-            &[Param::Int(now), Param::Int(id1), Param::Int(t)],
-        )?;
-        q.dml(locked);
-        if locked > 0 && self.visibility(conn, q, id1, id2, t)? == Some(1) {
+        if self.visibility(conn, q, id1, id2, t)? == Some(1) {
+            let key = [Param::Int(id1), Param::Int(id2), Param::Int(t)];
+            q.dml(conn.execute(self.s.hide, &key)?);
             let p = [
-                Param::Int(0),
-                Param::Text(""),
-                Param::Int(now),
                 Param::Int(id1),
-                Param::Int(id2),
                 Param::Int(t),
+                Param::Int(now),
+                Param::Int(now),
             ];
-            q.dml(conn.execute(self.s.update_link, &p)?);
-            let p = [Param::Int(-1), Param::Int(id1), Param::Int(t)];
-            q.dml(conn.execute(self.s.add_count, &p)?);
+            let p = if self.dialect == Dialect::Mysql {
+                &p[..]
+            } else {
+                &p[..3]
+            };
+            q.dml(conn.execute(self.s.count_down, p)?);
         }
         conn.commit()?;
         q.others += 2;
-        Ok(())
-    }
-
-    fn lock_count(
-        &self,
-        conn: &mut dyn Conn,
-        q: &mut QueryCounts,
-        id1: i64,
-        t: i64,
-        now: i64,
-    ) -> Result<(), DbError> {
-        let mut p = vec![Param::Int(id1), Param::Int(t), Param::Int(now)];
-        if self.mysql {
-            p.push(Param::Int(now));
-        }
-        q.dml(conn.execute(self.s.lock_count, &p)?);
         Ok(())
     }
 
@@ -460,7 +479,11 @@ impl LinkClient {
                 let id = self.pick(&self.node_updates, rand) as i64;
                 payload(rand, NODE_DATA_MEDIAN, NODE_DATA_MAX, &mut self.data);
                 let data = std::mem::take(&mut self.data);
-                let p = [Param::Int(now_s()), Param::Text(&data), Param::Int(id)];
+                let p = [
+                    Param::Int(now_ms() / 1000),
+                    Param::Text(&data),
+                    Param::Int(id),
+                ];
                 let r = self.node_write(conn, q, self.s.update_node, &p);
                 self.data = data;
                 r
@@ -473,7 +496,7 @@ impl LinkClient {
                 let p = [
                     Param::Int(id),
                     Param::Int(t),
-                    Param::Int(now_s()),
+                    Param::Int(now_ms() / 1000),
                     Param::Text(&data),
                 ];
                 let r = self.node_write(conn, q, self.s.add_node, &p);

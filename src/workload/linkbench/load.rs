@@ -38,7 +38,7 @@ pub(super) fn load(
         .progress(&format!("Inserting {n} nodes with their links and counts"));
     let jobs = 1..=n.div_ceil(LOAD_CHUNK) as u32;
     let writers = crate::workload::loader::writers(target, o.threads.max(1), &jobs);
-    let now = now_s();
+    let now = now_ms();
     let seed = o.rand.rand_seed;
     let rows = crate::workload::loader::run(target, jobs, writers, stop, |c, job| {
         let first = u64::from(job - 1) * LOAD_CHUNK + 1;
@@ -76,7 +76,11 @@ fn load_chunk(
 ) -> Result<u64, Error> {
     let err = |table: &'static str| move |e| Error::db(format!("loading {table}"), e);
     let mut data = String::new();
+    // Links' times in milliseconds, nodes' in seconds (LinkBench's int column), as
+    // LinkBench writes them.
     let time = |rand: &mut Rand| RowValue::Int(now - rand.uniform(0, TIME_SPREAD) as i64);
+    let node_time =
+        |rand: &mut Rand| RowValue::Int((now - rand.uniform(0, TIME_SPREAD) as i64) / 1000);
     let mut id = *ids.start();
     let mut rows = conn
         .bulk_load(NODES, &NODE_COLUMNS, &mut |out| {
@@ -89,7 +93,7 @@ fn load_chunk(
                 RowValue::Int(id as i64),
                 RowValue::Int(rand.uniform(1, LINK_TYPES) as i64),
                 RowValue::Int(0),
-                time(&mut rand),
+                node_time(&mut rand),
                 RowValue::Text(data.clone()),
             ]);
             id += 1;

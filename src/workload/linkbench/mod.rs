@@ -112,8 +112,8 @@ const LINK_DATA_MEDIAN: f64 = 8.0;
 const LINK_DATA_MAX: usize = 255;
 const NODE_DATA_MEDIAN: f64 = 128.0;
 const NODE_DATA_MAX: usize = 1024;
-/// Loaded links' and nodes' times spread over this many seconds before the load.
-const TIME_SPREAD: u64 = 30 * 86_400;
+/// Loaded links' and nodes' times spread over the 30 days (in milliseconds) before the load.
+const TIME_SPREAD: u64 = 30 * 86_400 * 1000;
 /// A prime above [`MAX_NODES`]: rank r of a Zipf draw is node `(r - 1) * PERMUTE mod n + 1`,
 /// so that the popular ids are scattered over the table rather than its first pages.
 const PERMUTE: u64 = 1_000_000_007;
@@ -190,11 +190,11 @@ fn payload(rand: &mut Rand, median: f64, max: usize, out: &mut String) {
     out.extend((0..len.min(max)).map(|_| char::from(b'a' + rand.uniform(0, 25) as u8)));
 }
 
-/// Seconds since the Unix epoch.
-fn now_s() -> i64 {
+/// Milliseconds since the Unix epoch: LinkBench's times (Java's currentTimeMillis).
+fn now_ms() -> i64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs() as i64)
+        .map_or(0, |d| d.as_millis() as i64)
 }
 
 /// The three tables and the links' secondary index, in the target's dialect.
@@ -211,6 +211,12 @@ fn schema(d: Dialect) -> [String; 4] {
         ),
         Dialect::Sqlite | Dialect::Any => ("INTEGER", "INTEGER", "VARCHAR", "", " WITHOUT ROWID"),
     };
+    // LinkBench's README: the links partitioned by id1 in 16 (MySQL's partitioning).
+    let parts = if d == Dialect::Mysql {
+        " PARTITION BY KEY(id1) PARTITIONS 16"
+    } else {
+        ""
+    };
     [
         format!(
             "CREATE TABLE {NODES} (id {int} NOT NULL PRIMARY KEY, type {int} NOT NULL, \
@@ -219,33 +225,67 @@ fn schema(d: Dialect) -> [String; 4] {
         format!(
             "CREATE TABLE {LINKS} (id1 {int} NOT NULL, id2 {int} NOT NULL, link_type {int} NOT NULL, \
              visibility {small} NOT NULL, data {text}({LINK_DATA_MAX}) NOT NULL, time {int} NOT NULL, \
-             version {int} NOT NULL, PRIMARY KEY (id1, id2, link_type)){tail}{rowid}"
+             version {int} NOT NULL, PRIMARY KEY (link_type, id1, id2)){tail}{rowid}{parts}"
         ),
         format!(
             "CREATE TABLE {COUNTS} (id {int} NOT NULL, link_type {int} NOT NULL, count {int} NOT NULL, \
              time {int} NOT NULL, version {int} NOT NULL, PRIMARY KEY (id, link_type)){tail}{rowid}"
         ),
         format!(
-            "CREATE INDEX id1_type ON {LINKS} (id1, link_type, visibility, time, version, data)"
+            "CREATE INDEX id1_type ON {LINKS} (id1, link_type, visibility, time, id2, version, data)"
         ),
     ]
 }
 
-/// The statement that makes sure the count row of (id, link_type) is there and locks it (every
-/// change to a node's links of a type takes this lock first, so that they are serialised and
-/// the count stays exact); parameters: id, link_type, time (and time again on MySQL).
-fn lock_count_sql(d: Dialect) -> String {
+/// LinkBench's write of a link: inserted visible, or its visibility set to visible where it is
+/// there (MySQL: `ON DUPLICATE KEY UPDATE visibility`, whose affected rows tell inserted, changed
+/// and unchanged apart; PostgreSQL: the same upsert, returning whether it inserted, and no row
+/// when the visibility was already 1; SQLite: a plain insert, after a read of the visibility).
+/// Parameters: id1, id2, link_type, data, time.
+fn upsert_link_sql(d: Dialect) -> String {
     let insert = format!(
-        "INSERT INTO {COUNTS} (id, link_type, count, time, version) VALUES (?, ?, 0, ?, 0)"
+        "INSERT INTO {LINKS} ({}) VALUES (?, ?, ?, 1, ?, ?, 0)",
+        LINK_COLUMNS.join(", ")
+    );
+    match d {
+        Dialect::Mysql => format!("{insert} ON DUPLICATE KEY UPDATE visibility = 1"),
+        Dialect::Postgres => format!(
+            "{insert} ON CONFLICT (link_type, id1, id2) DO UPDATE SET visibility = 1 \
+             WHERE {LINKS}.visibility <> 1 RETURNING (xmax = 0)"
+        ),
+        _ => insert,
+    }
+}
+
+/// LinkBench's change of a count by `delta` (+1 or -1), the row made when missing (with 1, or
+/// 0), never below 0. Parameters: id, link_type, time (and time again on MySQL).
+fn count_change_sql(d: Dialect, delta: i64) -> String {
+    let first = if delta > 0 { 1 } else { 0 };
+    let insert = format!(
+        "INSERT INTO {COUNTS} (id, link_type, count, time, version) VALUES (?, ?, {first}, ?, 0)"
     );
     match d {
         Dialect::Mysql => {
-            format!("{insert} ON DUPLICATE KEY UPDATE version = version + 1, time = ?")
+            let count = if delta > 0 {
+                "count + 1".to_string()
+            } else {
+                "IF(count = 0, 0, count - 1)".to_string()
+            };
+            format!(
+                "{insert} ON DUPLICATE KEY UPDATE count = {count}, version = version + 1, time = ?"
+            )
         }
-        _ => format!(
-            "{insert} ON CONFLICT (id, link_type) DO UPDATE SET version = {COUNTS}.version + 1, \
-             time = excluded.time"
-        ),
+        _ => {
+            let count = if delta > 0 {
+                format!("{COUNTS}.count + 1")
+            } else {
+                format!("CASE WHEN {COUNTS}.count = 0 THEN 0 ELSE {COUNTS}.count - 1 END")
+            };
+            format!(
+                "{insert} ON CONFLICT (id, link_type) DO UPDATE SET count = {count}, \
+                 version = {COUNTS}.version + 1, time = excluded.time"
+            )
+        }
     }
 }
 
@@ -292,7 +332,8 @@ impl Workload for LinkBench {
                     .filter(|d| d.starts_with(&format!("CREATE TABLE {t} ")))
                     .cloned()
                     .collect(),
-                partitioned: false,
+                // MySQL's links are partitioned by id1 (LinkBench's README).
+                partitioned: *t == LINKS && target.dialect() == Dialect::Mysql,
             })
             .collect();
         let dropped =
