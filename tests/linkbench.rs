@@ -26,6 +26,19 @@ fn linkbench(url: &str, s: &Scratch) {
     assert_eq!(count(url, "SELECT COUNT(*) FROM nodetable"), NODES as i64);
     assert_eq!(count(url, "SELECT COUNT(*) FROM linktable"), links);
     assert_eq!(count(url, "SELECT SUM(count) FROM counttable"), links);
+    // LinkBench's type ids: links of 123456789 and 123456790, nodes of 2048.
+    assert_eq!(
+        count(url, "SELECT MIN(link_type) FROM linktable"),
+        123_456_789
+    );
+    assert_eq!(
+        count(url, "SELECT MAX(link_type) FROM counttable"),
+        123_456_790
+    );
+    assert_eq!(
+        count(url, "SELECT COUNT(*) FROM nodetable WHERE type <> 2048"),
+        0
+    );
     let r = Line::new(&[
         "run",
         "linkbench",

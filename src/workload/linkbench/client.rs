@@ -40,7 +40,7 @@ pub(super) fn client(conn: &mut dyn Conn, nodes: u64) -> Result<Box<dyn Client>,
             NODE_COLUMNS.join(", ")
         ))?,
         update_node: conn.prepare(&format!(
-            "UPDATE {NODES} SET version = version + 1, time = ?, data = ? WHERE id = ?"
+            "UPDATE {NODES} SET version = version + 1, time = ?, data = ? WHERE id = ? AND type = ?"
         ))?,
         delete_node: conn.prepare(&format!("DELETE FROM {NODES} WHERE id = ?"))?,
         list: conn.prepare(&format!(
@@ -221,7 +221,7 @@ impl LinkClient {
             Some((_, (id1, t, time))) => (self.s.list_tail, id1, t, time),
             None => {
                 let id1 = self.pick(&self.link_reads, rand) as i64;
-                let t = rand.uniform(1, LINK_TYPES) as i64;
+                let t = link_type_id(rand.uniform(1, LINK_TYPES));
                 (self.s.list, id1, t, i64::MAX)
             }
         };
@@ -282,7 +282,7 @@ impl LinkClient {
         };
         let t = rand.uniform(1, LINK_TYPES);
         let mut params = Vec::with_capacity(n + 2);
-        params.extend([Param::Int(id1 as i64), Param::Int(t as i64)]);
+        params.extend([Param::Int(id1 as i64), Param::Int(link_type_id(t))]);
         while params.len() < n + 2 {
             params.push(Param::Int(self.loaded_of_type(id1, t, rand) as i64));
         }
@@ -304,7 +304,7 @@ impl LinkClient {
     ) -> Result<(), DbError> {
         payload(rand, LINK_DATA_MEDIAN, LINK_DATA_MAX, &mut self.data);
         let now = now_ms();
-        let (id1, id2, t) = (id1 as i64, id2 as i64, t as i64);
+        let (id1, id2, t) = (id1 as i64, id2 as i64, link_type_id(t));
         let key = [Param::Int(id1), Param::Int(id2), Param::Int(t)];
         conn.begin(true)?;
         let link = [
@@ -380,7 +380,7 @@ impl LinkClient {
     ) -> Result<(), DbError> {
         let id1 = self.pick(&self.link_writes, rand);
         let (id2, t) = self.loaded(id1, rand);
-        let (id1, id2, t) = (id1 as i64, id2 as i64, t as i64);
+        let (id1, id2, t) = (id1 as i64, id2 as i64, link_type_id(t));
         let now = now_ms();
         conn.begin(true)?;
         if self.visibility(conn, q, id1, id2, t)? == Some(1) {
@@ -454,7 +454,7 @@ impl LinkClient {
             Op::GetLink => self.multiget(conn, rand, q),
             Op::CountLink => {
                 let id1 = self.pick(&self.link_reads, rand) as i64;
-                let t = rand.uniform(1, LINK_TYPES) as i64;
+                let t = link_type_id(rand.uniform(1, LINK_TYPES));
                 q.read(conn.query(self.s.count, &[Param::Int(id1), Param::Int(t)])?);
                 Ok(())
             }
@@ -483,6 +483,7 @@ impl LinkClient {
                     Param::Int(now_ms() / 1000),
                     Param::Text(&data),
                     Param::Int(id),
+                    Param::Int(NODE_TYPE),
                 ];
                 let r = self.node_write(conn, q, self.s.update_node, &p);
                 self.data = data;
@@ -492,10 +493,9 @@ impl LinkClient {
                 let id = self.next_node.fetch_add(1, Ordering::Relaxed);
                 payload(rand, NODE_DATA_MEDIAN, NODE_DATA_MAX, &mut self.data);
                 let data = std::mem::take(&mut self.data);
-                let t = rand.uniform(1, LINK_TYPES) as i64;
                 let p = [
                     Param::Int(id),
-                    Param::Int(t),
+                    Param::Int(NODE_TYPE),
                     Param::Int(now_ms() / 1000),
                     Param::Text(&data),
                 ];

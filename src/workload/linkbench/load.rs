@@ -91,7 +91,7 @@ fn load_chunk(
             out.clear();
             out.extend([
                 RowValue::Int(id as i64),
-                RowValue::Int(rand.uniform(1, LINK_TYPES) as i64),
+                RowValue::Int(NODE_TYPE),
                 RowValue::Int(0),
                 node_time(&mut rand),
                 RowValue::Text(data.clone()),
@@ -115,7 +115,7 @@ fn load_chunk(
             out.extend([
                 RowValue::Int(id1 as i64),
                 RowValue::Int(id2 as i64),
-                RowValue::Int(t as i64),
+                RowValue::Int(link_type_id(t)),
                 RowValue::Int(1),
                 RowValue::Text(data.clone()),
                 time(&mut rand),
@@ -146,7 +146,7 @@ fn load_chunk(
                     out.clear();
                     out.extend([
                         RowValue::Int(this.0 as i64),
-                        RowValue::Int(this.1 as i64),
+                        RowValue::Int(link_type_id(this.1)),
                         RowValue::Int(of_type as i64),
                         time(&mut rand),
                         RowValue::Int(0),

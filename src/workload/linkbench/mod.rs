@@ -88,6 +88,16 @@ const OP_ORDER: [Op; 10] = [
 
 /// Link types: each node's links are of these, alternately.
 const LINK_TYPES: u64 = 2;
+/// LinkBench's first link type: its types are 123456789, 123456790 ... (type `t` of dbsweep's
+/// 1-based count is written as [`link_type_id`]).
+const LINK_TYPE_BASE: i64 = 123_456_789;
+/// LinkBench's node type (LinkStore.DEFAULT_NODE_TYPE).
+const NODE_TYPE: i64 = 2048;
+
+/// The link type `t` (1-based) as LinkBench writes it.
+fn link_type_id(t: u64) -> i64 {
+    LINK_TYPE_BASE + t as i64 - 1
+}
 /// Rows a list read returns at most.
 const LIST_LIMIT: u32 = 10_000;
 /// The share of list reads that read further back in time: LinkBench's
