@@ -90,7 +90,7 @@ fn linkbench(url: &str, s: &Scratch) {
         "{newest} against {now_ms}"
     );
     // The writes kept every count equal to its visible links.
-    let ok = Line::new(&["check", "linkbench"])
+    let ok = Line::new(&["check", "linkbench", "--nodes", &NODES.to_string()])
         .target(url)
         .assert()
         .success();
@@ -111,7 +111,7 @@ fn linkbench(url: &str, s: &Scratch) {
     ))
     .expect("break a count");
     drop(conn);
-    let bad = Line::new(&["check", "linkbench"])
+    let bad = Line::new(&["check", "linkbench", "--nodes", &NODES.to_string()])
         .target(url)
         .assert()
         .code(1);
@@ -120,6 +120,42 @@ fn linkbench(url: &str, s: &Scratch) {
         err.contains("LinkBench check failed: 1 (node, link type) pair"),
         "{err}"
     );
+    // A graph of another size than --nodes says so, for the requests and the check alike,
+    // larger or smaller, and touches nothing.
+    for other in [NODES / 2, NODES * 2] {
+        for cmd in [
+            &["run", "linkbench", "--events", "10", "--time", "0"][..],
+            &["check", "linkbench"],
+        ] {
+            let out = Line::new(cmd)
+                .args(["--nodes", &other.to_string()])
+                .target(url)
+                .assert()
+                .code(2);
+            let err = String::from_utf8_lossy(&out.get_output().stderr).to_string();
+            assert!(
+                err.contains(&format!("do not hold a graph of --nodes {other}")),
+                "{cmd:?} {other}: {err}"
+            );
+        }
+    }
+    // A load cut short (its last step, the index, not made) is refused too.
+    let target = dbsweep::db::open(url, Default::default()).expect("target");
+    let mut conn = target.connect().expect("connect");
+    let drop_index = if url.starts_with("mysql") {
+        "DROP INDEX id1_type ON linktable"
+    } else {
+        "DROP INDEX id1_type"
+    };
+    conn.batch(drop_index).expect("drop the index");
+    drop(conn);
+    let out = Line::new(&["run", "linkbench", "--events", "10", "--time", "0"])
+        .args(["--nodes", &NODES.to_string()])
+        .target(url)
+        .assert()
+        .code(2);
+    let err = String::from_utf8_lossy(&out.get_output().stderr).to_string();
+    assert!(err.contains("the LinkBench load did not finish"), "{err}");
     Line::new(&["cleanup", "linkbench"])
         .target(url)
         .assert()
@@ -282,7 +318,7 @@ fn link_writes_send_linkbenchs_statements_in_its_order() {
         adds > 100 && deletes > 10,
         "{adds} link writes, {deletes} hidden"
     );
-    Line::new(&["check", "linkbench"])
+    Line::new(&["check", "linkbench", "--nodes", "2000"])
         .target(&url)
         .assert()
         .success();

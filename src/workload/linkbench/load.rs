@@ -183,3 +183,74 @@ pub(super) fn check(conn: &mut dyn Conn) -> Result<Result<(), Error>, DbError> {
          their visible links in {LINKS}, {phantom} count row(s) above zero without a visible link"
     ))))
 }
+
+/// Whether the tables hold the whole graph a load of `nodes` nodes writes: the load's last
+/// work (the index id1_type) is there, and the loaded links of the last nodes, those that wrap
+/// around to the first ids, are where a load of that size puts them (a graph of another size
+/// puts them elsewhere, a load cut short has none). Links are never deleted (a delete hides
+/// them), so a graph that ran since still answers.
+pub(super) fn check_graph(conn: &mut dyn Conn, nodes: u64, url: &str) -> Result<(), Error> {
+    let db = |e| Error::db(url, e);
+    let index = match conn.dialect() {
+        Dialect::Postgres => format!(
+            "SELECT COUNT(*) FROM pg_indexes WHERE schemaname = current_schema() AND \
+             tablename = '{LINKS}' AND indexname = 'id1_type'"
+        ),
+        Dialect::Mysql => format!(
+            "SELECT COUNT(*) FROM information_schema.statistics WHERE table_schema = DATABASE() \
+             AND table_name = '{LINKS}' AND index_name = 'id1_type'"
+        ),
+        _ => "SELECT COUNT(*) FROM sqlite_master WHERE type = 'index' AND name = 'id1_type'"
+            .to_string(),
+    };
+    if conn.query_i64(&index).map_err(db)?.unwrap_or(0) == 0 {
+        return Err(Error::Usage(format!(
+            "{url}: the LinkBench load did not finish (its last step, the index id1_type, is \
+             missing): run `dbsweep cleanup linkbench` and prepare it again"
+        )));
+    }
+    // Up to 8 wrap-around links of the last nodes (a node i's link k goes to (i + k) mod N
+    // + 1), looking at 200 nodes at most.
+    let mut checked = 0;
+    for id1 in (nodes.saturating_sub(199).max(1)..=nodes).rev() {
+        if checked >= 8 {
+            break;
+        }
+        let d = degree(id1, nodes);
+        let wraps: Vec<(u64, u64)> = (0..d)
+            .filter(|k| id1 + k >= nodes)
+            .map(|k| loaded_link(id1, k, nodes))
+            .collect();
+        if wraps.is_empty() {
+            continue;
+        }
+        let rows = conn
+            .query_rows(
+                &format!("SELECT id2, link_type FROM {LINKS} WHERE id1 = {id1}"),
+                2,
+            )
+            .map_err(db)?;
+        let has = |id2: u64, t: u64| {
+            rows.iter().any(|r| {
+                let v = |i: usize| {
+                    r.get(i)
+                        .cloned()
+                        .flatten()
+                        .and_then(|x| x.trim().parse::<i64>().ok())
+                };
+                v(0) == Some(id2 as i64) && v(1) == Some(link_type_id(t))
+            })
+        };
+        for (id2, t) in wraps {
+            if !has(id2, t) {
+                return Err(Error::Usage(format!(
+                    "{url}: the LinkBench tables do not hold a graph of --nodes {nodes} (node \
+                     {id1}'s loaded link to node {id2} is not there): give the --nodes of its \
+                     load, or run `dbsweep cleanup linkbench` and prepare it with these"
+                )));
+            }
+            checked += 1;
+        }
+    }
+    Ok(())
+}

@@ -322,6 +322,7 @@ impl Workload for LinkBench {
     fn verify(&self, target: &dyn Target) -> Result<(), Error> {
         let url = target.display_url();
         let mut conn = target.connect().map_err(|e| Error::db(&url, e))?;
+        load::check_graph(conn.as_mut(), self.opts.nodes, &url)?;
         check(conn.as_mut()).map_err(|e| Error::db(format!("checking {url}"), e))?
     }
 
@@ -365,7 +366,7 @@ impl Workload for LinkBench {
     fn check_ready(
         &self,
         conn: &mut dyn Conn,
-        _: &WorkloadOptions,
+        o: &WorkloadOptions,
         url: &str,
     ) -> Result<(), Error> {
         for table in TABLES {
@@ -375,7 +376,9 @@ impl Workload for LinkBench {
                 )));
             }
         }
-        Ok(())
+        // The requests pick ids and loaded links by --nodes: on a graph of another size, or
+        // one whose load was cut short, they would measure other work.
+        load::check_graph(conn, o.nodes, url)
     }
 
     fn statements(&self) -> &'static [&'static str] {
