@@ -130,8 +130,10 @@ fn ibench(url: &str, s: &Scratch) {
     let deleted = 5 * u(delete, "/queries/write") as i64;
     assert!(inserted > 0 && deleted > 0, "{insert} {delete}");
     assert_eq!(rows(url), LOADED + inserted - deleted);
+    // The deletes follow the inserts (each after its MIN(transactionid)), at most a few batches
+    // behind when the run ends.
     assert!(
-        inserted - deleted <= 5 * 2,
+        deleted <= inserted && deleted * 4 >= inserted * 3,
         "{inserted} inserted, {deleted} deleted"
     );
     // qp: ten ids of the key per query, all of them there (the deletes take only the oldest).

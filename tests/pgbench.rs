@@ -1034,18 +1034,27 @@ fn a_sleep_at_the_end_of_the_run_finishes_as_in_pgbench() {
     let theirs = pgbench(server.port, &args);
     let mine = ours(&dir, &link, server.port, &args);
     let processed = r"(?m)^number of transactions actually processed: (\d+)";
-    // 0, 0.3, 0.6, and 0.9 s, the last one ending past -T.
-    assert_eq!(figure(&theirs, processed), 4, "{theirs}");
-    assert_eq!(figure(&mine, processed), 4, "{mine}");
+    // 0, 0.3, 0.6, and 0.9 s, the last one ending past -T (on a loaded machine each takes a
+    // little longer, and three fit).
+    for out in [&theirs, &mine] {
+        assert!((3..=4).contains(&figure(out, processed)), "{out}");
+    }
     let avg = regex::Regex::new(r"(?m)^latency average = ([\d.]+) ms")
         .unwrap()
         .captures(&mine)
         .and_then(|c| c[1].parse::<f64>().ok())
         .unwrap_or_else(|| panic!("{mine}"));
     assert!(avg >= 300.0, "{mine}");
-    // pgbench's run lasts until its last transaction ends: four in about 1.2 s.
-    let tps = figure(&mine, r"(?m)^tps = (\d+)\.");
-    assert_eq!(tps, 3, "{mine}");
+    // The last transaction, still sleeping at -T's end, counted: the transactions' time is
+    // past the second, and so is the run's (tps below the count over 1 s).
+    let n = figure(&mine, processed) as f64;
+    assert!(n * avg >= 1000.0, "{mine}");
+    let tps: f64 = regex::Regex::new(r"(?m)^tps = ([\d.]+) ")
+        .unwrap()
+        .captures(&mine)
+        .and_then(|c| c[1].parse().ok())
+        .unwrap_or_else(|| panic!("{mine}"));
+    assert!(tps < n, "{mine}");
 }
 
 /// `--show-script` and `-b list` print pgbench's text on stderr and exit 0, with no server.

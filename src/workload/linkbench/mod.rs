@@ -322,7 +322,9 @@ impl Workload for LinkBench {
     fn verify(&self, target: &dyn Target) -> Result<(), Error> {
         let url = target.display_url();
         let mut conn = target.connect().map_err(|e| Error::db(&url, e))?;
-        load::check_graph(conn.as_mut(), self.opts.nodes, &url)?;
+        if conn.dialect() != Dialect::Any {
+            load::check_graph(conn.as_mut(), self.opts.nodes, &url)?;
+        }
         check(conn.as_mut()).map_err(|e| Error::db(format!("checking {url}"), e))?
     }
 
@@ -377,7 +379,11 @@ impl Workload for LinkBench {
             }
         }
         // The requests pick ids and loaded links by --nodes: on a graph of another size, or
-        // one whose load was cut short, they would measure other work.
+        // one whose load was cut short, they would measure other work. (The mock target holds
+        // no graph.)
+        if conn.dialect() == Dialect::Any {
+            return Ok(());
+        }
         load::check_graph(conn, o.nodes, url)
     }
 
