@@ -1,6 +1,7 @@
 //! What a person sees: the live per-interval line on stderr and the final summary on stdout,
 //! laid out like sysbench's so that its users read them at a glance.
 
+pub mod note;
 pub mod pgbench;
 pub mod sysbench;
 
@@ -52,7 +53,7 @@ impl Style {
     /// What a client says while the run goes on (a retried error under `--verbose-errors`,
     /// a client that aborted), in pgbench's words, which are the only ones dbsweep has for
     /// these: one write, so that clients' lines do not interleave.
-    pub fn client_note(self, note: &crate::runner::note::ClientNote) {
+    pub fn client_note(self, note: &note::ClientNote) {
         let text = pgbench::client_note(note);
         let _ = std::io::Write::write_all(&mut std::io::stderr().lock(), text.as_bytes());
     }

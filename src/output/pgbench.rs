@@ -4,9 +4,9 @@
 
 use std::fmt::Write as _;
 
+use super::note::{Aborted, ClientNote};
 use crate::results::Results;
 use crate::results::figures::Interval;
-use crate::runner::note::{Aborted, ClientNote};
 
 /// What the summary says that the results do not: the command line's choices.
 #[derive(Clone, Copy, Debug)]

@@ -103,7 +103,7 @@ impl Entry {
         } else if r.workload == "oltp_scan" {
             r.rows_per_s
         } else if crate::results::times_operations(&r.workload)
-            || super::pgbench::is_pgbench(&r.workload)
+            || crate::results::is_pgbench(&r.workload)
         {
             // LinkBench's operations, pgbench's transactions.
             r.tps

@@ -4,17 +4,15 @@
 use super::model::Dataset;
 use super::tables::{Better, Cell, Row, Table};
 
-/// Whether a workload is one of pgbench's (its builtins, or scripts run as pgbench runs them).
-pub fn is_pgbench(workload: &str) -> bool {
-    workload.starts_with("pgbench")
-}
-
 pub fn tables(ds: &Dataset) -> Vec<Table> {
     let rows: Vec<Row> = ds
         .entries
         .iter()
         .filter_map(|e| {
-            let r = e.results.as_ref().filter(|r| is_pgbench(&r.workload))?;
+            let r = e
+                .results
+                .as_ref()
+                .filter(|r| crate::results::is_pgbench(&r.workload))?;
             let place = super::checks::place_label(ds, &e.place, false);
             let label = if place.is_empty() {
                 format!("{} c{}", e.test, e.place.clients)

@@ -718,6 +718,12 @@ pub fn times_operations(workload: &str) -> bool {
     workload == "linkbench"
 }
 
+/// Whether a workload is one of pgbench's (its builtins, or scripts run as pgbench runs them):
+/// its figure is transactions a second.
+pub fn is_pgbench(workload: &str) -> bool {
+    workload.starts_with("pgbench")
+}
+
 fn is_zero(n: &u64) -> bool {
     *n == 0
 }

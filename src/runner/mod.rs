@@ -4,7 +4,6 @@
 
 mod groups;
 mod multiplex;
-pub mod note;
 mod pool;
 pub mod txn_log;
 mod worker;

@@ -6,12 +6,12 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use super::note::{Aborted, ClientNote};
 use super::pool::{Pooled, Registry};
 use crate::clock::Stamp;
 use crate::db::QueryCounts;
 use crate::db::{Conn, DbError, Detached, ErrorClass, Target};
 use crate::metrics::{RETRY_CLASSES, Recorder};
+use crate::output::note::{Aborted, At, ClientNote};
 use crate::workload::rand::Rand;
 use crate::workload::{Client, EventLoop, Next, Workload};
 
@@ -557,7 +557,10 @@ impl Worker {
         }
         sh.style.client_note(&ClientNote::Retryable {
             client: self.thread,
-            at,
+            at: at.map(|a| At {
+                script: a.script,
+                command: a.command,
+            }),
             message: &err.message,
             tries,
             max_tries: sh.max_tries,
@@ -580,7 +583,10 @@ impl Worker {
         };
         sh.style.client_note(&ClientNote::Aborted {
             client: self.thread,
-            at: self.client.error_at(),
+            at: self.client.error_at().map(|a| At {
+                script: a.script,
+                command: a.command,
+            }),
             code: &err.code,
             message: &err.message,
             how,

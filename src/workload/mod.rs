@@ -19,7 +19,7 @@ mod traits;
 pub use names::WORKLOADS;
 pub use options::{PsMode, WorkloadOptions};
 pub use tables::TableSet;
-pub use traits::{Client, ErrorAt, EventLoop, Next, Workload};
+pub use traits::{Client, EventLoop, Next, Workload};
 
 use crate::error::Error;
 

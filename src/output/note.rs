@@ -1,16 +1,22 @@
 //! What a client says while it runs, handed to the personality that prints it
-//! ([`crate::output::Style::client_note`]): the runner and the workloads never print.
+//! ([`super::Style::client_note`]): the runner and the workloads never print.
 
 use std::num::NonZeroU32;
 
-use crate::workload::ErrorAt;
+/// Where in its scripts a client's error came: the script and its command (pgbench's numbers,
+/// from 0).
+#[derive(Clone, Copy, Debug)]
+pub struct At {
+    pub script: usize,
+    pub command: usize,
+}
 
 /// Something a client says while the run goes on.
 pub enum ClientNote<'a> {
     /// A retryable error (`--verbose-errors`) at try `tries`; `last`: its event fails with it.
     Retryable {
         client: u32,
-        at: Option<ErrorAt>,
+        at: Option<At>,
         message: &'a str,
         tries: u32,
         max_tries: Option<NonZeroU32>,
@@ -19,7 +25,7 @@ pub enum ClientNote<'a> {
     /// The client ended alone after an error that is not retried (pgbench's abort).
     Aborted {
         client: u32,
-        at: Option<ErrorAt>,
+        at: Option<At>,
         /// The error's code (a SQLSTATE when the server sent it).
         code: &'a str,
         message: &'a str,
