@@ -284,7 +284,7 @@ fn run_group(
         events_per_client: opts.events_per_client,
         max_tries: opts.max_tries,
         verbose_errors: opts.verbose_errors,
-        style: opts.style,
+        style: &opts.style,
         abort_alone: matches!(opts.style, crate::output::Style::Pgbench(_)),
         aborted_clients: &aborted_clients,
         latency_limit: opts

@@ -43,7 +43,7 @@ pub struct Shared<'a> {
     /// Each retryable error said (pgbench's `--verbose-errors`).
     pub verbose_errors: bool,
     /// Who prints what a client says ([`ClientNote`]): the runner never prints itself.
-    pub style: crate::output::Style,
+    pub style: &'a crate::output::Style,
     /// pgbench's rule for an error that is not retried (a lost connection too): the client
     /// aborts alone and the run goes on without it, rather than the run stopping.
     pub abort_alone: bool,
