@@ -10,6 +10,7 @@ use std::sync::mpsc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use super::cpufreq::{MhzAcc, cpu_khz};
 use super::procfs::{
     DiskStat, MachineStat, ProcCpu, machine_delta, parse_diskstats, parse_pid_cpu_split,
     parse_pid_io, parse_proc_stat, read_process, reaped_children_ticks,
@@ -167,57 +168,6 @@ fn read(subject: &Subject, server: bool, stable: bool) -> Option<Reading> {
         client_io,
         server_io,
     })
-}
-
-/// Collects frequency readings of every CPU.
-#[derive(Default)]
-struct MhzAcc {
-    min: Option<f64>,
-    max: f64,
-    sum: f64,
-    n: u64,
-}
-
-impl MhzAcc {
-    fn add(&mut self, khz: &[u64]) {
-        for &k in khz {
-            let mhz = k as f64 / 1000.0;
-            self.min = Some(self.min.map_or(mhz, |m| m.min(mhz)));
-            self.max = self.max.max(mhz);
-            self.sum += mhz;
-            self.n += 1;
-        }
-    }
-
-    fn range(&self) -> Option<MhzRange> {
-        Some(MhzRange {
-            min: self.min?,
-            max: self.max,
-            mean: self.sum / self.n as f64,
-        })
-    }
-}
-
-/// Every CPU's current frequency in kHz (cpufreq's scaling_cur_freq); empty without cpufreq.
-fn cpu_khz() -> Vec<u64> {
-    let Ok(cpus) = fs::read_dir("/sys/devices/system/cpu") else {
-        return Vec::new();
-    };
-    cpus.filter_map(Result::ok)
-        .filter(|e| {
-            let name = e.file_name();
-            let name = name.to_string_lossy();
-            name.strip_prefix("cpu")
-                .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
-        })
-        .filter_map(|e| {
-            fs::read_to_string(e.path().join("cpufreq/scaling_cur_freq"))
-                .ok()?
-                .trim()
-                .parse()
-                .ok()
-        })
-        .collect()
 }
 
 /// Turns the first and last readings into per-operation figures for `ops` operations.
