@@ -340,18 +340,7 @@ impl LinkClient {
             },
         };
         if inserted || changed {
-            let p = [
-                Param::Int(id1),
-                Param::Int(t),
-                Param::Int(now),
-                Param::Int(now),
-            ];
-            let p = if self.dialect == Dialect::Mysql {
-                &p[..]
-            } else {
-                &p[..3]
-            };
-            q.dml(conn.execute(self.s.count_up, p)?);
+            self.change_count(conn, q, self.s.count_up, (id1, t, now))?;
         }
         if !inserted {
             let p = [
@@ -386,21 +375,30 @@ impl LinkClient {
         if self.visibility(conn, q, id1, id2, t)? == Some(1) {
             let key = [Param::Int(id1), Param::Int(id2), Param::Int(t)];
             q.dml(conn.execute(self.s.hide, &key)?);
-            let p = [
-                Param::Int(id1),
-                Param::Int(t),
-                Param::Int(now),
-                Param::Int(now),
-            ];
-            let p = if self.dialect == Dialect::Mysql {
-                &p[..]
-            } else {
-                &p[..3]
-            };
-            q.dml(conn.execute(self.s.count_down, p)?);
+            self.change_count(conn, q, self.s.count_down, (id1, t, now))?;
         }
         conn.commit()?;
         q.others += 2;
+        Ok(())
+    }
+
+    /// A count's change by `stmt` ([`count_change_sql`]): MySQL's statement takes the time
+    /// twice (its insert and its update), the others once.
+    fn change_count(
+        &self,
+        conn: &mut dyn Conn,
+        q: &mut QueryCounts,
+        stmt: StmtId,
+        (id1, t, now): (i64, i64, i64),
+    ) -> Result<(), DbError> {
+        let p = [
+            Param::Int(id1),
+            Param::Int(t),
+            Param::Int(now),
+            Param::Int(now),
+        ];
+        let n = if self.dialect == Dialect::Mysql { 4 } else { 3 };
+        q.dml(conn.execute(stmt, &p[..n])?);
         Ok(())
     }
 
