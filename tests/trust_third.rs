@@ -579,6 +579,67 @@ fn pgbench_values_keep_their_text_and_every_command_past_the_256th_is_timed() {
     }
 }
 
+/// The client's peak resident memory of a mock run with `args`, in KB (the step's own
+/// high-water mark, from its results file).
+fn mock_peak_kb(s: &Scratch, name: &str, args: &[&str]) -> u64 {
+    let res = s.path(name);
+    dbsweep()
+        .args(["run", "--target", "mock://", "--report-interval", "0"])
+        .args(args)
+        .arg("--output")
+        .arg(&res)
+        .assert()
+        .success();
+    read_json(&res)["hw"]["client_peak_rss_kb"]
+        .as_u64()
+        .expect("the client's peak")
+}
+
+#[test]
+fn memory_does_not_grow_by_megabytes_with_a_scripts_commands_or_the_clients() {
+    // Each command of a script timed apart once held a histogram of 270 KB, twice: a
+    // 10,000-command script took 10.5 GB for one transaction. The bench `memory` prints the
+    // figures against the targets (100 MB, 150 MB, 300 KB a client thread); here,
+    // bounds far above them and far below what the histograms took.
+    let s = Scratch::new();
+    let script = s.path("long.sql");
+    let text: String = (0..10_000).map(|i| format!("SELECT {i};\n")).collect();
+    std::fs::write(&script, text).unwrap();
+    let long = mock_peak_kb(
+        &s,
+        "long.json",
+        &[
+            "pgbench",
+            "--script",
+            script.to_str().unwrap(),
+            "--events",
+            "1",
+            "--time",
+            "0",
+            "--statement-times",
+            "on",
+        ],
+    );
+    assert!(long < 400 << 10, "a 10,000-command script took {long} KB");
+    // 200 clients of oltp_read_write, whose events time 11 kinds of statement each.
+    let clients = mock_peak_kb(
+        &s,
+        "clients.json",
+        &[
+            "oltp_read_write",
+            "--threads",
+            "200",
+            "--connect-rate",
+            "0",
+            "--events",
+            "20000",
+            "--time",
+            "0",
+        ],
+    );
+    assert!(clients < 300 << 10, "200 clients took {clients} KB");
+}
+
 #[test]
 fn pgbench_scripts_all_of_weight_zero_are_refused() {
     let out = dbsweep()

@@ -48,6 +48,20 @@ pub fn busy_counters() -> (u64, u64, u64) {
     )
 }
 
+/// Starts a new high-water mark of the heap this process's SQLite holds (its page caches,
+/// lookaside buffers, schemas and statements).
+pub fn reset_heap_peak() {
+    // SAFETY: sqlite3_memory_highwater only reads and resets SQLite's own statistics.
+    unsafe { rusqlite::ffi::sqlite3_memory_highwater(1) };
+}
+
+/// The most heap this process's SQLite held since [`reset_heap_peak`], in KB.
+pub fn heap_peak_kb() -> u64 {
+    // SAFETY: as above, without resetting.
+    let bytes = unsafe { rusqlite::ffi::sqlite3_memory_highwater(0) };
+    u64::try_from(bytes).unwrap_or(0) / 1024
+}
+
 fn busy_handler(calls: i32) -> bool {
     if calls >= MAX_BUSY_CALLS {
         return false;

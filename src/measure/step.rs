@@ -113,14 +113,21 @@ pub(crate) fn measure(
         .as_deref()
         .map(|url| metrics::node::NodeScraper::start(url, start.clone()));
     let peak_reset = plan.hw_sample && metrics::procfs::reset_own_peak_rss();
+    // Embedded SQLite's memory is in the client's: its own peak is told apart.
+    let embedded = target.dialect() == crate::db::Dialect::Sqlite;
+    if embedded {
+        crate::db::sqlite::reset_heap_peak();
+    }
     let (outcome, role_outcomes) =
         run_measured(plan, &opts, target, workload, &roles, stop, on_interval);
     let client_peak_rss_kb = peak_reset.then(metrics::procfs::own_peak_rss_kb).flatten();
+    let sqlite_heap_peak_kb = (peak_reset && embedded).then(crate::db::sqlite::heap_peak_kb);
     let waits = waits.map(metrics::waits::WaitSampler::finish);
     let profile = profiler.map(metrics::profile::Profiler::finish);
     let events = outcome.as_ref().map_or(0, |o| o.total.counters.events);
     let hw = sampler.and_then(|s| s.finish(events)).map(|mut h| {
         h.client_peak_rss_kb = client_peak_rss_kb;
+        h.sqlite_heap_peak_kb = sqlite_heap_peak_kb;
         h
     });
     let server_host = node.map(|n| {
@@ -478,10 +485,11 @@ fn build_results(
         Vec::new()
     };
     let serving = o.behind.map(|behind| {
-        let mut queue = metrics::new_histogram();
+        let mut queue = metrics::Hist::new();
         for k in &o.total.queue {
-            queue.add(&k.latency).expect("histograms share bounds");
+            queue.add(&k.latency);
         }
+        let queue = queue.to_hdr();
         results::Serving {
             clients: plan.runner.threads,
             workers: plan.runner.worker_threads(),
@@ -518,7 +526,7 @@ fn build_results(
         qps: per_s(c.queries.total()),
         rows_per_s: per_s(c.queries.rows),
         queries: queries(c),
-        latency_ms: Latency::from_histogram(&o.total.latency),
+        latency_ms: Latency::from_histogram(&o.total.latency.to_hdr()),
         errors,
         retries: c.retried(),
         reconnects: c.reconnects,
@@ -534,7 +542,7 @@ fn build_results(
         thread_events: o.thread_events,
         thread_time_s: o.thread_seconds,
         intervals: o.intervals,
-        histogram: HistogramData::encode(&o.total.latency),
+        histogram: HistogramData::encode(&o.total.latency.to_hdr()),
         prepare,
         hw: None,
         server_stats: None,
@@ -614,8 +622,8 @@ fn role_figures(
                 .rate
                 .map(|rate| f.tps >= rate * results::figures::RATE_MET);
             f.queries = queries(c);
-            f.latency_ms = Latency::from_histogram(&o.total.latency);
-            f.histogram = Some(HistogramData::encode(&o.total.latency));
+            f.latency_ms = Latency::from_histogram(&o.total.latency.to_hdr());
+            f.histogram = Some(HistogramData::encode(&o.total.latency.to_hdr()));
             f.statements =
                 results::StatementFigures::of(o.statement_names, &o.total.statements, c.events);
             f.errors = error_counts(c);

@@ -210,6 +210,7 @@ fn figures(
             .and_then(|(a, b)| per_o((b.sectors_written - a.sectors_written) as f64 / 2.0 / secs)),
         server_rss_kb: last.server_rss_kb,
         client_peak_rss_kb: None,
+        sqlite_heap_peak_kb: None,
         device,
         device_busy_pct: disk.map(|(a, b)| {
             (b.io_ms.saturating_sub(a.io_ms) as f64 / (secs * 1000.0) * 100.0).min(100.0)

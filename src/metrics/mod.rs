@@ -4,6 +4,7 @@
 
 mod cpufreq;
 pub mod dbstats;
+pub mod hist;
 pub mod hw;
 pub mod innodb;
 pub mod net;
@@ -17,6 +18,8 @@ use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
+
+pub use hist::Hist;
 
 use crate::db::{ErrorClass, QueryCounts};
 use crate::results::figures::Interval;
@@ -85,16 +88,6 @@ const HIST_SIGFIGS: u8 = 3;
 
 pub fn new_histogram() -> Histogram<u64> {
     Histogram::new_with_bounds(1, HIST_MAX_NS, HIST_SIGFIGS).expect("static histogram bounds")
-}
-
-/// Empties `h`; one that recorded nothing is left as it is. Resetting writes the whole counts
-/// array (262 KB), and the reporter empties every client's histograms each interval: with
-/// thousands of clients in think time, most of them empty, that memset was 39% of the
-/// client's CPU (400 TPC-C terminals with --wait, perf).
-fn reset_histogram(h: &mut Histogram<u64>) {
-    if !h.is_empty() {
-        h.reset();
-    }
 }
 
 /// Number of retryable error classes, each counted apart.
@@ -174,7 +167,7 @@ impl Counters {
 /// One transaction type's figures, for workloads that mix several (TPC-C).
 #[derive(Clone)]
 pub struct KindStats {
-    pub latency: Histogram<u64>,
+    pub latency: Hist,
     pub events: u64,
     /// Events retried after a retryable error (each retry counted).
     pub retries: u64,
@@ -193,7 +186,7 @@ pub struct KindStats {
 impl Default for KindStats {
     fn default() -> Self {
         KindStats {
-            latency: new_histogram(),
+            latency: Hist::new(),
             events: 0,
             retries: 0,
             rollbacks: 0,
@@ -207,9 +200,7 @@ impl Default for KindStats {
 
 impl KindStats {
     fn add(&mut self, o: &KindStats) {
-        self.latency
-            .add(&o.latency)
-            .expect("histograms share bounds");
+        self.latency.add(&o.latency);
         self.events += o.events;
         self.retries += o.retries;
         self.rollbacks += o.rollbacks;
@@ -220,13 +211,13 @@ impl KindStats {
     }
 
     /// Adds `events` events whose latencies are `latency` (a one-statement recorder's copy).
-    fn add_copy(&mut self, latency: &Histogram<u64>, events: u64) {
-        self.latency.add(latency).expect("histograms share bounds");
+    fn add_copy(&mut self, latency: &Hist, events: u64) {
+        self.latency.add(latency);
         self.events += events;
     }
 
     fn reset(&mut self) {
-        reset_histogram(&mut self.latency);
+        self.latency.reset();
         self.events = 0;
         self.retries = 0;
         self.rollbacks = 0;
@@ -253,7 +244,7 @@ fn add_kinds(into: &mut Vec<KindStats>, from: &[KindStats]) {
 
 /// One client thread's measurements since the reporter last took them.
 pub struct Recorder {
-    pub latency: Histogram<u64>,
+    pub latency: Hist,
     pub counters: Counters,
     /// Per transaction type, for workloads that have types; empty otherwise.
     pub kinds: Vec<KindStats>,
@@ -272,7 +263,7 @@ pub struct Recorder {
 /// same kind, timed exactly as long as the event (a point select), that statement's histogram
 /// is a copy of the events' one: the recorder keeps only the count and writes the copy when an
 /// event breaks the pattern or the recorder is read. Each such event then costs one histogram
-/// record rather than two; a record's bucket is a cache line of a 262 KB array, usually cold
+/// record rather than two; a record's count is a cache line, usually cold
 /// after the client slept in its receive.
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Solo {
@@ -294,7 +285,7 @@ impl Recorder {
     pub fn with_kinds(kinds: usize, statements: usize) -> Recorder {
         let stats = |n| (0..n).map(|_| KindStats::default()).collect();
         Recorder {
-            latency: new_histogram(),
+            latency: Hist::new(),
             counters: Counters::default(),
             kinds: stats(kinds),
             statements: stats(statements),
@@ -303,15 +294,12 @@ impl Recorder {
         }
     }
 
-    /// The bytes its histograms hold (each counts every value it can record).
-    pub fn heap_bytes(&self) -> u64 {
-        let h = |h: &Histogram<u64>| h.distinct_values() as u64 * 8;
-        h(&self.latency)
-            + [&self.kinds, &self.statements, &self.queue]
-                .iter()
-                .flat_map(|v| v.iter())
-                .map(|k| h(&k.latency))
-                .sum::<u64>()
+    /// The bytes its histograms will hold, about: each a directory and the pages of a few
+    /// octaves of latencies (8 KB; 1,000 SQLite clients of oltp_point_select took 4-6 pages
+    /// a histogram).
+    pub fn expected_bytes(&self) -> u64 {
+        let histograms = 1 + self.kinds.len() + self.statements.len() + self.queue.len();
+        histograms as u64 * hist::EXPECTED_BYTES
     }
 
     /// With queue times recorded per transaction type (one for a workload without types).
@@ -381,7 +369,7 @@ impl Recorder {
     /// Empties this recorder for reuse, keeping its allocations.
     pub fn clear(&mut self) {
         self.solo = Solo::Empty;
-        reset_histogram(&mut self.latency);
+        self.latency.reset();
         self.counters = Counters::default();
         for k in self
             .kinds
@@ -466,7 +454,7 @@ impl Recorder {
 /// Merged measurements over some span of time.
 #[derive(Clone)]
 pub struct Snapshot {
-    pub latency: Histogram<u64>,
+    pub latency: Hist,
     pub counters: Counters,
     pub kinds: Vec<KindStats>,
     pub statements: Vec<KindStats>,
@@ -477,7 +465,7 @@ pub struct Snapshot {
 impl Default for Snapshot {
     fn default() -> Self {
         Snapshot {
-            latency: new_histogram(),
+            latency: Hist::new(),
             counters: Counters::default(),
             kinds: Vec::new(),
             statements: Vec::new(),
@@ -488,9 +476,7 @@ impl Default for Snapshot {
 
 impl Snapshot {
     pub fn add(&mut self, o: &Snapshot) {
-        self.latency
-            .add(&o.latency)
-            .expect("histograms share bounds");
+        self.latency.add(&o.latency);
         self.counters.add(&o.counters);
         add_kinds(&mut self.kinds, &o.kinds);
         add_kinds(&mut self.statements, &o.statements);
@@ -498,9 +484,7 @@ impl Snapshot {
     }
 
     pub fn add_recorder(&mut self, r: &Recorder) {
-        self.latency
-            .add(&r.latency)
-            .expect("histograms share bounds");
+        self.latency.add(&r.latency);
         self.counters.add(&r.counters);
         add_kinds(&mut self.kinds, &r.kinds);
         add_kinds(&mut self.statements, &r.statements);
@@ -516,10 +500,7 @@ impl Snapshot {
 
     /// A latency quantile in milliseconds (0 when nothing was recorded).
     pub fn quantile_ms(&self, q: f64) -> f64 {
-        if self.latency.is_empty() {
-            return 0.0;
-        }
-        ns_to_ms(self.latency.value_at_quantile(q))
+        quantile_ms(&self.latency.to_hdr(), q)
     }
 
     /// What the snapshot says of one interval: `t` seconds into the measured part, `seconds`
@@ -534,12 +515,12 @@ impl Snapshot {
     ) -> Interval {
         let s = self;
         let c = &s.counters;
+        let latency = s.latency.to_hdr();
         let new_order_quantile = |q: f64| {
             new_order.map(|k| {
                 s.kinds
                     .get(k)
-                    .filter(|k| !k.latency.is_empty())
-                    .map_or(0.0, |k| ns_to_ms(k.latency.value_at_quantile(q)))
+                    .map_or(0.0, |k| quantile_ms(&k.latency.to_hdr(), q))
             })
         };
         let per_s = |n: u64| {
@@ -560,22 +541,22 @@ impl Snapshot {
             writes_per_s: per_s(c.queries.writes),
             others_per_s: per_s(c.queries.others),
             rows_per_s: per_s(c.queries.rows),
-            p50_ms: s.quantile_ms(0.5),
-            p95_ms: s.quantile_ms(0.95),
-            p99_ms: s.quantile_ms(0.99),
-            max_ms: s.quantile_ms(1.0),
+            p50_ms: quantile_ms(&latency, 0.5),
+            p95_ms: quantile_ms(&latency, 0.95),
+            p99_ms: quantile_ms(&latency, 0.99),
+            max_ms: quantile_ms(&latency, 1.0),
             err_per_s: per_s(c.errors()),
             reconn_per_s: per_s(c.reconnects),
-            pct_ms: s.quantile_ms(percentile / 100.0),
-            avg_ms: if s.latency.is_empty() {
+            pct_ms: quantile_ms(&latency, percentile / 100.0),
+            avg_ms: if latency.is_empty() {
                 0.0
             } else {
-                s.latency.mean() / 1e6
+                latency.mean() / 1e6
             },
-            stddev_ms: if s.latency.is_empty() {
+            stddev_ms: if latency.is_empty() {
                 0.0
             } else {
-                s.latency.stdev() / 1e6
+                latency.stdev() / 1e6
             },
             queue: None,
             pgbench: crate::results::figures::ProgressCounts {
@@ -605,6 +586,14 @@ pub fn process_cpu_seconds() -> f64 {
     unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) };
     let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
     secs(ru.ru_utime) + secs(ru.ru_stime)
+}
+
+/// A quantile of `h` in milliseconds (0 when nothing was recorded).
+fn quantile_ms(h: &Histogram<u64>, q: f64) -> f64 {
+    if h.is_empty() {
+        return 0.0;
+    }
+    ns_to_ms(h.value_at_quantile(q))
 }
 
 pub fn ns_to_ms(ns: u64) -> f64 {
@@ -639,8 +628,8 @@ impl StatementFigures {
                 } else {
                     0.0
                 },
-                latency_ms: Latency::from_histogram(&s.latency),
-                histogram: Some(HistogramData::encode(&s.latency)),
+                latency_ms: Latency::from_histogram(&s.latency.to_hdr()),
+                histogram: Some(HistogramData::encode(&s.latency.to_hdr())),
                 retries: (s.retries > 0).then_some(s.retries),
                 failures: (s.failures > 0).then_some(s.failures),
                 retried: (s.retried > 0).then_some(s.retried),
@@ -749,7 +738,7 @@ mod tests {
         assert_eq!(s.statements.len(), 2);
         assert_eq!((s.statements[0].events, s.statements[1].events), (0, 50));
         assert!(s.statements[0].latency.is_empty());
-        assert_eq!(s.statements[1].latency, expected);
+        assert_eq!(s.statements[1].latency.to_hdr(), expected);
 
         // An event of two statements, then one whose statement began after the event did:
         // each statement is its own from here on.
@@ -762,7 +751,7 @@ mod tests {
         let mut s = Snapshot::default();
         s.add_recorder(&r);
         assert_eq!((s.statements[0].events, s.statements[1].events), (1, 53));
-        assert_eq!(s.statements[1].latency, expected);
+        assert_eq!(s.statements[1].latency.to_hdr(), expected);
         assert_eq!(s.latency.len(), 53);
 
         // Emptied, the next events start a copy again; a script's own loop times none.
@@ -774,7 +763,8 @@ mod tests {
         let mut s = Snapshot::default();
         s.add_recorder(&r);
         assert_eq!((s.statements[0].events, s.statements[1].events), (1, 0));
-        assert_eq!(s.statements[0].latency.max(), s.statements[0].latency.min());
+        let h = s.statements[0].latency.to_hdr();
+        assert_eq!(h.max(), h.min());
         assert_eq!(s.latency.len(), 2);
     }
 }

@@ -108,6 +108,11 @@ pub struct HwFigures {
     /// files, and where the kernel does not let a process reset its mark.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client_peak_rss_kb: Option<u64>,
+    /// Of it, on embedded SQLite: the most heap SQLite itself held over the step in KB (its
+    /// page caches, lookaside buffers, schemas and statements), the database's part of the
+    /// client's memory.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sqlite_heap_peak_kb: Option<u64>,
     /// The device the IO figures are for.
     pub device: Option<String>,
     /// Share of the step the device was busy, in percent (its utilisation).

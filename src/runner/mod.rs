@@ -303,7 +303,7 @@ fn run_group(
         clients
     };
     let recorder_bytes =
-        Recorder::with_kinds(workload.kinds().len(), workload.statements().len()).heap_bytes();
+        Recorder::with_kinds(workload.kinds().len(), workload.statements().len()).expected_bytes();
     check_memory(
         target,
         (connections, workers),
@@ -705,9 +705,8 @@ fn check_memory(
         return Ok(());
     };
     let per_connection = target.client_memory();
-    // A histogram's pages are touched only where its values fall: about a quarter of them
-    // (measured: 1,000 SQLite clients of oltp_point_select, 3.6 MiB each in all).
-    let per_worker = recorder_bytes / 4 + WORKER_STACK;
+    // Two recorders a client (its own and the one the reporter swaps in).
+    let per_worker = 2 * recorder_bytes + WORKER_STACK;
     let need = u64::from(connections)
         .saturating_mul(per_connection)
         .saturating_add(u64::from(workers).saturating_mul(per_worker));

@@ -91,6 +91,10 @@ pub(super) fn merge_hw(files: &[(String, Results)], events: u64) -> Option<HwFig
         server_rss_kb: parts.iter().filter_map(|(_, h)| h.server_rss_kb).max(),
         // Each client host's own peak: the largest of them.
         client_peak_rss_kb: parts.iter().filter_map(|(_, h)| h.client_peak_rss_kb).max(),
+        sqlite_heap_peak_kb: parts
+            .iter()
+            .filter_map(|(_, h)| h.sqlite_heap_peak_kb)
+            .max(),
         device: first.device.clone(),
         device_busy_pct: parts
             .iter()

@@ -174,7 +174,7 @@ pub fn figures(
         .map(|(i, name)| {
             let empty = KindStats::default();
             let k = kinds.get(i).unwrap_or(&empty);
-            let latency_ms = Latency::from_histogram(&k.latency);
+            let latency_ms = Latency::from_histogram(&k.latency.to_hdr());
             let limit_p90_ms = LIMIT_P90_S[i] * 1000.0;
             TxnFigures {
                 name: (*name).to_string(),
@@ -187,13 +187,15 @@ pub fn figures(
                 retries: k.retries,
                 rollbacks: k.rollbacks,
                 limit_met: latency_ms.p90 <= limit_p90_ms,
-                queue_ms: queue.get(i).map(|q| Latency::from_histogram(&q.latency)),
+                queue_ms: queue
+                    .get(i)
+                    .map(|q| Latency::from_histogram(&q.latency.to_hdr())),
                 queue_histogram: queue
                     .get(i)
-                    .map(|q| crate::results::HistogramData::encode(&q.latency)),
+                    .map(|q| crate::results::HistogramData::encode(&q.latency.to_hdr())),
                 latency_ms,
                 limit_p90_ms,
-                histogram: Some(crate::results::HistogramData::encode(&k.latency)),
+                histogram: Some(crate::results::HistogramData::encode(&k.latency.to_hdr())),
             }
         })
         .collect();
