@@ -370,10 +370,15 @@ pub struct RunArgs {
     /// --index-tablespace)
     #[arg(long, value_name = "NAME")]
     pub index_tablespace: Option<String>,
-    /// The sql-bench suite (sqlbench_*): every test's rows and repetitions times N; pgbench's
-    /// tables (pgbench_*): the scaling factor
+    /// The sql-bench suite's stand-in groups (sqlbench_insert, _select, _wisconsin, _atis):
+    /// every test's rows and repetitions times N; pgbench's tables (pgbench_*): the scaling
+    /// factor
     #[arg(long, default_value_t = 1, value_name = "N")]
     pub scale: u32,
+    /// The sql-bench suite (sqlbench_*): the counts of its scripts' --small-test (on: a
+    /// hundredth or a tenth of their loops, as each script has it)
+    #[arg(long, value_parser = parse_bool, num_args = 0..=1, default_value = "off", default_missing_value = "on")]
+    pub small_test: bool,
     /// LinkBench: nodes to load (links and counts follow from them)
     #[arg(long, default_value_t = 10_000_000, value_name = "N")]
     pub nodes: u64,

@@ -451,9 +451,7 @@ impl Conn for SqliteConn {
         // SAFETY: the statement is stored in `self.stmts`, which `drop` clears before it frees
         // the connection, so the borrow never outlives the connection.
         let conn: &'static Connection = unsafe { &*self.conn.as_ptr() };
-        let st = conn
-            .prepare(sql)
-            .map_err(|e| classify(e).in_statement(sql))?;
+        let st = prepare_fresh(conn, sql).map_err(|e| classify(e).in_statement(sql))?;
         self.readonly.push(st.readonly());
         self.on_writer.push(usize::MAX);
         self.stmts.push(st);
@@ -543,10 +541,7 @@ impl Conn for SqliteConn {
         // SAFETY: the statement is dropped within this call, while `self` (and so the
         // connection) lives; `take_turn` touches the turns, not the connection.
         let own: &Connection = unsafe { &*self.conn.as_ptr() };
-        let mut st = Some(
-            own.prepare(sql)
-                .map_err(|e| classify(e).in_statement(sql))?,
-        );
+        let mut st = Some(prepare_fresh(own, sql).map_err(|e| classify(e).in_statement(sql))?);
         if self.turns.is_some() && self.turn.is_none() {
             // A transaction that takes the write lock at its start takes a turn first; a
             // write outside a transaction takes one for its own time.
@@ -695,6 +690,21 @@ impl Conn for SqliteConn {
 }
 
 /// Runs an unprepared statement `st` of `conn`, its rows to `on_row` with their column names.
+/// `sql` prepared on `conn`, against the schema as it is now: a connection compiles against
+/// the schema it read last, and a table another connection of this process changed since (the
+/// shared writer's DDL under `lock_wait` turns) makes the compile fail ("table T has 3 columns
+/// but 1 values were supplied"). On a failure, a read of the schema brings it up to date and
+/// the statement is prepared again (the hot path never fails here).
+fn prepare_fresh<'c>(conn: &'c Connection, sql: &str) -> rusqlite::Result<Statement<'c>> {
+    match conn.prepare(sql) {
+        Ok(st) => Ok(st),
+        Err(first) => {
+            let _ = conn.query_row("SELECT count(*) FROM sqlite_master", [], |_| Ok(()));
+            conn.prepare(sql).map_err(|_| first)
+        }
+    }
+}
+
 fn run_simple(
     mut st: Statement<'_>,
     conn: &Connection,

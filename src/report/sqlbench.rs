@@ -30,13 +30,21 @@ pub fn tables(ds: &Dataset, base: Option<&str>) -> Result<Vec<Table>, Error> {
                     names.push(&x.name);
                 }
             }
+            // A test's time is all its timings' (big-tables times two loops under each name, as
+            // the original's summary adds them).
             let seconds = |f: &Option<&Vec<StatementFigures>>, name: &str| {
                 f.and_then(|f| f.iter().find(|x| x.name == name))
-                    .map(|x| x.latency_ms.avg / 1000.0)
+                    .map(|x| x.latency_ms.avg * x.count as f64 / 1000.0)
             };
             let group: Vec<Option<f64>> = figures
                 .iter()
-                .map(|f| f.map(|f| f.iter().map(|x| x.latency_ms.avg / 1000.0).sum::<f64>()))
+                .map(|f| {
+                    f.map(|f| {
+                        f.iter()
+                            .map(|x| x.latency_ms.avg * x.count as f64 / 1000.0)
+                            .sum::<f64>()
+                    })
+                })
                 .collect();
             lines.push((format!("{test} (group)"), true, group.clone()));
             for name in names {

@@ -91,39 +91,39 @@ pub const WORKLOADS: &[(&str, &str)] = &[
     ),
     (
         "sqlbench_connect",
-        "sql-bench connect: 100 connects, 100 connect + SELECT 1, 2,000 SELECT 1 on one connection (one event: --events 1)",
+        "sql-bench's test-connect: connects, simple selects, 1- and 2-row selects, a 65 KB record; 500,000 a test (--small-test: 5,000) (one event: --events 1)",
     ),
     (
         "sqlbench_create",
-        "sql-bench create: 100 tables created, dropped, then created and dropped one at a time (one event: --events 1)",
+        "sql-bench's test-create: 400 tables made, counted and dropped; 10,000 made and dropped, plain and with 16 keys (one event: --events 1)",
     ),
     (
         "sqlbench_insert",
-        "sql-bench insert: 10,000 single-row inserts, key and non-key lookups, key updates, delete all (one event: --events 1)",
+        "sql-bench insert, a stand-in (not yet test-insert): 10,000 single-row inserts, key and non-key lookups, key updates, delete all (one event: --events 1)",
     ),
     (
         "sqlbench_select",
-        "sql-bench select: multi-part key lookups, ranges of ORs, MIN/MAX and COUNT on keys, GROUP BY, COUNT(DISTINCT) (one event: --events 1)",
+        "sql-bench select, a stand-in (not yet test-select): multi-part key lookups, ranges of ORs, MIN/MAX and COUNT on keys, GROUP BY, COUNT(DISTINCT) (one event: --events 1)",
     ),
     (
         "sqlbench_alter",
-        "sql-bench alter: a 1,000-row table widened column by column (20), then narrowed (one event: --events 1)",
+        "sql-bench's test-alter-table: 1,000 rows, widened to 1,000 columns one at a time, indexed, narrowed (one event: --events 1)",
     ),
     (
         "sqlbench_transactions",
-        "sql-bench transactions: inserts in autocommit, in one transaction, and large batches rolled back (one event: --events 1)",
+        "sql-bench's test-transactions: 500,000 inserts, updates and deletes in one transaction, in autocommit, rolled back in batches (one event: --events 1)",
     ),
     (
         "sqlbench_big_tables",
-        "sql-bench big-tables: a table of 200 columns: created, filled, read whole, dropped (one event: --events 1)",
+        "sql-bench's test-big-tables: a table of 1,000 columns read and written whole, 70,000 times each (one event: --events 1)",
     ),
     (
         "sqlbench_wisconsin",
-        "sql-bench wisconsin: the Wisconsin benchmark's tenk tables: selections of one row, 1% and 10%, group by, a join (one event: --events 1)",
+        "sql-bench wisconsin, a stand-in (not yet test-wisconsin): the tenk tables: selections of one row, 1% and 10%, group by, a join (one event: --events 1)",
     ),
     (
         "sqlbench_atis",
-        "sql-bench atis: ATIS-like joins over airports, airlines, flights and fares (one event: --events 1)",
+        "sql-bench atis, a stand-in (not yet test-ATIS): joins over airports, airlines, flights and fares (one event: --events 1)",
     ),
     (
         "pgbench_tpcb_like",

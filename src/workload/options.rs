@@ -77,6 +77,8 @@ pub struct WorkloadOptions {
     /// The sql-bench suite: every test's rows and repetitions times this; pgbench: the
     /// scaling factor.
     pub scale: u32,
+    /// The sql-bench suite: its scripts' --small-test counts.
+    pub small_test: bool,
     /// LinkBench: the nodes loaded (and the range its operations draw ids from).
     pub nodes: u64,
     /// LinkBench: the `Distribution.dat` its out-degrees are read from.
