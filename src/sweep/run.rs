@@ -32,7 +32,12 @@ impl<'a> SweepRun<'a> {
             .cells()
             .iter()
             .map(|c| {
-                Sweep::cell_overhead(c) + sweep.steps.iter().map(|s| sweep.estimate(s)).sum::<f64>()
+                Sweep::cell_overhead(c)
+                    + sweep
+                        .steps
+                        .iter()
+                        .map(|s| sweep.estimate(s, c))
+                        .sum::<f64>()
             })
             .sum();
         SweepRun {
@@ -77,7 +82,7 @@ impl<'a> SweepRun<'a> {
             let pending: Vec<usize> = (0..sweep.steps.len())
                 .filter(|&i| !self.finished(&cell, i, &sweep.steps[i]))
                 .collect();
-            let cell_estimate: f64 = sweep.steps.iter().map(|s| sweep.estimate(s)).sum();
+            let cell_estimate: f64 = sweep.steps.iter().map(|s| sweep.estimate(s, &cell)).sum();
             if stop || pending.is_empty() {
                 self.skipped += sweep.steps.len() - pending.len();
                 self.progress
@@ -86,7 +91,8 @@ impl<'a> SweepRun<'a> {
             }
             for i in 0..pending[0] {
                 self.skipped += 1;
-                self.progress.advance(sweep.estimate(&sweep.steps[i]));
+                self.progress
+                    .advance(sweep.estimate(&sweep.steps[i], &cell));
             }
             fs::create_dir_all(self.dir.join("steps").join(cell.id())).map_err(|e| {
                 Error::Run(format!(
@@ -159,7 +165,8 @@ impl<'a> SweepRun<'a> {
             rec.error = Some(format!("the cell's database did not start: {e}"));
             rec.rerun = true;
             self.save(cell, i, &rec)?;
-            self.progress.advance(sweep.estimate(&sweep.steps[i]));
+            self.progress
+                .advance(sweep.estimate(&sweep.steps[i], &cell));
         }
         Ok(self.args.fail_fast)
     }
@@ -188,7 +195,8 @@ impl<'a> SweepRun<'a> {
                     break;
                 }
             };
-            self.progress.advance(sweep.estimate(&sweep.steps[i]));
+            self.progress
+                .advance(sweep.estimate(&sweep.steps[i], &cell));
             if rec.rerun {
                 // The cell's server failed: its other steps would run against a dead or
                 // recovering server. They are recorded as not run; --resume runs the
@@ -290,7 +298,7 @@ impl<'a> SweepRun<'a> {
             self.save(cell, j, &later)?;
             self.failed += 1;
             self.progress
-                .advance(self.sweep.estimate(&self.sweep.steps[j]));
+                .advance(self.sweep.estimate(&self.sweep.steps[j], cell));
         }
         Ok(())
     }
@@ -307,7 +315,7 @@ impl<'a> SweepRun<'a> {
     ) -> Result<StepRecord, Error> {
         let sweep = self.sweep;
         let step = &sweep.steps[i];
-        let estimate = sweep.estimate(step);
+        let estimate = sweep.estimate(step, cell);
         self.progress.bar.set_message(format!(
             "{} {}/{} {}",
             cell.id(),

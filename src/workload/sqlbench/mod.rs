@@ -15,6 +15,7 @@ mod big;
 mod connect;
 mod create;
 mod ddl;
+pub mod estimate;
 mod transactions;
 
 use std::sync::Arc;

@@ -1,0 +1,180 @@
+//! How long a group takes, before it runs (`sweep --dry-run`'s schedule and the progress bar):
+//! each test's work in units (statements, or statements by rows and columns where the work per
+//! statement grows with them) times what a unit cost on the project's kind of machine (2 cores,
+//! a virtual disk, the release build; PostgreSQL 15 and MariaDB 10.11 managed with their
+//! defaults, embedded SQLite), measured with `--small-test` (the stand-ins at scale 1). A
+//! machine of another kind, or a server of other settings, takes its own time: the figure is a
+//! guess for the schedule, never a result.
+
+use crate::db::Dialect;
+
+/// Microseconds per unit of each test of each group, in GROUPS' order: SQLite, PostgreSQL,
+/// MySQL and MariaDB (0: the test does not run there).
+const COSTS: [&[[f64; 3]]; 9] = [
+    // connect
+    &[
+        [33.1, 1670.0, 116.3],  // connect
+        [33.46, 1731.0, 168.4], // connect+select_simple
+        [0.8491, 29.43, 50.95], // select_simple
+        [0.8034, 56.07, 52.05], // select_simple_cache
+        [39.73, 1827.0, 150.5], // connect+select_1_row
+        [3.596, 46.31, 53.52],  // select_1_row
+        [3.41, 61.79, 61.26],   // select_1_row_cache
+        [3.757, 62.63, 63.05],  // select_2_rows
+        [4.252, 67.14, 63.62],  // select_column+column
+        [4.88, 156.0, 74.35],   // select_big_str
+    ],
+    // create
+    &[
+        [276.4, 2804.0, 2988.0],     // create_MANY_tables
+        [11.78, 126.1, 81.02],       // select_group_when_MANY_tables
+        [245.9, 393.3, 798.1],       // drop_table_when_MANY_tables
+        [522.0, 2819.0, 3790.0],     // create+drop
+        [4504.0, 2.669e+04, 8746.0], // create_key+drop
+    ],
+    // insert
+    &[
+        [1.085e+06, 1.35e+06, 1.159e+06],  // insert
+        [4590.0, 7.147e+04, 9.906e+04],    // select_key
+        [3235.0, 7199.0, 1.596e+04],       // select_nokey
+        [2.003e+05, 3.074e+05, 2.809e+05], // update_key
+        [537.9, 7010.0, 9384.0],           // delete_all
+    ],
+    // select
+    &[
+        [7977.0, 5.932e+05, 6.388e+05],    // select_load
+        [4684.0, 1.251e+05, 1.242e+05],    // multipart_key
+        [2600.0, 1.55e+04, 1.88e+04],      // range_or
+        [6240.0, 6.747e+04, 7.73e+04],     // min_max_key
+        [2086.0, 6.1e+04, 6.47e+04],       // count_key
+        [1.03e+04, 1.77e+04, 2.006e+04],   // group_by
+        [1.473e+04, 1.842e+04, 3.124e+04], // count_distinct
+    ],
+    // alter
+    &[
+        [168.0, 153.6, 117.4],  // insert
+        [206.8, 164.9, 2401.0], // alter_table_add
+        [2.106, 14.31, 30.36],  // create_index
+        [187.1, 342.7, 2493.0], // drop_index
+        [0.07958, 0.0, 0.4946], // alter_table_drop
+    ],
+    // transactions
+    &[
+        [3.567, 64.36, 47.57], // insert_commit
+        [127.7, 181.4, 121.8], // insert_autocommit
+        [3.416, 64.15, 54.97], // insert_rollback
+        [2.639, 75.63, 60.79], // update_rollback
+        [2.424, 65.61, 62.63], // delete_rollback
+        [2.666, 72.17, 67.19], // update_commit
+        [120.0, 179.3, 133.5], // update_autocommit
+        [2.516, 68.87, 69.13], // delete_commit
+        [120.0, 160.7, 140.5], // delete_autocommit
+    ],
+    // big_tables
+    &[
+        [0.5322, 1.077, 1.058], // select_many_fields
+        [1.323, 2.328, 1.928],  // insert_many_fields
+    ],
+    // wisconsin
+    &[
+        [2.332e+04, 1.256e+06, 1.225e+06], // wisconsin_load
+        [1235.0, 1.027e+04, 1.052e+04],    // wis_select_one
+        [853.2, 2369.0, 2030.0],           // wis_select_1pct
+        [1876.0, 3059.0, 2498.0],          // wis_select_10pct
+        [5474.0, 5544.0, 6330.0],          // wis_group_min
+        [2555.0, 1.2e+04, 8018.0],         // wis_join
+    ],
+    // atis
+    &[
+        [2.794e+04, 1.085e+06, 1.152e+06], // atis_load
+        [8.254e+04, 6.624e+04, 3.901e+04], // atis_two_cities
+        [2.958e+04, 2.298e+04, 1.489e+04], // atis_cheapest_fare
+        [1.969e+04, 1.527e+04, 6.028e+04], // atis_per_airline
+    ],
+];
+
+/// The work of each test of `group`, in the units [`COSTS`] prices: the original scripts'
+/// by their counts (`small`: --small-test), the stand-ins' by `scale`.
+fn units(group: &str, small: bool, scale: u64) -> Vec<f64> {
+    let s = scale as f64;
+    let k = if small { 1.0 } else { 100.0 };
+    match group {
+        "sqlbench_connect" => [500.0, 500.0, 5e3, 5e3, 500.0, 5e3, 5e3, 5e3, 5e3, 500.0]
+            .map(|u| u * k)
+            .to_vec(),
+        "sqlbench_create" => {
+            let (many, loops) = super::create::counts(small);
+            let (many, loops) = (many as f64, loops as f64);
+            vec![many, many, many, loops, loops]
+        }
+        "sqlbench_alter" => {
+            let (rows, fields): (f64, f64) = if small { (100.0, 100.0) } else { (1e3, 1e3) };
+            let drops = ((fields - 8.0) / 2.0).floor();
+            vec![
+                rows,
+                fields - 8.0,
+                8.0 * rows,
+                8.0,
+                drops * rows * (fields + 8.0) / 2.0,
+            ]
+        }
+        "sqlbench_transactions" => vec![if small { 5e3 } else { 5e5 }; 9],
+        "sqlbench_big_tables" => {
+            let u = if small {
+                2.0 * 7e3 * 100.0
+            } else {
+                2.0 * 7e4 * 1e3
+            };
+            vec![u, u]
+        }
+        _ => vec![
+            s;
+            super::GROUPS
+                .iter()
+                .find(|g| g.0 == group)
+                .map_or(0, |g| g.1.len())
+        ],
+    }
+}
+
+/// The seconds `group` is expected to take on `dialect` (None: a server of unknown kind,
+/// priced as MySQL).
+pub fn seconds(group: &str, small: bool, scale: u64, dialect: Option<Dialect>) -> Option<f64> {
+    let g = super::GROUPS.iter().position(|g| g.0 == group)?;
+    let column = match dialect {
+        Some(Dialect::Sqlite) | Some(Dialect::Any) => 0,
+        Some(Dialect::Postgres) => 1,
+        Some(Dialect::Mysql) | None => 2,
+    };
+    let us: f64 = units(group, small, scale)
+        .iter()
+        .zip(COSTS[g])
+        .map(|(u, c)| u * c[column])
+        .sum();
+    Some(us / 1e6)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_test_is_priced_and_the_full_counts_cost_more() {
+        for (i, (group, tests, _)) in super::super::GROUPS.iter().enumerate() {
+            assert_eq!(COSTS[i].len(), tests.len(), "{group}");
+            assert_eq!(units(group, true, 1).len(), tests.len(), "{group}");
+            for d in [Dialect::Sqlite, Dialect::Postgres, Dialect::Mysql] {
+                let small = seconds(group, true, 1, Some(d)).unwrap();
+                let full = seconds(group, false, 1, Some(d)).unwrap();
+                assert!(small > 0.0, "{group} {d:?}");
+                if super::super::ORIGINALS.contains(group) {
+                    assert!(full > 5.0 * small, "{group} {d:?}: {small} -> {full}");
+                } else {
+                    assert_eq!(full, small, "{group}: the stand-ins scale by --scale");
+                    let ten = seconds(group, true, 10, Some(d)).unwrap();
+                    assert!((ten - 10.0 * small).abs() < 1e-9 * ten);
+                }
+            }
+        }
+    }
+}
