@@ -166,7 +166,7 @@ impl<'a> SweepRun<'a> {
             rec.rerun = true;
             self.save(cell, i, &rec)?;
             self.progress
-                .advance(sweep.estimate(&sweep.steps[i], &cell));
+                .advance(sweep.estimate(&sweep.steps[i], cell));
         }
         Ok(self.args.fail_fast)
     }
@@ -196,7 +196,7 @@ impl<'a> SweepRun<'a> {
                 }
             };
             self.progress
-                .advance(sweep.estimate(&sweep.steps[i], &cell));
+                .advance(sweep.estimate(&sweep.steps[i], cell));
             if rec.rerun {
                 // The cell's server failed: its other steps would run against a dead or
                 // recovering server. They are recorded as not run; --resume runs the
