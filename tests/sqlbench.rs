@@ -14,7 +14,7 @@ const GROUPS: [(&str, usize); 9] = [
     ("connect", 10),
     ("create", 5),
     ("insert", 5),
-    ("select", 7),
+    ("select", 17),
     ("alter-table", 5),
     ("transactions", 9),
     ("big-tables", 2),
@@ -74,6 +74,13 @@ fn assert_timed(dir: &Path, cell: &str, postgres: bool) {
             "connect" => assert_eq!(reads, 6 * 5_000 + 3 * 500, "{group}"),
             "transactions" => assert_eq!(writes, 9 * 5_000, "{group}"),
             "alter-table" => assert_eq!(writes, 100, "{group}"),
+            // select: 1,000 rows; the warming sum, 1,000 and 1,000 sums, 7 big selects, 41
+            // ranges, 7 MIN/MAX and 5 COUNTs 1,000 times, 9 grouping tests 700 times, 70.
+            "select" => assert_eq!(
+                (reads, writes),
+                (1 + 2_000 + 7 + 41 + 12_000 + 6_300 + 70, 1_000),
+                "{group}"
+            ),
             "big-tables" => assert_eq!((reads, writes), (2 * 7_000, 2 * 7_000 + 1), "{group}"),
             _ => {}
         }
@@ -115,7 +122,7 @@ fn every_group_is_timed_on_sqlite() {
     let table = seconds_table(&report);
     assert_eq!(
         table.lines().filter(|l| l.contains(": ")).count(),
-        53,
+        63,
         "{table}"
     );
     // The original's names, test by test.
@@ -124,6 +131,7 @@ fn every_group_is_timed_on_sqlite() {
         "create: create_key+drop",
         "alter-table: alter_table_drop",
         "transactions: update_rollback",
+        "select: count_distinct_group_on_key_parts",
         "big-tables: insert_many_fields",
     ] {
         assert!(table.contains(test), "no {test} in\n{table}");

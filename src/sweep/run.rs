@@ -165,8 +165,7 @@ impl<'a> SweepRun<'a> {
             rec.error = Some(format!("the cell's database did not start: {e}"));
             rec.rerun = true;
             self.save(cell, i, &rec)?;
-            self.progress
-                .advance(sweep.estimate(&sweep.steps[i], cell));
+            self.progress.advance(sweep.estimate(&sweep.steps[i], cell));
         }
         Ok(self.args.fail_fast)
     }
@@ -195,8 +194,7 @@ impl<'a> SweepRun<'a> {
                     break;
                 }
             };
-            self.progress
-                .advance(sweep.estimate(&sweep.steps[i], cell));
+            self.progress.advance(sweep.estimate(&sweep.steps[i], cell));
             if rec.rerun {
                 // The cell's server failed: its other steps would run against a dead or
                 // recovering server. They are recorded as not run; --resume runs the

@@ -103,7 +103,7 @@ pub const WORKLOADS: &[(&str, &str)] = &[
     ),
     (
         "sqlbench_select",
-        "sql-bench select, a stand-in (not yet test-select): multi-part key lookups, ranges of ORs, MIN/MAX and COUNT on keys, GROUP BY, COUNT(DISTINCT) (one event: --events 1)",
+        "sql-bench's test-select: 10,000 rows on keys of many parts: sums, big selects, ranges of 500 ORs, MIN/MAX and COUNT on keys, GROUP BY, COUNT(DISTINCT) (one event: --events 1)",
     ),
     (
         "sqlbench_alter",

@@ -73,6 +73,17 @@ fn pg_field(f: &str) -> String {
             break;
         }
     }
+    // `int(6)` -> `int`, `float(7,2)` -> `float`.
+    for t in ["int(", "float("] {
+        if let Some(at) = f.find(t)
+            && let Some(end) = f[at..].find(')')
+            && f[at + t.len()..at + end]
+                .chars()
+                .all(|c| c.is_ascii_digit() || c == ',')
+        {
+            f.replace_range(at + t.len() - 1..at + end + 1, "");
+        }
+    }
     f.replacen(" double", " float", 1)
         .replacen(" blob", " text", 1)
 }
@@ -120,6 +131,7 @@ mod tests {
     #[test]
     fn tables_are_made_as_server_cfg_makes_them() {
         let fields = v(&["i int NOT NULL", "d double", "b blob", "t tinyint not null"]);
+        assert_eq!(pg_field("idn integer(6) NOT NULL"), "idn int NOT NULL");
         let keys = v(&["primary key (i)", "index index2 (d)", "unique (t,i)"]);
         assert_eq!(
             create(Dialect::Mysql, "bench_1", &fields, &keys),

@@ -42,13 +42,23 @@ const COSTS: [&[[f64; 3]]; 9] = [
     ],
     // select
     &[
-        [7977.0, 5.932e+05, 6.388e+05],    // select_load
-        [4684.0, 1.251e+05, 1.242e+05],    // multipart_key
-        [2600.0, 1.55e+04, 1.88e+04],      // range_or
-        [6240.0, 6.747e+04, 7.73e+04],     // min_max_key
-        [2086.0, 6.1e+04, 6.47e+04],       // count_key
-        [1.03e+04, 1.77e+04, 2.006e+04],   // group_by
-        [1.473e+04, 1.842e+04, 3.124e+04], // count_distinct
+        [119.9, 142.1, 118.3],        // insert
+        [0.03783, 0.1178, 0.1694],    // select_cache
+        [0.03383, 0.1246, 0.1753],    // select_cache2
+        [0.02197, 0.1585, 0.1194],    // select_big
+        [1.158, 2.168, 1.089],        // select_range
+        [9.43, 98.08, 61.96],         // min_max_on_key
+        [0.007573, 0.09996, 0.09844], // count_on_key
+        [0.06514, 0.146, 0.1762],     // count_group_on_key_parts
+        [0.07628, 0.1474, 0.1904],    // count_group
+        [0.07717, 0.149, 0.1948],     // count_group_with_order
+        [0.02276, 0.1841, 0.1531],    // count_distinct_key_prefix
+        [0.02992, 0.1201, 0.151],     // count_distinct
+        [0.1099, 0.1606, 0.2634],     // count_distinct_2
+        [0.03315, 0.1906, 0.1406],    // count_distinct_group_on_key
+        [0.1313, 0.2057, 1.046],      // count_distinct_group_on_key_parts
+        [0.1259, 0.2046, 1.053],      // count_distinct_group
+        [0.1762, 0.7024, 0.9901],     // count_distinct_big
     ],
     // alter
     &[
@@ -117,6 +127,26 @@ fn units(group: &str, small: bool, scale: u64) -> Vec<f64> {
                 8.0,
                 drops * rows * (fields + 8.0) / 2.0,
             ]
+        }
+        "sqlbench_select" => {
+            let (l, m, s): (f64, f64, f64) = if small {
+                (1e3, 700.0, 1.0)
+            } else {
+                (1e4, 7e3, 10.0)
+            };
+            // Sums, scans and groups read the table: their work grows with its rows too.
+            let mut u = vec![
+                l,
+                l * l,
+                l * l,
+                s * 7.0 * l,
+                s * 41.0 * l,
+                l * 7.0,
+                l * 5.0 * l,
+            ];
+            u.extend([m * l; 9]);
+            u.push((m / 10.0).floor() * l);
+            u
         }
         "sqlbench_transactions" => vec![if small { 5e3 } else { 5e5 }; 9],
         "sqlbench_big_tables" => {

@@ -1,9 +1,9 @@
 //! MySQL's sql-bench (docs/workloads.md section 11): each of its test scripts a group, a
 //! workload whose one event runs the script's tests in order on a single client, each test
 //! timed whole under the original's name (a statement kind of the results, in seconds in the
-//! report), the group's total the event's latency. connect, create, alter-table, big-tables and
-//! transactions are the originals' scripts, statement for statement, with their counts
-//! (`--small-test` gives their --small-test counts); insert, select, Wisconsin and ATIS are
+//! report), the group's total the event's latency. connect, create, select, alter-table,
+//! big-tables and transactions are the originals' scripts, statement for statement, with their
+//! counts (`--small-test` gives their --small-test counts); insert, Wisconsin and ATIS are
 //! still dbsweep's shorter stand-ins (`--scale N` multiplies their rows and repetitions).
 //!
 //! A group makes its own tables (named `sqlbench_*`) and drops them at the end of its event;
@@ -16,6 +16,7 @@ mod connect;
 mod create;
 mod ddl;
 pub mod estimate;
+mod select;
 mod transactions;
 
 use std::sync::Arc;
@@ -75,15 +76,25 @@ const GROUPS: [(&str, &[&str], &[&str]); 9] = [
     (
         "sqlbench_select",
         &[
-            "select_load",
-            "multipart_key",
-            "range_or",
-            "min_max_key",
-            "count_key",
-            "group_by",
+            "insert",
+            "select_cache",
+            "select_cache2",
+            "select_big",
+            "select_range",
+            "min_max_on_key",
+            "count_on_key",
+            "count_group_on_key_parts",
+            "count_group",
+            "count_group_with_order",
+            "count_distinct_key_prefix",
             "count_distinct",
+            "count_distinct_2",
+            "count_distinct_group_on_key",
+            "count_distinct_group_on_key_parts",
+            "count_distinct_group",
+            "count_distinct_big",
         ],
-        &["sqlbench_sel"],
+        &["sqlbench_bench1"],
     ),
     (
         "sqlbench_alter",
@@ -145,9 +156,10 @@ const GROUPS: [(&str, &[&str], &[&str]); 9] = [
     ),
 ];
 /// The groups that are the originals' scripts (the others are stand-ins still).
-const ORIGINALS: [&str; 5] = [
+const ORIGINALS: [&str; 6] = [
     "sqlbench_connect",
     "sqlbench_create",
+    "sqlbench_select",
     "sqlbench_alter",
     "sqlbench_transactions",
     "sqlbench_big_tables",
@@ -471,7 +483,7 @@ impl SqlBenchClient {
             "sqlbench_connect" => self.connect(c),
             "sqlbench_create" => self.create(c),
             "sqlbench_insert" => self.insert(c, rand, s),
-            "sqlbench_select" => self.select(c, rand, s),
+            "sqlbench_select" => self.select_original(c),
             "sqlbench_alter" => self.alter(c),
             "sqlbench_transactions" => self.transactions(c),
             "sqlbench_big_tables" => self.big(c),
@@ -513,73 +525,6 @@ impl SqlBenchClient {
         c.sql("DELETE FROM sqlbench_ins")?;
         c.sql("DROP TABLE sqlbench_ins")?;
         self.lap(4);
-        Ok(())
-    }
-
-    fn select(&mut self, c: &mut Ctx, rand: &mut Rand, s: u64) -> Result<(), DbError> {
-        // id1 in 0..100s, id2 in 0..10, id3 in 0..10: 10,000 rows at scale 1.
-        let id1s = 100 * s;
-        c.sql(
-            "CREATE TABLE sqlbench_sel (id1 INT NOT NULL, id2 INT NOT NULL, id3 INT NOT NULL, \
-             v INT NOT NULL, s VARCHAR(20) NOT NULL, PRIMARY KEY (id1, id2, id3))",
-        )?;
-        let ins = c.prepare("INSERT INTO sqlbench_sel VALUES (?, ?, ?, ?, ?)")?;
-        c.fill(ins, id1s * 100, |i, p| {
-            p.extend([
-                Param::Int((i / 100) as i64),
-                Param::Int((i / 10 % 10) as i64),
-                Param::Int((i % 10) as i64),
-                Param::Int((i * 31 % 997) as i64),
-                Param::Text("select test"),
-            ]);
-        })?;
-        self.lap(0);
-        let key =
-            c.prepare("SELECT v, s FROM sqlbench_sel WHERE id1 = ? AND id2 = ? AND id3 = ?")?;
-        for _ in 0..2000 * s {
-            let p = [
-                Param::Int(rand.uniform(0, id1s - 1) as i64),
-                Param::Int(rand.uniform(0, 9) as i64),
-                Param::Int(rand.uniform(0, 9) as i64),
-            ];
-            c.read(key, &p)?;
-        }
-        self.lap(1);
-        let ors = (0..10).map(|_| "id2 = ?").collect::<Vec<_>>().join(" OR ");
-        let range_or = c.prepare(&format!(
-            "SELECT id1, id2, id3, v FROM sqlbench_sel WHERE id1 = ? AND ({ors})"
-        ))?;
-        for _ in 0..200 * s {
-            let mut p = vec![Param::Int(rand.uniform(0, id1s - 1) as i64)];
-            p.extend((0..10).map(|_| Param::Int(rand.uniform(0, 9) as i64)));
-            c.read(range_or, &p)?;
-        }
-        self.lap(2);
-        let min_max = c.prepare("SELECT MIN(id2), MAX(id3) FROM sqlbench_sel WHERE id1 = ?")?;
-        for _ in 0..1000 * s {
-            c.read(min_max, &[Param::Int(rand.uniform(0, id1s - 1) as i64)])?;
-        }
-        self.lap(3);
-        let count = c.prepare("SELECT COUNT(*) FROM sqlbench_sel WHERE id1 = ? AND id2 = ?")?;
-        for _ in 0..1000 * s {
-            let p = [
-                Param::Int(rand.uniform(0, id1s - 1) as i64),
-                Param::Int(rand.uniform(0, 9) as i64),
-            ];
-            c.read(count, &p)?;
-        }
-        self.lap(4);
-        let group = c.prepare("SELECT id1, COUNT(*), SUM(v) FROM sqlbench_sel GROUP BY id1")?;
-        for _ in 0..20 {
-            c.read(group, &[])?;
-        }
-        self.lap(5);
-        let distinct = c.prepare("SELECT COUNT(DISTINCT v) FROM sqlbench_sel")?;
-        for _ in 0..20 {
-            c.read(distinct, &[])?;
-        }
-        c.sql("DROP TABLE sqlbench_sel")?;
-        self.lap(6);
         Ok(())
     }
 
