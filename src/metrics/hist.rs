@@ -91,9 +91,23 @@ impl Hist {
         if index >= LEN {
             index = index_of(HIST_MAX_NS);
         }
+        // The hot path: the page is there (a directory not yet made reads as no page).
+        match self.dir.get(index / PAGE) {
+            Some(&slot) if slot != 0 => {
+                let c = &mut self.pages[usize::from(slot) - 1][index % PAGE];
+                *c = c.saturating_add(count);
+            }
+            _ => self.record_on_new_page(index, count),
+        }
+        self.total = self.total.saturating_add(count);
+    }
+
+    /// Records into a page made for it (and the directory, at the first value).
+    #[cold]
+    #[inline(never)]
+    fn record_on_new_page(&mut self, index: usize, count: u64) {
         let c = &mut self.page(index / PAGE)[index % PAGE];
         *c = c.saturating_add(count);
-        self.total = self.total.saturating_add(count);
     }
 
     /// Page `p`, made if it is not there.
