@@ -384,7 +384,7 @@ fn transport_name(unix: bool) -> &'static str {
 /// sysbench and dbsweep alternating on each workload and thread count.
 fn native_rows(t: &Tools, args: &Args) {
     println!(
-        "{:<18} {:>3} {:>9} {:>9} {:>6} {:>8} {:>8} {:>6} {:>8} {:>15} {:>15} {:>11}",
+        "{:<18} {:>3} {:>9} {:>9} {:>6} {:>8} {:>8} {:>6} {:>8} {:>8} {:>15} {:>15} {:>11}",
         "workload",
         "thr",
         "sb qps",
@@ -394,6 +394,7 @@ fn native_rows(t: &Tools, args: &Args) {
         "db us/q",
         "ratio",
         "floor/sb",
+        "db/floor",
         "sb user+sys",
         "db user+sys",
         "csw/q sb db"
@@ -402,7 +403,7 @@ fn native_rows(t: &Tools, args: &Args) {
     let piped = args.pipeline && t.kind == ServerKind::Postgres;
     if piped {
         println!(
-            "{:>126}",
+            "{:>135}",
             "pipelined dbsweep:    qps  qps/sb   us/q  cpu/sb"
         );
     }
@@ -437,7 +438,7 @@ fn native_rows(t: &Tools, args: &Args) {
                 String::new()
             };
             println!(
-                "{workload:<18} {threads:>3} {:>9.0} {:>9.0} {:>6.2} {:>8.2} {:>8.2} {:>6.2} {:>8.2} {:>7.2}+{:<7.2} {:>7.2}+{:<7.2} {:>5.2} {:>5.2}{pipelined}",
+                "{workload:<18} {threads:>3} {:>9.0} {:>9.0} {:>6.2} {:>8.2} {:>8.2} {:>6.2} {:>8.2} {:>8.2} {:>7.2}+{:<7.2} {:>7.2}+{:<7.2} {:>5.2} {:>5.2}{pipelined}",
                 sb.qps,
                 db.qps,
                 db.qps / sb.qps,
@@ -445,6 +446,7 @@ fn native_rows(t: &Tools, args: &Args) {
                 db.cpu(),
                 db.cpu() / sb.cpu(),
                 t.floor() / sb.cpu(),
+                db.cpu() / t.floor(),
                 sb.user,
                 sb.sys,
                 db.user,
