@@ -15,15 +15,7 @@ impl SqlBenchClient {
         }
         self.lap(0); // connect
         for i in 0..small_loops {
-            not_interrupted()?;
-            let mut conn = self.target.connect()?;
-            let mut q = QueryCounts::default();
-            Ctx {
-                conn: conn.as_mut(),
-                q: &mut q,
-            }
-            .text_read(&format!("select {i}"))?;
-            c.q.reads += q.reads;
+            self.connect_and_read(c, &format!("select {i}"))?;
         }
         self.lap(1); // connect+select_simple
         for i in 0..loops {
@@ -39,15 +31,7 @@ impl SqlBenchClient {
         c.text_write(&format!("insert into {t} values(1,100,'AAA')"))?;
         self.restart();
         for i in 0..small_loops {
-            not_interrupted()?;
-            let mut conn = self.target.connect()?;
-            let mut q = QueryCounts::default();
-            Ctx {
-                conn: conn.as_mut(),
-                q: &mut q,
-            }
-            .text_read(&format!("select a,i,s,{i} from {t}"))?;
-            c.q.reads += q.reads;
+            self.connect_and_read(c, &format!("select a,i,s,{i} from {t}"))?;
         }
         self.lap(4); // connect+select_1_row
         for i in 0..loops {
@@ -78,6 +62,20 @@ impl SqlBenchClient {
         }
         self.lap(9); // select_big_str
         c.sql(&format!("drop table {t}"))?;
+        Ok(())
+    }
+
+    /// One of the tests that connect: a new connection, `sql` on it, the connection closed.
+    fn connect_and_read(&self, c: &mut Ctx, sql: &str) -> Result<(), DbError> {
+        not_interrupted()?;
+        let mut conn = self.target.connect()?;
+        let mut q = QueryCounts::default();
+        Ctx {
+            conn: conn.as_mut(),
+            q: &mut q,
+        }
+        .text_read(sql)?;
+        c.q.reads += q.reads;
         Ok(())
     }
 }
