@@ -370,7 +370,7 @@ pub struct RunArgs {
     /// --index-tablespace)
     #[arg(long, value_name = "NAME")]
     pub index_tablespace: Option<String>,
-    /// The sql-bench suite's stand-in groups (sqlbench_insert, _wisconsin, _atis):
+    /// The sql-bench suite's stand-in groups (sqlbench_wisconsin, sqlbench_atis):
     /// every test's rows and repetitions times N; pgbench's tables (pgbench_*): the scaling
     /// factor
     #[arg(long, default_value_t = 1, value_name = "N")]

@@ -11,7 +11,7 @@ use crate::interrupt::INTERRUPT;
 use crate::measure::{self, Db};
 use crate::metrics::hw::Sampler;
 use crate::output;
-use crate::plan::sweep_plan::{Cell, Step, StepKind, TargetSpec};
+use crate::plan::sweep_plan::{Cell, Class, Step, StepKind, TargetSpec};
 use crate::results::StepRecord;
 use crate::server::{ManagedServer, ServerKind, ServerSpec};
 
@@ -52,6 +52,13 @@ impl<'a> SweepRun<'a> {
         };
         let progress = &self.progress;
         let label = format!("{} {}", cell.id(), step.name);
+        let once = matches!(
+            step.kind,
+            StepKind::Run {
+                class: Class::Once,
+                ..
+            }
+        );
         // A crash step: the crasher kills the server at its point and then stops the run.
         let stop = std::sync::atomic::AtomicBool::new(false);
         // Each interval's time into the measured part, for the crasher; closed when the run
@@ -72,7 +79,16 @@ impl<'a> SweepRun<'a> {
                     None,
                     &mut |iv| {
                         progress.within_step(iv.t, estimate);
-                        progress.say(&format!("[{label}] {}", output::interval_line(iv)));
+                        if once {
+                            // One event timed whole: a rate of it would read 0 until its end.
+                            progress.say(&format!(
+                                "[{label}] [ {:.0}s ] its event runs (one, timed per test; \
+                                 estimated {estimate:.0} s in all)",
+                                iv.t
+                            ));
+                        } else {
+                            progress.say(&format!("[{label}] {}", output::interval_line(iv)));
+                        }
                         let _ = ticks.send(iv.t);
                     },
                     &|s| {

@@ -99,7 +99,7 @@ pub const WORKLOADS: &[(&str, &str)] = &[
     ),
     (
         "sqlbench_insert",
-        "sql-bench insert, a stand-in (not yet test-insert): 10,000 single-row inserts, key and non-key lookups, key updates, delete all (one event: --events 1)",
+        "sql-bench's test-insert: 300,000 rows in three orders, then key, range, sorted, grouped and joined reads, updates, deletes, a table of 16 keys, a multi-row insert (one event: --events 1)",
     ),
     (
         "sqlbench_select",

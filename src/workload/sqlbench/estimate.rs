@@ -34,11 +34,57 @@ const COSTS: [&[[f64; 3]]; 9] = [
     ],
     // insert
     &[
-        [1.085e+06, 1.35e+06, 1.159e+06],  // insert
-        [4590.0, 7.147e+04, 9.906e+04],    // select_key
-        [3235.0, 7199.0, 1.596e+04],       // select_nokey
-        [2.003e+05, 3.074e+05, 2.809e+05], // update_key
-        [537.9, 7010.0, 9384.0],           // delete_all
+        [139.7, 192.0, 225.5],       // insert
+        [6.072, 89.49, 42.98],       // insert_duplicates
+        [4.179, 30.68, 31.06],       // prepared_select
+        [2.023, 18.92, 30.7],        // once_prepared_select
+        [0.04555, 0.1105, 0.1183],   // select_big
+        [0.07431, 0.2345, 0.1224],   // order_by_big_key
+        [0.07335, 0.2279, 0.1538],   // order_by_big_key_desc
+        [0.04627, 0.1244, 0.2128],   // order_by_big_key_prefix
+        [0.04637, 0.1319, 0.1305],   // order_by_big_key2
+        [0.1076, 0.2213, 0.1018],    // order_by_big_key_diff
+        [0.1112, 0.2079, 0.3133],    // order_by_big
+        [8.067, 43.17, 34.34],       // order_by_range
+        [4.91, 28.43, 25.56],        // order_by_key_prefix
+        [5.33, 30.27, 33.86],        // order_by_key2_diff
+        [6.653, 28.74, 39.95],       // select_diff_key
+        [17.37, 119.2, 45.07],       // select_range_prefix
+        [16.95, 115.1, 55.48],       // select_range_key2
+        [4.248, 24.24, 23.65],       // select_key_prefix
+        [4.229, 26.07, 21.83],       // select_key
+        [3.797, 29.81, 21.0],        // select_key_return_key
+        [4.034, 24.01, 23.47],       // select_key2
+        [3.47, 23.29, 22.62],        // select_key2_return_key
+        [4.965, 23.6, 22.7],         // select_key2_return_prim
+        [0.02604, 0.07845, 0.07971], // select_group
+        [3.886, 35.98, 20.32],       // min_max_on_key
+        [0.02315, 0.04623, 0.07398], // min_max
+        [0.01168, 0.04379, 0.07665], // count_on_key
+        [0.02146, 0.05075, 0.1183],  // count
+        [0.1012, 0.2308, 0.2566],    // count_distinct_big
+        [120.8, 290.3, 372.9],       // update_of_key
+        [0.3413, 1.595, 2.326],      // update_of_key_big
+        [99.75, 303.7, 270.4],       // update_with_key
+        [5.781, 222.9, 41.28],       // update_with_key_record_unchanged
+        [100.5, 183.0, 212.3],       // update_with_key_prefix
+        [0.1139, 5.105, 1.05],       // update_big
+        [0.09615, 0.7862, 0.571],    // outer_join_on_key
+        [0.1769, 0.8446, 0.9516],    // outer_join
+        [0.1557, 0.8298, 0.9325],    // outer_join_found
+        [0.1201, 0.2543, 0.7812],    // outer_join_not_found
+        [0.4777, 1.117, 1.325],      // select_in
+        [0.2582, 1.237, 1.066],      // select_join_in
+        [0.2237, 1.205, 1.845],      // insert_select_1_key
+        [0.2462, 1.821, 2.775],      // insert_select_2_keys
+        [700.1, 2068.0, 3662.0],     // drop table
+        [61.54, 109.8, 136.1],       // delete_key
+        [0.148, 0.5333, 0.8315],     // delete_range
+        [189.2, 214.5, 253.9],       // insert_key
+        [67.48, 181.5, 128.7],       // update_of_primary_key_many_keys
+        [194.2, 249.0, 261.2],       // delete_big_many_keys
+        [194.4, 249.9, 262.4],       // delete_all_many_keys
+        [1.289, 4.377, 3.849],       // multiple_value_insert
     ],
     // select
     &[
@@ -127,6 +173,36 @@ fn units(group: &str, small: bool, scale: u64) -> Vec<f64> {
                 8.0,
                 drops * rows * (fields + 8.0) / 2.0,
             ]
+        }
+        "sqlbench_insert" => {
+            // Rows/3, the whole-table loops, the range loops, the many-keys rows, key reads.
+            let (l, s, r, k, rk): (f64, f64, f64, f64, f64) = if small {
+                (1e3, 10.0, 10.0, 100.0, 10.0)
+            } else {
+                (1e5, 10.0, 500.0, 1e5, 1e5)
+            };
+            let t = 3.0 * l;
+            let mut u = vec![3.0 * l, l, l, l];
+            u.extend([s * t; 7]); // select_big and the big ORDER BYs
+            u.extend([r; 4]); // the range ORDER BYs and select_diff_key
+            u.extend([30.0 * r; 2]); // select_range_prefix, select_range_key2
+            u.extend([2.0 * rk; 6]); // the key reads
+            u.push(s * 10.0 * t); // select_group
+            u.push(30.0 * r); // min_max_on_key
+            u.push(s * 6.0 * t); // min_max (id2 has no index)
+            u.extend([100.0 * t; 2]); // count_on_key, count
+            u.push(2.0 * s * t); // count_distinct_big
+            u.push(l / 2.0); // update_of_key
+            u.push((r + 4.0) * l); // update_of_key_big
+            u.extend([t, t, l]); // the updates by key
+            u.push(s * t); // update_big
+            u.extend([s * t; 4]); // the outer joins
+            u.extend([r * 1110.0; 2]); // select_in, select_join_in
+            u.extend([t, t, 1.0]); // INSERT ... SELECT, drop table
+            u.extend([l / 10.0, 13.0 * l]); // delete_key, delete_range
+            u.extend([k, 2.0 * k, k, k]); // the many-keys table
+            u.push(l); // multiple_value_insert
+            u
         }
         "sqlbench_select" => {
             let (l, m, s): (f64, f64, f64) = if small {

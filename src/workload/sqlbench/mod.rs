@@ -1,10 +1,11 @@
 //! MySQL's sql-bench (docs/workloads.md section 11): each of its test scripts a group, a
 //! workload whose one event runs the script's tests in order on a single client, each test
 //! timed whole under the original's name (a statement kind of the results, in seconds in the
-//! report), the group's total the event's latency. connect, create, select, alter-table,
-//! big-tables and transactions are the originals' scripts, statement for statement, with their
-//! counts (`--small-test` gives their --small-test counts); insert, Wisconsin and ATIS are
-//! still dbsweep's shorter stand-ins (`--scale N` multiplies their rows and repetitions).
+//! report), the group's total the event's latency. connect, create, insert, select,
+//! alter-table, big-tables and transactions are the originals' scripts, statement for
+//! statement, with their counts (`--small-test` gives their --small-test counts); Wisconsin
+//! and ATIS are still dbsweep's shorter stand-ins (`--scale N` multiplies their rows and
+//! repetitions).
 //!
 //! A group makes its own tables (named `sqlbench_*`) and drops them at the end of its event;
 //! it refuses to start when one is already there (an interrupted run's: `dbsweep cleanup
@@ -16,6 +17,7 @@ mod connect;
 mod create;
 mod ddl;
 pub mod estimate;
+mod insert;
 mod select;
 mod transactions;
 
@@ -66,12 +68,58 @@ const GROUPS: [(&str, &[&str], &[&str]); 9] = [
         "sqlbench_insert",
         &[
             "insert",
+            "insert_duplicates",
+            "prepared_select",
+            "once_prepared_select",
+            "select_big",
+            "order_by_big_key",
+            "order_by_big_key_desc",
+            "order_by_big_key_prefix",
+            "order_by_big_key2",
+            "order_by_big_key_diff",
+            "order_by_big",
+            "order_by_range",
+            "order_by_key_prefix",
+            "order_by_key2_diff",
+            "select_diff_key",
+            "select_range_prefix",
+            "select_range_key2",
+            "select_key_prefix",
             "select_key",
-            "select_nokey",
-            "update_key",
-            "delete_all",
+            "select_key_return_key",
+            "select_key2",
+            "select_key2_return_key",
+            "select_key2_return_prim",
+            "select_group",
+            "min_max_on_key",
+            "min_max",
+            "count_on_key",
+            "count",
+            "count_distinct_big",
+            "update_of_key",
+            "update_of_key_big",
+            "update_with_key",
+            "update_with_key_record_unchanged",
+            "update_with_key_prefix",
+            "update_big",
+            "outer_join_on_key",
+            "outer_join",
+            "outer_join_found",
+            "outer_join_not_found",
+            "select_in",
+            "select_join_in",
+            "insert_select_1_key",
+            "insert_select_2_keys",
+            "drop table",
+            "delete_key",
+            "delete_range",
+            "insert_key",
+            "update_of_primary_key_many_keys",
+            "delete_big_many_keys",
+            "delete_all_many_keys",
+            "multiple_value_insert",
         ],
-        &["sqlbench_ins"],
+        &["sqlbench_bench1", "sqlbench_bench2", "sqlbench_bench3"],
     ),
     (
         "sqlbench_select",
@@ -156,9 +204,10 @@ const GROUPS: [(&str, &[&str], &[&str]); 9] = [
     ),
 ];
 /// The groups that are the originals' scripts (the others are stand-ins still).
-const ORIGINALS: [&str; 6] = [
+const ORIGINALS: [&str; 7] = [
     "sqlbench_connect",
     "sqlbench_create",
+    "sqlbench_insert",
     "sqlbench_select",
     "sqlbench_alter",
     "sqlbench_transactions",
@@ -393,12 +442,12 @@ impl Ctx<'_> {
         self.conn.prepare(sql)
     }
 
-    /// A text statement that reads (as DBI's `do` sends it), its rows fetched.
-    fn text_read(&mut self, sql: &str) -> Result<(), DbError> {
+    /// A text statement that reads (as DBI's `do` sends it), its rows fetched; how many.
+    fn text_read(&mut self, sql: &str) -> Result<u64, DbError> {
         not_interrupted()?;
         let o = self.conn.simple(sql, &mut |_| {})?;
         self.q.read(o.rows);
-        Ok(())
+        Ok(o.rows)
     }
 
     /// A text statement that writes.
@@ -471,6 +520,14 @@ impl SqlBenchClient {
         self.last = now;
     }
 
+    /// Test `i` is done now, timed from `from` (where the original's timer for it started
+    /// before the test before).
+    fn lap_from(&mut self, i: usize, from: Stamp) {
+        let now = crate::clock::now();
+        self.laps.push((i as u16, now.nanos_since(from)));
+        self.last = now;
+    }
+
     /// The next test begins now: what ran since the last one (making its tables, as the
     /// original does between its timings) is in the group's time only.
     fn restart(&mut self) {
@@ -482,7 +539,7 @@ impl SqlBenchClient {
         match GROUPS[self.group].0 {
             "sqlbench_connect" => self.connect(c),
             "sqlbench_create" => self.create(c),
-            "sqlbench_insert" => self.insert(c, rand, s),
+            "sqlbench_insert" => self.insert_original(c),
             "sqlbench_select" => self.select_original(c),
             "sqlbench_alter" => self.alter(c),
             "sqlbench_transactions" => self.transactions(c),
@@ -490,42 +547,6 @@ impl SqlBenchClient {
             "sqlbench_wisconsin" => self.wisconsin(c, rand, s),
             _ => self.atis(c, rand, s),
         }
-    }
-
-    fn insert(&mut self, c: &mut Ctx, rand: &mut Rand, s: u64) -> Result<(), DbError> {
-        let rows = 10_000 * s;
-        c.sql("CREATE TABLE sqlbench_ins (id INT NOT NULL PRIMARY KEY, k INT NOT NULL, v VARCHAR(64) NOT NULL)")?;
-        let ins = c.prepare("INSERT INTO sqlbench_ins (id, k, v) VALUES (?, ?, ?)")?;
-        for i in 0..rows as i64 {
-            c.write(
-                ins,
-                &[
-                    Param::Int(i),
-                    Param::Int(i * 7 % 1009),
-                    Param::Text("sql-bench row"),
-                ],
-            )?;
-        }
-        self.lap(0);
-        let by_key = c.prepare("SELECT id, k, v FROM sqlbench_ins WHERE id = ?")?;
-        for _ in 0..2000 * s {
-            c.read(by_key, &[Param::Int(rand.uniform(0, rows - 1) as i64)])?;
-        }
-        self.lap(1);
-        let by_nokey = c.prepare("SELECT id, k, v FROM sqlbench_ins WHERE k = ?")?;
-        for _ in 0..20 {
-            c.read(by_nokey, &[Param::Int(rand.uniform(0, 1008) as i64)])?;
-        }
-        self.lap(2);
-        let upd = c.prepare("UPDATE sqlbench_ins SET k = k + 1 WHERE id = ?")?;
-        for _ in 0..2000 * s {
-            c.write(upd, &[Param::Int(rand.uniform(0, rows - 1) as i64)])?;
-        }
-        self.lap(3);
-        c.sql("DELETE FROM sqlbench_ins")?;
-        c.sql("DROP TABLE sqlbench_ins")?;
-        self.lap(4);
-        Ok(())
     }
 
     fn wisconsin(&mut self, c: &mut Ctx, rand: &mut Rand, s: u64) -> Result<(), DbError> {
