@@ -4,11 +4,26 @@
 
 use dbsweep::server::ServerKind;
 use dbsweep::workload::linkbench;
+use dbsweep::workload::linkbench::Degrees;
 
 use crate::util::{Line, Scratch, assert_valid_results, start, u};
 
 const NODES: u64 = 3000;
 const EVENTS: u64 = 10_000;
+
+/// A distribution file in the format of LinkBench's config/Distribution.dat, with made-up
+/// numbers (the original's data stays in the user's checkout): a fifth of the nodes without
+/// links, a heavy tail to 300.
+fn distribution_file(s: &Scratch) -> std::path::PathBuf {
+    let path = s.path("Distribution.dat");
+    std::fs::write(
+        &path,
+        "nlinks\n0 20.0\n1 55.0\n2 72.5\n3 80\n5 88\n10 95\n40 99\n300 100\n\
+         link_nreads\n0 50\n1 100\n",
+    )
+    .unwrap();
+    path
+}
 
 fn count(url: &str, sql: &str) -> i64 {
     let target = dbsweep::db::open(url, Default::default()).expect("target");
@@ -17,12 +32,17 @@ fn count(url: &str, sql: &str) -> i64 {
 }
 
 fn linkbench(url: &str, s: &Scratch) {
-    Line::new(&["prepare", "linkbench", "--nodes", &NODES.to_string()])
-        .target(url)
-        .assert()
-        .success();
+    Line::new(&[
+        "prepare",
+        "linkbench_synthetic",
+        "--nodes",
+        &NODES.to_string(),
+    ])
+    .target(url)
+    .assert()
+    .success();
     // Every node, its loaded links (all visible), and their counts adding up to them.
-    let links = linkbench::loaded_links(NODES) as i64;
+    let links = Degrees::synthetic(NODES).loaded_links() as i64;
     assert_eq!(count(url, "SELECT COUNT(*) FROM nodetable"), NODES as i64);
     assert_eq!(count(url, "SELECT COUNT(*) FROM linktable"), links);
     assert_eq!(count(url, "SELECT SUM(count) FROM counttable"), links);
@@ -41,7 +61,7 @@ fn linkbench(url: &str, s: &Scratch) {
     );
     let r = Line::new(&[
         "run",
-        "linkbench",
+        "linkbench_synthetic",
         "--nodes",
         &NODES.to_string(),
         "--threads",
@@ -90,18 +110,24 @@ fn linkbench(url: &str, s: &Scratch) {
         "{newest} against {now_ms}"
     );
     // The writes kept every count equal to its visible links.
-    let ok = Line::new(&["check", "linkbench", "--nodes", &NODES.to_string()])
-        .target(url)
-        .assert()
-        .success();
+    let ok = Line::new(&[
+        "check",
+        "linkbench_synthetic",
+        "--nodes",
+        &NODES.to_string(),
+    ])
+    .target(url)
+    .assert()
+    .success();
     let out = String::from_utf8_lossy(&ok.get_output().stdout).to_string();
     assert!(out.contains("consistent"), "{out}");
-    // A count made wrong is found.
+    // A count made wrong is found: one of a pair that has visible links (a pair whose links
+    // the run hid, count 0, would be told apart as a count above zero without a link).
     let target = dbsweep::db::open(url, Default::default()).expect("target");
     let mut conn = target.connect().expect("connect");
     let first = conn
         .query_rows(
-            "SELECT id, link_type FROM counttable ORDER BY id, link_type LIMIT 1",
+            "SELECT id, link_type FROM counttable WHERE count > 0 ORDER BY id, link_type LIMIT 1",
             2,
         )
         .expect("a count row");
@@ -111,21 +137,65 @@ fn linkbench(url: &str, s: &Scratch) {
     ))
     .expect("break a count");
     drop(conn);
-    let bad = Line::new(&["check", "linkbench", "--nodes", &NODES.to_string()])
-        .target(url)
-        .assert()
-        .code(1);
+    let bad = Line::new(&[
+        "check",
+        "linkbench_synthetic",
+        "--nodes",
+        &NODES.to_string(),
+    ])
+    .target(url)
+    .assert()
+    .code(1);
     let err = String::from_utf8_lossy(&bad.get_output().stderr).to_string();
     assert!(
         err.contains("LinkBench check failed: 1 (node, link type) pair"),
+        "{err}"
+    );
+    // And a count left above zero when its links are hidden behind its back.
+    let mut conn = target.connect().expect("connect");
+    let other = conn
+        .query_rows(
+            &format!(
+                "SELECT id, link_type FROM counttable WHERE count > 0 AND NOT (id = {id} AND \
+                 link_type = {t}) ORDER BY id, link_type LIMIT 1"
+            ),
+            2,
+        )
+        .expect("another count row");
+    let (id2, t2) = (other[0][0].clone().unwrap(), other[0][1].clone().unwrap());
+    conn.batch(&format!(
+        "UPDATE linktable SET visibility = 0 WHERE id1 = {id2} AND link_type = {t2}"
+    ))
+    .expect("hide the links");
+    drop(conn);
+    let bad = Line::new(&[
+        "check",
+        "linkbench_synthetic",
+        "--nodes",
+        &NODES.to_string(),
+    ])
+    .target(url)
+    .assert()
+    .code(1);
+    let err = String::from_utf8_lossy(&bad.get_output().stderr).to_string();
+    assert!(
+        err.contains("1 (node, link type) pair(s)")
+            && err.contains("1 count row(s) above zero without a visible link"),
         "{err}"
     );
     // A graph of another size than --nodes says so, for the requests and the check alike,
     // larger or smaller, and touches nothing.
     for other in [NODES / 2, NODES * 2] {
         for cmd in [
-            &["run", "linkbench", "--events", "10", "--time", "0"][..],
-            &["check", "linkbench"],
+            &[
+                "run",
+                "linkbench_synthetic",
+                "--events",
+                "10",
+                "--time",
+                "0",
+            ][..],
+            &["check", "linkbench_synthetic"],
         ] {
             let out = Line::new(cmd)
                 .args(["--nodes", &other.to_string()])
@@ -149,11 +219,18 @@ fn linkbench(url: &str, s: &Scratch) {
     };
     conn.batch(drop_index).expect("drop the index");
     drop(conn);
-    let out = Line::new(&["run", "linkbench", "--events", "10", "--time", "0"])
-        .args(["--nodes", &NODES.to_string()])
-        .target(url)
-        .assert()
-        .code(2);
+    let out = Line::new(&[
+        "run",
+        "linkbench_synthetic",
+        "--events",
+        "10",
+        "--time",
+        "0",
+    ])
+    .args(["--nodes", &NODES.to_string()])
+    .target(url)
+    .assert()
+    .code(2);
     let err = String::from_utf8_lossy(&out.get_output().stderr).to_string();
     assert!(err.contains("the LinkBench load did not finish"), "{err}");
     Line::new(&["cleanup", "linkbench"])
@@ -192,6 +269,8 @@ fn the_linkbench_plan_runs_with_its_table_per_operation() {
             "linkbench",
             "--option",
             "nodes=2000",
+            "--option",
+            &format!("linkbench_data={}", distribution_file(&s).display()),
             "--clients",
             "1,2",
         ])
@@ -227,7 +306,9 @@ fn the_linkbench_plan_runs_with_its_table_per_operation() {
     // and type with links.
     let load = crate::util::read_json(&dir.join("steps/sqlite.default.c1/01-load.json"));
     let rows = u(&load, "/load/rows");
-    let links = linkbench::loaded_links(2000);
+    let links = Degrees::measured(&distribution_file(&s), 2000)
+        .unwrap()
+        .loaded_links();
     assert!(
         rows > 2000 + links && rows <= 2000 + 2 * links,
         "{rows} rows for 2000 nodes and {links} links"
@@ -247,7 +328,7 @@ fn link_writes_send_linkbenchs_statements_in_its_order() {
         &[("general_log", "ON"), ("log_output", "TABLE")],
     );
     let url = server.url.clone();
-    Line::new(&["prepare", "linkbench", "--nodes", "2000"])
+    Line::new(&["prepare", "linkbench_synthetic", "--nodes", "2000"])
         .target(&url)
         .assert()
         .success();
@@ -256,7 +337,7 @@ fn link_writes_send_linkbenchs_statements_in_its_order() {
     conn.batch("TRUNCATE TABLE mysql.general_log").unwrap();
     Line::new(&[
         "run",
-        "linkbench",
+        "linkbench_synthetic",
         "--nodes",
         "2000",
         "--time",
@@ -318,7 +399,161 @@ fn link_writes_send_linkbenchs_statements_in_its_order() {
         adds > 100 && deletes > 10,
         "{adds} link writes, {deletes} hidden"
     );
-    Line::new(&["check", "linkbench", "--nodes", "2000"])
+    Line::new(&["check", "linkbench_synthetic", "--nodes", "2000"])
+        .target(&url)
+        .assert()
+        .success();
+}
+
+/// `linkbench` is the original's: its out-degrees are read from a Distribution.dat (refused
+/// without one, or with a broken one, naming the way out), node i's links of a type go to i,
+/// i + 1, ... as many as the file gives the node (each node's place in the distribution
+/// shuffled), payloads are log-normal (nodes' past 1 KB), loaded nodes are version 1, and the
+/// requests' id2s stay within ID2Chooser's ranges (add_link: 20 times the loaded links of
+/// its id1 and type; update and delete: 1.11 times).
+#[test]
+fn linkbench_reads_its_out_degrees_and_chooses_id2s_as_the_original() {
+    let s = Scratch::new();
+    let url = format!("sqlite://{}", s.path("lb.db").display());
+    let nodes = 3000u64;
+    let n = nodes.to_string();
+    // No file: refused before anything is made, saying how to give it.
+    let out = Line::new(&["prepare", "linkbench", "--nodes", &n])
+        .target(&url)
+        .command()
+        .env_remove("LINKBENCH_HOME")
+        .assert()
+        .code(2);
+    let err = String::from_utf8_lossy(&out.get_output().stderr).to_string();
+    assert!(
+        err.contains("--linkbench-data") && err.contains("linkbench_synthetic"),
+        "{err}"
+    );
+    assert!(!s.path("lb.db").exists(), "nothing made");
+    let broken = s.path("broken.dat");
+    std::fs::write(&broken, "nlinks\n0 20\n1 fifty\n").unwrap();
+    let out = Line::new(&["prepare", "linkbench", "--nodes", &n])
+        .args(["--linkbench-data", broken.to_str().unwrap()])
+        .target(&url)
+        .assert()
+        .code(2);
+    let err = String::from_utf8_lossy(&out.get_output().stderr).to_string();
+    assert!(err.contains("broken.dat: line 3"), "{err}");
+
+    let file = distribution_file(&s);
+    let data = ["--linkbench-data", file.to_str().unwrap()];
+    Line::new(&["prepare", "linkbench", "--nodes", &n])
+        .args(data)
+        .target(&url)
+        .assert()
+        .success();
+    let degrees = Degrees::measured(&file, nodes).unwrap();
+    let target = dbsweep::db::open(&url, Default::default()).unwrap();
+    let mut conn = target.connect().unwrap();
+    let rows = |conn: &mut Box<dyn dbsweep::db::Conn>, sql: &str, cols: usize| -> Vec<Vec<i64>> {
+        conn.query_rows(sql, cols)
+            .unwrap()
+            .into_iter()
+            .map(|r| r.into_iter().map(|v| v.unwrap().parse().unwrap()).collect())
+            .collect()
+    };
+    // Each node's loaded links per type, as the file and the original's split give them, to
+    // id1, id1 + 1, ...
+    let counts = rows(
+        &mut conn,
+        "SELECT id1, link_type, COUNT(*), MIN(id2 - id1), MAX(id2 - id1) FROM linktable \
+         GROUP BY id1, link_type",
+        5,
+    );
+    let mut total = 0;
+    for r in &counts {
+        let (id1, t) = (r[0] as u64, r[1] as u64 - 123_456_788);
+        let c = degrees.of_type(id1, t);
+        assert_eq!(
+            (r[2] as u64, r[3], r[4] as u64),
+            (c, 0, c - 1),
+            "node {id1} type {t}"
+        );
+        total += c;
+    }
+    assert_eq!(total, degrees.loaded_links());
+    // A fifth of the nodes have no links, as the file's first point says; the most linked
+    // has 300 and is not node 1 (its place is shuffled).
+    let without = (1..=nodes).filter(|&id| degrees.total(id) == 0).count();
+    assert_eq!(without, 600);
+    let top = degrees.most_linked(1).next().unwrap();
+    assert_eq!(degrees.total(top), 300);
+    assert_ne!(top, 1);
+    // Payloads: log-normal with medians 8 and 128 bytes (sigma 1), links below 255 bytes,
+    // a node's past 1,024 bytes now and then; nodes loaded as version 1.
+    let median = |conn: &mut Box<dyn dbsweep::db::Conn>, table: &str| {
+        let mut v: Vec<i64> = rows(conn, &format!("SELECT LENGTH(data) FROM {table}"), 1)
+            .into_iter()
+            .map(|r| r[0])
+            .collect();
+        v.sort_unstable();
+        (v[v.len() / 2], *v.last().unwrap())
+    };
+    let (link_median, link_max) = median(&mut conn, "linktable");
+    assert!(
+        (6..=10).contains(&link_median) && link_max < 255,
+        "{link_median} {link_max}"
+    );
+    let (node_median, node_max) = median(&mut conn, "nodetable");
+    assert!(
+        (110..=146).contains(&node_median) && node_max > 1024,
+        "{node_median} {node_max}"
+    );
+    assert_eq!(
+        rows(
+            &mut conn,
+            "SELECT COUNT(*) FROM nodetable WHERE version <> 1",
+            1
+        )[0][0],
+        0
+    );
+    // The requests: every link there after them (added, updated or hidden) lies within the
+    // range ID2Chooser gives its id1 and type.
+    Line::new(&[
+        "run",
+        "linkbench",
+        "--nodes",
+        &n,
+        "--time",
+        "0",
+        "--events",
+        "20000",
+    ])
+    .args(data)
+    .target(&url)
+    .quiet()
+    .output(&s.path("run.json"))
+    .assert()
+    .success();
+    let all = rows(
+        &mut conn,
+        "SELECT id1, link_type, id2, visibility FROM linktable",
+        4,
+    );
+    let (mut beyond_loaded, mut hidden) = (0, 0);
+    for r in &all {
+        let (id1, t, id2) = (r[0] as u64, r[1] as u64 - 123_456_788, r[2] as u64);
+        let c = degrees.of_type(id1, t);
+        let add_range = ((1.0 / 0.05) * c as f64).ceil().max(1.0) as u64;
+        assert!(
+            id2 >= id1 && id2 - id1 < add_range,
+            "link ({id1}, {t}, {id2}) beyond ID2Chooser's range {add_range}"
+        );
+        beyond_loaded += u64::from(id2 - id1 >= c);
+        hidden += u64::from(r[3] == 0);
+    }
+    assert!(
+        beyond_loaded > 100,
+        "{beyond_loaded} links added past the loaded ones"
+    );
+    assert!(hidden > 10, "{hidden} links hidden");
+    Line::new(&["check", "linkbench", "--nodes", &n])
+        .args(data)
         .target(&url)
         .assert()
         .success();

@@ -101,7 +101,7 @@ pub enum TpccAction {
 /// made 150 lines long with --warehouses near the end. They still parse, and are refused
 /// as before where TPC-C has no use for them.
 fn tpcc_run_help(a: clap::Arg) -> clap::Arg {
-    const OLTP_ONLY: [&str; 42] = [
+    const OLTP_ONLY: [&str; 43] = [
         "tables",
         "table_size",
         "rand_type",
@@ -133,6 +133,7 @@ fn tpcc_run_help(a: clap::Arg) -> clap::Arg {
         // The other workload families' options (Insert Benchmark, LinkBench, sql-bench, pgbench).
         "rows_per_commit",
         "nodes",
+        "linkbench_data",
         "small_test",
         "scale",
         "pgbench_scripts",

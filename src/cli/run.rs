@@ -382,6 +382,10 @@ pub struct RunArgs {
     /// LinkBench: nodes to load (links and counts follow from them)
     #[arg(long, default_value_t = 10_000_000, value_name = "N")]
     pub nodes: u64,
+    /// LinkBench: its checkout's config/Distribution.dat, the out-degrees it measured
+    /// [default: $LINKBENCH_HOME/config/Distribution.dat]
+    #[arg(long, value_name = "FILE")]
+    pub linkbench_data: Option<String>,
     /// run: a group of clients beside the measured ones (repeatable), e.g. a background load:
     /// its workload, its clients (default 1) and its rate in events/s (default: closed loop);
     /// every other option is the run's. Its figures are kept apart in the results (`roles`)

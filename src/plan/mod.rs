@@ -623,6 +623,7 @@ fn workload_options(o: &RunArgs, threads: u32, seed: u64) -> WorkloadOptions {
         think_scale: o.think_scale,
         rows_per_commit: o.rows_per_commit,
         nodes: o.nodes,
+        linkbench_data: o.linkbench_data.clone(),
         small_test: o.small_test,
         scale: o.scale,
         pgbench_scripts: o.pgbench_scripts.clone(),

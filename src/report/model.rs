@@ -48,7 +48,7 @@ impl Group {
             | "oltp_scan" => Group::RangeQueries,
             "oltp_read_only" | "oltp_read_only_count" => Group::RangeAggregation,
             // Seven in ten of its operations read: not "writes".
-            "linkbench" => Group::Mixes,
+            "linkbench" | "linkbench_synthetic" => Group::Mixes,
             _ => Group::Writes,
         }
     }

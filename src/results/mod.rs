@@ -715,7 +715,7 @@ pub struct PauseReport {
 /// Whether the statement figures of `workload`'s results are its operations, one per event
 /// (LinkBench's), rather than the statements of each event.
 pub fn times_operations(workload: &str) -> bool {
-    workload == "linkbench"
+    workload == "linkbench" || workload == "linkbench_synthetic"
 }
 
 /// Whether a workload is one of pgbench's (its builtins, or scripts run as pgbench runs them):

@@ -143,7 +143,11 @@ pub const WORKLOADS: &[(&str, &str)] = &[
     ),
     (
         "linkbench",
-        "LinkBench: the social graph's ten operations in their mix over --nodes (see `dbsweep check`)",
+        "LinkBench: the social graph's ten operations in their mix over --nodes, its measured out-degrees from --linkbench-data (see `dbsweep check`)",
+    ),
+    (
+        "linkbench_synthetic",
+        "LinkBench with a power law in place of its measured out-degrees (no Distribution.dat needed)",
     ),
     (
         "tpcc",

@@ -81,6 +81,9 @@ pub struct WorkloadOptions {
     pub small_test: bool,
     /// LinkBench: the nodes loaded (and the range its operations draw ids from).
     pub nodes: u64,
+    /// LinkBench: the `Distribution.dat` its out-degrees are read from.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub linkbench_data: Option<String>,
     #[serde(flatten)]
     pub rand: RandOptions,
 }

@@ -5,7 +5,11 @@ use super::*;
 
 /// A client of a LinkBench of `nodes` nodes on `conn`: its statements prepared, its
 /// distributions made.
-pub(super) fn client(conn: &mut dyn Conn, nodes: u64) -> Result<Box<dyn Client>, DbError> {
+pub(super) fn client(
+    conn: &mut dyn Conn,
+    degrees: std::sync::Arc<Degrees>,
+    picks: std::sync::Arc<Picks>,
+) -> Result<Box<dyn Client>, DbError> {
     let next_node = NEXT_NODE.get_or_make(|| {
         let max = conn.query_i64(&format!("SELECT MAX(id) FROM {NODES}"))?;
         Ok::<_, DbError>(AtomicI64::new(max.unwrap_or(0) + 1))
@@ -35,12 +39,13 @@ pub(super) fn client(conn: &mut dyn Conn, nodes: u64) -> Result<Box<dyn Client>,
             "SELECT {} FROM {NODES} WHERE id = ?",
             NODE_COLUMNS.join(", ")
         ))?,
+        // LinkBench writes a new node's version as 1, an updated one's as 2.
         add_node: conn.prepare(&format!(
-            "INSERT INTO {NODES} ({}) VALUES (?, ?, 0, ?, ?)",
+            "INSERT INTO {NODES} ({}) VALUES (?, ?, 1, ?, ?)",
             NODE_COLUMNS.join(", ")
         ))?,
         update_node: conn.prepare(&format!(
-            "UPDATE {NODES} SET version = version + 1, time = ?, data = ? WHERE id = ? AND type = ?"
+            "UPDATE {NODES} SET version = 2, time = ?, data = ? WHERE id = ? AND type = ?"
         ))?,
         delete_node: conn.prepare(&format!("DELETE FROM {NODES} WHERE id = ?"))?,
         list: conn.prepare(&format!(
@@ -84,12 +89,10 @@ pub(super) fn client(conn: &mut dyn Conn, nodes: u64) -> Result<Box<dyn Client>,
     Ok(Box::new(LinkClient {
         s,
         dialect: d,
-        nodes,
         cumulative,
-        link_reads: Zipf::new(nodes, LINK_READ_SHAPE),
-        link_writes: Zipf::new(nodes, LINK_WRITE_SHAPE),
-        node_reads: Zipf::new(nodes, NODE_READ_SHAPE),
-        node_updates: Zipf::new(nodes, NODE_UPDATE_SHAPE),
+        degrees,
+        picks,
+        id2s: Vec::with_capacity(MULTIGET_MAX),
         next_node,
         data: String::new(),
         laps: Vec::with_capacity(1),
@@ -121,13 +124,12 @@ struct Statements {
 struct LinkClient {
     s: Statements,
     dialect: Dialect,
-    nodes: u64,
     /// The operations' cumulative shares, out of 10,000.
     cumulative: [u32; 10],
-    link_reads: Zipf,
-    link_writes: Zipf,
-    node_reads: Zipf,
-    node_updates: Zipf,
+    degrees: std::sync::Arc<Degrees>,
+    picks: std::sync::Arc<Picks>,
+    /// A multiget's id2s.
+    id2s: Vec<u64>,
     next_node: std::sync::Arc<AtomicI64>,
     data: String,
     /// The operation that ran and its time, as the runner reads statement times.
@@ -179,23 +181,16 @@ impl Tails {
 }
 
 impl LinkClient {
-    /// A node id by the Zipf draw `z`, scattered over the loaded nodes.
-    fn pick(&self, z: &Zipf, rand: &mut Rand) -> u64 {
-        (z.sample(rand) - 1) * PERMUTE % self.nodes + 1
+    /// A link read's id1 (get_link_list, count_link, get_link).
+    fn link_read(&self, rand: &mut Rand) -> u64 {
+        let p = &self.picks;
+        p.link_id(&p.link_reads, READS_CORRELATED, &self.degrees, rand)
     }
 
-    /// One of `id1`'s loaded links: its other end and type (a link that may since have been
-    /// hidden, or that does not exist when `id1` has none).
-    fn loaded(&self, id1: u64, rand: &mut Rand) -> (u64, u64) {
-        let k = rand.uniform(0, degree(id1, self.nodes).max(1) - 1);
-        loaded_link(id1, k, self.nodes)
-    }
-
-    /// The other end of one of `id1`'s loaded links of type `t` (loaded links alternate types).
-    fn loaded_of_type(&self, id1: u64, t: u64, rand: &mut Rand) -> u64 {
-        let of_type = degree(id1, self.nodes).saturating_sub(t) / LINK_TYPES;
-        let k = t - 1 + LINK_TYPES * rand.uniform(0, of_type);
-        loaded_link(id1, k, self.nodes).0
+    /// A link write's id1 (add_link, update_link, delete_link).
+    fn link_write(&self, rand: &mut Rand) -> u64 {
+        let p = &self.picks;
+        p.link_id(&p.link_writes, WRITES_CORRELATED, &self.degrees, rand)
     }
 
     fn op(&self, rand: &mut Rand) -> usize {
@@ -220,7 +215,7 @@ impl LinkClient {
         let (stmt, id1, t, before) = match tail {
             Some((_, (id1, t, time))) => (self.s.list_tail, id1, t, time),
             None => {
-                let id1 = self.pick(&self.link_reads, rand) as i64;
+                let id1 = self.link_read(rand) as i64;
                 let t = link_type_id(rand.uniform(1, LINK_TYPES));
                 (self.s.list, id1, t, i64::MAX)
             }
@@ -265,7 +260,8 @@ impl LinkClient {
         rand: &mut Rand,
         q: &mut QueryCounts,
     ) -> Result<(), DbError> {
-        let id1 = self.pick(&self.link_reads, rand);
+        let id1 = self.link_read(rand);
+        let t = rand.uniform(1, LINK_TYPES);
         let n = (1.0 + ((1.0 - rand.unit()).ln() / (1.0 - MULTIGET_P).ln()).floor())
             .clamp(1.0, MULTIGET_MAX as f64) as usize;
         let stmt = match self.s.multiget[n] {
@@ -280,12 +276,12 @@ impl LinkClient {
                 s
             }
         };
-        let t = rand.uniform(1, LINK_TYPES);
+        let mut id2s = std::mem::take(&mut self.id2s);
+        id2s_for(&self.degrees, (id1, t), n, P_GET_EXIST, rand, &mut id2s);
         let mut params = Vec::with_capacity(n + 2);
         params.extend([Param::Int(id1 as i64), Param::Int(link_type_id(t))]);
-        while params.len() < n + 2 {
-            params.push(Param::Int(self.loaded_of_type(id1, t, rand) as i64));
-        }
+        params.extend(id2s.iter().map(|&id2| Param::Int(id2 as i64)));
+        self.id2s = id2s;
         q.rows += conn.query(stmt, &params)?;
         q.reads += 1;
         Ok(())
@@ -367,8 +363,9 @@ impl LinkClient {
         rand: &mut Rand,
         q: &mut QueryCounts,
     ) -> Result<(), DbError> {
-        let id1 = self.pick(&self.link_writes, rand);
-        let (id2, t) = self.loaded(id1, rand);
+        let id1 = self.link_write(rand);
+        let t = rand.uniform(1, LINK_TYPES);
+        let id2 = id2_for(&self.degrees, (id1, t), P_DELETE_EXIST, rand);
         let (id1, id2, t) = (id1 as i64, id2 as i64, link_type_id(t));
         let now = now_ms();
         conn.begin(true)?;
@@ -451,30 +448,30 @@ impl LinkClient {
             Op::GetLinkList => self.list(conn, rand, q),
             Op::GetLink => self.multiget(conn, rand, q),
             Op::CountLink => {
-                let id1 = self.pick(&self.link_reads, rand) as i64;
+                let id1 = self.link_read(rand) as i64;
                 let t = link_type_id(rand.uniform(1, LINK_TYPES));
                 q.read(conn.query(self.s.count, &[Param::Int(id1), Param::Int(t)])?);
                 Ok(())
             }
-            Op::AddLink => {
-                let id1 = self.pick(&self.link_writes, rand);
-                let id2 = rand.uniform(1, self.nodes);
+            Op::AddLink | Op::UpdateLink => {
+                let id1 = self.link_write(rand);
                 let t = rand.uniform(1, LINK_TYPES);
-                self.put_link(conn, rand, q, (id1, id2, t))
-            }
-            Op::UpdateLink => {
-                let id1 = self.pick(&self.link_writes, rand);
-                let (id2, t) = self.loaded(id1, rand);
+                let p = if op == Op::AddLink {
+                    P_ADD_EXIST
+                } else {
+                    P_UPDATE_EXIST
+                };
+                let id2 = id2_for(&self.degrees, (id1, t), p, rand);
                 self.put_link(conn, rand, q, (id1, id2, t))
             }
             Op::DeleteLink => self.delete_link(conn, rand, q),
             Op::GetNode => {
-                let id = self.pick(&self.node_reads, rand) as i64;
+                let id = self.picks.node_id(&self.picks.node_reads, rand) as i64;
                 q.read(conn.query(self.s.get_node, &[Param::Int(id)])?);
                 Ok(())
             }
             Op::UpdateNode => {
-                let id = self.pick(&self.node_updates, rand) as i64;
+                let id = self.picks.node_id(&self.picks.node_updates, rand) as i64;
                 payload(rand, NODE_DATA_MEDIAN, NODE_DATA_MAX, &mut self.data);
                 let data = std::mem::take(&mut self.data);
                 let p = [
@@ -502,7 +499,7 @@ impl LinkClient {
                 r
             }
             Op::DeleteNode => {
-                let id = rand.uniform(1, self.nodes) as i64;
+                let id = rand.uniform(1, self.degrees.nodes()) as i64;
                 self.node_write(conn, q, self.s.delete_node, &[Param::Int(id)])
             }
         }

@@ -8,6 +8,7 @@ use super::*;
 pub(super) fn load(
     target: &dyn Target,
     o: &WorkloadOptions,
+    degrees: &Degrees,
     force: bool,
     stop: &AtomicBool,
 ) -> Result<LoadReport, Error> {
@@ -43,7 +44,7 @@ pub(super) fn load(
     let rows = crate::workload::loader::run(target, jobs, writers, stop, |c, job| {
         let first = u64::from(job - 1) * LOAD_CHUNK + 1;
         let ids = first..=(first + LOAD_CHUNK - 1).min(n);
-        load_chunk(c, ids, n, now, Rand::for_thread(seed, job), stop)
+        load_chunk(c, ids, degrees, now, Rand::for_thread(seed, job), stop)
     })?;
     if stop.load(Ordering::Relaxed) {
         return Err(Error::Run(
@@ -65,22 +66,32 @@ pub(super) fn load(
     ))
 }
 
-/// The nodes `ids` of `n`, their links and their counts; the rows loaded.
+/// A loaded link's time in milliseconds: the original's `now - 2^31 + nextInt()`, a draw
+/// from a hash of the link so that its count's time (the latest of its type's links, as the
+/// original writes it) can be found again.
+fn link_time(now: i64, seed: u64, (id1, t, k): (u64, u64, u64)) -> i64 {
+    let mut x = seed ^ id1.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ (t << 56) ^ (k << 20);
+    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    x ^= x >> 31;
+    now - LINK_TIME_HALF_SPAN + i64::from(x as u32 as i32)
+}
+
+/// The nodes `ids`, their links and their counts, as LinkBench's loaders write them: node
+/// version 1 at the load's time; node `i`'s links of type `t` go to `i`, `i + 1`, ... (as
+/// many as its out-degree gives the type); a count row per type with links, its time the
+/// latest of theirs. The rows loaded.
 fn load_chunk(
     conn: &mut dyn Conn,
     ids: std::ops::RangeInclusive<u64>,
-    n: u64,
+    degrees: &Degrees,
     now: i64,
     mut rand: Rand,
     stop: &AtomicBool,
 ) -> Result<u64, Error> {
     let err = |table: &'static str| move |e| Error::db(format!("loading {table}"), e);
     let mut data = String::new();
-    // Links' times in milliseconds, nodes' in seconds (LinkBench's int column), as
-    // LinkBench writes them.
-    let time = |rand: &mut Rand| RowValue::Int(now - rand.uniform(0, TIME_SPREAD) as i64);
-    let node_time =
-        |rand: &mut Rand| RowValue::Int((now - rand.uniform(0, TIME_SPREAD) as i64) / 1000);
+    let seed = rand.uniform(0, u64::MAX - 1);
     let mut id = *ids.start();
     let mut rows = conn
         .bulk_load(NODES, &NODE_COLUMNS, &mut |out| {
@@ -92,33 +103,36 @@ fn load_chunk(
             out.extend([
                 RowValue::Int(id as i64),
                 RowValue::Int(NODE_TYPE),
-                RowValue::Int(0),
-                node_time(&mut rand),
+                RowValue::Int(1),
+                RowValue::Int(now / 1000),
                 RowValue::Text(data.clone()),
             ]);
             id += 1;
             true
         })
         .map_err(err(NODES))?;
-    let (mut id1, mut k) = (*ids.start(), 0);
+    // (id1, type, k): the next link to write.
+    let (mut id1, mut t, mut k) = (*ids.start(), 1, 0);
     rows += conn
         .bulk_load(LINKS, &LINK_COLUMNS, &mut |out| {
-            while id1 <= *ids.end() && k >= degree(id1, n) {
-                (id1, k) = (id1 + 1, 0);
+            while id1 <= *ids.end() && k >= degrees.of_type(id1, t) {
+                (t, k) = (t + 1, 0);
+                if t > LINK_TYPES {
+                    (id1, t) = (id1 + 1, 1);
+                }
             }
             if id1 > *ids.end() || stop.load(Ordering::Relaxed) {
                 return false;
             }
-            let (id2, t) = loaded_link(id1, k, n);
             payload(&mut rand, LINK_DATA_MEDIAN, LINK_DATA_MAX, &mut data);
             out.clear();
             out.extend([
                 RowValue::Int(id1 as i64),
-                RowValue::Int(id2 as i64),
+                RowValue::Int((id1 + k) as i64),
                 RowValue::Int(link_type_id(t)),
                 RowValue::Int(1),
                 RowValue::Text(data.clone()),
-                time(&mut rand),
+                RowValue::Int(link_time(now, seed, (id1, t, k))),
                 RowValue::Int(0),
             ]);
             k += 1;
@@ -133,9 +147,7 @@ fn load_chunk(
                 if id > *ids.end() || stop.load(Ordering::Relaxed) {
                     return false;
                 }
-                let d = degree(id, n);
-                // Links k = t-1, t-1+TYPES, ... are of type t.
-                let of_type = if d >= t { (d - t) / LINK_TYPES + 1 } else { 0 };
+                let of_type = degrees.of_type(id, t);
                 let this = (id, t);
                 (id, t) = if t == LINK_TYPES {
                     (id + 1, 1)
@@ -143,12 +155,16 @@ fn load_chunk(
                     (id, t + 1)
                 };
                 if of_type > 0 {
+                    let latest = (0..of_type)
+                        .map(|k| link_time(now, seed, (this.0, this.1, k)))
+                        .max()
+                        .unwrap_or(now);
                     out.clear();
                     out.extend([
                         RowValue::Int(this.0 as i64),
                         RowValue::Int(link_type_id(this.1)),
                         RowValue::Int(of_type as i64),
-                        time(&mut rand),
+                        RowValue::Int(latest),
                         RowValue::Int(0),
                     ]);
                     return true;
@@ -184,12 +200,13 @@ pub(super) fn check(conn: &mut dyn Conn) -> Result<Result<(), Error>, DbError> {
     ))))
 }
 
-/// Whether the tables hold the whole graph a load of `nodes` nodes writes: the load's last
-/// work (the index id1_type) is there, and the loaded links of the last nodes, those that wrap
-/// around to the first ids, are where a load of that size puts them (a graph of another size
-/// puts them elsewhere, a load cut short has none). Links are never deleted (a delete hides
-/// them), so a graph that ran since still answers.
-pub(super) fn check_graph(conn: &mut dyn Conn, nodes: u64, url: &str) -> Result<(), Error> {
+/// Whether the tables hold the whole graph a load of these degrees writes: the load's last
+/// work (the index id1_type) is there, and the most linked nodes have their last loaded link
+/// of type 1 where a load of this size and out-degree distribution puts it (a graph of another
+/// size, or of the other distribution, has other nodes most linked; a load cut short has
+/// none). Links are never deleted (a delete hides them), so a graph that ran since still
+/// answers.
+pub(super) fn check_graph(conn: &mut dyn Conn, degrees: &Degrees, url: &str) -> Result<(), Error> {
     let db = |e| Error::db(url, e);
     let index = match conn.dialect() {
         Dialect::Postgres => format!(
@@ -209,48 +226,33 @@ pub(super) fn check_graph(conn: &mut dyn Conn, nodes: u64, url: &str) -> Result<
              missing): run `dbsweep cleanup linkbench` and prepare it again"
         )));
     }
-    // Up to 8 wrap-around links of the last nodes (a node i's link k goes to (i + k) mod N
-    // + 1), looking at 200 nodes at most.
+    let nodes = degrees.nodes();
     let mut checked = 0;
-    for id1 in (nodes.saturating_sub(199).max(1)..=nodes).rev() {
+    for id1 in degrees.most_linked(64) {
         if checked >= 8 {
             break;
         }
-        let d = degree(id1, nodes);
-        let wraps: Vec<(u64, u64)> = (0..d)
-            .filter(|k| id1 + k >= nodes)
-            .map(|k| loaded_link(id1, k, nodes))
-            .collect();
-        if wraps.is_empty() {
+        let of_type = degrees.of_type(id1, 1);
+        if of_type < 2 {
             continue;
         }
-        let rows = conn
-            .query_rows(
-                &format!("SELECT id2, link_type FROM {LINKS} WHERE id1 = {id1}"),
-                2,
-            )
-            .map_err(db)?;
-        let has = |id2: u64, t: u64| {
-            rows.iter().any(|r| {
-                let v = |i: usize| {
-                    r.get(i)
-                        .cloned()
-                        .flatten()
-                        .and_then(|x| x.trim().parse::<i64>().ok())
-                };
-                v(0) == Some(id2 as i64) && v(1) == Some(link_type_id(t))
-            })
-        };
-        for (id2, t) in wraps {
-            if !has(id2, t) {
-                return Err(Error::Usage(format!(
-                    "{url}: the LinkBench tables do not hold a graph of --nodes {nodes} (node \
-                     {id1}'s loaded link to node {id2} is not there): give the --nodes of its \
-                     load, or run `dbsweep cleanup linkbench` and prepare it with these"
-                )));
-            }
-            checked += 1;
+        let id2 = id1 + of_type - 1;
+        let found = conn
+            .query_i64(&format!(
+                "SELECT COUNT(*) FROM {LINKS} WHERE link_type = {} AND id1 = {id1} AND id2 = {id2}",
+                link_type_id(1)
+            ))
+            .map_err(db)?
+            .unwrap_or(0);
+        if found == 0 {
+            return Err(Error::Usage(format!(
+                "{url}: the LinkBench tables do not hold a graph of --nodes {nodes} with these \
+                 out-degrees (node {id1}'s loaded link to node {id2} is not there): give the \
+                 --nodes and workload of its load, or run `dbsweep cleanup linkbench` and \
+                 prepare it with these"
+            )));
         }
+        checked += 1;
     }
     Ok(())
 }

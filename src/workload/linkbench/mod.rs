@@ -4,12 +4,11 @@
 //! send. Each event is one operation; each operation's time (its transaction whole) is kept
 //! apart as a statement kind, so that the results have ops/s and latency per operation.
 //!
-//! Stand-ins where the original uses measured data (documented in docs/workloads.md):
-//! - out-degree: a discrete Pareto, `floor(1.5 * U^(-1/1.4)) - 1`, capped at 10,000: 0 for
-//!   about a third of the nodes, a mean of about 3.8 links, a heavy tail (the original's is
-//!   an empirical distribution measured at Facebook);
-//! - payloads: exponential lengths with the original's medians (8 bytes for links, 128 for
-//!   nodes), capped at 255 and 1,024.
+//! The out-degrees are the original's measured ones, read from the `nlinks` section of the
+//! user's LinkBench checkout's `config/Distribution.dat` (`--linkbench-data FILE`, or
+//! `$LINKBENCH_HOME/config/Distribution.dat`), each node's place in them shuffled as the
+//! original shuffles it; `linkbench_synthetic` is the same workload with a power law of the
+//! same shape in their place (for a machine without the checkout), under its own name.
 //!
 //! History reads are LinkBench's: 0.3% of list reads, each reading on from the last link of a
 //! list that filled the limit before (a cache of such tails per client, as its requester's).
@@ -19,7 +18,7 @@ use std::time::Instant;
 
 use super::names::static_name;
 use super::options::WorkloadOptions;
-use super::rand::{Rand, Zipf};
+use super::rand::Rand;
 use super::shared::Shared;
 use super::tables::TableSet;
 use super::traits::{Client, Workload};
@@ -29,8 +28,11 @@ use crate::error::Error;
 use crate::results::figures::LoadReport;
 
 mod client;
+mod dist;
 mod load;
 
+pub use dist::{DegreeSource, Degrees};
+use dist::{LINK_TYPES, Picks, id2_for, id2s_for, payload_len};
 use load::{check, load};
 
 pub const NODES: &str = "nodetable";
@@ -86,8 +88,6 @@ const OP_ORDER: [Op; 10] = [
     Op::GetLink,
 ];
 
-/// Link types: each node's links are of these, alternately.
-const LINK_TYPES: u64 = 2;
 /// LinkBench's first link type: its types are 123456789, 123456790 ... (type `t` of dbsweep's
 /// 1-based count is written as [`link_type_id`]).
 const LINK_TYPE_BASE: i64 = 123_456_789;
@@ -108,25 +108,30 @@ const TAILS_MAX: usize = 2048;
 /// Multiget size: geometric with this success probability, from 1 to [`MULTIGET_MAX`].
 const MULTIGET_P: f64 = 0.382;
 const MULTIGET_MAX: usize = 128;
-/// Zipf shapes of the ids each kind of operation picks.
+/// Zipf shapes of the ids each kind of operation picks (FBWorkload.properties).
 const LINK_READ_SHAPE: f64 = 0.8;
-const LINK_WRITE_SHAPE: f64 = 0.74;
-const NODE_READ_SHAPE: f64 = 0.63;
-const NODE_UPDATE_SHAPE: f64 = 0.61;
-/// Out-degree: `floor(DEGREE_SCALE * U^(-1/DEGREE_TAIL)) - 1`, at most [`DEGREE_MAX`].
-const DEGREE_SCALE: f64 = 1.5;
-const DEGREE_TAIL: f64 = 1.4;
-const DEGREE_MAX: u64 = 10_000;
-/// Payload medians and caps, in bytes.
+const LINK_WRITE_SHAPE: f64 = 0.741;
+const NODE_READ_SHAPE: f64 = 0.625;
+const NODE_UPDATE_SHAPE: f64 = 0.606;
+/// The shares of link reads and writes whose ids follow the out-degree (the rest follow a
+/// shuffle of their own): `read_uncorr_blend = 99.5`, `write_uncorr_blend = 95`.
+const READS_CORRELATED: f64 = 0.005;
+const WRITES_CORRELATED: f64 = 0.05;
+/// ID2Chooser's chances that an operation's id2 is a loaded link: add, update and delete,
+/// get (multiget).
+const P_ADD_EXIST: f64 = 0.05;
+const P_UPDATE_EXIST: f64 = 0.9;
+const P_DELETE_EXIST: f64 = 0.9;
+const P_GET_EXIST: f64 = 0.5;
+/// Payload medians (log-normal, sigma 1) and the lengths they stay below, in bytes: links'
+/// `MAX_LINK_DATA`, nodes' `MAX_NODE_DATA` (1 MB).
 const LINK_DATA_MEDIAN: f64 = 8.0;
-const LINK_DATA_MAX: usize = 255;
+const LINK_DATA_MAX: u64 = 255;
 const NODE_DATA_MEDIAN: f64 = 128.0;
-const NODE_DATA_MAX: usize = 1024;
-/// Loaded links' and nodes' times spread over the 30 days (in milliseconds) before the load.
-const TIME_SPREAD: u64 = 30 * 86_400 * 1000;
-/// A prime above [`MAX_NODES`]: rank r of a Zipf draw is node `(r - 1) * PERMUTE mod n + 1`,
-/// so that the popular ids are scattered over the table rather than its first pages.
-const PERMUTE: u64 = 1_000_000_007;
+const NODE_DATA_MAX: u64 = 1 << 20;
+/// Loaded links' times: from 2^32 ms (about 50 days) before the load up to it, as the
+/// original draws them (now - 2^31 + a random 32-bit int).
+const LINK_TIME_HALF_SPAN: i64 = 1 << 31;
 /// Nodes per loading job.
 const LOAD_CHUNK: u64 = 10_000;
 
@@ -143,61 +148,64 @@ const LINK_COLUMNS: [&str; 7] = [
 const COUNT_COLUMNS: [&str; 5] = ["id", "link_type", "count", "time", "version"];
 
 pub fn build(name: &str, o: &WorkloadOptions) -> Option<Box<dyn Workload>> {
-    (name == "linkbench").then(|| {
-        Box::new(LinkBench {
-            name: static_name(name),
-            opts: o.clone(),
-        }) as Box<dyn Workload>
-    })
+    let degrees = match name {
+        "linkbench" => data_file(o).and_then(|f| Degrees::measured(&f, o.nodes)),
+        "linkbench_synthetic" => Ok(Degrees::synthetic(o.nodes)),
+        _ => return None,
+    };
+    Some(Box::new(LinkBench {
+        name: static_name(name),
+        opts: o.clone(),
+        degrees: degrees.map(std::sync::Arc::new),
+        picks: std::sync::OnceLock::new(),
+    }))
+}
+
+/// The `Distribution.dat` of `linkbench`'s out-degrees: `--linkbench-data`, else the one of
+/// the LinkBench checkout `$LINKBENCH_HOME` names (where the original looks for it).
+pub fn data_file(o: &WorkloadOptions) -> Result<std::path::PathBuf, String> {
+    if let Some(f) = &o.linkbench_data {
+        return Ok(f.into());
+    }
+    match std::env::var_os("LINKBENCH_HOME") {
+        Some(home) => Ok(std::path::Path::new(&home).join("config/Distribution.dat")),
+        None => Err(
+            "linkbench: its out-degrees are LinkBench's measured ones, in its checkout's \
+             config/Distribution.dat: give --linkbench-data FILE (or --option linkbench_data=FILE, \
+             or LINKBENCH_HOME); `linkbench_synthetic` runs without it, a power law in their place"
+                .into(),
+        ),
+    }
 }
 
 struct LinkBench {
     name: &'static str,
     opts: WorkloadOptions,
+    /// Its out-degrees, or why they could not be read.
+    degrees: Result<std::sync::Arc<Degrees>, String>,
+    /// How its requests pick ids, made for the first client.
+    picks: std::sync::OnceLock<std::sync::Arc<Picks>>,
+}
+
+impl LinkBench {
+    fn degrees(&self) -> Result<&std::sync::Arc<Degrees>, Error> {
+        self.degrees.as_ref().map_err(|e| Error::Usage(e.clone()))
+    }
 }
 
 /// The next id `add_node` gives, shared by the linkbench clients alive in this process.
 static NEXT_NODE: Shared<AtomicI64> = Shared::new();
-
-/// A 64-bit mix of `x` (splitmix64's finaliser).
-fn mix(mut x: u64) -> u64 {
-    x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    x ^ (x >> 31)
-}
-
-/// The loaded out-degree of node `id` of `nodes`: the same at load and when the requests
-/// pick a loaded link.
-fn degree(id: u64, nodes: u64) -> u64 {
-    // In (0, 1]: 53 bits of the mix.
-    let u = ((mix(id) >> 11) + 1) as f64 / (1u64 << 53) as f64;
-    let d = (DEGREE_SCALE * u.powf(-1.0 / DEGREE_TAIL)).floor() as u64;
-    d.saturating_sub(1)
-        .min(DEGREE_MAX)
-        .min(nodes.saturating_sub(1))
-}
-
-/// The links a load of `nodes` nodes writes (all of them visible).
-pub fn loaded_links(nodes: u64) -> u64 {
-    (1..=nodes).map(|id| degree(id, nodes)).sum()
-}
 
 /// The shares of the operations in the mix, in hundredths of a percent.
 pub fn shares() -> impl Iterator<Item = (&'static str, u32)> {
     OPS.into_iter()
 }
 
-/// Loaded link `k` of node `id1`: its other end and its type.
-fn loaded_link(id1: u64, k: u64, nodes: u64) -> (u64, u64) {
-    ((id1 + k) % nodes + 1, 1 + k % LINK_TYPES)
-}
-
-/// A payload of exponential length with median `median`, at most `max` bytes.
-fn payload(rand: &mut Rand, median: f64, max: usize, out: &mut String) {
+/// A payload of LinkBench's log-normal length for `median`, below `max` bytes.
+fn payload(rand: &mut Rand, median: f64, max: u64, out: &mut String) {
     out.clear();
-    let len = (-(1.0 - rand.unit()).ln() * median / std::f64::consts::LN_2) as usize;
-    out.extend((0..len.min(max)).map(|_| char::from(b'a' + rand.uniform(0, 25) as u8)));
+    let len = payload_len(rand, median, max);
+    out.extend((0..len).map(|_| char::from(b'a' + rand.uniform(0, 25) as u8)));
 }
 
 /// Milliseconds since the Unix epoch: LinkBench's times (Java's currentTimeMillis).
@@ -209,6 +217,17 @@ fn now_ms() -> i64 {
 
 /// The three tables and the links' secondary index, in the target's dialect.
 fn schema(d: Dialect) -> [String; 4] {
+    // The node's data is MEDIUMTEXT in the original's DDL (its payloads reach 1 MB).
+    let node_data = match d {
+        Dialect::Mysql => "MEDIUMTEXT",
+        _ => "TEXT",
+    };
+    schema_with(d, node_data)
+}
+
+/// As [`schema`], with the node's data of type `node_data` (earlier dbsweeps made it
+/// VARCHAR(1024): cleanup knows those tables as its own too).
+fn schema_with(d: Dialect, node_data: &str) -> [String; 4] {
     let (int, small, text, tail, rowid) = match d {
         Dialect::Postgres => ("BIGINT", "SMALLINT", "VARCHAR", "", ""),
         // latin1: the links' index holds their data; 255 bytes of it, not 1,020.
@@ -230,7 +249,7 @@ fn schema(d: Dialect) -> [String; 4] {
     [
         format!(
             "CREATE TABLE {NODES} (id {int} NOT NULL PRIMARY KEY, type {int} NOT NULL, \
-             version {int} NOT NULL, time {int} NOT NULL, data {text}({NODE_DATA_MAX}) NOT NULL){tail}"
+             version {int} NOT NULL, time {int} NOT NULL, data {node_data} NOT NULL){tail}"
         ),
         format!(
             "CREATE TABLE {LINKS} (id1 {int} NOT NULL, id2 {int} NOT NULL, link_type {int} NOT NULL, \
@@ -316,14 +335,14 @@ impl Workload for LinkBench {
         force: bool,
         stop: &AtomicBool,
     ) -> Result<LoadReport, Error> {
-        load(target, opts, force, stop)
+        load(target, opts, self.degrees()?, force, stop)
     }
 
     fn verify(&self, target: &dyn Target) -> Result<(), Error> {
         let url = target.display_url();
         let mut conn = target.connect().map_err(|e| Error::db(&url, e))?;
         if conn.dialect() != Dialect::Any {
-            load::check_graph(conn.as_mut(), self.opts.nodes, &url)?;
+            load::check_graph(conn.as_mut(), self.degrees()?, &url)?;
         }
         check(conn.as_mut()).map_err(|e| Error::db(format!("checking {url}"), e))?
     }
@@ -335,7 +354,8 @@ impl Workload for LinkBench {
     fn cleanup(&self, target: &dyn Target, o: &WorkloadOptions) -> Result<u32, Error> {
         let url = target.display_url();
         let mut conn = target.connect().map_err(|e| Error::db(&url, e))?;
-        let ddl = schema(target.dialect());
+        let mut ddl = schema(target.dialect()).to_vec();
+        ddl.push(schema_with(target.dialect(), "VARCHAR(1024)")[0].clone());
         let own: Vec<_> = TABLES
             .iter()
             .map(|t| crate::workload::tables::OwnTable {
@@ -374,17 +394,20 @@ impl Workload for LinkBench {
         for table in TABLES {
             if !conn.table_exists(table).map_err(|e| Error::db(url, e))? {
                 return Err(Error::Usage(format!(
-                    "{url}: table {table} does not exist; run `dbsweep prepare linkbench --nodes N` first"
+                    "{url}: table {table} does not exist; run `dbsweep prepare {} --nodes N` first",
+                    self.name
                 )));
             }
         }
         // The requests pick ids and loaded links by --nodes: on a graph of another size, or
         // one whose load was cut short, they would measure other work. (The mock target holds
         // no graph.)
+        let degrees = self.degrees()?;
         if conn.dialect() == Dialect::Any {
             return Ok(());
         }
-        load::check_graph(conn, o.nodes, url)
+        let _ = o;
+        load::check_graph(conn, degrees, url)
     }
 
     fn statements(&self) -> &'static [&'static str] {
@@ -392,7 +415,26 @@ impl Workload for LinkBench {
     }
 
     fn client(&self, conn: &mut dyn Conn, _thread: u32) -> Result<Box<dyn Client>, DbError> {
-        client::client(conn, self.opts.nodes)
+        let degrees = self
+            .degrees
+            .as_ref()
+            .map_err(|e| DbError::new(crate::db::ErrorClass::Fatal, "linkbench", e.clone()))?;
+        let picks = self.picks.get_or_init(|| {
+            std::sync::Arc::new(Picks::new(
+                self.opts.nodes,
+                [
+                    LINK_READ_SHAPE,
+                    LINK_WRITE_SHAPE,
+                    NODE_READ_SHAPE,
+                    NODE_UPDATE_SHAPE,
+                ],
+            ))
+        });
+        client::client(
+            conn,
+            std::sync::Arc::clone(degrees),
+            std::sync::Arc::clone(picks),
+        )
     }
 }
 
@@ -434,41 +476,16 @@ mod tests {
     }
 
     #[test]
-    fn out_degree_is_heavy_tailed_with_the_documented_mean() {
+    fn the_synthetic_out_degree_is_heavy_tailed_with_the_documented_mean() {
         let n = 200_000;
-        let d: Vec<u64> = (1..=n).map(|id| degree(id, n)).collect();
+        let degrees = Degrees::synthetic(n);
+        let d: Vec<u64> = (1..=n).map(|id| degrees.total(id)).collect();
         let mean = d.iter().sum::<u64>() as f64 / n as f64;
         let zero = d.iter().filter(|&&x| x == 0).count() as f64 / n as f64;
         let big = d.iter().filter(|&&x| x >= 100).count();
         assert!((3.0..4.6).contains(&mean), "mean {mean}");
-        assert!((0.25..0.4).contains(&zero), "share without links {zero}");
+        assert!((0.3..0.36).contains(&zero), "share without links {zero}");
         assert!(big > 100, "{big} nodes of 100 links or more");
-        assert!(d.iter().all(|&x| x <= DEGREE_MAX));
-    }
-
-    #[test]
-    fn payload_lengths_have_the_medians() {
-        let mut r = Rand::for_thread(7, 0);
-        let mut s = String::new();
-        let mut lens: Vec<usize> = (0..20_001)
-            .map(|_| {
-                payload(&mut r, LINK_DATA_MEDIAN, LINK_DATA_MAX, &mut s);
-                s.len()
-            })
-            .collect();
-        lens.sort_unstable();
-        assert!((7..=9).contains(&lens[10_000]), "median {}", lens[10_000]);
-        assert!(*lens.last().unwrap() <= LINK_DATA_MAX);
-    }
-
-    #[test]
-    fn the_permuted_ids_stay_within_the_nodes_and_the_hottest_is_not_the_first() {
-        let n = 1000;
-        let ids: std::collections::BTreeSet<u64> =
-            (1..=n).map(|r| (r - 1) * PERMUTE % n + 1).collect();
-        assert_eq!(ids.len() as u64, n, "a permutation");
-        assert_eq!(*ids.first().unwrap(), 1);
-        assert_eq!(*ids.last().unwrap(), n);
-        assert_ne!(PERMUTE % n + 1, 2, "rank 2 is not node 2");
+        assert_eq!(d.iter().max(), Some(&10_000));
     }
 }
