@@ -101,7 +101,7 @@ pub enum TpccAction {
 /// made 150 lines long with --warehouses near the end. They still parse, and are refused
 /// as before where TPC-C has no use for them.
 fn tpcc_run_help(a: clap::Arg) -> clap::Arg {
-    const OLTP_ONLY: [&str; 43] = [
+    const OLTP_ONLY: [&str; 44] = [
         "tables",
         "table_size",
         "rand_type",
@@ -134,6 +134,7 @@ fn tpcc_run_help(a: clap::Arg) -> clap::Arg {
         "rows_per_commit",
         "nodes",
         "linkbench_data",
+        "sqlbench_data",
         "small_test",
         "scale",
         "pgbench_scripts",

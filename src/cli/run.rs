@@ -386,6 +386,10 @@ pub struct RunArgs {
     /// [default: $LINKBENCH_HOME/config/Distribution.dat]
     #[arg(long, value_name = "FILE")]
     pub linkbench_data: Option<String>,
+    /// sql-bench: its checkout's directory, whose Data/Wisconsin files the wisconsin group
+    /// loads [default: $SQLBENCH_HOME; without either, the same rows generated]
+    #[arg(long, value_name = "DIR")]
+    pub sqlbench_data: Option<String>,
     /// run: a group of clients beside the measured ones (repeatable), e.g. a background load:
     /// its workload, its clients (default 1) and its rate in events/s (default: closed loop);
     /// every other option is the run's. Its figures are kept apart in the results (`roles`)

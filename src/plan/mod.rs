@@ -624,6 +624,7 @@ fn workload_options(o: &RunArgs, threads: u32, seed: u64) -> WorkloadOptions {
         rows_per_commit: o.rows_per_commit,
         nodes: o.nodes,
         linkbench_data: o.linkbench_data.clone(),
+        sqlbench_data: o.sqlbench_data.clone(),
         small_test: o.small_test,
         scale: o.scale,
         pgbench_scripts: o.pgbench_scripts.clone(),

@@ -84,6 +84,9 @@ pub struct WorkloadOptions {
     /// LinkBench: the `Distribution.dat` its out-degrees are read from.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub linkbench_data: Option<String>,
+    /// sql-bench: the checkout whose `Data/` files the Wisconsin group loads.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sqlbench_data: Option<String>,
     #[serde(flatten)]
     pub rand: RandOptions,
 }

@@ -2,10 +2,9 @@
 //! workload whose one event runs the script's tests in order on a single client, each test
 //! timed whole under the original's name (a statement kind of the results, in seconds in the
 //! report), the group's total the event's latency. connect, create, insert, select,
-//! alter-table, big-tables and transactions are the originals' scripts, statement for
-//! statement, with their counts (`--small-test` gives their --small-test counts); Wisconsin
-//! and ATIS are still dbsweep's shorter stand-ins (`--scale N` multiplies their rows and
-//! repetitions).
+//! alter-table, big-tables, transactions and Wisconsin are the originals' scripts, statement
+//! for statement, with their counts (`--small-test` gives their --small-test counts); ATIS is
+//! still dbsweep's shorter stand-in (`--scale N` multiplies its rows and repetitions).
 //!
 //! A group makes its own tables (named `sqlbench_*`) and drops them at the end of its event;
 //! it refuses to start when one is already there (an interrupted run's: `dbsweep cleanup
@@ -20,6 +19,7 @@ pub mod estimate;
 mod insert;
 mod select;
 mod transactions;
+mod wisconsin;
 
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
@@ -177,15 +177,8 @@ const GROUPS: [(&str, &[&str], &[&str]); 9] = [
     ),
     (
         "sqlbench_wisconsin",
-        &[
-            "wisconsin_load",
-            "wis_select_one",
-            "wis_select_1pct",
-            "wis_select_10pct",
-            "wis_group_min",
-            "wis_join",
-        ],
-        &["sqlbench_tenk1", "sqlbench_tenk2"],
+        &["create_table", "insert", "delete_big", "wisc_benchmark"],
+        &wisconsin::TABLES,
     ),
     (
         "sqlbench_atis",
@@ -204,7 +197,7 @@ const GROUPS: [(&str, &[&str], &[&str]); 9] = [
     ),
 ];
 /// The groups that are the originals' scripts (the others are stand-ins still).
-const ORIGINALS: [&str; 7] = [
+const ORIGINALS: [&str; 8] = [
     "sqlbench_connect",
     "sqlbench_create",
     "sqlbench_insert",
@@ -212,6 +205,7 @@ const ORIGINALS: [&str; 7] = [
     "sqlbench_alter",
     "sqlbench_transactions",
     "sqlbench_big_tables",
+    "sqlbench_wisconsin",
 ];
 
 /// Whether `workload` is one of the suite's groups.
@@ -226,6 +220,12 @@ pub fn build(name: &str, o: &WorkloadOptions) -> Option<Box<dyn Workload>> {
         group: g,
         scale: u64::from(o.scale.max(1)),
         small: o.small_test,
+        data_dir: o
+            .sqlbench_data
+            .clone()
+            .map(Into::into)
+            .or_else(|| std::env::var_os("SQLBENCH_HOME").map(Into::into)),
+        wisconsin: std::sync::OnceLock::new(),
     }))
 }
 
@@ -235,9 +235,21 @@ struct SqlBench {
     scale: u64,
     /// sql-bench's --small-test.
     small: bool,
+    /// The sql-bench checkout whose `Data/` files the Wisconsin group loads (None: the same
+    /// rows generated).
+    data_dir: Option<std::path::PathBuf>,
+    /// The Wisconsin rows, read (and checked) once.
+    wisconsin: std::sync::OnceLock<Result<Arc<wisconsin::Data>, String>>,
 }
 
 impl SqlBench {
+    /// The Wisconsin group's rows, or why they cannot be read.
+    fn wisconsin_data(&self) -> Result<Arc<wisconsin::Data>, String> {
+        self.wisconsin
+            .get_or_init(|| wisconsin::data(self.data_dir.as_deref()).map(Arc::new))
+            .clone()
+    }
+
     /// Whether this group is the original's script.
     fn original(&self) -> bool {
         ORIGINALS.contains(&GROUPS[self.group].0)
@@ -351,6 +363,16 @@ impl Workload for SqlBench {
                 ),
             });
         }
+        if GROUPS[self.group].0 == "sqlbench_wisconsin" {
+            self.wisconsin_data().map_err(Error::Usage)?;
+            if self.data_dir.is_none() {
+                o.style.progress(
+                    "sqlbench_wisconsin: its rows generated as the original's Data/Wisconsin \
+                     files hold them (unique1 in an order of dbsweep's); --sqlbench-data DIR \
+                     (or SQLBENCH_HOME) loads the files of a sql-bench checkout",
+                );
+            }
+        }
         if let Some(t) = self
             .present(conn)
             .map_err(|e| Error::db(url, e))?
@@ -394,6 +416,13 @@ impl Workload for SqlBench {
             small: self.small,
             dialect: target.dialect(),
             target: target.shared(),
+            wisconsin: if GROUPS[self.group].0 == "sqlbench_wisconsin" {
+                Some(self.wisconsin_data().map_err(|e| {
+                    DbError::new(crate::db::ErrorClass::Fatal, "sqlbench_wisconsin", &e)
+                })?)
+            } else {
+                None
+            },
             laps: Vec::new(),
             last: crate::clock::now(),
         }))
@@ -406,6 +435,8 @@ struct SqlBenchClient {
     small: bool,
     dialect: Dialect,
     target: Arc<dyn Target>,
+    /// The Wisconsin group's rows.
+    wisconsin: Option<Arc<wisconsin::Data>>,
     laps: Vec<(u16, u64)>,
     /// The end of the test before (or the event's start).
     last: Stamp,
@@ -544,77 +575,15 @@ impl SqlBenchClient {
             "sqlbench_alter" => self.alter(c),
             "sqlbench_transactions" => self.transactions(c),
             "sqlbench_big_tables" => self.big(c),
-            "sqlbench_wisconsin" => self.wisconsin(c, rand, s),
+            "sqlbench_wisconsin" => {
+                let data = self
+                    .wisconsin
+                    .clone()
+                    .expect("the Wisconsin rows, read before");
+                self.wisconsin_original(c, &data)
+            }
             _ => self.atis(c, rand, s),
         }
-    }
-
-    fn wisconsin(&mut self, c: &mut Ctx, rand: &mut Rand, s: u64) -> Result<(), DbError> {
-        let rows = 10_000 * s;
-        for t in ["sqlbench_tenk1", "sqlbench_tenk2"] {
-            c.sql(&format!(
-                "CREATE TABLE {t} (unique1 INT NOT NULL, unique2 INT NOT NULL PRIMARY KEY, two INT NOT NULL, \
-                 four INT NOT NULL, ten INT NOT NULL, twenty INT NOT NULL, hundred INT NOT NULL, \
-                 thousand INT NOT NULL, odd INT NOT NULL, even INT NOT NULL, stringu1 CHAR(52) NOT NULL, \
-                 stringu2 CHAR(52) NOT NULL, string4 CHAR(52) NOT NULL)"
-            ))?;
-            let ins = c.prepare(&format!(
-                "INSERT INTO {t} VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-            ))?;
-            // unique1: a permutation of 0..rows (a multiplier prime to any count of rows).
-            c.fill(ins, rows, |i, p| {
-                let u1 = (i * 7919 + 13) % rows;
-                let pct = (u1 % 100) as i64;
-                p.extend([
-                    Param::Int(u1 as i64),
-                    Param::Int(i as i64),
-                    Param::Int((u1 % 2) as i64),
-                    Param::Int((u1 % 4) as i64),
-                    Param::Int((u1 % 10) as i64),
-                    Param::Int((u1 % 20) as i64),
-                    Param::Int(pct),
-                    Param::Int((u1 % 1000) as i64),
-                    Param::Int(pct * 2 + 1),
-                    Param::Int(pct * 2),
-                    Param::Text("AAAAAAAxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"),
-                    Param::Text("AAAAAAAxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"),
-                    Param::Text(["AAAA", "HHHH", "OOOO", "VVVV"][(i % 4) as usize]),
-                ]);
-            })?;
-        }
-        c.sql("CREATE INDEX sqlbench_tenk1_u1 ON sqlbench_tenk1 (unique1)")?;
-        self.lap(0);
-        let one = c.prepare("SELECT * FROM sqlbench_tenk1 WHERE unique2 = ?")?;
-        for _ in 0..200 * s {
-            c.read(one, &[Param::Int(rand.uniform(0, rows - 1) as i64)])?;
-        }
-        self.lap(1);
-        let range = c.prepare("SELECT * FROM sqlbench_tenk1 WHERE unique2 >= ? AND unique2 < ?")?;
-        for (lap, pct, times) in [(2, 1, 20), (3, 10, 5)] {
-            let width = rows * pct / 100;
-            for _ in 0..times {
-                let from = rand.uniform(0, rows - width) as i64;
-                c.read(range, &[Param::Int(from), Param::Int(from + width as i64)])?;
-            }
-            self.lap(lap);
-        }
-        let group =
-            c.prepare("SELECT hundred, MIN(unique2) FROM sqlbench_tenk1 GROUP BY hundred")?;
-        for _ in 0..5 {
-            c.read(group, &[])?;
-        }
-        self.lap(4);
-        let join = c.prepare(
-            "SELECT COUNT(*) FROM sqlbench_tenk1 a JOIN sqlbench_tenk2 b ON a.unique1 = b.unique1 \
-             WHERE b.unique2 < ?",
-        )?;
-        for _ in 0..5 {
-            c.read(join, &[Param::Int((rows / 10) as i64)])?;
-        }
-        c.sql("DROP TABLE sqlbench_tenk1")?;
-        c.sql("DROP TABLE sqlbench_tenk2")?;
-        self.lap(5);
-        Ok(())
     }
 
     fn atis(&mut self, c: &mut Ctx, rand: &mut Rand, s: u64) -> Result<(), DbError> {
