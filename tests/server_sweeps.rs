@@ -19,9 +19,9 @@ per_server!(
             .args(["sweep", "small", "--server", name, "--table-size", "5000"])
             .args([
                 "--read-time",
-                "1",
+                "0.5",
                 "--write-time",
-                "1",
+                "0.5",
                 "--warmup-time",
                 "0.5",
             ])

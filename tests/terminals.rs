@@ -72,7 +72,7 @@ fn paced_run(server: &ManagedServer, s: &Scratch, args: &[&str]) -> (Value, Stri
         "--rand-seed",
         "11",
         "--time",
-        "15",
+        "6",
         "--report-interval",
         "0",
         "--output",

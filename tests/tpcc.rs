@@ -221,11 +221,11 @@ pub fn run_and_check(target: &str, warehouses: i64, s: &Scratch) -> Value {
             "--threads",
             "4",
             "--time",
-            "20",
+            "6",
             "--rand-seed",
             "7",
             "--report-interval",
-            "5",
+            "2",
             "--output",
             out.to_str().unwrap(),
         ],
@@ -235,7 +235,7 @@ pub fn run_and_check(target: &str, warehouses: i64, s: &Scratch) -> Value {
     let stderr = String::from_utf8_lossy(&run.get_output().stderr).to_string();
     let stdout = String::from_utf8_lossy(&run.get_output().stdout).to_string();
     assert!(
-        stderr.lines().any(|l| l.starts_with("[ 5s ]")
+        stderr.lines().any(|l| l.starts_with("[ 2s ]")
             && l.contains(" NOPM: ")
             && l.contains("new-order lat (ms,95%)")),
         "the interval line shows NOPM and New-Order's p95: {stderr}"

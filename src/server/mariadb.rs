@@ -173,6 +173,13 @@ fn my_cnf(
         ));
         Some(files.ca)
     } else {
+        if s.kind == ServerKind::Mariadb {
+            // TLS off when not asked for: MariaDB 11.4 and later would otherwise make a
+            // self-signed certificate at every start (an RSA key: seconds of CPU on this kind
+            // of machine, per cell) that no connection of the run uses; off, every version
+            // runs as 10.11 does. A setting of the plan's own (`ssl=...`) still wins.
+            cnf.push_str("ssl=0\n");
+        }
         None
     };
     for (name, value) in &s.settings {
