@@ -7,6 +7,7 @@
 
 mod conn;
 #[doc(hidden)]
+#[cfg(feature = "fuzzing")]
 pub mod fuzzing;
 pub mod mock;
 mod myauth;

@@ -16,10 +16,8 @@ use std::io;
 
 use super::conn::{Param, StmtOutcome};
 use super::mypacket::{
-    BinRow, CONNECT_WITH_DB, Column, ColumnNames, LOCAL_FILES, LONG_FLAG, LONG_PASSWORD,
-    MAX_PACKET, MORE_RESULTS, MULTI_RESULTS, MyRow, PLUGIN_AUTH, PROTOCOL_41, Prepared,
-    SECURE_CONNECTION, SSL, TRANSACTIONS, WireError, column_def, lenenc_int, put_lenenc,
-    server_error,
+    BinRow, Column, ColumnNames, MAX_PACKET, MORE_RESULTS, MyRow, Prepared, WireError, column_def,
+    lenenc_int, put_lenenc, server_error,
 };
 use super::socket::Socket;
 
@@ -41,7 +39,12 @@ pub struct Endpoint {
 
 /// A MySQL 8 greeting (packet 0) that offers TLS and caching_sha2_password: the fuzz
 /// harness's TLS server sends it before the handshake.
+#[cfg(feature = "fuzzing")]
 pub(super) fn fuzz_greeting() -> Vec<u8> {
+    use super::mypacket::{
+        CONNECT_WITH_DB, LOCAL_FILES, LONG_FLAG, LONG_PASSWORD, MULTI_RESULTS, PLUGIN_AUTH,
+        PROTOCOL_41, SECURE_CONNECTION, SSL, TRANSACTIONS,
+    };
     let caps = LONG_PASSWORD
         | LONG_FLAG
         | CONNECT_WITH_DB
@@ -73,6 +76,7 @@ pub(super) fn fuzz_greeting() -> Vec<u8> {
 impl Endpoint {
     /// User `u`, password `password`, database `db` on localhost over plain TCP: the fuzz
     /// harness's and the in-test servers' client.
+    #[cfg(any(test, feature = "fuzzing"))]
     pub fn local(password: &str) -> Endpoint {
         Endpoint {
             host: "localhost".into(),
