@@ -124,60 +124,51 @@ fn linkbench(url: &str, s: &Scratch) {
     // A count made wrong is found: one of a pair that has visible links (a pair whose links
     // the run hid, count 0, would be told apart as a count above zero without a link).
     let target = dbsweep::db::open(url, Default::default()).expect("target");
-    let mut conn = target.connect().expect("connect");
-    let first = conn
-        .query_rows(
-            "SELECT id, link_type FROM counttable WHERE count > 0 ORDER BY id, link_type LIMIT 1",
-            2,
-        )
-        .expect("a count row");
-    let (id, t) = (first[0][0].clone().unwrap(), first[0][1].clone().unwrap());
-    conn.batch(&format!(
-        "UPDATE counttable SET count = count + 1 WHERE id = {id} AND link_type = {t}"
-    ))
-    .expect("break a count");
-    drop(conn);
-    let bad = Line::new(&[
-        "check",
-        "linkbench_synthetic",
-        "--nodes",
-        &NODES.to_string(),
-    ])
-    .target(url)
-    .assert()
-    .code(1);
-    let err = String::from_utf8_lossy(&bad.get_output().stderr).to_string();
+    // The first count row above zero but `except`'s, changed by `sql` (its id and link type
+    // filled in); what the check then says.
+    let break_one = |except: Option<&(String, String)>, sql: &str| {
+        let mut conn = target.connect().expect("connect");
+        let not = except.map_or(String::new(), |(id, t)| {
+            format!(" AND NOT (id = {id} AND link_type = {t})")
+        });
+        let row = conn
+            .query_rows(
+                &format!(
+                    "SELECT id, link_type FROM counttable WHERE count > 0{not} \
+                     ORDER BY id, link_type LIMIT 1"
+                ),
+                2,
+            )
+            .expect("a count row");
+        let (id, t) = (row[0][0].clone().unwrap(), row[0][1].clone().unwrap());
+        conn.batch(&sql.replace("{id}", &id).replace("{t}", &t))
+            .expect("break it");
+        drop(conn);
+        let bad = Line::new(&[
+            "check",
+            "linkbench_synthetic",
+            "--nodes",
+            &NODES.to_string(),
+        ])
+        .target(url)
+        .assert()
+        .code(1);
+        let err = String::from_utf8_lossy(&bad.get_output().stderr).to_string();
+        ((id, t), err)
+    };
+    let (first, err) = break_one(
+        None,
+        "UPDATE counttable SET count = count + 1 WHERE id = {id} AND link_type = {t}",
+    );
     assert!(
         err.contains("LinkBench check failed: 1 (node, link type) pair"),
         "{err}"
     );
     // And a count left above zero when its links are hidden behind its back.
-    let mut conn = target.connect().expect("connect");
-    let other = conn
-        .query_rows(
-            &format!(
-                "SELECT id, link_type FROM counttable WHERE count > 0 AND NOT (id = {id} AND \
-                 link_type = {t}) ORDER BY id, link_type LIMIT 1"
-            ),
-            2,
-        )
-        .expect("another count row");
-    let (id2, t2) = (other[0][0].clone().unwrap(), other[0][1].clone().unwrap());
-    conn.batch(&format!(
-        "UPDATE linktable SET visibility = 0 WHERE id1 = {id2} AND link_type = {t2}"
-    ))
-    .expect("hide the links");
-    drop(conn);
-    let bad = Line::new(&[
-        "check",
-        "linkbench_synthetic",
-        "--nodes",
-        &NODES.to_string(),
-    ])
-    .target(url)
-    .assert()
-    .code(1);
-    let err = String::from_utf8_lossy(&bad.get_output().stderr).to_string();
+    let (_, err) = break_one(
+        Some(&first),
+        "UPDATE linktable SET visibility = 0 WHERE id1 = {id} AND link_type = {t}",
+    );
     assert!(
         err.contains("1 (node, link type) pair(s)")
             && err.contains("1 count row(s) above zero without a visible link"),

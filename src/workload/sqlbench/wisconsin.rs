@@ -130,62 +130,45 @@ fn generated(rows: u64, seed: u64) -> Vec<String> {
         .collect()
 }
 
-/// The columns of the four tables (onek's unique1 is int(5) in the script, the others int(4)).
+/// The Wisconsin columns, in the tables' and the files' order.
+const COLUMNS: [&str; 16] = [
+    "unique1",
+    "unique2",
+    "two",
+    "four",
+    "ten",
+    "twenty",
+    "hundred",
+    "thousand",
+    "twothousand",
+    "fivethous",
+    "tenthous",
+    "odd",
+    "even",
+    "stringu1",
+    "stringu2",
+    "string4",
+];
+
+/// The columns of the four tables as the script makes them (onek's unique1 is int(5), the
+/// others' int(4); unique1, unique2 and hundred NOT NULL; the strings char(16)).
 fn fields(first: &str) -> Vec<String> {
-    let mut f = vec![
-        format!("unique1 {first} NOT NULL"),
-        "unique2 int(4) NOT NULL".to_string(),
-    ];
-    for c in [
-        "two",
-        "four",
-        "ten",
-        "twenty",
-        "hundred",
-        "thousand",
-        "twothousand",
-        "fivethous",
-        "tenthous",
-        "odd",
-        "even",
-    ] {
-        if c == "hundred" {
-            f.push("hundred int(4) NOT NULL".into());
-        } else {
-            f.push(format!("{c} int(4)"));
-        }
-    }
-    f.extend(["stringu1", "stringu2", "string4"].map(|c| format!("{c} char(16)")));
-    f
+    COLUMNS
+        .iter()
+        .map(|&c| match c {
+            "unique1" => format!("unique1 {first} NOT NULL"),
+            "unique2" | "hundred" => format!("{c} int(4) NOT NULL"),
+            _ if c.starts_with("string") => format!("{c} char(16)"),
+            _ => format!("{c} int(4)"),
+        })
+        .collect()
 }
 
 /// The script's queries in order, its table names prefixed, with whether each is a select
 /// (run `loops` times).
 fn queries() -> Vec<String> {
-    let all = "unique1, unique2, two, four, ten, twenty, hundred, thousand, twothousand, \
-               fivethous, tenthous, odd, even";
-    let named = |p: &str| -> String {
-        [
-            "unique1",
-            "unique2",
-            "two",
-            "four",
-            "ten",
-            "twenty",
-            "hundred",
-            "thousand",
-            "twothousand",
-            "fivethous",
-            "tenthous",
-            "odd",
-            "even",
-            "stringu1",
-            "stringu2",
-            "string4",
-        ]
-        .map(|c| format!("{p}.{c} AS {p}{c}"))
-        .join(", ")
-    };
+    let all = COLUMNS[..13].join(", ");
+    let named = |p: &str| -> String { COLUMNS.map(|c| format!("{p}.{c} AS {p}{c}")).join(", ") };
     let insert = |u1: u32, u2: u32, spaced: bool| {
         let (cols, strings) = if spaced {
             (
