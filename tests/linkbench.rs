@@ -549,3 +549,30 @@ fn linkbench_reads_its_out_degrees_and_chooses_id2s_as_the_original() {
         .assert()
         .success();
 }
+
+/// The built-in plan without the user's Distribution.dat refuses before it starts: one line,
+/// no sweep directory (its schedule still shows with --dry-run).
+#[test]
+fn the_linkbench_plan_without_its_data_refuses_before_it_starts() {
+    let s = Scratch::new();
+    let dir = s.path("lb");
+    let out = crate::util::dbsweep()
+        .env_remove("LINKBENCH_HOME")
+        .args(["sweep", "linkbench", "--output"])
+        .arg(&dir)
+        .assert()
+        .code(2);
+    let err = String::from_utf8_lossy(&out.get_output().stderr).to_string();
+    assert!(
+        err.contains("linkbench: its out-degrees are LinkBench's measured ones")
+            && err.contains("--linkbench-data FILE")
+            && err.lines().count() == 1,
+        "{err}"
+    );
+    assert!(!dir.exists());
+    crate::util::dbsweep()
+        .env_remove("LINKBENCH_HOME")
+        .args(["sweep", "linkbench", "--dry-run"])
+        .assert()
+        .success();
+}

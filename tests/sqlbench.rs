@@ -347,4 +347,21 @@ fn wisconsin_loads_a_checkouts_data_files_and_refuses_a_line_that_is_not_a_row()
         err.contains("Data/Wisconsin/tenk.data:2: not a Wisconsin row") && err.lines().count() == 1,
         "{err}"
     );
+    // A sweep refuses before it starts: one line, no sweep directory.
+    let dir = s.path("sweep");
+    let out = crate::util::dbsweep()
+        .args(["sweep", "sqlbench", "--option"])
+        .arg(format!("sqlbench_data={}", checkout.display()))
+        .arg("--output")
+        .arg(&dir)
+        .assert()
+        .code(2);
+    let err = String::from_utf8_lossy(&out.get_output().stderr).to_string();
+    assert!(
+        err.contains("step wisconsin: sqlbench_wisconsin: ")
+            && err.contains("tenk.data:2: not a Wisconsin row")
+            && err.lines().count() == 1,
+        "{err}"
+    );
+    assert!(!dir.exists());
 }

@@ -92,6 +92,7 @@ pub fn run(args: &SweepOpts) -> Result<Outcome, Error> {
         print!("{}", sweep.schedule());
         return Ok(Outcome::Done);
     }
+    sweep.check_inputs()?;
     let servers = check_servers(&sweep)?;
     if args.resume.is_none() {
         lock = Some(create_dir(&dir)?);

@@ -171,6 +171,12 @@ pub trait Workload: Send + Sync {
         }
         Ok(false)
     }
+    /// Whether the files it reads of the user's (LinkBench's Distribution.dat, sql-bench's
+    /// data files) are there and well formed: a sweep checks it of every step before it
+    /// starts, so that a wrong path is one line then, not a failed step days later.
+    fn inputs(&self) -> Result<(), Error> {
+        Ok(())
+    }
     /// Checks before a run that the tables are there and loaded; a usage error says what to do.
     fn check_ready(
         &self,

@@ -150,6 +150,23 @@ impl Sweep {
         Ok((plan, workload))
     }
 
+    /// The files of the user's that the steps' workloads read (LinkBench's Distribution.dat,
+    /// sql-bench's data), checked before a sweep starts: a wrong path is one line then, not a
+    /// failed step later. (A plan without them still validates, and `--dry-run` shows it.)
+    pub fn check_inputs(&self) -> Result<(), Error> {
+        let clients = self.file.clients.first().copied().unwrap_or(1);
+        for step in &self.steps {
+            if !matches!(step.kind, StepKind::Run { .. }) {
+                continue;
+            }
+            let (_, workload) = self.step_workload(step, clients, None)?;
+            workload
+                .inputs()
+                .map_err(|e| Error::Usage(format!("step {}: {e}", step.name)))?;
+        }
+        Ok(())
+    }
+
     pub fn class_time(&self, class: Class) -> f64 {
         match class {
             Class::Read => self.file.read_time,

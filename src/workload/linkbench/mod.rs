@@ -385,6 +385,10 @@ impl Workload for LinkBench {
         Ok(false)
     }
 
+    fn inputs(&self) -> Result<(), Error> {
+        self.degrees().map(|_| ())
+    }
+
     fn check_ready(
         &self,
         conn: &mut dyn Conn,

@@ -339,6 +339,13 @@ impl Workload for SqlBench {
         Ok(false)
     }
 
+    fn inputs(&self) -> Result<(), Error> {
+        if GROUPS[self.group].0 == "sqlbench_wisconsin" {
+            self.wisconsin_data().map_err(Error::Usage)?;
+        }
+        Ok(())
+    }
+
     fn check_ready(
         &self,
         conn: &mut dyn Conn,
@@ -363,15 +370,13 @@ impl Workload for SqlBench {
                 ),
             });
         }
-        if GROUPS[self.group].0 == "sqlbench_wisconsin" {
-            self.wisconsin_data().map_err(Error::Usage)?;
-            if self.data_dir.is_none() {
-                o.style.progress(
-                    "sqlbench_wisconsin: its rows generated as the original's Data/Wisconsin \
-                     files hold them (unique1 in an order of dbsweep's); --sqlbench-data DIR \
-                     (or SQLBENCH_HOME) loads the files of a sql-bench checkout",
-                );
-            }
+        self.inputs()?;
+        if GROUPS[self.group].0 == "sqlbench_wisconsin" && self.data_dir.is_none() {
+            o.style.progress(
+                "sqlbench_wisconsin: its rows generated as the original's Data/Wisconsin \
+                 files hold them (unique1 in an order of dbsweep's); --sqlbench-data DIR \
+                 (or SQLBENCH_HOME) loads the files of a sql-bench checkout",
+            );
         }
         if let Some(t) = self
             .present(conn)
