@@ -301,22 +301,34 @@ mod tests {
             f[15] = format!("'{}xx'", ["AAAA", "HHHH", "OOOO", "VVVV"][u2 % 4]);
             f.join(",")
         };
-        assert_eq!(
-            rebuilt(10_000, 8800, 0),
-            "8800,0,0,0,0,0,0,800,800,3800,8800,0,1,'MAAAAA','AAAAAA','AAAAxx'"
-        );
-        assert_eq!(
-            rebuilt(10_000, 1891, 1),
-            "1891,1,1,3,1,11,91,891,1891,1891,1891,182,183,'TUAAAA','BAAAAA','HHHHxx'"
-        );
-        assert_eq!(
-            rebuilt(1_000, 147, 0),
-            "147,0,1,3,7,7,7,47,147,147,147,14,15,'RFAAAA','AAAAAA','AAAAxx'"
-        );
-        assert_eq!(
-            rebuilt(1_000, 931, 1),
-            "931,1,1,3,1,11,1,31,131,431,931,2,3,'VJAAAA','BAAAAA','HHHHxx'"
-        );
+        for (rows, u1, u2, line) in [
+            (
+                10_000,
+                8800,
+                0,
+                "8800,0,0,0,0,0,0,800,800,3800,8800,0,1,'MAAAAA','AAAAAA','AAAAxx'",
+            ),
+            (
+                10_000,
+                1891,
+                1,
+                "1891,1,1,3,1,11,91,891,1891,1891,1891,182,183,'TUAAAA','BAAAAA','HHHHxx'",
+            ),
+            (
+                1_000,
+                147,
+                0,
+                "147,0,1,3,7,7,7,47,147,147,147,14,15,'RFAAAA','AAAAAA','AAAAxx'",
+            ),
+            (
+                1_000,
+                931,
+                1,
+                "931,1,1,3,1,11,1,31,131,431,931,2,3,'VJAAAA','BAAAAA','HHHHxx'",
+            ),
+        ] {
+            assert_eq!(rebuilt(rows, u1, u2), line);
+        }
         // In place: unique2 the row's number, unique1 a permutation that is not the identity.
         let rows = generated(10_000, 7);
         assert!(rows.iter().all(|r| is_row(r)), "{}", rows[0]);
