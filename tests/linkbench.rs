@@ -110,15 +110,9 @@ fn linkbench(url: &str, s: &Scratch) {
         "{newest} against {now_ms}"
     );
     // The writes kept every count equal to its visible links.
-    let ok = Line::new(&[
-        "check",
-        "linkbench_synthetic",
-        "--nodes",
-        &NODES.to_string(),
-    ])
-    .target(url)
-    .assert()
-    .success();
+    let nodes = NODES.to_string();
+    let check = || Line::new(&["check", "linkbench_synthetic", "--nodes", &nodes]).target(url);
+    let ok = check().assert().success();
     let out = String::from_utf8_lossy(&ok.get_output().stdout).to_string();
     assert!(out.contains("consistent"), "{out}");
     // A count made wrong is found: one of a pair that has visible links (a pair whose links
@@ -144,15 +138,7 @@ fn linkbench(url: &str, s: &Scratch) {
         conn.batch(&sql.replace("{id}", &id).replace("{t}", &t))
             .expect("break it");
         drop(conn);
-        let bad = Line::new(&[
-            "check",
-            "linkbench_synthetic",
-            "--nodes",
-            &NODES.to_string(),
-        ])
-        .target(url)
-        .assert()
-        .code(1);
+        let bad = check().assert().code(1);
         let err = String::from_utf8_lossy(&bad.get_output().stderr).to_string();
         ((id, t), err)
     };

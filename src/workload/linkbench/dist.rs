@@ -148,7 +148,8 @@ pub(super) const LINK_TYPES: u64 = 2;
 impl Degrees {
     /// The measured distribution of `file` (a `Distribution.dat`) for `nodes` nodes.
     pub fn measured(file: &Path, nodes: u64) -> Result<Degrees, String> {
-        let text = std::fs::read_to_string(file).map_err(|e| format!("{}: {e}", file.display()))?;
+        let text = crate::input::read_text(file, crate::input::SMALL)
+            .map_err(|e| format!("{}: {e}", file.display()))?;
         let cdf = parse_nlinks(&text).map_err(|e| format!("{}: {e}", file.display()))?;
         Ok(Degrees::of(DegreeSource::Measured, cdf, nodes))
     }

@@ -581,10 +581,13 @@ impl SqlBenchClient {
             "sqlbench_transactions" => self.transactions(c),
             "sqlbench_big_tables" => self.big(c),
             "sqlbench_wisconsin" => {
-                let data = self
-                    .wisconsin
-                    .clone()
-                    .expect("the Wisconsin rows, read before");
+                let data = self.wisconsin.clone().ok_or_else(|| {
+                    DbError::new(
+                        crate::db::ErrorClass::Fatal,
+                        "sqlbench_wisconsin",
+                        "its rows were not read",
+                    )
+                })?;
                 self.wisconsin_original(c, &data)
             }
             _ => self.atis(c, rand, s),

@@ -39,7 +39,8 @@ pub(super) fn data(dir: Option<&Path>) -> Result<Data, String> {
     };
     let read = |name: &str| -> Result<Vec<String>, String> {
         let path: PathBuf = dir.join("Data/Wisconsin").join(name);
-        let text = std::fs::read_to_string(&path)
+        // Only a regular file, and a bounded one (a FIFO or a device ends in an error at once).
+        let text = crate::input::read_text(&path, crate::input::SMALL)
             .map_err(|e| format!("sqlbench_wisconsin: {}: {e}", path.display()))?;
         let rows: Vec<String> = text.lines().map(str::to_string).collect();
         for (i, row) in rows.iter().enumerate() {
