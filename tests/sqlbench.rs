@@ -19,12 +19,17 @@ const GROUPS: [(&str, usize); 9] = [
     ("transactions", 9),
     ("big-tables", 2),
     ("wisconsin", 4),
-    ("atis", 4),
+    ("atis", 8),
 ];
 
-/// The sqlbench plan into `dir` with `extra`; its report.
+/// The sqlbench plan into `dir` with `extra` and a made-up checkout of ATIS's files (20 flights)
+/// beside it; its report.
 fn sweep(extra: &[&str], dir: &Path, steps: usize) -> String {
-    sweep_plan("sqlbench", extra, dir, steps)
+    let checkout = dir.with_extension("checkout");
+    atis_checkout(&checkout, 20);
+    let data = format!("sqlbench_data={}", checkout.display());
+    let extra: Vec<&str> = extra.iter().copied().chain(["--option", &data]).collect();
+    sweep_plan("sqlbench", &extra, dir, steps)
 }
 
 /// Plan `plan` (the built-in sqlbench, or a file of some of its steps) into `dir`.
@@ -58,7 +63,9 @@ fn sweep_plan(plan: &str, extra: &[&str], dir: &Path, steps: usize) -> String {
 /// Every group of cell `cell` ran once and timed each of its tests; the original scripts'
 /// groups sent their --small-test counts of statements. PostgreSQL runs no alter_table_drop:
 /// sql-bench's server-cfg says it cannot drop a column, and the original skips the test.
-fn assert_timed(dir: &Path, cell: &str, postgres: bool) {
+/// `kind`: None for SQLite.
+fn assert_timed(dir: &Path, cell: &str, kind: Option<ServerKind>) {
+    let postgres = kind == Some(ServerKind::Postgres);
     for (i, (group, tests)) in GROUPS.iter().enumerate() {
         let step = read_json(&dir.join(format!("steps/{cell}/{:02}-{group}.json", i + 1)));
         let r = &step["results"];
@@ -101,6 +108,17 @@ fn assert_timed(dir: &Path, cell: &str, postgres: bool) {
             "big-tables" => assert_eq!((reads, writes), (2 * 7_000, 2 * 7_000 + 1), "{group}"),
             // wisconsin: 31,000 rows a statement, Bprime cut, the 14 writes of the benchmark
             // once; its 10 selects 1,000 times, every row fetched (15,202 a round).
+            // atis: 500 rounds of its five query groups, as many queries as server-cfg's
+            // limits allow: MySQL's all but count(if(...)), PostgreSQL's no std() and no alias
+            // in HAVING and no mod() of a double, SQLite's no std(), floor() or mod().
+            "atis" => {
+                let group = match kind {
+                    Some(ServerKind::Postgres) => 25,
+                    Some(_) => 28,
+                    None => 25,
+                };
+                assert_eq!(reads, 500 * (5 + 1 + 1 + 8 + group), "{group}");
+            }
             "wisconsin" => assert_eq!(
                 (reads, writes, u(r, "/queries/rows")),
                 (10_000, 31_000 + 1 + 14, 15_202_000),
@@ -142,11 +160,11 @@ fn every_group_is_timed_on_sqlite() {
     let s = Scratch::new();
     let dir = s.path("sb");
     let report = sweep(&[], &dir, 9);
-    assert_timed(&dir, "sqlite.default.c1", false);
+    assert_timed(&dir, "sqlite.default.c1", None);
     let table = seconds_table(&report);
     assert_eq!(
         table.lines().filter(|l| l.contains(": ")).count(),
-        107,
+        111,
         "{table}"
     );
     // The original's names, test by test.
@@ -180,7 +198,7 @@ per_server!(every_group_is_timed_on, |kind: ServerKind| {
         .unwrap()
         .unwrap()
         .file_name();
-    assert_timed(&dir, &cell.to_string_lossy(), kind == ServerKind::Postgres);
+    assert_timed(&dir, &cell.to_string_lossy(), Some(kind));
     seconds_table(&report);
 });
 
@@ -360,8 +378,306 @@ fn wisconsin_loads_a_checkouts_data_files_and_refuses_a_line_that_is_not_a_row()
     assert!(
         err.contains("step wisconsin: sqlbench_wisconsin: ")
             && err.contains("tenk.data:2: not a Wisconsin row")
-            && err.lines().count() == 1,
+            // The line of the ATIS step left out (the checkout has no ATIS files), and this.
+            && err.lines().filter(|l| !l.starts_with("step atis left out: ")).count() == 1,
         "{err}"
     );
     assert!(!dir.exists());
+}
+
+/// A made-up sql-bench checkout holding the ATIS group's files (`Data/ATIS/TABLE.txt`) in the
+/// original's form, with `flights` flights; the rows of all files. The first four queries of
+/// select_simple_join give the original's row counts on it (1, 11, 7 and 4); the fifth gives
+/// `flights`, where the original's data gives 579.
+pub(crate) fn atis_checkout(dir: &Path, flights: usize) -> u64 {
+    let atis = dir.join("Data/ATIS");
+    std::fs::create_dir_all(&atis).unwrap();
+    let airports = ["ATL", "BOS", "SFO", "DFW"];
+    let fares = 10;
+    let mut files: Vec<(&str, Vec<String>)> =
+        vec![
+        (
+            "aircraft",
+            (0..6)
+                .map(|i| {
+                    let category = if i % 2 == 0 { "JET" } else { "TURBOPROP" };
+                    format!(
+                        "'A{i}','TYPE {i}',{},'{category}','NO',1.50,2.50,1000,10,{},500,{},'YES'",
+                        i % 3,
+                        i * 5000,
+                        1000 + i
+                    )
+                })
+                .collect(),
+        ),
+        (
+            "airline",
+            (0..3).map(|i| format!("'L{i}','AIRLINE {i}',''")).collect(),
+        ),
+        (
+            "airport",
+            (0..4)
+                .map(|i| {
+                    format!(
+                        "'{}','{} AIRPORT','SOMEWHERE','S{i}','USA','EST'",
+                        airports[i], airports[i]
+                    )
+                })
+                .collect(),
+        ),
+        (
+            "airport_service",
+            (0..4)
+                .map(|i| format!("'C{i}','{}',5.0,'N',15", airports[i]))
+                .collect(),
+        ),
+        (
+            "city",
+            std::iter::once("'MATL','MONTREAL','S0','USA','EST'".to_string())
+                .chain((0..10).map(|i| format!("'C{i}','CITY {i}','S{}','USA','EST'", i % 5)))
+                .collect(),
+        ),
+        (
+            "class_of_service",
+            vec!["'Y',1,'COACH'".into(), "'F',2,'FIRST'".into()],
+        ),
+        ("code_description", vec!["'A','ONE'".into(), "'B','TWO'".into()]),
+        (
+            "compound_class",
+            (0..2)
+                .map(|i| format!("'F{i}','Y','COACH','NO','YES','NO','NO','NONE','1234567'"))
+                .collect(),
+        ),
+        (
+            "connect_leg",
+            vec!["1,1,112790".into(), "1,2,112791".into()],
+        ),
+        (
+            "fconnection",
+            vec!["1,'ATL','BOS',800,1200,'1234567',1,1,240".into()],
+        ),
+        (
+            "day_name",
+            (1..=7).map(|d| format!("{d},'DAY{d}'")).collect(),
+        ),
+        ("dual_carrier", vec!["'L0','L1',1,99,'SHARED'".into()]),
+        (
+            "fare",
+            (0..fares)
+                .map(|i| {
+                    format!(
+                        "'FC{i}','SFO','DFW','F{}','L0','R{}',{}.00,{}.00",
+                        i % 2,
+                        i % 2,
+                        300 + i,
+                        600 + i
+                    )
+                })
+                .collect(),
+        ),
+        (
+            "flight",
+            (0..flights)
+                .map(|i| {
+                    format!(
+                        "{},'1234567','{}','{}',{},{},'L{}',{i},'YF','A{}','',{},'N',180",
+                        112_790 + i,
+                        airports[i % 4],
+                        airports[(i + 1) % 4],
+                        800 + i % 100,
+                        1100 + i % 100,
+                        i % 3,
+                        i % 6,
+                        i % 3
+                    )
+                })
+                .collect(),
+        ),
+        (
+            "flight_class",
+            (0..flights)
+                .map(|i| format!("{},'F0'", 112_790 + i))
+                .collect(),
+        ),
+        (
+            "flight_day",
+            (1..=7).map(|d| format!("'1234567',{d},'DAY{d}'")).collect(),
+        ),
+        (
+            "flight_fare",
+            (0..flights)
+                .map(|i| format!("{},'FC{}'", 112_790 + i, i % fares))
+                .collect(),
+        ),
+        ("food_service", vec!["'B',1,'COACH','BREAKFAST'".into()]),
+        (
+            "ground_service",
+            vec![
+                "'C0','ATL','T',10.00".into(),
+                "'C1','BOS','L',0.00".into(),
+                "'C2','SFO','T',20.50".into(),
+            ],
+        ),
+        ("time_interval", vec!["'MORNING',0,1200".into()]),
+        (
+            "month_name",
+            (1..=12).map(|m| format!("{m},'MONTH{m}'")).collect(),
+        ),
+        (
+            "restrict_carrier",
+            vec!["'R0','L0'".into(), "'R1','L1'".into()],
+        ),
+        ("restrict_class", vec!["'R0','F1'".into()]),
+        (
+            "restriction",
+            // The original's quote escaped by a backslash, and a backslash before a letter.
+            vec!["'R0','FOR TRAVEL','CHILDREN\\'S FARES,CHILDREN\\S',7,'Y',3,150".into()],
+        ),
+        (
+            "state",
+            (0..5).map(|i| format!("'S{i}','STATE {i}','USA'")).collect(),
+        ),
+        // The older checkouts' name of stop1's file.
+        ("stop", vec!["112790,1,112791".into()]),
+        ("time_zone", vec!["'EST','EASTERN'".into()]),
+        ("transport", vec!["'T','TAXI'".into()]),
+    ];
+    // A blank line, which the original skips.
+    files[0].1.insert(2, String::new());
+    let mut rows = 0;
+    for (name, lines) in &files {
+        rows += lines.iter().filter(|l| !l.is_empty()).count() as u64;
+        std::fs::write(atis.join(format!("{name}.txt")), lines.join("\n") + "\n").unwrap();
+    }
+    rows
+}
+
+/// ATIS as the original: its 28 tables, the checkout's rows a statement each, its five query
+/// groups 500 rounds each at --small-test (the queries server-cfg's limits allow: SQLite has no
+/// std(), floor() or mod()), the hundredth round's row counts checked against the original's;
+/// refused without the data, and a line that is not a row refused before anything is made.
+#[test]
+fn atis_runs_the_originals_queries_on_a_checkouts_data() {
+    let s = Scratch::new();
+    let checkout = s.path("sql-bench");
+    let rows = atis_checkout(&checkout, 20);
+    let url = format!("sqlite://{}", s.path("a.db").display());
+    let run = || {
+        Line::new(&["run", "sqlbench_atis", "--events", "1", "--time", "0"])
+            .args([
+                "--small-test",
+                "--sqlbench-data",
+                checkout.to_str().unwrap(),
+            ])
+            .target(&url)
+    };
+    Line::new(&["prepare", "sqlbench_atis"])
+        .target(&url)
+        .assert()
+        .success();
+    let done = run().output(&s.path("a.json")).assert().success();
+    let r = read_json(&s.path("a.json"));
+    let q = &r["queries"];
+    // The rows, and the 28 drops and the statements that make the tables and their indexes.
+    assert_eq!(u(q, "/write"), rows, "{q}");
+    assert_eq!(u(q, "/read"), 500 * (5 + 1 + 1 + 8 + 25), "{q}");
+    let tests: Vec<&str> = r["statements"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        tests,
+        [
+            "create_table",
+            "insert",
+            "select_simple_join",
+            "select_join",
+            "select_key_prefix_join",
+            "select_distinct",
+            "select_group",
+            "drop_table"
+        ]
+    );
+    // The made-up data gives the original's counts for the first four joins, not the fifth:
+    // one warning of select_simple_join's, said at the end.
+    let err = String::from_utf8_lossy(&done.get_output().stderr).to_string();
+    let simple: Vec<&str> = err
+        .lines()
+        .filter(|l| l.starts_with("warning: sqlbench_atis: select_simple_join: "))
+        .collect();
+    assert_eq!(simple.len(), 1, "{err}");
+    assert!(
+        simple[0].contains("from sqlbench_flight flight,sqlbench_aircraft aircraft where")
+            && simple[0].ends_with("returned 20 rows where the original's data gives 579"),
+        "{err}"
+    );
+    // No table left behind.
+    let c = rusqlite::Connection::open(s.path("a.db")).unwrap();
+    let left: i64 = c
+        .query_row(
+            "SELECT count(*) FROM sqlite_master WHERE name LIKE 'sqlbench%'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(left, 0);
+    // Without the data: one line naming what it needs.
+    let mut bare = Line::new(&["run", "sqlbench_atis", "--events", "1", "--time", "0"])
+        .target(&url)
+        .command();
+    let out = bare.env_remove("SQLBENCH_HOME").assert().code(2);
+    let err = String::from_utf8_lossy(&out.get_output().stderr).to_string();
+    assert!(
+        err.contains("sqlbench_atis: needs the original's Data/ATIS files")
+            && err.contains("--sqlbench-data")
+            && err.lines().count() == 1,
+        "{err}"
+    );
+    // A line that would end its statement and start another.
+    std::fs::write(
+        checkout.join("Data/ATIS/airline.txt"),
+        "'L0','A',''\n'L1','B',''); drop table x; --\n",
+    )
+    .unwrap();
+    let out = run().assert().code(2);
+    let err = String::from_utf8_lossy(&out.get_output().stderr).to_string();
+    assert!(
+        err.contains("Data/ATIS/airline.txt:2: not a row of airline's 3 values")
+            && err.lines().count() == 1,
+        "{err}"
+    );
+}
+
+/// The plan's ATIS step is left out, with a line, without a checkout; with one it is there.
+#[test]
+fn the_plans_atis_step_is_left_out_without_its_data() {
+    let s = Scratch::new();
+    let dry = |extra: &[String]| {
+        let mut cmd = crate::util::dbsweep();
+        cmd.env_remove("SQLBENCH_HOME")
+            .args(["sweep", "sqlbench", "--dry-run"])
+            .args(extra);
+        let out = cmd.assert().success();
+        let o = out.get_output();
+        (
+            String::from_utf8_lossy(&o.stdout).to_string(),
+            String::from_utf8_lossy(&o.stderr).to_string(),
+        )
+    };
+    let (out, err) = dry(&[]);
+    assert!(out.contains("cell(s) of 8 step(s)"), "{out}");
+    assert!(
+        err.contains("step atis left out: sqlbench_atis: needs the original's Data/ATIS files"),
+        "{err}"
+    );
+    let checkout = s.path("sql-bench");
+    atis_checkout(&checkout, 20);
+    let (out, err) = dry(&[
+        "--option".into(),
+        format!("sqlbench_data={}", checkout.display()),
+    ]);
+    assert!(out.contains("cell(s) of 9 step(s)"), "{out}");
+    assert!(!err.contains("left out"), "{err}");
 }

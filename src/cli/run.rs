@@ -370,8 +370,7 @@ pub struct RunArgs {
     /// --index-tablespace)
     #[arg(long, value_name = "NAME")]
     pub index_tablespace: Option<String>,
-    /// The sql-bench suite's stand-in group (sqlbench_atis): every test's rows and
-    /// repetitions times N; pgbench's tables (pgbench_*): the scaling factor
+    /// pgbench's tables (pgbench_*): the scaling factor
     #[arg(long, default_value_t = 1, value_name = "N")]
     pub scale: u32,
     /// The sql-bench suite (sqlbench_*): the counts of its scripts' --small-test (on: a

@@ -54,6 +54,10 @@ impl Style {
     /// a client that aborted), in pgbench's words, which are the only ones dbsweep has for
     /// these: one write, so that clients' lines do not interleave.
     pub fn client_note(self, note: &note::ClientNote) {
+        if let note::ClientNote::Warning { message } = note {
+            // A warning, which every personality lets through.
+            return self.remark(&format!("warning: {message}"));
+        }
         let text = pgbench::client_note(note);
         let _ = std::io::Write::write_all(&mut std::io::stderr().lock(), text.as_bytes());
     }

@@ -22,6 +22,8 @@ pub enum ClientNote<'a> {
         max_tries: Option<NonZeroU32>,
         last: bool,
     },
+    /// A remark of the workload's about what it saw (a row count that is not the original's).
+    Warning { message: &'a str },
     /// The client ended alone after an error that is not retried (pgbench's abort).
     Aborted {
         client: u32,

@@ -139,6 +139,7 @@ pub fn client_note(note: &ClientNote) -> String {
                 ),
             }
         }
+        ClientNote::Warning { message } => format!("pgbench: warning: {message}\n"),
     }
 }
 

@@ -236,10 +236,11 @@ impl Ended {
         mut t: Term,
         rec: &Mutex<Recorder>,
         pooled: bool,
+        style: &crate::output::Style,
     ) -> Result<(), String> {
         // A pooled client holds no connection between events: the workloads that share
         // connections have nothing to say at the end (see Workload::shares_connections).
-        let cache = t.w.finish(t.measuring && !pooled, rec)?;
+        let cache = t.w.finish(t.measuring && !pooled, rec, style)?;
         if let Some(c) = cache {
             let sum = self.cache.get_or_insert([0; 3]);
             for (s, v) in sum.iter_mut().zip(c) {
@@ -268,7 +269,7 @@ pub fn serve(
         match one_event(sh, &mut t, sched, pool, rec) {
             Ok(true) => clients.put(t),
             Ok(false) => {
-                let r = ended.finish(*t, rec, pool.is_some());
+                let r = ended.finish(*t, rec, pool.is_some(), sh.style);
                 clients.retire();
                 if let Err(e) = r {
                     sh.stop.store(true, Ordering::Relaxed);
@@ -278,7 +279,7 @@ pub fn serve(
             }
             Err(e) => {
                 sh.stop.store(true, Ordering::Relaxed);
-                let _ = ended.finish(*t, rec, pool.is_some());
+                let _ = ended.finish(*t, rec, pool.is_some(), sh.style);
                 clients.retire();
                 error = Some(e);
                 break;
@@ -286,7 +287,7 @@ pub fn serve(
         }
     }
     while let Some(t) = clients.any() {
-        if let Err(e) = ended.finish(*t, rec, pool.is_some()) {
+        if let Err(e) = ended.finish(*t, rec, pool.is_some(), sh.style) {
             error = error.or(Some(e));
         }
     }

@@ -11,7 +11,7 @@ use crate::clock::Stamp;
 use crate::db::QueryCounts;
 use crate::db::{Conn, DbError, Detached, ErrorClass, Target};
 use crate::metrics::{RETRY_CLASSES, Recorder};
-use crate::output::note::Aborted;
+use crate::output::note::{Aborted, ClientNote};
 use crate::workload::rand::Rand;
 use crate::workload::{Client, EventLoop, Next, Workload};
 use errors::Backoff;
@@ -182,7 +182,7 @@ impl Worker {
             }
             None => self.event_loop(sh, &mut pace, rec)?,
         }
-        self.finish(pace.measuring, rec)
+        self.finish(pace.measuring, rec, sh.style)
     }
 
     /// Ends the client: the workload's last words (bulk_insert's open batch), counted when the
@@ -191,7 +191,11 @@ impl Worker {
         &mut self,
         measured: bool,
         rec: &Mutex<Recorder>,
+        style: &crate::output::Style,
     ) -> Result<Option<[u64; 3]>, String> {
+        for message in self.client.warnings() {
+            style.client_note(&ClientNote::Warning { message: &message });
+        }
         let cache = if measured {
             self.cache_counters(false)
         } else {

@@ -88,6 +88,10 @@ pub fn run(args: &SweepOpts) -> Result<Outcome, Error> {
             (sweep, dir)
         }
     };
+    let mut sweep = sweep;
+    for line in sweep.leave_out_unavailable() {
+        eprintln!("{line}");
+    }
     if args.dry_run {
         print!("{}", sweep.schedule());
         return Ok(Outcome::Done);

@@ -119,11 +119,11 @@ pub const WORKLOADS: &[(&str, &str)] = &[
     ),
     (
         "sqlbench_wisconsin",
-        "sql-bench wisconsin, a stand-in (not yet test-wisconsin): the tenk tables: selections of one row, 1% and 10%, group by, a join (one event: --events 1)",
+        "sql-bench's test-wisconsin: onek, tenk1, tenk2 and Bprime loaded, its 24 queries (one event: --events 1)",
     ),
     (
         "sqlbench_atis",
-        "sql-bench atis, a stand-in (not yet test-ATIS): joins over airports, airlines, flights and fares (one event: --events 1)",
+        "sql-bench's test-ATIS: its 28 tables from a sql-bench checkout's Data/ATIS files (--sqlbench-data), five groups of joins, DISTINCT and GROUP BY (one event: --events 1)",
     ),
     (
         "pgbench_tpcb_like",

@@ -91,6 +91,12 @@ pub trait Client: Send {
         None
     }
 
+    /// What the run should hear when the client ends (sql-bench ATIS's row counts that are
+    /// not the original's), handed to the personality's printer: a workload never prints.
+    fn warnings(&mut self) -> Vec<String> {
+        Vec::new()
+    }
+
     /// Called once when the client stops (bulk_insert commits its open batch; a script runs
     /// `thread_done`). Queries it counts into `q` belong to the run, as sysbench counts them.
     fn finish(&mut self, _conn: &mut dyn Conn, _q: &mut QueryCounts) -> Result<(), DbError> {

@@ -97,6 +97,8 @@ pub struct Step {
     pub kind: StepKind,
     /// A crash-recovery step: seconds into the measured part at which the server is killed.
     pub crash: Option<f64>,
+    /// Left out when its workload's files are not given (`optional = true`).
+    pub optional: bool,
 }
 
 /// One configuration of one target at one client count: a fresh server (or SQLite file) that

@@ -211,6 +211,11 @@ pub struct StepDef {
     #[serde(default)]
     pub crash: bool,
     pub crash_after: Option<f64>,
+    /// A step whose workload needs files of the user's that no rule makes (sql-bench's ATIS
+    /// data): left out, with a line saying why, when they are not given, rather than failing
+    /// the sweep.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub optional: bool,
     /// Groups of clients side by side in the step, one of them measured (the step's figures);
     /// the others run beside it as `--role`s do.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -153,6 +153,27 @@ impl Sweep {
     /// The files of the user's that the steps' workloads read (LinkBench's Distribution.dat,
     /// sql-bench's data), checked before a sweep starts: a wrong path is one line then, not a
     /// failed step later. (A plan without them still validates, and `--dry-run` shows it.)
+    /// Leaves out the optional steps whose workloads' files are not given (sql-bench's ATIS
+    /// without a checkout); returns a line for each, saying why.
+    pub fn leave_out_unavailable(&mut self) -> Vec<String> {
+        let clients = self.file.clients.first().copied().unwrap_or(1);
+        let mut said = Vec::new();
+        let mut kept = Vec::new();
+        for step in std::mem::take(&mut self.steps) {
+            if step.optional
+                && matches!(step.kind, StepKind::Run { .. })
+                && let Ok((_, workload)) = self.step_workload(&step, clients, None)
+                && let Err(e) = workload.inputs()
+            {
+                said.push(format!("step {} left out: {e}", step.name));
+                continue;
+            }
+            kept.push(step);
+        }
+        self.steps = kept;
+        said
+    }
+
     pub fn check_inputs(&self) -> Result<(), Error> {
         let clients = self.file.clients.first().copied().unwrap_or(1);
         for step in &self.steps {
@@ -203,11 +224,9 @@ impl Sweep {
                 let small = value("--small-test=")
                     .map(|v| matches!(v.to_ascii_lowercase().as_str(), "on" | "true" | "1" | "yes"))
                     .unwrap_or(false);
-                let scale = value("--scale=").and_then(|v| v.parse().ok()).unwrap_or(1);
                 crate::workload::sqlbench::estimate::seconds(
                     workload,
                     small,
-                    scale,
                     cell.target.spec.dialect(),
                 )
                 .unwrap_or(0.5)

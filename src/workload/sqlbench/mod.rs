@@ -2,9 +2,8 @@
 //! workload whose one event runs the script's tests in order on a single client, each test
 //! timed whole under the original's name (a statement kind of the results, in seconds in the
 //! report), the group's total the event's latency. connect, create, insert, select,
-//! alter-table, big-tables, transactions and Wisconsin are the originals' scripts, statement
-//! for statement, with their counts (`--small-test` gives their --small-test counts); ATIS is
-//! still dbsweep's shorter stand-in (`--scale N` multiplies its rows and repetitions).
+//! alter-table, big-tables, transactions, Wisconsin and ATIS are the originals' scripts,
+//! statement for statement, with their counts (`--small-test` gives their --small-test counts).
 //!
 //! A group makes its own tables (named `sqlbench_*`) and drops them at the end of its event;
 //! it refuses to start when one is already there (an interrupted run's: `dbsweep cleanup
@@ -181,32 +180,7 @@ const GROUPS: [(&str, &[&str], &[&str]); 9] = [
         &["create_table", "insert", "delete_big", "wisc_benchmark"],
         &wisconsin::TABLES,
     ),
-    (
-        "sqlbench_atis",
-        &[
-            "atis_load",
-            "atis_two_cities",
-            "atis_cheapest_fare",
-            "atis_per_airline",
-        ],
-        &[
-            "sqlbench_airport",
-            "sqlbench_airline",
-            "sqlbench_flight",
-            "sqlbench_fare",
-        ],
-    ),
-];
-/// The groups that are the originals' scripts (the others are stand-ins still).
-const ORIGINALS: [&str; 8] = [
-    "sqlbench_connect",
-    "sqlbench_create",
-    "sqlbench_insert",
-    "sqlbench_select",
-    "sqlbench_alter",
-    "sqlbench_transactions",
-    "sqlbench_big_tables",
-    "sqlbench_wisconsin",
+    ("sqlbench_atis", &atis::TESTS, &atis::TABLE_NAMES),
 ];
 
 /// Whether `workload` is one of the suite's groups.
@@ -219,41 +193,49 @@ pub fn build(name: &str, o: &WorkloadOptions) -> Option<Box<dyn Workload>> {
     Some(Box::new(SqlBench {
         name: static_name(name),
         group: g,
-        scale: u64::from(o.scale.max(1)),
         small: o.small_test,
         data_dir: o
             .sqlbench_data
             .clone()
             .map(Into::into)
             .or_else(|| std::env::var_os("SQLBENCH_HOME").map(Into::into)),
-        wisconsin: std::sync::OnceLock::new(),
+        data: std::sync::OnceLock::new(),
     }))
 }
 
 struct SqlBench {
     name: &'static str,
     group: usize,
-    scale: u64,
     /// sql-bench's --small-test.
     small: bool,
-    /// The sql-bench checkout whose `Data/` files the Wisconsin group loads (None: the same
-    /// rows generated).
+    /// The sql-bench checkout whose `Data/` files the Wisconsin and ATIS groups load (None:
+    /// Wisconsin's rows generated, ATIS not run).
     data_dir: Option<std::path::PathBuf>,
-    /// The Wisconsin rows, read (and checked) once.
-    wisconsin: std::sync::OnceLock<Result<Arc<wisconsin::Data>, String>>,
+    /// The group's rows, read (and checked) once.
+    data: std::sync::OnceLock<Result<Data, String>>,
+}
+
+/// The rows a group loads from the user's files.
+#[derive(Clone)]
+enum Data {
+    None,
+    Wisconsin(Arc<wisconsin::Data>),
+    Atis(Arc<atis::Data>),
 }
 
 impl SqlBench {
-    /// The Wisconsin group's rows, or why they cannot be read.
-    fn wisconsin_data(&self) -> Result<Arc<wisconsin::Data>, String> {
-        self.wisconsin
-            .get_or_init(|| wisconsin::data(self.data_dir.as_deref()).map(Arc::new))
+    /// The group's rows, or why they cannot be read.
+    fn data(&self) -> Result<Data, String> {
+        self.data
+            .get_or_init(|| {
+                let dir = self.data_dir.as_deref();
+                Ok(match GROUPS[self.group].0 {
+                    "sqlbench_wisconsin" => Data::Wisconsin(Arc::new(wisconsin::data(dir)?)),
+                    "sqlbench_atis" => Data::Atis(Arc::new(atis::data(dir)?)),
+                    _ => Data::None,
+                })
+            })
             .clone()
-    }
-
-    /// Whether this group is the original's script.
-    fn original(&self) -> bool {
-        ORIGINALS.contains(&GROUPS[self.group].0)
     }
 
     /// Every table this group makes (the create group's numbered ones too).
@@ -341,10 +323,7 @@ impl Workload for SqlBench {
     }
 
     fn inputs(&self) -> Result<(), Error> {
-        if GROUPS[self.group].0 == "sqlbench_wisconsin" {
-            self.wisconsin_data().map_err(Error::Usage)?;
-        }
-        Ok(())
+        self.data().map(|_| ()).map_err(Error::Usage)
     }
 
     fn check_ready(
@@ -362,7 +341,7 @@ impl Workload for SqlBench {
                 ),
             });
         }
-        if self.original() && o.scale != 1 {
+        if o.scale != 1 {
             return Err(Error::Option {
                 option: "scale".into(),
                 why: format!(
@@ -371,8 +350,9 @@ impl Workload for SqlBench {
                 ),
             });
         }
-        self.inputs()?;
-        if GROUPS[self.group].0 == "sqlbench_wisconsin" && self.data_dir.is_none() {
+        if let Data::Wisconsin(w) = self.data().map_err(Error::Usage)?
+            && w.generated
+        {
             o.style.progress(
                 "sqlbench_wisconsin: its rows generated as the original's Data/Wisconsin \
                  files hold them (unique1 in an order of dbsweep's); --sqlbench-data DIR \
@@ -418,34 +398,31 @@ impl Workload for SqlBench {
     ) -> Result<Box<dyn Client>, DbError> {
         Ok(Box::new(SqlBenchClient {
             group: self.group,
-            scale: self.scale,
             small: self.small,
             dialect: target.dialect(),
             target: target.shared(),
-            wisconsin: if GROUPS[self.group].0 == "sqlbench_wisconsin" {
-                Some(self.wisconsin_data().map_err(|e| {
-                    DbError::new(crate::db::ErrorClass::Fatal, "sqlbench_wisconsin", &e)
-                })?)
-            } else {
-                None
-            },
+            data: self
+                .data()
+                .map_err(|e| DbError::new(crate::db::ErrorClass::Fatal, self.name, &e))?,
             laps: Vec::new(),
             last: crate::clock::now(),
+            warnings: Vec::new(),
         }))
     }
 }
 
 struct SqlBenchClient {
     group: usize,
-    scale: u64,
     small: bool,
     dialect: Dialect,
     target: Arc<dyn Target>,
-    /// The Wisconsin group's rows.
-    wisconsin: Option<Arc<wisconsin::Data>>,
+    /// The rows of the Wisconsin or ATIS group.
+    data: Data,
     laps: Vec<(u16, u64)>,
     /// The end of the test before (or the event's start).
     last: Stamp,
+    /// What the run should hear at its end (ATIS's row counts that are not the original's).
+    warnings: Vec<String>,
 }
 
 /// What a test runs on: the connection and the query counts.
@@ -509,42 +486,10 @@ impl Ctx<'_> {
         Ok(())
     }
 
-    fn write(&mut self, stmt: StmtId, p: &[Param]) -> Result<(), DbError> {
-        not_interrupted()?;
-        let n = self.conn.execute(stmt, p)?;
-        self.q.dml(n);
-        Ok(())
-    }
-
     fn read(&mut self, stmt: StmtId, p: &[Param]) -> Result<(), DbError> {
         not_interrupted()?;
         let n = self.conn.query(stmt, p)?;
         self.q.read(n);
-        Ok(())
-    }
-
-    /// `rows` rows by `stmt` in transactions of 1,000 (a group's setup).
-    fn fill(
-        &mut self,
-        stmt: StmtId,
-        rows: u64,
-        mut row: impl FnMut(u64, &mut Vec<Param<'static>>),
-    ) -> Result<(), DbError> {
-        let mut p = Vec::new();
-        for i in 0..rows {
-            if i % 1000 == 0 {
-                if i > 0 {
-                    self.conn.commit()?;
-                }
-                self.conn.begin(true)?;
-            }
-            p.clear();
-            row(i, &mut p);
-            self.write(stmt, &p)?;
-        }
-        if rows > 0 {
-            self.conn.commit()?;
-        }
         Ok(())
     }
 }
@@ -571,27 +516,22 @@ impl SqlBenchClient {
         self.last = crate::clock::now();
     }
 
-    fn run_group(&mut self, c: &mut Ctx, rand: &mut Rand) -> Result<(), DbError> {
-        let s = self.scale;
-        match GROUPS[self.group].0 {
-            "sqlbench_connect" => self.connect(c),
-            "sqlbench_create" => self.create(c),
-            "sqlbench_insert" => self.insert_original(c),
-            "sqlbench_select" => self.select_original(c),
-            "sqlbench_alter" => self.alter(c),
-            "sqlbench_transactions" => self.transactions(c),
-            "sqlbench_big_tables" => self.big(c),
-            "sqlbench_wisconsin" => {
-                let data = self.wisconsin.clone().ok_or_else(|| {
-                    DbError::new(
-                        crate::db::ErrorClass::Fatal,
-                        "sqlbench_wisconsin",
-                        "its rows were not read",
-                    )
-                })?;
-                self.wisconsin_original(c, &data)
-            }
-            _ => self.atis(c, rand, s),
+    fn run_group(&mut self, c: &mut Ctx) -> Result<(), DbError> {
+        match (GROUPS[self.group].0, self.data.clone()) {
+            ("sqlbench_connect", _) => self.connect(c),
+            ("sqlbench_create", _) => self.create(c),
+            ("sqlbench_insert", _) => self.insert_original(c),
+            ("sqlbench_select", _) => self.select_original(c),
+            ("sqlbench_alter", _) => self.alter(c),
+            ("sqlbench_transactions", _) => self.transactions(c),
+            ("sqlbench_big_tables", _) => self.big(c),
+            ("sqlbench_wisconsin", Data::Wisconsin(data)) => self.wisconsin_original(c, &data),
+            ("sqlbench_atis", Data::Atis(data)) => self.atis_original(c, &data),
+            (group, _) => Err(DbError::new(
+                crate::db::ErrorClass::Fatal,
+                group,
+                "its rows were not read",
+            )),
         }
     }
 }
@@ -610,18 +550,22 @@ impl Client for SqlBenchClient {
     fn timed_event(
         &mut self,
         conn: &mut dyn Conn,
-        rand: &mut Rand,
+        _: &mut Rand,
         q: &mut QueryCounts,
         start: Stamp,
     ) -> Result<Option<Stamp>, DbError> {
         self.laps.clear();
         self.last = start;
-        self.run_group(&mut Ctx { conn, q }, rand)?;
+        self.run_group(&mut Ctx { conn, q })?;
         Ok(Some(self.last))
     }
 
     fn statement_times(&self) -> &[(u16, u64)] {
         &self.laps
+    }
+
+    fn warnings(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.warnings)
     }
 }
 

@@ -24,17 +24,21 @@ pub(super) fn loops(small: bool) -> u64 {
 pub(super) struct Data {
     pub onek: Vec<String>,
     pub tenk: Vec<String>,
+    /// Whether the rows are generated (no checkout, or one without `Data/Wisconsin`).
+    pub generated: bool,
 }
 
 /// The Wisconsin data: the files of the sql-bench checkout `dir` (`Data/Wisconsin/onek.data`
 /// and `tenk.data`), each line checked to be a row of the benchmark's 16 columns (the line is
 /// sent as the original sends it, inside `values (...)`); or, without a checkout, the same
-/// rows generated.
+/// rows generated (also for a checkout without `Data/Wisconsin`: one that holds only the ATIS
+/// group's files).
 pub(super) fn data(dir: Option<&Path>) -> Result<Data, String> {
-    let Some(dir) = dir else {
+    let Some(dir) = dir.filter(|d| d.join("Data/Wisconsin").exists()) else {
         return Ok(Data {
             onek: generated(1_000, 0x0_0e1c),
             tenk: generated(10_000, 0x7e4c),
+            generated: true,
         });
     };
     let read = |name: &str| -> Result<Vec<String>, String> {
@@ -61,6 +65,7 @@ pub(super) fn data(dir: Option<&Path>) -> Result<Data, String> {
     Ok(Data {
         onek: read("onek.data")?,
         tenk: read("tenk.data")?,
+        generated: false,
     })
 }
 

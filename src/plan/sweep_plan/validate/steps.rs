@@ -119,7 +119,12 @@ fn step(src: &Source, s: &Spanned<StepDef>, sweep: &Sweep) -> Result<Step, Error
             ));
         }
     }
-    let step = Step { name, kind, crash };
+    let step = Step {
+        name,
+        kind,
+        crash,
+        optional: def.optional,
+    };
     // Every workload step is checked as its `dbsweep run` would be, at every client count.
     if matches!(step.kind, StepKind::Run { .. } | StepKind::Load(..)) {
         at_every_count(src, span, &step, sweep)?;
