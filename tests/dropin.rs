@@ -7,7 +7,6 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use dbsweep::server::{ManagedServer, ServerKind};
-use mysql::prelude::Queryable;
 
 use crate::util::{Scratch, dbsweep, read_json, root_of, start, sysbench_connection};
 
@@ -300,11 +299,10 @@ fn thread_init_queries_count_as_in_sysbench() {
 
 /// `Com_insert` of a MariaDB server: INSERT statements it ran.
 fn inserts(server: &ManagedServer) -> u64 {
-    let (_, n): (String, u64) = root_of(server)
-        .query_first("SHOW GLOBAL STATUS LIKE 'Com_insert'")
-        .unwrap()
+    let rows = root_of(server)
+        .query_rows("SHOW GLOBAL STATUS LIKE 'Com_insert'", 2)
         .unwrap();
-    n
+    rows[0][1].as_deref().unwrap().parse().unwrap()
 }
 
 fn bulk_insert_sends_as_many_statements_as_sysbench(kind: ServerKind) {

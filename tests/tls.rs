@@ -480,12 +480,11 @@ fn a_sysbench_script_runs_over_tls_on_mysql_as_sysbench_does() {
 /// A user that must present a certificate (REQUIRE X509): refused without `ssl-cert`/`ssl-key`,
 /// let in with the client certificate the run's CA signed.
 fn a_client_certificate_is_presented_when_given(kind: ServerKind) {
-    use mysql::prelude::Queryable;
     let server = start_tls(kind);
     let mut admin = root_of(&server);
     for host in ["%", "localhost"] {
         admin
-            .query_drop(format!("ALTER USER 'sbtest'@'{host}' REQUIRE X509"))
+            .batch(&format!("ALTER USER 'sbtest'@'{host}' REQUIRE X509"))
             .unwrap();
     }
     let s = Scratch::new();
@@ -549,18 +548,17 @@ fn passwords_in_tls_urls_never_appear() {
 /// refused by the server.
 #[test]
 fn mariadb_ed25519_users_log_in() {
-    use mysql::prelude::Queryable;
     let server = start(ServerKind::Mariadb);
     let mut admin = root_of(&server);
-    admin.query_drop("INSTALL SONAME 'auth_ed25519'").unwrap();
+    admin.batch("INSTALL SONAME 'auth_ed25519'").unwrap();
     for host in ["%", "localhost"] {
         admin
-            .query_drop(format!(
+            .batch(&format!(
                 "CREATE USER 'ed'@'{host}' IDENTIFIED VIA ed25519 USING PASSWORD('Ed-pw-25519')"
             ))
             .unwrap();
         admin
-            .query_drop(format!("GRANT ALL ON *.* TO 'ed'@'{host}'"))
+            .batch(&format!("GRANT ALL ON *.* TO 'ed'@'{host}'"))
             .unwrap();
     }
     let url = |pw: &str| format!("mysql://ed:{pw}@127.0.0.1:{}/sbtest", server.port);
@@ -580,15 +578,12 @@ fn mariadb_ed25519_users_log_in() {
 /// password with it; inside TLS it sends the password; a wrong one is refused by the server.
 #[test]
 fn mysql_full_authentication_works_plain_with_the_servers_key_and_inside_tls() {
-    use mysql::prelude::Queryable;
     let server = start(ServerKind::Mysql);
     let mut admin = root_of(&server);
     admin
-        .query_drop(
-            "CREATE USER 'full'@'%' IDENTIFIED WITH caching_sha2_password BY 'Full-pw-2'; \
-             GRANT ALL ON *.* TO 'full'@'%'",
-        )
+        .batch("CREATE USER 'full'@'%' IDENTIFIED WITH caching_sha2_password BY 'Full-pw-2'")
         .unwrap();
+    admin.batch("GRANT ALL ON *.* TO 'full'@'%'").unwrap();
     let key = std::fs::read_dir(&server.dir)
         .unwrap()
         .map(|e| e.unwrap().path())
@@ -605,12 +600,12 @@ fn mysql_full_authentication_works_plain_with_the_servers_key_and_inside_tls() {
         "ssl-mode=REQUIRED".to_string(),
     ] {
         // An empty cache: the next login is a full authentication.
-        admin.query_drop("FLUSH PRIVILEGES").unwrap();
+        admin.batch("FLUSH PRIVILEGES").unwrap();
         let out = point_select(&s, &url("Full-pw-2", &q));
         assert!(out.status.success(), "{q}: {}", stderr(&out));
         assert_eq!(u(&read_json(&s.path("r.json")), "/events"), 50, "{q}");
     }
-    admin.query_drop("FLUSH PRIVILEGES").unwrap();
+    admin.batch("FLUSH PRIVILEGES").unwrap();
     let out = point_select(&s, &url("wrong", "ssl-mode=DISABLED"));
     assert_eq!(out.status.code(), Some(1));
     assert!(stderr(&out).contains("Access denied"), "{}", stderr(&out));

@@ -182,15 +182,15 @@ pub fn start_tls(kind: ServerKind) -> ManagedServer {
         .unwrap_or_else(|e| panic!("starting a managed {kind:?} server with TLS: {e}"))
 }
 
-/// A root connection to a managed MariaDB over its Unix socket, for test set-up.
-pub fn root_of(server: &ManagedServer) -> mysql::Conn {
+/// A root connection to a managed MariaDB or MySQL over its Unix socket, for test set-up:
+/// dbsweep's own client (one statement a call).
+pub fn root_of(server: &ManagedServer) -> Box<dyn dbsweep::db::Conn> {
     let socket = server.dir.join("mysqld.sock");
-    mysql::Conn::new(
-        mysql::OptsBuilder::new()
-            .socket(Some(socket.to_string_lossy().into_owned()))
-            .user(Some("root")),
-    )
-    .unwrap()
+    let url = format!("mysql://root@localhost/?socket={}", socket.display());
+    dbsweep::db::mysql::MysqlTarget::from_url(&url, true)
+        .unwrap()
+        .connect_bounded(std::time::Duration::from_secs(30))
+        .unwrap()
 }
 
 /// sysbench 1.0.20's options to reach `server` over loopback TCP as user and database sbtest.

@@ -150,7 +150,8 @@ pub fn postgres_tls_session(server: &[u8]) -> bool {
 
 /// The session on a connected socket; false when the login failed.
 fn postgres_on(sock: Socket) -> bool {
-    let cfg = postgres::Config::from_str("postgres://u:pw@localhost/db").expect("static URL");
+    let cfg =
+        super::server_url::ServerUrl::parse("postgres://u:pw@localhost/db").expect("static URL");
     let Ok(mut w) = pgwire::Wire::start(sock, &cfg) else {
         return false;
     };

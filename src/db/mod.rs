@@ -17,6 +17,7 @@ mod mywire;
 mod pgwire;
 pub mod postgres;
 mod server_conn;
+pub mod server_url;
 mod shape;
 pub mod socket;
 pub mod sqlite;

@@ -1,14 +1,13 @@
 //! The MySQL and MariaDB target: `mysql://user:password@host:port/db`, or a Unix socket with
 //! `?socket=/path`. Server-side prepared statements by default; `--ps-mode disable` sends text
-//! queries. The URL is parsed by the `mysql` crate; the connection is dbsweep's own lean client
+//! queries. The URL is read by [`ServerUrl`]; the connection is dbsweep's own lean client
 //! (`mywire`).
-
-use mysql::Opts;
 
 use super::conn::{Conn, Dialect, Param, RowValue, StmtOutcome, Target, TextRow, write_tsv_row};
 use super::mypacket::{Prepared, WireError};
 use super::mywire::{Endpoint, Wire};
 use super::server_conn::{Protocol, ServerConn};
+use super::server_url::ServerUrl;
 use super::url::redact_url;
 use crate::error::Error;
 use crate::error::{DbError, ErrorClass};
@@ -66,23 +65,24 @@ impl MysqlTarget {
             ),
             None => None,
         };
-        let opts = Opts::from_url(&normalised)
-            .map_err(|e| Error::Usage(format!("--target {}: {e}", redact_url(url))))?;
+        let parsed = ServerUrl::parse(&normalised).map_err(bad)?;
+        let given = parsed.password.clone().unwrap_or_default();
         let endpoint = Endpoint {
-            host: opts.get_ip_or_hostname().to_string(),
-            port: opts.get_tcp_port(),
-            socket: opts.get_socket().map(String::from),
-            user: opts.get_user().unwrap_or("root").to_string(),
-            password: super::url::password_from_env(
-                url,
-                opts.get_pass().map(str::as_bytes),
-                "MYSQL_PWD",
-            )?
-            .map_or_else(
-                || opts.get_pass().unwrap_or_default().to_string(),
-                |p| String::from_utf8_lossy(&p).into_owned(),
-            ),
-            database: opts.get_db_name().map(String::from),
+            // The mysql client's default host, as the `mysql` crate read it too.
+            host: if parsed.host.is_empty() {
+                "127.0.0.1".into()
+            } else {
+                parsed.host.clone()
+            },
+            port: parsed.port.unwrap_or(3306),
+            socket: parsed.param("socket").map(String::from),
+            user: parsed.user.clone().unwrap_or_else(|| "root".into()),
+            password: String::from_utf8_lossy(
+                &super::url::password_from_env(url, parsed.password.as_deref(), "MYSQL_PWD")?
+                    .unwrap_or(given),
+            )
+            .into_owned(),
+            database: parsed.database.clone(),
             tls,
             server_public_key,
         };
@@ -97,6 +97,16 @@ impl MysqlTarget {
             endpoint,
             text,
         })
+    }
+}
+
+impl MysqlTarget {
+    /// A connection whose every statement's wait is bounded by `bound` (a managed server's
+    /// set-up and checks).
+    pub fn connect_bounded(&self, bound: std::time::Duration) -> Result<Box<dyn Conn>, DbError> {
+        let mut wire = Wire::connect(&self.endpoint).map_err(classify)?;
+        wire.sock.bound_statements(bound);
+        Ok(Box::new(ServerConn::new(My { wire }, self.text)))
     }
 }
 

@@ -9,7 +9,7 @@
 
 use std::io;
 
-use postgres::config::Host;
+use super::server_url::ServerUrl;
 use postgres_protocol::authentication::md5_hash;
 use postgres_protocol::authentication::sasl::{ChannelBinding, SCRAM_SHA_256, ScramSha256};
 
@@ -219,24 +219,28 @@ impl Wire {
         self.sock.tls_info()
     }
 
+    /// Bounds each statement's wait by `bound` (see [`Socket::bound_statements`]).
+    pub fn bound_statements(&mut self, bound: std::time::Duration) {
+        self.sock.bound_statements(bound);
+    }
+
     /// Connects and authenticates with the settings of a `postgres://` URL.
-    pub fn connect(cfg: &postgres::Config, tls: Option<&Tls>) -> Result<Wire, WireError> {
-        let port = cfg.get_ports().first().copied().unwrap_or(5432);
-        let (mut sock, host, listener) = match cfg.get_hosts().first() {
-            Some(Host::Unix(dir)) => {
-                let path = dir.join(format!(".s.PGSQL.{port}"));
-                (Socket::unix(&path)?, None, Listener::Unix(path))
-            }
-            Some(Host::Tcp(host)) => (
+    pub fn connect(cfg: &ServerUrl, tls: Option<&Tls>) -> Result<Wire, WireError> {
+        let port = cfg.port.unwrap_or(5432);
+        let (mut sock, host, listener) = if cfg.unix() {
+            let path = std::path::Path::new(&cfg.host).join(format!(".s.PGSQL.{port}"));
+            (Socket::unix(&path)?, None, Listener::Unix(path))
+        } else {
+            let host = if cfg.host.is_empty() {
+                "localhost"
+            } else {
+                cfg.host.as_str()
+            };
+            (
                 Socket::tcp(host, port)?,
-                Some(host.as_str()),
-                Listener::Tcp(host.clone(), port),
-            ),
-            None => (
-                Socket::tcp("localhost", port)?,
-                Some("localhost"),
-                Listener::Tcp("localhost".into(), port),
-            ),
+                Some(host),
+                Listener::Tcp(host.to_string(), port),
+            )
         };
         if let (Some(tls), Some(host)) = (tls, host) {
             negotiate_tls(&mut sock, tls, host)?;
@@ -247,7 +251,7 @@ impl Wire {
     }
 
     /// Logs in on a connected socket.
-    pub fn start(sock: Socket, cfg: &postgres::Config) -> Result<Wire, WireError> {
+    pub fn start(sock: Socket, cfg: &ServerUrl) -> Result<Wire, WireError> {
         let mut w = Wire {
             sock,
             wbuf: Vec::with_capacity(8 * 1024),
@@ -255,13 +259,13 @@ impl Wire {
             key: None,
             listener: None,
         };
-        let user = cfg.get_user().unwrap_or("postgres").to_string();
+        let user = cfg.user.as_deref().unwrap_or("postgres").to_string();
         let mut startup = Vec::new();
         startup.extend_from_slice(&[0; 4]);
         startup.extend_from_slice(&196_608i32.to_be_bytes());
         for (k, v) in [
             ("user", user.as_str()),
-            ("database", cfg.get_dbname().unwrap_or(&user)),
+            ("database", cfg.database.as_deref().unwrap_or(&user)),
             ("application_name", "dbsweep"),
             ("client_encoding", "UTF8"),
         ] {
@@ -272,7 +276,7 @@ impl Wire {
         let len = startup.len() as u32;
         startup[..4].copy_from_slice(&len.to_be_bytes());
         w.sock.write_all(&startup)?;
-        w.authenticate(&user, cfg.get_password().unwrap_or_default())?;
+        w.authenticate(&user, cfg.password.as_deref().unwrap_or_default())?;
         w.wait_ready()?;
         w.sock.handshake_done();
         Ok(w)

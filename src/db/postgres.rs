@@ -1,16 +1,14 @@
 //! The PostgreSQL target: `postgres://user:password@host:port/db`, or a Unix socket directory
 //! as host (`postgres://user@%2Fvar%2Frun%2Fpostgresql/db`). Server-side prepared statements
-//! by default; `--ps-mode disable` sends text queries. The URL is parsed by the `postgres`
-//! crate; the connection is dbsweep's own lean client (`pgwire`).
+//! by default; `--ps-mode disable` sends text queries. The URL is read by
+//! [`ServerUrl`]; the connection is dbsweep's own lean client (`pgwire`).
 
 use std::fmt::Write as _;
-use std::str::FromStr;
-
-use postgres::Config;
 
 use super::conn::{Conn, Dialect, Param, RowValue, StmtOutcome, Target, TextRow};
 use super::pgwire::{Wire, WireError};
 use super::server_conn::{Protocol, ServerConn};
+use super::server_url::ServerUrl;
 use super::url::redact_url;
 use crate::error::Error;
 use crate::error::{DbError, ErrorClass};
@@ -18,7 +16,7 @@ use crate::error::{DbError, ErrorClass};
 #[derive(Clone)]
 pub struct PostgresTarget {
     url: String,
-    config: Config,
+    config: ServerUrl,
     text: bool,
     pipeline: bool,
     tls: Option<super::tls::Tls>,
@@ -66,11 +64,8 @@ impl PostgresTarget {
         let opts = super::tls::options_of(&params, "sslmode", ["sslrootcert", "sslcert", "sslkey"])
             .map_err(bad)?;
         let mut tls = super::tls::Tls::new(&opts).map_err(bad)?;
-        let mut config = Config::from_str(&plain).map_err(|e| bad(e.to_string()))?;
-        let unix = matches!(
-            config.get_hosts().first(),
-            Some(postgres::config::Host::Unix(_))
-        );
+        let mut config = ServerUrl::parse(&plain).map_err(bad)?;
+        let unix = config.unix();
         if unix && !mode_in_url {
             // As libpq: PGSSLMODE does not apply to Unix sockets.
             tls = None;
@@ -81,9 +76,10 @@ impl PostgresTarget {
                 opts.mode.name()
             )));
         }
-        let given = config.get_password().map(<[u8]>::to_vec);
-        if let Some(p) = super::url::password_from_env(url, given.as_deref(), "PGPASSWORD")? {
-            config.password(p);
+        if let Some(p) =
+            super::url::password_from_env(url, config.password.as_deref(), "PGPASSWORD")?
+        {
+            config.password = Some(p);
         }
         Ok(PostgresTarget {
             url: redact_url(url),
@@ -92,6 +88,16 @@ impl PostgresTarget {
             pipeline,
             tls,
         })
+    }
+}
+
+impl PostgresTarget {
+    /// A connection whose every statement's wait is bounded by `bound` (a managed server's
+    /// set-up and checks).
+    pub fn connect_bounded(&self, bound: std::time::Duration) -> Result<Box<dyn Conn>, DbError> {
+        let mut wire = Wire::connect(&self.config, self.tls.as_ref()).map_err(classify)?;
+        wire.bound_statements(bound);
+        Ok(Box::new(ServerConn::new(Pg { wire }, self.text)))
     }
 }
 

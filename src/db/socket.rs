@@ -194,6 +194,13 @@ impl Socket {
         self.bounding = "the statement (--query-timeout)";
     }
 
+    /// Bounds each statement's wait by `bound` (a managed server's set-up connection: every
+    /// wait of dbsweep's has a bound, whatever `--query-timeout` says).
+    pub fn bound_statements(&mut self, bound: Duration) {
+        self.per_statement = Some(bound);
+        self.bounding = "the set-up statement";
+    }
+
     /// Sends `bytes`; a new statement's wait starts here.
     pub fn write_all(&mut self, mut bytes: &[u8]) -> io::Result<()> {
         if let Some(limit) = self.per_statement {

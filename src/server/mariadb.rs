@@ -206,21 +206,20 @@ pub(super) fn launch(s: &mut ManagedServer) -> Result<(), Error> {
     }
     chown_tree(&s.log, s.runs_as)?;
     s.spawn(&bin, &[format!("--defaults-file={}", path.display())])?;
-    // The set-up connection's reads and writes are bounded, as every wait of dbsweep's is.
-    let bound = Some(std::time::Duration::from_secs(10));
-    let admin = mysql::OptsBuilder::new()
-        .socket(Some(socket.to_string_lossy().into_owned()))
-        .user(Some("root"))
-        .read_timeout(bound)
-        .write_timeout(bound);
+    // The set-up connection is dbsweep's own client, root over the socket; its statements
+    // are bounded, as every wait of dbsweep's is.
+    let admin_url = format!("mysql://root@localhost/?socket={}", url_component(&socket));
+    let admin = crate::db::mysql::MysqlTarget::from_url(&admin_url, true)?;
+    let bound = std::time::Duration::from_secs(10);
     s.wait_ready(|_| {
-        mysql::Conn::new(admin.clone())
+        admin
+            .connect_bounded(bound)
             .map(drop)
             .map_err(|e| e.to_string())
     })?;
-    let mut conn = mysql::Conn::new(admin)
+    let mut conn = admin
+        .connect_bounded(bound)
         .map_err(|e| Error::Run(format!("connecting to the managed server: {e}")))?;
-    use mysql::prelude::Queryable;
     for sql in [
         format!("CREATE DATABASE IF NOT EXISTS {DATABASE}"),
         format!("CREATE USER IF NOT EXISTS '{USER}'@'%'"),
@@ -228,13 +227,13 @@ pub(super) fn launch(s: &mut ManagedServer) -> Result<(), Error> {
         format!("GRANT ALL ON *.* TO '{USER}'@'%'"),
         format!("GRANT ALL ON *.* TO '{USER}'@'localhost'"),
     ] {
-        conn.query_drop(&sql)
+        conn.batch(&sql)
             .map_err(|e| Error::Run(format!("managed server: {sql}: {e}")))?;
     }
     s.check_settings(|name, requested| {
         let variable = super::effective::mysql_variable(name);
         if variable == "performance_schema_instrument" {
-            return instruments_read_back(&mut conn, requested);
+            return instruments_read_back(conn.as_mut(), requested);
         }
         let (variable, requested) = match super::effective::mysql_shown_in(&variable, requested) {
             Some((shown, expected)) => (shown.to_string(), expected),
@@ -242,11 +241,15 @@ pub(super) fn launch(s: &mut ManagedServer) -> Result<(), Error> {
         };
         // Setting names are letters, digits, `_`, `-` and `.` (parse_setting): nothing to
         // escape; `_` matches any character in LIKE, so the exact name is picked below.
-        let rows: Vec<(String, String)> = conn
-            .query(format!("SHOW GLOBAL VARIABLES LIKE '{variable}'"))
+        let rows = conn
+            .query_rows(&format!("SHOW GLOBAL VARIABLES LIKE '{variable}'"), 2)
             .map_err(|e| e.to_string())?;
         Ok(rows
             .into_iter()
+            .map(|r| {
+                let mut r = r.into_iter().map(Option::unwrap_or_default);
+                (r.next().unwrap_or_default(), r.next().unwrap_or_default())
+            })
             .find(|(n, _)| n.eq_ignore_ascii_case(&variable))
             .map(|(_, v)| {
                 let same = super::effective::mysql_same(requested, &v);
@@ -272,10 +275,9 @@ pub(super) fn launch(s: &mut ManagedServer) -> Result<(), Error> {
 /// back from performance_schema.setup_instruments (how many of the pattern's instruments are
 /// enabled). None when the request is not `PATTERN=ON|OFF` of plain characters.
 fn instruments_read_back(
-    conn: &mut mysql::Conn,
+    conn: &mut dyn crate::db::Conn,
     requested: &str,
 ) -> Result<Option<(String, bool)>, String> {
-    use mysql::prelude::Queryable;
     let request = requested.trim_matches(|c| c == '\'' || c == '"');
     let Some((pattern, value)) = request.rsplit_once('=') else {
         return Ok(None);
@@ -297,7 +299,13 @@ fn instruments_read_back(
         "SELECT COUNT(*), CAST(COALESCE(SUM(ENABLED = 'YES'), 0) AS UNSIGNED) \
          FROM performance_schema.setup_instruments WHERE NAME LIKE '{pattern}'"
     );
-    let row: Option<(u64, u64)> = conn.query_first(sql).map_err(|e| e.to_string())?;
+    let number = |v: &Option<String>| v.as_deref().and_then(|v| v.parse::<u64>().ok());
+    let row = conn
+        .query_rows(&sql, 2)
+        .map_err(|e| e.to_string())?
+        .into_iter()
+        .next()
+        .and_then(|r| Some((number(&r[0])?, number(&r[1])?)));
     Ok(row.map(|(total, enabled)| {
         let applied = total > 0 && if on { enabled == total } else { enabled == 0 };
         (

@@ -158,59 +158,70 @@ pub(super) fn launch(s: &mut ManagedServer) -> Result<(), Error> {
         &bin.join("postgres"),
         &["-D".into(), data.to_string_lossy().into_owned()],
     )?;
-    // The admin connection goes over the Unix socket: it needs no TLS.
-    // Every statement of the set-up connection is bounded (the server is fresh and local: ten
-    // seconds are plenty), so that no wait of dbsweep's is unbounded.
-    let admin = format!(
-        "host={} port={} user={USER} dbname=postgres connect_timeout=5 options='-c statement_timeout=10s'",
-        s.dir.display(),
+    // The admin connection goes over the Unix socket: it needs no TLS. It is dbsweep's own
+    // client, and every statement of it is bounded (the server is fresh and local: ten seconds
+    // are plenty), so that no wait of dbsweep's is unbounded.
+    let admin_url = format!(
+        "postgres://{USER}@{}:{}/postgres",
+        url_component(&s.dir),
         s.port
     );
+    let admin = crate::db::postgres::PostgresTarget::from_url(&admin_url, true, false)?;
+    let bound = std::time::Duration::from_secs(10);
     s.wait_ready(|_| {
-        postgres::Client::connect(&admin, postgres::NoTls)
+        admin
+            .connect_bounded(bound)
             .map(drop)
             .map_err(|e| e.to_string())
     })?;
-    let mut client = postgres::Client::connect(&admin, postgres::NoTls)
+    let mut client = admin
+        .connect_bounded(bound)
         .map_err(|e| Error::Run(format!("connecting to the managed server: {e}")))?;
     let exists = client
-        .query_opt("SELECT 1 FROM pg_database WHERE datname = $1", &[&DATABASE])
+        .query_text(&format!(
+            "SELECT 1 FROM pg_database WHERE datname = '{DATABASE}'"
+        ))
         .map_err(|e| Error::Run(format!("managed server: {e}")))?
         .is_some();
     if !exists {
         client
-            .batch_execute(&format!("CREATE DATABASE {DATABASE}"))
+            .batch(&format!("CREATE DATABASE {DATABASE}"))
             .map_err(|e| Error::Run(format!("managed server: creating database: {e}")))?;
     }
     s.check_settings(|name, requested| {
-        let name = name.to_ascii_lowercase();
+        // Setting names are letters, digits, `_`, `-` and `.` (parse_setting); quoted anyway.
+        let name = name.to_ascii_lowercase().replace('\'', "''");
+        let text = |v: &Option<String>| v.clone().unwrap_or_default();
         let row = client
-            .query_opt(
-                "SELECT setting, coalesce(unit, ''), vartype, source FROM pg_settings WHERE name = $1",
-                &[&name],
+            .query_rows(
+                &format!(
+                    "SELECT setting, coalesce(unit, ''), vartype, source FROM pg_settings \
+                     WHERE name = '{name}'"
+                ),
+                4,
             )
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| e.to_string())?
+            .into_iter()
+            .next();
         // A setting this connection set for itself (the client library's client_encoding,
         // say) shows the session's value: the server's is the one its configuration file
         // applied.
         if let Some(r) = &row
-            && matches!(r.get::<_, String>(3).as_str(), "client" | "session")
+            && matches!(text(&r[3]).as_str(), "client" | "session")
         {
             let file = client
-                .query_opt(
-                    "SELECT setting FROM pg_file_settings WHERE name = $1 AND applied \
-                     ORDER BY seqno DESC LIMIT 1",
-                    &[&name],
-                )
+                .query_text(&format!(
+                    "SELECT setting FROM pg_file_settings WHERE name = '{name}' AND applied \
+                     ORDER BY seqno DESC LIMIT 1"
+                ))
                 .map_err(|e| e.to_string())?;
-            if let Some(f) = file {
-                let value: String = f.get(0);
+            if let Some(value) = file {
                 let same = value.trim_matches('\'') == requested.trim_matches('\'');
                 return Ok(Some((value, same)));
             }
         }
         Ok(row.map(|r| {
-            let (setting, unit, vartype): (String, String, String) = (r.get(0), r.get(1), r.get(2));
+            let (setting, unit, vartype) = (text(&r[0]), text(&r[1]), text(&r[2]));
             let same = super::effective::pg_same(requested, &setting, &unit, &vartype);
             let shown = if unit.is_empty() {
                 setting
