@@ -30,7 +30,7 @@ impl ServerUrl {
         let parts = super::url::Parts::of(url).ok_or("not a URL (no ://)")?;
         let mut out = ServerUrl {
             user: parts.user.map(decode).transpose()?,
-            password: parts.password.map(|p| decode_bytes(p)),
+            password: parts.password.map(decode_bytes),
             ..ServerUrl::default()
         };
         let (hostport, path) = parts
