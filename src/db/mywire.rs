@@ -1,11 +1,11 @@
 //! A lean synchronous client for the MySQL/MariaDB client/server protocol.
 //!
-//! Why not only the `mysql` crate: measured with bench/vs_sysbench its client CPU per point
-//! select in user space was above sysbench's (it allocates a row and values per result and
+//! Why not the `mysql` crate: its client CPU per point select is above this client's
+//! (bench/clients measures both on one server; it allocates a row and values per result and
 //! parameters per call). This client does what a benchmark needs with reused buffers: the
 //! handshake (mysql_native_password, or caching_sha2_password's fast path), COM_QUERY,
 //! COM_STMT_PREPARE/EXECUTE with binary parameters, result sets counted without decoding, and
-//! LOAD DATA LOCAL INFILE. URLs are still parsed by the `mysql` crate.
+//! LOAD DATA LOCAL INFILE. URLs are read by `ServerUrl`.
 //!
 //! It asks for the replies with the fewest packets the server offers: CLIENT_DEPRECATE_EOF (no
 //! EOF packets; a result set ends with an OK) and, on MariaDB 10.6+, MARIADB_CLIENT_CACHE_METADATA
