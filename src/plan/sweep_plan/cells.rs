@@ -39,8 +39,10 @@ pub struct SweepTarget {
     pub datadir_in: Option<PathBuf>,
     /// A managed server with TLS on.
     pub tls: bool,
-    /// The managed server's build; None: the system's.
+    /// The managed server's build; None: the system's (or, with `fetch`, one to fetch).
     pub build: Option<Build>,
+    /// A release not here yet that the sweep fetches before it starts.
+    pub fetch: Option<crate::server::fetch::Release>,
     /// The target's own server settings (the configuration's come after them).
     pub settings: Vec<(String, String)>,
     /// The database host's node_exporter (`metrics = "..."`).

@@ -41,6 +41,7 @@ impl Sweep {
             }
         })?;
         apply(&mut file, overrides)?;
+        super::series::expand(&mut file)?;
         validate(&src, file)
     }
 

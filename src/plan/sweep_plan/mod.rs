@@ -10,6 +10,7 @@ mod cells;
 mod file;
 mod load;
 mod options;
+mod series;
 #[cfg(test)]
 mod tests;
 mod validate;

@@ -92,7 +92,7 @@ pub(crate) fn apply(file: &mut PlanFile, o: &SweepOverrides) -> Result<(), Error
                 .kind
                 .map_or(String::new(), |k| format!(" of kind {k:?}").to_lowercase());
             return Err(Error::Usage(format!(
-                "--server-set {}={}: the sweep has no managed server{of} to set it on (a                  running server given by URL keeps its own settings)",
+                "--server-set {}={}: the sweep has no managed server{of} to set it on (a running server given by URL keeps its own settings)",
                 set.name, set.value
             )));
         }

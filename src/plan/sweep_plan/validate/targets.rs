@@ -27,6 +27,7 @@ pub(super) fn targets(
             datadir_in: None,
             tls: false,
             build: None,
+            fetch: None,
             settings: Vec::new(),
             metrics: None,
         });
@@ -67,13 +68,39 @@ fn target(
             },
             _ => "sqlite".into(),
         });
+    let mut fetch = None;
     let build = match &def.server {
-        Some(choice) => resolve(
+        Some(choice) => match resolve(
             choice.kind,
             choice.version.as_deref(),
             def.basedir.as_deref(),
-        )
-        .map_err(|e| src.error(span.clone(), format!("target {name}: {e}")))?,
+        ) {
+            Ok(b) => b,
+            // Not here, but a release that can be fetched: the sweep fetches it first.
+            Err(e) => {
+                let fetchable = (def.basedir.is_none() && choice.version.is_some())
+                    .then(|| crate::server::fetch::cached_available(choice.kind));
+                match (&choice.version, fetchable) {
+                    (Some(v), Some(Some(list))) if list.iter().any(|r| r.version == *v) => {
+                        fetch = list.iter().find(|r| r.version == *v).cloned();
+                        None
+                    }
+                    (_, Some(found)) if choice.kind == crate::server::ServerKind::Postgres => {
+                        let why = match found {
+                            Some(_) => "nor is it a release that can be fetched (`dbsweep servers --available postgres` lists them)".to_string(),
+                            None => format!(
+                                "and the releases that can be fetched could not be listed ({})",
+                                crate::server::fetch::available(choice.kind)
+                                    .err()
+                                    .unwrap_or_default()
+                            ),
+                        };
+                        return Err(src.error(span.clone(), format!("target {name}: {e}; {why}")));
+                    }
+                    _ => return Err(src.error(span.clone(), format!("target {name}: {e}"))),
+                }
+            }
+        },
         None if def.basedir.is_some() => {
             return Err(src.error(
                 span,
@@ -110,6 +137,7 @@ fn target(
         datadir_in: def.datadir_in.clone(),
         tls: def.tls,
         build,
+        fetch,
         settings: target_settings,
         metrics: def.metrics.clone(),
     })

