@@ -219,3 +219,80 @@ fn a_package_whose_checksum_is_wrong_ends_the_sweep_and_leaves_no_half_tree() {
     );
     assert!(entries(&builds).is_empty(), "{:?}", entries(&builds));
 }
+
+/// Six mock builds, three runs each, interleaved: `slow` of them (from the fourth on) take
+/// `service_us` 130 where the others take 100. The report's change points name the fourth
+/// build, with an interval that holds the runs' own ratio; the same build under six names has
+/// no change.
+fn mock_series(s: &Scratch, slow_from: Option<usize>) -> String {
+    let mut plan = String::from(
+        "name = \"series\"\nclients = [1]\nrepeat = 3\nread_time = 0.5\nwarmup_time = 0.2\n",
+    );
+    for b in 1..=6 {
+        let us = if slow_from.is_some_and(|k| b >= k) {
+            130
+        } else {
+            100
+        };
+        plan.push_str(&format!(
+            "[[targets]]\nname = \"b{b}\"\nurl = \"mock://?service_us={us}\"\n"
+        ));
+    }
+    plan.push_str(
+        "[[steps]]\nname = \"point\"\nworkload = \"oltp_point_select\"\nclass = \"read\"\n",
+    );
+    let file = s.path("series.toml");
+    std::fs::write(&file, plan).unwrap();
+    let dir = s.path("sweep");
+    crate::util::Line::sweep(&[], &file, &dir)
+        .assert()
+        .success();
+    let report = dbsweep()
+        .args(["report", "--full"])
+        .arg(&dir)
+        .assert()
+        .success();
+    String::from_utf8_lossy(&report.get_output().stdout).to_string()
+}
+
+/// The change-points table's row of test `test`.
+fn change_row<'a>(report: &'a str, test: &str) -> &'a str {
+    let table = report
+        .split("Where throughput changed along the columns")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no change-points table in\n{report}"));
+    table
+        .lines()
+        .find(|l| l.trim_start().starts_with(test))
+        .unwrap_or_else(|| panic!("no {test} row in\n{table}"))
+}
+
+#[test]
+fn a_slower_build_is_found_where_it_starts_and_the_same_build_has_no_change() {
+    let s = Scratch::new();
+    let report = mock_series(&s, Some(4));
+    let row = change_row(&report, "point");
+    // b3 -> b4: about (100 + x) / (130 + x) of the mock's own cost x per query.
+    let (_, after) = row
+        .split_once("b3 -> b4: ")
+        .unwrap_or_else(|| panic!("{row}"));
+    let nums: Vec<f64> = after
+        .split(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .filter_map(|t| t.parse().ok())
+        .collect();
+    let (value, lo, hi) = (nums[0], nums[1], nums[2]);
+    assert!(
+        lo <= value && value <= hi && (0.70..=0.85).contains(&value),
+        "{row}"
+    );
+    assert!(!row.contains(';'), "one change only: {row}");
+    // The adjacent view: b4 over b3 is the slow one.
+    assert!(
+        report.contains("Throughput, each column over the one before it"),
+        "{report}"
+    );
+    let s = Scratch::new();
+    let report = mock_series(&s, None);
+    let row = change_row(&report, "point");
+    assert!(row.contains("no change"), "{row}");
+}

@@ -304,7 +304,8 @@ pub struct SweepOverrides {
     pub target: Option<String>,
     /// Run every cell on a fresh managed server of this kind instead of the plan's targets;
     /// KIND:VERSION (postgres:13) starts that version's build, and a repeated --server gives
-    /// one target per build (a version study)
+    /// one target per build (a version study); KIND:MAJOR.* or KIND:LOW..HIGH a target per
+    /// release of the series, the missing ones fetched first (PostgreSQL's, from npm)
     #[arg(long, conflicts_with = "target", value_name = "KIND[:VERSION]")]
     pub server: Vec<ServerChoice>,
     /// Connect to the --server over its Unix socket instead of loopback TCP

@@ -156,16 +156,16 @@ pub(crate) fn flag_of(id: &str, e: &Entry) -> Option<String> {
 
 /// One run of a test in a column: which repeat, its figure, why it is flagged, and whether it
 /// counted enough to be a base (see [`floor_of`]).
-struct Sample {
-    repeat: u32,
-    value: f64,
-    flag: Option<String>,
-    above_floor: bool,
+pub(crate) struct Sample {
+    pub repeat: u32,
+    pub value: f64,
+    pub flag: Option<String>,
+    pub above_floor: bool,
     /// Measured on a busy machine.
-    busy: bool,
+    pub busy: bool,
 }
 
-fn samples_of(
+pub(crate) fn samples_of(
     ds: &Dataset,
     id: &str,
     test: &str,
@@ -203,7 +203,7 @@ fn samples_of(
 
 /// The relative cell of one column against the base, and the per-repeat ratios it adds to its
 /// group's median (repeat number, ratio).
-fn ratio_cell(v: &[Sample], base: &[Sample]) -> (Cell, Vec<(u32, f64)>) {
+pub(crate) fn ratio_cell(v: &[Sample], base: &[Sample]) -> (Cell, Vec<(u32, f64)>) {
     let usable = |s: &[Sample]| -> Vec<f64> {
         s.iter()
             .filter(|x| x.flag.is_none())

@@ -3,6 +3,7 @@
 //! SVG), comparisons of two runs, and HDR histogram logs. Reports read only results files.
 
 mod absolute;
+mod changes;
 mod checks;
 pub mod compare;
 pub mod html;
@@ -59,6 +60,7 @@ pub fn tables_of(ds: &Dataset, base: Option<&str>) -> Result<Vec<tables::Table>,
     out.extend(checks::connections_table(ds));
     out.extend(checks::spread_table(ds));
     out.extend(absolute::build(ds, base)?);
+    out.extend(changes::tables(ds));
     out.extend(scaling::tables(ds));
     out.extend(tpcc::tables(ds));
     out.extend(ibench::tables(ds));

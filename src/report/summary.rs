@@ -30,6 +30,8 @@ pub fn tables(ds: &Dataset, full: &[Table], base: Option<&str>) -> Result<Vec<Ta
         .filter(|t| t.id == "pgbench.transactions")
         .cloned()
         .collect();
+    // A series' answer first: where throughput changed along its builds.
+    out.extend(full.iter().filter(|t| t.id == "changes").cloned());
     out.extend(full.iter().filter(|t| t.id == "machine").cloned());
     for slice in layout(ds) {
         let b = base_index(ds, &slice, base)?;
