@@ -296,3 +296,48 @@ fn a_slower_build_is_found_where_it_starts_and_the_same_build_has_no_change() {
     let row = change_row(&report, "point");
     assert!(row.contains("no change"), "{row}");
 }
+
+/// A real PostgreSQL as four "builds", the last two with synchronous_commit off: the change
+/// is found between the second and the third, and its autopsy names the setting.
+#[test]
+fn a_setting_that_differs_from_a_build_on_is_found_and_named_by_the_autopsy() {
+    let s = Scratch::new();
+    let mut plan = String::from(
+        "name = \"pgseries\"\nclients = [1]\nrepeat = 2\ntables = 1\ntable_size = 1000\nwrite_time = 1\nwarmup_time = 0.2\n",
+    );
+    for b in 1..=4 {
+        plan.push_str(&format!(
+            "[[targets]]\nname = \"p{b}\"\nserver = \"postgres\"\n"
+        ));
+        if b >= 3 {
+            plan.push_str("settings = { synchronous_commit = \"off\" }\n");
+        }
+    }
+    plan.push_str(
+        "[[steps]]\nload = true\n[[steps]]\nname = \"update\"\nworkload = \"oltp_update_index\"\nclass = \"write\"\n",
+    );
+    let file = s.path("pg.toml");
+    std::fs::write(&file, plan).unwrap();
+    let dir = s.path("sweep");
+    crate::util::Line::sweep(&[], &file, &dir)
+        .assert()
+        .success();
+    let report = dbsweep()
+        .args(["report", "--full"])
+        .arg(&dir)
+        .assert()
+        .success();
+    let report = String::from_utf8_lossy(&report.get_output().stdout).to_string();
+    let row = change_row(&report, "update");
+    assert!(row.contains("p2 -> p3: ") && !row.contains(';'), "{row}");
+    let autopsy = report
+        .split("The autopsy of update: p2 -> p3")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no autopsy in\n{report}"));
+    let autopsy = autopsy.split("\n\n").next().unwrap();
+    assert!(
+        autopsy.contains("settings that differ")
+            && autopsy.contains("synchronous_commit: on -> off"),
+        "{autopsy}"
+    );
+}

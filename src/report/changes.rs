@@ -17,9 +17,9 @@ use rand::SeedableRng;
 use rand::rngs::SmallRng;
 use rand::seq::SliceRandom;
 
-use super::absolute::{Sample, column_versions, ratio_cell, samples_of};
+use super::absolute::{HW_METRICS, Sample, column_versions, ratio_cell, samples_of};
 use super::model::{Dataset, Entry};
-use super::stats::{Estimate, ratio};
+use super::stats::{Estimate, median_of, ratio, ratio_of};
 use super::tables::{Better, Cell, Row, Table, layout, tests};
 
 /// The significance of each split's test.
@@ -149,6 +149,7 @@ pub fn tables(ds: &Dataset) -> Vec<Table> {
                 "each column is a build (a series' versions oldest first): a change is where the level of the runs shifts, tested against reorderings of the same runs; one run per column resolves only large changes, repeats (repeat = N) resolve smaller ones".into(),
             ],
         };
+        let mut autopsies = Vec::new();
         let mut adjacent = Table {
             id: "throughput.adjacent".into(),
             title: format!(
@@ -192,6 +193,11 @@ pub fn tables(ds: &Dataset) -> Vec<Table> {
                 })
                 .collect();
             let found = find(&usable, 0x5eed ^ i as u64);
+            for (k, c) in found.iter().enumerate() {
+                let from = if k == 0 { 0 } else { found[k - 1].at };
+                let to = found.get(k + 1).map_or(columns.len(), |n| n.at);
+                autopsies.push(autopsy(ds, slice, test, (from, c.at, to), &slice.suffix));
+            }
             let text = if found.is_empty() {
                 "no change".to_string()
             } else {
@@ -225,10 +231,127 @@ pub fn tables(ds: &Dataset) -> Vec<Table> {
         }
         if !changes.rows.is_empty() {
             out.push(changes);
+            out.extend(autopsies);
             out.push(adjacent);
         }
     }
     out
+}
+
+/// The autopsy of a change of `test` between columns `at - 1` and `at` (the runs of columns
+/// `from..at` before it, `at..to` after it): throughput and every figure per operation the runs
+/// have, the median of each side and their ratio, and the servers' settings and versions that
+/// differ between the builds on either side of it.
+fn autopsy(
+    ds: &Dataset,
+    slice: &super::tables::Slice,
+    test: &str,
+    (from, at, to): (usize, usize, usize),
+    suffix: &str,
+) -> Table {
+    let label = |c: usize| slice.columns[c].0.as_str();
+    let side = |cols: std::ops::Range<usize>| -> Vec<&Entry> {
+        ds.entries
+            .iter()
+            .filter(|e| {
+                e.test == test
+                    && slice.columns[cols.clone()]
+                        .iter()
+                        .any(|(_, places)| places.contains(&e.place))
+            })
+            .collect()
+    };
+    let (before, after) = (side(from..at), side(at..to));
+    let mut rows = Vec::new();
+    let metrics = std::iter::once((
+        "throughput",
+        "throughput",
+        Entry::throughput as fn(&Entry) -> Option<f64>,
+    ))
+    .chain(HW_METRICS.iter().map(|(id, title, f)| (*id, *title, *f)));
+    for (_, title, f) in metrics {
+        let (b, a): (Vec<f64>, Vec<f64>) = (
+            before.iter().filter_map(|e| f(e)).collect(),
+            after.iter().filter_map(|e| f(e)).collect(),
+        );
+        let (Some(mb), Some(ma)) = (median_of(&b), median_of(&a)) else {
+            continue;
+        };
+        rows.push(Row {
+            group: None,
+            label: title.to_string(),
+            summary: false,
+            cells: vec![Cell::Num(mb), Cell::Num(ma), Cell::Ratio(ratio_of(ma, mb))],
+        });
+    }
+    // The builds on either side: their versions and the settings that differ.
+    let last = before
+        .iter()
+        .rev()
+        .find(|e| e.place == slice.columns[at - 1].1[0])
+        .and_then(|e| e.results.as_ref());
+    let first = after
+        .iter()
+        .find(|e| e.place == slice.columns[at].1[0])
+        .and_then(|e| e.results.as_ref());
+    let mut notes = vec![format!(
+        "before: {} (columns {} to {}); after: {} (columns {} to {}); medians of their runs",
+        label(at - 1),
+        label(from),
+        label(at - 1),
+        label(at),
+        label(at),
+        label(to - 1)
+    )];
+    if let (Some(b), Some(a)) = (last, first) {
+        if b.target.version != a.target.version {
+            notes.push(format!(
+                "versions: {} -> {}",
+                b.target.version, a.target.version
+            ));
+        }
+        let keys: std::collections::BTreeSet<&String> = b
+            .target
+            .settings
+            .keys()
+            .chain(a.target.settings.keys())
+            .collect();
+        let differ: Vec<String> = keys
+            .into_iter()
+            .filter(|k| b.target.settings.get(*k) != a.target.settings.get(*k))
+            .map(|k| {
+                let v = |m: &std::collections::BTreeMap<String, String>| {
+                    m.get(k).cloned().unwrap_or_else(|| "-".into())
+                };
+                format!(
+                    "{k}: {} -> {}",
+                    v(&b.target.settings),
+                    v(&a.target.settings)
+                )
+            })
+            .collect();
+        notes.push(if differ.is_empty() {
+            "the servers' settings read at start are the same on both sides".into()
+        } else {
+            format!(
+                "settings that differ (a changed default is a likely cause): {}",
+                differ.join("; ")
+            )
+        });
+    }
+    Table {
+        id: "changes.autopsy".into(),
+        title: format!(
+            "The autopsy of {test}{suffix}: {} -> {}, before and after (per operation; which way is better is the figure's own)",
+            label(at - 1),
+            label(at)
+        ),
+        better: None,
+        columns: vec!["before".into(), "after".into(), "after/before".into()],
+        under: Vec::new(),
+        rows,
+        notes,
+    }
 }
 
 /// Whether any run of the dataset was measured on a busy machine.
