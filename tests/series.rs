@@ -291,6 +291,40 @@ fn a_slower_build_is_found_where_it_starts_and_the_same_build_has_no_change() {
         report.contains("Throughput, each column over the one before it"),
         "{report}"
     );
+    // The runs as change-point tools read them: a row per build and run, attributes first.
+    let csv = dbsweep()
+        .args(["report", "--format", "series-csv"])
+        .arg(s.path("sweep"))
+        .assert()
+        .success();
+    let csv = String::from_utf8_lossy(&csv.get_output().stdout).to_string();
+    let mut lines = csv.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    assert_eq!(
+        &header[..8],
+        [
+            "build",
+            "version",
+            "test",
+            "clients",
+            "repeat",
+            "started_at",
+            "busy",
+            "throughput"
+        ]
+    );
+    let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+    assert_eq!(rows.len(), 6 * 3, "{csv}");
+    let level = |b: &str| -> f64 {
+        let v: Vec<f64> = rows
+            .iter()
+            .filter(|r| r[0] == b)
+            .map(|r| r[7].parse().unwrap())
+            .collect();
+        assert_eq!(v.len(), 3);
+        v.iter().sum::<f64>() / 3.0
+    };
+    assert!(level("b4") < 0.9 * level("b3"), "{csv}");
     let s = Scratch::new();
     let report = mock_series(&s, None);
     let row = change_row(&report, "point");

@@ -43,6 +43,11 @@ pub enum Format {
     Csv,
     Json,
     Html,
+    /// The runs as change-point tools read a series: a row per run (build, test, client count,
+    /// repeat, time), then its metrics.
+    SeriesCsv,
+    /// The same rows as JSON objects.
+    SeriesJson,
 }
 
 /// Every table of the report, in order: warnings, the machine, comparisons, scaling with its
@@ -86,6 +91,11 @@ pub fn report(
     full: bool,
 ) -> Result<String, Error> {
     let ds = Dataset::read(inputs)?;
+    match format {
+        Format::SeriesCsv => return Ok(changes::series_csv(&ds)),
+        Format::SeriesJson => return Ok(changes::series_json(&ds)),
+        _ => {}
+    }
     let mut tables = tables_of(&ds, base)?;
     let summarised = !full && matches!(format, Format::Text | Format::Markdown | Format::Html);
     if summarised {
@@ -97,6 +107,7 @@ pub fn report(
         Format::Markdown => render::markdown(&tables),
         Format::Csv => render::csv(&tables),
         Format::Json => render::json(&tables),
+        Format::SeriesCsv | Format::SeriesJson => unreachable!("answered above"),
         Format::Html => {
             let names: Vec<String> = inputs.iter().map(|p| p.display().to_string()).collect();
             if summarised {
