@@ -375,3 +375,50 @@ fn a_setting_that_differs_from_a_build_on_is_found_and_named_by_the_autopsy() {
         "{autopsy}"
     );
 }
+
+/// `detect = "2%"` on two mock builds whose runs barely vary: the three rounds it runs at least
+/// resolve it, and it stops there; a round is every build once.
+#[test]
+fn detect_stops_at_the_rounds_the_spread_needs() {
+    let s = Scratch::new();
+    let plan = s.path("detect.toml");
+    std::fs::write(
+        &plan,
+        "name = \"detect\"\nclients = [1]\nread_time = 0.3\nwarmup_time = 0.1\nmax_repeat = 6\n\
+         [[targets]]\nname = \"a\"\nurl = \"mock://?service_us=100\"\n\
+         [[targets]]\nname = \"b\"\nurl = \"mock://?service_us=100\"\n\
+         [[steps]]\nname = \"point\"\nworkload = \"oltp_point_select\"\nclass = \"read\"\n",
+    )
+    .unwrap();
+    let dir = s.path("sweep");
+    let done = crate::util::Line::sweep(&["--detect", "2%"], &plan, &dir)
+        .assert()
+        .success();
+    let err = String::from_utf8_lossy(&done.get_output().stderr).to_string();
+    assert!(
+        err.contains("detect 2.0%: 3 round(s), then more up to 6")
+            && err.contains("detect 2.0%: resolved after 3 round(s)"),
+        "{err}"
+    );
+    let cells = entries(&dir.join("steps"));
+    assert_eq!(
+        cells,
+        [
+            "a.default.c1.r1",
+            "a.default.c1.r2",
+            "a.default.c1.r3",
+            "b.default.c1.r1",
+            "b.default.c1.r2",
+            "b.default.c1.r3"
+        ]
+    );
+    // A value that is no change in percent is refused in one line.
+    let out = crate::util::Line::sweep(&["--detect", "2"], &plan, &s.path("bad"))
+        .assert()
+        .code(2);
+    let err = String::from_utf8_lossy(&out.get_output().stderr).to_string();
+    assert!(
+        err.contains("detect") && err.contains("from 0.1% to 50%") && err.lines().count() == 1,
+        "{err}"
+    );
+}

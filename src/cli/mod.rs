@@ -336,6 +336,10 @@ pub struct SweepOverrides {
     /// reports show medians with confidence intervals
     #[arg(long, value_name = "N")]
     pub repeat: Option<u32>,
+    /// The least change between builds to resolve (2%): rounds are added (from --repeat, at
+    /// least 3, up to 10) until every step's spread resolves it
+    #[arg(long, value_name = "PCT")]
+    pub detect: Option<String>,
     /// A workload option for every step, as in the plan's `options` (repeatable; a step's own
     /// options still win), e.g. `--option nodes=100000` (LinkBench) or `--option warehouses=4`
     #[arg(long = "option", value_name = "KEY=VALUE", value_parser = parse_plan_option)]

@@ -38,6 +38,11 @@ impl Progress {
             .set_position((self.done + elapsed.min(estimate)).round() as u64);
     }
 
+    /// Adds `seconds` to the total (a round that `detect` adds).
+    pub(super) fn add(&self, seconds: f64) {
+        self.bar.inc_length(seconds.ceil().max(0.0) as u64);
+    }
+
     pub(super) fn advance(&mut self, estimate: f64) {
         self.done += estimate;
         self.bar.set_position(self.done.round() as u64);

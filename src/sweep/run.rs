@@ -78,45 +78,40 @@ impl<'a> SweepRun<'a> {
             self.dir.display()
         ));
         let mut stop = false;
-        for cell in sweep.cells() {
-            let pending: Vec<usize> = (0..sweep.steps.len())
-                .filter(|&i| !self.finished(&cell, i, &sweep.steps[i]))
-                .collect();
-            let cell_estimate: f64 = sweep.steps.iter().map(|s| sweep.estimate(s, &cell)).sum();
-            if stop || pending.is_empty() {
-                self.skipped += sweep.steps.len() - pending.len();
-                self.progress
-                    .advance(cell_estimate + Sweep::cell_overhead(&cell));
-                continue;
-            }
-            for i in 0..pending[0] {
-                self.skipped += 1;
-                self.progress
-                    .advance(sweep.estimate(&sweep.steps[i], &cell));
-            }
-            fs::create_dir_all(self.dir.join("steps").join(cell.id())).map_err(|e| {
-                Error::Run(format!(
-                    "cannot create the step directory in {}: {e}",
-                    self.dir.display()
-                ))
-            })?;
-            self.progress
-                .bar
-                .set_message(format!("{}: starting", cell.id()));
-            let mut db = match self.open_cell(&cell) {
-                Ok(db) => db,
-                Err(e) => {
-                    stop |= self.cell_did_not_start(&cell, &pending, &e)?;
-                    continue;
+        match sweep.detect() {
+            None => {
+                for cell in sweep.cells() {
+                    self.run_cell(&cell, &mut stop)?;
                 }
-            };
-            self.progress.advance(Sweep::cell_overhead(&cell));
-            if pending[0] > 0 {
-                self.reload_if_gone(&cell, &mut db, pending[0])?;
             }
-            let (stopped, completed) = self.run_cell_steps(&cell, &mut db, &pending)?;
-            stop |= stopped;
-            db.finish(completed);
+            Some((detect, min, cap)) => {
+                self.progress.say(&format!(
+                    "detect {:.1}%: {min} round(s), then more up to {cap} until every step's spread resolves it (about {:.0} s a round)",
+                    detect * 100.0,
+                    self.round_estimate(min)
+                ));
+                let all = sweep.cells_repeated(cap);
+                for round in 1..=cap {
+                    if stop {
+                        break;
+                    }
+                    for cell in all.iter().filter(|c| c.repeat == round) {
+                        self.run_cell(cell, &mut stop)?;
+                    }
+                    if round < min {
+                        continue;
+                    }
+                    let (resolved, lines) = self.resolution(&all, round, detect);
+                    if resolved || round == cap {
+                        for l in &lines {
+                            self.progress.say(l);
+                        }
+                        self.summary.extend(lines.iter().map(|l| format!("{l}\n")));
+                        break;
+                    }
+                    self.progress.add(self.round_estimate(min));
+                }
+            }
         }
         self.progress.bar.finish_and_clear();
         // Removed only when empty: the files of unfinished cells stay for --resume.
@@ -142,6 +137,127 @@ impl<'a> SweepRun<'a> {
         } else {
             Outcome::Done
         })
+    }
+
+    /// Runs the pending steps of one cell (none when it is done already).
+    fn run_cell(&mut self, cell: &Cell, stop: &mut bool) -> Result<(), Error> {
+        let sweep = self.sweep;
+        let cell = cell.clone();
+        let pending: Vec<usize> = (0..sweep.steps.len())
+            .filter(|&i| !self.finished(&cell, i, &sweep.steps[i]))
+            .collect();
+        let cell_estimate: f64 = sweep.steps.iter().map(|s| sweep.estimate(s, &cell)).sum();
+        if *stop || pending.is_empty() {
+            self.skipped += sweep.steps.len() - pending.len();
+            self.progress
+                .advance(cell_estimate + Sweep::cell_overhead(&cell));
+            return Ok(());
+        }
+        for i in 0..pending[0] {
+            self.skipped += 1;
+            self.progress
+                .advance(sweep.estimate(&sweep.steps[i], &cell));
+        }
+        fs::create_dir_all(self.dir.join("steps").join(cell.id())).map_err(|e| {
+            Error::Run(format!(
+                "cannot create the step directory in {}: {e}",
+                self.dir.display()
+            ))
+        })?;
+        self.progress
+            .bar
+            .set_message(format!("{}: starting", cell.id()));
+        let mut db = match self.open_cell(&cell) {
+            Ok(db) => db,
+            Err(e) => {
+                *stop |= self.cell_did_not_start(&cell, &pending, &e)?;
+                return Ok(());
+            }
+        };
+        self.progress.advance(Sweep::cell_overhead(&cell));
+        if pending[0] > 0 {
+            self.reload_if_gone(&cell, &mut db, pending[0])?;
+        }
+        let (stopped, completed) = self.run_cell_steps(&cell, &mut db, &pending)?;
+        *stop |= stopped;
+        db.finish(completed);
+        Ok(())
+    }
+
+    /// The seconds a round of `rounds` takes, from the sweep's estimate.
+    fn round_estimate(&self, rounds: u32) -> f64 {
+        let sweep = self.sweep;
+        let cells = sweep.cells();
+        let total: f64 = cells
+            .iter()
+            .map(|c| {
+                Sweep::cell_overhead(c)
+                    + sweep
+                        .steps
+                        .iter()
+                        .map(|s| sweep.estimate(s, c))
+                        .sum::<f64>()
+            })
+            .sum();
+        total / f64::from(rounds.max(1))
+    }
+
+    /// Whether rounds 1 to `round` resolve a change of `detect` at every measured step of every
+    /// cell (a difference between two builds with as many runs each, at 5% and 80% power on
+    /// the runs' spread), and a line per step that does not (or one saying all do).
+    fn resolution(&self, all: &[Cell], round: u32, detect: f64) -> (bool, Vec<String>) {
+        let sweep = self.sweep;
+        let mut worst: Vec<(String, f64)> = Vec::new();
+        for (i, step) in sweep.steps.iter().enumerate() {
+            if !matches!(step.kind, StepKind::Run { .. }) {
+                continue;
+            }
+            let mut smallest: f64 = 0.0;
+            for first in all.iter().filter(|c| c.repeat == 1) {
+                let tps: Vec<f64> = all
+                    .iter()
+                    .filter(|c| {
+                        c.repeat <= round
+                            && c.target.name == first.target.name
+                            && c.config.name == first.config.name
+                            && c.clients == first.clients
+                    })
+                    .filter_map(|c| StepRecord::read(&self.step_path(c, i, step)).ok())
+                    .filter_map(|r| r.results.map(|r| r.tps))
+                    .filter(|t| *t > 0.0)
+                    .collect();
+                if tps.len() < 2 {
+                    continue;
+                }
+                smallest = smallest.max(resolvable(&tps));
+            }
+            worst.push((step.name.clone(), smallest));
+        }
+        let resolved = worst.iter().all(|(_, s)| *s <= detect);
+        let lines = if resolved {
+            vec![format!(
+                "detect {:.1}%: resolved after {round} round(s) (the smallest resolvable change per step: {})",
+                detect * 100.0,
+                worst
+                    .iter()
+                    .map(|(n, s)| format!("{n} {:.1}%", s * 100.0))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )]
+        } else {
+            worst
+                .iter()
+                .filter(|(_, s)| *s > detect)
+                .map(|(n, s)| {
+                    format!(
+                        "detect {:.1}%: step {n} resolves {:.1}% after {round} round(s), the most allowed (max_repeat): smaller changes there are noise",
+                        detect * 100.0,
+                        s * 100.0
+                    )
+                })
+                .collect()
+        };
+        (resolved, lines)
     }
 
     /// Every pending step of a cell whose database did not start fails with the reason; true
@@ -422,4 +538,43 @@ pub(super) fn now_s() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_secs())
+}
+
+/// The smallest change between two builds that runs of this spread resolve with as many runs
+/// each: (1.96 + 0.84) x the coefficient of variation x sqrt(2 / n) (a two-sided 5% test with
+/// 80% power).
+fn resolvable(runs: &[f64]) -> f64 {
+    let n = runs.len() as f64;
+    let mean = runs.iter().sum::<f64>() / n;
+    let var = runs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0);
+    2.8 * (var.sqrt() / mean) * (2.0 / n).sqrt()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::resolvable;
+
+    #[test]
+    fn the_rounds_a_known_spread_needs_resolve_the_change_asked() {
+        // Runs of a 1% coefficient of variation: 2.8 x 1% x sqrt(2/n) is 2.29% at 3 runs and
+        // 1.98% at 4, so a 2% change needs the fourth round.
+        let runs = |n: usize| -> Vec<f64> {
+            // Symmetric runs of exactly 1% sample standard deviation around 1000.
+            let half = n / 2;
+            let mut v = vec![1000.0; n];
+            let d = 10.0 * ((n - 1) as f64 / (2 * half) as f64).sqrt();
+            for i in 0..half {
+                v[i] += d;
+                v[n - 1 - i] -= d;
+            }
+            v
+        };
+        assert!(
+            (resolvable(&runs(3)) - 0.0229).abs() < 0.0005,
+            "{}",
+            resolvable(&runs(3))
+        );
+        assert!(resolvable(&runs(3)) > 0.02);
+        assert!(resolvable(&runs(4)) <= 0.02, "{}", resolvable(&runs(4)));
+    }
 }

@@ -9,8 +9,9 @@ use toml::Spanned;
 use crate::server::builds::ServerChoice;
 
 /// The built-in plans: name, what it is, its TOML.
-pub const BUILTIN: [(&str, &str); 9] = [
+pub const BUILTIN: [(&str, &str); 10] = [
     ("quick", include_str!("../../../plans/quick.toml")),
+    ("series", include_str!("../../../plans/series.toml")),
     ("small", include_str!("../../../plans/small.toml")),
     ("versions", include_str!("../../../plans/versions.toml")),
     ("forks", include_str!("../../../plans/forks.toml")),
@@ -69,6 +70,13 @@ pub struct PlanFile {
     /// once, then every cell again...).
     #[serde(default = "default_repeat")]
     pub repeat: u32,
+    /// The least change between builds the runs must resolve (`"2%"`): rounds are added, from
+    /// `repeat` (at least 3) up to `max_repeat`, until every step's spread resolves it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detect: Option<String>,
+    /// The most rounds `detect` may run (default 10).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_repeat: Option<u32>,
     /// Workload options for every step (a step's own options win).
     #[serde(default)]
     pub options: toml::Table,

@@ -50,9 +50,25 @@ impl Sweep {
     /// a neighbour's load, idle wake-ups) falls on every column alike instead of on the one
     /// that ran last.
     pub fn cells(&self) -> Vec<Cell<'_>> {
+        match self.detect() {
+            Some((_, min, _)) => self.cells_repeated(min),
+            None => self.cells_repeated(self.file.repeat),
+        }
+    }
+
+    /// `detect`: the least change to resolve (a fraction), the rounds to run at least, and the
+    /// most (validated with the plan).
+    pub fn detect(&self) -> Option<(f64, u32, u32)> {
+        let d = super::validate::detect_fraction(self.file.detect.as_deref()?).ok()?;
+        let min = self.file.repeat.max(3);
+        Some((d, min, self.file.max_repeat.unwrap_or(10).max(min)))
+    }
+
+    /// Every cell of rounds 1 to `repeats`, named as one of `detect`'s rounds when it is set.
+    pub fn cells_repeated(&self, repeats: u32) -> Vec<Cell<'_>> {
         let mut out = Vec::new();
         // Repeats interleave too: every cell once, then every cell again.
-        let repeats = self.file.repeat;
+        let named = self.detect().map_or(repeats, |(_, _, cap)| cap);
         for repeat in 1..=repeats {
             for &clients in &self.file.clients {
                 for target in &self.targets {
@@ -62,7 +78,7 @@ impl Sweep {
                             config,
                             clients,
                             repeat,
-                            repeats,
+                            repeats: named,
                         });
                     }
                 }
@@ -285,10 +301,15 @@ impl Sweep {
             self.targets.len(),
             self.configs.len(),
             self.file.clients.len(),
-            if self.file.repeat > 1 {
-                format!(" x {} runs (interleaved)", self.file.repeat)
-            } else {
-                String::new()
+            match self.detect() {
+                Some((d, min, cap)) => format!(
+                    " x {min} to {cap} runs (interleaved; rounds added until a {:.1}% change is resolved; the estimate is of {min})",
+                    d * 100.0
+                ),
+                None if self.file.repeat > 1 => {
+                    format!(" x {} runs (interleaved)", self.file.repeat)
+                }
+                None => String::new(),
             },
             cells.len(),
             self.steps.len(),

@@ -36,6 +36,9 @@ pub(crate) fn apply(file: &mut PlanFile, o: &SweepOverrides) -> Result<(), Error
     if let Some(v) = o.repeat {
         file.repeat = v;
     }
+    if let Some(v) = &o.detect {
+        file.detect = Some(v.clone());
+    }
     for (k, v) in &o.option {
         // Another spelling of the same option (dash or underscore) in the plan gives way.
         file.options

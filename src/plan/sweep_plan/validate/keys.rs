@@ -61,6 +61,17 @@ pub(super) fn plan_keys(src: &Source, file: &PlanFile) -> Result<(), Error> {
             format!("{} must be from 1 to {MAX_REPEAT}", file.repeat),
         ));
     }
+    if let Some(d) = &file.detect {
+        super::detect_fraction(d).map_err(|e| src.key_error("detect", e))?;
+    }
+    if let Some(m) = file.max_repeat
+        && !(1..=100).contains(&m)
+    {
+        return Err(src.key_error(
+            "max_repeat",
+            format!("{m} must be from 1 to 100 (the rounds `detect` may run)"),
+        ));
+    }
     if file.table_size == 0 || file.table_size > i32::MAX as u64 {
         return Err(src.key_error(
             "table_size",

@@ -13,6 +13,18 @@ use super::cells::{Source, Sweep};
 use super::file::PlanFile;
 use crate::error::Error;
 
+/// `detect = "2%"`: the least change between builds a series' runs must resolve, as a fraction
+/// (0.1% to 50%).
+pub(crate) fn detect_fraction(s: &str) -> Result<f64, String> {
+    let pct: f64 = s
+        .trim()
+        .strip_suffix('%')
+        .and_then(|n| n.trim().parse().ok())
+        .filter(|p: &f64| (0.1..=50.0).contains(p))
+        .ok_or_else(|| format!("{s:?}: a change in percent, from 0.1% to 50% (\"2%\")"))?;
+    Ok(pct / 100.0)
+}
+
 pub(crate) fn validate(src: &Source, file: PlanFile) -> Result<Sweep, Error> {
     keys::plan_keys(src, &file)?;
     let targets = targets::targets(src, &file.targets)?;
