@@ -142,7 +142,7 @@ impl<'a> SweepRun<'a> {
     /// Runs the pending steps of one cell (none when it is done already).
     fn run_cell(&mut self, cell: &Cell, stop: &mut bool) -> Result<(), Error> {
         let sweep = self.sweep;
-        let cell = cell.clone();
+        let cell = *cell;
         let pending: Vec<usize> = (0..sweep.steps.len())
             .filter(|&i| !self.finished(&cell, i, &sweep.steps[i]))
             .collect();
