@@ -108,46 +108,51 @@ fn two_postgresql_point_releases_are_fetched_on_demand_and_run() {
     }
 }
 
+/// `sweep quick --server SERVER --dry-run` with builds directory `builds` (and registry
+/// `registry`, when given): its exit code, stderr and stdout.
+fn dry_run(builds: &Path, registry: Option<&str>, server: &str) -> (i32, String, String) {
+    let mut cmd = dbsweep();
+    cmd.env("DBSWEEP_BUILDS", builds);
+    if let Some(r) = registry {
+        cmd.env("DBSWEEP_NPM_REGISTRY", r);
+    }
+    let out = cmd
+        .args(["sweep", "quick", "--server", server, "--dry-run"])
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stderr).to_string(),
+        String::from_utf8_lossy(&out.stdout).to_string(),
+    )
+}
+
 #[test]
 fn a_release_that_does_not_exist_or_cannot_be_listed_is_one_line_and_nothing_is_made() {
     let s = Scratch::new();
     let builds = s.path("builds");
     // 15.2 is not among npm's packages.
-    let out = dbsweep()
-        .env("DBSWEEP_BUILDS", &builds)
-        .args(["sweep", "quick", "--server", "postgres:15.2", "--dry-run"])
-        .assert()
-        .code(2);
-    let err = String::from_utf8_lossy(&out.get_output().stderr).to_string();
+    let (code, err, _) = dry_run(&builds, None, "postgres:15.2");
     assert!(
-        err.contains("postgres:15.2: no such build on this machine")
+        code == 2
+            && err.contains("postgres:15.2: no such build on this machine")
             && err.contains("nor is it a release that can be fetched")
             && err.lines().count() == 1,
         "{err}"
     );
     // No registry: the release cannot be listed, and the line says so.
-    let out = dbsweep()
-        .env("DBSWEEP_BUILDS", &builds)
-        .env("DBSWEEP_NPM_REGISTRY", "http://127.0.0.1:9")
-        .args(["sweep", "quick", "--server", "postgres:15.16", "--dry-run"])
-        .assert()
-        .code(2);
-    let err = String::from_utf8_lossy(&out.get_output().stderr).to_string();
+    let nowhere = Some("http://127.0.0.1:9");
+    let (code, err, _) = dry_run(&builds, nowhere, "postgres:15.16");
     assert!(
-        err.contains("no such build on this machine")
+        code == 2
+            && err.contains("no such build on this machine")
             && err.contains("the releases that can be fetched could not be listed")
             && err.lines().count() == 1,
         "{err}"
     );
     // A series without the registry is the builds here (the system's PostgreSQL 15), said so.
-    let out = dbsweep()
-        .env("DBSWEEP_BUILDS", &builds)
-        .env("DBSWEEP_NPM_REGISTRY", "http://127.0.0.1:9")
-        .args(["sweep", "quick", "--server", "postgres:15.*", "--dry-run"])
-        .assert()
-        .success();
-    let err = String::from_utf8_lossy(&out.get_output().stderr).to_string();
-    let schedule = String::from_utf8_lossy(&out.get_output().stdout).to_string();
+    let (code, err, schedule) = dry_run(&builds, nowhere, "postgres:15.*");
+    assert_eq!(code, 0, "{err}");
     assert!(
         err.contains("postgres:15.*: reading the list of PostgreSQL releases")
             && err.contains("the series is the builds here"),
@@ -337,7 +342,7 @@ fn a_slower_build_is_found_where_it_starts_and_the_same_build_has_no_change() {
 fn a_setting_that_differs_from_a_build_on_is_found_and_named_by_the_autopsy() {
     let s = Scratch::new();
     let mut plan = String::from(
-        "name = \"pgseries\"\nclients = [1]\nrepeat = 2\ntables = 1\ntable_size = 1000\nwrite_time = 1\nwarmup_time = 0.2\n",
+        "name = \"pgseries\"\nclients = [1]\nrepeat = 3\ntables = 1\ntable_size = 1000\nwrite_time = 1\nwarmup_time = 0.2\n",
     );
     for b in 1..=4 {
         plan.push_str(&format!(
@@ -376,42 +381,78 @@ fn a_setting_that_differs_from_a_build_on_is_found_and_named_by_the_autopsy() {
     );
 }
 
-/// `detect = "2%"` on two mock builds whose runs barely vary: the three rounds it runs at least
-/// resolve it, and it stops there; a round is every build once.
+/// `detect` on two mock builds: rounds are added after the third, up to `max_repeat`, exactly
+/// until every build's runs resolve the change asked (2.8 x their coefficient of variation x
+/// sqrt(2 / rounds), the README's rule), checked against the runs the step records hold:
+/// a generous 20% is resolved by the three rounds on a quiet machine, 0.1% is not (a mock's runs
+/// vary by a tenth of a percent or so). A round is every build once.
 #[test]
 fn detect_stops_at_the_rounds_the_spread_needs() {
     let s = Scratch::new();
     let plan = s.path("detect.toml");
     std::fs::write(
         &plan,
-        "name = \"detect\"\nclients = [1]\nread_time = 0.3\nwarmup_time = 0.1\nmax_repeat = 6\n\
+        "name = \"detect\"\nclients = [1]\nread_time = 0.3\nwarmup_time = 0.1\nmax_repeat = 4\n\
          [[targets]]\nname = \"a\"\nurl = \"mock://?service_us=100\"\n\
          [[targets]]\nname = \"b\"\nurl = \"mock://?service_us=100\"\n\
          [[steps]]\nname = \"point\"\nworkload = \"oltp_point_select\"\nclass = \"read\"\n",
     )
     .unwrap();
-    let dir = s.path("sweep");
-    let done = crate::util::Line::sweep(&["--detect", "2%"], &plan, &dir)
-        .assert()
-        .success();
-    let err = String::from_utf8_lossy(&done.get_output().stderr).to_string();
-    assert!(
-        err.contains("detect 2.0%: 3 round(s), then more up to 6")
-            && err.contains("detect 2.0%: resolved after 3 round(s)"),
-        "{err}"
-    );
-    let cells = entries(&dir.join("steps"));
-    assert_eq!(
-        cells,
-        [
-            "a.default.c1.r1",
-            "a.default.c1.r2",
-            "a.default.c1.r3",
-            "b.default.c1.r1",
-            "b.default.c1.r2",
-            "b.default.c1.r3"
-        ]
-    );
+    let resolvable = |runs: &[f64]| {
+        let n = runs.len() as f64;
+        let mean = runs.iter().sum::<f64>() / n;
+        let var = runs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0);
+        2.8 * (var.sqrt() / mean) * (2.0 / n).sqrt()
+    };
+    for (detect, fraction) in [("20%", 0.2), ("0.1%", 0.001)] {
+        let dir = s.path(&format!("d{fraction}"));
+        let done = crate::util::Line::sweep(&["--detect", detect], &plan, &dir)
+            .assert()
+            .success();
+        let err = String::from_utf8_lossy(&done.get_output().stderr).to_string();
+        let pct = format!("{:.1}%", fraction * 100.0);
+        assert!(
+            err.contains(&format!("detect {pct}: 3 round(s), then more up to 4")),
+            "{err}"
+        );
+        let tps = |target: &str, round: u32| {
+            crate::util::read_json(
+                &dir.join(format!("steps/{target}.default.c1.r{round}/01-point.json")),
+            )["results"]["tps"]
+                .as_f64()
+                .unwrap()
+        };
+        let worst = |rounds: u32| {
+            ["a", "b"]
+                .iter()
+                .map(|t| resolvable(&(1..=rounds).map(|r| tps(t, r)).collect::<Vec<_>>()))
+                .fold(0.0, f64::max)
+        };
+        let cells = entries(&dir.join("steps"));
+        if worst(3) <= fraction {
+            assert_eq!(cells.len(), 6, "{cells:?}");
+            assert!(
+                err.contains(&format!("detect {pct}: resolved after 3 round(s)")),
+                "{err}"
+            );
+        } else {
+            assert_eq!(cells.len(), 8, "{cells:?}");
+            assert!(
+                err.contains(&format!(
+                    "detect {pct}: {}",
+                    if worst(4) <= fraction {
+                        "resolved after 4 round(s)".to_string()
+                    } else {
+                        format!(
+                            "step point resolves {:.1}% after 4 round(s)",
+                            worst(4) * 100.0
+                        )
+                    }
+                )),
+                "{err}"
+            );
+        }
+    }
     // A value that is no change in percent is refused in one line.
     let out = crate::util::Line::sweep(&["--detect", "2"], &plan, &s.path("bad"))
         .assert()

@@ -187,11 +187,13 @@ pub fn tables(ds: &Dataset) -> Vec<Table> {
                 .iter()
                 .map(|v| {
                     v.iter()
-                        .filter(|s| s.flag.is_none() && !s.busy)
+                        .filter(|s| s.flag.is_none())
                         .map(|s| s.value)
                         .collect()
                 })
                 .collect();
+            // Runs of a busy machine are searched too, and a change built on them says so.
+            let busy: Vec<bool> = values.iter().map(|v| v.iter().any(|s| s.busy)).collect();
             let found = find(&usable, 0x5eed ^ i as u64);
             for (k, c) in found.iter().enumerate() {
                 let from = if k == 0 { 0 } else { found[k - 1].at };
@@ -203,9 +205,17 @@ pub fn tables(ds: &Dataset) -> Vec<Table> {
             } else {
                 found
                     .iter()
-                    .map(|c| {
+                    .enumerate()
+                    .map(|(k, c)| {
+                        let from = if k == 0 { 0 } else { found[k - 1].at };
+                        let to = found.get(k + 1).map_or(columns.len(), |n| n.at);
+                        let on_busy = if busy[from..to].iter().any(|b| *b) {
+                            " [runs of a busy machine among them: not called a difference until run again]"
+                        } else {
+                            ""
+                        };
                         format!(
-                            "{} -> {}: {:.3}x ({:.3}-{:.3}, p {:.3})",
+                            "{} -> {}: {:.3}x ({:.3}-{:.3}, p {:.3}){on_busy}",
                             columns[c.at - 1],
                             columns[c.at],
                             c.size.value,
@@ -227,7 +237,7 @@ pub fn tables(ds: &Dataset) -> Vec<Table> {
         if values_busy(ds) {
             changes
                 .notes
-                .push("runs measured on a busy machine are left out of the search".into());
+                .push("some runs were measured on a busy machine: a change built on them is marked, and is no finding until they run again on a quiet one".into());
         }
         if !changes.rows.is_empty() {
             out.push(changes);

@@ -28,18 +28,7 @@ pub(super) struct SweepRun<'a> {
 
 impl<'a> SweepRun<'a> {
     pub(super) fn new(sweep: &'a Sweep, dir: &'a Path, args: &'a SweepOpts) -> SweepRun<'a> {
-        let total: f64 = sweep
-            .cells()
-            .iter()
-            .map(|c| {
-                Sweep::cell_overhead(c)
-                    + sweep
-                        .steps
-                        .iter()
-                        .map(|s| sweep.estimate(s, c))
-                        .sum::<f64>()
-            })
-            .sum();
+        let total = total_estimate(sweep);
         SweepRun {
             sweep,
             dir,
@@ -186,19 +175,7 @@ impl<'a> SweepRun<'a> {
 
     /// The seconds a round of `rounds` takes, from the sweep's estimate.
     fn round_estimate(&self, rounds: u32) -> f64 {
-        let sweep = self.sweep;
-        let cells = sweep.cells();
-        let total: f64 = cells
-            .iter()
-            .map(|c| {
-                Sweep::cell_overhead(c)
-                    + sweep
-                        .steps
-                        .iter()
-                        .map(|s| sweep.estimate(s, c))
-                        .sum::<f64>()
-            })
-            .sum();
+        let total = total_estimate(self.sweep);
         total / f64::from(rounds.max(1))
     }
 
@@ -538,6 +515,22 @@ pub(super) fn now_s() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_secs())
+}
+
+/// The seconds every cell of the sweep (its first `repeat` rounds) is estimated to take.
+fn total_estimate(sweep: &Sweep) -> f64 {
+    sweep
+        .cells()
+        .iter()
+        .map(|c| {
+            Sweep::cell_overhead(c)
+                + sweep
+                    .steps
+                    .iter()
+                    .map(|s| sweep.estimate(s, c))
+                    .sum::<f64>()
+        })
+        .sum()
 }
 
 /// The smallest change between two builds that runs of this spread resolve with as many runs
