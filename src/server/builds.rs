@@ -274,7 +274,7 @@ pub fn resolve(
         return Ok(Some(build));
     }
     if let Some(v) = version
-        && super::fetch::Pattern::parse(v).is_some()
+        && Pattern::parse(v).is_some()
     {
         return Err(Error::Usage(format!(
             "--server {}:{v}: a series of versions is for `dbsweep sweep`, which makes a target of each",
@@ -306,6 +306,69 @@ pub fn resolve(
                     .join(", ")
             }
         ))),
+    }
+}
+
+/// The versions a series pattern names among `versions` (`15.*`: every 15.x; `15.2..15.8`: from
+/// 15.2 to 15.8, both included), oldest first.
+pub fn in_pattern<'a>(pattern: &Pattern, versions: &[&'a str]) -> Vec<&'a str> {
+    let mut v: Vec<&str> = versions
+        .iter()
+        .copied()
+        .filter(|v| pattern.holds(v))
+        .collect();
+    v.sort_by_key(|v| version_key(v));
+    v.dedup();
+    v
+}
+
+/// A series of versions: `MAJOR.*` or `LOW..HIGH`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Pattern {
+    Under(String),
+    Range(String, String),
+}
+
+impl Pattern {
+    /// `15.*` or `15.2..15.8`; None for a plain version.
+    pub fn parse(v: &str) -> Option<Result<Pattern, String>> {
+        let number = |s: &str| {
+            !s.is_empty()
+                && s.split('.')
+                    .all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
+        };
+        if let Some(prefix) = v.strip_suffix(".*") {
+            return Some(if number(prefix) {
+                Ok(Pattern::Under(prefix.to_string()))
+            } else {
+                Err(format!(
+                    "'{v}': a series is MAJOR.* (15.*) or LOW..HIGH (15.2..15.8)"
+                ))
+            });
+        }
+        let (lo, hi) = v.split_once("..")?;
+        Some(if number(lo) && number(hi) {
+            if version_key(lo) > version_key(hi) {
+                Err(format!("'{v}': the range's low end is above its high end"))
+            } else {
+                Ok(Pattern::Range(lo.to_string(), hi.to_string()))
+            }
+        } else {
+            Err(format!(
+                "'{v}': a series is MAJOR.* (15.*) or LOW..HIGH (15.2..15.8)"
+            ))
+        })
+    }
+
+    pub fn holds(&self, v: &str) -> bool {
+        let key = version_key(v);
+        match self {
+            Pattern::Under(p) => {
+                let p = version_key(p);
+                key.len() > p.len() && key.starts_with(&p)
+            }
+            Pattern::Range(lo, hi) => key >= version_key(lo) && key <= version_key(hi),
+        }
     }
 }
 
@@ -358,7 +421,7 @@ impl std::str::FromStr for ServerChoice {
             }
         };
         if let Some(v) = version {
-            match super::fetch::Pattern::parse(v) {
+            match Pattern::parse(v) {
                 Some(Err(e)) => return Err(e),
                 Some(Ok(_)) => {}
                 None if v.is_empty()
@@ -382,10 +445,10 @@ impl std::str::FromStr for ServerChoice {
 
 impl ServerChoice {
     /// The series its version names, if it names one.
-    pub fn series(&self) -> Option<super::fetch::Pattern> {
+    pub fn series(&self) -> Option<Pattern> {
         self.version
             .as_deref()
-            .and_then(super::fetch::Pattern::parse)
+            .and_then(Pattern::parse)
             .and_then(Result::ok)
     }
 }
@@ -478,6 +541,19 @@ pub fn kind_name(kind: ServerKind) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn series_patterns_name_the_versions_in_them() {
+        let all = ["15.10", "15.2", "15.8", "14.9", "16.1", "15.12", "15"];
+        let under = Pattern::parse("15.*").unwrap().unwrap();
+        assert_eq!(in_pattern(&under, &all), ["15.2", "15.8", "15.10", "15.12"]);
+        let range = Pattern::parse("15.2..15.10").unwrap().unwrap();
+        assert_eq!(in_pattern(&range, &all), ["15.2", "15.8", "15.10"]);
+        assert_eq!(Pattern::parse("15.8"), None);
+        for bad in ["x.*", "15..x", "15.8..15.2", ".*"] {
+            assert!(matches!(Pattern::parse(bad), Some(Err(_))), "{bad}");
+        }
+    }
 
     #[test]
     fn version_numbers_of_each_server_line() {

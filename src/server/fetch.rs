@@ -360,71 +360,6 @@ fn readable(p: &Path) -> Result<(), String> {
         .map_err(|e| format!("{}: {e}", p.display()))
 }
 
-/// The versions a series pattern names among `versions` (`15.*`: every 15.x; `15.2..15.8`: from
-/// 15.2 to 15.8, both included), oldest first.
-pub fn in_pattern<'a>(pattern: &Pattern, versions: &[&'a str]) -> Vec<&'a str> {
-    let mut v: Vec<&str> = versions
-        .iter()
-        .copied()
-        .filter(|v| pattern.holds(v))
-        .collect();
-    v.sort_by_key(|v| super::builds::version_key(v));
-    v.dedup();
-    v
-}
-
-/// A series of versions: `MAJOR.*` or `LOW..HIGH`.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Pattern {
-    Under(String),
-    Range(String, String),
-}
-
-impl Pattern {
-    /// `15.*` or `15.2..15.8`; None for a plain version.
-    pub fn parse(v: &str) -> Option<Result<Pattern, String>> {
-        let number = |s: &str| {
-            !s.is_empty()
-                && s.split('.')
-                    .all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
-        };
-        if let Some(prefix) = v.strip_suffix(".*") {
-            return Some(if number(prefix) {
-                Ok(Pattern::Under(prefix.to_string()))
-            } else {
-                Err(format!(
-                    "'{v}': a series is MAJOR.* (15.*) or LOW..HIGH (15.2..15.8)"
-                ))
-            });
-        }
-        let (lo, hi) = v.split_once("..")?;
-        Some(if number(lo) && number(hi) {
-            if super::builds::version_key(lo) > super::builds::version_key(hi) {
-                Err(format!("'{v}': the range's low end is above its high end"))
-            } else {
-                Ok(Pattern::Range(lo.to_string(), hi.to_string()))
-            }
-        } else {
-            Err(format!(
-                "'{v}': a series is MAJOR.* (15.*) or LOW..HIGH (15.2..15.8)"
-            ))
-        })
-    }
-
-    pub fn holds(&self, v: &str) -> bool {
-        let key = super::builds::version_key(v);
-        match self {
-            Pattern::Under(p) => {
-                let p = super::builds::version_key(p);
-                key.len() > p.len() && key.starts_with(&p)
-            }
-            Pattern::Range(lo, hi) => {
-                key >= super::builds::version_key(lo) && key <= super::builds::version_key(hi)
-            }
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -454,19 +389,6 @@ mod tests {
             ]
         );
         assert!(releases("[1]").is_err() && releases("{").is_err());
-    }
-
-    #[test]
-    fn series_patterns_name_the_versions_in_them() {
-        let all = ["15.10", "15.2", "15.8", "14.9", "16.1", "15.12", "15"];
-        let under = Pattern::parse("15.*").unwrap().unwrap();
-        assert_eq!(in_pattern(&under, &all), ["15.2", "15.8", "15.10", "15.12"]);
-        let range = Pattern::parse("15.2..15.10").unwrap().unwrap();
-        assert_eq!(in_pattern(&range, &all), ["15.2", "15.8", "15.10"]);
-        assert_eq!(Pattern::parse("15.8"), None);
-        for bad in ["x.*", "15..x", "15.8..15.2", ".*"] {
-            assert!(matches!(Pattern::parse(bad), Some(Err(_))), "{bad}");
-        }
     }
 
     #[test]

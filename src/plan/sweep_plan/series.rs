@@ -53,7 +53,7 @@ pub(crate) fn expand(file: &mut PlanFile) -> Result<(), Error> {
 }
 
 /// The versions of `pattern`: the builds here and the releases the registry has.
-fn versions(choice: &ServerChoice, pattern: &fetch::Pattern) -> Result<Vec<String>, Error> {
+fn versions(choice: &ServerChoice, pattern: &builds::Pattern) -> Result<Vec<String>, Error> {
     let here: Vec<String> = builds::find_all()
         .into_iter()
         .filter(|b| b.kind == choice.kind)
@@ -68,7 +68,7 @@ fn versions(choice: &ServerChoice, pattern: &fetch::Pattern) -> Result<Vec<Strin
         }
     };
     let all: Vec<&str> = here.iter().chain(&fetchable).map(String::as_str).collect();
-    let versions: Vec<String> = fetch::in_pattern(pattern, &all)
+    let versions: Vec<String> = builds::in_pattern(pattern, &all)
         .into_iter()
         .map(String::from)
         .collect();
