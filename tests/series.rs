@@ -246,7 +246,12 @@ fn mock_series(s: &Scratch, slow_from: Option<usize>) -> String {
     plan.push_str(
         "[[steps]]\nname = \"point\"\nworkload = \"oltp_point_select\"\nclass = \"read\"\n",
     );
-    let file = s.path("series.toml");
+    sweep_and_report(s, &plan)
+}
+
+/// Sweeps `plan` into `sweep` of `s`; the full report.
+fn sweep_and_report(s: &Scratch, plan: &str) -> String {
+    let file = s.path("plan-of-series.toml");
     std::fs::write(&file, plan).unwrap();
     let dir = s.path("sweep");
     crate::util::Line::sweep(&[], &file, &dir)
@@ -355,18 +360,7 @@ fn a_setting_that_differs_from_a_build_on_is_found_and_named_by_the_autopsy() {
     plan.push_str(
         "[[steps]]\nload = true\n[[steps]]\nname = \"update\"\nworkload = \"oltp_update_index\"\nclass = \"write\"\n",
     );
-    let file = s.path("pg.toml");
-    std::fs::write(&file, plan).unwrap();
-    let dir = s.path("sweep");
-    crate::util::Line::sweep(&[], &file, &dir)
-        .assert()
-        .success();
-    let report = dbsweep()
-        .args(["report", "--full"])
-        .arg(&dir)
-        .assert()
-        .success();
-    let report = String::from_utf8_lossy(&report.get_output().stdout).to_string();
+    let report = sweep_and_report(&s, &plan);
     let row = change_row(&report, "update");
     assert!(row.contains("p2 -> p3: ") && !row.contains(';'), "{row}");
     let autopsy = report

@@ -23,6 +23,8 @@ const METADATA_LIMIT: u64 = 64 << 20;
 const PACKAGE_LIMIT: u64 = 1 << 30;
 /// How long asking the registry may take.
 const METADATA_TIMEOUT: Duration = Duration::from_secs(60);
+/// How long one read of an answer may wait (a stalled network).
+const STALL_TIMEOUT: Duration = Duration::from_secs(15);
 /// How long a download may take in all.
 const DOWNLOAD_TIMEOUT: Duration = Duration::from_secs(30 * 60);
 
@@ -67,6 +69,8 @@ fn agent(timeout: Duration) -> ureq::Agent {
     };
     ureq::Agent::config_builder()
         .timeout_global(Some(timeout))
+        // A network that stalls ends the fetch within this, and Ctrl-C is seen between reads.
+        .timeout_per_read(Some(STALL_TIMEOUT))
         .tls_config(tls)
         .build()
         .into()
