@@ -340,6 +340,10 @@ pub struct SweepOverrides {
     /// least 3, up to 10) until every step's spread resolves it
     #[arg(long, value_name = "PCT")]
     pub detect: Option<String>,
+    /// Run a cell measured on a busy machine (other processes' CPU, steal) again at the end,
+    /// up to N times (default 0; 2 with --detect or the plan's `detect`)
+    #[arg(long, value_name = "N")]
+    pub rerun_busy: Option<u32>,
     /// A workload option for every step, as in the plan's `options` (repeatable; a step's own
     /// options still win), e.g. `--option nodes=100000` (LinkBench) or `--option warehouses=4`
     #[arg(long = "option", value_name = "KEY=VALUE", value_parser = parse_plan_option)]

@@ -427,8 +427,12 @@ impl Sampler {
     }
 }
 
-/// The shortest step whose CPU beside it is judged: a hundred clock ticks per CPU.
-const BESIDE_LEAST_S: f64 = 1.0;
+/// The shortest step whose CPU beside it is judged: some forty-five clock ticks per CPU (a
+/// half-second step's sampler sees a little less than its half second).
+const BESIDE_LEAST_S: f64 = 0.45;
+/// The clock ticks by which the machine's and the processes' sampled CPU times, together, may
+/// miss the time really spent: the judgement of a short step allows for them.
+const TICKS_UNSURE: f64 = 4.0;
 
 /// How busy the machine was beside the run: its busy CPU less the client's and the server's
 /// (known processes), and the steal.
@@ -444,7 +448,8 @@ fn beside(f: &HwFigures, all_known: bool, secs: f64) -> Beside {
         + c.server_user.unwrap_or(0.0)
         + c.server_system.unwrap_or(0.0);
     let others = all_known.then(|| (c.machine_user + c.machine_system - ours / cpus).max(0.0));
-    Beside::of(others, c.machine_steal)
+    let unsure = TICKS_UNSURE * 100.0 / (ticks_per_second() * secs * cpus);
+    Beside::judged(others, c.machine_steal, unsure)
 }
 
 fn ticks_per_second() -> f64 {
@@ -456,6 +461,35 @@ fn ticks_per_second() -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_short_step_is_judged_busy_only_beyond_its_few_ticks() {
+        use crate::results::figures::BUSY_OTHERS_PCT;
+        // Two CPUs; the client one core's half (25% of the machine), the machine 25% + others.
+        let step = |others: f64, secs: f64| {
+            let f = HwFigures {
+                cpus: 2,
+                cpu_pct: CpuPct {
+                    machine_user: 25.0 + others,
+                    client_user: 50.0,
+                    ..CpuPct::default()
+                },
+                ..HwFigures::default()
+            };
+            beside(&f, true, secs)
+        };
+        let tick = 100.0 / ticks_per_second();
+        // Half a second: 4 ticks are 4 x tick / 1 % of two CPUs' 100 ticks.
+        let unsure = 4.0 * tick;
+        assert!(!step(BUSY_OTHERS_PCT + unsure - 0.5, 0.5).busy);
+        assert!(step(BUSY_OTHERS_PCT + unsure + 0.5, 0.5).busy);
+        assert_eq!(step(20.0, 0.5).others_pct, Some(20.0));
+        // Ten seconds: the limit itself, within a fifth of a percent.
+        assert!(step(BUSY_OTHERS_PCT + 0.3, 10.0).busy);
+        // Shorter than half a second: nothing said.
+        let short = step(50.0, 0.4);
+        assert!(!short.busy && short.others_pct.is_none());
+    }
 
     #[test]
     fn a_backend_reaped_while_the_server_is_read_is_counted_once() {

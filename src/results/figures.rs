@@ -172,10 +172,17 @@ pub const BUSY_STEAL_PCT: f64 = 5.0;
 
 impl Beside {
     pub fn of(others_pct: Option<f64>, steal_pct: f64) -> Beside {
+        Beside::judged(others_pct, steal_pct, 0.0)
+    }
+
+    /// As `of`, for shares measured to within `unsure_pct` (a short step's few clock ticks):
+    /// busy only when a share is over its limit by more than that.
+    pub fn judged(others_pct: Option<f64>, steal_pct: f64, unsure_pct: f64) -> Beside {
         Beside {
             others_pct,
             steal_pct,
-            busy: others_pct.is_some_and(|o| o > BUSY_OTHERS_PCT) || steal_pct > BUSY_STEAL_PCT,
+            busy: others_pct.is_some_and(|o| o > BUSY_OTHERS_PCT + unsure_pct)
+                || steal_pct > BUSY_STEAL_PCT + unsure_pct,
         }
     }
 

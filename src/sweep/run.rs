@@ -67,11 +67,13 @@ impl<'a> SweepRun<'a> {
             self.dir.display()
         ));
         let mut stop = false;
-        match sweep.detect() {
+        let ran = match sweep.detect() {
             None => {
-                for cell in sweep.cells() {
-                    self.run_cell(&cell, &mut stop)?;
+                let cells = sweep.cells();
+                for cell in &cells {
+                    self.run_cell(cell, &mut stop)?;
                 }
+                cells
             }
             Some((detect, min, cap)) => {
                 self.progress.say(&format!(
@@ -80,10 +82,12 @@ impl<'a> SweepRun<'a> {
                     self.round_estimate(min)
                 ));
                 let all = sweep.cells_repeated(cap);
+                let mut last = 0;
                 for round in 1..=cap {
                     if stop {
                         break;
                     }
+                    last = round;
                     for cell in all.iter().filter(|c| c.repeat == round) {
                         self.run_cell(cell, &mut stop)?;
                     }
@@ -100,19 +104,28 @@ impl<'a> SweepRun<'a> {
                     }
                     self.progress.add(self.round_estimate(min));
                 }
+                all.into_iter().filter(|c| c.repeat <= last).collect()
             }
-        }
+        };
+        let first = self.ok + self.failed;
+        self.rerun_busy(&ran, &mut stop)?;
+        let again = self.ok + self.failed - first;
         self.progress.bar.finish_and_clear();
         // Removed only when empty: the files of unfinished cells stay for --resume.
         let _ = fs::remove_dir(self.dir.join("data"));
         print!("{}", self.summary.join(""));
         let interrupted = INTERRUPT.load(Ordering::Relaxed);
         println!(
-            "sweep {}: {} step(s) done, {} failed, {} kept from before; results in {}",
+            "sweep {}: {} step(s) done, {} failed, {} kept from before{}; results in {}",
             sweep.file.name,
             self.ok,
             self.failed,
             self.skipped,
+            if again > 0 {
+                format!(" ({again} of them again: a busy machine)")
+            } else {
+                String::new()
+            },
             self.dir.display()
         );
         Ok(if interrupted {
@@ -171,6 +184,105 @@ impl<'a> SweepRun<'a> {
         *stop |= stopped;
         db.finish(completed);
         Ok(())
+    }
+
+    /// Cells of `ran` measured on a busy machine run again, up to the plan's `rerun_busy` times
+    /// each: the cell's records move to `busy/CELL.N` (kept for a look, and no longer read by
+    /// reports) and the cell runs afresh at the end of the sweep, where the interleaving still
+    /// ran every other cell on the same machine. A cell still busy after the last stays,
+    /// marked in the reports.
+    fn rerun_busy(&mut self, ran: &[Cell], stop: &mut bool) -> Result<(), Error> {
+        let most = self.sweep.rerun_busy();
+        if most == 0 {
+            return Ok(());
+        }
+        let mut still = Vec::new();
+        loop {
+            still.clear();
+            let mut again = Vec::new();
+            for cell in ran {
+                let Some(why) = self.busy_in(cell) else {
+                    continue;
+                };
+                let before = self.busy_copies(cell);
+                if before >= most {
+                    still.push(format!(
+                        "cell {}: still measured on a busy machine after running again {before} time(s) ({why}): its runs are marked in the reports\n",
+                        cell.id()
+                    ));
+                } else {
+                    again.push((*cell, why, before + 1));
+                }
+            }
+            if again.is_empty() || *stop || INTERRUPT.load(Ordering::Relaxed) {
+                break;
+            }
+            for (cell, why, n) in again {
+                if *stop {
+                    break;
+                }
+                let aside = self.dir.join("busy").join(format!("{}.{n}", cell.id()));
+                let moved = fs::create_dir_all(self.dir.join("busy"))
+                    .and_then(|()| fs::rename(self.dir.join("steps").join(cell.id()), &aside));
+                if let Err(e) = moved {
+                    return Err(Error::Run(format!(
+                        "cannot move the busy cell {}'s records to {}: {e}",
+                        cell.id(),
+                        aside.display()
+                    )));
+                }
+                self.progress.say(&format!(
+                    "cell {}: measured on a busy machine ({why}): run again ({n} of at most {most}); the first records are in {}",
+                    cell.id(),
+                    aside.display()
+                ));
+                let estimate: f64 = self
+                    .sweep
+                    .steps
+                    .iter()
+                    .map(|s| self.sweep.estimate(s, &cell))
+                    .sum::<f64>()
+                    + Sweep::cell_overhead(&cell);
+                self.progress.add(estimate);
+                self.run_cell(&cell, stop)?;
+            }
+        }
+        self.summary.append(&mut still);
+        Ok(())
+    }
+
+    /// How busy the machine was beside a reported step of `cell` that finished, where any was
+    /// busy enough to move its figures.
+    fn busy_in(&self, cell: &Cell) -> Option<String> {
+        self.sweep.steps.iter().enumerate().find_map(|(i, step)| {
+            let rec = StepRecord::read(&self.step_path(cell, i, step)).ok()?;
+            if !rec.reported || rec.status != "ok" {
+                return None;
+            }
+            let hw = rec
+                .load_hw
+                .as_ref()
+                .or_else(|| rec.results.as_ref()?.hw.as_ref())?;
+            let beside = hw.beside.as_ref().filter(|b| b.busy)?;
+            Some(format!("step {}: {}", step.name, beside.describe()))
+        })
+    }
+
+    /// How many times `cell`'s records were moved aside for a busy machine.
+    fn busy_copies(&self, cell: &Cell) -> u32 {
+        let id = cell.id();
+        let Ok(entries) = fs::read_dir(self.dir.join("busy")) else {
+            return 0;
+        };
+        entries
+            .flatten()
+            .filter(|e| {
+                e.file_name()
+                    .to_str()
+                    .and_then(|n| n.strip_prefix(&id)?.strip_prefix('.'))
+                    .is_some_and(|n| n.parse::<u32>().is_ok())
+            })
+            .count() as u32
     }
 
     /// The seconds a round of `rounds` takes, from the sweep's estimate.

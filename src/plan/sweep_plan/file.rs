@@ -77,6 +77,10 @@ pub struct PlanFile {
     /// The most rounds `detect` may run (default 10).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_repeat: Option<u32>,
+    /// How many times a cell measured on a busy machine (other processes' CPU, steal) is run
+    /// again at the end of the sweep (default 0; 2 where `detect` is set).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rerun_busy: Option<u32>,
     /// Workload options for every step (a step's own options win).
     #[serde(default)]
     pub options: toml::Table,

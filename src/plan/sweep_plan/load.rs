@@ -64,6 +64,13 @@ impl Sweep {
         Some((d, min, self.file.max_repeat.unwrap_or(10).max(min)))
     }
 
+    /// How many times a cell measured on a busy machine runs again at the end.
+    pub fn rerun_busy(&self) -> u32 {
+        self.file
+            .rerun_busy
+            .unwrap_or(if self.detect().is_some() { 2 } else { 0 })
+    }
+
     /// Every cell of rounds 1 to `repeats`, named as one of `detect`'s rounds when it is set.
     pub fn cells_repeated(&self, repeats: u32) -> Vec<Cell<'_>> {
         let mut out = Vec::new();
@@ -360,6 +367,13 @@ impl Sweep {
             }
         }
         let _ = writeln!(out, "\nestimated duration: {}", format_seconds(total));
+        if self.rerun_busy() > 0 {
+            let _ = writeln!(
+                out,
+                "a cell measured on a busy machine runs again at the end, up to {} time(s) (rerun_busy): not in the estimate",
+                self.rerun_busy()
+            );
+        }
         out
     }
 }

@@ -39,6 +39,9 @@ pub(crate) fn apply(file: &mut PlanFile, o: &SweepOverrides) -> Result<(), Error
     if let Some(v) = &o.detect {
         file.detect = Some(v.clone());
     }
+    if let Some(v) = o.rerun_busy {
+        file.rerun_busy = Some(v);
+    }
     for (k, v) in &o.option {
         // Another spelling of the same option (dash or underscore) in the plan gives way.
         file.options

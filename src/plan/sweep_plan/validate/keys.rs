@@ -72,6 +72,16 @@ pub(super) fn plan_keys(src: &Source, file: &PlanFile) -> Result<(), Error> {
             format!("{m} must be from 1 to 100 (the rounds `detect` may run)"),
         ));
     }
+    if let Some(n) = file.rerun_busy
+        && n > 10
+    {
+        return Err(src.key_error(
+            "rerun_busy",
+            format!(
+                "{n} must be from 0 to 10 (the runs again of a cell measured on a busy machine)"
+            ),
+        ));
+    }
     if file.table_size == 0 || file.table_size > i32::MAX as u64 {
         return Err(src.key_error(
             "table_size",
