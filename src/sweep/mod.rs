@@ -181,7 +181,7 @@ fn fetch_builds(sweep: &mut Sweep) -> Result<(), Error> {
         let tree = crate::server::fetch::fetch(&release, &dir, &|line| eprintln!("{line}"))
             .map_err(|e| Error::Run(format!("target {}: {e}", t.name)))?;
         t.build = Some(
-            crate::server::builds::Build::at(&tree, Some(crate::server::ServerKind::Postgres))
+            crate::server::builds::Build::at(&tree, Some(release.kind))
                 .map_err(|e| Error::Run(format!("target {}: {e}", t.name)))?,
         );
     }

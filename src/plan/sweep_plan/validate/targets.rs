@@ -85,9 +85,12 @@ fn target(
                         fetch = list.iter().find(|r| r.version == *v).cloned();
                         None
                     }
-                    (_, Some(found)) if choice.kind == crate::server::ServerKind::Postgres => {
+                    (_, Some(found)) if crate::server::fetch::fetches(choice.kind) => {
                         let why = match found {
-                            Some(_) => "nor is it a release that can be fetched (`dbsweep servers --available postgres` lists them)".to_string(),
+                            Some(_) => format!(
+                                "nor is it a release that can be fetched (`dbsweep servers --available {}` lists them)",
+                                kind_name(choice.kind)
+                            ),
                             None => format!(
                                 "and the releases that can be fetched could not be listed ({})",
                                 crate::server::fetch::available(choice.kind)

