@@ -419,6 +419,15 @@ fn a_slower_build_is_found_where_it_starts_and_the_same_build_has_no_change() {
     for c in changes.iter().filter(|c| !c.contains("b3 -> b4")) {
         assert!(c.contains("busy machine"), "one change only: {row}");
     }
+    // The HTML summary draws the series: every run a dot, each change a dashed line.
+    let chart = series_chart(&s);
+    assert_eq!(chart.matches("<circle").count(), 18, "{chart}");
+    assert_eq!(
+        chart.matches("class=\"change\"").count(),
+        changes.len(),
+        "{chart}"
+    );
+    assert!(chart.contains(&format!("{:.3}x", value)), "{chart}");
     // The adjacent view: b4 over b3 is the slow one.
     assert!(
         report.contains("Throughput, each column over the one before it"),
@@ -465,6 +474,28 @@ fn a_slower_build_is_found_where_it_starts_and_the_same_build_has_no_change() {
         row.contains("no change") || row.split("; ").all(|c| c.contains("busy machine")),
         "{row}"
     );
+    let lines = if row.contains("no change") {
+        0
+    } else {
+        row.split("; ").count()
+    };
+    assert_eq!(series_chart(&s).matches("class=\"change\"").count(), lines);
+}
+
+/// The series chart of test `point` in the HTML summary of the sweep `sweep` of `s`.
+fn series_chart(s: &Scratch) -> String {
+    let html = dbsweep()
+        .args(["report", "--format", "html"])
+        .arg(s.path("sweep"))
+        .assert()
+        .success();
+    let html = String::from_utf8_lossy(&html.get_output().stdout).to_string();
+    let at = html
+        .find("point: throughput (per second)")
+        .unwrap_or_else(|| panic!("no series chart in\n{html}"));
+    let start = html[..at].rfind("<svg").unwrap();
+    let end = at + html[at..].find("</svg>").unwrap();
+    html[start..end].to_string()
 }
 
 /// Spins a thread until dropped: another process's CPU for the dbsweep it runs beside.

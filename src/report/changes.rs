@@ -163,11 +163,7 @@ pub fn tables(ds: &Dataset) -> Vec<Table> {
             notes: Vec::new(),
         };
         for (i, (group, test)) in tests(ds).iter().enumerate() {
-            let values: Vec<Vec<Sample>> = slice
-                .columns
-                .iter()
-                .map(|(_, places)| samples_of(ds, "throughput", test, places, &Entry::throughput))
-                .collect();
+            let values = throughput_runs(ds, slice, test);
             if values.iter().all(Vec::is_empty) {
                 continue;
             }
@@ -183,18 +179,9 @@ pub fn tables(ds: &Dataset) -> Vec<Table> {
                 summary: false,
                 cells,
             });
-            let usable: Vec<Vec<f64>> = values
-                .iter()
-                .map(|v| {
-                    v.iter()
-                        .filter(|s| s.flag.is_none())
-                        .map(|s| s.value)
-                        .collect()
-                })
-                .collect();
             // Runs of a busy machine are searched too, and a change built on them says so.
             let busy: Vec<bool> = values.iter().map(|v| v.iter().any(|s| s.busy)).collect();
-            let found = find(&usable, 0x5eed ^ i as u64);
+            let found = find(&usable(&values), seed(i));
             for (k, c) in found.iter().enumerate() {
                 let from = if k == 0 { 0 } else { found[k - 1].at };
                 let to = found.get(k + 1).map_or(columns.len(), |n| n.at);
@@ -243,6 +230,71 @@ pub fn tables(ds: &Dataset) -> Vec<Table> {
             out.push(changes);
             out.extend(autopsies);
             out.push(adjacent);
+        }
+    }
+    out
+}
+
+/// Each column's throughput runs of `test`.
+fn throughput_runs(ds: &Dataset, slice: &super::tables::Slice, test: &str) -> Vec<Vec<Sample>> {
+    slice
+        .columns
+        .iter()
+        .map(|(_, places)| samples_of(ds, "throughput", test, places, &Entry::throughput))
+        .collect()
+}
+
+/// The runs a change is searched in: those not flagged (failed, short, under their floor).
+fn usable(values: &[Vec<Sample>]) -> Vec<Vec<f64>> {
+    values
+        .iter()
+        .map(|v| {
+            v.iter()
+                .filter(|s| s.flag.is_none())
+                .map(|s| s.value)
+                .collect()
+        })
+        .collect()
+}
+
+/// The permutation test's seed for the `i`th test: a report shows the same changes each time.
+fn seed(i: usize) -> u64 {
+    0x5eed ^ i as u64
+}
+
+/// A test's throughput along a series' columns and the changes in it, as a chart draws them.
+pub struct Plot {
+    pub title: String,
+    pub columns: Vec<String>,
+    /// Each column's searched runs: the value, and whether the machine was busy beside it.
+    pub runs: Vec<Vec<(f64, bool)>>,
+    pub changes: Vec<Change>,
+}
+
+/// The plots of every test of every client count with three columns or more (the tables'
+/// change points, found alike).
+pub fn plots(ds: &Dataset) -> Vec<Plot> {
+    let mut out = Vec::new();
+    for slice in layout(ds).iter().filter(|s| s.columns.len() >= 3) {
+        for (i, (_, test)) in tests(ds).iter().enumerate() {
+            let values = throughput_runs(ds, slice, test);
+            if values.iter().all(Vec::is_empty) {
+                continue;
+            }
+            out.push(Plot {
+                title: format!("{test}{}", slice.suffix),
+                columns: slice.columns.iter().map(|(l, _)| l.clone()).collect(),
+                runs: values
+                    .iter()
+                    .map(|v| {
+                        v.iter()
+                            .filter(|s| s.flag.is_none())
+                            .map(|s| (s.value, s.busy))
+                            .collect()
+                    })
+                    .collect(),
+                changes: find(&usable(&values), seed(i)),
+            });
         }
     }
     out

@@ -78,7 +78,7 @@ const PATTERNS: [Option<&str>; 5] = [
     Some("14,4"),
 ];
 
-fn nice_max(v: f64) -> f64 {
+pub(super) fn nice_max(v: f64) -> f64 {
     if v <= 0.0 || !v.is_finite() {
         return 1.0;
     }
@@ -589,7 +589,7 @@ pub fn chart_count(ds: &Dataset, tables: &[Table]) -> usize {
         .filter(|(g, _)| *g != Group::Load)
         .count();
     let scaling = scaling_charts(ds).len();
-    relative + 2 * runs + scaling
+    relative + 2 * runs + scaling + super::series_chart::count(ds)
 }
 
 /// The colour and stroke pattern of a run's line in every chart: with several targets (or
@@ -753,6 +753,7 @@ pub fn page(ds: &Dataset, tables: &[Table], base: Option<&str>, title: &str) -> 
     let mut body = String::new();
     let _ = write!(body, "<h1>{}</h1>", esc(title));
     relative_charts(&mut body, tables, "throughput.relative", base);
+    body.push_str(&super::series_chart::section(ds));
     scaling_section(&mut body, ds);
     let runs: Vec<String> = tables::tests(ds)
         .into_iter()
@@ -910,11 +911,12 @@ fn step_charts(body: &mut String, ds: &Dataset, test: &str) {
 }
 
 /// The one-page summary as HTML: the relative chart of each by-group table (one colour per
-/// column, kept in every chart), then the summary's tables.
-pub fn summary_page(tables: &[Table], base: Option<&str>, title: &str) -> String {
+/// column, kept in every chart), a series' charts, then the summary's tables.
+pub fn summary_page(ds: &Dataset, tables: &[Table], base: Option<&str>, title: &str) -> String {
     let mut body = String::new();
     let _ = write!(body, "<h1>{}</h1>", esc(title));
     relative_charts(&mut body, tables, "summary.throughput.relative", base);
+    body.push_str(&super::series_chart::section(ds));
     body.push_str("<h2>Tables</h2>");
     for t in tables {
         body.push_str(&html_table(t));

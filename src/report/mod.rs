@@ -17,6 +17,7 @@ mod recovery;
 pub mod render;
 mod roles;
 pub mod scaling;
+mod series_chart;
 mod sqlbench;
 pub mod stability;
 mod statements;
@@ -112,6 +113,7 @@ pub fn report(
             let names: Vec<String> = inputs.iter().map(|p| p.display().to_string()).collect();
             if summarised {
                 return Ok(html::summary_page(
+                    &ds,
                     &tables,
                     base,
                     &format!("dbsweep summary: {}", names.join(", ")),
