@@ -662,6 +662,20 @@ fn a_setting_that_differs_from_a_build_on_is_found_and_named_by_the_autopsy() {
             && autopsy.contains("synchronous_commit: on -> off"),
         "{autopsy}"
     );
+    // Per-instance settings (port, socket directory) differ between any two servers: not named.
+    assert!(
+        !autopsy.contains("port:") && !autopsy.contains("unix_socket_directories"),
+        "{autopsy}"
+    );
+    // The waits moved with it: commits no longer wait for the WAL's sync.
+    let wal = autopsy
+        .lines()
+        .find(|l| l.starts_with("waits: IO:WALSync (% of samples)"))
+        .unwrap_or_else(|| panic!("{autopsy}"));
+    assert!(
+        wal.trim_end().ends_with("pts") && wal.contains(" -"),
+        "{wal}"
+    );
 }
 
 /// `detect` on two mock builds: rounds are added after the third, up to `max_repeat`, exactly

@@ -235,6 +235,100 @@ pub fn tables(ds: &Dataset) -> Vec<Table> {
     out
 }
 
+/// The events of a side, most first: each run's list from `of` (`event -> weight`) summed over
+/// the side's runs and divided by the sum of all weights (`Whole`: the lists are complete
+/// counts), or by the runs (`Mean`: each list holds shares of its own run, its top only); empty
+/// when no run has the list.
+fn pooled(
+    side: &[&Entry],
+    of: impl Fn(&crate::results::Results) -> Option<Vec<(String, f64)>>,
+    by: Pool,
+) -> Vec<(String, f64)> {
+    let mut sum: std::collections::BTreeMap<String, f64> = std::collections::BTreeMap::new();
+    let mut runs = 0usize;
+    for list in side.iter().filter_map(|e| of(e.results.as_ref()?)) {
+        runs += 1;
+        for (event, w) in list {
+            *sum.entry(event).or_default() += w;
+        }
+    }
+    let total: f64 = match by {
+        Pool::Whole => sum.values().sum(),
+        Pool::Mean => runs as f64,
+    };
+    if total <= 0.0 {
+        return Vec::new();
+    }
+    let mut out: Vec<(String, f64)> = sum.into_iter().map(|(k, v)| (k, v / total)).collect();
+    out.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    out
+}
+
+#[derive(Clone, Copy)]
+enum Pool {
+    Whole,
+    Mean,
+}
+
+/// Events shown per side in an autopsy's waits and functions.
+const AUTOPSY_TOP: usize = 5;
+
+/// The rows of the events among either side's top [`AUTOPSY_TOP`]: their shares before and
+/// after in percent, and the move in points (the largest moves first).
+fn shares_moved(what: &str, before: &[(String, f64)], after: &[(String, f64)]) -> Vec<Row> {
+    if before.is_empty() || after.is_empty() {
+        return Vec::new();
+    }
+    let share = |side: &[(String, f64)], k: &str| {
+        side.iter().find(|(e, _)| e == k).map_or(0.0, |(_, s)| *s)
+    };
+    let mut keys: Vec<&str> = before
+        .iter()
+        .take(AUTOPSY_TOP)
+        .chain(after.iter().take(AUTOPSY_TOP))
+        .map(|(k, _)| k.as_str())
+        .collect();
+    keys.sort_unstable();
+    keys.dedup();
+    let mut moved: Vec<(&str, f64, f64)> = keys
+        .into_iter()
+        .map(|k| (k, share(before, k), share(after, k)))
+        .collect();
+    moved.sort_by(|a, b| {
+        (b.2 - b.1)
+            .abs()
+            .total_cmp(&(a.2 - a.1).abs())
+            .then_with(|| a.0.cmp(b.0))
+    });
+    moved
+        .into_iter()
+        .map(|(k, b, a)| Row {
+            group: None,
+            label: format!("{what}: {k} (% of samples)"),
+            summary: false,
+            cells: vec![
+                Cell::Num(b * 100.0),
+                Cell::Num(a * 100.0),
+                Cell::Text(format!("{:+.1} pts", (a - b) * 100.0)),
+            ],
+        })
+        .collect()
+}
+
+/// Whether setting `k` is one every server instance has its own of (its port, socket, data
+/// and file paths), which differ between any two runs and explain nothing.
+fn per_instance(
+    k: &str,
+    b: &std::collections::BTreeMap<String, String>,
+    a: &std::collections::BTreeMap<String, String>,
+) -> bool {
+    const OWN: [&str; 4] = ["port", "socket", "unix_socket_directories", "server_id"];
+    let path = |m: &std::collections::BTreeMap<String, String>| {
+        m.get(k).is_some_and(|v| v.starts_with('/'))
+    };
+    OWN.contains(&k) || (path(b) && path(a))
+}
+
 /// Each column's throughput runs of `test`.
 fn throughput_runs(ds: &Dataset, slice: &super::tables::Slice, test: &str) -> Vec<Vec<Sample>> {
     slice
@@ -346,6 +440,50 @@ fn autopsy(
             cells: vec![Cell::Num(mb), Cell::Num(ma), Cell::Ratio(ratio_of(ma, mb))],
         });
     }
+    rows.extend(shares_moved(
+        "waits",
+        &pooled(
+            &before,
+            |r| {
+                let w = r.waits.as_ref()?;
+                Some(
+                    w.events
+                        .iter()
+                        .map(|e| (e.event.clone(), e.samples as f64))
+                        .collect(),
+                )
+            },
+            Pool::Whole,
+        ),
+        &pooled(
+            &after,
+            |r| {
+                let w = r.waits.as_ref()?;
+                Some(
+                    w.events
+                        .iter()
+                        .map(|e| (e.event.clone(), e.samples as f64))
+                        .collect(),
+                )
+            },
+            Pool::Whole,
+        ),
+    ));
+    // Functions by their self share of the CPU profile's samples (each run weighs the same).
+    let functions = |r: &crate::results::Results| -> Option<Vec<(String, f64)>> {
+        let p = r.profile.as_ref()?;
+        Some(
+            p.functions
+                .iter()
+                .map(|f| (f.function.clone(), f.self_share))
+                .collect(),
+        )
+    };
+    rows.extend(shares_moved(
+        "on CPU",
+        &pooled(&before, functions, Pool::Mean),
+        &pooled(&after, functions, Pool::Mean),
+    ));
     // The builds on either side: their versions and the settings that differ.
     let last = before
         .iter()
@@ -381,6 +519,7 @@ fn autopsy(
         let differ: Vec<String> = keys
             .into_iter()
             .filter(|k| b.target.settings.get(*k) != a.target.settings.get(*k))
+            .filter(|k| !per_instance(k, &b.target.settings, &a.target.settings))
             .map(|k| {
                 let v = |m: &std::collections::BTreeMap<String, String>| {
                     m.get(k).cloned().unwrap_or_else(|| "-".into())
