@@ -646,6 +646,8 @@ fn a_setting_that_differs_from_a_build_on_is_found_and_named_by_the_autopsy() {
             plan.push_str("settings = { synchronous_commit = \"off\" }\n");
         }
     }
+    // Profiled: the change gets a differential flame graph of its runs.
+    plan.push_str("[configs.prof]\nprofile = true\n");
     plan.push_str(
         "[[steps]]\nload = true\n[[steps]]\nname = \"update\"\nworkload = \"oltp_update_index\"\nclass = \"write\"\n",
     );
@@ -676,6 +678,18 @@ fn a_setting_that_differs_from_a_build_on_is_found_and_named_by_the_autopsy() {
         wal.trim_end().ends_with("pts") && wal.contains(" -"),
         "{wal}"
     );
+    let html = dbsweep()
+        .args(["report", "--format", "html"])
+        .arg(s.path("sweep"))
+        .assert()
+        .success();
+    let html = String::from_utf8_lossy(&html.get_output().stdout).to_string();
+    let figure = html
+        .split("<figure class=\"flame\">")
+        .find(|f| f.contains("differential flame graph of the change"))
+        .unwrap_or_else(|| panic!("no differential flame graph of the change"));
+    assert!(figure.contains("update: p2 -&gt; p3"), "{figure}");
+    assert!(figure.contains("src=\"data:image/svg+xml;base64,"));
 }
 
 /// `detect` on two mock builds: rounds are added after the third, up to `max_repeat`, exactly

@@ -329,6 +329,24 @@ fn per_instance(
     OWN.contains(&k) || (path(b) && path(a))
 }
 
+/// The entries of `test` in columns `cols` of `slice`.
+fn side<'a>(
+    ds: &'a Dataset,
+    slice: &super::tables::Slice,
+    test: &str,
+    cols: std::ops::Range<usize>,
+) -> Vec<&'a Entry> {
+    ds.entries
+        .iter()
+        .filter(|e| {
+            e.test == test
+                && slice.columns[cols.clone()]
+                    .iter()
+                    .any(|(_, places)| places.contains(&e.place))
+        })
+        .collect()
+}
+
 /// Each column's throughput runs of `test`.
 fn throughput_runs(ds: &Dataset, slice: &super::tables::Slice, test: &str) -> Vec<Vec<Sample>> {
     slice
@@ -363,6 +381,8 @@ pub struct Plot {
     /// Each column's searched runs: the value, and whether the machine was busy beside it.
     pub runs: Vec<Vec<(f64, bool)>>,
     pub changes: Vec<Change>,
+    /// For each change, the folded-stacks files of the profiled runs before and after it.
+    pub stacks: Vec<(Vec<String>, Vec<String>)>,
 }
 
 /// The plots of every test of every client count with three columns or more (the tables'
@@ -375,7 +395,29 @@ pub fn plots(ds: &Dataset) -> Vec<Plot> {
             if values.iter().all(Vec::is_empty) {
                 continue;
             }
+            let changes = find(&usable(&values), seed(i));
+            let bounds: Vec<usize> = std::iter::once(0)
+                .chain(changes.iter().map(|c| c.at))
+                .chain(std::iter::once(slice.columns.len()))
+                .collect();
+            let stacks = (0..changes.len())
+                .map(|k| {
+                    let files = |cols: std::ops::Range<usize>| -> Vec<String> {
+                        side(ds, slice, test, cols)
+                            .iter()
+                            .filter_map(|e| {
+                                e.results.as_ref()?.profile.as_ref()?.stacks_file.clone()
+                            })
+                            .collect()
+                    };
+                    (
+                        files(bounds[k]..bounds[k + 1]),
+                        files(bounds[k + 1]..bounds[k + 2]),
+                    )
+                })
+                .collect();
             out.push(Plot {
+                stacks,
                 title: format!("{test}{}", slice.suffix),
                 columns: slice.columns.iter().map(|(l, _)| l.clone()).collect(),
                 runs: values
@@ -387,7 +429,7 @@ pub fn plots(ds: &Dataset) -> Vec<Plot> {
                             .collect()
                     })
                     .collect(),
-                changes: find(&usable(&values), seed(i)),
+                changes,
             });
         }
     }
@@ -406,18 +448,10 @@ fn autopsy(
     suffix: &str,
 ) -> Table {
     let label = |c: usize| slice.columns[c].0.as_str();
-    let side = |cols: std::ops::Range<usize>| -> Vec<&Entry> {
-        ds.entries
-            .iter()
-            .filter(|e| {
-                e.test == test
-                    && slice.columns[cols.clone()]
-                        .iter()
-                        .any(|(_, places)| places.contains(&e.place))
-            })
-            .collect()
-    };
-    let (before, after) = (side(from..at), side(at..to));
+    let (before, after) = (
+        side(ds, slice, test, from..at),
+        side(ds, slice, test, at..to),
+    );
     let mut rows = Vec::new();
     let metrics = std::iter::once((
         "throughput",

@@ -134,7 +134,7 @@ fn read(path: &str) -> Result<String, String> {
     profile::read_stacks(std::path::Path::new(path))
 }
 
-fn figure(body: &mut String, title: &str, what: &str, svg: &str) {
+pub(super) fn figure(body: &mut String, title: &str, what: &str, svg: &str) {
     let data = base64::engine::general_purpose::STANDARD.encode(svg);
     let _ = write!(
         body,
@@ -146,7 +146,7 @@ fn figure(body: &mut String, title: &str, what: &str, svg: &str) {
     );
 }
 
-fn note(body: &mut String, title: &str, why: &str) {
+pub(super) fn note(body: &mut String, title: &str, why: &str) {
     let _ = write!(
         body,
         "<p class=\"note\">{}: {}</p>",

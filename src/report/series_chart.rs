@@ -34,6 +34,45 @@ pub fn section(ds: &Dataset) -> String {
         out.push_str(&chart(p));
     }
     out.push_str("</div>");
+    // Each change's differential flame graph, where its runs were profiled on both sides.
+    for p in &plots {
+        for (ch, (before, after)) in p.changes.iter().zip(&p.stacks) {
+            if before.is_empty() || after.is_empty() {
+                continue;
+            }
+            let (b, a) = (&p.columns[ch.at - 1], &p.columns[ch.at]);
+            let title = format!("{}: {b} -> {a}", p.title);
+            let pooled = |files: &[String]| -> Result<String, String> {
+                let mut all = String::new();
+                for f in files {
+                    all.push_str(&crate::metrics::profile::read_stacks(
+                        std::path::Path::new(f),
+                    )?);
+                    if !all.ends_with('\n') {
+                        all.push('\n');
+                    }
+                }
+                Ok(all)
+            };
+            let svg = pooled(before).and_then(|b_stacks| {
+                let a_stacks = pooled(after)?;
+                crate::metrics::profile::diff_svg(
+                    &b_stacks,
+                    &a_stacks,
+                    &format!("{title} (the runs after against the runs before)"),
+                )
+            });
+            match svg {
+                Ok(svg) => super::profile::figure(
+                    &mut out,
+                    &title,
+                    "differential flame graph of the change (red: a bigger share of the samples after it, blue: smaller)",
+                    &svg,
+                ),
+                Err(e) => super::profile::note(&mut out, &title, &e),
+            }
+        }
+    }
     out
 }
 
