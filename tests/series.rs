@@ -654,6 +654,11 @@ fn a_setting_that_differs_from_a_build_on_is_found_and_named_by_the_autopsy() {
     let report = sweep_and_report(&s, &plan);
     let row = change_row(&report, "update");
     assert!(row.contains("p2 -> p3: ") && !row.contains(';'), "{row}");
+    // The change's line names its autopsy's largest moves: the WAL's syncs gone from the waits.
+    assert!(
+        row.contains("[moved most: ") && row.contains("IO:WALSync -"),
+        "{row}"
+    );
     let autopsy = report
         .split("The autopsy of update: p2 -> p3")
         .nth(1)

@@ -187,6 +187,10 @@ pub fn tables(ds: &Dataset) -> Vec<Table> {
                 let to = found.get(k + 1).map_or(columns.len(), |n| n.at);
                 autopsies.push(autopsy(ds, slice, test, (from, c.at, to), &slice.suffix));
             }
+            let moves: Vec<String> = autopsies[autopsies.len() - found.len()..]
+                .iter()
+                .map(largest_moves)
+                .collect();
             let text = if found.is_empty() {
                 "no change".to_string()
             } else {
@@ -202,13 +206,14 @@ pub fn tables(ds: &Dataset) -> Vec<Table> {
                             ""
                         };
                         format!(
-                            "{} -> {}: {:.3}x ({:.3}-{:.3}, p {:.3}){on_busy}",
+                            "{} -> {}: {:.3}x ({:.3}-{:.3}, p {:.3}){on_busy}{}",
                             columns[c.at - 1],
                             columns[c.at],
                             c.size.value,
                             c.size.lo,
                             c.size.hi,
-                            c.p
+                            c.p,
+                            moves[k]
                         )
                     })
                     .collect::<Vec<_>>()
@@ -327,6 +332,46 @@ fn per_instance(
         m.get(k).is_some_and(|v| v.starts_with('/'))
     };
     OWN.contains(&k) || (path(b) && path(a))
+}
+
+/// The autopsy's largest moves as ` [moved most: wKB/o 0.04x, cs/o 0.69x, IO:WALSync -65.8
+/// pts]`: the two figures per operation whose ratio is furthest from 1 (beyond 10%) and the wait
+/// that moved most (beyond 5 points); empty when nothing moved that much.
+fn largest_moves(t: &Table) -> String {
+    let short = |label: &str| label.split(" (").next().unwrap_or(label).to_string();
+    let mut ratios: Vec<(String, f64)> = t
+        .rows
+        .iter()
+        .filter(|r| r.label != "throughput")
+        .filter_map(|r| match r.cells.get(2) {
+            Some(Cell::Ratio(x)) if x.is_finite() && *x > 0.0 && (x.ln()).abs() > 1.1f64.ln() => {
+                Some((short(&r.label), *x))
+            }
+            _ => None,
+        })
+        .collect();
+    ratios.sort_by(|a, b| b.1.ln().abs().total_cmp(&a.1.ln().abs()));
+    let mut out: Vec<String> = ratios
+        .into_iter()
+        .take(2)
+        .map(|(l, x)| format!("{l} {x:.2}x"))
+        .collect();
+    // The waits' rows come largest move first.
+    if let Some((label, pts)) = t.rows.iter().find_map(|r| {
+        let event = r.label.strip_prefix("waits: ")?;
+        let Some(Cell::Text(pts)) = r.cells.get(2) else {
+            return None;
+        };
+        let moved: f64 = pts.trim_end_matches(" pts").parse().ok()?;
+        (moved.abs() > 5.0).then(|| (short(event), pts.clone()))
+    }) {
+        out.push(format!("{label} {pts}"));
+    }
+    if out.is_empty() {
+        String::new()
+    } else {
+        format!(" [moved most: {}]", out.join(", "))
+    }
 }
 
 /// The entries of `test` in columns `cols` of `slice`.

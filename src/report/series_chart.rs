@@ -1,6 +1,6 @@
 //! The HTML report's series charts: for a sweep of three columns or more (a series' builds,
 //! oldest first), each test's throughput along the columns, every run a dot (hollow where the
-//! machine was busy beside it), a line through the columns' medians, and each change point the
+//! machine was busy beside it) over its column's range, a line through the columns' medians, and each change point the
 //! changes table names as a dashed line between its columns with its size.
 
 use std::fmt::Write as _;
@@ -26,7 +26,7 @@ pub fn section(ds: &Dataset) -> String {
     }
     let mut out = String::from(
         "<h2>Throughput along the series</h2><p class=\"note\">Each dot a run (hollow: measured on \
-         a busy machine), the line through each column's median, a dashed red line at each change \
+         a busy machine), a grey bar its column's range, the line through each column's median, a dashed red line at each change \
          point of the changes table with its size (the runs after over the runs before; higher is \
          better).</p><div class=\"grid\">",
     );
@@ -155,6 +155,20 @@ fn chart(p: &Plot) -> String {
         r##"<polyline fill="none" stroke="{DOT}" stroke-width="1.5" points="{}"/>"##,
         medians.join(" ")
     );
+    // Each column's range of runs, as a whisker behind its dots.
+    for (c, r) in p.runs.iter().enumerate() {
+        let lo = r.iter().map(|(v, _)| *v).fold(f64::INFINITY, f64::min);
+        let hi = r.iter().map(|(v, _)| *v).fold(f64::NEG_INFINITY, f64::max);
+        if r.len() > 1 {
+            let _ = write!(
+                svg,
+                r##"<line class="range" x1="{0:.1}" y1="{1:.1}" x2="{0:.1}" y2="{2:.1}" stroke="#999"/>"##,
+                x(c),
+                y(lo),
+                y(hi)
+            );
+        }
+    }
     // The runs: spread a little across their column so that equal values stay apart.
     for (c, r) in p.runs.iter().enumerate() {
         let k = r.len().max(1) as f64;
