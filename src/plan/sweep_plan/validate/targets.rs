@@ -85,7 +85,7 @@ fn target(
                         fetch = list.iter().find(|r| r.version == *v).cloned();
                         None
                     }
-                    (_, Some(found)) if crate::server::fetch::fetches(choice.kind) => {
+                    (_, Some(found)) => {
                         let why = match found {
                             Some(_) => format!(
                                 "nor is it a release that can be fetched (`dbsweep servers --available {}` lists them)",
