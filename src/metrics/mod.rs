@@ -2,6 +2,7 @@
 //! uncontended but for one reporter visit per interval); the reporter thread merges recorders
 //! into [`Snapshot`]s. Nothing here prints.
 
+mod beside;
 mod cpufreq;
 pub mod dbstats;
 pub mod hist;

@@ -270,6 +270,13 @@ pub fn mem_available() -> Option<u64> {
     kb.checked_mul(1024)
 }
 
+/// The kernel's clock ticks per second (USER_HZ), in which /proc counts CPU time.
+pub fn ticks_per_second() -> f64 {
+    // SAFETY: sysconf has no preconditions.
+    let t = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    if t > 0 { t as f64 } else { 100.0 }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

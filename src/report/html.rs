@@ -5,7 +5,7 @@
 use std::fmt::Write as _;
 
 use super::model::{Dataset, Entry, Group};
-use super::render::{cell_text, cell_verdict, esc};
+use super::render::{cell_text, cell_verdict, esc, nice_max};
 use super::scaling;
 use super::tables::{self, Cell, Table};
 
@@ -77,19 +77,6 @@ const PATTERNS: [Option<&str>; 5] = [
     Some("9,3,2,3"),
     Some("14,4"),
 ];
-
-pub(super) fn nice_max(v: f64) -> f64 {
-    if v <= 0.0 || !v.is_finite() {
-        return 1.0;
-    }
-    let p = 10f64.powf(v.log10().floor());
-    for m in [1.0, 2.0, 2.5, 5.0, 10.0] {
-        if m * p >= v {
-            return m * p;
-        }
-    }
-    10.0 * p
-}
 
 /// How a chart's x axis maps values and labels its ticks.
 #[derive(Clone, Copy, PartialEq)]

@@ -3,6 +3,7 @@
 //! SVG), comparisons of two runs, and HDR histogram logs. Reports read only results files.
 
 mod absolute;
+mod autopsy;
 mod changes;
 mod checks;
 pub mod compare;
@@ -18,6 +19,7 @@ pub mod render;
 mod roles;
 pub mod scaling;
 mod series_chart;
+mod series_out;
 mod sqlbench;
 pub mod stability;
 mod statements;
@@ -93,8 +95,8 @@ pub fn report(
 ) -> Result<String, Error> {
     let ds = Dataset::read(inputs)?;
     match format {
-        Format::SeriesCsv => return Ok(changes::series_csv(&ds)),
-        Format::SeriesJson => return Ok(changes::series_json(&ds)),
+        Format::SeriesCsv => return Ok(series_out::series_csv(&ds)),
+        Format::SeriesJson => return Ok(series_out::series_json(&ds)),
         _ => {}
     }
     let mut tables = tables_of(&ds, base)?;

@@ -318,6 +318,20 @@ pub fn json(tables: &[Table]) -> String {
     s
 }
 
+/// The round value (1, 2, 2.5 or 5 times a power of ten) at or above `v`: a chart axis's top.
+pub fn nice_max(v: f64) -> f64 {
+    if v <= 0.0 || !v.is_finite() {
+        return 1.0;
+    }
+    let p = 10f64.powf(v.log10().floor());
+    for m in [1.0, 2.0, 2.5, 5.0, 10.0] {
+        if m * p >= v {
+            return m * p;
+        }
+    }
+    10.0 * p
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

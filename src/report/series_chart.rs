@@ -95,7 +95,7 @@ fn chart(p: &Plot) -> String {
     let label_h = (longest * 10.0 * 0.62 * 0.65).max(14.0) + 10.0;
     let (w, h) = (LEFT + plot_w + 24.0, TOP + PLOT_H + label_h + 8.0);
     let top_value = p.runs.iter().flatten().map(|(v, _)| *v).fold(0.0, f64::max);
-    let y_max = super::html::nice_max(top_value * 1.05);
+    let y_max = super::render::nice_max(top_value * 1.05);
     let x = |c: usize| LEFT + step * (c as f64 + 0.5);
     let y = |v: f64| TOP + PLOT_H * (1.0 - v / y_max);
     let mut svg = String::new();
