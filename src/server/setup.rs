@@ -315,6 +315,9 @@ fn group_running(pgid: u32) -> bool {
     })
 }
 
+/// `cmd`'s output, its process group killed when it takes longer than `limit` or on Ctrl-C.
+/// The pipes are read while it runs (a thread waits for it), so a child that writes more than
+/// a pipe holds never blocks.
 pub(crate) fn output_within(
     cmd: &mut Command,
     limit: std::time::Duration,
@@ -323,25 +326,38 @@ pub(crate) fn output_within(
     use std::process::Stdio;
     // A process group of its own: install-db starts a bootstrap server, which must end with
     // it (and stop writing into the directory that is removed next).
-    let mut child = cmd
+    let child = cmd
         .process_group(0)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()?;
+    let pid = child.id();
+    let (done, finished) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = done.send(child.wait_with_output());
+    });
     let deadline = std::time::Instant::now() + limit;
     loop {
-        if child.try_wait()?.is_some() {
-            return child.wait_with_output();
+        match finished.recv_timeout(std::time::Duration::from_millis(10)) {
+            Ok(out) => return out,
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+                return Err(std::io::Error::other("the waiting thread ended"));
+            }
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
         }
         if std::time::Instant::now() >= deadline || crate::interrupt::interrupted() {
-            kill_group(child.id());
-            let _ = child.wait();
+            kill_group(pid);
+            // Bounded: the group is killed, so the pipes close and the waiter returns.
+            let _ = finished.recv_timeout(std::time::Duration::from_secs(5));
             return Err(std::io::Error::new(
                 std::io::ErrorKind::TimedOut,
-                format!("no answer within {} s", limit.as_secs()),
+                if crate::interrupt::interrupted() {
+                    "interrupted".to_string()
+                } else {
+                    format!("no answer within {} s", limit.as_secs())
+                },
             ));
         }
-        std::thread::sleep(std::time::Duration::from_millis(10));
     }
 }

@@ -9,8 +9,8 @@
 //! The mirror is `DBSWEEP_DEBIAN_MIRROR`, else the first of this system's apt sources.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::time::Duration;
 
 use super::{Checksum, Release};
 use crate::server::kind::ServerKind;
@@ -127,41 +127,17 @@ fn run(
     timeout: Duration,
 ) -> Result<String, String> {
     let mut cmd = Command::new(program);
-    cmd.args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
+    cmd.args(args);
     if let Some(d) = dir {
         cmd.current_dir(d);
     }
-    let child = cmd.spawn().map_err(|e| match e.kind() {
-        std::io::ErrorKind::NotFound => {
-            format!("needs {program} (Debian's apt, dpkg and patchelf)")
-        }
-        _ => format!("{program}: {e}"),
-    })?;
-    let pid = child.id();
-    let started = Instant::now();
-    let waiter = std::thread::spawn(move || child.wait_with_output());
-    while !waiter.is_finished() {
-        if crate::interrupt::interrupted() || started.elapsed() > timeout {
-            // SAFETY: kill(2) on the child's pid, which is ours until it is waited for.
-            unsafe {
-                libc::kill(pid as i32, libc::SIGKILL);
+    let out =
+        crate::server::setup::output_within(&mut cmd, timeout).map_err(|e| match e.kind() {
+            std::io::ErrorKind::NotFound => {
+                format!("needs {program} (Debian's apt, dpkg and patchelf)")
             }
-            let _ = waiter.join();
-            return Err(if crate::interrupt::interrupted() {
-                "interrupted".into()
-            } else {
-                format!("{program} took more than {} s", timeout.as_secs())
-            });
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    let out = waiter
-        .join()
-        .map_err(|_| format!("{program}: lost"))?
-        .map_err(|e| format!("{program}: {e}"))?;
+            _ => format!("{program}: {e}"),
+        })?;
     if !out.status.success() {
         let err = String::from_utf8_lossy(&out.stderr);
         let last = err
