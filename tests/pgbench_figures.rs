@@ -8,7 +8,7 @@ use std::process::{Command, Stdio};
 
 use dbsweep::server::ServerKind;
 
-use crate::util::{Scratch, start};
+use crate::util::{Scratch, dbsweep, start};
 
 const PGBENCH: &str = "/usr/lib/postgresql/15/bin/pgbench";
 
@@ -236,6 +236,50 @@ fn help_lists_pgbenchs_options_in_its_groups() {
     let theirs = listing(&bins[0]);
     assert_eq!(theirs.len(), 4, "{theirs:?}");
     assert_eq!(listing(&bins[1]), theirs);
+}
+
+/// pgbench's own options live in the pgbench personality: `dbsweep run --help` lists dbsweep's
+/// options only, and a dbsweep run refuses pgbench's (its transaction log, its error lines,
+/// `-i`'s table options), which `dbsweep pgbench` still takes.
+#[test]
+fn pgbenchs_own_options_are_the_personalitys_not_dbsweep_runs() {
+    let out = dbsweep().args(["run", "--help"]).output().unwrap();
+    assert!(out.status.success());
+    let help = String::from_utf8_lossy(&out.stdout);
+    assert!(help.contains("--rows-per-commit"), "{help}");
+    for pgbench_only in [
+        "--partitions",
+        "--partition-method",
+        "--tablespace",
+        "--index-tablespace",
+        "--init-steps",
+        "--fillfactor",
+        "--unlogged-tables",
+        "--foreign-keys",
+        "--txn-log",
+        "--verbose-errors",
+        "--failures-detailed",
+    ] {
+        assert!(!help.contains(pgbench_only), "{pgbench_only} in:\n{help}");
+        let refused = dbsweep()
+            .args(["run", "pgbench_tpcb_like", pgbench_only, "x"])
+            .output()
+            .unwrap();
+        assert_eq!(refused.status.code(), Some(2), "{pgbench_only}");
+    }
+    let help = dbsweep().args(["pgbench", "--help"]).output().unwrap();
+    let help = String::from_utf8_lossy(&help.stdout);
+    for pgbench_option in [
+        "--partitions",
+        "--tablespace",
+        "--failures-detailed",
+        "--log",
+    ] {
+        assert!(
+            help.contains(pgbench_option),
+            "{pgbench_option} in:\n{help}"
+        );
+    }
 }
 
 /// A pgbench run's report leads with transactions a second and the transactions' latency

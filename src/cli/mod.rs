@@ -14,6 +14,10 @@ use crate::error::Error;
 
 use crate::server::builds::ServerChoice;
 
+/// `--connect-timeout`'s and `--query-timeout`'s defaults (seconds; 0: no limit).
+pub const CONNECT_TIMEOUT: f64 = 10.0;
+pub const QUERY_TIMEOUT: f64 = 0.0;
+
 #[derive(Debug, Parser)]
 #[command(
     name = "dbsweep",
@@ -27,11 +31,11 @@ pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
     /// Seconds to wait for a server to accept a connection and log in before giving up
-    #[arg(long, global = true, default_value_t = 10.0, value_name = "SECONDS")]
+    #[arg(long, global = true, default_value_t = CONNECT_TIMEOUT, value_name = "SECONDS")]
     pub connect_timeout: f64,
     /// Seconds to wait for any one statement's answer before giving up (0: no limit, the
     /// default: a benchmark's statements may take long; Ctrl-C always ends a wait)
-    #[arg(long, global = true, default_value_t = 0.0, value_name = "SECONDS")]
+    #[arg(long, global = true, default_value_t = QUERY_TIMEOUT, value_name = "SECONDS")]
     pub query_timeout: f64,
 }
 
@@ -110,7 +114,7 @@ pub enum TpccAction {
 /// made 150 lines long with --warehouses near the end. They still parse, and are refused
 /// as before where TPC-C has no use for them.
 fn tpcc_run_help(a: clap::Arg) -> clap::Arg {
-    const OLTP_ONLY: [&str; 44] = [
+    const OLTP_ONLY: [&str; 36] = [
         "tables",
         "table_size",
         "rand_type",
@@ -148,14 +152,6 @@ fn tpcc_run_help(a: clap::Arg) -> clap::Arg {
         "scale",
         "pgbench_scripts",
         "pgbench_defines",
-        "fillfactor",
-        "init_steps",
-        "unlogged_tables",
-        "foreign_keys",
-        "partitions",
-        "partition_method",
-        "tablespace",
-        "index_tablespace",
     ];
     let id = a.get_id().as_str();
     match id {
@@ -434,6 +430,18 @@ pub fn one_line(e: &clap::Error) -> Error {
 mod tests {
     use super::*;
     use run::{parse_bool, parse_start_at};
+
+    #[test]
+    fn run_args_default_are_the_command_lines_defaults() {
+        let Command::Run(o) = parse(["dbsweep", "run", "oltp_point_select"].map(String::from))
+            .expect("a run line")
+            .command
+        else {
+            panic!("not a run");
+        };
+        assert_eq!(format!("{:?}", RunArgs::default()), format!("{:?}", o.args));
+        assert_eq!(RunArgs::default().table_size, 10_000);
+    }
 
     #[test]
     fn a_repeated_option_takes_its_last_value_and_server_set_collects_all() {

@@ -225,6 +225,20 @@ impl std::ops::Deref for Opts {
     }
 }
 
+impl Default for RunArgs {
+    /// Every option at its default: clap's, written once on the options themselves (the
+    /// matches of no option at all), for those who build a run's options in code (the pgbench
+    /// personality, a sweep's steps).
+    fn default() -> RunArgs {
+        use clap::FromArgMatches;
+        let command = RunArgs::augment_args(clap::Command::new("run").no_binary_name(true));
+        let matches = command
+            .try_get_matches_from(std::iter::empty::<&str>())
+            .expect("every run option has a default");
+        RunArgs::from_arg_matches(&matches).expect("the defaults make a run's options")
+    }
+}
+
 /// Every option of a run, whatever the workload (`dbsweep tpcc run` takes them too).
 #[derive(Clone, Debug, Args)]
 pub struct RunArgs {
@@ -302,32 +316,10 @@ pub struct RunArgs {
     /// or deadlock (0 = retry until the run ends; pgbench's --max-tries)
     #[arg(long, default_value_t = 0, value_name = "N")]
     pub max_tries: u32,
-    /// run: print each retryable error on stderr with its client, command and try, and
-    /// whether the event is tried again (pgbench's --verbose-errors)
-    #[arg(long, hide = true)]
-    pub verbose_errors: bool,
-    /// run: the transaction log names a failed transaction's error (serialization, deadlock)
-    /// rather than writing "failed" (pgbench's --failures-detailed)
-    #[arg(long, hide = true)]
-    pub failures_detailed: bool,
     /// run: count events slower than this many milliseconds as late; under --rate, skip events
     /// already this late when due (0 = no limit; pgbench's --latency-limit)
     #[arg(long, default_value_t = 0.0, value_name = "MS")]
     pub latency_limit: f64,
-    /// run: pgbench's transaction log (-l): a line per measured event in PREFIX.PID (and
-    /// PREFIX.PID.N for each further job)
-    #[arg(long, value_name = "PREFIX", hide = true)]
-    pub txn_log: Option<String>,
-    /// run: jobs of the transaction log (pgbench's -j): a file each, clients dealt in blocks
-    #[arg(long, default_value_t = 1, hide = true)]
-    pub txn_log_jobs: u32,
-    /// run: the share of events the transaction log keeps (pgbench's --sampling-rate)
-    #[arg(long, default_value_t = 1.0, hide = true)]
-    pub txn_log_sampling: f64,
-    /// run: seconds per aggregated line of the transaction log (pgbench's
-    /// --aggregate-interval; 0: a line per event)
-    #[arg(long, default_value_t = 0, hide = true)]
-    pub txn_log_aggregate: u32,
     /// run: seconds of warm-up, excluded from every figure
     #[arg(long, visible_alias = "warmup-time", default_value_t = 0.0)]
     pub warmup: f64,
@@ -344,32 +336,6 @@ pub struct RunArgs {
     /// pgbench scripts: a variable NAME=VALUE (repeatable)
     #[arg(long = "define", value_name = "NAME=VALUE")]
     pub pgbench_defines: Vec<String>,
-    /// pgbench's tables (prepare pgbench_*): fill factor of accounts, tellers and branches
-    #[arg(long, default_value_t = 100, value_name = "PERCENT")]
-    pub fillfactor: u32,
-    /// pgbench's tables: the initialisation steps (d drop, t create, g/G generate on the
-    /// client/server, v vacuum, p primary keys, f foreign keys)
-    #[arg(long, default_value = "dtgvp", value_name = "STEPS")]
-    pub init_steps: String,
-    /// pgbench's tables: unlogged (PostgreSQL)
-    #[arg(long)]
-    pub unlogged_tables: bool,
-    /// pgbench's tables: with foreign keys between them
-    #[arg(long)]
-    pub foreign_keys: bool,
-    /// pgbench's tables: pgbench_accounts in this many partitions (PostgreSQL; 0: none)
-    #[arg(long, default_value_t = 0, value_name = "N")]
-    pub partitions: u32,
-    /// pgbench's tables: how pgbench_accounts is partitioned
-    #[arg(long, default_value = "range", value_parser = ["range", "hash"])]
-    pub partition_method: String,
-    /// pgbench's tables: created in this tablespace (PostgreSQL; pgbench's --tablespace)
-    #[arg(long, value_name = "NAME")]
-    pub tablespace: Option<String>,
-    /// pgbench's tables: their primary keys in this tablespace (PostgreSQL; pgbench's
-    /// --index-tablespace)
-    #[arg(long, value_name = "NAME")]
-    pub index_tablespace: Option<String>,
     /// pgbench's tables (pgbench_*): the scaling factor
     #[arg(long, default_value_t = 1, value_name = "N")]
     pub scale: u32,

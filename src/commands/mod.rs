@@ -61,9 +61,13 @@ pub fn sysbench(args: &[String]) -> Result<Outcome, Error> {
 /// A pgbench command line (the words after `pgbench`): the pgbench personality answers it,
 /// or turns it into a dbsweep command, run here.
 pub fn pgbench(args: &[String]) -> Result<Outcome, Error> {
+    use crate::pgbench::Pgbench;
+    interrupt::install_ctrl_c(server::kill_all);
+    crate::plan::Timeouts::default().set()?;
     match crate::pgbench::main(args)? {
-        crate::pgbench::Pgbench::Done(outcome) => Ok(outcome),
-        crate::pgbench::Pgbench::Run(cli, style) => run_styled(*cli, style),
+        Pgbench::Done(outcome) => Ok(outcome),
+        Pgbench::Init(plan) => prepare_plan(&plan),
+        Pgbench::Run(run) => run_workload(&run.ready()?),
     }
 }
 
@@ -129,10 +133,13 @@ fn workloads() -> Result<Outcome, Error> {
 }
 
 fn prepare(o: &Opts, style: Style) -> Result<Outcome, Error> {
-    let plan = RunPlan::from_opts(o)?.styled(style);
+    prepare_plan(&RunPlan::from_opts(o)?.styled(style))
+}
+
+fn prepare_plan(plan: &RunPlan) -> Result<Outcome, Error> {
     let workload = workload::build(&plan.workload, &plan.workload_opts)?;
-    let db = Db::open(&plan, true)?;
-    let load = load(&plan, db.target.as_ref(), workload.as_ref())?;
+    let db = Db::open(plan, true)?;
+    let load = load(plan, db.target.as_ref(), workload.as_ref())?;
     match plan.style {
         Style::Own => println!("{}", load_line(&load)),
         // pgbench's last line of -i, on stderr as its others.

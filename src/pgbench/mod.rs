@@ -7,10 +7,14 @@
 
 use std::path::Path;
 
-use crate::cli::Cli;
+use crate::cli::RunArgs;
 use crate::error::{Error, Outcome};
 use crate::output::Style;
 use crate::output::pgbench::{PgbenchStyle, ScriptShape};
+use crate::plan::RunPlan;
+use crate::runner::txn_log::TxnLogOpts;
+use crate::workload::PsMode;
+use crate::workload::pgbench::init::TableOptions;
 use crate::workload::pgbench::script;
 
 mod checks;
@@ -26,7 +30,48 @@ pub fn invoked_as_pgbench(argv0: &str) -> bool {
 /// What the command line asks: answered here, or a dbsweep command to run in `style`.
 pub enum Pgbench {
     Done(Outcome),
-    Run(Box<Cli>, Style),
+    /// `-i`: the plan of the tables' prepare.
+    Init(Box<RunPlan>),
+    /// A run, its options judged; `PgbenchRun::ready` does what pgbench does before it.
+    Run(Box<PgbenchRun>),
+}
+
+/// A pgbench run whose options are judged, before pgbench's setup connection: its vacuum and
+/// the scale read from the tables happen in `ready`, after every option was judged.
+pub struct PgbenchRun {
+    workload: String,
+    args: RunArgs,
+    /// Connect for setup (always, as pgbench: a failed connection is exit 1), vacuum, and read
+    /// the scale where a builtin script runs.
+    builtin: bool,
+    vacuum: Vacuum,
+    given_scale: Option<i64>,
+    verbose_errors: bool,
+    txn_log: Option<TxnLogOpts>,
+    style: PgbenchStyle,
+}
+
+impl PgbenchRun {
+    /// pgbench's setup (its connection, the vacuum unless `-n`, the scale and partitioning read
+    /// from the tables) and the run's plan with the scale found.
+    pub fn ready(mut self) -> Result<RunPlan, Error> {
+        let (scale, partitions) = scale_and_vacuum(
+            &self.args.db.target,
+            self.builtin,
+            self.vacuum,
+            self.given_scale,
+        )?;
+        self.args.scale = u32::try_from(scale).unwrap_or(u32::MAX);
+        let mut plan = RunPlan::from_args(&self.workload, &self.args).map_err(pgbench_words)?;
+        plan.runner.verbose_errors = self.verbose_errors;
+        plan.runner.txn_log = self.txn_log;
+        println!("pgbench (dbsweep {})", env!("CARGO_PKG_VERSION"));
+        Ok(plan.styled(Style::Pgbench(PgbenchStyle {
+            scale,
+            partitions,
+            ..self.style
+        })))
+    }
 }
 
 /// pgbench's options: (short, long, takes a value).
@@ -241,7 +286,7 @@ pub fn main(args: &[String]) -> Result<Pgbench, Error> {
     check_values(&opts)?;
     let target = url(&opts, db);
     if has("initialize") || has("init-steps") && !has("client") {
-        return init(&opts, &target).map(|(cli, style)| Pgbench::Run(Box::new(cli), style));
+        return init(&opts, &target).map(|plan| Pgbench::Init(Box::new(plan)));
     }
     run(&opts, &target)
 }
@@ -259,69 +304,58 @@ fn last<'a>(opts: &'a [(&str, String)], n: &str) -> Option<&'a str> {
         .map(|(_, v)| v.as_str())
 }
 
-fn init(opts: &[(&str, String)], target: &str) -> Result<(Cli, Style), Error> {
-    let last = |n: &str| {
-        opts.iter()
-            .rev()
-            .find(|(k, _)| *k == n)
-            .map(|(_, v)| v.clone())
-    };
-    let scale: u32 = number(
-        "scale",
-        &last("scale").unwrap_or_else(|| "1".into()),
-        "scaling factor",
-    )?;
-    let mut argv: Vec<String> = [
-        "dbsweep",
-        "prepare",
-        "pgbench_tpcb_like",
-        "--force",
-        "--target",
-        target,
-        "--scale",
-        &scale.to_string(),
-        "--init-steps",
-        &last("init-steps").unwrap_or_else(|| "dtgvp".into()),
-    ]
-    .map(String::from)
-    .to_vec();
-    if let Some(f) = last("fillfactor") {
-        argv.extend(["--fillfactor".into(), f]);
-    }
+/// `-i`: the plan of dbsweep's prepare of pgbench's tables, with `-i`'s table options.
+fn init(opts: &[(&str, String)], target: &str) -> Result<RunPlan, Error> {
+    let last = |n: &str| last(opts, n);
+    let has = |n: &str| has(opts, n);
+    let scale: u32 = number("scale", last("scale").unwrap_or("1"), "scaling factor")?;
     let partitions: u32 = match last("partitions") {
         Some(p) => p
             .parse()
             .map_err(|_| usage(format!("invalid number of partitions: \"{p}\"")))?,
         None => 0,
     };
-    if let Some(m) = last("partition-method") {
-        if m != "range" && m != "hash" {
+    let partition_method = match last("partition-method") {
+        Some(m) if m != "range" && m != "hash" => {
             return Err(usage(format!(
                 "invalid partition method, expecting \"range\" or \"hash\", got: \"{m}\""
             )));
         }
-        if partitions == 0 {
+        Some(_) if partitions == 0 => {
             return Err(usage(
                 "--partition-method requires greater than zero --partitions",
             ));
         }
-        argv.extend(["--partition-method".into(), m]);
-    }
-    if partitions > 0 {
-        argv.extend(["--partitions".into(), partitions.to_string()]);
-    }
-    for name in ["tablespace", "index-tablespace"] {
-        if let Some(v) = last(name) {
-            argv.extend([format!("--{name}"), v]);
-        }
-    }
-    for flag in ["foreign-keys", "unlogged-tables"] {
-        if opts.iter().any(|(k, _)| *k == flag) {
-            argv.push(format!("--{flag}"));
-        }
-    }
-    let cli = crate::cli::parse(argv).map_err(|e| usage(e.to_string()))?;
-    Ok((cli, Style::Pgbench(style_for_init())))
+        Some(m) => m,
+        None => "range",
+    };
+    let init_steps = last("init-steps").unwrap_or("dtgvp");
+    crate::workload::pgbench::init::check_steps(init_steps).map_err(usage)?;
+    let mut args = RunArgs::default();
+    args.db.target = target.to_string();
+    args.scale = scale;
+    args.force = true;
+    let mut plan = RunPlan::from_args("pgbench_tpcb_like", &args).map_err(pgbench_words)?;
+    plan.workload_opts.pgbench_tables = TableOptions {
+        fillfactor: match last("fillfactor") {
+            Some(f) => number("fillfactor", f, "fillfactor")?,
+            None => 100,
+        },
+        init_steps: init_steps.to_string(),
+        unlogged_tables: has("unlogged-tables"),
+        foreign_keys: has("foreign-keys"),
+        partitions,
+        partition_method: partition_method.to_string(),
+        tablespace: last("tablespace").map(String::from),
+        index_tablespace: last("index-tablespace").map(String::from),
+    };
+    Ok(plan.styled(Style::Pgbench(style_for_init())))
+}
+
+/// A run's options judged by dbsweep's one validator (`RunPlan::from_args`), its complaint in
+/// pgbench's form (exit 1).
+fn pgbench_words(e: Error) -> Error {
+    usage(e.to_string())
 }
 
 fn style_for_init() -> PgbenchStyle {
@@ -495,67 +529,64 @@ fn run(opts: &[(&str, String)], target: &str) -> Result<Pgbench, Error> {
     } else {
         Vacuum::Default
     };
-    let (scale, partitions) = scale_and_vacuum(target, uses_builtin, vacuum, last("scale"))?;
-    let mut argv: Vec<String> = vec![
-        "dbsweep".into(),
-        "run".into(),
-        workload,
-        "--target".into(),
-        target.into(),
-        "--threads".into(),
-        clients.to_string(),
-        "--ps-mode".into(),
-        if mode == "simple" { "disable" } else { "auto" }.into(),
-        "--report-interval".into(),
-        last("progress").unwrap_or("0").into(),
-        "--scale".into(),
-        scale.to_string(),
-        "--output".into(),
-        results_path(),
-        "--max-tries".into(),
-        max_tries.to_string(),
-    ];
+    let given_scale = last("scale")
+        .map(|s| number::<i64>("scale", s, "scaling factor"))
+        .transpose()?;
+    let mut args = RunArgs::default();
+    args.db.target = target.to_string();
+    args.threads = Some(clients);
+    args.ps_mode = if mode == "simple" {
+        PsMode::Disable
+    } else {
+        PsMode::Auto
+    };
+    if let Some(p) = last("progress") {
+        args.report_interval = number("progress", p, "thread progress report")?;
+    }
+    args.scale = given_scale.map_or(1, |s| u32::try_from(s).unwrap_or(u32::MAX));
+    args.output = Some(results_path().into());
+    args.max_tries = max_tries;
     if has("connect") {
-        argv.extend(["--reconnect".into(), "1".into()]);
+        args.reconnect = 1;
     }
-    if has("verbose-errors") {
-        argv.push("--verbose-errors".into());
-    }
-    if has("failures-detailed") {
-        argv.push("--failures-detailed".into());
-    }
-    argv.extend(log_args);
     match per_client {
-        Some(t) => argv.extend([
-            "--events-per-client".into(),
-            t.to_string(),
-            "--time".into(),
-            "0".into(),
-        ]),
-        None => argv.extend(["--time".into(), duration.to_string()]),
+        Some(t) => {
+            args.events_per_client = t;
+            args.time = 0.0;
+        }
+        None => args.time = duration as f64,
     }
-    for s in script_specs {
-        argv.extend(["--script".into(), s]);
-    }
+    args.pgbench_scripts = script_specs;
     for (k, v) in opts {
         match *k {
-            // NAME=VALUE: a value that starts with '-' is the option's, not another option.
-            "define" => argv.push(format!("--define={v}")),
-            "rate" => argv.push(format!("--rate={v}")),
-            "latency-limit" => argv.push(format!("--latency-limit={v}")),
-            "random-seed" if v != "time" && v != "rand" => {
-                argv.push(format!("--rand-seed={}", seed_value(v)?))
-            }
+            "define" => args.pgbench_defines.push(v.clone()),
+            "rate" => args.rate = number("rate", v, "rate limit")?,
+            "random-seed" if v != "time" && v != "rand" => args.rand_seed = seed_value(v)?,
             _ => {}
         }
     }
-    let cli = crate::cli::parse(argv).map_err(|e| usage(e.to_string()))?;
-    println!("pgbench (dbsweep {})", env!("CARGO_PKG_VERSION"));
-    Ok(Pgbench::Run(
-        Box::new(cli),
-        Style::Pgbench(PgbenchStyle {
+    if let Some(ms) = latency_limit {
+        args.latency_limit = ms;
+    }
+    // Judged now, as a whole, before pgbench's setup connects.
+    RunPlan::from_args(&workload, &args).map_err(pgbench_words)?;
+    let txn_log = log_args.map(|log| TxnLogOpts {
+        paced: args.rate > 0.0,
+        retries: max_tries != 1,
+        failures_detailed: has("failures-detailed"),
+        ..log
+    });
+    Ok(Pgbench::Run(Box::new(PgbenchRun {
+        workload,
+        args,
+        builtin: uses_builtin,
+        vacuum,
+        given_scale,
+        verbose_errors: has("verbose-errors"),
+        txn_log,
+        style: PgbenchStyle {
             transaction_type,
-            scale,
+            scale: 1,
             query_mode: mode,
             clients,
             threads,
@@ -569,14 +600,18 @@ fn run(opts: &[(&str, String)], target: &str) -> Result<Pgbench, Error> {
             failures_detailed: has("failures-detailed"),
             paced: has("rate"),
             progress_timestamp: has("progress-timestamp"),
-            partitions,
+            partitions: None,
             scripts: shapes,
-        }),
-    ))
+        },
+    })))
 }
 
 /// `-l` and its options as the run's transaction log options, checked as pgbench checks them.
-fn log_options(opts: &[(&str, String)], jobs: u32, duration: u64) -> Result<Vec<String>, Error> {
+fn log_options(
+    opts: &[(&str, String)],
+    jobs: u32,
+    duration: u64,
+) -> Result<Option<TxnLogOpts>, Error> {
     let last = |n: &str| last(opts, n);
     let log = has(opts, "log");
     for (option, what) in [
@@ -591,21 +626,25 @@ fn log_options(opts: &[(&str, String)], jobs: u32, duration: u64) -> Result<Vec<
         }
     }
     if !log {
-        return Ok(Vec::new());
+        return Ok(None);
     }
-    let mut out = vec![
-        "--txn-log".to_string(),
-        last("log-prefix").unwrap_or("pgbench_log").to_string(),
-        "--txn-log-jobs".into(),
-        jobs.to_string(),
-    ];
+    let mut out = TxnLogOpts {
+        prefix: last("log-prefix").unwrap_or("pgbench_log").to_string(),
+        jobs: jobs.max(1),
+        sampling: 1.0,
+        aggregate: 0,
+        // The run's, set by the caller.
+        paced: false,
+        retries: false,
+        failures_detailed: false,
+    };
     if let Some(r) = last("sampling-rate") {
         let rate: f64 = r
             .parse()
             .ok()
             .filter(|v: &f64| *v > 0.0 && *v <= 1.0)
             .ok_or_else(|| usage(format!("invalid sampling rate: \"{r}\"")))?;
-        out.extend(["--txn-log-sampling".into(), rate.to_string()]);
+        out.sampling = rate;
     }
     if let Some(a) = last("aggregate-interval") {
         let secs: u32 = a.parse().ok().filter(|v: &u32| *v > 0).ok_or_else(|| {
@@ -628,9 +667,9 @@ fn log_options(opts: &[(&str, String)], jobs: u32, duration: u64) -> Result<Vec<
                 "duration ({duration}) must be a multiple of aggregation interval ({secs})"
             )));
         }
-        out.extend(["--txn-log-aggregate".into(), secs.to_string()]);
+        out.aggregate = secs;
     }
-    Ok(out)
+    Ok(Some(out))
 }
 
 /// Where the results file goes: the working directory, named by the time and the process (two
@@ -660,12 +699,9 @@ fn scale_and_vacuum(
     url: &str,
     builtin: bool,
     vacuum: Vacuum,
-    scale: Option<&str>,
+    given: Option<i64>,
 ) -> Result<(i64, Option<Partitioning>), Error> {
     let no_vacuum = vacuum == Vacuum::None;
-    let given = scale
-        .map(|s| number::<i64>("scale", s, "scaling factor"))
-        .transpose()?;
     // pgbench's connection for setup, made whatever the options: failing to connect is an
     // early error (exit 1), not one of the run (exit 2).
     let target = crate::db::open(url, Default::default())?;

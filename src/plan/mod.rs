@@ -302,6 +302,16 @@ pub struct Timeouts {
     pub query: f64,
 }
 
+impl Default for Timeouts {
+    /// The command line's defaults (a personality's run, which has no such options).
+    fn default() -> Timeouts {
+        Timeouts {
+            connect: crate::cli::CONNECT_TIMEOUT,
+            query: crate::cli::QUERY_TIMEOUT,
+        }
+    }
+}
+
 impl Timeouts {
     pub fn set(self) -> Result<(), Error> {
         crate::db::socket::set_timeouts(self.connect, self.query)
@@ -554,14 +564,6 @@ fn check_sizes(o: &RunArgs) -> Result<(), Error> {
             format!("{} must be from 1 to 100000", o.scale),
         ));
     }
-    if !(10..=100).contains(&o.fillfactor) {
-        return Err(bad(
-            "fillfactor",
-            format!("{} must be from 10 to 100", o.fillfactor),
-        ));
-    }
-    crate::workload::pgbench::init::check_steps(&o.init_steps)
-        .map_err(|why| bad("init-steps", why))?;
     if o.warehouses == 0 {
         return Err(bad("warehouses", "must be at least 1"));
     }
@@ -629,14 +631,7 @@ fn workload_options(o: &RunArgs, threads: u32, seed: u64) -> WorkloadOptions {
         scale: o.scale,
         pgbench_scripts: o.pgbench_scripts.clone(),
         pgbench_defines: o.pgbench_defines.clone(),
-        fillfactor: o.fillfactor,
-        init_steps: o.init_steps.clone(),
-        unlogged_tables: o.unlogged_tables,
-        foreign_keys: o.foreign_keys,
-        partitions: o.partitions,
-        partition_method: o.partition_method.clone(),
-        tablespace: o.tablespace.clone(),
-        index_tablespace: o.index_tablespace.clone(),
+        pgbench_tables: Default::default(),
         rand: RandOptions {
             rand_type: o.rand_type,
             rand_seed: seed,
@@ -660,20 +655,10 @@ fn runner_options(o: &RunArgs, threads: u32, workers: u32, seed: u64) -> RunnerO
         events: NonZeroU64::new(o.events),
         events_per_client: NonZeroU64::new(o.events_per_client),
         max_tries: NonZeroU32::new(o.max_tries),
-        verbose_errors: o.verbose_errors,
+        // pgbench's error lines and transaction log: the pgbench personality's, set by it.
+        verbose_errors: false,
         latency_limit: positive(o.latency_limit),
-        txn_log: o
-            .txn_log
-            .as_ref()
-            .map(|prefix| crate::runner::txn_log::TxnLogOpts {
-                prefix: prefix.clone(),
-                jobs: o.txn_log_jobs.max(1),
-                sampling: o.txn_log_sampling,
-                aggregate: o.txn_log_aggregate,
-                paced: o.rate > 0.0,
-                retries: o.max_tries != 1,
-                failures_detailed: o.failures_detailed,
-            }),
+        txn_log: None,
         warmup: o.warmup,
         rate: positive(o.rate),
         report_interval: positive(o.report_interval),

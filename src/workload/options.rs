@@ -61,19 +61,9 @@ pub struct WorkloadOptions {
     /// The pgbench workload's scripts (`FILE[@WEIGHT]`) and variables (`NAME=VALUE`).
     pub pgbench_scripts: Vec<String>,
     pub pgbench_defines: Vec<String>,
-    /// pgbench's tables: fill factor, initialisation steps, unlogged, foreign keys.
-    pub fillfactor: u32,
-    pub init_steps: String,
-    pub unlogged_tables: bool,
-    pub foreign_keys: bool,
-    /// pgbench's tables: pgbench_accounts's partitions (0: none) and their method.
-    pub partitions: u32,
-    pub partition_method: String,
-    /// pgbench's tables: the tablespaces of the tables and of their primary keys.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub tablespace: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub index_tablespace: Option<String>,
+    /// pgbench's tables as `pgbench -i` makes them (the pgbench personality's options).
+    #[serde(flatten)]
+    pub pgbench_tables: super::pgbench::init::TableOptions,
     /// The sql-bench suite: every test's rows and repetitions times this; pgbench: the
     /// scaling factor.
     pub scale: u32,
