@@ -175,10 +175,10 @@ mod tests {
                 for name in opt.split(", ") {
                     let name = name.split(['=', '[']).next().unwrap();
                     let known = match name.strip_prefix("--") {
-                        Some(long) => super::super::OPTIONS.iter().any(|o| o.1 == long),
+                        Some(long) => super::super::getopt::OPTIONS.iter().any(|o| o.1 == long),
                         None => {
                             let c = name.chars().nth(1).unwrap();
-                            super::super::OPTIONS.iter().any(|o| o.0 == Some(c))
+                            super::super::getopt::OPTIONS.iter().any(|o| o.0 == Some(c))
                         }
                     };
                     assert!(known, "{name}");

@@ -18,9 +18,14 @@ use crate::workload::pgbench::init::TableOptions;
 use crate::workload::pgbench::script;
 
 mod checks;
+mod getopt;
 mod help;
+mod setup;
 
 use checks::{check_values, seed_value};
+use getopt::getopt;
+pub use setup::PgbenchRun;
+use setup::Vacuum;
 
 /// Whether the program was started under pgbench's name.
 pub fn invoked_as_pgbench(argv0: &str) -> bool {
@@ -36,166 +41,8 @@ pub enum Pgbench {
     Run(Box<PgbenchRun>),
 }
 
-/// A pgbench run whose options are judged, before pgbench's setup connection: its vacuum and
-/// the scale read from the tables happen in `ready`, after every option was judged.
-pub struct PgbenchRun {
-    workload: String,
-    args: RunArgs,
-    /// Connect for setup (always, as pgbench: a failed connection is exit 1), vacuum, and read
-    /// the scale where a builtin script runs.
-    builtin: bool,
-    vacuum: Vacuum,
-    given_scale: Option<i64>,
-    verbose_errors: bool,
-    txn_log: Option<TxnLogOpts>,
-    style: PgbenchStyle,
-}
-
-impl PgbenchRun {
-    /// pgbench's setup (its connection, the vacuum unless `-n`, the scale and partitioning read
-    /// from the tables) and the run's plan with the scale found.
-    pub fn ready(mut self) -> Result<RunPlan, Error> {
-        let (scale, partitions) = scale_and_vacuum(
-            &self.args.db.target,
-            self.builtin,
-            self.vacuum,
-            self.given_scale,
-        )?;
-        self.args.scale = u32::try_from(scale).unwrap_or(u32::MAX);
-        let mut plan = RunPlan::from_args(&self.workload, &self.args).map_err(pgbench_words)?;
-        plan.runner.verbose_errors = self.verbose_errors;
-        plan.runner.txn_log = self.txn_log;
-        println!("pgbench (dbsweep {})", env!("CARGO_PKG_VERSION"));
-        Ok(plan.styled(Style::Pgbench(PgbenchStyle {
-            scale,
-            partitions,
-            ..self.style
-        })))
-    }
-}
-
-/// pgbench's options: (short, long, takes a value).
-const OPTIONS: &[(Option<char>, &str, bool)] = &[
-    (Some('i'), "initialize", false),
-    (Some('I'), "init-steps", true),
-    (Some('s'), "scale", true),
-    (Some('F'), "fillfactor", true),
-    (Some('q'), "quiet", false),
-    (None, "foreign-keys", false),
-    (None, "unlogged-tables", false),
-    (None, "no-vacuum", false),
-    (Some('n'), "no-vacuum", false),
-    (Some('c'), "client", true),
-    (Some('j'), "jobs", true),
-    (Some('T'), "time", true),
-    (Some('t'), "transactions", true),
-    (Some('b'), "builtin", true),
-    (Some('f'), "file", true),
-    (Some('D'), "define", true),
-    (Some('M'), "protocol", true),
-    (Some('P'), "progress", true),
-    (Some('R'), "rate", true),
-    (Some('S'), "select-only", false),
-    (Some('N'), "skip-some-updates", false),
-    (None, "random-seed", true),
-    (Some('h'), "host", true),
-    (Some('p'), "port", true),
-    (Some('U'), "username", true),
-    (Some('v'), "vacuum-all", false),
-    (Some('d'), "debug", false),
-    (Some('V'), "version", false),
-    (Some('?'), "help", false),
-    (Some('r'), "report-per-command", false),
-    (Some('l'), "log", false),
-    (Some('L'), "latency-limit", true),
-    (Some('C'), "connect", false),
-    (None, "aggregate-interval", true),
-    (None, "sampling-rate", true),
-    (None, "log-prefix", true),
-    (None, "max-tries", true),
-    (None, "failures-detailed", false),
-    (None, "verbose-errors", false),
-    (None, "partitions", true),
-    (None, "partition-method", true),
-    (None, "progress-timestamp", false),
-    (None, "show-script", true),
-    (None, "tablespace", true),
-    (None, "index-tablespace", true),
-];
-
 fn usage(why: impl Into<String>) -> Error {
     Error::Run(why.into())
-}
-
-/// The options given, by their long names, in order; and the database name, if any.
-/// The options given (by their long names, with their values), in order.
-type Given = Vec<(&'static str, String)>;
-
-fn getopt(args: &[String]) -> Result<(Given, Option<String>), Error> {
-    let mut out = Vec::new();
-    let mut db = None;
-    let mut i = 0;
-    while i < args.len() {
-        let a = &args[i];
-        i += 1;
-        if let Some(long) = a.strip_prefix("--") {
-            let (name, inline) = match long.split_once('=') {
-                Some((n, v)) => (n, Some(v.to_string())),
-                None => (long, None),
-            };
-            let Some(&(_, long_name, takes)) = OPTIONS.iter().find(|(_, l, _)| *l == name) else {
-                return Err(usage(format!("unrecognized option '--{name}'")));
-            };
-            let value = match (takes, inline) {
-                (true, Some(v)) => v,
-                (true, None) => {
-                    i += 1;
-                    args.get(i - 1)
-                        .cloned()
-                        .ok_or_else(|| usage(format!("option '--{name}' requires an argument")))?
-                }
-                (false, Some(_)) => {
-                    return Err(usage(format!(
-                        "option '--{name}' doesn't allow an argument"
-                    )));
-                }
-                (false, None) => String::new(),
-            };
-            out.push((long_name, value));
-        } else if a.len() > 1 && a.starts_with('-') {
-            let chars: Vec<char> = a[1..].chars().collect();
-            let mut k = 0;
-            while k < chars.len() {
-                let c = chars[k];
-                k += 1;
-                let Some(&(_, long_name, takes)) = OPTIONS.iter().find(|(s, ..)| *s == Some(c))
-                else {
-                    return Err(usage(format!("invalid option -- '{c}'")));
-                };
-                if takes {
-                    let rest: String = chars[k..].iter().collect();
-                    let value = if rest.is_empty() {
-                        i += 1;
-                        args.get(i - 1)
-                            .cloned()
-                            .ok_or_else(|| usage(format!("option requires an argument -- '{c}'")))?
-                    } else {
-                        rest
-                    };
-                    out.push((long_name, value));
-                    break;
-                }
-                out.push((long_name, String::new()));
-            }
-        } else if db.is_none() {
-            db = Some(a.clone());
-        } else {
-            return Err(usage(format!(
-                "too many command-line arguments (first is \"{a}\")"
-            )));
-        }
-    }
-    Ok((out, db))
 }
 
 /// A number option's value, or pgbench's complaint.
@@ -679,97 +526,4 @@ fn results_path() -> String {
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());
     format!("dbsweep-pgbench-{now}-{}.json", std::process::id())
-}
-
-/// The scale pgbench prints (read from pgbench_branches for the built-in scripts), and its
-/// vacuum before a run unless -n: pgbench_branches and pgbench_tellers vacuumed, the history
-/// truncated; a missing table is reported and ignored, as pgbench does.
-/// A partitioned pgbench_accounts: its method ("range", "hash") and its partitions.
-type Partitioning = (&'static str, u32);
-
-/// The vacuum before a run: none (`-n`), pgbench's default, or with pgbench_accounts too (`-v`).
-#[derive(Clone, Copy, PartialEq)]
-enum Vacuum {
-    None,
-    Default,
-    All,
-}
-
-fn scale_and_vacuum(
-    url: &str,
-    builtin: bool,
-    vacuum: Vacuum,
-    given: Option<i64>,
-) -> Result<(i64, Option<Partitioning>), Error> {
-    let no_vacuum = vacuum == Vacuum::None;
-    // pgbench's connection for setup, made whatever the options: failing to connect is an
-    // early error (exit 1), not one of the run (exit 2).
-    let target = crate::db::open(url, Default::default())?;
-    let mut conn = target.connect().map_err(|e| {
-        usage(format!(
-            "could not create connection for setup: {}: {}",
-            target.display_url(),
-            e.message
-        ))
-    })?;
-    if no_vacuum && !builtin {
-        return Ok((given.unwrap_or(1), None));
-    }
-    if !no_vacuum {
-        eprint!("starting vacuum...");
-        for sql in [
-            "VACUUM pgbench_branches",
-            "VACUUM pgbench_tellers",
-            "TRUNCATE pgbench_history",
-        ] {
-            if let Err(e) = conn.batch(sql) {
-                eprintln!(
-                    "pgbench: error: {} (ignoring this error and continuing anyway)",
-                    e.message
-                );
-            }
-        }
-        eprintln!("end.");
-        if vacuum == Vacuum::All {
-            eprint!("starting vacuum pgbench_accounts...");
-            if let Err(e) = conn.batch("VACUUM ANALYZE pgbench_accounts") {
-                eprintln!(
-                    "pgbench: error: {} (ignoring this error and continuing anyway)",
-                    e.message
-                );
-            }
-            eprintln!("end.");
-        }
-    }
-    if !builtin {
-        return Ok((given.unwrap_or(1), None));
-    }
-    // A partitioned pgbench_accounts: its method and partitions, which the summary names.
-    let partitions = conn
-        .query_rows(
-            "SELECT p.partstrat, (SELECT count(*) FROM pg_catalog.pg_inherits i WHERE i.inhparent = c.oid) \
-             FROM pg_catalog.pg_class c JOIN pg_catalog.pg_partitioned_table p ON p.partrelid = c.oid \
-             WHERE c.relname = 'pgbench_accounts' AND pg_catalog.pg_table_is_visible(c.oid)",
-            2,
-        )
-        .ok()
-        .and_then(|rows| {
-            let row = rows.first()?;
-            let method = match row.first()?.as_deref()? {
-                "r" => "range",
-                "h" => "hash",
-                _ => return None,
-            };
-            Some((method, row.get(1)?.as_deref()?.parse().ok()?))
-        });
-    let branches = conn
-        .query_i64("SELECT count(*) FROM pgbench_branches")
-        .map_err(|e| usage(format!("could not count number of branches: {}", e.message)))?
-        .unwrap_or(0);
-    if branches == 0 {
-        return Err(usage(
-            "count(*) from pgbench_branches invalid (0); perhaps you need to do \"pgbench -i\"",
-        ));
-    }
-    Ok((branches, partitions))
 }
