@@ -4,6 +4,7 @@
 mod run;
 pub(crate) mod sysbench;
 
+pub(crate) use run::parse_bool;
 pub use run::{DbArgs, Opts, RoleSpec, RunArgs, StartAt};
 
 use std::path::PathBuf;

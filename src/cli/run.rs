@@ -118,6 +118,36 @@ pub fn parse_start_at(s: &str) -> Result<StartAt, String> {
     Ok(StartAt(secs as f64 + frac))
 }
 
+// A plan's options are read into RunArgs (plan::sweep_plan::step_options) with serde: the
+// values clap parses with a function of its own are read through the same function.
+
+/// A value of a command-line enum (`--rand-type`, `--ps-mode`) by its name, as clap reads it.
+pub(crate) fn value_enum<'de, D, T>(d: D) -> Result<T, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: clap::ValueEnum,
+{
+    let s = <String as serde::Deserialize>::deserialize(d)?;
+    T::from_str(&s, true).map_err(|_| {
+        let names: Vec<String> = T::value_variants()
+            .iter()
+            .filter_map(|v| v.to_possible_value().map(|p| p.get_name().to_string()))
+            .collect();
+        serde::de::Error::custom(format!("'{s}' is not one of {}", names.join(", ")))
+    })
+}
+
+/// `start_at`, as `--start-at` reads it.
+pub(crate) fn start_at<'de, D>(d: D) -> Result<Option<StartAt>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+{
+    let s = <String as serde::Deserialize>::deserialize(d)?;
+    parse_start_at(&s)
+        .map(Some)
+        .map_err(serde::de::Error::custom)
+}
+
 /// A group of clients beside the measured ones (`--role`).
 #[derive(Clone, Debug, PartialEq)]
 pub struct RoleSpec {
@@ -240,9 +270,12 @@ impl Default for RunArgs {
 }
 
 /// Every option of a run, whatever the workload (`dbsweep tpcc run` takes them too).
-#[derive(Clone, Debug, Args)]
+#[derive(Clone, Debug, Args, serde::Deserialize)]
+#[serde(default)]
 pub struct RunArgs {
+    // A sweep's targets are its own (not a step's option).
     #[command(flatten)]
+    #[serde(skip)]
     pub db: DbArgs,
     /// run: sample CPU, context switches and IO from /proc every second (off: no sampler)
     #[arg(long, value_parser = parse_bool, num_args = 0..=1, default_value = "on", default_missing_value = "on")]
@@ -322,6 +355,7 @@ pub struct RunArgs {
     pub latency_limit: f64,
     /// run: seconds of warm-up, excluded from every figure
     #[arg(long, visible_alias = "warmup-time", default_value_t = 0.0)]
+    #[serde(alias = "warmup_time")]
     pub warmup: f64,
     /// run: events per second over all threads, an open loop (0 = closed loop)
     #[arg(long, default_value_t = 0.0)]
@@ -332,9 +366,11 @@ pub struct RunArgs {
     /// The pgbench workload: a pgbench script FILE (or builtin:NAME) with its weight
     /// (repeatable)
     #[arg(long = "script", value_name = "FILE[@WEIGHT]")]
+    #[serde(rename = "script")]
     pub pgbench_scripts: Vec<String>,
     /// pgbench scripts: a variable NAME=VALUE (repeatable)
     #[arg(long = "define", value_name = "NAME=VALUE")]
+    #[serde(rename = "define")]
     pub pgbench_defines: Vec<String>,
     /// pgbench's tables (pgbench_*): the scaling factor
     #[arg(long, default_value_t = 1, value_name = "N")]
@@ -358,6 +394,8 @@ pub struct RunArgs {
     /// its workload, its clients (default 1) and its rate in events/s (default: closed loop);
     /// every other option is the run's. Its figures are kept apart in the results (`roles`)
     #[arg(long, value_name = "WORKLOAD[,clients=N][,rate=R]", value_parser = parse_role)]
+    // A step's roles are its own table (not an option).
+    #[serde(skip)]
     pub role: Vec<RoleSpec>,
     /// run: seconds between progress lines on stderr (0 = none)
     #[arg(long, default_value_t = 1.0)]
@@ -369,6 +407,7 @@ pub struct RunArgs {
     /// 2026-11-23T07:00:00Z, or seconds since the Unix epoch), so that several client hosts
     /// measure the same seconds; the clients connect and warm up before it
     #[arg(long, value_parser = parse_start_at, value_name = "TIME", allow_hyphen_values = true)]
+    #[serde(deserialize_with = "start_at")]
     pub start_at: Option<StartAt>,
     /// run: how late this host may be for --start-at (its clock behind the others', or a slow
     /// start) before it refuses to run
@@ -392,6 +431,7 @@ pub struct RunArgs {
 
     /// Random distribution of ids
     #[arg(long, value_enum, default_value_t = RandType::Uniform)]
+    #[serde(deserialize_with = "value_enum")]
     pub rand_type: RandType,
     /// Random seed (0 = a new one each run; the one used is saved in the results)
     #[arg(long, default_value_t = 0)]
@@ -483,6 +523,7 @@ pub struct RunArgs {
     pub mysql_storage_engine: String,
     /// Prepared statements: auto (server-side) or disable (text)
     #[arg(long, value_enum, visible_alias = "db-ps-mode", default_value_t = PsMode::Auto)]
+    #[serde(deserialize_with = "value_enum", alias = "db_ps_mode")]
     pub ps_mode: PsMode,
     /// PostgreSQL, oltp_* workloads: send each transaction's statements in one round trip
     /// (the server runs them as before; the client waits once per event instead of once per

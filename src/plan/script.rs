@@ -25,16 +25,15 @@ pub fn script_plan(
     Ok(Some((ctx, plan, timeouts)))
 }
 
-/// A script step of a sweep: `argv` is the step's `dbsweep run SCRIPT [options]` line; the
-/// script's states connect to `url`. Without a URL the script and its options are only
-/// checked (a plan's validation).
+/// A script step of a sweep: `script` run with the step's options as its command line's
+/// words (a sysbench script reads its options from its command line); the script's states
+/// connect to `url`. Without a URL the script and its options are only checked (a plan's
+/// validation).
 pub fn script_step(
-    argv: &[String],
+    script: &str,
+    args: &[String],
     url: Option<&str>,
 ) -> Result<(RunPlan, Box<dyn Workload>), Error> {
-    let [_, _, script, args @ ..] = argv else {
-        return Err(Error::Usage("a script step names its script".into()));
-    };
     let Some((ctx, mut plan, _)) = script_plan("run", script, args)? else {
         return Err(Error::Usage(format!("{script}: a step runs the script")));
     };

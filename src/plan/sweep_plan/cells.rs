@@ -81,14 +81,14 @@ pub enum Pause {
 
 #[derive(Clone, Debug)]
 pub enum StepKind {
-    /// Loads the tables of this workload with these `--name=value` options (the plan's that
-    /// it takes, then the step's own).
-    Load(String, Vec<String>),
+    /// Loads the tables of this workload with these options (the plan's that it takes, then
+    /// the step's own).
+    Load(String, super::StepOptions),
     Run {
         workload: String,
         class: Class,
-        /// `--name=value` options, without the ones the sweep sets.
-        args: Vec<String>,
+        /// Its options, without the ones the sweep sets.
+        options: super::StepOptions,
     },
     Pause(Pause),
 }

@@ -3,11 +3,12 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
+use super::StepOptions;
 use super::cells::{Cell, Pause, Source, Step, StepKind, Sweep, TargetSpec};
 use super::file::{BUILTIN, Class, PlanFile, SYSBENCH_LOAD};
 use super::options::apply;
 use super::validate::validate;
-use crate::cli::SweepOverrides;
+use crate::cli::{RunArgs, SweepOverrides};
 use crate::error::Error;
 use crate::plan::RunPlan;
 
@@ -94,17 +95,28 @@ impl Sweep {
         out
     }
 
-    /// The options of a `dbsweep run` for workload `workload` at `clients` clients running
-    /// `time` seconds, plus `args`.
-    pub(crate) fn run_args(
+    /// The run's options of a step with `options` at `clients` clients running `time` seconds:
+    /// the step's, then the sweep's own (tables, rows, clients unless the step's roles fix them,
+    /// time).
+    fn run_args(&self, clients: u32, time: f64, options: &StepOptions) -> Result<RunArgs, Error> {
+        let mut args = options.run_args().map_err(Error::Usage)?;
+        args.tables = self.file.tables;
+        args.table_size = self.file.table_size;
+        args.threads = Some(options.clients.unwrap_or(clients));
+        args.time = time;
+        Ok(args)
+    }
+
+    /// The words of `dbsweep run` for a step as a command line: what a client host runs in its
+    /// own process, and what a sysbench Lua script reads its options from.
+    fn run_words(
         &self,
         workload: &str,
         clients: u32,
         time: f64,
-        args: &[String],
+        options: &StepOptions,
     ) -> Vec<String> {
         let mut out: Vec<String> = vec![
-            "dbsweep".into(),
             "run".into(),
             workload.into(),
             format!("--tables={}", self.file.tables),
@@ -112,7 +124,7 @@ impl Sweep {
             format!("--threads={clients}"),
             format!("--time={time}"),
         ];
-        out.extend(args.iter().cloned());
+        out.extend(options.words());
         out
     }
 
@@ -122,30 +134,28 @@ impl Sweep {
         let StepKind::Run {
             workload,
             class,
-            args,
+            options,
         } = &step.kind
         else {
             return None;
         };
-        let mut argv = self.run_args(workload, clients, self.class_time(*class), args);
-        argv.remove(0);
-        Some(argv)
+        Some(self.run_words(workload, clients, self.class_time(*class), options))
     }
 
     /// The resolved options of a workload step in a cell whose database is at `target_url`.
     pub fn step_plan(&self, step: &Step, clients: u32, target_url: &str) -> Result<RunPlan, Error> {
-        let (workload, time, args) = match &step.kind {
+        let none = StepOptions::default();
+        let (workload, time, options) = match &step.kind {
             StepKind::Run {
                 workload,
                 class,
-                args,
-            } => (workload.as_str(), self.class_time(*class), args.clone()),
+                options,
+            } => (workload.as_str(), self.class_time(*class), options),
             // A load prepares the tables with the plan's options.
-            StepKind::Load(workload, args) => (workload.as_str(), 0.0, args.clone()),
-            StepKind::Pause(_) => ("oltp_read_write", 0.0, Vec::new()),
+            StepKind::Load(workload, options) => (workload.as_str(), 0.0, options),
+            StepKind::Pause(_) => ("oltp_read_write", 0.0, &none),
         };
-        let argv = self.run_args(workload, clients, time, &args);
-        let (mut plan, _) = crate::plan::parse_run(argv, None)?;
+        let mut plan = RunPlan::from_args(workload, &self.run_args(clients, time, options)?)?;
         plan.target = target_url.to_string();
         Ok(plan)
     }
@@ -162,12 +172,12 @@ impl Sweep {
         if let StepKind::Run {
             workload,
             class,
-            args,
+            options,
         } = &step.kind
             && crate::lua::is_script(workload)
         {
-            let argv = self.run_args(workload, clients, self.class_time(*class), args);
-            return crate::plan::script_step(&argv, target_url);
+            let words = self.run_words(workload, clients, self.class_time(*class), options);
+            return crate::plan::script_step(workload, &words[2..], target_url);
         }
         let plan = self.step_plan(step, clients, target_url.unwrap_or("sqlite://check.db"))?;
         let workload = crate::workload::build(&plan.workload, &plan.workload_opts)?;
@@ -232,22 +242,10 @@ impl Sweep {
     /// A guess of a step's seconds in `cell`, for the schedule and the progress bar's ETA.
     pub fn estimate(&self, step: &Step, cell: &Cell) -> f64 {
         match &step.kind {
-            StepKind::Run { workload, args, .. }
-                if crate::workload::sqlbench::is_group(workload) =>
-            {
-                // The plan's options, then the step's (the later wins).
-                let all: Vec<String> = super::options::option_args(&self.file.options)
-                    .into_iter()
-                    .chain(args.iter().cloned())
-                    .collect();
-                let value = |name: &str| {
-                    all.iter()
-                        .rev()
-                        .find_map(|a| a.strip_prefix(name).map(str::to_string))
-                };
-                let small = value("--small-test=")
-                    .map(|v| matches!(v.to_ascii_lowercase().as_str(), "on" | "true" | "1" | "yes"))
-                    .unwrap_or(false);
+            StepKind::Run {
+                workload, options, ..
+            } if crate::workload::sqlbench::is_group(workload) => {
+                let small = options.value::<bool>("small_test").unwrap_or(false);
                 crate::workload::sqlbench::estimate::seconds(
                     workload,
                     small,
@@ -257,13 +255,9 @@ impl Sweep {
             }
             StepKind::Run { class, .. } => self.class_time(*class) + 0.5,
             // About 150,000 rows/s, and the secondary index.
-            StepKind::Load(w, args) if w == "tpcc" => {
+            StepKind::Load(w, options) if w == "tpcc" => {
                 // About 550,000 rows per warehouse at about 150,000 rows/s.
-                let warehouses = args
-                    .iter()
-                    .rev()
-                    .find_map(|a| a.strip_prefix("--warehouses=")?.parse::<u32>().ok())
-                    .unwrap_or(1);
+                let warehouses = options.value::<u32>("warehouses").unwrap_or(1);
                 2.0 + warehouses as f64 * 3.7
             }
             StepKind::Load(..) => {
@@ -341,7 +335,7 @@ impl Sweep {
                     StepKind::Run {
                         workload,
                         class,
-                        args,
+                        options,
                     } => {
                         let class = match class {
                             Class::Read => "R",
@@ -350,9 +344,9 @@ impl Sweep {
                             Class::Once => "its events, no time limit",
                         };
                         let mut s = format!("{workload} ({class})");
-                        for a in args {
+                        for a in options.words() {
                             s.push(' ');
-                            s.push_str(a);
+                            s.push_str(&a);
                         }
                         s
                     }

@@ -11,6 +11,7 @@ mod file;
 mod load;
 mod options;
 mod series;
+mod step_options;
 #[cfg(test)]
 mod tests;
 mod validate;
@@ -18,4 +19,5 @@ mod validate;
 pub use cells::{Cell, Config, Host, Pause, Step, StepKind, Sweep, SweepTarget, TargetSpec};
 pub use file::{Class, ConfigDef, LoadDef, PlanFile, StepDef, TargetDef};
 pub use load::format_seconds;
+pub use step_options::StepOptions;
 pub use validate::sqlite_url;

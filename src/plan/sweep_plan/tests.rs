@@ -77,7 +77,10 @@ fn errors_name_the_line() {
     assert!(e.contains("the sweep sets it"), "{e}");
 
     let e = err(&format!("{ONE_STEP}options = {{ no_such_option = 4 }}\n"));
-    assert!(e.contains("no-such-option"), "{e}");
+    assert!(
+        e.contains("option no_such_option: dbsweep run has no such option"),
+        "{e}"
+    );
 
     let e = err(&format!("name = \"x\"\nclients = [0]\n{ONE_STEP}"));
     assert!(e.starts_with("p.toml:2: clients"), "{e}");

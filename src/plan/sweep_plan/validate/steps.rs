@@ -3,9 +3,10 @@
 
 use toml::Spanned;
 
+use super::super::StepOptions;
 use super::super::cells::{Pause, Source, Step, StepKind, Sweep, TargetSpec};
 use super::super::file::{Class, LoadDef, PlanFile, RoleDef, SYSBENCH_LOAD, StepDef};
-use super::super::options::{check_options, merge_options, option_args, takes};
+use super::super::options::{check_options, merge_options, takes};
 use super::{MAX_STEP_NAME, check_name_length, is_label};
 use crate::error::Error;
 
@@ -26,9 +27,10 @@ pub(super) fn steps(src: &Source, sweep: &mut Sweep) -> Result<(), Error> {
 /// One step, checked against the steps before it in `sweep`.
 fn step(src: &Source, s: &Spanned<StepDef>, sweep: &Sweep) -> Result<Step, Error> {
     let span = s.span();
-    let (def, role_args) = with_roles(src, span.clone(), s.get_ref())?;
+    let (def, roles) = with_roles(src, span.clone(), s.get_ref())?;
     let def = &def;
-    if !role_args.is_empty() && !sweep.file.client_hosts.is_empty() {
+    let beside = roles.clients.is_some() || roles.rate.is_some() || !roles.roles.is_empty();
+    if beside && !sweep.file.client_hosts.is_empty() {
         return Err(src.error(
             span,
             "roles do not go with client_hosts: the groups beside the measured one run on this host",
@@ -68,8 +70,10 @@ fn step(src: &Source, s: &Spanned<StepDef>, sweep: &Sweep) -> Result<Step, Error
         ));
     }
     let mut kind = step_kind(src, span.clone(), def, &sweep.file)?;
-    if let StepKind::Run { args, .. } = &mut kind {
-        args.extend(role_args);
+    if let StepKind::Run { options, .. } = &mut kind {
+        options.clients = roles.clients;
+        options.rate = roles.rate;
+        options.roles = roles.roles;
     }
     let name = def.name.clone().unwrap_or_else(|| match &kind {
         StepKind::Run { workload, .. } => workload.clone(),
@@ -135,9 +139,9 @@ fn step(src: &Source, s: &Spanned<StepDef>, sweep: &Sweep) -> Result<Step, Error
 /// A step of roles: the measured role is the step's workload (with its clients and rate, when
 /// it says them), the others run beside it (`--role`). The step as a plain one, and the
 /// options that say so.
-fn with_roles(src: &Source, span: Span, def: &StepDef) -> Result<(StepDef, Vec<String>), Error> {
+fn with_roles(src: &Source, span: Span, def: &StepDef) -> Result<(StepDef, StepOptions), Error> {
     let roles = match &def.roles {
-        None => return Ok((def.clone(), Vec::new())),
+        None => return Ok((def.clone(), StepOptions::default())),
         Some(r) if r.is_empty() => {
             return Err(src.error(
                 span,
@@ -165,24 +169,21 @@ fn with_roles(src: &Source, span: Span, def: &StepDef) -> Result<(StepDef, Vec<S
     };
     let mut plain = def.clone();
     plain.workload = Some(m.workload.clone());
-    let mut args = Vec::new();
-    if let Some(c) = m.clients {
-        args.push(format!("--threads={c}"));
-    }
-    if let Some(r) = m.rate {
-        args.push(format!("--rate={r}"));
-    }
-    for r in roles.iter().filter(|r| !r.measured) {
-        let mut spec = r.workload.clone();
-        if let Some(c) = r.clients {
-            spec.push_str(&format!(",clients={c}"));
-        }
-        if let Some(x) = r.rate {
-            spec.push_str(&format!(",rate={x}"));
-        }
-        args.push(format!("--role={spec}"));
-    }
-    Ok((plain, args))
+    let options = StepOptions {
+        clients: m.clients,
+        rate: m.rate,
+        roles: roles
+            .iter()
+            .filter(|r| !r.measured)
+            .map(|r| crate::cli::RoleSpec {
+                workload: r.workload.clone(),
+                clients: r.clients,
+                rate: r.rate,
+            })
+            .collect(),
+        ..StepOptions::default()
+    };
+    Ok((plain, options))
 }
 
 /// What a step does: a workload for its class's time, a load, or a pause.
@@ -194,11 +195,11 @@ fn step_kind(src: &Source, span: Span, def: &StepDef, file: &PlanFile) -> Result
                 format!("step {workload}: needs class = \"read\", \"write\", \"warmup\" or \"once\" (how long it runs)"),
             ));
         };
-        let args = option_args(&merge_options(workload, &file.options, &def.options));
-        let events = args
-            .iter()
-            .filter_map(|a| a.strip_prefix("--events="))
-            .any(|n| n.parse::<u64>().is_ok_and(|n| n > 0));
+        let options = StepOptions {
+            table: merge_options(workload, &file.options, &def.options),
+            ..StepOptions::default()
+        };
+        let events = options.value::<u64>("events").is_some_and(|n| n > 0);
         if class == Class::Once && !events {
             return Err(src.error(
                 span,
@@ -211,7 +212,7 @@ fn step_kind(src: &Source, span: Span, def: &StepDef, file: &PlanFile) -> Result
         StepKind::Run {
             workload: workload.clone(),
             class,
-            args,
+            options,
         }
     } else if let Some(load) = &def.load {
         if def.class.is_some() {
@@ -224,8 +225,11 @@ fn step_kind(src: &Source, span: Span, def: &StepDef, file: &PlanFile) -> Result
             LoadDef::Workload(w) => w.clone(),
             LoadDef::Sysbench(_) => SYSBENCH_LOAD.into(),
         };
-        let args = option_args(&merge_options(&workload, &file.options, &def.options));
-        StepKind::Load(workload, args)
+        let options = StepOptions {
+            table: merge_options(&workload, &file.options, &def.options),
+            ..StepOptions::default()
+        };
+        StepKind::Load(workload, options)
     } else {
         let pause = match def.pause.as_ref().expect("counted") {
             toml::Value::String(s) if s == "postwrite" => Pause::Postwrite,
@@ -408,15 +412,18 @@ mod tests {
             &crate::cli::SweepOverrides::default(),
         )
         .expect("a plan of roles");
-        let StepKind::Run { workload, args, .. } = &s.steps[0].kind else {
+        let StepKind::Run { workload, .. } = &s.steps[0].kind else {
             panic!("a run step")
         };
         assert_eq!(workload, "oltp_point_select");
-        assert!(args.contains(&"--threads=3".to_string()), "{args:?}");
-        assert!(
-            args.contains(&"--role=oltp_insert,rate=100".to_string()),
-            "{args:?}"
-        );
+        // At the cell's 1 client, the measured role keeps its 3; the other runs at its rate.
+        let plan = s.step_plan(&s.steps[0], 1, "sqlite://x.db").unwrap();
+        assert_eq!(plan.runner.threads, 3);
+        let [beside] = plan.roles.as_slice() else {
+            panic!("one role beside: {:?}", plan.roles)
+        };
+        assert_eq!(beside.workload, "oltp_insert");
+        assert_eq!(beside.runner.rate, Some(100.0));
         let none = roles.replace("measured = true", "measured = false");
         let e = refused(&none);
         assert!(e.contains("0 of them say measured = true"), "{e}");
