@@ -4,11 +4,33 @@
 use crate::error::Error;
 /// sysbench's connection options (`--db-driver`, `--pgsql-host`, `--mysql-port`,
 /// `--mysql-socket`, ...) become the `--target` URL they describe, so that published command
-/// lines work as they are; `--mysql-ignore-errors` comes back apart.
+/// lines work as they are; `--mysql-ignore-errors` comes back apart. (A Lua script's command
+/// line, which the script reads.)
 pub(crate) fn sysbench_connection(
     general: Vec<String>,
 ) -> Result<(Vec<String>, Option<Vec<String>>), Error> {
-    let (mut rest, mut found) = take_connection_options(general);
+    let c = connection(general, false)?;
+    let mut rest = c.rest;
+    if let Some(url) = c.url {
+        rest.push(format!("--target={url}"));
+    }
+    Ok((rest, c.ignore))
+}
+
+/// What sysbench's connection options say.
+pub(crate) struct Connection {
+    /// The other options, as they were.
+    pub rest: Vec<String>,
+    /// The URL the options describe; None where none was given (and no default driver).
+    pub url: Option<String>,
+    /// `--mysql-ignore-errors`'s error names.
+    pub ignore: Option<Vec<String>>,
+}
+
+/// sysbench's connection options out of `general` and the URL they describe; with
+/// `mysql_default`, sysbench's default driver (MySQL, its defaults) where none is named.
+pub(crate) fn connection(general: Vec<String>, mysql_default: bool) -> Result<Connection, Error> {
+    let (rest, mut found) = take_connection_options(general);
     let ignore = found
         .iter()
         .rev()
@@ -20,8 +42,15 @@ pub(crate) fn sysbench_connection(
                 .collect()
         });
     found.retain(|(k, _)| k != "mysql-ignore-errors");
+    if mysql_default && !found.iter().any(|(k, _)| k == "db-driver") {
+        found.insert(0, ("db-driver".into(), "mysql".into()));
+    }
     if found.is_empty() {
-        return Ok((rest, ignore));
+        return Ok(Connection {
+            rest,
+            url: None,
+            ignore,
+        });
     }
     let url = connection_url(&found)?;
     if rest
@@ -33,8 +62,11 @@ pub(crate) fn sysbench_connection(
                 .into(),
         ));
     }
-    rest.push(format!("--target={url}"));
-    Ok((rest, ignore))
+    Ok(Connection {
+        rest,
+        url: Some(url),
+        ignore,
+    })
 }
 
 /// sysbench's connection options out of `general`, with their values; the other words as

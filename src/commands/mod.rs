@@ -6,7 +6,7 @@ mod results;
 mod tpcc;
 
 use crate::cli::{Cli, Command, Opts, TpccAction};
-use crate::dropin::{self, Dropin};
+use crate::dropin::{self, BuiltinCommand, Dropin};
 use crate::error::{Error, Outcome};
 use crate::measure::{Db, load, load_line, run_workload};
 use crate::output::Style;
@@ -54,7 +54,15 @@ fn run_styled(mut cli: Cli, style: Style) -> Result<Outcome, Error> {
 pub fn sysbench(args: &[String]) -> Result<Outcome, Error> {
     match dropin::main(args)? {
         Dropin::Done(outcome) => Ok(outcome),
-        Dropin::Run(cli, style) => run_styled(*cli, style),
+        Dropin::Run(b) => {
+            interrupt::install_ctrl_c(server::kill_all);
+            b.timeouts.set()?;
+            match b.command {
+                BuiltinCommand::Prepare => prepare(&b.opts, b.style),
+                BuiltinCommand::Run => run_workload(&RunPlan::from_opts(&b.opts)?.styled(b.style)),
+                BuiltinCommand::Cleanup => cleanup(&b.opts, b.style),
+            }
+        }
     }
 }
 

@@ -8,7 +8,8 @@
 
 use std::path::Path;
 
-use crate::cli::sysbench::sysbench_connection;
+use crate::cli::RunArgs;
+use crate::cli::sysbench::connection;
 use crate::error::Error;
 use crate::output::{self, Style, SysbenchStyle};
 use crate::{error::Outcome, lua};
@@ -105,6 +106,11 @@ fn config_file(path: &str) -> Result<Vec<String>, Error> {
 struct Options {
     style: SysbenchStyle,
     rest: Vec<String>,
+    /// A target or a driver named (else sysbench's default driver, MySQL).
+    has_target: bool,
+    /// dbsweep's `--connect-timeout` and `--query-timeout`, which a dbsweep command line has
+    /// before its command.
+    timeouts: crate::plan::Timeouts,
 }
 
 fn options(given: Vec<String>) -> Result<Options, Error> {
@@ -122,6 +128,7 @@ fn options(given: Vec<String>) -> Result<Options, Error> {
     }
     let mut rest = Vec::new();
     let mut has_target = false;
+    let mut timeouts = crate::plan::Timeouts::default();
     for a in expanded {
         let (name, value) = split_option(&a);
         let bad = |what: &str| Error::Usage(format!("{a}: {what}"));
@@ -138,6 +145,16 @@ fn options(given: Vec<String>) -> Result<Options, Error> {
                     Some("off" | "false" | "0") => false,
                     _ => return Err(bad("not a boolean (on or off)")),
                 };
+            }
+            n @ ("connect-timeout" | "query-timeout") => {
+                let secs = value
+                    .and_then(|v| v.trim().parse::<f64>().ok())
+                    .ok_or_else(|| bad("a number of seconds"))?;
+                if n == "connect-timeout" {
+                    timeouts.connect = secs;
+                } else {
+                    timeouts.query = secs;
+                }
             }
             n if NO_EFFECT.contains(&n) => {}
             n if UNSUPPORTED.contains(&n) => {
@@ -160,15 +177,12 @@ fn options(given: Vec<String>) -> Result<Options, Error> {
             }
         }
     }
-    // sysbench's defaults where dbsweep's differ: the MySQL driver, no interval lines, the
-    // special distribution of ids, no ANALYZE after prepare.
-    if !has_target {
-        rest.insert(0, "--db-driver=mysql".into());
-    }
-    rest.insert(0, "--report-interval=0".into());
-    rest.insert(0, "--rand-type=special".into());
-    rest.insert(0, "--analyze=off".into());
-    Ok(Options { style, rest })
+    Ok(Options {
+        style,
+        rest,
+        has_target,
+        timeouts,
+    })
 }
 
 /// sysbench's built-in tests that dbsweep's workloads of the same name run statement for
@@ -191,9 +205,23 @@ const SAME_AS_SYSBENCH: &[&str] = &[
 pub enum Dropin {
     /// Answered here: help, version, a script's command.
     Done(Outcome),
-    /// A built-in test's prepare, run or cleanup: the dbsweep command line for it, and its
-    /// text in sysbench's style.
-    Run(Box<crate::cli::Cli>, Style),
+    /// A built-in test's prepare, run or cleanup, its options typed.
+    Run(Box<Builtin>),
+}
+
+/// A built-in test's command, its workload and options, their text in sysbench's style.
+pub struct Builtin {
+    pub command: BuiltinCommand,
+    pub opts: crate::cli::Opts,
+    pub style: Style,
+    pub timeouts: crate::plan::Timeouts,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum BuiltinCommand {
+    Prepare,
+    Run,
+    Cleanup,
 }
 
 /// Reads a sysbench command line (the words after `sysbench`), and answers it or turns it
@@ -208,7 +236,12 @@ pub fn main(args: &[String]) -> Result<Dropin, Error> {
         return Ok(Dropin::Done(Outcome::Done));
     }
     let w = words(args)?;
-    let Options { style, rest } = options(w.options)?;
+    let Options {
+        style,
+        rest,
+        has_target,
+        timeouts,
+    } = options(w.options)?;
     let script = w.script.ok_or_else(|| {
         Error::Usage("name a script (a built-in such as oltp_read_write, or a .lua file)".into())
     })?;
@@ -236,17 +269,58 @@ pub fn main(args: &[String]) -> Result<Dropin, Error> {
     }
     match command.as_str() {
         "prepare" | "run" | "cleanup" if builtin => {
-            let rest = sysbench_connection(rest)?.0;
-            let argv = ["dbsweep", command.as_str(), script.as_str()]
-                .into_iter()
-                .map(String::from)
-                .chain(rest);
-            Ok(Dropin::Run(Box::new(crate::cli::parse(argv)?), style))
+            let command = match command.as_str() {
+                "prepare" => BuiltinCommand::Prepare,
+                "run" => BuiltinCommand::Run,
+                _ => BuiltinCommand::Cleanup,
+            };
+            let connection = connection(rest, !has_target)?;
+            let args = run_args(&connection.rest, connection.url)?;
+            Ok(Dropin::Run(Box::new(Builtin {
+                command,
+                opts: crate::cli::Opts {
+                    workload: script,
+                    args,
+                },
+                style,
+                timeouts,
+            })))
         }
         // `help` of a built-in shows its sysbench script's options where sysbench is
         // installed (the same options); other commands of a script run in the Lua API.
         _ => crate::measure::run_script(&command, &script, &rest, style).map(Dropin::Done),
     }
+}
+
+/// The run's options from sysbench's (renamed to dbsweep's names, connection options taken
+/// out): read once, as `dbsweep run` reads its own, with sysbench's defaults where dbsweep's
+/// differ and the user gave none (no interval lines, the special distribution of ids, no
+/// ANALYZE after prepare), and the target the connection options describe.
+fn run_args(words: &[String], url: Option<String>) -> Result<RunArgs, Error> {
+    use clap::{Args, FromArgMatches};
+    let command = RunArgs::augment_args(
+        clap::Command::new("sysbench")
+            .no_binary_name(true)
+            .args_override_self(true),
+    );
+    let matches = command
+        .try_get_matches_from(crate::cli::normalise_args(words.iter().cloned()))
+        .map_err(|e| crate::cli::one_line(&e))?;
+    let mut args = RunArgs::from_arg_matches(&matches).map_err(|e| crate::cli::one_line(&e))?;
+    let given = |id: &str| matches.value_source(id) == Some(clap::parser::ValueSource::CommandLine);
+    if !given("report_interval") {
+        args.report_interval = 0.0;
+    }
+    if !given("rand_type") {
+        args.rand_type = crate::workload::rand::RandType::Special;
+    }
+    if !given("analyze") {
+        args.analyze = false;
+    }
+    if let Some(url) = url {
+        args.db.target = url;
+    }
+    Ok(args)
 }
 
 fn usage() -> String {
@@ -260,4 +334,49 @@ fn usage() -> String {
          (`dbsweep run --help`), such as --output FILE for the results file.\n",
         output::sysbench::banner()
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workload::rand::RandType;
+
+    fn builtin(line: &str) -> Builtin {
+        let args: Vec<String> = line.split_whitespace().map(String::from).collect();
+        match main(&args).expect("a sysbench line") {
+            Dropin::Run(b) => *b,
+            Dropin::Done(_) => panic!("not a built-in's command"),
+        }
+    }
+
+    #[test]
+    fn a_builtin_commands_options_are_typed_with_sysbenchs_defaults_where_not_given() {
+        let b = builtin("oltp_point_select run --threads=4 --max-time=7");
+        assert_eq!(b.command, BuiltinCommand::Run);
+        assert_eq!(b.opts.workload, "oltp_point_select");
+        assert_eq!((b.opts.threads, b.opts.time), (Some(4), 7.0));
+        assert_eq!(b.opts.report_interval, 0.0);
+        assert_eq!(b.opts.rand_type, RandType::Special);
+        assert!(!b.opts.analyze);
+        assert_eq!(b.opts.db.target, "mysql://sbtest@localhost:3306/sbtest");
+        let b = builtin(
+            "--pgsql-host=/tmp --report-interval=2 --rand-type=uniform --analyze=on \
+             --connect-timeout=3 oltp_read_only prepare",
+        );
+        assert_eq!(b.command, BuiltinCommand::Prepare);
+        assert_eq!(b.opts.report_interval, 2.0);
+        assert_eq!(b.opts.rand_type, RandType::Uniform);
+        assert!(b.opts.analyze);
+        assert_eq!(b.timeouts.connect, 3.0);
+        // sysbench's default driver is MySQL's, whatever other driver's options are given.
+        assert!(
+            b.opts.db.target.starts_with("mysql://"),
+            "{}",
+            b.opts.db.target
+        );
+        let b = builtin("--db-driver=pgsql --pgsql-port=5433 oltp_delete cleanup");
+        assert_eq!(b.opts.db.target, "postgres://sbtest@localhost:5433/sbtest");
+        let b = builtin("--target=sqlite://x.db oltp_insert run");
+        assert_eq!(b.opts.db.target, "sqlite://x.db");
+    }
 }

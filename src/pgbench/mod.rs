@@ -52,16 +52,9 @@ fn number<T: std::str::FromStr>(name: &str, v: &str, what: &str) -> Result<T, Er
         .map_err(|_| usage(format!("invalid {what}: \"{v}\" (option --{name})")))
 }
 
-/// Percent-encodes a URL part.
+/// Percent-encodes a URL part whole (a user, password, host or database name as given).
 fn encode(s: &str) -> String {
-    s.bytes()
-        .map(|b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => {
-                char::from(b).to_string()
-            }
-            _ => format!("%{b:02X}"),
-        })
-        .collect()
+    percent_encoding::utf8_percent_encode(s, percent_encoding::NON_ALPHANUMERIC).to_string()
 }
 
 /// The target URL libpq would connect to with these options and environment.
