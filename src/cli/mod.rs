@@ -413,11 +413,44 @@ pub fn normalise_args(args: impl IntoIterator<Item = String>) -> Vec<String> {
         .collect()
 }
 
-/// A dbsweep command line that another one was turned into (the sysbench drop-in's, a script's,
-/// a sweep step's): the one way such a line is parsed. Option names may use `_` for `-`; an error
-/// is clap's first line.
-pub fn parse(argv: impl IntoIterator<Item = String>) -> Result<Cli, Error> {
-    Cli::try_parse_from(normalise_args(argv)).map_err(|e| one_line(&e))
+/// A run's options given as words of a command line that is not dbsweep's own (a sysbench
+/// script's general options, the sysbench drop-in's): read once, as `dbsweep run` reads its
+/// options, with the two connection bounds a dbsweep line gives before its command.
+#[derive(Debug, Args)]
+pub struct RunWords {
+    #[command(flatten)]
+    pub args: RunArgs,
+    #[arg(long, default_value_t = CONNECT_TIMEOUT)]
+    pub connect_timeout: f64,
+    #[arg(long, default_value_t = QUERY_TIMEOUT)]
+    pub query_timeout: f64,
+}
+
+impl RunWords {
+    /// `words` read (names with `_` or `-`; a repeated option's last value wins); Err is clap's
+    /// first line. The matches say which options the words gave.
+    pub fn read(
+        words: impl IntoIterator<Item = String>,
+    ) -> Result<(RunWords, clap::ArgMatches), Error> {
+        use clap::FromArgMatches;
+        let command = RunWords::augment_args(
+            clap::Command::new("run")
+                .no_binary_name(true)
+                .args_override_self(true),
+        );
+        let matches = command
+            .try_get_matches_from(normalise_args(words))
+            .map_err(|e| one_line(&e))?;
+        let words = RunWords::from_arg_matches(&matches).map_err(|e| one_line(&e))?;
+        Ok((words, matches))
+    }
+
+    pub fn timeouts(&self) -> crate::plan::Timeouts {
+        crate::plan::Timeouts {
+            connect: self.connect_timeout,
+            query: self.query_timeout,
+        }
+    }
 }
 
 /// clap's first line, without its own "error: " (dbsweep adds its own).
@@ -434,7 +467,7 @@ mod tests {
 
     #[test]
     fn run_args_default_are_the_command_lines_defaults() {
-        let Command::Run(o) = parse(["dbsweep", "run", "oltp_point_select"].map(String::from))
+        let Command::Run(o) = Cli::try_parse_from(["dbsweep", "run", "oltp_point_select"])
             .expect("a run line")
             .command
         else {
@@ -442,6 +475,9 @@ mod tests {
         };
         assert_eq!(format!("{:?}", RunArgs::default()), format!("{:?}", o.args));
         assert_eq!(RunArgs::default().table_size, 10_000);
+        // The same through the words of another command line.
+        let (words, _) = RunWords::read(Vec::new()).expect("no words");
+        assert_eq!(format!("{:?}", words.args), format!("{:?}", o.args));
     }
 
     #[test]

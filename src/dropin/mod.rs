@@ -108,9 +108,6 @@ struct Options {
     rest: Vec<String>,
     /// A target or a driver named (else sysbench's default driver, MySQL).
     has_target: bool,
-    /// dbsweep's `--connect-timeout` and `--query-timeout`, which a dbsweep command line has
-    /// before its command.
-    timeouts: crate::plan::Timeouts,
 }
 
 fn options(given: Vec<String>) -> Result<Options, Error> {
@@ -128,7 +125,6 @@ fn options(given: Vec<String>) -> Result<Options, Error> {
     }
     let mut rest = Vec::new();
     let mut has_target = false;
-    let mut timeouts = crate::plan::Timeouts::default();
     for a in expanded {
         let (name, value) = split_option(&a);
         let bad = |what: &str| Error::Usage(format!("{a}: {what}"));
@@ -145,16 +141,6 @@ fn options(given: Vec<String>) -> Result<Options, Error> {
                     Some("off" | "false" | "0") => false,
                     _ => return Err(bad("not a boolean (on or off)")),
                 };
-            }
-            n @ ("connect-timeout" | "query-timeout") => {
-                let secs = value
-                    .and_then(|v| v.trim().parse::<f64>().ok())
-                    .ok_or_else(|| bad("a number of seconds"))?;
-                if n == "connect-timeout" {
-                    timeouts.connect = secs;
-                } else {
-                    timeouts.query = secs;
-                }
             }
             n if NO_EFFECT.contains(&n) => {}
             n if UNSUPPORTED.contains(&n) => {
@@ -181,7 +167,6 @@ fn options(given: Vec<String>) -> Result<Options, Error> {
         style,
         rest,
         has_target,
-        timeouts,
     })
 }
 
@@ -240,7 +225,6 @@ pub fn main(args: &[String]) -> Result<Dropin, Error> {
         style,
         rest,
         has_target,
-        timeouts,
     } = options(w.options)?;
     let script = w.script.ok_or_else(|| {
         Error::Usage("name a script (a built-in such as oltp_read_write, or a .lua file)".into())
@@ -275,7 +259,7 @@ pub fn main(args: &[String]) -> Result<Dropin, Error> {
                 _ => BuiltinCommand::Cleanup,
             };
             let connection = connection(rest, !has_target)?;
-            let args = run_args(&connection.rest, connection.url)?;
+            let (args, timeouts) = run_args(&connection.rest, connection.url)?;
             Ok(Dropin::Run(Box::new(Builtin {
                 command,
                 opts: crate::cli::Opts {
@@ -296,17 +280,13 @@ pub fn main(args: &[String]) -> Result<Dropin, Error> {
 /// out): read once, as `dbsweep run` reads its own, with sysbench's defaults where dbsweep's
 /// differ and the user gave none (no interval lines, the special distribution of ids, no
 /// ANALYZE after prepare), and the target the connection options describe.
-fn run_args(words: &[String], url: Option<String>) -> Result<RunArgs, Error> {
-    use clap::{Args, FromArgMatches};
-    let command = RunArgs::augment_args(
-        clap::Command::new("sysbench")
-            .no_binary_name(true)
-            .args_override_self(true),
-    );
-    let matches = command
-        .try_get_matches_from(crate::cli::normalise_args(words.iter().cloned()))
-        .map_err(|e| crate::cli::one_line(&e))?;
-    let mut args = RunArgs::from_arg_matches(&matches).map_err(|e| crate::cli::one_line(&e))?;
+fn run_args(
+    words: &[String],
+    url: Option<String>,
+) -> Result<(RunArgs, crate::plan::Timeouts), Error> {
+    let (words, matches) = crate::cli::RunWords::read(words.iter().cloned())?;
+    let timeouts = words.timeouts();
+    let mut args = words.args;
     let given = |id: &str| matches.value_source(id) == Some(clap::parser::ValueSource::CommandLine);
     if !given("report_interval") {
         args.report_interval = 0.0;
@@ -320,7 +300,7 @@ fn run_args(words: &[String], url: Option<String>) -> Result<RunArgs, Error> {
     if let Some(url) = url {
         args.db.target = url;
     }
-    Ok(args)
+    Ok((args, timeouts))
 }
 
 fn usage() -> String {

@@ -18,11 +18,11 @@ use crate::workload::WorkloadOptions;
 use crate::workload::rand::{RandOptions, RandType};
 
 /// A script's command line, read as sysbench reads it: the script, its own options (defaults,
-/// then the line's), and the dbsweep `run` line of the rest, for the plan.
+/// then the line's), and the rest, the run's options, for the plan.
 pub struct ScriptLine {
     ctx: Ctx,
-    /// `dbsweep run SCRIPT` and the options that are not the script's own.
-    pub run_line: Vec<String>,
+    /// The options that are not the script's own (dbsweep run's).
+    pub general: Vec<String>,
 }
 
 impl ScriptLine {
@@ -119,11 +119,6 @@ fn read_line(command: &str, script: &str, args: &[String]) -> Result<Option<Scri
     if declared.is_empty() {
         (ctx.legacy, general) = split_legacy(general);
     }
-    let run_line: Vec<String> = ["dbsweep", "run", script]
-        .iter()
-        .map(|s| s.to_string())
-        .chain(general)
-        .collect();
     // The script's defaults, then its options on the command line.
     let mut opts: Vec<(String, OptValue)> = declared
         .iter()
@@ -134,5 +129,5 @@ fn read_line(command: &str, script: &str, args: &[String]) -> Result<Option<Scri
         opts.push((n, v));
     }
     ctx.opts = opts;
-    Ok(Some(ScriptLine { ctx, run_line }))
+    Ok(Some(ScriptLine { ctx, general }))
 }

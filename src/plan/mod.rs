@@ -318,23 +318,6 @@ impl Timeouts {
     }
 }
 
-/// A `dbsweep run` command line that another one was turned into (a script's, a sweep step's)
-/// as a checked plan: parsed the one way every such line is (`cli::parse`). `workload` names
-/// the workload where it is not the line's own word (a script's path). The line's connection
-/// bounds come beside it: a script's run sets them, a sweep keeps its own.
-pub fn parse_run(argv: Vec<String>, workload: Option<&str>) -> Result<(RunPlan, Timeouts), Error> {
-    let cli = crate::cli::parse(argv)?;
-    let timeouts = Timeouts {
-        connect: cli.connect_timeout,
-        query: cli.query_timeout,
-    };
-    let crate::cli::Command::Run(o) = cli.command else {
-        return Err(Error::Usage("a run's command line names run".into()));
-    };
-    let plan = RunPlan::from_args(workload.unwrap_or(&o.workload), &o.args)?;
-    Ok((plan, timeouts))
-}
-
 impl RunPlan {
     /// The plan with its text in `style`, for everyone who prints.
     pub fn styled(mut self, style: crate::output::Style) -> RunPlan {

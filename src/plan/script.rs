@@ -1,10 +1,10 @@
 //! The plan of a sysbench Lua script's run: the script reads its own options from the command
-//! line (`lua::ScriptLine`), the rest is parsed as any `dbsweep run` line, and the script's
-//! context learns what the run does.
+//! line (`lua::ScriptLine`), the rest are read as `dbsweep run` reads its options, and the
+//! script's context learns what the run does.
 
 use std::sync::Arc;
 
-use super::{RunPlan, Timeouts, parse_run};
+use super::{RunPlan, Timeouts};
 use crate::error::Error;
 use crate::lua::{Ctx, ScriptLine};
 use crate::workload::{PsMode, Workload};
@@ -20,7 +20,9 @@ pub fn script_plan(
         return Ok(None);
     };
     let path = line.path();
-    let (plan, timeouts) = parse_run(line.run_line.clone(), Some(&path))?;
+    let (words, _) = crate::cli::RunWords::read(line.general.clone())?;
+    let plan = RunPlan::from_args(&path, &words.args)?;
+    let timeouts = words.timeouts();
     let ctx = line.settle(&plan.runner, &plan.workload_opts);
     Ok(Some((ctx, plan, timeouts)))
 }

@@ -157,22 +157,16 @@ mod tests {
     use std::sync::atomic::AtomicBool;
 
     use super::{Group, run_groups};
-    use crate::plan::{RunPlan, parse_run};
+    use crate::plan::RunPlan;
     use crate::workload::Workload;
 
     fn plan(workload: &str, args: &[&str]) -> RunPlan {
-        let argv = [
-            "dbsweep",
-            "run",
-            workload,
-            "--target",
-            "mock://?service_us=500",
-        ]
-        .iter()
-        .chain(args)
-        .map(|s| s.to_string())
-        .collect();
-        parse_run(argv, None).expect("plan").0
+        let words = ["--target", "mock://?service_us=500"]
+            .iter()
+            .chain(args)
+            .map(|s| s.to_string());
+        let (words, _) = crate::cli::RunWords::read(words).expect("options");
+        RunPlan::from_args(workload, &words.args).expect("plan")
     }
 
     fn build(p: &RunPlan) -> Box<dyn Workload> {

@@ -229,8 +229,8 @@ fn plan_errors_are_typed_with_their_file_and_line() {
 
 #[test]
 fn option_errors_are_typed_with_the_option() {
-    let argv = ["dbsweep", "run", "oltp_point_select", "--tables=0"].map(String::from);
-    match crate::plan::parse_run(argv.to_vec(), None) {
+    let (words, _) = crate::cli::RunWords::read(["--tables=0".to_string()]).expect("words");
+    match crate::plan::RunPlan::from_args("oltp_point_select", &words.args) {
         Err(crate::error::Error::Option { option, why }) => {
             assert_eq!(option, "tables");
             assert!(why.contains("at least 1"), "{why}");
@@ -252,17 +252,9 @@ fn pipelining_is_postgresqls_and_said_so_once() {
         assert!(check_pipeline(false, other).is_ok());
     }
     // A managed MariaDB refuses it before it starts (no server, no URL yet).
-    let argv = [
-        "dbsweep",
-        "run",
-        "oltp_read_only",
-        "--server",
-        "mariadb",
-        "--pipeline",
-    ]
-    .map(String::from)
-    .to_vec();
-    let (plan, _) = crate::plan::parse_run(argv, None).expect("a plan");
+    let words = ["--server", "mariadb", "--pipeline"].map(String::from);
+    let (words, _) = crate::cli::RunWords::read(words).expect("words");
+    let plan = crate::plan::RunPlan::from_args("oltp_read_only", &words.args).expect("a plan");
     let e = crate::measure::Db::open(&plan, false)
         .err()
         .expect("refused");
