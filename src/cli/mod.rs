@@ -413,6 +413,30 @@ pub fn normalise_args(args: impl IntoIterator<Item = String>) -> Vec<String> {
         .collect()
 }
 
+/// The connection bounds a command line gives (seconds: to connect and log in, for one
+/// statement's answer), set for the process by the command that runs it.
+#[derive(Clone, Copy, Debug)]
+pub struct Timeouts {
+    pub connect: f64,
+    pub query: f64,
+}
+
+impl Default for Timeouts {
+    /// The command line's defaults (a personality's run, which has no such options).
+    fn default() -> Timeouts {
+        Timeouts {
+            connect: CONNECT_TIMEOUT,
+            query: QUERY_TIMEOUT,
+        }
+    }
+}
+
+impl Timeouts {
+    pub fn set(self) -> Result<(), Error> {
+        crate::db::socket::set_timeouts(self.connect, self.query)
+    }
+}
+
 /// A run's options given as words of a command line that is not dbsweep's own (a sysbench
 /// script's general options, the sysbench drop-in's): read once, as `dbsweep run` reads its
 /// options, with the two connection bounds a dbsweep line gives before its command.
@@ -445,8 +469,8 @@ impl RunWords {
         Ok((words, matches))
     }
 
-    pub fn timeouts(&self) -> crate::plan::Timeouts {
-        crate::plan::Timeouts {
+    pub fn timeouts(&self) -> Timeouts {
+        Timeouts {
             connect: self.connect_timeout,
             query: self.query_timeout,
         }

@@ -71,7 +71,7 @@ pub fn sysbench(args: &[String]) -> Result<Outcome, Error> {
 pub fn pgbench(args: &[String]) -> Result<Outcome, Error> {
     use crate::pgbench::Pgbench;
     interrupt::install_ctrl_c(server::kill_all);
-    crate::plan::Timeouts::default().set()?;
+    crate::cli::Timeouts::default().set()?;
     match crate::pgbench::main(args)? {
         Pgbench::Done(outcome) => Ok(outcome),
         Pgbench::Init(plan) => prepare_plan(&plan),

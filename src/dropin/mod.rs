@@ -199,7 +199,7 @@ pub struct Builtin {
     pub command: BuiltinCommand,
     pub opts: crate::cli::Opts,
     pub style: Style,
-    pub timeouts: crate::plan::Timeouts,
+    pub timeouts: crate::cli::Timeouts,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -283,7 +283,7 @@ pub fn main(args: &[String]) -> Result<Dropin, Error> {
 fn run_args(
     words: &[String],
     url: Option<String>,
-) -> Result<(RunArgs, crate::plan::Timeouts), Error> {
+) -> Result<(RunArgs, crate::cli::Timeouts), Error> {
     let (words, matches) = crate::cli::RunWords::read(words.iter().cloned())?;
     let timeouts = words.timeouts();
     let mut args = words.args;

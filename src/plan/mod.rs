@@ -294,30 +294,6 @@ pub fn server_dialect(kind: crate::server::ServerKind) -> crate::db::Dialect {
     }
 }
 
-/// The connection bounds a command line gives (seconds: to connect and log in, for one
-/// statement's answer), set for the process by the command that runs it.
-#[derive(Clone, Copy, Debug)]
-pub struct Timeouts {
-    pub connect: f64,
-    pub query: f64,
-}
-
-impl Default for Timeouts {
-    /// The command line's defaults (a personality's run, which has no such options).
-    fn default() -> Timeouts {
-        Timeouts {
-            connect: crate::cli::CONNECT_TIMEOUT,
-            query: crate::cli::QUERY_TIMEOUT,
-        }
-    }
-}
-
-impl Timeouts {
-    pub fn set(self) -> Result<(), Error> {
-        crate::db::socket::set_timeouts(self.connect, self.query)
-    }
-}
-
 impl RunPlan {
     /// The plan with its text in `style`, for everyone who prints.
     pub fn styled(mut self, style: crate::output::Style) -> RunPlan {

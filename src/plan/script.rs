@@ -4,7 +4,8 @@
 
 use std::sync::Arc;
 
-use super::{RunPlan, Timeouts};
+use super::RunPlan;
+use crate::cli::Timeouts;
 use crate::error::Error;
 use crate::lua::{Ctx, ScriptLine};
 use crate::workload::{PsMode, Workload};

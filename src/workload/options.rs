@@ -63,7 +63,7 @@ pub struct WorkloadOptions {
     pub pgbench_defines: Vec<String>,
     /// pgbench's tables as `pgbench -i` makes them (the pgbench personality's options).
     #[serde(flatten)]
-    pub pgbench_tables: super::pgbench::init::TableOptions,
+    pub pgbench_tables: TableOptions,
     /// The sql-bench suite: every test's rows and repetitions times this; pgbench: the
     /// scaling factor.
     pub scale: u32,
@@ -88,6 +88,42 @@ impl WorkloadOptions {
             create,
             text_statements: self.ps_mode == PsMode::Disable,
             pipeline: self.pipeline,
+        }
+    }
+}
+
+/// `pgbench -i`'s options for its tables, set by the pgbench personality (dbsweep's own
+/// `prepare pgbench_*` makes them as `pgbench -i -s N` does); saved in the results file.
+#[derive(Clone, Debug, Serialize)]
+pub struct TableOptions {
+    /// `-F`: the fill factor of pgbench_accounts, pgbench_tellers and pgbench_branches.
+    pub fillfactor: u32,
+    /// `-I`: the initialisation steps.
+    pub init_steps: String,
+    pub unlogged_tables: bool,
+    pub foreign_keys: bool,
+    /// `--partitions` (0: none) and `--partition-method` of pgbench_accounts.
+    pub partitions: u32,
+    pub partition_method: String,
+    /// `--tablespace`, `--index-tablespace` (PostgreSQL).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tablespace: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub index_tablespace: Option<String>,
+}
+
+impl Default for TableOptions {
+    /// pgbench's defaults.
+    fn default() -> TableOptions {
+        TableOptions {
+            fillfactor: 100,
+            init_steps: "dtgvp".into(),
+            unlogged_tables: false,
+            foreign_keys: false,
+            partitions: 0,
+            partition_method: "range".into(),
+            tablespace: None,
+            index_tablespace: None,
         }
     }
 }

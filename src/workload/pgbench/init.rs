@@ -11,46 +11,11 @@ use crate::db::{Conn, Dialect, RowValue, Target};
 use crate::error::Error;
 use crate::results::figures::LoadReport;
 use crate::workload::WorkloadOptions;
+pub use crate::workload::options::TableOptions;
 
 const BRANCHES: i64 = 1;
 const TELLERS: i64 = 10;
 const ACCOUNTS: i64 = 100_000;
-
-/// `pgbench -i`'s options for its tables, set by the pgbench personality (dbsweep's own
-/// `prepare pgbench_*` makes them as `pgbench -i -s N` does); saved in the results file.
-#[derive(Clone, Debug, serde::Serialize)]
-pub struct TableOptions {
-    /// `-F`: the fill factor of pgbench_accounts, pgbench_tellers and pgbench_branches.
-    pub fillfactor: u32,
-    /// `-I`: the initialisation steps.
-    pub init_steps: String,
-    pub unlogged_tables: bool,
-    pub foreign_keys: bool,
-    /// `--partitions` (0: none) and `--partition-method` of pgbench_accounts.
-    pub partitions: u32,
-    pub partition_method: String,
-    /// `--tablespace`, `--index-tablespace` (PostgreSQL).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub tablespace: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub index_tablespace: Option<String>,
-}
-
-impl Default for TableOptions {
-    /// pgbench's defaults.
-    fn default() -> TableOptions {
-        TableOptions {
-            fillfactor: 100,
-            init_steps: "dtgvp".into(),
-            unlogged_tables: false,
-            foreign_keys: false,
-            partitions: 0,
-            partition_method: "range".into(),
-            tablespace: None,
-            index_tablespace: None,
-        }
-    }
-}
 
 /// What `-i` does.
 #[derive(Clone, Debug)]
