@@ -7,7 +7,6 @@ pub mod cli;
 pub mod clock;
 pub mod commands;
 pub mod db;
-pub mod dropin;
 pub mod error;
 pub mod input;
 pub mod interrupt;
@@ -22,6 +21,7 @@ pub mod results;
 pub mod runner;
 pub mod server;
 pub mod sweep;
+pub mod sysbench;
 pub mod workload;
 
 pub use error::Outcome;

@@ -13,7 +13,7 @@ fn main() {
     // sysbench's command line and output through a link named `sysbench` (or `dbsweep
     // sysbench`, whose words clap must not normalise either).
     let as_sysbench = match raw.first() {
-        Some(argv0) if dbsweep::dropin::invoked_as_sysbench(argv0) => Some(&raw[1..]),
+        Some(argv0) if dbsweep::sysbench::invoked_as_sysbench(argv0) => Some(&raw[1..]),
         _ if raw.get(1).is_some_and(|a| a == "sysbench") => Some(&raw[2..]),
         _ => None,
     };

@@ -6,12 +6,12 @@ mod results;
 mod tpcc;
 
 use crate::cli::{Cli, Command, Opts, TpccAction};
-use crate::dropin::{self, BuiltinCommand, Dropin};
 use crate::error::{Error, Outcome};
 use crate::measure::{Db, load, load_line, run_workload};
 use crate::output::Style;
 use crate::plan::RunPlan;
 use crate::server::{self, ServerKind};
+use crate::sysbench::{self, BuiltinCommand, Dropin};
 use crate::{db, interrupt, workload};
 
 /// Runs one parsed command line.
@@ -52,7 +52,7 @@ fn run_styled(mut cli: Cli, style: Style) -> Result<Outcome, Error> {
 /// A sysbench command line (the words after `sysbench`): the drop-in answers it, or turns it
 /// into a dbsweep command, run here.
 pub fn sysbench(args: &[String]) -> Result<Outcome, Error> {
-    match dropin::main(args)? {
+    match sysbench::main(args)? {
         Dropin::Done(outcome) => Ok(outcome),
         Dropin::Run(b) => {
             interrupt::install_ctrl_c(server::kill_all);
@@ -150,9 +150,7 @@ fn prepare_plan(plan: &RunPlan) -> Result<Outcome, Error> {
     let load = load(plan, db.target.as_ref(), workload.as_ref())?;
     match plan.style {
         Style::Own => println!("{}", load_line(&load)),
-        // pgbench's last line of -i, on stderr as its others.
-        Style::Pgbench(_) => eprintln!("done in {:.2} s.", load.seconds),
-        Style::Sysbench(_) => {}
+        Style::As(voice) => voice.loaded(load.seconds),
     }
     workload.verify(db.target.as_ref())?;
     Ok(Outcome::Done)
@@ -196,7 +194,7 @@ fn cleanup(o: &Opts, style: Style) -> Result<Outcome, Error> {
     let workload = workload::build(&plan.workload, &plan.workload_opts)?;
     let db = Db::open(&plan, false)?;
     let dropped = workload.cleanup(db.target.as_ref(), &plan.workload_opts)?;
-    if plan.style.sysbench().is_none() {
+    if plan.style.voice().is_none_or(|v| v.says_dropped()) {
         println!(
             "Dropped {dropped} table(s) from {}",
             db.target.display_url()

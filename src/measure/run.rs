@@ -61,15 +61,14 @@ fn run_opened(
     } else {
         None
     };
-    if let Some(st) = plan.style.sysbench() {
+    if let Some(voice) = plan.style.voice() {
         let r = &plan.runner;
-        let header = output::sysbench::Header {
+        voice.run_header(&output::RunHeader {
             threads: r.threads,
             rate: r.rate,
             report_interval: r.report_interval,
             rand_seed: r.rand_seed,
-        };
-        print!("{}", output::sysbench::run_header(&header, st.seed_given));
+        });
     }
     let results = measure(
         plan,
@@ -104,21 +103,19 @@ fn run_opened(
     if let Some(out) = out {
         let path = out.path().display().to_string();
         out.commit(&results)?;
-        let line = format!("results written to {path}");
-        match plan.style {
-            // On stderr, as every line dbsweep adds to pgbench's: a script that reads
-            // pgbench's last line of stdout (`| tail -1` for the tps) still finds it.
-            crate::output::Style::Pgbench(_) => eprintln!("{line}"),
-            _ => plan.style.remark(&line),
+        match plan.style.voice() {
+            Some(voice) => voice.results_written(&path),
+            None => plan.style.remark(&format!("results written to {path}")),
         }
     }
     Ok(match (&results.error, results.interrupted) {
-        // pgbench's last word when clients aborted: its figures above are of those left.
+        // The personality's last word when clients aborted alone (pgbench's): its figures
+        // above are of those left.
         (Some(_), _)
-            if results.aborted_clients > 0
-                && matches!(plan.style, crate::output::Style::Pgbench(_)) =>
+            if let Some(line) = plan.style.voice().and_then(|v| v.aborted())
+                && results.aborted_clients > 0 =>
         {
-            eprintln!("pgbench: error: Run was aborted; the above results are incomplete.");
+            eprintln!("{line}");
             Outcome::Failed
         }
         (Some(e), _) => {

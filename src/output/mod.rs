@@ -2,108 +2,136 @@
 //! laid out like sysbench's so that its users read them at a glance.
 
 pub mod note;
-pub mod pgbench;
-pub mod sysbench;
+pub mod shape;
 
 use std::fmt::Write as _;
 
 use crate::results::Results;
 use crate::results::figures::Interval;
 
-/// How sysbench's text looks in this process, when it runs as sysbench (`dbsweep sysbench`).
-#[derive(Clone, Copy, Debug)]
-pub struct SysbenchStyle {
-    /// `--percentile` (0 turns the percentile off).
-    pub percentile: u32,
-    /// `--histogram`: the latency histogram before the summary.
-    pub histogram: bool,
-    /// Whether `--rand-seed` was given (the header says where the generator's seed came from).
-    pub seed_given: bool,
+/// What sysbench's header says of a run (its threads, rate, interval lines and seed).
+pub struct RunHeader {
+    pub threads: u32,
+    /// Events per second, when the run is paced.
+    pub rate: Option<f64>,
+    /// Seconds between interval lines, when there are any.
+    pub report_interval: Option<f64>,
+    pub rand_seed: u64,
 }
 
-/// How a command's text looks: dbsweep's own, or sysbench's where dbsweep acts as sysbench.
-/// The command's plan carries it to whoever prints.
+/// Another tool's text, where dbsweep acts as that tool (sysbench, pgbench): each personality
+/// says in its own folder how the lines of a command look. The measuring code hands it what
+/// it has to say (progress, notes, intervals, the summary); it never prints itself.
+pub trait Voice: Sync + std::fmt::Debug {
+    /// A line of a command's progress ("Creating table 'sbtest1'...").
+    fn progress(&self, line: &str) {
+        eprintln!("{line}");
+    }
+    /// dbsweep's own remark about a run (which database, where the results went): only
+    /// warnings and errors by default, as other tools' drivers parse what they print.
+    fn remark(&self, line: &str) {
+        if line.starts_with("warning") || line.starts_with("error") {
+            eprintln!("{line}");
+        }
+    }
+    /// What a client says while the run goes on.
+    fn client_note(&self, note: &note::ClientNote) {
+        own_client_note(note);
+    }
+    /// What precedes a run's first line.
+    fn run_header(&self, _run: &RunHeader) {}
+    /// One interval's line.
+    fn interval(&self, iv: &Interval, sql_used: bool);
+    /// A run's summary.
+    fn summary(&self, r: &Results, sql_used: bool);
+    /// Where the results file went.
+    fn results_written(&self, path: &str) {
+        self.remark(&format!("results written to {path}"));
+    }
+    /// The line that ends a run whose clients aborted (their figures are of the others).
+    fn aborted(&self) -> Option<&'static str> {
+        None
+    }
+    /// A prepare's last line, given its seconds.
+    fn loaded(&self, _seconds: f64) {}
+    /// Whether a cleanup says what it dropped.
+    fn says_dropped(&self) -> bool {
+        true
+    }
+    /// Whether connecting many clients shows a progress bar on a terminal.
+    fn connect_bar(&self) -> bool {
+        true
+    }
+}
+
+/// How a command's text looks: dbsweep's own, or a personality's. The command's plan carries
+/// it to whoever prints.
 #[derive(Clone, Copy, Debug, Default)]
 pub enum Style {
     #[default]
     Own,
-    Sysbench(SysbenchStyle),
-    Pgbench(pgbench::PgbenchStyle),
+    As(&'static dyn Voice),
+}
+
+/// A client's note as dbsweep says it: in pgbench's words, the only ones dbsweep has for
+/// these, in one write so that clients' lines do not interleave; a warning as a remark.
+fn own_client_note(note: &note::ClientNote) {
+    if let note::ClientNote::Warning { message } = note {
+        eprintln!("warning: {message}");
+        return;
+    }
+    let text = note::client_note_text(note);
+    let _ = std::io::Write::write_all(&mut std::io::stderr().lock(), text.as_bytes());
 }
 
 impl Style {
-    /// The sysbench style, when acting as sysbench.
-    pub fn sysbench(self) -> Option<SysbenchStyle> {
-        match self {
-            Style::Own | Style::Pgbench(_) => None,
-            Style::Sysbench(st) => Some(st),
-        }
-    }
-
-    /// A line of a command's progress that sysbench prints too ("Creating table
-    /// 'sbtest1'..."): on stdout as sysbench has it when acting as sysbench; on stderr
-    /// otherwise, away from the summary.
+    /// A line of a command's progress: on stderr, away from the summary (a personality may
+    /// put it elsewhere).
     pub fn progress(self, line: &str) {
         match self {
-            Style::Sysbench(_) => println!("{line}"),
-            Style::Own | Style::Pgbench(_) => eprintln!("{line}"),
+            Style::As(v) => v.progress(line),
+            Style::Own => eprintln!("{line}"),
         }
     }
 
     /// What a client says while the run goes on (a retried error under `--verbose-errors`,
-    /// a client that aborted), in pgbench's words, which are the only ones dbsweep has for
-    /// these: one write, so that clients' lines do not interleave.
+    /// a client that aborted).
     pub fn client_note(self, note: &note::ClientNote) {
-        if let note::ClientNote::Warning { message } = note {
-            // A warning, which every personality lets through.
-            return self.remark(&format!("warning: {message}"));
+        match self {
+            Style::As(v) => v.client_note(note),
+            Style::Own => own_client_note(note),
         }
-        let text = pgbench::client_note(note);
-        let _ = std::io::Write::write_all(&mut std::io::stderr().lock(), text.as_bytes());
     }
 
-    /// dbsweep's own remark about a run (which database, where the results went): on stderr,
-    /// and only warnings when acting as sysbench, whose drivers parse everything else it prints.
+    /// dbsweep's own remark about a run (which database, where the results went): on stderr.
     pub fn remark(self, line: &str) {
-        if matches!(self, Style::Own) || line.starts_with("warning") || line.starts_with("error") {
-            eprintln!("{line}");
+        match self {
+            Style::As(v) => v.remark(line),
+            Style::Own => eprintln!("{line}"),
         }
     }
 
-    /// Prints one interval: dbsweep's line on stderr, or sysbench's on stdout (its SQL
-    /// drivers' line when the run used one, else its generic events-per-second line).
+    /// Prints one interval: dbsweep's line on stderr, or the personality's.
     pub fn interval(self, iv: &Interval, sql_used: bool) {
         match self {
-            Style::Sysbench(st) => {
-                if sql_used {
-                    println!("{}", sysbench::interval_line(iv, st.percentile));
-                } else {
-                    println!("{}", sysbench::events_line(iv, st.percentile));
-                }
-                if let Some(line) = sysbench::queue_line(iv, sql_used) {
-                    println!("{line}");
-                }
-            }
-            Style::Pgbench(st) => eprintln!("{}", pgbench::progress_line(iv, &st)),
+            Style::As(v) => v.interval(iv, sql_used),
             Style::Own => eprintln!("{}", interval_line(iv)),
         }
     }
 
-    /// Prints a run's summary on stdout: dbsweep's, or sysbench's (with its histogram when
-    /// asked, and its SQL statistics when the run used a database driver: a built-in test
-    /// always does, a script when it calls `sysbench.sql.driver()`).
+    /// Prints a run's summary on stdout: dbsweep's, or the personality's.
     pub fn summary(self, r: &Results, sql_used: bool) {
         match self {
-            Style::Sysbench(st) => {
-                if st.histogram
-                    && let Ok(h) = r.histogram.decode()
-                {
-                    print!("{}", sysbench::histogram(&h));
-                }
-                print!("{}", sysbench::summary(r, st.percentile, sql_used));
-            }
-            Style::Pgbench(st) => print!("{}", pgbench::summary(r, &st)),
+            Style::As(v) => v.summary(r, sql_used),
             Style::Own => print!("{}", summary(r)),
+        }
+    }
+
+    /// The personality's voice, if any.
+    pub fn voice(self) -> Option<&'static dyn Voice> {
+        match self {
+            Style::As(v) => Some(v),
+            Style::Own => None,
         }
     }
 }
@@ -128,7 +156,7 @@ pub trait Printer {
 
 /// The per-interval line, with what sysbench's line has plus the rows of scans.
 pub fn interval_line(iv: &Interval) -> String {
-    let mut line = sysbench::line(iv, 95, iv.p95_ms);
+    let mut line = shape::line(iv, 95, iv.p95_ms);
     if let (Some(nopm), Some(p95)) = (iv.nopm, iv.new_order_p95_ms) {
         let _ = write!(line, " NOPM: {nopm:.0} new-order lat (ms,95%): {p95:.2}");
     }
@@ -286,7 +314,7 @@ fn sql_statistics(s: &mut String, r: &Results) {
         );
     }
     let q = &r.queries;
-    s.push_str(&sysbench::queries_performed(q));
+    s.push_str(&shape::queries_performed(q));
     let _ = writeln!(
         s,
         "    {:<37}{:<8} ({:.2} per sec.)",

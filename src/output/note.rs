@@ -1,6 +1,7 @@
 //! What a client says while it runs, handed to the personality that prints it
-//! ([`super::Style::client_note`]): the runner and the workloads never print.
+//! ([`super::Style::client_note`], [`client_note_text`]): the runner and the workloads never print.
 
+use std::fmt::Write as _;
 use std::num::NonZeroU32;
 
 /// Where in its scripts a client's error came: the script and its command (pgbench's numbers,
@@ -44,4 +45,65 @@ pub enum Aborted {
     Lost,
     /// Its next connection (pgbench's `-C`) could not be opened.
     Connecting,
+}
+
+/// What a client says while the run goes on, as pgbench 15 says it on stderr (dbsweep has no
+/// other words for these).
+pub fn client_note_text(note: &ClientNote) -> String {
+    match *note {
+        ClientNote::Retryable {
+            client,
+            at,
+            message,
+            tries,
+            max_tries,
+            last,
+        } => {
+            let mut out = String::new();
+            if let Some(at) = at {
+                let _ = writeln!(
+                    out,
+                    "pgbench: client {client} got an error in command {} (SQL) of script {}; ERROR:  {message}",
+                    at.command, at.script
+                );
+            }
+            let max = max_tries.map_or(String::new(), |m| format!("/{m}"));
+            let what = if last {
+                "ends the failed transaction"
+            } else {
+                "repeats the transaction after the error"
+            };
+            let _ = writeln!(out, "pgbench: client {client} {what} (try {tries}{max})");
+            out
+        }
+        ClientNote::Aborted {
+            client,
+            at,
+            code,
+            message,
+            how,
+        } => {
+            // PostgreSQL's class 57P (the session ended by the server) comes as FATAL.
+            let severity = if code.starts_with("57P") {
+                "FATAL"
+            } else {
+                "ERROR"
+            };
+            let (command, script) = at.map_or((0, 0), |a| (a.command, a.script));
+            match how {
+                Aborted::Lost => format!(
+                    "pgbench: error: client {client} aborted in command {command} (SQL) of script {script}; perhaps the backend died while processing\n"
+                ),
+                Aborted::Connecting => {
+                    format!(
+                        "pgbench: error: client {client} aborted while establishing connection\n"
+                    )
+                }
+                Aborted::InCommand => format!(
+                    "pgbench: error: client {client} script {script} aborted in command {command} query 0: {severity}:  {message}\n"
+                ),
+            }
+        }
+        ClientNote::Warning { message } => format!("pgbench: warning: {message}\n"),
+    }
 }

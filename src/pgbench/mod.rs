@@ -10,16 +10,17 @@ use std::path::Path;
 use crate::cli::RunArgs;
 use crate::error::{Error, Outcome};
 use crate::output::Style;
-use crate::output::pgbench::{PgbenchStyle, ScriptShape};
 use crate::plan::RunPlan;
 use crate::runner::txn_log::TxnLogOpts;
 use crate::workload::PsMode;
 use crate::workload::pgbench::init::TableOptions;
 use crate::workload::pgbench::script;
+use output::{PgbenchStyle, ScriptShape};
 
 mod checks;
 mod getopt;
 mod help;
+pub mod output;
 mod setup;
 
 use checks::{check_values, seed_value};
@@ -189,7 +190,7 @@ fn init(opts: &[(&str, String)], target: &str) -> Result<RunPlan, Error> {
         tablespace: last("tablespace").map(String::from),
         index_tablespace: last("index-tablespace").map(String::from),
     };
-    Ok(plan.styled(Style::Pgbench(style_for_init())))
+    Ok(plan.styled(Style::As(Box::leak(Box::new(style_for_init())))))
 }
 
 /// A run's options judged by dbsweep's one validator (`RunPlan::from_args`), its complaint in

@@ -2,11 +2,11 @@
 //! one is exit 1), the vacuum before a run, and the scale and partitioning read from the
 //! tables; then the run's plan with what was found.
 
+use super::output::PgbenchStyle;
 use super::{pgbench_words, usage};
 use crate::cli::RunArgs;
 use crate::error::Error;
 use crate::output::Style;
-use crate::output::pgbench::PgbenchStyle;
 use crate::plan::RunPlan;
 use crate::runner::txn_log::TxnLogOpts;
 
@@ -39,12 +39,15 @@ impl PgbenchRun {
         let mut plan = RunPlan::from_args(&self.workload, &self.args).map_err(pgbench_words)?;
         plan.runner.verbose_errors = self.verbose_errors;
         plan.runner.txn_log = self.txn_log;
+        plan.runner.pgbench_clients = true;
         println!("pgbench (dbsweep {})", env!("CARGO_PKG_VERSION"));
-        Ok(plan.styled(Style::Pgbench(PgbenchStyle {
+        // One voice for the process's one run.
+        let voice: &'static PgbenchStyle = Box::leak(Box::new(PgbenchStyle {
             scale,
             partitions,
             ..self.style
-        })))
+        }));
+        Ok(plan.styled(Style::As(voice)))
     }
 }
 

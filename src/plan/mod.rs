@@ -616,6 +616,7 @@ fn runner_options(o: &RunArgs, threads: u32, workers: u32, seed: u64) -> RunnerO
         max_tries: NonZeroU32::new(o.max_tries),
         // pgbench's error lines and transaction log: the pgbench personality's, set by it.
         verbose_errors: false,
+        pgbench_clients: false,
         latency_limit: positive(o.latency_limit),
         txn_log: None,
         warmup: o.warmup,

@@ -59,6 +59,10 @@ pub struct RunnerOptions {
     /// Each retryable error printed on stderr as pgbench's `--verbose-errors` prints it.
     #[serde(skip)]
     pub verbose_errors: bool,
+    /// Clients as pgbench's (its personality sets it): a client that meets an error that is
+    /// not retried aborts alone while the others go on; the run's time is up to its last
+    /// client's end; the progress line at `-T`'s end is printed when it falls on a tick.
+    pub pgbench_clients: bool,
     /// Milliseconds over which an event counts as late; under `--rate`, an event already that
     /// late when due is skipped (pgbench's `--latency-limit`). None: no limit.
     #[serde(serialize_with = "zero_for_none::f64")]
@@ -285,7 +289,7 @@ fn run_group(
         max_tries: opts.max_tries,
         verbose_errors: opts.verbose_errors,
         style: &opts.style,
-        abort_alone: matches!(opts.style, crate::output::Style::Pgbench(_)),
+        abort_alone: opts.pgbench_clients,
         aborted_clients: &aborted_clients,
         latency_limit: opts
             .latency_limit
@@ -663,7 +667,9 @@ struct Progress(Option<indicatif::ProgressBar>);
 impl Progress {
     fn new(total: u32, style: crate::output::Style) -> Progress {
         use std::io::IsTerminal;
-        let show = total >= 100 && std::io::stderr().is_terminal() && style.sysbench().is_none();
+        let show = total >= 100
+            && std::io::stderr().is_terminal()
+            && style.voice().is_none_or(|v| v.connect_bar());
         Progress(show.then(|| {
             let bar = indicatif::ProgressBar::new(u64::from(total));
             if let Ok(style) = indicatif::ProgressStyle::with_template(
@@ -856,8 +862,7 @@ fn report_loop(
     let mut end = Instant::now().max(measure_start);
     let mut overran_s = 0.0;
     // pgbench's run time is up to its last client's end, whatever it was doing at -T's.
-    let pgbench = matches!(opts.style, crate::output::Style::Pgbench(_));
-    if let Some(t) = opts.time.filter(|_| !pgbench) {
+    if let Some(t) = opts.time.filter(|_| !opts.pgbench_clients) {
         let deadline = measure_start + Duration::from_secs_f64(t);
         let over = end.saturating_duration_since(deadline).as_secs_f64();
         if over > OVERRUN_SAID_S.max(t * 0.1) {
@@ -916,7 +921,7 @@ fn progress_at_the_end(opts: &RunnerOptions, ran: f64) -> bool {
         return false;
     };
     let ticks = time / tick;
-    matches!(opts.style, crate::output::Style::Pgbench(_))
+    opts.pgbench_clients
         && opts.rate.is_none()
         && ran >= time
         && (ticks - ticks.round()).abs() < 1e-9

@@ -6,6 +6,8 @@ use std::fmt::Write as _;
 
 use hdrhistogram::Histogram;
 
+use crate::output::shape::{line, queries_performed};
+use crate::output::{RunHeader, Voice};
 use crate::results::Results;
 use crate::results::figures::Interval;
 
@@ -22,7 +24,7 @@ pub fn banner() -> String {
 
 /// What sysbench prints between the banner and the first interval line of a run: `r` holds the
 /// run's threads, rate, report interval and seed.
-pub fn run_header(r: &Header, seed_given: bool) -> String {
+pub fn run_header(r: &RunHeader, seed_given: bool) -> String {
     let mut s = String::from("Running the test with following options:\n");
     let _ = writeln!(s, "Number of threads: {}", r.threads);
     if let Some(rate) = r.rate {
@@ -44,14 +46,60 @@ pub fn run_header(r: &Header, seed_given: bool) -> String {
     s
 }
 
-/// The run's figures that sysbench's header names.
-pub struct Header {
-    pub threads: u32,
-    /// Events per second, when the run is paced.
-    pub rate: Option<f64>,
-    /// Seconds between interval lines, when there are any.
-    pub report_interval: Option<f64>,
-    pub rand_seed: u64,
+/// How sysbench's text looks in this process, when it runs as sysbench (`dbsweep sysbench`).
+#[derive(Clone, Copy, Debug)]
+pub struct SysbenchStyle {
+    /// `--percentile` (0 turns the percentile off).
+    pub percentile: u32,
+    /// `--histogram`: the latency histogram before the summary.
+    pub histogram: bool,
+    /// Whether `--rand-seed` was given (the header says where the generator's seed came from).
+    pub seed_given: bool,
+}
+
+impl Voice for SysbenchStyle {
+    /// On stdout, as sysbench has it ("Creating table 'sbtest1'...").
+    fn progress(&self, line: &str) {
+        println!("{line}");
+    }
+
+    fn run_header(&self, run: &RunHeader) {
+        print!("{}", run_header(run, self.seed_given));
+    }
+
+    /// Its SQL drivers' line when the run used one, else its generic events-per-second line;
+    /// under --rate, the queue's line.
+    fn interval(&self, iv: &Interval, sql_used: bool) {
+        if sql_used {
+            println!("{}", interval_line(iv, self.percentile));
+        } else {
+            println!("{}", events_line(iv, self.percentile));
+        }
+        if let Some(line) = queue_line(iv, sql_used) {
+            println!("{line}");
+        }
+    }
+
+    /// With its histogram when asked, and its SQL statistics when the run used a database
+    /// driver (a built-in test always does, a script when it calls `sysbench.sql.driver()`).
+    fn summary(&self, r: &Results, sql_used: bool) {
+        if self.histogram
+            && let Ok(h) = r.histogram.decode()
+        {
+            print!("{}", histogram(&h));
+        }
+        print!("{}", summary(r, self.percentile, sql_used));
+    }
+
+    /// sysbench's prepare ends without a line of its own.
+    fn says_dropped(&self) -> bool {
+        false
+    }
+
+    /// Nothing on a terminal but sysbench's own lines.
+    fn connect_bar(&self) -> bool {
+        false
+    }
 }
 
 /// An interval line, as sysbench's SQL drivers print it; `percentile` 0 leaves the
@@ -84,22 +132,6 @@ pub fn queue_line(iv: &Interval, sql_used: bool) -> Option<String> {
     ))
 }
 
-/// sysbench's interval line with the latency `pct_ms` at `percentile`.
-pub fn line(iv: &Interval, percentile: u32, pct_ms: f64) -> String {
-    format!(
-        "[ {}s ] thds: {} tps: {:.2} qps: {:.2} (r/w/o: {:.2}/{:.2}/{:.2}) lat (ms,{percentile}%): {pct_ms:.2} err/s: {:.2} reconn/s: {:.2}",
-        iv.t.round() as u64,
-        iv.threads,
-        iv.tps,
-        iv.qps,
-        iv.reads_per_s,
-        iv.writes_per_s,
-        iv.others_per_s,
-        iv.err_per_s,
-        iv.reconn_per_s
-    )
-}
-
 /// sysbench's latency histogram: 1024 buckets spaced evenly on a log scale from 1 µs to
 /// 100 s, each printed with its value, up to 40 stars against the fullest and its count.
 const BUCKETS: usize = 1024;
@@ -125,20 +157,6 @@ pub fn histogram(h: &Histogram<u64>) -> String {
         let _ = writeln!(s, "{value:>12.3} |{stars:<40} {n}");
     }
     s.push_str(" \n");
-    s
-}
-
-/// The head of sysbench's SQL statistics: the queries by kind.
-pub fn queries_performed(q: &crate::results::Queries) -> String {
-    let mut s = String::from("SQL statistics:\n    queries performed:\n");
-    for (name, n) in [
-        ("read", q.read),
-        ("write", q.write),
-        ("other", q.other),
-        ("total", q.total),
-    ] {
-        let _ = writeln!(s, "        {:<33}{n}", format!("{name}:"));
-    }
     s
 }
 

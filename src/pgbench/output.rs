@@ -4,7 +4,7 @@
 
 use std::fmt::Write as _;
 
-use super::note::{Aborted, ClientNote};
+use crate::output::Voice;
 use crate::results::Results;
 use crate::results::figures::Interval;
 
@@ -41,6 +41,32 @@ pub struct PgbenchStyle {
     pub partitions: Option<(&'static str, u32)>,
     /// The scripts run, in the order of the command line.
     pub scripts: &'static [ScriptShape],
+}
+
+impl Voice for PgbenchStyle {
+    /// `-P`'s lines, on stderr.
+    fn interval(&self, iv: &Interval, _sql_used: bool) {
+        eprintln!("{}", progress_line(iv, self));
+    }
+
+    fn summary(&self, r: &Results, _sql_used: bool) {
+        print!("{}", summary(r, self));
+    }
+
+    /// On stderr, as every line dbsweep adds to pgbench's: a script that reads pgbench's last
+    /// line of stdout (`| tail -1` for the tps) still finds it.
+    fn results_written(&self, path: &str) {
+        eprintln!("results written to {path}");
+    }
+
+    fn aborted(&self) -> Option<&'static str> {
+        Some("pgbench: error: Run was aborted; the above results are incomplete.")
+    }
+
+    /// `-i`'s last line, on stderr as its others.
+    fn loaded(&self, seconds: f64) {
+        eprintln!("done in {seconds:.2} s.");
+    }
 }
 
 /// A script as the summary's sections show it.
@@ -81,66 +107,6 @@ pub fn progress_line(iv: &Interval, st: &PgbenchStyle) -> String {
         let _ = write!(line, ", {} retried, {} retries", p.retried, p.retries);
     }
     line
-}
-
-/// What a client says while the run goes on, as pgbench 15 says it on stderr.
-pub fn client_note(note: &ClientNote) -> String {
-    match *note {
-        ClientNote::Retryable {
-            client,
-            at,
-            message,
-            tries,
-            max_tries,
-            last,
-        } => {
-            let mut out = String::new();
-            if let Some(at) = at {
-                let _ = writeln!(
-                    out,
-                    "pgbench: client {client} got an error in command {} (SQL) of script {}; ERROR:  {message}",
-                    at.command, at.script
-                );
-            }
-            let max = max_tries.map_or(String::new(), |m| format!("/{m}"));
-            let what = if last {
-                "ends the failed transaction"
-            } else {
-                "repeats the transaction after the error"
-            };
-            let _ = writeln!(out, "pgbench: client {client} {what} (try {tries}{max})");
-            out
-        }
-        ClientNote::Aborted {
-            client,
-            at,
-            code,
-            message,
-            how,
-        } => {
-            // PostgreSQL's class 57P (the session ended by the server) comes as FATAL.
-            let severity = if code.starts_with("57P") {
-                "FATAL"
-            } else {
-                "ERROR"
-            };
-            let (command, script) = at.map_or((0, 0), |a| (a.command, a.script));
-            match how {
-                Aborted::Lost => format!(
-                    "pgbench: error: client {client} aborted in command {command} (SQL) of script {script}; perhaps the backend died while processing\n"
-                ),
-                Aborted::Connecting => {
-                    format!(
-                        "pgbench: error: client {client} aborted while establishing connection\n"
-                    )
-                }
-                Aborted::InCommand => format!(
-                    "pgbench: error: client {client} script {script} aborted in command {command} query 0: {severity}:  {message}\n"
-                ),
-            }
-        }
-        ClientNote::Warning { message } => format!("pgbench: warning: {message}\n"),
-    }
 }
 
 /// "number of WHAT: N (P%)", N's share of `all` transactions.

@@ -6,13 +6,16 @@
 //! dbsweep's own workload, which sends sysbench's statements; any other script runs in the Lua
 //! API. dbsweep's extras (every percentile, the HDR histogram) go to the `--output` results file.
 
+pub mod output;
+
 use std::path::Path;
 
 use crate::cli::RunArgs;
 use crate::cli::sysbench::connection;
-use crate::error::Error;
-use crate::output::{self, Style, SysbenchStyle};
-use crate::{error::Outcome, lua};
+use crate::error::{Error, Outcome};
+use crate::lua;
+use crate::output::Style;
+use output::SysbenchStyle;
 
 /// Whether the program was started under sysbench's name (`argv[0]` is a `sysbench` link).
 pub fn invoked_as_sysbench(argv0: &str) -> bool {
@@ -217,7 +220,7 @@ pub fn main(args: &[String]) -> Result<Dropin, Error> {
         return Ok(Dropin::Done(Outcome::Done));
     }
     if args.iter().any(|a| a == "--version") {
-        println!("sysbench {}", output::sysbench::VERSION);
+        println!("sysbench {}", output::VERSION);
         return Ok(Dropin::Done(Outcome::Done));
     }
     let w = words(args)?;
@@ -234,8 +237,9 @@ pub fn main(args: &[String]) -> Result<Dropin, Error> {
             "{script}: name a command after the script: prepare, run, cleanup or help"
         ))
     })?;
-    let style = Style::Sysbench(style);
-    println!("{}", output::sysbench::banner());
+    // One voice for the process's one command.
+    let style = Style::As(Box::leak(Box::new(style)));
+    println!("{}", output::banner());
     // dbsweep's workloads retry what sysbench's default --mysql-ignore-errors ignores; another
     // list is the Lua API's to honour, with sysbench's own script.
     let own_ignore = rest.iter().any(|a| {
@@ -312,7 +316,7 @@ fn usage() -> String {
          sysbench's (--threads, --time, --events, --rate, --report-interval, --percentile,\n\
          --histogram, --rand-*, --db-driver, --mysql-*, --pgsql-*) plus dbsweep's own\n\
          (`dbsweep run --help`), such as --output FILE for the results file.\n",
-        output::sysbench::banner()
+        output::banner()
     )
 }
 
