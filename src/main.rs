@@ -13,7 +13,7 @@ fn main() {
     // sysbench's command line and output through a link named `sysbench` (or `dbsweep
     // sysbench`, whose words clap must not normalise either).
     let as_sysbench = match raw.first() {
-        Some(argv0) if dbsweep::sysbench::invoked_as_sysbench(argv0) => Some(&raw[1..]),
+        Some(argv0) if dbsweep::dropin::sysbench::invoked_as_sysbench(argv0) => Some(&raw[1..]),
         _ if raw.get(1).is_some_and(|a| a == "sysbench") => Some(&raw[2..]),
         _ => None,
     };
@@ -22,7 +22,7 @@ fn main() {
     }
     // pgbench's command line and output through a link named `pgbench` (or `dbsweep pgbench`).
     let as_pgbench = match raw.first() {
-        Some(argv0) if dbsweep::pgbench::invoked_as_pgbench(argv0) => Some(&raw[1..]),
+        Some(argv0) if dbsweep::dropin::pgbench::invoked_as_pgbench(argv0) => Some(&raw[1..]),
         _ if raw.get(1).is_some_and(|a| a == "pgbench") => Some(&raw[2..]),
         _ => None,
     };

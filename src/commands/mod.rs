@@ -6,12 +6,12 @@ mod results;
 mod tpcc;
 
 use crate::cli::{Cli, Command, Opts, TpccAction};
+use crate::dropin::sysbench::{self, BuiltinCommand, Dropin};
 use crate::error::{Error, Outcome};
 use crate::measure::{Db, load, load_line, run_workload};
 use crate::output::Style;
 use crate::plan::RunPlan;
 use crate::server::{self, ServerKind};
-use crate::sysbench::{self, BuiltinCommand, Dropin};
 use crate::{db, interrupt, workload};
 
 /// Runs one parsed command line.
@@ -69,10 +69,10 @@ pub fn sysbench(args: &[String]) -> Result<Outcome, Error> {
 /// A pgbench command line (the words after `pgbench`): the pgbench personality answers it,
 /// or turns it into a dbsweep command, run here.
 pub fn pgbench(args: &[String]) -> Result<Outcome, Error> {
-    use crate::pgbench::Pgbench;
+    use crate::dropin::pgbench::Pgbench;
     interrupt::install_ctrl_c(server::kill_all);
     crate::cli::Timeouts::default().set()?;
-    match crate::pgbench::main(args)? {
+    match crate::dropin::pgbench::main(args)? {
         Pgbench::Done(outcome) => Ok(outcome),
         Pgbench::Init(plan) => prepare_plan(&plan),
         Pgbench::Run(run) => run_workload(&run.ready()?),
