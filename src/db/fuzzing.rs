@@ -8,9 +8,10 @@ use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use super::conn::Param;
+use super::mysql::wire as mywire;
+use super::postgres::wire as pgwire;
 use super::socket::Socket;
 use super::tls::{Mode, Tls, TlsOptions};
-use super::{mywire, pgwire};
 
 /// A connected socket whose peer has sent `server` and closed its sending side; the peer
 /// (returned too) stays open for reading until the session ends, so the client's writes work.

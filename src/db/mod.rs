@@ -1,7 +1,8 @@
 //! Where a benchmark runs: a database reached through a [`Target`], one [`Conn`] per client.
 //!
-//! Workloads see only these traits (`conn.rs`), so each database is one file here (with its
-//! protocol client beside it), and this file only opens the right one. Each database classifies
+//! Workloads see only these traits (`conn.rs`), so each database is one folder here (its
+//! connection in `mod.rs`, its protocol client, authentication and helpers beside it), and
+//! this file only opens the right one. Each database classifies
 //! its errors into what the runner does about them (`crate::error::ErrorClass`: retry,
 //! reconnect, stop).
 
@@ -10,19 +11,13 @@ mod conn;
 #[cfg(feature = "fuzzing")]
 pub mod fuzzing;
 pub mod mock;
-mod myauth;
-mod mypacket;
 pub mod mysql;
-mod mywire;
-mod pgwire;
 pub mod postgres;
 mod server_conn;
 pub mod server_url;
 mod shape;
 pub mod socket;
 pub mod sqlite;
-mod sqlite_files;
-mod sqlite_turns;
 pub mod tls;
 mod url;
 

@@ -49,7 +49,7 @@ pub(crate) const MAX_PACKET: usize = 0xFF_FFFF;
 #[derive(Clone, Debug)]
 pub struct Prepared {
     pub(crate) id: u32,
-    pub(super) params: u16,
+    pub(in crate::db) params: u16,
     /// The result columns as the server last described them, for decoding binary rows.
     pub(crate) columns: Vec<Column>,
 }
@@ -76,7 +76,7 @@ pub struct BinRow {
     pub(crate) cells: Vec<Option<(usize, usize)>>,
 }
 
-impl super::conn::TextRow for BinRow {
+impl crate::db::conn::TextRow for BinRow {
     fn len(&self) -> usize {
         self.cells.len()
     }
@@ -354,7 +354,7 @@ impl ColumnNames {
     }
 }
 
-impl super::conn::TextRow for MyRow<'_> {
+impl crate::db::conn::TextRow for MyRow<'_> {
     fn name(&self, i: usize) -> Option<&str> {
         self.1.get(i)
     }

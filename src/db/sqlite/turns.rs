@@ -309,12 +309,12 @@ impl Turns {
 /// as an application with a writer connection does. Same layout and safety as `sqlite::SqliteConn`.
 pub struct Writer {
     /// Borrow `*conn`; cleared before `conn` is freed (see `Drop`).
-    pub(super) stmts: Vec<Statement<'static>>,
+    pub(in crate::db) stmts: Vec<Statement<'static>>,
     by_sql: std::collections::HashMap<String, usize>,
     conn: NonNull<Connection>,
     /// Whether a client has read the cache counters since they were last reset (they are
     /// counted once, not by every client).
-    pub(super) counted: bool,
+    pub(in crate::db) counted: bool,
 }
 
 // SAFETY: as for `sqlite::SqliteConn`: SQLite's multi-thread mode, one thread at a time (the holder of
@@ -326,12 +326,12 @@ impl Drop for Writer {
         self.stmts.clear();
         // SAFETY: `conn` came from `Box::into_raw` in `new`, and no statement borrows it now.
         drop(unsafe { Box::from_raw(self.conn.as_ptr()) });
-        super::sqlite_files::closed();
+        super::files::closed();
     }
 }
 
 impl Writer {
-    pub(super) fn new(conn: Connection) -> Writer {
+    pub(in crate::db) fn new(conn: Connection) -> Writer {
         Writer {
             stmts: Vec::new(),
             by_sql: std::collections::HashMap::new(),
@@ -340,14 +340,18 @@ impl Writer {
         }
     }
 
-    pub(super) fn conn(&self) -> &Connection {
+    pub(in crate::db) fn conn(&self) -> &Connection {
         // SAFETY: the connection lives as long as `self`.
         unsafe { self.conn.as_ref() }
     }
 
     /// The index of `sql`'s statement here, prepared at its first use and remembered in the
     /// client's `slot`.
-    pub(super) fn statement(&mut self, slot: &mut usize, sql: &str) -> rusqlite::Result<usize> {
+    pub(in crate::db) fn statement(
+        &mut self,
+        slot: &mut usize,
+        sql: &str,
+    ) -> rusqlite::Result<usize> {
         if *slot == usize::MAX {
             *slot = match self.by_sql.get(sql) {
                 Some(&i) => i,

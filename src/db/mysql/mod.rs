@@ -3,14 +3,18 @@
 //! queries. The URL is read by [`ServerUrl`]; the connection is dbsweep's own lean client
 //! (`mywire`).
 
+mod auth;
+mod packet;
+pub(crate) mod wire;
+
 use super::conn::{Conn, Dialect, Param, RowValue, StmtOutcome, Target, TextRow, write_tsv_row};
-use super::mypacket::{Prepared, WireError};
-use super::mywire::{Endpoint, Wire};
 use super::server_conn::{Protocol, ServerConn};
 use super::server_url::ServerUrl;
 use super::url::redact_url;
 use crate::error::Error;
 use crate::error::{DbError, ErrorClass};
+use packet::{Prepared, WireError};
+use wire::{Endpoint, Wire};
 
 #[derive(Clone)]
 pub struct MysqlTarget {

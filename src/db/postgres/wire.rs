@@ -8,13 +8,13 @@
 
 use std::io;
 
-use super::server_url::ServerUrl;
+use crate::db::server_url::ServerUrl;
 use postgres_protocol::authentication::md5_hash;
 use postgres_protocol::authentication::sasl::{ChannelBinding, SCRAM_SHA_256, ScramSha256};
 
-use super::conn::{Param, StmtOutcome};
-use super::socket::{MAX_MESSAGE, Socket};
-use super::tls::{Mode, Tls};
+use crate::db::conn::{Param, StmtOutcome};
+use crate::db::socket::{MAX_MESSAGE, Socket};
+use crate::db::tls::{Mode, Tls};
 
 /// An error from the server (with its SQLSTATE) or from the connection.
 #[derive(Debug)]
@@ -122,7 +122,7 @@ fn be_i32(b: &[u8]) -> i32 {
 /// result sets it is in.
 pub struct PgRow<'a>(&'a [u8], &'a [u8], usize);
 
-impl super::conn::TextRow for PgRow<'_> {
+impl crate::db::conn::TextRow for PgRow<'_> {
     fn len(&self) -> usize {
         usize::try_from(be_i16(self.0)).unwrap_or(0)
     }
@@ -190,7 +190,11 @@ fn server_error(body: &[u8]) -> WireError {
 
 /// Asks the server for TLS (SSLRequest) and starts it when the server agrees; `prefer` goes on
 /// in plain text when it does not, the other modes fail saying so.
-pub(super) fn negotiate_tls(sock: &mut Socket, tls: &Tls, host: &str) -> Result<(), WireError> {
+pub(in crate::db) fn negotiate_tls(
+    sock: &mut Socket,
+    tls: &Tls,
+    host: &str,
+) -> Result<(), WireError> {
     let mut request = Vec::with_capacity(8);
     request.extend_from_slice(&8i32.to_be_bytes());
     request.extend_from_slice(&80_877_103i32.to_be_bytes());
@@ -396,7 +400,7 @@ impl Wire {
     /// cancelled on the server first (once).
     #[cold]
     fn read_failed(&mut self, e: io::Error) -> WireError {
-        if super::socket::is_interrupted(&e)
+        if crate::db::socket::is_interrupted(&e)
             && let (Some(key), Some(listener)) = (self.key, self.listener.take())
         {
             listener.cancel(key);

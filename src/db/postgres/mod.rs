@@ -3,15 +3,17 @@
 //! by default; `--ps-mode disable` sends text queries. The URL is read by
 //! [`ServerUrl`]; the connection is dbsweep's own lean client (`pgwire`).
 
+pub(crate) mod wire;
+
 use std::fmt::Write as _;
 
 use super::conn::{Conn, Dialect, Param, RowValue, StmtOutcome, Target, TextRow};
-use super::pgwire::{Wire, WireError};
 use super::server_conn::{Protocol, ServerConn};
 use super::server_url::ServerUrl;
 use super::url::redact_url;
 use crate::error::Error;
 use crate::error::{DbError, ErrorClass};
+use wire::{Wire, WireError};
 
 #[derive(Clone)]
 pub struct PostgresTarget {

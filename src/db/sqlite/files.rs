@@ -30,7 +30,7 @@ fn openings() -> MutexGuard<'static, Openings> {
 }
 
 /// A connection of this process is closed (its Drop, after SQLite freed it).
-pub(super) fn closed() {
+pub(in crate::db) fn closed() {
     let mut o = openings();
     o.open = o.open.saturating_sub(1);
 }
@@ -92,7 +92,7 @@ impl Drop for OwnFileTable {
 
 /// A connection to `path` is about to be opened: counted (undone by [`closed`] when it fails
 /// or is freed), or refused while another thread has a file table of its own.
-pub(super) fn opening(path: &Path) -> Result<(), DbError> {
+pub(in crate::db) fn opening(path: &Path) -> Result<(), DbError> {
     let mut o = openings();
     if o.owner.is_some_and(|t| t != std::thread::current().id()) {
         return Err(DbError::new(

@@ -14,12 +14,12 @@
 
 use std::io;
 
-use super::conn::{Param, StmtOutcome};
-use super::mypacket::{
+use super::packet::{
     BinRow, Column, ColumnNames, MAX_PACKET, MORE_RESULTS, MyRow, Prepared, WireError, column_def,
     lenenc_int, put_lenenc, server_error,
 };
-use super::socket::Socket;
+use crate::db::conn::{Param, StmtOutcome};
+use crate::db::socket::Socket;
 
 /// Where to connect and as whom.
 #[derive(Clone)]
@@ -31,7 +31,7 @@ pub struct Endpoint {
     pub password: String,
     pub database: Option<String>,
     /// TLS as the URL's `ssl-mode` asks (None: plain).
-    pub tls: Option<super::tls::Tls>,
+    pub tls: Option<crate::db::tls::Tls>,
     /// The server's RSA public key (PEM) for full authentication outside TLS
     /// (`server-public-key=PATH`); None: asked of the server.
     pub server_public_key: Option<Vec<u8>>,
@@ -40,8 +40,8 @@ pub struct Endpoint {
 /// A MySQL 8 greeting (packet 0) that offers TLS and caching_sha2_password: the fuzz
 /// harness's TLS server sends it before the handshake.
 #[cfg(feature = "fuzzing")]
-pub(super) fn fuzz_greeting() -> Vec<u8> {
-    use super::mypacket::{
+pub(in crate::db) fn fuzz_greeting() -> Vec<u8> {
+    use super::packet::{
         CONNECT_WITH_DB, LOCAL_FILES, LONG_FLAG, LONG_PASSWORD, MULTI_RESULTS, PLUGIN_AUTH,
         PROTOCOL_41, SECURE_CONNECTION, SSL, TRANSACTIONS,
     };
@@ -137,7 +137,7 @@ impl Wire {
     /// does not go on with a long INSERT or CREATE INDEX nobody waits for.
     #[cold]
     pub(crate) fn read_failed(&mut self, e: io::Error) -> io::Error {
-        if super::socket::is_interrupted(&e)
+        if crate::db::socket::is_interrupted(&e)
             && let (Some(id), Some(endpoint)) = (self.connection_id, self.endpoint.take())
             && let Ok(mut killer) = Wire::connect(&endpoint)
         {
@@ -392,7 +392,7 @@ impl Wire {
         &mut self,
         st: &mut Prepared,
         params: &[Param],
-        on_row: Option<super::conn::OnRow<'_>>,
+        on_row: Option<crate::db::conn::OnRow<'_>>,
     ) -> Result<StmtOutcome, WireError> {
         if params.len() != st.params as usize {
             return Err(WireError::Protocol(format!(

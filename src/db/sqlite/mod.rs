@@ -4,6 +4,9 @@
 //! optional PRAGMAs as query parameters: `sqlite://db.sqlite?synchronous=NORMAL&cache_size=-65536`.
 //! Connections use WAL unless `journal_mode` says otherwise.
 
+mod files;
+mod turns;
+
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::ptr::NonNull;
@@ -15,12 +18,12 @@ use rusqlite::types::{ToSqlOutput, ValueRef};
 use rusqlite::{Connection, ErrorCode, OpenFlags, OptionalExtension, Statement, ToSql};
 
 use super::conn::{Conn, Dialect, Param, RowValue, StmtId, Target};
-pub use super::sqlite_files::{OwnFileTable, allow_own_file_table, own_file_table};
-use super::sqlite_files::{closed, opening};
-use super::sqlite_turns::{LockWait, NoTurn, Turn, Turns, Writer, lock_writer};
 use super::url::query_pairs;
 use crate::error::Error;
 use crate::error::{DbError, ErrorClass};
+pub use files::{OwnFileTable, allow_own_file_table, own_file_table};
+use files::{closed, opening};
+use turns::{LockWait, NoTurn, Turn, Turns, Writer, lock_writer};
 
 /// Busy-handler calls that sleep briefly before it backs off to 1 ms sleeps. SQLite's own busy
 /// timeout sleeps in steps of up to 100 ms, which quantises lock waits far more coarsely than

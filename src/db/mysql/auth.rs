@@ -7,13 +7,13 @@ use std::io;
 use sha1::{Digest, Sha1};
 use sha2::{Sha256, Sha512};
 
-use super::mypacket::{
+use super::packet::{
     CLIENT_MYSQL, CONNECT_WITH_DB, DEPRECATE_EOF, LOCAL_FILES, LONG_FLAG, LONG_PASSWORD,
     MARIADB_CACHE_METADATA, MAX_PACKET, MULTI_RESULTS, PLUGIN_AUTH, PROTOCOL_41, SECURE_CONNECTION,
     SSL, TRANSACTIONS, WireError, server_error,
 };
-use super::mywire::{Endpoint, Wire};
-use super::tls::Mode;
+use super::wire::{Endpoint, Wire};
+use crate::db::tls::Mode;
 /// The password as caching_sha2_password and sha256_password send it outside TLS: the
 /// NUL-terminated password XOR-ed with the scramble (repeated), encrypted with RSA-OAEP
 /// (SHA-1) under the server's public key (`pem`, SubjectPublicKeyInfo or PKCS#1).
