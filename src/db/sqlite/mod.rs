@@ -4,114 +4,30 @@
 //! optional PRAGMAs as query parameters: `sqlite://db.sqlite?synchronous=NORMAL&cache_size=-65536`.
 //! Connections use WAL unless `journal_mode` says otherwise.
 
+mod busy;
+mod exec;
 mod files;
 mod turns;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::ptr::NonNull;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 use rusqlite::types::{ToSqlOutput, ValueRef};
-use rusqlite::{Connection, ErrorCode, OpenFlags, OptionalExtension, Statement, ToSql};
+use rusqlite::{Connection, OpenFlags, OptionalExtension, Statement, ToSql};
 
 use super::conn::{Conn, Dialect, Param, RowValue, StmtId, Target};
 use super::url::query_pairs;
 use crate::error::Error;
 use crate::error::{DbError, ErrorClass};
+use busy::{BUSY_NS, BUSY_WAITS, LOCK_BOUND, busy_handler, sqlite_busy_timeout};
+pub use busy::{busy_counters, heap_peak_kb, reset_heap_peak};
+use exec::{RowText, classify, db_cache_counters, prepare_fresh, rows_as_text, run_simple};
 pub use files::{OwnFileTable, allow_own_file_table, own_file_table};
 use files::{closed, opening};
 use turns::{LockWait, NoTurn, Turn, Turns, Writer, lock_writer};
-
-/// Busy-handler calls that sleep briefly before it backs off to 1 ms sleeps. SQLite's own busy
-/// timeout sleeps in steps of up to 100 ms, which quantises lock waits far more coarsely than
-/// the latencies being measured; this handler keeps waits fine-grained.
-const SHORT_SLEEPS: i32 = 200;
-/// Busy-handler calls (about 30 s in all) after which the statement fails with SQLITE_BUSY.
-const MAX_BUSY_CALLS: i32 = SHORT_SLEEPS + 30_000;
-/// The longest wait for the write lock, in every way of waiting.
-const LOCK_BOUND: Duration = Duration::from_secs(30);
-
-/// Busy waits of every SQLite connection of this process: statements that found the database
-/// locked, and nanoseconds slept waiting for it (the wait profile's figures for SQLite).
-static BUSY_WAITS: AtomicU64 = AtomicU64::new(0);
-static BUSY_NS: AtomicU64 = AtomicU64::new(0);
-/// Busy-handler calls: each a retry of a statement that found the lock taken.
-static BUSY_RETRIES: AtomicU64 = AtomicU64::new(0);
-
-/// (busy waits, nanoseconds waited, busy-handler retries) of this process's SQLite
-/// connections so far.
-pub fn busy_counters() -> (u64, u64, u64) {
-    (
-        BUSY_WAITS.load(Ordering::Relaxed),
-        BUSY_NS.load(Ordering::Relaxed),
-        BUSY_RETRIES.load(Ordering::Relaxed),
-    )
-}
-
-/// Starts a new high-water mark of the heap this process's SQLite holds (its page caches,
-/// lookaside buffers, schemas and statements).
-pub fn reset_heap_peak() {
-    // SAFETY: sqlite3_memory_highwater only reads and resets SQLite's own statistics.
-    unsafe { rusqlite::ffi::sqlite3_memory_highwater(1) };
-}
-
-/// The most heap this process's SQLite held since [`reset_heap_peak`], in KB.
-pub fn heap_peak_kb() -> u64 {
-    // SAFETY: as above, without resetting.
-    let bytes = unsafe { rusqlite::ffi::sqlite3_memory_highwater(0) };
-    u64::try_from(bytes).unwrap_or(0) / 1024
-}
-
-fn busy_handler(calls: i32) -> bool {
-    if calls >= MAX_BUSY_CALLS {
-        return false;
-    }
-    let pause = if calls < SHORT_SLEEPS {
-        Duration::from_micros(20)
-    } else {
-        Duration::from_millis(1)
-    };
-    busy_sleep(calls, pause)
-}
-
-/// SQLite's own busy timeout (`lock_wait=timeout`), step for step: its default build's sleeps
-/// (sqlite3DefaultBusyCallback: 1, 2, 5, 10, 15, 20, 25, 25, 25, 50, 50 ms, then 100 ms) up to
-/// 30 s in all, here so that its waits are counted as the others' are.
-fn sqlite_busy_timeout(calls: i32) -> bool {
-    const DELAYS_MS: [u64; 12] = [1, 2, 5, 10, 15, 20, 25, 25, 25, 50, 50, 100];
-    const TOTALS_MS: [u64; 12] = [0, 1, 3, 8, 18, 33, 53, 78, 103, 128, 178, 228];
-    let n = usize::try_from(calls).unwrap_or(0);
-    let (delay, prior) = if n < DELAYS_MS.len() {
-        (DELAYS_MS[n], TOTALS_MS[n])
-    } else {
-        (100, TOTALS_MS[11] + 100 * (n as u64 - 11))
-    };
-    let bound = LOCK_BOUND.as_millis() as u64;
-    if prior >= bound {
-        return false;
-    }
-    busy_sleep(calls, Duration::from_millis(delay.min(bound - prior)))
-}
-
-/// One sleep of a busy handler, counted; none after Ctrl-C (the statement then fails, as
-/// interrupted: see `classify`).
-fn busy_sleep(calls: i32, pause: Duration) -> bool {
-    if crate::interrupt::INTERRUPT.load(Ordering::Relaxed) {
-        return false;
-    }
-    if calls == 0 {
-        BUSY_WAITS.fetch_add(1, Ordering::Relaxed);
-    }
-    BUSY_RETRIES.fetch_add(1, Ordering::Relaxed);
-    let start = std::time::Instant::now();
-    std::thread::sleep(pause);
-    let slept = start.elapsed().as_nanos().min(u128::from(u64::MAX)) as u64;
-    BUSY_NS.fetch_add(slept, Ordering::Relaxed);
-    true
-}
 
 #[derive(Clone)]
 pub struct SqliteTarget {
@@ -689,182 +605,6 @@ impl Conn for SqliteConn {
             })
             .map_err(classify)?;
         Ok(n > 0)
-    }
-}
-
-/// Runs an unprepared statement `st` of `conn`, its rows to `on_row` with their column names.
-/// `sql` prepared on `conn`, against the schema as it is now: a connection compiles against
-/// the schema it read last, and a table another connection of this process changed since (the
-/// shared writer's DDL under `lock_wait` turns) makes the compile fail ("table T has 3 columns
-/// but 1 values were supplied"). On a failure, a read of the schema brings it up to date and
-/// the statement is prepared again (the hot path never fails here).
-fn prepare_fresh<'c>(conn: &'c Connection, sql: &str) -> rusqlite::Result<Statement<'c>> {
-    match conn.prepare(sql) {
-        Ok(st) => Ok(st),
-        Err(first) => {
-            let _ = conn.query_row("SELECT count(*) FROM sqlite_master", [], |_| Ok(()));
-            conn.prepare(sql).map_err(|_| first)
-        }
-    }
-}
-
-fn run_simple(
-    mut st: Statement<'_>,
-    conn: &Connection,
-    text: &mut RowText,
-    on_row: super::conn::OnRow,
-) -> rusqlite::Result<super::conn::StmtOutcome> {
-    let columns = st.column_count();
-    text.names.truncate(columns);
-    for i in 0..columns {
-        let name = st.column_name(i)?;
-        match text.names.get_mut(i) {
-            Some(n) if n == name => {}
-            Some(n) => *n = name.to_string(),
-            None => text.names.push(name.to_string()),
-        }
-    }
-    let mut rows = st.query([])?;
-    let mut n = 0;
-    while let Some(row) = rows.next()? {
-        text.fill(row, columns)?;
-        on_row(text);
-        n += 1;
-    }
-    drop(rows);
-    Ok(super::conn::StmtOutcome {
-        rows: n,
-        changed: if columns == 0 { conn.changes() } else { 0 },
-    })
-}
-
-/// SQLite's page cache hits, misses and writes of connection `conn` (reset to zero with
-/// `reset`).
-fn db_cache_counters(conn: &Connection, reset: bool) -> Option<[u64; 3]> {
-    use rusqlite::ffi;
-    let mut out = [0u64; 3];
-    for (slot, op) in out.iter_mut().zip([
-        ffi::SQLITE_DBSTATUS_CACHE_HIT,
-        ffi::SQLITE_DBSTATUS_CACHE_MISS,
-        ffi::SQLITE_DBSTATUS_CACHE_WRITE,
-    ]) {
-        let (mut cur, mut high) = (0, 0);
-        // SAFETY: the handle is an open connection's, used by the one thread using it now.
-        let rc = unsafe {
-            ffi::sqlite3_db_status(conn.handle(), op, &mut cur, &mut high, i32::from(reset))
-        };
-        if rc != ffi::SQLITE_OK {
-            return None;
-        }
-        *slot = u64::try_from(cur).unwrap_or(0);
-    }
-    Some(out)
-}
-
-/// The first `columns` values of every row of `sql`, as text (NULL as None).
-fn rows_as_text(
-    conn: &Connection,
-    sql: &str,
-    columns: usize,
-) -> Result<Vec<Vec<Option<String>>>, DbError> {
-    let mut st = conn.prepare(sql).map_err(classify)?;
-    let mut rows = st.query([]).map_err(classify)?;
-    let mut out = Vec::new();
-    while let Some(row) = rows.next().map_err(classify)? {
-        out.push(
-            (0..columns)
-                .map(|i| match row.get_ref(i).ok()? {
-                    ValueRef::Null => None,
-                    ValueRef::Integer(v) => Some(v.to_string()),
-                    ValueRef::Real(v) => Some(v.to_string()),
-                    ValueRef::Text(t) | ValueRef::Blob(t) => {
-                        Some(String::from_utf8_lossy(t).into_owned())
-                    }
-                })
-                .collect(),
-        );
-    }
-    Ok(out)
-}
-
-/// Maps a rusqlite error to a class: busy and locked are retryable, as are primary-key and
-/// unique violations (delete/insert races); everything else is fatal.
-fn classify(e: rusqlite::Error) -> DbError {
-    let (class, code) = match &e {
-        rusqlite::Error::SqliteFailure(f, _) => {
-            let class = match f.code {
-                // The busy handler gives up at once after Ctrl-C: not a lock to retry.
-                ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked
-                    if crate::interrupt::INTERRUPT.load(Ordering::Relaxed) =>
-                {
-                    return DbError::new(
-                        ErrorClass::Fatal,
-                        "interrupted",
-                        "interrupted while waiting for a lock on the database",
-                    );
-                }
-                ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked => ErrorClass::Busy,
-                ErrorCode::ConstraintViolation
-                    if f.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_PRIMARYKEY
-                        || f.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_UNIQUE =>
-                {
-                    ErrorClass::DuplicateKey
-                }
-                _ => ErrorClass::Fatal,
-            };
-            (class, format!("SQLite error {}", f.extended_code))
-        }
-        _ => (ErrorClass::Fatal, "rusqlite".to_string()),
-    };
-    DbError::new(class, code, e.to_string())
-}
-
-/// A row's values as text, in buffers reused from row to row.
-#[derive(Default)]
-struct RowText {
-    text: Vec<u8>,
-    cells: Vec<Option<(usize, usize)>>,
-    /// The result set's column names, kept from one statement to the next while they match.
-    names: Vec<String>,
-}
-
-impl RowText {
-    fn fill(&mut self, row: &rusqlite::Row, columns: usize) -> rusqlite::Result<()> {
-        use rusqlite::types::ValueRef;
-        use std::io::Write;
-        self.text.clear();
-        self.cells.clear();
-        for i in 0..columns {
-            let start = self.text.len();
-            let t = &mut self.text;
-            // Writing to a Vec cannot fail.
-            let present = match row.get_ref(i)? {
-                ValueRef::Null => false,
-                ValueRef::Integer(v) => write!(t, "{v}").is_ok(),
-                ValueRef::Real(v) => write!(t, "{v}").is_ok(),
-                ValueRef::Text(b) | ValueRef::Blob(b) => {
-                    t.extend_from_slice(b);
-                    true
-                }
-            };
-            self.cells.push(present.then_some((start, self.text.len())));
-        }
-        Ok(())
-    }
-}
-
-impl super::conn::TextRow for RowText {
-    fn len(&self) -> usize {
-        self.cells.len()
-    }
-
-    fn get(&self, i: usize) -> Option<&[u8]> {
-        let (a, b) = (*self.cells.get(i)?)?;
-        self.text.get(a..b)
-    }
-
-    fn name(&self, i: usize) -> Option<&str> {
-        self.names.get(i).map(String::as_str)
     }
 }
 
