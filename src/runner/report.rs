@@ -1,0 +1,192 @@
+//! The reporter: an interval every tick until every client has stopped, the run's end and
+//! its last interval, and the recorders merged into the run's totals.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use super::worker;
+use super::{Done, Mode, RunOutcome, RunnerOptions, epoch_now, paced_queue};
+use crate::metrics::{Recorder, Snapshot};
+use crate::results::figures::Interval;
+use crate::workload::Workload;
+
+/// Collects an interval every tick until every client has stopped; the calling thread is the
+/// reporter.
+pub(super) fn report_loop(
+    workload: &dyn Workload,
+    opts: &RunnerOptions,
+    start: Instant,
+    (recorders, paced): (&[Arc<Mutex<Recorder>>], Option<&worker::PacedLoad>),
+    done_rx: &mpsc::Receiver<(u32, Done)>,
+    interrupt: &AtomicBool,
+    on_interval: &mut dyn FnMut(&Interval),
+) -> RunOutcome {
+    let threads = opts.clients();
+    let tick = Duration::from_secs_f64(opts.report_interval.unwrap_or(1.0));
+    let measure_start = start + Duration::from_secs_f64(opts.warmup);
+    let kinds = workload.kinds();
+    let new_order = workload.headline_kind();
+    let spare = Recorder::with_kinds(kinds.len(), workload.statements().len());
+    let mut collector = Collector::new(if opts.mode() == Mode::Threads {
+        spare
+    } else {
+        spare.with_queue()
+    });
+    let mut intervals = Vec::new();
+    let mut last = measure_start;
+    let mut next_tick = measure_start + tick;
+    let mut running = recorders.len();
+    let mut error = None;
+    let mut cache_counters: Option<[u64; 3]> = None;
+    let mut ended_clients = Vec::with_capacity(threads as usize);
+    while running > 0 {
+        match done_rx.recv_timeout(next_tick.saturating_duration_since(Instant::now())) {
+            Ok((_, (ended, failed))) => {
+                running -= 1;
+                error = error.or(failed);
+                if let Some(c) = ended.cache {
+                    let sum = cache_counters.get_or_insert([0; 3]);
+                    for (s, v) in sum.iter_mut().zip(c) {
+                        *s += v;
+                    }
+                }
+                ended_clients.extend(ended.clients);
+                continue;
+            }
+            Err(mpsc::RecvTimeoutError::Timeout) => {}
+            Err(mpsc::RecvTimeoutError::Disconnected) => break,
+        }
+        let now = Instant::now();
+        if now < measure_start {
+            next_tick = measure_start + tick;
+            continue;
+        }
+        // Past --time, the clients finishing their last events make no interval of their
+        // own: they go into the last one, below (else a tick after the end would leave the
+        // final events out of every interval).
+        if opts
+            .time
+            .is_some_and(|t| now >= measure_start + Duration::from_secs_f64(t))
+        {
+            next_tick += tick;
+            continue;
+        }
+        let snap = collector.collect(recorders);
+        let mut iv = snap.interval(
+            now.duration_since(measure_start).as_secs_f64(),
+            now.duration_since(last).as_secs_f64(),
+            (threads, opts.percentile),
+            new_order,
+        );
+        iv.queue = paced.map(|p| paced_queue(opts, start, now, p));
+        if opts.report_interval.is_some() {
+            on_interval(&iv);
+        }
+        intervals.push(iv);
+        last = now;
+        next_tick += tick;
+    }
+    // Throughput is over the measured time: a client that overran the deadline by an answer
+    // in flight or a reconnect does not stretch it. One held far past it (a lock of another
+    // process) does: its events took that long, and the overrun is said.
+    let mut end = Instant::now().max(measure_start);
+    let mut overran_s = 0.0;
+    // pgbench's run time is up to its last client's end, whatever it was doing at -T's.
+    if let Some(t) = opts.time.filter(|_| !opts.pgbench_clients) {
+        let deadline = measure_start + Duration::from_secs_f64(t);
+        let over = end.saturating_duration_since(deadline).as_secs_f64();
+        if over > OVERRUN_SAID_S.max(t * 0.1) {
+            overran_s = over;
+        } else {
+            end = end.min(deadline);
+        }
+    }
+    let snap = collector.collect(recorders);
+    // Never zero when there are events to put in it: they count in the total.
+    let tail = end.duration_since(last).as_secs_f64().max(1e-9);
+    if snap.counters.events > 0 {
+        let iv = snap.interval(
+            end.duration_since(measure_start).as_secs_f64(),
+            tail,
+            (threads, opts.percentile),
+            new_order,
+        );
+        if progress_at_the_end(opts, end.duration_since(measure_start).as_secs_f64()) {
+            on_interval(&iv);
+        }
+        intervals.push(iv);
+    }
+    // The wall clock of the measured part's start: now, less the time since.
+    let measured_from = epoch_now() - Instant::now().duration_since(measure_start).as_secs_f64();
+    ended_clients.sort_unstable_by_key(|c| c.0);
+    RunOutcome {
+        cache_counters,
+        measured_from,
+        seconds: end.duration_since(measure_start).as_secs_f64(),
+        total: collector.total,
+        statement_names: workload.statements(),
+        kind_names: workload.kinds(),
+        intervals,
+        thread_events: ended_clients.iter().map(|c| c.1).collect(),
+        thread_seconds: ended_clients.iter().map(|c| c.2 as f64 / 1e9).collect(),
+        behind: Some(ended_clients.iter().filter(|c| c.3).count() as u64),
+        connect_seconds: 0.0,
+        overran_s,
+        aborted_clients: 0,
+        interrupted: interrupt.load(Ordering::Relaxed),
+        error,
+    }
+}
+
+/// The overrun of `--time` past which a run's seconds count it (and it is said): more than
+/// any answer in flight or reconnect takes, less than a lock wait that changes the figures.
+pub(super) const OVERRUN_SAID_S: f64 = 1.0;
+
+/// Whether the interval ending with the run gets its line: as pgbench prints it, when `-T`'s
+/// end falls on a `-P` tick of a closed-loop run (its clients are still running there; paced
+/// clients have stopped before their next schedule passes the end, and pgbench's line with
+/// them). sysbench and dbsweep's own lines stop before `--time`.
+pub(super) fn progress_at_the_end(opts: &RunnerOptions, ran: f64) -> bool {
+    let (Some(tick), Some(time)) = (opts.report_interval, opts.time) else {
+        return false;
+    };
+    let ticks = time / tick;
+    opts.pgbench_clients
+        && opts.rate.is_none()
+        && ran >= time
+        && (ticks - ticks.round()).abs() < 1e-9
+}
+
+/// The reporter's side of merging: one spare recorder to swap in (each worker's recorder,
+/// taken, is emptied and becomes the spare for the next), and the totals.
+pub(super) struct Collector {
+    spare: Recorder,
+    total: Snapshot,
+}
+
+impl Collector {
+    /// `spare`: an empty recorder of the workers' shape.
+    pub(super) fn new(spare: Recorder) -> Collector {
+        Collector {
+            spare,
+            total: Snapshot::default(),
+        }
+    }
+
+    /// Takes what each worker recorded since the last call; returns it merged, and adds it to
+    /// the run's total.
+    pub(super) fn collect(&mut self, recorders: &[Arc<Mutex<Recorder>>]) -> Snapshot {
+        let mut snap = Snapshot::default();
+        for rec in recorders {
+            rec.lock()
+                .expect("recorder lock")
+                .take_into(&mut self.spare);
+            snap.add_recorder(&self.spare);
+            self.spare.clear();
+        }
+        self.total.add(&snap);
+        snap
+    }
+}
