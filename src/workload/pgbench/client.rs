@@ -1,0 +1,621 @@
+//! A pgbench client: one event runs a script chosen by weight, command by command (its SQL
+//! prepared or as text, its meta-commands, pipelines, `\gset`/`\aset`), with pgbench's
+//! variables and its retry of a failed transaction from the same random state.
+
+use std::collections::HashMap;
+
+use super::expr::{self, Env, Value};
+use super::script::{self, Command, Script};
+use super::shell;
+use crate::clock::Stamp;
+use crate::db::{Conn, DbError, ErrorClass, Param, QueryCounts, StmtId};
+use crate::workload::rand::Rand;
+use crate::workload::traits::Client;
+
+pub(super) struct PgbenchClient {
+    pub(super) scripts: std::sync::Arc<Vec<(Script, u32)>>,
+    /// Each SQL command's prepared statement (extended/prepared query mode).
+    pub(super) stmts: Vec<Vec<Option<StmtId>>>,
+    pub(super) total: u64,
+    pub(super) vars: HashMap<String, Value>,
+    /// Variables whose values are text, not numbers (`-D name=text`, `\gset` of a text
+    /// column): substituted into SQL as they are. A name is in one map or the other.
+    pub(super) texts: HashMap<String, String>,
+    pub(super) sql: String,
+    pub(super) seed: u64,
+    /// Each script's first command's index in [`Workload::statements`].
+    pub(super) first: Vec<usize>,
+    /// The script the last event ran.
+    pub(super) last: usize,
+    /// The last event's commands, timed.
+    pub(super) laps: Vec<(u16, u64)>,
+    /// The script and command of the last event's error.
+    pub(super) failed_at: Option<(usize, usize)>,
+    /// Inside `\startpipeline`: what is queued.
+    pub(super) pipeline: Option<Piped>,
+    /// Whether SQL runs as prepared statements (-M extended, prepared), which pipelines need.
+    pub(super) prepared: bool,
+    /// The random state at the last event's start, and whether the next event retries it:
+    /// pgbench tries a failed transaction again with the same script and random values.
+    pub(super) rand_at_start: Option<Rand>,
+    pub(super) retry: bool,
+}
+
+/// An open pipeline's queue: the SQL commands queued (their index, and whether each reads)
+/// and the Syncs.
+#[derive(Default)]
+pub(super) struct Piped {
+    queued: Vec<(usize, bool)>,
+    syncs: usize,
+}
+
+/// A variable's value as SQL gets it.
+enum Arg<'a> {
+    Num(Value),
+    Text(&'a str),
+}
+
+struct Vars<'a> {
+    vars: &'a HashMap<String, Value>,
+    rand: &'a mut Rand,
+    seed: u64,
+}
+
+impl Env for Vars<'_> {
+    fn var(&self, name: &str) -> Option<Value> {
+        self.vars.get(name).copied()
+    }
+    fn rand(&mut self) -> &mut Rand {
+        self.rand
+    }
+    fn seed(&self) -> u64 {
+        self.seed
+    }
+}
+
+/// `\sleep`: `d`, in slices of 10 ms, ended early by Ctrl-C (SIGTERM); false when cut short.
+/// The end of `-T` does not cut it: pgbench finishes (and counts) the transaction in flight.
+fn nap(d: std::time::Duration) -> bool {
+    let until = std::time::Instant::now() + d;
+    loop {
+        let left = until.saturating_duration_since(std::time::Instant::now());
+        if left.is_zero() {
+            return true;
+        }
+        if crate::interrupt::interrupted() {
+            return false;
+        }
+        std::thread::sleep(left.min(std::time::Duration::from_millis(10)));
+    }
+}
+
+/// The error of a transaction Ctrl-C cut short: not one of the run's.
+fn run_ended(what: &'static str) -> DbError {
+    DbError::new(ErrorClass::Fatal, crate::interrupt::RUN_ENDED, what)
+}
+
+pub(super) fn script_error(script: &Script, i: usize, e: String) -> DbError {
+    DbError::new(
+        ErrorClass::Fatal,
+        "pgbench",
+        format!("{} command {}: {e}", script.name, i + 1),
+    )
+}
+
+/// A value read back from the server (`\gset`), as pgbench keeps it: a number when it reads
+/// as one, else text; NULL as an empty value.
+/// A value that came as text (`-D`, `\gset`, `\aset`): its text, kept for SQL and `\shell`
+/// as it came (`007` stays `007`), and the number it reads as in an expression, if any (as
+/// pgbench parses a variable when an expression uses it). SQL NULL is a value of its own.
+#[derive(Clone, Debug, PartialEq)]
+pub(super) enum Stored {
+    Null,
+    Text(String, Option<Value>),
+}
+
+pub(super) fn stored(v: Option<&[u8]>) -> Stored {
+    let Some(v) = v else { return Stored::Null };
+    let t = String::from_utf8_lossy(v).into_owned();
+    let n = numeric(&t);
+    Stored::Text(t, n)
+}
+
+/// `t` as pgbench reads a variable's text in an expression: a decimal integer, else a double
+/// that does not overflow (`1e400` is malformed, not infinity).
+pub(super) fn numeric(t: &str) -> Option<Value> {
+    let s = t.trim();
+    if let Ok(i) = s.parse::<i64>() {
+        return Some(Value::Int(i));
+    }
+    let d = s.parse::<f64>().ok()?;
+    let spelled_infinite = s.trim_start_matches(['+', '-']).to_ascii_lowercase();
+    if d.is_infinite() && !spelled_infinite.starts_with("inf") {
+        return None;
+    }
+    Some(Value::Double(d))
+}
+
+/// Keeps `v` as variable `name` in `vars` and `texts`.
+pub(super) fn keep(
+    vars: &mut HashMap<String, Value>,
+    texts: &mut HashMap<String, String>,
+    name: String,
+    v: Stored,
+) {
+    match v {
+        Stored::Null => {
+            texts.remove(&name);
+            vars.insert(name, Value::Null);
+        }
+        Stored::Text(t, n) => {
+            match n {
+                Some(n) => vars.insert(name.clone(), n),
+                None => vars.remove(&name),
+            };
+            texts.insert(name, t);
+        }
+    }
+}
+
+impl PgbenchClient {
+    fn eval(&mut self, e: &expr::Expr, rand: &mut Rand) -> Result<Value, String> {
+        let mut env = Vars {
+            vars: &self.vars,
+            rand,
+            seed: self.seed,
+        };
+        expr::eval(e, &mut env).map_err(|e| match e.strip_prefix("undefined variable ") {
+            // A text variable in an expression: pgbench's words.
+            Some(v) if self.texts.contains_key(v.trim_matches('"')) => {
+                let v = v.trim_matches('"');
+                format!("malformed variable \"{v}\" value: \"{}\"", self.texts[v])
+            }
+            _ => e,
+        })
+    }
+
+    /// Variable `name` set to a number (`\set`, `\setshell`): no text of its own any more.
+    fn set(&mut self, name: String, v: Value) {
+        self.texts.remove(&name);
+        self.vars.insert(name, v);
+    }
+
+    /// The index after the `\endif` of the block whose branch command is at `i`.
+    fn after_block(script: &Script, mut i: usize) -> usize {
+        while let Some(next) = script.jumps[i] {
+            i = next;
+        }
+        i + 1
+    }
+
+    fn run_sql(
+        &mut self,
+        conn: &mut dyn Conn,
+        q: &mut QueryCounts,
+        (s, i): (usize, usize),
+    ) -> Result<(), DbError> {
+        let scripts = self.scripts.clone();
+        let script = &scripts[s].0;
+        let Command::Sql {
+            text,
+            vars,
+            source,
+            store,
+            parts,
+        } = &script.commands[i]
+        else {
+            return Ok(());
+        };
+        // `\gset` takes the last statement's one row; `\aset` every statement's last row.
+        let last_set = parts - 1;
+        let every_set = matches!(store, Some(script::Store::All(_)));
+        let mut values = Vec::with_capacity(vars.len());
+        for v in vars {
+            // A value that came as text is sent as it came.
+            let arg = match (self.vars.get(v), self.texts.get(v)) {
+                (_, Some(t)) => Arg::Text(t),
+                (Some(n), None) => Arg::Num(*n),
+                (None, None) => {
+                    return Err(script_error(
+                        script,
+                        i,
+                        format!("undefined variable \"{v}\" in \"{source}\""),
+                    ));
+                }
+            };
+            values.push(arg);
+        }
+        let read = source
+            .get(..6)
+            .is_some_and(|w| w.eq_ignore_ascii_case("select"));
+        if self.pipeline.is_some() && store.is_some() {
+            return Err(script_error(
+                script,
+                i,
+                "\\gset is not allowed in pipeline mode".into(),
+            ));
+        }
+        // The columns of the row kept (the last one of its result set), of `row_set`; and
+        // those of earlier result sets kept under `\aset`.
+        let mut row: Vec<(String, Stored)> = Vec::new();
+        let mut row_set = 0;
+        let mut earlier: Vec<(String, Stored)> = Vec::new();
+        let mut rows = 0u64;
+        let mut bad = None;
+        let outcome = match self.stmts[s][i] {
+            Some(stmt) if store.is_none() => {
+                let texts: Vec<String> = values
+                    .iter()
+                    .map(|v| match v {
+                        Arg::Num(n) => n.text(),
+                        Arg::Text(t) => (*t).to_string(),
+                    })
+                    .collect();
+                let params: Vec<Param> = values
+                    .iter()
+                    .zip(&texts)
+                    .map(|(v, t)| match v {
+                        Arg::Num(Value::Int(i)) => Param::Int(*i),
+                        Arg::Num(Value::Null) => Param::Null,
+                        _ => Param::Text(t),
+                    })
+                    .collect();
+                if let Some(p) = self.pipeline.as_mut() {
+                    conn.pipeline_queue(stmt, &params)?;
+                    p.queued.push((i, read));
+                    return Ok(());
+                }
+                if read {
+                    let rows = conn.query(stmt, &params)?;
+                    crate::db::StmtOutcome { rows, changed: 0 }
+                } else {
+                    let changed = conn.execute(stmt, &params)?;
+                    crate::db::StmtOutcome { rows: 0, changed }
+                }
+            }
+            // The text protocol, and every command whose result goes into variables (its
+            // columns' names come with it).
+            _ => {
+                self.sql.clear();
+                for (k, t) in text.iter().enumerate() {
+                    self.sql.push_str(t);
+                    match values.get(k) {
+                        Some(Arg::Num(n)) => self.sql.push_str(&n.text()),
+                        Some(Arg::Text(t)) => self.sql.push_str(t),
+                        None => {}
+                    }
+                }
+                let keep = store.is_some();
+                conn.simple(&self.sql, &mut |r| {
+                    let set = r.result_set();
+                    if !keep || (!every_set && set != last_set) {
+                        return;
+                    }
+                    rows += 1;
+                    if set != row_set && every_set {
+                        earlier.append(&mut row);
+                    }
+                    row_set = set;
+                    row.clear();
+                    for c in 0..r.len() {
+                        match r.name(c) {
+                            Some(name) => row.push((name.to_string(), stored(r.get(c)))),
+                            None => bad = Some("this target's client does not give the columns' names that \\gset and \\aset need".to_string()),
+                        }
+                    }
+                })?
+            }
+        };
+        if let Some(store) = store {
+            let prefix = match store {
+                script::Store::One(p) => {
+                    if rows != 1 {
+                        bad = bad.or(Some(format!("expected one row, got {rows}")));
+                    }
+                    p
+                }
+                script::Store::All(p) => p,
+            };
+            if let Some(e) = bad {
+                return Err(script_error(script, i, format!("{e} (\"{source}\")")));
+            }
+            for (name, v) in earlier.into_iter().chain(row) {
+                keep(
+                    &mut self.vars,
+                    &mut self.texts,
+                    format!("{prefix}{name}"),
+                    v,
+                );
+            }
+        }
+        if read {
+            q.read(outcome.rows);
+        } else {
+            q.dml(outcome.changed);
+        }
+        Ok(())
+    }
+
+    /// `\shell` / `\setshell VAR`: the words, variables put in, run by the shell; `\setshell`
+    /// keeps the integer it prints. Errors are pgbench's, named by the command's first word;
+    /// None when Ctrl-C ended the command.
+    fn shell(&mut self, var: Option<&str>, words: &[String]) -> Result<(), Option<String>> {
+        let program = words.first().map_or("", String::as_str);
+        let mut line = String::new();
+        for w in words {
+            if !line.is_empty() {
+                line.push(' ');
+            }
+            match w.strip_prefix(':') {
+                Some(lit) if lit.starts_with(':') => line.push_str(lit),
+                Some(name) => match (self.vars.get(name), self.texts.get(name)) {
+                    (_, Some(t)) => line.push_str(t),
+                    (Some(n), None) => line.push_str(&n.text()),
+                    (None, None) => {
+                        return Err(Some(format!("{program}: undefined variable \"{w}\"")));
+                    }
+                },
+                None => line.push_str(w),
+            }
+        }
+        match (shell::run(&line, var.is_some()), var) {
+            (Ok(Some(out)), Some(var)) => {
+                let n = shell::integer(&out).ok_or_else(|| {
+                    Some(format!(
+                        "{program}: shell command must return an integer (not \"{}\")",
+                        out.trim_end()
+                    ))
+                })?;
+                self.set(var.to_string(), Value::Int(n));
+                Ok(())
+            }
+            (Ok(_), _) => Ok(()),
+            (Err(shell::ShellError::Interrupted), _) => Err(None),
+            (Err(shell::ShellError::Failed), Some(_)) => {
+                Err(Some(format!("{program}: could not run shell command")))
+            }
+            (Err(shell::ShellError::Failed), None) => {
+                Err(Some(format!("{program}: could not launch shell command")))
+            }
+        }
+    }
+
+    /// The script to run, by weight.
+    fn choose(&self, rand: &mut Rand) -> usize {
+        let mut x = rand.uniform(1, self.total.max(1));
+        for (k, (_, w)) in self.scripts.iter().enumerate() {
+            if x <= u64::from(*w) {
+                return k;
+            }
+            x -= u64::from(*w);
+        }
+        0
+    }
+}
+
+/// What a pgbench client keeps across its connections: its variables.
+type Kept = (HashMap<String, Value>, HashMap<String, String>);
+
+impl Client for PgbenchClient {
+    fn hand_over(&mut self) -> Option<Box<dyn std::any::Any + Send>> {
+        let kept: Kept = (
+            std::mem::take(&mut self.vars),
+            std::mem::take(&mut self.texts),
+        );
+        Some(Box::new(kept))
+    }
+
+    fn will_retry(&mut self) {
+        self.retry = true;
+    }
+
+    fn take_over(&mut self, from: Box<dyn std::any::Any + Send>) {
+        if let Ok(kept) = from.downcast::<Kept>() {
+            (self.vars, self.texts) = *kept;
+        }
+    }
+
+    fn event(
+        &mut self,
+        conn: &mut dyn Conn,
+        rand: &mut Rand,
+        q: &mut QueryCounts,
+    ) -> Result<(), DbError> {
+        self.timed_event(conn, rand, q, crate::clock::now())
+            .map(drop)
+    }
+
+    /// One run of a script chosen by weight, each command timed from the end of the one
+    /// before (as pgbench's `-r`): its `\set` and `\if` too.
+    fn timed_event(
+        &mut self,
+        conn: &mut dyn Conn,
+        rand: &mut Rand,
+        q: &mut QueryCounts,
+        start: Stamp,
+    ) -> Result<Option<Stamp>, DbError> {
+        let ran = self.run_script(conn, rand, q, start);
+        if ran.is_err() && self.pipeline.take().is_some() {
+            // What the pipeline queued is not sent after an error.
+            conn.pipeline_discard();
+        }
+        ran
+    }
+
+    fn statement_times(&self) -> &[(u16, u64)] {
+        &self.laps
+    }
+
+    fn last_kind(&self) -> Option<(usize, bool)> {
+        Some((self.last, false))
+    }
+
+    fn error_at(&self) -> Option<crate::workload::traits::ErrorAt> {
+        self.failed_at
+            .map(|(script, command)| crate::workload::traits::ErrorAt {
+                script,
+                command,
+                statement: self.first[script] + command,
+            })
+    }
+}
+
+impl PgbenchClient {
+    /// One run of a script chosen by weight (see [`Client::timed_event`]).
+    fn run_script(
+        &mut self,
+        conn: &mut dyn Conn,
+        rand: &mut Rand,
+        q: &mut QueryCounts,
+        start: Stamp,
+    ) -> Result<Option<Stamp>, DbError> {
+        self.laps.clear();
+        self.failed_at = None;
+        match (std::mem::take(&mut self.retry), &mut self.rand_at_start) {
+            (true, Some(saved)) => rand.clone_from(saved),
+            (_, Some(saved)) => saved.clone_from(rand),
+            (_, at) => *at = Some(rand.clone()),
+        }
+        let s = self.choose(rand);
+        self.last = s;
+        let scripts = self.scripts.clone();
+        let script = &scripts[s].0;
+        let mut lap = start;
+        let mut i = 0;
+        while i < script.commands.len() {
+            let ran = i;
+            let fail = |e: String| script_error(script, i, e);
+            match &script.commands[i] {
+                Command::Sql { .. } => {
+                    if let Err(e) = self.run_sql(conn, q, (s, i)) {
+                        self.failed_at = Some((s, i));
+                        if e.class.retry_slot().is_some() {
+                            // The script's own BEGIN left a transaction open, which the
+                            // connection does not know of: end it before the next try, as
+                            // pgbench does (outside a transaction block it is a warning).
+                            let _ = conn.simple("ROLLBACK", &mut |_| {});
+                        }
+                        return Err(e);
+                    }
+                    i += 1;
+                }
+                Command::Set(name, e) => {
+                    let v = self.eval(e, rand).map_err(fail)?;
+                    self.set(name.clone(), v);
+                    i += 1;
+                }
+                Command::Sleep(e, unit) => {
+                    let n = self.eval(e, rand).and_then(Value::as_int).map_err(fail)?;
+                    let us = u64::try_from(n).unwrap_or(0).saturating_mul(*unit);
+                    if !nap(std::time::Duration::from_micros(us)) {
+                        return Err(run_ended("interrupted during \\sleep"));
+                    }
+                    i += 1;
+                }
+                Command::Shell(var, words) => {
+                    match self.shell(var.as_deref(), words) {
+                        Ok(()) => {}
+                        Err(Some(e)) => return Err(fail(e)),
+                        Err(None) => return Err(run_ended("interrupted during \\shell")),
+                    }
+                    i += 1;
+                }
+                Command::StartPipeline => {
+                    if self.pipeline.is_some() {
+                        return Err(fail("already in pipeline mode".into()));
+                    }
+                    if !self.prepared {
+                        return Err(fail(
+                            "cannot use pipeline mode with the simple query protocol".into(),
+                        ));
+                    }
+                    self.pipeline = Some(Piped::default());
+                    i += 1;
+                }
+                Command::SyncPipeline => {
+                    let Some(p) = self.pipeline.as_mut() else {
+                        return Err(fail("not in pipeline mode".into()));
+                    };
+                    conn.pipeline_sync();
+                    p.syncs += 1;
+                    i += 1;
+                }
+                Command::EndPipeline => {
+                    let Some(mut p) = self.pipeline.take() else {
+                        return Err(fail("not in pipeline mode".into()));
+                    };
+                    conn.pipeline_sync();
+                    p.syncs += 1;
+                    let mut k = 0;
+                    let sent = conn.pipeline_send(p.syncs, &mut |o| {
+                        match p.queued.get(k) {
+                            Some((_, true)) => q.read(o.rows),
+                            _ => q.dml(o.changed),
+                        }
+                        k += 1;
+                    });
+                    if let Err((at, e)) = sent {
+                        let cmd = p.queued.get(at).map_or(i, |(c, _)| *c);
+                        self.failed_at = Some((s, cmd));
+                        if e.class.retry_slot().is_some() {
+                            // As after a statement's error: end the script's transaction.
+                            let _ = conn.simple("ROLLBACK", &mut |_| {});
+                        }
+                        return Err(e);
+                    }
+                    i += 1;
+                }
+                Command::If(e) => {
+                    let taken = self.eval(e, rand).and_then(Value::truthy).map_err(fail)?;
+                    i = if taken {
+                        i + 1
+                    } else {
+                        self.next_branch(script, i, rand)?
+                    };
+                }
+                // Reached by running the branch before it: the block is done.
+                Command::Elif(_) | Command::Else => i = Self::after_block(script, i),
+                Command::Endif => i += 1,
+            }
+            let now = crate::clock::now();
+            // Commands past the 65,536th of all the scripts are run, not timed.
+            if let Ok(k) = u16::try_from(self.first[s] + ran) {
+                self.laps.push((k, now.nanos_since(lap)));
+            }
+            lap = now;
+        }
+        if self.pipeline.is_some() {
+            return Err(script_error(
+                script,
+                script.commands.len().saturating_sub(1),
+                "end of script reached with pipeline open".into(),
+            ));
+        }
+        Ok(Some(lap))
+    }
+
+    /// After a false `\if` or `\elif` at `i`: the first command of the branch that runs.
+    fn next_branch(
+        &mut self,
+        script: &Script,
+        mut i: usize,
+        rand: &mut Rand,
+    ) -> Result<usize, DbError> {
+        loop {
+            let next = script.jumps[i].expect("resolved when read");
+            match &script.commands[next] {
+                Command::Elif(e) => {
+                    let taken = self
+                        .eval(e, rand)
+                        .and_then(Value::truthy)
+                        .map_err(|e| script_error(script, next, e))?;
+                    if taken {
+                        return Ok(next + 1);
+                    }
+                    i = next;
+                }
+                _ => return Ok(next + 1),
+            }
+        }
+    }
+}
