@@ -5,6 +5,7 @@
 mod absolute;
 mod autopsy;
 mod changes;
+mod charts;
 mod checks;
 pub mod compare;
 pub mod html;
