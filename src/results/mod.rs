@@ -8,17 +8,20 @@ use std::path::Path;
 
 use base64::Engine;
 use hdrhistogram::Histogram;
-use hdrhistogram::serialization::{Deserializer, Serializer, V2DeflateSerializer};
 use serde::{Deserialize, Serialize};
 
 pub mod diagnosis;
 pub mod figures;
 mod file;
+mod histogram;
 pub mod merge;
+mod record;
 
 pub use file::{ResultsFile, check_output_apart, check_replaceable, is_sweep_dir, write_atomic};
 
 pub use figures::{Latency, Part};
+pub use histogram::HistogramData;
+pub use record::{PauseReport, Recovery, StepRecord};
 
 use crate::error::Error;
 use crate::results::figures::Interval;
@@ -358,100 +361,6 @@ pub struct RateInfo {
     pub lag_max_ms: f64,
 }
 
-#[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct HistogramData {
-    pub encoding: String,
-    pub unit: String,
-    pub data: String,
-}
-
-impl HistogramData {
-    pub fn encode(h: &Histogram<u64>) -> HistogramData {
-        let mut bytes = Vec::new();
-        V2DeflateSerializer::new()
-            .serialize(h, &mut bytes)
-            .expect("serialising to memory");
-        HistogramData {
-            encoding: HISTOGRAM_ENCODING.into(),
-            unit: "ns".into(),
-            data: base64::engine::general_purpose::STANDARD.encode(bytes),
-        }
-    }
-
-    pub fn decode(&self) -> Result<Histogram<u64>, Error> {
-        let bad = |why: String| Error::Usage(format!("results file: histogram: {why}"));
-        if self.encoding != HISTOGRAM_ENCODING {
-            return Err(bad(format!("unknown encoding '{}'", self.encoding)));
-        }
-        let bytes = base64::engine::general_purpose::STANDARD
-            .decode(&self.data)
-            .map_err(|e| bad(format!("its data is not base64 ({e})")))?;
-        let plain = histogram_blob(&bytes).map_err(bad)?;
-        Deserializer::new()
-            .deserialize(&mut plain.as_slice())
-            .map_err(|e| bad(format!("its counts do not decode ({e:?})")))
-    }
-}
-
-/// The counts a histogram may hold after inflating: far more than any run records (a count
-/// takes at most 9 bytes; a histogram of 3 significant digits over an hour in ns has about
-/// 40,000 of them), far less than memory.
-const HISTOGRAM_INFLATED_MAX: u64 = 64 << 20;
-
-/// The uncompressed V2 encoding of a V2-deflate histogram, after checking what its header
-/// claims against what it holds, so that the decoder never allocates what a crafted header
-/// asks for (a 4 GB payload in a 28 KB file).
-fn histogram_blob(bytes: &[u8]) -> Result<Vec<u8>, String> {
-    use std::io::Read;
-    const V2: u32 = 0x1c84_9303;
-    const V2_DEFLATE: u32 = 0x1c84_9304;
-    let u32_at = |b: &[u8], i: usize| -> Option<u32> {
-        Some(u32::from_be_bytes(b.get(i..i + 4)?.try_into().ok()?))
-    };
-    let cookie = u32_at(bytes, 0).ok_or("too short to be one")?;
-    // Writers set bit 4 of the cookie (the Java and Rust ones do); readers take both.
-    let plain = match cookie & !0x10 {
-        V2 => bytes.to_vec(),
-        V2_DEFLATE => {
-            let mut out = Vec::new();
-            flate2::read::ZlibDecoder::new(bytes.get(8..).unwrap_or_default())
-                .take(HISTOGRAM_INFLATED_MAX + 1)
-                .read_to_end(&mut out)
-                .map_err(|e| format!("its compressed data is damaged ({e})"))?;
-            if out.len() as u64 > HISTOGRAM_INFLATED_MAX {
-                return Err(format!(
-                    "it inflates past {} MiB: not a run's histogram",
-                    HISTOGRAM_INFLATED_MAX >> 20
-                ));
-            }
-            out
-        }
-        other => {
-            return Err(format!(
-                "not an HdrHistogram V2 encoding (cookie {other:#x})"
-            ));
-        }
-    };
-    // The V2 header: cookie, payload length, normalising offset, significant digits, lowest
-    // and highest values, conversion ratio (40 bytes), then the payload.
-    const HEADER: usize = 40;
-    let claimed = u32_at(&plain, 4).ok_or("its header is cut short")? as usize;
-    let held = plain.len().saturating_sub(HEADER);
-    if plain.len() < HEADER || claimed != held {
-        return Err(format!(
-            "its header claims {claimed} bytes of counts but it holds {held}"
-        ));
-    }
-    let digits = u32_at(&plain, 12).unwrap_or(0);
-    if digits > 5 {
-        return Err(format!(
-            "{digits} significant digits (HdrHistogram takes 0 to 5)"
-        ));
-    }
-    Ok(plain)
-}
-
 impl Latency {
     pub fn from_histogram(h: &Histogram<u64>) -> Latency {
         let ms = |ns: f64| ns / 1e6;
@@ -566,7 +475,6 @@ pub fn fuzz_results_text(text: &str) {
 /// For the fuzz harness: `bytes` decoded as a histogram's data.
 #[doc(hidden)]
 pub fn fuzz_histogram_bytes(bytes: &[u8]) {
-    use base64::Engine;
     let data = HistogramData {
         encoding: HISTOGRAM_ENCODING.into(),
         unit: "ns".into(),
@@ -599,119 +507,6 @@ pub fn utc_datetime(epoch: u64) -> String {
     format!("{y:04}-{m:02}-{d:02} {hh:02}:{mm:02}:{ss:02}")
 }
 
-/// What a sweep step did: one file per step in `steps/CELL/NN-NAME.json` of a sweep directory.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct StepRecord {
-    pub schema_version: u32,
-    /// The plan's name.
-    pub sweep: String,
-    /// `target.config.cN`.
-    pub cell: String,
-    pub target: String,
-    pub config: String,
-    pub clients: u32,
-    /// Which run of its cell this is, when the plan repeats cells (1-based).
-    #[serde(default = "first_repeat")]
-    pub repeat: u32,
-    /// 1-based position in the plan.
-    pub index: usize,
-    pub name: String,
-    /// `run`, `load` or `pause`.
-    pub kind: String,
-    /// `read`, `write` or `warmup` (run steps).
-    pub class: Option<String>,
-    /// Whether reports show it (warm-up steps are not).
-    pub reported: bool,
-    /// `ok`, `failed` or `interrupted`.
-    pub status: String,
-    pub error: Option<String>,
-    pub started_at: u64,
-    pub seconds: f64,
-    /// What was done besides the step itself (caches dropped, tables reloaded on resume...).
-    pub notes: Vec<String>,
-    /// A run step's results, as `dbsweep run --output` writes them.
-    pub results: Option<Results>,
-    /// A load step's report and hardware figures (per row loaded).
-    pub load: Option<LoadReport>,
-    pub load_hw: Option<crate::results::figures::HwFigures>,
-    pub pause: Option<PauseReport>,
-    /// The database's own version string (`SELECT version()`, `@@version`) of the cell.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub server_version: Option<String>,
-    /// The install tree of the managed server's build (absent for the system's default).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub basedir: Option<String>,
-    /// A crash-recovery step (`crash = true`): the crash and the restart.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub recovery: Option<Recovery>,
-    /// The step failed (or did not run) because its cell's database failed: the managed
-    /// server died or stopped serving, a disk filled, the database did not start. `--resume`
-    /// runs it again, on a fresh cell.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub rerun: bool,
-}
-
-/// What a crash-recovery step measured.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Recovery {
-    /// Seconds into the measured part at which the server was killed (SIGKILL, every process):
-    /// the first interval's end at or after the step's `crash_after`.
-    pub crash_after_s: f64,
-    /// Redo written since the last checkpoint at the moment of the crash: PostgreSQL's WAL
-    /// from the checkpoint's redo point, InnoDB's log from its last checkpoint (None when the
-    /// server could not say).
-    pub redo_bytes: Option<u64>,
-    /// Seconds from the restart on the same data directory until the server accepted a
-    /// connection and answered a query.
-    pub seconds: f64,
-    /// Transactions the crash left open that InnoDB rolled back in the background after the
-    /// server answered (None for other servers), and the seconds from the answer until the
-    /// last was rolled back: the checks run after it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub recovered_txns: Option<u64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub rollback_s: Option<f64>,
-    /// Recovered transactions still listed as rolling back when their rollback showed no
-    /// progress for 10 s (rollback_s then runs to the last progress); absent when none was.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub rollback_left: Option<u64>,
-    /// TPC-C's consistency checks after recovery ("passed"); None for other data.
-    pub checks: Option<String>,
-}
-
-fn first_repeat() -> u32 {
-    1
-}
-
-impl StepRecord {
-    pub fn read(path: &Path) -> Result<StepRecord, Error> {
-        let text = crate::input::read_text(path, crate::input::RESULTS)
-            .map_err(|e| Error::Usage(format!("{}: {e}", path.display())))?;
-        let r: StepRecord = parse_json(path, &text, "step record")?;
-        let checked = match &r.results {
-            _ if !r.seconds.is_finite() || r.seconds < 0.0 => {
-                Err(format!("seconds = {} is not a duration", r.seconds))
-            }
-            Some(res) => res.check().map_err(|e| format!("results: {e}")),
-            None => Ok(()),
-        };
-        checked.map_err(|e| Error::Usage(format!("{}: {e}", path.display())))?;
-        Ok(r)
-    }
-}
-
-/// What a pause step did.
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct PauseReport {
-    pub planned_s: f64,
-    /// The maintenance done first (VACUUM, CHECKPOINT, flushing, ANALYZE...).
-    pub actions: Vec<String>,
-    pub warnings: Vec<String>,
-}
-
 /// Whether the statement figures of `workload`'s results are its operations, one per event
 /// (LinkBench's), rather than the statements of each event.
 pub fn times_operations(workload: &str) -> bool {
@@ -731,7 +526,6 @@ fn is_zero(n: &u64) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use base64::Engine;
 
     fn encoded(blob: &[u8]) -> HistogramData {
         HistogramData {
