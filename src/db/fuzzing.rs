@@ -142,8 +142,8 @@ pub fn postgres_tls_session(server: &[u8]) -> bool {
     }) else {
         return false;
     };
-    let logged_in =
-        pgwire::negotiate_tls(&mut sock, &tls, "localhost").is_ok() && postgres_on(sock);
+    let logged_in = super::postgres::startup::negotiate_tls(&mut sock, &tls, "localhost").is_ok()
+        && postgres_on(sock);
     let _ = peer.join();
     logged_in
 }

@@ -3,6 +3,7 @@
 //! by default; `--ps-mode disable` sends text queries. The URL is read by
 //! [`ServerUrl`]; the connection is dbsweep's own lean client (`pgwire`).
 
+pub(crate) mod startup;
 pub(crate) mod wire;
 
 use std::fmt::Write as _;

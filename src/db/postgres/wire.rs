@@ -3,18 +3,13 @@
 //! Why not the `postgres` crate: it runs tokio underneath, and its client CPU per point select
 //! is a multiple of this client's (bench/clients measures both on one server). This client does only what a benchmark needs, with
 //! reused buffers and one write and one read per statement: startup and authentication
-//! (trust, password, md5, SCRAM-SHA-256 via `postgres-protocol`), named prepared statements,
-//! Bind/Execute/Sync, simple queries and COPY FROM STDIN.
+//! (`startup.rs`), named prepared statements, Bind/Execute/Sync, simple queries and COPY FROM
+//! STDIN.
 
 use std::io;
 
-use crate::db::server_url::ServerUrl;
-use postgres_protocol::authentication::md5_hash;
-use postgres_protocol::authentication::sasl::{ChannelBinding, SCRAM_SHA_256, ScramSha256};
-
 use crate::db::conn::{Param, StmtOutcome};
 use crate::db::socket::{MAX_MESSAGE, Socket};
-use crate::db::tls::{Mode, Tls};
 
 /// An error from the server (with its SQLSTATE) or from the connection.
 #[derive(Debug)]
@@ -31,26 +26,26 @@ impl From<io::Error> for WireError {
 }
 
 // OIDs of the parameter types that are sent in binary.
-const INT2: u32 = 21;
-const INT4: u32 = 23;
-const INT8: u32 = 20;
+pub(super) const INT2: u32 = 21;
+pub(super) const INT4: u32 = 23;
+pub(super) const INT8: u32 = 20;
 
 pub struct Wire {
-    sock: Socket,
-    wbuf: Vec<u8>,
+    pub(super) sock: Socket,
+    pub(super) wbuf: Vec<u8>,
     /// The last RowDescription's body, for the names of a simple query's columns (pgbench's
     /// `\gset`); a few dozen bytes copied per result set.
-    desc: Vec<u8>,
+    pub(super) desc: Vec<u8>,
     /// The server's BackendKeyData (process id, secret) and where it listens: Ctrl-C during a
     /// statement sends a CancelRequest, as pgbench and psql do, so that the server stops
     /// working on it.
-    key: Option<(i32, i32)>,
-    listener: Option<Listener>,
+    pub(super) key: Option<(i32, i32)>,
+    pub(super) listener: Option<Listener>,
 }
 
 /// Where a server listens, for a CancelRequest on a connection of its own.
 #[derive(Clone, Debug)]
-enum Listener {
+pub(super) enum Listener {
     Unix(std::path::PathBuf),
     Tcp(String, u16),
 }
@@ -89,30 +84,30 @@ impl Listener {
 }
 
 /// Starts a message with `tag`; [`end`] fills in its length.
-fn begin(buf: &mut Vec<u8>, tag: u8) -> usize {
+pub(super) fn begin(buf: &mut Vec<u8>, tag: u8) -> usize {
     buf.push(tag);
     let at = buf.len();
     buf.extend_from_slice(&[0; 4]);
     at
 }
 
-fn end(buf: &mut [u8], at: usize) {
+pub(super) fn end(buf: &mut [u8], at: usize) {
     let len = (buf.len() - at) as u32;
     buf[at..at + 4].copy_from_slice(&len.to_be_bytes());
 }
 
-fn cstr(buf: &mut Vec<u8>, s: &str) {
+pub(super) fn cstr(buf: &mut Vec<u8>, s: &str) {
     buf.extend_from_slice(s.as_bytes());
     buf.push(0);
 }
 
 /// Big-endian integers at the start of `b`; 0 when `b` is too short (a malformed message then
 /// fails later as a protocol error rather than a panic).
-fn be_i16(b: &[u8]) -> i16 {
+pub(super) fn be_i16(b: &[u8]) -> i16 {
     b.get(..2).map_or(0, |x| i16::from_be_bytes([x[0], x[1]]))
 }
 
-fn be_i32(b: &[u8]) -> i32 {
+pub(super) fn be_i32(b: &[u8]) -> i32 {
     b.get(..4)
         .map_or(0, |x| i32::from_be_bytes([x[0], x[1], x[2], x[3]]))
 }
@@ -163,7 +158,7 @@ impl crate::db::conn::TextRow for PgRow<'_> {
 }
 
 /// The last number of a command tag: `UPDATE 3`, `INSERT 0 1`, `COPY 100`, `SELECT 5`.
-fn tag_count(body: &[u8]) -> u64 {
+pub(super) fn tag_count(body: &[u8]) -> u64 {
     let tag = body.strip_suffix(&[0]).unwrap_or(body);
     let digits = tag.iter().rev().take_while(|b| b.is_ascii_digit()).count();
     std::str::from_utf8(&tag[tag.len() - digits..])
@@ -172,7 +167,7 @@ fn tag_count(body: &[u8]) -> u64 {
         .unwrap_or(0)
 }
 
-fn server_error(body: &[u8]) -> WireError {
+pub(super) fn server_error(body: &[u8]) -> WireError {
     let (mut code, mut message) = (String::new(), String::new());
     for field in body.split(|b| *b == 0).filter(|f| !f.is_empty()) {
         let text = String::from_utf8_lossy(&field[1..]).into_owned();
@@ -188,34 +183,6 @@ fn server_error(body: &[u8]) -> WireError {
     WireError::Server { code, message }
 }
 
-/// Asks the server for TLS (SSLRequest) and starts it when the server agrees; `prefer` goes on
-/// in plain text when it does not, the other modes fail saying so.
-pub(in crate::db) fn negotiate_tls(
-    sock: &mut Socket,
-    tls: &Tls,
-    host: &str,
-) -> Result<(), WireError> {
-    let mut request = Vec::with_capacity(8);
-    request.extend_from_slice(&8i32.to_be_bytes());
-    request.extend_from_slice(&80_877_103i32.to_be_bytes());
-    sock.write_all(&request)?;
-    sock.fill(1)?;
-    let answer = sock.unread()[0];
-    sock.consume(1);
-    match answer {
-        b'S' => Ok(sock.start_tls(tls, host)?),
-        b'N' if tls.mode == Mode::Prefer => Ok(()),
-        b'N' => Err(WireError::Protocol(format!(
-            "sslmode={}: the server does not accept TLS connections (ssl = off); turn ssl on, or use sslmode=prefer or disable",
-            tls.mode.name()
-        ))),
-        other => Err(WireError::Protocol(format!(
-            "the server answered the TLS request with '{}' (neither S nor N)",
-            other.escape_ascii()
-        ))),
-    }
-}
-
 impl Wire {
     /// The negotiated TLS protocol and cipher; None on a plain connection.
     pub fn tls_info(&self) -> Option<String> {
@@ -227,146 +194,7 @@ impl Wire {
         self.sock.bound_statements(bound);
     }
 
-    /// Connects and authenticates with the settings of a `postgres://` URL.
-    pub fn connect(cfg: &ServerUrl, tls: Option<&Tls>) -> Result<Wire, WireError> {
-        let port = cfg.port.unwrap_or(5432);
-        let (mut sock, host, listener) = if cfg.unix() {
-            let path = std::path::Path::new(&cfg.host).join(format!(".s.PGSQL.{port}"));
-            (Socket::unix(&path)?, None, Listener::Unix(path))
-        } else {
-            let host = if cfg.host.is_empty() {
-                "localhost"
-            } else {
-                cfg.host.as_str()
-            };
-            (
-                Socket::tcp(host, port)?,
-                Some(host),
-                Listener::Tcp(host.to_string(), port),
-            )
-        };
-        if let (Some(tls), Some(host)) = (tls, host) {
-            negotiate_tls(&mut sock, tls, host)?;
-        }
-        let mut w = Wire::start(sock, cfg)?;
-        w.listener = Some(listener);
-        Ok(w)
-    }
-
-    /// Logs in on a connected socket.
-    pub fn start(sock: Socket, cfg: &ServerUrl) -> Result<Wire, WireError> {
-        let mut w = Wire {
-            sock,
-            wbuf: Vec::with_capacity(8 * 1024),
-            desc: Vec::new(),
-            key: None,
-            listener: None,
-        };
-        let user = cfg.user.as_deref().unwrap_or("postgres").to_string();
-        let mut startup = Vec::new();
-        startup.extend_from_slice(&[0; 4]);
-        startup.extend_from_slice(&196_608i32.to_be_bytes());
-        for (k, v) in [
-            ("user", user.as_str()),
-            ("database", cfg.database.as_deref().unwrap_or(&user)),
-            ("application_name", "dbsweep"),
-            ("client_encoding", "UTF8"),
-        ] {
-            cstr(&mut startup, k);
-            cstr(&mut startup, v);
-        }
-        startup.push(0);
-        let len = startup.len() as u32;
-        startup[..4].copy_from_slice(&len.to_be_bytes());
-        w.sock.write_all(&startup)?;
-        w.authenticate(&user, cfg.password.as_deref().unwrap_or_default())?;
-        w.wait_ready()?;
-        w.sock.handshake_done();
-        Ok(w)
-    }
-
-    fn authenticate(&mut self, user: &str, password: &[u8]) -> Result<(), WireError> {
-        let mut scram: Option<ScramSha256> = None;
-        loop {
-            let (tag, range) = self.next_message()?;
-            let body = self.sock.bytes(range).to_vec();
-            match tag {
-                b'E' => return Err(server_error(&body)),
-                b'R' => {}
-                _ => {
-                    return Err(WireError::Protocol(format!(
-                        "unexpected message '{}' during authentication",
-                        tag as char
-                    )));
-                }
-            }
-            match be_i32(&body) {
-                0 => return Ok(()),
-                3 => {
-                    let at = begin(&mut self.wbuf, b'p');
-                    self.wbuf.extend_from_slice(password);
-                    self.wbuf.push(0);
-                    end(&mut self.wbuf, at);
-                }
-                5 => {
-                    let hash = md5_hash(
-                        user.as_bytes(),
-                        password,
-                        body.get(4..8)
-                            .and_then(|x| x.try_into().ok())
-                            .unwrap_or_default(),
-                    );
-                    let at = begin(&mut self.wbuf, b'p');
-                    cstr(&mut self.wbuf, &hash);
-                    end(&mut self.wbuf, at);
-                }
-                10 => {
-                    let offers_scram = body
-                        .get(4..)
-                        .unwrap_or_default()
-                        .split(|b| *b == 0)
-                        .any(|m| m == SCRAM_SHA_256.as_bytes());
-                    if !offers_scram {
-                        return Err(WireError::Protocol(
-                            "the server offers no supported SASL mechanism".into(),
-                        ));
-                    }
-                    let s = ScramSha256::new(password, ChannelBinding::unsupported());
-                    let at = begin(&mut self.wbuf, b'p');
-                    cstr(&mut self.wbuf, SCRAM_SHA_256);
-                    self.wbuf
-                        .extend_from_slice(&(s.message().len() as i32).to_be_bytes());
-                    self.wbuf.extend_from_slice(s.message());
-                    end(&mut self.wbuf, at);
-                    scram = Some(s);
-                }
-                11 => {
-                    let s = scram.as_mut().ok_or_else(|| {
-                        WireError::Protocol("SASL continue without a start".into())
-                    })?;
-                    s.update(body.get(4..).unwrap_or_default())?;
-                    let at = begin(&mut self.wbuf, b'p');
-                    self.wbuf.extend_from_slice(s.message());
-                    end(&mut self.wbuf, at);
-                }
-                12 => {
-                    let s = scram
-                        .as_mut()
-                        .ok_or_else(|| WireError::Protocol("SASL final without a start".into()))?;
-                    s.finish(body.get(4..).unwrap_or_default())?;
-                    continue;
-                }
-                other => {
-                    return Err(WireError::Protocol(format!(
-                        "unsupported authentication method {other}"
-                    )));
-                }
-            }
-            self.flush()?;
-        }
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
+    pub(super) fn flush(&mut self) -> io::Result<()> {
         let r = self.sock.write_all(&self.wbuf);
         self.wbuf.clear();
         r
@@ -375,7 +203,7 @@ impl Wire {
     /// Returns the next message's tag and where its body is (see [`Socket::bytes`]).
     /// A length below 4 (the length counts itself) or beyond [`MAX_MESSAGE`] is a protocol
     /// error: the stream is not PostgreSQL's, or it is corrupt.
-    fn next_message(&mut self) -> Result<(u8, std::ops::Range<usize>), WireError> {
+    pub(super) fn next_message(&mut self) -> Result<(u8, std::ops::Range<usize>), WireError> {
         if let Err(e) = self.sock.fill(5) {
             return Err(self.read_failed(e));
         }
@@ -399,7 +227,7 @@ impl Wire {
     /// What a failed read returns: when Ctrl-C ended the wait, the statement in flight is
     /// cancelled on the server first (once).
     #[cold]
-    fn read_failed(&mut self, e: io::Error) -> WireError {
+    pub(super) fn read_failed(&mut self, e: io::Error) -> WireError {
         if crate::db::socket::is_interrupted(&e)
             && let (Some(key), Some(listener)) = (self.key, self.listener.take())
         {
@@ -410,7 +238,10 @@ impl Wire {
 
     /// Reads up to ReadyForQuery, counting rows and the command tag; the first error wins.
     /// `on_row` sees each row's first column.
-    fn collect(&mut self, mut on_row: impl FnMut(&PgRow)) -> Result<StmtOutcome, WireError> {
+    pub(super) fn collect(
+        &mut self,
+        mut on_row: impl FnMut(&PgRow),
+    ) -> Result<StmtOutcome, WireError> {
         let mut out = StmtOutcome::default();
         let mut error = None;
         // Result sets ended so far (several when one query string holds several statements).
@@ -455,7 +286,7 @@ impl Wire {
         }
     }
 
-    fn wait_ready(&mut self) -> Result<(), WireError> {
+    pub(super) fn wait_ready(&mut self) -> Result<(), WireError> {
         self.collect(|_| {}).map(drop)
     }
 
