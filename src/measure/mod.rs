@@ -4,6 +4,7 @@
 
 mod open;
 mod run;
+mod samplers;
 mod script;
 mod step;
 

@@ -3,7 +3,6 @@
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use crate::metrics::hw::{Sampler, Subject};
 use crate::{db, metrics, results, runner, workload};
 
 use super::open::Db;
@@ -29,37 +28,13 @@ pub(crate) fn measure(
     let target = db.target.as_ref();
     let url = target.display_url();
     check_start_at(plan)?;
-    let mut conn = match target.connect() {
-        Ok(c) => Some(c),
-        // A script opens its own connections, and one that never does (a CPU test, a
-        // report of its own) runs where no server answers, as sysbench runs it; one that
-        // does meets the same error at its own connect. Other errors (a refused login, a
-        // missing SQLite file) are said here.
-        Err(e)
-            if e.class == ErrorClass::ConnectionLost
-                && workload.own_connections()
-                && plan.roles.is_empty() =>
-        {
-            None
-        }
-        Err(e) => return Err(usage_if_missing(&url, e)),
-    };
-    let (version, settings, tls) = match conn.as_deref_mut() {
-        Some(conn) => {
-            workload.check_ready(conn, &plan.workload_opts, &url)?;
-            check_connection_limit(conn, &plan.runner, db.server.is_some(), &url)?;
-            let version = target.version(conn).map_err(|e| Error::db(&url, e))?;
-            let settings = conn.server_settings().map_err(|e| Error::db(&url, e))?;
-            (version, settings, conn.tls())
-        }
-        None => (NOT_CONNECTED.to_string(), Default::default(), None),
-    };
-    let roles = match conn.as_deref_mut() {
-        Some(conn) => ready_roles(plan, conn, &url)?,
-        None => Vec::new(),
-    };
-    let offline = conn.is_none();
-    drop(conn);
+    let Checked {
+        version,
+        settings,
+        tls,
+        roles,
+        offline,
+    } = check_before(plan, db, workload, &url)?;
     let clients = clients_line(&plan.runner);
     say(&format!(
         "dbsweep {}: {} on {url} ({} {version}), {clients}, seed {}",
@@ -78,69 +53,23 @@ pub(crate) fn measure(
         measure_start: start.clone(),
         ..plan.runner.clone()
     };
-    let probe = if offline {
-        None
-    } else {
-        Some(
-            metrics::dbstats::Probe::start(target, start.clone())
-                .map_err(|e| Error::db(&url, e))?,
-        )
-    };
-    let sampler = plan.hw_sample.then(|| {
-        let subject = Subject {
-            link_mbit: plan.link_mbit,
-            ..db.hw_subject()
-        };
-        Sampler::start(subject, start.clone())
-    });
-    let waits = if offline {
-        None
-    } else {
-        metrics::waits::WaitSampler::start(target, start.clone(), plan.wait_sample_hz)
-            .map_err(|e| Error::db(&url, e))?
-    };
-    let profiler = plan
-        .profile
-        .and_then(|hz| match db.start_profiler(start.clone(), hz) {
-            Ok(p) => Some(p),
-            Err(e) => {
-                say(&format!("warning: --profile: {e}; the run is not profiled"));
-                None
-            }
-        });
-    let node = plan
-        .server_metrics
-        .as_deref()
-        .map(|url| metrics::node::NodeScraper::start(url, start.clone()));
-    let peak_reset = plan.hw_sample && metrics::procfs::reset_own_peak_rss();
-    // Embedded SQLite's memory is in the client's: its own peak is told apart.
-    let embedded = target.dialect() == crate::db::Dialect::Sqlite;
-    if embedded {
-        crate::db::sqlite::reset_heap_peak();
-    }
+    let samplers = super::samplers::start(plan, db, &start, offline, say)?;
     let (outcome, role_outcomes) =
         run_measured(plan, &opts, target, workload, &roles, stop, on_interval);
-    let client_peak_rss_kb = peak_reset.then(metrics::procfs::own_peak_rss_kb).flatten();
-    let sqlite_heap_peak_kb = (peak_reset && embedded).then(crate::db::sqlite::heap_peak_kb);
-    let waits = waits.map(metrics::waits::WaitSampler::finish);
-    let profile = profiler.map(metrics::profile::Profiler::finish);
-    let events = outcome.as_ref().map_or(0, |o| o.total.counters.events);
-    let hw = sampler.and_then(|s| s.finish(events)).map(|mut h| {
-        h.client_peak_rss_kb = client_peak_rss_kb;
-        h.sqlite_heap_peak_kb = sqlite_heap_peak_kb;
-        h
-    });
-    let server_host = node.map(|n| {
-        let devices = (
-            plan.server_device.as_deref(),
-            plan.server_net_device.as_deref(),
-        );
-        n.finish(events, devices, plan.link_mbit)
-    });
-    if let Some(note) = server_host.as_ref().and_then(|h| h.note.as_ref()) {
+    let sampled = super::samplers::finish(
+        samplers,
+        &super::samplers::Ended {
+            target,
+            plan,
+            events: outcome.as_ref().map_or(0, |o| o.total.counters.events),
+            cache: outcome.as_ref().ok().map(|o| o.cache_counters),
+        },
+    );
+    if let Some(note) = sampled.server_host.as_ref().and_then(|h| h.note.as_ref()) {
         say(&format!("warning: --server-metrics: {note}"));
     }
-    if let Some(b) = hw
+    if let Some(b) = sampled
+        .hw
         .as_ref()
         .and_then(|h| h.beside.as_ref())
         .filter(|b| b.busy)
@@ -160,7 +89,6 @@ pub(crate) fn measure(
             outcome.seconds
         ));
     }
-    let server_stats = probe.map(|p| p.finish(target, outcome.cache_counters, events));
     let info = TargetInfo {
         kind: target.kind().into(),
         url: url.clone(),
@@ -177,6 +105,79 @@ pub(crate) fn measure(
         }
     }
     let mut results = build_results(plan, info, started_at, prepared, outcome);
+    attach_roles(&mut results, plan, role_outcomes, say)?;
+    results.server = db.server_info();
+    sampled.attach(&mut results, &url, say);
+    Ok(results)
+}
+
+/// What the checks before a run found: the server's version, settings and TLS, the roles'
+/// workloads ready, and whether the run goes without a connection (a script of its own).
+struct Checked {
+    version: String,
+    settings: std::collections::BTreeMap<String, String>,
+    tls: Option<String>,
+    roles: Vec<Box<dyn Workload>>,
+    offline: bool,
+}
+
+/// Connects once before the run: the workload's tables ready, the server's connection limit
+/// room for the clients, its version and settings; the roles' workloads ready.
+fn check_before(
+    plan: &RunPlan,
+    db: &Db,
+    workload: &dyn Workload,
+    url: &str,
+) -> Result<Checked, Error> {
+    let target = db.target.as_ref();
+    let mut conn = match target.connect() {
+        Ok(c) => Some(c),
+        // A script opens its own connections, and one that never does (a CPU test, a
+        // report of its own) runs where no server answers, as sysbench runs it; one that
+        // does meets the same error at its own connect. Other errors (a refused login, a
+        // missing SQLite file) are said here.
+        Err(e)
+            if e.class == ErrorClass::ConnectionLost
+                && workload.own_connections()
+                && plan.roles.is_empty() =>
+        {
+            None
+        }
+        Err(e) => return Err(usage_if_missing(url, e)),
+    };
+    let (version, settings, tls) = match conn.as_deref_mut() {
+        Some(conn) => {
+            workload.check_ready(conn, &plan.workload_opts, url)?;
+            check_connection_limit(conn, &plan.runner, db.server.is_some(), url)?;
+            let version = target.version(conn).map_err(|e| Error::db(url, e))?;
+            let settings = conn.server_settings().map_err(|e| Error::db(url, e))?;
+            (version, settings, conn.tls())
+        }
+        None => (NOT_CONNECTED.to_string(), Default::default(), None),
+    };
+    let roles = match conn.as_deref_mut() {
+        Some(conn) => ready_roles(plan, conn, url)?,
+        None => Vec::new(),
+    };
+    let offline = conn.is_none();
+    drop(conn);
+    Ok(Checked {
+        version,
+        settings,
+        tls,
+        roles,
+        offline,
+    })
+}
+
+/// The roles' figures into `results`; a role that failed fails the step, one that did not keep
+/// its rate is said.
+fn attach_roles(
+    results: &mut Results,
+    plan: &RunPlan,
+    role_outcomes: Vec<Result<RunOutcome, Error>>,
+    say: &dyn Fn(&str),
+) -> Result<(), Error> {
     results.roles = plan
         .roles
         .iter()
@@ -207,11 +208,7 @@ pub(crate) fn measure(
             role.rate.unwrap_or_default()
         ));
     }
-    results.hw = hw;
-    results.server_host = server_host;
-    results.server = db.server_info();
-    attach_diagnostics(&mut results, (profile, waits, server_stats), &url, say);
-    Ok(results)
+    Ok(())
 }
 
 /// `1st`, `2nd`, `3rd`, `4th`...
@@ -305,52 +302,6 @@ fn clients_line(r: &runner::RunnerOptions) -> String {
             r.worker_threads(),
             r.shared_connections()
         ),
-    }
-}
-
-/// What the samplers beside the runner gave: the profile, the wait profile, the server's
-/// counters.
-type Diagnostics = (
-    Option<Result<results::diagnosis::Profile, String>>,
-    Option<Result<results::diagnosis::WaitProfile, db::DbError>>,
-    Option<Result<results::figures::ServerStats, db::DbError>>,
-);
-
-/// The profile, the wait profile and the server's counters into `results`; each that failed
-/// is said as a warning, and the measurement stands without it.
-fn attach_diagnostics(
-    results: &mut Results,
-    (profile, waits, server_stats): Diagnostics,
-    url: &str,
-    say: &dyn Fn(&str),
-) {
-    match profile {
-        Some(Ok(p)) => {
-            if p.unknown_share > 0.5 {
-                say(&format!(
-                    "warning: --profile: {:.0}% of the samples have no symbol for their function: the server's binaries are stripped (install their debug symbols)",
-                    p.unknown_share * 100.0
-                ));
-            }
-            results.profile = Some(p);
-        }
-        Some(Err(e)) => say(&format!("warning: --profile: {e}; the run is not profiled")),
-        None => {}
-    }
-    match waits {
-        Some(Ok(w)) => results.waits = Some(w),
-        Some(Err(e)) => say(&format!(
-            "warning: the wait profile of {url} stopped: {e} (the step has none)"
-        )),
-        None => {}
-    }
-    match server_stats {
-        None => {}
-        Some(Ok(s)) => results.server_stats = Some(s),
-        // The measurement stands without them; a server gone at the end is said by the run.
-        Some(Err(e)) => say(&format!(
-            "warning: could not read the server's counters on {url}: {e}"
-        )),
     }
 }
 
