@@ -714,3 +714,75 @@ fn a_user_without_privilege_to_read_a_table_is_told_so_and_nothing_is_dropped() 
         .unwrap();
     assert_eq!(n.as_deref(), Some("10"));
 }
+
+/// A second prepare of a workload whose tables are there refuses, naming the command that
+/// removes them, and drops nothing; with --force it drops and reloads them. One rule, one
+/// place (workload::tables::refuse_or_drop) for LinkBench, the Insert Benchmark and pgbench.
+#[test]
+fn a_second_prepare_refuses_naming_its_cleanup_and_force_reloads() {
+    let s = Scratch::new();
+    let url = format!("sqlite://{}", s.path("again.db").display());
+    for (workload, extra, table, cleanup) in [
+        (
+            "linkbench_synthetic",
+            &["--nodes", "200"][..],
+            "nodetable",
+            "dbsweep cleanup linkbench",
+        ),
+        (
+            "ibench_insert",
+            &["--table-size", "200"][..],
+            "purchases_index",
+            "dbsweep cleanup ibench_insert",
+        ),
+        (
+            "pgbench_tpcb_like",
+            &[][..],
+            "pgbench_accounts",
+            "dbsweep cleanup pgbench_tpcb_like",
+        ),
+    ] {
+        let prepare = |force: bool| {
+            let mut c = dbsweep();
+            c.args(["prepare", workload, "--target", &url]).args(extra);
+            if force {
+                c.arg("--force");
+            }
+            c.timeout(HANG).output().unwrap()
+        };
+        assert!(
+            prepare(false).status.success(),
+            "{workload}: the first prepare"
+        );
+        let rows = |c: &mut Box<dyn dbsweep::db::Conn>| {
+            c.query_i64(&format!("SELECT COUNT(*) FROM {table}"))
+                .unwrap()
+                .unwrap()
+        };
+        let before = rows(&mut connect(&url));
+        let again = prepare(false);
+        assert_refused(
+            &again,
+            2,
+            &[
+                &format!("table {table} already exists"),
+                &format!("run `{cleanup}` first"),
+                "--force",
+            ],
+        );
+        assert_eq!(
+            rows(&mut connect(&url)),
+            before,
+            "{workload}: nothing dropped"
+        );
+        assert!(
+            prepare(true).status.success(),
+            "{workload}: --force reloads"
+        );
+        assert_eq!(
+            rows(&mut connect(&url)),
+            before,
+            "{workload}: reloaded whole"
+        );
+    }
+}

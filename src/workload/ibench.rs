@@ -496,16 +496,13 @@ fn load(
 ) -> Result<LoadReport, Error> {
     let url = target.display_url();
     let mut conn = target.connect().map_err(|e| Error::db(&url, e))?;
-    if conn.table_exists(TABLE).map_err(|e| Error::db(&url, e))? {
-        if !force {
-            return Err(Error::Usage(format!(
-                "table {TABLE} already exists in {url}; run `dbsweep cleanup ibench_insert` first \
-                 or add --force to drop and reload it"
-            )));
-        }
-        conn.batch(&format!("DROP TABLE {TABLE}"))
-            .map_err(|e| Error::db(format!("dropping {TABLE}"), e))?;
-    }
+    super::tables::refuse_or_drop(
+        conn.as_mut(),
+        &url,
+        &[TABLE],
+        force,
+        "dbsweep cleanup ibench_insert",
+    )?;
     let start = Instant::now();
     let cpu_start = crate::metrics::process_cpu_seconds();
     o.style.progress(&format!("Creating table '{TABLE}'..."));

@@ -149,6 +149,35 @@ fn after_rows_sql(dialect: Dialect, n: u32, o: &WorkloadOptions) -> Vec<String> 
     sql
 }
 
+/// A workload's own tables that are there already (its `prepare` run before): refused, naming
+/// the command that removes them, unless `force`; dropped with it.
+pub fn refuse_or_drop(
+    conn: &mut dyn Conn,
+    url: &str,
+    tables: &[&str],
+    force: bool,
+    cleanup: &str,
+) -> Result<(), Error> {
+    for table in tables {
+        if !conn.table_exists(table).map_err(|e| Error::db(url, e))? {
+            continue;
+        }
+        if !force {
+            return Err(already_there(table, url, cleanup));
+        }
+        conn.batch(&format!("DROP TABLE {table}"))
+            .map_err(|e| Error::db(format!("dropping {table}"), e))?;
+    }
+    Ok(())
+}
+
+/// The refusal of a prepare that finds `table` there: what removes it, or --force.
+pub fn already_there(table: &str, url: &str, cleanup: &str) -> Error {
+    Error::Usage(format!(
+        "table {table} already exists in {url}; run `{cleanup}` first or add --force to drop and reload it"
+    ))
+}
+
 /// Whether table `name` holds at least one row.
 fn has_rows(conn: &mut dyn Conn, name: &str) -> Result<bool, Error> {
     let probe = format!("SELECT 1 FROM {name} LIMIT 1");

@@ -14,18 +14,13 @@ pub(super) fn load(
 ) -> Result<LoadReport, Error> {
     let url = target.display_url();
     let mut conn = target.connect().map_err(|e| Error::db(&url, e))?;
-    for table in TABLES {
-        if conn.table_exists(table).map_err(|e| Error::db(&url, e))? {
-            if !force {
-                return Err(Error::Usage(format!(
-                    "table {table} already exists in {url}; run `dbsweep cleanup linkbench` first \
-                     or add --force to drop and reload it"
-                )));
-            }
-            conn.batch(&format!("DROP TABLE {table}"))
-                .map_err(|e| Error::db(format!("dropping {table}"), e))?;
-        }
-    }
+    crate::workload::tables::refuse_or_drop(
+        conn.as_mut(),
+        &url,
+        &TABLES,
+        force,
+        "dbsweep cleanup linkbench",
+    )?;
     let start = Instant::now();
     let cpu_start = crate::metrics::process_cpu_seconds();
     let [nodes_sql, links_sql, counts_sql, index_sql] = schema(target.dialect());

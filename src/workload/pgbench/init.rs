@@ -110,9 +110,11 @@ pub fn run(
                 if init.keep_existing && !force {
                     for t in TABLES {
                         if conn.table_exists(t).map_err(db(&url))? {
-                            return Err(Error::Usage(format!(
-                                "table {t} already exists in {url}; run `dbsweep cleanup pgbench_tpcb_like` first or add --force to drop and reload it"
-                            )));
+                            return Err(crate::workload::tables::already_there(
+                                t,
+                                &url,
+                                "dbsweep cleanup pgbench_tpcb_like",
+                            ));
                         }
                     }
                 }
