@@ -1,7 +1,20 @@
 //! A LinkBench requester: the operations of the mix, each one transaction, with the
 //! original's id choice, and the tails of long lists it reads history from.
 
-use super::*;
+use std::sync::atomic::{AtomicI64, Ordering};
+
+use super::dist::{Degrees, LINK_TYPES, Picks, id2_for, id2s_for};
+use super::{
+    COUNTS, HISTORY_SHARE, LINK_COLUMNS, LINK_DATA_MAX, LINK_DATA_MEDIAN, LINKS, LIST_LIMIT,
+    MULTIGET_MAX, MULTIGET_P, NEXT_NODE, NODE_COLUMNS, NODE_DATA_MAX, NODE_DATA_MEDIAN, NODE_TYPE,
+    NODES, OP_ORDER, OPS, Op, P_ADD_EXIST, P_DELETE_EXIST, P_GET_EXIST, P_UPDATE_EXIST,
+    READS_CORRELATED, TAILS_MAX, WRITES_CORRELATED, count_change_sql, link_type_id, now_ms,
+    payload, upsert_link_sql,
+};
+use crate::clock::Stamp;
+use crate::db::{Conn, DbError, Dialect, Param, QueryCounts, StmtId};
+use crate::workload::rand::Rand;
+use crate::workload::traits::Client;
 
 /// A client of a LinkBench of `nodes` nodes on `conn`: its statements prepared, its
 /// distributions made.

@@ -1,7 +1,20 @@
 //! LinkBench's load (nodes, their links and counts, in parallel jobs, then the secondary
 //! index) and the check that every count is its visible links.
 
-use super::*;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
+
+use super::dist::{Degrees, LINK_TYPES};
+use super::{
+    COUNT_COLUMNS, COUNTS, LINK_COLUMNS, LINK_DATA_MAX, LINK_DATA_MEDIAN, LINK_TIME_HALF_SPAN,
+    LINKS, LOAD_CHUNK, NODE_COLUMNS, NODE_DATA_MAX, NODE_DATA_MEDIAN, NODE_TYPE, NODES, TABLES,
+    link_type_id, now_ms, payload, schema,
+};
+use crate::db::{Conn, DbError, Dialect, RowValue, Target};
+use crate::error::Error;
+use crate::results::figures::LoadReport;
+use crate::workload::options::WorkloadOptions;
+use crate::workload::rand::Rand;
 
 /// The load: `--nodes` nodes, each with its loaded links and the counts of them per type,
 /// in parallel jobs of [`LOAD_CHUNK`] nodes; then the links' secondary index.

@@ -13,8 +13,7 @@
 //! History reads are LinkBench's: 0.3% of list reads, each reading on from the last link of a
 //! list that filled the limit before (a cache of such tails per client, as its requester's).
 
-use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
-use std::time::Instant;
+use std::sync::atomic::{AtomicBool, AtomicI64};
 
 use super::names::static_name;
 use super::options::WorkloadOptions;
@@ -22,8 +21,7 @@ use super::rand::Rand;
 use super::shared::Shared;
 use super::tables::TableSet;
 use super::traits::{Client, Workload};
-use crate::clock::Stamp;
-use crate::db::{Conn, DbError, Dialect, Param, QueryCounts, RowValue, StmtId, Target};
+use crate::db::{Conn, DbError, Dialect, Target};
 use crate::error::Error;
 use crate::results::figures::LoadReport;
 
@@ -32,7 +30,7 @@ mod dist;
 mod load;
 
 pub use dist::{DegreeSource, Degrees};
-use dist::{LINK_TYPES, Picks, id2_for, id2s_for, payload_len};
+use dist::{Picks, payload_len};
 use load::{check, load};
 
 pub const NODES: &str = "nodetable";

@@ -1,7 +1,8 @@
 //! test-alter-table: a table of 8 columns and 1,000 rows grown to 1,000 columns one ALTER at
 //! a time, indexed and unindexed, and shrunk again as the original shrinks it.
 
-use super::*;
+use super::{Ctx, SqlBenchClient, ddl};
+use crate::db::{DbError, Dialect};
 
 impl SqlBenchClient {
     /// Rows 1,000 and columns 1,000 (--small-test: 100 and 100); one column a statement (the

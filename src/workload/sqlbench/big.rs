@@ -1,6 +1,7 @@
 //! test-big-tables: a table of 1,000 columns read and written whole.
 
-use super::*;
+use super::{Ctx, SqlBenchClient};
+use crate::db::DbError;
 
 impl SqlBenchClient {
     /// 70,000 of each (--small-test: 7,000) on 1,000 columns (100).

@@ -1,6 +1,7 @@
 //! test-connect: connecting, and sending small results and a big one.
 
-use super::*;
+use super::{Ctx, SqlBenchClient, not_interrupted};
+use crate::db::{DbError, QueryCounts};
 
 impl SqlBenchClient {
     /// The original's loop count (500,000; --small-test: 5,000), a tenth of it for the tests

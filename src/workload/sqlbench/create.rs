@@ -1,7 +1,8 @@
 //! test-create: many tables made, read and dropped; tables made and dropped at once, plain
 //! and with 16 keys.
 
-use super::*;
+use super::{Ctx, SqlBenchClient};
+use crate::db::DbError;
 
 /// The tables of the many-tables tests (the original's 400; --small-test: 10), and of the
 /// create+drop loops (its 10,000; --small-test: 10).

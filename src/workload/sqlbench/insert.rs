@@ -2,7 +2,8 @@
 //! then read by key, by ranges, sorted, grouped and joined, updated and deleted; a table of
 //! 16 keys filled, updated and emptied; a multi-row insert.
 
-use super::*;
+use super::{Ctx, SqlBenchClient, not_interrupted};
+use crate::db::{DbError, Dialect, Param};
 
 /// The original's counts: rows/3 (`$opt_loop_count`), the whole-table loops, the range loops,
 /// the many-keys rows and the key reads; --small-test's.

@@ -1,7 +1,8 @@
 //! test-select: selects on keys of many parts: cached and uncached sums, big selects, ranges of
 //! many ORs, MIN/MAX and COUNT on keys, GROUP BY and COUNT(DISTINCT).
 
-use super::*;
+use super::{Ctx, SqlBenchClient};
+use crate::db::DbError;
 
 const REGIONS: u64 = 6;
 

@@ -1,7 +1,8 @@
 //! test-transactions: inserts, updates and deletes in one transaction and in autocommit, and
 //! inserts, updates and deletes rolled back in batches.
 
-use super::*;
+use super::{Ctx, SqlBenchClient, ddl};
+use crate::db::DbError;
 
 const GROUPS: u64 = 27;
 
