@@ -306,31 +306,12 @@ fn scripts(opts: &[(&str, String)]) -> Result<Scripts, Error> {
 fn run(opts: &[(&str, String)], target: &str) -> Result<Pgbench, Error> {
     let has = |n: &str| has(opts, n);
     let last = |n: &str| last(opts, n);
-    let clients: u32 = number("client", last("client").unwrap_or("1"), "number of clients")?;
-    let threads: u32 = number("jobs", last("jobs").unwrap_or("1"), "number of threads")?;
-    if clients == 0 || threads == 0 {
-        return Err(usage(
-            "invalid number of clients or threads: must be at least 1",
-        ));
-    }
-    if threads > clients {
-        return Err(usage(format!(
-            "number of threads ({threads}) must be at most the number of clients ({clients})"
-        )));
-    }
-    let (per_client, duration) = match (last("transactions"), last("time")) {
-        (Some(_), Some(_)) => {
-            return Err(usage(
-                "specify either a number of transactions (-t) or a duration (-T), not both",
-            ));
-        }
-        (Some(t), None) => (
-            Some(number::<u64>("transactions", t, "number of transactions")?),
-            0,
-        ),
-        (None, Some(t)) => (None, number::<u64>("time", t, "duration")?),
-        (None, None) => (Some(10), 0),
-    };
+    let Counts {
+        clients,
+        threads,
+        per_client,
+        duration,
+    } = counts(opts)?;
     let (workload, script_specs, transaction_type, all) = scripts(opts)?;
     let shapes = shapes(&all)?;
     let mode = match last("protocol").unwrap_or("simple") {
@@ -346,17 +327,7 @@ fn run(opts: &[(&str, String)], target: &str) -> Result<Pgbench, Error> {
         last("max-tries").unwrap_or("1"),
         "number of maximum tries",
     )?;
-    let latency_limit = match last("latency-limit") {
-        Some(l) => {
-            let ms: f64 = l
-                .parse()
-                .ok()
-                .filter(|v: &f64| v.is_finite() && *v > 0.0)
-                .ok_or_else(|| usage(format!("invalid latency limit: \"{l}\"")))?;
-            Some(ms)
-        }
-        None => None,
-    };
+    let latency_limit = latency_limit(opts)?;
     let log_args = log_options(opts, threads, duration)?;
     if max_tries == 0 && latency_limit.is_none() && last("time").is_none() {
         return Err(usage(
@@ -445,6 +416,65 @@ fn run(opts: &[(&str, String)], target: &str) -> Result<Pgbench, Error> {
             scripts: shapes,
         },
     })))
+}
+
+/// How many clients and threads (`-c`, `-j`), and how long: `-t`'s transactions per client or
+/// `-T`'s seconds.
+struct Counts {
+    clients: u32,
+    threads: u32,
+    per_client: Option<u64>,
+    duration: u64,
+}
+
+fn counts(opts: &[(&str, String)]) -> Result<Counts, Error> {
+    let last = |n: &str| last(opts, n);
+    let clients: u32 = number("client", last("client").unwrap_or("1"), "number of clients")?;
+    let threads: u32 = number("jobs", last("jobs").unwrap_or("1"), "number of threads")?;
+    if clients == 0 || threads == 0 {
+        return Err(usage(
+            "invalid number of clients or threads: must be at least 1",
+        ));
+    }
+    if threads > clients {
+        return Err(usage(format!(
+            "number of threads ({threads}) must be at most the number of clients ({clients})"
+        )));
+    }
+    let (per_client, duration) = match (last("transactions"), last("time")) {
+        (Some(_), Some(_)) => {
+            return Err(usage(
+                "specify either a number of transactions (-t) or a duration (-T), not both",
+            ));
+        }
+        (Some(t), None) => (
+            Some(number::<u64>("transactions", t, "number of transactions")?),
+            0,
+        ),
+        (None, Some(t)) => (None, number::<u64>("time", t, "duration")?),
+        (None, None) => (Some(10), 0),
+    };
+    Ok(Counts {
+        clients,
+        threads,
+        per_client,
+        duration,
+    })
+}
+
+/// `-L`'s milliseconds, as pgbench judges them.
+fn latency_limit(opts: &[(&str, String)]) -> Result<Option<f64>, Error> {
+    Ok(match last(opts, "latency-limit") {
+        Some(l) => {
+            let ms: f64 = l
+                .parse()
+                .ok()
+                .filter(|v: &f64| v.is_finite() && *v > 0.0)
+                .ok_or_else(|| usage(format!("invalid latency limit: \"{l}\"")))?;
+            Some(ms)
+        }
+        None => None,
+    })
 }
 
 /// `-l` and its options as the run's transaction log options, checked as pgbench checks them.

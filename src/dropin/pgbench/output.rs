@@ -121,18 +121,8 @@ fn share(s: &mut String, what: &str, n: u64, all: u64) {
     let _ = writeln!(s, "number of {what}: {n} ({pct}%)");
 }
 
-pub fn summary(r: &Results, st: &PgbenchStyle) -> String {
-    let mut s = String::new();
-    // Transactions given up after their last try (--max-tries, 1 by default as pgbench's).
-    let failed = r.failed_events;
-    let all = r.events + failed + r.skipped_events;
-    let pct = |n: u64, of: u64| {
-        if of > 0 {
-            100.0 * n as f64 / of as f64
-        } else {
-            0.0
-        }
-    };
+/// The summary's head: what ran, how many clients, for how long, how many transactions.
+fn header(s: &mut String, r: &Results, st: &PgbenchStyle) {
     let _ = writeln!(s, "transaction type: {}", st.transaction_type);
     let _ = writeln!(s, "scaling factor: {}", st.scale);
     if let Some((method, n)) = st.partitions {
@@ -157,6 +147,21 @@ pub fn summary(r: &Results, st: &PgbenchStyle) -> String {
             let _ = writeln!(s, "number of transactions actually processed: {}", r.events);
         }
     }
+}
+
+pub fn summary(r: &Results, st: &PgbenchStyle) -> String {
+    let mut s = String::new();
+    // Transactions given up after their last try (--max-tries, 1 by default as pgbench's).
+    let failed = r.failed_events;
+    let all = r.events + failed + r.skipped_events;
+    let pct = |n: u64, of: u64| {
+        if of > 0 {
+            100.0 * n as f64 / of as f64
+        } else {
+            0.0
+        }
+    };
+    header(&mut s, r, st);
     share(&mut s, "failed transactions", failed, all);
     if st.failures_detailed {
         share(
