@@ -41,21 +41,8 @@ pub fn merge(files: &[(String, Results)]) -> Result<(Results, Vec<String>), Stri
     let (aligned, from, time_s) = measured_span(files, &mut warnings);
     let per_s = |n: f64| if time_s > 0.0 { n / time_s } else { 0.0 };
     let events = total("events", files.iter().map(|(_, r)| r.events))?;
-    let q = |f: fn(&Queries) -> u64| total("queries", files.iter().map(|(_, r)| f(&r.queries)));
-    let queries = Queries {
-        read: q(|q| q.read)?,
-        write: q(|q| q.write)?,
-        other: q(|q| q.other)?,
-        total: q(|q| q.total)?,
-        rows: q(|q| q.rows)?,
-    };
-    let mut errors: BTreeMap<String, u64> = BTreeMap::new();
-    for (_, r) in files {
-        for (k, v) in &r.errors {
-            let e = errors.entry(k.clone()).or_insert(0);
-            *e = total("errors", [*e, *v])?;
-        }
-    }
+    let queries = merge_queries(files)?;
+    let errors = merge_errors(files)?;
     let histogram = add_histograms(
         files
             .iter()
@@ -86,15 +73,7 @@ pub fn merge(files: &[(String, Results)]) -> Result<(Results, Vec<String>), Stri
     let server_stats = merge_server_stats(first, events);
     let merged = Results {
         schema_version: super::SCHEMA_VERSION,
-        tool: super::Tool {
-            // The clients' clock, where they all timed with the same one.
-            clock: first
-                .tool
-                .clock
-                .clone()
-                .filter(|c| files.iter().all(|(_, r)| r.tool.clock.as_ref() == Some(c))),
-            ..super::Tool::this()
-        },
+        tool: merged_tool(first, files),
         workload: first.workload.clone(),
         target: first.target.clone(),
         server: first.server.clone(),
@@ -166,6 +145,42 @@ pub fn merge(files: &[(String, Results)]) -> Result<(Results, Vec<String>), Stri
         connect_s: None,
     };
     Ok((merged, warnings))
+}
+
+/// This program, and the clients' clock where they all timed with the same one.
+fn merged_tool(first: &Results, files: &[(String, Results)]) -> super::Tool {
+    super::Tool {
+        clock: first
+            .tool
+            .clock
+            .clone()
+            .filter(|c| files.iter().all(|(_, r)| r.tool.clock.as_ref() == Some(c))),
+        ..super::Tool::this()
+    }
+}
+
+/// The parts' queries by kind, summed.
+fn merge_queries(files: &[(String, Results)]) -> Result<Queries, String> {
+    let q = |f: fn(&Queries) -> u64| total("queries", files.iter().map(|(_, r)| f(&r.queries)));
+    Ok(Queries {
+        read: q(|q| q.read)?,
+        write: q(|q| q.write)?,
+        other: q(|q| q.other)?,
+        total: q(|q| q.total)?,
+        rows: q(|q| q.rows)?,
+    })
+}
+
+/// The parts' errors by class, summed.
+fn merge_errors(files: &[(String, Results)]) -> Result<BTreeMap<String, u64>, String> {
+    let mut errors: BTreeMap<String, u64> = BTreeMap::new();
+    for (_, r) in files {
+        for (k, v) in &r.errors {
+            let e = errors.entry(k.clone()).or_insert(0);
+            *e = total("errors", [*e, *v])?;
+        }
+    }
+    Ok(errors)
 }
 
 /// Checks that `files` are parts of one run, each once; warnings worth printing.
