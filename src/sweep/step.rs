@@ -124,27 +124,7 @@ impl<'a> SweepRun<'a> {
             results.interrupted = INTERRUPT.load(Ordering::Relaxed);
             results.error = None;
             let recovery = crash::recover(db, &crash, workload.as_ref())?;
-            self.progress.say(&format!(
-                "{}: the server recovered in {:.2} s from a crash with {} of redo since its checkpoint{}{}",
-                cell.id(),
-                recovery.seconds,
-                recovery
-                    .redo_bytes
-                    .map_or("an unknown amount".into(), |b| format!("{:.1} MB", b as f64 / 1e6)),
-                match (recovery.recovered_txns, recovery.rollback_s, recovery.rollback_left) {
-                    (Some(n), Some(s), None) if n > 0 => format!(
-                        ", and rolled back the {n} transaction(s) it left open {s:.2} s later"
-                    ),
-                    (Some(n), Some(s), Some(left)) => format!(
-                        "; of the {n} transaction(s) it left open, {left} still show as rolling back with no progress since {s:.2} s after it answered (the checks went on: reads see them as uncommitted)"
-                    ),
-                    _ => String::new(),
-                },
-                recovery
-                    .checks
-                    .as_deref()
-                    .map_or(String::new(), |c| format!("; TPC-C checks {c}"))
-            ));
+            self.progress.say(&recovery_line(&cell.id(), &recovery));
             rec.recovery = Some(recovery);
         }
         self.finish_workload(cell, step, results, rec)
@@ -455,4 +435,35 @@ impl<'a> SweepRun<'a> {
         }
         Ok(())
     }
+}
+
+/// What a crash step's recovery says on the progress line of `cell`.
+fn recovery_line(cell: &str, recovery: &crate::results::Recovery) -> String {
+    format!(
+        "{}: the server recovered in {:.2} s from a crash with {} of redo since its checkpoint{}{}",
+        cell,
+        recovery.seconds,
+        recovery
+            .redo_bytes
+            .map_or("an unknown amount".into(), |b| format!(
+                "{:.1} MB",
+                b as f64 / 1e6
+            )),
+        match (
+            recovery.recovered_txns,
+            recovery.rollback_s,
+            recovery.rollback_left
+        ) {
+            (Some(n), Some(s), None) if n > 0 =>
+                format!(", and rolled back the {n} transaction(s) it left open {s:.2} s later"),
+            (Some(n), Some(s), Some(left)) => format!(
+                "; of the {n} transaction(s) it left open, {left} still show as rolling back with no progress since {s:.2} s after it answered (the checks went on: reads see them as uncommitted)"
+            ),
+            _ => String::new(),
+        },
+        recovery
+            .checks
+            .as_deref()
+            .map_or(String::new(), |c| format!("; TPC-C checks {c}"))
+    )
 }
