@@ -37,133 +37,141 @@ fn aspect(name: &'static str, key: &str, text: String) -> Aspect {
 /// other dialects.
 pub fn profile(kind: &str, settings: &BTreeMap<String, String>) -> Option<Vec<Aspect>> {
     let get = |n: &str| settings.get(n).map(|v| v.trim().to_ascii_lowercase());
-    let mut out = Vec::new();
     match kind {
-        "postgres" => {
-            let fsync = get("fsync");
-            let sync = get("synchronous_commit");
-            if fsync.as_deref() == Some("off") {
-                out.push(aspect(
-                    "log synced at commit",
-                    "never",
-                    "never: fsync=off".into(),
-                ));
-            } else if let Some(s) = sync {
-                out.push(if s == "off" {
-                    aspect(
-                        "log synced at commit",
-                        "no",
-                        "no: written in the background (synchronous_commit=off)".into(),
-                    )
-                } else {
-                    aspect(
-                        "log synced at commit",
-                        "yes",
-                        format!("yes (synchronous_commit={s})"),
-                    )
-                });
-            }
-            if fsync.is_some() {
-                out.push(aspect(
-                    "binary log",
-                    "off",
-                    "none (PostgreSQL has none)".into(),
-                ));
-            }
-            if let Some(v) = get("full_page_writes") {
-                out.push(aspect(
-                    "torn-page protection",
-                    if v == "on" { "on" } else { "off" },
-                    format!("{v} (full_page_writes)"),
-                ));
-            }
-            if let Some(v) = get("data_checksums") {
-                out.push(aspect(
-                    "page checksums",
-                    if v == "on" { "on" } else { "off" },
-                    format!("{v} (data_checksums)"),
-                ));
-            }
-            if let Some(v) = get("server_encoding") {
-                out.push(aspect(
-                    "character set",
-                    &charset(&v),
-                    format!("{v} (server_encoding)"),
-                ));
-            }
-        }
-        "mysql" => {
-            if let Some(v) = get("innodb_flush_log_at_trx_commit") {
-                out.push(match v.as_str() {
-                    "1" => aspect(
-                        "log synced at commit",
-                        "yes",
-                        "yes (innodb_flush_log_at_trx_commit=1)".into(),
-                    ),
-                    "2" => aspect(
-                        "log synced at commit",
-                        "no",
-                        "no: written at commit, synced each second (innodb_flush_log_at_trx_commit=2)"
-                            .into(),
-                    ),
-                    _ => aspect(
-                        "log synced at commit",
-                        "no",
-                        format!("no: written and synced each second (innodb_flush_log_at_trx_commit={v})"),
-                    ),
-                });
-            }
-            if let Some(v) = get("log_bin") {
-                out.push(if v == "off" || v == "0" {
-                    aspect("binary log", "off", "off (log_bin=OFF)".into())
-                } else {
-                    match get("sync_binlog").as_deref() {
-                        Some("1") => aspect(
-                            "binary log",
-                            "on, synced at every commit",
-                            "on, synced at every commit (sync_binlog=1)".into(),
-                        ),
-                        Some("0") => aspect(
-                            "binary log",
-                            "on, not synced",
-                            "on, synced when the OS writes it (sync_binlog=0)".into(),
-                        ),
-                        Some(n) => aspect(
-                            "binary log",
-                            &format!("on, synced every {n} commits"),
-                            format!("on, synced every {n} commits (sync_binlog={n})"),
-                        ),
-                        None => aspect("binary log", "on", "on (log_bin=ON)".into()),
-                    }
-                });
-            }
-            if let Some(v) = get("innodb_doublewrite") {
-                let on = !(v == "off" || v == "0" || v == "detect_only");
-                out.push(aspect(
-                    "torn-page protection",
-                    if on { "on" } else { "off" },
-                    format!("{v} (innodb_doublewrite)"),
-                ));
-            }
-            if let Some(v) = get("innodb_checksum_algorithm") {
-                let on = !v.ends_with("none");
-                out.push(aspect(
-                    "page checksums",
-                    if on { "on" } else { "off" },
-                    format!("{v} (innodb_checksum_algorithm)"),
-                ));
-            }
-            if let Some(v) = get("character_set_server") {
-                out.push(aspect(
-                    "character set",
-                    &charset(&v),
-                    format!("{v} (character_set_server)"),
-                ));
-            }
-        }
-        _ => return None,
+        "postgres" => Some(postgres_profile(&get)),
+        "mysql" => Some(mysql_profile(&get)),
+        _ => None,
     }
-    Some(out)
+}
+
+/// PostgreSQL's aspects, from its settings (`get`: a setting's value, lower case).
+fn postgres_profile(get: &dyn Fn(&str) -> Option<String>) -> Vec<Aspect> {
+    let mut out = Vec::new();
+    let fsync = get("fsync");
+    let sync = get("synchronous_commit");
+    if fsync.as_deref() == Some("off") {
+        out.push(aspect(
+            "log synced at commit",
+            "never",
+            "never: fsync=off".into(),
+        ));
+    } else if let Some(s) = sync {
+        out.push(if s == "off" {
+            aspect(
+                "log synced at commit",
+                "no",
+                "no: written in the background (synchronous_commit=off)".into(),
+            )
+        } else {
+            aspect(
+                "log synced at commit",
+                "yes",
+                format!("yes (synchronous_commit={s})"),
+            )
+        });
+    }
+    if fsync.is_some() {
+        out.push(aspect(
+            "binary log",
+            "off",
+            "none (PostgreSQL has none)".into(),
+        ));
+    }
+    if let Some(v) = get("full_page_writes") {
+        out.push(aspect(
+            "torn-page protection",
+            if v == "on" { "on" } else { "off" },
+            format!("{v} (full_page_writes)"),
+        ));
+    }
+    if let Some(v) = get("data_checksums") {
+        out.push(aspect(
+            "page checksums",
+            if v == "on" { "on" } else { "off" },
+            format!("{v} (data_checksums)"),
+        ));
+    }
+    if let Some(v) = get("server_encoding") {
+        out.push(aspect(
+            "character set",
+            &charset(&v),
+            format!("{v} (server_encoding)"),
+        ));
+    }
+    out
+}
+
+/// MySQL's and MariaDB's aspects, from their settings.
+fn mysql_profile(get: &dyn Fn(&str) -> Option<String>) -> Vec<Aspect> {
+    let mut out = Vec::new();
+    if let Some(v) = get("innodb_flush_log_at_trx_commit") {
+        out.push(match v.as_str() {
+            "1" => aspect(
+                "log synced at commit",
+                "yes",
+                "yes (innodb_flush_log_at_trx_commit=1)".into(),
+            ),
+            "2" => aspect(
+                "log synced at commit",
+                "no",
+                "no: written at commit, synced each second (innodb_flush_log_at_trx_commit=2)"
+                    .into(),
+            ),
+            _ => aspect(
+                "log synced at commit",
+                "no",
+                format!("no: written and synced each second (innodb_flush_log_at_trx_commit={v})"),
+            ),
+        });
+    }
+    if let Some(v) = get("log_bin") {
+        out.push(if v == "off" || v == "0" {
+            aspect("binary log", "off", "off (log_bin=OFF)".into())
+        } else {
+            match get("sync_binlog").as_deref() {
+                Some("1") => aspect(
+                    "binary log",
+                    "on, synced at every commit",
+                    "on, synced at every commit (sync_binlog=1)".into(),
+                ),
+                Some("0") => aspect(
+                    "binary log",
+                    "on, not synced",
+                    "on, synced when the OS writes it (sync_binlog=0)".into(),
+                ),
+                Some(n) => aspect(
+                    "binary log",
+                    &format!("on, synced every {n} commits"),
+                    format!("on, synced every {n} commits (sync_binlog={n})"),
+                ),
+                None => aspect("binary log", "on", "on (log_bin=ON)".into()),
+            }
+        });
+    }
+    if let Some(v) = get("innodb_doublewrite") {
+        let on = !(v == "off" || v == "0" || v == "detect_only");
+        out.push(aspect(
+            "torn-page protection",
+            if on { "on" } else { "off" },
+            format!("{v} (innodb_doublewrite)"),
+        ));
+    }
+    if let Some(v) = get("innodb_checksum_algorithm") {
+        let on = !v.ends_with("none");
+        out.push(aspect(
+            "page checksums",
+            if on { "on" } else { "off" },
+            format!("{v} (innodb_checksum_algorithm)"),
+        ));
+    }
+    if let Some(v) = get("character_set_server") {
+        out.push(aspect(
+            "character set",
+            &charset(&v),
+            format!("{v} (character_set_server)"),
+        ));
+    }
+    out
 }
 
 /// A character set's name, the same for both families where it is the same encoding.
