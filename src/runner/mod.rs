@@ -305,28 +305,9 @@ fn run_group(
         registry: (mode == Mode::Pooled).then(|| Arc::new(pool::Registry::default())),
         paced: (opts.rate.is_some() && mode == Mode::Threads).then_some(&paced),
     };
-    let connections = if mode == Mode::Pooled {
-        opts.shared_connections()
-    } else {
-        clients
-    };
-    let recorder_bytes =
-        Recorder::with_kinds(workload.kinds().len(), workload.statements().len()).expected_bytes();
-    check_memory(
-        target,
-        (connections, workers),
-        recorder_bytes,
-        crate::metrics::procfs::mem_available(),
-    )?;
+    let connections = connections_fitting(target, workload, opts, workers)?;
     let connecting = Instant::now();
-    let progress = Progress::new(
-        if mode == Mode::Pooled {
-            opts.shared_connections()
-        } else {
-            clients
-        },
-        opts.style,
-    );
+    let progress = Progress::new(connections, opts.style);
     let pool = pool::ConnPool::default();
     let pooled_clients = if mode == Mode::Pooled {
         open_pool(&shared, opts, &pool, &progress)?
@@ -385,6 +366,30 @@ fn run_group(
         }
         Ok(outcome)
     })
+}
+
+/// The connections a run opens (its clients', or the pool's), refused where they and the
+/// `workers` need more memory than the machine has available.
+fn connections_fitting(
+    target: &dyn Target,
+    workload: &dyn Workload,
+    opts: &RunnerOptions,
+    workers: u32,
+) -> Result<u32, Error> {
+    let connections = if opts.mode() == Mode::Pooled {
+        opts.shared_connections()
+    } else {
+        opts.clients()
+    };
+    let recorder_bytes =
+        Recorder::with_kinds(workload.kinds().len(), workload.statements().len()).expected_bytes();
+    check_memory(
+        target,
+        (connections, workers),
+        recorder_bytes,
+        crate::metrics::procfs::mem_available(),
+    )?;
+    Ok(connections)
 }
 
 /// What the worker threads and the run's own thread share while the clients start.
