@@ -91,18 +91,7 @@ pub(super) fn report_loop(
     // Throughput is over the measured time: a client that overran the deadline by an answer
     // in flight or a reconnect does not stretch it. One held far past it (a lock of another
     // process) does: its events took that long, and the overrun is said.
-    let mut end = Instant::now().max(measure_start);
-    let mut overran_s = 0.0;
-    // pgbench's run time is up to its last client's end, whatever it was doing at -T's.
-    if let Some(t) = opts.time.filter(|_| !opts.pgbench_clients) {
-        let deadline = measure_start + Duration::from_secs_f64(t);
-        let over = end.saturating_duration_since(deadline).as_secs_f64();
-        if over > OVERRUN_SAID_S.max(t * 0.1) {
-            overran_s = over;
-        } else {
-            end = end.min(deadline);
-        }
-    }
+    let (end, overran_s) = measured_end(opts, measure_start);
     let snap = collector.collect(recorders);
     // Never zero when there are events to put in it: they count in the total.
     let tail = end.duration_since(last).as_secs_f64().max(1e-9);
@@ -138,6 +127,23 @@ pub(super) fn report_loop(
         interrupted: interrupt.load(Ordering::Relaxed),
         error,
     }
+}
+
+/// The measured part's end, and how far the clients overran `--time` where that is said.
+fn measured_end(opts: &RunnerOptions, measure_start: Instant) -> (Instant, f64) {
+    let mut end = Instant::now().max(measure_start);
+    let mut overran_s = 0.0;
+    // pgbench's run time is up to its last client's end, whatever it was doing at -T's.
+    if let Some(t) = opts.time.filter(|_| !opts.pgbench_clients) {
+        let deadline = measure_start + Duration::from_secs_f64(t);
+        let over = end.saturating_duration_since(deadline).as_secs_f64();
+        if over > OVERRUN_SAID_S.max(t * 0.1) {
+            overran_s = over;
+        } else {
+            end = end.min(deadline);
+        }
+    }
+    (end, overran_s)
 }
 
 /// The overrun of `--time` past which a run's seconds count it (and it is said): more than
