@@ -435,22 +435,7 @@ fn build_results(
     } else {
         Vec::new()
     };
-    let serving = o.behind.map(|behind| {
-        let mut queue = metrics::Hist::new();
-        for k in &o.total.queue {
-            queue.add(&k.latency);
-        }
-        let queue = queue.to_hdr();
-        results::Serving {
-            clients: plan.runner.threads,
-            workers: plan.runner.worker_threads(),
-            connections: plan.runner.connections.map(|c| c.get()),
-            connect_s: o.connect_seconds,
-            clients_behind: behind,
-            queue_ms: Latency::from_histogram(&queue),
-            queue_histogram: Some(HistogramData::encode(&queue)),
-        }
-    });
+    let serving = o.behind.map(|behind| serving(plan, &o, behind));
     Results {
         tpcc,
         statements,
@@ -509,6 +494,25 @@ fn build_results(
                 )
             })
         }),
+    }
+}
+
+/// How the pooled clients were served: their connections and workers, and the wait for a
+/// connection (`behind`: clients that fell behind).
+fn serving(plan: &RunPlan, o: &RunOutcome, behind: u64) -> results::Serving {
+    let mut queue = metrics::Hist::new();
+    for k in &o.total.queue {
+        queue.add(&k.latency);
+    }
+    let queue = queue.to_hdr();
+    results::Serving {
+        clients: plan.runner.threads,
+        workers: plan.runner.worker_threads(),
+        connections: plan.runner.connections.map(|c| c.get()),
+        connect_s: o.connect_seconds,
+        clients_behind: behind,
+        queue_ms: Latency::from_histogram(&queue),
+        queue_histogram: Some(HistogramData::encode(&queue)),
     }
 }
 
