@@ -125,7 +125,9 @@ pub(crate) fn scramble_password(
 }
 
 impl Wire {
-    pub(crate) fn handshake(&mut self, e: &Endpoint) -> Result<(), WireError> {
+    /// The server's greeting: its capabilities (MariaDB's extended ones apart), the scramble
+    /// and the authentication plugin it asks for; the connection id kept for KILL QUERY.
+    fn read_greeting(&mut self) -> Result<Greeting, WireError> {
         let p = match self.read_packet() {
             Ok(p) => p.to_vec(),
             Err(e) if e.kind() == io::ErrorKind::TimedOut => {
@@ -189,6 +191,21 @@ impl Wire {
         } else {
             "mysql_native_password".to_string()
         };
+        Ok(Greeting {
+            caps,
+            extended,
+            scramble,
+            plugin,
+        })
+    }
+
+    pub(crate) fn handshake(&mut self, e: &Endpoint) -> Result<(), WireError> {
+        let Greeting {
+            caps,
+            extended,
+            scramble,
+            plugin,
+        } = self.read_greeting()?;
         let mut flags = LONG_PASSWORD
             | LONG_FLAG
             | LOCAL_FILES
@@ -347,6 +364,14 @@ impl Wire {
             }
         }
     }
+}
+
+/// What a MySQL server's greeting says.
+struct Greeting {
+    caps: u32,
+    extended: u32,
+    scramble: Vec<u8>,
+    plugin: String,
 }
 
 #[cfg(test)]
