@@ -228,41 +228,7 @@ pub(super) fn autopsy(
         label(to - 1)
     )];
     if let (Some(b), Some(a)) = (last, first) {
-        if b.target.version != a.target.version {
-            notes.push(format!(
-                "versions: {} -> {}",
-                b.target.version, a.target.version
-            ));
-        }
-        let keys: std::collections::BTreeSet<&String> = b
-            .target
-            .settings
-            .keys()
-            .chain(a.target.settings.keys())
-            .collect();
-        let differ: Vec<String> = keys
-            .into_iter()
-            .filter(|k| b.target.settings.get(*k) != a.target.settings.get(*k))
-            .filter(|k| !per_instance(k, &b.target.settings, &a.target.settings))
-            .map(|k| {
-                let v = |m: &std::collections::BTreeMap<String, String>| {
-                    m.get(k).cloned().unwrap_or_else(|| "-".into())
-                };
-                format!(
-                    "{k}: {} -> {}",
-                    v(&b.target.settings),
-                    v(&a.target.settings)
-                )
-            })
-            .collect();
-        notes.push(if differ.is_empty() {
-            "the servers' settings read at start are the same on both sides".into()
-        } else {
-            format!(
-                "settings that differ (a changed default is a likely cause): {}",
-                differ.join("; ")
-            )
-        });
+        notes.extend(builds_differ(b, a));
     }
     Table {
         id: "changes.autopsy".into(),
@@ -277,6 +243,48 @@ pub(super) fn autopsy(
         rows,
         notes,
     }
+}
+
+/// What differs between the builds on either side of a change: their versions, and the
+/// settings read at start (each instance's own port, socket and paths left out).
+fn builds_differ(b: &crate::results::Results, a: &crate::results::Results) -> Vec<String> {
+    let mut notes = Vec::new();
+    if b.target.version != a.target.version {
+        notes.push(format!(
+            "versions: {} -> {}",
+            b.target.version, a.target.version
+        ));
+    }
+    let keys: std::collections::BTreeSet<&String> = b
+        .target
+        .settings
+        .keys()
+        .chain(a.target.settings.keys())
+        .collect();
+    let differ: Vec<String> = keys
+        .into_iter()
+        .filter(|k| b.target.settings.get(*k) != a.target.settings.get(*k))
+        .filter(|k| !per_instance(k, &b.target.settings, &a.target.settings))
+        .map(|k| {
+            let v = |m: &std::collections::BTreeMap<String, String>| {
+                m.get(k).cloned().unwrap_or_else(|| "-".into())
+            };
+            format!(
+                "{k}: {} -> {}",
+                v(&b.target.settings),
+                v(&a.target.settings)
+            )
+        })
+        .collect();
+    notes.push(if differ.is_empty() {
+        "the servers' settings read at start are the same on both sides".into()
+    } else {
+        format!(
+            "settings that differ (a changed default is a likely cause): {}",
+            differ.join("; ")
+        )
+    });
+    notes
 }
 
 /// The entries of `test` in columns `cols` of `slice`.
