@@ -173,21 +173,6 @@ fn call(f: &str, args: &[Expr], env: &mut dyn Env) -> Result<Value, String> {
     }
     let int = |i: usize| v[i].as_int();
     let dbl = |i: usize| v[i].as_f64();
-    // pgbench's checks: an empty range, and one whose size does not fit a bigint.
-    let range = || -> Result<(i64, i64), String> {
-        let (lo, hi) = (int(0)?, int(1)?);
-        if lo > hi {
-            return Err(format!("{f}(): empty range {lo}..{hi}"));
-        }
-        if hi.checked_sub(lo).and_then(|d| d.checked_add(1)).is_none() {
-            return Err(format!("{f}(): random range is too large ({lo}..{hi})"));
-        }
-        Ok((lo, hi))
-    };
-    let pick = |lo: i64, hi: i64, u: f64| -> i64 {
-        let span = (hi - lo) as f64 + 1.0;
-        lo + ((u * span) as i64).clamp(0, hi - lo)
-    };
     Ok(match f {
         "abs" => match v[0] {
             Value::Int(i) => Value::Int(i.checked_abs().ok_or("bigint out of range")?),
@@ -233,6 +218,36 @@ fn call(f: &str, args: &[Expr], env: &mut dyn Env) -> Result<Value, String> {
             int(1)?,
             v.get(2).map_or(Ok(env.seed() as i64), |s| s.as_int())? as u64,
         )?),
+        f if f.starts_with("random") => random_call(f, &v, env)?,
+        "__is" => Value::Bool(match (v[0], v[1]) {
+            (Value::Null, Value::Null) => true,
+            (Value::Bool(a), Value::Bool(b)) => a == b,
+            _ => false,
+        }),
+        other => return Err(format!("unknown function \"{other}\"")),
+    })
+}
+
+/// pgbench's random functions: uniform, exponential, Gaussian and Zipfian over a range.
+fn random_call(f: &str, v: &[Value], env: &mut dyn Env) -> Result<Value, String> {
+    let int = |i: usize| v[i].as_int();
+    let dbl = |i: usize| v[i].as_f64();
+    // pgbench's checks: an empty range, and one whose size does not fit a bigint.
+    let range = || -> Result<(i64, i64), String> {
+        let (lo, hi) = (int(0)?, int(1)?);
+        if lo > hi {
+            return Err(format!("{f}(): empty range {lo}..{hi}"));
+        }
+        if hi.checked_sub(lo).and_then(|d| d.checked_add(1)).is_none() {
+            return Err(format!("{f}(): random range is too large ({lo}..{hi})"));
+        }
+        Ok((lo, hi))
+    };
+    let pick = |lo: i64, hi: i64, u: f64| -> i64 {
+        let span = (hi - lo) as f64 + 1.0;
+        lo + ((u * span) as i64).clamp(0, hi - lo)
+    };
+    Ok(match f {
         "random" => {
             let (lo, hi) = range()?;
             let u = env.rand().unit();
@@ -282,11 +297,6 @@ fn call(f: &str, args: &[Expr], env: &mut dyn Env) -> Result<Value, String> {
             let z = Zipf::new((hi - lo + 1) as u64, s);
             Value::Int(lo + z.sample(env.rand()) as i64 - 1)
         }
-        "__is" => Value::Bool(match (v[0], v[1]) {
-            (Value::Null, Value::Null) => true,
-            (Value::Bool(a), Value::Bool(b)) => a == b,
-            _ => false,
-        }),
         other => return Err(format!("unknown function \"{other}\"")),
     })
 }
