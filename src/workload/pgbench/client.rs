@@ -209,22 +209,7 @@ impl PgbenchClient {
         // `\gset` takes the last statement's one row; `\aset` every statement's last row.
         let last_set = parts - 1;
         let every_set = matches!(store, Some(script::Store::All(_)));
-        let mut values = Vec::with_capacity(vars.len());
-        for v in vars {
-            // A value that came as text is sent as it came.
-            let arg = match (self.vars.get(v), self.texts.get(v)) {
-                (_, Some(t)) => Arg::Text(t),
-                (Some(n), None) => Arg::Num(*n),
-                (None, None) => {
-                    return Err(script_error(
-                        script,
-                        i,
-                        format!("undefined variable \"{v}\" in \"{source}\""),
-                    ));
-                }
-            };
-            values.push(arg);
-        }
+        let values = args_of((&self.vars, &self.texts), script, i, vars, source)?;
         let read = source
             .get(..6)
             .is_some_and(|w| w.eq_ignore_ascii_case("select"));
@@ -307,31 +292,55 @@ impl PgbenchClient {
             }
         };
         if let Some(store) = store {
-            let prefix = match store {
-                script::Store::One(p) => {
-                    if rows != 1 {
-                        bad = bad.or(Some(format!("expected one row, got {rows}")));
-                    }
-                    p
-                }
-                script::Store::All(p) => p,
+            let set = Set {
+                rows,
+                bad,
+                earlier,
+                row,
             };
-            if let Some(e) = bad {
-                return Err(script_error(script, i, format!("{e} (\"{source}\")")));
-            }
-            for (name, v) in earlier.into_iter().chain(row) {
-                keep(
-                    &mut self.vars,
-                    &mut self.texts,
-                    format!("{prefix}{name}"),
-                    v,
-                );
-            }
+            self.store(store, set, script, i, source)?;
         }
         if read {
             q.read(outcome.rows);
         } else {
             q.dml(outcome.changed);
+        }
+        Ok(())
+    }
+
+    /// A `\gset` or `\aset`: the row (rows) kept, each column a variable with the prefix.
+    fn store(
+        &mut self,
+        store: &script::Store,
+        Set {
+            rows,
+            mut bad,
+            earlier,
+            row,
+        }: Set,
+        script: &Script,
+        i: usize,
+        source: &str,
+    ) -> Result<(), DbError> {
+        let prefix = match store {
+            script::Store::One(p) => {
+                if rows != 1 {
+                    bad = bad.or(Some(format!("expected one row, got {rows}")));
+                }
+                p
+            }
+            script::Store::All(p) => p,
+        };
+        if let Some(e) = bad {
+            return Err(script_error(script, i, format!("{e} (\"{source}\")")));
+        }
+        for (name, v) in earlier.into_iter().chain(row) {
+            keep(
+                &mut self.vars,
+                &mut self.texts,
+                format!("{prefix}{name}"),
+                v,
+            );
         }
         Ok(())
     }
@@ -618,4 +627,39 @@ impl PgbenchClient {
             }
         }
     }
+}
+
+/// What a command that keeps its result read: the rows counted, an error found, the columns
+/// of earlier result sets (`\aset`) and of the last row.
+struct Set {
+    rows: u64,
+    bad: Option<String>,
+    earlier: Vec<(String, Stored)>,
+    row: Vec<(String, Stored)>,
+}
+
+/// The values of a command's variables, in order: a value that came as text is sent as it came.
+fn args_of<'a>(
+    (nums, texts): (&'a HashMap<String, Value>, &'a HashMap<String, String>),
+    script: &Script,
+    i: usize,
+    vars: &[String],
+    source: &str,
+) -> Result<Vec<Arg<'a>>, DbError> {
+    let mut values = Vec::with_capacity(vars.len());
+    for v in vars {
+        let arg = match (nums.get(v), texts.get(v)) {
+            (_, Some(t)) => Arg::Text(t),
+            (Some(n), None) => Arg::Num(*n),
+            (None, None) => {
+                return Err(script_error(
+                    script,
+                    i,
+                    format!("undefined variable \"{v}\" in \"{source}\""),
+                ));
+            }
+        };
+        values.push(arg);
+    }
+    Ok(values)
 }
