@@ -550,28 +550,7 @@ impl PgbenchClient {
                     i += 1;
                 }
                 Command::EndPipeline => {
-                    let Some(mut p) = self.pipeline.take() else {
-                        return Err(fail("not in pipeline mode".into()));
-                    };
-                    conn.pipeline_sync();
-                    p.syncs += 1;
-                    let mut k = 0;
-                    let sent = conn.pipeline_send(p.syncs, &mut |o| {
-                        match p.queued.get(k) {
-                            Some((_, true)) => q.read(o.rows),
-                            _ => q.dml(o.changed),
-                        }
-                        k += 1;
-                    });
-                    if let Err((at, e)) = sent {
-                        let cmd = p.queued.get(at).map_or(i, |(c, _)| *c);
-                        self.failed_at = Some((s, cmd));
-                        if e.class.retry_slot().is_some() {
-                            // As after a statement's error: end the script's transaction.
-                            let _ = conn.simple("ROLLBACK", &mut |_| {});
-                        }
-                        return Err(e);
-                    }
+                    self.end_pipeline(conn, q, script, (s, i))?;
                     i += 1;
                 }
                 Command::If(e) => {
@@ -601,6 +580,40 @@ impl PgbenchClient {
             ));
         }
         Ok(Some(lap))
+    }
+
+    /// `\endpipeline`: the queued commands sent with their Syncs, their answers read in one
+    /// go; an error names the command it came from.
+    fn end_pipeline(
+        &mut self,
+        conn: &mut dyn Conn,
+        q: &mut QueryCounts,
+        script: &Script,
+        (s, i): (usize, usize),
+    ) -> Result<(), DbError> {
+        let Some(mut p) = self.pipeline.take() else {
+            return Err(script_error(script, i, "not in pipeline mode".into()));
+        };
+        conn.pipeline_sync();
+        p.syncs += 1;
+        let mut k = 0;
+        let sent = conn.pipeline_send(p.syncs, &mut |o| {
+            match p.queued.get(k) {
+                Some((_, true)) => q.read(o.rows),
+                _ => q.dml(o.changed),
+            }
+            k += 1;
+        });
+        if let Err((at, e)) = sent {
+            let cmd = p.queued.get(at).map_or(i, |(c, _)| *c);
+            self.failed_at = Some((s, cmd));
+            if e.class.retry_slot().is_some() {
+                // As after a statement's error: end the script's transaction.
+                let _ = conn.simple("ROLLBACK", &mut |_| {});
+            }
+            return Err(e);
+        }
+        Ok(())
     }
 
     /// After a false `\if` or `\elif` at `i`: the first command of the branch that runs.
