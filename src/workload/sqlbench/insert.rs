@@ -92,6 +92,34 @@ impl TmpVar {
     }
 }
 
+/// The script's tables.
+const TABLES: (&str, &str, &str) = ("sqlbench_bench1", "sqlbench_bench2", "sqlbench_bench3");
+
+/// The columns of the script's tables of four.
+fn row4() -> Vec<String> {
+    [
+        "id int NOT NULL",
+        "id2 int NOT NULL",
+        "id3 int NOT NULL",
+        "dummy1 char(30)",
+    ]
+    .map(String::from)
+    .to_vec()
+}
+
+/// What the script's sections share: its counts, its random keys and its key generator's state
+/// (each section steps it on where the one before left it, as the script does).
+struct InsertRun {
+    loops: u64,
+    small_loops: u64,
+    range_loops: u64,
+    many_keys: u64,
+    read_keys: u64,
+    total: u64,
+    random: Vec<u64>,
+    tmpvar: TmpVar,
+}
+
 /// A wrong result, as the original's `die`.
 fn wrong(what: String) -> DbError {
     DbError::new(crate::db::ErrorClass::Fatal, "", what)
@@ -108,7 +136,6 @@ impl SqlBenchClient {
         } = counts(self.small);
         let range_loops = range_loops.min(loops);
         let total = loops * 3;
-        let (t, t2, t3) = ("sqlbench_bench1", "sqlbench_bench2", "sqlbench_bench3");
         // The random keys: loops..2*loops shuffled by the script's own steps, and one more
         // element, 0.
         let mut random: Vec<u64> = (0..loops).map(|i| i + loops).collect();
@@ -118,21 +145,35 @@ impl SqlBenchClient {
             let swap = (tmpvar.step(i, loops) % loops) as usize;
             random.swap(i as usize, swap);
         }
-        let random = random;
-        let row4 = |_: &str| -> Vec<String> {
-            [
-                "id int NOT NULL",
-                "id2 int NOT NULL",
-                "id3 int NOT NULL",
-                "dummy1 char(30)",
-            ]
-            .map(String::from)
-            .to_vec()
+        let mut run = InsertRun {
+            loops,
+            small_loops,
+            range_loops,
+            many_keys,
+            read_keys,
+            total,
+            random,
+            tmpvar,
         };
+        self.insert_load(c, &mut run)?;
+        self.insert_orders(c, &mut run)?;
+        self.insert_keys_and_groups(c, &mut run)?;
+        self.insert_updates(c, &mut run)?;
+        self.insert_joins(c, &mut run)?;
+        self.insert_deletes_and_many_keys(c, &mut run)?;
+        Ok(())
+    }
+
+    /// The table made and its rows inserted three ways; duplicates refused; selects by key,
+    /// prepared each time and once.
+    fn insert_load(&mut self, c: &mut Ctx, run: &mut InsertRun) -> Result<(), DbError> {
+        let (t, _, _) = TABLES;
+        let (loops, total) = (run.loops, run.total);
+        let random = &run.random;
         c.create(
             self.dialect,
             t,
-            &row4(t),
+            &row4(),
             &["primary key (id,id2)".into(), "index ix_id3 (id3)".into()],
         )?;
         self.restart();
@@ -149,7 +190,7 @@ impl SqlBenchClient {
         }
         self.lap(0); // insert
         for i in 0..loops {
-            let tmp = tmpvar.step(i, loops) % total;
+            let tmp = run.tmpvar.step(i, loops) % total;
             not_interrupted()?;
             if c.conn
                 .simple(&format!("{query} ({tmp},{tmp},2,'D')"), &mut |_| {})
@@ -172,6 +213,21 @@ impl SqlBenchClient {
             c.read(once, &[Param::Int(r as i64)])?;
         }
         self.lap(3); // once_prepared_select
+        Ok(())
+    }
+
+    /// Big selects, orderings and ranges, the ORs of `check_or_range`, selects by key (a found
+    /// and an impossible id).
+    fn insert_orders(&mut self, c: &mut Ctx, run: &mut InsertRun) -> Result<(), DbError> {
+        let (t, _, _) = TABLES;
+        let (loops, small_loops, range_loops, read_keys, total) = (
+            run.loops,
+            run.small_loops,
+            run.range_loops,
+            run.read_keys,
+            run.total,
+        );
+        let random = &run.random;
         for (k, sql) in [
             format!("select id from {t}"),
             format!("select id,id2 from {t} order by id,id2"),
@@ -224,7 +280,7 @@ impl SqlBenchClient {
         }
         self.lap(14); // select_diff_key
         for (k, column) in ["id", "id3"].into_iter().enumerate() {
-            self.or_range(c, &mut tmpvar, column, range_loops, loops)?;
+            self.or_range(c, &mut run.tmpvar, column, range_loops, loops)?;
             self.lap(15 + k); // select_range_prefix, select_range_key2
         }
         for (k, (columns, key, key2)) in [
@@ -239,7 +295,7 @@ impl SqlBenchClient {
         .enumerate()
         {
             for i in 1..=read_keys {
-                let tmp = tmpvar.step(i, loops) % total;
+                let tmp = run.tmpvar.step(i, loops) % total;
                 for v in [tmp, tmp + total] {
                     let cond = match key2 {
                         Some(k2) => format!("{key}={v} and {k2}={v}"),
@@ -255,6 +311,14 @@ impl SqlBenchClient {
             // select_key2_return_key, select_key2_return_prim
             self.lap(17 + k);
         }
+        Ok(())
+    }
+
+    /// The checked ranges, groups, MIN/MAX and counts.
+    fn insert_keys_and_groups(&mut self, c: &mut Ctx, run: &mut InsertRun) -> Result<(), DbError> {
+        let (t, _, _) = TABLES;
+        let (loops, small_loops, range_loops, total) =
+            (run.loops, run.small_loops, run.range_loops, run.total);
         for (k, column) in ["id", "id3"].into_iter().enumerate() {
             for _ in 0..range_loops {
                 for (q, rows) in ranges(total, loops) {
@@ -338,6 +402,15 @@ impl SqlBenchClient {
             ))?;
         }
         self.lap(28); // count_distinct_big
+        Ok(())
+    }
+
+    /// Updates of a key, of many rows, by key and by key prefix, and of the whole table.
+    fn insert_updates(&mut self, c: &mut Ctx, run: &mut InsertRun) -> Result<(), DbError> {
+        let (t, _, _) = TABLES;
+        let (loops, small_loops, range_loops, total) =
+            (run.loops, run.small_loops, run.range_loops, run.total);
+        let random = &run.random;
         for &r in &random[..(loops / 2) as usize] {
             let tmp = loops + r;
             c.text_write(&format!("update {t} set id3=-{tmp} where id3={tmp}"))?;
@@ -388,6 +461,13 @@ impl SqlBenchClient {
             c.text_write(&format!("update {t} set dummy1='updated {i}'"))?;
         }
         self.lap(34); // update_big
+        Ok(())
+    }
+
+    /// Outer joins, IN lists against a second table, INSERT ... SELECT into two more.
+    fn insert_joins(&mut self, c: &mut Ctx, run: &mut InsertRun) -> Result<(), DbError> {
+        let (t, t2, t3) = TABLES;
+        let (loops, small_loops, range_loops) = (run.loops, run.small_loops, run.range_loops);
         let join = format!("from {t} as a left outer join {t} as b on (a.id2=b.id3)");
         for (k, sql) in [
             format!("select count(*) {join}"),
@@ -435,16 +515,11 @@ impl SqlBenchClient {
             self.lap(40); // select_join_in
         }
         c.sql(&format!("DROP TABLE {t2}"))?;
-        c.create(
-            self.dialect,
-            t2,
-            &row4(t2),
-            &["primary key (id,id2)".into()],
-        )?;
+        c.create(self.dialect, t2, &row4(), &["primary key (id,id2)".into()])?;
         c.create(
             self.dialect,
             t3,
-            &row4(t3),
+            &row4(),
             &[
                 "primary key (id,id2)".into(),
                 "index index_id3 (id3)".into(),
@@ -458,6 +533,18 @@ impl SqlBenchClient {
         c.sql(&format!("DROP TABLE {t2}"))?;
         c.sql(&format!("DROP TABLE {t3}"))?;
         self.lap(43); // drop table
+        Ok(())
+    }
+
+    /// Deletes by key and range; the table of 16 keys; the insert of many values a statement.
+    fn insert_deletes_and_many_keys(
+        &mut self,
+        c: &mut Ctx,
+        run: &mut InsertRun,
+    ) -> Result<(), DbError> {
+        let (t, _, _) = TABLES;
+        let (loops, many_keys, total) = (run.loops, run.many_keys, run.total);
+        let random = &run.random;
         let mut i = 0;
         while i < loops {
             let tmp = loops + random[i as usize];
@@ -528,7 +615,7 @@ impl SqlBenchClient {
         c.create(
             self.dialect,
             t,
-            &row4(t),
+            &row4(),
             &[
                 "primary key (id,id2)".into(),
                 "index index_id3 (id3)".into(),
