@@ -80,65 +80,11 @@ impl SqlBenchClient {
             }
         }
         self.lap(3); // select_big
-        let mut tmpvar: u64 = 0;
-        let query = format!("select * from {t} where ");
-        for i in 0..small_loops {
-            let r = region(i % (REGIONS + 1));
-            let mut or_part = "grp = 1".to_string();
-            let mut or_part2 = "region='A' and grp=1".to_string();
-            for j in 1..columns {
-                tmpvar ^= ((tmpvar + 63) + j) * 3 % 100_000;
-                let tmp = tmpvar % groups;
-                let tmp_region = region(tmpvar % REGIONS);
-                or_part.push_str(&format!(" or grp={tmp}"));
-                or_part2.push_str(&format!(" or region='{tmp_region}' and grp={tmp}"));
-            }
-            let or_part = format!("region='{r}' and ({or_part})");
-            // The same as an IN list.
-            let in_part = format!(
-                "{})",
-                or_part.replacen(" = ", " IN (", 1).replace(" or grp=", ",")
-            );
-            c.text_read(&format!("{query}{in_part}"))?;
-            for _ in 0..10 {
-                c.text_read(&format!("{query}{or_part}"))?;
-                c.text_read(&format!("{query}{or_part2}"))?;
-                c.text_read(&format!("{query} ({or_part}) and idn < 50"))?;
-                c.text_read(&format!(
-                    "{query} (({or_part}) or (region='A' and grp < 10)) and region <='B'"
-                ))?;
-            }
-        }
+        select_ranges(c, t, small_loops, columns, groups)?;
         self.lap(4); // select_range
-        for i in 0..loops {
-            let grp = i * 3 % groups;
-            let r = region(i % REGIONS);
-            for sql in [
-                format!("select min(region) from {t}"),
-                format!("select max(region) from {t}"),
-                format!("select min(region),max(region) from {t}"),
-                format!("select min(rev_idn) from {t} where region='{r}'"),
-                format!("select max(grp) from {t} where region='{r}'"),
-                format!("select max(idn) from {t} where region='{r}' and grp={grp}"),
-                format!("select max(region) from {t} where region<'{r}'"),
-            ] {
-                c.text_read(&sql)?;
-            }
-        }
+        min_max_on_key(c, t, loops, groups)?;
         self.lap(5); // min_max_on_key
-        for i in 0..loops {
-            let grp = i * 3 % groups;
-            let r = region(i % REGIONS);
-            for sql in [
-                format!("select count(*) from {t} where region='{r}'"),
-                format!("select count(*) from {t} where region='{r}' and grp={grp}"),
-                format!("select count(*) from {t} where region>'{r}'"),
-                format!("select count(*) from {t} where region<='{r}'"),
-                format!("select count(*) from {t} where region='{r}' and grp>{grp}"),
-            ] {
-                c.text_read(&sql)?;
-            }
-        }
+        count_on_key(c, t, loops, groups)?;
         self.lap(6); // count_on_key
         let medium_tests = [
             format!("select grp,count(*) from {t} group by grp"),
@@ -170,4 +116,83 @@ impl SqlBenchClient {
         c.sql(&format!("drop table {t}"))?;
         Ok(())
     }
+}
+
+/// select_range: ranges of `columns` ORs on the groups, their IN form, and both with more
+/// conditions.
+fn select_ranges(
+    c: &mut Ctx,
+    t: &str,
+    small_loops: u64,
+    columns: u64,
+    groups: u64,
+) -> Result<(), DbError> {
+    let mut tmpvar: u64 = 0;
+    let query = format!("select * from {t} where ");
+    for i in 0..small_loops {
+        let r = region(i % (REGIONS + 1));
+        let mut or_part = "grp = 1".to_string();
+        let mut or_part2 = "region='A' and grp=1".to_string();
+        for j in 1..columns {
+            tmpvar ^= ((tmpvar + 63) + j) * 3 % 100_000;
+            let tmp = tmpvar % groups;
+            let tmp_region = region(tmpvar % REGIONS);
+            or_part.push_str(&format!(" or grp={tmp}"));
+            or_part2.push_str(&format!(" or region='{tmp_region}' and grp={tmp}"));
+        }
+        let or_part = format!("region='{r}' and ({or_part})");
+        // The same as an IN list.
+        let in_part = format!(
+            "{})",
+            or_part.replacen(" = ", " IN (", 1).replace(" or grp=", ",")
+        );
+        c.text_read(&format!("{query}{in_part}"))?;
+        for _ in 0..10 {
+            c.text_read(&format!("{query}{or_part}"))?;
+            c.text_read(&format!("{query}{or_part2}"))?;
+            c.text_read(&format!("{query} ({or_part}) and idn < 50"))?;
+            c.text_read(&format!(
+                "{query} (({or_part}) or (region='A' and grp < 10)) and region <='B'"
+            ))?;
+        }
+    }
+    Ok(())
+}
+
+/// min_max_on_key: MIN and MAX on the keys' parts.
+fn min_max_on_key(c: &mut Ctx, t: &str, loops: u64, groups: u64) -> Result<(), DbError> {
+    for i in 0..loops {
+        let grp = i * 3 % groups;
+        let r = region(i % REGIONS);
+        for sql in [
+            format!("select min(region) from {t}"),
+            format!("select max(region) from {t}"),
+            format!("select min(region),max(region) from {t}"),
+            format!("select min(rev_idn) from {t} where region='{r}'"),
+            format!("select max(grp) from {t} where region='{r}'"),
+            format!("select max(idn) from {t} where region='{r}' and grp={grp}"),
+            format!("select max(region) from {t} where region<'{r}'"),
+        ] {
+            c.text_read(&sql)?;
+        }
+    }
+    Ok(())
+}
+
+/// count_on_key: COUNT(*) on the keys' parts.
+fn count_on_key(c: &mut Ctx, t: &str, loops: u64, groups: u64) -> Result<(), DbError> {
+    for i in 0..loops {
+        let grp = i * 3 % groups;
+        let r = region(i % REGIONS);
+        for sql in [
+            format!("select count(*) from {t} where region='{r}'"),
+            format!("select count(*) from {t} where region='{r}' and grp={grp}"),
+            format!("select count(*) from {t} where region>'{r}'"),
+            format!("select count(*) from {t} where region<='{r}'"),
+            format!("select count(*) from {t} where region='{r}' and grp>{grp}"),
+        ] {
+            c.text_read(&sql)?;
+        }
+    }
+    Ok(())
 }
