@@ -343,12 +343,12 @@ impl Sweep {
                             Class::Warmup => "warm-up, not reported",
                             Class::Once => "its events, no time limit",
                         };
-                        let mut s = format!("{workload} ({class})");
-                        for a in options.words() {
-                            s.push(' ');
-                            s.push_str(&a);
+                        let words = options.describe();
+                        if words.is_empty() {
+                            format!("{workload} ({class})")
+                        } else {
+                            format!("{workload} ({class}) {words}")
                         }
-                        s
                     }
                 };
                 let _ = writeln!(
