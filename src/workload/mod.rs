@@ -9,6 +9,7 @@ mod names;
 mod options;
 pub mod pgbench;
 pub mod rand;
+mod registry;
 mod shared;
 pub mod sqlbench;
 pub mod sysbench;
@@ -18,41 +19,6 @@ mod traits;
 
 pub use names::WORKLOADS;
 pub use options::{PsMode, WorkloadOptions};
+pub use registry::{build, is_builtin};
 pub use tables::TableSet;
 pub use traits::{Client, EventLoop, Next, Workload};
-
-use crate::error::Error;
-
-/// Whether `name` is a built-in workload's (`dbsweep workloads` lists them).
-pub fn is_builtin(name: &str) -> bool {
-    WORKLOADS.iter().any(|(n, _)| *n == name)
-}
-
-/// Builds the workload called `name`.
-pub fn build(name: &str, opts: &WorkloadOptions) -> Result<Box<dyn Workload>, Error> {
-    let w: Box<dyn Workload> = if name == "tpcc" {
-        Box::new(tpcc::Tpcc::new(opts))
-    } else if let Some(w) = pgbench::build(name, opts) {
-        w?
-    } else {
-        sysbench::build(name, opts)
-            .or_else(|| micro::build(name, opts))
-            .or_else(|| ibench::build(name, opts))
-            .or_else(|| linkbench::build(name, opts))
-            .or_else(|| sqlbench::build(name, opts))
-            .ok_or_else(|| {
-            let names: Vec<&str> = WORKLOADS.iter().map(|(n, _)| *n).collect();
-            Error::Usage(format!(
-                "unknown workload '{name}'; built-in workloads are: {} (see `dbsweep workloads`)",
-                names.join(", ")
-            ))
-        })?
-    };
-    if opts.pipeline && !w.pipelines() {
-        return Err(Error::Usage(format!(
-            "--pipeline: {name} does not pipeline (only the oltp_* transactions of sysbench do: \
-             their statements do not depend on each other's results); leave out --pipeline"
-        )));
-    }
-    Ok(w)
-}

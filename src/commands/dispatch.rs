@@ -1,0 +1,199 @@
+//! Each subcommand's entry: the command line's choice turned into the work it names.
+
+use crate::cli::{Cli, Command, Opts, TpccAction};
+use crate::dropin::sysbench::{self, BuiltinCommand, Dropin};
+use crate::error::{Error, Outcome};
+use crate::measure::{Db, load, load_line, run_workload};
+use crate::output::Style;
+use crate::plan::RunPlan;
+use crate::server::{self, ServerKind};
+use crate::{db, interrupt, workload};
+
+/// Runs one parsed command line.
+pub fn run(cli: Cli) -> Result<Outcome, Error> {
+    run_styled(cli, Style::Own)
+}
+
+/// Runs one parsed command line with its text in `style`.
+fn run_styled(mut cli: Cli, style: Style) -> Result<Outcome, Error> {
+    interrupt::install_ctrl_c(server::kill_all);
+    db::socket::set_timeouts(cli.connect_timeout, cli.query_timeout)?;
+    target_from_stdin(&mut cli.command)?;
+    match cli.command {
+        Command::Servers(o) => match o.available {
+            Some(kind) => available(kind),
+            None => servers(),
+        },
+        Command::Workloads => workloads(),
+        Command::Prepare(o) => prepare(&o, style),
+        Command::Cleanup(o) => cleanup(&o, style),
+        Command::Check(o) => check(&o),
+        Command::Run(o) => run_workload(&RunPlan::from_opts(&o)?.styled(style)),
+        Command::Sysbench(a) => sysbench(&a.args),
+        Command::Tpcc(t) => match t.action {
+            TpccAction::Run(a) => run_workload(&RunPlan::from_args("tpcc", &a)?),
+            TpccAction::Prepare(o) => super::tpcc::prepare(&o),
+            TpccAction::Check(o) => super::tpcc::check(&o),
+            TpccAction::Cleanup(o) => super::tpcc::cleanup(&o),
+        },
+        Command::Report(o) => super::results::report(&o),
+        Command::Compare(o) => super::results::compare(&o),
+        Command::Merge(o) => super::results::merge(&o),
+        Command::Hdr(o) => super::results::hdr(&o),
+        Command::Sweep(o) => crate::sweep::run(&o),
+    }
+}
+
+/// A sysbench command line (the words after `sysbench`): the drop-in answers it, or turns it
+/// into a dbsweep command, run here.
+pub fn sysbench(args: &[String]) -> Result<Outcome, Error> {
+    match sysbench::main(args)? {
+        Dropin::Done(outcome) => Ok(outcome),
+        Dropin::Run(b) => {
+            interrupt::install_ctrl_c(server::kill_all);
+            b.timeouts.set()?;
+            match b.command {
+                BuiltinCommand::Prepare => prepare(&b.opts, b.style),
+                BuiltinCommand::Run => run_workload(&RunPlan::from_opts(&b.opts)?.styled(b.style)),
+                BuiltinCommand::Cleanup => cleanup(&b.opts, b.style),
+            }
+        }
+    }
+}
+
+/// A pgbench command line (the words after `pgbench`): the pgbench personality answers it,
+/// or turns it into a dbsweep command, run here.
+pub fn pgbench(args: &[String]) -> Result<Outcome, Error> {
+    use crate::dropin::pgbench::Pgbench;
+    interrupt::install_ctrl_c(server::kill_all);
+    crate::cli::Timeouts::default().set()?;
+    match crate::dropin::pgbench::main(args)? {
+        Pgbench::Done(outcome) => Ok(outcome),
+        Pgbench::Init(plan) => prepare_plan(&plan),
+        Pgbench::Run(run) => run_workload(&run.ready()?),
+    }
+}
+
+/// `--target-stdin` (a sweep's remote client host): the target URL is read from standard
+/// input, off the command line.
+fn target_from_stdin(command: &mut Command) -> Result<(), Error> {
+    let db = match command {
+        Command::Run(o) => &mut o.args.db,
+        Command::Tpcc(t) => match &mut t.action {
+            TpccAction::Run(a) => &mut a.db,
+            _ => return Ok(()),
+        },
+        _ => return Ok(()),
+    };
+    if db.target_stdin {
+        db.target = interrupt::target_from_stdin()?;
+    }
+    Ok(())
+}
+
+fn servers() -> Result<Outcome, Error> {
+    let defaults = [ServerKind::Postgres, ServerKind::Mariadb, ServerKind::Mysql].map(|k| {
+        let build = server::builds::resolve(k, None, None).ok().flatten();
+        let line = match build {
+            Some(b) => Some(format!("{} ({})", b.line, b.basedir.display())),
+            None => server::binary_version(k).ok(),
+        };
+        (k, line)
+    });
+    print!(
+        "{}",
+        server::builds::listing(&server::builds::find_all(), &defaults)
+    );
+    Ok(Outcome::Done)
+}
+
+/// `dbsweep servers --available KIND`: what can be fetched, and what is here already.
+fn available(kind: ServerKind) -> Result<Outcome, Error> {
+    let releases = server::fetch::available(kind).map_err(Error::Run)?;
+    let here = server::builds::find_all();
+    for r in &releases {
+        let at = here
+            .iter()
+            .find(|b| b.kind == kind && b.version == r.version)
+            .map_or("fetched on demand".to_string(), |b| {
+                format!("here: {}", b.basedir.display())
+            });
+        println!(
+            "{}:{:<8} {}  {at}",
+            server::builds::kind_name(kind),
+            r.version,
+            r.origin()
+        );
+    }
+    Ok(Outcome::Done)
+}
+
+fn workloads() -> Result<Outcome, Error> {
+    for (name, what) in workload::WORKLOADS {
+        println!("{name:<24}{what}");
+    }
+    Ok(Outcome::Done)
+}
+
+fn prepare(o: &Opts, style: Style) -> Result<Outcome, Error> {
+    prepare_plan(&RunPlan::from_opts(o)?.styled(style))
+}
+
+fn prepare_plan(plan: &RunPlan) -> Result<Outcome, Error> {
+    let workload = workload::build(&plan.workload, &plan.workload_opts)?;
+    let db = Db::open(plan, true)?;
+    let load = load(plan, db.target.as_ref(), workload.as_ref())?;
+    match plan.style {
+        Style::Own => println!("{}", load_line(&load)),
+        Style::As(voice) => voice.loaded(load.seconds),
+    }
+    workload.verify(db.target.as_ref())?;
+    Ok(Outcome::Done)
+}
+
+/// The workload's own consistency checks on its loaded (or run) tables.
+fn check(o: &Opts) -> Result<Outcome, Error> {
+    let plan = RunPlan::from_opts(o)?;
+    if plan.workload == "tpcc" {
+        return Err(Error::Usage(
+            "check tpcc: TPC-C's checks need its warehouses; run `dbsweep tpcc check --warehouses N`".into(),
+        ));
+    }
+    let workload = workload::build(&plan.workload, &plan.workload_opts)?;
+    if !workload.checks() {
+        return Err(Error::Usage(format!(
+            "check {}: the workload has no consistency check (linkbench has; TPC-C's are \
+             `dbsweep tpcc check`)",
+            plan.workload
+        )));
+    }
+    let db = Db::open(&plan, false)?;
+    let mut conn = db
+        .target
+        .connect()
+        .map_err(|e| Error::db(db.target.display_url(), e))?;
+    workload.check_ready(conn.as_mut(), &plan.workload_opts, &db.target.display_url())?;
+    drop(conn);
+    workload.verify(db.target.as_ref())?;
+    println!(
+        "{}: the {} tables of {} are consistent",
+        plan.workload,
+        plan.workload,
+        db.target.display_url()
+    );
+    Ok(Outcome::Done)
+}
+
+fn cleanup(o: &Opts, style: Style) -> Result<Outcome, Error> {
+    let plan = RunPlan::from_opts(o)?.styled(style);
+    let workload = workload::build(&plan.workload, &plan.workload_opts)?;
+    let db = Db::open(&plan, false)?;
+    let dropped = workload.cleanup(db.target.as_ref(), &plan.workload_opts)?;
+    if plan.style.voice().is_none_or(|v| v.says_dropped()) {
+        println!(
+            "Dropped {dropped} table(s) from {}",
+            db.target.display_url()
+        );
+    }
+    Ok(Outcome::Done)
+}

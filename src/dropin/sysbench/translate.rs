@@ -1,0 +1,358 @@
+//! sysbench's command line read as sysbench reads it: aliases, options without effect, config files, and the built-in test or script it names.
+
+use std::path::Path;
+
+use super::output::SysbenchStyle;
+use crate::cli::RunArgs;
+use crate::cli::sysbench::connection;
+use crate::error::{Error, Outcome};
+use crate::lua;
+use crate::output::Style;
+
+/// Whether the program was started under sysbench's name (`argv[0]` is a `sysbench` link).
+pub fn invoked_as_sysbench(argv0: &str) -> bool {
+    Path::new(argv0)
+        .file_name()
+        .is_some_and(|n| n == "sysbench")
+}
+
+/// The words of a sysbench command line, taken apart.
+#[derive(Debug, Default, PartialEq)]
+struct Words {
+    options: Vec<String>,
+    script: Option<String>,
+    command: Option<String>,
+}
+
+/// sysbench's grammar: every word starting with `--` is an option (its value only after `=`),
+/// the first other word is the script, the second the command; a third is an error.
+fn words(args: &[String]) -> Result<Words, Error> {
+    let mut w = Words::default();
+    for a in args {
+        if a.starts_with("--") {
+            w.options.push(a.clone());
+        } else if w.script.is_none() {
+            w.script = Some(a.clone());
+        } else if w.command.is_none() {
+            w.command = Some(a.clone());
+        } else {
+            return Err(Error::Usage(format!(
+                "unrecognized command line argument: {a} (sysbench takes [options] SCRIPT [options] COMMAND [options], options as --name=value)"
+            )));
+        }
+    }
+    Ok(w)
+}
+
+/// An option's name (dashes, not underscores) and its value, if given.
+fn split_option(a: &str) -> (String, Option<&str>) {
+    let body = a.trim_start_matches("--");
+    match body.split_once('=') {
+        Some((n, v)) => (n.replace('_', "-"), Some(v)),
+        None => (body.replace('_', "-"), None),
+    }
+}
+
+/// sysbench's older names for options that dbsweep spells as sysbench 1.x does.
+const ALIASES: &[(&str, &str)] = &[
+    ("max-time", "time"),
+    ("max-requests", "events"),
+    ("num-threads", "threads"),
+    ("tx-rate", "rate"),
+    ("db-ps-mode", "ps-mode"),
+    ("warmup-time", "warmup"),
+];
+
+/// sysbench options that only change what sysbench itself logs or checks, with nothing to
+/// change in dbsweep's run: taken and left alone. (`--forced-shutdown`: a dbsweep run ends
+/// at its deadline by itself, statements in flight bounded by --query-timeout.)
+const NO_EFFECT: &[&str] = &[
+    "verbosity",
+    "forced-shutdown",
+    "thread-stack-size",
+    "debug",
+    "validate",
+    "db-debug",
+    "mysql-debug",
+];
+
+/// sysbench options that would change what is measured and that dbsweep does not have.
+const UNSUPPORTED: &[&str] = &[
+    "report-checkpoints",
+    "mysql-dry-run",
+    "mysql-compression",
+    "mysql-ssl-cipher",
+    "rand-spec-iter",
+];
+
+/// Reads sysbench's `--config-file`: one `name=value` (or `name`) per line, `#` comments.
+fn config_file(path: &str) -> Result<Vec<String>, Error> {
+    let text = crate::input::read_text(std::path::Path::new(path), crate::input::SMALL)
+        .map_err(|e| Error::Usage(format!("--config-file={path}: {e}")))?;
+    Ok(text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .map(|l| format!("--{}", l.trim_start_matches("--")))
+        .collect())
+}
+
+/// What the sysbench-level options say, and the options left for the run.
+struct Options {
+    style: SysbenchStyle,
+    rest: Vec<String>,
+    /// A target or a driver named (else sysbench's default driver, MySQL).
+    has_target: bool,
+}
+
+fn options(given: Vec<String>) -> Result<Options, Error> {
+    let mut style = SysbenchStyle {
+        percentile: 95,
+        histogram: false,
+        seed_given: false,
+    };
+    let mut expanded = Vec::new();
+    for a in given {
+        match split_option(&a) {
+            (n, Some(path)) if n == "config-file" => expanded.extend(config_file(path)?),
+            _ => expanded.push(a),
+        }
+    }
+    let mut rest = Vec::new();
+    let mut has_target = false;
+    for a in expanded {
+        let (name, value) = split_option(&a);
+        let bad = |what: &str| Error::Usage(format!("{a}: {what}"));
+        match name.as_str() {
+            "percentile" => {
+                style.percentile = value
+                    .and_then(|v| v.parse().ok())
+                    .filter(|p| *p <= 100)
+                    .ok_or_else(|| bad("a whole number from 0 to 100"))?;
+            }
+            "histogram" => {
+                style.histogram = match value.map(str::to_ascii_lowercase).as_deref() {
+                    None | Some("on" | "true" | "1") => true,
+                    Some("off" | "false" | "0") => false,
+                    _ => return Err(bad("not a boolean (on or off)")),
+                };
+            }
+            n if NO_EFFECT.contains(&n) => {}
+            n if UNSUPPORTED.contains(&n) => {
+                return Err(bad("sysbench's option is not supported by dbsweep"));
+            }
+            n => {
+                if n == "rand-seed" && value.is_some_and(|v| v != "0") {
+                    style.seed_given = true;
+                }
+                has_target |= n == "target" || n == "db-driver";
+                let renamed = ALIASES
+                    .iter()
+                    .find(|(old, _)| *old == n)
+                    .map(|(_, new)| new);
+                rest.push(match (renamed, value) {
+                    (Some(new), Some(v)) => format!("--{new}={v}"),
+                    (Some(new), None) => format!("--{new}"),
+                    (None, _) => a.clone(),
+                });
+            }
+        }
+    }
+    Ok(Options {
+        style,
+        rest,
+        has_target,
+    })
+}
+
+/// sysbench's built-in tests that dbsweep's workloads of the same name run statement for
+/// statement. Another name runs sysbench's script where one is found (`bulk_insert`: dbsweep's
+/// sends a statement per row, sysbench's script multi-row statements), else dbsweep's workload.
+const SAME_AS_SYSBENCH: &[&str] = &[
+    "oltp_point_select",
+    "oltp_read_only",
+    "oltp_read_write",
+    "oltp_write_only",
+    "oltp_update_index",
+    "oltp_update_non_index",
+    "oltp_delete",
+    "oltp_insert",
+    "select_random_points",
+    "select_random_ranges",
+];
+
+/// What a sysbench command line comes to.
+pub enum Dropin {
+    /// Answered here: help, version, a script's command.
+    Done(Outcome),
+    /// A built-in test's prepare, run or cleanup, its options typed.
+    Run(Box<Builtin>),
+}
+
+/// A built-in test's command, its workload and options, their text in sysbench's style.
+pub struct Builtin {
+    pub command: BuiltinCommand,
+    pub opts: crate::cli::Opts,
+    pub style: Style,
+    pub timeouts: crate::cli::Timeouts,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum BuiltinCommand {
+    Prepare,
+    Run,
+    Cleanup,
+}
+
+/// Reads a sysbench command line (the words after `sysbench`), and answers it or turns it
+/// into a dbsweep command line.
+pub fn main(args: &[String]) -> Result<Dropin, Error> {
+    if args.is_empty() || args.iter().any(|a| a == "--help") {
+        print!("{}", usage());
+        return Ok(Dropin::Done(Outcome::Done));
+    }
+    if args.iter().any(|a| a == "--version") {
+        println!("sysbench {}", super::output::VERSION);
+        return Ok(Dropin::Done(Outcome::Done));
+    }
+    let w = words(args)?;
+    let Options {
+        style,
+        rest,
+        has_target,
+    } = options(w.options)?;
+    let script = w.script.ok_or_else(|| {
+        Error::Usage("name a script (a built-in such as oltp_read_write, or a .lua file)".into())
+    })?;
+    let command = w.command.ok_or_else(|| {
+        Error::Usage(format!(
+            "{script}: name a command after the script: prepare, run, cleanup or help"
+        ))
+    })?;
+    // One voice for the process's one command.
+    let style = Style::As(Box::leak(Box::new(style)));
+    println!("{}", super::output::banner());
+    // dbsweep's workloads retry what sysbench's default --mysql-ignore-errors ignores; another
+    // list is the Lua API's to honour, with sysbench's own script.
+    let own_ignore = rest.iter().any(|a| {
+        let (n, v) = split_option(a);
+        n == "mysql-ignore-errors" && v.is_some_and(|v| v != lua::MYSQL_IGNORE_DEFAULT.join(","))
+    });
+    let script_found = lua::find_script(&script).is_some();
+    let builtin = (SAME_AS_SYSBENCH.contains(&script.as_str()) && !(own_ignore && script_found))
+        || (!script_found && crate::workload::is_builtin(&script));
+    if builtin && own_ignore {
+        return Err(Error::Usage(format!(
+            "--mysql-ignore-errors: dbsweep's {script} retries deadlocks and lock wait timeouts only; for another list, install sysbench's {script}.lua (looked in {})",
+            lua::SYSBENCH_DIR
+        )));
+    }
+    match command.as_str() {
+        "prepare" | "run" | "cleanup" if builtin => {
+            let command = match command.as_str() {
+                "prepare" => BuiltinCommand::Prepare,
+                "run" => BuiltinCommand::Run,
+                _ => BuiltinCommand::Cleanup,
+            };
+            let connection = connection(rest, !has_target)?;
+            let (args, timeouts) = run_args(&connection.rest, connection.url)?;
+            Ok(Dropin::Run(Box::new(Builtin {
+                command,
+                opts: crate::cli::Opts {
+                    workload: script,
+                    args,
+                },
+                style,
+                timeouts,
+            })))
+        }
+        // `help` of a built-in shows its sysbench script's options where sysbench is
+        // installed (the same options); other commands of a script run in the Lua API.
+        _ => crate::measure::run_script(&command, &script, &rest, style).map(Dropin::Done),
+    }
+}
+
+/// The run's options from sysbench's (renamed to dbsweep's names, connection options taken
+/// out): read once, as `dbsweep run` reads its own, with sysbench's defaults where dbsweep's
+/// differ and the user gave none (no interval lines, the special distribution of ids, no
+/// ANALYZE after prepare), and the target the connection options describe.
+fn run_args(
+    words: &[String],
+    url: Option<String>,
+) -> Result<(RunArgs, crate::cli::Timeouts), Error> {
+    let (words, matches) = crate::cli::RunWords::read(words.iter().cloned())?;
+    let timeouts = words.timeouts();
+    let mut args = words.args;
+    let given = |id: &str| matches.value_source(id) == Some(clap::parser::ValueSource::CommandLine);
+    if !given("report_interval") {
+        args.report_interval = 0.0;
+    }
+    if !given("rand_type") {
+        args.rand_type = crate::workload::rand::RandType::Special;
+    }
+    if !given("analyze") {
+        args.analyze = false;
+    }
+    if let Some(url) = url {
+        args.db.target = url;
+    }
+    Ok((args, timeouts))
+}
+
+fn usage() -> String {
+    format!(
+        "{}\nUsage:\n  sysbench [options]... [testname] [command]\n\n\
+         Commands implemented by most tests: prepare run cleanup help\n\n\
+         This is dbsweep acting as sysbench: built-in tests are dbsweep's workloads (`dbsweep\n\
+         workloads` lists them), any other test is a sysbench Lua script. General options are\n\
+         sysbench's (--threads, --time, --events, --rate, --report-interval, --percentile,\n\
+         --histogram, --rand-*, --db-driver, --mysql-*, --pgsql-*) plus dbsweep's own\n\
+         (`dbsweep run --help`), such as --output FILE for the results file.\n",
+        super::output::banner()
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workload::rand::RandType;
+
+    fn builtin(line: &str) -> Builtin {
+        let args: Vec<String> = line.split_whitespace().map(String::from).collect();
+        match main(&args).expect("a sysbench line") {
+            Dropin::Run(b) => *b,
+            Dropin::Done(_) => panic!("not a built-in's command"),
+        }
+    }
+
+    #[test]
+    fn a_builtin_commands_options_are_typed_with_sysbenchs_defaults_where_not_given() {
+        let b = builtin("oltp_point_select run --threads=4 --max-time=7");
+        assert_eq!(b.command, BuiltinCommand::Run);
+        assert_eq!(b.opts.workload, "oltp_point_select");
+        assert_eq!((b.opts.threads, b.opts.time), (Some(4), 7.0));
+        assert_eq!(b.opts.report_interval, 0.0);
+        assert_eq!(b.opts.rand_type, RandType::Special);
+        assert!(!b.opts.analyze);
+        assert_eq!(b.opts.db.target, "mysql://sbtest@localhost:3306/sbtest");
+        let b = builtin(
+            "--pgsql-host=/tmp --report-interval=2 --rand-type=uniform --analyze=on \
+             --connect-timeout=3 oltp_read_only prepare",
+        );
+        assert_eq!(b.command, BuiltinCommand::Prepare);
+        assert_eq!(b.opts.report_interval, 2.0);
+        assert_eq!(b.opts.rand_type, RandType::Uniform);
+        assert!(b.opts.analyze);
+        assert_eq!(b.timeouts.connect, 3.0);
+        // sysbench's default driver is MySQL's, whatever other driver's options are given.
+        assert!(
+            b.opts.db.target.starts_with("mysql://"),
+            "{}",
+            b.opts.db.target
+        );
+        let b = builtin("--db-driver=pgsql --pgsql-port=5433 oltp_delete cleanup");
+        assert_eq!(b.opts.db.target, "postgres://sbtest@localhost:5433/sbtest");
+        let b = builtin("--target=sqlite://x.db oltp_insert run");
+        assert_eq!(b.opts.db.target, "sqlite://x.db");
+    }
+}

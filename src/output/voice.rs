@@ -1,0 +1,151 @@
+//! Who speaks: dbsweep's own voice or a personality's (sysbench, pgbench), the header of a run, and
+//! the printer of a command's lines.
+
+use super::summary::{interval_line, summary};
+use crate::results::Results;
+use crate::results::figures::Interval;
+
+/// What sysbench's header says of a run (its threads, rate, interval lines and seed).
+pub struct RunHeader {
+    pub threads: u32,
+    /// Events per second, when the run is paced.
+    pub rate: Option<f64>,
+    /// Seconds between interval lines, when there are any.
+    pub report_interval: Option<f64>,
+    pub rand_seed: u64,
+}
+
+/// Another tool's text, where dbsweep acts as that tool (sysbench, pgbench): each personality
+/// says in its own folder how the lines of a command look. The measuring code hands it what
+/// it has to say (progress, notes, intervals, the summary); it never prints itself.
+pub trait Voice: Sync + std::fmt::Debug {
+    /// A line of a command's progress ("Creating table 'sbtest1'...").
+    fn progress(&self, line: &str) {
+        eprintln!("{line}");
+    }
+    /// dbsweep's own remark about a run (which database, where the results went): only
+    /// warnings and errors by default, as other tools' drivers parse what they print.
+    fn remark(&self, line: &str) {
+        if line.starts_with("warning") || line.starts_with("error") {
+            eprintln!("{line}");
+        }
+    }
+    /// What a client says while the run goes on.
+    fn client_note(&self, note: &super::note::ClientNote) {
+        own_client_note(note);
+    }
+    /// What precedes a run's first line.
+    fn run_header(&self, _run: &RunHeader) {}
+    /// One interval's line.
+    fn interval(&self, iv: &Interval, sql_used: bool);
+    /// A run's summary.
+    fn summary(&self, r: &Results, sql_used: bool);
+    /// Where the results file went.
+    fn results_written(&self, path: &str) {
+        self.remark(&format!("results written to {path}"));
+    }
+    /// The line that ends a run whose clients aborted (their figures are of the others).
+    fn aborted(&self) -> Option<&'static str> {
+        None
+    }
+    /// A prepare's last line, given its seconds.
+    fn loaded(&self, _seconds: f64) {}
+    /// Whether a cleanup says what it dropped.
+    fn says_dropped(&self) -> bool {
+        true
+    }
+    /// Whether connecting many clients shows a progress bar on a terminal.
+    fn connect_bar(&self) -> bool {
+        true
+    }
+}
+
+/// How a command's text looks: dbsweep's own, or a personality's. The command's plan carries
+/// it to whoever prints.
+#[derive(Clone, Copy, Debug, Default)]
+pub enum Style {
+    #[default]
+    Own,
+    As(&'static dyn Voice),
+}
+
+/// A client's note as dbsweep says it: in pgbench's words, the only ones dbsweep has for
+/// these, in one write so that clients' lines do not interleave; a warning as a remark.
+fn own_client_note(note: &super::note::ClientNote) {
+    if let super::note::ClientNote::Warning { message } = note {
+        eprintln!("warning: {message}");
+        return;
+    }
+    let text = super::note::client_note_text(note);
+    let _ = std::io::Write::write_all(&mut std::io::stderr().lock(), text.as_bytes());
+}
+
+impl Style {
+    /// A line of a command's progress: on stderr, away from the summary (a personality may
+    /// put it elsewhere).
+    pub fn progress(self, line: &str) {
+        match self {
+            Style::As(v) => v.progress(line),
+            Style::Own => eprintln!("{line}"),
+        }
+    }
+
+    /// What a client says while the run goes on (a retried error under `--verbose-errors`,
+    /// a client that aborted).
+    pub fn client_note(self, note: &super::note::ClientNote) {
+        match self {
+            Style::As(v) => v.client_note(note),
+            Style::Own => own_client_note(note),
+        }
+    }
+
+    /// dbsweep's own remark about a run (which database, where the results went): on stderr.
+    pub fn remark(self, line: &str) {
+        match self {
+            Style::As(v) => v.remark(line),
+            Style::Own => eprintln!("{line}"),
+        }
+    }
+
+    /// Prints one interval: dbsweep's line on stderr, or the personality's.
+    pub fn interval(self, iv: &Interval, sql_used: bool) {
+        match self {
+            Style::As(v) => v.interval(iv, sql_used),
+            Style::Own => eprintln!("{}", interval_line(iv)),
+        }
+    }
+
+    /// Prints a run's summary on stdout: dbsweep's, or the personality's.
+    pub fn summary(self, r: &Results, sql_used: bool) {
+        match self {
+            Style::As(v) => v.summary(r, sql_used),
+            Style::Own => print!("{}", summary(r)),
+        }
+    }
+
+    /// The personality's voice, if any.
+    pub fn voice(self) -> Option<&'static dyn Voice> {
+        match self {
+            Style::As(v) => Some(v),
+            Style::Own => None,
+        }
+    }
+}
+
+/// Who prints a run's interval lines and summary: dbsweep itself (these defaults), or a
+/// script's report hooks.
+pub trait Printer {
+    /// Prints one interval; false leaves it to dbsweep's own line.
+    fn interval(&mut self, _iv: &Interval) -> bool {
+        false
+    }
+    /// Prints the run's summary; false leaves it to dbsweep's own.
+    fn summary(&mut self, _r: &Results) -> bool {
+        false
+    }
+    /// Whether the run used a database driver (sysbench's summary shows SQL statistics only
+    /// then): dbsweep's workloads always do.
+    fn sql_used(&self) -> bool {
+        true
+    }
+}

@@ -1,0 +1,624 @@
+//! A run's plan: the command line's options judged once, and the runner's and workloads' options made from them.
+
+use super::MAX_SECONDS;
+use std::path::PathBuf;
+
+use serde::Serialize;
+
+use crate::cli::{DbArgs, Opts, RoleSpec, RunArgs};
+use crate::error::Error;
+use std::num::{NonZeroU32, NonZeroU64};
+
+use crate::runner::{RunnerOptions, positive};
+use crate::server::ServerSpec;
+use crate::workload::WorkloadOptions;
+use crate::workload::rand::RandOptions;
+
+/// Largest IN () list or OR-ed range count a workload accepts.
+const MAX_LIST: u32 = 1000;
+
+#[derive(Clone, Debug)]
+pub struct RunPlan {
+    pub workload: String,
+    /// Groups of clients beside the measured ones (`--role`), each resolved as a run's options.
+    pub roles: Vec<RolePlan>,
+    /// How the command's text looks (dbsweep's, or sysbench's for the drop-in).
+    pub style: crate::output::Style,
+    pub target: String,
+    pub workload_opts: WorkloadOptions,
+    pub runner: RunnerOptions,
+    pub output: Option<PathBuf>,
+    pub prepare: bool,
+    pub force: bool,
+    pub server: Option<ServerSpec>,
+    /// An external server's main process (`--server-pid`) and data directory (`--data-dir`).
+    pub server_pid: Option<u32>,
+    pub data_dir: Option<PathBuf>,
+    /// Whether the hardware sampler runs (`--hw-sample`).
+    pub hw_sample: bool,
+    /// Wait-profile samples per second (`--wait-sample-hz`; 0: none).
+    pub wait_sample_hz: f64,
+    /// `--profile`: perf's samples per second, or None for no profile.
+    pub profile: Option<u32>,
+    /// `--client-id`: this client host's name in the results.
+    pub client_id: Option<String>,
+    /// `--start-tolerance`: how late for `--start-at` a run may begin.
+    pub start_tolerance: f64,
+    /// `--server-metrics`: the database host's node_exporter, and `--server-device`, the disk
+    /// to report from it.
+    pub server_metrics: Option<String>,
+    pub server_device: Option<String>,
+    /// `--server-net-device`: the interface to report from it.
+    pub server_net_device: Option<String>,
+    /// `--link-speed`: Mbit/s of links whose speed the system does not tell.
+    pub link_mbit: Option<f64>,
+}
+
+/// What the results file stores as `options`.
+#[derive(Serialize)]
+struct SavedOptions<'a> {
+    workload: &'a str,
+    target: &'a str,
+    #[serde(flatten)]
+    workload_opts: &'a WorkloadOptions,
+    #[serde(flatten)]
+    runner: &'a RunnerOptions,
+    prepare: bool,
+}
+
+fn bad(option: &str, why: impl std::fmt::Display) -> Error {
+    Error::Option {
+        option: option.to_string(),
+        why: why.to_string(),
+    }
+}
+
+/// The most clients a run may have. Past this, even waiting clients on a few workers (a few
+/// hundred bytes and a connection each) are the machine's limit, not the database's.
+pub const MAX_CLIENTS: u32 = 100_000;
+
+/// The most worker threads a run may have (with a thread per client, the most clients): past a
+/// few thousand the machine, not the database, is what a run would measure (or the thread limit
+/// would end it half-started).
+pub const MAX_WORKERS: u32 = 5_000;
+
+/// Default worker threads per core for clients that wait (keying and think times, `--rate`): a
+/// worker blocks while the server answers, so a few per core keep the cores busy.
+pub const WORKERS_PER_CORE: u32 = 4;
+
+/// The clients, worker threads and shared connections of a run of `workload` with options `o`.
+fn clients_of(workload: &str, o: &RunArgs) -> Result<(u32, u32), Error> {
+    let threads = o.threads.unwrap_or(if o.wait && workload == "tpcc" {
+        o.warehouses.saturating_mul(10)
+    } else {
+        1
+    });
+    if threads == 0 || threads > MAX_CLIENTS {
+        return Err(bad(
+            "threads",
+            format!("{threads} must be from 1 to {MAX_CLIENTS}"),
+        ));
+    }
+    // Not a built-in: a sysbench Lua script's path (the script's plan names its workload so).
+    let script = !crate::workload::is_builtin(workload);
+    let paced = o.wait || o.rate > 0.0;
+    let workers = match o.workers {
+        Some(w) if w == 0 || w > MAX_WORKERS => {
+            return Err(bad(
+                "workers",
+                format!("{w} must be from 1 to {MAX_WORKERS}"),
+            ));
+        }
+        Some(w) if script && w < threads => {
+            return Err(bad(
+                "workers",
+                format!(
+                    "{w} is fewer than the {threads} clients: a sysbench script's clients run a \
+                     thread each (its thread_run blocks)"
+                ),
+            ));
+        }
+        Some(w) => w.min(threads),
+        None if paced && !script => {
+            let cores = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
+            threads.min(cores.saturating_mul(WORKERS_PER_CORE).max(1))
+        }
+        None => threads,
+    };
+    if workers > MAX_WORKERS {
+        return Err(bad(
+            "threads",
+            format!(
+                "{threads} clients on a thread each: more than {MAX_WORKERS} need --workers \
+                 (clients multiplexed on fewer threads)"
+            ),
+        ));
+    }
+    if o.connections > 0 {
+        let why = if script {
+            Some("a sysbench script's clients open their own connections")
+        } else if workload == "bulk_insert" {
+            Some("bulk_insert keeps a transaction open across events")
+        } else if o.connections > threads {
+            Some("more connections than clients; leave it out for one per client")
+        } else {
+            None
+        };
+        if let Some(why) = why {
+            return Err(bad("connections", format!("{}: {why}", o.connections)));
+        }
+    }
+    if !(o.connect_rate == 0.0 || (o.connect_rate.is_finite() && o.connect_rate >= 0.1)) {
+        return Err(bad(
+            "connect-rate",
+            format!(
+                "{} must be 0 (no limit) or at least 0.1 connections/s",
+                o.connect_rate
+            ),
+        ));
+    }
+    Ok((threads, workers))
+}
+
+fn check_non_negative(option: &str, v: f64) -> Result<(), Error> {
+    if v.is_finite() && (0.0..=MAX_SECONDS).contains(&v) {
+        Ok(())
+    } else {
+        Err(bad(
+            option,
+            format!("{v} must be a number from 0 to {MAX_SECONDS} (a year of seconds)"),
+        ))
+    }
+}
+
+/// A node_exporter endpoint: an http or https URL with a host.
+pub fn check_metrics_url(url: &str) -> Result<(), String> {
+    let rest = url
+        .strip_prefix("http://")
+        .or_else(|| url.strip_prefix("https://"))
+        .ok_or_else(|| {
+            format!(
+                "'{}' is not an http:// or https:// URL (node_exporter's is http://HOST:9100/metrics)",
+                crate::db::redact_url(url)
+            )
+        })?;
+    if rest.is_empty() || rest.starts_with('/') || url.chars().any(char::is_whitespace) {
+        return Err(format!(
+            "'{}' has no host (node_exporter's is http://HOST:9100/metrics)",
+            crate::db::redact_url(url)
+        ));
+    }
+    Ok(())
+}
+
+/// The managed server that `--server` and its options ask for, if any.
+pub fn server_spec(a: &DbArgs) -> Result<Option<ServerSpec>, Error> {
+    let spec = match &a.server {
+        Some(choice) => Some(ServerSpec {
+            settings: a.server_set.clone(),
+            datadir: a.server_datadir.clone(),
+            datadir_force: a.server_datadir_force,
+            keep: a.keep,
+            socket: a.server_socket,
+            tls: a.server_tls,
+            build: crate::server::builds::resolve(
+                choice.kind,
+                choice.version.as_deref(),
+                a.server_basedir.as_deref(),
+            )?,
+            ..ServerSpec::new(choice.kind)
+        }),
+        None => None,
+    };
+    if spec.is_none()
+        && (!a.server_set.is_empty()
+            || a.server_datadir.is_some()
+            || a.keep
+            || a.server_socket
+            || a.server_tls)
+    {
+        return Err(bad(
+            "server-set",
+            "--server-set, --server-datadir, --server-socket, --server-tls and --keep need --server postgres|mariadb|mysql",
+        ));
+    }
+    Ok(spec)
+}
+
+/// A group of clients beside a run's measured ones: its workload and options, the run's own but
+/// for its clients and rate.
+#[derive(Clone, Debug)]
+pub struct RolePlan {
+    pub workload: String,
+    pub workload_opts: WorkloadOptions,
+    pub runner: RunnerOptions,
+}
+
+/// The plan of role `i` of a run with options `o` and generator seed `seed` (each role's
+/// generator is seeded apart).
+fn role_plan(o: &RunArgs, spec: &RoleSpec, seed: u64, i: usize) -> Result<RolePlan, Error> {
+    if !crate::workload::is_builtin(&spec.workload) {
+        return Err(bad(
+            "role",
+            format!(
+                "{}: not a built-in workload (`dbsweep workloads` lists them)",
+                spec.workload
+            ),
+        ));
+    }
+    let mut r = o.clone();
+    r.role.clear();
+    r.threads = Some(spec.clients.unwrap_or(1));
+    r.rate = spec.rate.unwrap_or(0.0);
+    r.workers = None;
+    r.connections = 0;
+    let within = |e: Error| bad("role", format!("{}: {e}", spec.workload));
+    let (threads, workers) = clients_of(&spec.workload, &r).map_err(within)?;
+    check_values(&r).map_err(within)?;
+    let seed = seed.wrapping_add((i as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15)) | 1;
+    Ok(RolePlan {
+        workload: spec.workload.clone(),
+        workload_opts: workload_options(&r, threads, seed),
+        runner: runner_options(&r, threads, workers, seed),
+    })
+}
+
+/// `--pipeline` is PostgreSQL's: the one rule, for a run's target and for each of a plan's
+/// targets. `dialect`: the target's; None when unknown.
+pub fn check_pipeline(
+    pipeline: bool,
+    dialect: Option<crate::db::Dialect>,
+) -> Result<(), &'static str> {
+    if pipeline && dialect != Some(crate::db::Dialect::Postgres) {
+        Err("only PostgreSQL targets pipeline statements")
+    } else {
+        Ok(())
+    }
+}
+
+/// The dialect of a managed server of `kind`.
+pub fn server_dialect(kind: crate::server::ServerKind) -> crate::db::Dialect {
+    match kind {
+        crate::server::ServerKind::Postgres => crate::db::Dialect::Postgres,
+        crate::server::ServerKind::Mariadb | crate::server::ServerKind::Mysql => {
+            crate::db::Dialect::Mysql
+        }
+    }
+}
+
+impl RunPlan {
+    /// The plan with its text in `style`, for everyone who prints.
+    pub fn styled(mut self, style: crate::output::Style) -> RunPlan {
+        self.style = style;
+        self.runner.style = style;
+        self.workload_opts.style = style;
+        for r in &mut self.roles {
+            r.runner.style = style;
+            r.workload_opts.style = style;
+        }
+        self
+    }
+
+    pub fn from_opts(o: &Opts) -> Result<RunPlan, Error> {
+        RunPlan::from_args(&o.workload, &o.args)
+    }
+
+    /// The plan of `workload` run with options `o`.
+    pub fn from_args(workload: &str, o: &RunArgs) -> Result<RunPlan, Error> {
+        let (threads, workers) = clients_of(workload, o)?;
+        check_values(o)?;
+        let seed = if o.rand_seed == 0 {
+            rand::random::<u64>() | 1
+        } else {
+            o.rand_seed
+        };
+        let workload_opts = workload_options(o, threads, seed);
+        let roles = o
+            .role
+            .iter()
+            .enumerate()
+            .map(|(i, spec)| role_plan(o, spec, seed, i))
+            .collect::<Result<Vec<_>, Error>>()?;
+        let runner = runner_options(o, threads, workers, seed);
+        let server = server_spec(&o.db)?;
+        Ok(RunPlan {
+            workload: workload.to_string(),
+            roles,
+            style: Default::default(),
+            target: o.db.target.clone(),
+            workload_opts,
+            runner,
+            output: o.output.clone(),
+            prepare: o.prepare,
+            force: o.force,
+            server,
+            server_pid: o.server_pid,
+            data_dir: o.data_dir.clone(),
+            hw_sample: o.hw_sample,
+            wait_sample_hz: o.wait_sample_hz,
+            profile: o.profile.then_some(o.profile_hz),
+            client_id: o.client_id.clone(),
+            start_tolerance: o.start_tolerance,
+            server_metrics: o.server_metrics.clone(),
+            server_device: o.server_device.clone(),
+            server_net_device: o.server_net_device.clone(),
+            link_mbit: o.link_speed,
+        })
+    }
+
+    /// Every resolved option, for the results file.
+    pub fn saved_options(&self, target_url: &str) -> serde_json::Value {
+        serde_json::to_value(SavedOptions {
+            workload: &self.workload,
+            target: target_url,
+            workload_opts: &self.workload_opts,
+            runner: &self.runner,
+            prepare: self.prepare,
+        })
+        .expect("options serialise")
+    }
+}
+
+/// The values of a run's options, each in its range, and the options that do not go together:
+/// sizes and times here, then the generator, the observers and TPC-C's.
+fn check_values(o: &RunArgs) -> Result<(), Error> {
+    if o.tables == 0 {
+        return Err(bad("tables", "must be at least 1"));
+    }
+    if o.table_size == 0 || o.table_size > i32::MAX as u64 {
+        return Err(bad(
+            "table-size",
+            format!("{} must be between 1 and {}", o.table_size, i32::MAX),
+        ));
+    }
+    if o.range_size == 0 {
+        return Err(bad("range-size", "must be at least 1"));
+    }
+    for (name, v) in [
+        ("time", o.time),
+        ("warmup", o.warmup),
+        ("report-interval", o.report_interval),
+        ("reconnect-timeout", o.reconnect_timeout),
+        ("latency-limit", o.latency_limit),
+    ] {
+        check_non_negative(name, v)?;
+    }
+    // A rate gives each client a gap of threads/rate seconds; an interval, a tick.
+    if !(o.rate == 0.0 || (o.rate.is_finite() && (0.001..=1e9).contains(&o.rate))) {
+        return Err(bad(
+            "rate",
+            format!(
+                "{} must be 0 (no limit) or from 0.001 to 1e9 events/s",
+                o.rate
+            ),
+        ));
+    }
+    if o.report_interval > 0.0 && o.report_interval < 0.01 {
+        return Err(bad(
+            "report-interval",
+            format!(
+                "{} must be 0 (no interval lines) or at least 0.01",
+                o.report_interval
+            ),
+        ));
+    }
+    check_generator(o)?;
+    check_observers(o)?;
+    check_sizes(o)
+}
+
+/// The random generator's options (`--rand-*`), the profile's and the wait sampler's rates,
+/// and the list sizes.
+fn check_generator(o: &RunArgs) -> Result<(), Error> {
+    if o.rand_zipfian_exp.is_nan() || o.rand_zipfian_exp <= 0.0 {
+        return Err(bad(
+            "rand-zipfian-exp",
+            format!("{} must be above 0", o.rand_zipfian_exp),
+        ));
+    }
+    if o.rand_pareto_h.is_nan() || o.rand_pareto_h <= 0.0 || o.rand_pareto_h >= 1.0 {
+        return Err(bad(
+            "rand-pareto-h",
+            format!("{} must be between 0 and 1", o.rand_pareto_h),
+        ));
+    }
+    if o.rand_spec_pct.is_nan() || o.rand_spec_pct <= 0.0 || o.rand_spec_pct > 100.0 {
+        return Err(bad(
+            "rand-spec-pct",
+            format!("{} must be above 0 and at most 100", o.rand_spec_pct),
+        ));
+    }
+    if !(1..=5000).contains(&o.profile_hz) {
+        return Err(bad(
+            "profile-hz",
+            format!("{} must be between 1 and 5000", o.profile_hz),
+        ));
+    }
+    if !(0.0..=1000.0).contains(&o.wait_sample_hz) {
+        return Err(bad(
+            "wait-sample-hz",
+            format!(
+                "{} must be between 0 (no wait profile) and 1000",
+                o.wait_sample_hz
+            ),
+        ));
+    }
+    if !(0.0..=100.0).contains(&o.rand_spec_res) {
+        return Err(bad(
+            "rand-spec-res",
+            format!("{} must be between 0 and 100", o.rand_spec_res),
+        ));
+    }
+    for (name, v) in [
+        ("random-points", o.random_points.unwrap_or(1)),
+        ("number-of-ranges", o.number_of_ranges),
+    ] {
+        if v == 0 || v > MAX_LIST {
+            return Err(bad(name, format!("{v} must be between 1 and {MAX_LIST}")));
+        }
+    }
+    Ok(())
+}
+
+/// What observes a run beside it: several client hosts' start, the server host's metrics,
+/// the link, the client's name.
+fn check_observers(o: &RunArgs) -> Result<(), Error> {
+    check_non_negative("start-tolerance", o.start_tolerance)?;
+    if let Some(url) = &o.server_metrics {
+        check_metrics_url(url).map_err(|e| bad("server-metrics", e))?;
+    }
+    if let Some(m) = o.link_speed
+        && !(m.is_finite() && m > 0.0 && m <= 1e7)
+    {
+        return Err(bad(
+            "link-speed",
+            format!("{m} must be a link's speed in Mbit/s, above 0 and at most 10000000"),
+        ));
+    }
+    if let Some(id) = &o.client_id
+        && (id.is_empty()
+            || id.len() > 64
+            || !id
+                .chars()
+                .all(|c| c.is_alphanumeric() || matches!(c, '-' | '_' | '.' | '@')))
+    {
+        return Err(bad(
+            "client-id",
+            format!("'{id}' must be 1 to 64 letters, digits, '-', '_', '.' or '@' (a host's name)"),
+        ));
+    }
+    Ok(())
+}
+
+/// The sizes of the Insert Benchmark's commits and LinkBench's graph; TPC-C's warehouses,
+/// and its keying and think times against a rate.
+fn check_sizes(o: &RunArgs) -> Result<(), Error> {
+    if !(1..=1000).contains(&o.rows_per_commit) {
+        return Err(bad(
+            "rows-per-commit",
+            format!("{} must be from 1 to 1000", o.rows_per_commit),
+        ));
+    }
+    if !(1..=crate::workload::linkbench::MAX_NODES).contains(&o.nodes) {
+        return Err(bad(
+            "nodes",
+            format!(
+                "{} must be from 1 to {}",
+                o.nodes,
+                crate::workload::linkbench::MAX_NODES
+            ),
+        ));
+    }
+    if !(1..=100_000).contains(&o.scale) {
+        return Err(bad(
+            "scale",
+            format!("{} must be from 1 to 100000", o.scale),
+        ));
+    }
+    if o.warehouses == 0 {
+        return Err(bad("warehouses", "must be at least 1"));
+    }
+    if !(o.think_scale.is_finite() && o.think_scale > 0.0 && o.think_scale <= 100.0) {
+        return Err(bad(
+            "think-scale",
+            format!("{} must be above 0 and at most 100", o.think_scale),
+        ));
+    }
+    if o.think_scale != 1.0 && !o.wait {
+        return Err(bad(
+            "think-scale",
+            "scales the keying and think times of --wait; add --wait",
+        ));
+    }
+    if o.wait && o.rate > 0.0 {
+        return Err(bad(
+            "wait",
+            "keying and think times pace the clients already; leave out --rate",
+        ));
+    }
+    Ok(())
+}
+
+/// The workload's options of a run of `threads` clients with generator seed `seed`.
+fn workload_options(o: &RunArgs, threads: u32, seed: u64) -> WorkloadOptions {
+    WorkloadOptions {
+        style: Default::default(),
+        tables: o.tables,
+        table_size: o.table_size,
+        range_size: o.range_size,
+        skip_trx: o.skip_trx,
+        range_selects: o.range_selects,
+        point_selects: o.point_selects,
+        simple_ranges: o.simple_ranges,
+        sum_ranges: o.sum_ranges,
+        order_ranges: o.order_ranges,
+        distinct_ranges: o.distinct_ranges,
+        index_updates: o.index_updates,
+        non_index_updates: o.non_index_updates,
+        delete_inserts: o.delete_inserts,
+        auto_inc: o.auto_inc,
+        create_secondary: o.create_secondary,
+        analyze: o.analyze,
+        statement_times: o.statement_times,
+        secondary: o.secondary,
+        random_points: o.random_points,
+        hot_points: o.hot_points,
+        covered: o.covered,
+        on_id: o.on_id,
+        number_of_ranges: o.number_of_ranges,
+        delta: o.delta,
+        mysql_storage_engine: o.mysql_storage_engine.clone(),
+        ps_mode: o.ps_mode,
+        pipeline: o.pipeline,
+        threads,
+        warehouses: o.warehouses,
+        wait: o.wait,
+        think_scale: o.think_scale,
+        rows_per_commit: o.rows_per_commit,
+        nodes: o.nodes,
+        linkbench_data: o.linkbench_data.clone(),
+        sqlbench_data: o.sqlbench_data.clone(),
+        small_test: o.small_test,
+        scale: o.scale,
+        pgbench_scripts: o.pgbench_scripts.clone(),
+        pgbench_defines: o.pgbench_defines.clone(),
+        pgbench_tables: Default::default(),
+        rand: RandOptions {
+            rand_type: o.rand_type,
+            rand_seed: seed,
+            rand_zipfian_exp: o.rand_zipfian_exp,
+            rand_pareto_h: o.rand_pareto_h,
+            rand_spec_pct: o.rand_spec_pct,
+            rand_spec_res: o.rand_spec_res,
+        },
+    }
+}
+
+/// The runner's options of a run of `threads` clients on `workers` threads.
+fn runner_options(o: &RunArgs, threads: u32, workers: u32, seed: u64) -> RunnerOptions {
+    RunnerOptions {
+        style: Default::default(),
+        threads,
+        workers: NonZeroU32::new(workers).filter(|_| workers < threads),
+        connections: NonZeroU32::new(o.connections),
+        connect_rate: positive(o.connect_rate),
+        time: positive(o.time),
+        events: NonZeroU64::new(o.events),
+        events_per_client: NonZeroU64::new(o.events_per_client),
+        max_tries: NonZeroU32::new(o.max_tries),
+        // pgbench's error lines and transaction log: the pgbench personality's, set by it.
+        verbose_errors: false,
+        pgbench_clients: false,
+        latency_limit: positive(o.latency_limit),
+        txn_log: None,
+        warmup: o.warmup,
+        rate: positive(o.rate),
+        report_interval: positive(o.report_interval),
+        reconnect: NonZeroU64::new(o.reconnect),
+        reconnect_timeout: o.reconnect_timeout,
+        rand_seed: seed,
+        percentile: 95.0,
+        start_at: o.start_at.map(|t| t.0),
+        measure_start: crate::metrics::MeasureStart::new(),
+    }
+}

