@@ -5,5 +5,6 @@ pub mod note;
 pub mod shape;
 mod summary;
 mod voice;
+pub use note::Events;
 pub use summary::{interval_line, summary};
 pub use voice::{Printer, RunHeader, Style, Voice};

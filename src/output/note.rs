@@ -1,5 +1,7 @@
-//! What a client says while it runs, handed to the personality that prints it
-//! ([`super::Style::client_note`], [`client_note_text`]): the runner and the workloads never print.
+//! What the runner and the workloads say while they work (a load's progress, a client's note),
+//! handed through [`Events`] to the voice of the command that prints it ([`client_note_text`]
+//! is dbsweep's own wording): the runner and the workloads never print, and cannot print an
+//! interval or a summary.
 
 use std::fmt::Write as _;
 use std::num::NonZeroU32;
@@ -105,5 +107,36 @@ pub fn client_note_text(note: &ClientNote) -> String {
             }
         }
         ClientNote::Warning { message } => format!("pgbench: warning: {message}\n"),
+    }
+}
+
+/// Where the runner and the workloads send what they have to say: the command's voice, of
+/// which they see only these events.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Events(super::Style);
+
+impl Events {
+    /// A line of a load's or a cleanup's progress ("Creating table 'sbtest1'...").
+    pub fn progress(self, line: &str) {
+        self.0.progress(line);
+    }
+
+    /// What a client says while the run goes on (a retried error under `--verbose-errors`, a
+    /// client that aborted, a workload's warning).
+    pub fn client_note(self, note: &ClientNote) {
+        self.0.client_note(note);
+    }
+
+    /// Whether connecting many clients may show a progress bar on a terminal (a personality
+    /// whose output others parse says no).
+    pub fn connect_bar(self) -> bool {
+        self.0.voice().is_none_or(|v| v.connect_bar())
+    }
+}
+
+impl super::Style {
+    /// The events of a command in this style.
+    pub fn events(self) -> Events {
+        Events(self)
     }
 }

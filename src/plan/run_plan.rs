@@ -290,11 +290,11 @@ impl RunPlan {
     /// The plan with its text in `style`, for everyone who prints.
     pub fn styled(mut self, style: crate::output::Style) -> RunPlan {
         self.style = style;
-        self.runner.style = style;
-        self.workload_opts.style = style;
+        self.runner.notes = style.events();
+        self.workload_opts.notes = style.events();
         for r in &mut self.roles {
-            r.runner.style = style;
-            r.workload_opts.style = style;
+            r.runner.notes = style.events();
+            r.workload_opts.notes = style.events();
         }
         self
     }
@@ -542,7 +542,7 @@ fn check_sizes(o: &RunArgs) -> Result<(), Error> {
 /// The workload's options of a run of `threads` clients with generator seed `seed`.
 fn workload_options(o: &RunArgs, threads: u32, seed: u64) -> WorkloadOptions {
     WorkloadOptions {
-        style: Default::default(),
+        notes: Default::default(),
         tables: o.tables,
         table_size: o.table_size,
         range_size: o.range_size,
@@ -597,7 +597,7 @@ fn workload_options(o: &RunArgs, threads: u32, seed: u64) -> WorkloadOptions {
 /// The runner's options of a run of `threads` clients on `workers` threads.
 fn runner_options(o: &RunArgs, threads: u32, workers: u32, seed: u64) -> RunnerOptions {
     RunnerOptions {
-        style: Default::default(),
+        notes: Default::default(),
         threads,
         workers: NonZeroU32::new(workers).filter(|_| workers < threads),
         connections: NonZeroU32::new(o.connections),

@@ -94,11 +94,9 @@ pub(super) fn open_pool(
 pub(super) struct Progress(Option<indicatif::ProgressBar>);
 
 impl Progress {
-    pub(super) fn new(total: u32, style: crate::output::Style) -> Progress {
+    pub(super) fn new(total: u32, notes: crate::output::Events) -> Progress {
         use std::io::IsTerminal;
-        let show = total >= 100
-            && std::io::stderr().is_terminal()
-            && style.voice().is_none_or(|v| v.connect_bar());
+        let show = total >= 100 && std::io::stderr().is_terminal() && notes.connect_bar();
         Progress(show.then(|| {
             let bar = indicatif::ProgressBar::new(u64::from(total));
             if let Ok(style) = indicatif::ProgressStyle::with_template(

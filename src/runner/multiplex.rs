@@ -236,11 +236,11 @@ impl Ended {
         mut t: Term,
         rec: &Mutex<Recorder>,
         pooled: bool,
-        style: &crate::output::Style,
+        notes: &crate::output::Events,
     ) -> Result<(), String> {
         // A pooled client holds no connection between events: the workloads that share
         // connections have nothing to say at the end (see Workload::shares_connections).
-        let cache = t.w.finish(t.measuring && !pooled, rec, style)?;
+        let cache = t.w.finish(t.measuring && !pooled, rec, notes)?;
         if let Some(c) = cache {
             let sum = self.cache.get_or_insert([0; 3]);
             for (s, v) in sum.iter_mut().zip(c) {
@@ -269,7 +269,7 @@ pub fn serve(
         match one_event(sh, &mut t, sched, pool, rec) {
             Ok(true) => clients.put(t),
             Ok(false) => {
-                let r = ended.finish(*t, rec, pool.is_some(), sh.style);
+                let r = ended.finish(*t, rec, pool.is_some(), sh.notes);
                 clients.retire();
                 if let Err(e) = r {
                     sh.stop.store(true, Ordering::Relaxed);
@@ -279,7 +279,7 @@ pub fn serve(
             }
             Err(e) => {
                 sh.stop.store(true, Ordering::Relaxed);
-                let _ = ended.finish(*t, rec, pool.is_some(), sh.style);
+                let _ = ended.finish(*t, rec, pool.is_some(), sh.notes);
                 clients.retire();
                 error = Some(e);
                 break;
@@ -287,7 +287,7 @@ pub fn serve(
         }
     }
     while let Some(t) = clients.any() {
-        if let Err(e) = ended.finish(*t, rec, pool.is_some(), sh.style) {
+        if let Err(e) = ended.finish(*t, rec, pool.is_some(), sh.notes) {
             error = error.or(Some(e));
         }
     }

@@ -20,9 +20,10 @@ use crate::workload::Workload;
 /// The runner's resolved options.
 #[derive(Clone, Debug, Serialize)]
 pub struct RunnerOptions {
-    /// How its text looks (acting as sysbench: no progress bar).
+    /// Where its clients' notes go: the command's voice, which prints them (and says whether
+    /// connecting shows a progress bar).
     #[serde(skip)]
-    pub style: crate::output::Style,
+    pub notes: crate::output::Events,
     /// Clients (terminals, sessions).
     pub threads: u32,
     /// Worker threads serving the clients (`--workers`); None: one per client. (The results
@@ -280,7 +281,7 @@ pub(super) fn run_group(
         events_per_client: opts.events_per_client,
         max_tries: opts.max_tries,
         verbose_errors: opts.verbose_errors,
-        style: &opts.style,
+        notes: &opts.notes,
         abort_alone: opts.pgbench_clients,
         aborted_clients: &aborted_clients,
         latency_limit: opts
@@ -295,7 +296,7 @@ pub(super) fn run_group(
     };
     let connections = connections_fitting(target, workload, opts, workers)?;
     let connecting = Instant::now();
-    let progress = Progress::new(connections, opts.style);
+    let progress = Progress::new(connections, opts.notes);
     let pool = super::pool::ConnPool::default();
     let pooled_clients = if mode == Mode::Pooled {
         open_pool(&shared, opts, &pool, &progress)?

@@ -50,7 +50,7 @@ pub struct Shared<'a> {
     /// Each retryable error said (pgbench's `--verbose-errors`).
     pub verbose_errors: bool,
     /// Who prints what a client says ([`ClientNote`]): the runner never prints itself.
-    pub style: &'a crate::output::Style,
+    pub notes: &'a crate::output::Events,
     /// pgbench's rule for an error that is not retried (a lost connection too): the client
     /// aborts alone and the run goes on without it, rather than the run stopping.
     pub abort_alone: bool,
@@ -186,7 +186,7 @@ impl Worker {
             }
             None => self.event_loop(sh, &mut pace, rec)?,
         }
-        self.finish(pace.measuring, rec, sh.style)
+        self.finish(pace.measuring, rec, sh.notes)
     }
 
     /// Ends the client: the workload's last words (bulk_insert's open batch), counted when the
@@ -195,10 +195,10 @@ impl Worker {
         &mut self,
         measured: bool,
         rec: &Mutex<Recorder>,
-        style: &crate::output::Style,
+        notes: &crate::output::Events,
     ) -> Result<Option<[u64; 3]>, String> {
         for message in self.client.warnings() {
-            style.client_note(&ClientNote::Warning { message: &message });
+            notes.client_note(&ClientNote::Warning { message: &message });
         }
         let cache = if measured {
             self.cache_counters(false)

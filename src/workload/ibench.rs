@@ -279,7 +279,7 @@ impl Workload for Ibench {
             &url,
             "the Insert Benchmark",
             &own,
-            &|line| o.style.progress(line),
+            &|line| o.notes.progress(line),
         )?;
         Ok(dropped.len() as u32)
     }
@@ -505,10 +505,10 @@ fn load(
     )?;
     let start = Instant::now();
     let cpu_start = crate::metrics::process_cpu_seconds();
-    o.style.progress(&format!("Creating table '{TABLE}'..."));
+    o.notes.progress(&format!("Creating table '{TABLE}'..."));
     conn.batch(&create_table(target.dialect()))
         .map_err(|e| Error::db(format!("creating {TABLE}"), e))?;
-    o.style.progress(&format!(
+    o.notes.progress(&format!(
         "Inserting {} records into '{TABLE}'",
         o.table_size
     ));

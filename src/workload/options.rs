@@ -14,9 +14,9 @@ pub enum PsMode {
 /// Every workload option, resolved; saved in the results file.
 #[derive(Clone, Debug, Serialize)]
 pub struct WorkloadOptions {
-    /// How the load's progress lines look.
+    /// Where a load's progress lines and a client's notes go: the command's voice prints them.
     #[serde(skip)]
-    pub style: crate::output::Style,
+    pub notes: crate::output::Events,
     pub tables: u32,
     /// prepare: ANALYZE after loading (`--analyze`).
     pub analyze: bool,

@@ -258,7 +258,7 @@ fn load_table(
 ) -> Result<u64, Error> {
     let name = format!("sbtest{n}");
     let ctx = |what: &str| format!("{what} {name}");
-    o.style.progress(&format!("Creating table '{name}'..."));
+    o.notes.progress(&format!("Creating table '{name}'..."));
     if c.table_exists(&name)
         .map_err(|e| Error::db(ctx("looking up"), e))?
     {
@@ -271,11 +271,11 @@ fn load_table(
     if set.kind == TableKind::Bulk {
         return Ok(0);
     }
-    o.style
+    o.notes
         .progress(&format!("Inserting {} records into '{name}'", o.table_size));
     let rows = load_rows(c, n, o, stop).map_err(|e| Error::db(ctx("loading"), e))?;
     if o.create_secondary {
-        o.style
+        o.notes
             .progress(&format!("Creating a secondary index on '{name}'..."));
     }
     for sql in after_rows_sql(target.dialect(), n, o) {
@@ -465,7 +465,7 @@ pub fn cleanup(target: &dyn Target, set: &TableSet, o: &WorkloadOptions) -> Resu
         .map_err(|e| Error::db(target.display_url(), e))?;
     let existing = check_ours(conn.as_mut(), set)?;
     for name in &existing {
-        o.style.progress(&format!("Dropping table '{name}'..."));
+        o.notes.progress(&format!("Dropping table '{name}'..."));
         conn.batch(&format!("DROP TABLE {name}"))
             .map_err(|e| Error::db(format!("dropping {name}"), e))?;
     }

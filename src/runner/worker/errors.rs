@@ -85,7 +85,7 @@ impl Worker {
         if !sh.verbose_errors {
             return;
         }
-        sh.style.client_note(&ClientNote::Retryable {
+        sh.notes.client_note(&ClientNote::Retryable {
             client: self.thread,
             at: at.map(|a| At {
                 script: a.script,
@@ -111,7 +111,7 @@ impl Worker {
             Aborted::InCommand if err.class == ErrorClass::ConnectionLost && !said => Aborted::Lost,
             other => other,
         };
-        sh.style.client_note(&ClientNote::Aborted {
+        sh.notes.client_note(&ClientNote::Aborted {
             client: self.thread,
             at: self.client.error_at().map(|a| At {
                 script: a.script,

@@ -352,7 +352,7 @@ impl Workload for LinkBench {
             .collect();
         let dropped =
             crate::workload::tables::drop_own(conn.as_mut(), &url, "LinkBench", &own, &|line| {
-                o.style.progress(line)
+                o.notes.progress(line)
             })?;
         Ok(dropped.len() as u32)
     }

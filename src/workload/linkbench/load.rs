@@ -38,12 +38,12 @@ pub(super) fn load(
     let cpu_start = crate::metrics::process_cpu_seconds();
     let [nodes_sql, links_sql, counts_sql, index_sql] = schema(target.dialect());
     for (table, sql) in [(NODES, nodes_sql), (LINKS, links_sql), (COUNTS, counts_sql)] {
-        o.style.progress(&format!("Creating table '{table}'..."));
+        o.notes.progress(&format!("Creating table '{table}'..."));
         conn.batch(&sql)
             .map_err(|e| Error::db(format!("creating {table}"), e))?;
     }
     let n = o.nodes;
-    o.style
+    o.notes
         .progress(&format!("Inserting {n} nodes with their links and counts"));
     let jobs = 1..=n.div_ceil(LOAD_CHUNK) as u32;
     let writers = crate::workload::loader::writers(target, o.threads.max(1), &jobs);
@@ -59,7 +59,7 @@ pub(super) fn load(
             "interrupted during prepare: the LinkBench tables are partly loaded; run `dbsweep cleanup linkbench` before preparing again".into(),
         ));
     }
-    o.style
+    o.notes
         .progress(&format!("Creating the secondary index on '{LINKS}'..."));
     conn.batch(&index_sql)
         .map_err(|e| Error::db(format!("indexing {LINKS}"), e))?;

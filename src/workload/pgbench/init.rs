@@ -31,7 +31,7 @@ pub struct Init {
     /// keys go, as quoted identifiers.
     pub tablespace: Option<String>,
     pub index_tablespace: Option<String>,
-    pub style: crate::output::Style,
+    pub notes: crate::output::Events,
     /// Refuse to drop tables that are there (dbsweep's own `prepare` without --force);
     /// pgbench's `-i` drops them (step d), as pgbench does.
     pub keep_existing: bool,
@@ -53,7 +53,7 @@ impl Init {
             hash: o.partition_method == "hash",
             tablespace: o.tablespace.as_deref().map(quote_ident),
             index_tablespace: o.index_tablespace.as_deref().map(quote_ident),
-            style: w.style,
+            notes: w.notes,
             keep_existing: true,
         }
     }
@@ -118,14 +118,14 @@ pub fn run(
                         }
                     }
                 }
-                init.style.progress("dropping old tables...");
+                init.notes.progress("dropping old tables...");
                 drop_all(conn.as_mut(), d, true).map_err(db("dropping pgbench's tables"))?;
             }
             't' => create(conn.as_mut(), d, init).map_err(db("creating pgbench's tables"))?,
             'g' => rows += generate_client(conn.as_mut(), init, stop)?,
             'G' => rows += generate_server(conn.as_mut(), init).map_err(db("generating data"))?,
             'v' => {
-                init.style.progress("vacuuming...");
+                init.notes.progress("vacuuming...");
                 for t in [
                     "pgbench_branches",
                     "pgbench_tellers",
@@ -141,7 +141,7 @@ pub fn run(
                 }
             }
             'p' => {
-                init.style.progress("creating primary keys...");
+                init.notes.progress("creating primary keys...");
                 for (t, k) in [
                     ("pgbench_branches", "bid"),
                     ("pgbench_tellers", "tid"),
@@ -162,7 +162,7 @@ pub fn run(
                 }
             }
             'f' => {
-                init.style.progress("creating foreign keys...");
+                init.notes.progress("creating foreign keys...");
                 for (t, c, r) in [
                     ("pgbench_tellers", "bid", "pgbench_branches"),
                     ("pgbench_accounts", "bid", "pgbench_branches"),
@@ -202,7 +202,7 @@ fn create(conn: &mut dyn Conn, d: Dialect, init: &Init) -> Result<(), crate::db:
             "--tablespace, --index-tablespace: tablespaces are PostgreSQL's",
         ));
     }
-    init.style.progress("creating tables...");
+    init.notes.progress("creating tables...");
     let aid = if init.scale >= 20_000 {
         "bigint"
     } else {
@@ -279,7 +279,7 @@ fn create_partitions(
     unlogged: &str,
 ) -> Result<(), crate::db::DbError> {
     let n = i64::from(init.partitions);
-    init.style.progress(&format!("creating {n} partitions..."));
+    init.notes.progress(&format!("creating {n} partitions..."));
     let size = (ACCOUNTS * init.scale + n - 1) / n;
     for p in 1..=n {
         // Thousands of quick statements: none waits long enough to see Ctrl-C itself.
@@ -314,7 +314,7 @@ fn create_partitions(
 }
 
 fn generate_client(conn: &mut dyn Conn, init: &Init, stop: &AtomicBool) -> Result<u64, Error> {
-    init.style.progress("generating data (client-side)...");
+    init.notes.progress("generating data (client-side)...");
     let err = |e| Error::db("generating data", e);
     for t in [
         "pgbench_accounts",
@@ -370,7 +370,7 @@ fn generate_client(conn: &mut dyn Conn, init: &Init, stop: &AtomicBool) -> Resul
                     RowValue::Text(String::new()),
                 ]);
                 if a % ACCOUNTS == 0 {
-                    init.style.progress(&format!(
+                    init.notes.progress(&format!(
                         "{a} of {total} tuples ({}%) done",
                         a * 100 / total
                     ));
@@ -384,7 +384,7 @@ fn generate_client(conn: &mut dyn Conn, init: &Init, stop: &AtomicBool) -> Resul
 }
 
 fn generate_server(conn: &mut dyn Conn, init: &Init) -> Result<u64, crate::db::DbError> {
-    init.style.progress("generating data (server-side)...");
+    init.notes.progress("generating data (server-side)...");
     for t in [
         "pgbench_accounts",
         "pgbench_branches",
@@ -447,7 +447,7 @@ pub fn drop_tables(target: &dyn Target, o: &WorkloadOptions) -> Result<u32, Erro
         .collect();
     let dropped =
         crate::workload::tables::drop_own(conn.as_mut(), &url, "pgbench", &own, &|line| {
-            o.style.progress(line)
+            o.notes.progress(line)
         })?;
     Ok(dropped.len() as u32)
 }

@@ -293,7 +293,7 @@ impl Workload for SqlBench {
             .present(conn.as_mut())
             .map_err(|e| Error::db(&url, e))?
         {
-            o.style.progress(&format!("Dropping table '{t}'..."));
+            o.notes.progress(&format!("Dropping table '{t}'..."));
             conn.batch(&format!("DROP TABLE {t}"))
                 .map_err(|e| Error::db(format!("dropping {t}"), e))?;
             dropped += 1;
@@ -336,7 +336,7 @@ impl Workload for SqlBench {
         if let Data::Wisconsin(w) = self.data().map_err(Error::Usage)?
             && w.generated
         {
-            o.style.progress(
+            o.notes.progress(
                 "sqlbench_wisconsin: its rows generated as the original's Data/Wisconsin \
                  files hold them (unique1 in an order of dbsweep's); --sqlbench-data DIR \
                  (or SQLBENCH_HOME) loads the files of a sql-bench checkout",
