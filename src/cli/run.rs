@@ -291,6 +291,10 @@ pub struct RunArgs {
     /// Samples per second of --profile
     #[arg(long, default_value_t = crate::metrics::profile::DEFAULT_HZ, value_name = "HZ")]
     pub profile_hz: u32,
+    /// Serve live metrics (OpenMetrics: events, queries, errors, clients, latency) on PORT (on
+    /// loopback) or HOST:PORT while the command runs, for Prometheus to scrape at /metrics
+    #[arg(long, value_name = "[HOST:]PORT")]
+    pub metrics_listen: Option<String>,
     /// run: the database host's Prometheus node_exporter (http://HOST:9100/metrics), scraped
     /// every second for the server host's CPU, context switches, disk and network per operation
     #[arg(long, value_name = "URL")]

@@ -8,12 +8,16 @@ use super::open::{Db, load, load_line};
 use super::step::measure;
 use crate::error::{Error, Outcome};
 use crate::interrupt::INTERRUPT;
+use crate::metrics::live::{self, Endpoint, StepLabels};
 use crate::plan::RunPlan;
 use crate::results::ResultsFile;
 use crate::workload::Workload;
 
 pub(crate) fn run_workload(plan: &RunPlan) -> Result<Outcome, Error> {
-    // Everything that can be wrong with the input fails here, before any table is touched.
+    // Everything that can be wrong with the input fails here, before any table is touched:
+    // first the live metrics' port.
+    let endpoint = listen(plan)?;
+    let plan = &with_live(plan, endpoint.as_ref());
     let out = plan
         .output
         .as_deref()
@@ -22,6 +26,35 @@ pub(crate) fn run_workload(plan: &RunPlan) -> Result<Outcome, Error> {
     let workload = workload::build(&plan.workload, &plan.workload_opts)?;
     let db = Db::open(plan, plan.prepare)?;
     run_opened(plan, db, workload.as_ref(), out, &mut OwnFormat)
+}
+
+/// The live metrics' endpoint of `--metrics-listen`, listening.
+fn listen(plan: &RunPlan) -> Result<Option<Endpoint>, Error> {
+    let Some(addr) = plan.metrics_listen else {
+        return Ok(None);
+    };
+    let e = live::listen(&addr.to_string())?;
+    plan.style
+        .remark(&format!("live metrics at http://{}/metrics", e.addr));
+    Ok(Some(e))
+}
+
+/// The plan whose runner adds its intervals to `endpoint`'s figures, as the run's step: its
+/// workload, the kind of database (never its URL), its clients.
+fn with_live(plan: &RunPlan, endpoint: Option<&Endpoint>) -> RunPlan {
+    let mut plan = plan.clone();
+    if let Some(e) = endpoint {
+        e.live.begin(StepLabels {
+            step: plan.workload.clone(),
+            target: crate::db::dialect_of(&plan.target)
+                .map_or("unknown", |d| d.name())
+                .to_string(),
+            configuration: String::new(),
+            clients: plan.runner.threads,
+        });
+        plan.runner.live = Some(e.live.clone());
+    }
+    plan
 }
 
 /// dbsweep's own interval lines and summary.
@@ -36,6 +69,8 @@ pub(crate) fn run_built(
     workload: &dyn Workload,
     printer: &mut dyn Printer,
 ) -> Result<Outcome, Error> {
+    let endpoint = listen(plan)?;
+    let plan = &with_live(plan, endpoint.as_ref());
     let out = plan
         .output
         .as_deref()

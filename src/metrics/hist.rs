@@ -170,6 +170,17 @@ impl Hist {
         self.total = 0;
     }
 
+    /// The values recorded: (each count's lowest value, its count), lowest first.
+    pub fn recorded(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
+        self.pages().flat_map(|(p, counts)| {
+            counts
+                .iter()
+                .enumerate()
+                .filter(|(_, c)| **c > 0)
+                .map(move |(i, c)| (value_of(p * PAGE + i), *c))
+        })
+    }
+
     pub fn is_empty(&self) -> bool {
         self.total == 0
     }

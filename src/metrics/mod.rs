@@ -8,6 +8,7 @@ pub mod dbstats;
 pub mod hist;
 pub mod hw;
 pub mod innodb;
+pub mod live;
 pub mod net;
 pub mod node;
 pub mod procfs;

@@ -47,6 +47,8 @@ pub struct RunPlan {
     /// `--server-metrics`: the database host's node_exporter, and `--server-device`, the disk
     /// to report from it.
     pub server_metrics: Option<String>,
+    /// `--metrics-listen`: where the live metrics are served.
+    pub metrics_listen: Option<std::net::SocketAddr>,
     pub server_device: Option<String>,
     /// `--server-net-device`: the interface to report from it.
     pub server_net_device: Option<String>,
@@ -340,6 +342,12 @@ impl RunPlan {
             client_id: o.client_id.clone(),
             start_tolerance: o.start_tolerance,
             server_metrics: o.server_metrics.clone(),
+            metrics_listen: o
+                .metrics_listen
+                .as_deref()
+                .map(crate::metrics::live::address)
+                .transpose()
+                .map_err(|e| bad("metrics-listen", e))?,
             server_device: o.server_device.clone(),
             server_net_device: o.server_net_device.clone(),
             link_mbit: o.link_speed,
@@ -597,6 +605,7 @@ fn workload_options(o: &RunArgs, threads: u32, seed: u64) -> WorkloadOptions {
 /// The runner's options of a run of `threads` clients on `workers` threads.
 fn runner_options(o: &RunArgs, threads: u32, workers: u32, seed: u64) -> RunnerOptions {
     RunnerOptions {
+        live: None,
         notes: Default::default(),
         threads,
         workers: NonZeroU32::new(workers).filter(|_| workers < threads),

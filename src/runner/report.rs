@@ -41,6 +41,10 @@ pub(super) fn report_loop(
     let mut error = None;
     let mut cache_counters: Option<[u64; 3]> = None;
     let mut ended_clients = Vec::with_capacity(threads as usize);
+    let live = opts.live.as_deref();
+    if let Some(l) = live {
+        l.clients(threads);
+    }
     while running > 0 {
         match done_rx.recv_timeout(next_tick.saturating_duration_since(Instant::now())) {
             Ok((_, (ended, failed))) => {
@@ -74,6 +78,9 @@ pub(super) fn report_loop(
             continue;
         }
         let snap = collector.collect(recorders);
+        if let Some(l) = live {
+            l.add(&snap, kinds);
+        }
         let mut iv = snap.interval(
             now.duration_since(measure_start).as_secs_f64(),
             now.duration_since(last).as_secs_f64(),
@@ -93,6 +100,10 @@ pub(super) fn report_loop(
     // process) does: its events took that long, and the overrun is said.
     let (end, overran_s) = measured_end(opts, measure_start);
     let snap = collector.collect(recorders);
+    if let Some(l) = live {
+        l.add(&snap, kinds);
+        l.clients(0);
+    }
     // Never zero when there are events to put in it: they count in the total.
     let tail = end.duration_since(last).as_secs_f64().max(1e-9);
     if snap.counters.events > 0 {

@@ -20,6 +20,9 @@ use crate::workload::Workload;
 /// The runner's resolved options.
 #[derive(Clone, Debug, Serialize)]
 pub struct RunnerOptions {
+    /// `--metrics-listen`'s figures: the reporter adds each interval to them.
+    #[serde(skip)]
+    pub live: Option<std::sync::Arc<crate::metrics::live::Live>>,
     /// Where its clients' notes go: the command's voice, which prints them (and says whether
     /// connecting shows a progress bar).
     #[serde(skip)]
