@@ -12,6 +12,7 @@ mod fairness;
 mod ibench;
 mod interrupt;
 mod linkbench;
+mod live_metrics;
 mod lua;
 mod lua_threads;
 mod managed;

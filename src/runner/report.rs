@@ -78,11 +78,12 @@ pub(super) fn report_loop(
             continue;
         }
         let snap = collector.collect(recorders);
+        let t = now.duration_since(measure_start).as_secs_f64();
         if let Some(l) = live {
-            l.add(&snap, kinds);
+            l.add(&snap, kinds, t);
         }
         let mut iv = snap.interval(
-            now.duration_since(measure_start).as_secs_f64(),
+            t,
             now.duration_since(last).as_secs_f64(),
             (threads, opts.percentile),
             new_order,
@@ -101,7 +102,11 @@ pub(super) fn report_loop(
     let (end, overran_s) = measured_end(opts, measure_start);
     let snap = collector.collect(recorders);
     if let Some(l) = live {
-        l.add(&snap, kinds);
+        l.add(
+            &snap,
+            kinds,
+            end.duration_since(measure_start).as_secs_f64(),
+        );
         l.clients(0);
     }
     // Never zero when there are events to put in it: they count in the total.

@@ -51,6 +51,8 @@ pub(super) const OPTIONS: &[(Option<char>, &str, bool)] = &[
     (None, "show-script", true),
     (None, "tablespace", true),
     (None, "index-tablespace", true),
+    // dbsweep's own: pgbench has no such option.
+    (None, "metrics-listen", true),
 ];
 
 /// The options given (by their long names, with their values), in order.

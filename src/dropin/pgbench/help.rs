@@ -136,6 +136,13 @@ const GROUPS: &[(&str, &[(&str, &str)])] = &[
             ("-?, --help", "print this list and exit"),
         ],
     ),
+    (
+        "dbsweep's own options",
+        &[(
+            "--metrics-listen=[HOST:]PORT",
+            "serve live metrics (OpenMetrics, at /metrics) while the run goes on",
+        )],
+    ),
 ];
 
 /// The text `--help` prints.

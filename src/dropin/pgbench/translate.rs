@@ -344,6 +344,7 @@ fn run(opts: &[(&str, String)], target: &str) -> Result<Pgbench, Error> {
     if let Some(p) = last("progress") {
         args.report_interval = number("progress", p, "thread progress report")?;
     }
+    args.metrics_listen = last("metrics-listen").map(str::to_string);
     args.scale = given_scale.map_or(1, |s| u32::try_from(s).unwrap_or(u32::MAX));
     args.output = Some(results_path().into());
     args.max_tries = max_tries;

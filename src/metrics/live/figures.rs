@@ -75,6 +75,8 @@ impl Buckets {
 /// One step's figures since its measured part began.
 #[derive(Debug, Default)]
 struct Totals {
+    /// Seconds of the measured part the figures cover (the last interval's end).
+    seconds: f64,
     events: u64,
     kinds: BTreeMap<&'static str, u64>,
     /// Reads, writes, others.
@@ -90,7 +92,8 @@ struct Totals {
 }
 
 impl Totals {
-    fn add(&mut self, snap: &Snapshot, kinds: &[&'static str]) {
+    fn add(&mut self, snap: &Snapshot, kinds: &[&'static str], t: f64) {
+        self.seconds = t;
         let c = &snap.counters;
         self.events += c.events;
         for (name, k) in kinds.iter().zip(&snap.kinds) {
@@ -107,7 +110,9 @@ impl Totals {
         self.lag_s += c.lag_sum_ns as f64 / 1e9;
         self.latency.add(&snap.latency);
         for q in &snap.queue {
-            self.queue.get_or_insert_with(Buckets::default).add(&q.latency);
+            self.queue
+                .get_or_insert_with(Buckets::default)
+                .add(&q.latency);
         }
     }
 }
@@ -158,12 +163,13 @@ impl Live {
         }
     }
 
-    /// Adds an interval of the running step (the reporter's, once a tick).
-    pub fn add(&self, snap: &Snapshot, kinds: &[&'static str]) {
+    /// Adds an interval of the running step (the reporter's, once a tick), which ends `t`
+    /// seconds into the measured part.
+    pub fn add(&self, snap: &Snapshot, kinds: &[&'static str], t: f64) {
         let mut s = lock(&self.state);
         let State { running, steps } = &mut *s;
         if let Some((labels, _)) = running {
-            steps.entry(labels.clone()).or_default().add(snap, kinds);
+            steps.entry(labels.clone()).or_default().add(snap, kinds, t);
         }
     }
 
@@ -190,7 +196,11 @@ impl Collector for Scrape {
         let s = lock(&self.0);
         let series: Vec<(Vec<(&str, String)>, &Totals)> =
             s.steps.iter().map(|(l, t)| (l.pairs(), t)).collect();
-        let counter = |enc: &mut DescriptorEncoder, name: &str, help: &str, values: &mut dyn Iterator<Item = (Vec<(&str, String)>, u64)>| -> Result<(), std::fmt::Error> {
+        let counter = |enc: &mut DescriptorEncoder,
+                       name: &str,
+                       help: &str,
+                       values: &mut dyn Iterator<Item = (Vec<(&str, String)>, u64)>|
+         -> Result<(), std::fmt::Error> {
             let mut m = enc.encode_descriptor(name, help, None, MetricType::Counter)?;
             for (labels, v) in values {
                 m.encode_family(&labels)?
@@ -198,18 +208,51 @@ impl Collector for Scrape {
             }
             Ok(())
         };
-        counter(&mut enc, "dbsweep_events", "Events (transactions) done in the measured part.",
-            &mut series.iter().map(|(l, t)| (l.clone(), t.events)))?;
-        counter(&mut enc, "dbsweep_kind_events", "Events done, by the workload's kind of event.",
-            &mut series.iter().flat_map(|(l, t)| t.kinds.iter().map(move |(k, n)| (with(l, "kind", k), *n))))?;
-        counter(&mut enc, "dbsweep_queries", "Queries sent, by type (read, write, other).",
-            &mut series.iter().flat_map(|(l, t)| ["read", "write", "other"].iter().zip(t.queries).map(move |(k, n)| (with(l, "type", k), n))))?;
-        counter(&mut enc, "dbsweep_errors", "Errors met, by class (each retried or ignored error once).",
-            &mut series.iter().flat_map(|(l, t)| t.errors.iter().map(move |(k, n)| (with(l, "class", k), *n))))?;
-        counter(&mut enc, "dbsweep_failed_events", "Events given up after their last try failed.",
-            &mut series.iter().map(|(l, t)| (l.clone(), t.failed)))?;
-        counter(&mut enc, "dbsweep_reconnects", "Reconnections of the clients.",
-            &mut series.iter().map(|(l, t)| (l.clone(), t.reconnects)))?;
+        counter(
+            &mut enc,
+            "dbsweep_events",
+            "Events (transactions) done in the measured part.",
+            &mut series.iter().map(|(l, t)| (l.clone(), t.events)),
+        )?;
+        counter(
+            &mut enc,
+            "dbsweep_kind_events",
+            "Events done, by the workload's kind of event.",
+            &mut series
+                .iter()
+                .flat_map(|(l, t)| t.kinds.iter().map(move |(k, n)| (with(l, "kind", k), *n))),
+        )?;
+        counter(
+            &mut enc,
+            "dbsweep_queries",
+            "Queries sent, by type (read, write, other).",
+            &mut series.iter().flat_map(|(l, t)| {
+                ["read", "write", "other"]
+                    .iter()
+                    .zip(t.queries)
+                    .map(move |(k, n)| (with(l, "type", k), n))
+            }),
+        )?;
+        counter(
+            &mut enc,
+            "dbsweep_errors",
+            "Errors met, by class (each retried or ignored error once).",
+            &mut series
+                .iter()
+                .flat_map(|(l, t)| t.errors.iter().map(move |(k, n)| (with(l, "class", k), *n))),
+        )?;
+        counter(
+            &mut enc,
+            "dbsweep_failed_events",
+            "Events given up after their last try failed.",
+            &mut series.iter().map(|(l, t)| (l.clone(), t.failed)),
+        )?;
+        counter(
+            &mut enc,
+            "dbsweep_reconnects",
+            "Reconnections of the clients.",
+            &mut series.iter().map(|(l, t)| (l.clone(), t.reconnects)),
+        )?;
         let mut m = enc.encode_descriptor(
             "dbsweep_schedule_lag",
             "Under a rate: how late events began against their schedule, added up (over events: the mean).",
@@ -220,7 +263,21 @@ impl Collector for Scrape {
             m.encode_family(labels)?
                 .encode_counter::<NoLabelSet, _, u64>(&t.lag_s, None)?;
         }
-        let mut m = enc.encode_descriptor("dbsweep_clients", "Clients connected in the running step (0 once it ended).", None, MetricType::Gauge)?;
+        let mut m = enc.encode_descriptor(
+            "dbsweep_measured",
+            "Seconds of the measured part the counts cover (events over it: the step's rate so far, as its results file will say).",
+            Some(&Unit::Seconds),
+            MetricType::Gauge,
+        )?;
+        for (labels, t) in &series {
+            m.encode_family(labels)?.encode_gauge(&t.seconds)?;
+        }
+        let mut m = enc.encode_descriptor(
+            "dbsweep_clients",
+            "Clients connected in the running step (0 once it ended).",
+            None,
+            MetricType::Gauge,
+        )?;
         for (labels, t) in &series {
             let _ = t;
             let n = match &s.running {
@@ -230,21 +287,45 @@ impl Collector for Scrape {
             m.encode_family(labels)?.encode_gauge(&n)?;
         }
         let seconds = Unit::Seconds;
-        let mut m = enc.encode_descriptor("dbsweep_latency", "Event latency in the measured part.", Some(&seconds), MetricType::Histogram)?;
+        let mut m = enc.encode_descriptor(
+            "dbsweep_latency",
+            "Event latency in the measured part.",
+            Some(&seconds),
+            MetricType::Histogram,
+        )?;
         for (labels, t) in &series {
-            m.encode_family(labels)?.encode_histogram::<NoLabelSet>(t.latency.sum_s, t.latency.count, &t.latency.per_bucket(), None)?;
+            m.encode_family(labels)?.encode_histogram::<NoLabelSet>(
+                t.latency.sum_s,
+                t.latency.count,
+                &t.latency.per_bucket(),
+                None,
+            )?;
         }
-        let mut m = enc.encode_descriptor("dbsweep_queue", "How long events waited for a worker or a shared connection before they began.", Some(&seconds), MetricType::Histogram)?;
+        let mut m = enc.encode_descriptor(
+            "dbsweep_queue",
+            "How long events waited for a worker or a shared connection before they began.",
+            Some(&seconds),
+            MetricType::Histogram,
+        )?;
         for (labels, t) in &series {
             if let Some(q) = &t.queue {
-                m.encode_family(labels)?.encode_histogram::<NoLabelSet>(q.sum_s, q.count, &q.per_bucket(), None)?;
+                m.encode_family(labels)?.encode_histogram::<NoLabelSet>(
+                    q.sum_s,
+                    q.count,
+                    &q.per_bucket(),
+                    None,
+                )?;
             }
         }
         Ok(())
     }
 }
 
-fn with(labels: &[(&'static str, String)], k: &'static str, v: &str) -> Vec<(&'static str, String)> {
+fn with(
+    labels: &[(&'static str, String)],
+    k: &'static str,
+    v: &str,
+) -> Vec<(&'static str, String)> {
     let mut l = labels.to_vec();
     l.push((k, v.to_string()));
     l

@@ -1,0 +1,356 @@
+//! Live metrics (`--metrics-listen`): a real Prometheus (Debian's package) scrapes a run and its
+//! query API gives the figures the results file has; a taken port fails before anything runs;
+//! a run on each server kind serves its step's figures while it runs, without the URL's user.
+
+use std::net::TcpListener;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use dbsweep::server::ServerKind;
+use serde_json::Value;
+
+use crate::util::*;
+
+fn free_port() -> u16 {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    l.local_addr().unwrap().port()
+}
+
+/// GETs `url` and returns its body (bounded by a timeout).
+fn get(url: &str) -> Result<String, String> {
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .timeout_global(Some(Duration::from_secs(10)))
+        .build()
+        .into();
+    let mut r = agent.get(url).call().map_err(|e| e.to_string())?;
+    r.body_mut().read_to_string().map_err(|e| e.to_string())
+}
+
+/// A Prometheus server on loopback scraping `127.0.0.1:target` every 250 ms, stopped when
+/// dropped.
+struct Prometheus {
+    child: Child,
+    port: u16,
+    _dir: Scratch,
+}
+
+impl Prometheus {
+    fn start(target: u16) -> Prometheus {
+        let dir = Scratch::new();
+        let config = dir.path("prometheus.yml");
+        std::fs::write(
+            &config,
+            format!(
+                "global:\n  scrape_interval: 250ms\n  scrape_timeout: 200ms\nscrape_configs:\n  - job_name: dbsweep\n    static_configs:\n      - targets: ['127.0.0.1:{target}']\n"
+            ),
+        )
+        .unwrap();
+        let port = free_port();
+        let child = Command::new("prometheus")
+            .arg(format!("--config.file={}", config.display()))
+            .arg(format!(
+                "--storage.tsdb.path={}",
+                dir.path("data").display()
+            ))
+            .arg(format!("--web.listen-address=127.0.0.1:{port}"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("prometheus (Debian's package) is installed: scripts/machine installs it");
+        let p = Prometheus {
+            child,
+            port,
+            _dir: dir,
+        };
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while get(&format!("http://127.0.0.1:{port}/-/ready")).is_err() {
+            assert!(Instant::now() < deadline, "prometheus not ready in 60 s");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        p
+    }
+
+    /// The result of an instant query.
+    fn query(&self, q: &str) -> Vec<Value> {
+        let url = format!(
+            "http://127.0.0.1:{}/api/v1/query?query={}",
+            self.port,
+            percent_encoding::utf8_percent_encode(q, percent_encoding::NON_ALPHANUMERIC)
+        );
+        let v: Value = serde_json::from_str(&get(&url).unwrap()).unwrap();
+        assert_eq!(v["status"], "success", "{q}: {v}");
+        v["data"]["result"].as_array().unwrap().clone()
+    }
+}
+
+impl Drop for Prometheus {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn number(v: &Value) -> f64 {
+    v.as_str().unwrap().parse().unwrap()
+}
+
+#[test]
+fn a_real_prometheus_scrapes_a_run_and_reads_the_results_files_figures() {
+    let s = Scratch::new();
+    let port = free_port();
+    let prometheus = Prometheus::start(port);
+    let r = run_results(
+        &s,
+        &[
+            "run",
+            "oltp_point_select",
+            "--prepare",
+            "--table-size",
+            "1000",
+            "--threads",
+            "2",
+            "--time",
+            "10",
+            "--rate",
+            "300",
+            "--metrics-listen",
+            &port.to_string(),
+        ],
+    );
+    // The scrapes parsed (Prometheus' OpenMetrics parser): the target was up.
+    let up = prometheus.query("max_over_time(up{job=\"dbsweep\"}[10m])");
+    assert_eq!(number(&up[0]["value"][1]), 1.0, "{up:?}");
+    // Every count Prometheus stored is one the results file's intervals add up to: the
+    // endpoint serves exactly what the reporter measured, a tick at a time.
+    let mut sums = vec![0u64];
+    for iv in r["intervals"].as_array().unwrap() {
+        sums.push(sums.last().unwrap() + iv["events"].as_u64().unwrap());
+    }
+    let series = prometheus.query(
+        "dbsweep_events_total{step=\"oltp_point_select\",target=\"sqlite\",clients=\"2\"}[10m]",
+    );
+    assert_eq!(series.len(), 1, "{series:?}");
+    let samples = series[0]["values"].as_array().unwrap();
+    assert!(samples.len() >= 10, "few scrapes: {samples:?}");
+    for v in samples {
+        let n = number(&v[1]) as u64;
+        assert!(sums.contains(&n), "{n} is not a sum of intervals {sums:?}");
+    }
+    assert!(number(&samples.last().unwrap()[1]) > 0.0);
+    // The rate Prometheus gives is the results file's (within 2%).
+    let rate = prometheus.query(
+        "last_over_time(dbsweep_events_total[10m]) / last_over_time(dbsweep_measured_seconds[10m])",
+    );
+    let rate = number(&rate[0]["value"][1]);
+    let tps = f(&r, "/tps");
+    assert!(
+        (rate / tps - 1.0).abs() < 0.02,
+        "prometheus says {rate}/s, the results file {tps}/s"
+    );
+    // Latency as a histogram: every event in a bucket.
+    let count = prometheus.query("last_over_time(dbsweep_latency_seconds_count[10m])");
+    let inf = prometheus.query("last_over_time(dbsweep_latency_seconds_bucket{le=\"+Inf\"}[10m])");
+    assert_eq!(number(&count[0]["value"][1]), number(&inf[0]["value"][1]));
+}
+
+#[test]
+fn a_taken_port_fails_before_anything_runs() {
+    let s = Scratch::new();
+    let taken = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = taken.local_addr().unwrap().port().to_string();
+    let out = s
+        .cmd(&[
+            "run",
+            "oltp_point_select",
+            "--prepare",
+            "--table-size",
+            "100",
+        ])
+        .args(["--time", "1", "--metrics-listen", &port, "--output"])
+        .arg(s.path("r.json"))
+        .assert()
+        .code(2);
+    let err = String::from_utf8_lossy(&out.get_output().stderr).to_string();
+    assert!(
+        err.contains("--metrics-listen")
+            && err.contains("cannot listen")
+            && err.lines().count() == 1,
+        "{err}"
+    );
+    assert!(!s.path("r.json").exists(), "a results file was written");
+    assert!(!s.db().exists(), "the database was touched");
+    let bad = s
+        .cmd(&[
+            "run",
+            "oltp_point_select",
+            "--metrics-listen",
+            "no-such-host.invalid:x",
+        ])
+        .assert()
+        .code(2);
+    let err = String::from_utf8_lossy(&bad.get_output().stderr).to_string();
+    assert!(err.contains("metrics-listen"), "{err}");
+}
+
+/// The endpoint's text while `url`'s run is measuring, once it has counted events.
+fn scrape_while_running(s: &Scratch, url: &str) -> String {
+    let port = free_port();
+    let mut cmd = dbsweep_std();
+    cmd.current_dir(s.dir.path())
+        .args([
+            "run",
+            "oltp_point_select",
+            "--prepare",
+            "--force",
+            "--table-size",
+            "1000",
+        ])
+        .args(["--threads", "3", "--time", "6", "--report-interval", "1"])
+        .args(["--metrics-listen", &port.to_string(), "--target", url])
+        .stdout(Stdio::null());
+    let (mut child, _lines) = spawn_measuring(&mut cmd, "[ 1s ]");
+    let text = get(&format!("http://127.0.0.1:{port}/metrics"));
+    let status = child.wait().unwrap();
+    assert!(status.success(), "{status}");
+    text.unwrap()
+}
+
+per_server!(a_run_serves_its_steps_figures_on, |kind: ServerKind| {
+    let s = Scratch::new();
+    let server = start(kind);
+    let text = scrape_while_running(&s, &server.url);
+    let dialect = if kind == ServerKind::Postgres {
+        "postgres"
+    } else {
+        "mysql"
+    };
+    let labels = format!(
+        "{{step=\"oltp_point_select\",target=\"{dialect}\",configuration=\"\",clients=\"3\"}}"
+    );
+    let events = text
+        .lines()
+        .find_map(|l| l.strip_prefix(&format!("dbsweep_events_total{labels} ")))
+        .unwrap_or_else(|| panic!("no events series: {text}"));
+    assert!(events.parse::<u64>().unwrap() > 0, "{text}");
+    assert!(
+        text.contains(&format!("dbsweep_clients{labels} 3")),
+        "{text}"
+    );
+    assert!(text.ends_with("# EOF\n"), "{text}");
+    // The URL's user (and any password) is nowhere in it.
+    let user = server
+        .url
+        .split("://")
+        .nth(1)
+        .unwrap()
+        .split(['@', ':'])
+        .next()
+        .unwrap();
+    assert!(!text.contains(&format!("\"{user}\"")), "{text}");
+});
+
+#[test]
+fn a_sqlite_run_serves_its_steps_figures() {
+    let s = Scratch::new();
+    let text = scrape_while_running(&s, &s.target());
+    assert!(text.contains("target=\"sqlite\""), "{text}");
+    assert!(
+        text.contains("dbsweep_latency_seconds_bucket{le=\"+Inf\""),
+        "{text}"
+    );
+}
+
+/// The text a drop-in's run serves at `port` once it has counted events (asked until it
+/// does, for at most 60 s).
+fn scrape_dropin(cmd: &mut Command, port: u16) -> String {
+    let mut child = cmd
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let text = loop {
+        if let Ok(t) = get(&format!("http://127.0.0.1:{port}/metrics"))
+            && t.lines()
+                .any(|l| l.starts_with("dbsweep_events_total") && !l.ends_with(" 0"))
+        {
+            break t;
+        }
+        assert!(Instant::now() < deadline, "no events served in 60 s");
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    let status = child.wait().unwrap();
+    assert!(status.success(), "{status}");
+    text
+}
+
+/// sysbench's and pgbench's personalities take `--metrics-listen` too.
+#[test]
+fn the_drop_ins_serve_live_metrics_too() {
+    let s = Scratch::new();
+    let sysbench = |args: &[&str]| {
+        let mut c = dbsweep_std();
+        c.current_dir(s.dir.path())
+            .args(["sysbench", "oltp_point_select", "--table-size=1000"])
+            .arg(format!("--target={}", s.target()))
+            .args(args);
+        c
+    };
+    assert!(sysbench(&["prepare"]).output().unwrap().status.success());
+    let port = free_port();
+    let text = scrape_dropin(
+        &mut sysbench(&[
+            "--time=4",
+            "--report-interval=1",
+            &format!("--metrics-listen={port}"),
+            "run",
+        ]),
+        port,
+    );
+    assert!(
+        text.contains("dbsweep_events_total{step=\"oltp_point_select\",target=\"sqlite\""),
+        "{text}"
+    );
+
+    let server = start(ServerKind::Postgres);
+    let pgbench = |args: &[&str]| {
+        let mut c = dbsweep_std();
+        c.current_dir(s.dir.path())
+            .args([
+                "pgbench",
+                "-h",
+                "127.0.0.1",
+                "-p",
+                &server.port.to_string(),
+                "-U",
+                "sbtest",
+            ])
+            .args(args)
+            .arg("sbtest");
+        c
+    };
+    assert!(
+        pgbench(&["-i", "-q", "-s", "1"])
+            .output()
+            .unwrap()
+            .status
+            .success()
+    );
+    let port = free_port();
+    let text = scrape_dropin(
+        &mut pgbench(&[
+            "-c",
+            "2",
+            "-T",
+            "4",
+            "-P",
+            "1",
+            &format!("--metrics-listen={port}"),
+        ]),
+        port,
+    );
+    assert!(
+        text.contains("dbsweep_events_total{step=\"pgbench_tpcb_like\",target=\"postgres\",configuration=\"\",clients=\"2\"}"),
+        "{text}"
+    );
+}
