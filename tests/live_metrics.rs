@@ -354,3 +354,74 @@ fn the_drop_ins_serve_live_metrics_too() {
         "{text}"
     );
 }
+
+/// A sweep serves every step's series under its step, target, configuration and client
+/// count, for the whole sweep (the plan's `metrics_listen`); a step may not set its own.
+#[test]
+fn a_sweep_serves_each_steps_series_under_its_labels() {
+    let s = Scratch::new();
+    let port = free_port();
+    let plan = s.path("p.toml");
+    let text = format!(
+        "name = \"t\"\nclients = [1, 2]\ntable_size = 1000\nread_time = 3\nwrite_time = 3\n\
+         metrics_listen = \"127.0.0.1:{port}\"\n\n[[steps]]\nload = true\n\n\
+         [[steps]]\nname = \"point\"\nworkload = \"oltp_point_select\"\nclass = \"read\"\n"
+    );
+    std::fs::write(&plan, &text).unwrap();
+    let mut cmd = dbsweep_std();
+    cmd.current_dir(s.dir.path())
+        .arg("sweep")
+        .arg(&plan)
+        .arg("--output")
+        .arg(s.path("sweep"));
+    let mut child = cmd
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // The second cell's step, counting, with the first cell's series still served.
+    let second = "dbsweep_events_total{step=\"point\",target=\"sqlite\",configuration=\"default\",clients=\"2\"}";
+    let first = "dbsweep_events_total{step=\"point\",target=\"sqlite\",configuration=\"default\",clients=\"1\"}";
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let served = loop {
+        if let Ok(t) = get(&format!("http://127.0.0.1:{port}/metrics"))
+            && t.lines()
+                .any(|l| l.starts_with(second) && !l.ends_with(" 0"))
+        {
+            break t;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the second cell's step was not served in 120 s"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert!(child.wait().unwrap().success());
+    let events = |labels: &str| -> u64 {
+        served
+            .lines()
+            .find_map(|l| l.strip_prefix(labels)?.trim().parse().ok())
+            .unwrap_or_else(|| panic!("no {labels} in {served}"))
+    };
+    let done = read_json(&s.path("sweep/steps/sqlite.default.c1/02-point.json"));
+    assert_eq!(
+        events(first),
+        u(&done, "/results/events"),
+        "the first cell's final count"
+    );
+    assert!(served.contains(
+        "dbsweep_clients{step=\"point\",target=\"sqlite\",configuration=\"default\",clients=\"1\"} 0"
+    ));
+
+    // A step's own metrics_listen is refused, naming where it belongs.
+    let step_level = text.replace(&format!("metrics_listen = \"127.0.0.1:{port}\"\n"), "")
+        + "options = { metrics_listen = \"9\" }\n";
+    std::fs::write(&plan, step_level).unwrap();
+    let out = dbsweep()
+        .args(["sweep", "--dry-run"])
+        .arg(&plan)
+        .assert()
+        .code(2);
+    let err = String::from_utf8_lossy(&out.get_output().stderr).to_string();
+    assert!(err.contains("metrics_listen at the plan's top"), "{err}");
+}

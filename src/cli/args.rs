@@ -284,6 +284,11 @@ pub struct SweepOpts {
     /// Leave the managed servers' data directories in place
     #[arg(long)]
     pub keep: bool,
+    /// Serve live metrics (OpenMetrics at /metrics) on PORT (on loopback) or HOST:PORT while
+    /// the sweep runs, each step's series labelled with its step, target, configuration and
+    /// client count (default: the plan's metrics_listen)
+    #[arg(long, value_name = "[HOST:]PORT")]
+    pub metrics_listen: Option<String>,
     #[command(flatten)]
     pub overrides: SweepOverrides,
 }

@@ -33,7 +33,7 @@ fn listen(plan: &RunPlan) -> Result<Option<Endpoint>, Error> {
     let Some(addr) = plan.metrics_listen else {
         return Ok(None);
     };
-    let e = live::listen(&addr.to_string())?;
+    let e = live::listen(&addr.to_string(), "--metrics-listen")?;
     plan.style
         .remark(&format!("live metrics at http://{}/metrics", e.addr));
     Ok(Some(e))

@@ -80,6 +80,20 @@ pub fn run(args: &SweepOpts) -> Result<Outcome, Error> {
         print!("{}", sweep.schedule());
         return Ok(Outcome::Done);
     }
+    // The live metrics' port is taken before anything runs, or the sweep does not start.
+    let listen = match (&args.metrics_listen, &sweep.file.metrics_listen) {
+        (Some(spec), _) => Some((spec, "--metrics-listen")),
+        (None, Some(spec)) => Some((spec, "the plan's metrics_listen")),
+        (None, None) => None,
+    };
+    let endpoint = match listen {
+        Some((spec, what)) => {
+            let e = crate::metrics::live::listen(spec, what)?;
+            eprintln!("live metrics at http://{}/metrics", e.addr);
+            Some(e)
+        }
+        None => None,
+    };
     sweep.check_inputs()?;
     fetch_builds(&mut sweep)?;
     let servers = check_servers(&sweep)?;
@@ -106,6 +120,7 @@ pub fn run(args: &SweepOpts) -> Result<Outcome, Error> {
         &super::env::gather(&dir, servers, started_at),
     )?;
     let mut run = SweepRun::new(&sweep, &dir, args);
+    run.live = endpoint.as_ref().map(|e| e.live.clone());
     // Said before the first cell, and again with the summary at the end.
     for w in run.compare_durability() {
         run.summary.push(format!("{w}\n"));

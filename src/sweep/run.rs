@@ -24,6 +24,8 @@ pub(super) struct SweepRun<'a> {
     pub(super) failed: usize,
     pub(super) skipped: usize,
     pub(super) summary: Vec<String>,
+    /// `--metrics-listen`'s figures: each step's run adds to them under its labels.
+    pub(super) live: Option<std::sync::Arc<crate::metrics::live::Live>>,
 }
 
 impl<'a> SweepRun<'a> {
@@ -38,6 +40,7 @@ impl<'a> SweepRun<'a> {
             failed: 0,
             skipped: 0,
             summary: Vec::new(),
+            live: None,
         }
     }
 

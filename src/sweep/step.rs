@@ -36,6 +36,15 @@ impl<'a> SweepRun<'a> {
         if plan.server_metrics.is_none() {
             plan.server_metrics.clone_from(&cell.target.metrics);
         }
+        if let Some(live) = &self.live {
+            live.begin(crate::metrics::live::StepLabels {
+                step: step.name.clone(),
+                target: cell.target.name.clone(),
+                configuration: cell.config.name.clone(),
+                clients: cell.clients,
+            });
+            plan.runner.live = Some(live.clone());
+        }
         if !self.sweep.file.client_hosts.is_empty() {
             let results = self.run_on_hosts(cell, db, step, &plan, rec)?;
             return self.finish_workload(cell, step, results, rec);
@@ -116,6 +125,9 @@ impl<'a> SweepRun<'a> {
         });
         if let Some(t) = saved {
             db.db.target = t;
+        }
+        if let Some(live) = &self.live {
+            live.end();
         }
         let mut results = results?;
         if let Some(crashed) = crashed {

@@ -40,11 +40,12 @@ pub fn address(spec: &str) -> Result<SocketAddr, String> {
         .ok_or_else(|| format!("'{spec}' names no address"))
 }
 
-/// Listens on `spec` (`--metrics-listen`'s value) and serves the live figures from a thread.
-pub fn listen(spec: &str) -> Result<Endpoint, Error> {
-    let addr = address(spec).map_err(|e| Error::Usage(format!("--metrics-listen: {e}")))?;
+/// Listens on `spec` (`--metrics-listen`'s value, or `what` names where it was given) and
+/// serves the live figures from a thread.
+pub fn listen(spec: &str, what: &str) -> Result<Endpoint, Error> {
+    let addr = address(spec).map_err(|e| Error::Usage(format!("{what}: {e}")))?;
     let server = tiny_http::Server::http(addr)
-        .map_err(|e| Error::Usage(format!("--metrics-listen {addr}: cannot listen: {e}")))?;
+        .map_err(|e| Error::Usage(format!("{what} {addr}: cannot listen: {e}")))?;
     let addr = server.server_addr().to_ip().unwrap_or(addr);
     let server = Arc::new(server);
     let live = Arc::new(Live::default());

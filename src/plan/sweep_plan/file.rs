@@ -99,6 +99,10 @@ pub struct PlanFile {
     /// The dbsweep binary on the client hosts (default: `dbsweep` on their PATH).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client_dbsweep: Option<String>,
+    /// Where live metrics are served while the sweep runs (`[HOST:]PORT`; `--metrics-listen`
+    /// wins).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metrics_listen: Option<String>,
 }
 
 pub(crate) fn default_repeat() -> u32 {

@@ -125,6 +125,12 @@ impl<'de> de::Deserializer<'de> for TableDe<'_> {
                     "option {k}: dbsweep run has no such option (`dbsweep run --help` lists them)"
                 )));
             }
+            if field == "metrics_listen" {
+                return Err(ValueError(format!(
+                    "option {k}: live metrics are the sweep's, served across its steps: set \
+                     metrics_listen at the plan's top or --metrics-listen"
+                )));
+            }
             entries.push((k.clone(), field, v.clone()));
         }
         visitor.visit_map(Entries {
