@@ -72,11 +72,19 @@ impl Prometheus {
 
     /// The result of an instant query.
     fn query(&self, q: &str) -> Vec<Value> {
-        let url = format!(
+        self.query_at(q, None)
+    }
+
+    /// The result of an instant query evaluated at Unix time `at` (default: now).
+    fn query_at(&self, q: &str, at: Option<f64>) -> Vec<Value> {
+        let mut url = format!(
             "http://127.0.0.1:{}/api/v1/query?query={}",
             self.port,
             percent_encoding::utf8_percent_encode(q, percent_encoding::NON_ALPHANUMERIC)
         );
+        if let Some(t) = at {
+            url.push_str(&format!("&time={t}"));
+        }
         let v: Value = serde_json::from_str(&get(&url).unwrap()).unwrap();
         assert_eq!(v["status"], "success", "{q}: {v}");
         v["data"]["result"].as_array().unwrap().clone()
@@ -147,6 +155,27 @@ fn a_real_prometheus_scrapes_a_run_and_reads_the_results_files_figures() {
         (rate / tps - 1.0).abs() < 0.02,
         "prometheus says {rate}/s, the results file {tps}/s"
     );
+    // Every query of the example Grafana dashboard runs and finds the run's series, at the
+    // time of the last scrape that saw it.
+    let last = samples.last().unwrap()[0].as_f64().unwrap();
+    let dashboard: Value = serde_json::from_str(
+        &std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/docs/live-metrics/grafana-dashboard.json"
+        ))
+        .unwrap(),
+    )
+    .unwrap();
+    let mut exprs = 0;
+    for panel in dashboard["panels"].as_array().unwrap() {
+        for t in panel["targets"].as_array().unwrap() {
+            let q = t["expr"].as_str().unwrap().replace("$job", "dbsweep");
+            let found = prometheus.query_at(&q, Some(last));
+            assert!(!found.is_empty(), "{}: {q} found nothing", panel["title"]);
+            exprs += 1;
+        }
+    }
+    assert!(exprs >= 7);
     // Latency as a histogram: every event in a bucket.
     let count = prometheus.query("last_over_time(dbsweep_latency_seconds_count[10m])");
     let inf = prometheus.query("last_over_time(dbsweep_latency_seconds_bucket{le=\"+Inf\"}[10m])");
