@@ -334,6 +334,7 @@ per_server!(tpcc_prepare_check_cleanup_with_two_warehouses, |kind| {
         .success();
     let r = crate::tpcc::run_and_check(&t, 1, &s);
     crate::tpcc::assert_orders_grew(1, &r, &mut |sql| conn.query_i64(sql).unwrap().unwrap());
+    crate::tpcc::run_fifty_fifty(&t, 1, &s);
 });
 
 per_server!(killed_tpcc_connections_leave_the_data_consistent, |kind| {

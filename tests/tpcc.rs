@@ -300,6 +300,73 @@ pub fn assert_mix(r: &Value, threads: u64) {
     assert!((f(t, "/tpm") - tpm).abs() < 1e-6 * tpm, "{t}");
 }
 
+/// `tpcc run --mix new_order=50,payment=50`: the two types share the events half and half
+/// (within 2%), the others none; the run warns that the mix is below the specification's
+/// minimums and its results record the mix and that it does not conform.
+pub fn run_fifty_fifty(target: &str, warehouses: i64, s: &Scratch) {
+    let w = warehouses.to_string();
+    let out = s.path("tpcc-mix.json");
+    let run = tpcc(
+        target,
+        "run",
+        &[
+            "--warehouses",
+            &w,
+            "--threads",
+            "4",
+            "--time",
+            "3",
+            "--mix",
+            "new_order=50,payment=50",
+        ],
+    )
+    .arg("--output")
+    .arg(&out)
+    .assert()
+    .success();
+    let stderr = String::from_utf8_lossy(&run.get_output().stderr).to_string();
+    assert!(
+        stderr.contains(
+            "warning: --mix: order_status 0% < 4%, delivery 0% < 4%, stock_level 0% < 4%"
+        ),
+        "{stderr}"
+    );
+    let r = read_json(&out);
+    assert_valid_results(&r);
+    let t = &r["tpcc"];
+    assert_eq!(t["mix"], serde_json::json!([50, 50, 0, 0, 0]));
+    assert_eq!(t["mix_below_minimums"].as_array().unwrap().len(), 3);
+    assert_eq!(t["conforming"], false);
+    let counts: Vec<u64> = t["transactions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| u(x, "/count"))
+        .collect();
+    let total: u64 = counts.iter().sum();
+    assert!(total >= 100, "{counts:?}");
+    for share in &counts[..2] {
+        let pct = *share as f64 * 100.0 / total as f64;
+        assert!((pct - 50.0).abs() <= 2.0, "{counts:?}");
+    }
+    assert_eq!(&counts[2..], [0, 0, 0], "{counts:?}");
+    // A mix that does not add up, and one for another workload, are refused.
+    tpcc(target, "run", &["--warehouses", &w, "--mix", "50,40,0,0,0"])
+        .assert()
+        .code(2);
+    dbsweep()
+        .args([
+            "run",
+            "oltp_point_select",
+            "--target",
+            target,
+            "--mix",
+            "50,50,0,0,0",
+        ])
+        .assert()
+        .code(2);
+}
+
 /// After a run, the orders are the loaded ones plus exactly the committed New-Orders: the
 /// expected rollbacks left nothing behind.
 pub fn assert_orders_grew(warehouses: i64, r: &Value, count: &mut dyn FnMut(&str) -> i64) {
@@ -330,6 +397,9 @@ fn tpcc_runs_and_stays_consistent_on_sqlite() {
             db.query_row(sql, [], |r| r.get::<_, i64>(0)).unwrap()
         });
         drop(db);
+        if warehouses == 1 {
+            run_fifty_fifty(&t, 1, &s);
+        }
         tpcc(&t, "cleanup", &[]).assert().success();
     }
 }

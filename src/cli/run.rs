@@ -541,6 +541,12 @@ pub struct RunArgs {
     /// tpcc: keying and think times between transactions, as the specification's terminals
     #[arg(long, value_parser = parse_bool, num_args = 0..=1, default_value = "off", default_missing_value = "on")]
     pub wait: bool,
+    /// tpcc: the five transactions' shares in percent, adding up to 100: NO,P,OS,D,SL
+    /// (`50,50,0,0,0`) or TYPE=PCT pairs (`new_order=50,payment=50`) [default: 45,43,4,4,4,
+    /// the specification's least mix; below its minimums runs, with a warning, and does not
+    /// conform]
+    #[arg(long, value_name = "SHARES")]
+    pub mix: Option<String>,
     /// tpcc --wait: multiply keying and think times by this (for short studies and tests; a
     /// run with another value than 1 does not conform to the specification and says so)
     #[arg(long, default_value_t = 1.0, value_name = "F")]

@@ -43,6 +43,15 @@ pub(crate) fn measure(
         target.kind(),
         plan.runner.rand_seed
     ));
+    if plan.workload == "tpcc" {
+        let below = plan.workload_opts.tpcc_mix.below_minimums();
+        if !below.is_empty() {
+            say(&format!(
+                "warning: --mix: {} (the specification's least shares): the run does not conform, and its results say so",
+                below.join(", ")
+            ));
+        }
+    }
     let started_at = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());
@@ -417,6 +426,7 @@ fn build_results(
             wait: w.wait,
             think_scale: w.think_scale,
             terminals: plan.runner.threads,
+            mix: w.tpcc_mix,
         };
         workload::tpcc::run::figures(
             &o.total.kinds,

@@ -419,6 +419,19 @@ fn tpcc_summary(s: &mut String, t: &crate::results::TpccFigures) {
         "\nTPC-C ({} warehouse(s), unaudited):\n    {:<37}{:.0}\n    {:<37}{:.0}",
         t.warehouses, "NOPM (new orders per minute):", t.nopm, "tpm (all transactions):", t.tpm
     );
+    if let Some(m) = t.mix.filter(|m| *m != crate::workload::tpcc::mix::DECK) {
+        let _ = writeln!(
+            s,
+            "    {:<37}{} (--mix; the specification's least: 45,43,4,4,4){}",
+            "mix (NO,P,OS,D,SL %):",
+            m.map(|x| x.to_string()).join(","),
+            if t.mix_below_minimums.is_empty() {
+                String::new()
+            } else {
+                format!(", below its minimums: {}", t.mix_below_minimums.join(", "))
+            }
+        );
+    }
     match t.nopm_ceiling_per_warehouse {
         Some(c) => {
             let _ = writeln!(
@@ -439,6 +452,11 @@ fn tpcc_summary(s: &mut String, t: &crate::results::TpccFigures) {
                 if t.conforming {
                     "as specified (ten terminals per warehouse, keying and think times unscaled)"
                         .to_string()
+                } else if !t.mix_below_minimums.is_empty() {
+                    format!(
+                        "NOT as specified (its mix gives {})",
+                        t.mix_below_minimums.join(", ")
+                    )
                 } else {
                     format!(
                         "NOT as specified (keying and think times x {}, {} terminals per warehouse where the specification has 10)",

@@ -314,7 +314,14 @@ impl RunPlan {
         } else {
             o.rand_seed
         };
-        let workload_opts = workload_options(o, threads, seed);
+        let mut workload_opts = workload_options(o, threads, seed);
+        if let Some(mix) = &o.mix {
+            if workload != "tpcc" {
+                return Err(bad("mix", "TPC-C's transaction mix: only for tpcc"));
+            }
+            workload_opts.tpcc_mix =
+                crate::workload::tpcc::mix::Mix::parse(mix).map_err(|e| bad("mix", e))?;
+        }
         let roles = o
             .role
             .iter()
@@ -580,6 +587,7 @@ fn workload_options(o: &RunArgs, threads: u32, seed: u64) -> WorkloadOptions {
         pipeline: o.pipeline,
         threads,
         warehouses: o.warehouses,
+        tpcc_mix: Default::default(),
         wait: o.wait,
         think_scale: o.think_scale,
         rows_per_commit: o.rows_per_commit,

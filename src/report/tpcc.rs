@@ -21,10 +21,17 @@ pub fn tables(ds: &Dataset) -> Vec<Table> {
             id: format!("tpcc-{}-{}-{}-{}-c{}", e.test, p.source, p.target, p.config, p.clients),
             under: Vec::new(),
             title: format!(
-                "TPC-C transactions of {}{at} at {} client(s): {} warehouse(s), NOPM {:.0}{}, limits {}",
+                "TPC-C transactions of {}{at} at {} client(s): {} warehouse(s){}, NOPM {:.0}{}, limits {}",
                 e.test,
                 p.clients,
                 t.warehouses,
+                t.mix
+                    .filter(|m| *m != crate::workload::tpcc::mix::DECK)
+                    .map_or(String::new(), |m| format!(
+                        ", mix {}{}",
+                        m.map(|x| x.to_string()).join(","),
+                        if t.mix_below_minimums.is_empty() { "" } else { " (below the specification's minimums)" }
+                    )),
                 t.nopm,
                 t.nopm_ceiling_per_warehouse.map_or(String::new(), |c| format!(
                     " ({:.2} per warehouse of at most {c:.2} with its pacing{})",

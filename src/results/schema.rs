@@ -253,10 +253,19 @@ pub struct TpccFigures {
     /// --wait's `--think-scale`; None without --wait.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub think_scale: Option<f64>,
-    /// Keying and think times as specified, ten terminals per warehouse: a run that the
-    /// specification's pacing describes (still unaudited).
+    /// Keying and think times as specified, ten terminals per warehouse, the mix at or above
+    /// the specification's least shares: a run that the specification's pacing describes
+    /// (still unaudited).
     #[serde(default)]
     pub conforming: bool,
+    /// The transactions' shares in percent (`--mix`; new_order, payment, order_status,
+    /// delivery, stock_level); absent in files from before it: the least mix, 45,43,4,4,4.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mix: Option<[u32; 5]>,
+    /// The types the mix gives less than the specification's least share (`stock_level 0% <
+    /// 4%`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub mix_below_minimums: Vec<String>,
     pub transactions: Vec<TxnFigures>,
 }
 

@@ -51,8 +51,9 @@ pub struct WorkloadOptions {
     pub pipeline: bool,
     /// Client threads: bulk_insert has a table per client, select_random_* a key segment.
     pub threads: u32,
-    /// TPC-C: warehouses, and keying/think times.
+    /// TPC-C: warehouses, the transactions' mix, and keying/think times.
     pub warehouses: u32,
+    pub tpcc_mix: crate::workload::tpcc::mix::Mix,
     pub wait: bool,
     /// TPC-C --wait: keying and think times multiplied by this (1: the specification's).
     pub think_scale: f64,

@@ -8,6 +8,7 @@ use hdrhistogram::Histogram;
 use super::{add_histograms, merge_statements, total};
 use crate::results::figures::{RATE_MET, RoleFigures};
 use crate::results::{HistogramData, Latency, Queries, Results, TxnFigures};
+use crate::workload::tpcc::mix::DECK;
 
 /// The groups beside the measured clients, each the sum of its parts on every host (the
 /// parts ran the same groups, `check_parts` says so): clients, rates, events, queries and
@@ -218,12 +219,26 @@ pub(super) fn merge_tpcc(
         .sum::<Option<f64>>();
     let scales: Vec<Option<f64>> = parts.iter().map(|(_, _, t)| t.think_scale).collect();
     let think_scale = scales[0].filter(|s| scales.iter().all(|x| *x == Some(*s)));
+    // One mix for all parts (a step's hosts run its options; a file without one ran the
+    // least mix).
+    let mix_of = |t: &crate::results::TpccFigures| t.mix.unwrap_or(DECK);
+    if let Some((f, _, t)) = parts.iter().find(|(_, _, t)| mix_of(t) != mix_of(first)) {
+        return Err(format!(
+            "{f}: its TPC-C mix is {:?}, the first file's {:?}: parts of one step run one mix",
+            mix_of(t),
+            mix_of(first)
+        ));
+    }
     Ok(Some(crate::results::TpccFigures {
+        mix: first.mix,
+        mix_below_minimums: first.mix_below_minimums.clone(),
         nopm_per_warehouse: nopm / w,
         terminals_per_warehouse: terminals,
         nopm_ceiling_per_warehouse: ceiling,
         think_scale,
-        conforming: think_scale == Some(1.0) && (terminals - 10.0).abs() < 1e-9,
+        conforming: think_scale == Some(1.0)
+            && (terminals - 10.0).abs() < 1e-9
+            && first.mix_below_minimums.is_empty(),
         warehouses: first.warehouses,
         nopm,
         tpm: per_min(&|t| t.tpm),

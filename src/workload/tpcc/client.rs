@@ -5,10 +5,7 @@ use std::time::Duration;
 
 use super::input::{Customer, Input};
 use super::load::{CUSTOMERS, DISTRICTS, ITEMS, last_name};
-use super::mix::MEAN_CYCLE_S;
-use super::mix::{
-    DECK, DELIVERY, KEYING_S, NEW_ORDER, NurandC, ORDER_STATUS, PAYMENT, THINK_S, Tpcc,
-};
+use super::mix::{DELIVERY, KEYING_S, NEW_ORDER, NurandC, ORDER_STATUS, PAYMENT, THINK_S, Tpcc};
 use super::stmts::Stmts;
 use crate::db::QueryCounts;
 use crate::db::{Conn, DbError};
@@ -24,6 +21,7 @@ pub(super) struct TpccClient {
     pub(super) wait: bool,
     pub(super) think_scale: f64,
     pub(super) c: NurandC,
+    pub(super) mix: super::mix::Mix,
     pub(super) deck: Vec<u8>,
     pub(super) pending: Option<Input>,
     /// The type of the last transaction run and whether it rolled back as expected.
@@ -44,6 +42,7 @@ impl TpccClient {
             wait: w.wait,
             think_scale: w.think_scale,
             c: w.c,
+            mix: w.mix,
             deck: Vec::with_capacity(100),
             pending: None,
             last: None,
@@ -55,7 +54,7 @@ impl TpccClient {
     /// The next card of the deck, dealing a freshly shuffled deck when it is used up.
     pub(super) fn deal(&mut self, rand: &mut Rand) -> usize {
         if self.deck.is_empty() {
-            for (kind, &n) in DECK.iter().enumerate() {
+            for (kind, &n) in self.mix.0.iter().enumerate() {
                 self.deck
                     .extend(std::iter::repeat_n(kind as u8, n as usize));
             }
@@ -227,7 +226,7 @@ impl Client for TpccClient {
                 let mean = THINK_S[kind];
                 (-(1.0 - rand.unit()).ln() * mean).min(10.0 * mean)
             }
-            None => rand.unit() * MEAN_CYCLE_S,
+            None => rand.unit() * self.mix.mean_cycle_s(),
         };
         let next = match &self.pending {
             Some(input) => input.kind(),
@@ -246,11 +245,17 @@ impl Client for TpccClient {
 
 #[cfg(test)]
 mod tests {
+    use super::super::mix::{DECK, Mix};
     use super::*;
 
     fn client(warehouses: u32) -> TpccClient {
+        client_with(warehouses, Mix::default())
+    }
+
+    fn client_with(warehouses: u32, mix: Mix) -> TpccClient {
         let w = Tpcc {
             warehouses,
+            mix,
             wait: false,
             think_scale: 1.0,
             threads: 1,
@@ -280,6 +285,59 @@ mod tests {
             assert_eq!(counts, DECK);
         }
         assert_eq!(DECK.iter().sum::<u32>(), 100);
+        let mut c = client_with(1, Mix([50, 50, 0, 0, 0]));
+        let mut counts = [0u32; 5];
+        for _ in 0..100 {
+            counts[c.deal(&mut rand)] += 1;
+        }
+        assert_eq!(counts, [50, 50, 0, 0, 0]);
+    }
+
+    #[test]
+    fn a_mix_is_read_checked_and_paced() {
+        assert_eq!(Mix::parse("50,50,0,0,0"), Ok(Mix([50, 50, 0, 0, 0])));
+        assert_eq!(
+            Mix::parse("new_order=60, payment=40"),
+            Ok(Mix([60, 40, 0, 0, 0]))
+        );
+        assert!(
+            Mix::parse("50,50")
+                .unwrap_err()
+                .contains("five percentages")
+        );
+        assert!(
+            Mix::parse("50,40,0,0,0")
+                .unwrap_err()
+                .contains("adds up to 90%")
+        );
+        assert!(
+            Mix::parse("neworder=100")
+                .unwrap_err()
+                .contains("not a TPC-C transaction")
+        );
+        assert!(
+            Mix::parse("a,b,c,d,e")
+                .unwrap_err()
+                .contains("whole percentage")
+        );
+        assert!(Mix::default().below_minimums().is_empty());
+        assert_eq!(
+            Mix([50, 50, 0, 0, 0]).below_minimums(),
+            [
+                "order_status 0% < 4%",
+                "delivery 0% < 4%",
+                "stock_level 0% < 4%"
+            ]
+        );
+        // The specification's least mix: 20.99 s a cycle, 12.86 New-Orders a minute for ten
+        // terminals.
+        assert!((Mix::default().mean_cycle_s() - 20.99).abs() < 1e-9);
+        assert!(
+            (Mix::default().nopm_ceiling_per_warehouse()
+                - super::super::run::NOPM_CEILING_PER_WAREHOUSE)
+                .abs()
+                < 0.005
+        );
     }
 
     #[test]

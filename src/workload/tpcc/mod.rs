@@ -6,7 +6,7 @@ pub mod check;
 mod client;
 mod input;
 pub mod load;
-mod mix;
+pub mod mix;
 pub mod run;
 pub mod schema;
 mod stmts;

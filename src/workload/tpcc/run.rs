@@ -148,6 +148,8 @@ pub struct Pacing {
     pub wait: bool,
     pub think_scale: f64,
     pub terminals: u32,
+    /// The transactions' shares (`--mix`).
+    pub mix: super::mix::Mix,
 }
 
 /// NOPM, tpm and per-type figures from the run's per-type statistics.
@@ -204,20 +206,26 @@ pub fn figures(
     // The ceiling of this run's terminals: ten per warehouse reach the specification's, fewer
     // proportionally less; scaled think times raise it as much as they shorten the cycle.
     let ceiling = pacing.wait.then(|| {
-        NOPM_CEILING_PER_WAREHOUSE * f64::from(pacing.terminals) / (10.0 * w) / pacing.think_scale
+        pacing.mix.nopm_ceiling_per_warehouse() * f64::from(pacing.terminals)
+            / (10.0 * w)
+            / pacing.think_scale
     });
+    let below = pacing.mix.below_minimums();
     TpccFigures {
         warehouses,
         nopm_per_warehouse: per_min(committed) / w,
         terminals_per_warehouse: f64::from(pacing.terminals) / w,
         nopm_ceiling_per_warehouse: ceiling,
         think_scale: pacing.wait.then_some(pacing.think_scale),
+        mix: Some(pacing.mix.0),
         conforming: pacing.wait
+            && below.is_empty()
             && pacing.think_scale == 1.0
             && u64::from(pacing.terminals) == 10 * u64::from(warehouses),
         nopm: per_min(committed),
         tpm: per_min(total),
         limits_met: transactions.iter().all(|t| t.limit_met),
+        mix_below_minimums: below,
         transactions,
     }
 }
