@@ -332,12 +332,12 @@ mod tests {
         // The specification's least mix: 20.99 s a cycle, 12.86 New-Orders a minute for ten
         // terminals.
         assert!((Mix::default().mean_cycle_s() - 20.99).abs() < 1e-9);
-        assert!(
-            (Mix::default().nopm_ceiling_per_warehouse()
-                - super::super::run::NOPM_CEILING_PER_WAREHOUSE)
-                .abs()
-                < 0.005
-        );
+        let formula = 10.0 * 60.0 / Mix::default().mean_cycle_s() * 0.45;
+        assert!((formula - super::super::run::NOPM_CEILING_PER_WAREHOUSE).abs() < 0.005);
+        // Half New-Orders, half Payments: a cycle of 22.5 s, 13.33 New-Orders a minute.
+        let half = Mix([50, 50, 0, 0, 0]);
+        assert!((half.mean_cycle_s() - 22.5).abs() < 1e-9);
+        assert!((half.nopm_ceiling_per_warehouse() - 600.0 / 22.5 * 0.5).abs() < 1e-9);
     }
 
     #[test]
