@@ -19,6 +19,7 @@ mod managed;
 mod mock;
 mod pgbench;
 mod pgbench_figures;
+mod phases;
 mod profile;
 mod remote;
 mod remote_sweep;

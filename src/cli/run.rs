@@ -364,6 +364,16 @@ pub struct RunArgs {
     /// run: events per second over all threads, an open loop (0 = closed loop)
     #[arg(long, default_value_t = 0.0)]
     pub rate: f64,
+    /// run: load that changes over time, phases of DURATION@LOAD from the measured part's
+    /// start: a rate (`60s@100`), a ramp (`120s@ramp:200..1000`) or, closed loop, active
+    /// clients (`60s@clients:8`); their seconds are the run's --time
+    #[arg(long, value_name = "PHASES")]
+    pub phases: Option<String>,
+    /// run: how paced events (--rate, --phases) arrive: evenly spaced, or at exponential gaps
+    /// (poisson)
+    #[arg(long, value_enum, default_value_t = crate::runner::phases::Arrivals::Uniform)]
+    #[serde(deserialize_with = "value_enum")]
+    pub arrivals: crate::runner::phases::Arrivals,
     /// The Insert Benchmark (ibench_insert, ibench_delete): rows per transaction
     #[arg(long, default_value_t = 1, value_name = "N")]
     pub rows_per_commit: u32,

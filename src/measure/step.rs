@@ -446,7 +446,9 @@ fn build_results(
         Vec::new()
     };
     let serving = o.behind.map(|behind| serving(plan, &o, behind));
+    let phases = phase_figures(plan, &o.phases);
     Results {
+        phases,
         tpcc,
         statements,
         scripts,
@@ -597,4 +599,43 @@ fn role_figures(
         Err(e) => f.error = Some(e.to_string()),
     }
     f
+}
+
+/// `--phases`: each phase's figures from its intervals.
+fn phase_figures(
+    plan: &RunPlan,
+    by_phase: &[(metrics::Snapshot, f64)],
+) -> Vec<results::figures::PhaseFigures> {
+    let Some(phases) = &plan.runner.phases else {
+        return Vec::new();
+    };
+    phases
+        .list()
+        .iter()
+        .zip(by_phase)
+        .enumerate()
+        .map(|(i, (p, (snap, seconds)))| {
+            let c = &snap.counters;
+            let closed = match p.load {
+                crate::runner::phases::Load::Clients(n) => Some(n),
+                _ => None,
+            };
+            results::figures::PhaseFigures {
+                phase: crate::runner::phases::Phases::describe(p),
+                start_s: phases.start_of(i),
+                time_s: *seconds,
+                target_per_s: closed.is_none().then(|| p.events() / p.seconds),
+                clients: closed,
+                events: c.events,
+                tps: if *seconds > 0.0 {
+                    c.events as f64 / seconds
+                } else {
+                    0.0
+                },
+                errors: c.errors(),
+                failed: c.failed_events,
+                latency_ms: results::Latency::from_histogram(&snap.latency.to_hdr()),
+            }
+        })
+        .collect()
 }

@@ -500,6 +500,7 @@ impl Snapshot {
                 .map(|n| per_s(n) * 60.0),
             new_order_p95_ms: new_order_quantile(0.95),
             new_order_p90_ms: new_order_quantile(0.90),
+            phase: None,
         }
     }
 }

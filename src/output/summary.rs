@@ -11,6 +11,9 @@ pub fn interval_line(iv: &Interval) -> String {
     if let (Some(nopm), Some(p95)) = (iv.nopm, iv.new_order_p95_ms) {
         let _ = write!(line, " NOPM: {nopm:.0} new-order lat (ms,95%): {p95:.2}");
     }
+    if let Some(p) = iv.phase {
+        let _ = write!(line, " phase: {p}");
+    }
     line
 }
 
@@ -104,6 +107,9 @@ pub fn summary(r: &Results) -> String {
             s,
             "\nSQLite busy waits (statements that found the database locked): {n} ({per_op:.4} per event), {ms:.1} ms in all"
         );
+    }
+    if !r.phases.is_empty() {
+        phases_summary(&mut s, &r.phases);
     }
     if let Some(t) = &r.tpcc {
         tpcc_summary(&mut s, t);
@@ -520,4 +526,30 @@ fn tpcc_summary(s: &mut String, t: &crate::results::TpccFigures) {
         "    response-time limits: {}",
         if t.limits_met { "all met" } else { "NOT met" }
     );
+}
+
+/// `--phases`: a line per phase, its target beside what it did.
+fn phases_summary(s: &mut String, phases: &[crate::results::figures::PhaseFigures]) {
+    let _ = writeln!(
+        s,
+        "\nPhases (target, then measured; higher events/s, lower latency better):"
+    );
+    for (i, p) in phases.iter().enumerate() {
+        let target = match (p.target_per_s, p.clients) {
+            (Some(r), _) => format!("{r:.1}/s asked"),
+            (None, Some(c)) => format!("{c} clients"),
+            (None, None) => String::new(),
+        };
+        let _ = writeln!(
+            s,
+            "    {:>2}. {:<24} {:<16} {:>10.1} events/s  p95 {:>8.2} ms  p99 {:>8.2} ms  errors {}",
+            i + 1,
+            p.phase,
+            target,
+            p.tps,
+            p.latency_ms.p95,
+            p.latency_ms.p99,
+            p.errors + p.failed
+        );
+    }
 }

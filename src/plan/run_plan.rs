@@ -9,6 +9,7 @@ use crate::cli::{DbArgs, Opts, RoleSpec, RunArgs};
 use crate::error::Error;
 use std::num::{NonZeroU32, NonZeroU64};
 
+use crate::runner::phases::Phases;
 use crate::runner::{RunnerOptions, positive};
 use crate::server::ServerSpec;
 use crate::workload::WorkloadOptions;
@@ -66,6 +67,50 @@ struct SavedOptions<'a> {
     #[serde(flatten)]
     runner: &'a RunnerOptions,
     prepare: bool,
+}
+
+/// The run's options with `--phases` applied: its seconds are `--time`; open loop, its mean
+/// rate is `--rate` (which turns pacing on); closed loop, its most clients are `--threads`.
+fn with_phases(o: &RunArgs, spec: &str) -> Result<(RunArgs, Phases), Error> {
+    let p = Phases::parse(spec).map_err(|e| bad("phases", e))?;
+    let mut a = o.clone();
+    let default_time = RunArgs::default().time;
+    if o.time != default_time && (o.time - p.seconds()).abs() > 1e-9 {
+        return Err(bad(
+            "time",
+            format!(
+                "{}: the phases' {} s are the measured part; leave out --time",
+                o.time,
+                p.seconds()
+            ),
+        ));
+    }
+    a.time = p.seconds();
+    if o.rate > 0.0 {
+        return Err(bad(
+            "rate",
+            "--phases sets the rate over time; leave out --rate",
+        ));
+    }
+    if o.wait {
+        return Err(bad("phases", "TPC-C's --wait paces terminals itself"));
+    }
+    if p.closed_loop() {
+        let most = p.max_clients();
+        match o.threads {
+            Some(t) if t < most => {
+                return Err(bad(
+                    "threads",
+                    format!("{t}: the phases run up to {most} clients"),
+                ));
+            }
+            Some(_) => {}
+            None => a.threads = Some(most),
+        }
+    } else {
+        a.rate = p.mean_rate();
+    }
+    Ok((a, p))
 }
 
 fn bad(option: &str, why: impl std::fmt::Display) -> Error {
@@ -307,6 +352,15 @@ impl RunPlan {
 
     /// The plan of `workload` run with options `o`.
     pub fn from_args(workload: &str, o: &RunArgs) -> Result<RunPlan, Error> {
+        let phased;
+        let (o, phases) = match &o.phases {
+            Some(spec) => {
+                let (args, phases) = with_phases(o, spec)?;
+                phased = args;
+                (&phased, Some(phases))
+            }
+            None => (o, None),
+        };
         let (threads, workers) = clients_of(workload, o)?;
         check_values(o)?;
         let seed = if o.rand_seed == 0 {
@@ -328,7 +382,17 @@ impl RunPlan {
             .enumerate()
             .map(|(i, spec)| role_plan(o, spec, seed, i))
             .collect::<Result<Vec<_>, Error>>()?;
-        let runner = runner_options(o, threads, workers, seed);
+        let mut runner = runner_options(o, threads, workers, seed);
+        runner.phases = phases.map(std::sync::Arc::new);
+        if o.arrivals == crate::runner::phases::Arrivals::Poisson {
+            if runner.rate.is_none() {
+                return Err(bad(
+                    "arrivals",
+                    "poisson spaces paced events: give --rate or --phases of rates",
+                ));
+            }
+            runner.poisson = true;
+        }
         let server = server_spec(&o.db)?;
         Ok(RunPlan {
             workload: workload.to_string(),
@@ -614,6 +678,8 @@ fn workload_options(o: &RunArgs, threads: u32, seed: u64) -> WorkloadOptions {
 fn runner_options(o: &RunArgs, threads: u32, workers: u32, seed: u64) -> RunnerOptions {
     RunnerOptions {
         live: None,
+        phases: None,
+        poisson: false,
         notes: Default::default(),
         threads,
         workers: NonZeroU32::new(workers).filter(|_| workers < threads),

@@ -48,6 +48,7 @@ pub fn tables_of(ds: &Dataset, base: Option<&str>) -> Result<Vec<super::tables::
     out.extend(super::statements::tables(ds));
     out.extend(super::profile::tables(ds));
     out.extend(super::roles::tables(ds));
+    out.extend(super::phases::tables(ds));
     out.extend(super::recovery::tables(ds));
     out.extend(super::waits::tables(ds));
     out.extend(super::stability::stability(ds));

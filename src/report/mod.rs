@@ -14,6 +14,7 @@ mod ibench;
 mod linkbench;
 pub mod model;
 mod pgbench;
+mod phases;
 mod profile;
 pub mod queue;
 mod recovery;

@@ -43,6 +43,9 @@ pub struct Interval {
     /// and the mean lag behind the `--rate` schedule.
     #[serde(skip)]
     pub pgbench: ProgressCounts,
+    /// `--phases`: the phase (from 1) the interval's middle falls in.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub phase: Option<u32>,
     /// TPC-C: committed New-Order transactions per minute, and New-Order's 95th percentile.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub nopm: Option<f64>,
@@ -351,6 +354,31 @@ pub struct ServerStats {
     /// estimate of its pages); SQLite's pages (the WAL not counted).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub db_size_mb: Option<f64>,
+}
+
+/// One phase of a run whose load changed over time (`--phases`), and what it did: its
+/// intervals' counts (an interval belongs to the phase its middle falls in).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PhaseFigures {
+    /// The phase as given: `60s@100/s`, `120s@200..1000/s`, `60s@8 clients`.
+    pub phase: String,
+    /// Where it begins, in seconds into the measured part.
+    pub start_s: f64,
+    /// The seconds its intervals cover.
+    pub time_s: f64,
+    /// Open loop: the rate it asked for, on average over the phase (events/s).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target_per_s: Option<f64>,
+    /// Closed loop: its active clients.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clients: Option<u32>,
+    pub events: u64,
+    pub tps: f64,
+    /// Errors met (retried or ignored) and events given up.
+    pub errors: u64,
+    pub failed: u64,
+    pub latency_ms: Latency,
 }
 
 /// A group of clients that ran beside the measured ones, and what it did.

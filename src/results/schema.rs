@@ -126,6 +126,9 @@ pub struct Results {
     /// each counted apart; every other figure of the file is the measured group's.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub roles: Vec<super::figures::RoleFigures>,
+    /// `--phases`: each phase's figures, in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub phases: Vec<super::figures::PhaseFigures>,
     /// Seconds the clients took to connect, before any event (pgbench's "initial connection
     /// time").
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -5,6 +5,7 @@
 mod connect;
 mod groups;
 mod multiplex;
+pub mod phases;
 mod pool;
 mod report;
 mod run;

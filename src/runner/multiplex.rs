@@ -37,6 +37,10 @@ pub struct Term {
     slack: Duration,
     /// Under `--rate`: its next slot and the gap between its slots.
     paced: Option<(Instant, Duration)>,
+    /// Its own place in the run's schedule (`--phases`, `--arrivals`), and the generator of
+    /// its Poisson gaps.
+    sched: Schedule,
+    arrivals: Option<crate::workload::rand::Rand>,
     measuring: bool,
     behind: bool,
     /// Measured events it started.
@@ -46,7 +50,8 @@ pub struct Term {
 impl Term {
     /// The client's first due instant: its first slot under `--rate`, else `begin` plus its
     /// first keying time (TPC-C `--wait`).
-    pub fn new(mut w: Worker, begin: Instant, paced: Option<(Instant, Duration)>) -> Term {
+    pub fn new(mut w: Worker, begin: Instant, sched: Schedule) -> Term {
+        let paced = sched.pacing;
         let (due, slack) = match paced {
             Some((first, gap)) => (first, gap),
             None => {
@@ -54,27 +59,42 @@ impl Term {
                 (begin + pause, pause)
             }
         };
-        Term {
+        let arrivals = sched.arrivals();
+        let mut t = Term {
             w,
             due,
             slack: slack.clamp(BEHIND_FLOOR, BEHIND_CAP),
             paced,
+            sched,
+            arrivals,
             measuring: false,
             behind: false,
             started: 0,
-        }
+        };
+        t.due = t.active_due(t.due);
+        t
+    }
+
+    /// Closed-loop `--phases`: `due`, or the start of the next phase that has this client
+    /// (the deadline, or far away, when none has: it waits there to be ended).
+    fn active_due(&self, due: Instant) -> Instant {
+        self.sched.active_from(due).unwrap_or_else(|| {
+            self.sched
+                .deadline
+                .unwrap_or(due + Duration::from_secs(3600 * 24 * 365))
+        })
     }
 
     /// After an event: when the client is due next.
     fn reschedule(&mut self) {
         let (due, wait) = match &mut self.paced {
             Some((next, gap)) => {
-                *next += *gap;
+                *next = self.sched.next_slot(*next, &mut self.arrivals);
                 (*next, *gap)
             }
             None => {
                 let pause = self.w.client.pause(&mut self.w.rand).unwrap_or_default();
-                (Instant::now() + pause, pause)
+                (self.active_due(Instant::now() + pause), pause)
             }
         };
         self.due = due;
@@ -303,7 +323,7 @@ fn one_event(
     rec: &Mutex<Recorder>,
 ) -> Result<bool, String> {
     // Under --latency-limit and --rate, turns already later than the limit are skipped.
-    if let (Some(limit), Some((_, gap))) = (sh.latency_limit, t.paced) {
+    if let (Some(limit), Some(_)) = (sh.latency_limit, t.paced) {
         let now = Instant::now();
         let mut skipped = 0;
         let mut go_on = true;
@@ -317,7 +337,7 @@ fn one_event(
                 }
                 skipped += 1;
             }
-            t.due += gap;
+            t.due = t.sched.next_slot(t.due, &mut t.arrivals);
             if let Some((next, _)) = &mut t.paced {
                 *next = t.due;
             }

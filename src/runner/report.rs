@@ -42,6 +42,24 @@ pub(super) fn report_loop(
     let mut cache_counters: Option<[u64; 3]> = None;
     let mut ended_clients = Vec::with_capacity(threads as usize);
     let live = opts.live.as_deref();
+    let phases = opts.phases.as_deref();
+    let mut by_phase: Vec<(Snapshot, f64)> = phases
+        .map(|p| {
+            p.list()
+                .iter()
+                .map(|_| (Snapshot::default(), 0.0))
+                .collect()
+        })
+        .unwrap_or_default();
+    // The phase an interval ending at `t` after `seconds` belongs to: where its middle is.
+    let mut phase_of = |snap: &Snapshot, iv: &mut Interval| {
+        if let Some(p) = phases {
+            let (i, _) = p.at(iv.t - iv.seconds / 2.0);
+            iv.phase = Some(i as u32 + 1);
+            by_phase[i].0.add(snap);
+            by_phase[i].1 += iv.seconds;
+        }
+    };
     if let Some(l) = live {
         l.clients(threads);
     }
@@ -89,6 +107,7 @@ pub(super) fn report_loop(
             new_order,
         );
         iv.queue = paced.map(|p| paced_queue(opts, start, now, p));
+        phase_of(&snap, &mut iv);
         if opts.report_interval.is_some() {
             on_interval(&iv);
         }
@@ -112,12 +131,13 @@ pub(super) fn report_loop(
     // Never zero when there are events to put in it: they count in the total.
     let tail = end.duration_since(last).as_secs_f64().max(1e-9);
     if snap.counters.events > 0 {
-        let iv = snap.interval(
+        let mut iv = snap.interval(
             end.duration_since(measure_start).as_secs_f64(),
             tail,
             (threads, opts.percentile),
             new_order,
         );
+        phase_of(&snap, &mut iv);
         if progress_at_the_end(opts, end.duration_since(measure_start).as_secs_f64()) {
             on_interval(&iv);
         }
@@ -134,6 +154,7 @@ pub(super) fn report_loop(
         statement_names: workload.statements(),
         kind_names: workload.kinds(),
         intervals,
+        phases: by_phase,
         thread_events: ended_clients.iter().map(|c| c.1).collect(),
         thread_seconds: ended_clients.iter().map(|c| c.2 as f64 / 1e9).collect(),
         behind: Some(ended_clients.iter().filter(|c| c.3).count() as u64),

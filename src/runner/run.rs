@@ -23,6 +23,12 @@ pub struct RunnerOptions {
     /// `--metrics-listen`'s figures: the reporter adds each interval to them.
     #[serde(skip)]
     pub live: Option<std::sync::Arc<crate::metrics::live::Live>>,
+    /// `--phases`: the load over time (its open-loop mean rate is `rate`).
+    #[serde(skip)]
+    pub phases: Option<std::sync::Arc<super::phases::Phases>>,
+    /// `--arrivals poisson`: paced events at exponential gaps, else even.
+    #[serde(skip)]
+    pub poisson: bool,
     /// Where its clients' notes go: the command's voice, which prints them (and says whether
     /// connecting shows a progress bar).
     #[serde(skip)]
@@ -164,6 +170,8 @@ pub struct RunOutcome {
     /// The names of `total.kinds`, from [`Workload::kinds`].
     pub kind_names: &'static [&'static str],
     pub intervals: Vec<Interval>,
+    /// `--phases`: each phase's intervals added up, and the seconds they cover.
+    pub phases: Vec<(Snapshot, f64)>,
     /// Measured seconds: from the end of warm-up to the last client's stop.
     pub seconds: f64,
     /// When the measured part began, in seconds since the Unix epoch (this host's clock).
@@ -571,8 +579,8 @@ fn release(
         let terms = connected
             .into_iter()
             .map(|w| {
-                let paced = make_schedule(st.opts, begin, w.thread, st.clients).pacing;
-                super::multiplex::Term::new(w, begin, paced)
+                let sched = make_schedule(st.opts, begin, w.thread, st.clients);
+                super::multiplex::Term::new(w, begin, sched)
             })
             .collect();
         let _ = st.queue.set(super::multiplex::Clients::new(terms));
@@ -587,19 +595,34 @@ fn make_schedule(opts: &RunnerOptions, start: Instant, thread: u32, threads: u32
         .time
         .map(|t| measure_start + Duration::from_secs_f64(t));
     // Under --rate each client runs its share of the rate on its own fixed schedule, offset
-    // from the others so that the clients' events interleave evenly.
+    // from the others so that the clients' events interleave evenly (under --phases, at the
+    // rate where the run begins).
+    let open_phases = opts.phases.as_ref().filter(|p| !p.closed_loop());
+    let first_rate = open_phases
+        .and_then(|p| p.rate_at(-opts.warmup))
+        .filter(|r| *r > 0.0);
     let pacing = opts.rate.map(|rate| {
-        let gap = Duration::from_secs_f64(f64::from(threads) / rate);
+        let gap = Duration::from_secs_f64(f64::from(threads) / first_rate.unwrap_or(rate));
         (
             start + gap.mul_f64(f64::from(thread) / f64::from(threads)),
             gap,
         )
     });
-    Schedule {
+    let mut sched = Schedule {
         measure_start,
         deadline,
         pacing,
+        phases: opts.phases.clone(),
+        client: thread,
+        clients: threads,
+        poisson: opts.poisson.then_some(opts.rand_seed),
+    };
+    // Phases that begin at rate 0: the first slot is where a rate begins.
+    if let (Some(_), None, Some((_, gap))) = (open_phases, first_rate, sched.pacing) {
+        let resumed = sched.next_slot(start, &mut None);
+        sched.pacing = Some((resumed, gap));
     }
+    sched
 }
 
 /// Under `--rate`, at `now`: the events due by every client's schedule and not yet begun (a
@@ -611,6 +634,24 @@ pub(super) fn paced_queue(
     paced: &super::worker::PacedLoad,
 ) -> (u64, u64) {
     let clients = opts.clients();
+    if let Some(p) = opts.phases.as_ref().filter(|p| !p.closed_loop()) {
+        // Due by the phases' rate, from the start of the run (the warm-up's at the first
+        // phase's rate).
+        let t = |at: Instant| {
+            let m = start + Duration::from_secs_f64(opts.warmup);
+            if at >= m {
+                (at - m).as_secs_f64()
+            } else {
+                -(m - at).as_secs_f64()
+            }
+        };
+        let due = (p.events_until(t(now)) - p.events_until(t(start))).max(0.0) as u64;
+        let begun = paced.begun.load(Ordering::Relaxed);
+        return (
+            due.saturating_sub(begun),
+            paced.running.load(Ordering::Relaxed),
+        );
+    }
     let due: u64 = (0..clients)
         .filter_map(|c| make_schedule(opts, start, c, clients).pacing)
         .filter(|(first, _)| now >= *first)

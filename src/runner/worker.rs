@@ -23,11 +23,19 @@ pub use pacing::ConnectRate;
 use pacing::Pacing;
 
 /// When a worker starts, stops measuring and stops, shared by all workers of a run.
+#[derive(Clone)]
 pub struct Schedule {
     pub measure_start: Instant,
     pub deadline: Option<Instant>,
     /// Under `--rate`: this thread's first scheduled start and the gap between its events.
     pub pacing: Option<(Instant, Duration)>,
+    /// `--phases`: the rate or the active clients over time, for client `client` of `clients`.
+    pub phases: Option<Arc<super::phases::Phases>>,
+    pub client: u32,
+    pub clients: u32,
+    /// `--arrivals poisson`: the gaps between a client's events are drawn (exponential, of
+    /// the schedule's mean) from this seed's generator, else even.
+    pub poisson: Option<u64>,
 }
 
 /// What every worker shares.

@@ -60,6 +60,8 @@ pub fn merge(files: &[(String, Results)]) -> Result<(Results, Vec<String>), Stri
     let roles = merge_roles(files, time_s)?;
     let server_stats = merge_server_stats(first, events);
     let merged = Results {
+        // Each host's phases are in its own file: the merged run's are not added up.
+        phases: Vec::new(),
         schema_version: super::super::SCHEMA_VERSION,
         tool: merged_tool(first, files),
         workload: first.workload.clone(),

@@ -6,6 +6,7 @@ use std::time::{Duration, Instant};
 
 use super::{Schedule, Shared, Slot, wait_until};
 use crate::clock::Stamp;
+use crate::workload::rand::Rand;
 
 /// `--connect-rate`: clients open their connections at most this many a second, after a burst
 /// of half a second's worth, since thousands of simultaneous connects overload a listener.
@@ -65,6 +66,8 @@ pub(super) struct Pacing<'a> {
     pub(super) started: u64,
     /// Measured events skipped since the last look (`--latency-limit` under `--rate`).
     pub(super) skipped: u64,
+    /// `--arrivals poisson`'s generator.
+    pub(super) arrivals: Option<Rand>,
 }
 
 impl<'a> Pacing<'a> {
@@ -77,6 +80,7 @@ impl<'a> Pacing<'a> {
             measuring: false,
             started: 0,
             skipped: 0,
+            arrivals: sched.arrivals(),
         }
     }
 
@@ -85,6 +89,20 @@ impl<'a> Pacing<'a> {
     pub(super) fn next(&mut self, sh: &Shared, pause: Option<Duration>) -> Option<Slot> {
         if sh.stopped() {
             return None;
+        }
+        // Closed-loop phases: a client a phase leaves out waits for one that has it.
+        if self.sched.phases.is_some() && self.next_due.is_none() {
+            loop {
+                let now = Instant::now();
+                if sh.stopped() || self.sched.deadline.is_some_and(|d| now >= d) {
+                    return None;
+                }
+                let from = self.sched.active_from(now)?;
+                if from <= now {
+                    break;
+                }
+                wait_until(self.sched.deadline.map_or(from, |d| from.min(d)), sh);
+            }
         }
         let scheduled = match self.next_due {
             Some(due) => Some(self.turn(sh, due)?),
@@ -125,7 +143,6 @@ impl Pacing<'_> {
     #[inline(never)]
     pub(super) fn turn(&mut self, sh: &Shared, mut due: Instant) -> Option<Instant> {
         let sched = self.sched;
-        let gap = sched.pacing.expect("paced").1;
         // Under --latency-limit, a turn already later than the limit is skipped (as
         // pgbench does): counted, not run, and counted against --events-per-client.
         if let Some(limit) = sh.latency_limit {
@@ -139,10 +156,10 @@ impl Pacing<'_> {
                     }
                     self.skipped += 1;
                 }
-                due += gap;
+                due = sched.next_slot(due, &mut self.arrivals);
             }
         }
-        self.next_due = Some(due + gap);
+        self.next_due = Some(sched.next_slot(due, &mut self.arrivals));
         // Never past the deadline: a slow rate's next turn may lie beyond the run.
         wait_until(sched.deadline.map_or(due, |d| due.min(d)), sh);
         Some(due)
@@ -154,5 +171,76 @@ impl Pacing<'_> {
         let until = Instant::now() + pause;
         wait_until(self.sched.deadline.map_or(until, |d| until.min(d)), sh);
         !sh.stopped()
+    }
+}
+
+impl Schedule {
+    /// Seconds from the start of the measured part to `at` (negative in the warm-up).
+    fn seconds_at(&self, at: Instant) -> f64 {
+        if at >= self.measure_start {
+            (at - self.measure_start).as_secs_f64()
+        } else {
+            -(self.measure_start - at).as_secs_f64()
+        }
+    }
+
+    fn instant_at(&self, t: f64) -> Instant {
+        if t >= 0.0 {
+            self.measure_start + Duration::from_secs_f64(t)
+        } else {
+            self.measure_start - Duration::from_secs_f64(-t)
+        }
+    }
+
+    /// Under `--rate`: the client's slot after the one due at `due`. Evenly spaced at its share
+    /// of the rate (the rate of `--phases` at `due`), or at gaps drawn exponentially of that
+    /// mean (`--arrivals poisson`, from `arrivals`); across a phase of rate 0, the next phase
+    /// with a rate; past the last, the deadline.
+    pub fn next_slot(&self, due: Instant, arrivals: &mut Option<Rand>) -> Instant {
+        let (_, mut gap) = self.pacing.expect("paced");
+        if let Some(p) = &self.phases {
+            let t = self.seconds_at(due);
+            match p.rate_at(t) {
+                Some(r) if r > 0.0 => gap = Duration::from_secs_f64(f64::from(self.clients) / r),
+                _ => return self.resume(p, t),
+            }
+        }
+        if let Some(r) = arrivals {
+            gap = gap.mul_f64(-(1.0 - r.unit()).ln());
+        }
+        due + gap
+    }
+
+    /// The client's first slot where the rate of phases `p` is above 0 after `t`, at its
+    /// offset among the clients; the deadline (or far away) when none is.
+    fn resume(&self, p: &super::super::phases::Phases, t: f64) -> Instant {
+        let end = self
+            .deadline
+            .unwrap_or(self.measure_start + Duration::from_secs(3600 * 24 * 365));
+        let Some(from) = p.next_active(t.max(0.0), 0) else {
+            return end;
+        };
+        // Where the phase's rate is above 0 at its start, or its ramp rises from 0.
+        let rate = p.rate_at(from).filter(|r| *r > 0.0).unwrap_or(1.0);
+        let offset = f64::from(self.client) / rate;
+        let at = self.instant_at(from + offset.max(1e-6));
+        at.min(end)
+    }
+
+    /// Closed-loop `--phases`: the first instant at or after `at` when this client is among a
+    /// phase's active clients; None when no phase after `at` has it (it ends).
+    pub fn active_from(&self, at: Instant) -> Option<Instant> {
+        let Some(p) = self.phases.as_ref().filter(|p| p.closed_loop()) else {
+            return Some(at);
+        };
+        let t = self.seconds_at(at);
+        p.next_active(t.max(0.0), self.client)
+            .map(|s| if t >= s { at } else { self.instant_at(s) })
+    }
+
+    /// The generator of `--arrivals poisson` for this client.
+    pub fn arrivals(&self) -> Option<Rand> {
+        self.poisson
+            .map(|seed| Rand::for_thread(seed ^ 0x5eed_a441_7a15, self.client))
     }
 }
