@@ -6,6 +6,7 @@
 mod util;
 
 mod bad_input;
+mod capacity;
 mod diagnosis;
 mod dropin;
 mod fairness;

@@ -45,6 +45,9 @@ pub enum Command {
     /// Check a workload's tables for consistency (LinkBench: every count is its links; exit 1
     /// when a check fails; TPC-C's twelve checks are `dbsweep tpcc check`)
     Check(Opts),
+    /// Find the highest rate a workload keeps under a latency limit (`--p99 10ms`): open-loop
+    /// probes at rising rates, then a bisection
+    Capacity(CapacityOpts),
     /// Run a plan: steps x configurations x client counts, one results file per step
     Sweep(SweepOpts),
     /// TPC-C: load the nine tables, run the transaction mix, check consistency
@@ -66,6 +69,36 @@ pub enum Command {
     /// `sysbench` to this binary)
     #[command(disable_help_flag = true)]
     Sysbench(SysbenchArgs),
+}
+
+/// `dbsweep capacity`: the search's limit and bounds, beside the run's options.
+#[derive(Debug, Args)]
+pub struct CapacityOpts {
+    /// Workload name (see `dbsweep workloads`)
+    pub workload: String,
+    /// The limit on the 99th percentile of latency (`10ms`, `0.5ms`, `1s`); the same as
+    /// `--percentile 99 --limit ...`
+    #[arg(long, value_name = "DURATION")]
+    pub p99: Option<String>,
+    /// The percentile the limit is on (with --limit)
+    #[arg(long, value_name = "P")]
+    pub percentile: Option<f64>,
+    /// The latency limit of --percentile (`10ms`)
+    #[arg(long, value_name = "DURATION")]
+    pub limit: Option<String>,
+    /// The bisection stops when the highest rate under the limit and the lowest over it are
+    /// this close (percent of the first)
+    #[arg(long, default_value_t = 5.0, value_name = "PCT")]
+    pub precision: f64,
+    /// The most probes (the first, closed loop, is one)
+    #[arg(long, default_value_t = 14, value_name = "N")]
+    pub max_probes: u32,
+    /// The longest probe in seconds (a probe runs until its percentile holds a hundred events
+    /// beyond it, at least 3 s)
+    #[arg(long, default_value_t = 60.0, value_name = "SECONDS")]
+    pub max_probe_time: f64,
+    #[command(flatten)]
+    pub args: RunArgs,
 }
 
 #[derive(Debug, Args)]

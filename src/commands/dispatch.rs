@@ -41,6 +41,7 @@ fn run_styled(mut cli: Cli, style: Style) -> Result<Outcome, Error> {
         Command::Merge(o) => super::results::merge(&o),
         Command::Hdr(o) => super::results::hdr(&o),
         Command::Sweep(o) => crate::sweep::run(&o),
+        Command::Capacity(o) => crate::measure::capacity(&o, style),
     }
 }
 
@@ -79,6 +80,7 @@ pub fn pgbench(args: &[String]) -> Result<Outcome, Error> {
 fn target_from_stdin(command: &mut Command) -> Result<(), Error> {
     let db = match command {
         Command::Run(o) => &mut o.args.db,
+        Command::Capacity(o) => &mut o.args.db,
         Command::Tpcc(t) => match &mut t.action {
             TpccAction::Run(a) => &mut a.db,
             _ => return Ok(()),

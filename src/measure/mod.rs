@@ -2,12 +2,14 @@
 //! the workload with the samplers around it, print and save the results. The run, prepare and
 //! sweep commands and a script's commands all come here.
 
+mod capacity;
 mod open;
 mod run;
 mod samplers;
 mod script;
 mod step;
 
+pub(crate) use capacity::capacity;
 pub(crate) use open::{Db, load, load_line};
 pub(crate) use run::run_workload;
 pub use script::run_script;

@@ -448,6 +448,7 @@ fn build_results(
     let serving = o.behind.map(|behind| serving(plan, &o, behind));
     let phases = phase_figures(plan, &o.phases);
     Results {
+        capacity: None,
         phases,
         tpcc,
         statements,

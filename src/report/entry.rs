@@ -49,6 +49,7 @@ pub fn tables_of(ds: &Dataset, base: Option<&str>) -> Result<Vec<super::tables::
     out.extend(super::profile::tables(ds));
     out.extend(super::roles::tables(ds));
     out.extend(super::phases::tables(ds));
+    out.extend(super::capacity::tables(ds));
     out.extend(super::recovery::tables(ds));
     out.extend(super::waits::tables(ds));
     out.extend(super::stability::stability(ds));

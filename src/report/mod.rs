@@ -4,6 +4,7 @@
 
 mod absolute;
 mod autopsy;
+mod capacity;
 mod changes;
 mod charts;
 mod checks;

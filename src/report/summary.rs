@@ -62,7 +62,13 @@ pub fn tables(ds: &Dataset, full: &[Table], base: Option<&str>) -> Result<Vec<Ta
     // So are the Insert Benchmark's: each step in its own unit.
     out.extend(
         full.iter()
-            .filter(|t| t.id.starts_with("sqlbench") || t.id == "ibench.summary")
+            .filter(|t| {
+                t.id.starts_with("sqlbench")
+                    || t.id == "ibench.summary"
+                    // A capacity search's answer and a phased run's phases are the run's point.
+                    || t.id.starts_with("capacity-")
+                    || t.id.starts_with("phases-")
+            })
             .cloned(),
     );
     out.push(warnings_table(full));

@@ -356,6 +356,48 @@ pub struct ServerStats {
     pub db_size_mb: Option<f64>,
 }
 
+/// `dbsweep capacity`: the highest rate found whose latency percentile stays under the limit,
+/// every probe that found it, and the queueing model's bound beside it.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CapacityFigures {
+    pub percentile: f64,
+    pub limit_ms: f64,
+    /// The answer: the highest rate probed whose percentile stayed under the limit (events/s);
+    /// None when none did.
+    pub rate_per_s: Option<f64>,
+    /// The lowest rate probed over the limit (or that failed otherwise), when one was.
+    pub over_per_s: Option<f64>,
+    /// The closed-loop rate of the same clients: the first probe.
+    pub closed_loop_per_s: f64,
+    /// The queueing model's upper bound of throughput (events/s) from the probes' demands,
+    /// and what it came from.
+    pub bound_per_s: Option<f64>,
+    pub bound_from: String,
+    /// Said when the answer is above the bound: the model does not hold here.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub contradiction: Option<String>,
+    pub probes: Vec<CapacityProbe>,
+}
+
+/// One probe of a capacity search.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CapacityProbe {
+    /// The rate asked (events/s); None for the closed-loop probe.
+    pub rate_per_s: Option<f64>,
+    /// The rate done.
+    pub tps: f64,
+    pub time_s: f64,
+    pub events: u64,
+    /// The latency at the search's percentile, from each event's scheduled time.
+    pub percentile_ms: f64,
+    pub errors: u64,
+    /// `under` (the limit), `over`, `errors`, `rate not kept` (under 95% of it done), or
+    /// `closed loop`.
+    pub verdict: String,
+}
+
 /// One phase of a run whose load changed over time (`--phases`), and what it did: its
 /// intervals' counts (an interval belongs to the phase its middle falls in).
 #[derive(Clone, Debug, Serialize, Deserialize)]

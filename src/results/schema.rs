@@ -126,6 +126,10 @@ pub struct Results {
     /// each counted apart; every other figure of the file is the measured group's.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub roles: Vec<super::figures::RoleFigures>,
+    /// `dbsweep capacity`: the search, its probes and its answer (the rest of the file is the
+    /// answer's probe).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capacity: Option<super::figures::CapacityFigures>,
     /// `--phases`: each phase's figures, in order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub phases: Vec<super::figures::PhaseFigures>,

@@ -62,6 +62,7 @@ pub fn merge(files: &[(String, Results)]) -> Result<(Results, Vec<String>), Stri
     let merged = Results {
         // Each host's phases are in its own file: the merged run's are not added up.
         phases: Vec::new(),
+        capacity: None,
         schema_version: super::super::SCHEMA_VERSION,
         tool: merged_tool(first, files),
         workload: first.workload.clone(),

@@ -1,0 +1,145 @@
+//! Capacity under a latency limit (`dbsweep capacity`): on the mock target with a known service
+//! time the search finds the rate the queueing model predicts (clients over service time), and
+//! on each database it returns a rate whose probe kept the percentile under the limit with a
+//! higher probe over it; the results file has every probe, and the report a table of them.
+
+use dbsweep::server::ServerKind;
+use serde_json::Value;
+
+use crate::util::*;
+
+/// The search's section of a results file, checked for its own consistency: the answer's probe
+/// kept the percentile under the limit, a probe at a higher rate did not.
+fn assert_answer(r: &Value) -> &Value {
+    assert_valid_results(r);
+    let c = &r["capacity"];
+    let limit = f(c, "/limit_ms");
+    let answer = f(c, "/rate_per_s");
+    let over = f(c, "/over_per_s");
+    assert!(over > answer, "{c}");
+    let probes = c["probes"].as_array().unwrap();
+    let at = |rate: f64| {
+        probes
+            .iter()
+            .find(|p| p["rate_per_s"].as_f64() == Some(rate))
+            .unwrap_or_else(|| panic!("no probe at {rate}: {c}"))
+    };
+    let best = at(answer);
+    assert_eq!(best["verdict"], "under", "{c}");
+    assert!(f(best, "/percentile_ms") <= limit, "{c}");
+    assert_ne!(at(over)["verdict"], "under", "{c}");
+    // Every probe under the limit is at or below the answer.
+    for p in probes.iter().filter(|p| p["verdict"] == "under") {
+        assert!(f(p, "/rate_per_s") <= answer, "{c}");
+    }
+    assert_eq!(probes[0]["verdict"], "closed loop");
+    // The results file's own figures are the answer's probe.
+    assert!((f(r, "/tps") - f(best, "/tps")).abs() < 1e-6, "{c}");
+    c
+}
+
+#[test]
+fn on_the_mock_the_search_finds_clients_over_service_time() {
+    let s = Scratch::new();
+    let out = s.path("c.json");
+    let run = dbsweep()
+        .args([
+            "capacity",
+            "oltp_point_select",
+            "--target",
+            "mock://?service_us=2000",
+        ])
+        .args([
+            "--threads",
+            "4",
+            "--percentile",
+            "90",
+            "--limit",
+            "10ms",
+            "--output",
+        ])
+        .arg(&out)
+        .assert()
+        .success();
+    let stdout = String::from_utf8_lossy(&run.get_output().stdout).to_string();
+    assert!(stdout.contains("highest rate under the limit:"), "{stdout}");
+    let r = read_json(&out);
+    let c = assert_answer(&r);
+    // Four clients, 2 ms each event: 2,000 events/s, the model's bound; the answer within 10%.
+    let answer = f(c, "/rate_per_s");
+    assert!((answer / 2000.0 - 1.0).abs() <= 0.10, "{c}");
+    let bound = f(c, "/bound_per_s");
+    assert!((bound / 2000.0 - 1.0).abs() <= 0.10, "{c}");
+    assert!(c["contradiction"].is_null(), "{c}");
+    // The report's table: the probes by rate, the answer marked.
+    let report = dbsweep().arg("report").arg(&out).assert().success();
+    let text = String::from_utf8_lossy(&report.get_output().stdout).to_string();
+    assert!(text.contains("Capacity of oltp_point_select"), "{text}");
+    assert!(
+        text.contains("<- the answer") && text.contains("OVER"),
+        "{text}"
+    );
+}
+
+#[test]
+fn bad_capacity_input_is_refused_before_anything_runs() {
+    let s = Scratch::new();
+    for (args, says) in [
+        (&[][..], "give the limit"),
+        (&["--p99", "fast"], "not a duration"),
+        (&["--p99", "10ms", "--rate", "100"], "leave out --rate"),
+        (
+            &["--p99", "10ms", "--percentile", "99"],
+            "--p99 DURATION, or",
+        ),
+        (
+            &["--percentile", "100", "--limit", "1ms"],
+            "between 0 and 100",
+        ),
+    ] {
+        let out = s
+            .cmd(&["capacity", "oltp_point_select"])
+            .args(args)
+            .assert()
+            .code(2);
+        let err = String::from_utf8_lossy(&out.get_output().stderr).to_string();
+        assert!(err.contains(says), "{args:?}: {err}");
+        assert!(!s.db().exists(), "{args:?} touched the database");
+    }
+}
+
+#[test]
+fn a_capacity_search_on_sqlite() {
+    let s = Scratch::new();
+    let r = s
+        .line(&[
+            "capacity",
+            "oltp_point_select",
+            "--prepare",
+            "--table-size",
+            "1000",
+        ])
+        .args(["--threads", "2", "--percentile", "90", "--limit", "1ms"])
+        .args(["--max-probes", "8"])
+        .output(&s.path("c.json"))
+        .results();
+    assert_answer(&r);
+}
+
+per_server!(a_capacity_search_on, |kind: ServerKind| {
+    let s = Scratch::new();
+    let server = start(kind);
+    let r = Line::new(&[
+        "capacity",
+        "oltp_point_select",
+        "--prepare",
+        "--table-size",
+        "1000",
+    ])
+    .in_dir(s.dir.path())
+    .target(&server.url)
+    .args(["--threads", "2", "--p99", "2ms", "--max-probes", "8"])
+    .output(&s.path("c.json"))
+    .results();
+    assert_answer(&r);
+});
