@@ -143,3 +143,42 @@ per_server!(a_capacity_search_on, |kind: ServerKind| {
     .results();
     assert_answer(&r);
 });
+
+/// A sweep step's `search`: the step's results are the answer's probe with the search; a
+/// search where it cannot run is refused with the plan's line.
+#[test]
+fn a_sweep_step_searches() {
+    let s = Scratch::new();
+    let plan = s.path("p.toml");
+    let text = "name = \"cap\"\nclients = [4]\nread_time = 3\n\n[[targets]]\nurl = \"mock://?service_us=2000\"\n\n\
+                [[steps]]\nname = \"point\"\nworkload = \"oltp_point_select\"\nclass = \"read\"\n\
+                search = { percentile = 90, limit_ms = 10 }\n";
+    std::fs::write(&plan, text).unwrap();
+    Line::sweep(&[], &plan, &s.path("sweep")).assert().success();
+    let rec = read_json(&s.path("sweep/steps/mock.default.c4/01-point.json"));
+    let r = &rec["results"];
+    let c = assert_answer(r);
+    assert!((f(c, "/rate_per_s") / 2000.0 - 1.0).abs() <= 0.10, "{c}");
+    for (bad, says) in [
+        (
+            text.replace("percentile = 90", "percentile = 100"),
+            "between 0 and 100",
+        ),
+        (
+            text.replace(
+                "class = \"read\"\n",
+                "class = \"read\"\noptions = { rate = 100 }\n",
+            ),
+            "leave out rate and phases",
+        ),
+    ] {
+        std::fs::write(&plan, bad).unwrap();
+        let out = dbsweep()
+            .args(["sweep", "--dry-run"])
+            .arg(&plan)
+            .assert()
+            .code(2);
+        let err = String::from_utf8_lossy(&out.get_output().stderr).to_string();
+        assert!(err.contains(says) && err.contains("p.toml:"), "{err}");
+    }
+}

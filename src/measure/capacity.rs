@@ -10,7 +10,8 @@ use crate::cli::{CapacityOpts, RunArgs};
 use crate::error::{Error, Outcome};
 use crate::interrupt::INTERRUPT;
 use crate::output::Style;
-use crate::plan::RunPlan;
+use crate::plan::search::{MIN_PROBE_S, duration_ms};
+use crate::plan::{RunPlan, Search};
 use crate::results::figures::{CapacityFigures, CapacityProbe};
 use crate::results::{Results, ResultsFile};
 use crate::workload::{self, Workload};
@@ -22,104 +23,39 @@ use super::step::measure;
 const RISING: [f64; 6] = [0.25, 0.5, 0.75, 0.9, 1.0, 1.25];
 /// A probe that does less than this share of its rate did not keep it.
 const KEPT: f64 = 0.95;
-/// The shortest probe, seconds; and the events beyond the percentile a probe should hold.
-const MIN_PROBE_S: f64 = 3.0;
-const TAIL_EVENTS: f64 = 100.0;
 /// How far the answer may pass the model's bound before it contradicts it (the demands are
 /// whole readings of /proc, as the report's bounds).
 const PRECISION: f64 = 0.03;
 
-/// `10ms`, `0.5ms`, `250us`, `1s`, or a number of milliseconds.
-pub fn duration_ms(s: &str) -> Result<f64, String> {
-    let s = s.trim();
-    let (n, scale) = if let Some(n) = s.strip_suffix("us") {
-        (n, 1e-3)
-    } else if let Some(n) = s.strip_suffix("ms") {
-        (n, 1.0)
-    } else if let Some(n) = s.strip_suffix('s') {
-        (n, 1e3)
-    } else {
-        (s, 1.0)
+/// The search's terms of `dbsweep capacity`'s options.
+fn search_of(o: &CapacityOpts) -> Result<Search, Error> {
+    let bad = |option: &str, why: String| Error::Option {
+        option: option.into(),
+        why,
     };
-    n.trim()
-        .parse::<f64>()
-        .ok()
-        .map(|v| v * scale)
-        .filter(|v| v.is_finite() && *v > 0.0 && *v <= 3.6e6)
-        .ok_or_else(|| format!("'{s}' is not a duration (10ms, 250us, 1s)"))
-}
-
-/// The search's terms, judged.
-struct Search {
-    percentile: f64,
-    limit_ms: f64,
-    precision: f64,
-    max_probes: u32,
-    max_probe_s: f64,
-}
-
-impl Search {
-    fn of(o: &CapacityOpts) -> Result<Search, Error> {
-        let bad = |option: &str, why: String| Error::Option {
-            option: option.into(),
-            why,
-        };
-        let (percentile, limit) = match (&o.p99, o.percentile, &o.limit) {
-            (Some(l), None, None) => (99.0, l),
-            (None, Some(p), Some(l)) => (p, l),
-            (None, None, None) => {
-                return Err(Error::Usage(
-                    "capacity: give the limit, --p99 10ms (or --percentile P --limit 10ms)".into(),
-                ));
-            }
-            _ => {
-                return Err(Error::Usage(
-                    "capacity: give --p99 DURATION, or --percentile P with --limit DURATION".into(),
-                ));
-            }
-        };
-        if !(percentile > 0.0 && percentile < 100.0) {
-            return Err(bad(
-                "percentile",
-                format!("{percentile} is not between 0 and 100"),
+    let (percentile, limit) = match (&o.p99, o.percentile, &o.limit) {
+        (Some(l), None, None) => (99.0, l),
+        (None, Some(p), Some(l)) => (p, l),
+        (None, None, None) => {
+            return Err(Error::Usage(
+                "capacity: give the limit, --p99 10ms (or --percentile P --limit 10ms)".into(),
             ));
         }
-        let limit_ms = duration_ms(limit).map_err(|e| bad("limit", e))?;
-        if !(o.precision > 0.0 && o.precision <= 50.0) {
-            return Err(bad(
-                "precision",
-                format!("{} is not from 0 to 50 (%)", o.precision),
+        _ => {
+            return Err(Error::Usage(
+                "capacity: give --p99 DURATION, or --percentile P with --limit DURATION".into(),
             ));
         }
-        if !(2..=100).contains(&o.max_probes) {
-            return Err(bad(
-                "max-probes",
-                format!("{} is not from 2 to 100", o.max_probes),
-            ));
-        }
-        if !(o.max_probe_time >= MIN_PROBE_S && o.max_probe_time <= 3600.0) {
-            return Err(bad(
-                "max-probe-time",
-                format!(
-                    "{} is not from {MIN_PROBE_S} to 3600 seconds",
-                    o.max_probe_time
-                ),
-            ));
-        }
-        Ok(Search {
-            percentile,
-            limit_ms,
-            precision: o.precision / 100.0,
-            max_probes: o.max_probes,
-            max_probe_s: o.max_probe_time,
-        })
-    }
-
-    /// A probe's seconds at `rate`: enough for a hundred events beyond the percentile.
-    fn seconds(&self, rate: f64) -> f64 {
-        let events = TAIL_EVENTS / (1.0 - self.percentile / 100.0);
-        (events / rate).clamp(MIN_PROBE_S, self.max_probe_s)
-    }
+    };
+    let limit_ms = duration_ms(limit).map_err(|e| bad("limit", e))?;
+    Search::new(
+        percentile,
+        limit_ms,
+        o.precision / 100.0,
+        o.max_probes,
+        o.max_probe_time,
+    )
+    .map_err(|(option, why)| bad(option, why))
 }
 
 /// What the search keeps of a probe: its figures, and its results (for the file).
@@ -129,7 +65,7 @@ struct Probe {
 }
 
 pub(crate) fn capacity(o: &CapacityOpts, style: Style) -> Result<Outcome, Error> {
-    let search = Search::of(o)?;
+    let search = search_of(o)?;
     if o.args.rate > 0.0 || o.args.phases.is_some() {
         return Err(Error::Usage(
             "capacity: the search sets the rate of each probe; leave out --rate and --phases"
@@ -151,11 +87,43 @@ pub(crate) fn capacity(o: &CapacityOpts, style: Style) -> Result<Outcome, Error>
         workload.verify(db.target.as_ref())?;
     }
     let say = |s: &str| plan.style.remark(s);
+    let (results, figures) =
+        search_on(&o.workload, &o.args, &search, &db, workload.as_ref(), style)?;
+    print!("{}", summary(&figures));
+    if let Some(c) = &figures.contradiction {
+        say(&format!("warning: {c}"));
+    }
+    if let Some(out) = out {
+        let path = out.path().display().to_string();
+        out.commit(&results)?;
+        say(&format!("results written to {path}"));
+    }
+    Ok(if INTERRUPT.load(std::sync::atomic::Ordering::Relaxed) {
+        Outcome::Interrupted
+    } else if figures.rate_per_s.is_none() {
+        Outcome::Failed
+    } else {
+        Outcome::Done
+    })
+}
+
+/// Runs the search for `workload_name` with the run options `args` on the opened `db`:
+/// the answer's probe (the closed loop's when no rate kept the limit) with the search in its
+/// `capacity` section, and that section.
+pub(crate) fn search_on(
+    workload_name: &str,
+    args: &RunArgs,
+    search: &Search,
+    db: &Db,
+    workload: &dyn Workload,
+    style: Style,
+) -> Result<(Results, CapacityFigures), Error> {
     let mut run = Runner {
-        o,
-        search: &search,
-        db: &db,
-        workload: workload.as_ref(),
+        workload_name,
+        args,
+        search,
+        db,
+        workload,
         style,
         probes: Vec::new(),
     };
@@ -177,8 +145,8 @@ pub(crate) fn capacity(o: &CapacityOpts, style: Style) -> Result<Outcome, Error>
     }
     while let Some(hi) = over {
         let lo = under.unwrap_or(0.0);
-        let close = under.is_some_and(|lo| hi / lo <= 1.0 + search.precision);
-        if close || run.probes.len() as u32 >= search.max_probes || run.stopped() {
+        let close = under.is_some_and(|lo| hi / lo <= 1.0 + search.precision());
+        if close || run.probes.len() as u32 >= search.max_probes() || run.stopped() {
             break;
         }
         // Under nothing yet: down by halves (the lowest rising probe was over already).
@@ -197,32 +165,17 @@ pub(crate) fn capacity(o: &CapacityOpts, style: Style) -> Result<Outcome, Error>
         }
     }
     let figures = run.figures(under, over, ceiling);
-    let best = under
+    let mut best = under
         .and_then(|u| run.probes.iter().find(|p| p.figures.rate_per_s == Some(u)))
         .map(|p| p.results.clone())
         .unwrap_or_else(|| run.probes[0].results.clone());
-    print!("{}", summary(&figures));
-    if let Some(c) = &figures.contradiction {
-        say(&format!("warning: {c}"));
-    }
-    if let Some(out) = out {
-        let path = out.path().display().to_string();
-        let mut results = best;
-        results.capacity = Some(figures.clone());
-        out.commit(&results)?;
-        say(&format!("results written to {path}"));
-    }
-    Ok(if INTERRUPT.load(std::sync::atomic::Ordering::Relaxed) {
-        Outcome::Interrupted
-    } else if figures.rate_per_s.is_none() {
-        Outcome::Failed
-    } else {
-        Outcome::Done
-    })
+    best.capacity = Some(figures.clone());
+    Ok((best, figures))
 }
 
 struct Runner<'a> {
-    o: &'a CapacityOpts,
+    workload_name: &'a str,
+    args: &'a RunArgs,
     search: &'a Search,
     db: &'a Db,
     workload: &'a dyn Workload,
@@ -237,14 +190,14 @@ impl Runner<'_> {
 
     /// Runs one probe: closed loop (None) or at `rate` events/s.
     fn probe(&mut self, rate: Option<f64>) -> Result<&Probe, Error> {
-        let mut args: RunArgs = self.o.args.clone();
+        let mut args: RunArgs = self.args.clone();
         args.prepare = false;
         args.output = None;
         args.report_interval = 0.0;
         args.metrics_listen = None;
         args.rate = rate.unwrap_or(0.0);
         args.time = rate.map_or(MIN_PROBE_S, |r| self.search.seconds(r));
-        let plan = RunPlan::from_args(&self.o.workload, &args)?.styled(self.style);
+        let plan = RunPlan::from_args(self.workload_name, &args)?.styled(self.style);
         let quiet = |_: &str| {};
         let results = measure(
             &plan,
@@ -255,13 +208,13 @@ impl Runner<'_> {
             &quiet,
             &INTERRUPT,
         )?;
-        let percentile_ms = percentile_ms(&results, self.search.percentile);
+        let percentile_ms = percentile_ms(&results, self.search.percentile());
         let errors = results.errors.values().sum::<u64>() + results.failed_events;
         let verdict = match rate {
             None => "closed loop",
             Some(_) if errors > 0 || results.error.is_some() => "errors",
             Some(r) if results.tps < r * KEPT => "rate not kept",
-            Some(_) if percentile_ms > self.search.limit_ms => "over",
+            Some(_) if percentile_ms > self.search.limit_ms() => "over",
             Some(_) => "under",
         };
         let figures = CapacityProbe {
@@ -278,7 +231,7 @@ impl Runner<'_> {
             self.probes.len() + 1,
             rate.map_or("closed loop".into(), |r| format!("{r:.1}/s asked")),
             figures.tps,
-            self.search.percentile,
+            self.search.percentile(),
             percentile_ms,
             verdict
         ));
@@ -296,8 +249,8 @@ impl Runner<'_> {
             _ => None,
         };
         CapacityFigures {
-            percentile: self.search.percentile,
-            limit_ms: self.search.limit_ms,
+            percentile: self.search.percentile(),
+            limit_ms: self.search.limit_ms(),
             rate_per_s: under,
             over_per_s: over,
             closed_loop_per_s: ceiling,
@@ -406,34 +359,4 @@ fn summary(c: &CapacityFigures) -> String {
         ));
     }
     s
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn durations_read_as_milliseconds() {
-        assert_eq!(duration_ms("10ms"), Ok(10.0));
-        assert_eq!(duration_ms("250us"), Ok(0.25));
-        assert_eq!(duration_ms("1.5s"), Ok(1500.0));
-        assert_eq!(duration_ms("7"), Ok(7.0));
-        assert!(duration_ms("0ms").is_err());
-        assert!(duration_ms("fast").is_err());
-    }
-
-    #[test]
-    fn a_probe_holds_a_hundred_events_beyond_its_percentile() {
-        let s = Search {
-            percentile: 99.0,
-            limit_ms: 10.0,
-            precision: 0.05,
-            max_probes: 14,
-            max_probe_s: 60.0,
-        };
-        // 10,000 events: 10 s at 1,000/s; at least 3 s, at most 60.
-        assert!((s.seconds(1000.0) - 10.0).abs() < 1e-9);
-        assert_eq!(s.seconds(100_000.0), MIN_PROBE_S);
-        assert_eq!(s.seconds(10.0), 60.0);
-    }
 }

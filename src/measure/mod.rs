@@ -9,7 +9,7 @@ mod samplers;
 mod script;
 mod step;
 
-pub(crate) use capacity::capacity;
+pub(crate) use capacity::{capacity, search_on};
 pub(crate) use open::{Db, load, load_line};
 pub(crate) use run::run_workload;
 pub use script::run_script;

@@ -4,6 +4,7 @@
 
 mod run_plan;
 mod script;
+pub mod search;
 pub mod sweep_plan;
 
 pub use crate::results::MAX_SECONDS;
@@ -12,3 +13,4 @@ pub use run_plan::{
     check_pipeline, server_dialect, server_spec,
 };
 pub use script::{script_plan, script_step};
+pub use search::Search;

@@ -19,6 +19,63 @@ use super::cell::{CellDb, limit_memory};
 use super::run::SweepRun;
 use super::{crash, hosts};
 impl<'a> SweepRun<'a> {
+    /// A step's capacity search on the cell's database: its probes one after another, the
+    /// answer's probe as the step's results (with the search in its `capacity` section).
+    fn search(
+        &mut self,
+        cell: &Cell,
+        db: &mut CellDb,
+        step: &Step,
+        search: &crate::plan::Search,
+        rec: &mut StepRecord,
+    ) -> Result<(), Error> {
+        let StepKind::Run {
+            workload,
+            class,
+            options,
+        } = &step.kind
+        else {
+            return Err(Error::Run(format!(
+                "step {}: a search runs a workload",
+                step.name
+            )));
+        };
+        let mut args = self
+            .sweep
+            .run_args(cell.clients, self.sweep.class_time(*class), options)?;
+        args.db.target = db.url.clone();
+        let (plan, built) = self
+            .sweep
+            .step_workload(step, cell.clients, Some(&db.url))?;
+        db.follow(&plan);
+        self.progress.say(&format!(
+            "[{} {}] capacity search: p{} <= {} ms",
+            cell.id(),
+            step.name,
+            search.percentile(),
+            search.limit_ms()
+        ));
+        let (results, figures) = measure::search_on(
+            workload,
+            &args,
+            search,
+            &db.db,
+            built.as_ref(),
+            crate::output::Style::Own,
+        )?;
+        self.progress.say(&format!(
+            "[{} {}] capacity: {}",
+            cell.id(),
+            step.name,
+            figures
+                .rate_per_s
+                .map_or("no rate probed kept the limit".into(), |r| format!(
+                    "{r:.1} events/s under the limit"
+                ))
+        ));
+        self.finish_workload(cell, step, results, rec)
+    }
+
     pub(super) fn run_workload(
         &mut self,
         cell: &Cell,
@@ -35,6 +92,9 @@ impl<'a> SweepRun<'a> {
         }
         if plan.server_metrics.is_none() {
             plan.server_metrics.clone_from(&cell.target.metrics);
+        }
+        if let Some(search) = &step.search {
+            return self.search(cell, db, step, search, rec);
         }
         if let Some(live) = &self.live {
             live.begin(crate::metrics::live::StepLabels {

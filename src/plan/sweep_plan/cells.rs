@@ -101,6 +101,8 @@ pub struct Step {
     pub crash: Option<f64>,
     /// Left out when its workload's files are not given (`optional = true`).
     pub optional: bool,
+    /// A capacity search instead of one run.
+    pub search: Option<crate::plan::Search>,
 }
 
 /// One configuration of one target at one client count: a fresh server (or SQLite file) that

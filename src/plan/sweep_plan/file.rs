@@ -236,6 +236,24 @@ pub struct StepDef {
     /// the others run beside it as `--role`s do.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub roles: Option<Vec<RoleDef>>,
+    /// A capacity search instead of one run (`search = { percentile = 99, limit_ms = 10 }`):
+    /// the highest rate whose percentile stays under the limit, as `dbsweep capacity` finds it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub search: Option<SearchDef>,
+}
+
+/// A step's capacity search, as written.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SearchDef {
+    /// The percentile the limit is on (default 99).
+    pub percentile: Option<f64>,
+    pub limit_ms: f64,
+    /// How close the highest rate under and the lowest over must come, percent (default 5).
+    pub precision: Option<f64>,
+    pub max_probes: Option<u32>,
+    /// The longest probe, seconds (default 60).
+    pub max_probe_time: Option<f64>,
 }
 
 /// A group of a step's clients (`roles = [{ workload = "...", clients = 1, rate = 100 }]`).

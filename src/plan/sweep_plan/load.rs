@@ -98,7 +98,12 @@ impl Sweep {
     /// The run's options of a step with `options` at `clients` clients running `time` seconds:
     /// the step's, then the sweep's own (tables, rows, clients unless the step's roles fix them,
     /// time).
-    fn run_args(&self, clients: u32, time: f64, options: &StepOptions) -> Result<RunArgs, Error> {
+    pub(crate) fn run_args(
+        &self,
+        clients: u32,
+        time: f64,
+        options: &StepOptions,
+    ) -> Result<RunArgs, Error> {
         let mut args = options.run_args().map_err(Error::Usage)?;
         args.tables = self.file.tables;
         args.table_size = self.file.table_size;

@@ -123,11 +123,13 @@ fn step(src: &Source, s: &Spanned<StepDef>, sweep: &Sweep) -> Result<Step, Error
             ));
         }
     }
+    let search = search(src, span.clone(), def, &kind, crash.is_some(), sweep)?;
     let step = Step {
         name,
         kind,
         crash,
         optional: def.optional,
+        search,
     };
     // Every workload step is checked as its `dbsweep run` would be, at every client count.
     if matches!(step.kind, StepKind::Run { .. } | StepKind::Load(..)) {
@@ -251,6 +253,58 @@ fn step_kind(src: &Source, span: Span, def: &StepDef, file: &PlanFile) -> Result
         };
         StepKind::Pause(pause)
     })
+}
+
+/// `search = { ... }`: a capacity search on a built-in workload's step, measured on this host.
+fn search(
+    src: &Source,
+    span: Span,
+    def: &StepDef,
+    kind: &StepKind,
+    crash: bool,
+    sweep: &Sweep,
+) -> Result<Option<crate::plan::Search>, Error> {
+    let Some(d) = &def.search else {
+        return Ok(None);
+    };
+    let StepKind::Run {
+        workload, options, ..
+    } = kind
+    else {
+        return Err(src.error(
+            span,
+            "search needs a workload step (it runs the workload at rising rates)",
+        ));
+    };
+    let refuse = |why: &str| Err(src.error(span.clone(), format!("search: {why}")));
+    if options.value::<f64>("rate").is_some_and(|r| r > 0.0)
+        || options.value::<String>("phases").is_some()
+    {
+        return refuse("the search sets each probe's rate; leave out rate and phases");
+    }
+    if crate::lua::is_script(workload) {
+        return refuse("a sysbench script's step cannot search (its rate is the script's)");
+    }
+    if crash {
+        return refuse("a crash step runs once; a search runs many probes");
+    }
+    if def.roles.is_some() {
+        return refuse(
+            "a step with roles cannot search (the groups beside it would change with each probe)",
+        );
+    }
+    if !sweep.file.client_hosts.is_empty() {
+        return refuse("client_hosts run one rate at one instant; a search runs on this host");
+    }
+    crate::plan::Search::new(
+        d.percentile.unwrap_or(99.0),
+        d.limit_ms,
+        d.precision.unwrap_or(5.0) / 100.0,
+        d.max_probes.unwrap_or(14),
+        d.max_probe_time.unwrap_or(60.0),
+    )
+    .map(Some)
+    .map_err(|(what, why)| src.error(span, format!("search: {what}: {why}")))
 }
 
 /// `crash = true` (and `crash_after`): the seconds into the measured part; managed servers only.
