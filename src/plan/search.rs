@@ -63,7 +63,7 @@ impl Search {
         if !(2..=100).contains(&max_probes) {
             return Err(("max-probes", format!("{max_probes} is not from 2 to 100")));
         }
-        if !(max_probe_s >= MIN_PROBE_S && max_probe_s <= 3600.0) {
+        if !(MIN_PROBE_S..=3600.0).contains(&max_probe_s) {
             return Err((
                 "max-probe-time",
                 format!("{max_probe_s} is not from {MIN_PROBE_S} to 3600 seconds"),
