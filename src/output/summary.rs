@@ -425,7 +425,10 @@ fn tpcc_summary(s: &mut String, t: &crate::results::TpccFigures) {
         "\nTPC-C ({} warehouse(s), unaudited):\n    {:<37}{:.0}\n    {:<37}{:.0}",
         t.warehouses, "NOPM (new orders per minute):", t.nopm, "tpm (all transactions):", t.tpm
     );
-    if let Some(m) = t.mix.filter(|m| *m != crate::workload::tpcc::mix::DECK) {
+    if let Some(m) = t
+        .mix
+        .filter(|m| *m != crate::results::figures::TPCC_LEAST_MIX)
+    {
         let _ = writeln!(
             s,
             "    {:<37}{} (--mix; the specification's least: 45,43,4,4,4){}",

@@ -374,7 +374,7 @@ impl RunPlan {
                 return Err(bad("mix", "TPC-C's transaction mix: only for tpcc"));
             }
             workload_opts.tpcc_mix =
-                crate::workload::tpcc::mix::Mix::parse(mix).map_err(|e| bad("mix", e))?;
+                crate::workload::tpcc::deck::Mix::parse(mix).map_err(|e| bad("mix", e))?;
         }
         let roles = o
             .role

@@ -26,7 +26,7 @@ pub fn tables(ds: &Dataset) -> Vec<Table> {
                 p.clients,
                 t.warehouses,
                 t.mix
-                    .filter(|m| *m != crate::workload::tpcc::mix::DECK)
+                    .filter(|m| *m != crate::results::figures::TPCC_LEAST_MIX)
                     .map_or(String::new(), |m| format!(
                         ", mix {}{}",
                         m.map(|x| x.to_string()).join(","),

@@ -356,6 +356,11 @@ pub struct ServerStats {
     pub db_size_mb: Option<f64>,
 }
 
+/// TPC-C's least mix, percent of new_order, payment, order_status, delivery, stock_level: the
+/// specification's minimums (payment 43, the other three 4 each), New-Order the rest; a results
+/// file without `mix` ran it.
+pub const TPCC_LEAST_MIX: [u32; 5] = [45, 43, 4, 4, 4];
+
 /// `dbsweep capacity`: the highest rate found whose latency percentile stays under the limit,
 /// every probe that found it, and the queueing model's bound beside it.
 #[derive(Clone, Debug, Serialize, Deserialize)]

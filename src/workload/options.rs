@@ -53,7 +53,7 @@ pub struct WorkloadOptions {
     pub threads: u32,
     /// TPC-C: warehouses, the transactions' mix, and keying/think times.
     pub warehouses: u32,
-    pub tpcc_mix: crate::workload::tpcc::mix::Mix,
+    pub tpcc_mix: crate::workload::tpcc::deck::Mix,
     pub wait: bool,
     /// TPC-C --wait: keying and think times multiplied by this (1: the specification's).
     pub think_scale: f64,

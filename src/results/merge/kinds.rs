@@ -6,9 +6,9 @@ use std::collections::BTreeMap;
 use hdrhistogram::Histogram;
 
 use super::{add_histograms, merge_statements, total};
+use crate::results::figures::TPCC_LEAST_MIX as DECK;
 use crate::results::figures::{RATE_MET, RoleFigures};
 use crate::results::{HistogramData, Latency, Queries, Results, TxnFigures};
-use crate::workload::tpcc::mix::DECK;
 
 /// The groups beside the measured clients, each the sum of its parts on every host (the
 /// parts ran the same groups, `check_parts` says so): clients, rates, events, queries and

@@ -21,7 +21,7 @@ pub(super) struct TpccClient {
     pub(super) wait: bool,
     pub(super) think_scale: f64,
     pub(super) c: NurandC,
-    pub(super) mix: super::mix::Mix,
+    pub(super) mix: super::deck::Mix,
     pub(super) deck: Vec<u8>,
     pub(super) pending: Option<Input>,
     /// The type of the last transaction run and whether it rolled back as expected.

@@ -4,6 +4,7 @@
 
 pub mod check;
 mod client;
+pub mod deck;
 mod input;
 pub mod load;
 pub mod mix;

@@ -136,11 +136,7 @@ impl Workload for Tpcc {
     }
 }
 
-/// New-Order transactions per minute that ten terminals of one warehouse reach at most with
-/// the specification's keying and think times and its least mix: each terminal's mean cycle
-/// (keying + mean think, over the mix: 0.45 x 30 + 0.43 x 15 + 0.04 x (12 + 7 + 7) = 20.99 s)
-/// gives 60 / 20.99 x 0.45 New-Orders a minute, x 10 terminals.
-pub const NOPM_CEILING_PER_WAREHOUSE: f64 = 12.86;
+pub use super::deck::NOPM_CEILING_PER_WAREHOUSE;
 
 /// How a run's terminals were paced (`--wait`, `--think-scale`), for its figures.
 #[derive(Clone, Copy, Debug)]
@@ -149,7 +145,7 @@ pub struct Pacing {
     pub think_scale: f64,
     pub terminals: u32,
     /// The transactions' shares (`--mix`).
-    pub mix: super::mix::Mix,
+    pub mix: super::deck::Mix,
 }
 
 /// NOPM, tpm and per-type figures from the run's per-type statistics.
