@@ -138,7 +138,7 @@ per_server!(a_capacity_search_on, |kind: ServerKind| {
     ])
     .in_dir(s.dir.path())
     .target(&server.url)
-    .args(["--threads", "2", "--p99", "2ms", "--max-probes", "8"])
+    .args(["--threads", "2", "--p99", "2ms", "--max-probes", "7"])
     .output(&s.path("c.json"))
     .results();
     assert_answer(&r);

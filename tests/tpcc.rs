@@ -775,5 +775,6 @@ fn tpcc_run_help_leads_with_the_warehouses() {
         !help.contains("--range-size") && !help.contains("--point-selects"),
         "{help}"
     );
-    assert!(help.lines().count() < 110, "{help}");
+    // The sbtest options left out: `run --help` is some 190 lines.
+    assert!(help.lines().count() < 130, "{help}");
 }

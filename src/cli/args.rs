@@ -94,7 +94,7 @@ pub struct CapacityOpts {
     #[arg(long, default_value_t = 14, value_name = "N")]
     pub max_probes: u32,
     /// The longest probe in seconds (a probe runs until its percentile holds a hundred events
-    /// beyond it, at least 3 s)
+    /// beyond it, at least 2 s)
     #[arg(long, default_value_t = 60.0, value_name = "SECONDS")]
     pub max_probe_time: f64,
     #[command(flatten)]

@@ -2,7 +2,7 @@
 //! and its limit, how close the answer must be, and how long a probe runs.
 
 /// The shortest probe, seconds; and the events beyond the percentile a probe should hold.
-pub const MIN_PROBE_S: f64 = 3.0;
+pub const MIN_PROBE_S: f64 = 2.0;
 const TAIL_EVENTS: f64 = 100.0;
 
 /// `10ms`, `0.5ms`, `250us`, `1s`, or a number of milliseconds.
@@ -124,7 +124,7 @@ mod tests {
             max_probes: 14,
             max_probe_s: 60.0,
         };
-        // 10,000 events: 10 s at 1,000/s; at least 3 s, at most 60.
+        // 10,000 events: 10 s at 1,000/s; at least 2 s, at most 60.
         assert!((s.seconds(1000.0) - 10.0).abs() < 1e-9);
         assert_eq!(s.seconds(100_000.0), MIN_PROBE_S);
         assert_eq!(s.seconds(10.0), 60.0);

@@ -136,13 +136,6 @@ const GROUPS: &[(&str, &[(&str, &str)])] = &[
             ("-?, --help", "print this list and exit"),
         ],
     ),
-    (
-        "dbsweep's own options",
-        &[(
-            "--metrics-listen=[HOST:]PORT",
-            "serve live metrics (OpenMetrics, at /metrics) while the run goes on",
-        )],
-    ),
 ];
 
 /// The text `--help` prints.
@@ -167,7 +160,8 @@ pub fn text() -> String {
     s.push_str(
         "\nAlso PGHOST, PGPORT, PGUSER, PGPASSWORD and PGDATABASE, as libpq reads them; \
          each run's full figures go to a dbsweep results file (see dbsweep's README, \
-         \"Drop-in for pgbench\").\n",
+         \"Drop-in for pgbench\"). dbsweep's own --metrics-listen=[HOST:]PORT serves live \
+         metrics (OpenMetrics, at /metrics) while a run goes on.\n",
     );
     s
 }
