@@ -2,6 +2,8 @@
 //! and turned into the options the workload and the runner use. Every check here runs before
 //! any table is touched.
 
+mod checks;
+pub use checks::check_metrics_url;
 mod run_plan;
 mod script;
 pub mod search;
@@ -9,8 +11,8 @@ pub mod sweep_plan;
 
 pub use crate::results::MAX_SECONDS;
 pub use run_plan::{
-    MAX_CLIENTS, MAX_WORKERS, RolePlan, RunPlan, WORKERS_PER_CORE, check_metrics_url,
-    check_pipeline, server_dialect, server_spec,
+    MAX_CLIENTS, MAX_WORKERS, RolePlan, RunPlan, WORKERS_PER_CORE, check_pipeline, server_dialect,
+    server_spec,
 };
 pub use script::{script_plan, script_step};
 pub use search::Search;

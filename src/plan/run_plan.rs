@@ -1,6 +1,6 @@
 //! A run's plan: the command line's options judged once, and the runner's and workloads' options made from them.
 
-use super::MAX_SECONDS;
+use super::checks::check_values;
 use std::path::PathBuf;
 
 use serde::Serialize;
@@ -16,7 +16,7 @@ use crate::workload::WorkloadOptions;
 use crate::workload::rand::RandOptions;
 
 /// Largest IN () list or OR-ed range count a workload accepts.
-const MAX_LIST: u32 = 1000;
+pub(super) const MAX_LIST: u32 = 1000;
 
 #[derive(Clone, Debug)]
 pub struct RunPlan {
@@ -113,7 +113,7 @@ fn with_phases(o: &RunArgs, spec: &str) -> Result<(RunArgs, Phases), Error> {
     Ok((a, p))
 }
 
-fn bad(option: &str, why: impl std::fmt::Display) -> Error {
+pub(super) fn bad(option: &str, why: impl std::fmt::Display) -> Error {
     Error::Option {
         option: option.to_string(),
         why: why.to_string(),
@@ -205,37 +205,6 @@ fn clients_of(workload: &str, o: &RunArgs) -> Result<(u32, u32), Error> {
         ));
     }
     Ok((threads, workers))
-}
-
-fn check_non_negative(option: &str, v: f64) -> Result<(), Error> {
-    if v.is_finite() && (0.0..=MAX_SECONDS).contains(&v) {
-        Ok(())
-    } else {
-        Err(bad(
-            option,
-            format!("{v} must be a number from 0 to {MAX_SECONDS} (a year of seconds)"),
-        ))
-    }
-}
-
-/// A node_exporter endpoint: an http or https URL with a host.
-pub fn check_metrics_url(url: &str) -> Result<(), String> {
-    let rest = url
-        .strip_prefix("http://")
-        .or_else(|| url.strip_prefix("https://"))
-        .ok_or_else(|| {
-            format!(
-                "'{}' is not an http:// or https:// URL (node_exporter's is http://HOST:9100/metrics)",
-                crate::db::redact_url(url)
-            )
-        })?;
-    if rest.is_empty() || rest.starts_with('/') || url.chars().any(char::is_whitespace) {
-        return Err(format!(
-            "'{}' has no host (node_exporter's is http://HOST:9100/metrics)",
-            crate::db::redact_url(url)
-        ));
-    }
-    Ok(())
 }
 
 /// The managed server that `--server` and its options ask for, if any.
@@ -436,186 +405,6 @@ impl RunPlan {
         })
         .expect("options serialise")
     }
-}
-
-/// The values of a run's options, each in its range, and the options that do not go together:
-/// sizes and times here, then the generator, the observers and TPC-C's.
-fn check_values(o: &RunArgs) -> Result<(), Error> {
-    if o.tables == 0 {
-        return Err(bad("tables", "must be at least 1"));
-    }
-    if o.table_size == 0 || o.table_size > i32::MAX as u64 {
-        return Err(bad(
-            "table-size",
-            format!("{} must be between 1 and {}", o.table_size, i32::MAX),
-        ));
-    }
-    if o.range_size == 0 {
-        return Err(bad("range-size", "must be at least 1"));
-    }
-    for (name, v) in [
-        ("time", o.time),
-        ("warmup", o.warmup),
-        ("report-interval", o.report_interval),
-        ("reconnect-timeout", o.reconnect_timeout),
-        ("latency-limit", o.latency_limit),
-    ] {
-        check_non_negative(name, v)?;
-    }
-    // A rate gives each client a gap of threads/rate seconds; an interval, a tick.
-    if !(o.rate == 0.0 || (o.rate.is_finite() && (0.001..=1e9).contains(&o.rate))) {
-        return Err(bad(
-            "rate",
-            format!(
-                "{} must be 0 (no limit) or from 0.001 to 1e9 events/s",
-                o.rate
-            ),
-        ));
-    }
-    if o.report_interval > 0.0 && o.report_interval < 0.01 {
-        return Err(bad(
-            "report-interval",
-            format!(
-                "{} must be 0 (no interval lines) or at least 0.01",
-                o.report_interval
-            ),
-        ));
-    }
-    check_generator(o)?;
-    check_observers(o)?;
-    check_sizes(o)
-}
-
-/// The random generator's options (`--rand-*`), the profile's and the wait sampler's rates,
-/// and the list sizes.
-fn check_generator(o: &RunArgs) -> Result<(), Error> {
-    if o.rand_zipfian_exp.is_nan() || o.rand_zipfian_exp <= 0.0 {
-        return Err(bad(
-            "rand-zipfian-exp",
-            format!("{} must be above 0", o.rand_zipfian_exp),
-        ));
-    }
-    if o.rand_pareto_h.is_nan() || o.rand_pareto_h <= 0.0 || o.rand_pareto_h >= 1.0 {
-        return Err(bad(
-            "rand-pareto-h",
-            format!("{} must be between 0 and 1", o.rand_pareto_h),
-        ));
-    }
-    if o.rand_spec_pct.is_nan() || o.rand_spec_pct <= 0.0 || o.rand_spec_pct > 100.0 {
-        return Err(bad(
-            "rand-spec-pct",
-            format!("{} must be above 0 and at most 100", o.rand_spec_pct),
-        ));
-    }
-    if !(1..=5000).contains(&o.profile_hz) {
-        return Err(bad(
-            "profile-hz",
-            format!("{} must be between 1 and 5000", o.profile_hz),
-        ));
-    }
-    if !(0.0..=1000.0).contains(&o.wait_sample_hz) {
-        return Err(bad(
-            "wait-sample-hz",
-            format!(
-                "{} must be between 0 (no wait profile) and 1000",
-                o.wait_sample_hz
-            ),
-        ));
-    }
-    if !(0.0..=100.0).contains(&o.rand_spec_res) {
-        return Err(bad(
-            "rand-spec-res",
-            format!("{} must be between 0 and 100", o.rand_spec_res),
-        ));
-    }
-    for (name, v) in [
-        ("random-points", o.random_points.unwrap_or(1)),
-        ("number-of-ranges", o.number_of_ranges),
-    ] {
-        if v == 0 || v > MAX_LIST {
-            return Err(bad(name, format!("{v} must be between 1 and {MAX_LIST}")));
-        }
-    }
-    Ok(())
-}
-
-/// What observes a run beside it: several client hosts' start, the server host's metrics,
-/// the link, the client's name.
-fn check_observers(o: &RunArgs) -> Result<(), Error> {
-    check_non_negative("start-tolerance", o.start_tolerance)?;
-    if let Some(url) = &o.server_metrics {
-        check_metrics_url(url).map_err(|e| bad("server-metrics", e))?;
-    }
-    if let Some(m) = o.link_speed
-        && !(m.is_finite() && m > 0.0 && m <= 1e7)
-    {
-        return Err(bad(
-            "link-speed",
-            format!("{m} must be a link's speed in Mbit/s, above 0 and at most 10000000"),
-        ));
-    }
-    if let Some(id) = &o.client_id
-        && (id.is_empty()
-            || id.len() > 64
-            || !id
-                .chars()
-                .all(|c| c.is_alphanumeric() || matches!(c, '-' | '_' | '.' | '@')))
-    {
-        return Err(bad(
-            "client-id",
-            format!("'{id}' must be 1 to 64 letters, digits, '-', '_', '.' or '@' (a host's name)"),
-        ));
-    }
-    Ok(())
-}
-
-/// The sizes of the Insert Benchmark's commits and LinkBench's graph; TPC-C's warehouses,
-/// and its keying and think times against a rate.
-fn check_sizes(o: &RunArgs) -> Result<(), Error> {
-    if !(1..=1000).contains(&o.rows_per_commit) {
-        return Err(bad(
-            "rows-per-commit",
-            format!("{} must be from 1 to 1000", o.rows_per_commit),
-        ));
-    }
-    if !(1..=crate::workload::linkbench::MAX_NODES).contains(&o.nodes) {
-        return Err(bad(
-            "nodes",
-            format!(
-                "{} must be from 1 to {}",
-                o.nodes,
-                crate::workload::linkbench::MAX_NODES
-            ),
-        ));
-    }
-    if !(1..=100_000).contains(&o.scale) {
-        return Err(bad(
-            "scale",
-            format!("{} must be from 1 to 100000", o.scale),
-        ));
-    }
-    if o.warehouses == 0 {
-        return Err(bad("warehouses", "must be at least 1"));
-    }
-    if !(o.think_scale.is_finite() && o.think_scale > 0.0 && o.think_scale <= 100.0) {
-        return Err(bad(
-            "think-scale",
-            format!("{} must be above 0 and at most 100", o.think_scale),
-        ));
-    }
-    if o.think_scale != 1.0 && !o.wait {
-        return Err(bad(
-            "think-scale",
-            "scales the keying and think times of --wait; add --wait",
-        ));
-    }
-    if o.wait && o.rate > 0.0 {
-        return Err(bad(
-            "wait",
-            "keying and think times pace the clients already; leave out --rate",
-        ));
-    }
-    Ok(())
 }
 
 /// The workload's options of a run of `threads` clients with generator seed `seed`.

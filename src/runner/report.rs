@@ -41,28 +41,7 @@ pub(super) fn report_loop(
     let mut error = None;
     let mut cache_counters: Option<[u64; 3]> = None;
     let mut ended_clients = Vec::with_capacity(threads as usize);
-    let live = opts.live.as_deref();
-    let phases = opts.phases.as_deref();
-    let mut by_phase: Vec<(Snapshot, f64)> = phases
-        .map(|p| {
-            p.list()
-                .iter()
-                .map(|_| (Snapshot::default(), 0.0))
-                .collect()
-        })
-        .unwrap_or_default();
-    // The phase an interval ending at `t` after `seconds` belongs to: where its middle is.
-    let mut phase_of = |snap: &Snapshot, iv: &mut Interval| {
-        if let Some(p) = phases {
-            let (i, _) = p.at(iv.t - iv.seconds / 2.0);
-            iv.phase = Some(i as u32 + 1);
-            by_phase[i].0.add(snap);
-            by_phase[i].1 += iv.seconds;
-        }
-    };
-    if let Some(l) = live {
-        l.clients(threads);
-    }
+    let mut tally = Tally::new(opts, kinds);
     while running > 0 {
         match done_rx.recv_timeout(next_tick.saturating_duration_since(Instant::now())) {
             Ok((_, (ended, failed))) => {
@@ -96,18 +75,14 @@ pub(super) fn report_loop(
             continue;
         }
         let snap = collector.collect(recorders);
-        let t = now.duration_since(measure_start).as_secs_f64();
-        if let Some(l) = live {
-            l.add(&snap, kinds, t);
-        }
         let mut iv = snap.interval(
-            t,
+            now.duration_since(measure_start).as_secs_f64(),
             now.duration_since(last).as_secs_f64(),
             (threads, opts.percentile),
             new_order,
         );
         iv.queue = paced.map(|p| paced_queue(opts, start, now, p));
-        phase_of(&snap, &mut iv);
+        tally.interval(&snap, &mut iv);
         if opts.report_interval.is_some() {
             on_interval(&iv);
         }
@@ -120,14 +95,6 @@ pub(super) fn report_loop(
     // process) does: its events took that long, and the overrun is said.
     let (end, overran_s) = measured_end(opts, measure_start);
     let snap = collector.collect(recorders);
-    if let Some(l) = live {
-        l.add(
-            &snap,
-            kinds,
-            end.duration_since(measure_start).as_secs_f64(),
-        );
-        l.clients(0);
-    }
     // Never zero when there are events to put in it: they count in the total.
     let tail = end.duration_since(last).as_secs_f64().max(1e-9);
     if snap.counters.events > 0 {
@@ -137,7 +104,7 @@ pub(super) fn report_loop(
             (threads, opts.percentile),
             new_order,
         );
-        phase_of(&snap, &mut iv);
+        tally.interval(&snap, &mut iv);
         if progress_at_the_end(opts, end.duration_since(measure_start).as_secs_f64()) {
             on_interval(&iv);
         }
@@ -154,7 +121,7 @@ pub(super) fn report_loop(
         statement_names: workload.statements(),
         kind_names: workload.kinds(),
         intervals,
-        phases: by_phase,
+        phases: tally.ended(),
         thread_events: ended_clients.iter().map(|c| c.1).collect(),
         thread_seconds: ended_clients.iter().map(|c| c.2 as f64 / 1e9).collect(),
         behind: Some(ended_clients.iter().filter(|c| c.3).count() as u64),
@@ -163,6 +130,61 @@ pub(super) fn report_loop(
         aborted_clients: 0,
         interrupted: interrupt.load(Ordering::Relaxed),
         error,
+    }
+}
+
+/// What the reporter keeps beside the intervals: each phase's (`--phases`) and the live
+/// figures (`--metrics-listen`).
+struct Tally<'a> {
+    live: Option<&'a crate::metrics::live::Live>,
+    kinds: &'static [&'static str],
+    phases: Option<&'a super::phases::Phases>,
+    by_phase: Vec<(Snapshot, f64)>,
+}
+
+impl<'a> Tally<'a> {
+    fn new(opts: &'a RunnerOptions, kinds: &'static [&'static str]) -> Tally<'a> {
+        let live = opts.live.as_deref();
+        if let Some(l) = live {
+            l.clients(opts.clients());
+        }
+        let phases = opts.phases.as_deref();
+        Tally {
+            live,
+            kinds,
+            phases,
+            by_phase: phases
+                .map(|p| {
+                    p.list()
+                        .iter()
+                        .map(|_| (Snapshot::default(), 0.0))
+                        .collect()
+                })
+                .unwrap_or_default(),
+        }
+    }
+
+    /// An interval collected (`snap`, as `iv`): live, it is added at once (every count a
+    /// scrape reads is a sum of the results file's intervals); it belongs to the phase its
+    /// middle falls in.
+    fn interval(&mut self, snap: &Snapshot, iv: &mut Interval) {
+        if let Some(l) = self.live {
+            l.add(snap, self.kinds, iv.t);
+        }
+        if let Some(p) = self.phases {
+            let (i, _) = p.at(iv.t - iv.seconds / 2.0);
+            iv.phase = Some(i as u32 + 1);
+            self.by_phase[i].0.add(snap);
+            self.by_phase[i].1 += iv.seconds;
+        }
+    }
+
+    /// The run is over: its clients are gone; each phase's figures.
+    fn ended(self) -> Vec<(Snapshot, f64)> {
+        if let Some(l) = self.live {
+            l.clients(0);
+        }
+        self.by_phase
     }
 }
 

@@ -76,6 +76,19 @@ impl<'a> SweepRun<'a> {
         self.finish_workload(cell, step, results, rec)
     }
 
+    /// `--metrics-listen`: the step's series begin, and its run adds to them.
+    fn live_begins(&self, cell: &Cell, step: &Step, plan: &mut crate::plan::RunPlan) {
+        if let Some(live) = &self.live {
+            live.begin(crate::metrics::live::StepLabels {
+                step: step.name.clone(),
+                target: cell.target.name.clone(),
+                configuration: cell.config.name.clone(),
+                clients: cell.clients,
+            });
+            plan.runner.live = Some(live.clone());
+        }
+    }
+
     pub(super) fn run_workload(
         &mut self,
         cell: &Cell,
@@ -96,15 +109,7 @@ impl<'a> SweepRun<'a> {
         if let Some(search) = &step.search {
             return self.search(cell, db, step, search, rec);
         }
-        if let Some(live) = &self.live {
-            live.begin(crate::metrics::live::StepLabels {
-                step: step.name.clone(),
-                target: cell.target.name.clone(),
-                configuration: cell.config.name.clone(),
-                clients: cell.clients,
-            });
-            plan.runner.live = Some(live.clone());
-        }
+        self.live_begins(cell, step, &mut plan);
         if !self.sweep.file.client_hosts.is_empty() {
             let results = self.run_on_hosts(cell, db, step, &plan, rec)?;
             return self.finish_workload(cell, step, results, rec);

@@ -263,62 +263,79 @@ impl Collector for Scrape {
             m.encode_family(labels)?
                 .encode_counter::<NoLabelSet, _, u64>(&t.lag_s, None)?;
         }
-        let mut m = enc.encode_descriptor(
-            "dbsweep_measured",
-            "Seconds of the measured part the counts cover (events over it: the step's rate so far, as its results file will say).",
-            Some(&Unit::Seconds),
-            MetricType::Gauge,
-        )?;
-        for (labels, t) in &series {
-            m.encode_family(labels)?.encode_gauge(&t.seconds)?;
-        }
-        let mut m = enc.encode_descriptor(
-            "dbsweep_clients",
-            "Clients connected in the running step (0 once it ended).",
+        gauges(&mut enc, &series, s.running.as_ref())?;
+        histograms(&mut enc, &series)
+    }
+}
+
+/// A step's labels and its figures, as a scrape encodes them.
+type Series<'a> = [(Vec<(&'static str, String)>, &'a Totals)];
+
+/// The measured seconds and the connected clients of each step.
+fn gauges(
+    enc: &mut DescriptorEncoder,
+    series: &Series,
+    running: Option<&(StepLabels, u32)>,
+) -> Result<(), std::fmt::Error> {
+    let mut m = enc.encode_descriptor(
+        "dbsweep_measured",
+        "Seconds of the measured part the counts cover (events over it: the step's rate so far, as its results file will say).",
+        Some(&Unit::Seconds),
+        MetricType::Gauge,
+    )?;
+    for (labels, t) in series {
+        m.encode_family(labels)?.encode_gauge(&t.seconds)?;
+    }
+    let mut m = enc.encode_descriptor(
+        "dbsweep_clients",
+        "Clients connected in the running step (0 once it ended).",
+        None,
+        MetricType::Gauge,
+    )?;
+    for (labels, _) in series {
+        let n = match running {
+            Some((r, n)) if r.pairs() == *labels => i64::from(*n),
+            _ => 0,
+        };
+        m.encode_family(labels)?.encode_gauge(&n)?;
+    }
+    Ok(())
+}
+
+/// The latency and queue-time histograms of each step.
+fn histograms(enc: &mut DescriptorEncoder, series: &Series) -> Result<(), std::fmt::Error> {
+    let seconds = Unit::Seconds;
+    let mut m = enc.encode_descriptor(
+        "dbsweep_latency",
+        "Event latency in the measured part.",
+        Some(&seconds),
+        MetricType::Histogram,
+    )?;
+    for (labels, t) in series {
+        m.encode_family(labels)?.encode_histogram::<NoLabelSet>(
+            t.latency.sum_s,
+            t.latency.count,
+            &t.latency.per_bucket(),
             None,
-            MetricType::Gauge,
         )?;
-        for (labels, t) in &series {
-            let _ = t;
-            let n = match &s.running {
-                Some((r, n)) if r.pairs() == *labels => i64::from(*n),
-                _ => 0,
-            };
-            m.encode_family(labels)?.encode_gauge(&n)?;
-        }
-        let seconds = Unit::Seconds;
-        let mut m = enc.encode_descriptor(
-            "dbsweep_latency",
-            "Event latency in the measured part.",
-            Some(&seconds),
-            MetricType::Histogram,
-        )?;
-        for (labels, t) in &series {
+    }
+    let mut m = enc.encode_descriptor(
+        "dbsweep_queue",
+        "How long events waited for a worker or a shared connection before they began.",
+        Some(&seconds),
+        MetricType::Histogram,
+    )?;
+    for (labels, t) in series {
+        if let Some(q) = &t.queue {
             m.encode_family(labels)?.encode_histogram::<NoLabelSet>(
-                t.latency.sum_s,
-                t.latency.count,
-                &t.latency.per_bucket(),
+                q.sum_s,
+                q.count,
+                &q.per_bucket(),
                 None,
             )?;
         }
-        let mut m = enc.encode_descriptor(
-            "dbsweep_queue",
-            "How long events waited for a worker or a shared connection before they began.",
-            Some(&seconds),
-            MetricType::Histogram,
-        )?;
-        for (labels, t) in &series {
-            if let Some(q) = &t.queue {
-                m.encode_family(labels)?.encode_histogram::<NoLabelSet>(
-                    q.sum_s,
-                    q.count,
-                    &q.per_bucket(),
-                    None,
-                )?;
-            }
-        }
-        Ok(())
     }
+    Ok(())
 }
 
 fn with(

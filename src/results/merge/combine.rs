@@ -45,18 +45,8 @@ pub fn merge(files: &[(String, Results)]) -> Result<(Results, Vec<String>), Stri
             .map(|e| format!("{}: {e}", r.client_id.as_deref().unwrap_or(name)))
     });
     let tpcc = merge_tpcc(files, events, time_s)?;
-    let statements = merge_statements(
-        files
-            .iter()
-            .map(|(f, r)| (f.as_str(), r.statements.as_slice())),
-        events,
-    )?;
-    let scripts = merge_statements(
-        files
-            .iter()
-            .map(|(f, r)| (f.as_str(), r.scripts.as_slice())),
-        events,
-    )?;
+    let statements = merge_lists(files, events, |r| &r.statements)?;
+    let scripts = merge_lists(files, events, |r| &r.scripts)?;
     let roles = merge_roles(files, time_s)?;
     let server_stats = merge_server_stats(first, events);
     let merged = Results {
@@ -136,6 +126,18 @@ pub fn merge(files: &[(String, Results)]) -> Result<(Results, Vec<String>), Stri
         connect_s: None,
     };
     Ok((merged, warnings))
+}
+
+/// One list of statement figures (the statements, pgbench's scripts) of every part, merged.
+fn merge_lists(
+    files: &[(String, Results)],
+    events: u64,
+    list: fn(&Results) -> &Vec<StatementFigures>,
+) -> Result<Vec<StatementFigures>, String> {
+    merge_statements(
+        files.iter().map(|(f, r)| (f.as_str(), list(r).as_slice())),
+        events,
+    )
 }
 
 /// This program, and the clients' clock where they all timed with the same one.
