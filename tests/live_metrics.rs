@@ -454,3 +454,45 @@ fn a_sweep_serves_each_steps_series_under_its_labels() {
     let err = String::from_utf8_lossy(&out.get_output().stderr).to_string();
     assert!(err.contains("metrics_listen at the plan's top"), "{err}");
 }
+
+/// A capacity search serves each probe as a step of its own.
+#[test]
+fn a_capacity_search_serves_each_probe() {
+    let s = Scratch::new();
+    let port = free_port();
+    let mut cmd = dbsweep_std();
+    cmd.current_dir(s.dir.path())
+        .args([
+            "capacity",
+            "oltp_point_select",
+            "--target",
+            "mock://?service_us=2000",
+        ])
+        .args(["--threads", "4", "--percentile", "90", "--limit", "10ms"])
+        .args(["--max-probes", "3", "--metrics-listen", &port.to_string()]);
+    let mut child = cmd
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let second = "dbsweep_events_total{step=\"oltp_point_select probe 2\",target=\"mock\"";
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let text = loop {
+        if let Ok(t) = get(&format!("http://127.0.0.1:{port}/metrics"))
+            && t.lines()
+                .any(|l| l.starts_with(second) && !l.ends_with(" 0"))
+        {
+            break t;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the second probe was not served in 60 s"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    let _ = child.wait();
+    assert!(
+        text.contains("dbsweep_events_total{step=\"oltp_point_select probe 1\",target=\"mock\""),
+        "{text}"
+    );
+}

@@ -74,6 +74,15 @@ pub(crate) fn capacity(o: &CapacityOpts, style: Style) -> Result<Outcome, Error>
     }
     // Everything about the input is judged before anything runs.
     let plan = RunPlan::from_args(&o.workload, &o.args)?.styled(style);
+    // The live metrics' port is taken first: each probe is a step of its own there.
+    let endpoint = plan
+        .metrics_listen
+        .map(|a| crate::metrics::live::listen(&a.to_string(), "--metrics-listen"))
+        .transpose()?;
+    if let Some(e) = &endpoint {
+        plan.style
+            .remark(&format!("live metrics at http://{}/metrics", e.addr));
+    }
     let out = plan
         .output
         .as_deref()
@@ -87,8 +96,17 @@ pub(crate) fn capacity(o: &CapacityOpts, style: Style) -> Result<Outcome, Error>
         workload.verify(db.target.as_ref())?;
     }
     let say = |s: &str| plan.style.remark(s);
-    let (results, figures) =
-        search_on(&o.workload, &o.args, &search, &db, workload.as_ref(), style)?;
+    let (results, figures) = Runner {
+        workload_name: &o.workload,
+        args: &o.args,
+        search: &search,
+        db: &db,
+        workload: workload.as_ref(),
+        style,
+        live: endpoint.as_ref().map(|e| e.live.clone()),
+        probes: Vec::new(),
+    }
+    .search()?;
     print!("{}", summary(&figures));
     if let Some(c) = &figures.contradiction {
         say(&format!("warning: {c}"));
@@ -118,59 +136,69 @@ pub(crate) fn search_on(
     workload: &dyn Workload,
     style: Style,
 ) -> Result<(Results, CapacityFigures), Error> {
-    let mut run = Runner {
+    Runner {
         workload_name,
         args,
         search,
         db,
         workload,
         style,
+        live: None,
         probes: Vec::new(),
-    };
-    let closed = run.probe(None)?;
-    let ceiling = closed.figures.tps;
-    // Rising, then halving the gap between the highest under and the lowest over.
-    let (mut under, mut over): (Option<f64>, Option<f64>) = (None, None);
-    for f in RISING {
-        if run.stopped() {
-            break;
-        }
-        let rate = (ceiling * f).max(0.001);
-        if run.probe(Some(rate))?.figures.verdict == "under" {
-            under = Some(rate);
-        } else {
-            over = Some(rate);
-            break;
-        }
     }
-    while let Some(hi) = over {
-        let lo = under.unwrap_or(0.0);
-        let close = under.is_some_and(|lo| hi / lo <= 1.0 + search.precision());
-        if close || run.probes.len() as u32 >= search.max_probes() || run.stopped() {
-            break;
+    .search()
+}
+
+impl Runner<'_> {
+    /// The search: the closed loop, the rising probes, the bisection.
+    fn search(mut self) -> Result<(Results, CapacityFigures), Error> {
+        let search = self.search;
+        let run = &mut self;
+        let closed = run.probe(None)?;
+        let ceiling = closed.figures.tps;
+        // Rising, then halving the gap between the highest under and the lowest over.
+        let (mut under, mut over): (Option<f64>, Option<f64>) = (None, None);
+        for f in RISING {
+            if run.stopped() {
+                break;
+            }
+            let rate = (ceiling * f).max(0.001);
+            if run.probe(Some(rate))?.figures.verdict == "under" {
+                under = Some(rate);
+            } else {
+                over = Some(rate);
+                break;
+            }
         }
-        // Under nothing yet: down by halves (the lowest rising probe was over already).
-        let mid = if under.is_some() {
-            (lo + hi) / 2.0
-        } else {
-            hi / 2.0
-        };
-        if run.probe(Some(mid))?.figures.verdict == "under" {
-            under = Some(mid);
-        } else {
-            over = Some(mid);
+        while let Some(hi) = over {
+            let lo = under.unwrap_or(0.0);
+            let close = under.is_some_and(|lo| hi / lo <= 1.0 + search.precision());
+            if close || run.probes.len() as u32 >= search.max_probes() || run.stopped() {
+                break;
+            }
+            // Under nothing yet: down by halves (the lowest rising probe was over already).
+            let mid = if under.is_some() {
+                (lo + hi) / 2.0
+            } else {
+                hi / 2.0
+            };
+            if run.probe(Some(mid))?.figures.verdict == "under" {
+                under = Some(mid);
+            } else {
+                over = Some(mid);
+            }
+            if under.is_none() && mid < 1.0 {
+                break;
+            }
         }
-        if under.is_none() && mid < 1.0 {
-            break;
-        }
+        let figures = run.figures(under, over, ceiling);
+        let mut best = under
+            .and_then(|u| run.probes.iter().find(|p| p.figures.rate_per_s == Some(u)))
+            .map(|p| p.results.clone())
+            .unwrap_or_else(|| run.probes[0].results.clone());
+        best.capacity = Some(figures.clone());
+        Ok((best, figures))
     }
-    let figures = run.figures(under, over, ceiling);
-    let mut best = under
-        .and_then(|u| run.probes.iter().find(|p| p.figures.rate_per_s == Some(u)))
-        .map(|p| p.results.clone())
-        .unwrap_or_else(|| run.probes[0].results.clone());
-    best.capacity = Some(figures.clone());
-    Ok((best, figures))
 }
 
 struct Runner<'a> {
@@ -180,6 +208,8 @@ struct Runner<'a> {
     db: &'a Db,
     workload: &'a dyn Workload,
     style: Style,
+    /// `--metrics-listen`'s figures: each probe is a step there (`WORKLOAD probe N`).
+    live: Option<std::sync::Arc<crate::metrics::live::Live>>,
     probes: Vec<Probe>,
 }
 
@@ -197,7 +227,18 @@ impl Runner<'_> {
         args.metrics_listen = None;
         args.rate = rate.unwrap_or(0.0);
         args.time = rate.map_or(MIN_PROBE_S, |r| self.search.seconds(r));
-        let plan = RunPlan::from_args(self.workload_name, &args)?.styled(self.style);
+        let mut plan = RunPlan::from_args(self.workload_name, &args)?.styled(self.style);
+        if let Some(live) = &self.live {
+            live.begin(crate::metrics::live::StepLabels {
+                step: format!("{} probe {}", self.workload_name, self.probes.len() + 1),
+                target: crate::db::dialect_of(&plan.target)
+                    .map_or("unknown", |d| d.name())
+                    .to_string(),
+                configuration: String::new(),
+                clients: plan.runner.threads,
+            });
+            plan.runner.live = Some(live.clone());
+        }
         let quiet = |_: &str| {};
         let results = measure(
             &plan,
