@@ -2,9 +2,18 @@
 //! observers' (samplers, profiles, server metrics) and the sizes of what is loaded.
 
 use super::MAX_SECONDS;
-use super::run_plan::{MAX_LIST, bad};
 use crate::cli::RunArgs;
 use crate::error::Error;
+
+/// Largest IN () list or OR-ed range count a workload accepts.
+const MAX_LIST: u32 = 1000;
+
+pub(super) fn bad(option: &str, why: impl std::fmt::Display) -> Error {
+    Error::Option {
+        option: option.to_string(),
+        why: why.to_string(),
+    }
+}
 
 pub(super) fn check_non_negative(option: &str, v: f64) -> Result<(), Error> {
     if v.is_finite() && (0.0..=MAX_SECONDS).contains(&v) {

@@ -1,6 +1,6 @@
 //! A run's plan: the command line's options judged once, and the runner's and workloads' options made from them.
 
-use super::checks::check_values;
+use super::checks::{bad, check_values};
 use std::path::PathBuf;
 
 use serde::Serialize;
@@ -14,9 +14,6 @@ use crate::runner::{RunnerOptions, positive};
 use crate::server::ServerSpec;
 use crate::workload::WorkloadOptions;
 use crate::workload::rand::RandOptions;
-
-/// Largest IN () list or OR-ed range count a workload accepts.
-pub(super) const MAX_LIST: u32 = 1000;
 
 #[derive(Clone, Debug)]
 pub struct RunPlan {
@@ -111,13 +108,6 @@ fn with_phases(o: &RunArgs, spec: &str) -> Result<(RunArgs, Phases), Error> {
         a.rate = p.mean_rate();
     }
     Ok((a, p))
-}
-
-pub(super) fn bad(option: &str, why: impl std::fmt::Display) -> Error {
-    Error::Option {
-        option: option.to_string(),
-        why: why.to_string(),
-    }
 }
 
 /// The most clients a run may have. Past this, even waiting clients on a few workers (a few
