@@ -289,25 +289,33 @@ fn a_sqlite_run_serves_its_steps_figures() {
     );
 }
 
-/// The text a drop-in's run serves at `port` once it has counted events (asked until it
-/// does, for at most 60 s).
-fn scrape_dropin(cmd: &mut Command, port: u16) -> String {
-    let mut child = cmd
+/// Starts `cmd` (its output dropped) and asks its endpoint at `port` until a line starting
+/// with `series` counts more than 0 (for at most `bound`); the child and that text.
+fn served(cmd: &mut Command, port: u16, series: &str, bound: Duration) -> (Child, String) {
+    let child = cmd
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(60);
-    let text = loop {
+    let deadline = Instant::now() + bound;
+    loop {
         if let Ok(t) = get(&format!("http://127.0.0.1:{port}/metrics"))
             && t.lines()
-                .any(|l| l.starts_with("dbsweep_events_total") && !l.ends_with(" 0"))
+                .any(|l| l.starts_with(series) && !l.ends_with(" 0"))
         {
-            break t;
+            return (child, t);
         }
-        assert!(Instant::now() < deadline, "no events served in 60 s");
+        assert!(
+            Instant::now() < deadline,
+            "{series} not served in {bound:?}"
+        );
         std::thread::sleep(Duration::from_millis(100));
-    };
+    }
+}
+
+/// The text a drop-in's run serves at `port` once it has counted events.
+fn scrape_dropin(cmd: &mut Command, port: u16) -> String {
+    let (mut child, text) = served(cmd, port, "dbsweep_events_total", Duration::from_secs(60));
     let status = child.wait().unwrap();
     assert!(status.success(), "{status}");
     text
@@ -403,28 +411,10 @@ fn a_sweep_serves_each_steps_series_under_its_labels() {
         .arg(&plan)
         .arg("--output")
         .arg(s.path("sweep"));
-    let mut child = cmd
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
     // The second cell's step, counting, with the first cell's series still served.
     let second = "dbsweep_events_total{step=\"point\",target=\"sqlite\",configuration=\"default\",clients=\"2\"}";
     let first = "dbsweep_events_total{step=\"point\",target=\"sqlite\",configuration=\"default\",clients=\"1\"}";
-    let deadline = Instant::now() + Duration::from_secs(120);
-    let served = loop {
-        if let Ok(t) = get(&format!("http://127.0.0.1:{port}/metrics"))
-            && t.lines()
-                .any(|l| l.starts_with(second) && !l.ends_with(" 0"))
-        {
-            break t;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "the second cell's step was not served in 120 s"
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    };
+    let (mut child, served) = served(&mut cmd, port, second, Duration::from_secs(120));
     assert!(child.wait().unwrap().success());
     let events = |labels: &str| -> u64 {
         served
@@ -470,26 +460,8 @@ fn a_capacity_search_serves_each_probe() {
         ])
         .args(["--threads", "4", "--percentile", "90", "--limit", "10ms"])
         .args(["--max-probes", "3", "--metrics-listen", &port.to_string()]);
-    let mut child = cmd
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
     let second = "dbsweep_events_total{step=\"oltp_point_select probe 2\",target=\"mock\"";
-    let deadline = Instant::now() + Duration::from_secs(60);
-    let text = loop {
-        if let Ok(t) = get(&format!("http://127.0.0.1:{port}/metrics"))
-            && t.lines()
-                .any(|l| l.starts_with(second) && !l.ends_with(" 0"))
-        {
-            break t;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "the second probe was not served in 60 s"
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    };
+    let (mut child, text) = served(&mut cmd, port, second, Duration::from_secs(60));
     let _ = child.wait();
     assert!(
         text.contains("dbsweep_events_total{step=\"oltp_point_select probe 1\",target=\"mock\""),
