@@ -289,33 +289,43 @@ fn a_sqlite_run_serves_its_steps_figures() {
     );
 }
 
-/// Starts `cmd` (its output dropped) and asks its endpoint at `port` until a line starting
-/// with `series` counts more than 0 (for at most `bound`); the child and that text.
-fn served(cmd: &mut Command, port: u16, series: &str, bound: Duration) -> (Child, String) {
-    let child = cmd
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+/// Asks the endpoint at `port` of `child` (a dbsweep run) until a line starting with
+/// `series` counts more than 0, for at most `bound`; that text (the child killed on a timeout).
+fn served(child: &mut Child, port: u16, series: &str, bound: Duration) -> String {
     let deadline = Instant::now() + bound;
     loop {
         if let Ok(t) = get(&format!("http://127.0.0.1:{port}/metrics"))
             && t.lines()
                 .any(|l| l.starts_with(series) && !l.ends_with(" 0"))
         {
-            return (child, t);
+            return t;
         }
-        assert!(
-            Instant::now() < deadline,
-            "{series} not served in {bound:?}"
-        );
+        if Instant::now() >= deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("{series} not served in {bound:?}");
+        }
         std::thread::sleep(Duration::from_millis(100));
     }
 }
 
+/// `cmd` started with its output dropped.
+fn quiet_spawn(cmd: &mut Command) -> Child {
+    cmd.stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
 /// The text a drop-in's run serves at `port` once it has counted events.
 fn scrape_dropin(cmd: &mut Command, port: u16) -> String {
-    let (mut child, text) = served(cmd, port, "dbsweep_events_total", Duration::from_secs(60));
+    let mut child = quiet_spawn(cmd);
+    let text = served(
+        &mut child,
+        port,
+        "dbsweep_events_total",
+        Duration::from_secs(60),
+    );
     let status = child.wait().unwrap();
     assert!(status.success(), "{status}");
     text
@@ -414,7 +424,8 @@ fn a_sweep_serves_each_steps_series_under_its_labels() {
     // The second cell's step, counting, with the first cell's series still served.
     let second = "dbsweep_events_total{step=\"point\",target=\"sqlite\",configuration=\"default\",clients=\"2\"}";
     let first = "dbsweep_events_total{step=\"point\",target=\"sqlite\",configuration=\"default\",clients=\"1\"}";
-    let (mut child, served) = served(&mut cmd, port, second, Duration::from_secs(120));
+    let mut child = quiet_spawn(&mut cmd);
+    let served = served(&mut child, port, second, Duration::from_secs(120));
     assert!(child.wait().unwrap().success());
     let events = |labels: &str| -> u64 {
         served
@@ -461,7 +472,8 @@ fn a_capacity_search_serves_each_probe() {
         .args(["--threads", "4", "--percentile", "90", "--limit", "10ms"])
         .args(["--max-probes", "3", "--metrics-listen", &port.to_string()]);
     let second = "dbsweep_events_total{step=\"oltp_point_select probe 2\",target=\"mock\"";
-    let (mut child, text) = served(&mut cmd, port, second, Duration::from_secs(60));
+    let mut child = quiet_spawn(&mut cmd);
+    let text = served(&mut child, port, second, Duration::from_secs(60));
     let _ = child.wait();
     assert!(
         text.contains("dbsweep_events_total{step=\"oltp_point_select probe 1\",target=\"mock\""),
