@@ -10,7 +10,7 @@ pub mod load;
 pub mod mix;
 pub mod run;
 pub mod schema;
-mod stmts;
+pub mod stmts;
 mod txns;
 
 pub use mix::Tpcc;
