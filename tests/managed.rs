@@ -607,3 +607,55 @@ fn server_cpu_counts_backends_that_come_and_go() {
     assert!(server <= machine * 1.05, "{cpu}");
     assert!(server >= (machine - client) * 0.3, "{cpu}");
 }
+
+/// A fresh MariaDB and MySQL data directory starts as a copy of the build's system tables,
+/// installed by the first fresh server and kept in the cache (complete, or not at all); the
+/// second server's directory is that copy (a file planted in it shows through), less MySQL's
+/// server UUID, and it serves the run.
+#[test]
+fn system_tables_are_installed_once_per_build_and_copied() {
+    for (kind, name) in [
+        (ServerKind::Mariadb, "mariadb"),
+        (ServerKind::Mysql, "mysql"),
+    ] {
+        let s = Scratch::enterable();
+        let cache = s.path("cache");
+        let start = |datadir: &str| {
+            dbsweep()
+                .env("XDG_CACHE_HOME", &cache)
+                .args(["prepare", "oltp_point_select", "--server", name])
+                .args(["--server-datadir", datadir, "--keep", "--table-size", "100"])
+                .assert()
+                .success();
+        };
+        let first = s.path("first");
+        start(first.to_str().unwrap());
+        let slots: Vec<_> = std::fs::read_dir(cache.join("dbsweep/system-tables"))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        assert_eq!(slots.len(), 1, "{kind:?}: {slots:?}");
+        let slot = &slots[0];
+        assert!(slot.join("complete").is_file(), "{kind:?}");
+        assert!(slot.join("data/mysql").is_dir(), "{kind:?}");
+        // The copy was taken before the server's first start: no table of the run in it.
+        assert!(!slot.join("data/sbtest").exists(), "{kind:?}");
+        std::fs::write(slot.join("data/planted-by-the-test"), b"").unwrap();
+        let second = s.path("second");
+        start(second.to_str().unwrap());
+        let data = second.join("data");
+        assert!(
+            data.join("planted-by-the-test").exists(),
+            "{kind:?}: not the copy"
+        );
+        assert!(data.join("sbtest").is_dir(), "{kind:?}: the run's tables");
+        if kind == ServerKind::Mysql {
+            let uuid = |d: &std::path::Path| std::fs::read_to_string(d.join("auto.cnf")).unwrap();
+            assert_ne!(
+                uuid(&first.join("data")),
+                uuid(&data),
+                "one server UUID for two servers"
+            );
+        }
+    }
+}

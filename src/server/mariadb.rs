@@ -80,7 +80,7 @@ pub(super) fn start(s: &mut ManagedServer) -> Result<(), Error> {
     check_reachable(&s.dir, s.runs_as, user)?;
     chown_tree(&s.dir, s.runs_as)?;
     let data = s.dir.join("data");
-    if !data.join("mysql").exists() {
+    if !data.join("mysql").exists() && !super::tables_cache::restore(s, &bin, &data) {
         let mut install = if s.kind == ServerKind::Mariadb {
             let names = ["mariadb-install-db", "mysql_install_db"];
             let script = match &s.build {
@@ -122,6 +122,7 @@ pub(super) fn start(s: &mut ManagedServer) -> Result<(), Error> {
             install.uid(uid).gid(gid);
         }
         run_setup(&mut install, "installing the server's system tables")?;
+        super::tables_cache::keep(s, &bin, &data);
     }
     launch(s)
 }

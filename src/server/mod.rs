@@ -16,6 +16,7 @@ pub mod orphans;
 mod postgres;
 pub(crate) mod setup;
 mod spec;
+mod tables_cache;
 
 pub use instance::ManagedServer;
 pub use kind::ServerKind;
