@@ -55,7 +55,7 @@ fn on_the_mock_the_search_finds_clients_over_service_time() {
             "--percentile",
             "90",
             "--limit",
-            "10ms",
+            "50ms",
             "--output",
         ])
         .arg(&out)
@@ -66,6 +66,8 @@ fn on_the_mock_the_search_finds_clients_over_service_time() {
     let r = read_json(&out);
     let c = assert_answer(&r);
     // Four clients, 2 ms each event: 2,000 events/s, the model's bound; the answer within 10%.
+    // The limit is well above the service time (50 ms): near saturation a queue forms, and with
+    // 10 ms a loaded machine's queue put the answer at 0.88 of the bound once.
     let answer = f(c, "/rate_per_s");
     assert!((answer / 2000.0 - 1.0).abs() <= 0.10, "{c}");
     let bound = f(c, "/bound_per_s");
@@ -138,7 +140,9 @@ per_server!(a_capacity_search_on, |kind: ServerKind| {
     ])
     .in_dir(s.dir.path())
     .target(&server.url)
-    .args(["--threads", "2", "--p99", "2ms", "--max-probes", "7"])
+    // 5 ms: the tests run three at a time, and a loaded 2-core machine put a PostgreSQL point
+    // select's p99 over 2 ms at every rate once.
+    .args(["--threads", "2", "--p99", "5ms", "--max-probes", "7"])
     .output(&s.path("c.json"))
     .results();
     assert_answer(&r);

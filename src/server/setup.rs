@@ -361,3 +361,16 @@ pub(crate) fn output_within(
         }
     }
 }
+
+/// dbsweep's own cache: `$XDG_CACHE_HOME/dbsweep`, else `~/.cache/dbsweep`; None without either.
+pub(crate) fn cache_dir() -> Option<std::path::PathBuf> {
+    let base = std::env::var_os("XDG_CACHE_HOME")
+        .filter(|v| !v.is_empty())
+        .map(std::path::PathBuf::from)
+        .or_else(|| {
+            std::env::var_os("HOME")
+                .filter(|v| !v.is_empty())
+                .map(|h| std::path::PathBuf::from(h).join(".cache"))
+        })?;
+    Some(base.join("dbsweep"))
+}

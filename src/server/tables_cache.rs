@@ -22,15 +22,7 @@ use super::instance::ManagedServer;
 
 /// Where the copies live; None without a home.
 fn root() -> Option<PathBuf> {
-    let base = std::env::var_os("XDG_CACHE_HOME")
-        .filter(|v| !v.is_empty())
-        .map(PathBuf::from)
-        .or_else(|| {
-            std::env::var_os("HOME")
-                .filter(|v| !v.is_empty())
-                .map(|h| PathBuf::from(h).join(".cache"))
-        })?;
-    Some(base.join("dbsweep").join("system-tables"))
+    Some(super::setup::cache_dir()?.join("system-tables"))
 }
 
 /// The copy's directory for this server's build, user and host: None when the binary cannot be

@@ -152,16 +152,9 @@ fn run(
 
 /// apt's private state directories.
 fn cache() -> Result<PathBuf, String> {
-    let base = std::env::var_os("XDG_CACHE_HOME")
-        .filter(|v| !v.is_empty())
-        .map(PathBuf::from)
-        .or_else(|| {
-            std::env::var_os("HOME")
-                .filter(|v| !v.is_empty())
-                .map(|h| PathBuf::from(h).join(".cache"))
-        })
-        .ok_or("neither XDG_CACHE_HOME nor HOME is set: no place for apt's lists")?;
-    Ok(base.join("dbsweep").join("apt"))
+    crate::server::setup::cache_dir()
+        .map(|d| d.join("apt"))
+        .ok_or_else(|| "neither XDG_CACHE_HOME nor HOME is set: no place for apt's lists".into())
 }
 
 /// The private state of `suite`, its lists read (again when older than a day).
