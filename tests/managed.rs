@@ -9,7 +9,8 @@ use predicates::prelude::*;
 
 use crate::servers::{on, run_json};
 use crate::util::{
-    Scratch, assert_valid_results, dbsweep, read_json, start, sysbench_connection, u,
+    Scratch, assert_valid_results, dbsweep, lax_commits, read_json, start, start_with,
+    sysbench_connection, u,
 };
 
 per_server!(
@@ -286,7 +287,7 @@ fn a_datadir_the_server_user_cannot_reach_is_refused() {
 }
 
 per_server!(tpcc_prepare_check_cleanup_with_two_warehouses, |kind| {
-    let server = start(kind);
+    let server = start_with(kind, lax_commits(kind));
     let t = server.url.clone();
     let tpcc = crate::tpcc::tpcc;
     let out = tpcc(&t, "prepare", &["--warehouses", "2", "--threads", "2"])

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use dbsweep::server::ServerKind;
 
-use crate::util::{Line, Scratch, assert_valid_results, read_json, u};
+use crate::util::{Line, Scratch, assert_valid_results, lax_commits, read_json, u};
 
 /// The steps of the sqlbench plan and how many tests each times (big-tables times two loops
 /// under each of its two names, as the original).
@@ -195,20 +195,11 @@ per_server!(every_group_is_timed_on, |kind: ServerKind| {
     // otherwise wait on a busy machine's fsyncs: MySQL's run took 167 s at three tests at a
     // time, 84 s alone and 58 s alone this way). What is checked is the groups' tests and
     // counts, which durability does not change.
-    let durability: &[&str] = match kind {
-        ServerKind::Postgres => &["--server-set", "synchronous_commit=off"],
-        _ => &[
-            "--server-set",
-            "innodb_flush_log_at_trx_commit=2",
-            "--server-set",
-            "sync_binlog=0",
-        ],
-    };
-    let args: Vec<&str> = ["--server", name]
-        .iter()
-        .chain(durability)
-        .copied()
-        .collect();
+    let mut args = vec!["--server".to_string(), name.to_string()];
+    for (k, v) in lax_commits(kind) {
+        args.extend(["--server-set".to_string(), format!("{k}={v}")]);
+    }
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let report = sweep(&args, &dir, 9);
     let cell = std::fs::read_dir(dir.join("steps"))
         .unwrap()

@@ -11,7 +11,7 @@ use serde_json::Value;
 
 use crate::tpcc::{assert_orders_grew, tpcc};
 use crate::util::{
-    Scratch, assert_valid_results, dbsweep, f, per_client, read_json, start_with, u,
+    Scratch, assert_valid_results, dbsweep, f, lax_commits, per_client, read_json, start_with, u,
 };
 
 /// A connection to `server` for counting.
@@ -51,12 +51,7 @@ fn tpcc_server(kind: ServerKind, settings: &[(&str, &str)], warehouses: &str) ->
     // tests are about the client's terminals, and a flush per commit on a busy 2-core machine
     // only makes them wait longer for the server.
     let mut settings = settings.to_vec();
-    if kind != ServerKind::Postgres {
-        settings.extend([
-            ("innodb_flush_log_at_trx_commit", "2"),
-            ("sync_binlog", "0"),
-        ]);
-    }
+    settings.extend_from_slice(lax_commits(kind));
     let server = start_with(kind, &settings);
     tpcc(
         &server.url,
