@@ -65,11 +65,14 @@ fn on_the_mock_the_search_finds_clients_over_service_time() {
     assert!(stdout.contains("highest rate under the limit:"), "{stdout}");
     let r = read_json(&out);
     let c = assert_answer(&r);
-    // Four clients, 2 ms each event: 2,000 events/s, the model's bound; the answer within 10%.
-    // The limit is well above the service time (50 ms): near saturation a queue forms, and with
-    // 10 ms a loaded machine's queue put the answer at 0.88 of the bound once.
+    // Four clients, 2 ms each event: 2,000 events/s, the model's bound; the answer at most 10%
+    // above it and at least 0.8 of it: above the rising probes' step below 0.9 of the closed loop's
+    // rate (0.75), so a search that did not bisect the gap fails. The limit is
+    // well above the service time (50 ms): near saturation a queue forms, and a loaded
+    // machine's stall in a 2 s probe at 0.87 of the bound once sent its p90 to 63 ms, leaving
+    // the answer at 0.83 (with a 10 ms limit, 0.88 once).
     let answer = f(c, "/rate_per_s");
-    assert!((answer / 2000.0 - 1.0).abs() <= 0.10, "{c}");
+    assert!((0.8..=1.1).contains(&(answer / 2000.0)), "{c}");
     let bound = f(c, "/bound_per_s");
     assert!((bound / 2000.0 - 1.0).abs() <= 0.10, "{c}");
     assert!(c["contradiction"].is_null(), "{c}");
@@ -162,7 +165,8 @@ fn a_sweep_step_searches() {
     let rec = read_json(&s.path("sweep/steps/mock.default.c4/01-point.json"));
     let r = &rec["results"];
     let c = assert_answer(r);
-    assert!((f(c, "/rate_per_s") / 2000.0 - 1.0).abs() <= 0.10, "{c}");
+    // As on_the_mock_the_search_finds_clients_over_service_time: 0.8 to 1.1 of the bound.
+    assert!((0.8..=1.1).contains(&(f(c, "/rate_per_s") / 2000.0)), "{c}");
     for (bad, says) in [
         (
             text.replace("percentile = 90", "percentile = 100"),
