@@ -8,7 +8,7 @@ use std::io::{Read, Write};
 use std::net::TcpListener;
 use std::path::Path;
 
-use crate::util::{Scratch, dbsweep, read_json};
+use crate::util::{Scratch, dbsweep, dbsweep_std, read_json, spawn_measuring};
 
 const PLAN: &str = r#"
 clients = [1]
@@ -824,4 +824,48 @@ fn a_mysql_build_is_fetched_from_debian_on_demand_and_runs() {
     );
     assert!(step["results"]["events"].as_u64().unwrap() > 0);
     assert_eq!(entries(&builds), [format!("mysql-{version}")]);
+}
+
+/// Debian's suites are read into one private state per user, which apt uses without locks of
+/// its own: a second dbsweep waits for the one that holds a suite (saying so in one line), goes
+/// on once it is free, and Ctrl-C ends its wait (exit 130, one line). (Two at once on a fresh machine took each
+/// other's half-read lists away: "Failed to stat .../lists/partial/...".)
+#[test]
+fn a_second_dbsweep_waits_for_the_debian_lists_another_holds() {
+    let s = Scratch::new();
+    let cache = s.path("cache");
+    let apt = cache.join("dbsweep").join("apt");
+    // Lists read a moment ago, and empty: the listing reads nothing from the network.
+    for suite in ["trixie", "unstable"] {
+        std::fs::create_dir_all(apt.join(suite).join("lists")).unwrap();
+        std::fs::write(apt.join(suite).join("lists/dbsweep-updated"), "").unwrap();
+    }
+    let holder = std::fs::File::create(apt.join("trixie.lock")).unwrap();
+    let listing = || {
+        let mut c = dbsweep_std();
+        c.env("XDG_CACHE_HOME", &cache)
+            .args(["servers", "--available", "mysql"])
+            .stdout(std::process::Stdio::null());
+        c
+    };
+    let waiting = "waiting for another dbsweep using Debian trixie's package lists";
+
+    holder.lock().unwrap();
+    let (child, rest) = spawn_measuring(&mut listing(), waiting);
+    holder.unlock().unwrap();
+    let rest: Vec<String> = rest.collect();
+    let status = child.wait_with_output().unwrap().status;
+    assert!(status.success() && rest.is_empty(), "{status}: {rest:?}");
+
+    holder.lock().unwrap();
+    let (child, rest) = spawn_measuring(&mut listing(), waiting);
+    unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) };
+    let rest: Vec<String> = rest.collect();
+    let status = child.wait_with_output().unwrap().status;
+    // 130: ended by Ctrl-C, as every command is.
+    assert_eq!(status.code(), Some(130), "{rest:?}");
+    assert!(
+        rest.len() == 1 && rest[0].contains("trixie's package lists: interrupted"),
+        "{rest:?}"
+    );
 }

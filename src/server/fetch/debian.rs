@@ -8,9 +8,10 @@
 //!
 //! The mirror is `DBSWEEP_DEBIAN_MIRROR`, else the first of this system's apt sources.
 
+use std::fs::{File, TryLockError};
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use super::{Checksum, Release};
 use crate::server::kind::ServerKind;
@@ -21,6 +22,9 @@ const SUITES: [&str; 2] = ["trixie", "unstable"];
 const APT_TIMEOUT: Duration = Duration::from_secs(15 * 60);
 /// A suite's lists are read again when older than this.
 const LISTS_FRESH: Duration = Duration::from_secs(24 * 3600);
+/// How long a process waits for another that holds a suite's state: the holder's apt runs
+/// (the lists, the closure, the download) are each bounded by [`APT_TIMEOUT`].
+const STATE_WAIT: Duration = Duration::from_secs(3 * 15 * 60);
 /// What the servers need none of: interpreters, tools and the packages' configuration helpers
 /// (by name, and by the start of a name).
 const LEFT_OUT: [&str; 17] = [
@@ -157,15 +161,72 @@ fn cache() -> Result<PathBuf, String> {
         .ok_or_else(|| "neither XDG_CACHE_HOME nor HOME is set: no place for apt's lists".into())
 }
 
-/// The private state of `suite`, its lists read (again when older than a day).
-fn state(suite: &str) -> Result<PathBuf, String> {
-    let state = cache()?.join(suite);
+/// A suite's private state, held by this process until dropped. apt runs there without its
+/// own locks (`Debug::NoLocking`: they are the system's, and root's), so dbsweep takes one of
+/// its own: two processes reading a suite's lists at once (two sweeps, or a sweep and
+/// `servers --available`) take each other's half-fetched files away.
+struct AptState {
+    dir: PathBuf,
+    _held: File,
+}
+
+/// Holds `suite`'s state under `apt` (its lock file beside it): at once when free, else after
+/// one line saying what it waits for, until the holder is done, Ctrl-C or [`STATE_WAIT`].
+fn hold(apt: &Path, suite: &str) -> Result<File, String> {
+    let path = apt.join(format!("{suite}.lock"));
+    let err = |e: std::io::Error| format!("{}: {e}", path.display());
+    std::fs::create_dir_all(apt).map_err(err)?;
+    let file = File::options()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .map_err(err)?;
+    let deadline = Instant::now() + STATE_WAIT;
+    let mut said = false;
+    loop {
+        match file.try_lock() {
+            Ok(()) => return Ok(file),
+            Err(TryLockError::Error(e)) => return Err(err(e)),
+            Err(TryLockError::WouldBlock) => {}
+        }
+        if !said {
+            eprintln!(
+                "waiting for another dbsweep using Debian {suite}'s package lists ({})",
+                path.display()
+            );
+            said = true;
+        }
+        if crate::interrupt::interrupted() {
+            return Err(format!(
+                "waiting for Debian {suite}'s package lists: interrupted"
+            ));
+        }
+        if Instant::now() >= deadline {
+            return Err(format!(
+                "another process has held {} for {} minutes",
+                path.display(),
+                STATE_WAIT.as_secs() / 60
+            ));
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// The private state of `suite`, held, its lists read (again when older than a day).
+fn state(suite: &str) -> Result<AptState, String> {
+    let apt = cache()?;
+    let held = hold(&apt, suite)?;
+    let state = apt.join(suite);
     let stamp = state.join("lists").join("dbsweep-updated");
     let fresh = std::fs::metadata(&stamp)
         .and_then(|m| m.modified())
         .is_ok_and(|t| t.elapsed().is_ok_and(|e| e < LISTS_FRESH));
     if fresh {
-        return Ok(state);
+        return Ok(AptState {
+            dir: state,
+            _held: held,
+        });
     }
     for d in ["lists/partial", "cache/archives/partial"] {
         std::fs::create_dir_all(state.join(d)).map_err(|e| format!("{}: {e}", state.display()))?;
@@ -190,7 +251,10 @@ fn state(suite: &str) -> Result<PathBuf, String> {
     run("apt-get", &args, None, APT_TIMEOUT)
         .map_err(|e| format!("reading Debian {suite}'s package lists: {e}"))?;
     write("lists/dbsweep-updated", String::new())?;
-    Ok(state)
+    Ok(AptState {
+        dir: state,
+        _held: held,
+    })
 }
 
 /// `1:11.8.3-1+b1` -> `11.8.3`: the upstream version of a Debian version.
@@ -213,9 +277,10 @@ pub(super) fn available(kind: ServerKind) -> Result<Vec<Release>, String> {
     let mut out: Vec<Release> = Vec::new();
     for suite in SUITES {
         let state = state(suite)?;
-        let mut args = apt_options(&state);
+        let mut args = apt_options(&state.dir);
         args.extend(["show".into(), names[0].into()]);
         let text = run("apt-cache", &args, None, APT_TIMEOUT).unwrap_or_default();
+        drop(state);
         // The first record is the candidate (apt-cache show lists the newest first).
         let Some(debian) = text
             .lines()
@@ -249,7 +314,7 @@ pub(super) fn unpack(release: &Release, builds: &Path, part: &Path) -> Result<()
     let (names, _) = packages(release.kind).ok_or("not a Debian build")?;
     let suite = release.url.as_str();
     let state = state(suite)?;
-    let mut args = apt_options(&state);
+    let mut args = apt_options(&state.dir);
     args.extend(
         [
             "depends",
@@ -280,11 +345,12 @@ pub(super) fn unpack(release: &Release, builds: &Path, part: &Path) -> Result<()
     wanted.dedup();
     let debs = part.join(".debs");
     std::fs::create_dir_all(&debs).map_err(|e| format!("{}: {e}", debs.display()))?;
-    let mut args = apt_options(&state);
+    let mut args = apt_options(&state.dir);
     args.push("-qq".into());
     args.push("download".into());
     args.extend(wanted);
     run("apt-get", &args, Some(&debs), APT_TIMEOUT)?;
+    drop(state);
     let tree = part.join(".tree");
     let mut files: Vec<PathBuf> = std::fs::read_dir(&debs)
         .map_err(|e| format!("{}: {e}", debs.display()))?
