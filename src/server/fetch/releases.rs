@@ -181,14 +181,26 @@ pub fn fetch(release: &Release, dir: &Path, say: &dyn Fn(&str)) -> Result<PathBu
         release.version,
         std::process::id()
     ));
-    let result = download_and_unpack(release, dir, &part).and_then(|()| {
-        std::fs::rename(&part, &dest).map_err(|e| format!("{}: {e}", dest.display()))
-    });
+    let result =
+        download_and_unpack(release, dir, &part).and_then(|()| settle(&part, &dest, release.kind));
     if let Err(e) = result {
         let _ = std::fs::remove_dir_all(&part);
         return Err(format!("{what}: {e}"));
     }
     Ok(dest)
+}
+
+/// Renames the finished `part` to `dest`; where another process fetching the same release
+/// renamed its own first, that tree is the build and `part` goes.
+fn settle(part: &Path, dest: &Path, kind: ServerKind) -> Result<(), String> {
+    match std::fs::rename(part, dest) {
+        Ok(()) => Ok(()),
+        Err(_) if server_program(dest, kind).is_some() => {
+            let _ = std::fs::remove_dir_all(part);
+            Ok(())
+        }
+        Err(e) => Err(format!("{}: {e}", dest.display())),
+    }
 }
 
 fn download_and_unpack(release: &Release, builds: &Path, part: &Path) -> Result<(), String> {
@@ -317,4 +329,33 @@ pub(crate) fn readable(p: &Path) -> Result<(), String> {
     };
     std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode | add))
         .map_err(|e| format!("{}: {e}", p.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Two processes fetching one release: the second to finish finds the first's tree in
+    /// place, keeps it and removes its own; a place taken by something that is not a build is
+    /// an error naming it, and nothing is removed from it.
+    #[test]
+    fn a_tree_another_process_put_in_place_first_is_the_build() {
+        let dir = tempfile::tempdir().unwrap();
+        let (part, dest) = (dir.path().join(".pg.part-1"), dir.path().join("pg"));
+        for d in [&part, &dest] {
+            std::fs::create_dir_all(d.join("bin")).unwrap();
+            std::fs::write(d.join("bin/postgres"), d.to_string_lossy().as_bytes()).unwrap();
+        }
+        settle(&part, &dest, ServerKind::Postgres).unwrap();
+        assert!(!part.exists());
+        let kept = std::fs::read_to_string(dest.join("bin/postgres")).unwrap();
+        assert_eq!(kept, dest.to_string_lossy());
+
+        let other = dir.path().join("other");
+        std::fs::create_dir_all(other.join("x")).unwrap();
+        std::fs::create_dir_all(part.join("bin")).unwrap();
+        let e = settle(&part, &other, ServerKind::Postgres).unwrap_err();
+        assert!(e.starts_with(&other.display().to_string()), "{e}");
+        assert!(other.join("x").exists() && part.exists());
+    }
 }
