@@ -4,7 +4,7 @@
 
 use dbsweep::server::ServerKind;
 
-use crate::util::{Line, Scratch, assert_valid_results, f, read_json, start, u};
+use crate::util::{Line, Scratch, assert_valid_results, f, lax_commits, read_json, start_with, u};
 
 /// The table's row count on `url`.
 fn rows(url: &str) -> i64 {
@@ -193,7 +193,10 @@ fn the_insert_benchmark_on_sqlite() {
 
 per_server!(the_insert_benchmark_on, |kind: ServerKind| {
     let s = Scratch::new();
-    let server = start(kind);
+    // Commits written to the OS without a flush: what is checked is the rows and the rates,
+    // and a flush per 5-row commit on a machine the other tests share stalled MySQL's inserts
+    // for 725 ms, below their rate over a 3 s run.
+    let server = start_with(kind, lax_commits(kind));
     ibench(&server.url, &s);
 });
 
