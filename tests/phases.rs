@@ -222,3 +222,69 @@ per_server!(rate_phases_on, |kind: ServerKind| {
     assert_eq!(phases(&r).len(), 2);
     assert_rates_kept(&r);
 });
+
+/// Client hosts' parts of one `--phases` run merge into the run's phases: each phase's events,
+/// errors and asked rate added, its latencies from the parts' histograms added; a part whose
+/// phases are not the others' is refused.
+#[test]
+fn the_phases_of_client_hosts_merge_into_the_runs_phases() {
+    let s = Scratch::new();
+    let part = |id: &str, phases: &str| {
+        let file = s.path(&format!("{id}.json"));
+        Line::new(&["run", "oltp_point_select", "--threads", "2"])
+            .args(["--phases", phases, "--client-id", id])
+            .target("mock://?service_us=300")
+            .output(&file)
+            .quiet()
+            .assert()
+            .success();
+        file
+    };
+    let (a, b) = (part("h1", "1s@200,1s@400"), part("h2", "1s@200,1s@400"));
+    let merged = s.path("merged.json");
+    let merge = |files: [&std::path::Path; 2]| {
+        crate::util::dbsweep()
+            .arg("merge")
+            .args(files)
+            .arg("--output")
+            .arg(&merged)
+            .assert()
+    };
+    merge([&a, &b]).success();
+    let (ra, rb, m) = (read_json(&a), read_json(&b), read_json(&merged));
+    crate::util::assert_valid_results(&m);
+    assert_eq!(phases(&m).len(), 2, "{}", m["phases"]);
+    for (i, p) in phases(&m).iter().enumerate() {
+        let (pa, pb) = (&phases(&ra)[i], &phases(&rb)[i]);
+        assert_eq!(p["phase"], pa["phase"]);
+        assert!(u(pa, "/events") > 0 && u(pb, "/events") > 0);
+        assert_eq!(u(p, "/events"), u(pa, "/events") + u(pb, "/events"), "{p}");
+        assert_eq!(u(p, "/errors"), u(pa, "/errors") + u(pb, "/errors"));
+        let asked = f(pa, "/target_per_s") + f(pb, "/target_per_s");
+        assert!((f(p, "/target_per_s") - asked).abs() < 1e-9, "{p}");
+        let time = f(pa, "/time_s").max(f(pb, "/time_s"));
+        assert!(
+            (f(p, "/tps") - u(p, "/events") as f64 / time).abs() < 1e-6,
+            "{p}"
+        );
+        // The latencies are the parts' added: the max is the larger max.
+        let max = f(pa, "/latency_ms/max").max(f(pb, "/latency_ms/max"));
+        assert!((f(p, "/latency_ms/max") - max).abs() <= max * 0.002, "{p}");
+        assert!(p["histogram"].is_object(), "{p}");
+    }
+    // The report's phase table reads the merged phases.
+    let report = crate::util::dbsweep()
+        .arg("report")
+        .arg(&merged)
+        .assert()
+        .success();
+    let text = String::from_utf8_lossy(&report.get_output().stdout).to_string();
+    assert!(text.contains("1s@400"), "{text}");
+
+    let other = part("h3", "1s@200,1s@300");
+    std::fs::remove_file(&merged).unwrap();
+    let refused = merge([&a, &other]).code(2);
+    let err = String::from_utf8_lossy(&refused.get_output().stderr).to_string();
+    assert!(err.lines().count() == 1 && err.contains("phases"), "{err}");
+    assert!(!merged.exists());
+}

@@ -617,6 +617,7 @@ fn phase_figures(
         .enumerate()
         .map(|(i, (p, (snap, seconds)))| {
             let c = &snap.counters;
+            let latency = snap.latency.to_hdr();
             let closed = match p.load {
                 crate::runner::phases::Load::Clients(n) => Some(n),
                 _ => None,
@@ -635,7 +636,8 @@ fn phase_figures(
                 },
                 errors: c.errors(),
                 failed: c.failed_events,
-                latency_ms: results::Latency::from_histogram(&snap.latency.to_hdr()),
+                latency_ms: results::Latency::from_histogram(&latency),
+                histogram: Some(results::HistogramData::encode(&latency)),
             }
         })
         .collect()

@@ -426,6 +426,9 @@ pub struct PhaseFigures {
     pub errors: u64,
     pub failed: u64,
     pub latency_ms: Latency,
+    /// The phase's latencies, so that merged runs have its exact percentiles.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub histogram: Option<super::HistogramData>,
 }
 
 /// A group of clients that ran beside the measured ones, and what it did.

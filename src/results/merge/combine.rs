@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 
 use super::hw::{merge_hw, merge_server_host};
-use super::kinds::{add_kind_histograms, merge_roles, merge_serving, merge_tpcc};
+use super::kinds::{add_kind_histograms, merge_phases, merge_roles, merge_serving, merge_tpcc};
 use crate::results::figures::Part;
 
 use hdrhistogram::Histogram;
@@ -50,8 +50,7 @@ pub fn merge(files: &[(String, Results)]) -> Result<(Results, Vec<String>), Stri
     let roles = merge_roles(files, time_s)?;
     let server_stats = merge_server_stats(first, events);
     let merged = Results {
-        // Each host's phases are in its own file: the merged run's are not added up.
-        phases: Vec::new(),
+        phases: merge_phases(files)?,
         capacity: None,
         schema_version: super::super::SCHEMA_VERSION,
         tool: merged_tool(first, files),

@@ -7,8 +7,67 @@ use hdrhistogram::Histogram;
 
 use super::{add_histograms, merge_statements, total};
 use crate::results::figures::TPCC_LEAST_MIX as DECK;
-use crate::results::figures::{RATE_MET, RoleFigures};
+use crate::results::figures::{PhaseFigures, RATE_MET, RoleFigures};
 use crate::results::{HistogramData, Latency, Queries, Results, TxnFigures};
+
+/// The phases of `--phases` runs, each the sum of its parts on every host (the hosts ran the
+/// same phases, each with its own clients): events, errors and the asked rates or clients
+/// added, latencies from the added histograms, the rate over the longest of the parts' spans
+/// of the phase. Err: a part whose phases are not the first's, or without their histograms.
+pub(super) fn merge_phases(files: &[(String, Results)]) -> Result<Vec<PhaseFigures>, String> {
+    let Some((_, first)) = files.first() else {
+        return Ok(Vec::new());
+    };
+    let names = |r: &Results| r.phases.iter().map(|p| p.phase.clone()).collect::<Vec<_>>();
+    if let Some((f, _)) = files.iter().find(|(_, r)| names(r) != names(first)) {
+        return Err(format!(
+            "{f}: its phases are not the first file's ({})",
+            names(first).join(",")
+        ));
+    }
+    first
+        .phases
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            let of: Vec<(&str, &PhaseFigures)> = files
+                .iter()
+                .map(|(f, r)| (f.as_str(), &r.phases[i]))
+                .collect();
+            let what = format!("phase {} ({})", i + 1, p.phase);
+            let events = total(&what, of.iter().map(|(_, x)| x.events))?;
+            let h = add_kind_histograms(&of, |x| x.histogram.as_ref(), &what)?;
+            let time_s = of.iter().map(|(_, x)| x.time_s).fold(0.0, f64::max);
+            let clients = match p.clients {
+                Some(_) => Some(total(
+                    &what,
+                    of.iter().map(|(_, x)| x.clients.unwrap_or(0)),
+                )?),
+                None => None,
+            };
+            Ok(PhaseFigures {
+                phase: p.phase.clone(),
+                start_s: p.start_s,
+                time_s,
+                target_per_s: of
+                    .iter()
+                    .map(|(_, x)| x.target_per_s)
+                    .try_fold(0.0, |a, r| r.map(|r| a + r)),
+                clients,
+                events,
+                tps: if time_s > 0.0 {
+                    events as f64 / time_s
+                } else {
+                    0.0
+                },
+                errors: total(&what, of.iter().map(|(_, x)| x.errors))?,
+                failed: total(&what, of.iter().map(|(_, x)| x.failed))?,
+                latency_ms: Latency::from_histogram(&h),
+                histogram: Some(HistogramData::encode(&h)),
+            })
+        })
+        .collect()
+}
 
 /// The groups beside the measured clients, each the sum of its parts on every host (the
 /// parts ran the same groups, `check_parts` says so): clients, rates, events, queries and
