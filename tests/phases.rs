@@ -281,6 +281,22 @@ fn the_phases_of_client_hosts_merge_into_the_runs_phases() {
     let text = String::from_utf8_lossy(&report.get_output().stdout).to_string();
     assert!(text.contains("1s@400"), "{text}");
 
+    // A part written before phases kept their histograms: merged without phases, said so.
+    let mut older = read_json(&b);
+    for p in older["phases"].as_array_mut().unwrap() {
+        p.as_object_mut().unwrap().remove("histogram");
+    }
+    std::fs::write(&b, older.to_string()).unwrap();
+    let done = merge([&a, &b]).success();
+    let err = String::from_utf8_lossy(&done.get_output().stderr).to_string();
+    assert!(
+        err.contains("h2.json: its phases have no latency histograms"),
+        "{err}"
+    );
+    let m = read_json(&merged);
+    assert!(m["phases"].as_array().is_none_or(Vec::is_empty), "{m}");
+    assert_eq!(u(&m, "/events"), u(&ra, "/events") + u(&rb, "/events"));
+
     let other = part("h3", "1s@200,1s@300");
     std::fs::remove_file(&merged).unwrap();
     let refused = merge([&a, &other]).code(2);

@@ -49,8 +49,9 @@ pub fn merge(files: &[(String, Results)]) -> Result<(Results, Vec<String>), Stri
     let scripts = merge_lists(files, events, |r| &r.scripts)?;
     let roles = merge_roles(files, time_s)?;
     let server_stats = merge_server_stats(first, events);
+    let phases = merge_phases(files, &mut warnings)?;
     let merged = Results {
-        phases: merge_phases(files)?,
+        phases,
         capacity: None,
         schema_version: super::super::SCHEMA_VERSION,
         tool: merged_tool(first, files),

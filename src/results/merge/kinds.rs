@@ -13,8 +13,12 @@ use crate::results::{HistogramData, Latency, Queries, Results, TxnFigures};
 /// The phases of `--phases` runs, each the sum of its parts on every host (the hosts ran the
 /// same phases, each with its own clients): events, errors and the asked rates or clients
 /// added, latencies from the added histograms, the rate over the longest of the parts' spans
-/// of the phase. Err: a part whose phases are not the first's, or without their histograms.
-pub(super) fn merge_phases(files: &[(String, Results)]) -> Result<Vec<PhaseFigures>, String> {
+/// of the phase. Err: a part whose phases are not the first's. Parts written before phases
+/// kept their histograms merge without phases, with a warning.
+pub(super) fn merge_phases(
+    files: &[(String, Results)],
+    warnings: &mut Vec<String>,
+) -> Result<Vec<PhaseFigures>, String> {
     let Some((_, first)) = files.first() else {
         return Ok(Vec::new());
     };
@@ -24,6 +28,15 @@ pub(super) fn merge_phases(files: &[(String, Results)]) -> Result<Vec<PhaseFigur
             "{f}: its phases are not the first file's ({})",
             names(first).join(",")
         ));
+    }
+    if let Some((f, _)) = files
+        .iter()
+        .find(|(_, r)| r.phases.iter().any(|p| p.histogram.is_none()))
+    {
+        warnings.push(format!(
+            "{f}: its phases have no latency histograms (written by an older dbsweep): the merged run has no phases"
+        ));
+        return Ok(Vec::new());
     }
     first
         .phases
