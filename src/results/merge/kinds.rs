@@ -43,9 +43,10 @@ pub(super) fn merge_phases(
         .iter()
         .enumerate()
         .map(|(i, p)| {
+            // The names matched above: every part has phase i.
             let of: Vec<(&str, &PhaseFigures)> = files
                 .iter()
-                .map(|(f, r)| (f.as_str(), &r.phases[i]))
+                .filter_map(|(f, r)| Some((f.as_str(), r.phases.get(i)?)))
                 .collect();
             let what = format!("phase {} ({})", i + 1, p.phase);
             let events = total(&what, of.iter().map(|(_, x)| x.events))?;
