@@ -51,10 +51,14 @@ fn pgbench_exit_code(outcome: Result<dbsweep::Outcome, dbsweep::error::Error>) -
         Ok(dbsweep::Outcome::Failed) => 2,
         Ok(dbsweep::Outcome::Interrupted) => 130,
         Err(e) => {
-            eprintln!(
-                "pgbench: error: {}",
-                dbsweep::error::escape_controls(&e.to_string(), false)
-            );
+            let message = e.to_string();
+            let text = dbsweep::error::escape_controls(&message, false);
+            // getopt's complaints come without pgbench's "error:" (the message names its
+            // program itself).
+            match text.strip_prefix("pgbench: ") {
+                Some(own) => eprintln!("pgbench: {own}"),
+                None => eprintln!("pgbench: error: {text}"),
+            }
             if dbsweep::interrupted() {
                 130
             } else if matches!(e, dbsweep::error::Error::Db { .. }) {

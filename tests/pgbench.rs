@@ -205,7 +205,7 @@ fn a_custom_script_gives_the_rows_pgbench_gives() {
         .code(2);
     let err = String::from_utf8_lossy(&out.get_output().stderr).to_string();
     assert!(
-        err.contains("bad.sql:2:") && err.contains("wrong number of arguments"),
+        err.contains("bad.sql:2:") && err.contains("unexpected number of arguments (random)"),
         "{err}"
     );
 }
@@ -298,10 +298,14 @@ fn through_a_pgbench_link_the_command_line_and_output_are_pgbenchs() {
     // The same run by both, read by the same expressions.
     let args = ["-c", "2", "-j", "2", "-t", "20", "-P", "1"];
     let theirs = pgbench(server.port, &args);
+    // The results file only where DBSWEEP_RESULTS_DIR asks; nothing in the working directory.
+    let results_dir = s.path("results");
+    std::fs::create_dir(&results_dir).unwrap();
     let mine = Command::new(&ours)
         .args(conn)
         .args(args)
         .arg("sbtest")
+        .env("DBSWEEP_RESULTS_DIR", &results_dir)
         .current_dir(s.path(""))
         .output()
         .unwrap();
@@ -330,9 +334,9 @@ fn through_a_pgbench_link_the_command_line_and_output_are_pgbenchs() {
             .all(|l| progress.is_match(l)),
         "{stderr}"
     );
-    // Nothing added to stdout, whose last line stays pgbench's ("tps = ..."); the results
-    // file is named on stderr, and is there. (The version line is pgbench's first line too:
-    // "pgbench (15.18 ...)", "pgbench (dbsweep ...)".)
+    // Nothing added to stdout, whose last line stays pgbench's ("tps = ..."), nor to stderr;
+    // the results file is in the directory asked. (The version line is pgbench's first line
+    // too: "pgbench (15.18 ...)", "pgbench (dbsweep ...)".)
     assert!(
         theirs.starts_with("pgbench (") && out.starts_with("pgbench (dbsweep "),
         "{out}"
@@ -348,21 +352,52 @@ fn through_a_pgbench_link_the_command_line_and_output_are_pgbenchs() {
         .collect();
     assert!(added.is_empty(), "{added:?}");
     assert!(out.lines().last().unwrap().starts_with("tps = "), "{out}");
-    let path = stderr
-        .lines()
-        .find_map(|l| l.strip_prefix("results written to "))
-        .expect("the results line");
-    let r = crate::util::read_json(&s.path(path));
-    assert_eq!(r["events"], 40);
-    // A bad option: pgbench's exit code, one line.
-    let bad = Command::new(&ours).arg("--nosuch").output().unwrap();
-    assert_eq!(bad.status.code(), Some(1));
-    let err = String::from_utf8_lossy(&bad.stderr);
-    assert_eq!(err.lines().count(), 1, "{err}");
     assert!(
-        err.starts_with("pgbench: error: unrecognized option '--nosuch'"),
-        "{err}"
+        stderr.lines().all(|l| l.starts_with("progress:")),
+        "{stderr}"
     );
+    let files: Vec<_> = std::fs::read_dir(&results_dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(files.len(), 1, "{files:?}");
+    let name = files[0].file_name().unwrap().to_string_lossy().to_string();
+    assert!(
+        name.starts_with("dbsweep-pgbench-") && name.ends_with(".json"),
+        "{name}"
+    );
+    let r = crate::util::read_json(&files[0]);
+    assert_eq!(r["events"], 40);
+    // Without it: no file anywhere in the working directory, an empty stderr (-P not given).
+    let quiet = Command::new(&ours)
+        .args(conn)
+        .args(["-c", "2", "-j", "4", "-t", "5", "sbtest"])
+        .env_remove("DBSWEEP_RESULTS_DIR")
+        .current_dir(s.path(""))
+        .output()
+        .unwrap();
+    assert!(quiet.status.success());
+    assert_eq!(String::from_utf8_lossy(&quiet.stderr), "");
+    // -j above -c: pgbench lowers the threads without a word.
+    assert!(
+        String::from_utf8_lossy(&quiet.stdout).contains("number of threads: 2\n"),
+        "{}",
+        String::from_utf8_lossy(&quiet.stdout)
+    );
+    let left: Vec<_> = std::fs::read_dir(s.path(""))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().to_string())
+        .filter(|n| n.ends_with(".json") || n.ends_with(".db"))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+    // A bad option: pgbench's exit code and lines (getopt's complaint, pgbench's hint).
+    let bad = Command::new(&ours).arg("--nosuch").output().unwrap();
+    let real = Command::new(PGBENCH).arg("--nosuch").output().unwrap();
+    assert_eq!(bad.status.code(), Some(1));
+    assert_eq!(real.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&bad.stderr);
+    let want = String::from_utf8_lossy(&real.stderr).replacen(PGBENCH, "pgbench", 1);
+    assert_eq!(err, want);
 }
 
 /// Runs `args` through the pgbench link in `dir` on `port`; its stdout.

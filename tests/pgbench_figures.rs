@@ -291,15 +291,34 @@ fn a_pgbench_runs_report_leads_with_tps_and_latency_percentiles() {
     let dir = s.path("");
     let bins = tools(&s);
     run(&bins[0], &dir, server.port, &["-i", "-q", "-s", "1"]);
-    let (code, out, err) = run(&bins[1], &dir, server.port, &["-n", "-c", "2", "-T", "2"]);
+    let out = Command::new(&bins[1])
+        .args([
+            "-h",
+            "127.0.0.1",
+            "-p",
+            &server.port.to_string(),
+            "-U",
+            "sbtest",
+        ])
+        .args(["-n", "-c", "2", "-T", "2", "sbtest"])
+        .env("DBSWEEP_RESULTS_DIR", &dir)
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    let (code, out, err) = (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    );
     assert_eq!(code, 0, "{out}{err}");
-    let file = err
-        .lines()
-        .find_map(|l| l.strip_prefix("results written to "))
-        .unwrap_or_else(|| panic!("{err}"));
+    let file = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.to_string_lossy().contains("dbsweep-pgbench-"))
+        .unwrap_or_else(|| panic!("no results file: {err}"));
     let report = crate::util::dbsweep()
         .arg("report")
-        .arg(dir.join(file))
+        .arg(file)
         .output()
         .unwrap();
     let text = String::from_utf8_lossy(&report.stdout);

@@ -147,7 +147,7 @@ fn prepare_plan(plan: &RunPlan) -> Result<Outcome, Error> {
     let load = load(plan, db.target.as_ref(), workload.as_ref())?;
     match plan.style {
         Style::Own => println!("{}", load_line(&load)),
-        Style::As(voice) => voice.loaded(load.seconds),
+        Style::As(voice) => voice.loaded(&load),
     }
     workload.verify(db.target.as_ref())?;
     Ok(Outcome::Done)

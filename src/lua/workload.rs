@@ -227,6 +227,7 @@ impl Workload for LuaWorkload {
             seconds: start.elapsed().as_secs_f64(),
             rows_per_s: 0.0,
             client_cpu_s: crate::metrics::process_cpu_seconds() - cpu,
+            steps: Vec::new(),
         })
     }
 

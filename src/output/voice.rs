@@ -48,8 +48,8 @@ pub trait Voice: Sync + std::fmt::Debug {
     fn aborted(&self) -> Option<&'static str> {
         None
     }
-    /// A prepare's last line, given its seconds.
-    fn loaded(&self, _seconds: f64) {}
+    /// A prepare's last line, given what it did.
+    fn loaded(&self, _load: &crate::results::figures::LoadReport) {}
     /// Whether a cleanup says what it dropped.
     fn says_dropped(&self) -> bool {
         true

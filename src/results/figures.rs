@@ -76,6 +76,10 @@ pub struct LoadReport {
     pub rows_per_s: f64,
     /// CPU seconds (user + system) that dbsweep itself used during the load.
     pub client_cpu_s: f64,
+    /// Each step's name and seconds, where the load has named steps (pgbench's `-i`): for the
+    /// load's last line, not the results file.
+    #[serde(skip)]
+    pub steps: Vec<(&'static str, f64)>,
 }
 
 impl LoadReport {
@@ -91,6 +95,7 @@ impl LoadReport {
                 0.0
             },
             client_cpu_s,
+            steps: Vec::new(),
         }
     }
 }

@@ -15,6 +15,11 @@ pub use file::{ResultsFile, check_output_apart, check_replaceable, is_sweep_dir,
 pub use histogram::HistogramData;
 pub use record::{PauseReport, Recovery, StepRecord};
 use schema::parse_json;
+
+/// The environment variable naming a directory for the drop-ins' results files: pgbench's
+/// personality writes one there only when it is set (pgbench's own command line has no room
+/// for dbsweep's `--output`, and drivers check the working directory).
+pub const RESULTS_DIR_ENV: &str = "DBSWEEP_RESULTS_DIR";
 pub use schema::{
     HISTOGRAM_ENCODING, HostId, MAX_SECONDS, Queries, RateInfo, Results, SCHEMA_VERSION,
     ServerInfo, Serving, StatementFigures, TargetInfo, Tool, TpccFigures, TxnFigures,

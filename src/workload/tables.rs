@@ -244,6 +244,7 @@ pub fn prepare(
         seconds,
         rows_per_s: rows as f64 / seconds.max(1e-9),
         client_cpu_s: crate::metrics::process_cpu_seconds() - cpu_start,
+        steps: Vec::new(),
     })
 }
 

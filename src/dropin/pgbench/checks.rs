@@ -29,14 +29,23 @@ pub(super) fn check_values(opts: &[(&str, String)]) -> Result<(), Error> {
             {
                 return Err(usage(format!("invalid rate limit: \"{v}\"")));
             }
+            "sampling-rate" if !v.trim().parse::<f64>().is_ok_and(|r| r > 0.0 && r <= 1.0) => {
+                return Err(usage(format!("invalid sampling rate: \"{v}\"")));
+            }
             "define" => check_define(v)?,
             "init-steps" => check_init_steps(v)?,
             "random-seed" if v != "time" && v != "rand" => {
-                seed_value(v)?;
+                seed_value(v).map_err(|e| {
+                    usage(format!(
+                        "{}\npgbench: error: error while setting random seed from --random-seed option",
+                        e.to_string().trim_start_matches("pgbench: error: ")
+                    ))
+                })?;
             }
             _ => {}
         }
     }
+    modes(opts)?;
     if let Some(c) = last(opts, "client").and_then(|c| c.trim().parse::<u64>().ok()) {
         let mut lim = libc::rlimit {
             rlim_cur: 0,
@@ -111,4 +120,66 @@ pub(super) fn seed_value(v: &str) -> Result<u64, Error> {
                 "unrecognized random seed option \"{v}\"\npgbench: detail: Expecting an unsigned integer, \"time\" or \"rand\"."
             ))
         })
+}
+
+/// The options only `-i` takes, and those only a run takes, as pgbench sorts them.
+const INIT_ONLY: &[&str] = &[
+    "init-steps",
+    "fillfactor",
+    "quiet",
+    "unlogged-tables",
+    "tablespace",
+    "index-tablespace",
+    "foreign-keys",
+    "partitions",
+    "partition-method",
+];
+const RUN_ONLY: &[&str] = &[
+    "vacuum-all",
+    "report-per-command",
+    "transactions",
+    "time",
+    "client",
+    "connect",
+    "jobs",
+    "select-only",
+    "skip-some-updates",
+    "builtin",
+    "file",
+    "define",
+    "protocol",
+    "progress",
+    "rate",
+    "latency-limit",
+    "log",
+    "sampling-rate",
+    "aggregate-interval",
+    "progress-timestamp",
+    "log-prefix",
+    "random-seed",
+    "failures-detailed",
+    "max-tries",
+    "verbose-errors",
+];
+
+/// `-i` with a run's options, or a run with `-i`'s, refused as pgbench refuses them (after
+/// every value was judged, before anything connects).
+fn modes(opts: &[(&str, String)]) -> Result<(), Error> {
+    let given = |set: &[&str]| opts.iter().any(|(k, _)| set.contains(k));
+    if opts.iter().any(|(k, _)| *k == "initialize") {
+        if given(RUN_ONLY) {
+            return Err(usage(
+                "some of the specified options cannot be used in initialization (-i) mode",
+            ));
+        }
+    } else if given(INIT_ONLY) {
+        return Err(usage(
+            "some of the specified options cannot be used in benchmarking mode",
+        ));
+    } else if given(&["progress-timestamp"]) && !given(&["progress"]) {
+        return Err(usage(
+            "--progress-timestamp is allowed only under --progress",
+        ));
+    }
+    Ok(())
 }

@@ -1,8 +1,14 @@
 //! pgbench's command line read as getopt_long reads it: short options bundled, their values
 //! attached or apart, long options with `=` or a following word, and the database name.
 
-use super::usage;
 use crate::error::Error;
+
+/// getopt's complaint, then pgbench's hint.
+fn usage(why: String) -> Error {
+    super::usage(format!(
+        "pgbench: {why}\npgbench: hint: Try \"pgbench --help\" for more information."
+    ))
+}
 
 /// pgbench's options: (short, long, takes a value).
 pub(super) const OPTIONS: &[(Option<char>, &str, bool)] = &[
@@ -118,8 +124,8 @@ pub(super) fn getopt(args: &[String]) -> Result<(Given, Option<String>), Error> 
         } else if db.is_none() {
             db = Some(a.clone());
         } else {
-            return Err(usage(format!(
-                "too many command-line arguments (first is \"{a}\")"
+            return Err(super::usage(format!(
+                "too many command-line arguments (first is \"{a}\")\npgbench: hint: Try \"pgbench --help\" for more information."
             )));
         }
     }

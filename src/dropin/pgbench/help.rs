@@ -141,7 +141,8 @@ const GROUPS: &[(&str, &[(&str, &str)])] = &[
 /// The text `--help` prints.
 pub fn text() -> String {
     let mut s = format!(
-        "pgbench (dbsweep {}) runs pgbench's benchmarks and prints pgbench's figures.\n\n\
+        "pgbench is a benchmarking tool for PostgreSQL (this one is dbsweep {}'s drop-in: \
+         pgbench's benchmarks, options and figures).\n\n\
          Usage:\n  pgbench [OPTION]... [DBNAME]\n",
         env!("CARGO_PKG_VERSION")
     );
@@ -159,9 +160,10 @@ pub fn text() -> String {
     }
     s.push_str(
         "\nAlso PGHOST, PGPORT, PGUSER, PGPASSWORD and PGDATABASE, as libpq reads them; \
-         each run's full figures go to a dbsweep results file (see dbsweep's README, \
-         \"Drop-in for pgbench\"). dbsweep's own --metrics-listen=[HOST:]PORT serves live \
-         metrics (OpenMetrics, at /metrics) while a run goes on.\n",
+         each run's full figures go to a dbsweep results file in the directory \
+         DBSWEEP_RESULTS_DIR names, if set (see dbsweep's README, \"Drop-in for pgbench\"). dbsweep's own --metrics-listen=[HOST:]PORT serves live \
+         metrics (OpenMetrics, at /metrics) while a run goes on.\n\n\
+         Report bugs to dbsweep's issue tracker (not PostgreSQL's: this pgbench is dbsweep).\n",
     );
     s
 }

@@ -47,6 +47,14 @@ fn encode(s: &str) -> String {
     percent_encoding::utf8_percent_encode(s, percent_encoding::NON_ALPHANUMERIC).to_string()
 }
 
+/// The name of the effective user, as libpq's default user is taken (getpwuid of geteuid).
+fn os_user() -> Option<String> {
+    nix::unistd::User::from_uid(nix::unistd::Uid::effective())
+        .ok()
+        .flatten()
+        .map(|u| u.name)
+}
+
 /// The target URL libpq would connect to with these options and environment.
 fn url(opts: &[(&str, String)], db: Option<String>) -> String {
     let last = |name: &str, env: &str| {
@@ -56,8 +64,10 @@ fn url(opts: &[(&str, String)], db: Option<String>) -> String {
             .map(|(_, v)| v.clone())
             .or_else(|| std::env::var(env).ok().filter(|v| !v.is_empty()))
     };
+    // As libpq: -U, then PGUSER, then the process's own user from the system ($USER is not
+    // read: cron, systemd units and `runuser` leave it unset or stale).
     let user = last("username", "PGUSER")
-        .or_else(|| std::env::var("USER").ok())
+        .or_else(os_user)
         .unwrap_or_else(|| "postgres".into());
     let host = last("host", "PGHOST").unwrap_or_else(|| "/var/run/postgresql".into());
     let port = last("port", "PGPORT").unwrap_or_else(|| "5432".into());
@@ -115,7 +125,7 @@ pub fn main(args: &[String]) -> Result<Pgbench, Error> {
     // Every value is judged, in pgbench's words, before anything connects.
     check_values(&opts)?;
     let target = url(&opts, db);
-    if has("initialize") || has("init-steps") && !has("client") {
+    if has("initialize") {
         return init(&opts, &target).map(|plan| Pgbench::Init(Box::new(plan)));
     }
     run(&opts, &target)
@@ -266,6 +276,9 @@ fn scripts(opts: &[(&str, String)]) -> Result<Scripts, Error> {
             _ => {}
         }
     }
+    if specs.len() > 128 {
+        return Err(usage("at most 128 SQL scripts are allowed"));
+    }
     if specs.is_empty() {
         specs.push(("builtin:tpcb-like".into(), script::BUILTINS[0].1));
     }
@@ -346,7 +359,7 @@ fn run(opts: &[(&str, String)], target: &str) -> Result<Pgbench, Error> {
     }
     args.metrics_listen = last("metrics-listen").map(str::to_string);
     args.scale = given_scale.map_or(1, |s| u32::try_from(s).unwrap_or(u32::MAX));
-    args.output = Some(results_path().into());
+    args.output = results_path();
     args.max_tries = max_tries;
     if has("connect") {
         args.reconnect = 1;
@@ -426,11 +439,8 @@ fn counts(opts: &[(&str, String)]) -> Result<Counts, Error> {
             "invalid number of clients or threads: must be at least 1",
         ));
     }
-    if threads > clients {
-        return Err(usage(format!(
-            "number of threads ({threads}) must be at most the number of clients ({clients})"
-        )));
-    }
+    // As pgbench: no more threads than clients, lowered without a word.
+    let threads = threads.min(clients);
     let (per_client, duration) = match (last("transactions"), last("time")) {
         (Some(_), Some(_)) => {
             return Err(usage(
@@ -533,11 +543,17 @@ fn log_options(
     Ok(Some(out))
 }
 
-/// Where the results file goes: the working directory, named by the time and the process (two
-/// runs in one second keep a file each).
-fn results_path() -> String {
+/// Where the results file goes: only where asked, into the directory `DBSWEEP_RESULTS_DIR`
+/// names, named by the time and the process (two runs in one second keep a file each). Without
+/// it nothing is written: pgbench writes no file of its own, and drivers check the working
+/// directory and stderr.
+fn results_path() -> Option<std::path::PathBuf> {
+    let dir = std::env::var_os(crate::results::RESULTS_DIR_ENV).filter(|d| !d.is_empty())?;
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());
-    format!("dbsweep-pgbench-{now}-{}.json", std::process::id())
+    Some(
+        std::path::Path::new(&dir)
+            .join(format!("dbsweep-pgbench-{now}-{}.json", std::process::id())),
+    )
 }

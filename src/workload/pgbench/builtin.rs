@@ -125,10 +125,16 @@ pub fn read_script(spec: &str) -> Result<(Script, u32), Error> {
     let (path, weight) = match spec.rsplit_once('@') {
         Some((p, w)) => (
             p,
-            w.parse::<u32>()
-                .ok()
-                .filter(|w| *w <= i32::MAX as u32)
-                .ok_or_else(|| bad(format!("{spec}: invalid weight specification: @{w}")))?,
+            match w.parse::<i64>() {
+                Ok(n) if (0..=i64::from(i32::MAX)).contains(&n) => n as u32,
+                Ok(n) => {
+                    return Err(bad(format!(
+                        "weight specification out of range (0 .. {}): {n}",
+                        i32::MAX
+                    )));
+                }
+                Err(_) => return Err(bad(format!("invalid weight specification: @{w}"))),
+            },
         ),
         None => (spec, 1),
     };
@@ -142,7 +148,7 @@ pub fn read_script(spec: &str) -> Result<(Script, u32), Error> {
                 stdin_script().map_err(|e| bad(format!("-: could not read standard input: {e}")))?
             } else {
                 crate::input::read_text(std::path::Path::new(path), crate::input::SMALL)
-                    .map_err(|e| bad(format!("{path}: could not open file: {e}")))?
+                    .map_err(|e| bad(format!("could not open file \"{path}\": {e}")))?
             };
             (path.to_string(), text)
         }

@@ -99,7 +99,10 @@ pub fn run(
         let what = what.to_string();
         move |e| Error::db(what, e)
     };
+    // Each step's seconds, named as pgbench's last line names them.
+    let mut steps: Vec<(&'static str, f64)> = Vec::new();
     for step in init.steps.chars() {
+        let step_start = Instant::now();
         if stop.load(Ordering::Relaxed) {
             return Err(Error::Run(
                 "interrupted during pgbench's initialisation".into(),
@@ -178,13 +181,26 @@ pub fn run(
             }
             _ => {}
         }
+        let name = match step {
+            'd' => "drop tables",
+            't' => "create tables",
+            'g' => "client-side generate",
+            'G' => "server-side generate",
+            'v' => "vacuum",
+            'p' => "primary keys",
+            'f' => "foreign keys",
+            _ => continue,
+        };
+        steps.push((name, step_start.elapsed().as_secs_f64()));
     }
-    Ok(LoadReport::new(
+    let mut report = LoadReport::new(
         4,
         rows,
         start.elapsed().as_secs_f64(),
         crate::metrics::process_cpu_seconds() - cpu_start,
-    ))
+    );
+    report.steps = steps;
+    Ok(report)
 }
 
 fn create(conn: &mut dyn Conn, d: Dialect, init: &Init) -> Result<(), crate::db::DbError> {

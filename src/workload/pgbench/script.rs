@@ -258,19 +258,60 @@ fn valid_name(name: &str) -> bool {
         && name.chars().next().is_some_and(|c| !c.is_ascii_digit())
 }
 
-fn meta(line: &str) -> Result<Command, String> {
+/// What is wrong with a meta-command, and where in its line if pgbench would point there.
+type MetaError = (String, Option<usize>);
+
+/// Byte offset of `part` (a slice of `line`) in `line`.
+fn offset_in(line: &str, part: &str) -> usize {
+    (part.as_ptr() as usize).saturating_sub(line.as_ptr() as usize)
+}
+
+fn meta(line: &str) -> Result<Command, MetaError> {
+    meta_words(line).map_err(|e| e.into_parts())
+}
+
+/// A meta-command's error: its words alone, or with the column pgbench's caret points to.
+enum MetaErr {
+    Plain(String),
+    At(String, usize),
+}
+
+impl MetaErr {
+    fn into_parts(self) -> MetaError {
+        match self {
+            MetaErr::Plain(e) => (e, None),
+            MetaErr::At(e, at) => (e, Some(at)),
+        }
+    }
+}
+
+impl From<String> for MetaErr {
+    fn from(e: String) -> Self {
+        MetaErr::Plain(e)
+    }
+}
+
+impl From<&str> for MetaErr {
+    fn from(e: &str) -> Self {
+        MetaErr::Plain(e.to_string())
+    }
+}
+
+fn meta_words(line: &str) -> Result<Command, MetaErr> {
     let body = line.trim_start_matches('\\');
     let (word, rest) = body
         .split_once(char::is_whitespace)
         .map_or((body, ""), |(w, r)| (w, r.trim()));
-    let expr = |s: &str| expr::parse(s);
+    // An expression's error points into the line, as pgbench's `^ error found here`.
+    let expr =
+        |s: &str| expr::parse_at(s).map_err(|(e, at)| MetaErr::At(e, offset_in(line, s) + at));
     Ok(match word.to_ascii_lowercase().as_str() {
         "set" => {
             let (name, e) = rest
                 .split_once(char::is_whitespace)
                 .ok_or("missing argument")?;
             if !valid_name(name) {
-                return Err(format!("invalid variable name: \"{name}\""));
+                return Err(format!("invalid variable name: \"{name}\"").into());
             }
             Command::Set(name.to_string(), expr(e.trim())?)
         }
@@ -281,7 +322,9 @@ fn meta(line: &str) -> Result<Command, String> {
                 None | Some("s") => 1_000_000,
                 Some("ms") => 1000,
                 Some("us") => 1,
-                Some(u) => return Err(format!("unrecognized time unit, must be us, ms or s: {u}")),
+                Some(u) => {
+                    return Err(format!("unrecognized time unit, must be us, ms or s: {u}").into());
+                }
             };
             if parts.next().is_some() {
                 return Err("too many arguments".into());
@@ -306,7 +349,7 @@ fn meta(line: &str) -> Result<Command, String> {
                 return Err("missing argument".into());
             };
             if !valid_name(&name) {
-                return Err(format!("invalid variable name: \"{name}\""));
+                return Err(format!("invalid variable name: \"{name}\"").into());
             }
             Command::Shell(Some(name), std::iter::once(first).chain(words).collect())
         }
@@ -318,14 +361,29 @@ fn meta(line: &str) -> Result<Command, String> {
         "endpipeline" => Command::EndPipeline,
         "if" => Command::If(expr(rest)?),
         "elif" => Command::Elif(expr(rest)?),
+        "else" | "endif" if !rest.is_empty() => return Err("unexpected argument".into()),
         "else" => Command::Else,
         "endif" => Command::Endif,
-        other => {
-            return Err(format!(
-                "invalid command \\{other} (dbsweep's pgbench scripts take \\set, \\sleep, \\if, \\elif, \\else, \\endif, \\gset, \\aset, \\shell, \\setshell, \\startpipeline, \\syncpipeline, \\endpipeline)"
-            ));
-        }
+        _ => return Err("invalid command".into()),
     })
+}
+
+/// A script's error as pgbench's `syntax_error` words it: the file and line, what is wrong, the
+/// command's name, then the line itself and, where the error has a place, a caret under it.
+fn syntax_error(
+    source: &str,
+    no: usize,
+    line: &str,
+    command: &str,
+    what: &str,
+    column: Option<usize>,
+) -> String {
+    let mut s = format!("{source}:{no}: {what} in command \"{command}\"\n{line}");
+    if let Some(col) = column {
+        let col = line.get(..col).map_or(col, |p| p.chars().count());
+        s.push_str(&format!("\n{}^ error found here", " ".repeat(col)));
+    }
+    s
 }
 
 /// Reads script `name` (a file's path, or a builtin's name) from `text`.
@@ -350,12 +408,18 @@ pub fn parse(name: &str, text: &str) -> Result<Script, String> {
                 line.push_str(lines[i]);
                 i += 1;
             }
-            let at = |e: String| format!("{name}:{no}: {e} in command \"{}\"", line.trim());
-            match store(&line).map_err(at)? {
-                Some(s) => attach(&mut commands, s).map_err(at)?,
+            let shown = line.trim();
+            let word = shown
+                .trim_start_matches('\\')
+                .split(char::is_whitespace)
+                .next()
+                .unwrap_or("");
+            let at = |(e, col): MetaError| syntax_error(name, no, shown, word, &e, col);
+            match store(&line).map_err(|e| at((e, None)))? {
+                Some(s) => attach(&mut commands, s).map_err(|e| at((e, None)))?,
                 None => {
-                    commands.push(meta(line.trim()).map_err(at)?);
-                    sources.push(line.trim().to_string());
+                    commands.push(meta(shown).map_err(at)?);
+                    sources.push(shown.to_string());
                 }
             }
             continue;
@@ -444,7 +508,7 @@ fn statement_ends(s: &str) -> bool {
 }
 
 /// The branch targets of the script's `\if` blocks; an unbalanced block is an error.
-fn resolve(commands: &[Command]) -> Result<Vec<Option<usize>>, String> {
+fn resolve(commands: &[Command]) -> Result<Vec<Option<usize>>, &'static str> {
     let mut jumps = vec![None; commands.len()];
     // Open blocks: the index of the last branch command seen, and whether \else was seen.
     let mut open: Vec<(usize, bool)> = Vec::new();
@@ -452,25 +516,31 @@ fn resolve(commands: &[Command]) -> Result<Vec<Option<usize>>, String> {
         match c {
             Command::If(_) => open.push((i, false)),
             Command::Elif(_) | Command::Else => {
-                let (last, seen_else) = open
-                    .last_mut()
-                    .ok_or("\\elif or \\else without a matching \\if")?;
+                let (last, seen_else) = open.last_mut().ok_or(if matches!(c, Command::Else) {
+                    "\\else without matching \\if"
+                } else {
+                    "\\elif without matching \\if"
+                })?;
                 if *seen_else {
-                    return Err("\\elif or \\else after \\else".into());
+                    return Err(if matches!(c, Command::Else) {
+                        "\\else after \\else"
+                    } else {
+                        "\\elif after \\else"
+                    });
                 }
                 jumps[*last] = Some(i);
                 *last = i;
                 *seen_else = matches!(c, Command::Else);
             }
             Command::Endif => {
-                let (last, _) = open.pop().ok_or("\\endif without a matching \\if")?;
+                let (last, _) = open.pop().ok_or("\\endif without matching \\if")?;
                 jumps[last] = Some(i);
             }
             _ => {}
         }
     }
     if !open.is_empty() {
-        return Err("\\if without a matching \\endif".into());
+        return Err("\\if without matching \\endif");
     }
     Ok(jumps)
 }

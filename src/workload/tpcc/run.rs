@@ -57,6 +57,7 @@ impl Workload for Tpcc {
             seconds: r.seconds,
             rows_per_s: r.rows_per_s,
             client_cpu_s: r.client_cpu_s,
+            steps: Vec::new(),
         })
     }
 

@@ -6,4 +6,4 @@ mod eval;
 mod parse;
 
 pub use eval::{Env, eval};
-pub use parse::{Expr, MAX_DEPTH, MAX_TOKENS, Op, Value, parse};
+pub use parse::{Expr, MAX_DEPTH, MAX_TOKENS, Op, Value, parse, parse_at};

@@ -90,11 +90,16 @@ enum Tok {
     Ident(String),
     Var(String),
     Sym(&'static str),
+    /// 9223372036854775808: only after a unary minus (pgbench's lexer and grammar alike).
+    MaxPlusOne,
 }
 
-fn tokens(s: &str) -> Result<Vec<Tok>, String> {
+/// The tokens of `s` and the byte offset where each starts; an error names the offset it
+/// stopped at.
+fn tokens(s: &str) -> Result<(Vec<Tok>, Vec<usize>), (String, usize)> {
     let b = s.as_bytes();
     let mut out = Vec::new();
+    let mut pos = Vec::new();
     let mut i = 0;
     const SYMS: [&str; 22] = [
         "<>", "!=", "<=", ">=", "<<", ">>", "+", "-", "*", "/", "%", "(", ")", ",", "=", "<", ">",
@@ -102,6 +107,9 @@ fn tokens(s: &str) -> Result<Vec<Tok>, String> {
     ];
     while i < b.len() {
         let c = b[i];
+        if !c.is_ascii_whitespace() {
+            pos.push(i);
+        }
         if c.is_ascii_whitespace() {
             i += 1;
         } else if c.is_ascii_digit() || (c == b'.' && b.get(i + 1).is_some_and(u8::is_ascii_digit))
@@ -117,10 +125,15 @@ fn tokens(s: &str) -> Result<Vec<Tok>, String> {
             let t = &s[start..i];
             out.push(match t.parse::<i64>() {
                 Ok(v) => Tok::Int(v),
-                Err(_) => Tok::Double(
-                    t.parse::<f64>()
-                        .map_err(|_| format!("bad number \"{t}\""))?,
-                ),
+                Err(_) if t == "9223372036854775808" => Tok::MaxPlusOne,
+                Err(_) if t.bytes().all(|c| c.is_ascii_digit()) => {
+                    return Err((format!("bigint constant overflow ({t})"), i));
+                }
+                Err(_) => match t.parse::<f64>() {
+                    Ok(d) if d.is_finite() => Tok::Double(d),
+                    Ok(_) => return Err((format!("double constant overflow ({t})"), i)),
+                    Err(_) => return Err((SYNTAX.into(), start)),
+                },
             });
         } else if c == b':' {
             let start = i + 1;
@@ -129,7 +142,7 @@ fn tokens(s: &str) -> Result<Vec<Tok>, String> {
                 i += 1;
             }
             if i == start {
-                return Err("':' without a variable name".into());
+                return Err((SYNTAX.into(), i));
             }
             out.push(Tok::Var(s[start..i].to_string()));
         } else if c.is_ascii_alphabetic() || c == b'_' {
@@ -143,14 +156,20 @@ fn tokens(s: &str) -> Result<Vec<Tok>, String> {
             i += sym.len();
         } else {
             let c = s[i..].chars().next().unwrap_or('?');
-            return Err(format!("unexpected character \"{c}\""));
+            return Err((format!("unexpected character \"{c}\""), i));
         }
     }
-    Ok(out)
+    Ok((out, pos))
 }
+
+/// What pgbench's grammar says of any expression it cannot read.
+const SYNTAX: &str = "syntax error";
 
 struct Parser {
     toks: Vec<Tok>,
+    /// Where each token starts in the expression's text, and the text's length.
+    pos: Vec<usize>,
+    len: usize,
     at: usize,
     /// How many sub-expressions (parentheses, arguments, unary operators) the parser is in.
     depth: usize,
@@ -193,25 +212,36 @@ fn tree_depth(e: &Expr) -> usize {
 
 /// Parses a `\set` expression.
 pub fn parse(s: &str) -> Result<Expr, String> {
-    let toks = tokens(s)?;
+    parse_at(s).map_err(|(e, _)| e)
+}
+
+/// `s` parsed, or what is wrong and the byte offset in `s` where the parser stood (for
+/// pgbench's `^ error found here`).
+pub fn parse_at(s: &str) -> Result<Expr, (String, usize)> {
+    let (toks, pos) = tokens(s)?;
     if toks.len() > MAX_TOKENS {
-        return Err(format!(
-            "expression too long: {} tokens, past the {MAX_TOKENS} an expression may have",
-            toks.len()
+        return Err((
+            format!(
+                "expression too long: {} tokens, past the {MAX_TOKENS} an expression may have",
+                toks.len()
+            ),
+            0,
         ));
     }
     let mut p = Parser {
         toks,
+        pos,
+        len: s.len(),
         at: 0,
         depth: 0,
     };
-    let e = p.or()?;
+    let e = p.or().map_err(|e| (e, p.offset()))?;
     if tree_depth(&e) > MAX_DEPTH {
-        return Err(too_deep());
+        return Err((too_deep(), 0));
     }
     match p.toks.get(p.at) {
         None => Ok(e),
-        Some(t) => Err(format!("syntax error at {t:?}")),
+        Some(_) => Err((SYNTAX.into(), p.offset())),
     }
 }
 
@@ -225,6 +255,11 @@ impl Parser {
         let e = f(self);
         self.depth -= 1;
         e
+    }
+
+    /// Where the parser stands in the text: the next token's start, or the end.
+    fn offset(&self) -> usize {
+        self.pos.get(self.at).copied().unwrap_or(self.len)
     }
 
     fn peek(&self) -> Option<&Tok> {
@@ -273,7 +308,36 @@ impl Parser {
         if self.eat_word("not") || self.eat_sym("!") {
             return Ok(Expr::Not(Box::new(self.deeper(Parser::not)?)));
         }
-        self.cmp()
+        self.is()
+    }
+
+    /// `IS [NOT] NULL|TRUE|FALSE`, `ISNULL`, `NOTNULL`: below the comparisons and above NOT,
+    /// as in pgbench's grammar.
+    fn is(&mut self) -> Result<Expr, String> {
+        let mut l = self.cmp()?;
+        loop {
+            if self.eat_word("isnull") {
+                l = Expr::Call("__is".into(), vec![l, Expr::Lit(Value::Null)]);
+            } else if self.eat_word("notnull") {
+                l = Expr::Not(Box::new(Expr::Call(
+                    "__is".into(),
+                    vec![l, Expr::Lit(Value::Null)],
+                )));
+            } else if self.eat_word("is") {
+                let negate = self.eat_word("not");
+                let rhs = match self.peek() {
+                    Some(Tok::Ident(w)) if w == "null" => Value::Null,
+                    Some(Tok::Ident(w)) if w == "true" => Value::Bool(true),
+                    Some(Tok::Ident(w)) if w == "false" => Value::Bool(false),
+                    _ => return Err(SYNTAX.into()),
+                };
+                self.at += 1;
+                let e = Expr::Call("__is".into(), vec![l, Expr::Lit(rhs)]);
+                l = if negate { Expr::Not(Box::new(e)) } else { e };
+            } else {
+                return Ok(l);
+            }
+        }
     }
 
     fn cmp(&mut self) -> Result<Expr, String> {
@@ -285,19 +349,6 @@ impl Parser {
             Some(Tok::Sym("<=")) => Op::Le,
             Some(Tok::Sym(">")) => Op::Gt,
             Some(Tok::Sym(">=")) => Op::Ge,
-            Some(Tok::Ident(w)) if w == "is" => {
-                self.at += 1;
-                let negate = self.eat_word("not");
-                let rhs = match self.peek() {
-                    Some(Tok::Ident(w)) if w == "null" => Value::Null,
-                    Some(Tok::Ident(w)) if w == "true" => Value::Bool(true),
-                    Some(Tok::Ident(w)) if w == "false" => Value::Bool(false),
-                    _ => return Err("IS takes NULL, TRUE or FALSE".into()),
-                };
-                self.at += 1;
-                let e = Expr::Call("__is".into(), vec![l, Expr::Lit(rhs)]);
-                return Ok(if negate { Expr::Not(Box::new(e)) } else { e });
-            }
             _ => return Ok(l),
         };
         self.at += 1;
@@ -360,6 +411,10 @@ impl Parser {
 
     fn unary(&mut self) -> Result<Expr, String> {
         if self.eat_sym("-") {
+            if matches!(self.peek(), Some(Tok::MaxPlusOne)) {
+                self.at += 1;
+                return Ok(Expr::Lit(Value::Int(i64::MIN)));
+            }
             return Ok(Expr::Neg(Box::new(self.deeper(Parser::unary)?)));
         }
         if self.eat_sym("+") {
@@ -372,7 +427,7 @@ impl Parser {
     }
 
     fn primary(&mut self) -> Result<Expr, String> {
-        let t = self.peek().cloned().ok_or("unexpected end of expression")?;
+        let t = self.peek().cloned().ok_or(SYNTAX)?;
         self.at += 1;
         Ok(match t {
             Tok::Int(i) => Expr::Lit(Value::Int(i)),
@@ -381,7 +436,7 @@ impl Parser {
             Tok::Sym("(") => {
                 let e = self.or()?;
                 if !self.eat_sym(")") {
-                    return Err("missing ')'".into());
+                    return Err(SYNTAX.into());
                 }
                 e
             }
@@ -391,7 +446,7 @@ impl Parser {
             Tok::Ident(w) if w == "case" => self.case()?,
             Tok::Ident(name) => {
                 if !self.eat_sym("(") {
-                    return Err(format!("unexpected word \"{name}\""));
+                    return Err(SYNTAX.into());
                 }
                 let mut args = Vec::new();
                 if !self.eat_sym(")") {
@@ -401,14 +456,17 @@ impl Parser {
                             break;
                         }
                         if !self.eat_sym(",") {
-                            return Err(format!("{name}(): expected ',' or ')'"));
+                            return Err(SYNTAX.into());
                         }
                     }
                 }
                 check_call(&name, args.len())?;
                 Expr::Call(name, args)
             }
-            t => return Err(format!("syntax error at {t:?}")),
+            _ => {
+                self.at -= 1;
+                return Err(SYNTAX.into());
+            }
         })
     }
 
@@ -417,12 +475,12 @@ impl Parser {
         while self.eat_word("when") {
             let c = self.or()?;
             if !self.eat_word("then") {
-                return Err("CASE: WHEN without THEN".into());
+                return Err(SYNTAX.into());
             }
             arms.push((c, self.or()?));
         }
         if arms.is_empty() {
-            return Err("CASE without WHEN".into());
+            return Err(SYNTAX.into());
         }
         let other = if self.eat_word("else") {
             Some(Box::new(self.or()?))
@@ -430,7 +488,7 @@ impl Parser {
             None
         };
         if !self.eat_word("end") {
-            return Err("CASE without END".into());
+            return Err(SYNTAX.into());
         }
         Ok(Expr::Case(arms, other))
     }
@@ -464,11 +522,16 @@ const FUNCTIONS: [(&str, usize, usize); 24] = [
     ("__is", 2, 2),
 ];
 
+/// A call's function and count of arguments judged as pgbench's grammar judges them (a count
+/// past what a variadic function takes is judged when it runs, as pgbench does).
 fn check_call(name: &str, n: usize) -> Result<(), String> {
     match FUNCTIONS.iter().find(|(f, ..)| *f == name) {
-        None | Some(("sin" | "cos" | "__is", ..)) => Err(format!("unknown function \"{name}\"")),
-        Some((_, lo, hi)) if n < *lo || n > *hi => {
-            Err(format!("{name}(): wrong number of arguments ({n})"))
+        None | Some(("sin" | "cos" | "__is", ..)) => {
+            Err(format!("unexpected function name ({name})"))
+        }
+        Some((f, 1, usize::MAX)) if n == 0 => Err(format!("at least one argument expected ({f})")),
+        Some((f, lo, hi)) if n < *lo || n > *hi => {
+            Err(format!("unexpected number of arguments ({f})"))
         }
         Some(_) => Ok(()),
     }
@@ -510,6 +573,19 @@ mod tests {
         assert_eq!(ev("1 / 0").unwrap_err(), "division by zero");
         assert!(ev("9223372036854775807 + 1").is_err());
         assert_eq!(ev("1e3"), Ok(Value::Double(1000.0)));
+    }
+
+    #[test]
+    fn is_null_notnull_and_isnull_bind_below_the_comparisons() {
+        assert!(matches!(ev("null is null"), Ok(Value::Bool(true))));
+        assert!(matches!(ev("1 notnull"), Ok(Value::Bool(true))));
+        assert!(matches!(
+            ev("null isnull and 1 is not null"),
+            Ok(Value::Bool(true))
+        ));
+        // (1 < 2) IS TRUE, as pgbench's precedence reads it.
+        assert!(matches!(ev("1 < 2 is true"), Ok(Value::Bool(true))));
+        assert!(matches!(ev("not 1 is null"), Ok(Value::Bool(true))));
     }
 
     #[test]
@@ -617,14 +693,37 @@ mod tests {
 
     #[test]
     fn bad_expressions_say_what_is_wrong() {
-        assert!(
-            parse("random(1)")
-                .unwrap_err()
-                .contains("wrong number of arguments")
+        // In pgbench's words (its suite greps them).
+        assert_eq!(
+            parse("random(1)").unwrap_err(),
+            "unexpected number of arguments (random)"
         );
-        assert!(parse("nosuch(1)").unwrap_err().contains("unknown function"));
-        assert!(parse("1 +").is_err());
-        assert!(parse("(1").unwrap_err().contains("')'"));
+        assert_eq!(
+            parse("least()").unwrap_err(),
+            "at least one argument expected (least)"
+        );
+        assert_eq!(
+            parse("nosuch(1)").unwrap_err(),
+            "unexpected function name (nosuch)"
+        );
+        assert_eq!(parse("1 +").unwrap_err(), "syntax error");
+        assert_eq!(parse_at("1 +").unwrap_err().1, 3);
+        assert_eq!(parse_at("(1").unwrap_err(), ("syntax error".into(), 2));
+        assert_eq!(
+            parse("100000000000000000000").unwrap_err(),
+            "bigint constant overflow (100000000000000000000)"
+        );
+        assert!(
+            parse(".1E310")
+                .unwrap_err()
+                .starts_with("double constant overflow")
+        );
+        // The least integer is written with a minus; its magnitude alone is an overflow.
+        assert!(matches!(
+            ev("-9223372036854775808"),
+            Ok(Value::Int(i64::MIN))
+        ));
+        assert!(parse("9223372036854775808").is_err());
         // A character of several bytes from a script file is an error, not a panic.
         assert!(
             parse("1 + é")
