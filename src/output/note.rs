@@ -92,6 +92,21 @@ pub fn client_note_text(note: &ClientNote) -> String {
                 "ERROR"
             };
             let (command, script) = at.map_or((0, 0), |a| (a.command, a.script));
+            // A meta-command's failure: its error, then pgbench's commandFailed line (which
+            // counts commands from 0).
+            if let Some((word, what)) = code
+                .strip_prefix(crate::workload::pgbench::META_FAILED)
+                .and_then(|r| r.split_once(": "))
+            {
+                let said = if message.is_empty() {
+                    String::new()
+                } else {
+                    format!("pgbench: error: {message}\n")
+                };
+                return format!(
+                    "{said}pgbench: error: client {client} aborted in command {command} ({word}) of script {script}; {what}\n"
+                );
+            }
             match how {
                 Aborted::Lost => format!(
                     "pgbench: error: client {client} aborted in command {command} (SQL) of script {script}; perhaps the backend died while processing\n"

@@ -376,7 +376,17 @@ fn run(opts: &[(&str, String)], target: &str) -> Result<Pgbench, Error> {
         match *k {
             "define" => args.pgbench_defines.push(v.clone()),
             "rate" => args.rate = number("rate", v, "rate limit")?,
-            "random-seed" if v != "time" && v != "rand" => args.rand_seed = seed_value(v)?,
+            "random-seed" => {
+                args.rand_seed = match v.as_str() {
+                    "time" => std::time::SystemTime::now()
+                        .duration_since(std::time::UNIX_EPOCH)
+                        .map_or(1, |d| d.as_micros() as u64),
+                    "rand" => rand::random(),
+                    v => seed_value(v)?,
+                };
+                // pgbench's info line, said as the option is read.
+                eprintln!("pgbench: setting random seed to {}", args.rand_seed);
+            }
             _ => {}
         }
     }

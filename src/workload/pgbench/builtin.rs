@@ -8,7 +8,7 @@ use super::super::options::WorkloadOptions;
 use super::super::tables::TableSet;
 use super::super::traits::{Client, Workload};
 use super::client::{PgbenchClient, keep, script_error, stored};
-use super::expr::Value;
+use super::expr::{self, Value};
 use super::script::{Command, Script};
 use crate::db::{Conn, DbError, Dialect, Target};
 use crate::error::Error;
@@ -254,9 +254,11 @@ impl Workload for Pgbench {
         let mut texts: HashMap<String, String> = HashMap::new();
         vars.insert("scale".into(), Value::Int(scale));
         vars.insert("client_id".into(), Value::Int(i64::from(thread)));
+        let seed = self.opts.rand.rand_seed;
+        vars.insert("random_seed".into(), Value::Int(seed as i64));
         vars.insert(
-            "random_seed".into(),
-            Value::Int(self.opts.rand.rand_seed as i64),
+            "default_seed".into(),
+            Value::Int(expr::PgPrng::default_seed(seed, self.opts.threads.max(1)) as i64),
         );
         for d in &self.opts.pgbench_defines {
             if let Some((k, v)) = d.split_once('=') {
@@ -309,7 +311,6 @@ impl Workload for Pgbench {
             vars,
             texts,
             sql: String::new(),
-            seed: self.opts.rand.rand_seed,
             first,
             last: 0,
             laps: Vec::new(),
@@ -317,6 +318,8 @@ impl Workload for Pgbench {
             pipeline: None,
             prepared,
             rand_at_start: None,
+            prng: expr::PgPrng::for_client(seed, thread),
+            prng_at_start: None,
             retry: false,
         }))
     }

@@ -22,7 +22,6 @@ pub(super) struct PgbenchClient {
     /// column): substituted into SQL as they are. A name is in one map or the other.
     pub(super) texts: HashMap<String, String>,
     pub(super) sql: String,
-    pub(super) seed: u64,
     /// Each script's first command's index in [`Workload::statements`].
     pub(super) first: Vec<usize>,
     /// The script the last event ran.
@@ -38,6 +37,10 @@ pub(super) struct PgbenchClient {
     /// The random state at the last event's start, and whether the next event retries it:
     /// pgbench tries a failed transaction again with the same script and random values.
     pub(super) rand_at_start: Option<Rand>,
+    /// The client's random sequence for the scripts' functions, as pgbench seeds it from
+    /// `--random-seed`, and its state at the last event's start (for a retry).
+    pub(super) prng: expr::PgPrng,
+    pub(super) prng_at_start: Option<expr::PgPrng>,
     pub(super) retry: bool,
 }
 
@@ -57,19 +60,19 @@ enum Arg<'a> {
 
 struct Vars<'a> {
     vars: &'a HashMap<String, Value>,
-    rand: &'a mut Rand,
-    seed: u64,
+    rand: &'a mut expr::PgPrng,
+    at: (usize, usize),
 }
 
 impl Env for Vars<'_> {
     fn var(&self, name: &str) -> Option<Value> {
         self.vars.get(name).copied()
     }
-    fn rand(&mut self) -> &mut Rand {
+    fn rand(&mut self) -> &mut expr::PgPrng {
         self.rand
     }
-    fn seed(&self) -> u64 {
-        self.seed
+    fn position(&self) -> (usize, usize) {
+        self.at
     }
 }
 
@@ -93,6 +96,23 @@ fn nap(d: std::time::Duration) -> bool {
 fn run_ended(what: &'static str) -> DbError {
     DbError::new(ErrorClass::Fatal, crate::interrupt::RUN_ENDED, what)
 }
+
+/// The code of a meta-command's failure, followed by `WORD: HOW` (the command's name, and
+/// pgbench's "evaluation of meta-command failed" or the like): the abort says it as pgbench's
+/// `commandFailed` does, after the error itself; dbsweep's own error line reads it as it is.
+pub const META_FAILED: &str = "pgbench \\";
+
+/// Meta-command `word` failed: `e` (said first, if any), then `how`.
+fn meta_failed(word: &str, how: &str, e: Option<String>) -> DbError {
+    DbError::new(
+        ErrorClass::Fatal,
+        format!("{META_FAILED}{word}: {how}"),
+        e.unwrap_or_default(),
+    )
+}
+
+const EVALUATION: &str = "evaluation of meta-command failed";
+const EXECUTION: &str = "execution of meta-command failed";
 
 pub(super) fn script_error(script: &Script, i: usize, e: String) -> DbError {
     DbError::new(
@@ -123,6 +143,24 @@ pub(super) fn stored(v: Option<&[u8]>) -> Stored {
 /// `t` as pgbench reads a variable's text in an expression: a decimal integer, else a double
 /// that does not overflow (`1e400` is malformed, not infinity).
 pub(super) fn numeric(t: &str) -> Option<Value> {
+    // As pgbench's makeVariableValue: "null"; "true", "yes" and their prefixes, "on"; "false",
+    // "no" and their prefixes, "off", "of" (not "o"); then an integer or a double.
+    let prefix_of = |word: &str| {
+        !t.is_empty() && t.len() <= word.len() && word[..t.len()].eq_ignore_ascii_case(t)
+    };
+    if t.eq_ignore_ascii_case("null") {
+        return Some(Value::Null);
+    }
+    if prefix_of("true") || prefix_of("yes") || t.eq_ignore_ascii_case("on") {
+        return Some(Value::Bool(true));
+    }
+    if prefix_of("false")
+        || prefix_of("no")
+        || t.eq_ignore_ascii_case("off")
+        || t.eq_ignore_ascii_case("of")
+    {
+        return Some(Value::Bool(false));
+    }
     let s = t.trim();
     if let Ok(i) = s.parse::<i64>() {
         return Some(Value::Int(i));
@@ -158,11 +196,16 @@ pub(super) fn keep(
 }
 
 impl PgbenchClient {
-    fn eval(&mut self, e: &expr::Expr, rand: &mut Rand) -> Result<Value, String> {
+    fn eval(
+        &mut self,
+        e: &expr::Expr,
+        _rand: &mut Rand,
+        at: (usize, usize),
+    ) -> Result<Value, String> {
         let mut env = Vars {
             vars: &self.vars,
-            rand,
-            seed: self.seed,
+            rand: &mut self.prng,
+            at,
         };
         expr::eval(e, &mut env).map_err(|e| match e.strip_prefix("undefined variable ") {
             // A text variable in an expression: pgbench's words.
@@ -480,10 +523,16 @@ impl PgbenchClient {
     ) -> Result<Option<Stamp>, DbError> {
         self.laps.clear();
         self.failed_at = None;
-        match (std::mem::take(&mut self.retry), &mut self.rand_at_start) {
+        let retry = std::mem::take(&mut self.retry);
+        match (retry, &mut self.rand_at_start) {
             (true, Some(saved)) => rand.clone_from(saved),
             (_, Some(saved)) => saved.clone_from(rand),
             (_, at) => *at = Some(rand.clone()),
+        }
+        match (retry, &mut self.prng_at_start) {
+            (true, Some(saved)) => self.prng.clone_from(saved),
+            (_, Some(saved)) => saved.clone_from(&self.prng),
+            (_, at) => *at = Some(self.prng.clone()),
         }
         let s = self.choose(rand);
         self.last = s;
@@ -493,7 +542,8 @@ impl PgbenchClient {
         let mut i = 0;
         while i < script.commands.len() {
             let ran = i;
-            let fail = |e: String| script_error(script, i, e);
+            // Where an error would be (the runner names it in the abort's line).
+            self.failed_at = Some((s, i));
             match &script.commands[i] {
                 Command::Sql { .. } => {
                     if let Err(e) = self.run_sql(conn, q, (s, i)) {
@@ -509,12 +559,24 @@ impl PgbenchClient {
                     i += 1;
                 }
                 Command::Set(name, e) => {
-                    let v = self.eval(e, rand).map_err(fail)?;
+                    let v = self
+                        .eval(e, rand, (s, i))
+                        .map_err(|e| meta_failed("set", EVALUATION, Some(e)))?;
                     self.set(name.clone(), v);
                     i += 1;
                 }
                 Command::Sleep(e, unit) => {
-                    let n = self.eval(e, rand).and_then(Value::as_int).map_err(fail)?;
+                    let n =
+                        self.eval(e, rand, (s, i))
+                            .and_then(Value::as_int)
+                            .map_err(|e| match e.strip_prefix("undefined variable ") {
+                                Some(v) => meta_failed(
+                                    "sleep",
+                                    EXECUTION,
+                                    Some(format!("sleep: undefined variable {v}")),
+                                ),
+                                None => meta_failed("sleep", EXECUTION, Some(e)),
+                            })?;
                     let us = u64::try_from(n).unwrap_or(0).saturating_mul(*unit);
                     if !nap(std::time::Duration::from_micros(us)) {
                         return Err(run_ended("interrupted during \\sleep"));
@@ -524,18 +586,27 @@ impl PgbenchClient {
                 Command::Shell(var, words) => {
                     match self.shell(var.as_deref(), words) {
                         Ok(()) => {}
-                        Err(Some(e)) => return Err(fail(e)),
+                        Err(Some(e)) => {
+                            let word = if var.is_some() { "setshell" } else { "shell" };
+                            return Err(meta_failed(word, EXECUTION, Some(e)));
+                        }
                         Err(None) => return Err(run_ended("interrupted during \\shell")),
                     }
                     i += 1;
                 }
                 Command::StartPipeline => {
                     if self.pipeline.is_some() {
-                        return Err(fail("already in pipeline mode".into()));
+                        return Err(meta_failed(
+                            "startpipeline",
+                            "already in pipeline mode",
+                            None,
+                        ));
                     }
                     if !self.prepared {
-                        return Err(fail(
-                            "cannot use pipeline mode with the simple query protocol".into(),
+                        return Err(meta_failed(
+                            "startpipeline",
+                            "cannot use pipeline mode with the simple query protocol",
+                            None,
                         ));
                     }
                     self.pipeline = Some(Piped::default());
@@ -543,7 +614,7 @@ impl PgbenchClient {
                 }
                 Command::SyncPipeline => {
                     let Some(p) = self.pipeline.as_mut() else {
-                        return Err(fail("not in pipeline mode".into()));
+                        return Err(meta_failed("syncpipeline", "not in pipeline mode", None));
                     };
                     conn.pipeline_sync();
                     p.syncs += 1;
@@ -554,7 +625,10 @@ impl PgbenchClient {
                     i += 1;
                 }
                 Command::If(e) => {
-                    let taken = self.eval(e, rand).and_then(Value::truthy).map_err(fail)?;
+                    let taken = self
+                        .eval(e, rand, (s, i))
+                        .and_then(Value::truthy)
+                        .map_err(|e| meta_failed("if", EVALUATION, Some(e)))?;
                     i = if taken {
                         i + 1
                     } else {
@@ -572,6 +646,7 @@ impl PgbenchClient {
             }
             lap = now;
         }
+        self.failed_at = None;
         if self.pipeline.is_some() {
             return Err(script_error(
                 script,
@@ -627,10 +702,11 @@ impl PgbenchClient {
             let next = script.jumps[i].expect("resolved when read");
             match &script.commands[next] {
                 Command::Elif(e) => {
+                    self.failed_at = Some((self.last, next));
                     let taken = self
-                        .eval(e, rand)
+                        .eval(e, rand, (self.last, next))
                         .and_then(Value::truthy)
-                        .map_err(|e| script_error(script, next, e))?;
+                        .map_err(|e| meta_failed("elif", EVALUATION, Some(e)))?;
                     if taken {
                         return Ok(next + 1);
                     }

@@ -11,3 +11,4 @@ pub mod init;
 pub mod script;
 mod shell;
 pub use builtin::{TABLES, build, command_names, read_script};
+pub use client::META_FAILED;

@@ -400,7 +400,8 @@ pub fn parse(name: &str, text: &str) -> Result<Script, String> {
         let mut line = lines[i].to_string();
         i += 1;
         let trimmed = line.trim_start();
-        if pending.trim().is_empty() && trimmed.starts_with('\\') {
+        // A meta-command, but not SQL's `\;` (a statement joined to the next) at a line's start.
+        if pending.trim().is_empty() && trimmed.starts_with('\\') && !trimmed.starts_with("\\;") {
             // A meta-command, continued by a backslash at the end of its line.
             while line.ends_with('\\') && i < lines.len() {
                 line.pop();
@@ -550,23 +551,20 @@ fn resolve(commands: &[Command]) -> Result<Vec<Option<usize>>, &'static str> {
 /// `:random_seed` defined. Not part of dbsweep's interface.
 #[doc(hidden)]
 pub fn fuzz_script(text: &str) {
-    struct Env(crate::workload::rand::Rand);
+    struct Env(super::expr::PgPrng);
     impl super::expr::Env for Env {
         fn var(&self, name: &str) -> Option<super::expr::Value> {
-            matches!(name, "scale" | "client_id" | "random_seed")
+            matches!(name, "scale" | "client_id" | "random_seed" | "default_seed")
                 .then_some(super::expr::Value::Int(1))
         }
-        fn rand(&mut self) -> &mut crate::workload::rand::Rand {
+        fn rand(&mut self) -> &mut super::expr::PgPrng {
             &mut self.0
-        }
-        fn seed(&self) -> u64 {
-            1
         }
     }
     let Ok(script) = parse("fuzz.sql", text) else {
         return;
     };
-    let mut env = Env(crate::workload::rand::Rand::for_thread(1, 0));
+    let mut env = Env(super::expr::PgPrng::seeded(1));
     for c in &script.commands {
         if let Command::Set(_, e) | Command::Sleep(e, _) | Command::If(e) | Command::Elif(e) = c {
             let _ = super::expr::eval(e, &mut env);

@@ -1,14 +1,65 @@
 //! Evaluating a parsed expression as pgbench does: integers and doubles, its operators, and
 //! its functions (the random distributions, hashes, permute).
 
+use super::PgPrng;
 use super::{Expr, Op, Value};
-use crate::workload::rand::{Rand, Zipf};
 
 /// What an expression reads while it is evaluated.
 pub trait Env {
     fn var(&self, name: &str) -> Option<Value>;
-    fn rand(&mut self) -> &mut Rand;
-    fn seed(&self) -> u64;
+    /// The client's own random sequence (pgbench's `cs_func_rs`).
+    fn rand(&mut self) -> &mut PgPrng;
+    /// The script and the command (from 0) being run, for `debug()`'s line.
+    fn position(&self) -> (usize, usize) {
+        (0, 0)
+    }
+}
+
+/// A value as pgbench's `debug()` prints it: `null`, `boolean true`, `int 17`, `double 1e+30`
+/// (C's `%.15g`).
+pub fn debug_text(v: Value) -> String {
+    match v {
+        Value::Null => "null".into(),
+        Value::Bool(b) => format!("boolean {b}"),
+        Value::Int(i) => format!("int {i}"),
+        Value::Double(d) => format!("double {}", format_g(d, 15)),
+    }
+}
+
+/// C's `%.{digits}g`: the shorter of fixed and exponent notation, trailing zeros dropped.
+pub fn format_g(x: f64, digits: usize) -> String {
+    if x.is_nan() {
+        return "nan".into();
+    }
+    if x.is_infinite() {
+        return if x > 0.0 { "inf".into() } else { "-inf".into() };
+    }
+    if x == 0.0 {
+        return if x.is_sign_negative() {
+            "-0".into()
+        } else {
+            "0".into()
+        };
+    }
+    let digits = digits.max(1);
+    // The exponent after rounding to `digits` significant digits.
+    let sci = format!("{:.*e}", digits - 1, x);
+    let (mantissa, exp) = sci.split_once('e').expect("an exponent");
+    let exp: i32 = exp.parse().expect("an integer exponent");
+    let trim = |s: &str| -> String {
+        if s.contains('.') {
+            s.trim_end_matches('0').trim_end_matches('.').to_string()
+        } else {
+            s.to_string()
+        }
+    };
+    if exp < -4 || exp >= digits as i32 {
+        let sign = if exp < 0 { '-' } else { '+' };
+        format!("{}e{sign}{:02}", trim(mantissa), exp.abs())
+    } else {
+        let decimals = (digits as i32 - 1 - exp).max(0) as usize;
+        trim(&format!("{x:.decimals$}"))
+    }
 }
 
 pub fn eval(e: &Expr, env: &mut dyn Env) -> Result<Value, String> {
@@ -17,12 +68,13 @@ pub fn eval(e: &Expr, env: &mut dyn Env) -> Result<Value, String> {
         Expr::Var(n) => env
             .var(n)
             .ok_or_else(|| format!("undefined variable \"{n}\""))?,
-        Expr::Neg(x) => match eval(x, env)? {
-            Value::Int(i) => Value::Int(i.checked_neg().ok_or("bigint out of range")?),
-            v => Value::Double(-v.as_f64()?),
+        // pgbench's grammar reads -x as 0 - x, and ~x as -1 # x.
+        Expr::Neg(x) => arithmetic(Op::Sub, Value::Int(0), eval(x, env)?)?,
+        Expr::Not(x) => match eval(x, env)? {
+            Value::Null => Value::Null,
+            v => Value::Bool(!v.as_bool()?),
         },
-        Expr::Not(x) => Value::Bool(!eval(x, env)?.truthy()?),
-        Expr::BitNot(x) => Value::Int(!eval(x, env)?.as_int()?),
+        Expr::BitNot(x) => arithmetic(Op::BitXor, Value::Int(-1), eval(x, env)?)?,
         Expr::Bin(op, l, r) => binary(*op, l, r, env)?,
         Expr::Case(arms, other) => {
             for (c, v) in arms {
@@ -40,43 +92,33 @@ pub fn eval(e: &Expr, env: &mut dyn Env) -> Result<Value, String> {
 }
 
 fn binary(op: Op, l: &Expr, r: &Expr, env: &mut dyn Env) -> Result<Value, String> {
-    // AND and OR evaluate their right side only when needed, as pgbench does.
+    // AND and OR evaluate their right side only when needed, as pgbench does; NULL on either
+    // side that is evaluated is NULL.
     if matches!(op, Op::And | Op::Or) {
-        let a = eval(l, env)?.truthy()?;
+        let a = eval(l, env)?;
+        if a == Value::Null {
+            return Ok(Value::Null);
+        }
+        let a = a.as_bool()?;
         if (op == Op::And) != a {
             return Ok(Value::Bool(a));
         }
-        return Ok(Value::Bool(eval(r, env)?.truthy()?));
+        return Ok(match eval(r, env)? {
+            Value::Null => Value::Null,
+            b => Value::Bool(b.as_bool()?),
+        });
     }
     let (a, b) = (eval(l, env)?, eval(r, env)?);
-    let ints = matches!(
-        (a, b),
-        (
-            Value::Int(_) | Value::Bool(_),
-            Value::Int(_) | Value::Bool(_)
-        )
-    );
-    let cmp = |x: std::cmp::Ordering| -> Value {
-        Value::Bool(match op {
-            Op::Eq => x.is_eq(),
-            Op::Ne => x.is_ne(),
-            Op::Lt => x.is_lt(),
-            Op::Le => x.is_le(),
-            Op::Gt => x.is_gt(),
-            _ => x.is_ge(),
-        })
-    };
+    arithmetic(op, a, b)
+}
+
+/// An operator on two values as pgbench's evalStandardFunc applies it: NULL if either is,
+/// doubles if either is one (but for `%`), else integers, overflow an error.
+fn arithmetic(op: Op, a: Value, b: Value) -> Result<Value, String> {
+    if a == Value::Null || b == Value::Null {
+        return Ok(Value::Null);
+    }
     Ok(match op {
-        Op::Eq | Op::Ne | Op::Lt | Op::Le | Op::Gt | Op::Ge => {
-            if ints {
-                cmp(a.as_int()?.cmp(&b.as_int()?))
-            } else {
-                cmp(a
-                    .as_f64()?
-                    .partial_cmp(&b.as_f64()?)
-                    .ok_or("NaN compared")?)
-            }
-        }
         Op::BitAnd | Op::BitOr | Op::BitXor | Op::Shl | Op::Shr => {
             let (x, y) = (a.as_int()?, b.as_int()?);
             Value::Int(match op {
@@ -87,29 +129,43 @@ fn binary(op: Op, l: &Expr, r: &Expr, env: &mut dyn Env) -> Result<Value, String
                 _ => x.wrapping_shr(y as u32),
             })
         }
-        _ if ints => {
-            let (x, y) = (a.as_int()?, b.as_int()?);
-            let r = match op {
-                Op::Add => x.checked_add(y),
-                Op::Sub => x.checked_sub(y),
-                Op::Mul => x.checked_mul(y),
-                Op::Div | Op::Mod if y == 0 => return Err("division by zero".into()),
-                // pgbench: INT64_MIN / -1 is an error, INT64_MIN % -1 is 0.
-                Op::Div => x.checked_div(y),
-                _ => Some(x.wrapping_rem(y)),
-            };
-            Value::Int(r.ok_or("bigint out of range")?)
+        _ if op != Op::Mod && (matches!(a, Value::Double(_)) || matches!(b, Value::Double(_))) => {
+            let (x, y) = (a.as_f64()?, b.as_f64()?);
+            match op {
+                Op::Add => Value::Double(x + y),
+                Op::Sub => Value::Double(x - y),
+                Op::Mul => Value::Double(x * y),
+                // As C divides doubles: by zero is an infinity (or NaN), not an error.
+                Op::Div => Value::Double(x / y),
+                Op::Eq => Value::Bool(x == y),
+                Op::Ne => Value::Bool(x != y),
+                Op::Lt => Value::Bool(x < y),
+                Op::Le => Value::Bool(x <= y),
+                Op::Gt => Value::Bool(x > y),
+                _ => Value::Bool(x >= y),
+            }
         }
         _ => {
-            let (x, y) = (a.as_f64()?, b.as_f64()?);
-            Value::Double(match op {
-                Op::Add => x + y,
-                Op::Sub => x - y,
-                Op::Mul => x * y,
-                Op::Div if y == 0.0 => return Err("division by zero".into()),
-                Op::Div => x / y,
-                _ => return Err("% takes integers".into()),
-            })
+            let (x, y) = (a.as_int()?, b.as_int()?);
+            let out = |r: Option<i64>, what: &str| {
+                r.map(Value::Int)
+                    .ok_or_else(|| format!("bigint {what} out of range"))
+            };
+            match op {
+                Op::Add => out(x.checked_add(y), "add")?,
+                Op::Sub => out(x.checked_sub(y), "sub")?,
+                Op::Mul => out(x.checked_mul(y), "mul")?,
+                Op::Div | Op::Mod if y == 0 => return Err("division by zero".into()),
+                // pgbench: INT64_MIN / -1 is an error, INT64_MIN % -1 is 0.
+                Op::Div => out(x.checked_div(y), "div")?,
+                Op::Mod => Value::Int(x.wrapping_rem(y)),
+                Op::Eq => Value::Bool(x == y),
+                Op::Ne => Value::Bool(x != y),
+                Op::Lt => Value::Bool(x < y),
+                Op::Le => Value::Bool(x <= y),
+                Op::Gt => Value::Bool(x > y),
+                _ => Value::Bool(x >= y),
+            }
         }
     })
 }
@@ -141,45 +197,48 @@ fn murmur2(v: i64, seed: u64) -> i64 {
     h as i64
 }
 
-/// A pseudorandom permutation of 0..size, keyed by `seed`: `i` maps to a distinct value (a
-/// cycle walk over a Feistel-like mix on the next power of two).
-fn permute(i: i64, size: i64, seed: u64) -> Result<i64, String> {
-    if size <= 0 {
-        return Err("permute(): size must be greater than zero".into());
-    }
-    let (size, mut v) = (size as u64, i.rem_euclid(size) as u64);
-    let bits = 64 - (size - 1).leading_zeros().min(63);
-    let mask = if bits >= 64 {
-        u64::MAX
-    } else {
-        (1u64 << bits) - 1
-    };
-    loop {
-        for round in 0..4u64 {
-            v = (v ^ (murmur2(round as i64, seed) as u64 >> 7)) & mask;
-            v = v.wrapping_mul(0x9e37_79b9_7f4a_7c15 | 1) & mask;
-            v ^= v >> (bits / 2).max(1);
-        }
-        if v < size {
-            return Ok(v as i64);
-        }
+/// A function's seed argument, or `:default_seed` where it has none.
+fn default_seed(given: Option<&Value>, env: &mut dyn Env) -> Result<i64, String> {
+    match given {
+        Some(s) => s.as_int(),
+        None => env
+            .var("default_seed")
+            .ok_or_else(|| "undefined variable \"default_seed\"".to_string())?
+            .as_int(),
     }
 }
 
+/// The most arguments a call takes when it runs (pgbench's MAX_FARGS).
+const MAX_ARGS: usize = 16;
+
 fn call(f: &str, args: &[Expr], env: &mut dyn Env) -> Result<Value, String> {
+    if args.len() > MAX_ARGS {
+        return Err(format!(
+            "too many function arguments, maximum is {MAX_ARGS}"
+        ));
+    }
     let mut v = Vec::with_capacity(args.len());
     for a in args {
         v.push(eval(a, env)?);
+    }
+    // A NULL argument makes the call NULL, but for IS and debug().
+    if f != "__is" && f != "debug" && v.contains(&Value::Null) {
+        return Ok(Value::Null);
     }
     let int = |i: usize| v[i].as_int();
     let dbl = |i: usize| v[i].as_f64();
     Ok(match f {
         "abs" => match v[0] {
-            Value::Int(i) => Value::Int(i.checked_abs().ok_or("bigint out of range")?),
+            Value::Int(i) => Value::Int(i.wrapping_abs()),
             x => Value::Double(x.as_f64()?.abs()),
         },
         "debug" => {
-            eprintln!("debug(script=0,command=0): {:?}", v[0]);
+            let (script, command) = env.position();
+            eprintln!(
+                "debug(script={script},command={}): {}",
+                command + 1,
+                debug_text(v[0])
+            );
             v[0]
         }
         "double" => Value::Double(dbl(0)?),
@@ -189,35 +248,40 @@ fn call(f: &str, args: &[Expr], env: &mut dyn Env) -> Result<Value, String> {
         "sqrt" => Value::Double(dbl(0)?.sqrt()),
         "pi" => Value::Double(std::f64::consts::PI),
         "pow" | "power" => Value::Double(dbl(0)?.powf(dbl(1)?)),
-        "mod" => binary(Op::Mod, &Expr::Lit(v[0]), &Expr::Lit(v[1]), env)?,
-        "greatest" | "least" => {
-            let ints = v.iter().all(|x| matches!(x, Value::Int(_)));
-            let better = |a: f64, b: f64| if f == "greatest" { b > a } else { b < a };
-            let mut best = v[0];
+        "mod" => arithmetic(Op::Mod, v[0], v[1])?,
+        // Doubles if any argument is one, else integers (a boolean is neither).
+        "greatest" | "least" if v.iter().any(|x| matches!(x, Value::Double(_))) => {
+            let mut best = v[0].as_f64()?;
             for x in &v[1..] {
-                if better(best.as_f64()?, x.as_f64()?) {
-                    best = *x;
+                let x = x.as_f64()?;
+                if (f == "greatest" && x > best) || (f == "least" && x < best) {
+                    best = x;
                 }
             }
-            if ints {
-                best
-            } else {
-                Value::Double(best.as_f64()?)
-            }
+            Value::Double(best)
         }
-        "hash" | "hash_murmur2" => Value::Int(murmur2(
-            int(0)?,
-            v.get(1).map_or(Ok(env.seed() as i64), |s| s.as_int())? as u64,
-        )),
-        "hash_fnv1a" => Value::Int(fnv1a(
-            int(0)?,
-            v.get(1).map_or(Ok(env.seed() as i64), |s| s.as_int())? as u64,
-        )),
-        "permute" => Value::Int(permute(
-            int(0)?,
-            int(1)?,
-            v.get(2).map_or(Ok(env.seed() as i64), |s| s.as_int())? as u64,
-        )?),
+        "greatest" | "least" => {
+            let mut best = v[0].as_int()?;
+            for x in &v[1..] {
+                let x = x.as_int()?;
+                if (f == "greatest" && x > best) || (f == "least" && x < best) {
+                    best = x;
+                }
+            }
+            Value::Int(best)
+        }
+        // Without a seed, `:default_seed` (as pgbench's grammar supplies it).
+        "hash" | "hash_murmur2" => {
+            Value::Int(murmur2(int(0)?, default_seed(v.get(1), env)? as u64))
+        }
+        "hash_fnv1a" => Value::Int(fnv1a(int(0)?, default_seed(v.get(1), env)? as u64)),
+        "permute" => {
+            let (i, size) = (int(0)?, int(1)?);
+            if size <= 0 {
+                return Err("permute size parameter must be greater than zero".into());
+            }
+            Value::Int(super::prng::permute(i, size, default_seed(v.get(2), env)?))
+        }
         f if f.starts_with("random") => random_call(f, &v, env)?,
         "__is" => Value::Bool(match (v[0], v[1]) {
             (Value::Null, Value::Null) => true,
@@ -236,22 +300,17 @@ fn random_call(f: &str, v: &[Value], env: &mut dyn Env) -> Result<Value, String>
     let range = || -> Result<(i64, i64), String> {
         let (lo, hi) = (int(0)?, int(1)?);
         if lo > hi {
-            return Err(format!("{f}(): empty range {lo}..{hi}"));
+            return Err("empty range given to random".into());
         }
         if hi.checked_sub(lo).and_then(|d| d.checked_add(1)).is_none() {
-            return Err(format!("{f}(): random range is too large ({lo}..{hi})"));
+            return Err("random range is too large".into());
         }
         Ok((lo, hi))
-    };
-    let pick = |lo: i64, hi: i64, u: f64| -> i64 {
-        let span = (hi - lo) as f64 + 1.0;
-        lo + ((u * span) as i64).clamp(0, hi - lo)
     };
     Ok(match f {
         "random" => {
             let (lo, hi) = range()?;
-            let u = env.rand().unit();
-            Value::Int(pick(lo, hi, u))
+            Value::Int(env.rand().uniform(lo, hi))
         }
         "random_exponential" => {
             let (lo, hi) = range()?;
@@ -259,13 +318,10 @@ fn random_call(f: &str, v: &[Value], env: &mut dyn Env) -> Result<Value, String>
             // NaN is not greater than 0 either.
             if p.is_nan() || p <= 0.0 {
                 return Err(format!(
-                    "random_exponential(): parameter must be greater than 0 (not {p})"
+                    "exponential parameter must be greater than zero (not {p:.6})"
                 ));
             }
-            // Truncated exponential over [0, 1): -ln(1 - u(1 - e^-p)) / p.
-            let u = env.rand().unit();
-            let x = -(1.0 - u * (1.0 - (-p).exp())).ln() / p;
-            Value::Int(pick(lo, hi, x))
+            Value::Int(env.rand().exponential(lo, hi, p))
         }
         "random_gaussian" => {
             let (lo, hi) = range()?;
@@ -273,29 +329,20 @@ fn random_call(f: &str, v: &[Value], env: &mut dyn Env) -> Result<Value, String>
             // NaN is not at least 2 either (and would draw forever).
             if p.is_nan() || p < 2.0 {
                 return Err(format!(
-                    "random_gaussian(): parameter must be at least 2.0 (not {p})"
+                    "gaussian parameter must be at least 2.0 (not {p:.6})"
                 ));
             }
-            // A normal draw kept within [-p, p), mapped onto the range.
-            let x = loop {
-                let (u1, u2) = (env.rand().unit(), env.rand().unit());
-                let z = (-2.0 * (1.0 - u1).ln()).sqrt() * (2.0 * std::f64::consts::PI * u2).cos();
-                if (-p..p).contains(&z) {
-                    break (z + p) / (2.0 * p);
-                }
-            };
-            Value::Int(pick(lo, hi, x))
+            Value::Int(env.rand().gaussian(lo, hi, p))
         }
         "random_zipfian" => {
             let (lo, hi) = range()?;
             let s = dbl(2)?;
             if !(1.001..=1000.0).contains(&s) {
                 return Err(format!(
-                    "random_zipfian(): parameter must be in [1.001, 1000] (not {s})"
+                    "zipfian parameter must be in range [1.001, 1000] (not {s:.6})"
                 ));
             }
-            let z = Zipf::new((hi - lo + 1) as u64, s);
-            Value::Int(lo + z.sample(env.rand()) as i64 - 1)
+            Value::Int(env.rand().zipfian(lo, hi, s))
         }
         other => return Err(format!("unknown function \"{other}\"")),
     })

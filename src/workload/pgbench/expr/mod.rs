@@ -4,6 +4,8 @@
 
 mod eval;
 mod parse;
+pub mod prng;
 
 pub use eval::{Env, eval};
 pub use parse::{Expr, MAX_DEPTH, MAX_TOKENS, Op, Value, parse, parse_at};
+pub use prng::PgPrng;

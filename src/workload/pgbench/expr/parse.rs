@@ -9,25 +9,55 @@ pub enum Value {
 }
 
 impl Value {
+    /// The type's name in pgbench's messages.
+    pub fn type_name(self) -> &'static str {
+        match self {
+            Value::Int(_) => "int",
+            Value::Double(_) => "double",
+            Value::Bool(_) => "boolean",
+            Value::Null => "null",
+        }
+    }
+
+    /// As pgbench's coerceToDouble: an int or a double.
     pub fn as_f64(self) -> Result<f64, String> {
         match self {
             Value::Int(i) => Ok(i as f64),
             Value::Double(d) => Ok(d),
-            Value::Bool(b) => Ok(f64::from(u8::from(b))),
-            Value::Null => Err("NULL where a number is needed".into()),
+            v => Err(format!("cannot coerce {} to double", v.type_name())),
         }
     }
 
+    /// As pgbench's coerceToInt: an int, or a double rounded to the nearest (ties to even)
+    /// that fits.
     pub fn as_int(self) -> Result<i64, String> {
         match self {
             Value::Int(i) => Ok(i),
-            Value::Double(d) if d.is_finite() && d.abs() < 9.2e18 => Ok(d as i64),
-            Value::Double(d) => Err(format!("double {d} is out of range for an integer")),
-            Value::Bool(b) => Ok(i64::from(b)),
-            Value::Null => Err("NULL where an integer is needed".into()),
+            Value::Double(d) => {
+                let r = d.round_ties_even();
+                // i64::MIN is exact as a double; i64::MAX + 1 is the first that does not fit.
+                if r.is_nan()
+                    || r < -9_223_372_036_854_775_808.0
+                    || r >= 9_223_372_036_854_775_808.0
+                {
+                    Err(format!("double to int overflow for {r:.6}"))
+                } else {
+                    Ok(r as i64)
+                }
+            }
+            v => Err(format!("cannot coerce {} to int", v.type_name())),
         }
     }
 
+    /// As pgbench's coerceToBool (NOT, AND, OR): a boolean only.
+    pub fn as_bool(self) -> Result<bool, String> {
+        match self {
+            Value::Bool(b) => Ok(b),
+            v => Err(format!("cannot coerce {} to boolean", v.type_name())),
+        }
+    }
+
+    /// As pgbench's valueTruth (CASE, `\if`): NULL is false, a number is true unless zero.
     pub fn truthy(self) -> Result<bool, String> {
         match self {
             Value::Bool(b) => Ok(b),
@@ -539,25 +569,25 @@ fn check_call(name: &str, n: usize) -> Result<(), String> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{Env, eval};
+    use super::super::{Env, PgPrng, eval};
     use super::*;
-    use crate::workload::rand::Rand;
 
-    struct E(Rand);
+    struct E(PgPrng);
     impl Env for E {
         fn var(&self, name: &str) -> Option<Value> {
-            (name == "scale").then_some(Value::Int(3))
+            match name {
+                "scale" => Some(Value::Int(3)),
+                "default_seed" => Some(Value::Int(7)),
+                _ => None,
+            }
         }
-        fn rand(&mut self) -> &mut Rand {
+        fn rand(&mut self) -> &mut PgPrng {
             &mut self.0
-        }
-        fn seed(&self) -> u64 {
-            7
         }
     }
 
     fn ev(s: &str) -> Result<Value, String> {
-        eval(&parse(s)?, &mut E(Rand::for_thread(1, 0)))
+        eval(&parse(s)?, &mut E(PgPrng::seeded(1)))
     }
 
     #[test]
@@ -607,11 +637,12 @@ mod tests {
         assert_eq!(ev("abs(-4)"), Ok(Value::Int(4)));
         assert_eq!(ev("greatest(1, 7, 3)"), Ok(Value::Int(7)));
         assert_eq!(ev("least(1, 0.5)"), Ok(Value::Double(0.5)));
-        assert_eq!(ev("int(3.9) + mod(10, 4)"), Ok(Value::Int(5)));
+        // int() rounds to the nearest, as pgbench (rint).
+        assert_eq!(ev("int(3.9) + mod(10, 4)"), Ok(Value::Int(6)));
         assert_eq!(ev("sqrt(16)"), Ok(Value::Double(4.0)));
         assert_eq!(ev("pow(2, 10)"), Ok(Value::Double(1024.0)));
         assert!(matches!(ev("pi()"), Ok(Value::Double(p)) if p == std::f64::consts::PI));
-        let mut env = E(Rand::for_thread(1, 0));
+        let mut env = E(PgPrng::seeded(1));
         for f in [
             "random(1, 10)",
             "random_exponential(1, 10, 2.5)",
