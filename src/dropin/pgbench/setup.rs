@@ -77,9 +77,8 @@ fn scale_and_vacuum(
     let target = crate::db::open(url, Default::default())?;
     let mut conn = target.connect().map_err(|e| {
         usage(format!(
-            "could not create connection for setup: {}: {}",
-            target.display_url(),
-            e.message
+            "{}\npgbench: error: could not create connection for setup",
+            connection_failed(url, &e)
         ))
     })?;
     if no_vacuum && !builtin {
@@ -94,7 +93,7 @@ fn scale_and_vacuum(
         ] {
             if let Err(e) = conn.batch(sql) {
                 eprintln!(
-                    "pgbench: error: {} (ignoring this error and continuing anyway)",
+                    "pgbench: error: ERROR:  {}\npgbench: detail: (ignoring this error and continuing anyway)",
                     e.message
                 );
             }
@@ -104,7 +103,7 @@ fn scale_and_vacuum(
             eprint!("starting vacuum pgbench_accounts...");
             if let Err(e) = conn.batch("VACUUM ANALYZE pgbench_accounts") {
                 eprintln!(
-                    "pgbench: error: {} (ignoring this error and continuing anyway)",
+                    "pgbench: error: ERROR:  {}\npgbench: detail: (ignoring this error and continuing anyway)",
                     e.message
                 );
             }
@@ -134,7 +133,14 @@ fn scale_and_vacuum(
         });
     let branches = conn
         .query_i64("SELECT count(*) FROM pgbench_branches")
-        .map_err(|e| usage(format!("could not count number of branches: {}", e.message)))?
+        .map_err(|e| {
+            usage(format!(
+                "could not count number of branches: ERROR:  {}\n\
+                 pgbench: hint: Perhaps you need to do initialization (\"pgbench -i\") in database \"{}\".",
+                e.message,
+                database(url)
+            ))
+        })?
         .unwrap_or(0);
     if branches == 0 {
         return Err(usage(
@@ -142,4 +148,36 @@ fn scale_and_vacuum(
         ));
     }
     Ok((branches, partitions))
+}
+
+/// The database a pgbench URL names.
+fn database(url: &str) -> String {
+    crate::db::server_url::ServerUrl::parse(url)
+        .ok()
+        .and_then(|u| u.database)
+        .unwrap_or_default()
+}
+
+/// A failed connection as libpq words it: where (`on socket "DIR/.s.PGSQL.PORT"` or `at
+/// "HOST", port PORT`), then the server's FATAL or the system's error.
+pub(super) fn connection_failed(url: &str, e: &crate::error::DbError) -> String {
+    let u = crate::db::server_url::ServerUrl::parse(url).unwrap_or_default();
+    let port = u.port.unwrap_or(5432);
+    let at = if u.host.starts_with('/') || u.host.is_empty() {
+        let dir = if u.host.is_empty() {
+            "/var/run/postgresql"
+        } else {
+            u.host.as_str()
+        };
+        format!("on socket \"{dir}/.s.PGSQL.{port}\"")
+    } else {
+        format!("at \"{}\", port {port}", u.host)
+    };
+    // A SQLSTATE is the server's word (its FATAL); anything else is the system's.
+    let from_server = e.code.len() == 5 && e.code.bytes().all(|b| b.is_ascii_alphanumeric());
+    if from_server {
+        format!("connection to server {at} failed: FATAL:  {}", e.message)
+    } else {
+        format!("connection to server {at} failed: {}", e.message)
+    }
 }

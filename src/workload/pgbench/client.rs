@@ -56,6 +56,9 @@ pub(super) struct Piped {
 enum Arg<'a> {
     Num(Value),
     Text(&'a str),
+    /// An undefined variable: NULL as a parameter, its `:name` left as it is in the text
+    /// protocol's SQL (as pgbench does).
+    Missing(&'a str),
 }
 
 struct Vars<'a> {
@@ -252,7 +255,7 @@ impl PgbenchClient {
         // `\gset` takes the last statement's one row; `\aset` every statement's last row.
         let last_set = parts - 1;
         let every_set = matches!(store, Some(script::Store::All(_)));
-        let values = args_of((&self.vars, &self.texts), script, i, vars, source)?;
+        let values = args_of((&self.vars, &self.texts), vars);
         let read = source
             .get(..6)
             .is_some_and(|w| w.eq_ignore_ascii_case("select"));
@@ -277,6 +280,7 @@ impl PgbenchClient {
                     .map(|v| match v {
                         Arg::Num(n) => n.text(),
                         Arg::Text(t) => (*t).to_string(),
+                        Arg::Missing(_) => String::new(),
                     })
                     .collect();
                 let params: Vec<Param> = values
@@ -284,7 +288,7 @@ impl PgbenchClient {
                     .zip(&texts)
                     .map(|(v, t)| match v {
                         Arg::Num(Value::Int(i)) => Param::Int(*i),
-                        Arg::Num(Value::Null) => Param::Null,
+                        Arg::Num(Value::Null) | Arg::Missing(_) => Param::Null,
                         _ => Param::Text(t),
                     })
                     .collect();
@@ -310,6 +314,10 @@ impl PgbenchClient {
                     match values.get(k) {
                         Some(Arg::Num(n)) => self.sql.push_str(&n.text()),
                         Some(Arg::Text(t)) => self.sql.push_str(t),
+                        Some(Arg::Missing(name)) => {
+                            self.sql.push(':');
+                            self.sql.push_str(name);
+                        }
                         None => {}
                     }
                 }
@@ -730,25 +738,16 @@ struct Set {
 /// The values of a command's variables, in order: a value that came as text is sent as it came.
 fn args_of<'a>(
     (nums, texts): (&'a HashMap<String, Value>, &'a HashMap<String, String>),
-    script: &Script,
-    i: usize,
-    vars: &[String],
-    source: &str,
-) -> Result<Vec<Arg<'a>>, DbError> {
+    vars: &'a [String],
+) -> Vec<Arg<'a>> {
     let mut values = Vec::with_capacity(vars.len());
     for v in vars {
         let arg = match (nums.get(v), texts.get(v)) {
             (_, Some(t)) => Arg::Text(t),
             (Some(n), None) => Arg::Num(*n),
-            (None, None) => {
-                return Err(script_error(
-                    script,
-                    i,
-                    format!("undefined variable \"{v}\" in \"{source}\""),
-                ));
-            }
+            (None, None) => Arg::Missing(v),
         };
         values.push(arg);
     }
-    Ok(values)
+    values
 }

@@ -67,13 +67,14 @@ impl Value {
         }
     }
 
-    /// As pgbench prints a variable into SQL.
+    /// As pgbench prints a variable into SQL (getVariable): `NULL`, `true`, an integer, a
+    /// double as `%.15g`.
     pub fn text(self) -> String {
         match self {
             Value::Int(i) => i.to_string(),
-            Value::Double(d) => format!("{d}"),
+            Value::Double(d) => super::eval::format_g(d, 15),
             Value::Bool(b) => b.to_string(),
-            Value::Null => String::new(),
+            Value::Null => "NULL".into(),
         }
     }
 }
