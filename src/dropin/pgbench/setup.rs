@@ -147,6 +147,11 @@ fn scale_and_vacuum(
             "count(*) from pgbench_branches invalid (0); perhaps you need to do \"pgbench -i\"",
         ));
     }
+    if given.is_some() {
+        eprintln!(
+            "pgbench: warning: scale option ignored, using count from pgbench_branches table ({branches})"
+        );
+    }
     Ok((branches, partitions))
 }
 

@@ -245,8 +245,13 @@ fn attach(commands: &mut [Command], s: Store) -> Result<(), String> {
             *at = Some(s);
             Ok(())
         }
-        Some(Command::Sql { .. }) => Err("\\gset or \\aset after another one".into()),
-        _ => Err("\\gset and \\aset must follow an SQL command".into()),
+        _ => Err(format!(
+            "\\{} must follow an SQL command",
+            match s {
+                Store::One(_) => "gset",
+                Store::All(_) => "aset",
+            }
+        )),
     }
 }
 
@@ -307,15 +312,20 @@ fn meta_words(line: &str) -> Result<Command, MetaErr> {
         |s: &str| expr::parse_at(s).map_err(|(e, at)| MetaErr::At(e, offset_in(line, s) + at));
     Ok(match word.to_ascii_lowercase().as_str() {
         "set" => {
-            let (name, e) = rest
-                .split_once(char::is_whitespace)
-                .ok_or("missing argument")?;
+            if rest.is_empty() {
+                return Err("missing argument".into());
+            }
+            // A name without an expression: the empty expression's syntax error.
+            let (name, e) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
             if !valid_name(name) {
                 return Err(format!("invalid variable name: \"{name}\"").into());
             }
             Command::Set(name.to_string(), expr(e.trim())?)
         }
         "sleep" => {
+            if rest.split_whitespace().count() > 2 {
+                return Err("too many arguments".into());
+            }
             let mut parts = rest.split_whitespace();
             let n = parts.next().ok_or("missing argument")?;
             let us = match parts.next().map(str::to_ascii_lowercase).as_deref() {
@@ -335,6 +345,10 @@ fn meta_words(line: &str) -> Result<Command, MetaErr> {
                 expr(n)?
             };
             Command::Sleep(e, us)
+        }
+        // pgbench keeps at most 256 words of a command, its name the first.
+        "shell" | "setshell" if rest.split_whitespace().count() + 1 > 256 => {
+            return Err("too many arguments".into());
         }
         "shell" => {
             let words: Vec<String> = rest.split_whitespace().map(String::from).collect();
@@ -443,7 +457,7 @@ pub fn parse(name: &str, text: &str) -> Result<Script, String> {
         pending.push_str(code);
         pending.push('\n');
         if stored.is_some() || statement_ends(&pending) {
-            let s = pending.trim().trim_end_matches(';').trim().to_string();
+            let s = without_final_semicolon(pending.trim()).trim().to_string();
             if !s.is_empty() {
                 commands.push(sql(&s));
                 sources.push(std::mem::take(&mut first_line));
@@ -472,6 +486,15 @@ pub fn parse(name: &str, text: &str) -> Result<Script, String> {
         sources,
         jumps,
     })
+}
+
+/// A statement without the `;` that ends it; a `\\;` (a statement joined to the next, empty
+/// here) stays as it is.
+fn without_final_semicolon(s: &str) -> &str {
+    match s.strip_suffix(';') {
+        Some(rest) if !rest.ends_with('\\') => rest,
+        _ => s,
+    }
 }
 
 fn strip_comment(line: &str) -> &str {
