@@ -19,6 +19,7 @@ mod lua_threads;
 mod managed;
 mod mock;
 mod pgbench;
+mod pgbench_alike;
 mod pgbench_figures;
 mod phases;
 mod profile;

@@ -354,9 +354,11 @@ fn run(opts: &[(&str, String)], target: &str) -> Result<Pgbench, Error> {
     } else {
         PsMode::Auto
     };
-    if let Some(p) = last("progress") {
-        args.report_interval = number("progress", p, "thread progress report")?;
-    }
+    // Progress lines only under -P, as pgbench.
+    args.report_interval = match last("progress") {
+        Some(p) => number("progress", p, "thread progress report")?,
+        None => 0.0,
+    };
     args.metrics_listen = last("metrics-listen").map(str::to_string);
     args.scale = given_scale.map_or(1, |s| u32::try_from(s).unwrap_or(u32::MAX));
     args.output = results_path();

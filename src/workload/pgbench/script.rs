@@ -130,18 +130,35 @@ pub fn builtin_list() -> String {
 /// joins statements.
 fn sql(source: &str) -> Command {
     let (mut text, mut vars) = (vec![String::new()], Vec::new());
-    let mut parts = 1;
+    // The statements that give a result: the empty ones between `\;`s give none.
+    let mut parts = 0;
+    let mut statement = false;
     let b = source.as_bytes();
     let (mut i, mut quote) = (0, None::<u8>);
     while i < b.len() {
         let c = b[i];
+        if !c.is_ascii_whitespace()
+            && !(quote.is_none() && c == b'\\' && b.get(i + 1) == Some(&b';'))
+        {
+            statement = true;
+        }
         match quote {
             Some(q) if c == q => quote = None,
             Some(_) => {}
             None if c == b'\'' || c == b'"' => quote = Some(c),
+            // A dollar-quoted body (a function's, a DO block's) is copied as it is: its
+            // `:name`s are not variables.
+            None if c == b'$'
+                && (i == 0 || !(b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'_'))
+                && let Some(end) = dollar_quote_end(source, i) =>
+            {
+                text.last_mut().expect("one").push_str(&source[i..end]);
+                i = end;
+                continue;
+            }
             None if c == b'\\' && b.get(i + 1) == Some(&b';') => {
                 text.last_mut().expect("one").push(';');
-                parts += 1;
+                parts += usize::from(std::mem::take(&mut statement));
                 i += 2;
                 continue;
             }
@@ -171,13 +188,30 @@ fn sql(source: &str) -> Command {
         text.last_mut().expect("one").push_str(&source[i..i + len]);
         i += len;
     }
+    parts += usize::from(statement);
     Command::Sql {
         text,
         vars,
         source: joined(source.trim()),
         store: None,
-        parts,
+        parts: parts.max(1),
     }
+}
+
+/// Where the dollar-quoted string starting at `at` (a `$tag$`) ends, if one starts there.
+fn dollar_quote_end(source: &str, at: usize) -> Option<usize> {
+    let b = source.as_bytes();
+    let t =
+        at + 1 + source[at + 1..].find(|ch: char| !(ch.is_ascii_alphanumeric() || ch == '_'))?;
+    if b[t] != b'$' || (t > at + 1 && b[at + 1].is_ascii_digit()) {
+        return None;
+    }
+    let tag = &source[at..=t];
+    Some(
+        source[t + 1..]
+            .find(tag)
+            .map_or(source.len(), |n| t + 1 + n + tag.len()),
+    )
 }
 
 /// SQL as pgbench shows it: `\;` outside quotes is `;`.
@@ -215,25 +249,6 @@ fn store(line: &str) -> Result<Option<Store>, String> {
         return Err(format!("invalid variable prefix: \"{rest}\""));
     }
     Ok(Some(make(rest.to_string())))
-}
-
-/// Where a `\gset` or `\aset` starts in an SQL line (a backslash outside quotes), if it does.
-fn store_at(line: &str) -> Option<usize> {
-    let mut quote = None;
-    for (i, c) in line.bytes().enumerate() {
-        match (quote, c) {
-            (Some(q), c) if c == q => quote = None,
-            (None, b'\'' | b'"') => quote = Some(c),
-            (None, b'\\') => {
-                let w = line.get(i + 1..i + 5)?;
-                if w.eq_ignore_ascii_case("gset") || w.eq_ignore_ascii_case("aset") {
-                    return Some(i);
-                }
-            }
-            _ => {}
-        }
-    }
-    None
 }
 
 /// Attaches `store` to the SQL command just read.
@@ -382,6 +397,126 @@ fn meta_words(line: &str) -> Result<Command, MetaErr> {
     })
 }
 
+/// Where an SQL command ends.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum SqlEnd {
+    /// At the `;` at this offset.
+    Semicolon(usize),
+    /// At a `\gset` or `\aset` at this offset.
+    Store(usize),
+    Eof,
+}
+
+/// The SQL command starting at `from`, as psql's lexer (which pgbench uses) delimits it: its
+/// text without `--` comments, and where it ends. Quotes ('' doubled, E'' with backslash
+/// escapes), quoted identifiers, dollar quotes, nested block comments and parentheses hide
+/// a `;`; `\;` joins statements into one command.
+fn scan_sql(text: &str, from: usize) -> (String, SqlEnd) {
+    let b = text.as_bytes();
+    let mut out = String::new();
+    let mut i = from;
+    let mut depth = 0usize;
+    let ident = |c: u8| c.is_ascii_alphanumeric() || c == b'_' || c == b'$' || c >= 0x80;
+    let mut copied = from;
+    let flush = |out: &mut String, a: usize, z: usize| out.push_str(&text[a..z]);
+    while i < b.len() {
+        let c = b[i];
+        match c {
+            b'\'' => {
+                let escapes = i > from
+                    && matches!(b[i - 1], b'e' | b'E')
+                    && (i - 1 == from || !ident(b[i - 2]));
+                i += 1;
+                while i < b.len() {
+                    if escapes && b[i] == b'\\' {
+                        i += 2;
+                    } else if b[i] == b'\'' {
+                        i += 1;
+                        if b.get(i) != Some(&b'\'') {
+                            break;
+                        }
+                        i += 1;
+                    } else {
+                        i += 1;
+                    }
+                }
+            }
+            b'"' => {
+                i += 1;
+                while i < b.len() {
+                    if b[i] == b'"' {
+                        i += 1;
+                        if b.get(i) != Some(&b'"') {
+                            break;
+                        }
+                    }
+                    i += 1;
+                }
+            }
+            b'$' if i == from || !ident(b[i - 1]) => {
+                // $tag$ ... $tag$, the tag empty or an identifier not starting with a digit.
+                let tag_end = text[i + 1..]
+                    .find(|ch: char| !(ch.is_ascii_alphanumeric() || ch == '_' || !ch.is_ascii()))
+                    .map(|n| i + 1 + n);
+                match tag_end {
+                    Some(t) if b[t] == b'$' && (t == i + 1 || !b[i + 1].is_ascii_digit()) => {
+                        let tag = &text[i..=t];
+                        i = match text[t + 1..].find(tag) {
+                            Some(n) => t + 1 + n + tag.len(),
+                            None => b.len(),
+                        };
+                    }
+                    _ => i += 1,
+                }
+            }
+            b'-' if b.get(i + 1) == Some(&b'-') => {
+                flush(&mut out, copied, i);
+                i = text[i..].find('\n').map_or(b.len(), |n| i + n);
+                copied = i;
+            }
+            b'/' if b.get(i + 1) == Some(&b'*') => {
+                let mut nest = 1;
+                i += 2;
+                while i < b.len() && nest > 0 {
+                    if b[i] == b'/' && b.get(i + 1) == Some(&b'*') {
+                        nest += 1;
+                        i += 2;
+                    } else if b[i] == b'*' && b.get(i + 1) == Some(&b'/') {
+                        nest -= 1;
+                        i += 2;
+                    } else {
+                        i += 1;
+                    }
+                }
+            }
+            b'(' => {
+                depth += 1;
+                i += 1;
+            }
+            b')' => {
+                depth = depth.saturating_sub(1);
+                i += 1;
+            }
+            b'\\' if b.get(i + 1) == Some(&b';') => i += 2,
+            b'\\' => {
+                let w = text.get(i + 1..i + 5).unwrap_or("");
+                if w.eq_ignore_ascii_case("gset") || w.eq_ignore_ascii_case("aset") {
+                    flush(&mut out, copied, i);
+                    return (out, SqlEnd::Store(i));
+                }
+                i += 1;
+            }
+            b';' if depth == 0 => {
+                flush(&mut out, copied, i);
+                return (out, SqlEnd::Semicolon(i));
+            }
+            _ => i += 1,
+        }
+    }
+    flush(&mut out, copied, b.len().min(i));
+    (out, SqlEnd::Eof)
+}
+
 /// A script's error as pgbench's `syntax_error` words it: the file and line, what is wrong, the
 /// command's name, then the line itself and, where the error has a place, a caret under it.
 fn syntax_error(
@@ -404,25 +539,35 @@ fn syntax_error(
 pub fn parse(name: &str, text: &str) -> Result<Script, String> {
     let mut commands = Vec::new();
     let mut sources = Vec::new();
-    let mut pending = String::new();
     let mut pending_line = 0;
-    let mut first_line = String::new();
-    let lines: Vec<&str> = text.lines().collect();
-    let mut i = 0;
-    while i < lines.len() {
-        let no = i + 1;
-        let mut line = lines[i].to_string();
-        i += 1;
-        let trimmed = line.trim_start();
-        // A meta-command, but not SQL's `\;` (a statement joined to the next) at a line's start.
-        if pending.trim().is_empty() && trimmed.starts_with('\\') && !trimmed.starts_with("\\;") {
-            // A meta-command, continued by a backslash at the end of its line.
-            while line.ends_with('\\') && i < lines.len() {
+    let line_of = |at: usize| text[..at].bytes().filter(|b| *b == b'\n').count() + 1;
+    let end_of_line = |at: usize| text[at..].find('\n').map_or(text.len(), |n| at + n);
+    let mut pos = 0;
+    while pos < text.len() {
+        let rest = &text[pos..];
+        let skip = rest.len() - rest.trim_start().len();
+        if skip > 0 {
+            pos += skip;
+            continue;
+        }
+        if rest.starts_with("--") {
+            pos = end_of_line(pos);
+            continue;
+        }
+        let no = line_of(pos);
+        // A meta-command (not SQL's `\;`, a statement joined to the next), continued by a
+        // backslash at the end of its line.
+        if rest.starts_with('\\') && !rest.starts_with("\\;") {
+            let mut eol = end_of_line(pos);
+            let mut line = text[pos..eol].to_string();
+            while line.ends_with('\\') && eol < text.len() {
                 line.pop();
                 line.push(' ');
-                line.push_str(lines[i]);
-                i += 1;
+                let next = end_of_line(eol + 1);
+                line.push_str(&text[eol + 1..next]);
+                eol = next;
             }
+            pos = eol;
             let shown = line.trim();
             let word = shown
                 .trim_start_matches('\\')
@@ -439,42 +584,38 @@ pub fn parse(name: &str, text: &str) -> Result<Script, String> {
             }
             continue;
         }
-        // SQL: up to a semicolon outside quotes (comments `--` to the end of the line dropped),
-        // or up to a `\gset` / `\aset` on its line.
-        let code = strip_comment(&line);
-        let (code, stored) = match store_at(code) {
-            Some(i) => (&code[..i], Some(&code[i..])),
-            None => (code, None),
+        // SQL, read as psql's lexer reads it: up to a `;` outside quotes, dollar quotes,
+        // comments and parentheses, or up to a `\gset` / `\aset`.
+        pending_line = no;
+        let (code, stop) = scan_sql(text, pos);
+        let eol = end_of_line(pos);
+        // As pgbench prints it: the command's first line (up to a `\gset` on it, the space
+        // before it kept).
+        let first = match stop {
+            SqlEnd::Store(at) if at <= eol => joined(text[pos..at].trim_start()),
+            SqlEnd::Semicolon(at) if at < eol => joined(text[pos..=at].trim()),
+            _ => joined(text[pos..eol].trim()),
         };
-        if pending.trim().is_empty() {
-            pending_line = no;
-            // As pgbench prints it: up to a `\gset` on the line, the space before it kept.
-            first_line = joined(match stored {
-                Some(_) => code.trim_start(),
-                None => line.trim(),
-            });
+        let code = code.trim();
+        if !code.is_empty() {
+            commands.push(sql(code));
+            sources.push(first);
         }
-        pending.push_str(code);
-        pending.push('\n');
-        if stored.is_some() || statement_ends(&pending) {
-            let s = without_final_semicolon(pending.trim()).trim().to_string();
-            if !s.is_empty() {
-                commands.push(sql(&s));
-                sources.push(std::mem::take(&mut first_line));
+        match stop {
+            SqlEnd::Semicolon(at) => pos = at + 1,
+            SqlEnd::Store(at) => {
+                let eol = end_of_line(at);
+                let st = &text[at..eol];
+                let at_line =
+                    |e: String| format!("{name}:{}: {e} in command \"{}\"", line_of(at), st.trim());
+                let s = store(st)
+                    .map_err(at_line)?
+                    .ok_or_else(|| at_line("not \\gset".into()))?;
+                attach(&mut commands, s).map_err(at_line)?;
+                pos = eol;
             }
-            pending.clear();
+            SqlEnd::Eof => pos = text.len(),
         }
-        if let Some(st) = stored {
-            let at = |e: String| format!("{name}:{no}: {e} in command \"{}\"", st.trim());
-            let s = store(st)
-                .map_err(at)?
-                .ok_or_else(|| at("not \\gset".into()))?;
-            attach(&mut commands, s).map_err(at)?;
-        }
-    }
-    if !pending.trim().is_empty() {
-        commands.push(sql(pending.trim()));
-        sources.push(first_line);
     }
     if commands.is_empty() {
         return Err(format!("empty command list for script \"{name}\""));
@@ -486,49 +627,6 @@ pub fn parse(name: &str, text: &str) -> Result<Script, String> {
         sources,
         jumps,
     })
-}
-
-/// A statement without the `;` that ends it; a `\\;` (a statement joined to the next, empty
-/// here) stays as it is.
-fn without_final_semicolon(s: &str) -> &str {
-    match s.strip_suffix(';') {
-        Some(rest) if !rest.ends_with('\\') => rest,
-        _ => s,
-    }
-}
-
-fn strip_comment(line: &str) -> &str {
-    let mut quote = None;
-    let b = line.as_bytes();
-    for i in 0..b.len() {
-        match (quote, b[i]) {
-            (Some(q), c) if c == q => quote = None,
-            (None, b'\'' | b'"') => quote = Some(b[i]),
-            (None, b'-') if b.get(i + 1) == Some(&b'-') => return &line[..i],
-            _ => {}
-        }
-    }
-    line
-}
-
-fn statement_ends(s: &str) -> bool {
-    let mut quote = None;
-    let mut last_semi = false;
-    let mut escaped = false;
-    for c in s.bytes() {
-        let after_backslash = std::mem::replace(&mut escaped, c == b'\\' && quote.is_none());
-        match (quote, c) {
-            (Some(q), c) if c == q => quote = None,
-            (Some(_), _) => {}
-            (None, b'\'' | b'"') => quote = Some(c),
-            // `\;` joins statements into one command.
-            (None, b';') if after_backslash => last_semi = false,
-            (None, b';') => last_semi = true,
-            (None, c) if !c.is_ascii_whitespace() => last_semi = false,
-            _ => {}
-        }
-    }
-    last_semi
 }
 
 /// The branch targets of the script's `\if` blocks; an unbalanced block is an error.
@@ -691,7 +789,11 @@ mod tests {
         for (text, why) in [
             ("\\gset\n", "must follow an SQL command"),
             ("\\set x 1\n\\gset\n", "must follow an SQL command"),
-            ("SELECT 1 \\gset\n\\aset\n", "after another one"),
+            // As pgbench: a second one after the first is not after an SQL command.
+            (
+                "SELECT 1 \\gset\n\\aset\n",
+                "\\aset must follow an SQL command",
+            ),
             ("SELECT 1 \\gset a b\n", "too many arguments"),
             ("SELECT 1 \\gset a-b\n", "invalid variable prefix"),
         ] {

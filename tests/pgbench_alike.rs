@@ -1,0 +1,182 @@
+//! The pgbench link against the real pgbench 15, command line by command line: what a driver
+//! reads (the exit status, stdout and stderr, the files left behind) must be the same. The
+//! cases are those pgbench's own TAP suite checks (written here afresh): the option and script
+//! errors it reports before connecting, and a custom script's `debug()` values under
+//! `--random-seed`, which pgbench's random sequence makes exact.
+
+use std::path::Path;
+use std::process::Command;
+
+use dbsweep::server::ServerKind;
+
+use crate::util::{Scratch, start};
+
+const PGBENCH: &str = "/usr/lib/postgresql/15/bin/pgbench";
+
+/// Exit status, stdout and stderr of `bin args` in `dir`, with the program's own path written
+/// as `pgbench` (getopt names its program by the path it was run as).
+fn outcome(bin: &Path, dir: &Path, args: &[String], env: &[(&str, &str)]) -> (i32, String, String) {
+    let out = Command::new(bin)
+        .args(args)
+        .current_dir(dir)
+        .env_remove("DBSWEEP_RESULTS_DIR")
+        .envs(env.iter().copied())
+        .output()
+        .unwrap();
+    let path = bin.to_string_lossy().to_string();
+    let clean = |b: &[u8]| String::from_utf8_lossy(b).replace(&path, "pgbench");
+    (
+        out.status.code().unwrap_or(-1),
+        clean(&out.stdout),
+        clean(&out.stderr),
+    )
+}
+
+/// The files in `dir`, by name.
+fn files(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().to_string())
+        .collect();
+    names.sort();
+    names
+}
+
+fn words(s: &str) -> Vec<String> {
+    s.split_whitespace().map(String::from).collect()
+}
+
+#[test]
+fn option_and_script_errors_are_pgbenchs_to_the_byte() {
+    let s = Scratch::new();
+    let dir = s.path("");
+    let link = dir.join("pgbench");
+    std::os::unix::fs::symlink(assert_cmd::cargo::cargo_bin("dbsweep"), &link).unwrap();
+    let work = s.path("work");
+    std::fs::create_dir(&work).unwrap();
+    // No server anywhere: a line that connected would fail differently in each tool.
+    let env = [("PGHOST", "/nonexistent"), ("PGPORT", "1")];
+    let mut cases: Vec<Vec<String>> = [
+        "--bad-option",
+        "-i -S",
+        "-S -F 90",
+        "-I dtg",
+        "--progress-timestamp",
+        "--random-seed=one",
+        "-b se@-1",
+        "--builtin=select-only@one",
+        "--sampling-rate=0",
+        "-c three",
+        "-i -I dta",
+        "a b",
+    ]
+    .iter()
+    .map(|c| words(c))
+    .collect();
+    cases.push(words(&"-S ".repeat(129)));
+    // Scripts pgbench refuses when it reads them.
+    for (name, text) in [
+        ("if-noendif.sql", "\\if 1"),
+        ("elif-noif.sql", "\\elif 1"),
+        ("else-else.sql", "\\if 1\n\\else\n\\else\n\\endif"),
+        ("if-bad.sql", "\\if\n\\endif\n"),
+        ("else-bad.sql", "\\if 0\n\\else BAD\n\\endif\n"),
+        ("least.sql", "\\set i least()\n"),
+        ("hash.sql", "\\set i hash(1,2,3)\n"),
+        ("permute.sql", "\\set i permute(1)\n"),
+        ("bigint.sql", "\\set i 100000000000000000000\n"),
+        ("double.sql", "\\set d 1.0E309\n"),
+        ("op.sql", "\\set i 1 +\n"),
+        ("nofunc.sql", "\\set i noSuchFunction()\n"),
+        ("case.sql", "\\set i CASE TRUE THEN 1 ELSE 0 END\n"),
+        ("gset.sql", "\\gset\n"),
+        ("sleep.sql", "\\sleep too many args\n"),
+    ] {
+        let path = dir.join(name);
+        std::fs::write(&path, text).unwrap();
+        cases.push(vec!["-f".into(), path.to_string_lossy().to_string()]);
+    }
+    for args in &cases {
+        let theirs = outcome(Path::new(PGBENCH), &work, args, &env);
+        let ours = outcome(&link, &work, args, &env);
+        assert_eq!(ours, theirs, "pgbench {args:?}");
+        assert_ne!(theirs.0, 0, "pgbench {args:?} refused nothing");
+    }
+    assert!(files(&work).is_empty(), "{:?}", files(&work));
+}
+
+/// A script of pgbench's functions, each value printed by debug(): with one seed, the same
+/// values from both tools (the random draws, the hashes, the permutation, the types).
+const FUNCTIONS: &str = r"\set u debug(random(10, 19))
+\set e debug(random_exponential(100, 199, 10.0))
+\set g debug(random_gaussian(1000, 1999, 10.0))
+\set z debug(random_zipfian(1, 9, 1.3))
+\set p debug(permute(7, 1000))
+\set q debug(permute(0, 10000, 5432))
+\set h debug(hash(10, 5432))
+\set f debug(hash_fnv1a(10, 5432))
+\set d debug(hash(10) = hash(10, :default_seed))
+\set x debug(least(-5.18, .0E0, 1.0/0) * -3.3)
+\set y debug(pow(2.0, 10) + int(7.5) + 1/3.0)
+\set n debug(NULL + 1)
+\set b debug(:n0 IS NULL AND 1 NOTNULL AND NOT :t)
+\set c debug(CASE WHEN 1 THEN 1.5e300 * 1e10 END)
+\set r debug(:random_seed)
+SELECT :u, :x, :n, :b;
+";
+
+#[test]
+fn a_seeded_scripts_values_are_pgbenchs() {
+    let s = Scratch::new();
+    let server = start(ServerKind::Postgres);
+    let dir = s.path("");
+    let link = dir.join("pgbench");
+    std::os::unix::fs::symlink(assert_cmd::cargo::cargo_bin("dbsweep"), &link).unwrap();
+    let script = dir.join("functions.sql");
+    std::fs::write(&script, FUNCTIONS).unwrap();
+    let port = server.port.to_string();
+    for clients in ["1", "3"] {
+        let args: Vec<String> = [
+            "-h",
+            "127.0.0.1",
+            "-p",
+            &port,
+            "-U",
+            "sbtest",
+            "-n",
+            "--random-seed=5432",
+            "-c",
+            clients,
+            "-t",
+            "1",
+            "-Dn0=null",
+            "-Dt=of",
+            "-f",
+        ]
+        .iter()
+        .map(|a| a.to_string())
+        .chain([script.to_string_lossy().to_string(), "sbtest".into()])
+        .collect();
+        let theirs = outcome(Path::new(PGBENCH), &dir, &args, &[]);
+        let ours = outcome(&link, &dir, &args, &[]);
+        assert_eq!(theirs.0, 0, "{}", theirs.2);
+        assert_eq!(ours.0, 0, "{}", ours.2);
+        // Each client's lines in order (clients run at once: their lines interleave).
+        let by_client = |err: &str| -> Vec<String> {
+            let mut lines: Vec<String> = err.lines().map(String::from).collect();
+            lines.sort();
+            lines
+        };
+        let (a, b) = (by_client(&theirs.2), by_client(&ours.2));
+        assert!(
+            a.iter().filter(|l| l.starts_with("debug(")).count() >= 15,
+            "{a:?}"
+        );
+        assert_eq!(b, a, "{clients} client(s)");
+    }
+    assert_eq!(
+        files(&dir),
+        ["functions.sql", "pgbench"],
+        "files left in the working directory"
+    );
+}
