@@ -521,15 +521,25 @@ fn pgbench_drop_in_judges_every_value_as_pgbench_does_before_connecting() {
         assert_eq!(theirs.status.code(), Some(1));
         assert_eq!(mine.status.code(), Some(1), "{args:?}");
     }
-    // --random-seed takes a negative number as strtoull does: no usage error about it.
+    // --random-seed takes a negative number as strtoull does: no usage error about it, and
+    // pgbench's info line with the seed it made of it.
     let mine = dbsweep()
         .args(["pgbench", "--random-seed=-1", "-h", "/nonexistent"])
         .output()
         .unwrap();
+    let theirs = std::process::Command::new(PGBENCH)
+        .args(["--random-seed=-1", "-h", "/nonexistent"])
+        .output()
+        .unwrap();
     let err = String::from_utf8_lossy(&mine.stderr);
-    assert!(
-        !err.contains("unexpected argument") && !err.contains("seed"),
-        "{err}"
+    assert!(!err.contains("unexpected argument"), "{err}");
+    assert_eq!(
+        err.lines().next(),
+        String::from_utf8_lossy(&theirs.stderr).lines().next()
+    );
+    assert_eq!(
+        err.lines().next(),
+        Some("pgbench: setting random seed to 18446744073709551615")
     );
     // -f - reads the script from standard input.
     let mine = dbsweep()

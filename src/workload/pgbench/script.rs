@@ -323,8 +323,15 @@ fn meta_words(line: &str) -> Result<Command, MetaErr> {
         .split_once(char::is_whitespace)
         .map_or((body, ""), |(w, r)| (w, r.trim()));
     // An expression's error points into the line, as pgbench's `^ error found here`.
-    let expr =
-        |s: &str| expr::parse_at(s).map_err(|(e, at)| MetaErr::At(e, offset_in(line, s) + at));
+    // (An empty expression stands at the line's end.)
+    let expr = |s: &str| {
+        let start = if s.is_empty() {
+            line.len()
+        } else {
+            offset_in(line, s)
+        };
+        expr::parse_at(s).map_err(|(e, at)| MetaErr::At(e, start + at))
+    };
     Ok(match word.to_ascii_lowercase().as_str() {
         "set" => {
             if rest.is_empty() {
@@ -338,8 +345,12 @@ fn meta_words(line: &str) -> Result<Command, MetaErr> {
             Command::Set(name.to_string(), expr(e.trim())?)
         }
         "sleep" => {
-            if rest.split_whitespace().count() > 2 {
-                return Err("too many arguments".into());
+            // pgbench points at the first word too many.
+            if let Some(extra) = rest.split_whitespace().nth(2) {
+                return Err(MetaErr::At(
+                    "too many arguments".into(),
+                    offset_in(line, extra),
+                ));
             }
             let mut parts = rest.split_whitespace();
             let n = parts.next().ok_or("missing argument")?;
@@ -539,7 +550,6 @@ fn syntax_error(
 pub fn parse(name: &str, text: &str) -> Result<Script, String> {
     let mut commands = Vec::new();
     let mut sources = Vec::new();
-    let mut pending_line = 0;
     let line_of = |at: usize| text[..at].bytes().filter(|b| *b == b'\n').count() + 1;
     let end_of_line = |at: usize| text[at..].find('\n').map_or(text.len(), |n| at + n);
     let mut pos = 0;
@@ -576,7 +586,8 @@ pub fn parse(name: &str, text: &str) -> Result<Script, String> {
                 .unwrap_or("");
             let at = |(e, col): MetaError| syntax_error(name, no, shown, word, &e, col);
             match store(&line).map_err(|e| at((e, None)))? {
-                Some(s) => attach(&mut commands, s).map_err(|e| at((e, None)))?,
+                // As pgbench: the file and line, without the command.
+                Some(s) => attach(&mut commands, s).map_err(|e| format!("{name}:{no}: {e}"))?,
                 None => {
                     commands.push(meta(shown).map_err(at)?);
                     sources.push(shown.to_string());
@@ -586,7 +597,6 @@ pub fn parse(name: &str, text: &str) -> Result<Script, String> {
         }
         // SQL, read as psql's lexer reads it: up to a `;` outside quotes, dollar quotes,
         // comments and parentheses, or up to a `\gset` / `\aset`.
-        pending_line = no;
         let (code, stop) = scan_sql(text, pos);
         let eol = end_of_line(pos);
         // As pgbench prints it: the command's first line (up to a `\gset` on it, the space
@@ -611,7 +621,7 @@ pub fn parse(name: &str, text: &str) -> Result<Script, String> {
                 let s = store(st)
                     .map_err(at_line)?
                     .ok_or_else(|| at_line("not \\gset".into()))?;
-                attach(&mut commands, s).map_err(at_line)?;
+                attach(&mut commands, s).map_err(|e| format!("{name}:{}: {e}", line_of(at)))?;
                 pos = eol;
             }
             SqlEnd::Eof => pos = text.len(),
@@ -620,7 +630,12 @@ pub fn parse(name: &str, text: &str) -> Result<Script, String> {
     if commands.is_empty() {
         return Err(format!("empty command list for script \"{name}\""));
     }
-    let jumps = resolve(&commands).map_err(|e| format!("{name}:{pending_line}: {e}"))?;
+    let jumps = resolve(&commands).map_err(|(i, e)| {
+        format!(
+            "condition error in script \"{name}\" command {}: {e}",
+            i + 1
+        )
+    })?;
     Ok(Script {
         name: name.to_string(),
         commands,
@@ -630,7 +645,9 @@ pub fn parse(name: &str, text: &str) -> Result<Script, String> {
 }
 
 /// The branch targets of the script's `\if` blocks; an unbalanced block is an error.
-fn resolve(commands: &[Command]) -> Result<Vec<Option<usize>>, &'static str> {
+/// An error names the command (from 0) where pgbench finds it: the stray branch, or one past
+/// the last command for an `\\if` left open.
+fn resolve(commands: &[Command]) -> Result<Vec<Option<usize>>, (usize, &'static str)> {
     let mut jumps = vec![None; commands.len()];
     // Open blocks: the index of the last branch command seen, and whether \else was seen.
     let mut open: Vec<(usize, bool)> = Vec::new();
@@ -638,31 +655,37 @@ fn resolve(commands: &[Command]) -> Result<Vec<Option<usize>>, &'static str> {
         match c {
             Command::If(_) => open.push((i, false)),
             Command::Elif(_) | Command::Else => {
-                let (last, seen_else) = open.last_mut().ok_or(if matches!(c, Command::Else) {
-                    "\\else without matching \\if"
-                } else {
-                    "\\elif without matching \\if"
-                })?;
-                if *seen_else {
-                    return Err(if matches!(c, Command::Else) {
-                        "\\else after \\else"
+                let (last, seen_else) = open.last_mut().ok_or((
+                    i,
+                    if matches!(c, Command::Else) {
+                        "\\else without matching \\if"
                     } else {
-                        "\\elif after \\else"
-                    });
+                        "\\elif without matching \\if"
+                    },
+                ))?;
+                if *seen_else {
+                    return Err((
+                        i,
+                        if matches!(c, Command::Else) {
+                            "\\else after \\else"
+                        } else {
+                            "\\elif after \\else"
+                        },
+                    ));
                 }
                 jumps[*last] = Some(i);
                 *last = i;
                 *seen_else = matches!(c, Command::Else);
             }
             Command::Endif => {
-                let (last, _) = open.pop().ok_or("\\endif without matching \\if")?;
+                let (last, _) = open.pop().ok_or((i, "\\endif without matching \\if"))?;
                 jumps[last] = Some(i);
             }
             _ => {}
         }
     }
     if !open.is_empty() {
-        return Err("\\if without matching \\endif");
+        return Err((commands.len(), "\\if without matching \\endif"));
     }
     Ok(jumps)
 }
@@ -732,6 +755,41 @@ mod tests {
             c => panic!("{c:?}"),
         }
         assert!(matches!(&s.commands[1], Command::Sleep(_, 1000)));
+    }
+
+    #[test]
+    fn statements_end_where_psqls_lexer_ends_them() {
+        let text = "DO $$\nBEGIN\n  PERFORM 1; -- a ; in a body\nEND$$;\n\
+                    SELECT 1; SELECT f(';', $t$ ; $t$, (2; 3));\n\
+                    SELECT E'\\';' /* ; /* nested ; */ */, \"a;b\";\n\
+                    \\; \\; SELECT 5 AS i \\; \\; \\gset\n";
+        let s = parse("f.sql", text).unwrap();
+        let sqls: Vec<String> = s
+            .commands
+            .iter()
+            .map(|c| match c {
+                Command::Sql { text, .. } => text.concat(),
+                c => panic!("{c:?}"),
+            })
+            .collect();
+        assert_eq!(sqls.len(), 5, "{sqls:?}");
+        assert!(
+            sqls[0].starts_with("DO $$") && sqls[0].ends_with("END$$"),
+            "{sqls:?}"
+        );
+        assert!(sqls[0].contains("PERFORM 1;"));
+        assert_eq!(sqls[1], "SELECT 1");
+        assert_eq!(sqls[2], "SELECT f(';', $t$ ; $t$, (2; 3))");
+        assert!(sqls[3].ends_with("\"a;b\""), "{sqls:?}");
+        // The empty statements around `\;` give no result: \gset takes the one that does.
+        assert!(matches!(
+            &s.commands[4],
+            Command::Sql {
+                parts: 1,
+                store: Some(Store::One(_)),
+                ..
+            }
+        ));
     }
 
     #[test]

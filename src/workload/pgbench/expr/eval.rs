@@ -26,13 +26,19 @@ pub fn debug_text(v: Value) -> String {
     }
 }
 
-/// C's `%.{digits}g`: the shorter of fixed and exponent notation, trailing zeros dropped.
+/// C's `%.{digits}g` as PostgreSQL's snprintf prints it: the shorter of fixed and exponent
+/// notation, trailing zeros dropped.
 pub fn format_g(x: f64, digits: usize) -> String {
+    // PostgreSQL's own snprintf spells these out (pgbench prints with it).
     if x.is_nan() {
-        return "nan".into();
+        return "NaN".into();
     }
     if x.is_infinite() {
-        return if x > 0.0 { "inf".into() } else { "-inf".into() };
+        return if x > 0.0 {
+            "Infinity".into()
+        } else {
+            "-Infinity".into()
+        };
     }
     if x == 0.0 {
         return if x.is_sign_negative() {

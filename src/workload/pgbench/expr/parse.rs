@@ -125,8 +125,8 @@ enum Tok {
     MaxPlusOne,
 }
 
-/// The tokens of `s` and the byte offset where each starts; an error names the offset it
-/// stopped at.
+/// The tokens of `s` and the byte offset of each one's last byte (where pgbench's caret points
+/// for an error at that token); an error names the offset it stopped at.
 fn tokens(s: &str) -> Result<(Vec<Tok>, Vec<usize>), (String, usize)> {
     let b = s.as_bytes();
     let mut out = Vec::new();
@@ -138,9 +138,7 @@ fn tokens(s: &str) -> Result<(Vec<Tok>, Vec<usize>), (String, usize)> {
     ];
     while i < b.len() {
         let c = b[i];
-        if !c.is_ascii_whitespace() {
-            pos.push(i);
-        }
+        let before = out.len();
         if c.is_ascii_whitespace() {
             i += 1;
         } else if c.is_ascii_digit() || (c == b'.' && b.get(i + 1).is_some_and(u8::is_ascii_digit))
@@ -158,11 +156,11 @@ fn tokens(s: &str) -> Result<(Vec<Tok>, Vec<usize>), (String, usize)> {
                 Ok(v) => Tok::Int(v),
                 Err(_) if t == "9223372036854775808" => Tok::MaxPlusOne,
                 Err(_) if t.bytes().all(|c| c.is_ascii_digit()) => {
-                    return Err((format!("bigint constant overflow ({t})"), i));
+                    return Err((format!("bigint constant overflow ({t})"), i - 1));
                 }
                 Err(_) => match t.parse::<f64>() {
                     Ok(d) if d.is_finite() => Tok::Double(d),
-                    Ok(_) => return Err((format!("double constant overflow ({t})"), i)),
+                    Ok(_) => return Err((format!("double constant overflow ({t})"), i - 1)),
                     Err(_) => return Err((SYNTAX.into(), start)),
                 },
             });
@@ -189,6 +187,10 @@ fn tokens(s: &str) -> Result<(Vec<Tok>, Vec<usize>), (String, usize)> {
             let c = s[i..].chars().next().unwrap_or('?');
             return Err((format!("unexpected character \"{c}\""), i));
         }
+        if out.len() > before {
+            // Where pgbench's lexer stands once it has read the token: its last byte.
+            pos.push(i - 1);
+        }
     }
     Ok((out, pos))
 }
@@ -198,9 +200,13 @@ const SYNTAX: &str = "syntax error";
 
 struct Parser {
     toks: Vec<Tok>,
-    /// Where each token starts in the expression's text, and the text's length.
+    /// Where each token ends (its last byte) in the expression's text, and the text's length.
     pos: Vec<usize>,
     len: usize,
+    /// Where an error that is not at the next token points.
+    err_at: Option<usize>,
+    /// The expression as written (a function's name as the script spells it).
+    text: String,
     at: usize,
     /// How many sub-expressions (parentheses, arguments, unary operators) the parser is in.
     depth: usize,
@@ -263,10 +269,12 @@ pub fn parse_at(s: &str) -> Result<Expr, (String, usize)> {
         toks,
         pos,
         len: s.len(),
+        err_at: None,
+        text: s.to_string(),
         at: 0,
         depth: 0,
     };
-    let e = p.or().map_err(|e| (e, p.offset()))?;
+    let e = p.or().map_err(|e| (e, p.err_at.unwrap_or(p.offset())))?;
     if tree_depth(&e) > MAX_DEPTH {
         return Err((too_deep(), 0));
     }
@@ -288,7 +296,7 @@ impl Parser {
         e
     }
 
-    /// Where the parser stands in the text: the next token's start, or the end.
+    /// Where the parser stands in the text: the next token (its last byte), or the end.
     fn offset(&self) -> usize {
         self.pos.get(self.at).copied().unwrap_or(self.len)
     }
@@ -479,6 +487,21 @@ impl Parser {
                 if !self.eat_sym("(") {
                     return Err(SYNTAX.into());
                 }
+                // pgbench's grammar looks the name up as soon as it is read: the caret at
+                // the name, the name as written.
+                if !FUNCTIONS
+                    .iter()
+                    .any(|(f, ..)| *f == name && !matches!(*f, "sin" | "cos" | "__is"))
+                {
+                    let last = self.pos[self.at - 2];
+                    self.err_at = Some(last);
+                    let written = self
+                        .text
+                        .get(last + 1 - name.len()..=last)
+                        .unwrap_or(&name)
+                        .to_string();
+                    return Err(format!("unexpected function name ({written})"));
+                }
                 let mut args = Vec::new();
                 if !self.eat_sym(")") {
                     loop {
@@ -491,7 +514,11 @@ impl Parser {
                         }
                     }
                 }
-                check_call(&name, args.len())?;
+                // Judged once the call is read: pgbench points at its last token.
+                if let Err(e) = check_call(&name, args.len()) {
+                    self.err_at = self.pos.get(self.at - 1).copied();
+                    return Err(e);
+                }
                 Expr::Call(name, args)
             }
             _ => {

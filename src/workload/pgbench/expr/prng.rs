@@ -178,6 +178,17 @@ mod tests {
     }
 
     #[test]
+    fn debug_prints_doubles_as_cs_percent_15g() {
+        use super::super::eval::format_g;
+        assert_eq!(format_g(17.094, 15), "17.094");
+        assert_eq!(format_g(8.507059173023462e37, 15), "8.50705917302346e+37");
+        assert_eq!(format_g(1e30, 15), "1e+30");
+        assert_eq!(format_g(-0.00032, 15), "-0.00032");
+        assert_eq!(format_g(0.000012345, 15), "1.2345e-05");
+        assert_eq!(format_g(1024.0, 15), "1024");
+    }
+
+    #[test]
     fn draws_stay_in_their_ranges() {
         let mut r = PgPrng::for_client(5432, 0);
         for _ in 0..2000 {
