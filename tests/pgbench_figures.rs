@@ -26,10 +26,22 @@ fn run(
     port: u16,
     args: &[&str],
 ) -> (i32, String, String) {
+    run_env(bin, dir, port, args, &[])
+}
+
+/// `run` with environment variables set.
+fn run_env(
+    bin: &std::path::Path,
+    dir: &std::path::Path,
+    port: u16,
+    args: &[&str],
+    env: &[(&str, &std::path::Path)],
+) -> (i32, String, String) {
     let out = Command::new(bin)
         .args(["-h", "127.0.0.1", "-p", &port.to_string(), "-U", "sbtest"])
         .args(args)
         .arg("sbtest")
+        .envs(env.iter().copied())
         .current_dir(dir)
         .output()
         .unwrap();
@@ -291,24 +303,13 @@ fn a_pgbench_runs_report_leads_with_tps_and_latency_percentiles() {
     let dir = s.path("");
     let bins = tools(&s);
     run(&bins[0], &dir, server.port, &["-i", "-q", "-s", "1"]);
-    let out = Command::new(&bins[1])
-        .args([
-            "-h",
-            "127.0.0.1",
-            "-p",
-            &server.port.to_string(),
-            "-U",
-            "sbtest",
-        ])
-        .args(["-n", "-c", "2", "-T", "2", "sbtest"])
-        .env("DBSWEEP_RESULTS_DIR", &dir)
-        .current_dir(&dir)
-        .output()
-        .unwrap();
-    let (code, out, err) = (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
+    // The results file where DBSWEEP_RESULTS_DIR asks.
+    let (code, out, err) = run_env(
+        &bins[1],
+        &dir,
+        server.port,
+        &["-n", "-c", "2", "-T", "2"],
+        &[("DBSWEEP_RESULTS_DIR", &dir)],
     );
     assert_eq!(code, 0, "{out}{err}");
     let file = std::fs::read_dir(&dir)

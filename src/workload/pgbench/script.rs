@@ -137,9 +137,8 @@ fn sql(source: &str) -> Command {
     let (mut i, mut quote) = (0, None::<u8>);
     while i < b.len() {
         let c = b[i];
-        if !c.is_ascii_whitespace()
-            && !(quote.is_none() && c == b'\\' && b.get(i + 1) == Some(&b';'))
-        {
+        let joiner = quote.is_none() && c == b'\\' && b.get(i + 1) == Some(&b';');
+        if !(c.is_ascii_whitespace() || joiner) {
             statement = true;
         }
         match quote {

@@ -143,12 +143,7 @@ fn arithmetic(op: Op, a: Value, b: Value) -> Result<Value, String> {
                 Op::Mul => Value::Double(x * y),
                 // As C divides doubles: by zero is an infinity (or NaN), not an error.
                 Op::Div => Value::Double(x / y),
-                Op::Eq => Value::Bool(x == y),
-                Op::Ne => Value::Bool(x != y),
-                Op::Lt => Value::Bool(x < y),
-                Op::Le => Value::Bool(x <= y),
-                Op::Gt => Value::Bool(x > y),
-                _ => Value::Bool(x >= y),
+                _ => compare(op, x, y),
             }
         }
         _ => {
@@ -165,12 +160,7 @@ fn arithmetic(op: Op, a: Value, b: Value) -> Result<Value, String> {
                 // pgbench: INT64_MIN / -1 is an error, INT64_MIN % -1 is 0.
                 Op::Div => out(x.checked_div(y), "div")?,
                 Op::Mod => Value::Int(x.wrapping_rem(y)),
-                Op::Eq => Value::Bool(x == y),
-                Op::Ne => Value::Bool(x != y),
-                Op::Lt => Value::Bool(x < y),
-                Op::Le => Value::Bool(x <= y),
-                Op::Gt => Value::Bool(x > y),
-                _ => Value::Bool(x >= y),
+                _ => compare(op, x, y),
             }
         }
     })
@@ -212,6 +202,34 @@ fn default_seed(given: Option<&Value>, env: &mut dyn Env) -> Result<i64, String>
             .ok_or_else(|| "undefined variable \"default_seed\"".to_string())?
             .as_int(),
     }
+}
+
+/// A comparison of two numbers of one type, as C compares them (NaN equal to nothing).
+fn compare<T: PartialOrd>(op: Op, x: T, y: T) -> Value {
+    Value::Bool(match op {
+        Op::Eq => x == y,
+        Op::Ne => x != y,
+        Op::Lt => x < y,
+        Op::Le => x <= y,
+        Op::Gt => x > y,
+        _ => x >= y,
+    })
+}
+
+/// The greatest (or least) of `v`, each read by `read`.
+fn extreme<T: PartialOrd>(
+    greatest: bool,
+    v: &[Value],
+    read: fn(Value) -> Result<T, String>,
+) -> Result<T, String> {
+    let mut best = read(v[0])?;
+    for x in &v[1..] {
+        let x = read(*x)?;
+        if (greatest && x > best) || (!greatest && x < best) {
+            best = x;
+        }
+    }
+    Ok(best)
 }
 
 /// The most arguments a call takes when it runs (pgbench's MAX_FARGS).
@@ -257,25 +275,9 @@ fn call(f: &str, args: &[Expr], env: &mut dyn Env) -> Result<Value, String> {
         "mod" => arithmetic(Op::Mod, v[0], v[1])?,
         // Doubles if any argument is one, else integers (a boolean is neither).
         "greatest" | "least" if v.iter().any(|x| matches!(x, Value::Double(_))) => {
-            let mut best = v[0].as_f64()?;
-            for x in &v[1..] {
-                let x = x.as_f64()?;
-                if (f == "greatest" && x > best) || (f == "least" && x < best) {
-                    best = x;
-                }
-            }
-            Value::Double(best)
+            Value::Double(extreme(f == "greatest", &v, Value::as_f64)?)
         }
-        "greatest" | "least" => {
-            let mut best = v[0].as_int()?;
-            for x in &v[1..] {
-                let x = x.as_int()?;
-                if (f == "greatest" && x > best) || (f == "least" && x < best) {
-                    best = x;
-                }
-            }
-            Value::Int(best)
-        }
+        "greatest" | "least" => Value::Int(extreme(f == "greatest", &v, Value::as_int)?),
         // Without a seed, `:default_seed` (as pgbench's grammar supplies it).
         "hash" | "hash_murmur2" => {
             Value::Int(murmur2(int(0)?, default_seed(v.get(1), env)? as u64))

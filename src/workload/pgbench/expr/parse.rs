@@ -37,8 +37,7 @@ impl Value {
                 let r = d.round_ties_even();
                 // i64::MIN is exact as a double; i64::MAX + 1 is the first that does not fit.
                 if r.is_nan()
-                    || r < -9_223_372_036_854_775_808.0
-                    || r >= 9_223_372_036_854_775_808.0
+                    || !(-9_223_372_036_854_775_808.0..9_223_372_036_854_775_808.0).contains(&r)
                 {
                     Err(format!("double to int overflow for {r:.6}"))
                 } else {
