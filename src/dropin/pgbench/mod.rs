@@ -3,7 +3,8 @@
 //! values attached or apart, and the long ones), libpq's environment (PGHOST, PGPORT, PGUSER,
 //! PGDATABASE, PGPASSWORD), initialises pgbench's tables (`-i`) or runs its built-in and custom
 //! scripts, and prints what pgbench prints (its summary on stdout, `-P`'s progress and `-i`'s
-//! steps on stderr), then one line naming dbsweep's results file.
+//! steps on stderr) and nothing more; dbsweep's results file goes only into the directory
+//! `DBSWEEP_RESULTS_DIR` names.
 
 mod checks;
 mod getopt;
