@@ -5,7 +5,11 @@
 mod eval;
 mod parse;
 pub mod prng;
+#[cfg(test)]
+mod tests;
+mod value;
 
 pub use eval::{Env, eval};
-pub use parse::{Expr, MAX_DEPTH, MAX_TOKENS, Op, Value, parse, parse_at};
+pub use parse::{Expr, MAX_DEPTH, MAX_TOKENS, Op, parse, parse_at};
 pub use prng::PgPrng;
+pub use value::Value;
