@@ -127,12 +127,8 @@ pub(super) fn script_error(script: &Script, i: usize, e: String) -> DbError {
 }
 
 impl PgbenchClient {
-    fn eval(
-        &mut self,
-        e: &expr::Expr,
-        _rand: &mut Rand,
-        at: (usize, usize),
-    ) -> Result<Value, String> {
+    /// `e`'s value, its random functions drawing from the client's own sequence.
+    fn eval(&mut self, e: &expr::Expr, at: (usize, usize)) -> Result<Value, String> {
         let mut env = Vars {
             vars: &self.vars,
             rand: &mut self.prng,
@@ -496,23 +492,22 @@ impl PgbenchClient {
                 }
                 Command::Set(name, e) => {
                     let v = self
-                        .eval(e, rand, (s, i))
+                        .eval(e, (s, i))
                         .map_err(|e| meta_failed("set", EVALUATION, Some(e)))?;
                     self.set(name.clone(), v);
                     i += 1;
                 }
                 Command::Sleep(e, unit) => {
-                    let n =
-                        self.eval(e, rand, (s, i))
-                            .and_then(Value::as_int)
-                            .map_err(|e| match e.strip_prefix("undefined variable ") {
-                                Some(v) => meta_failed(
-                                    "sleep",
-                                    EXECUTION,
-                                    Some(format!("sleep: undefined variable {v}")),
-                                ),
-                                None => meta_failed("sleep", EXECUTION, Some(e)),
-                            })?;
+                    let n = self.eval(e, (s, i)).and_then(Value::as_int).map_err(|e| {
+                        match e.strip_prefix("undefined variable ") {
+                            Some(v) => meta_failed(
+                                "sleep",
+                                EXECUTION,
+                                Some(format!("sleep: undefined variable {v}")),
+                            ),
+                            None => meta_failed("sleep", EXECUTION, Some(e)),
+                        }
+                    })?;
                     let us = u64::try_from(n).unwrap_or(0).saturating_mul(*unit);
                     if !nap(std::time::Duration::from_micros(us)) {
                         return Err(run_ended("interrupted during \\sleep"));
@@ -562,13 +557,13 @@ impl PgbenchClient {
                 }
                 Command::If(e) => {
                     let taken = self
-                        .eval(e, rand, (s, i))
+                        .eval(e, (s, i))
                         .and_then(Value::truthy)
                         .map_err(|e| meta_failed("if", EVALUATION, Some(e)))?;
                     i = if taken {
                         i + 1
                     } else {
-                        self.next_branch(script, i, rand)?
+                        self.next_branch(script, i)?
                     };
                 }
                 // Reached by running the branch before it: the block is done.
@@ -628,19 +623,14 @@ impl PgbenchClient {
     }
 
     /// After a false `\if` or `\elif` at `i`: the first command of the branch that runs.
-    fn next_branch(
-        &mut self,
-        script: &Script,
-        mut i: usize,
-        rand: &mut Rand,
-    ) -> Result<usize, DbError> {
+    fn next_branch(&mut self, script: &Script, mut i: usize) -> Result<usize, DbError> {
         loop {
             let next = script.jumps[i].expect("resolved when read");
             match &script.commands[next] {
                 Command::Elif(e) => {
                     self.failed_at = Some((self.last, next));
                     let taken = self
-                        .eval(e, rand, (self.last, next))
+                        .eval(e, (self.last, next))
                         .and_then(Value::truthy)
                         .map_err(|e| meta_failed("elif", EVALUATION, Some(e)))?;
                     if taken {
