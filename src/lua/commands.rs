@@ -78,17 +78,13 @@ impl ScriptLine {
     }
 }
 
-fn read_line(command: &str, script: &str, args: &[String]) -> Result<Option<ScriptLine>, Error> {
-    let path = super::scripts::resolve(script)?;
-    let source = crate::input::read_text(&path, crate::input::SCRIPT)
-        .map_err(|e| Error::Usage(format!("{}: {e}", path.display())))?;
-    let mut ctx = Ctx {
-        path: path.clone(),
+/// A script's context before its options are known: its source, the command and the words.
+fn new_ctx(path: std::path::PathBuf, source: String, command: &str, argv: Vec<String>) -> Ctx {
+    Ctx {
+        path,
         source,
         command: command.to_string(),
-        argv: std::iter::once(script.to_string())
-            .chain(args.iter().cloned())
-            .collect(),
+        argv,
         opts: Vec::new(),
         target: None,
         rand: RandOptions {
@@ -103,7 +99,46 @@ fn read_line(command: &str, script: &str, args: &[String]) -> Result<Option<Scri
         mysql_ignore_errors: MYSQL_IGNORE_DEFAULT.map(String::from).to_vec(),
         legacy: Vec::new(),
         sql_used: Default::default(),
+    }
+}
+
+/// Loads a script and runs its top level once, as sysbench does with a script and no command,
+/// or with a script on standard input (`script` None): nothing else of it runs.
+pub fn load_only(script: Option<&str>) -> Result<(), Error> {
+    let (path, source) = match script {
+        Some(name) => {
+            let path = super::scripts::resolve(name)?;
+            let source = crate::input::read_text(&path, crate::input::SCRIPT)
+                .map_err(|e| Error::Usage(format!("{}: {e}", path.display())))?;
+            (path, source)
+        }
+        None => {
+            if std::io::IsTerminal::is_terminal(&std::io::stdin()) {
+                println!("Reading the script from the standard input:\n");
+            }
+            let mut source = String::new();
+            std::io::Read::read_to_string(
+                &mut std::io::Read::take(std::io::stdin(), crate::input::SCRIPT),
+                &mut source,
+            )
+            .map_err(|e| Error::Usage(format!("the script on standard input: {e}")))?;
+            (std::path::PathBuf::from("(stdin)"), source)
+        }
     };
+    let argv = vec![script.unwrap_or("").to_string()];
+    let ctx = new_ctx(path, source, "", argv);
+    new_state(&Arc::new(ctx), None).map_err(|e| lua_fail(&e))?;
+    Ok(())
+}
+
+fn read_line(command: &str, script: &str, args: &[String]) -> Result<Option<ScriptLine>, Error> {
+    let path = super::scripts::resolve(script)?;
+    let source = crate::input::read_text(&path, crate::input::SCRIPT)
+        .map_err(|e| Error::Usage(format!("{}: {e}", path.display())))?;
+    let argv = std::iter::once(script.to_string())
+        .chain(args.iter().cloned())
+        .collect();
+    let mut ctx = new_ctx(path, source, command, argv);
     // The top level declares the options; it runs once before they are known.
     let (main, _) = new_state(&Arc::new(ctx.clone()), None).map_err(|e| lua_fail(&e))?;
     let declared = declared_options(&main).map_err(|e| lua_fail(&e))?;

@@ -17,7 +17,7 @@ mod state;
 mod watch;
 mod workload;
 
-pub use commands::ScriptLine;
+pub use commands::{ScriptLine, load_only};
 pub use scripts::{SYSBENCH_DIR, find_script, is_script, resolve, script_command};
 pub use state::Ctx;
 pub use state::MYSQL_IGNORE_DEFAULT;

@@ -142,6 +142,13 @@ impl Events {
         self.0.client_note(note);
     }
 
+    /// Every client has connected: the run begins.
+    pub fn started(self) {
+        if let Some(v) = self.0.voice() {
+            v.started();
+        }
+    }
+
     /// Whether connecting many clients may show a progress bar on a terminal (a personality
     /// whose output others parse says no).
     pub fn connect_bar(self) -> bool {

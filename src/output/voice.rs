@@ -36,6 +36,8 @@ pub trait Voice: Sync + std::fmt::Debug {
     }
     /// What precedes a run's first line.
     fn run_header(&self, _run: &RunHeader) {}
+    /// Every client has connected (and run its script's `thread_init`): the run begins.
+    fn started(&self) {}
     /// One interval's line.
     fn interval(&self, iv: &Interval, sql_used: bool);
     /// A run's summary.

@@ -338,6 +338,9 @@ pub(super) fn run_group(
         drop((setup_tx, done_tx));
         let (recorders, connected, setup_error) =
             gather_setups(&st, &setup_rx, &progress, pooled_clients);
+        if setup_error.is_none() {
+            opts.notes.started();
+        }
         let connect_seconds = connecting.elapsed().as_secs_f64();
         let begin = release(&st, connected, setup_error, interrupt, &mut seat)?;
         // Published for the watch on scripts whose code does not return (lua's hook).

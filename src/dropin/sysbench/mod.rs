@@ -6,6 +6,8 @@
 //! dbsweep's own workload, which sends sysbench's statements; any other script runs in the Lua
 //! API. dbsweep's extras (every percentile, the HDR histogram) go to the `--output` results file.
 
+mod ctests;
+mod help;
 pub mod output;
 mod translate;
 pub use translate::{Builtin, BuiltinCommand, Dropin, invoked_as_sysbench, main};

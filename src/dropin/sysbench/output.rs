@@ -25,6 +25,12 @@ pub fn banner() -> String {
 /// What sysbench prints between the banner and the first interval line of a run: `r` holds the
 /// run's threads, rate, report interval and seed.
 pub fn run_header(r: &RunHeader, seed_given: bool) -> String {
+    run_mode(r, seed_given, false) + "Initializing worker threads...\n\n"
+}
+
+/// sysbench's "Running the test with following options" lines, up to where a test says what
+/// it does (its mode), and the blank lines after them.
+pub fn run_mode(r: &RunHeader, seed_given: bool, validate: bool) -> String {
     let mut s = String::from("Running the test with following options:\n");
     let _ = writeln!(s, "Number of threads: {}", r.threads);
     if let Some(rate) = r.rate {
@@ -32,6 +38,9 @@ pub fn run_header(r: &RunHeader, seed_given: bool) -> String {
     }
     if let Some(every) = r.report_interval {
         let _ = writeln!(s, "Report intermediate results every {every} second(s)");
+    }
+    if validate {
+        s.push_str("Validation checks: on.\n\n");
     }
     if seed_given {
         let _ = writeln!(
@@ -42,9 +51,12 @@ pub fn run_header(r: &RunHeader, seed_given: bool) -> String {
     } else {
         s.push_str("Initializing random number generator from current time\n");
     }
-    s.push_str("\n\nInitializing worker threads...\n\nThreads started!\n\n");
+    s.push_str("\n\n");
     s
 }
+
+/// sysbench's log levels: a line of level L is printed under `--verbosity` L or above.
+pub const NOTICE: u8 = 3;
 
 /// How sysbench's text looks in this process, when it runs as sysbench (`dbsweep sysbench`).
 #[derive(Clone, Copy, Debug)]
@@ -55,6 +67,16 @@ pub struct SysbenchStyle {
     pub histogram: bool,
     /// Whether `--rand-seed` was given (the header says where the generator's seed came from).
     pub seed_given: bool,
+    /// `--verbosity`: below NOTICE, no header, interval lines or summary.
+    pub verbosity: u8,
+    /// `--validate`: the header says so (fileio checks what it reads).
+    pub validate: bool,
+}
+
+impl SysbenchStyle {
+    pub fn notice(&self) -> bool {
+        self.verbosity >= NOTICE
+    }
 }
 
 impl Voice for SysbenchStyle {
@@ -64,12 +86,24 @@ impl Voice for SysbenchStyle {
     }
 
     fn run_header(&self, run: &RunHeader) {
-        print!("{}", run_header(run, self.seed_given));
+        if self.notice() {
+            print!("{}", run_header(run, self.seed_given));
+        }
+    }
+
+    /// Once every thread has connected and run its `thread_init`.
+    fn started(&self) {
+        if self.notice() {
+            print!("Threads started!\n\n");
+        }
     }
 
     /// Its SQL drivers' line when the run used one, else its generic events-per-second line;
     /// under --rate, the queue's line.
     fn interval(&self, iv: &Interval, sql_used: bool) {
+        if !self.notice() {
+            return;
+        }
         if sql_used {
             println!("{}", interval_line(iv, self.percentile));
         } else {
@@ -83,6 +117,9 @@ impl Voice for SysbenchStyle {
     /// With its histogram when asked, and its SQL statistics when the run used a database
     /// driver (a built-in test always does, a script when it calls `sysbench.sql.driver()`).
     fn summary(&self, r: &Results, sql_used: bool) {
+        if !self.notice() {
+            return;
+        }
         if self.histogram
             && let Ok(h) = r.histogram.decode()
         {
@@ -183,26 +220,56 @@ pub fn summary(r: &Results, percentile: u32, sql: bool) -> String {
             );
         }
     }
-    s.push_str("\nGeneral statistics:\n");
-    let _ = writeln!(s, "    {:<37}{:.4}s", "total time:", r.time_s);
-    let _ = writeln!(s, "    {:<37}{}", "total number of events:", r.events);
     let l = &r.latency_ms;
+    s.push_str(&general_statistics(&General {
+        time_s: r.time_s,
+        events: r.events,
+        latency_ms: [l.min, l.avg, l.max, l.sum],
+        percentile,
+        pct_ms: percentile_ms(r, percentile),
+        thread_events: &r.thread_events,
+        thread_time_s: &r.thread_time_s,
+    }));
+    s
+}
+
+/// What sysbench's closing statistics say of any test's run, a database's or one of its tests
+/// written in C.
+pub struct General<'a> {
+    pub time_s: f64,
+    pub events: u64,
+    /// min, avg, max and sum of the events' latencies, in milliseconds.
+    pub latency_ms: [f64; 4],
+    /// `--percentile` (0: off) and the latency there.
+    pub percentile: u32,
+    pub pct_ms: f64,
+    /// Each thread's events and busy seconds.
+    pub thread_events: &'a [u64],
+    pub thread_time_s: &'a [f64],
+}
+
+/// sysbench's "General statistics", "Latency (ms)" and "Threads fairness" sections.
+pub fn general_statistics(g: &General) -> String {
+    let mut s = String::from("\nGeneral statistics:\n");
+    let _ = writeln!(s, "    {:<37}{:.4}s", "total time:", g.time_s);
+    let _ = writeln!(s, "    {:<37}{}", "total number of events:", g.events);
     let line = |s: &mut String, label: &str, v: f64| {
         let _ = writeln!(s, "{label:<43}{v:>10.2}");
     };
+    let [min, avg, max, sum] = g.latency_ms;
     s.push_str("\nLatency (ms):\n");
-    line(&mut s, "         min:", l.min);
-    line(&mut s, "         avg:", l.avg);
-    line(&mut s, "         max:", l.max);
-    if percentile == 0 {
+    line(&mut s, "         min:", min);
+    line(&mut s, "         avg:", avg);
+    line(&mut s, "         max:", max);
+    if g.percentile == 0 {
         s.push_str("         percentile stats:               disabled\n");
     } else {
-        let label = format!("        {percentile:>3}th percentile:");
-        line(&mut s, &label, percentile_ms(r, percentile));
+        let label = format!("        {:>3}th percentile:", g.percentile);
+        line(&mut s, &label, g.pct_ms);
     }
-    line(&mut s, "         sum:", l.sum);
-    let (ev_avg, ev_sd) = mean_sd(r.thread_events.iter().map(|&e| e as f64));
-    let (t_avg, t_sd) = mean_sd(r.thread_time_s.iter().copied());
+    line(&mut s, "         sum:", sum);
+    let (ev_avg, ev_sd) = mean_sd(g.thread_events.iter().map(|&e| e as f64));
+    let (t_avg, t_sd) = mean_sd(g.thread_time_s.iter().copied());
     let _ = writeln!(
         s,
         "\nThreads fairness:\n    events (avg/stddev):           {ev_avg:.4}/{ev_sd:.2}\n    execution time (avg/stddev):   {t_avg:.4}/{t_sd:.2}\n"

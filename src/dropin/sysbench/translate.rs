@@ -25,20 +25,24 @@ struct Words {
 }
 
 /// sysbench's grammar: every word starting with `--` is an option (its value only after `=`),
-/// the first other word is the script, the second the command; a third is an error.
-fn words(args: &[String]) -> Result<Words, Error> {
+/// the first other word is the script, the second the command; a third is refused as sysbench
+/// refuses it. The deprecated `--test=NAME` names the script, with sysbench's warning.
+fn words(args: &[String]) -> Result<Words, String> {
     let mut w = Words::default();
     for a in args {
-        if a.starts_with("--") {
+        if let Some(name) = a.strip_prefix("--test=") {
+            eprintln!(
+                "WARNING: the --test option is deprecated. You can pass a script name or path on the command line without any options."
+            );
+            w.script = Some(name.to_string());
+        } else if a.starts_with("--") {
             w.options.push(a.clone());
         } else if w.script.is_none() {
             w.script = Some(a.clone());
         } else if w.command.is_none() {
             w.command = Some(a.clone());
         } else {
-            return Err(Error::Usage(format!(
-                "unrecognized command line argument: {a} (sysbench takes [options] SCRIPT [options] COMMAND [options], options as --name=value)"
-            )));
+            return Err(format!("Unrecognized command line argument: {a}"));
         }
     }
     Ok(w)
@@ -67,7 +71,6 @@ const ALIASES: &[(&str, &str)] = &[
 /// change in dbsweep's run: taken and left alone. (`--forced-shutdown`: a dbsweep run ends
 /// at its deadline by itself, statements in flight bounded by --query-timeout.)
 const NO_EFFECT: &[&str] = &[
-    "verbosity",
     "forced-shutdown",
     "thread-stack-size",
     "debug",
@@ -110,6 +113,8 @@ fn options(given: Vec<String>) -> Result<Options, Error> {
         percentile: 95,
         histogram: false,
         seed_given: false,
+        verbosity: super::output::NOTICE,
+        validate: false,
     };
     let mut expanded = Vec::new();
     for a in given {
@@ -136,6 +141,15 @@ fn options(given: Vec<String>) -> Result<Options, Error> {
                     Some("off" | "false" | "0") => false,
                     _ => return Err(bad("not a boolean (on or off)")),
                 };
+            }
+            "validate" => {
+                style.validate = !matches!(value, Some("off" | "false" | "0"));
+            }
+            "verbosity" => {
+                style.verbosity = value
+                    .and_then(|v| v.parse().ok())
+                    .filter(|v| *v <= 5)
+                    .ok_or_else(|| bad("a whole number from 0 to 5"))?;
             }
             n if NO_EFFECT.contains(&n) => {}
             n if UNSUPPORTED.contains(&n) => {
@@ -204,43 +218,82 @@ pub enum BuiltinCommand {
     Cleanup,
 }
 
-/// Reads a sysbench command line (the words after `sysbench`), and answers it or turns it
-/// into a dbsweep command line.
+/// Reads a sysbench command line (the words after `sysbench`) in sysbench's order: its
+/// grammar, `--help` and `--version`, the header, then the test (a script on standard input,
+/// one of its tests written in C, a built-in workload or a Lua script) and its command.
+/// sysbench's own refusals are printed here in its words, with its exit status (1).
 pub fn main(args: &[String]) -> Result<Dropin, Error> {
-    if args.is_empty() || args.iter().any(|a| a == "--help") {
-        print!("{}", usage());
+    let failed = || Ok(Dropin::Done(Outcome::Failed));
+    let w = match words(args) {
+        Ok(w) => w,
+        Err(said) => {
+            eprintln!("{said}");
+            return failed();
+        }
+    };
+    let flag = |name: &str| {
+        w.options.iter().any(|a| {
+            let (n, v) = split_option(a);
+            n == name && !matches!(v, Some("off" | "false" | "0"))
+        })
+    };
+    if flag("help") {
+        print!("{}", super::help::usage());
         return Ok(Dropin::Done(Outcome::Done));
     }
-    if args.iter().any(|a| a == "--version") {
+    if flag("version") {
         println!("sysbench {}", super::output::VERSION);
         return Ok(Dropin::Done(Outcome::Done));
     }
-    let w = words(args)?;
     let Options {
         style,
         rest,
         has_target,
     } = options(w.options)?;
-    let script = w.script.ok_or_else(|| {
-        Error::Usage("name a script (a built-in such as oltp_read_write, or a .lua file)".into())
-    })?;
-    let command = w.command.ok_or_else(|| {
-        Error::Usage(format!(
-            "{script}: name a command after the script: prepare, run, cleanup or help"
-        ))
-    })?;
+    if style.verbosity >= super::output::NOTICE {
+        println!("{}", super::output::banner());
+    }
+    // No script, or `-`: the script is read from standard input and its top level runs.
+    let script = match w.script.as_deref() {
+        None | Some("-") => {
+            lua::load_only(None)?;
+            return Ok(Dropin::Done(Outcome::Done));
+        }
+        Some(s) => s.to_string(),
+    };
+    let style_ref: &'static SysbenchStyle = Box::leak(Box::new(style));
+    if super::ctests::is_ctest(&script) && lua::find_script(&script).is_none() {
+        let Some(command) = w.command else {
+            eprintln!(
+                "The '{script}' test requires a command argument. See 'sysbench {script} help'"
+            );
+            return failed();
+        };
+        return super::ctests::main(&script, &command, &rest, style_ref).map(Dropin::Done);
+    }
+    let script_found = lua::find_script(&script).is_some();
+    let builtin_name = crate::workload::is_builtin(&script);
+    if !script_found && !builtin_name {
+        println!("FATAL: Cannot find benchmark '{script}': no such built-in test, file or module");
+        return failed();
+    }
+    // A script and no command: sysbench loads it (its top level runs) and stops there.
+    let Some(command) = w.command else {
+        if script_found {
+            lua::load_only(Some(&script))?;
+        }
+        return Ok(Dropin::Done(Outcome::Done));
+    };
     // One voice for the process's one command.
-    let style = Style::As(Box::leak(Box::new(style)));
-    println!("{}", super::output::banner());
+    let style = Style::As(style_ref);
     // dbsweep's workloads retry what sysbench's default --mysql-ignore-errors ignores; another
     // list is the Lua API's to honour, with sysbench's own script.
     let own_ignore = rest.iter().any(|a| {
         let (n, v) = split_option(a);
         n == "mysql-ignore-errors" && v.is_some_and(|v| v != lua::MYSQL_IGNORE_DEFAULT.join(","))
     });
-    let script_found = lua::find_script(&script).is_some();
     let builtin = (SAME_AS_SYSBENCH.contains(&script.as_str()) && !(own_ignore && script_found))
-        || (!script_found && crate::workload::is_builtin(&script));
+        || (!script_found && builtin_name);
     if builtin && own_ignore {
         return Err(Error::Usage(format!(
             "--mysql-ignore-errors: dbsweep's {script} retries deadlocks and lock wait timeouts only; for another list, install sysbench's {script}.lua (looked in {})",
@@ -297,19 +350,6 @@ fn run_args(
         args.db.target = url;
     }
     Ok((args, timeouts))
-}
-
-fn usage() -> String {
-    format!(
-        "{}\nUsage:\n  sysbench [options]... [testname] [command]\n\n\
-         Commands implemented by most tests: prepare run cleanup help\n\n\
-         This is dbsweep acting as sysbench: built-in tests are dbsweep's workloads (`dbsweep\n\
-         workloads` lists them), any other test is a sysbench Lua script. General options are\n\
-         sysbench's (--threads, --time, --events, --rate, --report-interval, --percentile,\n\
-         --histogram, --rand-*, --db-driver, --mysql-*, --pgsql-*) plus dbsweep's own\n\
-         (`dbsweep run --help`), such as --output FILE for the results file.\n",
-        super::output::banner()
-    )
 }
 
 #[cfg(test)]

@@ -1,0 +1,277 @@
+//! sysbench's event loop for its tests written in C: each thread takes the test's next event
+//! until `--events`, `--time`, the test itself or Ctrl-C ends it, each event timed; interval
+//! lines every `--report-interval`; the closing statistics as sysbench prints them.
+
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::{Mutex, mpsc};
+use std::time::{Duration, Instant};
+
+use hdrhistogram::Histogram;
+
+pub use super::values::Limits;
+use crate::dropin::sysbench::output::{self, General, SysbenchStyle};
+use crate::output::RunHeader;
+use crate::results::figures::Interval;
+
+/// A test written in C: a thread's state, its next event and the event itself.
+pub trait Test: Sync {
+    /// What one thread keeps between its events.
+    type Local: Send;
+    /// The state of thread `thread`.
+    fn local(&self, thread: u32) -> Self::Local;
+    /// Whether the thread has another event (sysbench's `next_event`; not timed).
+    fn next(&self, local: &mut Self::Local) -> bool;
+    /// The event (timed).
+    fn execute(&self, local: &mut Self::Local);
+    /// An interval line; by default sysbench's generic one (events per second and the
+    /// latency at the percentile).
+    fn interval_line(&self, iv: &Interval, percentile: u32) -> String {
+        output::events_line(iv, percentile)
+    }
+}
+
+/// What a run measured.
+pub struct Measured {
+    pub time_s: f64,
+    pub events: u64,
+    /// Latencies in nanoseconds.
+    pub hist: Histogram<u64>,
+    pub min_ns: u64,
+    pub max_ns: u64,
+    pub sum_ns: u64,
+    pub thread_events: Vec<u64>,
+    pub thread_time_s: Vec<f64>,
+}
+
+impl Measured {
+    /// sysbench's closing statistics of this run.
+    pub fn general(&self, percentile: u32) -> String {
+        let ms = |ns: u64| ns as f64 / 1e6;
+        let avg = if self.events > 0 {
+            ms(self.sum_ns) / self.events as f64
+        } else {
+            0.0
+        };
+        let pct_ms = if percentile == 0 || self.hist.is_empty() {
+            0.0
+        } else {
+            ms(self
+                .hist
+                .value_at_quantile(f64::from(percentile.min(100)) / 100.0))
+        };
+        output::general_statistics(&General {
+            time_s: self.time_s,
+            events: self.events,
+            latency_ms: [ms(self.min_ns), avg, ms(self.max_ns), ms(self.sum_ns)],
+            percentile,
+            pct_ms,
+            thread_events: &self.thread_events,
+            thread_time_s: &self.thread_time_s,
+        })
+    }
+
+    /// Events per second over the run.
+    pub fn per_second(&self, n: f64) -> f64 {
+        if self.time_s > 0.0 {
+            n / self.time_s
+        } else {
+            0.0
+        }
+    }
+}
+
+fn new_histogram() -> Histogram<u64> {
+    Histogram::new_with_bounds(1, 3_600_000_000_000, 3).expect("static bounds")
+}
+
+/// sysbench's header of a run, then the test's mode (`mode`, its own lines), then
+/// "Initializing worker threads...".
+pub fn header(limits: &Limits, style: &SysbenchStyle, mode: &str) {
+    if !style.notice() {
+        return;
+    }
+    let r = RunHeader {
+        threads: limits.threads,
+        rate: None,
+        report_interval: (limits.report_interval > 0.0).then_some(limits.report_interval),
+        rand_seed: limits.rand_seed,
+    };
+    print!(
+        "{}{mode}Initializing worker threads...\n\n",
+        output::run_mode(&r, limits.rand_seed != 0, style.validate)
+    );
+}
+
+/// One thread's figures, shared with the interval lines.
+struct Slot {
+    events: AtomicU64,
+    interval: Mutex<Histogram<u64>>,
+}
+
+/// Runs `test` within `limits` (the header already printed): "Threads started!", the interval
+/// lines, and what was measured.
+pub fn run<T: Test>(test: &T, limits: &Limits, style: &SysbenchStyle) -> Measured {
+    let threads = limits.threads.max(1);
+    let slots: Vec<Slot> = (0..threads)
+        .map(|_| Slot {
+            events: AtomicU64::new(0),
+            interval: Mutex::new(new_histogram()),
+        })
+        .collect();
+    let taken = AtomicU64::new(0);
+    let running = AtomicU32::new(threads);
+    let stop = AtomicBool::new(false);
+    let (done_tx, done_rx) = mpsc::channel::<()>();
+    let locals: Vec<T::Local> = (0..threads).map(|t| test.local(t)).collect();
+    if style.notice() {
+        print!("Threads started!\n\n");
+    }
+    let start = Instant::now();
+    let deadline = (limits.time > 0.0)
+        .then(|| Duration::try_from_secs_f64(limits.time).ok())
+        .flatten()
+        .and_then(|d| start.checked_add(d));
+    let per_thread = std::thread::scope(|s| {
+        let handles: Vec<_> = locals
+            .into_iter()
+            .zip(&slots)
+            .map(|(mut local, slot)| {
+                let (done_tx, taken, running, stop) = (done_tx.clone(), &taken, &running, &stop);
+                s.spawn(move || {
+                    let mut hist = new_histogram();
+                    let (mut n, mut busy, mut min, mut max) = (0u64, 0u64, u64::MAX, 0u64);
+                    loop {
+                        if stop.load(Ordering::Relaxed) || crate::interrupt::interrupted() {
+                            break;
+                        }
+                        if deadline.is_some_and(|d| Instant::now() >= d) {
+                            break;
+                        }
+                        if limits.events > 0
+                            && taken.fetch_add(1, Ordering::Relaxed) >= limits.events
+                        {
+                            break;
+                        }
+                        if !test.next(&mut local) {
+                            break;
+                        }
+                        let t0 = Instant::now();
+                        test.execute(&mut local);
+                        let ns = (t0.elapsed().as_nanos() as u64).max(1);
+                        let _ = hist.record(ns);
+                        if let Ok(mut h) = slot.interval.lock() {
+                            let _ = h.record(ns);
+                        }
+                        slot.events.fetch_add(1, Ordering::Relaxed);
+                        n += 1;
+                        busy += ns;
+                        min = min.min(ns);
+                        max = max.max(ns);
+                    }
+                    running.fetch_sub(1, Ordering::Relaxed);
+                    drop(done_tx);
+                    (hist, n, busy, min, max)
+                })
+            })
+            .collect();
+        drop(done_tx);
+        report_intervals(test, limits, style, &slots, &running, &done_rx, start);
+        stop.store(true, Ordering::Relaxed);
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("a test thread panicked"))
+            .collect::<Vec<_>>()
+    });
+    let time_s = start.elapsed().as_secs_f64();
+    let mut m = Measured {
+        time_s,
+        events: 0,
+        hist: new_histogram(),
+        min_ns: u64::MAX,
+        max_ns: 0,
+        sum_ns: 0,
+        thread_events: Vec::new(),
+        thread_time_s: Vec::new(),
+    };
+    for (hist, n, busy, min, max) in per_thread {
+        let _ = m.hist.add(&hist);
+        m.events += n;
+        m.sum_ns += busy;
+        m.min_ns = m.min_ns.min(min);
+        m.max_ns = m.max_ns.max(max);
+        m.thread_events.push(n);
+        m.thread_time_s.push(busy as f64 / 1e9);
+    }
+    if m.events == 0 {
+        m.min_ns = 0;
+    }
+    m
+}
+
+/// Waits for the threads to finish (every wait bounded by the interval or a second, so that
+/// Ctrl-C is seen), printing an interval line every `--report-interval`.
+fn report_intervals<T: Test>(
+    test: &T,
+    limits: &Limits,
+    style: &SysbenchStyle,
+    slots: &[Slot],
+    running: &AtomicU32,
+    done: &mpsc::Receiver<()>,
+    start: Instant,
+) {
+    let every = (limits.report_interval > 0.0)
+        .then(|| Duration::try_from_secs_f64(limits.report_interval).ok())
+        .flatten();
+    let mut next = every.and_then(|e| start.checked_add(e));
+    let mut last_events = 0u64;
+    let mut last_t = 0.0;
+    loop {
+        let wait = next.map_or(Duration::from_secs(1), |n| {
+            n.saturating_duration_since(Instant::now())
+        });
+        match done.recv_timeout(wait) {
+            Err(mpsc::RecvTimeoutError::Disconnected) => return,
+            Ok(()) => continue,
+            Err(mpsc::RecvTimeoutError::Timeout) => {}
+        }
+        if crate::interrupt::interrupted() {
+            return;
+        }
+        let (Some(at), Some(every)) = (next, every) else {
+            continue;
+        };
+        if Instant::now() < at {
+            continue;
+        }
+        next = at.checked_add(every);
+        let t = at.duration_since(start).as_secs_f64();
+        let events: u64 = slots.iter().map(|s| s.events.load(Ordering::Relaxed)).sum();
+        let mut h = new_histogram();
+        for s in slots {
+            if let Ok(mut own) = s.interval.lock() {
+                let _ = h.add(&*own);
+                own.reset();
+            }
+        }
+        let seconds = (t - last_t).max(1e-9);
+        let pct = if h.is_empty() || style.percentile == 0 {
+            0.0
+        } else {
+            h.value_at_quantile(f64::from(style.percentile.min(100)) / 100.0) as f64 / 1e6
+        };
+        let iv = Interval {
+            t,
+            seconds,
+            threads: running.load(Ordering::Relaxed),
+            events: events - last_events,
+            tps: (events - last_events) as f64 / seconds,
+            pct_ms: pct,
+            ..Default::default()
+        };
+        if style.notice() {
+            println!("{}", test.interval_line(&iv, style.percentile));
+        }
+        last_events = events;
+        last_t = t;
+    }
+}
