@@ -18,7 +18,7 @@ fn main() {
         _ => None,
     };
     if let Some(args) = as_sysbench {
-        std::process::exit(exit_code(dbsweep::commands::sysbench(args)));
+        std::process::exit(sysbench_exit_code(dbsweep::commands::sysbench(args)));
     }
     // pgbench's command line and output through a link named `pgbench` (or `dbsweep pgbench`).
     let as_pgbench = match raw.first() {
@@ -41,6 +41,23 @@ fn main() {
         Err(e) => e.exit(),
     };
     std::process::exit(exit_code(dbsweep::commands::run(cli)));
+}
+
+/// sysbench's exit codes: 0 done, 1 anything that failed, with its FATAL line on stdout (where
+/// sysbench's log goes); 130 for Ctrl-C.
+fn sysbench_exit_code(outcome: Result<dbsweep::Outcome, dbsweep::error::Error>) -> i32 {
+    match outcome {
+        Ok(dbsweep::Outcome::Done) => 0,
+        Ok(dbsweep::Outcome::Failed) => 1,
+        Ok(dbsweep::Outcome::Interrupted) => 130,
+        Err(e) => {
+            println!(
+                "FATAL: {}",
+                dbsweep::error::escape_controls(&e.to_string(), false)
+            );
+            if dbsweep::interrupted() { 130 } else { 1 }
+        }
+    }
 }
 
 /// pgbench's exit codes: 0 done, 1 a bad command line or a failed initialisation, 2 a run

@@ -160,6 +160,21 @@ fn chunk_source(source: &str) -> String {
 
 /// A new state for thread `tid` (None: the main state), with the script's top level run.
 pub fn new_state(ctx: &Arc<Ctx>, tid: Option<u32>) -> mlua::Result<(Lua, Rc<StateData>)> {
+    new_state_with(ctx, tid, false)
+}
+
+/// A state whose top level runs with `print` silenced: the one that only reads a script's
+/// options before the command's own main state runs the top level again (sysbench runs it
+/// once there, then once per thread).
+pub fn declaring_state(ctx: &Arc<Ctx>) -> mlua::Result<(Lua, Rc<StateData>)> {
+    new_state_with(ctx, None, true)
+}
+
+fn new_state_with(
+    ctx: &Arc<Ctx>,
+    tid: Option<u32>,
+    quiet: bool,
+) -> mlua::Result<(Lua, Rc<StateData>)> {
     // SAFETY: sysbench scripts may use LuaJIT's ffi and jit libraries, which the safe
     // constructor leaves out; the scripts are the user's own code, as with sysbench.
     let lua = unsafe { Lua::unsafe_new() };
@@ -204,11 +219,19 @@ pub fn new_state(ctx: &Arc<Ctx>, tid: Option<u32>) -> mlua::Result<(Lua, Rc<Stat
     lua.load(format!("require('ffi').cdef[[{FFI_CDEF}]]"))
         .set_name("=dbsweep-ffi")
         .exec()?;
+    let print: Value = lua.globals().get("print")?;
+    if quiet {
+        lua.globals()
+            .set("print", lua.create_function(|_, _: MultiValue| Ok(()))?)?;
+    }
     super::watch::busy(|| {
         lua.load(chunk_source(&ctx.source))
             .set_name(format!("@{}", ctx.path.display()))
             .exec()
     })?;
+    if quiet {
+        lua.globals().set("print", print)?;
+    }
     fill_opts(&lua, &ctx.opts)?;
     let g = lua.globals();
     for (name, v) in &ctx.legacy {
@@ -223,7 +246,9 @@ pub fn new_state(ctx: &Arc<Ctx>, tid: Option<u32>) -> mlua::Result<(Lua, Rc<Stat
 fn install(lua: &Lua, data: &Rc<StateData>, tid: u32) -> mlua::Result<()> {
     let g = lua.globals();
     let sb = lua.create_table()?;
-    sb.set("version", "1.0.20 (dbsweep)")?;
+    // sysbench's own: scripts compare them (dbsweep's version is in its results file).
+    sb.set("version", "1.0.20")?;
+    sb.set("version_string", "sysbench 1.0.20")?;
     sb.set("tid", tid)?;
     sb.set("opt", lua.create_table()?)?;
     sb.set("hooks", lua.create_table()?)?;

@@ -140,7 +140,12 @@ fn read_line(command: &str, script: &str, args: &[String]) -> Result<Option<Scri
         .collect();
     let mut ctx = new_ctx(path, source, command, argv);
     // The top level declares the options; it runs once before they are known.
-    let (main, _) = new_state(&Arc::new(ctx.clone()), None).map_err(|e| lua_fail(&e))?;
+    let (main, _) = if command == "help" {
+        new_state(&Arc::new(ctx.clone()), None)
+    } else {
+        super::api::declaring_state(&Arc::new(ctx.clone()))
+    }
+    .map_err(|e| lua_fail(&e))?;
     let declared = declared_options(&main).map_err(|e| lua_fail(&e))?;
     if command == "help" {
         print_help(&main, script, &declared)?;

@@ -45,7 +45,7 @@ pub fn run(
     let (main, _) = super::api::new_state(ctx, None).map_err(|e| fail(&e))?;
     if !matches!(main.globals().get::<Value>("event"), Ok(Value::Function(_))) {
         return Err(Error::Usage(format!(
-            "{}: the script defines no event function, so it cannot run",
+            "cannot find the event() function in {}",
             ctx.path.display()
         )));
     }

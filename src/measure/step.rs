@@ -142,16 +142,10 @@ fn check_before(
     let mut conn = match target.connect() {
         Ok(c) => Some(c),
         // A script opens its own connections, and one that never does (a CPU test, a
-        // report of its own) runs where no server answers, as sysbench runs it; one that
-        // does meets the same error at its own connect. Other errors (a refused login, a
-        // missing SQLite file) are said here.
-        Err(e)
-            if e.class == ErrorClass::ConnectionLost
-                && workload.own_connections()
-                && plan.roles.is_empty() =>
-        {
-            None
-        }
+        // report of its own) runs where no server answers or lets it in, as sysbench runs
+        // it; one that does meets the same error at its own connect. For other workloads
+        // every error (a refused login, a missing SQLite file) is said here.
+        Err(_) if workload.own_connections() && plan.roles.is_empty() => None,
         Err(e) => return Err(usage_if_missing(url, e)),
     };
     let (version, settings, tls) = match conn.as_deref_mut() {

@@ -223,6 +223,7 @@ pub enum BuiltinCommand {
 /// one of its tests written in C, a built-in workload or a Lua script) and its command.
 /// sysbench's own refusals are printed here in its words, with its exit status (1).
 pub fn main(args: &[String]) -> Result<Dropin, Error> {
+    line_buffered_c_stdout();
     let failed = || Ok(Dropin::Done(Outcome::Failed));
     let w = match words(args) {
         Ok(w) => w,
@@ -321,7 +322,50 @@ pub fn main(args: &[String]) -> Result<Dropin, Error> {
         }
         // `help` of a built-in shows its sysbench script's options where sysbench is
         // installed (the same options); other commands of a script run in the Lua API.
-        _ => crate::measure::run_script(&command, &script, &rest, style).map(Dropin::Done),
+        _ => {
+            let mut rest = rest;
+            // sysbench's driver by default (MySQL: a script that never connects leaves no
+            // file behind), and no interval lines unless asked.
+            if let Some(bad) = rest
+                .iter()
+                .map(|a| split_option(a))
+                .find(|(n, v)| n == "db-driver" && !matches!(*v, Some("mysql" | "pgsql")))
+            {
+                println!(
+                    "FATAL: invalid database driver name: '{}'",
+                    bad.1.unwrap_or("")
+                );
+                println!(
+                    "FATAL: `{command}' function failed: {script}: failed to initialize the DB driver"
+                );
+                return failed();
+            }
+            let connection = ["mysql-", "pgsql-", "db-driver"];
+            if !has_target
+                && !rest
+                    .iter()
+                    .any(|a| connection.iter().any(|c| split_option(a).0.starts_with(c)))
+            {
+                rest.push("--db-driver=mysql".into());
+            }
+            if !rest.iter().any(|a| split_option(a).0 == "report-interval") {
+                rest.push("--report-interval=0".into());
+            }
+            crate::measure::run_script(&command, &script, &rest, style).map(Dropin::Done)
+        }
+    }
+}
+
+/// sysbench's log and a script's `print` share stdout: C's stdio (LuaJIT's `print` and
+/// `io.write`) is made line-buffered as Rust's is, so that their lines come out in the order
+/// they were written when stdout is a pipe, as sysbench's do.
+fn line_buffered_c_stdout() {
+    unsafe extern "C" {
+        static stdout: *mut libc::FILE;
+    }
+    // SAFETY: glibc's `stdout` stream, before anything has been written to it.
+    unsafe {
+        libc::setvbuf(stdout, std::ptr::null_mut(), libc::_IOLBF, 0);
     }
 }
 
