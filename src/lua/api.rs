@@ -270,6 +270,7 @@ fn install(lua: &Lua, data: &Rc<StateData>, tid: u32) -> mlua::Result<()> {
     }
     sb.set("cmdline", cmdline)?;
 
+    super::histogram::install(lua, &sb)?;
     install_rand(lua, &sb, data)?;
     install_sql(lua, &sb, data)?;
     g.set("sysbench", sb)?;
@@ -322,9 +323,19 @@ function sysbench.report_csv(stat)
     stat.time_total, stat.threads_running, tps, qps, r, w, o, stat.latency_pct * 1000, err, rec))
 end
 
--- One JSON array over all calls: "[" before the first object, "," between, "]" when the
--- state closes.
+-- One JSON array over the interval reports, another over the cumulative one: "[" before the
+-- first object, "," between, "]" when the reports end (the intervals' when the cumulative
+-- report begins, the cumulative's when the state closes), as sysbench's two states write them.
 local json_open = nil
+local json_cumulative = false
+function sysbench.__end_intervals()
+  if json_open ~= nil and not json_cumulative then
+    io.write("\n]\n")
+    getmetatable(json_open).__gc = nil
+    json_open = nil
+  end
+  json_cumulative = true
+end
 function sysbench.report_json(stat)
   local tps, qps, r, w, o, err, rec = rates(stat)
   if json_open == nil then

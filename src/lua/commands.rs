@@ -158,6 +158,10 @@ fn read_line(command: &str, script: &str, args: &[String]) -> Result<Option<Scri
     }
     if declared.is_empty() {
         (ctx.legacy, general) = split_legacy(general);
+    } else {
+        // sysbench's deprecated `--test=SCRIPT` named the script: only a legacy script (one
+        // without declared options) sees it, as its global `test`.
+        general.retain(|a| !a.starts_with("--test="));
     }
     // The script's defaults, then its options on the command line.
     let mut opts: Vec<(String, OptValue)> = declared

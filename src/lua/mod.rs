@@ -9,6 +9,7 @@
 
 mod api;
 mod commands;
+mod histogram;
 mod options;
 mod rand;
 mod scripts;

@@ -153,7 +153,8 @@ impl Printer for ReportHooks<'_> {
     fn summary(&mut self, r: &crate::results::Results) -> bool {
         let l = &r.latency_ms;
         let stat = super::sql::Stat {
-            threads_running: r.threads,
+            // The run has ended: no thread runs (sysbench's cumulative report says 0).
+            threads_running: 0,
             time_interval: r.time_s,
             time_total: r.time_s,
             events: r.events as f64,
@@ -165,6 +166,12 @@ impl Printer for ReportHooks<'_> {
             latency_pct: l.p95 / 1e3,
             latency: Some([l.min / 1e3, l.max / 1e3, l.avg / 1e3, l.sum / 1e3]),
         };
+        // sysbench reports intervals in a state of their own, whose end closes what they
+        // wrote (report_json's array) before the cumulative report begins.
+        let _ = self
+            .main
+            .load("if sysbench.__end_intervals then sysbench.__end_intervals() end")
+            .exec();
         self.call("report_cumulative", stat.table(self.main))
     }
 

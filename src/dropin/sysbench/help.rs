@@ -290,7 +290,7 @@ const OWN: &[Opt] = &[
     (
         "target",
         Kind::Url,
-        "the database as a URL (sqlite://, postgres://, mysql://), instead of --db-driver and its options",
+        "the database as a URL (sqlite://, postgres://, mysql://), in place of the driver options",
         None,
     ),
     (

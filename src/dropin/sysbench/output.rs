@@ -6,6 +6,7 @@ use std::fmt::Write as _;
 
 use hdrhistogram::Histogram;
 
+use crate::output::log_histogram::LogHistogram;
 use crate::output::shape::{line, queries_performed};
 use crate::output::{RunHeader, Voice};
 use crate::results::Results;
@@ -170,31 +171,21 @@ pub fn queue_line(iv: &Interval, sql_used: bool) -> Option<String> {
 }
 
 /// sysbench's latency histogram: 1024 buckets spaced evenly on a log scale from 1 µs to
-/// 100 s, each printed with its value, up to 40 stars against the fullest and its count.
+/// 100 s.
 const BUCKETS: usize = 1024;
 const RANGE_MS: (f64, f64) = (0.001, 100_000.0);
 
 /// The histogram section of `--histogram`, from the run's latencies in nanoseconds.
 pub fn histogram(h: &Histogram<u64>) -> String {
-    let (lo, hi) = (RANGE_MS.0.ln(), RANGE_MS.1.ln());
-    let per_ln = (BUCKETS - 1) as f64 / (hi - lo);
-    let mut counts = vec![0u64; BUCKETS];
+    let mut log = LogHistogram::new(BUCKETS, RANGE_MS.0, RANGE_MS.1).expect("static range");
     for v in h.iter_recorded() {
         let ms = h.highest_equivalent(v.value_iterated_to()) as f64 / 1e6;
-        let at = ((ms.max(RANGE_MS.0).ln() - lo) * per_ln).round();
-        counts[(at.max(0.0) as usize).min(BUCKETS - 1)] += v.count_at_value();
+        log.add(ms.max(RANGE_MS.0), v.count_at_value());
     }
-    let fullest = counts.iter().copied().max().unwrap_or(0).max(1) as f64;
-    let mut s = String::from(
-        "Latency histogram (values are in milliseconds)\n       value  ------------- distribution ------------- count\n",
-    );
-    for (i, &n) in counts.iter().enumerate().filter(|(_, n)| **n > 0) {
-        let value = (i as f64 / per_ln + lo).exp();
-        let stars = "*".repeat((n as f64 * 40.0 / fullest).round() as usize);
-        let _ = writeln!(s, "{value:>12.3} |{stars:<40} {n}");
-    }
-    s.push_str(" \n");
-    s
+    format!(
+        "Latency histogram (values are in milliseconds)\n{} \n",
+        log.text()
+    )
 }
 
 /// The summary of a run, as sysbench 1.0.20 prints it after the interval lines; `sql`: the

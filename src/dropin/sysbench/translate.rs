@@ -20,6 +20,8 @@ pub fn invoked_as_sysbench(argv0: &str) -> bool {
 #[derive(Debug, Default, PartialEq)]
 struct Words {
     options: Vec<String>,
+    /// Given as `--test=NAME` (a legacy script sees it as its global `test`).
+    by_test_option: bool,
     script: Option<String>,
     command: Option<String>,
 }
@@ -35,6 +37,7 @@ fn words(args: &[String]) -> Result<Words, String> {
                 "WARNING: the --test option is deprecated. You can pass a script name or path on the command line without any options."
             );
             w.script = Some(name.to_string());
+            w.by_test_option = true;
         } else if a.starts_with("--") {
             w.options.push(a.clone());
         } else if w.script.is_none() {
@@ -251,6 +254,17 @@ pub fn main(args: &[String]) -> Result<Dropin, Error> {
         rest,
         has_target,
     } = options(w.options)?;
+    // sysbench warns of its deprecated names before its log takes --verbosity.
+    for (old, new) in [
+        ("num-threads", "threads"),
+        ("max-requests", "events"),
+        ("max-time", "time"),
+        ("tx-rate", "rate"),
+    ] {
+        if args.iter().any(|a| a.starts_with("--") && split_option(a).0 == old) {
+            println!("WARNING: --{old} is deprecated, use --{new} instead");
+        }
+    }
     if style.verbosity >= super::output::NOTICE {
         println!("{}", super::output::banner());
     }
@@ -347,6 +361,9 @@ pub fn main(args: &[String]) -> Result<Dropin, Error> {
                     .any(|a| connection.iter().any(|c| split_option(a).0.starts_with(c)))
             {
                 rest.push("--db-driver=mysql".into());
+            }
+            if w.by_test_option {
+                rest.push(format!("--test={script}"));
             }
             if !rest.iter().any(|a| split_option(a).0 == "report-interval") {
                 rest.push("--report-interval=0".into());

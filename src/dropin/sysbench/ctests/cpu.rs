@@ -24,8 +24,9 @@ impl Test for Cpu {
     fn next(&self, _local: &mut ()) -> bool {
         true
     }
-    fn execute(&self, _local: &mut ()) {
+    fn execute(&self, _local: &mut ()) -> Result<(), String> {
         std::hint::black_box(primes_below(std::hint::black_box(self.max_prime)));
+        Ok(())
     }
 }
 
@@ -64,6 +65,12 @@ pub fn run(v: &Values, limits: &Limits, style: &SysbenchStyle) -> Result<Outcome
         &format!("Prime numbers limit: {max_prime}\n\n"),
     );
     let m = engine::run(&Cpu { max_prime }, limits, style);
+    if m.overrun {
+        return engine::overrun();
+    }
+    if let Some(e) = &m.error {
+        return super::fatal(e);
+    }
     if style.notice() {
         println!(
             "CPU speed:\n    events per second: {:8.2}",

@@ -21,8 +21,12 @@ pub trait Test: Sync {
     fn local(&self, thread: u32) -> Self::Local;
     /// Whether the thread has another event (sysbench's `next_event`; not timed).
     fn next(&self, local: &mut Self::Local) -> bool;
-    /// The event (timed).
-    fn execute(&self, local: &mut Self::Local);
+    /// The event (timed); an error ends the run (sysbench's FATAL line).
+    fn execute(&self, local: &mut Self::Local) -> Result<(), String>;
+    /// What a thread does once its events are over (not timed; fileio's closing fsyncs).
+    fn thread_done(&self, _local: &mut Self::Local) -> Result<(), String> {
+        Ok(())
+    }
     /// An interval line; by default sysbench's generic one (events per second and the
     /// latency at the percentile).
     fn interval_line(&self, iv: &Interval, percentile: u32) -> String {
@@ -32,6 +36,10 @@ pub trait Test: Sync {
 
 /// What a run measured.
 pub struct Measured {
+    /// The error that ended the run, in sysbench's words.
+    pub error: Option<String>,
+    /// Under `--rate`, the arrivals outran the threads: the queue filled (sysbench's FATAL).
+    pub overrun: bool,
     pub time_s: f64,
     pub events: u64,
     /// Latencies in nanoseconds.
@@ -84,8 +92,7 @@ fn new_histogram() -> Histogram<u64> {
     Histogram::new_with_bounds(1, 3_600_000_000_000, 3).expect("static bounds")
 }
 
-/// sysbench's header of a run, then the test's mode (`mode`, its own lines), then
-/// "Initializing worker threads...".
+/// sysbench's header of a run, then the test's mode (`mode`, its own lines).
 pub fn header(limits: &Limits, style: &SysbenchStyle, mode: &str) {
     if !style.notice() {
         return;
@@ -97,7 +104,7 @@ pub fn header(limits: &Limits, style: &SysbenchStyle, mode: &str) {
         rand_seed: limits.rand_seed,
     };
     print!(
-        "{}{mode}Initializing worker threads...\n\n",
+        "{}{mode}",
         output::run_mode(&r, limits.rand_seed != 0, style.validate)
     );
 }
@@ -122,6 +129,14 @@ pub fn run<T: Test>(test: &T, limits: &Limits, style: &SysbenchStyle) -> Measure
     let running = AtomicU32::new(threads);
     let stop = AtomicBool::new(false);
     let (done_tx, done_rx) = mpsc::channel::<()>();
+    let overrun = AtomicBool::new(false);
+    // Under --rate, events arrive at random times into a bounded queue the threads take from.
+    let (arrive_tx, arrive_rx) = mpsc::sync_channel::<()>(QUEUE);
+    let arrivals = Mutex::new(arrive_rx);
+    let failure: Mutex<Option<String>> = Mutex::new(None);
+    if style.notice() {
+        print!("Initializing worker threads...\n\n");
+    }
     let locals: Vec<T::Local> = (0..threads).map(|t| test.local(t)).collect();
     if style.notice() {
         print!("Threads started!\n\n");
@@ -137,6 +152,13 @@ pub fn run<T: Test>(test: &T, limits: &Limits, style: &SysbenchStyle) -> Measure
             .zip(&slots)
             .map(|(mut local, slot)| {
                 let (done_tx, taken, running, stop) = (done_tx.clone(), &taken, &running, &stop);
+                let (arrivals, failure) = (&arrivals, &failure);
+                let fail = move |e: String| {
+                    if let Ok(mut f) = failure.lock() {
+                        f.get_or_insert(e);
+                    }
+                    stop.store(true, Ordering::Relaxed);
+                };
                 s.spawn(move || {
                     let mut hist = new_histogram();
                     let (mut n, mut busy, mut min, mut max) = (0u64, 0u64, u64::MAX, 0u64);
@@ -152,11 +174,17 @@ pub fn run<T: Test>(test: &T, limits: &Limits, style: &SysbenchStyle) -> Measure
                         {
                             break;
                         }
+                        if limits.rate > 0.0 && !arrived(arrivals, stop, deadline) {
+                            break;
+                        }
                         if !test.next(&mut local) {
                             break;
                         }
                         let t0 = Instant::now();
-                        test.execute(&mut local);
+                        if let Err(e) = test.execute(&mut local) {
+                            fail(e);
+                            break;
+                        }
                         let ns = (t0.elapsed().as_nanos() as u64).max(1);
                         let _ = hist.record(ns);
                         if let Ok(mut h) = slot.interval.lock() {
@@ -168,6 +196,9 @@ pub fn run<T: Test>(test: &T, limits: &Limits, style: &SysbenchStyle) -> Measure
                         min = min.min(ns);
                         max = max.max(ns);
                     }
+                    if let Err(e) = test.thread_done(&mut local) {
+                        fail(e);
+                    }
                     running.fetch_sub(1, Ordering::Relaxed);
                     drop(done_tx);
                     (hist, n, busy, min, max)
@@ -175,6 +206,12 @@ pub fn run<T: Test>(test: &T, limits: &Limits, style: &SysbenchStyle) -> Measure
             })
             .collect();
         drop(done_tx);
+        if limits.rate > 0.0 {
+            let (stop, overrun) = (&stop, &overrun);
+            s.spawn(move || arrive(limits.rate, &arrive_tx, stop, overrun, deadline));
+        } else {
+            drop(arrive_tx);
+        }
         report_intervals(test, limits, style, &slots, &running, &done_rx, start);
         stop.store(true, Ordering::Relaxed);
         handles
@@ -184,6 +221,8 @@ pub fn run<T: Test>(test: &T, limits: &Limits, style: &SysbenchStyle) -> Measure
     });
     let time_s = start.elapsed().as_secs_f64();
     let mut m = Measured {
+        error: failure.into_inner().ok().flatten(),
+        overrun: overrun.load(Ordering::Relaxed),
         time_s,
         events: 0,
         hist: new_histogram(),
@@ -206,6 +245,75 @@ pub fn run<T: Test>(test: &T, limits: &Limits, style: &SysbenchStyle) -> Measure
         m.min_ns = 0;
     }
     m
+}
+
+/// The events that may wait for a thread under `--rate`.
+const QUEUE: usize = 100_000;
+
+/// Puts events into the queue at `rate` per second, at random (exponential) intervals, until
+/// the run stops; a full queue stops the run (`overrun`).
+fn arrive(
+    rate: f64,
+    queue: &mpsc::SyncSender<()>,
+    stop: &AtomicBool,
+    overrun: &AtomicBool,
+    deadline: Option<Instant>,
+) {
+    use rand::{Rng, SeedableRng};
+    let mut rng = rand::rngs::SmallRng::from_os_rng();
+    let start = Instant::now();
+    let mut at = 0.0f64;
+    while !stop.load(Ordering::Relaxed) && !crate::interrupt::interrupted() {
+        if deadline.is_some_and(|d| Instant::now() >= d) {
+            return;
+        }
+        at += -(1.0 - rng.random::<f64>()).ln() / rate;
+        let due = start + Duration::from_secs_f64(at.min(1e9));
+        // Each sleep bounded, so that the end of the run and Ctrl-C are seen.
+        loop {
+            let now = Instant::now();
+            if due <= now {
+                break;
+            }
+            if stop.load(Ordering::Relaxed) || crate::interrupt::interrupted() {
+                return;
+            }
+            std::thread::sleep((due - now).min(Duration::from_millis(100)));
+        }
+        match queue.try_send(()) {
+            Ok(()) => {}
+            Err(mpsc::TrySendError::Full(())) => {
+                overrun.store(true, Ordering::Relaxed);
+                stop.store(true, Ordering::Relaxed);
+                return;
+            }
+            Err(mpsc::TrySendError::Disconnected(())) => return,
+        }
+    }
+}
+
+/// Waits for the next arrival under `--rate`; false once the run stops.
+fn arrived(
+    queue: &Mutex<mpsc::Receiver<()>>,
+    stop: &AtomicBool,
+    deadline: Option<Instant>,
+) -> bool {
+    loop {
+        if stop.load(Ordering::Relaxed) || crate::interrupt::interrupted() {
+            return false;
+        }
+        if deadline.is_some_and(|d| Instant::now() >= d) {
+            return false;
+        }
+        let Ok(q) = queue.lock() else {
+            return false;
+        };
+        match q.recv_timeout(Duration::from_millis(100)) {
+            Ok(()) => return true,
+            Err(mpsc::RecvTimeoutError::Timeout) => {}
+            Err(mpsc::RecvTimeoutError::Disconnected) => return false,
+        }
+    }
 }
 
 /// Waits for the threads to finish (every wait bounded by the interval or a second, so that
@@ -274,4 +382,11 @@ fn report_intervals<T: Test>(
         last_events = events;
         last_t = t;
     }
+}
+
+/// sysbench's end of a run whose arrivals under `--rate` outran its threads.
+pub fn overrun() -> Result<crate::error::Outcome, crate::error::Error> {
+    super::fatal(
+        "The event queue is full. This means the worker threads are unable to keep up with the specified event generation rate",
+    )
 }

@@ -104,7 +104,7 @@ impl Test for Memory {
         l.left -= 1;
         true
     }
-    fn execute(&self, l: &mut Local) {
+    fn execute(&self, l: &mut Local) -> Result<(), String> {
         let block = &self.blocks[l.block];
         let words = block.len();
         for i in 0..words {
@@ -123,6 +123,7 @@ impl Test for Memory {
                 }
             }
         }
+        Ok(())
     }
     /// sysbench's memory test's own line: the interval's rate in MiB per second.
     fn interval_line(&self, iv: &Interval, _percentile: u32) -> String {
@@ -209,6 +210,12 @@ pub fn run(v: &Values, limits: &Limits, style: &SysbenchStyle) -> Result<Outcome
         ),
     );
     let m = engine::run(&test, &limits, style);
+    if m.overrun {
+        return engine::overrun();
+    }
+    if let Some(e) = &m.error {
+        return super::fatal(e);
+    }
     if style.notice() {
         println!(
             "Total operations: {} ({:8.2} per second)\n",

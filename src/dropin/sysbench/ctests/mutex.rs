@@ -56,7 +56,7 @@ impl Test for MutexTest {
     fn next(&self, l: &mut Local) -> bool {
         !std::mem::replace(&mut l.done, true)
     }
-    fn execute(&self, l: &mut Local) {
+    fn execute(&self, l: &mut Local) -> Result<(), String> {
         for _ in 0..self.locks.max(1) {
             let i = l.rng.random_range(0..self.mutexes.len());
             for k in 0..self.loops {
@@ -67,6 +67,7 @@ impl Test for MutexTest {
             }
         }
         self.shared.fetch_add(1, Ordering::Relaxed);
+        Ok(())
     }
 }
 
@@ -90,6 +91,12 @@ pub fn run(v: &Values, limits: &Limits, style: &SysbenchStyle) -> Result<Outcome
         shared: AtomicU64::new(0),
     };
     let m = engine::run(&test, limits, style);
+    if m.overrun {
+        return engine::overrun();
+    }
+    if let Some(e) = &m.error {
+        return super::fatal(e);
+    }
     if style.notice() {
         print!("{}", m.general(style.percentile));
     }

@@ -35,12 +35,13 @@ impl Test for Threads {
         *lock = (self.next.fetch_add(1, Ordering::Relaxed) % self.locks.len() as u64) as usize;
         true
     }
-    fn execute(&self, lock: &mut usize) {
+    fn execute(&self, lock: &mut usize) -> Result<(), String> {
         for _ in 0..self.yields {
             let held = self.locks[*lock].lock();
             std::thread::yield_now();
             drop(held);
         }
+        Ok(())
     }
 }
 
@@ -60,6 +61,12 @@ pub fn run(v: &Values, limits: &Limits, style: &SysbenchStyle) -> Result<Outcome
         next: AtomicU64::new(0),
     };
     let m = engine::run(&test, limits, style);
+    if m.overrun {
+        return engine::overrun();
+    }
+    if let Some(e) = &m.error {
+        return super::fatal(e);
+    }
     if style.notice() {
         print!("{}", m.general(style.percentile));
     }

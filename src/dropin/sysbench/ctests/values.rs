@@ -18,6 +18,8 @@ pub struct Limits {
     pub report_interval: f64,
     /// `--rand-seed` (0: the time).
     pub rand_seed: u64,
+    /// `--rate`: events per second arriving at random (0: as fast as the threads go).
+    pub rate: f64,
 }
 
 /// The test's options: each name's value, given or default.
@@ -38,6 +40,7 @@ impl Values {
             time: 10.0,
             report_interval: 0.0,
             rand_seed: 0,
+            rate: 0.0,
         };
         for word in rest {
             let invalid = || Refused(format!("invalid option: {word}"));
@@ -61,6 +64,7 @@ impl Values {
                 "time" => limits.time = number(value)?,
                 "report-interval" => limits.report_interval = number(value)?,
                 "rand-seed" => limits.rand_seed = number(value)? as u64,
+                "rate" => limits.rate = number(value)?,
                 n => {
                     if let Some(slot) = given.iter_mut().find(|(o, _, _)| *o == n) {
                         slot.2 = match (slot.1, value) {
