@@ -85,7 +85,6 @@ const NO_EFFECT: &[&str] = &[
 /// sysbench options that would change what is measured and that dbsweep does not have.
 const UNSUPPORTED: &[&str] = &[
     "report-checkpoints",
-    "mysql-dry-run",
     "mysql-compression",
     "mysql-ssl-cipher",
     "rand-spec-iter",
@@ -128,6 +127,7 @@ fn options(given: Vec<String>) -> Result<Options, Error> {
     }
     let mut rest = Vec::new();
     let mut has_target = false;
+    let mut dry_run = false;
     for a in expanded {
         let (name, value) = split_option(&a);
         let bad = |what: &str| Error::Usage(format!("{a}: {what}"));
@@ -144,6 +144,9 @@ fn options(given: Vec<String>) -> Result<Options, Error> {
                     Some("off" | "false" | "0") => false,
                     _ => return Err(bad("not a boolean (on or off)")),
                 };
+            }
+            "mysql-dry-run" => {
+                dry_run = !matches!(value, Some("off" | "false" | "0"));
             }
             "validate" => {
                 style.validate = !matches!(value, Some("off" | "false" | "0"));
@@ -174,6 +177,14 @@ fn options(given: Vec<String>) -> Result<Options, Error> {
                 });
             }
         }
+    }
+    // --mysql-dry-run: every call succeeds without a server (dbsweep's mock target, whose
+    // statements answer at once with no rows), whatever the connection options say.
+    if dry_run {
+        rest = crate::cli::sysbench::connection(rest, false)?.rest;
+        rest.retain(|a| split_option(a).0 != "target");
+        rest.push("--target=mock://?rows=0".into());
+        has_target = true;
     }
     Ok(Options {
         style,
