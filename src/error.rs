@@ -23,6 +23,10 @@ pub enum Error {
     /// The run failed after it started.
     #[error("{0}")]
     Run(String),
+    /// A refusal worded as the tool that dbsweep acts as words it (sysbench's "invalid
+    /// option: --x"): its personality prints it as it is (exit 2 as dbsweep's own).
+    #[error("{0}")]
+    Worded(String),
     #[error("{context}: {source}")]
     Db { context: String, source: DbError },
 }
@@ -38,7 +42,7 @@ impl Error {
     /// The process exit code for this error.
     pub fn exit_code(&self) -> i32 {
         match self {
-            Error::Usage(_) | Error::Option { .. } | Error::Plan { .. } => 2,
+            Error::Usage(_) | Error::Option { .. } | Error::Plan { .. } | Error::Worded(_) => 2,
             Error::Run(_) | Error::Db { .. } => 1,
         }
     }

@@ -50,6 +50,10 @@ fn sysbench_exit_code(outcome: Result<dbsweep::Outcome, dbsweep::error::Error>) 
         Ok(dbsweep::Outcome::Done) => 0,
         Ok(dbsweep::Outcome::Failed) => 1,
         Ok(dbsweep::Outcome::Interrupted) => 130,
+        Err(dbsweep::error::Error::Worded(text)) => {
+            eprintln!("{}", dbsweep::error::escape_controls(&text, false));
+            1
+        }
         Err(e) => {
             println!(
                 "FATAL: {}",

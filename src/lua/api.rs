@@ -219,19 +219,39 @@ fn new_state_with(
     lua.load(format!("require('ffi').cdef[[{FFI_CDEF}]]"))
         .set_name("=dbsweep-ffi")
         .exec()?;
+    // Quiet: what the top level prints is held back, and printed only if it fails (its
+    // lines then come before the error, as sysbench's one run of it prints them).
     let print: Value = lua.globals().get("print")?;
+    let held = Rc::new(RefCell::new(String::new()));
     if quiet {
-        lua.globals()
-            .set("print", lua.create_function(|_, _: MultiValue| Ok(()))?)?;
+        let held = held.clone();
+        let tostring: mlua::Function = lua.globals().get("tostring")?;
+        lua.globals().set(
+            "print",
+            lua.create_function(move |_, args: MultiValue| {
+                let parts: Vec<String> = args
+                    .into_iter()
+                    .map(|v| tostring.call::<String>(v))
+                    .collect::<mlua::Result<_>>()?;
+                let mut h = held.borrow_mut();
+                h.push_str(&parts.join("\t"));
+                h.push('\n');
+                Ok(())
+            })?,
+        )?;
     }
-    super::watch::busy(|| {
+    let ran = super::watch::busy(|| {
         lua.load(chunk_source(&ctx.source))
             .set_name(format!("@{}", ctx.path.display()))
             .exec()
-    })?;
+    });
     if quiet {
+        if ran.is_err() {
+            print!("{}", held.borrow());
+        }
         lua.globals().set("print", print)?;
     }
+    ran?;
     fill_opts(&lua, &ctx.opts)?;
     let g = lua.globals();
     for (name, v) in &ctx.legacy {
@@ -263,8 +283,25 @@ fn install(lua: &Lua, data: &Rc<StateData>, tid: u32) -> mlua::Result<()> {
     cmdline.set("options", lua.create_table()?)?;
     cmdline.set("commands", lua.create_table()?)?;
     cmdline.set("PARALLEL_COMMAND", PARALLEL_COMMAND)?;
+    cmdline.set("ARG_NULL", 0)?;
+    cmdline.set("ARG_MAX", 8)?;
+    for (name, kind) in super::options::ArgKind::ALL {
+        cmdline.set(name, kind as i64)?;
+    }
+    cmdline.set(
+        "print_test_options",
+        lua.create_function(|lua, ()| super::options::print_test_options(lua))?,
+    )?;
     cmdline.set("script_path", ctx.path.display().to_string())?;
-    cmdline.set("argv", lua.create_sequence_from(ctx.argv.clone())?)?;
+    // The process's own words where a personality gave them (sysbench's argv, [0] its name).
+    match super::scripts::process_argv() {
+        Some((argv0, words)) => {
+            let t = lua.create_sequence_from(words.iter().cloned())?;
+            t.set(0, argv0.as_str())?;
+            cmdline.set("argv", t)?;
+        }
+        None => cmdline.set("argv", lua.create_sequence_from(ctx.argv.clone())?)?,
+    }
     if !ctx.command.is_empty() {
         cmdline.set("command", ctx.command.as_str())?;
     }

@@ -148,11 +148,21 @@ fn read_line(command: &str, script: &str, args: &[String]) -> Result<Option<Scri
     .map_err(|e| lua_fail(&e))?;
     let declared = declared_options(&main).map_err(|e| lua_fail(&e))?;
     if command == "help" {
+        let initial: Vec<(String, OptValue)> =
+            declared.iter().map(|o| (o.key(), o.initial())).collect();
+        super::options::fill_opts(&main, &initial).map_err(|e| lua_fail(&e))?;
         print_help(&main, script, &declared)?;
         return Ok(None);
     }
     let (script_opts, general) = split_args(args, &declared)?;
     let (mut general, ignore) = crate::cli::sysbench::sysbench_connection(general)?;
+    // A script that declares options takes no other but sysbench's and dbsweep's own; one
+    // that declares none sees the rest as its globals (below).
+    if !declared.is_empty()
+        && let Some(bad) = super::options::unknown_option(&general)
+    {
+        return Err(Error::Worded(format!("invalid option: {bad}")));
+    }
     if let Some(list) = ignore {
         ctx.mysql_ignore_errors = list;
     }
@@ -166,7 +176,7 @@ fn read_line(command: &str, script: &str, args: &[String]) -> Result<Option<Scri
     // The script's defaults, then its options on the command line.
     let mut opts: Vec<(String, OptValue)> = declared
         .iter()
-        .filter_map(|o| Some((o.key(), o.default.clone()?)))
+        .map(|o| (o.key(), o.initial()))
         .collect();
     for (n, v) in script_opts {
         opts.retain(|(m, _)| *m != n);

@@ -19,7 +19,9 @@ mod watch;
 mod workload;
 
 pub use commands::{ScriptLine, load_only};
-pub use scripts::{SYSBENCH_DIR, find_script, is_script, resolve, script_command};
+pub use scripts::{
+    SYSBENCH_DIR, find_script, is_script, resolve, script_command, set_process_argv,
+};
 pub use state::Ctx;
 pub use state::MYSQL_IGNORE_DEFAULT;
 pub use workload::{boxed, command, on_target, run};

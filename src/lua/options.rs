@@ -14,6 +14,48 @@ pub struct ScriptOption {
     pub name: String,
     pub description: String,
     pub default: Option<OptValue>,
+    /// The declared type (sysbench.cmdline.ARG_*), else the default's, else a string.
+    pub kind: ArgKind,
+}
+
+/// sysbench's option types, numbered as its `sysbench.cmdline.ARG_*` are.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum ArgKind {
+    Bool = 1,
+    Int = 2,
+    Size = 3,
+    Double = 4,
+    Str = 5,
+    List = 6,
+    File = 7,
+}
+
+impl ArgKind {
+    /// `sysbench.cmdline.ARG_*`'s names and numbers (ARG_NULL 0, ARG_MAX 8 beside them).
+    pub const ALL: [(&'static str, ArgKind); 7] = [
+        ("ARG_BOOL", ArgKind::Bool),
+        ("ARG_INT", ArgKind::Int),
+        ("ARG_SIZE", ArgKind::Size),
+        ("ARG_DOUBLE", ArgKind::Double),
+        ("ARG_STRING", ArgKind::Str),
+        ("ARG_LIST", ArgKind::List),
+        ("ARG_FILE", ArgKind::File),
+    ];
+
+    fn from_number(n: i64) -> Option<ArgKind> {
+        Self::ALL.iter().find(|(_, k)| *k as i64 == n).map(|(_, k)| *k)
+    }
+
+    /// The value of an option of this kind that has no default, as `sysbench.opt` holds it
+    /// (sysbench 1.0.20: on for a flag, 0 for a number, an empty list or string).
+    fn unset(self) -> OptValue {
+        match self {
+            ArgKind::Bool => OptValue::Bool(true),
+            ArgKind::Int | ArgKind::Size | ArgKind::Double => OptValue::Num(0.0),
+            ArgKind::List => OptValue::List(Vec::new()),
+            ArgKind::Str | ArgKind::File => OptValue::Str(String::new()),
+        }
+    }
 }
 
 impl ScriptOption {
@@ -24,12 +66,19 @@ impl ScriptOption {
 
     /// How `help` shows the option's value, as sysbench does.
     fn kind(&self) -> &'static str {
-        match &self.default {
-            Some(OptValue::Bool(_)) => "[=on|off]",
-            Some(OptValue::Num(_)) => "=N",
-            Some(OptValue::List(_)) => "=[LIST,...]",
-            Some(OptValue::Str(_)) | None => "=STRING",
+        match self.kind {
+            ArgKind::Bool => "[=on|off]",
+            ArgKind::Int | ArgKind::Double => "=N",
+            ArgKind::Size => "=SIZE",
+            ArgKind::List => "=[LIST,...]",
+            ArgKind::Str => "=STRING",
+            ArgKind::File => "=FILENAME",
         }
+    }
+
+    /// What `sysbench.opt` holds when the command line does not give it.
+    pub fn initial(&self) -> OptValue {
+        self.default.clone().unwrap_or_else(|| self.kind.unset())
     }
 }
 
@@ -76,6 +125,22 @@ fn run_option_names() -> Vec<String> {
         .collect()
 }
 
+/// The first word of `general` that names an option neither `dbsweep run` nor sysbench has.
+pub(super) fn unknown_option(general: &[String]) -> Option<String> {
+    let known = run_option_names();
+    general
+        .iter()
+        .filter(|a| a.starts_with("--"))
+        .find(|a| {
+            let body = &a[2..];
+            let name = body.split('=').next().unwrap_or(body).replace('_', "-");
+            !known.contains(&name)
+                && !SYSBENCH_OPTIONS.contains(&name.replace('-', "_").as_str())
+                && name != "test"
+        })
+        .cloned()
+}
+
 /// For a script that declares no options: takes the options `dbsweep run` does not know out
 /// of `general` (numbers as numbers, anything else as text).
 pub(super) fn split_legacy(general: Vec<String>) -> (Vec<(String, OptValue)>, Vec<String>) {
@@ -112,11 +177,27 @@ pub(super) fn split_legacy(general: Vec<String>) -> (Vec<(String, OptValue)>, Ve
 pub fn declared_options(lua: &Lua) -> mlua::Result<Vec<ScriptOption>> {
     let sb: Table = lua.globals().get("sysbench")?;
     let cmdline: Table = sb.get("cmdline")?;
-    let options: Table = cmdline.get("options")?;
+    let options = match cmdline.get::<Value>("options")? {
+        Value::Nil => return Ok(Vec::new()),
+        Value::Table(t) => t,
+        other => {
+            return Err(structure(&format!(
+                "wrong type for sysbench.cmdline.options: {}",
+                other.type_name()
+            )));
+        }
+    };
     let mut out = Vec::new();
-    for pair in options.pairs::<String, Table>() {
+    for pair in options.pairs::<Value, Value>() {
         let (name, def) = pair?;
+        let (Value::String(name), Value::Table(def)) = (name, def) else {
+            return Err(structure("wrong table structure in sysbench.cmdline.options"));
+        };
+        let name = name.to_str()?.to_string();
         let description: Option<String> = def.get(1)?;
+        let Some(description) = description else {
+            return Err(structure(&format!("nil description for option {name}")));
+        };
         let default = match def.get::<Value>(2)? {
             Value::Boolean(b) => Some(OptValue::Bool(b)),
             Value::Integer(i) => Some(OptValue::Num(i as f64)),
@@ -127,22 +208,54 @@ pub fn declared_options(lua: &Lua) -> mlua::Result<Vec<ScriptOption>> {
             )),
             _ => None,
         };
+        let declared = match def.get::<Value>(3)? {
+            Value::Integer(n) => ArgKind::from_number(n),
+            Value::Number(n) => ArgKind::from_number(n as i64),
+            _ => None,
+        };
+        let kind = declared.unwrap_or(match &default {
+            Some(OptValue::Bool(_)) => ArgKind::Bool,
+            Some(OptValue::Num(_)) => ArgKind::Double,
+            Some(OptValue::List(_)) => ArgKind::List,
+            Some(OptValue::Str(_)) | None => ArgKind::Str,
+        });
         out.push(ScriptOption {
             name,
-            description: description.unwrap_or_default(),
+            description,
             default,
+            kind,
         });
     }
     out.sort_by(|a, b| a.name.cmp(&b.name));
     Ok(out)
 }
 
+/// sysbench's words for a malformed `sysbench.cmdline.options` (its reader is a Lua function
+/// of its own, which it names).
+fn structure(what: &str) -> mlua::Error {
+    mlua::Error::runtime(format!(
+        "`sysbench.cmdline.read_cmdline_options' function failed: [string \"sysbench.cmdline.lua\"]:1: {what}"
+    ))
+}
+
+/// `sysbench.cmdline.print_test_options()`: the declared options, as `help` lays them out.
+pub fn print_test_options(lua: &Lua) -> mlua::Result<()> {
+    let declared = declared_options(lua)?;
+    println!("{}", options_help(&declared));
+    Ok(())
+}
+
 /// Parses `value` as the type of the option's default (sysbench's rules: on/off booleans,
 /// numbers, comma-separated lists).
 fn parse_value(opt: &ScriptOption, value: &str) -> Result<OptValue, Error> {
-    let bad =
-        |what: &str| Error::Usage(format!("--{}={value}: {what}", opt.name.replace('_', "-")));
-    Ok(match &opt.default {
+    // sysbench's words for a value its option cannot take.
+    let bad = |_what: &str| {
+        Error::Worded(format!(
+            "invalid option: --{}={value}",
+            opt.name.replace('_', "-")
+        ))
+    };
+    Ok(match &Some(opt.initial()) {
         Some(OptValue::Bool(_)) => match value.to_ascii_lowercase().as_str() {
             "on" | "true" | "yes" | "1" => OptValue::Bool(true),
             "off" | "false" | "no" | "0" => OptValue::Bool(false),
@@ -190,7 +303,7 @@ pub fn split_args(
             }
             continue;
         };
-        let boolean = matches!(opt.default, Some(OptValue::Bool(_)));
+        let boolean = opt.kind == ArgKind::Bool;
         let value = match inline {
             Some(v) => v,
             // A boolean never takes the next word: `--skip-trx run` is on, then the command.
@@ -219,6 +332,11 @@ pub(super) fn print_help(main: &Lua, script: &str, declared: &[ScriptOption]) ->
     if let Ok(help) = main.globals().get::<Function>("help") {
         help.call::<()>(()).map_err(|e| lua_fail(&e))?;
         return Ok(());
+    }
+    if declared.is_empty() {
+        return Err(Error::Worded(format!(
+            "'{script}' test does not implement the 'help' command."
+        )));
     }
     let given = std::path::Path::new(script);
     let name = given

@@ -8,8 +8,21 @@ use crate::error::Error;
 /// Where sysbench's own scripts live (Debian's package).
 pub const SYSBENCH_DIR: &str = "/usr/share/sysbench";
 
-/// Finds script `name` as sysbench does: a path as given; otherwise `name` or `name.lua` in the
-/// current directory, the directories of LUA_PATH's patterns, and sysbench's directory.
+/// The words of the process where a personality set them (sysbench's `argv`), with its name.
+static PROCESS_ARGV: std::sync::OnceLock<(String, Vec<String>)> = std::sync::OnceLock::new();
+
+/// Says which words the process was started with, for `sysbench.cmdline.argv`.
+pub fn set_process_argv(argv0: &str, words: &[String]) {
+    let _ = PROCESS_ARGV.set((argv0.to_string(), words.to_vec()));
+}
+
+pub(super) fn process_argv() -> Option<&'static (String, Vec<String>)> {
+    PROCESS_ARGV.get()
+}
+
+/// Finds script `name` as sysbench does: a file of that name; otherwise a module of that name
+/// on LUA_PATH's patterns (Lua's `./?.lua` where LUA_PATH is not set), then sysbench's
+/// directory.
 pub fn find_script(name: &str) -> Option<PathBuf> {
     let given = Path::new(name);
     if name.contains('/') {
@@ -20,12 +33,17 @@ pub fn find_script(name: &str) -> Option<PathBuf> {
     } else {
         format!("{name}.lua")
     };
-    let mut candidates = vec![PathBuf::from(&file), PathBuf::from(name)];
-    if let Ok(path) = std::env::var("LUA_PATH") {
-        for pattern in path.split(';').filter(|p| p.contains('?')) {
-            let stem = file.trim_end_matches(".lua");
-            candidates.push(PathBuf::from(pattern.replace('?', stem)));
+    let mut candidates = vec![PathBuf::from(name)];
+    let stem = file.trim_end_matches(".lua");
+    match std::env::var("LUA_PATH") {
+        Ok(path) => {
+            for pattern in path.split(';').filter(|p| p.contains('?')) {
+                candidates.push(PathBuf::from(pattern.replace('?', stem)));
+            }
+            // Lua's own default, which `;;` in LUA_PATH stands for.
+            candidates.push(PathBuf::from(&file));
         }
+        Err(_) => candidates.push(PathBuf::from(&file)),
     }
     candidates.push(Path::new(SYSBENCH_DIR).join(&file));
     candidates.into_iter().find(|p| p.is_file())

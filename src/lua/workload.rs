@@ -75,6 +75,7 @@ pub fn command(ctx: &Arc<Ctx>, command: &str) -> Result<(), Error> {
     let r = match custom_command(&main, command).map_err(|e| fail(&e))? {
         Some((_, true)) => {
             drop(main);
+            println!("Initializing worker threads...\n");
             std::thread::scope(|s| {
                 let handles: Vec<_> = (0..ctx.threads)
                     .map(|tid| {
@@ -98,10 +99,18 @@ pub fn command(ctx: &Arc<Ctx>, command: &str) -> Result<(), Error> {
             if super::api::call_global(&main, command, MultiValue::new()).map_err(|e| fail(&e))? {
                 Ok(())
             } else {
-                Err(Error::Usage(format!(
-                    "{}: the script has no '{command}' command",
-                    ctx.path.display()
-                )))
+                // sysbench's words: its own commands are not implemented by the script, any
+                // other is unknown.
+                Err(Error::Worded(
+                    if ["prepare", "cleanup", "help"].contains(&command) {
+                        format!(
+                            "'{}' test does not implement the '{command}' command.",
+                            ctx.argv.first().map_or("", String::as_str)
+                        )
+                    } else {
+                        format!("Unknown command: {command}")
+                    },
+                ))
             }
         }
     };

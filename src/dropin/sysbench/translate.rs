@@ -238,6 +238,7 @@ pub enum BuiltinCommand {
 /// sysbench's own refusals are printed here in its words, with its exit status (1).
 pub fn main(args: &[String]) -> Result<Dropin, Error> {
     line_buffered_c_stdout();
+    lua::set_process_argv("sysbench", args);
     let failed = || Ok(Dropin::Done(Outcome::Failed));
     let w = match words(args) {
         Ok(w) => w,
