@@ -406,27 +406,53 @@ fn twenty_runs_stopped_by_timeout_all_write_their_results_and_summary() {
 fn sysbench_grammar_mistakes_are_one_line_errors() {
     let s = Scratch::new();
     let sb = link(&s);
-    for (args, says) in [
+    // sysbench's words and its exit status (1); its log (FATAL) on stdout, its grammar's
+    // complaints on stderr.
+    for (args, says, on_stdout) in [
         (
             &["oltp_point_select", "run", "extra"][..],
-            "unrecognized command line argument: extra",
+            "Unrecognized command line argument: extra",
+            false,
         ),
-        (&["oltp_point_select"][..], "name a command"),
         (
             &["--percentile=101", "oltp_point_select", "run"][..],
-            "--percentile=101",
+            "FATAL: --percentile=101",
+            true,
         ),
         (
             &["--report-checkpoints=10", "oltp_point_select", "run"][..],
             "not supported",
+            true,
+        ),
+        (
+            &["no_such_test", "run"][..],
+            "FATAL: Cannot find benchmark 'no_such_test': no such built-in test, file or module",
+            true,
         ),
     ] {
         let out = Command::new(&sb).args(args).output().unwrap();
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
-        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
-        assert!(err.contains(says), "{args:?}: {err}");
+        let (stdout, err) = (
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr),
+        );
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {stdout}{err}");
+        let said = if on_stdout {
+            stdout.lines().filter(|l| l.starts_with("FATAL")).count()
+        } else {
+            err.lines().count()
+        };
+        assert_eq!(said, 1, "{args:?}: {stdout}{err}");
+        let text = if on_stdout { &stdout } else { &err };
+        assert!(text.contains(says), "{args:?}: {text}");
     }
+    // A built-in workload without a command: its sysbench script is loaded, as by sysbench,
+    // and asks for one.
+    let out = Command::new(&sb).arg("oltp_point_select").output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&out.stdout)
+            .contains("FATAL: /usr/share/sysbench/oltp_common.lua:28: Command is required")
+    );
     let out = Command::new(&sb).arg("--version").output().unwrap();
     assert_eq!(String::from_utf8_lossy(&out.stdout), "sysbench 1.0.20\n");
 }
@@ -559,7 +585,11 @@ fn a_script_that_never_connects_runs_without_a_database_as_in_sysbench() {
         assert!(!out.status.success(), "{bin:?} ran without its server");
     }
     let out = run(&sb, "conn.lua");
-    let err = String::from_utf8_lossy(&out.stderr);
+    let err = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(err.contains("Connection refused"), "{err}");
     // Its interval lines are sysbench's generic ones (events per second, no SQL counts).

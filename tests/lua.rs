@@ -308,7 +308,7 @@ end
 }
 
 #[test]
-fn report_json_prints_one_json_array() {
+fn report_json_prints_the_intervals_and_the_cumulative_report_as_two_json_arrays() {
     let s = Scratch::new();
     let (stdout, _) = output_of(
         &s,
@@ -316,17 +316,27 @@ fn report_json_prints_one_json_array() {
         "function event() end\nsysbench.hooks.report_intermediate = sysbench.report_json\nsysbench.hooks.report_cumulative = sysbench.report_json\n",
         &["--time", "2", "--report-interval", "1"],
     );
+    // sysbench reports intervals in a state of their own, closed before the cumulative
+    // report: one array each.
     let start = stdout.find('[').expect("an array");
     let end = stdout.rfind(']').expect("closed");
-    let v: serde_json::Value = serde_json::from_str(&stdout[start..=end]).expect("valid JSON");
-    let items = v.as_array().unwrap();
-    // At least one interval, then the cumulative report.
-    assert!(items.len() >= 2, "{stdout}");
+    let arrays: Vec<serde_json::Value> = serde_json::Deserializer::from_str(&stdout[start..=end])
+        .into_iter::<serde_json::Value>()
+        .collect::<Result<_, _>>()
+        .expect("valid JSON");
+    assert_eq!(arrays.len(), 2, "{stdout}");
+    let intervals = arrays[0].as_array().unwrap();
+    let cumulative = arrays[1].as_array().unwrap();
+    assert!(!intervals.is_empty(), "{stdout}");
     assert!(
-        items
+        intervals
             .iter()
-            .all(|i| i["threads"] == 1 && i["qps"]["total"] == 0.0)
+            .all(|i| i["threads"] == 1 && i["qps"]["total"] == 0.0),
+        "{stdout}"
     );
+    // The run has ended when it is reported: no thread runs.
+    assert_eq!(cumulative.len(), 1, "{stdout}");
+    assert_eq!(cumulative[0]["threads"], 0, "{stdout}");
 }
 
 /// A script whose every second event call fails on a missing table; `ignore` is the hook

@@ -63,7 +63,7 @@ options = { skip_trx = true, range_size = 5 }
         (
             "skip_trx = true",
             "skip_trx = \"maybe\"",
-            "--skip-trx=maybe: not a boolean",
+            "invalid option: --skip-trx=maybe",
         ),
     ] {
         let bad = write_plan(&s, &text.replace(from, to));

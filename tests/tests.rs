@@ -35,6 +35,7 @@ mod sqlbench;
 mod sqlite;
 mod sweep;
 mod sweep_scripts;
+mod sysbench_alike;
 mod terminals;
 mod tls;
 mod tpcc;

@@ -174,10 +174,8 @@ fn read_line(command: &str, script: &str, args: &[String]) -> Result<Option<Scri
         general.retain(|a| !a.starts_with("--test="));
     }
     // The script's defaults, then its options on the command line.
-    let mut opts: Vec<(String, OptValue)> = declared
-        .iter()
-        .map(|o| (o.key(), o.initial()))
-        .collect();
+    let mut opts: Vec<(String, OptValue)> =
+        declared.iter().map(|o| (o.key(), o.initial())).collect();
     for (n, v) in script_opts {
         opts.retain(|(m, _)| *m != n);
         opts.push((n, v));

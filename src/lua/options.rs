@@ -43,7 +43,10 @@ impl ArgKind {
     ];
 
     fn from_number(n: i64) -> Option<ArgKind> {
-        Self::ALL.iter().find(|(_, k)| *k as i64 == n).map(|(_, k)| *k)
+        Self::ALL
+            .iter()
+            .find(|(_, k)| *k as i64 == n)
+            .map(|(_, k)| *k)
     }
 
     /// The value of an option of this kind that has no default, as `sysbench.opt` holds it
@@ -191,7 +194,9 @@ pub fn declared_options(lua: &Lua) -> mlua::Result<Vec<ScriptOption>> {
     for pair in options.pairs::<Value, Value>() {
         let (name, def) = pair?;
         let (Value::String(name), Value::Table(def)) = (name, def) else {
-            return Err(structure("wrong table structure in sysbench.cmdline.options"));
+            return Err(structure(
+                "wrong table structure in sysbench.cmdline.options",
+            ));
         };
         let name = name.to_str()?.to_string();
         let description: Option<String> = def.get(1)?;

@@ -40,8 +40,7 @@ impl LogHistogram {
     /// The bucket lines: the heading, then each bucket that holds a value.
     pub fn text(&self) -> String {
         let fullest = self.counts.iter().copied().max().unwrap_or(0).max(1) as f64;
-        let mut s =
-            String::from("       value  ------------- distribution ------------- count\n");
+        let mut s = String::from("       value  ------------- distribution ------------- count\n");
         for (i, &n) in self.counts.iter().enumerate().filter(|(_, n)| **n > 0) {
             let value = (i as f64 / self.per_ln + self.ln_min).exp();
             let stars = "*".repeat((n as f64 * 40.0 / fullest).round() as usize);

@@ -105,7 +105,12 @@ pub const GENERAL: &[Opt] = &[
         "dump full statistics and reset all counters at specified points in time. The argument is a list of comma-separated values representing the amount of time in seconds elapsed from start of test when report checkpoint(s) must be performed. Report checkpoints are off by default.",
         Some(""),
     ),
-    ("debug", Kind::Bool, "print more debugging info", Some("off")),
+    (
+        "debug",
+        Kind::Bool,
+        "print more debugging info",
+        Some("off"),
+    ),
     (
         "validate",
         Kind::Bool,
@@ -120,14 +125,24 @@ pub const GENERAL: &[Opt] = &[
         "File containing command line options",
         None,
     ),
-    ("tx-rate", Kind::Num, "deprecated alias for --rate", Some("0")),
+    (
+        "tx-rate",
+        Kind::Num,
+        "deprecated alias for --rate",
+        Some("0"),
+    ),
     (
         "max-requests",
         Kind::Num,
         "deprecated alias for --events",
         Some("0"),
     ),
-    ("max-time", Kind::Num, "deprecated alias for --time", Some("0")),
+    (
+        "max-time",
+        Kind::Num,
+        "deprecated alias for --time",
+        Some("0"),
+    ),
     (
         "num-threads",
         Kind::Num,
@@ -222,7 +237,12 @@ pub const DB: &[Opt] = &[
 
 /// The MySQL driver's options.
 pub const MYSQL: &[Opt] = &[
-    ("mysql-host", Kind::List, "MySQL server host", Some("localhost")),
+    (
+        "mysql-host",
+        Kind::List,
+        "MySQL server host",
+        Some("localhost"),
+    ),
     ("mysql-port", Kind::List, "MySQL server port", Some("3306")),
     ("mysql-socket", Kind::List, "MySQL socket", None),
     ("mysql-user", Kind::Str, "MySQL user", Some("sbtest")),
@@ -274,7 +294,12 @@ pub const PGSQL: &[Opt] = &[
         "PostgreSQL server host",
         Some("localhost"),
     ),
-    ("pgsql-port", Kind::Num, "PostgreSQL server port", Some("5432")),
+    (
+        "pgsql-port",
+        Kind::Num,
+        "PostgreSQL server port",
+        Some("5432"),
+    ),
     ("pgsql-user", Kind::Str, "PostgreSQL user", Some("sbtest")),
     ("pgsql-password", Kind::Str, "PostgreSQL password", Some("")),
     (
@@ -379,10 +404,7 @@ mod tests {
                 .map(|l| l.split_whitespace().next().unwrap_or("").to_string())
                 .collect()
         };
-        assert_eq!(
-            section("Compiled-in database drivers:"),
-            ["mysql", "pgsql"]
-        );
+        assert_eq!(section("Compiled-in database drivers:"), ["mysql", "pgsql"]);
         assert_eq!(
             section("Compiled-in tests:"),
             ["fileio", "cpu", "memory", "threads", "mutex"]

@@ -273,7 +273,10 @@ pub fn main(args: &[String]) -> Result<Dropin, Error> {
         ("max-time", "time"),
         ("tx-rate", "rate"),
     ] {
-        if args.iter().any(|a| a.starts_with("--") && split_option(a).0 == old) {
+        if args
+            .iter()
+            .any(|a| a.starts_with("--") && split_option(a).0 == old)
+        {
             println!("WARNING: --{old} is deprecated, use --{new} instead");
         }
     }

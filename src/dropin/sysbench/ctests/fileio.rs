@@ -21,7 +21,12 @@ use crate::error::{Error, Outcome};
 use crate::results::figures::Interval;
 
 pub const OPTIONS: &[Opt] = &[
-    ("file-num", Kind::Num, "number of files to create", Some("128")),
+    (
+        "file-num",
+        Kind::Num,
+        "number of files to create",
+        Some("128"),
+    ),
     (
         "file-block-size",
         Kind::Num,
@@ -201,7 +206,12 @@ struct Config {
 fn config(v: &Values, command: &str) -> Result<Config, String> {
     let files = match v.int("file-num") {
         Some(n) if n > 0 && n <= 1 << 20 => n as u32,
-        _ => return Err(format!("Invalid value for file-num: {}", v.text("file-num"))),
+        _ => {
+            return Err(format!(
+                "Invalid value for file-num: {}",
+                v.text("file-num")
+            ));
+        }
     };
     let total = match v.size("file-total-size") {
         Some(n) if n > 0 => n,
@@ -216,7 +226,7 @@ fn config(v: &Values, command: &str) -> Result<Config, String> {
         "" if command == "run" => {
             return Err(format!(
                 "Missing required argument: --file-test-mode\n\nfileio options:\n{}",
-                help::table(OPTIONS).trim_end()
+                help::table(OPTIONS)
             ));
         }
         _ if command != "run" => None,

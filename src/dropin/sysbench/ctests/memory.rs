@@ -224,7 +224,10 @@ pub fn run(v: &Values, limits: &Limits, style: &SysbenchStyle) -> Result<Outcome
         );
         if oper != Oper::None {
             let mb = m.events as f64 * block_bytes as f64 / MIB;
-            println!("{mb:4.2} MiB transferred ({:4.2} MiB/sec)\n", m.per_second(mb));
+            println!(
+                "{mb:4.2} MiB transferred ({:4.2} MiB/sec)\n",
+                m.per_second(mb)
+            );
         }
         print!("{}", m.general(style.percentile));
     }

@@ -22,12 +22,15 @@ pub fn is_ctest(name: &str) -> bool {
     help::TESTS.iter().any(|(n, _)| *n == name)
 }
 
+/// A test's `prepare` or `cleanup`.
+type Command = fn(&Values, &SysbenchStyle) -> Result<Outcome, Error>;
+
 /// What a test's module offers: its options and its commands.
 struct Family {
     options: &'static [Opt],
     /// The test's own `prepare` and `cleanup` (fileio's files); None where it has none.
-    prepare: Option<fn(&Values, &SysbenchStyle) -> Result<Outcome, Error>>,
-    cleanup: Option<fn(&Values, &SysbenchStyle) -> Result<Outcome, Error>>,
+    prepare: Option<Command>,
+    cleanup: Option<Command>,
     run: fn(&Values, &Limits, &SysbenchStyle) -> Result<Outcome, Error>,
 }
 

@@ -14,7 +14,12 @@ use crate::dropin::sysbench::output::SysbenchStyle;
 use crate::error::{Error, Outcome};
 
 pub const OPTIONS: &[Opt] = &[
-    ("mutex-num", Kind::Num, "total size of mutex array", Some("4096")),
+    (
+        "mutex-num",
+        Kind::Num,
+        "total size of mutex array",
+        Some("4096"),
+    ),
     (
         "mutex-locks",
         Kind::Num,
@@ -72,9 +77,11 @@ impl Test for MutexTest {
 }
 
 pub fn run(v: &Values, limits: &Limits, style: &SysbenchStyle) -> Result<Outcome, Error> {
-    let (Some(num), Some(locks), Some(loops)) =
-        (v.int("mutex-num"), v.int("mutex-locks"), v.int("mutex-loops"))
-    else {
+    let (Some(num), Some(locks), Some(loops)) = (
+        v.int("mutex-num"),
+        v.int("mutex-locks"),
+        v.int("mutex-loops"),
+    ) else {
         return fatal("Invalid value for mutex-num, mutex-locks or mutex-loops");
     };
     if !(1..=1 << 24).contains(&num) || locks < 0 || loops < 0 {

@@ -17,7 +17,12 @@ pub const OPTIONS: &[Opt] = &[
         "number of yields to do per request",
         Some("1000"),
     ),
-    ("thread-locks", Kind::Num, "number of locks per thread", Some("8")),
+    (
+        "thread-locks",
+        Kind::Num,
+        "number of locks per thread",
+        Some("8"),
+    ),
 ];
 
 struct Threads {
