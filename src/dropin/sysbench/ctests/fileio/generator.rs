@@ -1,0 +1,236 @@
+//! fileio's request generator (shared by the threads, as sysbench's is under its mutex) and
+//! the requests themselves: pread, pwrite and fsync on the test's files.
+
+use std::fs::File;
+use std::os::unix::fs::FileExt;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use rand::Rng;
+use rand::rngs::SmallRng;
+
+use super::config::{Config, Mode};
+use super::{Aligned, MIB, errno_words};
+use crate::dropin::sysbench::ctests::engine::Test;
+use crate::results::figures::Interval;
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(super) enum Op {
+    Read,
+    Write,
+    Fsync,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Request {
+    pub(super) op: Op,
+    pub(super) file: u32,
+    pub(super) pos: u64,
+    pub(super) size: u64,
+}
+
+/// sysbench's request generator, shared by the threads.
+pub(super) struct Generator {
+    pub(super) position: u64,
+    pub(super) current_file: u32,
+    pub(super) fsynced_file: u32,
+    pub(super) performed: u64,
+    pub(super) dirty: bool,
+    pub(super) reads: u64,
+    pub(super) writes: u64,
+    pub(super) rng: SmallRng,
+}
+
+pub(super) struct FileIo {
+    pub(super) c: Config,
+    pub(super) mode: Mode,
+    pub(super) files: Vec<File>,
+    pub(super) total: u64,
+    pub(super) generator: Mutex<Generator>,
+    pub(super) reads: AtomicU64,
+    pub(super) writes: AtomicU64,
+    pub(super) fsyncs: AtomicU64,
+    pub(super) read_bytes: AtomicU64,
+    pub(super) written_bytes: AtomicU64,
+    /// The byte and fsync counts at the last interval line.
+    pub(super) last: Mutex<[u64; 3]>,
+}
+
+impl FileIo {
+    pub(super) fn next_request(&self) -> Request {
+        let Ok(mut g) = self.generator.lock() else {
+            return Request {
+                op: Op::Fsync,
+                file: 0,
+                pos: 0,
+                size: 0,
+            };
+        };
+        let c = &self.c;
+        let op = match self.mode {
+            Mode::SeqWrite | Mode::SeqRewrite | Mode::RndWrite => Op::Write,
+            Mode::SeqRead | Mode::RndRead => Op::Read,
+            Mode::RndRw => {
+                if ((g.reads + 1) as f64 / (g.writes + 1) as f64) < c.rw_ratio {
+                    Op::Read
+                } else {
+                    Op::Write
+                }
+            }
+        };
+        // An fsync every --file-fsync-freq requests once something was written, file by file.
+        let fsync_due = c.fsync_freq != 0
+            && g.dirty
+            && g.performed % c.fsync_freq == 0
+            && (!self.mode.sequential() || op == Op::Write);
+        if fsync_due {
+            let file = g.fsynced_file;
+            g.fsynced_file += 1;
+            if g.fsynced_file == c.files {
+                g.fsynced_file = 0;
+                g.dirty = false;
+            }
+            return Request {
+                op: Op::Fsync,
+                file,
+                pos: 0,
+                size: 0,
+            };
+        }
+        g.performed += 1;
+        if op == Op::Write {
+            g.dirty = true;
+        }
+        match op {
+            Op::Read => g.reads += 1,
+            _ => g.writes += 1,
+        }
+        if self.mode.sequential() {
+            if g.current_file == c.files {
+                g.position = 0;
+                g.current_file = 0;
+            }
+            let (file, pos) = (g.current_file, g.position);
+            let size = c.request.min(c.file_size - pos);
+            g.position += size;
+            if g.position == c.file_size {
+                g.current_file += 1;
+                g.position = 0;
+            }
+            return Request {
+                op,
+                file,
+                pos,
+                size,
+            };
+        }
+        let at = (g.rng.random::<f64>() * self.total as f64) as u64;
+        let at = at - at % c.block;
+        let file = ((at / c.file_size) as u32).min(c.files - 1);
+        let pos = at % c.file_size;
+        Request {
+            op,
+            file,
+            pos,
+            size: c.block.min(c.file_size - pos),
+        }
+    }
+
+    pub(super) fn sync(&self, file: u32) -> Result<(), String> {
+        let f = &self.files[file as usize];
+        let r = if self.c.fdatasync {
+            f.sync_data()
+        } else {
+            f.sync_all()
+        };
+        r.map_err(|e| errno_words(&format!("Failed to fsync file! file: {file}"), &e))?;
+        self.fsyncs.fetch_add(1, Ordering::Relaxed);
+        Ok(())
+    }
+}
+
+/// A thread's buffer and its request.
+pub(super) struct Local {
+    pub(super) buf: Aligned,
+    pub(super) req: Option<Request>,
+}
+
+impl Test for FileIo {
+    type Local = Local;
+    fn local(&self, _thread: u32) -> Local {
+        Local {
+            buf: Aligned::new(self.c.request as usize),
+            req: None,
+        }
+    }
+    fn next(&self, l: &mut Local) -> bool {
+        l.req = Some(self.next_request());
+        true
+    }
+    fn execute(&self, l: &mut Local) -> Result<(), String> {
+        let Some(r) = l.req.take() else {
+            return Ok(());
+        };
+        let f = &self.files[r.file as usize];
+        match r.op {
+            Op::Write => {
+                let buf = l.buf.bytes(r.size as usize);
+                f.write_all_at(buf, r.pos).map_err(|e| {
+                    errno_words(
+                        &format!("Failed to write file! file: {} pos: {}", r.file, r.pos),
+                        &e,
+                    )
+                })?;
+                if self.c.fsync_all {
+                    self.sync(r.file)?;
+                }
+                self.writes.fetch_add(1, Ordering::Relaxed);
+                self.written_bytes.fetch_add(r.size, Ordering::Relaxed);
+            }
+            Op::Read => {
+                let buf = l.buf.bytes(r.size as usize);
+                f.read_exact_at(buf, r.pos).map_err(|e| {
+                    errno_words(
+                        &format!("Failed to read file! file: {} pos: {}", r.file, r.pos),
+                        &e,
+                    )
+                })?;
+                self.reads.fetch_add(1, Ordering::Relaxed);
+                self.read_bytes.fetch_add(r.size, Ordering::Relaxed);
+            }
+            // Not again where every write is synced already.
+            Op::Fsync if self.c.fsync_all => {}
+            Op::Fsync => self.sync(r.file)?,
+        }
+        Ok(())
+    }
+    /// `--file-fsync-end`: each thread syncs every file once its events are over.
+    fn thread_done(&self, _l: &mut Local) -> Result<(), String> {
+        if self.c.fsync_end && self.mode.writes() {
+            for i in 0..self.c.files {
+                self.sync(i)?;
+            }
+        }
+        Ok(())
+    }
+    fn interval_line(&self, iv: &Interval, percentile: u32) -> String {
+        let now = [
+            self.read_bytes.load(Ordering::Relaxed),
+            self.written_bytes.load(Ordering::Relaxed),
+            self.fsyncs.load(Ordering::Relaxed),
+        ];
+        let mut last = self.last.lock().map(|l| *l).unwrap_or(now);
+        if let Ok(mut l) = self.last.lock() {
+            last = std::mem::replace(&mut *l, now);
+        }
+        let s = iv.seconds.max(1e-9);
+        format!(
+            "[ {}s ] reads: {:4.2} MiB/s writes: {:4.2} MiB/s fsyncs: {:4.2}/s latency (ms,{percentile}%): {:4.3}",
+            iv.t.round() as u64,
+            (now[0] - last[0]) as f64 / MIB / s,
+            (now[1] - last[1]) as f64 / MIB / s,
+            (now[2] - last[2]) as f64 / s,
+            iv.pct_ms
+        )
+    }
+}

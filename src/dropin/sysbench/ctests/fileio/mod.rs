@@ -1,0 +1,350 @@
+//! sysbench's `fileio` test: `prepare` writes `--file-num` files named `test_file.N` in the
+//! working directory (`--file-total-size` in all), `run` reads, writes and syncs them in one of
+//! sysbench's six modes (sequential write, rewrite and read; random read, write and both) with
+//! its request generator (shared by the threads: sequential positions, an fsync every
+//! `--file-fsync-freq` requests once something was written, the read/write ratio of `rndrw`),
+//! `cleanup` removes them. Synchronous IO (`pread`/`pwrite`), with sysbench's open flags.
+
+mod config;
+mod generator;
+
+use std::fs::{File, OpenOptions};
+use std::os::unix::fs::{FileExt, OpenOptionsExt};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Instant;
+
+use rand::{SeedableRng, rngs::SmallRng};
+
+use super::engine::{self, Limits};
+use super::{Values, fatal};
+use crate::dropin::sysbench::output::SysbenchStyle;
+use crate::error::{Error, Outcome};
+pub use config::OPTIONS;
+use config::{Config, Mode, config};
+use generator::{FileIo, Generator};
+
+fn name(i: u32) -> String {
+    format!("test_file.{i}")
+}
+
+/// sysbench's sizes in its text: `%.5g` of the value in the largest of K, M, G, T it reaches,
+/// with an `i` (so `8MiB` once `B` is added).
+pub(super) fn size_words(bytes: u64) -> String {
+    let mut v = bytes as f64;
+    let mut unit = None;
+    for u in ['K', 'M', 'G', 'T'] {
+        if v < 1024.0 {
+            break;
+        }
+        v /= 1024.0;
+        unit = Some(u);
+    }
+    let g = crate::output::cfmt::format_g(v, 5);
+    match unit {
+        Some(u) => format!("{g}{u}i"),
+        None => g,
+    }
+}
+
+/// The error of a system call in sysbench's words.
+pub(super) fn errno_words(what: &str, e: &std::io::Error) -> String {
+    let code = e.raw_os_error().unwrap_or(0);
+    // SAFETY: strerror's text for a code, copied at once.
+    let text = unsafe { std::ffi::CStr::from_ptr(libc::strerror(code)) }
+        .to_string_lossy()
+        .into_owned();
+    format!("{what} errno = {code} ({text})")
+}
+
+/// A buffer aligned for O_DIRECT (4 KiB) of `len` bytes.
+pub(super) struct Aligned {
+    pub(super) raw: Vec<u8>,
+    pub(super) at: usize,
+    pub(super) len: usize,
+}
+
+impl Aligned {
+    pub(super) fn new(len: usize) -> Aligned {
+        let raw = vec![0u8; len + 4096];
+        let at = raw.as_ptr().align_offset(4096);
+        Aligned { raw, at, len }
+    }
+    pub(super) fn bytes(&mut self, n: usize) -> &mut [u8] {
+        &mut self.raw[self.at..self.at + n.min(self.len)]
+    }
+}
+
+pub fn prepare(v: &Values, style: &SysbenchStyle) -> Result<Outcome, Error> {
+    let c = match config(v, "prepare") {
+        Ok(c) => c,
+        Err(e) => return fatal(&e),
+    };
+    // The test mode is read for `run` only (sysbench's prepare creates the files whatever
+    // --file-test-mode says).
+    let say = |s: &str| {
+        if style.notice() {
+            println!("{s}");
+        }
+    };
+    say(&format!(
+        "{} files, {}Kb each, {}Mb total",
+        c.files,
+        c.file_size / 1024,
+        c.file_size * u64::from(c.files) / (1024 * 1024)
+    ));
+    say("Creating files for the test...");
+    say(&format!("Extra file open flags: {}", c.flags.words()));
+    let start = Instant::now();
+    let mut buf = Aligned::new(c.block as usize);
+    let block = buf.bytes(c.block as usize).to_vec();
+    let mut written = 0u64;
+    for i in 0..c.files {
+        let path = name(i);
+        let file = match OpenOptions::new()
+            .create(true)
+            .write(true)
+            .truncate(false)
+            .mode(0o600)
+            .custom_flags(c.flags.bits())
+            .open(&path)
+        {
+            Ok(f) => f,
+            Err(e) => return fatal(&errno_words("Can't open file", &e)),
+        };
+        let mut offset = match file.metadata() {
+            Ok(m) => m.len(),
+            Err(e) => return fatal(&errno_words("Can't open file", &e)),
+        };
+        if offset >= c.file_size {
+            say(&format!("Reusing existing file {path}"));
+        } else if offset > 0 {
+            say(&format!("Extending existing file {path}"));
+        } else {
+            say(&format!("Creating file {path}"));
+        }
+        while offset < c.file_size {
+            if crate::interrupt::interrupted() {
+                return Ok(Outcome::Interrupted);
+            }
+            if let Err(e) = file.write_all_at(&block, offset) {
+                return fatal(&errno_words("Failed to write file!", &e));
+            }
+            written += c.block;
+            offset += c.block;
+        }
+        // Synced, so that flushing the page cache later does not weigh on the run.
+        let _ = file.sync_all();
+    }
+    let seconds = start.elapsed().as_secs_f64();
+    if written > 0 {
+        say(&format!(
+            "{written} bytes written in {seconds:.2} seconds ({:.2} MiB/sec).",
+            written as f64 / MIB / seconds.max(1e-9)
+        ));
+    } else {
+        say("No bytes written.");
+    }
+    Ok(Outcome::Done)
+}
+
+pub fn cleanup(v: &Values, style: &SysbenchStyle) -> Result<Outcome, Error> {
+    match config(v, "cleanup") {
+        Ok(c) => remove(&c, style),
+        Err(e) => fatal(&e),
+    }
+}
+
+/// Removes `test_file.0` .. `test_file.{N-1}` (sysbench's names, nothing else).
+fn remove(c: &Config, style: &SysbenchStyle) -> Result<Outcome, Error> {
+    if style.notice() {
+        println!("Removing test files...");
+    }
+    for i in 0..c.files {
+        let _ = std::fs::remove_file(name(i));
+    }
+    Ok(Outcome::Done)
+}
+
+pub(super) const MIB: f64 = 1024.0 * 1024.0;
+
+/// Opens the files for a run (a sequential write creates them anew), each at least as large
+/// as the options say; sysbench's FATAL and WARNING lines where not.
+fn open_files(c: &Config, mode: Mode, style: &SysbenchStyle) -> Result<Vec<File>, ()> {
+    let warn = |s: &str| {
+        if style.verbosity >= 2 {
+            println!("WARNING: {s}");
+        }
+    };
+    let mut files = Vec::with_capacity(c.files as usize);
+    for i in 0..c.files {
+        let path = name(i);
+        if mode == Mode::SeqWrite {
+            let _ = std::fs::remove_file(&path);
+            if let Err(e) = OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .mode(0o600)
+                .open(&path)
+            {
+                println!(
+                    "FATAL: {}",
+                    errno_words(&format!("Cannot create file '{path}'"), &e)
+                );
+                return Err(());
+            }
+        }
+        let file = match OpenOptions::new()
+            .read(true)
+            .write(true)
+            .custom_flags(c.flags.bits())
+            .open(&path)
+        {
+            Ok(f) => f,
+            Err(e) => {
+                println!(
+                    "FATAL: {}",
+                    errno_words(&format!("Cannot open file '{path}'"), &e)
+                );
+                warn("Did you forget to run the prepare step?");
+                return Err(());
+            }
+        };
+        if mode != Mode::SeqWrite {
+            let len = file.metadata().map(|m| m.len()).unwrap_or(0);
+            if len < c.file_size {
+                println!(
+                    "FATAL: Size of file '{path}' is {}B, but at least {}B is expected.",
+                    size_words(len),
+                    size_words(c.file_size)
+                );
+                warn(
+                    "Did you run 'prepare' with different --file-total-size or --file-num values?",
+                );
+                return Err(());
+            }
+        }
+        files.push(file);
+    }
+    Ok(files)
+}
+
+pub fn run(v: &Values, limits: &Limits, style: &SysbenchStyle) -> Result<Outcome, Error> {
+    let c = match config(v, "run") {
+        Ok(c) => c,
+        Err(e) => return fatal(&e),
+    };
+    let mode = c.mode.expect("checked for run");
+    let mut text = format!(
+        "Extra file open flags: {}\n{} files, {}B each\n{}B total file size\nBlock size {}B\n",
+        c.flags.words(),
+        c.files,
+        size_words(c.file_size),
+        size_words(c.file_size * u64::from(c.files)),
+        size_words(c.block)
+    );
+    if c.merged > 0 {
+        text += &format!(
+            "Merging requests up to {}B for sequential IO.\n",
+            size_words(c.request)
+        );
+    }
+    if !mode.sequential() {
+        text += &format!(
+            "Number of IO requests: {}\nRead/Write ratio for combined random IO test: {:2.2}\n",
+            limits.events, c.rw_ratio
+        );
+    }
+    if c.fsync_freq > 0 {
+        text += &format!(
+            "Periodic FSYNC enabled, calling fsync() each {} requests.\n",
+            c.fsync_freq
+        );
+    }
+    if c.fsync_end {
+        text += "Calling fsync() at the end of test, Enabled.\n";
+    }
+    if c.fsync_all {
+        text += "Calling fsync() after each write operation.\n";
+    }
+    text += &format!("Using synchronous I/O mode\nDoing {} test\n", mode.words());
+    engine::header(limits, style, &text);
+    let Ok(files) = open_files(&c, mode, style) else {
+        return Ok(Outcome::Failed);
+    };
+    let seed = limits.rand_seed;
+    let test = FileIo {
+        total: c.file_size * u64::from(c.files),
+        mode,
+        files,
+        generator: Mutex::new(Generator {
+            position: 0,
+            current_file: 0,
+            fsynced_file: 0,
+            performed: 0,
+            dirty: false,
+            reads: 0,
+            writes: 0,
+            rng: if seed == 0 {
+                SmallRng::from_os_rng()
+            } else {
+                SmallRng::seed_from_u64(seed)
+            },
+        }),
+        reads: AtomicU64::new(0),
+        writes: AtomicU64::new(0),
+        fsyncs: AtomicU64::new(0),
+        read_bytes: AtomicU64::new(0),
+        written_bytes: AtomicU64::new(0),
+        last: Mutex::new([0; 3]),
+        c,
+    };
+    let m = engine::run(&test, limits, style);
+    if m.overrun {
+        return engine::overrun();
+    }
+    if let Some(e) = &m.error {
+        return fatal(e);
+    }
+    if style.notice() {
+        let per_s = |n: &AtomicU64| m.per_second(n.load(Ordering::Relaxed) as f64);
+        let mib_s = |n: &AtomicU64| m.per_second(n.load(Ordering::Relaxed) as f64 / MIB);
+        println!(
+            "\nFile operations:\n    reads/s:                      {:4.2}\n    writes/s:                     {:4.2}\n    fsyncs/s:                     {:4.2}\n\nThroughput:\n    read, MiB/s:                  {:4.2}\n    written, MiB/s:               {:4.2}",
+            per_s(&test.reads),
+            per_s(&test.writes),
+            per_s(&test.fsyncs),
+            mib_s(&test.read_bytes),
+            mib_s(&test.written_bytes)
+        );
+        print!("{}", m.general(style.percentile));
+    }
+    Ok(Outcome::Done)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::config::Flags;
+    use super::*;
+
+    #[test]
+    fn sizes_are_worded_as_sysbench_words_them() {
+        assert_eq!(size_words(8 << 20), "8Mi");
+        assert_eq!(size_words(16384), "16Ki");
+        assert_eq!(size_words(256 << 10), "256Ki");
+        assert_eq!(size_words(4097), "4.001Ki");
+        assert_eq!(size_words(1000), "1000");
+        assert_eq!(size_words(0), "0");
+    }
+
+    #[test]
+    fn extra_flags_are_listed_in_sysbenchs_order() {
+        let f = Flags {
+            sync: true,
+            dsync: true,
+            direct: false,
+        };
+        assert_eq!(f.words(), "sync dsync ");
+        assert_eq!(Flags::default().words(), "(none)");
+    }
+}
