@@ -389,7 +389,7 @@ mod tests {
         ]);
         assert_eq!(
             t,
-            "  --a=N                 first [1]\n  --long-name[=on|off] second\n"
+            "  --a=N                first [1]\n  --long-name[=on|off] second\n"
         );
     }
 

@@ -65,20 +65,12 @@ pub fn run(v: &Values, limits: &Limits, style: &SysbenchStyle) -> Result<Outcome
         &format!("Prime numbers limit: {max_prime}\n\n"),
     );
     let m = engine::run(&Cpu { max_prime }, limits, style);
-    if m.overrun {
-        return engine::overrun();
-    }
-    if let Some(e) = &m.error {
-        return super::fatal(e);
-    }
-    if style.notice() {
-        println!(
-            "CPU speed:\n    events per second: {:8.2}",
+    engine::finish(&m, style, |m| {
+        format!(
+            "CPU speed:\n    events per second: {:8.2}\n",
             m.per_second(m.events as f64)
-        );
-        print!("{}", m.general(style.percentile));
-    }
-    Ok(Outcome::Done)
+        )
+    })
 }
 
 #[cfg(test)]

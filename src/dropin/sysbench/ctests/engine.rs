@@ -390,3 +390,32 @@ pub fn overrun() -> Result<crate::error::Outcome, crate::error::Error> {
         "The event queue is full. This means the worker threads are unable to keep up with the specified event generation rate",
     )
 }
+
+/// A thread's generator: from `--rand-seed` (and the thread) where given, else the system's.
+pub fn thread_rng(seed: u64, thread: u32) -> rand::rngs::SmallRng {
+    use rand::SeedableRng;
+    if seed == 0 {
+        rand::rngs::SmallRng::from_os_rng()
+    } else {
+        rand::rngs::SmallRng::seed_from_u64(seed.wrapping_add(u64::from(thread)))
+    }
+}
+
+/// How a run ends: sysbench's FATAL line where the queue filled or an event failed, else the
+/// test's own report (`report`) before the closing statistics, at NOTICE.
+pub fn finish(
+    m: &Measured,
+    style: &SysbenchStyle,
+    report: impl FnOnce(&Measured) -> String,
+) -> Result<crate::error::Outcome, crate::error::Error> {
+    if m.overrun {
+        return overrun();
+    }
+    if let Some(e) = &m.error {
+        return super::fatal(e);
+    }
+    if style.notice() {
+        print!("{}{}", report(m), m.general(style.percentile));
+    }
+    Ok(crate::error::Outcome::Done)
+}

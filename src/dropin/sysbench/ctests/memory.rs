@@ -4,7 +4,7 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use rand::{Rng, SeedableRng, rngs::SmallRng};
+use rand::{Rng, rngs::SmallRng};
 
 use super::engine::{self, Limits, Test};
 use super::help::{Kind, Opt};
@@ -83,11 +83,7 @@ struct Local {
 impl Test for Memory {
     type Local = Local;
     fn local(&self, thread: u32) -> Local {
-        let rng = if self.seed == 0 {
-            SmallRng::from_os_rng()
-        } else {
-            SmallRng::seed_from_u64(self.seed.wrapping_add(u64::from(thread)))
-        };
+        let rng = engine::thread_rng(self.seed, thread);
         Local {
             block: if self.global { 0 } else { thread as usize },
             left: self.per_thread,
@@ -210,26 +206,19 @@ pub fn run(v: &Values, limits: &Limits, style: &SysbenchStyle) -> Result<Outcome
         ),
     );
     let m = engine::run(&test, &limits, style);
-    if m.overrun {
-        return engine::overrun();
-    }
-    if let Some(e) = &m.error {
-        return super::fatal(e);
-    }
-    if style.notice() {
-        println!(
-            "Total operations: {} ({:8.2} per second)\n",
+    engine::finish(&m, style, |m| {
+        let mut s = format!(
+            "Total operations: {} ({:8.2} per second)\n\n",
             m.events,
             m.per_second(m.events as f64)
         );
         if oper != Oper::None {
             let mb = m.events as f64 * block_bytes as f64 / MIB;
-            println!(
-                "{mb:4.2} MiB transferred ({:4.2} MiB/sec)\n",
+            s += &format!(
+                "{mb:4.2} MiB transferred ({:4.2} MiB/sec)\n\n",
                 m.per_second(mb)
             );
         }
-        print!("{}", m.general(style.percentile));
-    }
-    Ok(Outcome::Done)
+        s
+    })
 }

@@ -5,7 +5,7 @@
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use rand::{Rng, SeedableRng, rngs::SmallRng};
+use rand::{Rng, rngs::SmallRng};
 
 use super::engine::{self, Limits, Test};
 use super::help::{Kind, Opt};
@@ -51,11 +51,7 @@ struct Local {
 impl Test for MutexTest {
     type Local = Local;
     fn local(&self, thread: u32) -> Local {
-        let rng = if self.seed == 0 {
-            SmallRng::from_os_rng()
-        } else {
-            SmallRng::seed_from_u64(self.seed.wrapping_add(u64::from(thread)))
-        };
+        let rng = engine::thread_rng(self.seed, thread);
         Local { rng, done: false }
     }
     fn next(&self, l: &mut Local) -> bool {
@@ -98,14 +94,5 @@ pub fn run(v: &Values, limits: &Limits, style: &SysbenchStyle) -> Result<Outcome
         shared: AtomicU64::new(0),
     };
     let m = engine::run(&test, limits, style);
-    if m.overrun {
-        return engine::overrun();
-    }
-    if let Some(e) = &m.error {
-        return super::fatal(e);
-    }
-    if style.notice() {
-        print!("{}", m.general(style.percentile));
-    }
-    Ok(Outcome::Done)
+    engine::finish(&m, style, |_| String::new())
 }

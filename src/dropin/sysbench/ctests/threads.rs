@@ -66,14 +66,5 @@ pub fn run(v: &Values, limits: &Limits, style: &SysbenchStyle) -> Result<Outcome
         next: AtomicU64::new(0),
     };
     let m = engine::run(&test, limits, style);
-    if m.overrun {
-        return engine::overrun();
-    }
-    if let Some(e) = &m.error {
-        return super::fatal(e);
-    }
-    if style.notice() {
-        print!("{}", m.general(style.percentile));
-    }
-    Ok(Outcome::Done)
+    engine::finish(&m, style, |_| String::new())
 }

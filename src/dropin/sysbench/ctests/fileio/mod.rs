@@ -300,26 +300,18 @@ pub fn run(v: &Values, limits: &Limits, style: &SysbenchStyle) -> Result<Outcome
         c,
     };
     let m = engine::run(&test, limits, style);
-    if m.overrun {
-        return engine::overrun();
-    }
-    if let Some(e) = &m.error {
-        return fatal(e);
-    }
-    if style.notice() {
+    engine::finish(&m, style, |m| {
         let per_s = |n: &AtomicU64| m.per_second(n.load(Ordering::Relaxed) as f64);
         let mib_s = |n: &AtomicU64| m.per_second(n.load(Ordering::Relaxed) as f64 / MIB);
-        println!(
-            "\nFile operations:\n    reads/s:                      {:4.2}\n    writes/s:                     {:4.2}\n    fsyncs/s:                     {:4.2}\n\nThroughput:\n    read, MiB/s:                  {:4.2}\n    written, MiB/s:               {:4.2}",
+        format!(
+            "\nFile operations:\n    reads/s:                      {:4.2}\n    writes/s:                     {:4.2}\n    fsyncs/s:                     {:4.2}\n\nThroughput:\n    read, MiB/s:                  {:4.2}\n    written, MiB/s:               {:4.2}\n",
             per_s(&test.reads),
             per_s(&test.writes),
             per_s(&test.fsyncs),
             mib_s(&test.read_bytes),
             mib_s(&test.written_bytes)
-        );
-        print!("{}", m.general(style.percentile));
-    }
-    Ok(Outcome::Done)
+        )
+    })
 }
 
 #[cfg(test)]
