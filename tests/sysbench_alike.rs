@@ -161,6 +161,11 @@ fn fileio_prepares_runs_and_cleans_up_as_sysbench_does() {
         format!("{args} --events=150 --file-test-mode=rndwr --file-fsync-mode=fdatasync run"),
         format!("{args} --events=20 --file-test-mode=seqrewr --file-merged-requests=2 run"),
         format!("{args} --events=20 --file-test-mode=foo run"),
+        format!("{args} --events=200 --file-io-mode=async --file-test-mode=rndrw run"),
+        format!(
+            "{args} --events=50 --file-io-mode=async --file-async-backlog=4 --file-test-mode=seqrd run"
+        ),
+        format!("{args} --file-io-mode=async --file-async-backlog=0 --file-test-mode=rndrd run"),
         format!("{args} --file-extra-flags=dsync,sync prepare"),
         format!("{args} --file-num=8 --verbosity=2 --file-test-mode=rndrd --events=1 run"),
         format!("{args} cleanup"),

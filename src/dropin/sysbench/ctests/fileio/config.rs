@@ -182,6 +182,9 @@ pub(super) struct Config {
     pub(super) fsync_all: bool,
     pub(super) fsync_end: bool,
     pub(super) fdatasync: bool,
+    /// `--file-io-mode=async`, with `--file-async-backlog` requests in flight per thread.
+    pub(super) io_async: bool,
+    pub(super) backlog: u32,
     pub(super) rw_ratio: f64,
 }
 
@@ -218,16 +221,26 @@ pub(super) fn config(v: &Values, command: &str) -> Result<Config, String> {
             None => return Err(format!("Invalid IO operations mode: {m}.")),
         },
     };
-    match v.text("file-io-mode") {
-        "sync" => {}
-        "async" | "mmap" => {
-            return Err(format!(
-                "--file-io-mode={}: dbsweep's fileio does synchronous IO only so far (sync)",
-                v.text("file-io-mode")
-            ));
+    let io_async = match v.text("file-io-mode") {
+        "sync" => false,
+        "async" => true,
+        "mmap" => {
+            return Err(
+                "--file-io-mode=mmap: dbsweep's fileio does synchronous and asynchronous IO (sync, async), not mmap'ed IO yet"
+                    .into(),
+            );
         }
         m => return Err(format!("unknown I/O mode: {m}")),
-    }
+    };
+    let backlog = match v.int("file-async-backlog") {
+        Some(n) if n > 0 && n <= 1 << 15 => n as u32,
+        _ => {
+            return Err(format!(
+                "Invalid value of file-async-backlog: {}",
+                v.text("file-async-backlog")
+            ));
+        }
+    };
     let merged = match v.int("file-merged-requests") {
         Some(n) if n >= 0 => n as u64,
         _ => {
@@ -302,6 +315,8 @@ pub(super) fn config(v: &Values, command: &str) -> Result<Config, String> {
         fsync_all,
         fsync_end,
         fdatasync,
+        io_async,
+        backlog,
         rw_ratio,
     })
 }

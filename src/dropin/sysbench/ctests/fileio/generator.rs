@@ -9,6 +9,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use rand::Rng;
 use rand::rngs::SmallRng;
 
+use super::aio::{self, Done, Ring};
 use super::config::{Config, Mode};
 use super::{Aligned, MIB, errno_words};
 use crate::dropin::sysbench::ctests::engine::Test;
@@ -149,16 +150,80 @@ impl FileIo {
     }
 }
 
-/// A thread's buffer and its request.
+/// A thread's buffer, its request and (async) its ring. The ring comes first: dropped first,
+/// it waits for what is in flight before the buffer goes.
 pub(super) struct Local {
+    pub(super) ring: Option<Ring>,
     pub(super) buf: Aligned,
     pub(super) req: Option<Request>,
+}
+
+impl FileIo {
+    /// A completed asynchronous request, counted as a synchronous one is when it returns.
+    fn completed(&self, d: Done) -> Result<(), String> {
+        match d {
+            Done::Read(n) => {
+                self.reads.fetch_add(1, Ordering::Relaxed);
+                self.read_bytes.fetch_add(n, Ordering::Relaxed);
+            }
+            Done::Write(n) => {
+                self.writes.fetch_add(1, Ordering::Relaxed);
+                self.written_bytes.fetch_add(n, Ordering::Relaxed);
+            }
+            Done::Fsync => {
+                self.fsyncs.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+        Ok(())
+    }
+
+    /// Puts request `r` in flight on the thread's ring (made at its first request).
+    fn submit(&self, l: &mut Local, r: Request) -> Result<(), String> {
+        use std::os::fd::AsRawFd;
+        if l.ring.is_none() {
+            l.ring = Some(Ring::new(self.c.backlog)?);
+        }
+        let fd = self.files[r.file as usize].as_raw_fd();
+        let len = r.size as u32;
+        let buf = l.buf.bytes(r.size as usize).as_mut_ptr();
+        let op = match r.op {
+            Op::Read => aio::Op::Read {
+                fd,
+                buf,
+                len,
+                pos: r.pos,
+            },
+            Op::Write => aio::Op::Write {
+                fd,
+                buf,
+                len,
+                pos: r.pos,
+            },
+            Op::Fsync => aio::Op::Fsync {
+                fd,
+                data_only: self.c.fdatasync,
+            },
+        };
+        let ring = l.ring.as_mut().expect("made above");
+        ring.submit(op, &mut |d| self.completed(d))?;
+        if r.op == Op::Write && self.c.fsync_all {
+            ring.submit(
+                aio::Op::Fsync {
+                    fd,
+                    data_only: self.c.fdatasync,
+                },
+                &mut |d| self.completed(d),
+            )?;
+        }
+        Ok(())
+    }
 }
 
 impl Test for FileIo {
     type Local = Local;
     fn local(&self, _thread: u32) -> Local {
         Local {
+            ring: None,
             buf: Aligned::new(self.c.request as usize),
             req: None,
         }
@@ -171,6 +236,12 @@ impl Test for FileIo {
         let Some(r) = l.req.take() else {
             return Ok(());
         };
+        if self.c.io_async {
+            if r.op == Op::Fsync && self.c.fsync_all {
+                return Ok(());
+            }
+            return self.submit(l, r);
+        }
         let f = &self.files[r.file as usize];
         match r.op {
             Op::Write => {
@@ -205,11 +276,25 @@ impl Test for FileIo {
         Ok(())
     }
     /// `--file-fsync-end`: each thread syncs every file once its events are over.
-    fn thread_done(&self, _l: &mut Local) -> Result<(), String> {
+    /// Async: then waits for everything in flight.
+    fn thread_done(&self, l: &mut Local) -> Result<(), String> {
         if self.c.fsync_end && self.mode.writes() {
             for i in 0..self.c.files {
-                self.sync(i)?;
+                if self.c.io_async {
+                    let fsync = Request {
+                        op: Op::Fsync,
+                        file: i,
+                        pos: 0,
+                        size: 0,
+                    };
+                    self.submit(l, fsync)?;
+                } else {
+                    self.sync(i)?;
+                }
             }
+        }
+        if let Some(ring) = l.ring.as_mut() {
+            ring.drain(&mut |d| self.completed(d))?;
         }
         Ok(())
     }

@@ -3,8 +3,10 @@
 //! sysbench's six modes (sequential write, rewrite and read; random read, write and both) with
 //! its request generator (shared by the threads: sequential positions, an fsync every
 //! `--file-fsync-freq` requests once something was written, the read/write ratio of `rndrw`),
-//! `cleanup` removes them. Synchronous IO (`pread`/`pwrite`), with sysbench's open flags.
+//! `cleanup` removes them. Synchronous IO (`pread`/`pwrite`) or asynchronous (io_uring, with
+//! `--file-async-backlog` requests in flight per thread), with sysbench's open flags.
 
+mod aio;
 mod config;
 mod generator;
 
@@ -267,7 +269,15 @@ pub fn run(v: &Values, limits: &Limits, style: &SysbenchStyle) -> Result<Outcome
     if c.fsync_all {
         text += "Calling fsync() after each write operation.\n";
     }
-    text += &format!("Using synchronous I/O mode\nDoing {} test\n", mode.words());
+    text += &format!(
+        "Using {} I/O mode\nDoing {} test\n",
+        if c.io_async {
+            "asynchronous"
+        } else {
+            "synchronous"
+        },
+        mode.words()
+    );
     engine::header(limits, style, &text);
     let Ok(files) = open_files(&c, mode, style) else {
         return Ok(Outcome::Failed);
