@@ -20,7 +20,7 @@ mod workload;
 
 pub use commands::{ScriptLine, load_only};
 pub use scripts::{
-    SYSBENCH_DIR, find_script, is_script, resolve, script_command, set_process_argv,
+    SYSBENCH_DIR, find_script, is_script, resolve, script_command, set_notices, set_process_argv,
 };
 pub use state::Ctx;
 pub use state::MYSQL_IGNORE_DEFAULT;

@@ -16,6 +16,18 @@ pub fn set_process_argv(argv0: &str, words: &[String]) {
     let _ = PROCESS_ARGV.set((argv0.to_string(), words.to_vec()));
 }
 
+/// Whether sysbench's NOTICE lines print (`--verbosity` 3 or above; dbsweep's own: yes).
+static NOTICES: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(true);
+
+/// Says whether sysbench's NOTICE lines print.
+pub fn set_notices(on: bool) {
+    NOTICES.store(on, std::sync::atomic::Ordering::Relaxed);
+}
+
+pub(super) fn notices() -> bool {
+    NOTICES.load(std::sync::atomic::Ordering::Relaxed)
+}
+
 pub(super) fn process_argv() -> Option<&'static (String, Vec<String>)> {
     PROCESS_ARGV.get()
 }

@@ -75,7 +75,11 @@ pub fn command(ctx: &Arc<Ctx>, command: &str) -> Result<(), Error> {
     let r = match custom_command(&main, command).map_err(|e| fail(&e))? {
         Some((_, true)) => {
             drop(main);
-            println!("Initializing worker threads...\n");
+            // sysbench runs a parallel command in worker threads only when there are several
+            // (one runs it alone, without the line).
+            if ctx.threads > 1 && super::scripts::notices() {
+                println!("Initializing worker threads...\n");
+            }
             std::thread::scope(|s| {
                 let handles: Vec<_> = (0..ctx.threads)
                     .map(|tid| {

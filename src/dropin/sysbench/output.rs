@@ -81,6 +81,14 @@ impl SysbenchStyle {
 }
 
 impl Voice for SysbenchStyle {
+    /// dbsweep's remarks (a busy machine, which database) add nothing to sysbench's text: its
+    /// warnings go to the results file's notes; only its errors are said (on stderr).
+    fn remark(&self, line: &str) {
+        if line.starts_with("error") {
+            eprintln!("{line}");
+        }
+    }
+
     /// On stdout, as sysbench has it ("Creating table 'sbtest1'...").
     fn progress(&self, line: &str) {
         println!("{line}");

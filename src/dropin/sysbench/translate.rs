@@ -280,6 +280,7 @@ pub fn main(args: &[String]) -> Result<Dropin, Error> {
             println!("WARNING: --{old} is deprecated, use --{new} instead");
         }
     }
+    lua::set_notices(style.verbosity >= super::output::NOTICE);
     if style.verbosity >= super::output::NOTICE {
         println!("{}", super::output::banner());
     }
