@@ -1,8 +1,8 @@
 //! pgbench's meta-commands (`\\set`, `\\sleep`, `\\shell`, `\\if` ...) read from their line, and
 //! their errors with the place pgbench's caret points to.
 
+use super::command::Command;
 use super::expr::{self, Expr};
-use super::script::Command;
 
 /// A variable's name as pgbench takes it: letters, digits, underscores and any character
 /// beyond ASCII, not starting with a digit.

@@ -6,6 +6,7 @@
 
 mod builtin;
 mod client;
+mod command;
 pub mod expr;
 pub mod init;
 mod lexer;
