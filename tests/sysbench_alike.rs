@@ -166,6 +166,10 @@ fn fileio_prepares_runs_and_cleans_up_as_sysbench_does() {
             "{args} --events=50 --file-io-mode=async --file-async-backlog=4 --file-test-mode=seqrd run"
         ),
         format!("{args} --file-io-mode=async --file-async-backlog=0 --file-test-mode=rndrd run"),
+        format!("{args} cleanup"),
+        format!("{args} --validate prepare"),
+        format!("{args} --validate --events=300 --file-test-mode=rndrw run"),
+        format!("{args} --validate --events=100 --file-test-mode=seqrd run"),
         format!("{args} --file-extra-flags=dsync,sync prepare"),
         format!("{args} --file-num=8 --verbosity=2 --file-test-mode=rndrd --events=1 run"),
         format!("{args} cleanup"),

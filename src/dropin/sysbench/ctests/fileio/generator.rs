@@ -55,6 +55,9 @@ pub(super) struct FileIo {
     pub(super) written_bytes: AtomicU64,
     /// The byte and fsync counts at the last interval line.
     pub(super) last: Mutex<[u64; 3]>,
+    /// `--validate`: blocks written with checksums, checked when read (synchronous IO).
+    pub(super) validate: bool,
+    pub(super) seed: u64,
 }
 
 impl FileIo {
@@ -156,6 +159,7 @@ pub(super) struct Local {
     pub(super) ring: Option<Ring>,
     pub(super) buf: Aligned,
     pub(super) req: Option<Request>,
+    pub(super) rng: SmallRng,
 }
 
 impl FileIo {
@@ -221,11 +225,12 @@ impl FileIo {
 
 impl Test for FileIo {
     type Local = Local;
-    fn local(&self, _thread: u32) -> Local {
+    fn local(&self, thread: u32) -> Local {
         Local {
             ring: None,
             buf: Aligned::new(self.c.request as usize),
             req: None,
+            rng: crate::dropin::sysbench::ctests::engine::thread_rng(self.seed, thread),
         }
     }
     fn next(&self, l: &mut Local) -> bool {
@@ -246,6 +251,9 @@ impl Test for FileIo {
         match r.op {
             Op::Write => {
                 let buf = l.buf.bytes(r.size as usize);
+                if self.validate {
+                    super::fill(buf, r.pos, &mut l.rng);
+                }
                 f.write_all_at(buf, r.pos).map_err(|e| {
                     errno_words(
                         &format!("Failed to write file! file: {} pos: {}", r.file, r.pos),
@@ -266,6 +274,14 @@ impl Test for FileIo {
                         &e,
                     )
                 })?;
+                if self.validate {
+                    super::check(buf, r.pos).map_err(|e| {
+                        format!(
+                            "{e}\nFATAL: Validation failed on file {}, block offset {}, exiting...",
+                            r.file, r.pos
+                        )
+                    })?;
+                }
                 self.reads.fetch_add(1, Ordering::Relaxed);
                 self.read_bytes.fetch_add(r.size, Ordering::Relaxed);
             }

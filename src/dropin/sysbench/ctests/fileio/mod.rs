@@ -99,7 +99,8 @@ pub fn prepare(v: &Values, style: &SysbenchStyle) -> Result<Outcome, Error> {
     say(&format!("Extra file open flags: {}", c.flags.words()));
     let start = Instant::now();
     let mut buf = Aligned::new(c.block as usize);
-    let block = buf.bytes(c.block as usize).to_vec();
+    let mut block = buf.bytes(c.block as usize).to_vec();
+    let mut rng = engine::thread_rng(0, 0);
     let mut written = 0u64;
     for i in 0..c.files {
         let path = name(i);
@@ -128,6 +129,9 @@ pub fn prepare(v: &Values, style: &SysbenchStyle) -> Result<Outcome, Error> {
         while offset < c.file_size {
             if crate::interrupt::interrupted() {
                 return Ok(Outcome::Interrupted);
+            }
+            if style.validate {
+                fill(&mut block, offset, &mut rng);
             }
             if let Err(e) = file.write_all_at(&block, offset) {
                 return fatal(&errno_words("Failed to write file!", &e));
@@ -169,6 +173,45 @@ fn remove(c: &Config, style: &SysbenchStyle) -> Result<Outcome, Error> {
 }
 
 pub(super) const MIB: f64 = 1024.0 * 1024.0;
+
+/// `--validate`: a block's last 12 bytes hold the CRC-32 of the rest (4 bytes) and the
+/// block's offset in its file (8), after random bytes, as sysbench's blocks do.
+const CHECK: usize = 12;
+
+/// Fills `buf` with random bytes, their checksum and `offset`.
+pub(super) fn fill(buf: &mut [u8], offset: u64, rng: &mut SmallRng) {
+    use rand::Rng;
+    if buf.len() < CHECK {
+        return;
+    }
+    let at = buf.len() - CHECK;
+    rng.fill(&mut buf[..at]);
+    let crc = crc32fast::hash(&buf[..at]);
+    buf[at..at + 4].copy_from_slice(&crc.to_ne_bytes());
+    buf[at + 4..].copy_from_slice(&offset.to_ne_bytes());
+}
+
+/// Checks a block read at `offset` against its checksum and offset, in sysbench's words.
+pub(super) fn check(buf: &[u8], offset: u64) -> Result<(), String> {
+    if buf.len() < CHECK {
+        return Ok(());
+    }
+    let at = buf.len() - CHECK;
+    let crc = crc32fast::hash(&buf[..at]);
+    let stored = u32::from_ne_bytes(buf[at..at + 4].try_into().expect("4 bytes"));
+    if crc != stored {
+        return Err(format!(
+            "Checksum mismatch in block with offset: {offset}\nFATAL:     Calculated value: 0x{crc:x}    Stored value: 0x{stored:x}"
+        ));
+    }
+    let stored = u64::from_ne_bytes(buf[at + 4..].try_into().expect("8 bytes"));
+    if stored != offset {
+        return Err(format!(
+            "Offset mismatch in block:\nFATAL:    Actual offset: {offset}    Stored offset: {stored}"
+        ));
+    }
+    Ok(())
+}
 
 /// Opens the files for a run (a sequential write creates them anew), each at least as large
 /// as the options say; sysbench's FATAL and WARNING lines where not.
@@ -270,11 +313,16 @@ pub fn run(v: &Values, limits: &Limits, style: &SysbenchStyle) -> Result<Outcome
         text += "Calling fsync() after each write operation.\n";
     }
     text += &format!(
-        "Using {} I/O mode\nDoing {} test\n",
+        "Using {} I/O mode\n{}Doing {} test\n",
         if c.io_async {
             "asynchronous"
         } else {
             "synchronous"
+        },
+        if style.validate {
+            "Using checksums validation.\n"
+        } else {
+            ""
         },
         mode.words()
     );
@@ -307,6 +355,8 @@ pub fn run(v: &Values, limits: &Limits, style: &SysbenchStyle) -> Result<Outcome
         read_bytes: AtomicU64::new(0),
         written_bytes: AtomicU64::new(0),
         last: Mutex::new([0; 3]),
+        validate: style.validate,
+        seed,
         c,
     };
     let m = engine::run(&test, limits, style);
@@ -328,6 +378,25 @@ pub fn run(v: &Values, limits: &Limits, style: &SysbenchStyle) -> Result<Outcome
 mod tests {
     use super::config::Flags;
     use super::*;
+
+    #[test]
+    fn a_filled_block_checks_and_a_changed_byte_or_offset_does_not() {
+        let mut rng = engine::thread_rng(7, 0);
+        let mut block = vec![0u8; 4096];
+        fill(&mut block, 8192, &mut rng);
+        assert!(check(&block, 8192).is_ok());
+        assert!(
+            check(&block, 4096)
+                .unwrap_err()
+                .starts_with("Offset mismatch")
+        );
+        block[10] ^= 1;
+        assert!(
+            check(&block, 8192)
+                .unwrap_err()
+                .starts_with("Checksum mismatch")
+        );
+    }
 
     #[test]
     fn sizes_are_worded_as_sysbench_words_them() {
