@@ -200,7 +200,8 @@ pub(super) fn config(v: &Values, command: &str) -> Result<Config, String> {
         }
     };
     let total = match v.size("file-total-size") {
-        Some(n) if n > 0 => n,
+        // Every file at least a byte: sizes and positions are taken modulo a file's size.
+        Some(n) if n >= u64::from(files) => n,
         _ => {
             return Err(format!(
                 "Invalid value for file-total-size: {}",
