@@ -233,3 +233,23 @@ fn help_is_sysbenchs_but_for_the_section_of_dbsweeps_own_options() {
     assert!(ours.1.contains("dbsweep options"), "{}", ours.1);
     assert_eq!(cut(real.1), cut(ours.1));
 }
+
+/// `--report-checkpoints`: the whole statistics at each checkpoint, counted since the one
+/// before, and the summary since the last; a checkpoint past the end is never reached; a bad
+/// one is refused as sysbench refuses it. Both a test written in C and a script (its SQL
+/// statistics, on `--mysql-dry-run`).
+#[test]
+fn report_checkpoints_are_sysbenchs() {
+    compare(
+        &[
+            ("cpu --report-checkpoints=1 --time=2 run", ""),
+            ("cpu --report-checkpoints=1,7 --time=2 --threads=2 run", ""),
+            ("cpu --report-checkpoints=x --time=1 run", ""),
+            (
+                "oltp_read_write --mysql-dry-run --time=3 --events=0 --report-checkpoints=2,1 run",
+                "",
+            ),
+        ],
+        &[],
+    );
+}

@@ -163,21 +163,35 @@ impl Printer for ReportHooks<'_> {
         self.call("report_intermediate", stat.table(self.main))
     }
 
+    /// sysbench calls the cumulative report's hook at each checkpoint too.
+    fn checkpoint(&mut self, cp: &crate::results::figures::Checkpoint) -> bool {
+        let stat = cumulative(cp);
+        self.call("report_cumulative", stat.table(self.main))
+    }
+
     fn summary(&mut self, r: &crate::results::Results) -> bool {
         let l = &r.latency_ms;
-        let stat = super::sql::Stat {
-            // The run has ended: no thread runs (sysbench's cumulative report says 0).
-            threads_running: 0,
-            time_interval: r.time_s,
-            time_total: r.time_s,
-            events: r.events as f64,
-            reads: r.queries.read as f64,
-            writes: r.queries.write as f64,
-            other: r.queries.other as f64,
-            errors: r.errors.values().sum::<u64>() as f64,
-            reconnects: r.reconnects as f64,
-            latency_pct: l.p95 / 1e3,
-            latency: Some([l.min / 1e3, l.max / 1e3, l.avg / 1e3, l.sum / 1e3]),
+        let stat = match &r.since_checkpoint {
+            // After a checkpoint, its figures since (the total time is the run's).
+            Some(cp) => super::sql::Stat {
+                threads_running: 0,
+                time_total: r.time_s,
+                ..cumulative(cp)
+            },
+            None => super::sql::Stat {
+                // The run has ended: no thread runs (sysbench's cumulative report says 0).
+                threads_running: 0,
+                time_interval: r.time_s,
+                time_total: r.time_s,
+                events: r.events as f64,
+                reads: r.queries.read as f64,
+                writes: r.queries.write as f64,
+                other: r.queries.other as f64,
+                errors: r.errors.values().sum::<u64>() as f64,
+                reconnects: r.reconnects as f64,
+                latency_pct: l.p95 / 1e3,
+                latency: Some([l.min / 1e3, l.max / 1e3, l.avg / 1e3, l.sum / 1e3]),
+            },
         };
         // sysbench reports intervals in a state of their own, whose end closes what they
         // wrote (report_json's array) before the cumulative report begins.
@@ -190,6 +204,24 @@ impl Printer for ReportHooks<'_> {
 
     fn sql_used(&self) -> bool {
         self.sql_used.load(std::sync::atomic::Ordering::Relaxed)
+    }
+}
+
+/// The cumulative report's fields of the events since the last checkpoint.
+fn cumulative(cp: &crate::results::figures::Checkpoint) -> super::sql::Stat {
+    let l = &cp.latency_ms;
+    super::sql::Stat {
+        threads_running: cp.threads,
+        time_interval: cp.seconds,
+        time_total: cp.t,
+        events: cp.events as f64,
+        reads: cp.queries.read as f64,
+        writes: cp.queries.write as f64,
+        other: cp.queries.other as f64,
+        errors: cp.errors as f64,
+        reconnects: cp.reconnects as f64,
+        latency_pct: cp.pct_ms / 1e3,
+        latency: Some([l.min / 1e3, l.max / 1e3, l.avg / 1e3, l.sum / 1e3]),
     }
 }
 

@@ -11,6 +11,7 @@ use crate::interrupt::INTERRUPT;
 use crate::metrics::live::{self, Endpoint, StepLabels};
 use crate::plan::RunPlan;
 use crate::results::ResultsFile;
+use crate::runner::Report;
 use crate::workload::Workload;
 
 pub(crate) fn run_workload(plan: &RunPlan) -> Result<Outcome, Error> {
@@ -110,9 +111,16 @@ fn run_opened(
         &db,
         workload,
         prepared,
-        &mut |iv| {
-            if !printer.interval(iv) {
-                plan.style.interval(iv, printer.sql_used());
+        &mut |report| match report {
+            Report::Interval(iv) => {
+                if !printer.interval(iv) {
+                    plan.style.interval(iv, printer.sql_used());
+                }
+            }
+            Report::Checkpoint(cp) => {
+                if !printer.checkpoint(cp) {
+                    plan.style.checkpoint(cp, printer.sql_used());
+                }
             }
         },
         &|s| plan.style.remark(s),

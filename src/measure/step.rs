@@ -21,7 +21,7 @@ pub(crate) fn measure(
     db: &Db,
     workload: &dyn Workload,
     prepared: Option<LoadReport>,
-    on_interval: &mut dyn FnMut(&results::figures::Interval),
+    on_report: &mut dyn FnMut(runner::Report<'_>),
     say: &dyn Fn(&str),
     stop: &std::sync::atomic::AtomicBool,
 ) -> Result<Results, Error> {
@@ -64,7 +64,7 @@ pub(crate) fn measure(
     };
     let samplers = super::samplers::start(plan, db, &start, offline, say)?;
     let (outcome, role_outcomes) =
-        run_measured(plan, &opts, target, workload, &roles, stop, on_interval);
+        run_measured(plan, &opts, target, workload, &roles, stop, on_report);
     let sampled = super::samplers::finish(
         samplers,
         &super::samplers::Ended {
@@ -251,11 +251,11 @@ fn run_measured(
     workload: &dyn Workload,
     roles: &[Box<dyn Workload>],
     stop: &std::sync::atomic::AtomicBool,
-    on_interval: &mut dyn FnMut(&results::figures::Interval),
+    on_report: &mut dyn FnMut(runner::Report<'_>),
 ) -> (Result<RunOutcome, Error>, Vec<Result<RunOutcome, Error>>) {
     if roles.is_empty() {
         return (
-            runner::run(target, workload, opts, stop, on_interval),
+            runner::run(target, workload, opts, stop, on_report),
             Vec::new(),
         );
     }
@@ -270,7 +270,7 @@ fn run_measured(
         measured: false,
     }))
     .collect();
-    let mut outs = runner::run_groups(target, &groups, stop, on_interval).into_iter();
+    let mut outs = runner::run_groups(target, &groups, stop, on_report).into_iter();
     let measured = outs.next().expect("the measured group runs first");
     (measured, outs.collect())
 }
@@ -468,7 +468,7 @@ fn build_results(
         tps: per_s(c.events),
         qps: per_s(c.queries.total()),
         rows_per_s: per_s(c.queries.rows),
-        queries: queries(c),
+        queries: c.query_totals(),
         latency_ms: Latency::from_histogram(&o.total.latency.to_hdr()),
         errors,
         retries: c.retried(),
@@ -484,6 +484,7 @@ fn build_results(
         serving,
         thread_events: o.thread_events,
         thread_time_s: o.thread_seconds,
+        since_checkpoint: o.since_checkpoint.map(Box::new),
         intervals: o.intervals,
         histogram: HistogramData::encode(&o.total.latency.to_hdr()),
         prepare,
@@ -539,16 +540,6 @@ fn error_counts(c: &metrics::Counters) -> std::collections::BTreeMap<String, u64
     errors
 }
 
-fn queries(c: &metrics::Counters) -> Queries {
-    Queries {
-        read: c.queries.reads,
-        write: c.queries.writes,
-        other: c.queries.others,
-        total: c.queries.total(),
-        rows: c.queries.rows,
-    }
-}
-
 /// What a group beside the measured one did (its outcome, or why it did not run).
 fn role_figures(
     r: &crate::plan::RolePlan,
@@ -583,7 +574,7 @@ fn role_figures(
                 .runner
                 .rate
                 .map(|rate| f.tps >= rate * results::figures::RATE_MET);
-            f.queries = queries(c);
+            f.queries = c.query_totals();
             f.latency_ms = Latency::from_histogram(&o.total.latency.to_hdr());
             f.histogram = Some(HistogramData::encode(&o.total.latency.to_hdr()));
             f.statements =

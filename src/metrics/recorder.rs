@@ -87,6 +87,17 @@ impl Counters {
     pub fn errors(&self) -> u64 {
         self.retried() + self.script_errors
     }
+
+    /// The queries, as the results file counts them.
+    pub fn query_totals(&self) -> crate::results::Queries {
+        crate::results::Queries {
+            read: self.queries.reads,
+            write: self.queries.writes,
+            other: self.queries.others,
+            total: self.queries.total(),
+            rows: self.queries.rows,
+        }
+    }
 }
 
 /// One transaction type's figures, for workloads that mix several (TPC-C).
@@ -426,6 +437,32 @@ impl Snapshot {
     /// A latency quantile in milliseconds (0 when nothing was recorded).
     pub fn quantile_ms(&self, q: f64) -> f64 {
         quantile_ms(&self.latency.to_hdr(), q)
+    }
+
+    /// What the snapshot says as a checkpoint `t` seconds into the measured part, `seconds`
+    /// after the one before, with `threads` clients running; `per_worker`: each worker's events
+    /// and busy nanoseconds.
+    pub fn checkpoint(
+        &self,
+        (t, seconds): (f64, f64),
+        (threads, percentile): (u32, f64),
+        per_worker: &[(u64, u64)],
+    ) -> crate::results::figures::Checkpoint {
+        let c = &self.counters;
+        let latency = self.latency.to_hdr();
+        crate::results::figures::Checkpoint {
+            t,
+            seconds,
+            threads,
+            events: c.events,
+            queries: c.query_totals(),
+            errors: c.errors(),
+            reconnects: c.reconnects,
+            latency_ms: crate::results::Latency::from_histogram(&latency),
+            pct_ms: quantile_ms(&latency, percentile / 100.0),
+            thread_events: per_worker.iter().map(|w| w.0).collect(),
+            thread_time_s: per_worker.iter().map(|w| w.1 as f64 / 1e9).collect(),
+        }
     }
 
     /// What the snapshot says of one interval: `t` seconds into the measured part, `seconds`

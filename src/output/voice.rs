@@ -34,6 +34,17 @@ pub trait Voice: Sync + std::fmt::Debug {
     fn client_note(&self, note: &super::note::ClientNote) {
         own_client_note(note);
     }
+    /// The percentile the interval lines and the summary give (`--percentile`); None: 95.
+    fn percentile(&self) -> Option<f64> {
+        None
+    }
+    /// Seconds into the run at which the whole statistics are reported and start again
+    /// (`--report-checkpoints`).
+    fn checkpoints(&self) -> &'static [u32] {
+        &[]
+    }
+    /// A checkpoint's report: the figures since the one before.
+    fn checkpoint(&self, _cp: &crate::results::figures::Checkpoint, _sql_used: bool) {}
     /// What precedes a run's first line.
     fn run_header(&self, _run: &RunHeader) {}
     /// Every client has connected (and run its script's `thread_init`): the run begins.
@@ -117,6 +128,13 @@ impl Style {
         }
     }
 
+    /// A checkpoint's report, where the personality has them.
+    pub fn checkpoint(self, cp: &crate::results::figures::Checkpoint, sql_used: bool) {
+        if let Style::As(v) = self {
+            v.checkpoint(cp, sql_used);
+        }
+    }
+
     /// Prints a run's summary on stdout: dbsweep's, or the personality's.
     pub fn summary(self, r: &Results, sql_used: bool) {
         match self {
@@ -139,6 +157,10 @@ impl Style {
 pub trait Printer {
     /// Prints one interval; false leaves it to dbsweep's own line.
     fn interval(&mut self, _iv: &Interval) -> bool {
+        false
+    }
+    /// Prints a checkpoint's report; false leaves it to the personality's.
+    fn checkpoint(&mut self, _cp: &crate::results::figures::Checkpoint) -> bool {
         false
     }
     /// Prints the run's summary; false leaves it to dbsweep's own.

@@ -297,6 +297,12 @@ impl RunPlan {
     pub fn styled(mut self, style: crate::output::Style) -> RunPlan {
         self.style = style;
         self.runner.notes = style.events();
+        if let Some(v) = style.voice() {
+            self.runner.checkpoints = v.checkpoints().to_vec();
+            if let Some(p) = v.percentile() {
+                self.runner.percentile = p;
+            }
+        }
         self.workload_opts.notes = style.events();
         for r in &mut self.roles {
             r.runner.notes = style.events();
@@ -480,6 +486,7 @@ fn runner_options(o: &RunArgs, threads: u32, workers: u32, seed: u64) -> RunnerO
         reconnect_timeout: o.reconnect_timeout,
         rand_seed: seed,
         percentile: 95.0,
+        checkpoints: Vec::new(),
         start_at: o.start_at.map(|t| t.0),
         measure_start: crate::metrics::MeasureStart::new(),
     }

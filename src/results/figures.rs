@@ -6,6 +6,28 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+/// The whole statistics of the events since the last checkpoint (sysbench's
+/// `--report-checkpoints`, whose counters start again at each): printed as the run goes and in
+/// place of the summary's; the results file keeps the whole run's.
+#[derive(Clone, Debug, Default)]
+pub struct Checkpoint {
+    /// Seconds into the measured part, and since the last checkpoint (or the start).
+    pub t: f64,
+    pub seconds: f64,
+    /// Clients still running.
+    pub threads: u32,
+    pub events: u64,
+    pub queries: super::Queries,
+    pub errors: u64,
+    pub reconnects: u64,
+    pub latency_ms: super::Latency,
+    /// The latency at the run's percentile (`--percentile`).
+    pub pct_ms: f64,
+    /// Each worker's events and busy seconds.
+    pub thread_events: Vec<u64>,
+    pub thread_time_s: Vec<f64>,
+}
+
 /// One interval's figures, as the live line shows them and the results file stores them.
 #[derive(Clone, Debug, Default, Serialize, serde::Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]

@@ -71,6 +71,10 @@ pub struct Results {
     /// Seconds each thread spent in its events (sysbench's "execution time" per thread).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub thread_time_s: Vec<f64>,
+    /// Under `--report-checkpoints`, the figures since the last checkpoint reached, which the
+    /// personality's summary gives (not saved: the file has the whole run's).
+    #[serde(skip)]
+    pub since_checkpoint: Option<Box<super::figures::Checkpoint>>,
     pub intervals: Vec<Interval>,
     pub histogram: HistogramData,
     /// Every resolved option of the run.

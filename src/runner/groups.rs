@@ -7,10 +7,10 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex};
 use std::time::Duration;
 
+use super::Report;
 use super::{RunOutcome, RunnerOptions};
 use crate::db::Target;
 use crate::error::Error;
-use crate::results::figures::Interval;
 use crate::workload::Workload;
 
 /// One group of a step's clients.
@@ -111,13 +111,13 @@ impl Drop for Seat<'_> {
 }
 
 /// Runs the groups of a step side by side on `target`; each group's outcome, in order. The
-/// first group runs on the calling thread, and `on_interval` sees its intervals as they close
+/// first group runs on the calling thread, and `on_report` sees its intervals as they close
 /// (the live lines); the others' are kept in their outcomes.
 pub fn run_groups(
     target: &dyn Target,
     groups: &[Group],
     interrupt: &AtomicBool,
-    on_interval: &mut dyn FnMut(&Interval),
+    on_report: &mut dyn FnMut(Report<'_>),
 ) -> Vec<Result<RunOutcome, Error>> {
     let Some(first) = groups.first() else {
         return Vec::new();
@@ -129,8 +129,8 @@ pub fn run_groups(
         stop: &stop,
         meet: Some(&meet),
     };
-    let one = |g: &Group, on_interval: &mut dyn FnMut(&Interval)| {
-        let r = super::run_group(target, g.workload, g.opts, interrupt, on_interval, beside);
+    let one = |g: &Group, on_report: &mut dyn FnMut(Report<'_>)| {
+        let r = super::run_group(target, g.workload, g.opts, interrupt, on_report, beside);
         let last_measured = g.measured && measured_left.fetch_sub(1, Ordering::Relaxed) == 1;
         if r.is_err() || last_measured {
             stop.store(true, Ordering::Relaxed);
@@ -142,7 +142,7 @@ pub fn run_groups(
             .iter()
             .map(|g| s.spawn(|| one(g, &mut |_| {})))
             .collect();
-        let mut out = vec![one(first, on_interval)];
+        let mut out = vec![one(first, on_report)];
         out.extend(
             others
                 .into_iter()

@@ -14,4 +14,4 @@ mod worker;
 
 pub use groups::{Group, run_groups};
 use run::{Done, paced_queue, run_group};
-pub use run::{Mode, RunOutcome, RunnerOptions, epoch_now, positive, run};
+pub use run::{Mode, Report, RunOutcome, RunnerOptions, epoch_now, positive, run};

@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use super::worker;
-use super::{Done, Mode, RunOutcome, RunnerOptions, epoch_now, paced_queue};
+use super::{Done, Mode, Report, RunOutcome, RunnerOptions, epoch_now, paced_queue};
 use crate::metrics::{Recorder, Snapshot};
 use crate::results::figures::Interval;
 use crate::workload::Workload;
@@ -21,7 +21,7 @@ pub(super) fn report_loop(
     (recorders, paced): (&[Arc<Mutex<Recorder>>], Option<&worker::PacedLoad>),
     done_rx: &mpsc::Receiver<(u32, Done)>,
     interrupt: &AtomicBool,
-    on_interval: &mut dyn FnMut(&Interval),
+    on_report: &mut dyn FnMut(Report<'_>),
 ) -> RunOutcome {
     let threads = opts.clients();
     let tick = Duration::from_secs_f64(opts.report_interval.unwrap_or(1.0));
@@ -34,6 +34,9 @@ pub(super) fn report_loop(
     } else {
         spare.with_queue()
     });
+    let mut checkpoints = Checkpoints::new(&opts.checkpoints, measure_start);
+    // What was collected at a checkpoint, for the interval it fell in.
+    let mut pending: Option<Snapshot> = None;
     let mut intervals = Vec::new();
     let mut last = measure_start;
     let mut next_tick = measure_start + tick;
@@ -43,7 +46,8 @@ pub(super) fn report_loop(
     let mut ended_clients = Vec::with_capacity(threads as usize);
     let mut tally = Tally::new(opts, kinds);
     while running > 0 {
-        match done_rx.recv_timeout(next_tick.saturating_duration_since(Instant::now())) {
+        let wake = checkpoints.next.map_or(next_tick, |c| c.min(next_tick));
+        match done_rx.recv_timeout(wake.saturating_duration_since(Instant::now())) {
             Ok((_, (ended, failed))) => {
                 running -= 1;
                 error = error.or(failed);
@@ -72,9 +76,31 @@ pub(super) fn report_loop(
             .is_some_and(|t| now >= measure_start + Duration::from_secs_f64(t))
         {
             next_tick += tick;
+            // A checkpoint at or past the end is never reached (as sysbench's).
+            checkpoints.next = None;
             continue;
         }
-        let snap = collector.collect(recorders);
+        if checkpoints.next.is_some_and(|c| now >= c) {
+            let snap = collector.collect(recorders);
+            let t = now.duration_since(measure_start).as_secs_f64();
+            let cp = checkpoints.reached(
+                &snap,
+                t,
+                (threads - ended_clients.len() as u32, opts.percentile),
+                &collector.per_worker(),
+            );
+            collector.reset_per_worker();
+            on_report(Report::Checkpoint(&cp));
+            pending.get_or_insert_with(Snapshot::default).add(&snap);
+        }
+        if now < next_tick {
+            continue;
+        }
+        let mut snap = collector.collect(recorders);
+        checkpoints.add(&snap);
+        if let Some(p) = pending.take() {
+            snap.add(&p);
+        }
         let mut iv = snap.interval(
             now.duration_since(measure_start).as_secs_f64(),
             now.duration_since(last).as_secs_f64(),
@@ -84,7 +110,7 @@ pub(super) fn report_loop(
         iv.queue = paced.map(|p| paced_queue(opts, start, now, p));
         tally.interval(&snap, &mut iv);
         if opts.report_interval.is_some() {
-            on_interval(&iv);
+            on_report(Report::Interval(&iv));
         }
         intervals.push(iv);
         last = now;
@@ -94,7 +120,11 @@ pub(super) fn report_loop(
     // in flight or a reconnect does not stretch it. One held far past it (a lock of another
     // process) does: its events took that long, and the overrun is said.
     let (end, overran_s) = measured_end(opts, measure_start);
-    let snap = collector.collect(recorders);
+    let mut snap = collector.collect(recorders);
+    checkpoints.add(&snap);
+    if let Some(p) = pending.take() {
+        snap.add(&p);
+    }
     // Never zero when there are events to put in it: they count in the total.
     let tail = end.duration_since(last).as_secs_f64().max(1e-9);
     if snap.counters.events > 0 {
@@ -106,14 +136,21 @@ pub(super) fn report_loop(
         );
         tally.interval(&snap, &mut iv);
         if progress_at_the_end(opts, end.duration_since(measure_start).as_secs_f64()) {
-            on_interval(&iv);
+            on_report(Report::Interval(&iv));
         }
         intervals.push(iv);
     }
     // The wall clock of the measured part's start: now, less the time since.
     let measured_from = epoch_now() - Instant::now().duration_since(measure_start).as_secs_f64();
     ended_clients.sort_unstable_by_key(|c| c.0);
+    let since_checkpoint = checkpoints.last.map(|last| {
+        let t = end.duration_since(measure_start).as_secs_f64();
+        checkpoints
+            .since
+            .checkpoint((t, t - last), (0, opts.percentile), &collector.per_worker())
+    });
     RunOutcome {
+        since_checkpoint,
         cache_counters,
         measured_from,
         seconds: end.duration_since(measure_start).as_secs_f64(),
@@ -224,11 +261,72 @@ pub(super) fn progress_at_the_end(opts: &RunnerOptions, ran: f64) -> bool {
         && (ticks - ticks.round()).abs() < 1e-9
 }
 
+/// `--report-checkpoints`: when the next is due, and what was collected since the last.
+struct Checkpoints {
+    /// The instants still ahead, in order (the next first).
+    ahead: std::vec::IntoIter<Instant>,
+    next: Option<Instant>,
+    /// The measured part's start, and the second of the last checkpoint reached.
+    start: Instant,
+    last: Option<f64>,
+    since: Snapshot,
+}
+
+impl Checkpoints {
+    /// `at`: seconds into the measured part (from `start`); 0 is the start itself, and
+    /// reports nothing.
+    fn new(at: &[u32], start: Instant) -> Checkpoints {
+        let mut ahead: Vec<Instant> = at
+            .iter()
+            .filter(|&&s| s > 0)
+            .filter_map(|&s| start.checked_add(Duration::from_secs(u64::from(s))))
+            .collect();
+        ahead.sort_unstable();
+        ahead.dedup();
+        let mut ahead = ahead.into_iter();
+        Checkpoints {
+            next: ahead.next(),
+            ahead,
+            start,
+            last: None,
+            since: Snapshot::default(),
+        }
+    }
+
+    /// Collected since the last checkpoint.
+    fn add(&mut self, snap: &Snapshot) {
+        if self.next.is_some() || self.last.is_some() {
+            self.since.add(snap);
+        }
+    }
+
+    /// The checkpoint due, reached `t` seconds in, with `snap` just collected: its figures;
+    /// the next one's begin.
+    fn reached(
+        &mut self,
+        snap: &Snapshot,
+        t: f64,
+        (threads, percentile): (u32, f64),
+        per_worker: &[(u64, u64)],
+    ) -> crate::results::figures::Checkpoint {
+        let mut since = std::mem::take(&mut self.since);
+        since.add(snap);
+        let last = self.last.unwrap_or(0.0);
+        // Past several at once (a stall of the reporter): one report, and the rest skipped.
+        let now = self.start + Duration::from_secs_f64(t);
+        self.next = self.ahead.find(|&c| c > now);
+        self.last = Some(t);
+        since.checkpoint((t, t - last), (threads, percentile), per_worker)
+    }
+}
+
 /// The reporter's side of merging: one spare recorder to swap in (each worker's recorder,
 /// taken, is emptied and becomes the spare for the next), and the totals.
 pub(super) struct Collector {
     spare: Recorder,
     total: Snapshot,
+    /// Each worker's events and busy nanoseconds since the last checkpoint.
+    per_worker: Vec<(u64, u64)>,
 }
 
 impl Collector {
@@ -237,6 +335,7 @@ impl Collector {
         Collector {
             spare,
             total: Snapshot::default(),
+            per_worker: Vec::new(),
         }
     }
 
@@ -244,14 +343,26 @@ impl Collector {
     /// the run's total.
     pub(super) fn collect(&mut self, recorders: &[Arc<Mutex<Recorder>>]) -> Snapshot {
         let mut snap = Snapshot::default();
-        for rec in recorders {
+        self.per_worker.resize(recorders.len(), (0, 0));
+        for (rec, w) in recorders.iter().zip(&mut self.per_worker) {
             rec.lock()
                 .expect("recorder lock")
                 .take_into(&mut self.spare);
             snap.add_recorder(&self.spare);
+            w.0 += self.spare.counters.events;
+            w.1 += self.spare.counters.busy_ns;
             self.spare.clear();
         }
         self.total.add(&snap);
         snap
+    }
+
+    /// Each worker's events and busy nanoseconds since the last [`Collector::reset_per_worker`].
+    pub(super) fn per_worker(&self) -> Vec<(u64, u64)> {
+        self.per_worker.clone()
+    }
+
+    pub(super) fn reset_per_worker(&mut self) {
+        self.per_worker.iter_mut().for_each(|w| *w = (0, 0));
     }
 }

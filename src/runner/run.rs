@@ -89,6 +89,10 @@ pub struct RunnerOptions {
     /// The percentile of each interval's `pct_ms` (sysbench's --percentile; 95 by default).
     #[serde(skip)]
     pub percentile: f64,
+    /// Seconds into the measured part at which the whole statistics since the last are
+    /// reported (sysbench's `--report-checkpoints`), in order.
+    #[serde(skip)]
+    pub checkpoints: Vec<u32>,
     /// `--start-at`: the wall-clock instant (seconds since the Unix epoch) at which the
     /// measured part begins, so that several client hosts measure the same seconds. The
     /// clients connect first; the warm-up ends at that instant. Not saved with the options
@@ -194,6 +198,16 @@ pub struct RunOutcome {
     pub interrupted: bool,
     /// The error that stopped the run early, if any.
     pub error: Option<String>,
+    /// Under `--report-checkpoints`, once one was reached: the figures since the last.
+    pub since_checkpoint: Option<crate::results::figures::Checkpoint>,
+}
+
+/// What the reporter says as a run goes: an interval closed, or a checkpoint reached (its
+/// figures since the one before).
+#[derive(Clone, Copy, Debug)]
+pub enum Report<'a> {
+    Interval(&'a Interval),
+    Checkpoint(&'a crate::results::figures::Checkpoint),
 }
 
 /// How a run's clients are served.
@@ -239,7 +253,7 @@ impl RunnerOptions {
 /// recorder.
 type Setup = Result<(Vec<Worker>, Arc<Mutex<Recorder>>), String>;
 
-/// Runs `workload` on `target`. `interrupt` is the Ctrl-C flag; `on_interval` sees each interval as
+/// Runs `workload` on `target`. `interrupt` is the Ctrl-C flag; `on_report` sees each interval (and checkpoint) as
 /// it closes (the live line). Connection or preparation failures of any client fail the run
 /// before it starts; a fatal error during the run ends it with `error` set.
 pub fn run(
@@ -247,14 +261,14 @@ pub fn run(
     workload: &dyn Workload,
     opts: &RunnerOptions,
     interrupt: &AtomicBool,
-    on_interval: &mut dyn FnMut(&Interval),
+    on_report: &mut dyn FnMut(Report<'_>),
 ) -> Result<RunOutcome, Error> {
     let stop = AtomicBool::new(false);
     let alone = super::groups::Beside {
         stop: &stop,
         meet: None,
     };
-    run_group(target, workload, opts, interrupt, on_interval, alone)
+    run_group(target, workload, opts, interrupt, on_report, alone)
 }
 
 /// Runs one group of a step's clients, beside the others (`beside`; a run of one group has
@@ -264,7 +278,7 @@ pub(super) fn run_group(
     workload: &dyn Workload,
     opts: &RunnerOptions,
     interrupt: &AtomicBool,
-    on_interval: &mut dyn FnMut(&Interval),
+    on_report: &mut dyn FnMut(Report<'_>),
     beside: super::groups::Beside,
 ) -> Result<RunOutcome, Error> {
     // Until its clients are connected, an error here leaves the group's seat empty: the
@@ -356,7 +370,7 @@ pub(super) fn run_group(
             (&recorders, st.shared.paced),
             &done_rx,
             interrupt,
-            on_interval,
+            on_report,
         );
         outcome.connect_seconds = connect_seconds;
         outcome.aborted_clients = aborted_clients.load(Ordering::Relaxed);

@@ -151,7 +151,11 @@ impl<'a> SweepRun<'a> {
                     &db.db,
                     workload.as_ref(),
                     None,
-                    &mut |iv| {
+                    &mut |report| {
+                        // A sweep's steps have no checkpoints (sysbench's drop-in has them).
+                        let crate::runner::Report::Interval(iv) = report else {
+                            return;
+                        };
                         progress.within_step(iv.t, estimate);
                         if once {
                             // One event timed whole: a rate of it would read 0 until its end.

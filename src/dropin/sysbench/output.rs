@@ -10,7 +10,7 @@ use crate::output::log_histogram::LogHistogram;
 use crate::output::shape::{line, queries_performed};
 use crate::output::{RunHeader, Voice};
 use crate::results::Results;
-use crate::results::figures::Interval;
+use crate::results::figures::{Checkpoint, Interval};
 
 /// The version whose output this module reproduces.
 pub const VERSION: &str = "1.0.20";
@@ -25,13 +25,13 @@ pub fn banner() -> String {
 
 /// What sysbench prints between the banner and the first interval line of a run: `r` holds the
 /// run's threads, rate, report interval and seed.
-pub fn run_header(r: &RunHeader, seed_given: bool) -> String {
-    run_mode(r, seed_given, false) + "Initializing worker threads...\n\n"
+pub fn run_header(r: &RunHeader, style: &SysbenchStyle) -> String {
+    run_mode(r, style) + "Initializing worker threads...\n\n"
 }
 
 /// sysbench's "Running the test with following options" lines, up to where a test says what
 /// it does (its mode), and the blank lines after them.
-pub fn run_mode(r: &RunHeader, seed_given: bool, validate: bool) -> String {
+pub fn run_mode(r: &RunHeader, style: &SysbenchStyle) -> String {
     let mut s = String::from("Running the test with following options:\n");
     let _ = writeln!(s, "Number of threads: {}", r.threads);
     if let Some(rate) = r.rate {
@@ -40,10 +40,14 @@ pub fn run_mode(r: &RunHeader, seed_given: bool, validate: bool) -> String {
     if let Some(every) = r.report_interval {
         let _ = writeln!(s, "Report intermediate results every {every} second(s)");
     }
-    if validate {
+    if !style.checkpoints.is_empty() {
+        let list: Vec<String> = style.checkpoints.iter().map(u32::to_string).collect();
+        let _ = writeln!(s, "Report checkpoint(s) at {} seconds", list.join(", "));
+    }
+    if style.validate {
         s.push_str("Validation checks: on.\n\n");
     }
-    if seed_given {
+    if style.seed_given {
         let _ = writeln!(
             s,
             "Initializing random number generator from seed ({}).",
@@ -72,6 +76,9 @@ pub struct SysbenchStyle {
     pub verbosity: u8,
     /// `--validate`: the header says so (fileio checks what it reads).
     pub validate: bool,
+    /// `--report-checkpoints`: the seconds into the run, in order, at which the whole
+    /// statistics are printed and their counters start again.
+    pub checkpoints: &'static [u32],
 }
 
 impl SysbenchStyle {
@@ -96,7 +103,26 @@ impl Voice for SysbenchStyle {
 
     fn run_header(&self, run: &RunHeader) {
         if self.notice() {
-            print!("{}", run_header(run, self.seed_given));
+            print!("{}", run_header(run, self));
+        }
+    }
+
+    fn percentile(&self) -> Option<f64> {
+        (self.percentile > 0).then_some(f64::from(self.percentile))
+    }
+
+    fn checkpoints(&self) -> &'static [u32] {
+        self.checkpoints
+    }
+
+    /// "[ Ns ] Checkpoint report:" and the statistics since the last one.
+    fn checkpoint(&self, cp: &Checkpoint, sql_used: bool) {
+        if self.notice() {
+            print!(
+                "[ {:.0}s ] Checkpoint report:\n{}",
+                cp.t,
+                checkpoint_summary(cp, self.percentile, sql_used)
+            );
         }
     }
 
@@ -134,7 +160,21 @@ impl Voice for SysbenchStyle {
         {
             print!("{}", histogram(&h));
         }
-        print!("{}", summary(r, self.percentile, sql_used));
+        match &r.since_checkpoint {
+            // After a checkpoint, the figures since the last (the total time is the run's).
+            Some(cp) => print!(
+                "{}",
+                checkpoint_summary(
+                    &Checkpoint {
+                        t: r.time_s,
+                        ..(**cp).clone()
+                    },
+                    self.percentile,
+                    sql_used
+                )
+            ),
+            None => print!("{}", summary(r, self.percentile, sql_used)),
+        }
     }
 
     /// sysbench's prepare ends without a line of its own.
@@ -228,6 +268,46 @@ pub fn summary(r: &Results, percentile: u32, sql: bool) -> String {
         pct_ms: percentile_ms(r, percentile),
         thread_events: &r.thread_events,
         thread_time_s: &r.thread_time_s,
+    }));
+    s
+}
+
+/// sysbench's statistics of the events since the last checkpoint, `cp.t` seconds into the run:
+/// the rates are over the seconds since that checkpoint.
+pub fn checkpoint_summary(cp: &Checkpoint, percentile: u32, sql: bool) -> String {
+    let mut s = String::new();
+    let per_s = |n: u64| {
+        if cp.seconds > 0.0 {
+            n as f64 / cp.seconds
+        } else {
+            0.0
+        }
+    };
+    if sql {
+        s.push_str(&queries_performed(&cp.queries));
+        for (name, n) in [
+            ("transactions", cp.events),
+            ("queries", cp.queries.total),
+            ("ignored errors", cp.errors),
+            ("reconnects", cp.reconnects),
+        ] {
+            let _ = writeln!(
+                s,
+                "    {:<37}{n:<6} ({:.2} per sec.)",
+                format!("{name}:"),
+                per_s(n)
+            );
+        }
+    }
+    let l = &cp.latency_ms;
+    s.push_str(&general_statistics(&General {
+        time_s: cp.t,
+        events: cp.events,
+        latency_ms: [l.min, l.avg, l.max, l.sum],
+        percentile,
+        pct_ms: cp.pct_ms,
+        thread_events: &cp.thread_events,
+        thread_time_s: &cp.thread_time_s,
     }));
     s
 }

@@ -83,12 +83,32 @@ const NO_EFFECT: &[&str] = &[
 ];
 
 /// sysbench options that would change what is measured and that dbsweep does not have.
-const UNSUPPORTED: &[&str] = &[
-    "report-checkpoints",
-    "mysql-compression",
-    "mysql-ssl-cipher",
-    "rand-spec-iter",
-];
+const UNSUPPORTED: &[&str] = &["mysql-compression", "mysql-ssl-cipher", "rand-spec-iter"];
+
+/// The most checkpoints sysbench takes.
+const MAX_CHECKPOINTS: usize = 256;
+
+/// `--report-checkpoints=N[,N...]`: whole seconds, in order; sysbench's words for a bad one.
+fn checkpoints(list: &str) -> Result<Vec<u32>, Error> {
+    let mut out = Vec::new();
+    for v in list.split(',').filter(|v| !v.is_empty()) {
+        let n = v
+            .parse::<u32>()
+            .ok()
+            .filter(|n| i32::try_from(*n).is_ok())
+            .ok_or_else(|| {
+                Error::Usage(format!("Invalid value for --report-checkpoints: '{v}'"))
+            })?;
+        if out.len() == MAX_CHECKPOINTS {
+            return Err(Error::Usage(format!(
+                "Too many checkpoints in --report-checkpoints (up to {MAX_CHECKPOINTS} can be defined)"
+            )));
+        }
+        out.push(n);
+    }
+    out.sort_unstable();
+    Ok(out)
+}
 
 /// Reads sysbench's `--config-file`: one `name=value` (or `name`) per line, `#` comments.
 fn config_file(path: &str) -> Result<Vec<String>, Error> {
@@ -117,6 +137,7 @@ fn options(given: Vec<String>) -> Result<Options, Error> {
         seed_given: false,
         verbosity: super::output::NOTICE,
         validate: false,
+        checkpoints: &[],
     };
     let mut expanded = Vec::new();
     for a in given {
@@ -150,6 +171,10 @@ fn options(given: Vec<String>) -> Result<Options, Error> {
             }
             "validate" => {
                 style.validate = !matches!(value, Some("off" | "false" | "0"));
+            }
+            "report-checkpoints" => {
+                // One process, one run: the list lives as long as the process.
+                style.checkpoints = Box::leak(checkpoints(value.unwrap_or(""))?.into_boxed_slice());
             }
             "verbosity" => {
                 style.verbosity = value

@@ -103,6 +103,7 @@ pub fn merge(files: &[(String, Results)]) -> Result<(Results, Vec<String>), Stri
             .iter()
             .flat_map(|(_, r)| r.thread_time_s.iter().copied())
             .collect(),
+        since_checkpoint: None,
         intervals: merge_intervals(files, aligned.then_some(from))?,
         histogram: HistogramData::encode(&histogram),
         options: first.options.clone(),

@@ -19,6 +19,12 @@ struct Cpu {
 }
 
 impl Test for Cpu {
+    fn report(&self, m: &engine::Measured) -> String {
+        format!(
+            "CPU speed:\n    events per second: {:8.2}\n",
+            m.per_second(m.events as f64)
+        )
+    }
     type Local = ();
     fn local(&self, _thread: u32) {}
     fn next(&self, _local: &mut ()) -> bool {
@@ -65,12 +71,7 @@ pub fn run(v: &Values, limits: &Limits, style: &SysbenchStyle) -> Result<Outcome
         &format!("Prime numbers limit: {max_prime}\n\n"),
     );
     let m = engine::run(&Cpu { max_prime }, limits, style);
-    engine::finish(&m, style, |m| {
-        format!(
-            "CPU speed:\n    events per second: {:8.2}\n",
-            m.per_second(m.events as f64)
-        )
-    })
+    engine::finish(&Cpu { max_prime }, &m, style)
 }
 
 #[cfg(test)]

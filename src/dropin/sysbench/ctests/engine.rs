@@ -32,6 +32,11 @@ pub trait Test: Sync {
     fn interval_line(&self, iv: &Interval, percentile: u32) -> String {
         output::events_line(iv, percentile)
     }
+    /// The test's own lines before the closing statistics (at a checkpoint too), of the events
+    /// in `m`; counters of its own start again after it, as sysbench's do.
+    fn report(&self, _m: &Measured) -> String {
+        String::new()
+    }
 }
 
 /// What a run measured.
@@ -40,7 +45,10 @@ pub struct Measured {
     pub error: Option<String>,
     /// Under `--rate`, the arrivals outran the threads: the queue filled (sysbench's FATAL).
     pub overrun: bool,
+    /// Seconds since the run began, and since the last checkpoint (the whole run without
+    /// one): the rates are of the second, the events and latencies since that checkpoint.
     pub time_s: f64,
+    pub interval_s: f64,
     pub events: u64,
     /// Latencies in nanoseconds.
     pub hist: Histogram<u64>,
@@ -78,10 +86,10 @@ impl Measured {
         })
     }
 
-    /// Events per second over the run.
+    /// Per second since the last checkpoint (over the run without one).
     pub fn per_second(&self, n: f64) -> f64 {
-        if self.time_s > 0.0 {
-            n / self.time_s
+        if self.interval_s > 0.0 {
+            n / self.interval_s
         } else {
             0.0
         }
@@ -105,14 +113,94 @@ pub fn header(limits: &Limits, style: &SysbenchStyle, mode: &str) {
     };
     print!(
         "{}{mode}",
-        output::run_mode(&r, limits.rand_seed != 0, style.validate)
+        output::run_mode(
+            &r,
+            &SysbenchStyle {
+                seed_given: limits.rand_seed != 0,
+                ..*style
+            }
+        )
     );
 }
 
-/// One thread's figures, shared with the interval lines.
+/// One thread's figures, shared with the interval lines and the checkpoints.
 struct Slot {
     events: AtomicU64,
-    interval: Mutex<Histogram<u64>>,
+    window: Mutex<Window>,
+}
+
+/// What a thread measured since the last interval line (`interval`) and since the last
+/// checkpoint (the rest).
+struct Window {
+    interval: Histogram<u64>,
+    since: Histogram<u64>,
+    events: u64,
+    busy_ns: u64,
+    min_ns: u64,
+    max_ns: u64,
+}
+
+impl Window {
+    fn new() -> Window {
+        Window {
+            interval: new_histogram(),
+            since: new_histogram(),
+            events: 0,
+            busy_ns: 0,
+            min_ns: u64::MAX,
+            max_ns: 0,
+        }
+    }
+
+    fn record(&mut self, ns: u64) {
+        let _ = self.interval.record(ns);
+        let _ = self.since.record(ns);
+        self.events += 1;
+        self.busy_ns += ns;
+        self.min_ns = self.min_ns.min(ns);
+        self.max_ns = self.max_ns.max(ns);
+    }
+}
+
+/// The threads' figures since the last checkpoint, `time_s` into the run and `interval_s`
+/// after that checkpoint; each thread's start again (`reset`).
+fn measured(slots: &[Slot], time_s: f64, interval_s: f64, reset: bool) -> Measured {
+    let mut m = Measured {
+        error: None,
+        overrun: false,
+        time_s,
+        interval_s,
+        events: 0,
+        hist: new_histogram(),
+        min_ns: u64::MAX,
+        max_ns: 0,
+        sum_ns: 0,
+        thread_events: Vec::with_capacity(slots.len()),
+        thread_time_s: Vec::with_capacity(slots.len()),
+    };
+    for slot in slots {
+        let Ok(mut w) = slot.window.lock() else {
+            continue;
+        };
+        let _ = m.hist.add(&w.since);
+        m.events += w.events;
+        m.sum_ns += w.busy_ns;
+        m.min_ns = m.min_ns.min(w.min_ns);
+        m.max_ns = m.max_ns.max(w.max_ns);
+        m.thread_events.push(w.events);
+        m.thread_time_s.push(w.busy_ns as f64 / 1e9);
+        if reset {
+            let interval = std::mem::replace(&mut w.interval, new_histogram());
+            *w = Window {
+                interval,
+                ..Window::new()
+            };
+        }
+    }
+    if m.events == 0 {
+        m.min_ns = 0;
+    }
+    m
 }
 
 /// Runs `test` within `limits` (the header already printed): "Threads started!", the interval
@@ -122,7 +210,7 @@ pub fn run<T: Test>(test: &T, limits: &Limits, style: &SysbenchStyle) -> Measure
     let slots: Vec<Slot> = (0..threads)
         .map(|_| Slot {
             events: AtomicU64::new(0),
-            interval: Mutex::new(new_histogram()),
+            window: Mutex::new(Window::new()),
         })
         .collect();
     let taken = AtomicU64::new(0);
@@ -146,7 +234,7 @@ pub fn run<T: Test>(test: &T, limits: &Limits, style: &SysbenchStyle) -> Measure
         .then(|| Duration::try_from_secs_f64(limits.time).ok())
         .flatten()
         .and_then(|d| start.checked_add(d));
-    let per_thread = std::thread::scope(|s| {
+    let last_checkpoint = std::thread::scope(|s| {
         let handles: Vec<_> = locals
             .into_iter()
             .zip(&slots)
@@ -160,8 +248,6 @@ pub fn run<T: Test>(test: &T, limits: &Limits, style: &SysbenchStyle) -> Measure
                     stop.store(true, Ordering::Relaxed);
                 };
                 s.spawn(move || {
-                    let mut hist = new_histogram();
-                    let (mut n, mut busy, mut min, mut max) = (0u64, 0u64, u64::MAX, 0u64);
                     loop {
                         if stop.load(Ordering::Relaxed) || crate::interrupt::interrupted() {
                             break;
@@ -186,22 +272,16 @@ pub fn run<T: Test>(test: &T, limits: &Limits, style: &SysbenchStyle) -> Measure
                             break;
                         }
                         let ns = (t0.elapsed().as_nanos() as u64).max(1);
-                        let _ = hist.record(ns);
-                        if let Ok(mut h) = slot.interval.lock() {
-                            let _ = h.record(ns);
+                        if let Ok(mut w) = slot.window.lock() {
+                            w.record(ns);
                         }
                         slot.events.fetch_add(1, Ordering::Relaxed);
-                        n += 1;
-                        busy += ns;
-                        min = min.min(ns);
-                        max = max.max(ns);
                     }
                     if let Err(e) = test.thread_done(&mut local) {
                         fail(e);
                     }
                     running.fetch_sub(1, Ordering::Relaxed);
                     drop(done_tx);
-                    (hist, n, busy, min, max)
                 })
             })
             .collect();
@@ -212,38 +292,18 @@ pub fn run<T: Test>(test: &T, limits: &Limits, style: &SysbenchStyle) -> Measure
         } else {
             drop(arrive_tx);
         }
-        report_intervals(test, limits, style, &slots, &running, &done_rx, start);
+        let last_checkpoint =
+            report_intervals(test, limits, style, &slots, &running, &done_rx, start);
         stop.store(true, Ordering::Relaxed);
-        handles
-            .into_iter()
-            .map(|h| h.join().expect("a test thread panicked"))
-            .collect::<Vec<_>>()
+        for h in handles {
+            h.join().expect("a test thread panicked");
+        }
+        last_checkpoint
     });
     let time_s = start.elapsed().as_secs_f64();
-    let mut m = Measured {
-        error: failure.into_inner().ok().flatten(),
-        overrun: overrun.load(Ordering::Relaxed),
-        time_s,
-        events: 0,
-        hist: new_histogram(),
-        min_ns: u64::MAX,
-        max_ns: 0,
-        sum_ns: 0,
-        thread_events: Vec::new(),
-        thread_time_s: Vec::new(),
-    };
-    for (hist, n, busy, min, max) in per_thread {
-        let _ = m.hist.add(&hist);
-        m.events += n;
-        m.sum_ns += busy;
-        m.min_ns = m.min_ns.min(min);
-        m.max_ns = m.max_ns.max(max);
-        m.thread_events.push(n);
-        m.thread_time_s.push(busy as f64 / 1e9);
-    }
-    if m.events == 0 {
-        m.min_ns = 0;
-    }
+    let mut m = measured(&slots, time_s, time_s - last_checkpoint, false);
+    m.error = failure.into_inner().ok().flatten();
+    m.overrun = overrun.load(Ordering::Relaxed);
     m
 }
 
@@ -317,7 +377,9 @@ fn arrived(
 }
 
 /// Waits for the threads to finish (every wait bounded by the interval or a second, so that
-/// Ctrl-C is seen), printing an interval line every `--report-interval`.
+/// Ctrl-C is seen), printing an interval line every `--report-interval` and the whole
+/// statistics at each of `--report-checkpoints`; returns the last checkpoint's second (0 when
+/// none was reached).
 fn report_intervals<T: Test>(
     test: &T,
     limits: &Limits,
@@ -326,61 +388,96 @@ fn report_intervals<T: Test>(
     running: &AtomicU32,
     done: &mpsc::Receiver<()>,
     start: Instant,
-) {
+) -> f64 {
     let every = (limits.report_interval > 0.0)
         .then(|| Duration::try_from_secs_f64(limits.report_interval).ok())
         .flatten();
     let mut next = every.and_then(|e| start.checked_add(e));
+    let mut checkpoints = style
+        .checkpoints
+        .iter()
+        .filter(|&&c| c > 0)
+        .filter_map(|&c| start.checked_add(Duration::from_secs(u64::from(c))))
+        .peekable();
+    let mut last_checkpoint = 0.0;
     let mut last_events = 0u64;
     let mut last_t = 0.0;
     loop {
-        let wait = next.map_or(Duration::from_secs(1), |n| {
+        let due = match (next, checkpoints.peek()) {
+            (Some(n), Some(&c)) => Some(n.min(c)),
+            (n, c) => n.or(c.copied()),
+        };
+        let wait = due.map_or(Duration::from_secs(1), |n| {
             n.saturating_duration_since(Instant::now())
+                .min(Duration::from_secs(1))
         });
         match done.recv_timeout(wait) {
-            Err(mpsc::RecvTimeoutError::Disconnected) => return,
+            Err(mpsc::RecvTimeoutError::Disconnected) => return last_checkpoint,
             Ok(()) => continue,
             Err(mpsc::RecvTimeoutError::Timeout) => {}
         }
         if crate::interrupt::interrupted() {
-            return;
+            return last_checkpoint;
         }
-        let (Some(at), Some(every)) = (next, every) else {
-            continue;
-        };
-        if Instant::now() < at {
-            continue;
+        let now = Instant::now();
+        if let Some(at) = next.filter(|&at| now >= at)
+            && let Some(every) = every
+        {
+            next = at.checked_add(every);
+            let t = at.duration_since(start).as_secs_f64();
+            let iv = interval(slots, running, style, (t, last_t), last_events);
+            if style.notice() {
+                println!("{}", test.interval_line(&iv, style.percentile));
+            }
+            last_events += iv.events;
+            last_t = t;
         }
-        next = at.checked_add(every);
-        let t = at.duration_since(start).as_secs_f64();
-        let events: u64 = slots.iter().map(|s| s.events.load(Ordering::Relaxed)).sum();
-        let mut h = new_histogram();
-        for s in slots {
-            if let Ok(mut own) = s.interval.lock() {
-                let _ = h.add(&*own);
-                own.reset();
+        if checkpoints.next_if(|&c| now >= c).is_some() {
+            let t = now.duration_since(start).as_secs_f64();
+            let m = measured(slots, t, t - last_checkpoint, true);
+            last_checkpoint = t;
+            if style.notice() {
+                print!(
+                    "[ {t:.0}s ] Checkpoint report:\n{}{}",
+                    test.report(&m),
+                    m.general(style.percentile)
+                );
             }
         }
-        let seconds = (t - last_t).max(1e-9);
-        let pct = if h.is_empty() || style.percentile == 0 {
-            0.0
-        } else {
-            h.value_at_quantile(f64::from(style.percentile.min(100)) / 100.0) as f64 / 1e6
-        };
-        let iv = Interval {
-            t,
-            seconds,
-            threads: running.load(Ordering::Relaxed),
-            events: events - last_events,
-            tps: (events - last_events) as f64 / seconds,
-            pct_ms: pct,
-            ..Default::default()
-        };
-        if style.notice() {
-            println!("{}", test.interval_line(&iv, style.percentile));
+    }
+}
+
+/// The interval line's figures from `t_last` to `t` seconds: the events after `last_events`,
+/// the latencies recorded since the last line.
+fn interval(
+    slots: &[Slot],
+    running: &AtomicU32,
+    style: &SysbenchStyle,
+    (t, t_last): (f64, f64),
+    last_events: u64,
+) -> Interval {
+    let events: u64 = slots.iter().map(|s| s.events.load(Ordering::Relaxed)).sum();
+    let mut h = new_histogram();
+    for s in slots {
+        if let Ok(mut w) = s.window.lock() {
+            let _ = h.add(&w.interval);
+            w.interval.reset();
         }
-        last_events = events;
-        last_t = t;
+    }
+    let seconds = (t - t_last).max(1e-9);
+    let pct = if h.is_empty() || style.percentile == 0 {
+        0.0
+    } else {
+        h.value_at_quantile(f64::from(style.percentile.min(100)) / 100.0) as f64 / 1e6
+    };
+    Interval {
+        t,
+        seconds,
+        threads: running.load(Ordering::Relaxed),
+        events: events - last_events,
+        tps: (events - last_events) as f64 / seconds,
+        pct_ms: pct,
+        ..Default::default()
     }
 }
 
@@ -402,11 +499,11 @@ pub fn thread_rng(seed: u64, thread: u32) -> rand::rngs::SmallRng {
 }
 
 /// How a run ends: sysbench's FATAL line where the queue filled or an event failed, else the
-/// test's own report (`report`) before the closing statistics, at NOTICE.
-pub fn finish(
+/// test's own report before the closing statistics, at NOTICE.
+pub fn finish<T: Test>(
+    test: &T,
     m: &Measured,
     style: &SysbenchStyle,
-    report: impl FnOnce(&Measured) -> String,
 ) -> Result<crate::error::Outcome, crate::error::Error> {
     if m.overrun {
         return overrun();
@@ -415,7 +512,7 @@ pub fn finish(
         return super::fatal(e);
     }
     if style.notice() {
-        print!("{}{}", report(m), m.general(style.percentile));
+        print!("{}{}", test.report(m), m.general(style.percentile));
     }
     Ok(crate::error::Outcome::Done)
 }

@@ -81,6 +81,21 @@ struct Local {
 }
 
 impl Test for Memory {
+    fn report(&self, m: &engine::Measured) -> String {
+        let mut s = format!(
+            "Total operations: {} ({:8.2} per second)\n\n",
+            m.events,
+            m.per_second(m.events as f64)
+        );
+        if self.oper != Oper::None {
+            let mb = m.events as f64 * self.block_bytes as f64 / MIB;
+            s += &format!(
+                "{mb:4.2} MiB transferred ({:4.2} MiB/sec)\n\n",
+                m.per_second(mb)
+            );
+        }
+        s
+    }
     type Local = Local;
     fn local(&self, thread: u32) -> Local {
         let rng = engine::thread_rng(self.seed, thread);
@@ -206,19 +221,5 @@ pub fn run(v: &Values, limits: &Limits, style: &SysbenchStyle) -> Result<Outcome
         ),
     );
     let m = engine::run(&test, &limits, style);
-    engine::finish(&m, style, |m| {
-        let mut s = format!(
-            "Total operations: {} ({:8.2} per second)\n\n",
-            m.events,
-            m.per_second(m.events as f64)
-        );
-        if oper != Oper::None {
-            let mb = m.events as f64 * block_bytes as f64 / MIB;
-            s += &format!(
-                "{mb:4.2} MiB transferred ({:4.2} MiB/sec)\n\n",
-                m.per_second(mb)
-            );
-        }
-        s
-    })
+    engine::finish(&test, &m, style)
 }

@@ -66,5 +66,5 @@ pub fn run(v: &Values, limits: &Limits, style: &SysbenchStyle) -> Result<Outcome
         next: AtomicU64::new(0),
     };
     let m = engine::run(&test, limits, style);
-    engine::finish(&m, style, |_| String::new())
+    engine::finish(&test, &m, style)
 }

@@ -12,7 +12,7 @@ use rand::rngs::SmallRng;
 use super::aio::{self, Done, Ring};
 use super::config::{Config, Mode};
 use super::{Aligned, MIB, errno_words};
-use crate::dropin::sysbench::ctests::engine::Test;
+use crate::dropin::sysbench::ctests::engine::{Measured, Test};
 use crate::results::figures::Interval;
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -55,6 +55,8 @@ pub(super) struct FileIo {
     pub(super) written_bytes: AtomicU64,
     /// The byte and fsync counts at the last interval line.
     pub(super) last: Mutex<[u64; 3]>,
+    /// The reads, writes, fsyncs and bytes read and written at the last checkpoint.
+    pub(super) at_checkpoint: Mutex<[u64; 5]>,
     /// `--validate`: blocks written with checksums, checked when read (synchronous IO).
     pub(super) validate: bool,
     pub(super) seed: u64,
@@ -332,6 +334,32 @@ impl Test for FileIo {
             (now[1] - last[1]) as f64 / MIB / s,
             (now[2] - last[2]) as f64 / s,
             iv.pct_ms
+        )
+    }
+
+    /// sysbench's file operations and throughput since the last checkpoint (its counters start
+    /// again after each report).
+    fn report(&self, m: &Measured) -> String {
+        let now = [
+            &self.reads,
+            &self.writes,
+            &self.fsyncs,
+            &self.read_bytes,
+            &self.written_bytes,
+        ]
+        .map(|n| n.load(Ordering::Relaxed));
+        let mut base = [0; 5];
+        if let Ok(mut b) = self.at_checkpoint.lock() {
+            base = std::mem::replace(&mut *b, now);
+        }
+        let n = |i: usize| (now[i] - base[i]) as f64;
+        format!(
+            "\nFile operations:\n    reads/s:                      {:4.2}\n    writes/s:                     {:4.2}\n    fsyncs/s:                     {:4.2}\n\nThroughput:\n    read, MiB/s:                  {:4.2}\n    written, MiB/s:               {:4.2}\n",
+            m.per_second(n(0)),
+            m.per_second(n(1)),
+            m.per_second(n(2)),
+            m.per_second(n(3) / MIB),
+            m.per_second(n(4) / MIB)
         )
     }
 }

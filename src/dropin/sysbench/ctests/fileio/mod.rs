@@ -13,7 +13,7 @@ mod generator;
 use std::fs::{File, OpenOptions};
 use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::AtomicU64;
 use std::time::Instant;
 
 use rand::{SeedableRng, rngs::SmallRng};
@@ -355,23 +355,13 @@ pub fn run(v: &Values, limits: &Limits, style: &SysbenchStyle) -> Result<Outcome
         read_bytes: AtomicU64::new(0),
         written_bytes: AtomicU64::new(0),
         last: Mutex::new([0; 3]),
+        at_checkpoint: Mutex::new([0; 5]),
         validate: style.validate,
         seed,
         c,
     };
     let m = engine::run(&test, limits, style);
-    engine::finish(&m, style, |m| {
-        let per_s = |n: &AtomicU64| m.per_second(n.load(Ordering::Relaxed) as f64);
-        let mib_s = |n: &AtomicU64| m.per_second(n.load(Ordering::Relaxed) as f64 / MIB);
-        format!(
-            "\nFile operations:\n    reads/s:                      {:4.2}\n    writes/s:                     {:4.2}\n    fsyncs/s:                     {:4.2}\n\nThroughput:\n    read, MiB/s:                  {:4.2}\n    written, MiB/s:               {:4.2}\n",
-            per_s(&test.reads),
-            per_s(&test.writes),
-            per_s(&test.fsyncs),
-            mib_s(&test.read_bytes),
-            mib_s(&test.written_bytes)
-        )
-    })
+    engine::finish(&test, &m, style)
 }
 
 #[cfg(test)]
