@@ -110,6 +110,24 @@ pub struct DbError {
     pub message: String,
     /// The statement that failed, where known.
     pub statement: Option<String>,
+    /// What the server said beyond its code and message (PostgreSQL's other fields).
+    pub notes: Option<Box<ServerNotes>>,
+}
+
+/// A PostgreSQL error's fields beyond its code and message, for text that gives the whole of
+/// it as libpq does (pgbench's and sysbench's messages).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ServerNotes {
+    /// ERROR, FATAL, PANIC, as the server words it.
+    pub severity: String,
+    pub detail: Option<String>,
+    pub hint: Option<String>,
+    /// Where in the statement it failed: a character position, from 1.
+    pub position: Option<usize>,
+    /// A statement the server ran for this one (a function's), and the position in it.
+    pub internal_query: Option<String>,
+    pub internal_position: Option<usize>,
+    pub context: Option<String>,
 }
 
 impl DbError {
@@ -119,6 +137,7 @@ impl DbError {
             code: code.into(),
             message: message.into(),
             statement: None,
+            notes: None,
         }
     }
 
@@ -126,6 +145,149 @@ impl DbError {
     pub fn in_statement(mut self, sql: &str) -> DbError {
         self.statement = Some(sql.to_string());
         self
+    }
+
+    /// The error as libpq's `PQerrorMessage` gives it (default verbosity), `query` the
+    /// statement that failed where the client sent it as text: `ERROR:  message`, the line of
+    /// the statement with a caret under the position, then DETAIL, HINT, QUERY and CONTEXT;
+    /// each line ends with a newline.
+    pub fn libpq_text(&self, query: Option<&str>) -> String {
+        let Some(n) = &self.notes else {
+            return format!("ERROR:  {}\n", self.message);
+        };
+        let severity = if n.severity.is_empty() {
+            "ERROR"
+        } else {
+            &n.severity
+        };
+        let mut s = format!("{severity}:  {}", self.message);
+        let mut cursor = None;
+        match (n.position, query, n.internal_position, &n.internal_query) {
+            (Some(pos), Some(q), _, _) => cursor = Some((q, pos)),
+            (Some(pos), None, _, _) => s.push_str(&format!(" at character {pos}")),
+            (None, _, Some(pos), Some(q)) => cursor = Some((q.as_str(), pos)),
+            (None, _, Some(pos), None) => s.push_str(&format!(" at character {pos}")),
+            _ => {}
+        }
+        s.push('\n');
+        if let Some((q, pos)) = cursor {
+            s.push_str(&error_position(q, pos));
+        }
+        for (label, v) in [
+            ("DETAIL", &n.detail),
+            ("HINT", &n.hint),
+            ("QUERY", &n.internal_query),
+            ("CONTEXT", &n.context),
+        ] {
+            if let Some(v) = v {
+                s.push_str(&format!("{label}:  {v}\n"));
+            }
+        }
+        s
+    }
+}
+
+/// libpq's "LINE n: ..." and the caret under character `pos` (from 1) of `query`: the line
+/// that holds it, tabs as spaces, cut to 60 columns (keeping 10 after the position where it
+/// can) with "..." where cut. Empty when the position is past the statement.
+fn error_position(query: &str, pos: usize) -> String {
+    const DISPLAY: usize = 60;
+    const MIN_RIGHT_CUT: usize = 10;
+    let Some(loc) = pos.checked_sub(1) else {
+        return String::new();
+    };
+    let chars: Vec<char> = query
+        .chars()
+        .map(|c| if c == '\t' { ' ' } else { c })
+        .collect();
+    let (mut line_no, mut begin, mut end) = (1, 0, chars.len());
+    for (i, &c) in chars.iter().enumerate() {
+        if c == '\r' || c == '\n' {
+            if i < loc {
+                if c == '\r' || i == 0 || chars[i - 1] != '\r' {
+                    line_no += 1;
+                }
+                begin = i + 1;
+            } else {
+                end = i;
+                break;
+            }
+        }
+    }
+    if loc > end {
+        return String::new();
+    }
+    let (mut cut_before, mut cut_after) = (false, false);
+    if end - begin > DISPLAY {
+        if begin + DISPLAY >= loc + MIN_RIGHT_CUT {
+            end = begin + DISPLAY;
+            cut_after = true;
+        } else {
+            if loc + MIN_RIGHT_CUT < end {
+                end = loc + MIN_RIGHT_CUT;
+                cut_after = true;
+            }
+            if end - begin > DISPLAY {
+                begin = end - DISPLAY;
+                cut_before = true;
+            }
+        }
+    }
+    let mut prefix = format!("LINE {line_no}: ");
+    if cut_before {
+        prefix.push_str("...");
+    }
+    let text: String = chars[begin..end].iter().collect();
+    format!(
+        "{prefix}{text}{}\n{}^\n",
+        if cut_after { "..." } else { "" },
+        " ".repeat(prefix.chars().count() + loc - begin)
+    )
+}
+
+#[cfg(test)]
+mod libpq_tests {
+    use super::*;
+
+    fn with(pos: usize) -> DbError {
+        DbError {
+            notes: Some(Box::new(ServerNotes {
+                severity: "ERROR".into(),
+                position: Some(pos),
+                ..Default::default()
+            })),
+            ..DbError::new(ErrorClass::Fatal, "42P01", "relation \"x\" does not exist")
+        }
+    }
+
+    #[test]
+    fn the_position_is_a_caret_under_its_line_or_words_without_the_statement() {
+        assert_eq!(
+            with(15).libpq_text(Some("SELECT * FROM x")),
+            "ERROR:  relation \"x\" does not exist\nLINE 1: SELECT * FROM x\n                      ^\n"
+        );
+        assert_eq!(
+            with(15).libpq_text(None),
+            "ERROR:  relation \"x\" does not exist at character 15\n"
+        );
+        assert_eq!(
+            with(18).libpq_text(Some("SELECT 1;\nSELECT x")),
+            "ERROR:  relation \"x\" does not exist\nLINE 2: SELECT x\n               ^\n"
+        );
+    }
+
+    #[test]
+    fn a_long_line_is_cut_around_the_position() {
+        let q = format!("SELECT {} FROM x", "a, ".repeat(40));
+        let t = with(q.len()).libpq_text(Some(&q));
+        let line = t.lines().nth(1).unwrap();
+        assert!(line.starts_with("LINE 1: ...") && !line.ends_with("..."), "{line}");
+        assert_eq!(line.chars().count(), "LINE 1: ...".len() + 60);
+        let caret = t.lines().nth(2).unwrap();
+        assert_eq!(caret.len() - 1, line.len() - 1, "{t}");
+        let t = with(8).libpq_text(Some(&q));
+        let line = t.lines().nth(1).unwrap();
+        assert!(line.starts_with("LINE 1: SELECT") && line.ends_with("..."), "{line}");
     }
 }
 

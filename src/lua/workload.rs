@@ -157,7 +157,7 @@ impl Printer for ReportHooks<'_> {
             other: n(iv.others_per_s),
             errors: n(iv.err_per_s),
             reconnects: n(iv.reconn_per_s),
-            latency_pct: iv.p95_ms / 1e3,
+            latency_pct: iv.pct_ms / 1e3,
             latency: None,
         };
         self.call("report_intermediate", stat.table(self.main))

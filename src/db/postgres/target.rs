@@ -260,7 +260,11 @@ impl Protocol for Pg {
 /// Maps a protocol error to what the runner does about it.
 fn classify(e: WireError) -> DbError {
     match e {
-        WireError::Server { code, message } => {
+        WireError::Server {
+            code,
+            message,
+            notes,
+        } => {
             let class = match code.as_str() {
                 "40P01" => ErrorClass::Deadlock,
                 "40001" => ErrorClass::SerializationFailure,
@@ -270,7 +274,10 @@ fn classify(e: WireError) -> DbError {
                 "57P01" | "57P02" | "57P03" => ErrorClass::ConnectionLost,
                 _ => ErrorClass::Fatal,
             };
-            DbError::new(class, code, message)
+            DbError {
+                notes,
+                ..DbError::new(class, code, message)
+            }
         }
         WireError::Io(e) => super::super::conn::io_error(&e),
         WireError::Protocol(m) => DbError::new(ErrorClass::Fatal, "protocol", m),

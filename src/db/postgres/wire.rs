@@ -15,7 +15,11 @@ use crate::db::socket::{MAX_MESSAGE, Socket};
 #[derive(Debug)]
 pub enum WireError {
     Io(io::Error),
-    Server { code: String, message: String },
+    Server {
+        code: String,
+        message: String,
+        notes: Option<Box<crate::error::ServerNotes>>,
+    },
     Protocol(String),
 }
 
@@ -169,18 +173,31 @@ pub(super) fn tag_count(body: &[u8]) -> u64 {
 
 pub(super) fn server_error(body: &[u8]) -> WireError {
     let (mut code, mut message) = (String::new(), String::new());
+    let mut notes = crate::error::ServerNotes::default();
     for field in body.split(|b| *b == 0).filter(|f| !f.is_empty()) {
         let text = String::from_utf8_lossy(&field[1..]).into_owned();
         match field[0] {
             b'C' => code = text,
             b'M' => message = text,
+            // As libpq prints it: the server's (localized) word.
+            b'S' => notes.severity = text,
+            b'D' => notes.detail = Some(text),
+            b'H' => notes.hint = Some(text),
+            b'P' => notes.position = text.parse().ok(),
+            b'q' => notes.internal_query = Some(text),
+            b'p' => notes.internal_position = text.parse().ok(),
+            b'W' => notes.context = Some(text),
             _ => {}
         }
     }
     if message.is_empty() {
         message = "the server reported an error without a message".into();
     }
-    WireError::Server { code, message }
+    WireError::Server {
+        code,
+        message,
+        notes: Some(Box::new(notes)),
+    }
 }
 
 impl Wire {
@@ -541,7 +558,7 @@ mod tests {
     fn server_errors_keep_code_and_message() {
         let body = b"SERROR\0C40P01\0Mdeadlock detected\0\0";
         match server_error(body) {
-            WireError::Server { code, message } => assert_eq!(
+            WireError::Server { code, message, .. } => assert_eq!(
                 (code.as_str(), message.as_str()),
                 ("40P01", "deadlock detected")
             ),
