@@ -281,13 +281,19 @@ mod libpq_tests {
         let q = format!("SELECT {} FROM x", "a, ".repeat(40));
         let t = with(q.len()).libpq_text(Some(&q));
         let line = t.lines().nth(1).unwrap();
-        assert!(line.starts_with("LINE 1: ...") && !line.ends_with("..."), "{line}");
+        assert!(
+            line.starts_with("LINE 1: ...") && !line.ends_with("..."),
+            "{line}"
+        );
         assert_eq!(line.chars().count(), "LINE 1: ...".len() + 60);
         let caret = t.lines().nth(2).unwrap();
         assert_eq!(caret.len() - 1, line.len() - 1, "{t}");
         let t = with(8).libpq_text(Some(&q));
         let line = t.lines().nth(1).unwrap();
-        assert!(line.starts_with("LINE 1: SELECT") && line.ends_with("..."), "{line}");
+        assert!(
+            line.starts_with("LINE 1: SELECT") && line.ends_with("..."),
+            "{line}"
+        );
     }
 }
 

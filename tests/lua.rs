@@ -648,3 +648,22 @@ fn the_command_after_the_options_runs_as_in_sysbench() {
     );
     assert!(stderr.contains("--no-such-option"), "{stderr}");
 }
+
+/// sysbench's SQL API as its own suite sees it: the error codes, the objects' names when
+/// printed, and a CHAR parameter cut to the length it was created with (on embedded SQLite).
+#[test]
+fn sql_api_error_codes_printed_objects_and_char_widths_are_sysbenchs() {
+    let s = Scratch::new();
+    let script = "function event()\n  local drv = sysbench.sql.driver()\n  local con = drv:connect()\n  print(sysbench.sql.error.NONE, sysbench.sql.error.IGNORABLE, sysbench.sql.error.FATAL)\n  print(drv, con)\n  con:query('DROP TABLE IF EXISTS w')\n  con:query('CREATE TABLE w(b CHAR(10))')\n  local st = con:prepare('INSERT INTO w VALUES (?)')\n  local b = st:bind_create(sysbench.sql.type.CHAR, 3)\n  print(st, b)\n  st:bind_param(b)\n  b:set('abcdef')\n  st:execute()\n  local rs = con:query('SELECT b FROM w')\n  print(rs, rs:fetch_row()[1])\n  con:query('DROP TABLE w')\nend\n";
+    let (stdout, _) = output_of(&s, "api.lua", script, &["--events", "1", "--time", "0"]);
+    assert!(stdout.contains("0\t1\t2\n"), "{stdout}");
+    assert!(
+        stdout.contains("<sql_driver>\t<sql_connection>\n"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("<sql_statement>\t<sql_param>\n"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("<sql_result>\tabc\n"), "{stdout}");
+}

@@ -90,6 +90,11 @@ pub(super) fn install_sql(lua: &Lua, sb: &Table, data: &Rc<StateData>) -> mlua::
         types.set(*name, i)?;
     }
     sql.set("type", types)?;
+    let errors = lua.create_table()?;
+    for (i, name) in ["NONE", "IGNORABLE", "FATAL"].iter().enumerate() {
+        errors.set(*name, i)?;
+    }
+    sql.set("error", errors)?;
     let d = data.clone();
     sql.set(
         "driver",
@@ -116,6 +121,7 @@ struct Driver {
 
 impl UserData for Driver {
     fn add_methods<M: UserDataMethods<Self>>(m: &mut M) {
+        m.add_meta_method("__tostring", |_, _, ()| Ok("<sql_driver>"));
         m.add_method("name", |_, this, ()| Ok(driver_name(this.target.dialect())));
         m.add_method("connect", |_, this, ()| {
             let conn = this.target.connect().map_err(sql_error)?;
@@ -147,6 +153,7 @@ impl UserData for LuaConn {
     }
 
     fn add_methods<M: UserDataMethods<Self>>(m: &mut M) {
+        m.add_meta_method("__tostring", |_, _, ()| Ok("<sql_connection>"));
         m.add_method("query", |lua, this, sql: String| {
             let mut rows = Vec::new();
             let read = this.0.borrow_mut().run_text(lua, &sql, Some(&mut rows))?;
@@ -266,10 +273,29 @@ struct LuaParam {
     value: Rc<RefCell<BindValue>>,
     data: Rc<StateData>,
     integer: bool,
+    /// CHAR and VARCHAR parameters: the longest value in bytes (`bind_create`'s length); a
+    /// longer one is cut, as sysbench copies at most that much.
+    max_len: Option<usize>,
+}
+
+impl LuaParam {
+    fn cut(&self, mut text: String) -> String {
+        if let Some(max) = self.max_len
+            && text.len() > max
+        {
+            let mut at = max;
+            while !text.is_char_boundary(at) {
+                at -= 1;
+            }
+            text.truncate(at);
+        }
+        text
+    }
 }
 
 impl UserData for LuaParam {
     fn add_methods<M: UserDataMethods<Self>>(m: &mut M) {
+        m.add_meta_method("__tostring", |_, _, ()| Ok("<sql_param>"));
         m.add_method("set", |_, this, v: Value| {
             *this.value.borrow_mut() = match v {
                 Value::Nil => BindValue::Null,
@@ -282,7 +308,7 @@ impl UserData for LuaParam {
                     let text = s.to_str()?.to_string();
                     match (this.integer, text.parse::<i64>()) {
                         (true, Ok(i)) => BindValue::Int(i),
-                        _ => BindValue::Text(text),
+                        _ => BindValue::Text(this.cut(text)),
                     }
                 }
                 other => {
@@ -297,7 +323,7 @@ impl UserData for LuaParam {
         m.add_method("set_rand_str", |_, this, template: String| {
             let mut s = String::with_capacity(template.len());
             this.data.rand.borrow_mut().fill_template(&template, &mut s);
-            *this.value.borrow_mut() = BindValue::Text(s);
+            *this.value.borrow_mut() = BindValue::Text(this.cut(s));
             Ok(())
         });
     }
@@ -312,13 +338,19 @@ struct LuaStmt {
 
 impl UserData for LuaStmt {
     fn add_methods<M: UserDataMethods<Self>>(m: &mut M) {
-        m.add_method("bind_create", |_, this, (ty, _len): (i64, Option<i64>)| {
+        m.add_meta_method("__tostring", |_, _, ()| Ok("<sql_statement>"));
+        m.add_method("bind_create", |_, this, (ty, len): (i64, Option<i64>)| {
             let data = this.conn.0.borrow().data.clone();
             Ok(LuaParam {
                 value: Rc::new(RefCell::new(BindValue::Null)),
                 data,
                 // TINYINT..BIGINT
                 integer: (1..=4).contains(&ty),
+                // CHAR, VARCHAR
+                max_len: (11..=12)
+                    .contains(&ty)
+                    .then(|| len.and_then(|l| usize::try_from(l).ok()))
+                    .flatten(),
             })
         });
         m.add_method_mut("bind_param", |_, this, params: Variadic<AnyUserData>| {
@@ -389,6 +421,7 @@ impl UserData for LuaResult {
     }
 
     fn add_methods<M: UserDataMethods<Self>>(m: &mut M) {
+        m.add_meta_method("__tostring", |_, _, ()| Ok("<sql_result>"));
         m.add_method_mut("fetch_row", |lua, this, ()| {
             let Some(row) = this.rows.get(this.next) else {
                 return Ok(Value::Nil);
