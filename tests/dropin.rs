@@ -420,8 +420,13 @@ fn sysbench_grammar_mistakes_are_one_line_errors() {
             true,
         ),
         (
-            &["--report-checkpoints=10", "oltp_point_select", "run"][..],
+            &["--rand-spec-iter=10", "oltp_point_select", "run"][..],
             "not supported",
+            true,
+        ),
+        (
+            &["--report-checkpoints=1,x", "oltp_point_select", "run"][..],
+            "FATAL: Invalid value for --report-checkpoints: 'x'",
             true,
         ),
         (
