@@ -239,37 +239,23 @@ pub fn histogram(h: &Histogram<u64>) -> String {
 /// The summary of a run, as sysbench 1.0.20 prints it after the interval lines; `sql`: the
 /// SQL statistics come first (a run without a database driver has none).
 pub fn summary(r: &Results, percentile: u32, sql: bool) -> String {
-    let mut s = String::new();
-    let per_s = |n: f64| if r.time_s > 0.0 { n / r.time_s } else { 0.0 };
-    let q = &r.queries;
-    let errors: u64 = r.errors.values().sum();
-    if sql {
-        s.push_str(&queries_performed(q));
-        for (name, n) in [
-            ("transactions", r.events),
-            ("queries", q.total),
-            ("ignored errors", errors),
-            ("reconnects", r.reconnects),
-        ] {
-            let _ = writeln!(
-                s,
-                "    {:<37}{n:<6} ({:.2} per sec.)",
-                format!("{name}:"),
-                per_s(n as f64)
-            );
-        }
-    }
-    let l = &r.latency_ms;
-    s.push_str(&general_statistics(&General {
-        time_s: r.time_s,
-        events: r.events,
-        latency_ms: [l.min, l.avg, l.max, l.sum],
+    checkpoint_summary(
+        &Checkpoint {
+            t: r.time_s,
+            seconds: r.time_s,
+            threads: 0,
+            events: r.events,
+            queries: r.queries.clone(),
+            errors: r.errors.values().sum(),
+            reconnects: r.reconnects,
+            latency_ms: r.latency_ms.clone(),
+            pct_ms: percentile_ms(r, percentile),
+            thread_events: r.thread_events.clone(),
+            thread_time_s: r.thread_time_s.clone(),
+        },
         percentile,
-        pct_ms: percentile_ms(r, percentile),
-        thread_events: &r.thread_events,
-        thread_time_s: &r.thread_time_s,
-    }));
-    s
+        sql,
+    )
 }
 
 /// sysbench's statistics of the events since the last checkpoint, `cp.t` seconds into the run:
