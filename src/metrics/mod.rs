@@ -20,6 +20,6 @@ pub mod waits;
 pub use hist::Hist;
 pub use recorder::{
     Counters, HIST_MAX_NS, KindStats, RETRY_CLASSES, Recorder, Snapshot, free_bytes, new_histogram,
-    ns_to_ms, process_cpu_seconds,
+    ns_to_ms, process_cpu_seconds, quantile_ms,
 };
 pub use start::MeasureStart;

@@ -439,32 +439,6 @@ impl Snapshot {
         quantile_ms(&self.latency.to_hdr(), q)
     }
 
-    /// What the snapshot says as a checkpoint `t` seconds into the measured part, `seconds`
-    /// after the one before, with `threads` clients running; `per_worker`: each worker's events
-    /// and busy nanoseconds.
-    pub fn checkpoint(
-        &self,
-        (t, seconds): (f64, f64),
-        (threads, percentile): (u32, f64),
-        per_worker: &[(u64, u64)],
-    ) -> crate::results::figures::Checkpoint {
-        let c = &self.counters;
-        let latency = self.latency.to_hdr();
-        crate::results::figures::Checkpoint {
-            t,
-            seconds,
-            threads,
-            events: c.events,
-            queries: c.query_totals(),
-            errors: c.errors(),
-            reconnects: c.reconnects,
-            latency_ms: crate::results::Latency::from_histogram(&latency),
-            pct_ms: quantile_ms(&latency, percentile / 100.0),
-            thread_events: per_worker.iter().map(|w| w.0).collect(),
-            thread_time_s: per_worker.iter().map(|w| w.1 as f64 / 1e9).collect(),
-        }
-    }
-
     /// What the snapshot says of one interval: `t` seconds into the measured part, `seconds`
     /// long, of `threads` clients, its `percentile` as `pct_ms`. `new_order`: the index of the
     /// workload's headline type (TPC-C's New-Order) among the snapshot's transaction types.
@@ -552,7 +526,7 @@ pub fn process_cpu_seconds() -> f64 {
 }
 
 /// A quantile of `h` in milliseconds (0 when nothing was recorded).
-fn quantile_ms(h: &Histogram<u64>, q: f64) -> f64 {
+pub fn quantile_ms(h: &Histogram<u64>, q: f64) -> f64 {
     if h.is_empty() {
         return 0.0;
     }

@@ -13,5 +13,6 @@ pub mod txn_log;
 mod worker;
 
 pub use groups::{Group, run_groups};
+pub use report::Report;
 use run::{Done, paced_queue, run_group};
-pub use run::{Mode, Report, RunOutcome, RunnerOptions, epoch_now, positive, run};
+pub use run::{Mode, RunOutcome, RunnerOptions, epoch_now, positive, run};

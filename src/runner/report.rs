@@ -7,10 +7,18 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use super::worker;
-use super::{Done, Mode, Report, RunOutcome, RunnerOptions, epoch_now, paced_queue};
+use super::{Done, Mode, RunOutcome, RunnerOptions, epoch_now, paced_queue};
 use crate::metrics::{Recorder, Snapshot};
 use crate::results::figures::Interval;
 use crate::workload::Workload;
+
+/// What the reporter says as a run goes: an interval closed, or a checkpoint reached (its
+/// figures since the one before).
+#[derive(Clone, Copy, Debug)]
+pub enum Report<'a> {
+    Interval(&'a Interval),
+    Checkpoint(&'a crate::results::figures::Checkpoint),
+}
 
 /// Collects an interval every tick until every client has stopped; the calling thread is the
 /// reporter.
@@ -145,9 +153,12 @@ pub(super) fn report_loop(
     ended_clients.sort_unstable_by_key(|c| c.0);
     let since_checkpoint = checkpoints.last.map(|last| {
         let t = end.duration_since(measure_start).as_secs_f64();
-        checkpoints
-            .since
-            .checkpoint((t, t - last), (0, opts.percentile), &collector.per_worker())
+        checkpoint_of(
+            &checkpoints.since,
+            (t, t - last),
+            (0, opts.percentile),
+            &collector.per_worker(),
+        )
     });
     RunOutcome {
         since_checkpoint,
@@ -261,6 +272,32 @@ pub(super) fn progress_at_the_end(opts: &RunnerOptions, ran: f64) -> bool {
         && (ticks - ticks.round()).abs() < 1e-9
 }
 
+/// What `snap` says as a checkpoint `t` seconds into the measured part, `seconds` after the
+/// one before, with `threads` clients running; `per_worker`: each worker's events and busy
+/// nanoseconds.
+fn checkpoint_of(
+    snap: &Snapshot,
+    (t, seconds): (f64, f64),
+    (threads, percentile): (u32, f64),
+    per_worker: &[(u64, u64)],
+) -> crate::results::figures::Checkpoint {
+    let c = &snap.counters;
+    let latency = snap.latency.to_hdr();
+    crate::results::figures::Checkpoint {
+        t,
+        seconds,
+        threads,
+        events: c.events,
+        queries: c.query_totals(),
+        errors: c.errors(),
+        reconnects: c.reconnects,
+        latency_ms: crate::results::Latency::from_histogram(&latency),
+        pct_ms: crate::metrics::quantile_ms(&latency, percentile / 100.0),
+        thread_events: per_worker.iter().map(|w| w.0).collect(),
+        thread_time_s: per_worker.iter().map(|w| w.1 as f64 / 1e9).collect(),
+    }
+}
+
 /// `--report-checkpoints`: when the next is due, and what was collected since the last.
 struct Checkpoints {
     /// The instants still ahead, in order (the next first).
@@ -316,7 +353,7 @@ impl Checkpoints {
         let now = self.start + Duration::from_secs_f64(t);
         self.next = self.ahead.find(|&c| c > now);
         self.last = Some(t);
-        since.checkpoint((t, t - last), (threads, percentile), per_worker)
+        checkpoint_of(&since, (t, t - last), (threads, percentile), per_worker)
     }
 }
 

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 
 use super::connect::{Progress, check_memory, connect_share, open_pool, start_hint};
-use super::report::report_loop;
+use super::report::{Report, report_loop};
 use super::worker::{ConnectRate, Schedule, Shared, Worker};
 use crate::db::Target;
 use crate::error::Error;
@@ -89,8 +89,7 @@ pub struct RunnerOptions {
     /// The percentile of each interval's `pct_ms` (sysbench's --percentile; 95 by default).
     #[serde(skip)]
     pub percentile: f64,
-    /// Seconds into the measured part at which the whole statistics since the last are
-    /// reported (sysbench's `--report-checkpoints`), in order.
+    /// Seconds into the measured part of sysbench's `--report-checkpoints`, in order.
     #[serde(skip)]
     pub checkpoints: Vec<u32>,
     /// `--start-at`: the wall-clock instant (seconds since the Unix epoch) at which the
@@ -198,16 +197,8 @@ pub struct RunOutcome {
     pub interrupted: bool,
     /// The error that stopped the run early, if any.
     pub error: Option<String>,
-    /// Under `--report-checkpoints`, once one was reached: the figures since the last.
+    /// Once a checkpoint was reached: the figures since the last.
     pub since_checkpoint: Option<crate::results::figures::Checkpoint>,
-}
-
-/// What the reporter says as a run goes: an interval closed, or a checkpoint reached (its
-/// figures since the one before).
-#[derive(Clone, Copy, Debug)]
-pub enum Report<'a> {
-    Interval(&'a Interval),
-    Checkpoint(&'a crate::results::figures::Checkpoint),
 }
 
 /// How a run's clients are served.
