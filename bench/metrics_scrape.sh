@@ -11,12 +11,17 @@
 # CPU at SCRAPES_PER_S (target <= 0.5%). On a 2-core VM the pairs' ratios move by a few percent
 # from run to run (the scraper is a process too): the direct cost says what the endpoint takes.
 #
-#   bench/metrics_scrape.sh [SECONDS=20] [PAIRS=4] [THREADS=1] [SCRAPES_PER_S=10] [WORKLOAD=oltp_read_only]
+# With HOSTILE=1 the scraped runs also have clients that misbehave beside the scraper: 500 idle
+# connections held open (more than the endpoint keeps: it closes the oldest), one that pipelines
+# requests and never reads, and one whose request line never ends (cut at 8 KiB, reconnecting);
+# the ratios then say what they cost the run, and `scrapes` that the scraper was still answered.
+#
+#   [HOSTILE=1] bench/metrics_scrape.sh [SECONDS=20] [PAIRS=4] [THREADS=1] [SCRAPES_PER_S=10] [WORKLOAD=oltp_read_only]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 secs=${1:-20}; pairs=${2:-4}; threads=${3:-1}; hz=${4:-10}; workload=${5:-oltp_read_only}
 cargo build --release -q
-bin=$PWD/target/release/dbsweep
+bin=${CARGO_TARGET_DIR:-$PWD/target}/release/dbsweep
 dir=$(mktemp -d /tmp/dbsweep-scrape-XXXXXX)
 trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$dir"' EXIT
 cd "$dir"
@@ -41,9 +46,40 @@ while time.time() < end:
     time.sleep(max(0.0, 1 / hz - (time.time() - t)))
 PY
     scraper=$!
+    if [ "${HOSTILE:-0}" = 1 ]; then
+      python3 - "$port" 2>/dev/null <<'PY' &
+import socket, sys, time
+port = int(sys.argv[1])
+def conn():
+    try:
+        return socket.create_connection(("127.0.0.1", port), timeout=1)
+    except OSError:
+        return None
+time.sleep(1)
+pipeliner = conn()
+if pipeliner:
+    pipeliner.setblocking(False)
+    try:
+        pipeliner.send(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n" * 20000)
+    except OSError:
+        pass
+idle = [c for c in (conn() for _ in range(500)) if c]
+end = time.time() + 3600
+while time.time() < end:
+    c = conn()
+    try:
+        while c:
+            c.send(b"a" * 4096)
+    except OSError:
+        pass
+    time.sleep(0.05)
+PY
+      hostile=$!
+    fi
     $bin run "$workload" --table-size 100000 --threads "$threads" --time "$secs" \
       --report-interval 0 --metrics-listen "$port" --output r.json >/dev/null 2>&1
     kill "$scraper" 2>/dev/null; wait "$scraper" 2>/dev/null || true
+    if [ -n "${hostile:-}" ]; then kill "$hostile" 2>/dev/null; wait "$hostile" 2>/dev/null || true; fi
   else
     : >"$dir/scrapes"
     $bin run "$workload" --table-size 100000 --threads "$threads" --time "$secs" \

@@ -480,3 +480,142 @@ fn a_capacity_search_serves_each_probe() {
         "{text}"
     );
 }
+
+/// The endpoint under hostile clients, with the run's file table lowered to 48 (fewer than the endpoint's 64 connections): a client that
+/// pipelines requests and never reads, one whose request line never ends, then 600 idle
+/// connections (more than the file table holds). After each, another scraper is answered; the
+/// run is never ended by them and writes its results.
+#[test]
+fn hostile_scrapers_neither_end_the_run_nor_stall_the_others() {
+    use std::io::{Read, Write};
+    use std::net::{SocketAddr, TcpStream};
+    use std::os::unix::process::CommandExt;
+    let s = Scratch::new();
+    let port = free_port();
+    let mut cmd = dbsweep_std();
+    cmd.current_dir(s.dir.path())
+        .args(["run", "oltp_point_select", "--prepare", "--force"])
+        .args(["--table-size", "1000", "--threads", "1", "--time", "25"])
+        .args(["--report-interval", "1", "--output", "r.json"])
+        .args([
+            "--metrics-listen",
+            &port.to_string(),
+            "--target",
+            &s.target(),
+        ])
+        .stdout(Stdio::null());
+    // SAFETY: setrlimit is async-signal-safe; nothing else runs between fork and exec.
+    unsafe {
+        cmd.pre_exec(|| {
+            let lim = libc::rlimit {
+                rlim_cur: 48,
+                rlim_max: 48,
+            };
+            if libc::setrlimit(libc::RLIMIT_NOFILE, &lim) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let (mut child, lines) = spawn_measuring(&mut cmd, "[ 1s ]");
+    let drain = std::thread::spawn(move || lines.collect::<Vec<_>>());
+    let url = format!("http://127.0.0.1:{port}/metrics");
+    let addr: SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
+    let connect = || TcpStream::connect_timeout(&addr, Duration::from_secs(2));
+    let answered = |when: &str| {
+        let text = get(&url).unwrap_or_else(|e| panic!("{when}: no answer: {e}"));
+        assert!(text.contains("dbsweep_events_total"), "{when}: {text}");
+    };
+
+    // Requests pipelined and never read.
+    let mut pipeliner = connect().unwrap();
+    pipeliner
+        .set_write_timeout(Some(Duration::from_secs(5)))
+        .unwrap();
+    let _ = pipeliner.write_all(&b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n".repeat(20_000));
+    answered("beside a client that pipelines and never reads");
+
+    // A request line that never ends: refused past the bound, never read whole.
+    let mut endless = connect().unwrap();
+    endless
+        .set_write_timeout(Some(Duration::from_secs(5)))
+        .unwrap();
+    endless
+        .set_read_timeout(Some(Duration::from_secs(15)))
+        .unwrap();
+    let mut refused = false;
+    for _ in 0..256 {
+        if endless.write_all(&[b'a'; 4096]).is_err() {
+            refused = true;
+            break;
+        }
+    }
+    let mut reply = Vec::new();
+    let _ = endless.read_to_end(&mut reply);
+    let reply = String::from_utf8_lossy(&reply);
+    assert!(
+        refused || reply.starts_with("HTTP/1.1 431"),
+        "a 1 MB request line was neither refused nor cut: {reply:?}"
+    );
+    answered("after a request line that never ends");
+
+    // Idle connections, more than the file table holds.
+    let mut idle = Vec::new();
+    for _ in 0..600 {
+        if let Ok(c) = connect() {
+            idle.push(c);
+        }
+    }
+    assert!(idle.len() > 48, "only {} idle connections made", idle.len());
+    answered("beside 600 idle connections");
+    drop((idle, pipeliner, endless));
+    answered("after them");
+
+    let status = child.wait().unwrap();
+    let stderr = drain.join().unwrap();
+    assert!(status.success(), "{status}: {stderr:?}");
+    let r: Value =
+        serde_json::from_str(&std::fs::read_to_string(s.dir.path().join("r.json")).unwrap())
+            .unwrap();
+    assert!(r["tps"].as_f64().unwrap() > 0.0, "{r}");
+}
+
+/// `--metrics-listen=0` takes a free port; the drop-ins say which on stderr (the option is
+/// dbsweep's own, so no driver of the peer's reads that line), and it served.
+#[test]
+fn the_drop_ins_say_which_port_they_took() {
+    let s = Scratch::new();
+    let mut prepare = dbsweep_std();
+    prepare
+        .current_dir(s.dir.path())
+        .args(["sysbench", "oltp_point_select", "--table-size=100"])
+        .arg(format!("--target={}", s.target()))
+        .arg("prepare");
+    assert!(prepare.output().unwrap().status.success());
+    let mut cmd = dbsweep_std();
+    cmd.current_dir(s.dir.path())
+        .args([
+            "sysbench",
+            "oltp_point_select",
+            "--table-size=100",
+            "--time=3",
+        ])
+        .args(["--report-interval=1", "--metrics-listen=0"])
+        .arg(format!("--target={}", s.target()))
+        .arg("run")
+        .stdout(Stdio::null());
+    let mut child = cmd.stderr(Stdio::piped()).spawn().unwrap();
+    let mut stderr = std::io::BufRead::lines(std::io::BufReader::new(child.stderr.take().unwrap()));
+    let line = stderr.next().unwrap().unwrap();
+    let port: u16 = line
+        .strip_prefix("dbsweep: live metrics at http://127.0.0.1:")
+        .and_then(|r| r.strip_suffix("/metrics"))
+        .unwrap_or_else(|| panic!("{line}"))
+        .parse()
+        .unwrap();
+    assert_ne!(port, 0);
+    let text = get(&format!("http://127.0.0.1:{port}/metrics")).unwrap();
+    assert!(text.contains("dbsweep_"), "{text}");
+    let rest: Vec<String> = stderr.map_while(Result::ok).collect();
+    assert!(child.wait().unwrap().success(), "{rest:?}");
+}

@@ -35,8 +35,13 @@ fn listen(plan: &RunPlan) -> Result<Option<Endpoint>, Error> {
         return Ok(None);
     };
     let e = live::listen(&addr.to_string(), "--metrics-listen")?;
-    plan.style
-        .remark(&format!("live metrics at http://{}/metrics", e.addr));
+    // Said on stderr in every voice: the option is dbsweep's own, so a drop-in's driver that
+    // gives it reads the port it took (`--metrics-listen=0`) here, and nothing else moves.
+    let line = format!("live metrics at http://{}/metrics", e.addr);
+    match plan.style {
+        crate::output::Style::Own => eprintln!("{line}"),
+        crate::output::Style::As(_) => eprintln!("dbsweep: {line}"),
+    }
     Ok(Some(e))
 }
 
