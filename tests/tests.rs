@@ -41,6 +41,7 @@ mod tls;
 mod tpcc;
 mod trust;
 mod trust_data;
+mod trust_fourth;
 mod trust_servers;
 mod trust_third;
 mod trust_waits;

@@ -197,8 +197,19 @@ fn version_number(line: &str) -> Option<String> {
 /// The builds directories: `DBSWEEP_BUILDS` (colon-separated) or the default.
 pub fn builds_dirs() -> Vec<PathBuf> {
     match std::env::var_os("DBSWEEP_BUILDS") {
-        Some(v) if !v.is_empty() => std::env::split_paths(&v).collect(),
-        _ => vec![PathBuf::from(DEFAULT_BUILDS_DIR)],
+        // An empty entry (`:/x`, a trailing colon) names no directory: it is passed over, not
+        // taken as the working directory (fetched builds would land wherever dbsweep runs).
+        Some(v) => {
+            let dirs: Vec<PathBuf> = std::env::split_paths(&v)
+                .filter(|p| !p.as_os_str().is_empty())
+                .collect();
+            if dirs.is_empty() {
+                vec![PathBuf::from(DEFAULT_BUILDS_DIR)]
+            } else {
+                dirs
+            }
+        }
+        None => vec![PathBuf::from(DEFAULT_BUILDS_DIR)],
     }
 }
 
@@ -222,7 +233,14 @@ pub fn find_all() -> Vec<Build> {
             .flatten()
             .flatten()
             .map(|e| e.path())
-            .filter(|p| p.is_dir() && !p.to_string_lossy().ends_with(".part"))
+            // A hidden directory is never a build: a tree being unpacked
+            // (`.postgresql-15.8.part-PID`) is one until it is renamed whole.
+            .filter(|p| {
+                p.is_dir()
+                    && !p
+                        .file_name()
+                        .is_some_and(|n| n.to_string_lossy().starts_with('.'))
+            })
             .collect()
     };
     for dir in builds_dirs() {

