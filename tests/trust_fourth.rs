@@ -340,3 +340,166 @@ fn ctrl_c_during_an_unpack_ends_it_and_leaves_no_half_tree() {
         assert!(left.is_empty(), "{signals} signal(s): {left:?}: {err}");
     }
 }
+
+/// A mock run's results file at `path`, as JSON.
+fn mock_results(path: &Path) -> serde_json::Value {
+    dbsweep()
+        .args(["run", "oltp_point_select", "--target", "mock://"])
+        .args(["--events", "200", "--time", "0", "--report-interval", "0"])
+        .arg("--output")
+        .arg(path)
+        .assert()
+        .success();
+    crate::util::read_json(path)
+}
+
+fn write_json(path: &Path, v: &serde_json::Value) {
+    std::fs::write(path, serde_json::to_vec_pretty(v).unwrap()).unwrap();
+}
+
+/// `dbsweep merge PARTS --output OUT` in `s`: exit code and stderr.
+fn merge(s: &Scratch, parts: &[&str], out: &str) -> (i32, String) {
+    let o = dbsweep()
+        .arg("merge")
+        .args(parts.iter().map(|p| s.path(p)))
+        .arg("--output")
+        .arg(s.path(out))
+        .output()
+        .unwrap();
+    (
+        o.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+/// Parts (of two client hosts) made from one mock run, each changed by `edit`.
+fn parts(s: &Scratch, edit: impl Fn(&mut serde_json::Value)) {
+    let r = mock_results(&s.path("run.json"));
+    for (i, name) in ["p1.json", "p2.json"].iter().enumerate() {
+        let mut p = r.clone();
+        p["client_id"] = format!("c{i}").into();
+        edit(&mut p);
+        write_json(&s.path(name), &p);
+    }
+}
+
+/// What merge writes, report and merge read back, or merge refuses: parts whose rates add up
+/// past any figure (each 1.7e308 read as an infinity once added; each 9e14 added past the
+/// bound) are refused in one line, exit 2, nothing written; crafted lists (1,001 phases) and
+/// histograms of the widest range (5 digits up to 2^62) are refused on reading, before any
+/// work; a run's results file that is not whole says so as a results file, not as a step
+/// record.
+#[test]
+fn merge_writes_only_what_reads_back_and_refuses_crafted_parts_at_once() {
+    let s = Scratch::new();
+    parts(&s, |p| {
+        for iv in p["intervals"].as_array_mut().unwrap() {
+            iv["tps"] = 1.7e308.into();
+        }
+    });
+    let (code, err) = merge(&s, &["p1.json", "p2.json"], "m.json");
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("p1.json: intervals[0].tps = 1.7e308 is not a figure"),
+        "{err}"
+    );
+    assert!(!s.path("m.json").exists());
+
+    parts(&s, |p| {
+        for iv in p["intervals"].as_array_mut().unwrap() {
+            iv["tps"] = 9e14.into();
+        }
+    });
+    let (code, err) = merge(&s, &["p1.json", "p2.json"], "m.json");
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("the merged figures are not a results file's") && err.contains("1.8e15"),
+        "{err}"
+    );
+    assert!(!s.path("m.json").exists());
+
+    // A sound merge reads back: report takes it.
+    parts(&s, |_| {});
+    let (code, err) = merge(&s, &["p1.json", "p2.json"], "m.json");
+    assert_eq!(code, 0, "{err}");
+    dbsweep()
+        .arg("report")
+        .arg(s.path("m.json"))
+        .assert()
+        .success();
+    // A results file with a figure missing is refused as a results file.
+    let mut m = crate::util::read_json(&s.path("m.json"));
+    m["tps"] = serde_json::Value::Null;
+    write_json(&s.path("m.json"), &m);
+    let o = dbsweep()
+        .arg("report")
+        .arg(s.path("m.json"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("not a dbsweep results file") && !err.contains("unknown field `tool`"),
+        "{err}"
+    );
+
+    parts(&s, |p| {
+        let phase = serde_json::json!({
+            "phase": "1s@10/s", "start_s": 0.0, "time_s": 1.0, "events": 1, "tps": 1.0,
+            "errors": 0, "failed": 0, "latency_ms": p["latency_ms"].clone()
+        });
+        p["phases"] = vec![phase; 1001].into();
+    });
+    let (code, err) = merge(&s, &["p1.json", "p2.json"], "m2.json");
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("1001 phases: a run has at most 1000"), "{err}");
+
+    let wide = {
+        use base64::Engine as _;
+        use hdrhistogram::serialization::Serializer as _;
+        let mut h = hdrhistogram::Histogram::<u64>::new_with_bounds(1, 1 << 62, 5).unwrap();
+        h.record(1000).unwrap();
+        let mut bytes = Vec::new();
+        hdrhistogram::serialization::V2DeflateSerializer::new()
+            .serialize(&h, &mut bytes)
+            .unwrap();
+        base64::engine::general_purpose::STANDARD.encode(bytes)
+    };
+    parts(&s, |p| p["histogram"]["data"] = wide.clone().into());
+    let (code, err) = merge(&s, &["p1.json", "p2.json"], "m3.json");
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("not a run's histogram"), "{err}");
+}
+
+/// Names from results files that a spreadsheet would run as formulas (`=cmd|...`, `@SUM`,
+/// `+`, `-`) are written with a `'` first in `report --format csv` and `series-csv`; numbers,
+/// negative ones too, stay numbers.
+#[test]
+fn report_csv_cells_never_start_a_formula() {
+    let s = Scratch::new();
+    let path = s.path("r.json");
+    let mut r = mock_results(&path);
+    r["workload"] = "=cmd|' /C calc'!A0".into();
+    r["target"]["version"] = "@SUM(1+1)".into();
+    write_json(&path, &r);
+    for format in ["csv", "series-csv"] {
+        let out = dbsweep()
+            .args(["report", "--format", format])
+            .arg(&path)
+            .assert()
+            .success();
+        let text = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+        assert!(text.contains("'=cmd|' /C calc'!A0"), "{format}: {text}");
+        for line in text.lines() {
+            // Fields as a spreadsheet splits them (quotes hold no formula start here).
+            for field in line.split(',') {
+                let field = field.trim_start_matches('"');
+                assert!(
+                    !field.starts_with(['=', '@', '+'])
+                        && (!field.starts_with('-') || field.parse::<f64>().is_ok()),
+                    "{format}: a cell starts a formula: {field:?} in {line}"
+                );
+            }
+        }
+    }
+}

@@ -41,3 +41,14 @@ pub fn format_g(x: f64, digits: usize) -> String {
         trim(&format!("{x:.decimals$}"))
     }
 }
+
+/// A number from outside as a message quotes it: as Rust prints it where that is short, in
+/// exponent notation beyond 1e15 and below 1e-6 (`1.7e308`, `1e-300`, not 300 digits).
+pub fn quoted(x: f64) -> String {
+    let a = x.abs();
+    if x.is_finite() && a != 0.0 && !(1e-6..1e15).contains(&a) {
+        format!("{x:e}")
+    } else {
+        x.to_string()
+    }
+}

@@ -225,7 +225,15 @@ impl Dataset {
                     Ok(r) => r,
                     // A step record of a sweep (as `hdr` takes them) is one entry of its cell.
                     Err(e) if e.to_string().contains("not a dbsweep results file") => {
-                        let mut rec = StepRecord::read(path)?;
+                        // A file that is neither says why as the kind it looks like: a run's
+                        // results file (merge's output among them) has a `tool`.
+                        let mut rec = StepRecord::read(path).map_err(|step| {
+                            if crate::results::names_a_tool(path) {
+                                e
+                            } else {
+                                step
+                            }
+                        })?;
                         locate_profile(rec.results.as_mut(), path);
                         let before = entries.len() + recoveries.len();
                         push_record(rec, &source, &mut entries, &mut recoveries);

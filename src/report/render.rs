@@ -265,11 +265,22 @@ pub fn markdown(tables: &[Table]) -> String {
     out
 }
 
-fn csv_field(s: &str) -> String {
-    if s.contains([',', '"', '\n']) {
+/// One CSV field: quoted where it holds a comma, a quote or a line break; and a name that a
+/// spreadsheet would take for a formula (`=cmd|' /C calc'!A0`, `+`, `-`, `@`, a tab or a
+/// carriage return first: builds, targets and versions come from results files and
+/// registries) gets a `'` first, as spreadsheet users expect. Numbers (`-1.5`) stay numbers.
+pub(crate) fn csv_field(s: &str) -> String {
+    let formula =
+        s.starts_with(['=', '+', '-', '@', '\t', '\r']) && s.len() > 1 && s.parse::<f64>().is_err();
+    let s = if formula {
+        std::borrow::Cow::Owned(format!("'{s}"))
+    } else {
+        std::borrow::Cow::Borrowed(s)
+    };
+    if s.contains([',', '"', '\n', '\r']) {
         format!("\"{}\"", s.replace('"', "\"\""))
     } else {
-        s.to_string()
+        s.into_owned()
     }
 }
 

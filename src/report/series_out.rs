@@ -67,13 +67,7 @@ pub fn series_csv(ds: &Dataset) -> String {
     let Some(first) = rows.first() else {
         return String::new();
     };
-    let quote = |s: &str| {
-        if s.contains([',', '"', '\n']) {
-            format!("\"{}\"", s.replace('"', "\"\""))
-        } else {
-            s.to_string()
-        }
-    };
+    let quote = super::render::csv_field;
     let mut out: String = first
         .attributes
         .iter()

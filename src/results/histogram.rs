@@ -50,6 +50,9 @@ impl HistogramData {
 /// 40,000 of them), far less than memory.
 const HISTOGRAM_INFLATED_MAX: u64 = 64 << 20;
 
+/// The highest value a histogram may track: four times what the recorder tracks (an hour).
+const HIGHEST_TRACKABLE: u64 = 4 * crate::metrics::HIST_MAX_NS;
+
 /// The uncompressed V2 encoding of a V2-deflate histogram, after checking what its header
 /// claims against what it holds, so that the decoder never allocates what a crafted header
 /// asks for (a 4 GB payload in a 28 KB file).
@@ -98,6 +101,17 @@ fn histogram_blob(bytes: &[u8]) -> Result<Vec<u8>, String> {
     if digits > 5 {
         return Err(format!(
             "{digits} significant digits (HdrHistogram takes 0 to 5)"
+        ));
+    }
+    // dbsweep writes 3 digits up to an hour in nanoseconds (about 70,000 counts); a crafted
+    // header asking 5 digits up to 2^63 makes each histogram millions of counts, and a merge
+    // of a thousand of them minutes of work.
+    let highest = u32_at(&plain, 24)
+        .zip(u32_at(&plain, 28))
+        .map_or(0, |(hi, lo)| (u64::from(hi) << 32) | u64::from(lo));
+    if digits > 3 || highest > HIGHEST_TRACKABLE {
+        return Err(format!(
+            "{digits} significant digits up to {highest}: not a run's histogram (3 digits, up to {HIGHEST_TRACKABLE} ns)"
         ));
     }
     Ok(plain)

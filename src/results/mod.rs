@@ -23,5 +23,6 @@ pub const RESULTS_DIR_ENV: &str = "DBSWEEP_RESULTS_DIR";
 pub use schema::{
     HISTOGRAM_ENCODING, HostId, MAX_SECONDS, Queries, RateInfo, Results, SCHEMA_VERSION,
     ServerInfo, Serving, StatementFigures, TargetInfo, Tool, TpccFigures, TxnFigures,
-    fuzz_histogram_bytes, fuzz_results_text, is_pgbench, times_operations, utc_datetime, utc_parts,
+    fuzz_histogram_bytes, fuzz_results_text, is_pgbench, names_a_tool, times_operations,
+    utc_datetime, utc_parts,
 };

@@ -410,24 +410,90 @@ impl Results {
         Ok(r)
     }
 
-    /// A file read from disk is input: its durations must be ones a run can have.
+    /// A file read from disk is input: its figures must be ones a run can have.
     pub fn check(&self) -> Result<(), String> {
         let max = MAX_SECONDS;
         let seconds = |name: &str, v: f64| {
             if v.is_finite() && (0.0..=max).contains(&v) {
                 Ok(())
             } else {
-                Err(format!("{name} = {v} is not a duration from 0 to {max} s"))
+                Err(format!(
+                    "{name} = {} is not a duration from 0 to {max} s",
+                    crate::output::cfmt::quoted(v)
+                ))
             }
         };
         seconds("time_s", self.time_s)?;
         seconds("warmup_s", self.warmup_s)?;
+        // Rates and latencies are numbers a report can add and divide: a value beyond f64's
+        // range (1e308 parts merged into an infinity) is no figure.
+        let figure = |name: &str, v: f64| {
+            if v.is_finite() && v >= 0.0 && v <= MAX_FIGURE {
+                Ok(())
+            } else {
+                Err(format!(
+                    "{name} = {} is not a figure from 0 to {MAX_FIGURE:e}",
+                    crate::output::cfmt::quoted(v)
+                ))
+            }
+        };
+        for (name, v) in [
+            ("tps", self.tps),
+            ("qps", self.qps),
+            ("rows_per_s", self.rows_per_s),
+        ] {
+            figure(name, v)?;
+        }
+        let l = &self.latency_ms;
+        for (name, v) in [
+            ("min", l.min),
+            ("avg", l.avg),
+            ("stddev", l.stddev),
+            ("p50", l.p50),
+            ("p90", l.p90),
+            ("p95", l.p95),
+            ("p99", l.p99),
+            ("p999", l.p999),
+            ("max", l.max),
+            ("sum", l.sum),
+        ] {
+            figure(&format!("latency_ms.{name}"), v)?;
+        }
         for (i, iv) in self.intervals.iter().enumerate() {
             seconds(&format!("intervals[{i}].t"), iv.t)?;
             seconds(&format!("intervals[{i}].seconds"), iv.seconds)?;
+            for (name, v) in [
+                ("tps", iv.tps),
+                ("qps", iv.qps),
+                ("reads_per_s", iv.reads_per_s),
+                ("writes_per_s", iv.writes_per_s),
+                ("others_per_s", iv.others_per_s),
+                ("rows_per_s", iv.rows_per_s),
+                ("p50_ms", iv.p50_ms),
+                ("p95_ms", iv.p95_ms),
+                ("p99_ms", iv.p99_ms),
+                ("max_ms", iv.max_ms),
+                ("err_per_s", iv.err_per_s),
+                ("reconn_per_s", iv.reconn_per_s),
+            ] {
+                figure(&format!("intervals[{i}].{name}"), v)?;
+            }
         }
         if self.threads == 0 {
             return Err("threads = 0: a run has at least one client".into());
+        }
+        // Lists a run writes a bounded number of (a plan has at most 1,000 phases; a script,
+        // a few dozen statements): a crafted file's tens of thousands, each with a histogram,
+        // would make merge and report spend minutes.
+        for (name, n, max) in [
+            ("phases", self.phases.len(), MAX_PHASES),
+            ("statements", self.statements.len(), MAX_STATEMENTS),
+            ("scripts", self.scripts.len(), MAX_STATEMENTS),
+            ("roles", self.roles.len(), MAX_STATEMENTS),
+        ] {
+            if n > max {
+                return Err(format!("{n} {name}: a run has at most {max}"));
+            }
         }
         // 9999-12-31: later start times overflow the system clock's type.
         if self.started_at > 253_402_300_799 {
@@ -436,6 +502,24 @@ impl Results {
         Ok(())
     }
 }
+
+/// Whether the JSON object in `path` has a top-level `tool`, as a run's results file has and a
+/// sweep's step record has not: which of the two a file that is neither was meant to be.
+pub fn names_a_tool(path: &Path) -> bool {
+    crate::input::read_text(path, crate::input::RESULTS)
+        .ok()
+        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+        .is_some_and(|v| v.get("tool").is_some())
+}
+
+/// The phases a results file may hold: as many as `--phases` takes.
+const MAX_PHASES: usize = 1000;
+/// The statements (or scripts, or roles) a results file may hold.
+const MAX_STATEMENTS: usize = 1000;
+
+/// The largest rate or latency a results file may hold: far beyond any machine (1e15 events a
+/// second), and small enough that a report's sums over thousands of files stay finite.
+pub const MAX_FIGURE: f64 = 1e15;
 
 /// `text` (read from `path`) as a `what`, with an error that says what is wrong: a file cut
 /// short, text that is not JSON (NaN and Infinity are not), or JSON of another shape.

@@ -126,6 +126,17 @@ pub fn merge(files: &[(String, Results)]) -> Result<(Results, Vec<String>), Stri
         roles,
         connect_s: None,
     };
+    // What merge writes, report and merge read back: refused here if they would not.
+    merged
+        .check()
+        .map_err(|e| format!("the merged figures are not a results file's ({e}): not merged"))?;
+    let text = serde_json::to_string(&merged).map_err(|e| e.to_string())?;
+    crate::results::schema::parse_json::<Results>(
+        std::path::Path::new("merged"),
+        &text,
+        "results file",
+    )
+    .map_err(|e| format!("the merged figures would not read back ({e}): not merged"))?;
     Ok((merged, warnings))
 }
 
