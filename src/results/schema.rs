@@ -428,7 +428,7 @@ impl Results {
         // Rates and latencies are numbers a report can add and divide: a value beyond f64's
         // range (1e308 parts merged into an infinity) is no figure.
         let figure = |name: &str, v: f64| {
-            if v.is_finite() && v >= 0.0 && v <= MAX_FIGURE {
+            if v.is_finite() && (0.0..=MAX_FIGURE).contains(&v) {
                 Ok(())
             } else {
                 Err(format!(
