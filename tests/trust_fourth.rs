@@ -503,3 +503,130 @@ fn report_csv_cells_never_start_a_formula() {
         }
     }
 }
+
+/// A registry that answers one byte a second (its answer never ends, and never stalls long
+/// enough for a read's timeout): Ctrl-C ends `servers --available` at once, where it waited
+/// out the registry's whole timeout (60 s) before, and the same for a sweep's listing.
+#[test]
+fn ctrl_c_ends_a_wait_on_a_registry_that_trickles() {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let (asked, asked_rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for conn in listener.incoming() {
+            let Ok(mut conn) = conn else { return };
+            let asked = asked.clone();
+            std::thread::spawn(move || {
+                let mut req = [0u8; 4096];
+                let _ = conn.read(&mut req);
+                let _ = asked.send(());
+                let _ = conn.write_all(
+                    b"HTTP/1.1 200 OK\r\nContent-Length: 1000000\r\nConnection: close\r\n\r\n",
+                );
+                // The trickle is the registry's behaviour under test, not a wait of the test's.
+                while conn.write_all(b" ").is_ok() {
+                    std::thread::sleep(std::time::Duration::from_secs(1));
+                }
+            });
+        }
+    });
+    let s = Scratch::new();
+    std::fs::write(s.path("plan.toml"), PLAN).unwrap();
+    let commands: [&[&str]; 2] = [
+        &["servers", "--available", "postgres"],
+        &[
+            "sweep",
+            "plan.toml",
+            "--server",
+            "postgres:15.*",
+            "--dry-run",
+        ],
+    ];
+    for args in commands {
+        let mut child = dbsweep_std()
+            .current_dir(s.dir.path())
+            .env("DBSWEEP_BUILDS", s.path("builds"))
+            .env("DBSWEEP_NPM_REGISTRY", &base)
+            .args(args)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        asked_rx
+            .recv_timeout(std::time::Duration::from_secs(60))
+            .expect("the registry is asked");
+        // SAFETY: kill(2) on the child this test started.
+        unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) };
+        let signalled = std::time::Instant::now();
+        let deadline = signalled + std::time::Duration::from_secs(20);
+        let status = loop {
+            if let Some(st) = child.try_wait().unwrap() {
+                break st;
+            }
+            if std::time::Instant::now() > deadline {
+                let _ = child.kill();
+                panic!("{args:?}: still waiting on the registry 20 s after Ctrl-C");
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        };
+        let mut err = String::new();
+        child
+            .stderr
+            .take()
+            .unwrap()
+            .read_to_string(&mut err)
+            .unwrap();
+        assert!(!status.success(), "{args:?}: {err}");
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+    }
+}
+
+/// A registry's versions and URLs with a terminal's escapes in them are no releases: never
+/// printed, never fetched; the sound ones beside them are listed.
+#[test]
+fn a_registrys_escapes_never_reach_the_terminal() {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let at = base.clone();
+    std::thread::spawn(move || {
+        for conn in listener.incoming() {
+            let Ok(mut conn) = conn else { return };
+            let mut req = [0u8; 4096];
+            let _ = conn.read(&mut req);
+            let body = format!(
+                r#"{{"versions": {{
+                "15.17.0-beta\u001b]0;owned\u0007.1": {{"dist": {{"tarball": "{at}/a.tgz", "integrity": "sha512-AA=="}}}},
+                "15.16.0-beta.1": {{"dist": {{"tarball": "{at}/b\u001b[2J.tgz", "integrity": "sha512-AA=="}}}},
+                "15.15.0-beta.1": {{"dist": {{"tarball": "{at}/c.tgz", "integrity": "sha512-AA=="}}}}
+                }}}}"#
+            );
+            let _ = conn.write_all(
+                format!(
+                    "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                    body.len()
+                )
+                .as_bytes(),
+            );
+            let _ = conn.write_all(body.as_bytes());
+        }
+    });
+    let s = Scratch::new();
+    let out = dbsweep()
+        .env("DBSWEEP_BUILDS", s.path("builds"))
+        .env("DBSWEEP_NPM_REGISTRY", &base)
+        .args(["servers", "--available", "postgres"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "{err}");
+    assert!(
+        !text.contains('\u{1b}') && !err.contains('\u{1b}'),
+        "{text:?} {err:?}"
+    );
+    assert!(text.contains("postgres:15.15 "), "{text}");
+    assert!(
+        !text.contains("postgres:15.17") && !text.contains("postgres:15.16"),
+        "{text}"
+    );
+}

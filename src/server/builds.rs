@@ -265,6 +265,28 @@ pub fn find_all() -> Vec<Build> {
     builds
 }
 
+/// `v` as numbers and dots whose parts each fit a u32, written without leading zeros
+/// (`10.11.05` and `0010.0011.0005` are `10.11.5`); None for anything else (`15.x`, a part of
+/// 11 digits, an empty part).
+pub fn canonical_version(v: &str) -> Option<String> {
+    let parts: Option<Vec<String>> = v
+        .split('.')
+        .map(|p| {
+            (!p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
+                .then(|| p.parse::<u32>().ok().map(|n| n.to_string()))
+                .flatten()
+        })
+        .collect();
+    parts.map(|p| p.join("."))
+}
+
+/// What a version that [`canonical_version`] refuses is told.
+fn no_such_version(s: &str) -> String {
+    format!(
+        "'{s}': no such version: a version is numbers and dots, as 13 or 11.4 (each part below 4294967296), or a series, as 15.* or 15.2..15.8"
+    )
+}
+
 /// A version number's parts, for ordering.
 pub fn version_key(v: &str) -> Vec<u32> {
     v.split('.').filter_map(|p| p.parse().ok()).collect()
@@ -350,31 +372,28 @@ pub enum Pattern {
 impl Pattern {
     /// `15.*` or `15.2..15.8`; None for a plain version.
     pub fn parse(v: &str) -> Option<Result<Pattern, String>> {
-        let number = |s: &str| {
+        let shape = |s: &str| {
             !s.is_empty()
                 && s.split('.')
                     .all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
         };
+        let not_a_series =
+            || format!("'{v}': a series is MAJOR.* (15.*) or LOW..HIGH (15.2..15.8)");
         if let Some(prefix) = v.strip_suffix(".*") {
-            return Some(if number(prefix) {
-                Ok(Pattern::Under(prefix.to_string()))
-            } else {
-                Err(format!(
-                    "'{v}': a series is MAJOR.* (15.*) or LOW..HIGH (15.2..15.8)"
-                ))
+            return Some(match canonical_version(prefix) {
+                Some(p) => Ok(Pattern::Under(p)),
+                None if shape(prefix) => Err(no_such_version(v)),
+                None => Err(not_a_series()),
             });
         }
         let (lo, hi) = v.split_once("..")?;
-        Some(if number(lo) && number(hi) {
-            if version_key(lo) > version_key(hi) {
+        Some(match (canonical_version(lo), canonical_version(hi)) {
+            (Some(lo), Some(hi)) if version_key(&lo) > version_key(&hi) => {
                 Err(format!("'{v}': the range's low end is above its high end"))
-            } else {
-                Ok(Pattern::Range(lo.to_string(), hi.to_string()))
             }
-        } else {
-            Err(format!(
-                "'{v}': a series is MAJOR.* (15.*) or LOW..HIGH (15.2..15.8)"
-            ))
+            (Some(lo), Some(hi)) => Ok(Pattern::Range(lo, hi)),
+            _ if shape(lo) && shape(hi) => Err(no_such_version(v)),
+            _ => Err(not_a_series()),
         })
     }
 
@@ -439,26 +458,28 @@ impl std::str::FromStr for ServerChoice {
                 ));
             }
         };
-        if let Some(v) = version {
-            match Pattern::parse(v) {
+        let version = match version {
+            None => None,
+            Some(v) => match Pattern::parse(v) {
                 Some(Err(e)) => return Err(e),
-                Some(Ok(_)) => {}
-                None if v.is_empty()
-                    || !v
-                        .split('.')
-                        .all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit())) =>
-                {
-                    return Err(format!(
-                        "'{s}': the version after the colon is numbers and dots, as 13 or 11.4, or a series, as 15.* or 15.2..15.8"
-                    ));
-                }
-                None => {}
-            }
-        }
-        Ok(ServerChoice {
-            kind,
-            version: version.map(String::from),
-        })
+                // A series is kept as written (its ends are read again where it is used).
+                Some(Ok(_)) => Some(v.to_string()),
+                None => match canonical_version(v) {
+                    Some(c) => Some(c),
+                    None if v.is_empty()
+                        || !v
+                            .split('.')
+                            .all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit())) =>
+                    {
+                        return Err(format!(
+                            "'{s}': the version after the colon is numbers and dots, as 13 or 11.4, or a series, as 15.* or 15.2..15.8"
+                        ));
+                    }
+                    None => return Err(no_such_version(s)),
+                },
+            },
+        };
+        Ok(ServerChoice { kind, version })
     }
 }
 
@@ -581,6 +602,33 @@ mod tests {
         for bad in ["x.*", "15..x", "15.8..15.2", ".*"] {
             assert!(matches!(Pattern::parse(bad), Some(Err(_))), "{bad}");
         }
+    }
+
+    /// Parts that do not fit a number are no version (they were dropped, and the pattern meant
+    /// every release); leading zeros name the same version.
+    #[test]
+    fn versions_too_large_to_read_are_no_such_version_and_zeros_are_the_same_version() {
+        for bad in [
+            "postgres:99999999999.*",
+            "postgres:15.99999999999..16",
+            "postgres:0..99999999999",
+            "postgres:15.4294967296",
+        ] {
+            let e = bad.parse::<ServerChoice>().unwrap_err();
+            assert!(e.contains("no such version"), "{bad}: {e}");
+        }
+        let huge = format!("postgres:{}.*", "9".repeat(10_000));
+        assert!(
+            huge.parse::<ServerChoice>()
+                .unwrap_err()
+                .contains("no such version")
+        );
+        let c: ServerChoice = "mariadb:0010.0011.0005".parse().unwrap();
+        assert_eq!(c.version.as_deref(), Some("10.11.5"));
+        assert_eq!(canonical_version("10.11.05").as_deref(), Some("10.11.5"));
+        assert_eq!(canonical_version("15.x"), None);
+        let range = Pattern::parse("015.02..15.010").unwrap().unwrap();
+        assert_eq!(range, Pattern::Range("15.2".into(), "15.10".into()));
     }
 
     #[test]

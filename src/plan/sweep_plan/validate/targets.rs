@@ -81,21 +81,18 @@ fn target(
                 let fetchable = (def.basedir.is_none() && choice.version.is_some())
                     .then(|| crate::server::fetch::cached_available(choice.kind));
                 match (&choice.version, fetchable) {
-                    (Some(v), Some(Some(list))) if list.iter().any(|r| r.version == *v) => {
+                    (Some(v), Some(Ok(list))) if list.iter().any(|r| r.version == *v) => {
                         fetch = list.iter().find(|r| r.version == *v).cloned();
                         None
                     }
                     (_, Some(found)) => {
                         let why = match found {
-                            Some(_) => format!(
+                            Ok(_) => format!(
                                 "nor is it a release that can be fetched (`dbsweep servers --available {}` lists them)",
                                 kind_name(choice.kind)
                             ),
-                            None => format!(
-                                "and the releases that can be fetched could not be listed ({})",
-                                crate::server::fetch::available(choice.kind)
-                                    .err()
-                                    .unwrap_or_default()
+                            Err(why) => format!(
+                                "and the releases that can be fetched could not be listed ({why})"
                             ),
                         };
                         return Err(src.error(span.clone(), format!("target {name}: {e}; {why}")));
