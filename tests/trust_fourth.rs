@@ -630,3 +630,45 @@ fn a_registrys_escapes_never_reach_the_terminal() {
         "{text}"
     );
 }
+
+/// Options the command cannot honour, refused in their own names: `capacity --events` (its
+/// probes would be cut below the search's own sample), phases whose mean rate is below the
+/// least rate (said as the phases', not as a `--rate` never given).
+#[test]
+fn options_a_command_cannot_honour_are_refused_in_their_own_words() {
+    let o = dbsweep()
+        .args(["capacity", "oltp_point_select", "--target", "mock://"])
+        .args(["--p99", "10ms", "--events", "50"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("leave out --events"), "{err}");
+    let o = dbsweep()
+        .args(["run", "oltp_point_select", "--target", "mock://"])
+        .args(["--phases", "1s@0.001,1s@0"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("--phases")
+            && err.contains("0.0005 events/s on average")
+            && !err.contains("--rate"),
+        "{err}"
+    );
+    let o = dbsweep()
+        .args([
+            "tpcc",
+            "run",
+            "--target",
+            "mock://",
+            "--mix",
+            "new_order=50,new_order=50",
+        ])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("gives new_order twice"), "{err}");
+}

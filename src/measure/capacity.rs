@@ -72,6 +72,14 @@ pub(crate) fn capacity(o: &CapacityOpts, style: Style) -> Result<Outcome, Error>
                 .into(),
         ));
     }
+    // A probe's length is the search's (long enough for its verdict's sample): a count of
+    // events would cut every probe short of it.
+    if o.args.events > 0 || o.args.events_per_client > 0 {
+        return Err(Error::Usage(
+            "capacity: the search sets each probe's length (until its percentile holds a hundred events beyond it, at least 2 s, at most --max-probe-time); leave out --events"
+                .into(),
+        ));
+    }
     // Everything about the input is judged before anything runs.
     let plan = RunPlan::from_args(&o.workload, &o.args)?.styled(style);
     // The live metrics' port is taken first: each probe is a step of its own there.

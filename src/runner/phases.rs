@@ -77,7 +77,17 @@ impl Phases {
         {
             return Err("every phase's rate is 0: nothing would run".into());
         }
-        Ok(Phases(list))
+        let phases = Phases(list);
+        // The run's mean rate is what its schedule is built on: said here, as the phases'
+        // own, not as a --rate the command line never gave.
+        let mean = phases.mean_rate();
+        if !phases.closed_loop() && mean < 0.001 {
+            return Err(format!(
+                "the phases ask for {} events/s on average: at least 0.001",
+                crate::output::cfmt::quoted(mean)
+            ));
+        }
+        Ok(phases)
     }
 
     pub fn list(&self) -> &[Phase] {
@@ -297,6 +307,16 @@ mod tests {
 
         let pause = Phases::parse("5@100,5@0,5@50").unwrap();
         assert_eq!(pause.next_active(6.0, 0), Some(10.0));
+    }
+
+    #[test]
+    fn phases_too_slow_on_average_are_refused_as_phases() {
+        let e = Phases::parse("1s@0.001,1s@0").unwrap_err();
+        assert_eq!(
+            e,
+            "the phases ask for 0.0005 events/s on average: at least 0.001"
+        );
+        assert!(Phases::parse("1s@0.002,1s@0").is_ok());
     }
 
     #[test]

@@ -16,6 +16,8 @@ const PACKAGE_LIMIT: u64 = 1 << 30;
 pub(super) const METADATA_TIMEOUT: Duration = Duration::from_secs(60);
 /// How long one read of an answer may wait (a stalled network).
 const STALL_TIMEOUT: Duration = Duration::from_secs(15);
+/// After Ctrl-C, how long a registry's listing may still take to say where it stopped.
+const INTERRUPT_GRACE: Duration = Duration::from_secs(1);
 /// How long a download may take in all.
 const DOWNLOAD_TIMEOUT: Duration = Duration::from_secs(30 * 60);
 
@@ -109,7 +111,11 @@ pub fn available(kind: ServerKind) -> Result<Vec<Release>, String> {
         .map_err(|e| format!("cannot start the registry's thread: {e}"))?;
     loop {
         if crate::interrupt::interrupted() {
-            return Err("interrupted".into());
+            // A source that sees Ctrl-C itself (apt's lock wait, a download between reads)
+            // says where it stopped; one that does not answer by then is left to its timeouts.
+            return rx
+                .recv_timeout(INTERRUPT_GRACE)
+                .unwrap_or_else(|_| Err("interrupted".into()));
         }
         match rx.recv_timeout(Duration::from_millis(50)) {
             Ok(r) => return r,

@@ -310,6 +310,10 @@ mod tests {
                 .unwrap_err()
                 .contains("adds up to 90%")
         );
+        assert_eq!(
+            Mix::parse("new_order=50,new_order=50").unwrap_err(),
+            "'new_order=50,new_order=50' gives new_order twice"
+        );
         assert!(
             Mix::parse("neworder=100")
                 .unwrap_err()

@@ -64,6 +64,7 @@ impl Mix {
                 *share = pct(p)?;
             }
         } else {
+            let mut given = [false; 5];
             for p in &parts {
                 let (name, v) = p
                     .split_once('=')
@@ -74,6 +75,9 @@ impl Mix {
                     .ok_or_else(|| {
                         format!("'{name}' is not a TPC-C transaction ({})", KINDS.join(", "))
                     })?;
+                if std::mem::replace(&mut given[i], true) {
+                    return Err(format!("'{s}' gives {} twice", KINDS[i]));
+                }
                 shares[i] = pct(v.trim())?;
             }
         }
