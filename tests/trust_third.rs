@@ -10,20 +10,9 @@ use serde_json::Value;
 
 use dbsweep::server::ServerKind;
 
-use crate::util::{Scratch, dbsweep, read_json};
+use crate::util::{Scratch, dbsweep, mock_results, read_json};
 
 /// A mock run of 200 events written to `path`.
-fn mock_results(path: &Path) -> Value {
-    dbsweep()
-        .args(["run", "oltp_point_select", "--target", "mock://"])
-        .args(["--events", "200", "--time", "0", "--report-interval", "0"])
-        .arg("--output")
-        .arg(path)
-        .assert()
-        .success();
-    read_json(path)
-}
-
 fn write_json(path: &Path, v: &Value) {
     std::fs::write(path, serde_json::to_vec_pretty(v).unwrap()).unwrap();
 }

@@ -367,3 +367,42 @@ pub fn tcp_proxy(
     });
     url.replace(host, &format!("127.0.0.1:{port}"))
 }
+
+/// An HTTP server on loopback answering every GET with `answer(base, path)`; its base URL.
+pub fn serve(answer: impl Fn(&str, &str) -> Vec<u8> + Send + 'static) -> String {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let at = base.clone();
+    std::thread::spawn(move || {
+        for conn in listener.incoming() {
+            use std::io::{Read, Write};
+            let Ok(mut conn) = conn else { return };
+            let mut req = [0u8; 4096];
+            let n = conn.read(&mut req).unwrap_or(0);
+            let line = String::from_utf8_lossy(&req[..n]).to_string();
+            let path = line.split_whitespace().nth(1).unwrap_or("/").to_string();
+            let body = answer(&at, &path);
+            let _ = conn.write_all(
+                format!(
+                    "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                    body.len()
+                )
+                .as_bytes(),
+            );
+            let _ = conn.write_all(&body);
+        }
+    });
+    base
+}
+
+/// A mock run's results file at `path` (200 events), as JSON.
+pub fn mock_results(path: &Path) -> Value {
+    dbsweep()
+        .args(["run", "oltp_point_select", "--target", "mock://"])
+        .args(["--events", "200", "--time", "0", "--report-interval", "0"])
+        .arg("--output")
+        .arg(path)
+        .assert()
+        .success();
+    read_json(path)
+}
