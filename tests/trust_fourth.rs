@@ -626,3 +626,47 @@ fn options_a_command_cannot_honour_are_refused_in_their_own_words() {
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert!(err.contains("gives new_order twice"), "{err}");
 }
+
+/// A builds directory that fills while a package unpacks (a 1 MB file system, 4 MB of files):
+/// the line says the disk is full, in the system's words, and no half tree is left.
+#[test]
+fn a_disk_that_fills_during_an_unpack_says_so() {
+    assert_eq!(
+        unsafe { libc::geteuid() },
+        0,
+        "the tests run as root (mount)"
+    );
+    let s = Scratch::new();
+    let builds = s.path("builds");
+    std::fs::create_dir_all(&builds).unwrap();
+    let mounted = std::process::Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=1m,mode=0755", "tmpfs"])
+        .arg(&builds)
+        .status()
+        .unwrap();
+    assert!(mounted.success());
+    struct Unmount(std::path::PathBuf);
+    impl Drop for Unmount {
+        fn drop(&mut self) {
+            let _ = std::process::Command::new("umount").arg(&self.0).status();
+        }
+    }
+    let _unmount = Unmount(builds.clone());
+    let mut files = vec![("bin/postgres", 0o755, Some(FAKE_POSTGRES.to_vec()))];
+    files.push(("share/big", 0o644, Some(vec![7u8; 4 << 20])));
+    let (code, err) = sweep(
+        &s,
+        &builds.display().to_string(),
+        &registry(package(&files)),
+        s.dir.path(),
+    );
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.lines()
+            .last()
+            .unwrap_or_default()
+            .contains("No space left on device"),
+        "{err}"
+    );
+    assert!(entries(&builds).is_empty(), "{:?}", entries(&builds));
+}
