@@ -625,6 +625,18 @@ fn options_a_command_cannot_honour_are_refused_in_their_own_words() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert!(err.contains("gives new_order twice"), "{err}");
+    // A limit below what is measured is refused as one short line, not 300 digits later.
+    let o = dbsweep()
+        .args(["capacity", "oltp_point_select", "--target", "mock://"])
+        .args(["--p99", "1e-300ms"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("'1e-300ms' is not a duration from 1us to 1h") && err.len() < 200,
+        "{err}"
+    );
 }
 
 /// A builds directory that fills while a package unpacks (a 1 MB file system, 4 MB of files):

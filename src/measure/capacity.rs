@@ -375,7 +375,8 @@ fn bound(probes: &[Probe]) -> (Option<f64>, String) {
 fn summary(c: &CapacityFigures) -> String {
     let mut s = format!(
         "\nCapacity under p{} <= {} ms (higher is better):\n",
-        c.percentile, c.limit_ms
+        c.percentile,
+        crate::output::cfmt::quoted(c.limit_ms)
     );
     match c.rate_per_s {
         Some(r) => s.push_str(&format!(

@@ -21,8 +21,10 @@ pub fn duration_ms(s: &str) -> Result<f64, String> {
         .parse::<f64>()
         .ok()
         .map(|v| v * scale)
-        .filter(|v| v.is_finite() && *v > 0.0 && *v <= 3.6e6)
-        .ok_or_else(|| format!("'{s}' is not a duration (10ms, 250us, 1s)"))
+        // From 1 us (below it no latency is measured: the histograms count nanoseconds, a
+        // round trip takes microseconds) to an hour.
+        .filter(|v| v.is_finite() && *v >= 1e-3 && *v <= 3.6e6)
+        .ok_or_else(|| format!("'{s}' is not a duration from 1us to 1h (10ms, 250us, 1s)"))
 }
 
 /// The search's terms, judged.
