@@ -6,7 +6,7 @@
 
 use std::path::Path;
 
-use crate::util::{Scratch, dbsweep, dbsweep_std, read_json, serve, spawn_measuring};
+use crate::util::{Scratch, dbsweep, dbsweep_std, entries, read_json, serve, spawn_measuring};
 
 const PLAN: &str = r#"
 clients = [1]
@@ -21,19 +21,6 @@ load = true
 workload = "oltp_point_select"
 class = "read"
 "#;
-
-/// What is in builds directory `dir` (names).
-fn entries(dir: &Path) -> Vec<String> {
-    let mut v: Vec<String> = std::fs::read_dir(dir)
-        .map(|d| {
-            d.flatten()
-                .map(|e| e.file_name().to_string_lossy().into_owned())
-                .collect()
-        })
-        .unwrap_or_default();
-    v.sort();
-    v
-}
 
 /// `dbsweep sweep PLAN --server SERVER` into `out` with builds directory `builds`: its stderr.
 fn sweep_with_builds(s: &Scratch, builds: &Path, server: &str, out: &Path) -> String {

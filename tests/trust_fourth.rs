@@ -9,7 +9,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::process::Stdio;
 
-use crate::util::{Scratch, dbsweep, dbsweep_std, mock_results, serve};
+use crate::util::{Scratch, dbsweep, dbsweep_std, entries, mock_results, serve};
 
 const PLAN: &str = r#"
 clients = [1]
@@ -68,19 +68,6 @@ fn registry(tgz: Vec<u8>) -> String {
             .into_bytes()
         }
     })
-}
-
-/// What is in `dir` (names, sorted).
-fn entries(dir: &Path) -> Vec<String> {
-    let mut v: Vec<String> = std::fs::read_dir(dir)
-        .map(|d| {
-            d.flatten()
-                .map(|e| e.file_name().to_string_lossy().into_owned())
-                .collect()
-        })
-        .unwrap_or_default();
-    v.sort();
-    v
 }
 
 /// `dbsweep sweep` of a one-step plan on `postgres:15.17` with `builds` as DBSWEEP_BUILDS and
@@ -590,49 +577,55 @@ fn a_registrys_escapes_never_reach_the_terminal() {
 /// least rate (said as the phases', not as a `--rate` never given).
 #[test]
 fn options_a_command_cannot_honour_are_refused_in_their_own_words() {
-    let o = dbsweep()
-        .args(["capacity", "oltp_point_select", "--target", "mock://"])
-        .args(["--p99", "10ms", "--events", "50"])
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(o.status.code(), Some(2), "{err}");
+    // The one line of a command refused as bad input (exit 2).
+    let refused = |args: &[&str]| {
+        let o = dbsweep().args(args).output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr).into_owned();
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        err
+    };
+    let mock = ["--target", "mock://"];
+    let err = refused(
+        &[
+            &["capacity", "oltp_point_select"],
+            &mock[..],
+            &["--p99", "10ms", "--events", "50"],
+        ]
+        .concat(),
+    );
     assert!(err.contains("leave out --events"), "{err}");
-    let o = dbsweep()
-        .args(["run", "oltp_point_select", "--target", "mock://"])
-        .args(["--phases", "1s@0.001,1s@0"])
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(o.status.code(), Some(2), "{err}");
+    let err = refused(
+        &[
+            &["run", "oltp_point_select"],
+            &mock[..],
+            &["--phases", "1s@0.001,1s@0"],
+        ]
+        .concat(),
+    );
     assert!(
         err.contains("--phases")
             && err.contains("0.0005 events/s on average")
             && !err.contains("--rate"),
         "{err}"
     );
-    let o = dbsweep()
-        .args([
-            "tpcc",
-            "run",
-            "--target",
-            "mock://",
-            "--mix",
-            "new_order=50,new_order=50",
-        ])
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(o.status.code(), Some(2), "{err}");
+    let err = refused(
+        &[
+            &["tpcc", "run"],
+            &mock[..],
+            &["--mix", "new_order=50,new_order=50"],
+        ]
+        .concat(),
+    );
     assert!(err.contains("gives new_order twice"), "{err}");
     // A limit below what is measured is refused as one short line, not 300 digits later.
-    let o = dbsweep()
-        .args(["capacity", "oltp_point_select", "--target", "mock://"])
-        .args(["--p99", "1e-300ms"])
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(o.status.code(), Some(2), "{err}");
+    let err = refused(
+        &[
+            &["capacity", "oltp_point_select"],
+            &mock[..],
+            &["--p99", "1e-300ms"],
+        ]
+        .concat(),
+    );
     assert!(
         err.contains("'1e-300ms' is not a duration from 1us to 1h") && err.len() < 200,
         "{err}"

@@ -406,3 +406,16 @@ pub fn mock_results(path: &Path) -> Value {
         .success();
     read_json(path)
 }
+
+/// What is in directory `dir` (names, sorted; none when it is not there).
+pub fn entries(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .map(|d| {
+            d.flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    v.sort();
+    v
+}
