@@ -103,6 +103,43 @@ fn rate_phases_and_a_ramp_on_sqlite() {
     assert!(rows.iter().all(|row| row["cells"][5] == "yes"), "{table}");
 }
 
+/// Phases off the report interval's grid (1.5 s against 1 s ticks) keep their own events: each
+/// phase's rate is its own, not its interval's mix of two phases, and a pause between phases
+/// has no more than the events still running when it began (one a client).
+#[test]
+fn phases_that_are_not_whole_intervals_keep_their_own_events() {
+    let s = Scratch::new();
+    s.cmd(&["prepare", "oltp_point_select", "--table-size", "1000"])
+        .assert()
+        .success();
+    s.line(&[
+        "run",
+        "oltp_point_select",
+        "--table-size",
+        "1000",
+        "--threads",
+        "2",
+    ])
+    .args(["--phases", "1.5s@100,1.5s@1000,0.5s@ramp:0..0,1.5s@200"])
+    .output(&s.path("r.json"))
+    .quiet()
+    .assert()
+    .success();
+    let r = read_json(&s.path("r.json"));
+    let p = phases(&r);
+    assert_eq!(p.len(), 4);
+    // Attributed by interval middles, phase 2 had 0.5 s of phase 1's rate in it: 772/s.
+    for i in [0, 1, 3] {
+        let (asked, got) = (f(&p[i], "/target_per_s"), f(&p[i], "/tps"));
+        assert!(
+            (got / asked - 1.0).abs() <= 0.05,
+            "phase {}: {got}/s of {asked}/s asked: {p:?}",
+            i + 1
+        );
+    }
+    assert!(u(&p[2], "/events") <= 2, "the pause ran events: {p:?}");
+}
+
 #[test]
 fn closed_loop_phases_run_only_their_clients() {
     let s = Scratch::new();
@@ -191,6 +228,10 @@ fn bad_phases_are_refused_before_anything_runs() {
             "up to 4 clients",
         ),
         (&["--arrivals", "poisson"], "give --rate or --phases"),
+        (
+            &["--phases", "1s@100,0.003s@100"],
+            "a phase lasts at least 0.1s",
+        ),
     ] {
         let out = s
             .cmd(&["run", "oltp_point_select"])

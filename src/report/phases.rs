@@ -61,7 +61,7 @@ pub fn tables(ds: &Dataset) -> Vec<Table> {
                 under: Vec::new(),
                 rows,
                 notes: vec![format!(
-                    "each phase's intervals (an interval belongs to the phase its middle falls in): events/s higher is better, latencies lower; rate kept: at least {:.0}% of the rate the phase asked for (open loop), NO means the server or the client could not keep the load",
+                    "each phase's events (an event counts in the phase it ended in): events/s higher is better, latencies lower; rate kept: at least {:.0}% of the rate the phase asked for (open loop), NO means the server or the client could not keep the load",
                     KEPT * 100.0
                 )],
             })

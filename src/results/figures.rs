@@ -65,7 +65,8 @@ pub struct Interval {
     /// and the mean lag behind the `--rate` schedule.
     #[serde(skip)]
     pub pgbench: ProgressCounts,
-    /// `--phases`: the phase (from 1) the interval's middle falls in.
+    /// `--phases`: the phase (from 1) the interval's middle falls in (its label; the phases'
+    /// own figures are collected at each phase's end).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub phase: Option<u32>,
     /// TPC-C: committed New-Order transactions per minute, and New-Order's 95th percentile.
@@ -431,7 +432,8 @@ pub struct CapacityProbe {
 }
 
 /// One phase of a run whose load changed over time (`--phases`), and what it did: its
-/// intervals' counts (an interval belongs to the phase its middle falls in).
+/// events' counts (an event counts in the phase it ended in: the reporter collects at each
+/// phase's end).
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PhaseFigures {

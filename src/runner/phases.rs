@@ -40,6 +40,9 @@ pub struct Phases(Vec<Phase>);
 /// The most phases a run may have (each its own figures in the results file).
 const MAX_PHASES: usize = 1000;
 
+/// The shortest phase: its events are told from its neighbours' to about 1%.
+const MIN_PHASE_S: f64 = 0.1;
+
 impl Phases {
     /// `--phases`' value: `DURATION@LOAD` phases separated by commas, where DURATION is
     /// seconds (`60`, `60s`, `2m`) and LOAD is a rate in events/s (`100`), a ramp
@@ -53,6 +56,14 @@ impl Phases {
                 .ok_or_else(|| format!("'{part}' is not DURATION@LOAD (60s@100)"))?;
             let seconds = duration(d.trim())
                 .ok_or_else(|| format!("'{d}' is not a duration (60, 60s, 2m)"))?;
+            // The reporter collects at each phase's end, to within its wake-up (a
+            // millisecond on a busy machine): a shorter phase's figures would be that error.
+            if seconds < MIN_PHASE_S {
+                return Err(format!(
+                    "'{}': a phase lasts at least {MIN_PHASE_S}s",
+                    d.trim()
+                ));
+            }
             list.push(Phase {
                 seconds,
                 load: load_of(load.trim())?,
@@ -325,6 +336,7 @@ mod tests {
             ("60s", "DURATION@LOAD"),
             ("x@100", "not a duration"),
             ("0s@100", "not a duration"),
+            ("0.003s@100", "a phase lasts at least 0.1s"),
             ("10s@fast", "not a rate"),
             ("10s@ramp:5", "ramp:FROM..TO"),
             ("10s@clients:0", "clients:N takes"),

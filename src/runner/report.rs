@@ -52,9 +52,10 @@ pub(super) fn report_loop(
     let mut error = None;
     let mut cache_counters: Option<[u64; 3]> = None;
     let mut ended_clients = Vec::with_capacity(threads as usize);
-    let mut tally = Tally::new(opts, kinds);
+    let mut tally = Tally::new(opts, kinds, measure_start);
     while running > 0 {
         let wake = checkpoints.next.map_or(next_tick, |c| c.min(next_tick));
+        let wake = tally.next_boundary.map_or(wake, |b| b.min(wake));
         match done_rx.recv_timeout(wake.saturating_duration_since(Instant::now())) {
             Ok((_, (ended, failed))) => {
                 running -= 1;
@@ -88,9 +89,18 @@ pub(super) fn report_loop(
             checkpoints.next = None;
             continue;
         }
+        // A phase ends: what its clients did is its own, whatever the report interval.
+        if tally.next_boundary.is_some_and(|b| now >= b) {
+            let snap = collector.collect(recorders);
+            checkpoints.add(&snap);
+            tally.collected(&snap, now.duration_since(measure_start).as_secs_f64());
+            tally.passed(now);
+            pending.get_or_insert_with(Snapshot::default).add(&snap);
+        }
         if checkpoints.next.is_some_and(|c| now >= c) {
             let snap = collector.collect(recorders);
             let t = now.duration_since(measure_start).as_secs_f64();
+            tally.collected(&snap, t);
             let cp = checkpoints.reached(
                 &snap,
                 t,
@@ -106,6 +116,7 @@ pub(super) fn report_loop(
         }
         let mut snap = collector.collect(recorders);
         checkpoints.add(&snap);
+        tally.collected(&snap, now.duration_since(measure_start).as_secs_f64());
         if let Some(p) = pending.take() {
             snap.add(&p);
         }
@@ -130,6 +141,7 @@ pub(super) fn report_loop(
     let (end, overran_s) = measured_end(opts, measure_start);
     let mut snap = collector.collect(recorders);
     checkpoints.add(&snap);
+    tally.collected(&snap, end.duration_since(measure_start).as_secs_f64());
     if let Some(p) = pending.take() {
         snap.add(&p);
     }
@@ -188,19 +200,44 @@ struct Tally<'a> {
     kinds: &'static [&'static str],
     phases: Option<&'a super::phases::Phases>,
     by_phase: Vec<(Snapshot, f64)>,
+    /// The ends of the phases still ahead but the last (the run's own end), in order.
+    boundaries: std::vec::IntoIter<Instant>,
+    /// The next of them: the reporter collects there, so that every event counts in the
+    /// phase it ran in, not in the phase of its interval's middle.
+    next_boundary: Option<Instant>,
+    /// Seconds into the measured part up to which the collected figures are a phase's.
+    attributed: f64,
 }
 
 impl<'a> Tally<'a> {
-    fn new(opts: &'a RunnerOptions, kinds: &'static [&'static str]) -> Tally<'a> {
+    fn new(
+        opts: &'a RunnerOptions,
+        kinds: &'static [&'static str],
+        measure_start: Instant,
+    ) -> Tally<'a> {
         let live = opts.live.as_deref();
         if let Some(l) = live {
             l.clients(opts.clients());
         }
         let phases = opts.phases.as_deref();
+        let mut boundaries: Vec<Instant> = phases
+            .map(|p| {
+                (1..p.list().len())
+                    .filter_map(|i| {
+                        measure_start.checked_add(Duration::from_secs_f64(p.start_of(i)))
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        boundaries.dedup();
+        let mut boundaries = boundaries.into_iter();
         Tally {
             live,
             kinds,
             phases,
+            next_boundary: boundaries.next(),
+            boundaries,
+            attributed: 0.0,
             by_phase: phases
                 .map(|p| {
                     p.list()
@@ -212,9 +249,29 @@ impl<'a> Tally<'a> {
         }
     }
 
+    /// Figures collected `t` seconds into the measured part, the events since the last
+    /// collection: the phase they ran in has them (the reporter collects at every phase's
+    /// end, so they lie in one phase but for the reporter's wake-up latency).
+    fn collected(&mut self, snap: &Snapshot, t: f64) {
+        if let Some(p) = self.phases {
+            let t = t.max(self.attributed);
+            let (i, _) = p.at((self.attributed + t) / 2.0);
+            self.by_phase[i].0.add(snap);
+            self.by_phase[i].1 += t - self.attributed;
+            self.attributed = t;
+        }
+    }
+
+    /// The reporter collected at `now`: the phase ends up to it are behind.
+    fn passed(&mut self, now: Instant) {
+        while self.next_boundary.is_some_and(|b| b <= now) {
+            self.next_boundary = self.boundaries.next();
+        }
+    }
+
     /// An interval collected (`snap`, as `iv`): live, it is added at once (every count a
-    /// scrape reads is a sum of the results file's intervals); it belongs to the phase its
-    /// middle falls in.
+    /// scrape reads is a sum of the results file's intervals); it is labelled with the phase
+    /// its middle falls in.
     fn interval(&mut self, snap: &Snapshot, iv: &mut Interval) {
         if let Some(l) = self.live {
             l.add(snap, self.kinds, iv.t);
@@ -222,8 +279,6 @@ impl<'a> Tally<'a> {
         if let Some(p) = self.phases {
             let (i, _) = p.at(iv.t - iv.seconds / 2.0);
             iv.phase = Some(i as u32 + 1);
-            self.by_phase[i].0.add(snap);
-            self.by_phase[i].1 += iv.seconds;
         }
     }
 

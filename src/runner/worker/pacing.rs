@@ -208,7 +208,16 @@ impl Schedule {
         if let Some(r) = arrivals {
             gap = gap.mul_f64(-(1.0 - r.unit()).ln());
         }
-        due + gap
+        let next = due + gap;
+        // A gap drawn at one phase's rate may end in a phase of rate 0 (a pause, a ramp
+        // 0..0): no event is due there; the next is where a rate begins again.
+        if let Some(p) = &self.phases {
+            let t = self.seconds_at(next);
+            if p.rate_at(t).is_some_and(|r| r <= 0.0) {
+                return self.resume(p, t);
+            }
+        }
+        next
     }
 
     /// The client's first slot where the rate of phases `p` is above 0 after `t`, at its
@@ -242,5 +251,37 @@ impl Schedule {
     pub fn arrivals(&self) -> Option<Rand> {
         self.poisson
             .map(|seed| Rand::for_thread(seed ^ 0x5eed_a441_7a15, self.client))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::runner::phases::Phases;
+
+    /// One client at 1 event/s whose next slot would land in a pause (or a ramp 0..0) is
+    /// due where the rate begins again, never inside the pause.
+    #[test]
+    fn no_slot_lands_in_a_phase_of_rate_zero() {
+        for pause in ["1s@0", "1s@ramp:0..0"] {
+            let start = Instant::now();
+            let sched = Schedule {
+                measure_start: start,
+                deadline: Some(start + Duration::from_secs(3)),
+                pacing: Some((start, Duration::from_secs(1))),
+                phases: Some(std::sync::Arc::new(
+                    Phases::parse(&format!("1.5s@1,{pause},0.5s@1")).unwrap(),
+                )),
+                client: 0,
+                clients: 1,
+                poisson: None,
+            };
+            let next = sched.next_slot(start + Duration::from_millis(1000), &mut None);
+            let t = (next - start).as_secs_f64();
+            assert!(
+                t >= 2.5,
+                "{pause}: the slot after 1.0s is at {t}s, in the pause"
+            );
+        }
     }
 }
