@@ -570,7 +570,7 @@ fn cells_measured_on_a_busy_machine_run_again_and_stay_marked_when_still_busy() 
         .code(2);
     let err = String::from_utf8_lossy(&bad.get_output().stderr).to_string();
     assert!(
-        err.contains("rerun_busy") && err.contains("11 must be from 0 to 10"),
+        err.contains("--rerun-busy") && err.contains("11 must be from 0 to 10"),
         "{err}"
     );
 }

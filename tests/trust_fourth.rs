@@ -574,7 +574,8 @@ fn a_registrys_escapes_never_reach_the_terminal() {
 
 /// Options the command cannot honour, refused in their own names: `capacity --events` (its
 /// probes would be cut below the search's own sample), phases whose mean rate is below the
-/// least rate (said as the phases', not as a `--rate` never given).
+/// least rate (said as the phases', not as a `--rate` never given), a sweep's plan keys given
+/// as options (said as the options, not as line 1 of the plan).
 #[test]
 fn options_a_command_cannot_honour_are_refused_in_their_own_words() {
     // The one line of a command refused as bad input (exit 2).
@@ -630,6 +631,25 @@ fn options_a_command_cannot_honour_are_refused_in_their_own_words() {
         err.contains("'1e-300ms' is not a duration from 1us to 1h") && err.len() < 200,
         "{err}"
     );
+    // A sweep's plan key given on the command line is the option's error, not the plan's
+    // (the built-in plan has no line saying `detect`).
+    for (args, says) in [
+        (
+            &["--detect", "0"][..],
+            "--detect: \"0\": a change in percent",
+        ),
+        (&["--repeat", "0"], "--repeat: 0 must be from 1"),
+        (
+            &["--rerun-busy", "11"],
+            "--rerun-busy: 11 must be from 0 to 10",
+        ),
+    ] {
+        let err = refused(&[&["sweep", "--dry-run"][..], args].concat());
+        assert!(
+            err.starts_with(&format!("dbsweep: error: {says}")) && !err.contains(".toml:"),
+            "{args:?}: {err}"
+        );
+    }
 }
 
 /// A builds directory that fills while a package unpacks (a 1 MB file system, 4 MB of files):

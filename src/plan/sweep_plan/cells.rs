@@ -146,6 +146,9 @@ pub struct Sweep {
 pub(crate) struct Source<'a> {
     pub(crate) name: &'a str,
     pub(crate) text: &'a str,
+    /// The plan keys the command line set (`--detect` for `detect`): an error in one names
+    /// the option, not a line of the plan.
+    pub(crate) given: Vec<&'static str>,
 }
 
 impl Source<'_> {
@@ -172,6 +175,12 @@ impl Source<'_> {
 
     /// The line of a top-level `key =` (or line 1 when the key is not written).
     pub(crate) fn key_error(&self, key: &str, why: impl std::fmt::Display) -> Error {
+        if self.given.contains(&key) {
+            return Error::Option {
+                option: key.replace('_', "-"),
+                why: why.to_string(),
+            };
+        }
         let line = self.key_line(key).map_or(1, |i| i + 1);
         self.at_line(line, format!("{key}: {why}"))
     }

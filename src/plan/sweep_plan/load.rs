@@ -33,7 +33,11 @@ impl Sweep {
 
     /// Parses and validates a plan's text; `name` is what errors call it.
     pub fn parse(name: &str, text: &str, overrides: &SweepOverrides) -> Result<Sweep, Error> {
-        let src = Source { name, text };
+        let mut src = Source {
+            name,
+            text,
+            given: Vec::new(),
+        };
         let mut file: PlanFile = toml::from_str(text).map_err(|e| {
             let why = e.message().trim_end().to_string();
             match e.span() {
@@ -41,7 +45,7 @@ impl Sweep {
                 None => Error::Usage(format!("{name}: {why}")),
             }
         })?;
-        apply(&mut file, overrides)?;
+        src.given = apply(&mut file, overrides)?;
         super::series::expand(&mut file)?;
         validate(&src, file)
     }

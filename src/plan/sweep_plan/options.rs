@@ -11,7 +11,22 @@ use crate::cli::SweepOverrides;
 use crate::error::Error;
 use crate::server::builds::ServerChoice;
 
-pub(crate) fn apply(file: &mut PlanFile, o: &SweepOverrides) -> Result<(), Error> {
+/// Puts the command line's overrides into the plan; the plan keys they set (for errors, which
+/// then name the option, not a line of the plan).
+pub(crate) fn apply(file: &mut PlanFile, o: &SweepOverrides) -> Result<Vec<&'static str>, Error> {
+    let given = [
+        ("clients", o.clients.is_some()),
+        ("tables", o.tables.is_some()),
+        ("table_size", o.table_size.is_some()),
+        ("read_time", o.read_time.is_some()),
+        ("write_time", o.write_time.is_some()),
+        ("warmup_time", o.warmup_time.is_some()),
+        ("postwrite_pause", o.postwrite_pause.is_some()),
+        ("repeat", o.repeat.is_some()),
+        ("detect", o.detect.is_some()),
+        ("rerun_busy", o.rerun_busy.is_some()),
+    ];
+    let given: Vec<&'static str> = given.iter().filter(|g| g.1).map(|g| g.0).collect();
     if let Some(c) = &o.clients {
         file.clients = c.0.clone();
     }
@@ -103,7 +118,7 @@ pub(crate) fn apply(file: &mut PlanFile, o: &SweepOverrides) -> Result<(), Error
             )));
         }
     }
-    Ok(())
+    Ok(given)
 }
 
 /// The server settings of a plan's table (`what`: where they are, for errors), checked.
