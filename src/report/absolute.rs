@@ -51,9 +51,7 @@ pub fn column_versions(ds: &Dataset, slice: &Slice) -> Vec<String> {
         .iter()
         .map(|(_, places)| {
             let mut vs: Vec<String> = ds
-                .entries
-                .iter()
-                .filter(|e| places.contains(&e.place))
+                .at(places)
                 .filter_map(|e| e.results.as_ref())
                 .filter_map(|r| short_version(&r.target.version))
                 .collect();
@@ -173,9 +171,8 @@ pub(crate) fn samples_of(
     metric: &dyn Fn(&Entry) -> Option<f64>,
 ) -> Vec<Sample> {
     let floor = floor_of(id);
-    ds.entries
-        .iter()
-        .filter(|e| e.test == test && places.contains(&e.place))
+    ds.at(places)
+        .filter(|e| e.test == test)
         .filter_map(|e| {
             let value = metric(e)?;
             let counted = if id == "cpu_per_o" {

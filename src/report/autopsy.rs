@@ -294,13 +294,9 @@ pub(super) fn side<'a>(
     test: &str,
     cols: std::ops::Range<usize>,
 ) -> Vec<&'a Entry> {
-    ds.entries
+    let places: Vec<super::model::Place> = slice.columns[cols]
         .iter()
-        .filter(|e| {
-            e.test == test
-                && slice.columns[cols.clone()]
-                    .iter()
-                    .any(|(_, places)| places.contains(&e.place))
-        })
-        .collect()
+        .flat_map(|(_, places)| places.iter().cloned())
+        .collect();
+    ds.at(&places).filter(|e| e.test == test).collect()
 }

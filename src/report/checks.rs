@@ -10,21 +10,15 @@ use super::tables::{Cell, Row, Table};
 /// leaving out those that are the same everywhere), joined by `/`; with `config`, the
 /// configuration is named even when there is only one.
 pub(super) fn place_label(ds: &Dataset, p: &super::model::Place, config: bool) -> String {
-    let distinct = |f: fn(&super::model::Place) -> &str| {
-        ds.entries
-            .iter()
-            .map(|e| f(&e.place))
-            .collect::<std::collections::BTreeSet<_>>()
-            .len()
-    };
+    let (sources, targets, configs) = ds.distinct();
     let mut parts = Vec::new();
-    if distinct(|p| &p.source) > 1 {
+    if sources > 1 {
         parts.push(p.source.as_str());
     }
-    if distinct(|p| &p.target) > 1 {
+    if targets > 1 {
         parts.push(p.target.as_str());
     }
-    if config || distinct(|p| &p.config) > 1 {
+    if config || configs > 1 {
         parts.push(p.config.as_str());
     }
     parts.join("/")
@@ -488,20 +482,23 @@ pub fn frequency_table(ds: &Dataset) -> Option<Table> {
 /// between two sweeps of one build has been seen), which no single run would show. Each row
 /// is a test in a place, with its runs' throughputs.
 pub fn spread_table(ds: &Dataset) -> Option<Table> {
+    // Each test at each place, in the order they first come, with its runs.
     let mut places: Vec<(&str, &super::model::Place)> = Vec::new();
+    let mut runs_of: std::collections::HashMap<(&str, &super::model::Place), Vec<(u32, f64)>> =
+        std::collections::HashMap::new();
     for e in &ds.entries {
-        if !places.contains(&(e.test.as_str(), &e.place)) {
-            places.push((e.test.as_str(), &e.place));
+        let key = (e.test.as_str(), &e.place);
+        let runs = runs_of.entry(key).or_insert_with(|| {
+            places.push(key);
+            Vec::new()
+        });
+        if let Some(t) = e.throughput() {
+            runs.push((e.repeat, t));
         }
     }
     let mut rows = Vec::new();
     for (test, place) in places {
-        let runs: Vec<(u32, f64)> = ds
-            .entries
-            .iter()
-            .filter(|e| e.test == test && &e.place == place)
-            .filter_map(|e| Some((e.repeat, e.throughput()?)))
-            .collect();
+        let runs = runs_of.remove(&(test, place)).unwrap_or_default();
         if runs.len() < 2 {
             continue;
         }

@@ -140,6 +140,11 @@ pub struct Dataset {
     pub recoveries: Vec<Recovered>,
     /// Each sweep directory's `environment.json` (the machine it ran on), by source.
     pub machines: Vec<(String, serde_json::Value)>,
+    /// The entries of each place, in their order: the tables ask by column, and a scan of
+    /// every entry for every column made a report over a long series quadratic in its builds.
+    by_place: std::collections::HashMap<Place, Vec<usize>>,
+    /// How many distinct sources, targets and configurations the places have.
+    distinct: (usize, usize, usize),
 }
 
 /// A crash-recovery step of a cell.
@@ -276,11 +281,48 @@ impl Dataset {
                 "nothing to report: the inputs hold no finished steps".into(),
             ));
         }
+        let mut by_place: std::collections::HashMap<Place, Vec<usize>> =
+            std::collections::HashMap::new();
+        for (i, e) in entries.iter().enumerate() {
+            by_place.entry(e.place.clone()).or_default().push(i);
+        }
+        let count = |f: fn(&Place) -> &str| {
+            by_place
+                .keys()
+                .map(f)
+                .collect::<std::collections::HashSet<_>>()
+                .len()
+        };
+        let distinct = (
+            count(|p| &p.source),
+            count(|p| &p.target),
+            count(|p| &p.config),
+        );
         Ok(Dataset {
             entries,
             recoveries,
             machines,
+            by_place,
+            distinct,
         })
+    }
+
+    /// How many distinct sources, targets and configurations the entries ran at.
+    pub fn distinct(&self) -> (usize, usize, usize) {
+        self.distinct
+    }
+
+    /// The entries at any of `places`, in the order of [`Dataset::entries`].
+    pub fn at<'a>(&'a self, places: &[Place]) -> impl Iterator<Item = &'a Entry> + 'a {
+        let mut idx: Vec<usize> = places
+            .iter()
+            .filter_map(|p| self.by_place.get(p))
+            .flatten()
+            .copied()
+            .collect();
+        idx.sort_unstable();
+        idx.dedup();
+        idx.into_iter().map(|i| &self.entries[i])
     }
 }
 

@@ -19,11 +19,7 @@ fn series_rows(ds: &Dataset) -> Vec<SeriesRow> {
     for slice in layout(ds) {
         for (label, places) in &slice.columns {
             for (_, test) in tests(ds) {
-                let mut runs: Vec<&Entry> = ds
-                    .entries
-                    .iter()
-                    .filter(|e| e.test == test && places.contains(&e.place))
-                    .collect();
+                let mut runs: Vec<&Entry> = ds.at(places).filter(|e| e.test == test).collect();
                 runs.sort_by_key(|e| e.repeat);
                 for e in runs {
                     let started = e.results.as_ref().map_or(0, |r| r.started_at);

@@ -32,8 +32,13 @@ impl Estimate {
     }
 }
 
-/// P(X <= k) for X ~ Binomial(n, 1/2).
+/// P(X <= k) for X ~ Binomial(n, 1/2): counted up to 1,000 runs (2^n still a float), beyond
+/// by the normal approximation with the continuity correction.
 fn binomial_half_cdf(n: usize, k: usize) -> f64 {
+    if n > 1000 {
+        let nf = n as f64;
+        return normal_cdf((k as f64 + 0.5 - nf / 2.0) / (nf.sqrt() / 2.0));
+    }
     let mut c = 1.0_f64; // C(n, 0)
     let mut sum = 0.0;
     for i in 0..=k.min(n) {
@@ -110,19 +115,26 @@ fn mann_whitney_counts(n: usize, m: usize) -> Vec<f64> {
 /// (distribution-free for a shift on the log scale). None when a side has no sample; a base
 /// with zeros gives ratios as [`ratio_of`] does.
 pub fn ratio(a: &[f64], b: &[f64]) -> Option<Estimate> {
-    let a: Vec<f64> = a.iter().copied().filter(|x| x.is_finite()).collect();
-    let b: Vec<f64> = b.iter().copied().filter(|x| x.is_finite()).collect();
+    let mut a: Vec<f64> = a.iter().copied().filter(|x| x.is_finite()).collect();
+    let mut b: Vec<f64> = b.iter().copied().filter(|x| x.is_finite()).collect();
     if a.is_empty() || b.is_empty() {
         return None;
     }
-    let mut r: Vec<f64> = a
-        .iter()
-        .flat_map(|x| b.iter().map(move |y| ratio_of(*x, *y)))
-        .collect();
-    r.sort_by(f64::total_cmp);
+    a.sort_by(f64::total_cmp);
+    b.sort_by(f64::total_cmp);
     let (n, m) = (a.len(), b.len());
-    let total = r.len();
-    let value = median_of(&r)?;
+    let total = n * m;
+    let pairs = Pairs::new(&a, &b);
+    let value = if total % 2 == 1 {
+        pairs.kth(total / 2 + 1)
+    } else {
+        let (lo, hi) = (pairs.kth(total / 2), pairs.kth(total / 2 + 1));
+        if lo.is_infinite() || hi.is_infinite() {
+            hi
+        } else {
+            (lo + hi) / 2.0
+        }
+    };
     if n == 1 && m == 1 {
         return Some(Estimate {
             value,
@@ -133,19 +145,111 @@ pub fn ratio(a: &[f64], b: &[f64]) -> Option<Estimate> {
             busy: false,
         });
     }
-    let counts = mann_whitney_counts(n, m);
-    let all: f64 = counts.iter().sum();
-    let cdf = |u: usize| counts[..=u.min(counts.len() - 1)].iter().sum::<f64>() / all;
     // The interval [r(k), r(nm+1-k)] covers the true ratio with 1 - 2 P(U <= k - 1).
-    let (k, confidence) = order_statistic(total, |k| 1.0 - 2.0 * cdf(k - 1));
+    let (k, confidence) = if total <= EXACT_U {
+        let counts = mann_whitney_counts(n, m);
+        let all: f64 = counts.iter().sum();
+        let mut cdf = Vec::with_capacity(counts.len());
+        let mut sum = 0.0;
+        for c in &counts {
+            sum += c;
+            cdf.push(sum / all);
+        }
+        order_statistic(total, |k| 1.0 - 2.0 * cdf[(k - 1).min(cdf.len() - 1)])
+    } else {
+        // U's normal approximation (with the continuity correction), as statistics
+        // packages take it beyond their exact tables: mean nm/2, variance nm(n+m+1)/12.
+        let (nf, mf) = (n as f64, m as f64);
+        let sd = (nf * mf * (nf + mf + 1.0) / 12.0).sqrt();
+        order_statistic(total, |k| {
+            1.0 - 2.0 * normal_cdf(((k - 1) as f64 + 0.5 - nf * mf / 2.0) / sd)
+        })
+    };
     Some(Estimate {
         value,
-        lo: r[k - 1],
-        hi: r[total - k],
+        lo: pairs.kth(k),
+        hi: pairs.kth(total + 1 - k),
         confidence,
         runs: n.min(m),
         busy: false,
     })
+}
+
+/// Up to this many pairs, U's distribution is counted exactly (its table costs the square of
+/// it); beyond, its normal approximation is as close as the figures are printed.
+const EXACT_U: usize = 2500;
+
+/// Up to this many pairs, every ratio is listed and sorted; beyond (series of hundreds of
+/// builds, whose change sizes pool their runs), an order statistic of them is found by
+/// bisection over the values, counting the ratios at or below one in a pass over both sorted
+/// sides, so that a report stays linear in its runs.
+const LISTED_PAIRS: usize = 1 << 16;
+
+/// The ratios a_i / b_j of two sorted samples, and their order statistics.
+enum Pairs<'a> {
+    Listed(Vec<f64>),
+    Counted(&'a [f64], &'a [f64]),
+}
+
+impl<'a> Pairs<'a> {
+    fn new(a: &'a [f64], b: &'a [f64]) -> Pairs<'a> {
+        // Counting needs a ratio that falls as its base grows: positive values (a base of 0
+        // or below is listed, as ratio_of rules it).
+        let positive = a[0] > 0.0 && b[0] > 0.0;
+        if a.len() * b.len() <= LISTED_PAIRS || !positive {
+            let mut r: Vec<f64> = a
+                .iter()
+                .flat_map(|x| b.iter().map(move |y| ratio_of(*x, *y)))
+                .collect();
+            r.sort_by(f64::total_cmp);
+            Pairs::Listed(r)
+        } else {
+            Pairs::Counted(a, b)
+        }
+    }
+
+    /// The k-th smallest ratio, from 1.
+    fn kth(&self, k: usize) -> f64 {
+        match self {
+            Pairs::Listed(r) => r[k - 1],
+            Pairs::Counted(a, b) => {
+                // The least value v (over the ordered bits of positive floats) with at least
+                // k ratios at or below it: a ratio itself.
+                let (mut lo, mut hi) = (
+                    (a[0] / b[b.len() - 1]).to_bits(),
+                    (a[a.len() - 1] / b[0]).to_bits(),
+                );
+                while lo < hi {
+                    let mid = lo + (hi - lo) / 2;
+                    if at_or_below(a, b, f64::from_bits(mid)) >= k {
+                        hi = mid;
+                    } else {
+                        lo = mid + 1;
+                    }
+                }
+                f64::from_bits(lo)
+            }
+        }
+    }
+}
+
+/// How many a_i / b_j are at or below `v` (both sorted, positive): for a larger base the same
+/// share of `a` or more qualifies, so one pointer walks `a` once.
+fn at_or_below(a: &[f64], b: &[f64], v: f64) -> usize {
+    let mut i = 0;
+    let mut count = 0;
+    for y in b {
+        while i < a.len() && a[i] / y <= v {
+            i += 1;
+        }
+        count += i;
+    }
+    count
+}
+
+/// The standard normal distribution function.
+fn normal_cdf(z: f64) -> f64 {
+    0.5 * libm::erfc(-z / std::f64::consts::SQRT_2)
 }
 
 /// docs/workloads.md section 5: value / base; 1 when both are 0; inf when only the base is 0
@@ -217,6 +321,59 @@ mod tests {
         // Overlapping runs are no difference.
         let c = [99.0, 106.0, 101.0];
         assert!(!ratio(&c, &a).unwrap().excludes_one());
+    }
+
+    /// Many runs a side (a change size over hundreds of builds): the order statistics found
+    /// by counting are those of the sorted list of every ratio, the interval's coverage from
+    /// U's normal approximation is near its exact count, and a median of 2,000 runs has one.
+    #[test]
+    fn order_statistics_of_many_ratios_are_those_of_the_sorted_list() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand::rngs::SmallRng::seed_from_u64(7);
+        let mut a: Vec<f64> = (0..400)
+            .map(|_| 100.0 + rng.random::<f64>() * 9.0)
+            .collect();
+        let mut b: Vec<f64> = (0..300).map(|_| 95.0 + rng.random::<f64>() * 9.0).collect();
+        // Ties too.
+        a.extend([101.0; 20]);
+        b.extend([101.0; 20]);
+        a.sort_by(f64::total_cmp);
+        b.sort_by(f64::total_cmp);
+        let counted = Pairs::new(&a, &b);
+        assert!(
+            matches!(counted, Pairs::Counted(..)),
+            "420 x 320 is counted"
+        );
+        let mut all: Vec<f64> = a
+            .iter()
+            .flat_map(|x| b.iter().map(move |y| x / y))
+            .collect();
+        all.sort_by(f64::total_cmp);
+        for k in [
+            1,
+            2,
+            1000,
+            all.len() / 2,
+            all.len() / 2 + 1,
+            all.len() - 7,
+            all.len(),
+        ] {
+            assert_eq!(counted.kth(k), all[k - 1], "k = {k}");
+        }
+        // 50 x 50 is exact (2,500 pairs); 51 x 50 approximated: the coverages agree.
+        let (x, y): (Vec<f64>, Vec<f64>) = (a[..51].to_vec(), b[..50].to_vec());
+        let exact = ratio(&x[..50], &y).unwrap();
+        let approx = ratio(&x, &y).unwrap();
+        assert!(
+            (exact.confidence - approx.confidence).abs() < 0.01,
+            "{exact:?} {approx:?}"
+        );
+        let big: Vec<f64> = (0..2000).map(|i| f64::from(i % 97)).collect();
+        let e = median(&big).unwrap();
+        assert!(
+            e.confidence >= AIM && e.lo <= e.value && e.value <= e.hi,
+            "{e:?}"
+        );
     }
 
     #[test]

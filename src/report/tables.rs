@@ -147,9 +147,8 @@ pub fn per_column<'a, T: ?Sized>(
         .columns
         .iter()
         .map(|(_, places)| {
-            ds.entries
-                .iter()
-                .filter(|e| e.test == test && places.contains(&e.place))
+            ds.at(places)
+                .filter(|e| e.test == test)
                 .filter_map(|e| e.results.as_ref())
                 .find_map(&pick)
         })
@@ -159,14 +158,8 @@ pub fn per_column<'a, T: ?Sized>(
 /// How the dataset is laid out: columns are configurations or targets (or inputs), one slice
 /// per client count; with one configuration, the client counts are the columns.
 pub fn layout(ds: &Dataset) -> Vec<Slice> {
-    let places: BTreeSet<&Place> = ds.entries.iter().map(|e| &e.place).collect();
-    let count = |f: fn(&Place) -> &str| places.iter().map(|p| f(p)).collect::<BTreeSet<_>>().len();
-    let (sources, targets, configs) = (
-        count(|p| &p.source),
-        count(|p| &p.target),
-        count(|p| &p.config),
-    );
-    let clients: BTreeSet<u32> = places.iter().map(|p| p.clients).collect();
+    let (sources, targets, configs) = ds.distinct();
+    let clients: BTreeSet<u32> = ds.entries.iter().map(|e| e.place.clients).collect();
     let label = |p: &Place| {
         let mut parts = Vec::new();
         if sources > 1 {
@@ -182,8 +175,9 @@ pub fn layout(ds: &Dataset) -> Vec<Slice> {
     };
     // Columns in the order the inputs gave them.
     let mut order: Vec<&Place> = Vec::new();
+    let mut seen: std::collections::HashSet<&Place> = std::collections::HashSet::new();
     for e in &ds.entries {
-        if !order.contains(&&e.place) {
+        if seen.insert(&e.place) {
             order.push(&e.place);
         }
     }
