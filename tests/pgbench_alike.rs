@@ -180,3 +180,67 @@ fn a_seeded_scripts_values_are_pgbenchs() {
         "files left in the working directory"
     );
 }
+
+/// `-d`, pgbench's debugging lines, in each query mode: where it connects, each client's
+/// script, meta-commands, what it prepares and sends (the SQL with the seeded values in it,
+/// with `$1`, or the prepared statement's name), the same lines as pgbench's but for how often
+/// a client says it is receiving (once per wait for an answer that is not in yet).
+#[test]
+fn debug_lines_are_pgbenchs_in_every_query_mode() {
+    let s = Scratch::new();
+    let server = start(ServerKind::Postgres);
+    let dir = s.path("");
+    let link = dir.join("pgbench");
+    std::os::unix::fs::symlink(assert_cmd::cargo::cargo_bin("dbsweep"), &link).unwrap();
+    let port = server.port.to_string();
+    let at = ["-h", "127.0.0.1", "-p", &port, "-U", "sbtest"];
+    let init: Vec<String> = at
+        .iter()
+        .chain(&["-i", "-q", "sbtest"])
+        .map(|a| a.to_string())
+        .collect();
+    assert_eq!(outcome(Path::new(PGBENCH), &dir, &init, &[]).0, 0);
+    for mode in ["simple", "extended", "prepared"] {
+        let args: Vec<String> = at
+            .iter()
+            .chain(&[
+                "-n",
+                "-c",
+                "2",
+                "-t",
+                "2",
+                "--random-seed=7",
+                "-b",
+                "tpcb-like",
+            ])
+            .chain(&["-M", mode, "-d", "sbtest"])
+            .map(|a| a.to_string())
+            .collect();
+        let theirs = outcome(Path::new(PGBENCH), &dir, &args, &[]);
+        let ours = outcome(&link, &dir, &args, &[]);
+        assert_eq!(
+            (theirs.0, ours.0),
+            (0, 0),
+            "{mode}: {}\n{}",
+            theirs.2,
+            ours.2
+        );
+        // Each client's lines in order, the clients' interleaving left out.
+        let lines = |err: &str| -> Vec<String> {
+            let mut v: Vec<String> = err
+                .lines()
+                .filter(|l| l.starts_with("pgbench: ") && !l.ends_with(" receiving"))
+                .map(String::from)
+                .collect();
+            v.sort();
+            v
+        };
+        let (a, b) = (lines(&theirs.2), lines(&ours.2));
+        assert!(
+            a.iter().any(|l| l.contains("client 1 sending")),
+            "{mode}: {a:?}"
+        );
+        assert_eq!(b, a, "{mode}");
+        assert!(ours.2.contains("pgbench: client 1 receiving"), "{mode}");
+    }
+}

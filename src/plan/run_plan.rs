@@ -447,6 +447,7 @@ fn workload_options(o: &RunArgs, threads: u32, seed: u64) -> WorkloadOptions {
         scale: o.scale,
         pgbench_scripts: o.pgbench_scripts.clone(),
         pgbench_defines: o.pgbench_defines.clone(),
+        pgbench_debug: None,
         pgbench_tables: Default::default(),
         rand: RandOptions {
             rand_type: o.rand_type,

@@ -62,6 +62,9 @@ pub struct WorkloadOptions {
     /// The pgbench workload's scripts (`FILE[@WEIGHT]`) and variables (`NAME=VALUE`).
     pub pgbench_scripts: Vec<String>,
     pub pgbench_defines: Vec<String>,
+    /// The pgbench personality's `-d`: its debugging lines, in its query mode's words.
+    #[serde(skip)]
+    pub pgbench_debug: Option<crate::workload::pgbench::Debug>,
     /// pgbench's tables as `pgbench -i` makes them (the pgbench personality's options).
     #[serde(flatten)]
     pub pgbench_tables: TableOptions,

@@ -21,6 +21,10 @@ pub struct PgbenchRun {
     pub(super) vacuum: Vacuum,
     pub(super) given_scale: Option<i64>,
     pub(super) verbose_errors: bool,
+    /// `-d`: the clients' debugging lines.
+    pub(super) debug: Option<crate::workload::pgbench::Debug>,
+    /// `-d`'s first line: where pgbench connects, with how many clients, for how long.
+    pub(super) debug_header: Option<String>,
     pub(super) txn_log: Option<TxnLogOpts>,
     pub(super) style: PgbenchStyle,
 }
@@ -38,9 +42,13 @@ impl PgbenchRun {
         self.args.scale = u32::try_from(scale).unwrap_or(u32::MAX);
         let mut plan = RunPlan::from_args(&self.workload, &self.args).map_err(pgbench_words)?;
         plan.runner.verbose_errors = self.verbose_errors;
+        plan.workload_opts.pgbench_debug = self.debug;
         plan.runner.txn_log = self.txn_log;
         plan.runner.pgbench_clients = true;
         println!("pgbench (dbsweep {})", env!("CARGO_PKG_VERSION"));
+        if let Some(h) = &self.debug_header {
+            eprintln!("pgbench: {h}");
+        }
         // One voice for the process's one run.
         let voice: &'static PgbenchStyle = Box::leak(Box::new(PgbenchStyle {
             scale,

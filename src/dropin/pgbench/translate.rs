@@ -55,8 +55,9 @@ fn os_user() -> Option<String> {
         .map(|u| u.name)
 }
 
-/// The target URL libpq would connect to with these options and environment.
-fn url(opts: &[(&str, String)], db: Option<String>) -> String {
+/// The target URL libpq would connect to with these options and environment, and its host,
+/// port and database as `-d` names them.
+fn url(opts: &[(&str, String)], db: Option<String>) -> (String, [String; 3]) {
     let last = |name: &str, env: &str| {
         opts.iter()
             .rev()
@@ -89,7 +90,7 @@ fn url(opts: &[(&str, String)], db: Option<String>) -> String {
     {
         url.push_str(&format!("?sslmode={mode}"));
     }
-    url
+    (url, [host, port, db])
 }
 
 /// Reads pgbench's command line: the answer, or the dbsweep command it is.
@@ -124,11 +125,11 @@ pub fn main(args: &[String]) -> Result<Pgbench, Error> {
     }
     // Every value is judged, in pgbench's words, before anything connects.
     check_values(&opts)?;
-    let target = url(&opts, db);
+    let (target, at) = url(&opts, db);
     if has("initialize") {
         return init(&opts, &target).map(|plan| Pgbench::Init(Box::new(plan)));
     }
-    run(&opts, &target)
+    run(&opts, &target, &at)
 }
 
 /// Whether option `n` was given.
@@ -305,7 +306,7 @@ fn scripts(opts: &[(&str, String)]) -> Result<Scripts, Error> {
     ))
 }
 
-fn run(opts: &[(&str, String)], target: &str) -> Result<Pgbench, Error> {
+fn run(opts: &[(&str, String)], target: &str, at: &[String; 3]) -> Result<Pgbench, Error> {
     let has = |n: &str| has(opts, n);
     let last = |n: &str| last(opts, n);
     let Counts {
@@ -410,6 +411,19 @@ fn run(opts: &[(&str, String)], target: &str) -> Result<Pgbench, Error> {
         vacuum,
         given_scale,
         verbose_errors: has("verbose-errors"),
+        debug_header: has("debug").then(|| {
+            let [host, port, db] = at;
+            let count = match per_client {
+                Some(t) => format!("nxacts: {t}"),
+                None => format!("duration: {duration}"),
+            };
+            format!("pghost: {host} pgport: {port} nclients: {clients} {count} dbName: {db}")
+        }),
+        debug: has("debug").then_some(match mode {
+            "simple" => crate::workload::pgbench::Debug::Simple,
+            "extended" => crate::workload::pgbench::Debug::Extended,
+            _ => crate::workload::pgbench::Debug::Prepared,
+        }),
         txn_log,
         style: PgbenchStyle {
             transaction_type,

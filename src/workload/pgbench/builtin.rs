@@ -322,6 +322,9 @@ impl Workload for Pgbench {
             prng: expr::PgPrng::for_client(seed, thread),
             prng_at_start: None,
             retry: false,
+            debug: self.opts.pgbench_debug,
+            id: thread,
+            debug_prepared: Default::default(),
         }))
     }
 }

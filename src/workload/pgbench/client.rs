@@ -43,6 +43,17 @@ pub(super) struct PgbenchClient {
     pub(super) prng: expr::PgPrng,
     pub(super) prng_at_start: Option<expr::PgPrng>,
     pub(super) retry: bool,
+    /// `-d`: the client's debugging lines, and its number in them.
+    pub(super) debug: Option<super::Debug>,
+    pub(super) id: u32,
+    /// `-d -M prepared`: the commands whose preparing was said.
+    pub(super) debug_prepared: std::cell::RefCell<Vec<(usize, usize)>>,
+}
+
+/// One of pgbench's debugging lines (`-d`), as its logging prints them.
+#[cold]
+fn debug_line(line: std::fmt::Arguments<'_>) {
+    eprintln!("pgbench: {line}");
 }
 
 /// An open pipeline's queue: the SQL commands queued (their index, and whether each reads)
@@ -172,6 +183,7 @@ impl PgbenchClient {
             source,
             store,
             parts,
+            semicolon,
         } = &script.commands[i]
         else {
             return Ok(());
@@ -216,11 +228,13 @@ impl PgbenchClient {
                         _ => Param::Text(t),
                     })
                     .collect();
+                self.debug_sending((s, i), (text, *semicolon), None);
                 if let Some(p) = self.pipeline.as_mut() {
                     conn.pipeline_queue(stmt, &params)?;
                     p.queued.push((i, read));
                     return Ok(());
                 }
+                self.debug_receiving();
                 if read {
                     let rows = conn.query(stmt, &params)?;
                     crate::db::StmtOutcome { rows, changed: 0 }
@@ -246,6 +260,12 @@ impl PgbenchClient {
                     }
                 }
                 let keep = store.is_some();
+                if self.debug.is_some() {
+                    let sql = std::mem::take(&mut self.sql);
+                    self.debug_sending((s, i), (text, *semicolon), Some(&sql));
+                    self.debug_receiving();
+                    self.sql = sql;
+                }
                 conn.simple(&self.sql, &mut |r| {
                     let set = r.result_set();
                     if !keep || (!every_set && set != last_set) {
@@ -281,6 +301,59 @@ impl PgbenchClient {
             q.dml(outcome.changed);
         }
         Ok(())
+    }
+
+    /// `-d`: the SQL command `(s, i)` sent, as pgbench's query mode names it: the text with
+    /// the values in it (`simple`, the text sent), with `$1` for each variable, or the
+    /// prepared statement's name (numbered over every script's SQL, as pgbench numbers them).
+    #[cold]
+    fn debug_sending(
+        &self,
+        (s, i): (usize, usize),
+        (text, semicolon): (&[String], bool),
+        simple: Option<&str>,
+    ) {
+        let end = if semicolon { ";" } else { "" };
+        let shown = match (self.debug, simple) {
+            (None, _) => return,
+            (Some(super::Debug::Simple), Some(sql)) => format!("{sql}{end}"),
+            (Some(super::Debug::Prepared), _) => {
+                let before: usize = self.scripts[..s]
+                    .iter()
+                    .map(|(sc, _)| sql_commands(&sc.commands))
+                    .sum();
+                let name = format!(
+                    "P_{}",
+                    before + sql_commands(&self.scripts[s].0.commands[..i])
+                );
+                // pgbench prepares each statement where it first runs it.
+                let mut said = self.debug_prepared.borrow_mut();
+                if !said.contains(&(s, i)) {
+                    said.push((s, i));
+                    debug_line(format_args!("client {} preparing {name}", self.id));
+                }
+                name
+            }
+            _ => {
+                let mut t = String::new();
+                for (k, piece) in text.iter().enumerate() {
+                    if k > 0 {
+                        t.push_str(&format!("${k}"));
+                    }
+                    t.push_str(piece);
+                }
+                t.push_str(end);
+                t
+            }
+        };
+        debug_line(format_args!("client {} sending {shown}", self.id));
+    }
+
+    /// `-d`: the client waits for the answer.
+    fn debug_receiving(&self) {
+        if self.debug.is_some() {
+            debug_line(format_args!("client {} receiving", self.id));
+        }
     }
 
     /// A `\gset` or `\aset`: the row (rows) kept, each column a variable with the prefix.
@@ -470,12 +543,29 @@ impl PgbenchClient {
         self.last = s;
         let scripts = self.scripts.clone();
         let script = &scripts[s].0;
+        if self.debug.is_some() {
+            let desc = super::script::BUILTINS
+                .iter()
+                .find(|(n, ..)| *n == script.name)
+                .map_or(script.name.as_str(), |b| b.1);
+            debug_line(format_args!(
+                "client {} executing script \"{desc}\"",
+                self.id
+            ));
+        }
         let mut lap = start;
         let mut i = 0;
         while i < script.commands.len() {
             let ran = i;
             // Where an error would be (the runner names it in the abort's line).
             self.failed_at = Some((s, i));
+            if self.debug.is_some() && !matches!(script.commands[i], Command::Sql { .. }) {
+                debug_line(format_args!(
+                    "client {} executing {}",
+                    self.id,
+                    meta_words(script.sources.get(i).map_or("", String::as_str))
+                ));
+            }
             match &script.commands[i] {
                 Command::Sql { .. } => {
                     if let Err(e) = self.run_sql(conn, q, (s, i)) {
@@ -654,6 +744,26 @@ struct Set {
 }
 
 /// The values of a command's variables, in order: a value that came as text is sent as it came.
+/// A meta-command as pgbench's `-d` names it: its words, but for `\set` its variable only and
+/// for `\if` and `\elif` nothing after the word (their expressions are parsed, not words).
+fn meta_words(source: &str) -> String {
+    let words: Vec<&str> = source.split_whitespace().collect();
+    let keep = match words.first().copied() {
+        Some("\\set") => 2,
+        Some("\\if" | "\\elif") => 1,
+        _ => words.len(),
+    };
+    words[..keep.min(words.len())].join(" ")
+}
+
+/// How many of `commands` are SQL.
+fn sql_commands(commands: &[Command]) -> usize {
+    commands
+        .iter()
+        .filter(|c| matches!(c, Command::Sql { .. }))
+        .count()
+}
+
 fn args_of<'a>(
     (nums, texts): (&'a HashMap<String, Value>, &'a HashMap<String, String>),
     vars: &'a [String],

@@ -16,6 +16,8 @@ pub enum Command {
         /// Its statements: more than one when `\;` joins them (sent in one query string, as
         /// pgbench sends them).
         parts: usize,
+        /// Ended by a `;` (pgbench's text of it, which `-d` prints, keeps it).
+        semicolon: bool,
     },
     Set(String, Expr),
     /// `\sleep`: microseconds, a number or a variable's.

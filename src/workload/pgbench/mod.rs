@@ -16,3 +16,15 @@ mod shell;
 mod vars;
 pub use builtin::{TABLES, build, command_names, read_script};
 pub use client::META_FAILED;
+
+/// pgbench's `-d`: each client says what it executes and sends on stderr, the SQL as the
+/// query mode (`-M`) sends it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Debug {
+    /// The SQL with the variables' values in it.
+    Simple,
+    /// The SQL with `$1` for each variable.
+    Extended,
+    /// The prepared statement's name, `P_N` as pgbench numbers them.
+    Prepared,
+}

@@ -155,6 +155,7 @@ fn sql(source: &str) -> Command {
         source: joined(source.trim()),
         store: None,
         parts: parts.max(1),
+        semicolon: false,
     }
 }
 
@@ -294,7 +295,11 @@ pub fn parse(name: &str, text: &str) -> Result<Script, String> {
         };
         let code = code.trim();
         if !code.is_empty() {
-            commands.push(sql(code));
+            let mut c = sql(code);
+            if let (Command::Sql { semicolon, .. }, SqlEnd::Semicolon(_)) = (&mut c, &stop) {
+                *semicolon = true;
+            }
+            commands.push(c);
             sources.push(first);
         }
         match stop {
