@@ -244,3 +244,37 @@ fn debug_lines_are_pgbenchs_in_every_query_mode() {
         assert!(ours.2.contains("pgbench: client 1 receiving"), "{mode}");
     }
 }
+
+/// A script that ends inside a transaction block (`BEGIN;SELECT 1;`): its first run is
+/// counted, then the client aborts with pgbench's line, and the run exits 2, as pgbench's.
+#[test]
+fn a_script_left_inside_a_transaction_aborts_its_client_as_pgbench_does() {
+    let s = Scratch::new();
+    let server = start(ServerKind::Postgres);
+    let dir = s.path("");
+    let link = dir.join("pgbench");
+    std::os::unix::fs::symlink(assert_cmd::cargo::cargo_bin("dbsweep"), &link).unwrap();
+    std::fs::write(dir.join("open.sql"), "BEGIN;SELECT 1;").unwrap();
+    let port = server.port.to_string();
+    let args = words(&format!(
+        "-h 127.0.0.1 -p {port} -U sbtest -n -f open.sql sbtest"
+    ));
+    let theirs = outcome(Path::new(PGBENCH), &dir, &args, &[]);
+    let ours = outcome(&link, &dir, &args, &[]);
+    // What does not depend on the machine's speed or on which program it is.
+    let kept = |out: &str| -> Vec<String> {
+        out.lines()
+            .filter(|l| {
+                !["latency", "tps", "initial connection", "pgbench ("]
+                    .iter()
+                    .any(|p| l.starts_with(p))
+            })
+            .map(String::from)
+            .collect()
+    };
+    assert_eq!(theirs.0, 2, "{}", theirs.2);
+    assert_eq!(ours.0, theirs.0, "{}", ours.2);
+    assert_eq!(kept(&ours.1), kept(&theirs.1));
+    assert!(theirs.1.contains("processed: 1/10"), "{}", theirs.1);
+    assert_eq!(ours.2, theirs.2);
+}

@@ -236,6 +236,11 @@ pub trait Conn: Send {
     fn tls(&self) -> Option<String> {
         None
     }
+    /// Whether the session is inside a transaction block (as the server said at its last
+    /// ReadyForQuery); None where the protocol does not say.
+    fn in_transaction(&self) -> Option<bool> {
+        None
+    }
     /// The server's settings worth saving with results (non-default ones where the server
     /// tells them apart).
     fn server_settings(&mut self) -> Result<BTreeMap<String, String>, DbError> {

@@ -40,6 +40,10 @@ pub trait Protocol: Send {
     fn tls(&self) -> Option<String> {
         None
     }
+    /// See [`Conn::in_transaction`].
+    fn in_transaction(&self) -> Option<bool> {
+        None
+    }
     fn bulk_load(
         &mut self,
         table: &str,
@@ -454,6 +458,10 @@ impl<P: Protocol> Conn for ServerConn<P> {
 
     fn tls(&self) -> Option<String> {
         self.proto.tls()
+    }
+
+    fn in_transaction(&self) -> Option<bool> {
+        self.proto.in_transaction()
     }
 
     fn server_settings(&mut self) -> Result<BTreeMap<String, String>, DbError> {

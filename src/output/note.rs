@@ -107,6 +107,11 @@ pub fn client_note_text(note: &ClientNote) -> String {
                     "{said}pgbench: error: client {client} aborted in command {command} ({word}) of script {script}; {what}\n"
                 );
             }
+            if code == crate::workload::pgbench::OPEN_AT_END {
+                return format!(
+                    "pgbench: error: client {client} aborted: end of script reached without completing the last transaction\n"
+                );
+            }
             match how {
                 Aborted::Lost => format!(
                     "pgbench: error: client {client} aborted in command {command} (SQL) of script {script}; perhaps the backend died while processing\n"

@@ -349,6 +349,10 @@ impl Worker {
                 tally.add_to(&mut rec.counters);
             }
         }
+        if let Some(err) = self.client.abort_after() {
+            self.abort(sh, &err, Aborted::InCommand);
+            return Ok(false);
+        }
         self.scheduled_reconnect(sh, deadline, slot.measuring, rec)
     }
 

@@ -55,6 +55,12 @@ pub trait Client: Send {
     /// failed one, from the same random state.
     fn will_retry(&mut self) {}
 
+    /// After an event that succeeded and was counted: an error that ends this client alone
+    /// (pgbench's client whose script ended inside a transaction block), or None to go on.
+    fn abort_after(&mut self) -> Option<crate::db::DbError> {
+        None
+    }
+
     /// For workloads of several transaction types (TPC-C): the type of the event that just
     /// ran (an index into [`Workload::kinds`]) and whether it ended in an expected rollback.
     fn last_kind(&self) -> Option<(usize, bool)> {

@@ -72,6 +72,7 @@ impl Wire {
             desc: Vec::new(),
             key: None,
             listener: None,
+            status: b'I',
         };
         let user = cfg.user.as_deref().unwrap_or("postgres").to_string();
         let mut startup = Vec::new();

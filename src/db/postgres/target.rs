@@ -167,6 +167,10 @@ impl Protocol for Pg {
         self.wire.tls_info()
     }
 
+    fn in_transaction(&self) -> Option<bool> {
+        Some(self.wire.status != b'I')
+    }
+
     fn prepare(&mut self, n: usize, sql: &str) -> Result<Prepared, DbError> {
         let name = format!("s{n}");
         let types = self

@@ -45,6 +45,9 @@ pub struct Wire {
     /// working on it.
     pub(super) key: Option<(i32, i32)>,
     pub(super) listener: Option<Listener>,
+    /// The transaction status of the last ReadyForQuery: `I` idle, `T` in a transaction
+    /// block, `E` in a failed one.
+    pub(super) status: u8,
 }
 
 /// Where a server listens, for a CancelRequest on a connection of its own.
@@ -290,7 +293,10 @@ impl Wire {
                     }
                 }
                 b'E' => error = error.or(Some(server_error(self.sock.bytes(range)))),
-                b'Z' => return error.map_or(Ok(out), Err),
+                b'Z' => {
+                    self.status = self.sock.bytes(range).first().copied().unwrap_or(b'I');
+                    return error.map_or(Ok(out), Err);
+                }
                 b'G' => {
                     // A COPY FROM STDIN nobody asked for here: end it so the connection stays usable.
                     let at = begin(&mut self.wbuf, b'f');
@@ -333,7 +339,10 @@ impl Wire {
                         .collect()
                 }
                 b'E' => error = error.or(Some(server_error(body))),
-                b'Z' => return error.map_or(Ok(types), Err),
+                b'Z' => {
+                    self.status = body.first().copied().unwrap_or(b'I');
+                    return error.map_or(Ok(types), Err);
+                }
                 _ => {}
             }
         }
@@ -466,6 +475,7 @@ impl Wire {
                     left -= 1;
                     if left == 0 {
                         let status = self.sock.bytes(range).first().copied();
+                        self.status = status.unwrap_or(b'I');
                         return Ok((status != Some(b'I'), error));
                     }
                 }

@@ -325,6 +325,7 @@ impl Workload for Pgbench {
             debug: self.opts.pgbench_debug,
             id: thread,
             debug_prepared: Default::default(),
+            abort_after: None,
         }))
     }
 }

@@ -48,6 +48,8 @@ pub(super) struct PgbenchClient {
     pub(super) id: u32,
     /// `-d -M prepared`: the commands whose preparing was said.
     pub(super) debug_prepared: std::cell::RefCell<Vec<(usize, usize)>>,
+    /// The script ended inside a transaction block: the client aborts after counting it.
+    pub(super) abort_after: Option<DbError>,
 }
 
 /// One of pgbench's debugging lines (`-d`), as its logging prints them.
@@ -116,6 +118,9 @@ fn run_ended(what: &'static str) -> DbError {
 /// pgbench's "evaluation of meta-command failed" or the like): the abort says it as pgbench's
 /// `commandFailed` does, after the error itself; dbsweep's own error line reads it as it is.
 pub const META_FAILED: &str = "pgbench \\";
+
+/// The code of the abort after a script that ended inside a transaction block.
+pub const OPEN_AT_END: &str = "pgbench open transaction";
 
 /// Meta-command `word` failed: `e` (said first, if any), then `how`.
 fn meta_failed(word: &str, how: &str, e: Option<String>) -> DbError {
@@ -466,6 +471,10 @@ impl Client for PgbenchClient {
         self.retry = true;
     }
 
+    fn abort_after(&mut self) -> Option<DbError> {
+        self.abort_after.take()
+    }
+
     fn take_over(&mut self, from: Box<dyn std::any::Any + Send>) {
         if let Ok(kept) = from.downcast::<Kept>() {
             (self.vars, self.texts) = *kept;
@@ -668,6 +677,11 @@ impl PgbenchClient {
             lap = now;
         }
         self.failed_at = None;
+        // As pgbench: a script that ends inside a transaction block is counted, and then
+        // its client aborts.
+        if conn.in_transaction() == Some(true) {
+            self.abort_after = Some(DbError::new(ErrorClass::Fatal, OPEN_AT_END, String::new()));
+        }
         if self.pipeline.is_some() {
             return Err(script_error(
                 script,
