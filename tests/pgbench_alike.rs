@@ -278,3 +278,34 @@ fn a_script_left_inside_a_transaction_aborts_its_client_as_pgbench_does() {
     assert!(theirs.1.contains("processed: 1/10"), "{}", theirs.1);
     assert_eq!(ours.2, theirs.2);
 }
+
+/// PGOPTIONS reaches the session, as libpq sends it: a script that fails unless the session
+/// runs at repeatable read passes under `PGOPTIONS="-c default_transaction_isolation=..."` and
+/// fails without it, through pgbench and through the link alike.
+#[test]
+fn pgoptions_set_the_sessions_parameters_as_libpq_sends_them() {
+    let s = Scratch::new();
+    let server = start(ServerKind::Postgres);
+    let dir = s.path("");
+    let link = dir.join("pgbench");
+    std::os::unix::fs::symlink(assert_cmd::cargo::cargo_bin("dbsweep"), &link).unwrap();
+    std::fs::write(
+        dir.join("iso.sql"),
+        "SELECT 1/(current_setting('transaction_isolation') = 'repeatable read')::int;\n",
+    )
+    .unwrap();
+    let port = server.port.to_string();
+    let args = words(&format!(
+        "-h 127.0.0.1 -p {port} -U sbtest -n -t 1 -f iso.sql sbtest"
+    ));
+    let rr = [(
+        "PGOPTIONS",
+        "-c default_transaction_isolation=repeatable\\ read",
+    )];
+    for (env, code) in [(&rr[..], 0), (&[][..], 2)] {
+        let theirs = outcome(Path::new(PGBENCH), &dir, &args, env);
+        let ours = outcome(&link, &dir, &args, env);
+        assert_eq!(theirs.0, code, "{env:?}: {}", theirs.2);
+        assert_eq!(ours.0, code, "{env:?}: {}", ours.2);
+    }
+}

@@ -87,6 +87,10 @@ impl Wire {
             cstr(&mut startup, k);
             cstr(&mut startup, v);
         }
+        if let Some((_, o)) = cfg.params.iter().find(|(k, _)| k == "options") {
+            cstr(&mut startup, "options");
+            cstr(&mut startup, o);
+        }
         startup.push(0);
         let len = startup.len() as u32;
         startup[..4].copy_from_slice(&len.to_be_bytes());

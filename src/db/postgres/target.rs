@@ -37,6 +37,7 @@ impl PostgresTarget {
                 ("sslrootcert", None),
                 ("sslcert", None),
                 ("sslkey", None),
+                ("options", None),
             ],
         )?;
         let bad = |e: String| Error::Usage(format!("--target {}: {e}", redact_url(url)));
@@ -73,6 +74,14 @@ impl PostgresTarget {
                 "sslmode={}: a Unix socket has no TLS; connect over TCP, or leave sslmode out",
                 opts.mode.name()
             )));
+        }
+        // As libpq: the session's command-line options (`-c name=value`), from the URL or
+        // else PGOPTIONS (pgbench's and sysbench's users set it to run at an isolation level).
+        if !config.params.iter().any(|(k, _)| k == "options")
+            && let Ok(v) = std::env::var("PGOPTIONS")
+            && !v.trim().is_empty()
+        {
+            config.params.push(("options".into(), v));
         }
         if let Some(p) =
             super::super::url::password_from_env(url, config.password.as_deref(), "PGPASSWORD")?
