@@ -309,3 +309,32 @@ fn pgoptions_set_the_sessions_parameters_as_libpq_sends_them() {
         assert_eq!(ours.0, code, "{env:?}: {}", ours.2);
     }
 }
+
+/// `\gset` of a column whose name no variable can have (`?column?`, `bad name!`, a prefix
+/// before a name with a space): the command fails as pgbench's does, with its two lines.
+#[test]
+fn gset_into_a_name_no_variable_can_have_fails_as_pgbench_does() {
+    let s = Scratch::new();
+    let server = start(ServerKind::Postgres);
+    let dir = s.path("");
+    let link = dir.join("pgbench");
+    std::os::unix::fs::symlink(assert_cmd::cargo::cargo_bin("dbsweep"), &link).unwrap();
+    let port = server.port.to_string();
+    for (i, script) in [
+        "SELECT 1 \\gset\n",
+        "SELECT 1 AS \"bad name!\" \\gset\n",
+        "SELECT 1 AS ok, 2 AS \"x y\" \\gset p_\n",
+    ]
+    .iter()
+    .enumerate()
+    {
+        std::fs::write(dir.join(format!("g{i}.sql")), script).unwrap();
+        let args = words(&format!(
+            "-h 127.0.0.1 -p {port} -U sbtest -n -t 1 -M prepared -f g{i}.sql sbtest"
+        ));
+        let theirs = outcome(Path::new(PGBENCH), &dir, &args, &[]);
+        let ours = outcome(&link, &dir, &args, &[]);
+        assert_eq!(theirs.0, 2, "{script}: {}", theirs.2);
+        assert_eq!((ours.0, &ours.2), (theirs.0, &theirs.2), "{script}");
+    }
+}

@@ -107,6 +107,11 @@ pub fn client_note_text(note: &ClientNote) -> String {
                     "{said}pgbench: error: client {client} aborted in command {command} ({word}) of script {script}; {what}\n"
                 );
             }
+            if code == crate::workload::pgbench::STORE_FAILED {
+                return format!(
+                    "pgbench: error: gset: invalid variable name: \"{message}\"\npgbench: error: client {client} script {script} command {command} query 0: error storing into variable {message}\n"
+                );
+            }
             if code == crate::workload::pgbench::OPEN_AT_END {
                 return format!(
                     "pgbench: error: client {client} aborted: end of script reached without completing the last transaction\n"

@@ -119,6 +119,9 @@ fn run_ended(what: &'static str) -> DbError {
 /// `commandFailed` does, after the error itself; dbsweep's own error line reads it as it is.
 pub const META_FAILED: &str = "pgbench \\";
 
+/// The code of a `\gset`/`\aset` into a name no variable can have (the name is the message).
+pub const STORE_FAILED: &str = "pgbench store";
+
 /// The code of the abort after a script that ended inside a transaction block.
 pub const OPEN_AT_END: &str = "pgbench open transaction";
 
@@ -388,12 +391,13 @@ impl PgbenchClient {
             return Err(script_error(script, i, format!("{e} (\"{source}\")")));
         }
         for (name, v) in earlier.into_iter().chain(row) {
-            keep(
-                &mut self.vars,
-                &mut self.texts,
-                format!("{prefix}{name}"),
-                v,
-            );
+            let name = format!("{prefix}{name}");
+            // As pgbench: a column whose name no variable can have (`?column?`) fails the
+            // command, whatever the earlier columns stored.
+            if !super::meta::valid_name(&name) {
+                return Err(DbError::new(ErrorClass::Fatal, STORE_FAILED, name));
+            }
+            keep(&mut self.vars, &mut self.texts, name, v);
         }
         Ok(())
     }

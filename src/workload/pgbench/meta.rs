@@ -6,7 +6,7 @@ use super::expr::{self, Expr};
 
 /// A variable's name as pgbench takes it: letters, digits, underscores and any character
 /// beyond ASCII, not starting with a digit.
-fn valid_name(name: &str) -> bool {
+pub(super) fn valid_name(name: &str) -> bool {
     name.chars()
         .all(|c| c.is_ascii_alphanumeric() || c == '_' || !c.is_ascii())
         && name.chars().next().is_some_and(|c| !c.is_ascii_digit())

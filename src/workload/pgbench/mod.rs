@@ -15,7 +15,7 @@ pub mod script;
 mod shell;
 mod vars;
 pub use builtin::{TABLES, build, command_names, read_script};
-pub use client::{META_FAILED, OPEN_AT_END};
+pub use client::{META_FAILED, OPEN_AT_END, STORE_FAILED};
 
 /// pgbench's `-d`: each client says what it executes and sends on stderr, the SQL as the
 /// query mode (`-M`) sends it.
