@@ -253,3 +253,14 @@ fn report_checkpoints_are_sysbenchs() {
         &[],
     );
 }
+
+/// A script's own command (`sysbench.cmdline.commands`) that raises an error, plain and
+/// parallel: sysbench's FATAL line names the function it calls commands through.
+#[test]
+fn a_failing_custom_command_is_said_as_sysbench_says_it() {
+    let script = "sysbench.cmdline.commands = {\n  boom = {function() error(\"it broke\") end},\n  pboom = {function() error(\"it broke too\") end, sysbench.cmdline.PARALLEL_COMMAND}\n}\n";
+    compare(
+        &[("boom.lua boom", ""), ("boom.lua pboom", "")],
+        &[("boom.lua", script)],
+    );
+}

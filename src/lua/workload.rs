@@ -25,6 +25,15 @@ pub(super) fn fail(e: &mlua::Error) -> Error {
     Error::Run(super::state::describe(e))
 }
 
+/// A custom command's error, as sysbench says it: it calls the command through
+/// `sysbench.cmdline.call_command`.
+fn command_failed(e: &mlua::Error) -> Error {
+    Error::Run(format!(
+        "`sysbench.cmdline.call_command' function failed: {}",
+        super::state::describe(e)
+    ))
+}
+
 /// The script's context on its database (what `sysbench.sql.driver()` connects to).
 pub fn on_target(mut ctx: Ctx, target: Arc<dyn Target>) -> Arc<Ctx> {
     ctx.target = Some(target);
@@ -89,7 +98,7 @@ pub fn command(ctx: &Arc<Ctx>, command: &str) -> Result<(), Error> {
                             let (f, _) = custom_command(&lua, command)
                                 .map_err(|e| fail(&e))?
                                 .expect("declared in every state");
-                            super::watch::busy(|| f.call::<()>(())).map_err(|e| fail(&e))
+                            super::watch::busy(|| f.call::<()>(())).map_err(|e| command_failed(&e))
                         })
                     })
                     .collect();
@@ -98,7 +107,7 @@ pub fn command(ctx: &Arc<Ctx>, command: &str) -> Result<(), Error> {
                     .try_for_each(|h| h.join().expect("script thread panicked"))
             })
         }
-        Some((f, false)) => super::watch::busy(|| f.call::<()>(())).map_err(|e| fail(&e)),
+        Some((f, false)) => super::watch::busy(|| f.call::<()>(())).map_err(|e| command_failed(&e)),
         None => {
             if super::api::call_global(&main, command, MultiValue::new()).map_err(|e| fail(&e))? {
                 Ok(())
