@@ -42,6 +42,34 @@ fn files(dir: &Path) -> Vec<String> {
     names
 }
 
+/// A managed PostgreSQL and a scratch directory holding a `pgbench` link to dbsweep: what each
+/// comparison with a server runs beside (the scratch and the server live as long as it).
+struct Beside {
+    s: Scratch,
+    server: dbsweep::server::ManagedServer,
+    dir: std::path::PathBuf,
+    link: std::path::PathBuf,
+    port: String,
+}
+
+impl Beside {
+    fn new() -> Beside {
+        let s = Scratch::new();
+        let server = start(ServerKind::Postgres);
+        let dir = s.path("");
+        let link = dir.join("pgbench");
+        std::os::unix::fs::symlink(assert_cmd::cargo::cargo_bin("dbsweep"), &link).unwrap();
+        let port = server.port.to_string();
+        Beside {
+            s,
+            server,
+            dir,
+            link,
+            port,
+        }
+    }
+}
+
 fn words(s: &str) -> Vec<String> {
     s.split_whitespace().map(String::from).collect()
 }
@@ -127,14 +155,15 @@ SELECT :u, :x, :n, :b;
 
 #[test]
 fn a_seeded_scripts_values_are_pgbenchs() {
-    let s = Scratch::new();
-    let server = start(ServerKind::Postgres);
-    let dir = s.path("");
-    let link = dir.join("pgbench");
-    std::os::unix::fs::symlink(assert_cmd::cargo::cargo_bin("dbsweep"), &link).unwrap();
+    let Beside {
+        s: _s,
+        server: _server,
+        dir,
+        link,
+        port,
+    } = Beside::new();
     let script = dir.join("functions.sql");
     std::fs::write(&script, FUNCTIONS).unwrap();
-    let port = server.port.to_string();
     for clients in ["1", "3"] {
         let args: Vec<String> = [
             "-h",
@@ -187,12 +216,13 @@ fn a_seeded_scripts_values_are_pgbenchs() {
 /// a client says it is receiving (once per wait for an answer that is not in yet).
 #[test]
 fn debug_lines_are_pgbenchs_in_every_query_mode() {
-    let s = Scratch::new();
-    let server = start(ServerKind::Postgres);
-    let dir = s.path("");
-    let link = dir.join("pgbench");
-    std::os::unix::fs::symlink(assert_cmd::cargo::cargo_bin("dbsweep"), &link).unwrap();
-    let port = server.port.to_string();
+    let Beside {
+        s: _s,
+        server: _server,
+        dir,
+        link,
+        port,
+    } = Beside::new();
     let at = ["-h", "127.0.0.1", "-p", &port, "-U", "sbtest"];
     let init: Vec<String> = at
         .iter()
@@ -249,13 +279,14 @@ fn debug_lines_are_pgbenchs_in_every_query_mode() {
 /// counted, then the client aborts with pgbench's line, and the run exits 2, as pgbench's.
 #[test]
 fn a_script_left_inside_a_transaction_aborts_its_client_as_pgbench_does() {
-    let s = Scratch::new();
-    let server = start(ServerKind::Postgres);
-    let dir = s.path("");
-    let link = dir.join("pgbench");
-    std::os::unix::fs::symlink(assert_cmd::cargo::cargo_bin("dbsweep"), &link).unwrap();
+    let Beside {
+        s: _s,
+        server: _server,
+        dir,
+        link,
+        port,
+    } = Beside::new();
     std::fs::write(dir.join("open.sql"), "BEGIN;SELECT 1;").unwrap();
-    let port = server.port.to_string();
     let args = words(&format!(
         "-h 127.0.0.1 -p {port} -U sbtest -n -f open.sql sbtest"
     ));
@@ -284,17 +315,18 @@ fn a_script_left_inside_a_transaction_aborts_its_client_as_pgbench_does() {
 /// fails without it, through pgbench and through the link alike.
 #[test]
 fn pgoptions_set_the_sessions_parameters_as_libpq_sends_them() {
-    let s = Scratch::new();
-    let server = start(ServerKind::Postgres);
-    let dir = s.path("");
-    let link = dir.join("pgbench");
-    std::os::unix::fs::symlink(assert_cmd::cargo::cargo_bin("dbsweep"), &link).unwrap();
+    let Beside {
+        s: _s,
+        server: _server,
+        dir,
+        link,
+        port,
+    } = Beside::new();
     std::fs::write(
         dir.join("iso.sql"),
         "SELECT 1/(current_setting('transaction_isolation') = 'repeatable read')::int;\n",
     )
     .unwrap();
-    let port = server.port.to_string();
     let args = words(&format!(
         "-h 127.0.0.1 -p {port} -U sbtest -n -t 1 -f iso.sql sbtest"
     ));
@@ -314,12 +346,13 @@ fn pgoptions_set_the_sessions_parameters_as_libpq_sends_them() {
 /// before a name with a space): the command fails as pgbench's does, with its two lines.
 #[test]
 fn gset_into_a_name_no_variable_can_have_fails_as_pgbench_does() {
-    let s = Scratch::new();
-    let server = start(ServerKind::Postgres);
-    let dir = s.path("");
-    let link = dir.join("pgbench");
-    std::os::unix::fs::symlink(assert_cmd::cargo::cargo_bin("dbsweep"), &link).unwrap();
-    let port = server.port.to_string();
+    let Beside {
+        s: _s,
+        server: _server,
+        dir,
+        link,
+        port,
+    } = Beside::new();
     for (i, script) in [
         "SELECT 1 \\gset\n",
         "SELECT 1 AS \"bad name!\" \\gset\n",
