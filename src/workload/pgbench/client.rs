@@ -4,9 +4,9 @@
 
 use std::collections::HashMap;
 
+use super::debug::{debug_line, meta_words};
 use super::expr::{self, Env, Value};
 use super::script::{self, Command, Script};
-use super::shell;
 use super::vars::{Stored, keep, stored};
 use crate::clock::Stamp;
 use crate::db::{Conn, DbError, ErrorClass, Param, QueryCounts, StmtId};
@@ -50,12 +50,6 @@ pub(super) struct PgbenchClient {
     pub(super) debug_prepared: std::cell::RefCell<Vec<(usize, usize)>>,
     /// The script ended inside a transaction block: the client aborts after counting it.
     pub(super) abort_after: Option<DbError>,
-}
-
-/// One of pgbench's debugging lines (`-d`), as its logging prints them.
-#[cold]
-fn debug_line(line: std::fmt::Arguments<'_>) {
-    eprintln!("pgbench: {line}");
 }
 
 /// An open pipeline's queue: the SQL commands queued (their index, and whether each reads)
@@ -164,7 +158,7 @@ impl PgbenchClient {
     }
 
     /// Variable `name` set to a number (`\set`, `\setshell`): no text of its own any more.
-    fn set(&mut self, name: String, v: Value) {
+    pub(super) fn set(&mut self, name: String, v: Value) {
         self.texts.remove(&name);
         self.vars.insert(name, v);
     }
@@ -311,59 +305,6 @@ impl PgbenchClient {
         Ok(())
     }
 
-    /// `-d`: the SQL command `(s, i)` sent, as pgbench's query mode names it: the text with
-    /// the values in it (`simple`, the text sent), with `$1` for each variable, or the
-    /// prepared statement's name (numbered over every script's SQL, as pgbench numbers them).
-    #[cold]
-    fn debug_sending(
-        &self,
-        (s, i): (usize, usize),
-        (text, semicolon): (&[String], bool),
-        simple: Option<&str>,
-    ) {
-        let end = if semicolon { ";" } else { "" };
-        let shown = match (self.debug, simple) {
-            (None, _) => return,
-            (Some(super::Debug::Simple), Some(sql)) => format!("{sql}{end}"),
-            (Some(super::Debug::Prepared), _) => {
-                let before: usize = self.scripts[..s]
-                    .iter()
-                    .map(|(sc, _)| sql_commands(&sc.commands))
-                    .sum();
-                let name = format!(
-                    "P_{}",
-                    before + sql_commands(&self.scripts[s].0.commands[..i])
-                );
-                // pgbench prepares each statement where it first runs it.
-                let mut said = self.debug_prepared.borrow_mut();
-                if !said.contains(&(s, i)) {
-                    said.push((s, i));
-                    debug_line(format_args!("client {} preparing {name}", self.id));
-                }
-                name
-            }
-            _ => {
-                let mut t = String::new();
-                for (k, piece) in text.iter().enumerate() {
-                    if k > 0 {
-                        t.push_str(&format!("${k}"));
-                    }
-                    t.push_str(piece);
-                }
-                t.push_str(end);
-                t
-            }
-        };
-        debug_line(format_args!("client {} sending {shown}", self.id));
-    }
-
-    /// `-d`: the client waits for the answer.
-    fn debug_receiving(&self) {
-        if self.debug.is_some() {
-            debug_line(format_args!("client {} receiving", self.id));
-        }
-    }
-
     /// A `\gset` or `\aset`: the row (rows) kept, each column a variable with the prefix.
     fn store(
         &mut self,
@@ -400,50 +341,6 @@ impl PgbenchClient {
             keep(&mut self.vars, &mut self.texts, name, v);
         }
         Ok(())
-    }
-
-    /// `\shell` / `\setshell VAR`: the words, variables put in, run by the shell; `\setshell`
-    /// keeps the integer it prints. Errors are pgbench's, named by the command's first word;
-    /// None when Ctrl-C ended the command.
-    fn shell(&mut self, var: Option<&str>, words: &[String]) -> Result<(), Option<String>> {
-        let program = words.first().map_or("", String::as_str);
-        let mut line = String::new();
-        for w in words {
-            if !line.is_empty() {
-                line.push(' ');
-            }
-            match w.strip_prefix(':') {
-                Some(lit) if lit.starts_with(':') => line.push_str(lit),
-                Some(name) => match (self.vars.get(name), self.texts.get(name)) {
-                    (_, Some(t)) => line.push_str(t),
-                    (Some(n), None) => line.push_str(&n.text()),
-                    (None, None) => {
-                        return Err(Some(format!("{program}: undefined variable \"{w}\"")));
-                    }
-                },
-                None => line.push_str(w),
-            }
-        }
-        match (shell::run(&line, var.is_some()), var) {
-            (Ok(Some(out)), Some(var)) => {
-                let n = shell::integer(&out).ok_or_else(|| {
-                    Some(format!(
-                        "{program}: shell command must return an integer (not \"{}\")",
-                        out.trim_end()
-                    ))
-                })?;
-                self.set(var.to_string(), Value::Int(n));
-                Ok(())
-            }
-            (Ok(_), _) => Ok(()),
-            (Err(shell::ShellError::Interrupted), _) => Err(None),
-            (Err(shell::ShellError::Failed), Some(_)) => {
-                Err(Some(format!("{program}: could not run shell command")))
-            }
-            (Err(shell::ShellError::Failed), None) => {
-                Err(Some(format!("{program}: could not launch shell command")))
-            }
-        }
     }
 
     /// The script to run, by weight.
@@ -762,26 +659,6 @@ struct Set {
 }
 
 /// The values of a command's variables, in order: a value that came as text is sent as it came.
-/// A meta-command as pgbench's `-d` names it: its words, but for `\set` its variable only and
-/// for `\if` and `\elif` nothing after the word (their expressions are parsed, not words).
-fn meta_words(source: &str) -> String {
-    let words: Vec<&str> = source.split_whitespace().collect();
-    let keep = match words.first().copied() {
-        Some("\\set") => 2,
-        Some("\\if" | "\\elif") => 1,
-        _ => words.len(),
-    };
-    words[..keep.min(words.len())].join(" ")
-}
-
-/// How many of `commands` are SQL.
-fn sql_commands(commands: &[Command]) -> usize {
-    commands
-        .iter()
-        .filter(|c| matches!(c, Command::Sql { .. }))
-        .count()
-}
-
 fn args_of<'a>(
     (nums, texts): (&'a HashMap<String, Value>, &'a HashMap<String, String>),
     vars: &'a [String],

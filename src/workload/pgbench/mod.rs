@@ -7,6 +7,7 @@
 mod builtin;
 mod client;
 mod command;
+mod debug;
 pub mod expr;
 pub mod init;
 mod lexer;

@@ -7,6 +7,9 @@ use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 
+use super::client::PgbenchClient;
+use super::expr::Value;
+
 /// How a shell command ended, when it did not give what was asked.
 #[derive(Debug, PartialEq)]
 pub enum ShellError {
@@ -81,6 +84,56 @@ pub fn run(line: &str, capture: bool) -> Result<Option<String>, ShellError> {
 /// `\setshell`'s output as pgbench reads it: an integer, blanks around it allowed.
 pub fn integer(out: &str) -> Option<i64> {
     out.trim().parse().ok()
+}
+
+impl PgbenchClient {
+    /// `\shell` / `\setshell VAR`: the words, variables put in, run by the shell; `\setshell`
+    /// keeps the integer it prints. Errors are pgbench's, named by the command's first word;
+    /// None when Ctrl-C ended the command.
+    pub(super) fn shell(
+        &mut self,
+        var: Option<&str>,
+        words: &[String],
+    ) -> Result<(), Option<String>> {
+        let program = words.first().map_or("", String::as_str);
+        let mut line = String::new();
+        for w in words {
+            if !line.is_empty() {
+                line.push(' ');
+            }
+            match w.strip_prefix(':') {
+                Some(lit) if lit.starts_with(':') => line.push_str(lit),
+                Some(name) => match (self.vars.get(name), self.texts.get(name)) {
+                    (_, Some(t)) => line.push_str(t),
+                    (Some(n), None) => line.push_str(&n.text()),
+                    (None, None) => {
+                        return Err(Some(format!("{program}: undefined variable \"{w}\"")));
+                    }
+                },
+                None => line.push_str(w),
+            }
+        }
+        match (run(&line, var.is_some()), var) {
+            (Ok(Some(out)), Some(var)) => {
+                let n = integer(&out).ok_or_else(|| {
+                    Some(format!(
+                        "{program}: shell command must return an integer (not \"{}\")",
+                        out.trim_end()
+                    ))
+                })?;
+                self.set(var.to_string(), Value::Int(n));
+                Ok(())
+            }
+            (Ok(_), _) => Ok(()),
+            (Err(ShellError::Interrupted), _) => Err(None),
+            (Err(ShellError::Failed), Some(_)) => {
+                Err(Some(format!("{program}: could not run shell command")))
+            }
+            (Err(ShellError::Failed), None) => {
+                Err(Some(format!("{program}: could not launch shell command")))
+            }
+        }
+    }
 }
 
 #[cfg(test)]
