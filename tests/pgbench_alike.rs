@@ -119,6 +119,9 @@ fn option_and_script_errors_are_pgbenchs_to_the_byte() {
         ("case.sql", "\\set i CASE TRUE THEN 1 ELSE 0 END\n"),
         ("gset.sql", "\\gset\n"),
         ("sleep.sql", "\\sleep too many args\n"),
+        ("sleep-unit.sql", "\\sleep 1 xyz\n"),
+        ("sleep-ms.sql", "\\sleep 2m\n"),
+        ("sleep-word.sql", "\\sleep one\n"),
     ] {
         let path = dir.join(name);
         std::fs::write(&path, text).unwrap();
@@ -369,5 +372,46 @@ fn gset_into_a_name_no_variable_can_have_fails_as_pgbench_does() {
         let ours = outcome(&link, &dir, &args, &[]);
         assert_eq!(theirs.0, 2, "{script}: {}", theirs.2);
         assert_eq!((ours.0, &ours.2), (theirs.0, &theirs.2), "{script}");
+    }
+}
+
+/// Scripts that fail while they run, in each query mode: what pgbench prints (the server's
+/// whole message as libpq words it: the statement's line and caret where libpq has the text,
+/// DETAIL, and CONTEXT with the bound parameters) and its exit status, byte for byte.
+#[test]
+fn a_running_scripts_failures_are_pgbenchs_to_the_byte() {
+    let Beside {
+        s: _s,
+        server: _server,
+        dir,
+        link,
+        port,
+    } = Beside::new();
+    let many: Vec<&str> = vec![":one"; 256];
+    let scripts = [
+        "select '1' as one \\gset\nSELECT 1 / (random() / 2)::int, :one::int, :two::int;\n".to_string(),
+        "select '{ invalid ' as value \\gset\nselect column1::jsonb from (values (:value), (:value)) as q;\n".into(),
+        "select '1a' as v \\gset\nselect :client_id::int2, :v::int2;\n".into(),
+        "select 1 from no_such_table where x = :client_id;\n".into(),
+        "selec 1;\n".into(),
+        "COPY (SELECT 1) TO STDOUT;\n".into(),
+        format!("SELECT {}, 1/0;\n", many.join(", ")),
+        "\\set . 1\n".into(),
+        "\\setshell v true\n".into(),
+        "\\set n 2\n\\sleep :nope\n".into(),
+    ];
+    // The server says the bound parameters of a failed statement when asked to.
+    let env = [("PGOPTIONS", "-c log_parameter_max_length_on_error=-1")];
+    for (i, script) in scripts.iter().enumerate() {
+        std::fs::write(dir.join(format!("f{i}.sql")), script).unwrap();
+        for mode in ["simple", "extended", "prepared"] {
+            let args = words(&format!(
+                "-h 127.0.0.1 -p {port} -U sbtest -n -t 1 -D one=1 -M {mode} -f f{i}.sql sbtest"
+            ));
+            let theirs = outcome(Path::new(PGBENCH), &dir, &args, &env);
+            let ours = outcome(&link, &dir, &args, &env);
+            assert_ne!(theirs.0, 0, "{mode} {script}: {}", theirs.2);
+            assert_eq!((ours.0, &ours.2), (theirs.0, &theirs.2), "{mode} {script}");
+        }
     }
 }

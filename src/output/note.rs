@@ -34,6 +34,9 @@ pub enum ClientNote<'a> {
         /// The error's code (a SQLSTATE when the server sent it).
         code: &'a str,
         message: &'a str,
+        /// The server's whole message as libpq words it (its severity, the statement's line
+        /// and caret, DETAIL, HINT, CONTEXT), ending in a newline, where the server sent it.
+        whole: Option<&'a str>,
         how: Aborted,
     },
 }
@@ -83,6 +86,7 @@ pub fn client_note_text(note: &ClientNote) -> String {
             at,
             code,
             message,
+            whole,
             how,
         } => {
             // PostgreSQL's class 57P (the session ended by the server) comes as FATAL.
@@ -112,6 +116,9 @@ pub fn client_note_text(note: &ClientNote) -> String {
                     "pgbench: error: gset: invalid variable name: \"{message}\"\npgbench: error: client {client} script {script} command {command} query 0: error storing into variable {message}\n"
                 );
             }
+            if code == crate::db::postgres::wire::COPY_REFUSED {
+                return "pgbench: error: COPY is not supported in pgbench, aborting\n".into();
+            }
             if code == crate::workload::pgbench::OPEN_AT_END {
                 return format!(
                     "pgbench: error: client {client} aborted: end of script reached without completing the last transaction\n"
@@ -126,9 +133,14 @@ pub fn client_note_text(note: &ClientNote) -> String {
                         "pgbench: error: client {client} aborted while establishing connection\n"
                     )
                 }
-                Aborted::InCommand => format!(
-                    "pgbench: error: client {client} script {script} aborted in command {command} query 0: {severity}:  {message}\n"
-                ),
+                Aborted::InCommand => match whole {
+                    Some(whole) => format!(
+                        "pgbench: error: client {client} script {script} aborted in command {command} query 0: {whole}"
+                    ),
+                    None => format!(
+                        "pgbench: error: client {client} script {script} aborted in command {command} query 0: {severity}:  {message}\n"
+                    ),
+                },
             }
         }
         ClientNote::Warning { message } => format!("pgbench: warning: {message}\n"),

@@ -448,6 +448,7 @@ fn workload_options(o: &RunArgs, threads: u32, seed: u64) -> WorkloadOptions {
         pgbench_scripts: o.pgbench_scripts.clone(),
         pgbench_defines: o.pgbench_defines.clone(),
         pgbench_debug: None,
+        pgbench_extended: false,
         pgbench_tables: Default::default(),
         rand: RandOptions {
             rand_type: o.rand_type,

@@ -65,6 +65,10 @@ pub struct WorkloadOptions {
     /// The pgbench personality's `-d`: its debugging lines, in its query mode's words.
     #[serde(skip)]
     pub pgbench_debug: Option<crate::workload::pgbench::Debug>,
+    /// `-M extended`: each statement parsed as it is sent, so that an error in one is the
+    /// command's, not the setup's (`-M prepared` reports it and runs on, as pgbench).
+    #[serde(skip)]
+    pub pgbench_extended: bool,
     /// pgbench's tables as `pgbench -i` makes them (the pgbench personality's options).
     #[serde(flatten)]
     pub pgbench_tables: TableOptions,

@@ -174,6 +174,18 @@ pub(super) fn tag_count(body: &[u8]) -> u64 {
         .unwrap_or(0)
 }
 
+/// The code of the error a statement gets when the server answers it with COPY: the runner's
+/// statements have no data to send and no place for the rows, as in pgbench.
+pub const COPY_REFUSED: &str = "dbsweep:copy";
+
+fn copy_refused() -> WireError {
+    WireError::Server {
+        code: COPY_REFUSED.into(),
+        message: "COPY is not supported in a workload's statements".into(),
+        notes: None,
+    }
+}
+
 pub(super) fn server_error(body: &[u8]) -> WireError {
     let (mut code, mut message) = (String::new(), String::new());
     let mut notes = crate::error::ServerNotes::default();
@@ -298,12 +310,16 @@ impl Wire {
                     return error.map_or(Ok(out), Err);
                 }
                 b'G' => {
-                    // A COPY FROM STDIN nobody asked for here: end it so the connection stays usable.
+                    // A COPY FROM STDIN nobody asked for here: end it so the connection stays
+                    // usable, and refuse the statement whatever the server says of the end.
                     let at = begin(&mut self.wbuf, b'f');
                     cstr(&mut self.wbuf, "unexpected COPY");
                     end(&mut self.wbuf, at);
                     self.flush()?;
+                    error = Some(copy_refused());
                 }
+                // COPY TO STDOUT (or both ways): its rows are not a statement's result here.
+                b'H' | b'W' => error = error.or(Some(copy_refused())),
                 _ => {} // ParseComplete, BindComplete, notices, parameter status, ...
             }
         }

@@ -23,6 +23,8 @@ pub struct PgbenchRun {
     pub(super) verbose_errors: bool,
     /// `-d`: the clients' debugging lines.
     pub(super) debug: Option<crate::workload::pgbench::Debug>,
+    /// `-M extended`.
+    pub(super) extended: bool,
     /// `-d`'s first line: where pgbench connects, with how many clients, for how long.
     pub(super) debug_header: Option<String>,
     pub(super) txn_log: Option<TxnLogOpts>,
@@ -43,6 +45,7 @@ impl PgbenchRun {
         let mut plan = RunPlan::from_args(&self.workload, &self.args).map_err(pgbench_words)?;
         plan.runner.verbose_errors = self.verbose_errors;
         plan.workload_opts.pgbench_debug = self.debug;
+        plan.workload_opts.pgbench_extended = self.extended;
         plan.runner.txn_log = self.txn_log;
         plan.runner.pgbench_clients = true;
         println!("pgbench (dbsweep {})", env!("CARGO_PKG_VERSION"));

@@ -221,15 +221,36 @@ fn style_for_init() -> PgbenchStyle {
     }
 }
 
+/// pgbench's MAX_ARGS less the statement itself.
+const MAX_PARAMS: usize = 255;
+
 /// The scripts of `-b`, `-f`, `-S`, `-N`: the dbsweep workload and its `--script` options.
 /// What the summary prints of each script: its description, weight and commands' lines.
-fn shapes(specs: &[(String, &'static str)]) -> Result<&'static [ScriptShape], Error> {
+/// Under `-M extended` and `prepared` a statement takes at most 255 variables, as pgbench
+/// judges it when it reads the script.
+fn shapes(specs: &[(String, &'static str)], mode: &str) -> Result<&'static [ScriptShape], Error> {
     let mut out = Vec::new();
     for (spec, desc) in specs {
         let (s, weight) = crate::workload::pgbench::read_script(spec).map_err(|e| match e {
             Error::Option { why, .. } => usage(why),
             e => usage(e.to_string()),
         })?;
+        for c in &s.commands {
+            if let crate::workload::pgbench::script::Command::Sql {
+                vars,
+                source,
+                semicolon,
+                ..
+            } = c
+                && mode != "simple"
+                && vars.len() > MAX_PARAMS
+            {
+                return Err(usage(format!(
+                    "statement has too many arguments (maximum is {MAX_PARAMS}): {source}{}",
+                    if *semicolon { ";" } else { "" }
+                )));
+            }
+        }
         let lines: Vec<&'static str> = s
             .sources
             .into_iter()
@@ -316,13 +337,13 @@ fn run(opts: &[(&str, String)], target: &str, at: &[String; 3]) -> Result<Pgbenc
         duration,
     } = counts(opts)?;
     let (workload, script_specs, transaction_type, all) = scripts(opts)?;
-    let shapes = shapes(&all)?;
     let mode = match last("protocol").unwrap_or("simple") {
         "simple" => "simple",
         "extended" => "extended",
         "prepared" => "prepared",
         m => return Err(usage(format!("invalid query mode (-M): \"{m}\""))),
     };
+    let shapes = shapes(&all, mode)?;
     // pgbench reads the scale from the tables whenever a builtin script runs, also beside -f.
     let uses_builtin = all.iter().any(|(spec, _)| spec.starts_with("builtin:"));
     let max_tries: u32 = number(
@@ -411,6 +432,7 @@ fn run(opts: &[(&str, String)], target: &str, at: &[String; 3]) -> Result<Pgbenc
         vacuum,
         given_scale,
         verbose_errors: has("verbose-errors"),
+        extended: mode == "extended",
         debug_header: has("debug").then(|| {
             let [host, port, db] = at;
             let count = match per_client {

@@ -111,6 +111,11 @@ impl Worker {
             Aborted::InCommand if err.class == ErrorClass::ConnectionLost && !said => Aborted::Lost,
             other => other,
         };
+        // The server's whole message, as libpq gives it, where it said more than a line.
+        let whole = err
+            .notes
+            .is_some()
+            .then(|| err.libpq_text(err.statement.as_deref()));
         sh.notes.client_note(&ClientNote::Aborted {
             client: self.thread,
             at: self.client.error_at().map(|a| At {
@@ -119,6 +124,7 @@ impl Worker {
             }),
             code: &err.code,
             message: &err.message,
+            whole: whole.as_deref(),
             how,
         });
         Ended::Aborted

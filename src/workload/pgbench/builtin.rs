@@ -9,6 +9,7 @@ use super::super::tables::TableSet;
 use super::super::traits::{Client, Workload};
 use super::client::{PgbenchClient, script_error};
 use super::expr::{self, Value};
+use super::prepare::Stmt;
 use super::script::{Command, Script};
 use super::vars::{keep, stored};
 use crate::db::{Conn, DbError, Dialect, Target};
@@ -287,10 +288,21 @@ impl Workload for Pgbench {
                     ));
                 }
                 ids.push(match c {
+                    // pgbench's text of it ends at its `;`, which PostgreSQL's messages show.
                     Command::Sql {
-                        text, store: None, ..
-                    } if prepared => Some(conn.prepare(&text.join("?"))?),
-                    _ => None,
+                        text,
+                        store: None,
+                        semicolon,
+                        ..
+                    } if prepared => {
+                        let end = if *semicolon && conn.dialect() == Dialect::Postgres {
+                            ";"
+                        } else {
+                            ""
+                        };
+                        Stmt::Later(format!("{}{end}", text.join("?")))
+                    }
+                    _ => Stmt::Text,
                 });
             }
             stmts.push(ids);
@@ -308,6 +320,8 @@ impl Workload for Pgbench {
         Ok(Box::new(PgbenchClient {
             scripts: std::sync::Arc::new(self.scripts.clone()),
             stmts,
+            extended: self.opts.pgbench_extended,
+            on_postgres: conn.dialect() == Dialect::Postgres,
             total,
             vars,
             texts,

@@ -6,17 +6,23 @@ use std::collections::HashMap;
 
 use super::debug::{debug_line, meta_words};
 use super::expr::{self, Env, Value};
+use super::prepare::Stmt;
 use super::script::{self, Command, Script};
 use super::vars::{Stored, keep, stored};
 use crate::clock::Stamp;
-use crate::db::{Conn, DbError, ErrorClass, Param, QueryCounts, StmtId};
+use crate::db::{Conn, DbError, ErrorClass, Param, QueryCounts};
 use crate::workload::rand::Rand;
 use crate::workload::traits::Client;
 
 pub(super) struct PgbenchClient {
     pub(super) scripts: std::sync::Arc<Vec<(Script, u32)>>,
-    /// Each SQL command's prepared statement (extended/prepared query mode).
-    pub(super) stmts: Vec<Vec<Option<StmtId>>>,
+    /// Each SQL command's prepared statement (extended/prepared query mode), prepared where
+    /// the client first runs it, as pgbench prepares.
+    pub(super) stmts: Vec<Vec<Stmt>>,
+    /// `-M extended`: an error in preparing is the command's.
+    pub(super) extended: bool,
+    /// The target is PostgreSQL: a command goes with its `;`, as pgbench sends it.
+    pub(super) on_postgres: bool,
     pub(super) total: u64,
     pub(super) vars: HashMap<String, Value>,
     /// Variables whose values are text, not numbers (`-D name=text`, `\gset` of a text
@@ -130,6 +136,7 @@ fn meta_failed(word: &str, how: &str, e: Option<String>) -> DbError {
 
 const EVALUATION: &str = "evaluation of meta-command failed";
 const EXECUTION: &str = "execution of meta-command failed";
+const ASSIGNMENT: &str = "assignment of meta-command failed";
 
 pub(super) fn script_error(script: &Script, i: usize, e: String) -> DbError {
     DbError::new(
@@ -193,6 +200,7 @@ impl PgbenchClient {
         // `\gset` takes the last statement's one row; `\aset` every statement's last row.
         let last_set = parts - 1;
         let every_set = matches!(store, Some(script::Store::All(_)));
+        let stmt = self.statement(conn, (s, i))?;
         let values = args_of((&self.vars, &self.texts), vars);
         let read = source
             .get(..6)
@@ -211,7 +219,7 @@ impl PgbenchClient {
         let mut earlier: Vec<(String, Stored)> = Vec::new();
         let mut rows = 0u64;
         let mut bad = None;
-        let outcome = match self.stmts[s][i] {
+        let outcome = match stmt {
             Some(stmt) if store.is_none() => {
                 let texts: Vec<String> = values
                     .iter()
@@ -237,13 +245,19 @@ impl PgbenchClient {
                     return Ok(());
                 }
                 self.debug_receiving();
-                if read {
-                    let rows = conn.query(stmt, &params)?;
-                    crate::db::StmtOutcome { rows, changed: 0 }
+                let done = if read {
+                    conn.query(stmt, &params)
+                        .map(|rows| crate::db::StmtOutcome { rows, changed: 0 })
                 } else {
-                    let changed = conn.execute(stmt, &params)?;
-                    crate::db::StmtOutcome { rows: 0, changed }
-                }
+                    conn.execute(stmt, &params)
+                        .map(|changed| crate::db::StmtOutcome { rows: 0, changed })
+                };
+                // libpq's message of an error shows where in the statement it was when it
+                // sent the statement's text (`-M extended`), not a prepared one's name.
+                done.map_err(|e| match self.extended {
+                    true => said_in(e, || super::debug::dollar_text(text, *semicolon)),
+                    false => e,
+                })?
             }
             // The text protocol, and every command whose result goes into variables (its
             // columns' names come with it).
@@ -268,7 +282,12 @@ impl PgbenchClient {
                     self.debug_receiving();
                     self.sql = sql;
                 }
-                conn.simple(&self.sql, &mut |r| {
+                // pgbench sends the command with its `;`, which PostgreSQL's messages show.
+                if *semicolon && self.on_postgres {
+                    self.sql.push(';');
+                }
+                let sql = &self.sql;
+                conn.simple(sql, &mut |r| {
                     let set = r.result_set();
                     if !keep || (!every_set && set != last_set) {
                         return;
@@ -285,7 +304,8 @@ impl PgbenchClient {
                             None => bad = Some("this target's client does not give the columns' names that \\gset and \\aset need".to_string()),
                         }
                     }
-                })?
+                })
+                .map_err(|e| said_in(e, || sql.clone()))?
             }
         };
         if let Some(store) = store {
@@ -494,20 +514,18 @@ impl PgbenchClient {
                     let v = self
                         .eval(e, (s, i))
                         .map_err(|e| meta_failed("set", EVALUATION, Some(e)))?;
+                    // pgbench judges the name when it assigns, not when it reads the script.
+                    if !super::meta::valid_name(name) {
+                        let e = format!("set: invalid variable name: \"{name}\"");
+                        return Err(meta_failed("set", ASSIGNMENT, Some(e)));
+                    }
                     self.set(name.clone(), v);
                     i += 1;
                 }
-                Command::Sleep(e, unit) => {
-                    let n = self.eval(e, (s, i)).and_then(Value::as_int).map_err(|e| {
-                        match e.strip_prefix("undefined variable ") {
-                            Some(v) => meta_failed(
-                                "sleep",
-                                EXECUTION,
-                                Some(format!("sleep: undefined variable {v}")),
-                            ),
-                            None => meta_failed("sleep", EXECUTION, Some(e)),
-                        }
-                    })?;
+                Command::Sleep(time, unit) => {
+                    let n = self
+                        .sleep_time(time)
+                        .map_err(|e| meta_failed("sleep", EXECUTION, Some(e)))?;
                     let us = u64::try_from(n).unwrap_or(0).saturating_mul(*unit);
                     if !nap(std::time::Duration::from_micros(us)) {
                         return Err(run_ended("interrupted during \\sleep"));
@@ -540,6 +558,7 @@ impl PgbenchClient {
                             None,
                         ));
                     }
+                    self.prepare_pipeline(conn, script, (s, i))?;
                     self.pipeline = Some(Piped::default());
                     i += 1;
                 }
@@ -651,6 +670,15 @@ impl PgbenchClient {
 
 /// What a command that keeps its result read: the rows counted, an error found, the columns
 /// of earlier result sets (`\aset`) and of the last row.
+/// `e` with the statement it failed in, where the server said more than its message (libpq
+/// words such an error with the statement's line and a caret under the position).
+fn said_in(mut e: DbError, sql: impl FnOnce() -> String) -> DbError {
+    if e.notes.is_some() {
+        e.statement = Some(sql());
+    }
+    e
+}
+
 struct Set {
     rows: u64,
     bad: Option<String>,

@@ -20,8 +20,8 @@ pub enum Command {
         semicolon: bool,
     },
     Set(String, Expr),
-    /// `\sleep`: microseconds, a number or a variable's.
-    Sleep(Expr, u64),
+    /// `\sleep`: a number or a variable's, times the unit in microseconds.
+    Sleep(SleepTime, u64),
     If(Expr),
     Elif(Expr),
     Else,
@@ -34,6 +34,13 @@ pub enum Command {
     StartPipeline,
     SyncPipeline,
     EndPipeline,
+}
+
+/// `\sleep`'s argument: pgbench takes no expression there, only an integer or `:name`.
+#[derive(Clone, Debug, PartialEq)]
+pub enum SleepTime {
+    Lit(i64),
+    Var(String),
 }
 
 /// Where an SQL command's result goes.

@@ -26,14 +26,7 @@ impl PgbenchClient {
             (None, _) => return,
             (Some(super::Debug::Simple), Some(sql)) => format!("{sql}{end}"),
             (Some(super::Debug::Prepared), _) => {
-                let before: usize = self.scripts[..s]
-                    .iter()
-                    .map(|(sc, _)| sql_commands(&sc.commands))
-                    .sum();
-                let name = format!(
-                    "P_{}",
-                    before + sql_commands(&self.scripts[s].0.commands[..i])
-                );
+                let name = self.prep_name(s, i);
                 // pgbench prepares each statement where it first runs it.
                 let mut said = self.debug_prepared.borrow_mut();
                 if !said.contains(&(s, i)) {
@@ -42,19 +35,22 @@ impl PgbenchClient {
                 }
                 name
             }
-            _ => {
-                let mut t = String::new();
-                for (k, piece) in text.iter().enumerate() {
-                    if k > 0 {
-                        t.push_str(&format!("${k}"));
-                    }
-                    t.push_str(piece);
-                }
-                t.push_str(end);
-                t
-            }
+            _ => dollar_text(text, semicolon),
         };
         debug_line(format_args!("client {} sending {shown}", self.id));
+    }
+
+    /// The name pgbench gives SQL command `(s, i)`'s prepared statement: `P_N`, numbered over
+    /// every script's SQL.
+    pub(super) fn prep_name(&self, s: usize, i: usize) -> String {
+        let before: usize = self.scripts[..s]
+            .iter()
+            .map(|(sc, _)| sql_commands(&sc.commands))
+            .sum();
+        format!(
+            "P_{}",
+            before + sql_commands(&self.scripts[s].0.commands[..i])
+        )
     }
 
     /// `-d`: the client waits for the answer.
@@ -63,6 +59,13 @@ impl PgbenchClient {
             debug_line(format_args!("client {} receiving", self.id));
         }
     }
+}
+
+/// A server's error that pgbench logs and goes on after (a statement it could not prepare),
+/// libpq's text of it after pgbench's prefix.
+#[cold]
+pub(super) fn said_error(libpq_text: &str) {
+    eprintln!("pgbench: error: {}", libpq_text.trim_end_matches('\n'));
 }
 
 /// A meta-command as pgbench's `-d` names it: its words, but for `\set` its variable only and
@@ -83,4 +86,20 @@ fn sql_commands(commands: &[Command]) -> usize {
         .iter()
         .filter(|c| matches!(c, Command::Sql { .. }))
         .count()
+}
+
+/// An SQL command's text as pgbench sends it in the extended query mode: `$N` for its `N`th
+/// variable, and its `;`.
+pub(super) fn dollar_text(text: &[String], semicolon: bool) -> String {
+    let mut t = String::new();
+    for (k, piece) in text.iter().enumerate() {
+        if k > 0 {
+            t.push_str(&format!("${k}"));
+        }
+        t.push_str(piece);
+    }
+    if semicolon {
+        t.push(';');
+    }
+    t
 }

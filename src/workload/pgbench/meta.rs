@@ -1,8 +1,8 @@
 //! pgbench's meta-commands (`\\set`, `\\sleep`, `\\shell`, `\\if` ...) read from their line, and
 //! their errors with the place pgbench's caret points to.
 
-use super::command::Command;
-use super::expr::{self, Expr};
+use super::command::{Command, SleepTime};
+use super::expr;
 
 /// A variable's name as pgbench takes it: letters, digits, underscores and any character
 /// beyond ASCII, not starting with a digit.
@@ -73,39 +73,9 @@ fn meta_words(line: &str) -> Result<Command, MetaErr> {
             }
             // A name without an expression: the empty expression's syntax error.
             let (name, e) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
-            if !valid_name(name) {
-                return Err(format!("invalid variable name: \"{name}\"").into());
-            }
             Command::Set(name.to_string(), expr(e.trim())?)
         }
-        "sleep" => {
-            // pgbench points at the first word too many.
-            if let Some(extra) = rest.split_whitespace().nth(2) {
-                return Err(MetaErr::At(
-                    "too many arguments".into(),
-                    offset_in(line, extra),
-                ));
-            }
-            let mut parts = rest.split_whitespace();
-            let n = parts.next().ok_or("missing argument")?;
-            let us = match parts.next().map(str::to_ascii_lowercase).as_deref() {
-                None | Some("s") => 1_000_000,
-                Some("ms") => 1000,
-                Some("us") => 1,
-                Some(u) => {
-                    return Err(format!("unrecognized time unit, must be us, ms or s: {u}").into());
-                }
-            };
-            if parts.next().is_some() {
-                return Err("too many arguments".into());
-            }
-            let e = if let Some(v) = n.strip_prefix(':') {
-                Expr::Var(v.to_string())
-            } else {
-                expr(n)?
-            };
-            Command::Sleep(e, us)
-        }
+        "sleep" => sleep(line, rest)?,
         // pgbench keeps at most 256 words of a command, its name the first.
         "shell" | "setshell" if rest.split_whitespace().count() + 1 > 256 => {
             return Err("too many arguments".into());
@@ -122,9 +92,6 @@ fn meta_words(line: &str) -> Result<Command, MetaErr> {
             let (Some(name), Some(first)) = (words.next(), words.next()) else {
                 return Err("missing argument".into());
             };
-            if !valid_name(&name) {
-                return Err(format!("invalid variable name: \"{name}\"").into());
-            }
             Command::Shell(Some(name), std::iter::once(first).chain(words).collect())
         }
         "startpipeline" | "syncpipeline" | "endpipeline" if !rest.is_empty() => {
@@ -140,4 +107,74 @@ fn meta_words(line: &str) -> Result<Command, MetaErr> {
         "endif" => Command::Endif,
         _ => return Err("invalid command".into()),
     })
+}
+
+/// `\\sleep N [us|ms|s]`, `\\sleep Nms` or `\\sleep :name [unit]`, read as pgbench reads it: the
+/// number is C's `atoi` of the word's leading digits, a unit may stick to them.
+fn sleep(line: &str, rest: &str) -> Result<Command, MetaErr> {
+    let words: Vec<&str> = rest.split_whitespace().collect();
+    match words.len() {
+        0 => return Err("missing argument".into()),
+        1 | 2 => {}
+        _ => {
+            return Err(MetaErr::At(
+                "too many arguments".into(),
+                offset_in(line, words[2]),
+            ));
+        }
+    }
+    let arg = words[0];
+    let mut unit = words.get(1).copied();
+    let time = match arg.strip_prefix(':') {
+        Some(name) => SleepTime::Var(name.to_string()),
+        None => {
+            let unsigned = arg.strip_prefix(['+', '-']).unwrap_or(arg);
+            let digits = unsigned.len()
+                - unsigned
+                    .trim_start_matches(|c: char| c.is_ascii_digit())
+                    .len();
+            let tail = &unsigned[digits..];
+            if !tail.is_empty() {
+                if unit.is_none() && digits > 0 {
+                    unit = Some(tail);
+                } else {
+                    return Err(MetaErr::At(
+                        format!("invalid sleep time, must be an integer ({arg})"),
+                        offset_in(line, arg),
+                    ));
+                }
+            }
+            SleepTime::Lit(atoi(&arg[..arg.len() - tail.len()]))
+        }
+    };
+    let us = match unit.map(str::to_ascii_lowercase).as_deref() {
+        None | Some("s") => 1_000_000,
+        Some("ms") => 1000,
+        Some("us") => 1,
+        Some(_) => {
+            let u = unit.unwrap_or_default();
+            return Err(MetaErr::At(
+                format!("unrecognized time unit, must be us, ms or s ({u})"),
+                offset_in(line, u),
+            ));
+        }
+    };
+    Ok(Command::Sleep(time, us))
+}
+
+/// C's `atoi` as pgbench uses it: an optional sign and the digits that follow, 0 without any,
+/// saturating where C's would overflow.
+pub(super) fn atoi(s: &str) -> i64 {
+    let s = s.trim_start();
+    let (neg, digits) = match s.strip_prefix('-') {
+        Some(d) => (true, d),
+        None => (false, s.strip_prefix('+').unwrap_or(s)),
+    };
+    let n = digits
+        .bytes()
+        .take_while(u8::is_ascii_digit)
+        .fold(0i64, |n, d| {
+            n.saturating_mul(10).saturating_add(i64::from(d - b'0'))
+        });
+    if neg { -n } else { n }
 }

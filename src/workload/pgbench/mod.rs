@@ -12,6 +12,7 @@ pub mod expr;
 pub mod init;
 mod lexer;
 mod meta;
+mod prepare;
 pub mod script;
 mod shell;
 mod vars;

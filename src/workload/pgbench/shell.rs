@@ -114,6 +114,10 @@ impl PgbenchClient {
             }
         }
         match (run(&line, var.is_some()), var) {
+            // pgbench reads one line of the output: none at all is its own error.
+            (Ok(Some(out)), Some(_)) if out.is_empty() => Err(Some(format!(
+                "{program}: could not read result of shell command"
+            ))),
             (Ok(Some(out)), Some(var)) => {
                 let n = integer(&out).ok_or_else(|| {
                     Some(format!(
@@ -121,6 +125,10 @@ impl PgbenchClient {
                         out.trim_end()
                     ))
                 })?;
+                // As `\set`, the name is judged when the value is stored.
+                if !super::meta::valid_name(var) {
+                    return Err(Some(format!("setshell: invalid variable name: \"{var}\"")));
+                }
                 self.set(var.to_string(), Value::Int(n));
                 Ok(())
             }
