@@ -264,3 +264,65 @@ fn a_failing_custom_command_is_said_as_sysbench_says_it() {
         &[("boom.lua", script)],
     );
 }
+
+/// A script of the SQL API's answers and failures, as sysbench's api_sql suite checks them
+/// (written here afresh): an unknown driver, a statement that cannot be prepared, a bind of a
+/// type sysbench does not bind, what `bind_param` and `execute` answer, `query_row` of no row,
+/// a failed statement with the error hook's descriptor, freeing a result set that is not
+/// there (the repeated ALERT counted), a closed connection, the bulk API out of order; and a
+/// script with no command whose top level connects. On PostgreSQL and MariaDB.
+const SQL_API: &str = r#"
+function sysbench.hooks.sql_error_ignorable(e)
+  print("hook", tostring(e.connection), type(e.connection), e.query, e.sql_errno, e.sql_state)
+end
+function event()
+  local drv = sysbench.sql.driver()
+  local con = drv:connect()
+  print(pcall(sysbench.sql.driver, "no-such-driver"))
+  print(pcall(con.prepare, con, "SELECT * FROM no_such_table"))
+  con:query("DROP TABLE IF EXISTS apitest")
+  con:query("CREATE TABLE apitest(a INT NOT NULL, b CHAR(4))")
+  local stmt = con:prepare("INSERT INTO apitest VALUES (?, ?)")
+  print(stmt:bind_param())
+  print(pcall(stmt.bind_create, stmt, sysbench.sql.type.TIME))
+  local a = stmt:bind_create(sysbench.sql.type.INT)
+  local b = stmt:bind_create(sysbench.sql.type.CHAR, 4)
+  print(a, b, stmt:bind_param(a, b))
+  a:set(5)
+  b:set("abcdefgh")
+  print(stmt:execute())
+  print(con:query_row("SELECT a, b FROM apitest"))
+  print(con:query_row("SELECT a FROM apitest WHERE a > 100"))
+  print(pcall(function() con:query("INSERT INTO apitest VALUES (NULL, 'x')") end))
+  local rs = con:query("SELECT a FROM apitest")
+  con:query("DROP TABLE apitest")
+  print(pcall(rs.free, rs))
+  print(pcall(rs.free, rs))
+  print("--")
+  con:disconnect()
+  print(pcall(con.query, con, "SELECT 1"))
+  print(con:disconnect())
+  print(pcall(function() con:bulk_insert_next("(1)") end))
+end
+"#;
+
+const TOP_LEVEL_SQL: &str = r#"
+local c = sysbench.sql.driver():connect()
+print(c:query_row("SELECT 42"))
+print(pcall(function() c:bulk_insert_next("(2)") end))
+"#;
+
+#[test]
+fn the_sql_apis_answers_and_failures_are_sysbenchs() {
+    use dbsweep::server::ServerKind;
+    for kind in [ServerKind::Postgres, ServerKind::Mariadb] {
+        let server = crate::util::start(kind);
+        let conn = crate::util::sysbench_connection(kind, &server).join(" ");
+        let run = format!("--verbosity=1 --events=1 {conn} api.lua run");
+        let top = format!("--verbosity=1 {conn} top.lua");
+        compare(
+            &[(run.as_str(), ""), (top.as_str(), "")],
+            &[("api.lua", SQL_API), ("top.lua", TOP_LEVEL_SQL)],
+        );
+    }
+}

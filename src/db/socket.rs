@@ -87,7 +87,20 @@ impl Socket {
     pub fn tcp(host: &str, port: u16) -> io::Result<Socket> {
         let limit = connect_timeout();
         let deadline = Instant::now() + limit;
-        let addrs: Vec<SocketAddr> = (host, port).to_socket_addrs()?.collect();
+        // A name that does not resolve is said in libpq's words (std's add their own prefix).
+        let addrs: Vec<SocketAddr> = (host, port)
+            .to_socket_addrs()
+            .map_err(|e| {
+                let text = e.to_string();
+                let why = text
+                    .strip_prefix("failed to lookup address information: ")
+                    .unwrap_or(&text);
+                io::Error::new(
+                    e.kind(),
+                    format!("could not translate host name \"{host}\" to address: {why}"),
+                )
+            })?
+            .collect();
         let mut last = None;
         for addr in &addrs {
             match connect_until(addr, deadline, limit) {

@@ -240,6 +240,11 @@ fn new_state_with(
             })?,
         )?;
     }
+    // A legacy script's options are its globals from its first line (oltp.lua reads `test`
+    // there), as sysbench exports them before it loads the script.
+    for (name, v) in &ctx.legacy {
+        lua.globals().set(name.as_str(), opt_value(&lua, v)?)?;
+    }
     let ran = super::watch::busy(|| {
         lua.load(chunk_source(&ctx.source))
             .set_name(format!("@{}", ctx.path.display()))
@@ -311,6 +316,7 @@ fn install(lua: &Lua, data: &Rc<StateData>, tid: u32) -> mlua::Result<()> {
     install_rand(lua, &sb, data)?;
     install_sql(lua, &sb, data)?;
     g.set("sysbench", sb)?;
+    super::sql::install_wrappers(lua)?;
     lua.load(WHOLE_LINES).set_name("=dbsweep-print").exec()?;
     lua.load(REPORTS).set_name("=dbsweep-reports").exec()?;
     lua.load(OLD_GLOBALS).set_name("=dbsweep-compat").exec()?;
@@ -425,7 +431,8 @@ function db_connect() con() end
 function db_disconnect()
   if old_con ~= nil then old_con:disconnect() old_con = nil end
 end
-function db_query(sql) return con():query(sql) end
+-- sysbench 0.5's db_query returns nothing: it frees what it read.
+function db_query(sql) con():query(sql) end
 function db_bulk_insert_init(prefix) con():bulk_insert_init(prefix) end
 function db_bulk_insert_next(values) con():bulk_insert_next(values) end
 function db_bulk_insert_done() con():bulk_insert_done() end

@@ -104,7 +104,10 @@ fn new_ctx(path: std::path::PathBuf, source: String, command: &str, argv: Vec<St
 
 /// Loads a script and runs its top level once, as sysbench does with a script and no command,
 /// or with a script on standard input (`script` None): nothing else of it runs.
-pub fn load_only(script: Option<&str>) -> Result<(), Error> {
+pub fn load_only(
+    script: Option<&str>,
+    target: Option<Arc<dyn crate::db::Target>>,
+) -> Result<(), Error> {
     let (path, source) = match script {
         Some(name) => {
             let path = super::scripts::resolve(name)?;
@@ -126,7 +129,8 @@ pub fn load_only(script: Option<&str>) -> Result<(), Error> {
         }
     };
     let argv = vec![script.unwrap_or("").to_string()];
-    let ctx = new_ctx(path, source, "", argv);
+    let mut ctx = new_ctx(path, source, "", argv);
+    ctx.target = target;
     new_state(&Arc::new(ctx), None).map_err(|e| lua_fail(&e))?;
     Ok(())
 }
@@ -139,6 +143,11 @@ fn read_line(command: &str, script: &str, args: &[String]) -> Result<Option<Scri
         .chain(args.iter().cloned())
         .collect();
     let mut ctx = new_ctx(path, source, command, argv);
+    // The deprecated `--test=SCRIPT` is a legacy script's global `test` from its first line,
+    // also while its top level declares its options (it declares none).
+    if let Some(test) = args.iter().rev().find_map(|a| a.strip_prefix("--test=")) {
+        ctx.legacy = vec![("test".into(), OptValue::Str(test.to_string()))];
+    }
     // The top level declares the options; it runs once before they are known.
     let (main, _) = if command == "help" {
         new_state(&Arc::new(ctx.clone()), None)

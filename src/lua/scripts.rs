@@ -19,6 +19,20 @@ pub fn set_process_argv(argv0: &str, words: &[String]) {
 /// Whether sysbench's NOTICE lines print (`--verbosity` 3 or above; dbsweep's own: yes).
 static NOTICES: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(true);
 
+/// sysbench's `--verbosity` (3 where no personality set it): the SQL API's ALERT lines print
+/// from 1, its FATAL lines always.
+static VERBOSITY: std::sync::atomic::AtomicU8 = std::sync::atomic::AtomicU8::new(3);
+
+/// Says what `--verbosity` the sysbench personality was given.
+pub fn set_verbosity(level: u8) {
+    VERBOSITY.store(level, std::sync::atomic::Ordering::Relaxed);
+    set_notices(level >= 3);
+}
+
+pub(super) fn verbosity() -> u8 {
+    VERBOSITY.load(std::sync::atomic::Ordering::Relaxed)
+}
+
 /// Says whether sysbench's NOTICE lines print.
 pub fn set_notices(on: bool) {
     NOTICES.store(on, std::sync::atomic::Ordering::Relaxed);

@@ -9,11 +9,11 @@ use mlua::{
     AnyUserData, Lua, MultiValue, Table, UserData, UserDataFields, UserDataMethods, Value, Variadic,
 };
 
+use super::say::{Failed, Sent, answer, registry_name};
 use super::state::BULK_BYTES;
 use super::state::ConnState;
 use super::state::StateData;
 use super::state::returns_rows;
-use super::state::sql_error;
 use crate::db::{Dialect, Param, StmtId, Target};
 
 /// The statistics a report hook receives, as sysbench fills them: counts over the interval
@@ -97,21 +97,72 @@ pub(super) fn install_sql(lua: &Lua, sb: &Table, data: &Rc<StateData>) -> mlua::
     sql.set("error", errors)?;
     let d = data.clone();
     sql.set(
-        "driver",
-        lua.create_function(move |_, _name: Option<String>| {
-            let target = d.ctx.target.clone().ok_or_else(|| {
-                mlua::Error::runtime("no database: this command runs without one")
-            })?;
-            d.ctx
-                .sql_used
-                .store(true, std::sync::atomic::Ordering::Relaxed);
-            Ok(Driver {
-                target,
-                data: d.clone(),
-            })
+        "_driver",
+        lua.create_function(move |lua, name: Option<String>| {
+            let found = match (&d.ctx.target, name.as_deref()) {
+                (None, _) => {
+                    super::say::fatal("no database: this command runs without one");
+                    None
+                }
+                (Some(t), None) => Some(t.clone()),
+                (Some(t), Some(n)) if n == driver_name(t.dialect()) => Some(t.clone()),
+                (Some(_), Some(n @ ("mysql" | "pgsql"))) => {
+                    super::say::fatal(&format!(
+                        "dbsweep's SQL API reaches the database of --db-driver only, not '{n}'"
+                    ));
+                    None
+                }
+                (Some(_), Some(n)) => {
+                    super::say::fatal(&format!("invalid database driver name: '{n}'"));
+                    None
+                }
+            };
+            let r = match found {
+                Some(target) => {
+                    d.ctx
+                        .sql_used
+                        .store(true, std::sync::atomic::Ordering::Relaxed);
+                    Ok(Driver {
+                        target,
+                        data: d.clone(),
+                    })
+                }
+                None => Err(Failed::Raise(
+                    "failed to initialize the DB driver".into(),
+                    2,
+                )),
+            };
+            answer(lua, r)
         })?,
     )?;
     sb.set("sql", sql)
+}
+
+/// Puts the methods that raise as sysbench's do (say.rs's prelude) where each type's
+/// `__index` finds them; `sysbench.sql.driver` becomes the prelude's.
+pub(super) fn install_wrappers(lua: &Lua) -> mlua::Result<()> {
+    let sb: Table = lua.globals().get("sysbench")?;
+    let sql: Table = sb.get("sql")?;
+    sql.set("driver", sql.get::<Value>("_driver")?)?;
+    let kinds: Table = lua
+        .load(super::say::PRELUDE)
+        .set_name("=dbsweep-sql")
+        .eval()?;
+    for kind in ["driver", "conn", "stmt", "param", "result"] {
+        lua.set_named_registry_value(&registry_name(kind), kinds.get::<Table>(kind)?)?;
+    }
+    Ok(())
+}
+
+/// A type's `__index` for what its methods lack: the prelude's raising wrappers.
+fn wrappers<T, M: UserDataMethods<T>>(m: &mut M, kind: &'static str) {
+    m.add_meta_function(
+        mlua::MetaMethod::Index,
+        move |lua, (_ud, key): (AnyUserData, Value)| {
+            let t: Table = lua.named_registry_value(&registry_name(kind))?;
+            t.raw_get::<Value>(key)
+        },
+    );
 }
 
 struct Driver {
@@ -122,14 +173,25 @@ struct Driver {
 impl UserData for Driver {
     fn add_methods<M: UserDataMethods<Self>>(m: &mut M) {
         m.add_meta_method("__tostring", |_, _, ()| Ok("<sql_driver>"));
+        wrappers(m, "driver");
         m.add_method("name", |_, this, ()| Ok(driver_name(this.target.dialect())));
-        m.add_method("connect", |_, this, ()| {
-            let conn = this.target.connect().map_err(sql_error)?;
+        m.add_method("_connect", |lua, this, ()| {
+            let conn = match this.target.connect() {
+                Ok(c) => c,
+                Err(e) => {
+                    super::say::failed_connect(this.target.dialect(), &e);
+                    return answer::<()>(
+                        lua,
+                        Err(Failed::Raise("connection creation failed".into(), 2)),
+                    );
+                }
+            };
             let state = Rc::new(RefCell::new(ConnState {
                 conn: Some(conn),
                 target: this.target.clone(),
                 data: this.data.clone(),
                 bulk: None,
+                result_set: false,
                 errno: 0,
                 state: String::new(),
                 errmsg: String::new(),
@@ -137,13 +199,39 @@ impl UserData for Driver {
             let mut conns = this.data.conns.borrow_mut();
             conns.retain(|c| c.strong_count() > 0);
             conns.push(Rc::downgrade(&state));
-            Ok(LuaConn(state))
+            answer(lua, Ok(LuaConn(state)))
         });
     }
 }
 
 #[derive(Clone)]
 struct LuaConn(Rc<RefCell<ConnState>>);
+
+impl LuaConn {
+    /// The connection as a Lua value, for an error descriptor.
+    fn value(&self) -> impl Fn(&Lua) -> Value + '_ {
+        move |lua| {
+            let made = || -> mlua::Result<Value> {
+                let refer: mlua::Function = lua
+                    .globals()
+                    .get::<Table>("sysbench")?
+                    .get::<Table>("sql")?
+                    .get("_conn_ref")?;
+                refer.call(lua.create_userdata(self.clone())?)
+            };
+            made().unwrap_or(Value::Nil)
+        }
+    }
+
+    /// A result set of `rows` (a write's, without rows, as sysbench returns one too).
+    fn result(&self, rows: Vec<Vec<Option<String>>>) -> LuaResult {
+        LuaResult {
+            conn: self.0.clone(),
+            rows,
+            next: 0,
+        }
+    }
+}
 
 impl UserData for LuaConn {
     fn add_fields<F: UserDataFields<Self>>(f: &mut F) {
@@ -154,26 +242,40 @@ impl UserData for LuaConn {
 
     fn add_methods<M: UserDataMethods<Self>>(m: &mut M) {
         m.add_meta_method("__tostring", |_, _, ()| Ok("<sql_connection>"));
-        m.add_method("query", |lua, this, sql: String| {
+        wrappers(m, "conn");
+        m.add_method("_query", |lua, this, sql: String| {
             let mut rows = Vec::new();
-            let read = this.0.borrow_mut().run_text(lua, &sql, Some(&mut rows))?;
-            Ok(read.then_some(LuaResult { rows, next: 0 }))
+            let r = this
+                .0
+                .borrow_mut()
+                .run_text(lua, &this.value(), &sql, Some(&mut rows));
+            answer(lua, r.map(|_| this.result(rows)))
         });
-        m.add_method("query_row", |lua, this, sql: String| {
+        m.add_method("_query_row", |lua, this, sql: String| {
             let mut rows = Vec::new();
-            this.0.borrow_mut().run_text(lua, &sql, Some(&mut rows))?;
-            let mut out = MultiValue::new();
-            if let Some(row) = rows.into_iter().next() {
-                for v in row {
-                    out.push_back(match v {
-                        Some(s) => Value::String(lua.create_string(&s)?),
-                        None => Value::Nil,
-                    });
+            let r = this
+                .0
+                .borrow_mut()
+                .run_text(lua, &this.value(), &sql, Some(&mut rows));
+            let r = r.and_then(|_| {
+                let mut out = MultiValue::new();
+                // No row: sysbench's query_row answers nil.
+                if rows.is_empty() {
+                    out.push_back(Value::Nil);
                 }
-            }
-            Ok(out)
+                if let Some(row) = rows.into_iter().next() {
+                    for v in row {
+                        out.push_back(match v {
+                            Some(s) => Value::String(lua.create_string(&s)?),
+                            None => Value::Nil,
+                        });
+                    }
+                }
+                Ok(out)
+            });
+            answer(lua, r)
         });
-        m.add_method("prepare", |lua, this, sql: String| {
+        m.add_method("_prepare", |lua, this, sql: String| {
             let word: String = sql
                 .trim_start()
                 .chars()
@@ -181,36 +283,60 @@ impl UserData for LuaConn {
                 .collect::<String>()
                 .to_ascii_uppercase();
             let kind = match word.as_str() {
-                "BEGIN" | "START" => StmtKind::Begin,
-                "COMMIT" => StmtKind::Commit,
-                "ROLLBACK" => StmtKind::Rollback,
+                "BEGIN" | "START" => Ok(StmtKind::Begin),
+                "COMMIT" => Ok(StmtKind::Commit),
+                "ROLLBACK" => Ok(StmtKind::Rollback),
                 _ => {
                     let mut st = this.0.borrow_mut();
-                    let id = st.conn()?.prepare(&sql);
-                    let id = id.map_err(|e| st.fail(lua, e, &sql))?;
-                    StmtKind::Prepared {
-                        id,
-                        read: returns_rows(&sql),
-                    }
+                    let dialect = st.target.dialect();
+                    st.conn(2).and_then(|c| {
+                        c.prepare(&sql)
+                            .map(|id| StmtKind::Prepared {
+                                id,
+                                read: returns_rows(&sql),
+                            })
+                            .map_err(|e| {
+                                let errno = e
+                                    .code
+                                    .split_whitespace()
+                                    .next()
+                                    .and_then(|n| n.parse().ok())
+                                    .unwrap_or(0);
+                                super::say::failed_prepare(dialect, &e, errno, &sql);
+                                super::say::api_error(2)
+                            })
+                    })
                 }
             };
-            Ok(LuaStmt {
+            let r = kind.map(|kind| LuaStmt {
                 conn: this.clone(),
                 kind,
                 binds: Vec::new(),
                 sql,
-            })
+            });
+            answer(lua, r)
         });
-        m.add_method("bulk_insert_init", |_, this, prefix: String| {
-            this.0.borrow_mut().bulk = Some((prefix, String::new(), 0));
-            Ok(())
-        });
-        m.add_method("bulk_insert_next", |lua, this, values: String| {
+        // On a closed connection sysbench's bulk calls say so and do nothing, without failing.
+        m.add_method("_bulk_insert_init", |lua, this, prefix: String| {
             let mut st = this.0.borrow_mut();
+            if st.conn.is_none() {
+                super::say::alert("attempt to use an already closed connection");
+                return answer(lua, Ok(true));
+            }
+            st.result_set = false;
+            st.bulk = Some((prefix, String::new(), 0));
+            answer(lua, Ok(true))
+        });
+        m.add_method("_bulk_insert_next", |lua, this, values: String| {
+            let mut st = this.0.borrow_mut();
+            if st.conn.is_none() {
+                super::say::alert("attempt to use an already closed connection");
+                return answer(lua, Ok(true));
+            }
+            st.result_set = false;
             let Some((prefix, rows, n)) = st.bulk.as_ref() else {
-                return Err(mlua::Error::runtime(
-                    "bulk_insert_next before bulk_insert_init",
-                ));
+                super::say::alert("attempt to call bulk_insert_next() before bulk_insert_init()");
+                return answer::<()>(lua, Err(bulk_failed("next")));
             };
             // The statement as sent is the prefix, a space, and the rows joined by commas.
             let with_row = prefix.len() + 1 + rows.len() + usize::from(*n > 0) + values.len();
@@ -221,7 +347,9 @@ impl UserData for LuaConn {
                         values.len()
                     )));
                 }
-                st.flush_bulk(lua)?;
+                if let Err(e) = st.flush_bulk(lua, &this.value()) {
+                    return answer::<()>(lua, Err(as_bulk(e, "next")));
+                }
             }
             if let Some((_, rows, n)) = st.bulk.as_mut() {
                 if *n > 0 {
@@ -230,26 +358,59 @@ impl UserData for LuaConn {
                 rows.push_str(&values);
                 *n += 1;
             }
-            Ok(())
+            answer(lua, Ok(true))
         });
-        m.add_method("bulk_insert_done", |lua, this, ()| {
+        m.add_method("_bulk_insert_done", |lua, this, ()| {
             let mut st = this.0.borrow_mut();
-            st.flush_bulk(lua)?;
+            let r = st.flush_bulk(lua, &this.value());
             st.bulk = None;
-            Ok(())
+            answer(lua, r.map(|()| true).map_err(|e| as_bulk(e, "done")))
         });
         m.add_method("disconnect", |_, this, ()| {
-            this.0.borrow_mut().conn = None;
-            Ok(())
+            let mut st = this.0.borrow_mut();
+            if st.conn.take().is_none() {
+                super::say::alert("attempt to close an already closed connection");
+            }
+            st.result_set = false;
+            Ok(true)
         });
         m.add_method("reconnect", |lua, this, ()| {
             let mut st = this.0.borrow_mut();
+            // sysbench's pgsql driver has no reconnect: it says so and keeps the connection.
+            if st.target.dialect() == Dialect::Postgres {
+                super::say::alert("reconnect is not supported by the current driver");
+                return Ok(true);
+            }
+            if st.conn.is_none() {
+                super::say::alert("attempt to close an already closed connection");
+                return Ok(true);
+            }
             st.conn = None;
-            let conn = st.target.connect().map_err(|e| st.fail(lua, e, ""))?;
-            st.conn = Some(conn);
-            Ok(())
+            st.result_set = false;
+            match st.target.connect() {
+                Ok(conn) => st.conn = Some(conn),
+                Err(e) => {
+                    return match st.fail(lua, this.value()(lua), e, Sent::Nothing) {
+                        Failed::Lua(e) => Err(e),
+                        Failed::Raise(msg, _) => Err(mlua::Error::runtime(msg)),
+                    };
+                }
+            }
+            Ok(true)
         });
         m.add_method("check_error", |_, this, ()| Ok(this.0.borrow().errno));
+    }
+}
+
+/// `bulk_insert_next` and `bulk_insert_done` fail as sysbench's assert says it.
+fn bulk_failed(which: &str) -> Failed {
+    Failed::Raise(format!("db_bulk_insert_{which}() failed"), 2)
+}
+
+fn as_bulk(e: Failed, which: &str) -> Failed {
+    match e {
+        Failed::Raise(..) => bulk_failed(which),
+        other => other,
     }
 }
 
@@ -339,75 +500,102 @@ struct LuaStmt {
 impl UserData for LuaStmt {
     fn add_methods<M: UserDataMethods<Self>>(m: &mut M) {
         m.add_meta_method("__tostring", |_, _, ()| Ok("<sql_statement>"));
-        m.add_method("bind_create", |_, this, (ty, len): (i64, Option<i64>)| {
-            let data = this.conn.0.borrow().data.clone();
-            Ok(LuaParam {
-                value: Rc::new(RefCell::new(BindValue::Null)),
-                data,
-                // TINYINT..BIGINT
-                integer: (1..=4).contains(&ty),
-                // CHAR, VARCHAR
-                max_len: (11..=12)
-                    .contains(&ty)
-                    .then(|| len.and_then(|l| usize::try_from(l).ok()))
-                    .flatten(),
-            })
-        });
-        m.add_method_mut("bind_param", |_, this, params: Variadic<AnyUserData>| {
+        wrappers(m, "stmt");
+        m.add_method(
+            "_bind_create",
+            |lua, this, (ty, len): (i64, Option<i64>)| {
+                // TINYINT..BIGINT, FLOAT and DOUBLE, CHAR and VARCHAR, as sysbench binds them.
+                if !(1..=6).contains(&ty) && !(11..=12).contains(&ty) {
+                    return answer::<()>(
+                        lua,
+                        Err(Failed::Raise(format!("Unsupported argument type: {ty}"), 2)),
+                    );
+                }
+                let data = this.conn.0.borrow().data.clone();
+                answer(
+                    lua,
+                    Ok(LuaParam {
+                        value: Rc::new(RefCell::new(BindValue::Null)),
+                        data,
+                        integer: (1..=4).contains(&ty),
+                        max_len: (11..=12)
+                            .contains(&ty)
+                            .then(|| len.and_then(|l| usize::try_from(l).ok()))
+                            .flatten(),
+                    }),
+                )
+            },
+        );
+        m.add_method_mut("_bind_param", |lua, this, params: Variadic<AnyUserData>| {
+            // No parameter: sysbench binds nothing and answers nil.
+            if params.is_empty() {
+                return answer(lua, Ok(Value::Nil));
+            }
             this.binds = params
                 .iter()
                 .map(|p| p.borrow::<LuaParam>().map(|p| p.value.clone()))
                 .collect::<mlua::Result<_>>()?;
-            Ok(())
+            answer(lua, Ok(0))
         });
-        m.add_method("execute", |lua, this, ()| {
-            let mut st = this.conn.0.borrow_mut();
-            let out = match this.kind {
-                StmtKind::Begin => st.conn()?.begin(false),
-                StmtKind::Commit => st.conn()?.commit(),
-                StmtKind::Rollback => st.conn()?.rollback(),
-                StmtKind::Prepared { id, read } => {
-                    let values: Vec<std::cell::Ref<BindValue>> =
-                        this.binds.iter().map(|b| b.borrow()).collect();
-                    let params: Vec<Param> = values
-                        .iter()
-                        .map(|v| match &**v {
-                            BindValue::Null => Param::Null,
-                            BindValue::Int(i) => Param::Int(*i),
-                            BindValue::Text(s) => Param::Text(s),
-                        })
-                        .collect();
-                    let conn = st.conn()?;
-                    let r = if read {
-                        conn.query(id, &params).map(|rows| (true, rows))
-                    } else {
-                        conn.execute(id, &params).map(|changed| (false, changed))
-                    };
-                    drop(params);
-                    drop(values);
-                    match r {
-                        Ok((true, rows)) => {
-                            st.count(|q| q.read(rows));
-                            return Ok(());
-                        }
-                        Ok((false, changed)) => {
-                            st.count(|q| q.dml(changed));
-                            return Ok(());
-                        }
-                        Err(e) => Err(e),
-                    }
-                }
-            };
-            out.map_err(|e| st.fail(lua, e, &this.sql))?;
-            st.count(|q| q.others += 1);
-            Ok(())
+        m.add_method("_execute", |lua, this, ()| {
+            let r = this.run(lua);
+            answer(lua, r.map(|()| this.conn.result(Vec::new())))
         });
         m.add_method("close", |_, _, ()| Ok(()));
     }
 }
 
-/// A result set: all rows, read on `fetch_row`.
+impl LuaStmt {
+    fn run(&self, lua: &Lua) -> Result<(), Failed> {
+        let mut st = self.conn.0.borrow_mut();
+        let out = match self.kind {
+            StmtKind::Begin => st.conn(3)?.begin(false),
+            StmtKind::Commit => st.conn(3)?.commit(),
+            StmtKind::Rollback => st.conn(3)?.rollback(),
+            StmtKind::Prepared { id, read } => {
+                let values: Vec<std::cell::Ref<BindValue>> =
+                    self.binds.iter().map(|b| b.borrow()).collect();
+                let params: Vec<Param> = values
+                    .iter()
+                    .map(|v| match &**v {
+                        BindValue::Null => Param::Null,
+                        BindValue::Int(i) => Param::Int(*i),
+                        BindValue::Text(s) => Param::Text(s),
+                    })
+                    .collect();
+                let conn = st.conn(3)?;
+                let r = if read {
+                    conn.query(id, &params).map(|rows| (true, rows))
+                } else {
+                    conn.execute(id, &params).map(|changed| (false, changed))
+                };
+                drop(params);
+                drop(values);
+                match r {
+                    Ok((true, rows)) => {
+                        st.result_set = true;
+                        st.count(|q| q.read(rows));
+                        return Ok(());
+                    }
+                    Ok((false, changed)) => {
+                        st.result_set = false;
+                        st.count(|q| q.dml(changed));
+                        return Ok(());
+                    }
+                    Err(e) => Err(e),
+                }
+            }
+        };
+        out.map_err(|e| st.fail(lua, self.conn.value()(lua), e, Sent::Prepared(&self.sql)))?;
+        st.result_set = false;
+        st.count(|q| q.others += 1);
+        Ok(())
+    }
+}
+
+/// A result set: all rows, read on `fetch_row`; its connection's, as sysbench's is.
 struct LuaResult {
+    conn: Rc<RefCell<ConnState>>,
     rows: Vec<Vec<Option<String>>>,
     next: usize,
 }
@@ -422,6 +610,7 @@ impl UserData for LuaResult {
 
     fn add_methods<M: UserDataMethods<Self>>(m: &mut M) {
         m.add_meta_method("__tostring", |_, _, ()| Ok("<sql_result>"));
+        wrappers(m, "result");
         m.add_method_mut("fetch_row", |lua, this, ()| {
             let Some(row) = this.rows.get(this.next) else {
                 return Ok(Value::Nil);
@@ -435,6 +624,22 @@ impl UserData for LuaResult {
             }
             Ok(Value::Table(t))
         });
-        m.add_method("free", |_, _, ()| Ok(()));
+        // sysbench frees its connection's one result set: one that is not there (a write's,
+        // one freed, a closed connection's) is refused.
+        m.add_function("_free", |lua, ud: AnyUserData| {
+            let this = ud.borrow::<LuaResult>()?;
+            let mut st = this.conn.borrow_mut();
+            let r = if st.conn.is_none() {
+                super::say::alert("attempt to use an already closed connection");
+                Err(Failed::Raise("db_free_results() failed".into(), 2))
+            } else if !st.result_set {
+                super::say::alert("attempt to free an invalid result set");
+                Err(Failed::Raise("db_free_results() failed".into(), 2))
+            } else {
+                st.result_set = false;
+                Ok(true)
+            };
+            answer(lua, r)
+        });
     }
 }

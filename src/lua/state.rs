@@ -9,6 +9,8 @@ use std::sync::Arc;
 
 use mlua::{Lua, Table, Value};
 
+pub use super::say::flush_lua_output;
+use super::say::{Failed, Sent};
 use crate::db::{Conn, DbError, Dialect, ErrorClass, QueryCounts, Target};
 use crate::error::Error;
 use crate::workload::rand::{Dist, Rand, RandOptions};
@@ -92,8 +94,15 @@ impl StateData {
 
 /// What the script's `sysbench.hooks.sql_error_ignorable(err)` says of an error (false when
 /// it has no such hook).
-pub(super) fn hook_says_ignorable(lua: &Lua, r: &Restart) -> mlua::Result<bool> {
-    let said = call_hook(lua, "sql_error_ignorable", restart_table(lua, r)?)?;
+pub(super) fn hook_says_ignorable(lua: &Lua, conn: Value, r: &Restart) -> mlua::Result<bool> {
+    // sysbench's error descriptor: the connection, the query and the error's fields.
+    let t = lua.create_table()?;
+    t.set("connection", conn)?;
+    t.set("query", r.query.as_str())?;
+    t.set("sql_errno", r.errno)?;
+    t.set("sql_state", r.state.as_str())?;
+    t.set("sql_errmsg", r.message.as_str())?;
+    let said = call_hook(lua, "sql_error_ignorable", t)?;
     Ok(said.is_some_and(|v| !matches!(v, Value::Nil | Value::Boolean(false))))
 }
 
@@ -146,22 +155,34 @@ pub(super) fn lua_fail(e: &mlua::Error) -> Error {
     Error::Run(describe(e))
 }
 
+/// The connection as a Lua value (for the error descriptor a hook receives), made only when
+/// an error needs it.
+pub(super) type ConnValue<'a> = dyn Fn(&Lua) -> Value + 'a;
+
 pub(super) struct ConnState {
     pub(super) conn: Option<Box<dyn Conn>>,
     pub(super) target: Arc<dyn Target>,
     pub(super) data: Rc<StateData>,
     /// `bulk_insert_init`'s prefix and the rows gathered since the last flush.
     pub(super) bulk: Option<(String, String, u64)>,
+    /// The last statement returned rows not yet freed (sysbench's DB_CONN_RESULT_SET).
+    pub(super) result_set: bool,
     pub(super) errno: i64,
     pub(super) state: String,
     pub(super) errmsg: String,
 }
 
 impl ConnState {
-    pub(super) fn conn(&mut self) -> mlua::Result<&mut Box<dyn Conn>> {
-        self.conn
-            .as_mut()
-            .ok_or_else(|| mlua::Error::runtime("the connection is closed"))
+    /// The open connection; on a closed one, sysbench's ALERT and its API error raised at
+    /// `level`.
+    pub(super) fn conn(&mut self, level: u8) -> Result<&mut Box<dyn Conn>, Failed> {
+        match self.conn.as_mut() {
+            Some(c) => Ok(c),
+            None => {
+                super::say::alert("attempt to use an already closed connection");
+                Err(super::say::api_error(level))
+            }
+        }
     }
 
     pub(super) fn count(&self, f: impl FnOnce(&mut QueryCounts)) {
@@ -173,11 +194,23 @@ impl ConnState {
     /// Records an error's fields for `sql_errno` and friends, and turns it into a Lua error as
     /// sysbench's drivers do: an ignorable error (the driver's list, `--mysql-ignore-errors`, or
     /// the script's `sql_error_ignorable` hook) rolls the transaction back and restarts the event;
-    /// a lost connection reconnects; anything else stops the run.
-    pub(super) fn fail(&mut self, lua: &Lua, mut e: DbError, query: &str) -> mlua::Error {
+    /// a lost connection reconnects; anything else is logged as the driver logs it and raised
+    /// as sysbench's check_error raises it.
+    pub(super) fn fail(
+        &mut self,
+        lua: &Lua,
+        this: Value,
+        mut e: DbError,
+        sent: Sent<'_>,
+    ) -> Failed {
         let mut words = e.code.split_whitespace();
         let first = words.next().unwrap_or_default().to_string();
-        self.errno = first.parse().unwrap_or(-1);
+        let dialect = self.target.dialect();
+        // sysbench's pgsql driver leaves sql_errno at 0; MySQL's is the error's number.
+        self.errno = match dialect {
+            Dialect::Postgres => 0,
+            _ => first.parse().unwrap_or(-1),
+        };
         // MySQL's code reads "1213 (40001)": the number, then the SQLSTATE.
         self.state = words
             .next()
@@ -185,15 +218,18 @@ impl ConnState {
             .unwrap_or_else(|| e.code.clone());
         self.errmsg = e.message.clone();
         if e.class == ErrorClass::ConnectionLost {
-            return sql_error(e);
+            return Failed::Lua(sql_error(e));
         }
         let restart = Restart {
-            errno: if self.errno >= 0 { self.errno } else { 0 },
+            errno: self.errno.max(0),
             state: self.state.clone(),
             message: e.message.clone(),
-            query: query.to_string(),
+            query: match sent {
+                Sent::Text(q) => q.to_string(),
+                _ => "<prepared statement>".to_string(),
+            },
         };
-        let by_driver = match self.target.dialect() {
+        let by_driver = match dialect {
             Dialect::Postgres => PGSQL_IGNORABLE.contains(&first.as_str()),
             Dialect::Mysql => {
                 let list = &self.data.ctx.mysql_ignore_errors;
@@ -201,10 +237,18 @@ impl ConnState {
             }
             _ => e.class.is_retryable(),
         };
-        let ignorable = by_driver || hook_says_ignorable(lua, &restart).unwrap_or(false);
+        if !by_driver {
+            super::say::failed_statement(dialect, &e, self.errno, sent);
+        }
+        let ignorable = by_driver || hook_says_ignorable(lua, this, &restart).unwrap_or(false);
         if !ignorable {
-            e.class = ErrorClass::Fatal;
-            return sql_error(e);
+            return Failed::Raise(
+                format!(
+                    "SQL error, errno = {}, state = '{}': {}",
+                    self.errno, self.state, self.errmsg
+                ),
+                2,
+            );
         }
         // PostgreSQL refuses every statement of a failed transaction until it ends; MySQL has
         // rolled back already after a deadlock. Either way the restarted event starts clean.
@@ -215,19 +259,19 @@ impl ConnState {
             e.class = ErrorClass::Ignored;
         }
         *self.data.restart.borrow_mut() = Some(restart);
-        sql_error(e)
+        Failed::Lua(sql_error(e))
     }
 
-    /// Runs a text statement; rows go to `rows` when it returns a result set.
     pub(super) fn run_text(
         &mut self,
         lua: &Lua,
+        this: &ConnValue<'_>,
         sql: &str,
         rows: Option<&mut Vec<Vec<Option<String>>>>,
-    ) -> mlua::Result<bool> {
+    ) -> Result<bool, Failed> {
         let mut collected = Vec::new();
         let keep = rows.is_some();
-        let out = self.conn()?.simple(sql, &mut |r| {
+        let out = self.conn(3)?.simple(sql, &mut |r| {
             if keep {
                 collected.push(
                     (0..r.len())
@@ -236,8 +280,9 @@ impl ConnState {
                 );
             }
         });
-        let out = out.map_err(|e| self.fail(lua, e, sql))?;
+        let out = out.map_err(|e| self.fail(lua, this(lua), e, Sent::Text(sql)))?;
         let read = out.rows > 0 || returns_rows(sql);
+        self.result_set = read;
         self.count(|q| {
             if read {
                 q.read(out.rows);
@@ -251,14 +296,14 @@ impl ConnState {
         Ok(read)
     }
 
-    pub(super) fn flush_bulk(&mut self, lua: &Lua) -> mlua::Result<()> {
+    pub(super) fn flush_bulk(&mut self, lua: &Lua, this: &ConnValue<'_>) -> Result<(), Failed> {
         if let Some((prefix, rows, n)) = self.bulk.as_mut()
             && *n > 0
         {
             let sql = format!("{prefix} {rows}");
             rows.clear();
             *n = 0;
-            self.run_text(lua, &sql, None)?;
+            self.run_text(lua, this, &sql, None)?;
         }
         Ok(())
     }
@@ -332,11 +377,4 @@ pub enum OptValue {
     Num(f64),
     Str(String),
     List(Vec<String>),
-}
-
-/// Lua's `print` and `io.write` go through C's stdio buffer, dbsweep's own output does not:
-/// flushing after each script function keeps the two in order when stdout is a pipe or file.
-pub fn flush_lua_output() {
-    // SAFETY: fflush(NULL) flushes every C output stream; no pointer is dereferenced.
-    unsafe { libc::fflush(std::ptr::null_mut()) };
 }

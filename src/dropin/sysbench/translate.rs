@@ -305,14 +305,14 @@ pub fn main(args: &[String]) -> Result<Dropin, Error> {
             println!("WARNING: --{old} is deprecated, use --{new} instead");
         }
     }
-    lua::set_notices(style.verbosity >= super::output::NOTICE);
+    lua::set_verbosity(style.verbosity);
     if style.verbosity >= super::output::NOTICE {
         println!("{}", super::output::banner());
     }
     // No script, or `-`: the script is read from standard input and its top level runs.
     let script = match w.script.as_deref() {
         None | Some("-") => {
-            lua::load_only(None)?;
+            lua::load_only(None, None)?;
             return Ok(Dropin::Done(Outcome::Done));
         }
         Some(s) => s.to_string(),
@@ -336,7 +336,7 @@ pub fn main(args: &[String]) -> Result<Dropin, Error> {
     // A script and no command: sysbench loads it (its top level runs) and stops there.
     let Some(command) = w.command else {
         if script_found {
-            lua::load_only(Some(&script))?;
+            lua::load_only(Some(&script), script_target(&rest, has_target)?)?;
         }
         return Ok(Dropin::Done(Outcome::Done));
     };
@@ -452,6 +452,29 @@ fn run_args(
         args.db.target = url;
     }
     Ok((args, timeouts))
+}
+
+/// The database a script run with no command reaches (its top level may connect, as under
+/// sysbench): the one its connection options name, sysbench's default driver (MySQL) else.
+/// Nothing connects until the script does.
+fn script_target(
+    rest: &[String],
+    has_target: bool,
+) -> Result<Option<std::sync::Arc<dyn crate::db::Target>>, Error> {
+    let given = rest
+        .iter()
+        .rev()
+        .find_map(|a| a.strip_prefix("--target="))
+        .map(String::from);
+    let Some(url) = connection(rest.to_vec(), !has_target)?.url.or(given) else {
+        return Ok(None);
+    };
+    let o = crate::db::OpenOptions {
+        create: true,
+        text_statements: false,
+        pipeline: false,
+    };
+    Ok(Some(std::sync::Arc::from(crate::db::open(&url, o)?)))
 }
 
 #[cfg(test)]

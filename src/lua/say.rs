@@ -1,0 +1,197 @@
+//! What sysbench's SQL API says and raises: its drivers' log lines (ALERT, FATAL) as sysbench
+//! 1.0.20's log prints them, a repeated line counted rather than printed again; and its errors
+//! raised as Lua strings at the level sysbench raises them, so that `pcall` and a script's
+//! message read as under sysbench (`file:line: SQL API error`, no traceback).
+
+use std::sync::Mutex;
+
+use mlua::{IntoLuaMulti, Lua, MultiValue, Value};
+
+use crate::db::{DbError, Dialect};
+
+/// The last line said and how often it came again since.
+static LAST: Mutex<(String, u32)> = Mutex::new((String::new(), 0));
+
+/// Prints one of sysbench's log lines on stdout, as its log does: a line equal to the one
+/// before is counted, and the count is said before the next other line.
+pub(super) fn say(line: &str) {
+    flush_lua_output();
+    let mut last = LAST
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if last.0 == line {
+        last.1 += 1;
+        return;
+    }
+    if last.1 > 0 {
+        println!("(last message repeated {} times)", last.1);
+    }
+    *last = (line.to_string(), 0);
+    println!("{line}");
+}
+
+/// An ALERT line, printed under `--verbosity` 1 and above.
+pub(super) fn alert(what: &str) {
+    if super::scripts::verbosity() >= 1 {
+        say(&format!("ALERT: {what}"));
+    }
+}
+
+/// A FATAL line, always printed.
+pub(super) fn fatal(what: &str) {
+    say(&format!("FATAL: {what}"));
+}
+
+/// How an SQL API call failed: an error sysbench raises as a message at a level (2: where the
+/// script called the function), or an error the runner must see (an ignorable one restarts the
+/// event, a lost connection reconnects).
+pub(super) enum Failed {
+    Raise(String, u8),
+    Lua(mlua::Error),
+}
+
+impl From<mlua::Error> for Failed {
+    fn from(e: mlua::Error) -> Failed {
+        Failed::Lua(e)
+    }
+}
+
+/// sysbench's error for a call the API refuses (a closed connection, a failed prepare).
+pub(super) fn api_error(level: u8) -> Failed {
+    Failed::Raise("SQL API error".into(), level)
+}
+
+/// What a raw method answers its Lua wrapper: `true` and its values, or `false`, the message
+/// and the level to raise it at (the wrappers, in [`PRELUDE`], raise it).
+pub(super) fn answer<T: IntoLuaMulti>(lua: &Lua, r: Result<T, Failed>) -> mlua::Result<MultiValue> {
+    match r {
+        Ok(v) => {
+            let mut m = v.into_lua_multi(lua)?;
+            m.push_front(Value::Boolean(true));
+            Ok(m)
+        }
+        Err(Failed::Raise(msg, level)) => (false, msg, level).into_lua_multi(lua),
+        Err(Failed::Lua(e)) => Err(e),
+    }
+}
+
+/// The methods that raise as sysbench's do: each calls its raw method (`_NAME`) and raises what
+/// it answers from the script's own frame. `pass` is tail-called, so level 2 is the caller.
+pub(super) const PRELUDE: &str = r#"
+local function pass(ok, ...)
+  if ok then return ... end
+  local msg, level = ...
+  error(msg, level)
+end
+local function wrap(names)
+  local t = {}
+  for _, name in ipairs(names) do
+    local raw = "_" .. name
+    t[name] = function(self, ...) return pass(self[raw](self, ...)) end
+  end
+  return t
+end
+-- An error descriptor's connection, as sysbench's: a cdata that prints as <sql_connection>
+-- (inspect() shows it so) and reaches the connection's methods.
+local ffi = require("ffi")
+ffi.cdef[[typedef struct { int id; } dbsweep_conn_ref;]]
+local refs, n = {}, 0
+local ref_t = ffi.metatype("dbsweep_conn_ref", {
+  __tostring = function() return "<sql_connection>" end,
+  __index = function(r, k)
+    local c = refs[r.id]
+    local v = c[k]
+    if type(v) == "function" then return function(_, ...) return v(c, ...) end end
+    return v
+  end,
+})
+sysbench.sql._conn_ref = function(c)
+  n = n + 1
+  refs[n] = c
+  refs[n - 64] = nil
+  return ref_t(n)
+end
+local raw_driver = sysbench.sql.driver
+sysbench.sql.driver = function(...) return pass(raw_driver(...)) end
+return {
+  driver = wrap({"connect"}),
+  conn = wrap({"query", "query_row", "prepare", "bulk_insert_init", "bulk_insert_next",
+               "bulk_insert_done"}),
+  stmt = wrap({"execute", "bind_create", "bind_param"}),
+  param = wrap({"set", "set_rand_str"}),
+  result = wrap({"free"}),
+}
+"#;
+
+/// The registry's name of a type's wrappers.
+pub(super) fn registry_name(kind: &str) -> String {
+    format!("dbsweep.sql.{kind}")
+}
+
+/// A statement as it went to the server: its text, or a prepared statement's.
+#[derive(Clone, Copy)]
+pub(super) enum Sent<'a> {
+    Text(&'a str),
+    Prepared(&'a str),
+    /// Nothing was sent (a reconnect).
+    Nothing,
+}
+
+/// What sysbench's driver logs when a statement fails with an error it does not ignore.
+pub(super) fn failed_statement(dialect: Dialect, e: &DbError, errno: i64, sent: Sent<'_>) {
+    match dialect {
+        Dialect::Postgres => {
+            // PGRES_FATAL_ERROR is 7; the prepared statement's text is not said.
+            let call = match sent {
+                Sent::Prepared(_) => "PQexecPrepared",
+                _ => "PQexec",
+            };
+            fatal(&format!("{call}() failed: 7 {}", e.message));
+            if let Sent::Text(q) = sent {
+                fatal(&format!("failed query was: {q}"));
+            }
+        }
+        Dialect::Mysql => {
+            let (call, q) = match sent {
+                Sent::Text(q) => ("mysql_drv_query()", Some(q)),
+                Sent::Prepared(q) => ("mysql_stmt_execute()", Some(q)),
+                Sent::Nothing => ("mysql_drv_reconnect()", None),
+            };
+            match q {
+                Some(q) => fatal(&format!(
+                    "{call} returned error {errno} ({}) for query '{q}'",
+                    e.message
+                )),
+                None => fatal(&format!("{call} returned error {errno} ({})", e.message)),
+            }
+        }
+        _ => fatal(&e.to_string()),
+    }
+}
+
+/// What sysbench's driver logs when a statement cannot be prepared.
+pub(super) fn failed_prepare(dialect: Dialect, e: &DbError, errno: i64, sql: &str) {
+    match dialect {
+        Dialect::Postgres => fatal(&format!("PQprepare() failed: {}", e.libpq_text(Some(sql)))),
+        Dialect::Mysql => {
+            fatal("mysql_stmt_prepare() failed");
+            fatal(&format!("MySQL error: {errno} \"{}\"", e.message));
+        }
+        _ => fatal(&e.to_string()),
+    }
+}
+
+/// What sysbench's driver logs when a connection cannot be opened.
+pub(super) fn failed_connect(dialect: Dialect, e: &DbError) {
+    match dialect {
+        Dialect::Postgres => fatal(&format!("Connection to database failed: {}\n", e.message)),
+        _ => fatal(&e.to_string()),
+    }
+}
+
+/// Lua's `print` and `io.write` go through C's stdio buffer, dbsweep's own output does not:
+/// flushing after each script function keeps the two in order when stdout is a pipe or file.
+pub fn flush_lua_output() {
+    // SAFETY: fflush(NULL) flushes every C output stream; no pointer is dereferenced.
+    unsafe { libc::fflush(std::ptr::null_mut()) };
+}
