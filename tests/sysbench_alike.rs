@@ -326,3 +326,20 @@ fn the_sql_apis_answers_and_failures_are_sysbenchs() {
         );
     }
 }
+
+/// A connection that cannot be opened, through the SQL API: the driver's FATAL lines (libpq's
+/// words for PostgreSQL, MariaDB's connector's numbers and words for MySQL) and
+/// "connection creation failed". No server is needed: nothing listens where these point.
+#[test]
+fn a_failed_connection_is_said_as_sysbench_says_it() {
+    let script = "function event()\n  local drv = sysbench.sql.driver()\n  print(pcall(drv.connect, drv))\nend\n";
+    let run = "--verbosity=1 --events=1";
+    let lines = [
+        format!("{run} --db-driver=pgsql --pgsql-host=no-such-host.invalid c.lua run"),
+        format!("{run} --db-driver=mysql --mysql-host=no-such-host.invalid --mysql-socket= c.lua run"),
+        format!("{run} --db-driver=mysql --mysql-host=127.0.0.1 --mysql-port=1 c.lua run"),
+        format!("{run} --db-driver=mysql --mysql-socket=/nonexistent/mysqld.sock c.lua run"),
+    ];
+    let cases: Vec<(&str, &str)> = lines.iter().map(|l| (l.as_str(), "")).collect();
+    compare(&cases, &[("c.lua", script)]);
+}

@@ -171,7 +171,8 @@ fn connection_url(found: &[(String, String)]) -> Result<String, Error> {
         opt("db").unwrap_or_else(|| "sbtest".into()),
     );
     let mut query: Vec<String> = Vec::new();
-    if let Some(socket) = get("mysql-socket").filter(|_| prefix == "mysql") {
+    // sysbench takes an empty --mysql-socket as none (its suite passes one to mean TCP).
+    if let Some(socket) = get("mysql-socket").filter(|s| prefix == "mysql" && !s.is_empty()) {
         query.push(format!("socket={socket}"));
     }
     if prefix == "mysql" {

@@ -20,7 +20,7 @@ mod shape;
 pub mod socket;
 pub mod sqlite;
 pub mod tls;
-mod url;
+pub(crate) mod url;
 
 pub use crate::error::{DbError, ErrorClass};
 pub use conn::{

@@ -179,7 +179,11 @@ impl UserData for Driver {
             let conn = match this.target.connect() {
                 Ok(c) => c,
                 Err(e) => {
-                    super::say::failed_connect(this.target.dialect(), &e);
+                    super::say::failed_connect(
+                        this.target.dialect(),
+                        &this.target.display_url(),
+                        &e,
+                    );
                     return answer::<()>(
                         lua,
                         Err(Failed::Raise("connection creation failed".into(), 2)),
