@@ -336,7 +336,9 @@ fn a_failed_connection_is_said_as_sysbench_says_it() {
     let run = "--verbosity=1 --events=1";
     let lines = [
         format!("{run} --db-driver=pgsql --pgsql-host=no-such-host.invalid c.lua run"),
-        format!("{run} --db-driver=mysql --mysql-host=no-such-host.invalid --mysql-socket= c.lua run"),
+        format!(
+            "{run} --db-driver=mysql --mysql-host=no-such-host.invalid --mysql-socket= c.lua run"
+        ),
         format!("{run} --db-driver=mysql --mysql-host=127.0.0.1 --mysql-port=1 c.lua run"),
         format!("{run} --db-driver=mysql --mysql-socket=/nonexistent/mysqld.sock c.lua run"),
     ];

@@ -316,7 +316,7 @@ fn install(lua: &Lua, data: &Rc<StateData>, tid: u32) -> mlua::Result<()> {
     install_rand(lua, &sb, data)?;
     install_sql(lua, &sb, data)?;
     g.set("sysbench", sb)?;
-    super::sql::install_wrappers(lua)?;
+    super::sql::install_pcall(lua)?;
     lua.load(WHOLE_LINES).set_name("=dbsweep-print").exec()?;
     lua.load(REPORTS).set_name("=dbsweep-reports").exec()?;
     lua.load(OLD_GLOBALS).set_name("=dbsweep-compat").exec()?;

@@ -1,11 +1,11 @@
 //! What sysbench's SQL API says and raises: its drivers' log lines (ALERT, FATAL) as sysbench
 //! 1.0.20's log prints them, a repeated line counted rather than printed again; and its errors
-//! raised as Lua strings at the level sysbench raises them, so that `pcall` and a script's
-//! message read as under sysbench (`file:line: SQL API error`, no traceback).
+//! raised with the position sysbench's `error(msg, level)` gives them, so that `pcall` and
+//! a script's message read as under sysbench (`file:line: SQL API error`, no traceback).
 
 use std::sync::Mutex;
 
-use mlua::{IntoLuaMulti, Lua, MultiValue, Value};
+use mlua::{Lua, Value};
 
 use crate::db::{DbError, Dialect};
 
@@ -61,35 +61,95 @@ pub(super) fn api_error(level: u8) -> Failed {
     Failed::Raise("SQL API error".into(), level)
 }
 
-/// What a raw method answers its Lua wrapper: `true` and its values, or `false`, the message
-/// and the level to raise it at (the wrappers, in [`PRELUDE`], raise it).
-pub(super) fn answer<T: IntoLuaMulti>(lua: &Lua, r: Result<T, Failed>) -> mlua::Result<MultiValue> {
-    match r {
-        Ok(v) => {
-            let mut m = v.into_lua_multi(lua)?;
-            m.push_front(Value::Boolean(true));
-            Ok(m)
+impl Failed {
+    /// The Lua error to return: a raised message carries its position ("file:line: "), as
+    /// Lua's `error(msg, level)` puts it, and reads as that message alone (see [`said`]).
+    pub(super) fn into_lua(self, lua: &Lua) -> mlua::Error {
+        match self {
+            Failed::Lua(e) => e,
+            Failed::Raise(msg, level) => mlua::Error::external(Raised(positioned(lua, msg, level))),
         }
-        Err(Failed::Raise(msg, level)) => (false, msg, level).into_lua_multi(lua),
-        Err(Failed::Lua(e)) => Err(e),
     }
 }
 
-/// The methods that raise as sysbench's do: each calls its raw method (`_NAME`) and raises what
-/// it answers from the script's own frame. `pass` is tail-called, so level 2 is the caller.
-pub(super) const PRELUDE: &str = r#"
-local function pass(ok, ...)
-  if ok then return ... end
-  local msg, level = ...
-  error(msg, level)
+/// `msg` with the position of the Lua function at sysbench's `level` (2: the one that called
+/// the API's function; a C function such as `pcall` has none).
+fn positioned(lua: &Lua, msg: String, level: u8) -> String {
+    // The frames of dbsweep's own `pcall` (PCALL) are not the script's: they are skipped.
+    let mut want = usize::from(level.saturating_sub(1));
+    if want == 0 {
+        return msg;
+    }
+    let mut at = None;
+    for n in 1..64 {
+        let frame = lua.inspect_stack(n, |d| {
+            let src = d.source().short_src.map(|s| s.into_owned());
+            (src, d.current_line())
+        });
+        let Some((src, line)) = frame else { break };
+        if src.as_deref() == Some(PCALL_NAME) {
+            continue;
+        }
+        want -= 1;
+        if want == 0 {
+            at = src.zip(line).map(|(s, l)| format!("{s}:{l}: "));
+            break;
+        }
+    }
+    match at {
+        Some(at) => format!("{at}{msg}"),
+        None => msg,
+    }
+}
+
+/// The chunk name of [`PCALL`], as Lua shows it.
+pub(super) const PCALL_NAME: &str = "dbsweep-pcall";
+
+/// An error sysbench raises as a plain string (its message, the position in front).
+#[derive(Debug)]
+pub struct Raised(pub String);
+
+impl std::fmt::Display for Raised {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Raised {}
+
+/// The message of a raised error anywhere in `e`'s chain.
+pub fn raised_in(e: &mlua::Error) -> Option<&str> {
+    match e {
+        mlua::Error::ExternalError(inner) => inner.downcast_ref::<Raised>().map(|r| r.0.as_str()),
+        mlua::Error::CallbackError { cause, .. } => raised_in(cause),
+        mlua::Error::WithContext { cause, .. } => raised_in(cause),
+        _ => None,
+    }
+}
+
+/// What `pcall` and `xpcall` hand a script for error `v`: a raised error's message, as the
+/// string sysbench's `error()` raised; anything else as it is.
+pub(super) fn said(lua: &Lua, v: Value) -> mlua::Result<Value> {
+    if let Value::Error(e) = &v
+        && let Some(msg) = raised_in(e)
+    {
+        return Ok(Value::String(lua.create_string(msg)?));
+    }
+    Ok(v)
+}
+
+/// `pcall` and `xpcall` that give a raised error as its message (see [`said`]); run once per
+/// state, after `sysbench._said` is set.
+pub(super) const PCALL: &str = r#"
+local said, raw_pcall, raw_xpcall, select = sysbench._said, pcall, xpcall, select
+sysbench._said = nil
+local function caught(ok, ...)
+  if ok then return ok, ... end
+  return false, said((...))
 end
-local function wrap(names)
-  local t = {}
-  for _, name in ipairs(names) do
-    local raw = "_" .. name
-    t[name] = function(self, ...) return pass(self[raw](self, ...)) end
-  end
-  return t
+function pcall(f, ...) return caught(raw_pcall(f, ...)) end
+function xpcall(f, handler, ...)
+  return raw_xpcall(f, function(e) return handler(said(e)) end, ...)
 end
 -- An error descriptor's connection, as sysbench's: a cdata that prints as <sql_connection>
 -- (inspect() shows it so) and reaches the connection's methods.
@@ -111,22 +171,7 @@ sysbench.sql._conn_ref = function(c)
   refs[n - 64] = nil
   return ref_t(n)
 end
-local raw_driver = sysbench.sql.driver
-sysbench.sql.driver = function(...) return pass(raw_driver(...)) end
-return {
-  driver = wrap({"connect"}),
-  conn = wrap({"query", "query_row", "prepare", "bulk_insert_init", "bulk_insert_next",
-               "bulk_insert_done"}),
-  stmt = wrap({"execute", "bind_create", "bind_param"}),
-  param = wrap({"set", "set_rand_str"}),
-  result = wrap({"free"}),
-}
 "#;
-
-/// The registry's name of a type's wrappers.
-pub(super) fn registry_name(kind: &str) -> String {
-    format!("dbsweep.sql.{kind}")
-}
 
 /// A statement as it went to the server: its text, or a prepared statement's.
 #[derive(Clone, Copy)]

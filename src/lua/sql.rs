@@ -9,7 +9,7 @@ use mlua::{
     AnyUserData, Lua, MultiValue, Table, UserData, UserDataFields, UserDataMethods, Value, Variadic,
 };
 
-use super::say::{Failed, Sent, answer, registry_name};
+use super::say::{Failed, Sent};
 use super::state::BULK_BYTES;
 use super::state::ConnState;
 use super::state::StateData;
@@ -97,7 +97,7 @@ pub(super) fn install_sql(lua: &Lua, sb: &Table, data: &Rc<StateData>) -> mlua::
     sql.set("error", errors)?;
     let d = data.clone();
     sql.set(
-        "_driver",
+        "driver",
         lua.create_function(move |lua, name: Option<String>| {
             let found = match (&d.ctx.target, name.as_deref()) {
                 (None, _) => {
@@ -138,31 +138,14 @@ pub(super) fn install_sql(lua: &Lua, sb: &Table, data: &Rc<StateData>) -> mlua::
     sb.set("sql", sql)
 }
 
-/// Puts the methods that raise as sysbench's do (say.rs's prelude) where each type's
-/// `__index` finds them; `sysbench.sql.driver` becomes the prelude's.
-pub(super) fn install_wrappers(lua: &Lua) -> mlua::Result<()> {
+/// sysbench's `pcall` and `xpcall` (say.rs): a raised error reaches the script as its
+/// message; and the error descriptor's connection.
+pub(super) fn install_pcall(lua: &Lua) -> mlua::Result<()> {
     let sb: Table = lua.globals().get("sysbench")?;
-    let sql: Table = sb.get("sql")?;
-    sql.set("driver", sql.get::<Value>("_driver")?)?;
-    let kinds: Table = lua
-        .load(super::say::PRELUDE)
-        .set_name("=dbsweep-sql")
-        .eval()?;
-    for kind in ["driver", "conn", "stmt", "param", "result"] {
-        lua.set_named_registry_value(&registry_name(kind), kinds.get::<Table>(kind)?)?;
-    }
-    Ok(())
-}
-
-/// A type's `__index` for what its methods lack: the prelude's raising wrappers.
-fn wrappers<T, M: UserDataMethods<T>>(m: &mut M, kind: &'static str) {
-    m.add_meta_function(
-        mlua::MetaMethod::Index,
-        move |lua, (_ud, key): (AnyUserData, Value)| {
-            let t: Table = lua.named_registry_value(&registry_name(kind))?;
-            t.raw_get::<Value>(key)
-        },
-    );
+    sb.set("_said", lua.create_function(super::say::said)?)?;
+    lua.load(super::say::PCALL)
+        .set_name(format!("={}", super::say::PCALL_NAME))
+        .exec()
 }
 
 struct Driver {
@@ -173,9 +156,8 @@ struct Driver {
 impl UserData for Driver {
     fn add_methods<M: UserDataMethods<Self>>(m: &mut M) {
         m.add_meta_method("__tostring", |_, _, ()| Ok("<sql_driver>"));
-        wrappers(m, "driver");
         m.add_method("name", |_, this, ()| Ok(driver_name(this.target.dialect())));
-        m.add_method("_connect", |lua, this, ()| {
+        m.add_method("connect", |lua, this, ()| {
             let conn = match this.target.connect() {
                 Ok(c) => c,
                 Err(e) => {
@@ -184,7 +166,7 @@ impl UserData for Driver {
                         &this.target.display_url(),
                         &e,
                     );
-                    return answer::<()>(
+                    return answer(
                         lua,
                         Err(Failed::Raise("connection creation failed".into(), 2)),
                     );
@@ -196,6 +178,7 @@ impl UserData for Driver {
                 data: this.data.clone(),
                 bulk: None,
                 result_set: false,
+                no_rows: None,
                 errno: 0,
                 state: String::new(),
                 errmsg: String::new(),
@@ -227,13 +210,25 @@ impl LuaConn {
         }
     }
 
-    /// A result set of `rows` (a write's, without rows, as sysbench returns one too).
+    /// A result set of `rows`.
     fn result(&self, rows: Vec<Vec<Option<String>>>) -> LuaResult {
         LuaResult {
-            conn: self.0.clone(),
+            conn: Rc::downgrade(&self.0),
             rows,
             next: 0,
         }
+    }
+
+    /// The result set of a statement whose rows the script does not get (a write, a prepared
+    /// statement's execute), as sysbench answers one too: one per connection, made once, so
+    /// that each execute costs no allocation.
+    fn no_rows(&self, lua: &Lua) -> mlua::Result<AnyUserData> {
+        if let Some(ud) = &self.0.borrow().no_rows {
+            return Ok(ud.clone());
+        }
+        let ud = lua.create_userdata(self.result(Vec::new()))?;
+        self.0.borrow_mut().no_rows = Some(ud.clone());
+        Ok(ud)
     }
 }
 
@@ -246,16 +241,18 @@ impl UserData for LuaConn {
 
     fn add_methods<M: UserDataMethods<Self>>(m: &mut M) {
         m.add_meta_method("__tostring", |_, _, ()| Ok("<sql_connection>"));
-        wrappers(m, "conn");
-        m.add_method("_query", |lua, this, sql: String| {
+        m.add_method("query", |lua, this, sql: String| {
             let mut rows = Vec::new();
             let r = this
                 .0
                 .borrow_mut()
                 .run_text(lua, &this.value(), &sql, Some(&mut rows));
-            answer(lua, r.map(|_| this.result(rows)))
+            match answer(lua, r)? {
+                true => lua.create_userdata(this.result(rows)),
+                false => this.no_rows(lua),
+            }
         });
-        m.add_method("_query_row", |lua, this, sql: String| {
+        m.add_method("query_row", |lua, this, sql: String| {
             let mut rows = Vec::new();
             let r = this
                 .0
@@ -279,7 +276,7 @@ impl UserData for LuaConn {
             });
             answer(lua, r)
         });
-        m.add_method("_prepare", |lua, this, sql: String| {
+        m.add_method("prepare", |lua, this, sql: String| {
             let word: String = sql
                 .trim_start()
                 .chars()
@@ -321,7 +318,7 @@ impl UserData for LuaConn {
             answer(lua, r)
         });
         // On a closed connection sysbench's bulk calls say so and do nothing, without failing.
-        m.add_method("_bulk_insert_init", |lua, this, prefix: String| {
+        m.add_method("bulk_insert_init", |lua, this, prefix: String| {
             let mut st = this.0.borrow_mut();
             if st.conn.is_none() {
                 super::say::alert("attempt to use an already closed connection");
@@ -331,7 +328,8 @@ impl UserData for LuaConn {
             st.bulk = Some((prefix, String::new(), 0));
             answer(lua, Ok(true))
         });
-        m.add_method("_bulk_insert_next", |lua, this, values: String| {
+        m.add_method(
+            "bulk_insert_next", |lua, this, values: String| {
             let mut st = this.0.borrow_mut();
             if st.conn.is_none() {
                 super::say::alert("attempt to use an already closed connection");
@@ -340,7 +338,7 @@ impl UserData for LuaConn {
             st.result_set = false;
             let Some((prefix, rows, n)) = st.bulk.as_ref() else {
                 super::say::alert("attempt to call bulk_insert_next() before bulk_insert_init()");
-                return answer::<()>(lua, Err(bulk_failed("next")));
+                return answer(lua, Err(bulk_failed("next")));
             };
             // The statement as sent is the prefix, a space, and the rows joined by commas.
             let with_row = prefix.len() + 1 + rows.len() + usize::from(*n > 0) + values.len();
@@ -352,7 +350,7 @@ impl UserData for LuaConn {
                     )));
                 }
                 if let Err(e) = st.flush_bulk(lua, &this.value()) {
-                    return answer::<()>(lua, Err(as_bulk(e, "next")));
+                    return answer(lua, Err(as_bulk(e, "next")));
                 }
             }
             if let Some((_, rows, n)) = st.bulk.as_mut() {
@@ -364,7 +362,7 @@ impl UserData for LuaConn {
             }
             answer(lua, Ok(true))
         });
-        m.add_method("_bulk_insert_done", |lua, this, ()| {
+        m.add_method("bulk_insert_done", |lua, this, ()| {
             let mut st = this.0.borrow_mut();
             let r = st.flush_bulk(lua, &this.value());
             st.bulk = None;
@@ -392,7 +390,11 @@ impl UserData for LuaConn {
             st.conn = None;
             st.result_set = false;
             match st.target.connect() {
-                Ok(conn) => st.conn = Some(conn),
+                Ok(conn) => {
+                    st.conn = Some(conn);
+                    // sysbench counts the reconnect (its report's `reconnects`).
+                    st.count(|q| q.script_reconnects += 1);
+                }
                 Err(e) => {
                     return match st.fail(lua, this.value()(lua), e, Sent::Nothing) {
                         Failed::Lua(e) => Err(e),
@@ -504,33 +506,29 @@ struct LuaStmt {
 impl UserData for LuaStmt {
     fn add_methods<M: UserDataMethods<Self>>(m: &mut M) {
         m.add_meta_method("__tostring", |_, _, ()| Ok("<sql_statement>"));
-        wrappers(m, "stmt");
-        m.add_method(
-            "_bind_create",
-            |lua, this, (ty, len): (i64, Option<i64>)| {
-                // TINYINT..BIGINT, FLOAT and DOUBLE, CHAR and VARCHAR, as sysbench binds them.
-                if !(1..=6).contains(&ty) && !(11..=12).contains(&ty) {
-                    return answer::<()>(
-                        lua,
-                        Err(Failed::Raise(format!("Unsupported argument type: {ty}"), 2)),
-                    );
-                }
-                let data = this.conn.0.borrow().data.clone();
-                answer(
+        m.add_method("bind_create", |lua, this, (ty, len): (i64, Option<i64>)| {
+            // TINYINT..BIGINT, FLOAT and DOUBLE, CHAR and VARCHAR, as sysbench binds them.
+            if !(1..=6).contains(&ty) && !(11..=12).contains(&ty) {
+                return answer(
                     lua,
-                    Ok(LuaParam {
-                        value: Rc::new(RefCell::new(BindValue::Null)),
-                        data,
-                        integer: (1..=4).contains(&ty),
-                        max_len: (11..=12)
-                            .contains(&ty)
-                            .then(|| len.and_then(|l| usize::try_from(l).ok()))
-                            .flatten(),
-                    }),
-                )
-            },
-        );
-        m.add_method_mut("_bind_param", |lua, this, params: Variadic<AnyUserData>| {
+                    Err(Failed::Raise(format!("Unsupported argument type: {ty}"), 2)),
+                );
+            }
+            let data = this.conn.0.borrow().data.clone();
+            answer(
+                lua,
+                Ok(LuaParam {
+                    value: Rc::new(RefCell::new(BindValue::Null)),
+                    data,
+                    integer: (1..=4).contains(&ty),
+                    max_len: (11..=12)
+                        .contains(&ty)
+                        .then(|| len.and_then(|l| usize::try_from(l).ok()))
+                        .flatten(),
+                }),
+            )
+        });
+        m.add_method_mut("bind_param", |lua, this, params: Variadic<AnyUserData>| {
             // No parameter: sysbench binds nothing and answers nil.
             if params.is_empty() {
                 return answer(lua, Ok(Value::Nil));
@@ -539,11 +537,12 @@ impl UserData for LuaStmt {
                 .iter()
                 .map(|p| p.borrow::<LuaParam>().map(|p| p.value.clone()))
                 .collect::<mlua::Result<_>>()?;
-            answer(lua, Ok(0))
+            answer(lua, Ok(Value::Integer(0)))
         });
-        m.add_method("_execute", |lua, this, ()| {
+        m.add_method("execute", |lua, this, ()| {
             let r = this.run(lua);
-            answer(lua, r.map(|()| this.conn.result(Vec::new())))
+            answer(lua, r)?;
+            this.conn.no_rows(lua)
         });
         m.add_method("close", |_, _, ()| Ok(()));
     }
@@ -597,9 +596,15 @@ impl LuaStmt {
     }
 }
 
+/// An SQL API call's outcome as Lua sees it: its value, or the error sysbench raises.
+fn answer<T>(lua: &Lua, r: Result<T, Failed>) -> mlua::Result<T> {
+    r.map_err(|f| f.into_lua(lua))
+}
+
 /// A result set: all rows, read on `fetch_row`; its connection's, as sysbench's is.
 struct LuaResult {
-    conn: Rc<RefCell<ConnState>>,
+    /// Weak: the connection keeps its rowless result set (`no_rows`).
+    conn: std::rc::Weak<RefCell<ConnState>>,
     rows: Vec<Vec<Option<String>>>,
     next: usize,
 }
@@ -614,7 +619,6 @@ impl UserData for LuaResult {
 
     fn add_methods<M: UserDataMethods<Self>>(m: &mut M) {
         m.add_meta_method("__tostring", |_, _, ()| Ok("<sql_result>"));
-        wrappers(m, "result");
         m.add_method_mut("fetch_row", |lua, this, ()| {
             let Some(row) = this.rows.get(this.next) else {
                 return Ok(Value::Nil);
@@ -630,9 +634,16 @@ impl UserData for LuaResult {
         });
         // sysbench frees its connection's one result set: one that is not there (a write's,
         // one freed, a closed connection's) is refused.
-        m.add_function("_free", |lua, ud: AnyUserData| {
+        m.add_function("free", |lua, ud: AnyUserData| {
             let this = ud.borrow::<LuaResult>()?;
-            let mut st = this.conn.borrow_mut();
+            let Some(conn) = this.conn.upgrade() else {
+                super::say::alert("attempt to use an already closed connection");
+                return answer(
+                    lua,
+                    Err(Failed::Raise("db_free_results() failed".into(), 2)),
+                );
+            };
+            let mut st = conn.borrow_mut();
             let r = if st.conn.is_none() {
                 super::say::alert("attempt to use an already closed connection");
                 Err(Failed::Raise("db_free_results() failed".into(), 2))

@@ -117,6 +117,10 @@ pub fn describe(e: &mlua::Error) -> String {
 }
 
 fn describe_error(e: &mlua::Error) -> String {
+    // An error the SQL API raised as sysbench raises it: its message, with its position.
+    if let Some(msg) = super::say::raised_in(e) {
+        return msg.to_string();
+    }
     if let mlua::Error::CallbackError { cause, .. } = e
         && db_error_of(e).is_none()
     {
@@ -167,6 +171,8 @@ pub(super) struct ConnState {
     pub(super) bulk: Option<(String, String, u64)>,
     /// The last statement returned rows not yet freed (sysbench's DB_CONN_RESULT_SET).
     pub(super) result_set: bool,
+    /// The rowless result set the SQL API answers (made at first use).
+    pub(super) no_rows: Option<mlua::AnyUserData>,
     pub(super) errno: i64,
     pub(super) state: String,
     pub(super) errmsg: String,
