@@ -3,7 +3,8 @@
 //! must be the same. The cases are those sysbench's own cram suite checks (written here
 //! afresh): its refusals and their exit status, `--help`'s sections, the tests written in C
 //! (cpu, memory, threads, mutex and fileio's prepare, run and cleanup), `--verbosity`, a script
-//! on standard input and a script's options. None needs a database server.
+//! on standard input and a script's options, and the Lua SQL API's answers and failures (on
+//! managed PostgreSQL and MariaDB servers, the only tests here that need one).
 
 use std::io::Write as _;
 use std::path::Path;
