@@ -23,6 +23,7 @@ mod pgbench_alike;
 mod pgbench_figures;
 mod phases;
 mod profile;
+mod reference;
 mod remote;
 mod remote_sweep;
 mod report;

@@ -65,6 +65,11 @@ pub enum Command {
     Workloads,
     /// List the server builds a managed target can start, and what each shorthand picks
     Servers(ServersOpts),
+    /// Print a completion script for SHELL on stdout (bash: `dbsweep completions bash >
+    /// /etc/bash_completion.d/dbsweep`; zsh: into a directory of `$fpath` as `_dbsweep`)
+    Completions { shell: clap_complete::Shell },
+    /// Print dbsweep's manual page (roff) on stdout: `dbsweep man > dbsweep.1; man ./dbsweep.1`
+    Man,
     /// Act as sysbench 1.0.20: its command line and its output (also through a link named
     /// `sysbench` to this binary)
     #[command(disable_help_flag = true)]

@@ -25,6 +25,8 @@ fn run_styled(mut cli: Cli, style: Style) -> Result<Outcome, Error> {
             None => servers(),
         },
         Command::Workloads => workloads(),
+        Command::Completions { shell } => completions(shell),
+        Command::Man => man(),
         Command::Prepare(o) => prepare(&o, style),
         Command::Cleanup(o) => cleanup(&o, style),
         Command::Check(o) => check(&o),
@@ -43,6 +45,33 @@ fn run_styled(mut cli: Cli, style: Style) -> Result<Outcome, Error> {
         Command::Sweep(o) => crate::sweep::run(&o),
         Command::Capacity(o) => crate::measure::capacity(&o, style),
     }
+}
+
+/// `dbsweep completions SHELL`: the shell's completion script, made from the command line's
+/// own definitions (so that it cannot drift from them).
+fn completions(shell: clap_complete::Shell) -> Result<Outcome, Error> {
+    let mut cmd = <Cli as clap::CommandFactory>::command();
+    clap_complete::generate(shell, &mut cmd, "dbsweep", &mut std::io::stdout());
+    Ok(Outcome::Done)
+}
+
+/// `dbsweep man`: the manual page, made from the command line's definitions: the main page
+/// and each subcommand's section.
+fn man() -> Result<Outcome, Error> {
+    let cmd = <Cli as clap::CommandFactory>::command();
+    let mut out = Vec::new();
+    clap_mangen::Man::new(cmd.clone())
+        .render(&mut out)
+        .map_err(|e| Error::Run(format!("writing the manual page: {e}")))?;
+    for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set()) {
+        let name = format!("dbsweep-{}", sub.get_name());
+        clap_mangen::Man::new(sub.clone().name(name))
+            .render(&mut out)
+            .map_err(|e| Error::Run(format!("writing the manual page: {e}")))?;
+    }
+    std::io::Write::write_all(&mut std::io::stdout(), &out)
+        .map_err(|e| Error::Run(format!("writing the manual page: {e}")))?;
+    Ok(Outcome::Done)
 }
 
 /// A sysbench command line (the words after `sysbench`): the drop-in answers it, or turns it
