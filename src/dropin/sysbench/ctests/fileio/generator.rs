@@ -46,6 +46,9 @@ pub(super) struct FileIo {
     pub(super) c: Config,
     pub(super) mode: Mode,
     pub(super) files: Vec<File>,
+    /// `--file-io-mode=mmap`: each file's mapping (shared: threads copy in and out of them
+    /// at once, as sysbench's do).
+    pub(super) maps: Vec<memmap2::MmapRaw>,
     pub(super) total: u64,
     pub(super) generator: Mutex<Generator>,
     pub(super) reads: AtomicU64,
@@ -144,7 +147,10 @@ impl FileIo {
 
     pub(super) fn sync(&self, file: u32) -> Result<(), String> {
         let f = &self.files[file as usize];
-        let r = if self.c.fdatasync {
+        // A mapped file is synced through its mapping (msync), as sysbench's is.
+        let r = if let Some(map) = self.maps.get(file as usize) {
+            map.flush()
+        } else if self.c.fdatasync {
             f.sync_data()
         } else {
             f.sync_all()
@@ -250,13 +256,21 @@ impl Test for FileIo {
             return self.submit(l, r);
         }
         let f = &self.files[r.file as usize];
+        let map = self.maps.get(r.file as usize);
         match r.op {
             Op::Write => {
                 let buf = l.buf.bytes(r.size as usize);
                 if self.validate {
                     super::fill(buf, r.pos, &mut l.rng);
                 }
-                f.write_all_at(buf, r.pos).map_err(|e| {
+                let written = match map {
+                    Some(m) => {
+                        copy_into(m, r.pos, buf);
+                        Ok(())
+                    }
+                    None => f.write_all_at(buf, r.pos),
+                };
+                written.map_err(|e| {
                     errno_words(
                         &format!("Failed to write file! file: {} pos: {}", r.file, r.pos),
                         &e,
@@ -270,7 +284,14 @@ impl Test for FileIo {
             }
             Op::Read => {
                 let buf = l.buf.bytes(r.size as usize);
-                f.read_exact_at(buf, r.pos).map_err(|e| {
+                let read = match map {
+                    Some(m) => {
+                        copy_from(m, r.pos, buf);
+                        Ok(())
+                    }
+                    None => f.read_exact_at(buf, r.pos),
+                };
+                read.map_err(|e| {
                     errno_words(
                         &format!("Failed to read file! file: {} pos: {}", r.file, r.pos),
                         &e,
@@ -361,5 +382,54 @@ impl Test for FileIo {
             m.per_second(n(3) / MIB),
             m.per_second(n(4) / MIB)
         )
+    }
+}
+
+/// `--file-io-mode=mmap`: maps each file whole, read and write, shared; a sequential write
+/// test first sizes its new files (sysbench's ftruncate), so that the mapping covers them.
+pub(super) fn map_files(
+    files: &[File],
+    file_size: u64,
+    mode: Mode,
+) -> Result<Vec<memmap2::MmapRaw>, String> {
+    files
+        .iter()
+        .enumerate()
+        .map(|(i, f)| {
+            if mode == Mode::SeqWrite {
+                f.set_len(file_size)
+                    .map_err(|e| errno_words(&format!("ftruncate() failed on file {i}"), &e))?;
+            }
+            memmap2::MmapOptions::new()
+                .len(file_size as usize)
+                .map_raw(f)
+                .map_err(|e| errno_words(&format!("mmap() failed on file {i}"), &e))
+        })
+        .collect()
+}
+
+/// Copies `buf` into mapping `m` at `pos` (the generator keeps every request inside its file).
+fn copy_into(m: &memmap2::MmapRaw, pos: u64, buf: &[u8]) {
+    assert!(
+        pos as usize + buf.len() <= m.len(),
+        "a request past its file"
+    );
+    // SAFETY: the range is inside the mapping (asserted); the mapping lives as long as `m`.
+    // Threads may copy into one range at once, as sysbench's do: the bytes are the test's own
+    // and what a racing copy leaves is never relied on (a validating run is one thread).
+    unsafe {
+        std::ptr::copy_nonoverlapping(buf.as_ptr(), m.as_mut_ptr().add(pos as usize), buf.len())
+    }
+}
+
+/// Copies from mapping `m` at `pos` into `buf`.
+fn copy_from(m: &memmap2::MmapRaw, pos: u64, buf: &mut [u8]) {
+    assert!(
+        pos as usize + buf.len() <= m.len(),
+        "a request past its file"
+    );
+    // SAFETY: as in `copy_into`.
+    unsafe {
+        std::ptr::copy_nonoverlapping(m.as_ptr().add(pos as usize), buf.as_mut_ptr(), buf.len())
     }
 }

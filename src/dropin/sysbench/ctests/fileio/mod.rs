@@ -4,7 +4,8 @@
 //! its request generator (shared by the threads: sequential positions, an fsync every
 //! `--file-fsync-freq` requests once something was written, the read/write ratio of `rndrw`),
 //! `cleanup` removes them. Synchronous IO (`pread`/`pwrite`) or asynchronous (io_uring, with
-//! `--file-async-backlog` requests in flight per thread), with sysbench's open flags.
+//! `--file-async-backlog` requests in flight per thread) or through mappings (mmap), with
+//! sysbench's open flags.
 
 mod aio;
 mod config;
@@ -314,10 +315,10 @@ pub fn run(v: &Values, limits: &Limits, style: &SysbenchStyle) -> Result<Outcome
     }
     text += &format!(
         "Using {} I/O mode\n{}Doing {} test\n",
-        if c.io_async {
-            "asynchronous"
-        } else {
-            "synchronous"
+        match (c.io_async, c.io_mmap) {
+            (true, _) => "asynchronous",
+            (_, true) => "fast mmaped",
+            _ => "synchronous",
         },
         if style.validate {
             "Using checksums validation.\n"
@@ -330,11 +331,23 @@ pub fn run(v: &Values, limits: &Limits, style: &SysbenchStyle) -> Result<Outcome
     let Ok(files) = open_files(&c, mode, style) else {
         return Ok(Outcome::Failed);
     };
+    let maps = if c.io_mmap {
+        match generator::map_files(&files, c.file_size, mode) {
+            Ok(m) => m,
+            Err(e) => {
+                println!("FATAL: {e}");
+                return Ok(Outcome::Failed);
+            }
+        }
+    } else {
+        Vec::new()
+    };
     let seed = limits.rand_seed;
     let test = FileIo {
         total: c.file_size * u64::from(c.files),
         mode,
         files,
+        maps,
         generator: Mutex::new(Generator {
             position: 0,
             current_file: 0,
