@@ -45,8 +45,8 @@ fn files(dir: &Path) -> Vec<String> {
 /// A managed PostgreSQL and a scratch directory holding a `pgbench` link to dbsweep: what each
 /// comparison with a server runs beside (the scratch and the server live as long as it).
 struct Beside {
-    s: Scratch,
-    server: dbsweep::server::ManagedServer,
+    _s: Scratch,
+    _server: dbsweep::server::ManagedServer,
     dir: std::path::PathBuf,
     link: std::path::PathBuf,
     port: String,
@@ -61,8 +61,8 @@ impl Beside {
         std::os::unix::fs::symlink(assert_cmd::cargo::cargo_bin("dbsweep"), &link).unwrap();
         let port = server.port.to_string();
         Beside {
-            s,
-            server,
+            _s: s,
+            _server: server,
             dir,
             link,
             port,
@@ -158,13 +158,10 @@ SELECT :u, :x, :n, :b;
 
 #[test]
 fn a_seeded_scripts_values_are_pgbenchs() {
+    let beside = Beside::new();
     let Beside {
-        s: _s,
-        server: _server,
-        dir,
-        link,
-        port,
-    } = Beside::new();
+        dir, link, port, ..
+    } = &beside;
     let script = dir.join("functions.sql");
     std::fs::write(&script, FUNCTIONS).unwrap();
     for clients in ["1", "3"] {
@@ -172,7 +169,7 @@ fn a_seeded_scripts_values_are_pgbenchs() {
             "-h",
             "127.0.0.1",
             "-p",
-            &port,
+            port,
             "-U",
             "sbtest",
             "-n",
@@ -189,8 +186,8 @@ fn a_seeded_scripts_values_are_pgbenchs() {
         .map(|a| a.to_string())
         .chain([script.to_string_lossy().to_string(), "sbtest".into()])
         .collect();
-        let theirs = outcome(Path::new(PGBENCH), &dir, &args, &[]);
-        let ours = outcome(&link, &dir, &args, &[]);
+        let theirs = outcome(Path::new(PGBENCH), dir, &args, &[]);
+        let ours = outcome(link, dir, &args, &[]);
         assert_eq!(theirs.0, 0, "{}", theirs.2);
         assert_eq!(ours.0, 0, "{}", ours.2);
         // Each client's lines in order (clients run at once: their lines interleave).
@@ -207,7 +204,7 @@ fn a_seeded_scripts_values_are_pgbenchs() {
         assert_eq!(b, a, "{clients} client(s)");
     }
     assert_eq!(
-        files(&dir),
+        files(dir),
         ["functions.sql", "pgbench"],
         "files left in the working directory"
     );
@@ -219,20 +216,17 @@ fn a_seeded_scripts_values_are_pgbenchs() {
 /// a client says it is receiving (once per wait for an answer that is not in yet).
 #[test]
 fn debug_lines_are_pgbenchs_in_every_query_mode() {
+    let beside = Beside::new();
     let Beside {
-        s: _s,
-        server: _server,
-        dir,
-        link,
-        port,
-    } = Beside::new();
-    let at = ["-h", "127.0.0.1", "-p", &port, "-U", "sbtest"];
+        dir, link, port, ..
+    } = &beside;
+    let at = ["-h", "127.0.0.1", "-p", port, "-U", "sbtest"];
     let init: Vec<String> = at
         .iter()
         .chain(&["-i", "-q", "sbtest"])
         .map(|a| a.to_string())
         .collect();
-    assert_eq!(outcome(Path::new(PGBENCH), &dir, &init, &[]).0, 0);
+    assert_eq!(outcome(Path::new(PGBENCH), dir, &init, &[]).0, 0);
     for mode in ["simple", "extended", "prepared"] {
         let args: Vec<String> = at
             .iter()
@@ -249,8 +243,8 @@ fn debug_lines_are_pgbenchs_in_every_query_mode() {
             .chain(&["-M", mode, "-d", "sbtest"])
             .map(|a| a.to_string())
             .collect();
-        let theirs = outcome(Path::new(PGBENCH), &dir, &args, &[]);
-        let ours = outcome(&link, &dir, &args, &[]);
+        let theirs = outcome(Path::new(PGBENCH), dir, &args, &[]);
+        let ours = outcome(link, dir, &args, &[]);
         assert_eq!(
             (theirs.0, ours.0),
             (0, 0),
@@ -282,19 +276,16 @@ fn debug_lines_are_pgbenchs_in_every_query_mode() {
 /// counted, then the client aborts with pgbench's line, and the run exits 2, as pgbench's.
 #[test]
 fn a_script_left_inside_a_transaction_aborts_its_client_as_pgbench_does() {
+    let beside = Beside::new();
     let Beside {
-        s: _s,
-        server: _server,
-        dir,
-        link,
-        port,
-    } = Beside::new();
+        dir, link, port, ..
+    } = &beside;
     std::fs::write(dir.join("open.sql"), "BEGIN;SELECT 1;").unwrap();
     let args = words(&format!(
         "-h 127.0.0.1 -p {port} -U sbtest -n -f open.sql sbtest"
     ));
-    let theirs = outcome(Path::new(PGBENCH), &dir, &args, &[]);
-    let ours = outcome(&link, &dir, &args, &[]);
+    let theirs = outcome(Path::new(PGBENCH), dir, &args, &[]);
+    let ours = outcome(link, dir, &args, &[]);
     // What does not depend on the machine's speed or on which program it is.
     let kept = |out: &str| -> Vec<String> {
         out.lines()
@@ -318,13 +309,10 @@ fn a_script_left_inside_a_transaction_aborts_its_client_as_pgbench_does() {
 /// fails without it, through pgbench and through the link alike.
 #[test]
 fn pgoptions_set_the_sessions_parameters_as_libpq_sends_them() {
+    let beside = Beside::new();
     let Beside {
-        s: _s,
-        server: _server,
-        dir,
-        link,
-        port,
-    } = Beside::new();
+        dir, link, port, ..
+    } = &beside;
     std::fs::write(
         dir.join("iso.sql"),
         "SELECT 1/(current_setting('transaction_isolation') = 'repeatable read')::int;\n",
@@ -338,8 +326,8 @@ fn pgoptions_set_the_sessions_parameters_as_libpq_sends_them() {
         "-c default_transaction_isolation=repeatable\\ read",
     )];
     for (env, code) in [(&rr[..], 0), (&[][..], 2)] {
-        let theirs = outcome(Path::new(PGBENCH), &dir, &args, env);
-        let ours = outcome(&link, &dir, &args, env);
+        let theirs = outcome(Path::new(PGBENCH), dir, &args, env);
+        let ours = outcome(link, dir, &args, env);
         assert_eq!(theirs.0, code, "{env:?}: {}", theirs.2);
         assert_eq!(ours.0, code, "{env:?}: {}", ours.2);
     }
@@ -349,13 +337,10 @@ fn pgoptions_set_the_sessions_parameters_as_libpq_sends_them() {
 /// before a name with a space): the command fails as pgbench's does, with its two lines.
 #[test]
 fn gset_into_a_name_no_variable_can_have_fails_as_pgbench_does() {
+    let beside = Beside::new();
     let Beside {
-        s: _s,
-        server: _server,
-        dir,
-        link,
-        port,
-    } = Beside::new();
+        dir, link, port, ..
+    } = &beside;
     for (i, script) in [
         "SELECT 1 \\gset\n",
         "SELECT 1 AS \"bad name!\" \\gset\n",
@@ -368,8 +353,8 @@ fn gset_into_a_name_no_variable_can_have_fails_as_pgbench_does() {
         let args = words(&format!(
             "-h 127.0.0.1 -p {port} -U sbtest -n -t 1 -M prepared -f g{i}.sql sbtest"
         ));
-        let theirs = outcome(Path::new(PGBENCH), &dir, &args, &[]);
-        let ours = outcome(&link, &dir, &args, &[]);
+        let theirs = outcome(Path::new(PGBENCH), dir, &args, &[]);
+        let ours = outcome(link, dir, &args, &[]);
         assert_eq!(theirs.0, 2, "{script}: {}", theirs.2);
         assert_eq!((ours.0, &ours.2), (theirs.0, &theirs.2), "{script}");
     }
@@ -380,13 +365,10 @@ fn gset_into_a_name_no_variable_can_have_fails_as_pgbench_does() {
 /// DETAIL, and CONTEXT with the bound parameters) and its exit status, byte for byte.
 #[test]
 fn a_running_scripts_failures_are_pgbenchs_to_the_byte() {
+    let beside = Beside::new();
     let Beside {
-        s: _s,
-        server: _server,
-        dir,
-        link,
-        port,
-    } = Beside::new();
+        dir, link, port, ..
+    } = &beside;
     let many: Vec<&str> = vec![":one"; 256];
     let scripts = [
         "select '1' as one \\gset\nSELECT 1 / (random() / 2)::int, :one::int, :two::int;\n".to_string(),
@@ -408,8 +390,8 @@ fn a_running_scripts_failures_are_pgbenchs_to_the_byte() {
             let args = words(&format!(
                 "-h 127.0.0.1 -p {port} -U sbtest -n -t 1 -D one=1 -M {mode} -f f{i}.sql sbtest"
             ));
-            let theirs = outcome(Path::new(PGBENCH), &dir, &args, &env);
-            let ours = outcome(&link, &dir, &args, &env);
+            let theirs = outcome(Path::new(PGBENCH), dir, &args, &env);
+            let ours = outcome(link, dir, &args, &env);
             assert_ne!(theirs.0, 0, "{mode} {script}: {}", theirs.2);
             assert_eq!((ours.0, &ours.2), (theirs.0, &theirs.2), "{mode} {script}");
         }
