@@ -6,7 +6,7 @@ use std::collections::HashMap;
 
 use super::debug::{debug_line, meta_words};
 use super::expr::{self, Env, Value};
-use super::prepare::Stmt;
+use super::prepare::{Stmt, said_in};
 use super::script::{self, Command, Script};
 use super::vars::{Stored, keep, stored};
 use crate::clock::Stamp;
@@ -670,15 +670,6 @@ impl PgbenchClient {
 
 /// What a command that keeps its result read: the rows counted, an error found, the columns
 /// of earlier result sets (`\aset`) and of the last row.
-/// `e` with the statement it failed in, where the server said more than its message (libpq
-/// words such an error with the statement's line and a caret under the position).
-fn said_in(mut e: DbError, sql: impl FnOnce() -> String) -> DbError {
-    if e.notes.is_some() {
-        e.statement = Some(sql());
-    }
-    e
-}
-
 struct Set {
     rows: u64,
     bad: Option<String>,

@@ -107,3 +107,12 @@ impl PgbenchClient {
         Ok(n)
     }
 }
+
+/// `e` with the statement it failed in, where the server said more than its message (libpq
+/// words such an error with the statement's line and a caret under the position).
+pub(super) fn said_in(mut e: DbError, sql: impl FnOnce() -> String) -> DbError {
+    if e.notes.is_some() {
+        e.statement = Some(sql());
+    }
+    e
+}
