@@ -97,6 +97,8 @@ fn option_and_script_errors_are_pgbenchs_to_the_byte() {
         "-c three",
         "-i -I dta",
         "a b",
+        // A host name that does not resolve: libpq's words alone.
+        "-h no-such-host.invalid -n -t 1",
     ]
     .iter()
     .map(|c| words(c))

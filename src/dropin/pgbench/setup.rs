@@ -189,6 +189,10 @@ pub(super) fn connection_failed(url: &str, e: &crate::error::DbError) -> String 
     } else {
         format!("at \"{}\", port {port}", u.host)
     };
+    // A name that does not resolve is said alone: libpq fails before it tries a server.
+    if e.message.starts_with("could not translate host name") {
+        return e.message.clone();
+    }
     // A SQLSTATE is the server's word (its FATAL); anything else is the system's.
     let from_server = e.code.len() == 5 && e.code.bytes().all(|b| b.is_ascii_alphanumeric());
     if from_server {
