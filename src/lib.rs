@@ -11,6 +11,7 @@ pub mod dropin;
 pub mod error;
 pub mod input;
 pub mod interrupt;
+pub mod ioengine;
 pub mod lua;
 pub mod measure;
 pub mod metrics;

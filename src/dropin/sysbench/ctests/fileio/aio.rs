@@ -1,10 +1,13 @@
 //! fileio's asynchronous IO (`--file-io-mode=async`): each thread keeps up to
-//! `--file-async-backlog` requests in flight on an io_uring of its own (the io-uring crate),
-//! and counts a request when it completes, as sysbench's libaio mode does.
+//! `--file-async-backlog` requests in flight on a ring of its own (the shared IO engine's,
+//! ioengine::ring), and counts a request when it completes, as sysbench's libaio mode does.
+//! What is sysbench's here: a request's kind and size carried in its tag, and the words of a
+//! failure.
 
-use io_uring::{IoUring, opcode, squeue, types};
+use crate::ioengine::ring::{self, Stop};
+pub use ring::Op;
 
-/// A request's kind and size, carried through the ring in its user data.
+/// A request's kind and size, carried through the ring in its tag.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(super) enum Done {
     Read(u64),
@@ -28,45 +31,55 @@ impl Done {
             _ => Done::Fsync,
         }
     }
+
+    fn of(op: &Op) -> Done {
+        match *op {
+            Op::Read { len, .. } => Done::Read(u64::from(len)),
+            Op::Write { len, .. } => Done::Write(u64::from(len)),
+            Op::Fsync { .. } => Done::Fsync,
+        }
+    }
 }
 
-/// One thread's ring and what it has in flight.
-pub(super) struct Ring {
-    ring: IoUring,
-    inflight: u32,
-    backlog: u32,
+/// A stopped ring in sysbench's words (its libaio calls').
+fn words(s: Stop) -> String {
+    match s {
+        Stop::Setup(e) => format!("io_uring_setup() failed: {e}"),
+        Stop::Submit(e) => format!("io_submit() failed! {e}"),
+        Stop::Full => "io_submit() failed! (the ring stays full)".to_string(),
+        Stop::Wait(e) => format!("io_getevents() failed! {e}"),
+        Stop::Handler(s) => s,
+    }
 }
 
-/// A request to put in flight: the file, the buffer (which must outlive the request: the
-/// thread's own, drained before it is freed), the position.
-pub(super) enum Op {
-    Read {
-        fd: i32,
-        buf: *mut u8,
-        len: u32,
-        pos: u64,
-    },
-    Write {
-        fd: i32,
-        buf: *const u8,
-        len: u32,
-        pos: u64,
-    },
-    Fsync {
-        fd: i32,
-        data_only: bool,
-    },
+/// One thread's ring.
+pub(super) struct Ring(ring::Ring);
+
+/// Checks a completion's result and hands its request to `done`.
+fn judged<'a>(
+    done: &'a mut dyn FnMut(Done) -> Result<(), String>,
+) -> impl FnMut(u64, i32) -> Result<(), String> + 'a {
+    move |tag, result| {
+        let what = Done::unpack(tag);
+        let expected = match what {
+            Done::Read(n) | Done::Write(n) => n as i64,
+            Done::Fsync => 0,
+        };
+        if i64::from(result) != expected {
+            return Err(match what {
+                Done::Read(_) => "Asynchronous read failed!",
+                Done::Write(_) => "Asynchronous write failed!",
+                Done::Fsync => "Asynchronous fsync failed!",
+            }
+            .to_string());
+        }
+        done(what)
+    }
 }
 
 impl Ring {
     pub(super) fn new(backlog: u32) -> Result<Ring, String> {
-        let ring = IoUring::new(backlog.next_power_of_two().max(2))
-            .map_err(|e| format!("io_uring_setup() failed: {e}"))?;
-        Ok(Ring {
-            ring,
-            inflight: 0,
-            backlog,
-        })
+        ring::Ring::new(backlog).map(Ring).map_err(words)
     }
 
     /// Puts `op` in flight, first waiting for completions while the backlog is full; each
@@ -76,82 +89,8 @@ impl Ring {
         op: Op,
         done: &mut dyn FnMut(Done) -> Result<(), String>,
     ) -> Result<(), String> {
-        while self.inflight >= self.backlog {
-            self.reap(1, done)?;
-        }
-        let (entry, what): (squeue::Entry, Done) = match op {
-            Op::Read { fd, buf, len, pos } => (
-                opcode::Read::new(types::Fd(fd), buf, len)
-                    .offset(pos)
-                    .build(),
-                Done::Read(u64::from(len)),
-            ),
-            Op::Write { fd, buf, len, pos } => (
-                opcode::Write::new(types::Fd(fd), buf, len)
-                    .offset(pos)
-                    .build(),
-                Done::Write(u64::from(len)),
-            ),
-            Op::Fsync { fd, data_only } => {
-                let mut f = opcode::Fsync::new(types::Fd(fd));
-                if data_only {
-                    f = f.flags(types::FsyncFlags::DATASYNC);
-                }
-                (f.build(), Done::Fsync)
-            }
-        };
-        // SAFETY: the file stays open and the buffer alive until the request completes: the
-        // thread drains its ring (`drain`) before either goes.
-        let entry = entry.user_data(what.pack());
-        let pushed = unsafe { self.ring.submission().push(&entry) };
-        if pushed.is_err() {
-            self.reap(1, done)?;
-            // SAFETY: as above.
-            unsafe { self.ring.submission().push(&entry) }
-                .map_err(|_| "io_submit() failed! (the ring stays full)".to_string())?;
-        }
-        self.ring
-            .submit()
-            .map_err(|e| format!("io_submit() failed! {e}"))?;
-        self.inflight += 1;
-        Ok(())
-    }
-
-    /// Waits for at least `min` completions and hands each to `done`.
-    fn reap(
-        &mut self,
-        min: u32,
-        done: &mut dyn FnMut(Done) -> Result<(), String>,
-    ) -> Result<(), String> {
-        let want = min.min(self.inflight) as usize;
-        if want > 0 {
-            self.ring
-                .submit_and_wait(want)
-                .map_err(|e| format!("io_getevents() failed! {e}"))?;
-        }
-        let completed: Vec<(u64, i32)> = self
-            .ring
-            .completion()
-            .map(|c| (c.user_data(), c.result()))
-            .collect();
-        for (data, result) in completed {
-            self.inflight = self.inflight.saturating_sub(1);
-            let what = Done::unpack(data);
-            let expected = match what {
-                Done::Read(n) | Done::Write(n) => n as i64,
-                Done::Fsync => 0,
-            };
-            if i64::from(result) != expected {
-                return Err(match what {
-                    Done::Read(_) => "Asynchronous read failed!",
-                    Done::Write(_) => "Asynchronous write failed!",
-                    Done::Fsync => "Asynchronous fsync failed!",
-                }
-                .to_string());
-            }
-            done(what)?;
-        }
-        Ok(())
+        let tag = Done::of(&op).pack();
+        self.0.submit(op, tag, &mut judged(done)).map_err(words)
     }
 
     /// Waits for everything in flight.
@@ -159,22 +98,7 @@ impl Ring {
         &mut self,
         done: &mut dyn FnMut(Done) -> Result<(), String>,
     ) -> Result<(), String> {
-        while self.inflight > 0 {
-            self.reap(self.inflight, done)?;
-        }
-        Ok(())
-    }
-}
-
-impl Drop for Ring {
-    /// Never frees a buffer the kernel may still write: what is in flight completes first.
-    fn drop(&mut self) {
-        while self.inflight > 0 {
-            let before = self.inflight;
-            if self.reap(self.inflight, &mut |_| Ok(())).is_err() && self.inflight == before {
-                break;
-            }
-        }
+        self.0.drain(&mut judged(done)).map_err(words)
     }
 }
 

@@ -11,7 +11,8 @@ use rand::rngs::SmallRng;
 
 use super::aio::{self, Done, Ring};
 use super::config::{Config, Mode};
-use super::{Aligned, MIB, errno_words};
+use super::{MIB, errno_words};
+use crate::ioengine::Aligned;
 use crate::dropin::sysbench::ctests::engine::{Measured, Test};
 use crate::results::figures::Interval;
 

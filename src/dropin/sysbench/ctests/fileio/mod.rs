@@ -25,6 +25,7 @@ use crate::dropin::sysbench::output::SysbenchStyle;
 use crate::error::{Error, Outcome};
 pub use config::OPTIONS;
 use config::{Config, Mode, config};
+use crate::ioengine::Aligned;
 use generator::{FileIo, Generator};
 
 fn name(i: u32) -> String {
@@ -58,24 +59,6 @@ pub(super) fn errno_words(what: &str, e: &std::io::Error) -> String {
         .to_string_lossy()
         .into_owned();
     format!("{what} errno = {code} ({text})")
-}
-
-/// A buffer aligned for O_DIRECT (4 KiB) of `len` bytes.
-pub(super) struct Aligned {
-    pub(super) raw: Vec<u8>,
-    pub(super) at: usize,
-    pub(super) len: usize,
-}
-
-impl Aligned {
-    pub(super) fn new(len: usize) -> Aligned {
-        let raw = vec![0u8; len + 4096];
-        let at = raw.as_ptr().align_offset(4096);
-        Aligned { raw, at, len }
-    }
-    pub(super) fn bytes(&mut self, n: usize) -> &mut [u8] {
-        &mut self.raw[self.at..self.at + n.min(self.len)]
-    }
 }
 
 pub fn prepare(v: &Values, style: &SysbenchStyle) -> Result<Outcome, Error> {
