@@ -12,6 +12,7 @@ pub mod error;
 pub mod input;
 pub mod interrupt;
 pub mod ioengine;
+pub mod limits;
 pub mod lua;
 pub mod measure;
 pub mod metrics;

@@ -61,6 +61,11 @@ pub enum Command {
     /// Combine the results files of client hosts that ran at once (--start-at) into one:
     /// histograms added, counters summed, intervals aligned by wall-clock second
     Merge(MergeOpts),
+    /// Measure what this machine can do at most where the data lives: the disk's random reads
+    /// and writes of the server's page at queue depths 1 to 64, its sequential MB/s, and the
+    /// log's sync (a block written and synced, by one writer and by N); kept for a day per
+    /// device
+    Limits(LimitsOpts),
     /// List the built-in workloads
     Workloads,
     /// List the server builds a managed target can start, and what each shorthand picks
@@ -104,6 +109,45 @@ pub struct CapacityOpts {
     pub max_probe_time: f64,
     #[command(flatten)]
     pub args: RunArgs,
+}
+
+/// `dbsweep limits`: where to probe and the probes' shape.
+#[derive(Debug, Args)]
+pub struct LimitsOpts {
+    /// The directory whose file system is probed (the probe's files are made there and
+    /// removed after); the current directory when neither this nor --target is given
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
+    /// Probe where this database keeps its data: a SQLite file's directory, or a PostgreSQL
+    /// or MySQL server's data directory (on this host), with its page size
+    #[arg(long, value_name = "URL")]
+    pub target: Option<String>,
+    /// Bytes per random request: the server's page (InnoDB 16384, PostgreSQL 8192, SQLite
+    /// 4096); from --target's server, else 16384
+    #[arg(long, value_name = "BYTES")]
+    pub page_size: Option<u64>,
+    /// Bytes per log write in the commit probes [default: 4096]
+    #[arg(long, value_name = "BYTES")]
+    pub log_block: Option<u64>,
+    /// Writers of the commit probe beside the single one (group commit's headroom)
+    #[arg(long, default_value_t = 8, value_name = "N")]
+    pub writers: u32,
+    /// The probe file's size (512M, 2G) [default: 2G]
+    #[arg(long, value_name = "SIZE")]
+    pub size: Option<String>,
+    /// Seconds per probe
+    #[arg(long, default_value_t = 3.0, value_name = "SECONDS")]
+    pub seconds: f64,
+    /// The random probes' queue depths [default: 1,4,16,64]
+    #[arg(long, value_name = "LIST")]
+    pub depths: Option<String>,
+    /// Also write the limits as JSON to FILE
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+    /// Print the limits measured on this device within the day, when there are, instead of
+    /// measuring again
+    #[arg(long)]
+    pub cached: bool,
 }
 
 #[derive(Debug, Args)]

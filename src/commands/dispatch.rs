@@ -25,6 +25,7 @@ fn run_styled(mut cli: Cli, style: Style) -> Result<Outcome, Error> {
             None => servers(),
         },
         Command::Workloads => workloads(),
+        Command::Limits(o) => super::limits::limits(&o),
         Command::Completions { shell } => completions(shell),
         Command::Man => man(),
         Command::Prepare(o) => prepare(&o, style),

@@ -3,6 +3,7 @@
 //! of these and hands it back here; a sysbench Lua script's command runs in `measure`.
 
 mod dispatch;
+mod limits;
 mod results;
 mod tpcc;
 pub use dispatch::{pgbench, run, sysbench};

@@ -19,5 +19,6 @@ mod validate;
 pub use cells::{Cell, Config, Host, Pause, Step, StepKind, Sweep, SweepTarget, TargetSpec};
 pub use file::{Class, ConfigDef, LoadDef, PlanFile, StepDef, TargetDef};
 pub use load::format_seconds;
+pub use options::parse_size;
 pub use step_options::StepOptions;
 pub use validate::sqlite_url;

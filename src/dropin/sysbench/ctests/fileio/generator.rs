@@ -12,8 +12,8 @@ use rand::rngs::SmallRng;
 use super::aio::{self, Done, Ring};
 use super::config::{Config, Mode};
 use super::{MIB, errno_words};
-use crate::ioengine::Aligned;
 use crate::dropin::sysbench::ctests::engine::{Measured, Test};
+use crate::ioengine::Aligned;
 use crate::results::figures::Interval;
 
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -23,9 +23,9 @@ use super::engine::{self, Limits};
 use super::{Values, fatal};
 use crate::dropin::sysbench::output::SysbenchStyle;
 use crate::error::{Error, Outcome};
+use crate::ioengine::Aligned;
 pub use config::OPTIONS;
 use config::{Config, Mode, config};
-use crate::ioengine::Aligned;
 use generator::{FileIo, Generator};
 
 fn name(i: u32) -> String {

@@ -1,0 +1,181 @@
+//! `dbsweep limits`: the machine's ceilings on the file system that holds the data (a given
+//! directory, a SQLite file's, a local server's data directory), printed as a table, with the
+//! lines of what could not be probed on stderr; kept in the device's cache and, with `--out`,
+//! in a JSON file.
+
+use std::path::PathBuf;
+
+use crate::cli::LimitsOpts;
+use crate::db::{self, Dialect, OpenOptions};
+use crate::error::{Error, Outcome};
+use crate::limits::{self, Measured, Said, Shape};
+
+/// Where to probe and the page to probe with, from `--dir` or `--target`.
+pub fn shape_of(o: &LimitsOpts) -> Result<Shape, Error> {
+    let (dir, page) = match (&o.dir, &o.target) {
+        (Some(d), None) => (d.clone(), None),
+        (None, Some(url)) => target_place(url)?,
+        (Some(_), Some(_)) => {
+            return Err(Error::Usage(
+                "limits: --dir and --target name the place twice: give one".into(),
+            ));
+        }
+        (None, None) => (PathBuf::from("."), None),
+    };
+    let mut s = Shape::new(dir, o.page_size.or(page).unwrap_or(16384));
+    if let Some(b) = o.log_block {
+        s.log_block = b;
+    }
+    s.writers = o.writers;
+    s.seconds = o.seconds;
+    if let Some(size) = &o.size {
+        s.size = crate::plan::sweep_plan::parse_size(size)
+            .filter(|&n| n >= 1 << 20)
+            .ok_or_else(|| Error::Option {
+                option: "size".into(),
+                why: format!("{size:?} is not a size of at least 1M (512M, 2G)"),
+            })?;
+    }
+    if let Some(d) = &o.depths {
+        s.depths = d
+            .split(',')
+            .map(|x| {
+                x.trim()
+                    .parse::<u32>()
+                    .ok()
+                    .filter(|&n| (1..=4096).contains(&n))
+            })
+            .collect::<Option<Vec<u32>>>()
+            .ok_or_else(|| Error::Option {
+                option: "depths".into(),
+                why: format!("{d:?} is not a list of queue depths from 1 to 4096 (1,4,16,64)"),
+            })?;
+    }
+    for (name, v) in [("page-size", s.page), ("log-block", s.log_block)] {
+        if !(512..=64 << 20).contains(&v) || v % 512 != 0 {
+            return Err(Error::Option {
+                option: name.into(),
+                why: format!("{v} is not a multiple of 512 bytes from 512 to 64M"),
+            });
+        }
+    }
+    if !(s.seconds > 0.0 && s.seconds <= 3600.0) {
+        return Err(Error::Option {
+            option: "seconds".into(),
+            why: format!("{} is not from 0 to 3600 seconds", s.seconds),
+        });
+    }
+    if s.writers == 0 || s.writers > 1024 {
+        return Err(Error::Option {
+            option: "writers".into(),
+            why: format!("{} is not from 1 to 1024", s.writers),
+        });
+    }
+    Ok(s)
+}
+
+/// A target's data directory and page size: a SQLite file's directory and page; a server's
+/// `data_directory` or `@@datadir` and its block or InnoDB page, when the server is on this
+/// host (else the directory is not here to probe).
+fn target_place(url: &str) -> Result<(PathBuf, Option<u64>), Error> {
+    if let Some(dir) = db::sqlite_dir(url) {
+        return Ok((dir, Some(4096)));
+    }
+    let (dir_sql, page_sql) = match db::dialect_of(url) {
+        Some(Dialect::Postgres) => ("SHOW data_directory", "SHOW block_size"),
+        Some(Dialect::Mysql) => ("SELECT @@datadir", "SELECT @@innodb_page_size"),
+        _ => {
+            return Err(Error::Usage(format!(
+                "limits: --target {}: not a database whose disk can be probed",
+                db::redact_url(url)
+            )));
+        }
+    };
+    let t = db::open(url, OpenOptions::default())?;
+    let mut c = t
+        .connect()
+        .map_err(|e| Error::db(format!("limits: connecting to {}", db::redact_url(url)), e))?;
+    let dir = c
+        .query_text(dir_sql)
+        .map_err(|e| Error::db(format!("limits: {dir_sql}"), e))?
+        .ok_or_else(|| Error::Run(format!("limits: {dir_sql} answered nothing")))?;
+    let page = c
+        .query_text(page_sql)
+        .ok()
+        .flatten()
+        .and_then(|p| p.trim().parse().ok());
+    let dir = PathBuf::from(dir.trim_end_matches('/'));
+    if !dir.is_dir() {
+        return Err(Error::Run(format!(
+            "limits: the server's data directory {} is not on this host: run `dbsweep limits --dir {}` there",
+            dir.display(),
+            dir.display()
+        )));
+    }
+    Ok((dir, page))
+}
+
+pub fn limits(o: &LimitsOpts) -> Result<Outcome, Error> {
+    let shape = shape_of(o)?;
+    if o.cached
+        && let Some(l) = limits::cached(&shape)
+    {
+        print(&l, true);
+        return finish(o, &l);
+    }
+    println!(
+        "limits of {}: {} per probe, a {} MiB probe file",
+        shape.dir.display(),
+        seconds_words(shape.seconds),
+        shape.size >> 20
+    );
+    println!("{}", limits::header());
+    let mut say = |s: Said| match s {
+        Said::Figure(f) => println!("{}", limits::line(f)),
+        Said::Note(n) => eprintln!("limits: {n}"),
+    };
+    match limits::measure(&shape, &mut say)? {
+        Measured::Interrupted => Ok(Outcome::Interrupted),
+        Measured::Done(l) => {
+            limits::keep(&shape, &l);
+            finish(o, &l)
+        }
+    }
+}
+
+fn finish(o: &LimitsOpts, l: &limits::Limits) -> Result<Outcome, Error> {
+    if let Some(out) = &o.out {
+        crate::results::write_atomic(out, l)?;
+    }
+    if l.figures.is_empty() {
+        return Err(Error::Run(format!(
+            "limits: nothing could be probed in {}",
+            l.dir
+        )));
+    }
+    Ok(Outcome::Done)
+}
+
+fn print(l: &limits::Limits, cached: bool) {
+    if cached {
+        println!(
+            "limits of {} (measured within the day, from the cache)",
+            l.dir
+        );
+    }
+    println!("{}", limits::header());
+    for f in &l.figures {
+        println!("{}", limits::line(f));
+    }
+    for n in &l.notes {
+        eprintln!("limits: {n}");
+    }
+}
+
+fn seconds_words(s: f64) -> String {
+    if s.fract() == 0.0 {
+        format!("{s:.0} s")
+    } else {
+        format!("{s} s")
+    }
+}
