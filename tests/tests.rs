@@ -12,6 +12,7 @@ mod dropin;
 mod fairness;
 mod ibench;
 mod interrupt;
+mod limits;
 mod linkbench;
 mod live_metrics;
 mod lua;

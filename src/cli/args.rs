@@ -141,6 +141,10 @@ pub struct LimitsOpts {
     /// The random probes' queue depths [default: 1,4,16,64]
     #[arg(long, value_name = "LIST")]
     pub depths: Option<String>,
+    /// Run only these probes: random-read, random-write, sequential-read, sequential-write,
+    /// fdatasync, fsync (comma-separated) [default: all]
+    #[arg(long, value_name = "LIST")]
+    pub only: Option<String>,
     /// Also write the limits as JSON to FILE
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,

@@ -51,6 +51,20 @@ pub fn shape_of(o: &LimitsOpts) -> Result<Shape, Error> {
                 why: format!("{d:?} is not a list of queue depths from 1 to 4096 (1,4,16,64)"),
             })?;
     }
+    if let Some(only) = &o.only {
+        s.kinds = only
+            .split(',')
+            .map(|w| limits::Kind::ALL.into_iter().find(|k| k.name() == w.trim()))
+            .collect::<Option<Vec<_>>>()
+            .filter(|k| !k.is_empty())
+            .ok_or_else(|| Error::Option {
+                option: "only".into(),
+                why: format!(
+                    "{only:?} is not a list of probes ({})",
+                    limits::Kind::ALL.map(|k| k.name()).join(", ")
+                ),
+            })?;
+    }
     for (name, v) in [("page-size", s.page), ("log-block", s.log_block)] {
         if !(512..=64 << 20).contains(&v) || v % 512 != 0 {
             return Err(Error::Option {
@@ -117,6 +131,7 @@ fn target_place(url: &str) -> Result<(PathBuf, Option<u64>), Error> {
 
 pub fn limits(o: &LimitsOpts) -> Result<Outcome, Error> {
     let shape = shape_of(o)?;
+    limits::check_dir(&shape.dir)?;
     if o.cached
         && let Some(l) = limits::cached(&shape)
     {
@@ -148,10 +163,8 @@ fn finish(o: &LimitsOpts, l: &limits::Limits) -> Result<Outcome, Error> {
         crate::results::write_atomic(out, l)?;
     }
     if l.figures.is_empty() {
-        return Err(Error::Run(format!(
-            "limits: nothing could be probed in {}",
-            l.dir
-        )));
+        // Why is the note's one line, said already.
+        return Ok(Outcome::Failed);
     }
     Ok(Outcome::Done)
 }

@@ -45,6 +45,8 @@ pub struct Shape {
     /// The sequential probes' block and depth.
     pub seq_block: u64,
     pub seq_depth: u32,
+    /// The probes to run (all by default).
+    pub kinds: Vec<Kind>,
 }
 
 impl Shape {
@@ -60,6 +62,7 @@ impl Shape {
             depths: vec![1, 4, 16, 64],
             seq_block: 1 << 20,
             seq_depth: 4,
+            kinds: Kind::ALL.to_vec(),
         }
     }
 
@@ -168,27 +171,26 @@ fn lay_out(dir: &Path, what: &str, size: u64, direct: bool) -> Result<Scratch, F
 
 /// A failed probe's line.
 fn failed_words(dir: &Path, what: &str, e: &std::io::Error) -> String {
-    match e.raw_os_error() {
-        Some(libc::ENOSPC) | Some(libc::EDQUOT) => format!(
+    use std::io::ErrorKind as K;
+    match e.kind() {
+        K::StorageFull | K::QuotaExceeded => format!(
             "{}: the file system is full ({what}): no {what} probe",
             dir.display()
         ),
-        Some(libc::EROFS) => format!(
+        K::ReadOnlyFilesystem => format!(
             "{}: the file system is read-only: no disk probe",
             dir.display()
         ),
-        Some(libc::EACCES) | Some(libc::EPERM) => format!(
-            "{}: not writable by this user ({e}): no disk probe",
+        K::PermissionDenied => format!(
+            "{}: not writable by this user: no disk probe",
             dir.display()
         ),
         _ => format!("{}: {what} failed: {e}", dir.display()),
     }
 }
 
-/// Measures the limits of `shape.dir`'s file system; `say` gets each figure and note as it
-/// comes (the command prints them; a sweep logs them).
-pub fn measure(shape: &Shape, say: &mut dyn FnMut(Said)) -> Result<Measured, crate::error::Error> {
-    let dir = &shape.dir;
+/// Refuses a place that is not a directory (exit 2), before anything is printed.
+pub fn check_dir(dir: &Path) -> Result<(), crate::error::Error> {
     match std::fs::metadata(dir) {
         Ok(m) if m.is_dir() => {}
         Ok(_) => {
@@ -204,6 +206,14 @@ pub fn measure(shape: &Shape, say: &mut dyn FnMut(Said)) -> Result<Measured, cra
             )));
         }
     }
+    Ok(())
+}
+
+/// Measures the limits of `shape.dir`'s file system; `say` gets each figure and note as it
+/// comes (the command prints them; a sweep logs them).
+pub fn measure(shape: &Shape, say: &mut dyn FnMut(Said)) -> Result<Measured, crate::error::Error> {
+    let dir = &shape.dir;
+    check_dir(dir)?;
     let mut l = Limits {
         measured_at: 0,
         host: std::fs::read_to_string("/proc/sys/kernel/hostname")
@@ -231,21 +241,33 @@ pub fn measure(shape: &Shape, say: &mut dyn FnMut(Said)) -> Result<Measured, cra
             format!("{}: its device cannot be read: {e}", dir.display()),
         ),
     }
+    let fs = l
+        .device
+        .as_ref()
+        .map_or("the file system".to_string(), |d| d.fs.clone());
     match crate::ioengine::has_direct(dir) {
-        Ok(true) => l.direct = true,
-        Ok(false) => {
-            let fs = l
-                .device
-                .as_ref()
-                .map_or("the file system".to_string(), |d| d.fs.clone());
-            note(
-                &mut l,
-                say,
-                format!(
-                    "{}: {fs} has no direct IO (O_DIRECT): the probes go through the page cache and measure memory, not a disk",
-                    dir.display(),
-                ),
-            )
+        Ok(direct) => {
+            l.direct = direct;
+            // tmpfs takes O_DIRECT on newer kernels, and is memory all the same.
+            if matches!(fs.as_str(), "tmpfs" | "ramfs") {
+                note(
+                    &mut l,
+                    say,
+                    format!(
+                        "{}: {fs} keeps its files in memory: the probes measure memory, not a disk",
+                        dir.display()
+                    ),
+                );
+            } else if !direct {
+                note(
+                    &mut l,
+                    say,
+                    format!(
+                        "{}: {fs} has no direct IO (O_DIRECT): the probes go through the page cache and may measure memory, not the disk",
+                        dir.display()
+                    ),
+                );
+            }
         }
         Err(e) => {
             note(&mut l, say, failed_words(dir, "creating a file", &e));
@@ -288,8 +310,21 @@ pub fn measure(shape: &Shape, say: &mut dyn FnMut(Said)) -> Result<Measured, cra
     };
     // The data file: random and sequential probes.
     let direct = l.direct;
-    match lay_out(dir, "data", shape.size, direct) {
-        Ok(data) => {
+    let data_kinds = [
+        Kind::RandomRead,
+        Kind::RandomWrite,
+        Kind::SequentialRead,
+        Kind::SequentialWrite,
+    ];
+    let wanted = |k: &Kind| shape.kinds.contains(k);
+    match data_kinds
+        .iter()
+        .any(wanted)
+        .then(|| lay_out(dir, "data", shape.size, direct))
+        .transpose()
+    {
+        Ok(None) => {}
+        Ok(Some(data)) => {
             let f = data.file.as_ref().expect("laid out");
             let mut plan: Vec<(Kind, u64, u32)> = Vec::new();
             for k in [Kind::RandomRead, Kind::RandomWrite] {
@@ -299,7 +334,7 @@ pub fn measure(shape: &Shape, say: &mut dyn FnMut(Said)) -> Result<Measured, cra
             }
             plan.push((Kind::SequentialRead, shape.seq_block, shape.seq_depth));
             plan.push((Kind::SequentialWrite, shape.seq_block, shape.seq_depth));
-            for (k, block, depth) in plan {
+            for (k, block, depth) in plan.into_iter().filter(|(k, _, _)| wanted(k)) {
                 let r = probe::ring(f, direct, k, shape.size, block, depth, shape.seconds);
                 match run(&mut l, say, r, k.words()) {
                     Ok(true) => {}
@@ -312,14 +347,21 @@ pub fn measure(shape: &Shape, say: &mut dyn FnMut(Said)) -> Result<Measured, cra
         Err(Failed::Io(call, e)) => note(&mut l, say, failed_words(dir, &call, &e)),
     }
     // The log file: the commit ceiling.
-    match lay_out(dir, "log", shape.log_size, false) {
-        Ok(log) => {
+    let log_kinds = [Kind::WriteFdatasync, Kind::WriteFsync];
+    match log_kinds
+        .iter()
+        .any(wanted)
+        .then(|| lay_out(dir, "log", shape.log_size, false))
+        .transpose()
+    {
+        Ok(None) => {}
+        Ok(Some(log)) => {
             let f = log.file.as_ref().expect("laid out");
             let mut writers = vec![1];
             if shape.writers > 1 {
                 writers.push(shape.writers);
             }
-            'kinds: for k in [Kind::WriteFdatasync, Kind::WriteFsync] {
+            'kinds: for k in log_kinds.into_iter().filter(wanted) {
                 for &w in &writers {
                     let r = probe::commits(f, k, shape.log_size, shape.log_block, w, shape.seconds);
                     match run(&mut l, say, r, k.words()) {

@@ -31,6 +31,27 @@ pub enum Kind {
 }
 
 impl Kind {
+    pub const ALL: [Kind; 6] = [
+        Kind::RandomRead,
+        Kind::RandomWrite,
+        Kind::SequentialRead,
+        Kind::SequentialWrite,
+        Kind::WriteFdatasync,
+        Kind::WriteFsync,
+    ];
+
+    /// The probe's name on the command line (`--only`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::RandomRead => "random-read",
+            Kind::RandomWrite => "random-write",
+            Kind::SequentialRead => "sequential-read",
+            Kind::SequentialWrite => "sequential-write",
+            Kind::WriteFdatasync => "fdatasync",
+            Kind::WriteFsync => "fsync",
+        }
+    }
+
     pub fn words(self) -> &'static str {
         match self {
             Kind::RandomRead => "random read",
