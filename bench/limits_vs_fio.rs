@@ -12,6 +12,8 @@ use std::process::Command;
 
 use clap::Parser;
 
+mod fio;
+
 #[derive(Parser)]
 struct Args {
     /// The directory on the file system to probe [default: the system's temporary directory]
@@ -82,37 +84,14 @@ const CASES: [Case; 7] = [
 
 /// fio's requests/s and CPU microseconds per request.
 fn fio(file: &Path, size_mb: u32, seconds: u32, c: &Case) -> (f64, f64) {
-    let mut cmd = Command::new("fio");
-    cmd.args(["--name=probe", "--output-format=json", "--time_based"])
-        .arg(format!("--filename={}", file.display()))
-        .arg(format!("--runtime={seconds}"))
-        .arg(format!("--size={}M", if c.log { 64 } else { size_mb }))
-        .args(c.fio);
+    let size = format!("--size={}M", if c.log { 64 } else { size_mb });
+    let mut args: Vec<&str> = c.fio.to_vec();
+    args.push(&size);
     if !c.log {
-        cmd.args(["--direct=1", "--ioengine=io_uring"]);
+        args.extend(["--direct=1", "--ioengine=io_uring"]);
     }
-    let out = cmd.output().expect("fio runs (apt-get install fio)");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("fio's JSON");
-    let j = &v["jobs"][0];
-    let side = if j["read"]["total_ios"].as_u64().unwrap_or(0) > 0 {
-        "read"
-    } else {
-        "write"
-    };
-    let ios = j[side]["total_ios"].as_f64().unwrap_or(0.0);
-    let runtime_s = j[side]["runtime"].as_f64().unwrap_or(0.0) / 1e3;
-    let cpu_s = (j["usr_cpu"].as_f64().unwrap_or(0.0) + j["sys_cpu"].as_f64().unwrap_or(0.0))
-        / 100.0
-        * runtime_s;
-    (
-        j[side]["iops"].as_f64().unwrap_or(0.0),
-        cpu_s * 1e6 / ios.max(1.0),
-    )
+    let f = fio::run(file, seconds, &args);
+    (f.iops, f.cpu_us_per_io)
 }
 
 /// dbsweep's requests/s and CPU microseconds per request.
@@ -143,16 +122,6 @@ fn ours(dir: &Path, size_mb: u32, seconds: u32, c: &Case) -> (f64, f64) {
     )
 }
 
-fn lay_out(path: &Path, mb: u32) {
-    let st = Command::new("fio")
-        .args(["--name=layout", "--rw=write", "--bs=1M", "--end_fsync=1"])
-        .arg(format!("--filename={}", path.display()))
-        .arg(format!("--size={mb}M"))
-        .output()
-        .expect("fio runs");
-    assert!(st.status.success());
-}
-
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
     v[v.len() / 2]
@@ -164,8 +133,8 @@ fn main() {
     let dir = tempfile::tempdir_in(&base).expect("a scratch directory");
     let data = dir.path().join("fio.data");
     let log = dir.path().join("fio.log");
-    lay_out(&data, a.size_mb);
-    lay_out(&log, 64);
+    fio::lay_out(&data, a.size_mb);
+    fio::lay_out(&log, 64);
     println!(
         "{:<18} {:>5} {:>10} {:>10} {:>7} {:>9} {:>9} {:>7}",
         "probe", "depth", "fio /s", "db /s", "db/fio", "fio us", "db us", "cpu"

@@ -7,6 +7,9 @@ use std::process::Command;
 
 use crate::util::dbsweep;
 
+#[path = "../bench/fio.rs"]
+mod fio;
+
 fn have_fio() -> bool {
     Command::new("fio")
         .arg("--version")
@@ -14,40 +17,10 @@ fn have_fio() -> bool {
         .is_ok_and(|o| o.status.success())
 }
 
-/// The requests per second fio reaches with `args` on `file` for `seconds` (all jobs).
-fn fio(file: &Path, seconds: u32, args: &[&str]) -> f64 {
-    let out = Command::new("fio")
-        .args([
-            "--name=probe",
-            "--output-format=json",
-            "--time_based",
-            "--group_reporting",
-        ])
-        .arg(format!("--filename={}", file.display()))
-        .arg(format!("--runtime={seconds}"))
-        .args(args)
-        .output()
-        .expect("fio runs");
-    assert!(
-        out.status.success(),
-        "fio {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("fio's JSON");
-    let job = &v["jobs"][0];
-    job["read"]["iops"].as_f64().unwrap_or(0.0) + job["write"]["iops"].as_f64().unwrap_or(0.0)
-}
-
 /// A file of `mb` MiB written through, as the probe lays its own out.
 fn laid_out(dir: &Path, name: &str, mb: u32) -> std::path::PathBuf {
     let p = dir.join(name);
-    let out = Command::new("fio")
-        .args(["--name=layout", "--rw=write", "--bs=1M", "--end_fsync=1"])
-        .arg(format!("--filename={}", p.display()))
-        .arg(format!("--size={mb}M"))
-        .output()
-        .expect("fio runs");
-    assert!(out.status.success());
+    fio::lay_out(&p, mb);
     p
 }
 
@@ -177,7 +150,7 @@ fn each_probe_is_within_a_quarter_of_fios_figure() {
         // and holds when one measurement of the pair is within the band.
         let mut seen = Vec::new();
         let held = (0..3).any(|_| {
-            let theirs = fio(file, 2, &args);
+            let theirs = fio::run(file, 2, &args).iops;
             let mine = ours(dir.path(), probe, depth, writers, "512M", 2);
             let r = mine / theirs;
             seen.push(format!("{mine:.0}/{theirs:.0}={r:.2}"));
