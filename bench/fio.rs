@@ -65,3 +65,26 @@ pub fn lay_out(path: &Path, mb: u32) {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// Runs `dbsweep limits ARGS --dir DIR` and returns its figures (its `--out` JSON's).
+pub fn dbsweep_limits(dir: &Path, args: &[String]) -> Vec<serde_json::Value> {
+    let json = dir.join("limits.json");
+    let out = Command::new(env!("CARGO_BIN_EXE_dbsweep"))
+        .arg("limits")
+        .args(args)
+        .arg("--dir")
+        .arg(dir)
+        .arg("--out")
+        .arg(&json)
+        .output()
+        .expect("dbsweep runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).expect("--out written"))
+            .expect("its JSON");
+    v["figures"].as_array().cloned().unwrap_or_default()
+}

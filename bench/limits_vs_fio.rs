@@ -8,7 +8,6 @@
 //!     cargo bench --bench limits_vs_fio -- [--dir DIR] [--seconds 3] [--rounds 2] [--size-mb 1024]
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use clap::Parser;
 
@@ -96,26 +95,18 @@ fn fio(file: &Path, size_mb: u32, seconds: u32, c: &Case) -> (f64, f64) {
 
 /// dbsweep's requests/s and CPU microseconds per request.
 fn ours(dir: &Path, size_mb: u32, seconds: u32, c: &Case) -> (f64, f64) {
-    let json = dir.join("limits.json");
-    let out = Command::new(env!("CARGO_BIN_EXE_dbsweep"))
-        .args(["limits", "--only", c.probe, "--writers", "1"])
-        .arg("--dir")
-        .arg(dir)
-        .arg(format!("--size={size_mb}M"))
-        .arg(format!("--seconds={seconds}"))
-        .arg(format!("--depths={}", c.depth))
-        .arg("--out")
-        .arg(&json)
-        .output()
-        .expect("dbsweep runs");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let figs = fio::dbsweep_limits(
+        dir,
+        &[
+            "--only".into(),
+            c.probe.into(),
+            "--writers=1".into(),
+            format!("--size={size_mb}M"),
+            format!("--seconds={seconds}"),
+            format!("--depths={}", c.depth),
+        ],
     );
-    let v: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
-    let f = &v["figures"][0];
+    let f = &figs[0];
     (
         f["iops"].as_f64().unwrap(),
         f["cpu_us_per_io"].as_f64().unwrap(),

@@ -10,10 +10,6 @@ use std::process::Command;
 #[path = "../bench/fio.rs"]
 mod fio;
 
-fn dbsweep() -> assert_cmd::Command {
-    assert_cmd::Command::cargo_bin("dbsweep").expect("binary built")
-}
-
 fn have_fio() -> bool {
     Command::new("fio")
         .arg("--version")
@@ -30,29 +26,17 @@ fn laid_out(dir: &Path, name: &str, mb: u32) -> std::path::PathBuf {
 
 /// dbsweep's rate for one probe.
 fn ours(dir: &Path, only: &str, depth: u32, writers: u32, size: &str, seconds: u32) -> f64 {
-    let json = dir.join("ours.json");
-    let out = dbsweep()
-        .args(["limits", "--only", only, "--size", size])
-        .arg("--dir")
-        .arg(dir)
-        .arg("--depths")
-        .arg(depth.to_string())
-        .arg("--writers")
-        .arg(writers.to_string())
-        .arg("--seconds")
-        .arg(seconds.to_string())
-        .arg("--out")
-        .arg(&json)
-        .output()
-        .expect("dbsweep runs");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let figs = fio::dbsweep_limits(
+        dir,
+        &[
+            "--only".into(),
+            only.into(),
+            format!("--size={size}"),
+            format!("--depths={depth}"),
+            format!("--writers={writers}"),
+            format!("--seconds={seconds}"),
+        ],
     );
-    let v: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
-    let figs = v["figures"].as_array().unwrap();
     // The commit probes give one writer first, then `writers`.
     let f = figs
         .iter()
