@@ -6,21 +6,25 @@
 use std::path::PathBuf;
 
 use crate::cli::LimitsOpts;
-use crate::db::{self, Dialect, OpenOptions};
+use crate::db;
 use crate::error::{Error, Outcome};
 use crate::limits::{self, Measured, Said, Shape};
 
-/// Where to probe and the page to probe with, from `--dir` or `--target`.
-pub fn shape_of(o: &LimitsOpts) -> Result<Shape, Error> {
-    let (dir, page) = match (&o.dir, &o.target) {
-        (Some(d), None) => (d.clone(), None),
-        (None, Some(url)) => target_place(url)?,
+/// Where to probe and the page to probe with, from `--dir` or `--target` (whose data may be
+/// on another host: then only its connection is probed).
+pub fn shape_of(o: &LimitsOpts) -> Result<(Shape, Option<String>), Error> {
+    let (dir, page, away) = match (&o.dir, &o.target) {
+        (Some(d), None) => (d.clone(), None, None),
+        (None, Some(url)) => {
+            let p = limits::target::of_url(url)?;
+            (p.dir.unwrap_or_default(), Some(p.page), p.note)
+        }
         (Some(_), Some(_)) => {
             return Err(Error::Usage(
                 "limits: --dir and --target name the place twice: give one".into(),
             ));
         }
-        (None, None) => (PathBuf::from("."), None),
+        (None, None) => (PathBuf::from("."), None, None),
     };
     let mut s = Shape::new(dir, o.page_size.or(page).unwrap_or(16384));
     if let Some(b) = o.log_block {
@@ -85,58 +89,30 @@ pub fn shape_of(o: &LimitsOpts) -> Result<Shape, Error> {
             why: format!("{} is not from 1 to 1024", s.writers),
         });
     }
-    Ok(s)
-}
-
-/// A target's data directory and page size: a SQLite file's directory and page; a server's
-/// `data_directory` or `@@datadir` and its block or InnoDB page, when the server is on this
-/// host (else the directory is not here to probe).
-fn target_place(url: &str) -> Result<(PathBuf, Option<u64>), Error> {
-    if let Some(dir) = db::sqlite_dir(url) {
-        return Ok((dir, Some(4096)));
-    }
-    let (dir_sql, page_sql) = match db::dialect_of(url) {
-        Some(Dialect::Postgres) => ("SHOW data_directory", "SHOW block_size"),
-        Some(Dialect::Mysql) => ("SELECT @@datadir", "SELECT @@innodb_page_size"),
-        _ => {
-            return Err(Error::Usage(format!(
-                "limits: --target {}: not a database whose disk can be probed",
-                db::redact_url(url)
-            )));
-        }
-    };
-    let t = db::open(url, OpenOptions::default())?;
-    let mut c = t
-        .connect()
-        .map_err(|e| Error::db(format!("limits: connecting to {}", db::redact_url(url)), e))?;
-    let dir = c
-        .query_text(dir_sql)
-        .map_err(|e| Error::db(format!("limits: {dir_sql}"), e))?
-        .ok_or_else(|| Error::Run(format!("limits: {dir_sql} answered nothing")))?;
-    let page = c
-        .query_text(page_sql)
-        .ok()
-        .flatten()
-        .and_then(|p| p.trim().parse().ok());
-    let dir = PathBuf::from(dir.trim_end_matches('/'));
-    if !dir.is_dir() {
-        return Err(Error::Run(format!(
-            "limits: the server's data directory {} is not on this host: run `dbsweep limits --dir {}` there",
-            dir.display(),
-            dir.display()
-        )));
-    }
-    Ok((dir, page))
+    Ok((s, away))
 }
 
 pub fn limits(o: &LimitsOpts) -> Result<Outcome, Error> {
-    let shape = shape_of(o)?;
+    let (shape, away) = shape_of(o)?;
+    let server = o.target.as_deref().filter(|u| db::sqlite_dir(u).is_none());
+    if let Some(why) = away {
+        // The disk is another host's: the connection is what can be measured from here.
+        let url = server.expect("only a server's data is away");
+        eprintln!("limits: {why}");
+        let Some(n) = limits::network::probe(url, shape.seconds)? else {
+            return Ok(Outcome::Interrupted);
+        };
+        println!("{}", limits::network::line(&n));
+        let mut l = limits::Limits::of_network_only(&shape, why);
+        l.network = Some(n);
+        return finish(o, &l, true);
+    }
     limits::check_dir(&shape.dir)?;
     if o.cached
         && let Some(l) = limits::cached(&shape)
     {
         print(&l, true);
-        return finish(o, &l);
+        return finish(o, &l, false);
     }
     println!(
         "limits of {}: {} per probe, a {} MiB probe file",
@@ -149,20 +125,30 @@ pub fn limits(o: &LimitsOpts) -> Result<Outcome, Error> {
         Said::Figure(f) => println!("{}", limits::line(f)),
         Said::Note(n) => eprintln!("limits: {n}"),
     };
-    match limits::measure(&shape, &mut say)? {
-        Measured::Interrupted => Ok(Outcome::Interrupted),
+    let mut l = match limits::measure(&shape, &mut say)? {
+        Measured::Interrupted => return Ok(Outcome::Interrupted),
         Measured::Done(l) => {
             limits::keep(&shape, &l);
-            finish(o, &l)
+            l
+        }
+    };
+    if let Some(url) = server {
+        match limits::network::probe(url, shape.seconds)? {
+            None => return Ok(Outcome::Interrupted),
+            Some(n) => {
+                println!("{}", limits::network::line(&n));
+                l.network = Some(n);
+            }
         }
     }
+    finish(o, &l, false)
 }
 
-fn finish(o: &LimitsOpts, l: &limits::Limits) -> Result<Outcome, Error> {
+fn finish(o: &LimitsOpts, l: &limits::Limits, network_only: bool) -> Result<Outcome, Error> {
     if let Some(out) = &o.out {
         crate::results::write_atomic(out, l)?;
     }
-    if l.figures.is_empty() {
+    if l.figures.is_empty() && !network_only {
         // Why is the note's one line, said already.
         return Ok(Outcome::Failed);
     }

@@ -194,6 +194,15 @@ pub trait Conn: Send {
     }
     /// Forgets what the explicit pipeline queued and did not send.
     fn pipeline_discard(&mut self) {}
+    /// The least request the protocol has, answered (PostgreSQL's Sync, MySQL's COM_PING):
+    /// the connection's round trip floor. Embedded databases have no round trip.
+    fn ping(&mut self) -> Result<(), DbError> {
+        Err(DbError::new(
+            ErrorClass::Fatal,
+            "ping",
+            "an embedded database has no round trip to measure",
+        ))
+    }
     /// Starts a transaction; `write` says it will write (SQLite takes the write lock up front).
     fn begin(&mut self, write: bool) -> Result<(), DbError>;
     fn commit(&mut self) -> Result<(), DbError>;

@@ -54,6 +54,9 @@ pub trait Protocol: Send {
     // Pipelining (`--pipeline`), for the protocols that have it; the targets of the others
     // refuse --pipeline when they open, so that these are never called there.
 
+    /// See [`Conn::ping`].
+    fn ping(&mut self) -> Result<(), DbError>;
+
     /// Queues a prepared statement without sending it.
     fn queue(&mut self, _st: &Self::Stmt, _params: &[Param]) {}
     /// Queues a text statement (with its own Sync) without sending it.
@@ -307,6 +310,10 @@ impl<P: Protocol> Conn for ServerConn<P> {
 
     fn pipeline_discard(&mut self) {
         self.proto.discard_queued();
+    }
+
+    fn ping(&mut self) -> Result<(), DbError> {
+        self.proto.ping()
     }
 
     fn sync(&mut self, q: &mut QueryCounts) -> Result<(), DbError> {

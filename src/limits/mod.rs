@@ -10,7 +10,9 @@
 //! others still run.
 
 pub mod device;
+pub mod network;
 pub mod probe;
+pub mod target;
 
 use std::fs::File;
 use std::io::Write;
@@ -96,6 +98,9 @@ pub struct Limits {
     pub figures: Vec<Figure>,
     /// What could not be probed, one line each.
     pub notes: Vec<String>,
+    /// The database connection's round trip and bandwidth, for a server target.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub network: Option<network::Network>,
 }
 
 impl Limits {
@@ -104,6 +109,24 @@ impl Limits {
         self.figures
             .iter()
             .find(|f| f.kind == kind && f.depth == depth && f.writers == writers)
+    }
+
+    /// No disk figures, for `why` (the data is on another host, the place cannot be probed):
+    /// the connection's figures, if any, are added after.
+    pub fn of_network_only(shape: &Shape, why: String) -> Limits {
+        Limits {
+            measured_at: now(),
+            host: hostname(),
+            dir: String::new(),
+            device: None,
+            direct: false,
+            page: shape.page,
+            log_block: shape.log_block,
+            file_bytes: 0,
+            figures: Vec::new(),
+            notes: vec![why],
+            network: None,
+        }
     }
 
     /// The most of `kind` at any depth or writer count.
@@ -216,10 +239,7 @@ pub fn measure(shape: &Shape, say: &mut dyn FnMut(Said)) -> Result<Measured, cra
     check_dir(dir)?;
     let mut l = Limits {
         measured_at: 0,
-        host: std::fs::read_to_string("/proc/sys/kernel/hostname")
-            .unwrap_or_default()
-            .trim()
-            .to_string(),
+        host: hostname(),
         dir: dir.display().to_string(),
         device: None,
         direct: false,
@@ -228,6 +248,7 @@ pub fn measure(shape: &Shape, say: &mut dyn FnMut(Said)) -> Result<Measured, cra
         file_bytes: shape.size,
         figures: Vec::new(),
         notes: Vec::new(),
+        network: None,
     };
     let note = |l: &mut Limits, say: &mut dyn FnMut(Said), s: String| {
         say(Said::Note(&s));
@@ -383,6 +404,13 @@ pub fn measure(shape: &Shape, say: &mut dyn FnMut(Said)) -> Result<Measured, cra
 pub enum Said<'a> {
     Figure(&'a Figure),
     Note(&'a str),
+}
+
+fn hostname() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .unwrap_or_default()
+        .trim()
+        .to_string()
 }
 
 fn now() -> u64 {

@@ -454,6 +454,7 @@ fn build_results(
         parts: Vec::new(),
         roles: Vec::new(),
         connect_s: Some(o.connect_seconds),
+        limits: None,
         schema_version: results::SCHEMA_VERSION,
         tool: Tool::this(),
         workload: plan.workload.clone(),

@@ -88,7 +88,7 @@ pub fn device_towards(host: &str, port: u16) -> Option<String> {
 }
 
 /// The interface holding `ip` (getifaddrs).
-fn interface_with(ip: IpAddr) -> Option<String> {
+pub(crate) fn interface_with(ip: IpAddr) -> Option<String> {
     let mut list: *mut libc::ifaddrs = std::ptr::null_mut();
     // SAFETY: getifaddrs fills `list` with a linked list we free below with freeifaddrs.
     if unsafe { libc::getifaddrs(&mut list) } != 0 {

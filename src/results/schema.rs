@@ -141,6 +141,10 @@ pub struct Results {
     /// time").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub connect_s: Option<f64>,
+    /// The machine's ceilings where the step ran (a sweep with `limits = true`): the disk's,
+    /// the log's sync and the connection's, as `dbsweep limits` measures them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limits: Option<Box<crate::limits::Limits>>,
 }
 
 /// The longest duration dbsweep accepts anywhere (a run, a warm-up, a pause, a timeout): a

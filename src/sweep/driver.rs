@@ -119,7 +119,12 @@ pub fn run(args: &SweepOpts) -> Result<Outcome, Error> {
         &dir.join(env_name),
         &super::env::gather(&dir, servers, started_at),
     )?;
+    let ceilings = match super::limits::of_targets(&sweep, &dir)? {
+        super::limits::Ceilings::Of(c) => c,
+        super::limits::Ceilings::Interrupted => return Ok(Outcome::Interrupted),
+    };
     let mut run = SweepRun::new(&sweep, &dir, args);
+    run.limits = ceilings;
     run.live = endpoint.as_ref().map(|e| e.live.clone());
     // Said before the first cell, and again with the summary at the end.
     for w in run.compare_durability() {

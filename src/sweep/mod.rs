@@ -4,7 +4,7 @@
 //! there.
 //!
 //! A sweep directory holds `plan.toml` (the resolved plan), `environment.json`, and
-//! `steps/CELL/NN-NAME.json` for every step.
+//! `steps/CELL/NN-NAME.json` for every step; with `limits = true`, `limits.json` too.
 
 mod cell;
 mod crash;
@@ -12,6 +12,7 @@ mod driver;
 mod durability;
 mod env;
 pub mod hosts;
+mod limits;
 mod pause;
 mod progress;
 mod run;

@@ -26,6 +26,8 @@ pub(super) struct SweepRun<'a> {
     pub(super) summary: Vec<String>,
     /// `--metrics-listen`'s figures: each step's run adds to them under its labels.
     pub(super) live: Option<std::sync::Arc<crate::metrics::live::Live>>,
+    /// The machine's ceilings by target (`limits = true`), put in every step's results.
+    pub(super) limits: std::collections::BTreeMap<String, crate::limits::Limits>,
 }
 
 impl<'a> SweepRun<'a> {
@@ -41,6 +43,7 @@ impl<'a> SweepRun<'a> {
             skipped: 0,
             summary: Vec::new(),
             live: None,
+            limits: Default::default(),
         }
     }
 
@@ -510,7 +513,17 @@ impl<'a> SweepRun<'a> {
     }
 
     pub(super) fn save(&self, cell: &Cell, i: usize, rec: &StepRecord) -> Result<(), Error> {
-        write_atomic(&self.step_path(cell, i, &self.sweep.steps[i]), rec)
+        let path = self.step_path(cell, i, &self.sweep.steps[i]);
+        match (self.limits.get(&rec.target), &rec.results) {
+            (Some(l), Some(r)) if r.limits.is_none() => {
+                let mut with = rec.clone();
+                if let Some(r) = with.results.as_mut() {
+                    r.limits = Some(Box::new(l.clone()));
+                }
+                write_atomic(&path, &with)
+            }
+            _ => write_atomic(&path, rec),
+        }
     }
 
     pub(super) fn run_step(

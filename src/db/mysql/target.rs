@@ -179,6 +179,10 @@ impl Protocol for My {
         self.wire.query(sql, |r| on_row(r)).map_err(classify)
     }
 
+    fn ping(&mut self) -> Result<(), DbError> {
+        self.wire.ping().map_err(classify)
+    }
+
     fn table_count_sql(name: &str) -> String {
         format!(
             "SELECT count(*) FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = '{name}'"

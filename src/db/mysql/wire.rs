@@ -341,6 +341,13 @@ impl Wire {
         out
     }
 
+    /// COM_PING: the server answers OK and does nothing else.
+    pub fn ping(&mut self) -> Result<(), WireError> {
+        self.command(0x0e);
+        self.send_packet()?;
+        self.reply(|_| Ok(()), None).map(|_| ())
+    }
+
     /// Runs `sql` (a LOAD DATA LOCAL INFILE statement) sending `data` as the file.
     pub fn load_local(&mut self, sql: &str, data: &[u8]) -> Result<StmtOutcome, WireError> {
         self.command(0x03);

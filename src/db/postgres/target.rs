@@ -210,6 +210,15 @@ impl Protocol for Pg {
         self.wire.simple(sql, |r| on_row(r)).map_err(classify)
     }
 
+    fn ping(&mut self) -> Result<(), DbError> {
+        // A Sync alone: the server answers ReadyForQuery and does nothing else.
+        self.wire.queue_sync();
+        match self.wire.send_queued(1, |_| {}).map_err(classify)? {
+            (_, Some((_, e))) => Err(classify(e)),
+            (_, None) => Ok(()),
+        }
+    }
+
     fn queue(&mut self, st: &Prepared, params: &[Param]) {
         self.wire.queue_execute(&st.name, &st.types, params);
     }

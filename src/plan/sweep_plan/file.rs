@@ -103,6 +103,70 @@ pub struct PlanFile {
     /// wins).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metrics_listen: Option<String>,
+    /// Measure the machine's ceilings (`dbsweep limits`) once per target before the cells
+    /// run, or take them from the day's cache of the device, and record them in every step's
+    /// results: `limits = true`, or `limits = { size = "512M", seconds = 2 }`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limits: Option<LimitsDef>,
+}
+
+/// `limits = true`, or the probes' shape.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum LimitsDef {
+    On(bool),
+    Shaped(LimitsShape),
+}
+
+/// The probes' shape as a plan gives it (each default as `dbsweep limits`'s).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LimitsShape {
+    /// The data probe file's size (`2G`).
+    pub size: Option<String>,
+    /// Seconds per probe.
+    pub seconds: Option<f64>,
+    /// The random probes' queue depths.
+    pub depths: Option<Vec<u32>>,
+    /// The commit probe's writers beside the single one.
+    pub writers: Option<u32>,
+}
+
+impl LimitsDef {
+    /// The probes' shape on `dir` with `page`; None when the plan turns them off; an error
+    /// says which value does not do.
+    pub fn shape(&self, dir: PathBuf, page: u64) -> Result<Option<crate::limits::Shape>, String> {
+        let mut s = crate::limits::Shape::new(dir, page);
+        let given = match self {
+            LimitsDef::On(false) => return Ok(None),
+            LimitsDef::On(true) => return Ok(Some(s)),
+            LimitsDef::Shaped(g) => g,
+        };
+        if let Some(size) = &given.size {
+            s.size = super::parse_size(size)
+                .filter(|&n| n >= 1 << 20)
+                .ok_or_else(|| format!("size {size:?} is not a size of at least 1M (512M, 2G)"))?;
+        }
+        if let Some(secs) = given.seconds {
+            if !(secs > 0.0 && secs <= 3600.0) {
+                return Err(format!("seconds {secs} is not from 0 to 3600"));
+            }
+            s.seconds = secs;
+        }
+        if let Some(d) = &given.depths {
+            if d.is_empty() || d.iter().any(|&n| !(1..=4096).contains(&n)) {
+                return Err(format!("depths {d:?} are not queue depths from 1 to 4096"));
+            }
+            s.depths = d.clone();
+        }
+        if let Some(w) = given.writers {
+            if !(1..=1024).contains(&w) {
+                return Err(format!("writers {w} is not from 1 to 1024"));
+            }
+            s.writers = w;
+        }
+        Ok(Some(s))
+    }
 }
 
 pub(crate) fn default_repeat() -> u32 {

@@ -125,6 +125,7 @@ pub fn merge(files: &[(String, Results)]) -> Result<(Results, Vec<String>), Stri
         parts: parts_of(files),
         roles,
         connect_s: None,
+        limits: files.iter().find_map(|(_, r)| r.limits.clone()),
     };
     // What merge writes, report and merge read back: refused here if they would not.
     merged

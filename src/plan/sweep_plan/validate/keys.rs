@@ -61,6 +61,10 @@ pub(super) fn plan_keys(src: &Source, file: &PlanFile) -> Result<(), Error> {
             format!("{} must be from 1 to {MAX_REPEAT}", file.repeat),
         ));
     }
+    if let Some(l) = &file.limits {
+        l.shape(std::path::PathBuf::new(), 4096)
+            .map_err(|e| src.key_error("limits", e))?;
+    }
     if let Some(d) = &file.detect {
         super::detect_fraction(d).map_err(|e| src.key_error("detect", e))?;
     }
