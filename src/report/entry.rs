@@ -41,6 +41,7 @@ pub fn tables_of(ds: &Dataset, base: Option<&str>) -> Result<Vec<super::tables::
     out.extend(super::absolute::build(ds, base)?);
     out.extend(super::changes::tables(ds));
     out.extend(super::scaling::tables(ds));
+    out.extend(super::bound::tables(ds));
     out.extend(super::tpcc::tables(ds));
     out.extend(super::ibench::tables(ds));
     out.extend(super::linkbench::tables(ds));

@@ -4,6 +4,7 @@
 
 mod absolute;
 mod autopsy;
+pub mod bound;
 mod capacity;
 mod changes;
 mod charts;

@@ -68,6 +68,8 @@ pub fn tables(ds: &Dataset, full: &[Table], base: Option<&str>) -> Result<Vec<Ta
                     // A capacity search's answer and a phased run's phases are the run's point.
                     || t.id.starts_with("capacity-")
                     || t.id.starts_with("phases-")
+                    // What bound each step, where the sweep measured the machine's limits.
+                    || t.id == "bounds"
             })
             .cloned(),
     );

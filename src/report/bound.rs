@@ -1,0 +1,435 @@
+//! Each step set against the machine's ceilings (`limits = true`, `dbsweep limits`): the
+//! resource nearest its limit and how near, from what the step did per event and what the
+//! probes measured the disk, the log's sync, the CPUs and the connection could do at most.
+//!
+//! A ceiling is a bound: a step measured above one (a read rate over the probe's at that
+//! depth: read-ahead, the OS cache; commits over the sync rate: group commit) contradicts the
+//! probe's model of the step, and the table says so rather than calling the resource the bound.
+
+use super::model::{Dataset, Entry, Group};
+use super::tables::{Cell, Row, Table};
+use crate::limits::{Kind, Limits};
+use crate::results::Results;
+
+/// One resource's use against its ceiling.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Use {
+    /// "disk random reads at depth 1".
+    pub resource: String,
+    pub measured: f64,
+    pub limit: f64,
+    /// The unit of both figures ("reads/s").
+    pub unit: &'static str,
+}
+
+impl Use {
+    pub fn ratio(&self) -> f64 {
+        if self.limit > 0.0 {
+            self.measured / self.limit
+        } else {
+            0.0
+        }
+    }
+}
+
+/// How far above its ceiling a use may be before it contradicts the probe: the probe and the
+/// step are two measurements of a few seconds each, a tenth apart on this kind of machine.
+pub const OVER: f64 = 1.10;
+
+/// The probe's depth that a step with `clients` clients meets: the deepest probed depth not
+/// above the client count (each client waits on one request at a time), else the shallowest.
+fn depth_for(l: &Limits, kind: Kind, clients: u32) -> Option<&crate::limits::Figure> {
+    let mut of_kind: Vec<_> = l.figures.iter().filter(|f| f.kind == kind).collect();
+    of_kind.sort_by_key(|f| f.depth);
+    of_kind
+        .iter()
+        .rev()
+        .find(|f| f.depth <= clients.max(1))
+        .or_else(|| of_kind.first())
+        .copied()
+}
+
+/// Whether the step's device figures are of the device the limits were probed on (a
+/// partition's figures count as its disk's).
+fn same_device(l: &Limits, device: Option<&str>) -> bool {
+    let (Some(d), Some(dev)) = (l.device.as_ref(), device) else {
+        return false;
+    };
+    let name = d.source.rsplit('/').next().unwrap_or(&d.source);
+    !dev.is_empty() && (name == dev || name.starts_with(dev) || dev.starts_with(name))
+}
+
+/// The server's log syncs per event, where its counters say (PostgreSQL's pg_stat_wal,
+/// InnoDB's log fsyncs).
+fn log_syncs_per_event(r: &Results) -> Option<f64> {
+    let s = r.server_stats.as_ref()?;
+    let d = |k: &str| s.deltas.get(k).copied().filter(|v| *v > 0.0);
+    let syncs = d("pg_stat_wal.wal_sync")
+        .or_else(|| d("global_status.Innodb_os_log_fsyncs"))
+        .or_else(|| d("global_status.Innodb_data_fsyncs"))?;
+    (r.events > 0).then(|| syncs / r.events as f64)
+}
+
+/// Every resource of step `r` (run with `clients` clients) that its limits and figures let
+/// set against a ceiling, nearest first.
+pub fn uses(r: &Results) -> Vec<Use> {
+    let Some(l) = r.limits.as_deref() else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    let eps = r.tps;
+    let clients = r.threads;
+    let hw = r.hw.as_ref();
+    // The CPUs: the server host's when node_exporter gave them (the database's work is
+    // there), and this machine's, where the clients (and a local server) ran.
+    // A closed loop of N clients keeps at most N requests going (each in its client or in the
+    // server, not both): N of the cores, when there are more.
+    let reach = |cpus: usize| {
+        let cpus = cpus.max(1) as f64;
+        100.0 * f64::from(clients.max(1)).min(cpus) / cpus
+    };
+    if let Some(h) = &r.server_host
+        && let (Some(u), Some(s)) = (h.cpu_user_pct, h.cpu_system_pct)
+    {
+        out.push(Use {
+            resource: "server host CPU".into(),
+            measured: u + s,
+            limit: reach(h.cpus.unwrap_or(1)),
+            unit: "% of its CPUs",
+        });
+    }
+    if let Some(h) = hw.filter(|h| h.cpus > 0) {
+        let busy = h.cpu_pct.machine_user + h.cpu_pct.machine_system;
+        let here = l.network.as_ref().is_none_or(|n| n.local);
+        if busy > 0.0 {
+            out.push(Use {
+                resource: if here { "CPU" } else { "client CPU" }.into(),
+                measured: busy,
+                limit: reach(h.cpus),
+                unit: "% of the CPUs",
+            });
+        }
+    }
+    // The disk, where the step's device is the one probed.
+    if let Some(h) = hw.filter(|h| same_device(l, h.device.as_deref())) {
+        if let (Some(r_o), Some(f)) = (h.r_per_o, depth_for(l, Kind::RandomRead, clients))
+            && r_o > 0.0
+        {
+            out.push(Use {
+                resource: format!(
+                    "disk random reads ({} KB, depth {})",
+                    f.block / 1024,
+                    f.depth
+                ),
+                measured: r_o * eps,
+                limit: f.iops,
+                unit: "reads/s",
+            });
+        }
+        let mb = |kb_o: Option<f64>| kb_o.map(|k| k * 1024.0 * eps / 1e6);
+        for (kb, kind, words) in [
+            (h.rkb_per_o, Kind::SequentialRead, "disk read bandwidth"),
+            (h.wkb_per_o, Kind::SequentialWrite, "disk write bandwidth"),
+        ] {
+            if let (Some(m), Some(f)) = (mb(kb), l.best(kind))
+                && m > 0.0
+            {
+                out.push(Use {
+                    resource: words.into(),
+                    measured: m,
+                    limit: f.mb_s,
+                    unit: "MB/s",
+                });
+            }
+        }
+    }
+    // The log's sync: the server's own count of its syncs where it keeps one (one flusher at a
+    // time: the one-writer ceiling); else a single client's commits.
+    let one_writer = l.find(Kind::WriteFdatasync, 1, 1);
+    let writes = r.queries.write > 0;
+    if let Some(f) = one_writer.filter(|_| writes) {
+        let syncs = log_syncs_per_event(r).map(|s| s * eps).or_else(|| {
+            // Embedded SQLite's commits sync only where its settings say so: no count.
+            (clients == 1 && r.target.kind != "sqlite").then_some(eps)
+        });
+        if let Some(s) = syncs.filter(|s| *s > 0.0) {
+            out.push(Use {
+                resource: "log sync (one writer)".into(),
+                measured: s,
+                limit: f.iops,
+                unit: "syncs/s",
+            });
+        }
+    }
+    // The connection, for a server on another host.
+    if let Some(n) = l.network.as_ref().filter(|n| !n.local) {
+        if n.round_trip_us_p50 > 0.0 && clients > 0 && r.qps > 0.0 {
+            out.push(Use {
+                resource: "network round trip".into(),
+                measured: r.qps / f64::from(clients),
+                limit: 1e6 / n.round_trip_us_p50,
+                unit: "round trips/s per client",
+            });
+        }
+        if let Some(net) = hw.and_then(|h| h.net.as_ref())
+            && n.result_mb_s > 0.0
+        {
+            out.push(Use {
+                resource: "network bandwidth".into(),
+                measured: net.rx_kb_per_o.max(net.tx_kb_per_o) * 1024.0 * eps / 1e6,
+                limit: n.result_mb_s,
+                unit: "MB/s",
+            });
+        }
+    }
+    out.sort_by(|a, b| b.ratio().total_cmp(&a.ratio()));
+    out
+}
+
+/// What bound a step: the nearest resource within its ceiling ("disk random reads (16 KB,
+/// depth 1) 0.83"), with every resource above its ceiling named as contradicting the probe.
+pub fn verdict(r: &Results) -> Option<String> {
+    let all = uses(r);
+    let within = all.iter().find(|u| u.ratio() <= OVER)?;
+    let mut s = format!("{} {:.2}", within.resource, within.ratio());
+    let over: Vec<String> = all
+        .iter()
+        .filter(|u| u.ratio() > OVER)
+        .map(|u| format!("{} {:.2}", u.resource, u.ratio()))
+        .collect();
+    if !over.is_empty() {
+        s.push_str(&format!(
+            "; above the probe's ceiling, which the step contradicts: {}",
+            over.join(", ")
+        ));
+    }
+    Some(s)
+}
+
+/// The entries that have limits: every test's first run in each place, in order.
+fn with_limits(ds: &Dataset) -> Vec<&Entry> {
+    ds.entries
+        .iter()
+        .filter(|e| e.group != Group::Load && e.repeat == 1)
+        .filter(|e| e.results.as_ref().is_some_and(|r| r.limits.is_some()))
+        .collect()
+}
+
+fn cell_of(e: &Entry) -> String {
+    format!("{}/{} c{}", e.place.target, e.place.config, e.place.clients)
+}
+
+/// The bound table (each step's nearest ceiling) and, for `report --full`, every resource of
+/// every step against its ceiling.
+pub fn tables(ds: &Dataset) -> Vec<Table> {
+    let entries = with_limits(ds);
+    if entries.is_empty() {
+        return Vec::new();
+    }
+    let mut bound = Table {
+        id: "bounds".into(),
+        title: "What bound each step: the resource nearest its ceiling (the machine's limits, measured with the sweep)".into(),
+        better: None,
+        columns: ["cell", "bound by", "of its ceiling"].map(String::from).to_vec(),
+        under: Vec::new(),
+        rows: Vec::new(),
+        notes: vec![
+            "each resource's use over what the probes measured it could do (dbsweep limits): the disk's random reads at the depth the clients make, its sequential bandwidth, the log's write + fdatasync by one writer, the CPUs (as many cores as the clients keep requests going, at most all), and for a server on another host its connection's round trip and bandwidth; 1.00 is at the ceiling. A use above its ceiling by more than a tenth contradicts the probe (read-ahead, a cache, group commit) and is named as such, not as the bound.".into(),
+        ],
+    };
+    let mut full = Table {
+        id: "bounds.full".into(),
+        title: "Each step's resources against the machine's ceilings".into(),
+        better: None,
+        columns: [
+            "cell",
+            "resource",
+            "measured",
+            "ceiling",
+            "unit",
+            "of ceiling",
+        ]
+        .map(String::from)
+        .to_vec(),
+        under: Vec::new(),
+        rows: Vec::new(),
+        notes: vec![
+            "measured: the step's rate of the resource; ceiling: the probe's (the same unit)"
+                .into(),
+        ],
+    };
+    for e in entries {
+        let r = e.results.as_ref().expect("filtered");
+        let all = uses(r);
+        let (by, near) = match all.iter().find(|u| u.ratio() <= OVER) {
+            Some(u) => (u.resource.clone(), Cell::Num(u.ratio())),
+            None => ("none within its ceiling".into(), Cell::Missing),
+        };
+        let over: Vec<&str> = all
+            .iter()
+            .filter(|u| u.ratio() > OVER)
+            .map(|u| u.resource.as_str())
+            .collect();
+        let by = if over.is_empty() {
+            by
+        } else {
+            format!("{by} (contradicts the probe: {})", over.join(", "))
+        };
+        bound.rows.push(Row {
+            group: Some(e.group),
+            label: e.test.clone(),
+            summary: false,
+            cells: vec![Cell::Text(cell_of(e)), Cell::Text(by), near],
+        });
+        for u in &all {
+            full.rows.push(Row {
+                group: Some(e.group),
+                label: e.test.clone(),
+                summary: false,
+                cells: vec![
+                    Cell::Text(cell_of(e)),
+                    Cell::Text(if u.ratio() > OVER {
+                        format!("{} (above: contradicts the probe)", u.resource)
+                    } else {
+                        u.resource.clone()
+                    }),
+                    Cell::Num(u.measured),
+                    Cell::Num(u.limit),
+                    Cell::Text(u.unit.into()),
+                    Cell::Num(u.ratio()),
+                ],
+            });
+        }
+    }
+    vec![bound, full]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::limits::{Device, Figure};
+
+    fn figure(kind: Kind, block: u64, depth: u32, writers: u32, iops: f64) -> Figure {
+        Figure {
+            kind,
+            block,
+            depth,
+            writers,
+            direct: true,
+            iops,
+            mb_s: iops * block as f64 / 1e6,
+            p50_us: 0.0,
+            p99_us: 0.0,
+            cpu_us_per_io: 0.0,
+            seconds: 1.0,
+        }
+    }
+
+    fn limits() -> Limits {
+        Limits {
+            measured_at: 0,
+            host: "h".into(),
+            dir: "/d".into(),
+            device: Some(Device {
+                source: "/dev/vda1".into(),
+                number: "254:1".into(),
+                fs: "ext4".into(),
+                mount: "/".into(),
+                bytes: 1 << 40,
+            }),
+            direct: true,
+            page: 16384,
+            log_block: 4096,
+            file_bytes: 1 << 30,
+            figures: vec![
+                figure(Kind::RandomRead, 16384, 1, 1, 10_000.0),
+                figure(Kind::RandomRead, 16384, 4, 1, 30_000.0),
+                figure(Kind::SequentialRead, 1 << 20, 4, 1, 800.0),
+                figure(Kind::SequentialWrite, 1 << 20, 4, 1, 2000.0),
+                figure(Kind::WriteFdatasync, 4096, 1, 1, 500.0),
+                figure(Kind::WriteFdatasync, 4096, 1, 8, 3000.0),
+            ],
+            notes: Vec::new(),
+            network: None,
+        }
+    }
+
+    /// A step's results: the fixture's point-select run, `tps` events a second with
+    /// `reads` device reads each, `busy` percent of the CPUs, `writes` queries writing.
+    fn step(tps: f64, reads: f64, busy: f64, writes: u64, clients: u32) -> Results {
+        let mut r: Results =
+            serde_json::from_str(include_str!("../../tests/fixtures/report/cmp-a.json")).unwrap();
+        r.tps = tps;
+        r.qps = tps;
+        r.events = (tps * 10.0) as u64;
+        r.threads = clients;
+        r.queries.write = writes;
+        r.target.kind = "mysql".into();
+        let hw = r.hw.as_mut().unwrap();
+        hw.r_per_o = Some(reads);
+        hw.rkb_per_o = Some(reads * 16.0);
+        hw.wkb_per_o = Some(0.0);
+        hw.cpu_pct.machine_user = busy / 2.0;
+        hw.cpu_pct.machine_system = busy / 2.0;
+        r.limits = Some(Box::new(limits()));
+        r
+    }
+
+    #[test]
+    fn an_io_bound_step_is_bound_by_the_disk_at_its_clients_depth() {
+        // One client, 8,300 reads/s against 10,000 at depth 1: 0.83; CPU 20%.
+        let r = step(8300.0, 1.0, 20.0, 0, 1);
+        let u = uses(&r);
+        assert_eq!(u[0].resource, "disk random reads (16 KB, depth 1)");
+        assert!((u[0].ratio() - 0.83).abs() < 1e-9);
+        assert_eq!(
+            verdict(&r).unwrap(),
+            "disk random reads (16 KB, depth 1) 0.83"
+        );
+        // Four clients meet the depth-4 figure.
+        let r = step(24_000.0, 1.0, 20.0, 0, 6);
+        assert_eq!(uses(&r)[0].resource, "disk random reads (16 KB, depth 4)");
+        assert!((uses(&r)[0].ratio() - 0.8).abs() < 1e-9);
+    }
+
+    #[test]
+    fn a_cached_step_is_bound_by_the_cpu() {
+        let r = step(40_000.0, 0.0, 97.0, 0, 2);
+        assert_eq!(verdict(&r).unwrap(), "CPU 0.97");
+        // One client keeps one request going: one of the two cores is its ceiling.
+        let r = step(20_000.0, 0.0, 49.0, 0, 1);
+        assert_eq!(verdict(&r).unwrap(), "CPU 0.98");
+    }
+
+    #[test]
+    fn one_client_committing_each_row_is_bound_by_the_log_sync() {
+        // 480 commits/s against 500 syncs/s: the sync is the bound.
+        let r = step(480.0, 0.0, 10.0, 4800, 1);
+        assert_eq!(verdict(&r).unwrap(), "log sync (one writer) 0.96");
+        // Several clients' commits without the server's count of its syncs: group commit
+        // makes them no measure of the sync.
+        let r = step(480.0, 0.0, 10.0, 4800, 4);
+        assert!(uses(&r).iter().all(|u| !u.resource.starts_with("log")));
+    }
+
+    #[test]
+    fn a_use_above_its_ceiling_is_said_to_contradict_the_probe() {
+        // 15,000 reads/s at depth 1 against 10,000: read-ahead or a cache answered.
+        let r = step(15_000.0, 1.0, 40.0, 0, 1);
+        let v = verdict(&r).unwrap();
+        assert!(v.starts_with("CPU 0.80"), "{v}");
+        assert!(
+            v.contains("contradicts: disk random reads (16 KB, depth 1) 1.50"),
+            "{v}"
+        );
+    }
+
+    #[test]
+    fn another_device_or_no_limits_gives_no_disk_figure() {
+        let mut r = step(8300.0, 1.0, 20.0, 0, 1);
+        r.hw.as_mut().unwrap().device = Some("sdb".into());
+        assert!(uses(&r).iter().all(|u| !u.resource.starts_with("disk")));
+        r.limits = None;
+        assert!(uses(&r).is_empty() && verdict(&r).is_none());
+    }
+}
