@@ -10,6 +10,7 @@ use super::model::{Dataset, Entry, Group};
 use super::tables::{Cell, Row, Table};
 use crate::limits::{Kind, Limits};
 use crate::results::Results;
+use crate::results::figures::HwFigures;
 
 /// One resource's use against its ceiling.
 #[derive(Clone, Debug, PartialEq)]
@@ -59,6 +60,53 @@ fn same_device(l: &Limits, device: Option<&str>) -> bool {
     !dev.is_empty() && (name == dev || name.starts_with(dev) || dev.starts_with(name))
 }
 
+/// A step's disk use: read requests a second, MB/s read and written.
+struct DiskUse {
+    reads_per_s: Option<f64>,
+    read_mb_s: Option<f64>,
+    write_mb_s: Option<f64>,
+}
+
+fn disk_use(r: &Results, l: &Limits, h: &HwFigures) -> DiskUse {
+    let eps = r.tps;
+    let p = &h.proc_io_kb;
+    let sum = |a: Option<f64>, b: Option<f64>| match (a, b) {
+        (None, None) => None,
+        (a, b) => Some(a.unwrap_or(0.0) + b.unwrap_or(0.0)),
+    };
+    // The processes' figures count only where the server's are known (or the database is the
+    // client itself): a client's alone says nothing of a server's reads.
+    let known = p.server_read.is_some() || r.target.kind == "sqlite";
+    let secs = r.time_s;
+    let proc_read = sum(p.client_read, p.server_read).filter(|_| known && secs > 0.0);
+    let proc_write = sum(p.client_write, p.server_write).filter(|_| known && secs > 0.0);
+    let on_device = same_device(l, h.device.as_deref());
+    // The device's mean read request, KB: what a process's KB read are in requests.
+    let page_kb = l.page as f64 / 1024.0;
+    let request_kb = match (h.rkb_per_o, h.r_per_o) {
+        (Some(kb), Some(n)) if on_device && n > 0.0 && kb > 0.0 => kb / n,
+        _ => page_kb,
+    };
+    let mb = |kb_s: f64| kb_s * 1024.0 / 1e6;
+    match proc_read {
+        Some(kb) => DiskUse {
+            reads_per_s: Some(kb / secs / request_kb),
+            read_mb_s: Some(mb(kb / secs)),
+            write_mb_s: proc_write.map(|kb| mb(kb / secs)),
+        },
+        None if on_device => DiskUse {
+            reads_per_s: h.r_per_o.map(|n| n * eps),
+            read_mb_s: h.rkb_per_o.map(|kb| mb(kb * eps)),
+            write_mb_s: h.wkb_per_o.map(|kb| mb(kb * eps)),
+        },
+        None => DiskUse {
+            reads_per_s: None,
+            read_mb_s: None,
+            write_mb_s: None,
+        },
+    }
+}
+
 /// The server's log syncs per event, where its counters say (PostgreSQL's pg_stat_wal,
 /// InnoDB's log fsyncs).
 fn log_syncs_per_event(r: &Results) -> Option<f64> {
@@ -84,36 +132,50 @@ pub fn uses(r: &Results) -> Vec<Use> {
     // there), and this machine's, where the clients (and a local server) ran.
     // A closed loop of N clients keeps at most N requests going (each in its client or in the
     // server, not both): N of the cores, when there are more.
-    let reach = |cpus: usize| {
-        let cpus = cpus.max(1) as f64;
-        100.0 * f64::from(clients.max(1)).min(cpus) / cpus
-    };
+    let reach = |cpus: usize| 100.0 * f64::from(clients.max(1)).min(cpus.max(1) as f64);
     if let Some(h) = &r.server_host
         && let (Some(u), Some(s)) = (h.cpu_user_pct, h.cpu_system_pct)
     {
+        let cpus = h.cpus.unwrap_or(1).max(1);
         out.push(Use {
             resource: "server host CPU".into(),
-            measured: u + s,
-            limit: reach(h.cpus.unwrap_or(1)),
-            unit: "% of its CPUs",
+            measured: (u + s) * cpus as f64,
+            limit: reach(cpus),
+            unit: "% of one CPU",
         });
     }
     if let Some(h) = hw.filter(|h| h.cpus > 0) {
-        let busy = h.cpu_pct.machine_user + h.cpu_pct.machine_system;
+        // The step's own processes (the client, and the server where its processes are
+        // known): what others take of the machine is the busy-machine warning's, not this
+        // step's bound. A local server whose processes are not known: the machine's.
+        let c = &h.cpu_pct;
+        let client = c.client_user + c.client_system;
         let here = l.network.as_ref().is_none_or(|n| n.local);
+        let (words, busy) = match (c.server_user, c.server_system) {
+            (Some(u), Some(s)) => ("CPU", client + u + s),
+            _ if r.target.kind == "sqlite" => ("CPU", client),
+            _ if !here => ("client CPU", client),
+            _ => (
+                "CPU (the machine's)",
+                (c.machine_user + c.machine_system) * h.cpus as f64,
+            ),
+        };
         if busy > 0.0 {
             out.push(Use {
-                resource: if here { "CPU" } else { "client CPU" }.into(),
+                resource: words.into(),
                 measured: busy,
                 limit: reach(h.cpus),
-                unit: "% of the CPUs",
+                unit: "% of one CPU",
             });
         }
     }
-    // The disk, where the step's device is the one probed.
-    if let Some(h) = hw.filter(|h| same_device(l, h.device.as_deref())) {
-        if let (Some(r_o), Some(f)) = (h.r_per_o, depth_for(l, Kind::RandomRead, clients))
-            && r_o > 0.0
+    // The disk: what the step's own processes read and wrote (/proc/PID/io: other processes
+    // on the device are not this step's), in the device's requests of its mean size over the
+    // step; the device's own counts where the processes' are not known.
+    if let Some(h) = hw {
+        let disk = disk_use(r, l, h);
+        if let (Some(reads), Some(f)) = (disk.reads_per_s, depth_for(l, Kind::RandomRead, clients))
+            && reads > 0.0
         {
             out.push(Use {
                 resource: format!(
@@ -121,17 +183,20 @@ pub fn uses(r: &Results) -> Vec<Use> {
                     f.block / 1024,
                     f.depth
                 ),
-                measured: r_o * eps,
+                measured: reads,
                 limit: f.iops,
                 unit: "reads/s",
             });
         }
-        let mb = |kb_o: Option<f64>| kb_o.map(|k| k * 1024.0 * eps / 1e6);
-        for (kb, kind, words) in [
-            (h.rkb_per_o, Kind::SequentialRead, "disk read bandwidth"),
-            (h.wkb_per_o, Kind::SequentialWrite, "disk write bandwidth"),
+        for (m, kind, words) in [
+            (disk.read_mb_s, Kind::SequentialRead, "disk read bandwidth"),
+            (
+                disk.write_mb_s,
+                Kind::SequentialWrite,
+                "disk write bandwidth",
+            ),
         ] {
-            if let (Some(m), Some(f)) = (mb(kb), l.best(kind))
+            if let (Some(m), Some(f)) = (m, l.best(kind))
                 && m > 0.0
             {
                 out.push(Use {
@@ -355,7 +420,8 @@ mod tests {
     }
 
     /// A step's results: the fixture's point-select run, `tps` events a second with
-    /// `reads` device reads each, `busy` percent of the CPUs, `writes` queries writing.
+    /// `reads` device reads each, its processes `busy` percent of one CPU, `writes` queries
+    /// writing.
     fn step(tps: f64, reads: f64, busy: f64, writes: u64, clients: u32) -> Results {
         let mut r: Results =
             serde_json::from_str(include_str!("../../tests/fixtures/report/cmp-a.json")).unwrap();
@@ -369,8 +435,11 @@ mod tests {
         hw.r_per_o = Some(reads);
         hw.rkb_per_o = Some(reads * 16.0);
         hw.wkb_per_o = Some(0.0);
-        hw.cpu_pct.machine_user = busy / 2.0;
-        hw.cpu_pct.machine_system = busy / 2.0;
+        // The client's and the server's processes, in percent of one CPU.
+        hw.cpu_pct.client_user = busy / 2.0;
+        hw.cpu_pct.client_system = 0.0;
+        hw.cpu_pct.server_user = Some(busy / 2.0);
+        hw.cpu_pct.server_system = Some(0.0);
         r.limits = Some(Box::new(limits()));
         r
     }
@@ -394,10 +463,10 @@ mod tests {
 
     #[test]
     fn a_cached_step_is_bound_by_the_cpu() {
-        let r = step(40_000.0, 0.0, 97.0, 0, 2);
+        let r = step(40_000.0, 0.0, 194.0, 0, 2);
         assert_eq!(verdict(&r).unwrap(), "CPU 0.97");
         // One client keeps one request going: one of the two cores is its ceiling.
-        let r = step(20_000.0, 0.0, 49.0, 0, 1);
+        let r = step(20_000.0, 0.0, 98.0, 0, 1);
         assert_eq!(verdict(&r).unwrap(), "CPU 0.98");
     }
 
@@ -415,13 +484,28 @@ mod tests {
     #[test]
     fn a_use_above_its_ceiling_is_said_to_contradict_the_probe() {
         // 15,000 reads/s at depth 1 against 10,000: read-ahead or a cache answered.
-        let r = step(15_000.0, 1.0, 40.0, 0, 1);
+        let r = step(15_000.0, 1.0, 80.0, 0, 1);
         let v = verdict(&r).unwrap();
         assert!(v.starts_with("CPU 0.80"), "{v}");
         assert!(
             v.contains("contradicts: disk random reads (16 KB, depth 1) 1.50"),
             "{v}"
         );
+    }
+
+    #[test]
+    fn the_steps_own_reads_count_not_the_devices_others() {
+        // The device read 3 requests an event, of 32 KB each, with another test's reads; the
+        // server itself read 8,300 x 32 KB a second: 8,300 requests of the device's size.
+        let mut r = step(8300.0, 3.0, 20.0, 0, 1);
+        r.time_s = 10.0;
+        let h = r.hw.as_mut().unwrap();
+        h.rkb_per_o = Some(96.0);
+        h.proc_io_kb.server_read = Some(8300.0 * 32.0 * 10.0);
+        h.proc_io_kb.client_read = Some(0.0);
+        let u = uses(&r);
+        assert_eq!(u[0].resource, "disk random reads (16 KB, depth 1)");
+        assert!((u[0].measured - 8300.0).abs() < 1e-6, "{u:?}");
     }
 
     #[test]
