@@ -198,3 +198,63 @@ fn limits_are_kept_for_the_day_and_read_back_with_cached() {
         figure(&String::from_utf8_lossy(&first.stdout))
     );
 }
+
+/// `--target` on a managed server: its own data directory and page, its connection probed
+/// (on this host), and nothing of the probes left among its files.
+fn a_servers_own_place(kind: dbsweep::server::ServerKind, page: u64) {
+    let server = crate::util::start(kind);
+    let before = entries_deep(&server.dir);
+    let out_dir = tempfile::tempdir().unwrap();
+    let out = out_dir.path().join("l.json");
+    dbsweep()
+        .args(["limits", "--target", &server.url])
+        .args(["--only", "random-read", "--depths", "1", "--size", "16M"])
+        .args(["--seconds", "0.5", "--out"])
+        .arg(&out)
+        .env("XDG_CACHE_HOME", out_dir.path())
+        .assert()
+        .success();
+    let l = crate::util::read_json(&out);
+    let datadir = l["dir"].as_str().unwrap();
+    assert!(
+        std::path::Path::new(datadir).starts_with(&server.dir),
+        "{datadir} is not under {}",
+        server.dir.display()
+    );
+    assert_eq!(l["page"], page, "{l}");
+    assert_eq!(l["figures"][0]["block"], page, "{l}");
+    assert_eq!(l["network"]["local"], true, "{l}");
+    assert!(l["network"]["round_trips"].as_u64().unwrap() > 0, "{l}");
+    assert_eq!(entries_deep(&server.dir), before, "the probes left a file");
+}
+
+/// The probes' files anywhere under `dir` (the server's own files change as it runs; the
+/// probes' names are their own), sorted.
+fn entries_deep(dir: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                todo.push(p.clone());
+            }
+            let name = p.display().to_string();
+            if name.contains(".dbsweep-limits") {
+                out.push(name);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn target_takes_a_postgres_servers_data_directory_and_block() {
+    a_servers_own_place(dbsweep::server::ServerKind::Postgres, 8192);
+}
+
+#[test]
+fn target_takes_a_mariadb_servers_data_directory_and_page() {
+    a_servers_own_place(dbsweep::server::ServerKind::Mariadb, 16384);
+}

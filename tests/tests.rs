@@ -13,6 +13,7 @@ mod fairness;
 mod ibench;
 mod interrupt;
 mod limits;
+mod limits_remote;
 mod limits_sweep;
 mod linkbench;
 mod live_metrics;

@@ -28,31 +28,32 @@ pub struct Network {
     pub result_mb_s: f64,
 }
 
-/// Rows of the large result, each a megabyte.
+/// The most rows of the large result, each a megabyte.
 const RESULT_ROWS: u64 = 64;
 
-/// Probes the connection to `url` for about `seconds`: round trips for most of it, then a
-/// large result, read three times (the best counts). None on Ctrl-C before any round trip.
+/// Probes the connection to `url` for about `seconds`: round trips for most of it, then
+/// large results, sized to the link (the best rate counts). None on Ctrl-C before any round trip.
 pub fn probe(url: &str, seconds: f64) -> Result<Option<Network>, Error> {
     let shown = db::redact_url(url);
-    let large = match db::dialect_of(url) {
-        Some(Dialect::Postgres) => {
-            format!("SELECT repeat('x', 1048576) FROM generate_series(1, {RESULT_ROWS})")
-        }
-        Some(Dialect::Mysql) => format!(
-            "WITH RECURSIVE s(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM s WHERE n < {RESULT_ROWS}) SELECT REPEAT('x', 1048576) FROM s"
-        ),
-        _ => {
-            return Err(Error::Usage(format!(
-                "limits: {shown}: not a server with a network connection to probe"
-            )));
-        }
+    let large = |rows: u64| match db::dialect_of(url) {
+        Some(Dialect::Postgres) => Some(format!(
+            "SELECT repeat('x', 1048576) FROM generate_series(1, {rows})"
+        )),
+        Some(Dialect::Mysql) => Some(format!(
+            "WITH RECURSIVE s(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM s WHERE n < {rows}) SELECT REPEAT('x', 1048576) FROM s"
+        )),
+        _ => None,
     };
+    if large(1).is_none() {
+        return Err(Error::Usage(format!(
+            "limits: {shown}: not a server with a network connection to probe"
+        )));
+    }
     let t = db::open(url, OpenOptions::default())?;
     let mut c = t
         .connect()
         .map_err(|e| Error::db(format!("limits: connecting to {shown}"), e))?;
-    let budget = Duration::from_secs_f64(seconds.max(0.1) * 0.8);
+    let budget = Duration::from_secs_f64(seconds.max(0.1) * 0.5);
     let start = Instant::now();
     let mut us = Vec::new();
     while start.elapsed() < budget && us.len() < 1_000_000 && !crate::interrupt::interrupted() {
@@ -66,19 +67,29 @@ pub fn probe(url: &str, seconds: f64) -> Result<Option<Network>, Error> {
     }
     us.sort_by(f64::total_cmp);
     let at = |q: f64| us[((us.len() - 1) as f64 * q).round() as usize];
-    let mut best = 0.0f64;
-    for _ in 0..3 {
+    // A megabyte first, to size the rest: a slow link gets a result it can carry in a fifth
+    // of the probe's time, a fast one up to RESULT_ROWS megabytes.
+    let mut rows = 1;
+    let (mut best, mut bytes) = (0.0f64, 0);
+    for _ in 0..4 {
         if crate::interrupt::interrupted() {
             break;
         }
+        let sql = large(rows).expect("a server's dialect");
         let t0 = Instant::now();
         let got = c
-            .simple(&large, &mut |_| {})
+            .simple(&sql, &mut |_| {})
             .map_err(|e| Error::db(format!("limits: a large result from {shown}"), e))?;
         let s = t0.elapsed().as_secs_f64();
-        if got.rows == RESULT_ROWS && s > 0.0 {
-            best = best.max((RESULT_ROWS << 20) as f64 / 1e6 / s);
+        if got.rows != rows || s <= 0.0 {
+            break;
         }
+        let mb_s = (rows << 20) as f64 / 1e6 / s;
+        if mb_s > best {
+            (best, bytes) = (mb_s, rows << 20);
+        }
+        let fits = (mb_s * 1e6 * seconds.max(0.1) * 0.2 / f64::from(1 << 20)) as u64;
+        rows = fits.clamp(1, RESULT_ROWS);
     }
     Ok(Some(Network {
         target: shown,
@@ -87,7 +98,7 @@ pub fn probe(url: &str, seconds: f64) -> Result<Option<Network>, Error> {
         round_trip_us_min: us[0],
         round_trip_us_p50: at(0.5),
         round_trip_us_p99: at(0.99),
-        result_bytes: RESULT_ROWS << 20,
+        result_bytes: bytes,
         result_mb_s: best,
     }))
 }
