@@ -258,3 +258,50 @@ fn target_takes_a_postgres_servers_data_directory_and_block() {
 fn target_takes_a_mariadb_servers_data_directory_and_page() {
     a_servers_own_place(dbsweep::server::ServerKind::Mariadb, 16384);
 }
+
+#[test]
+fn a_sqlite_sweep_with_limits_reports_each_steps_bound_and_draws_its_ceilings() {
+    let s = crate::util::Scratch::new();
+    let plan = s.path("plan.toml");
+    std::fs::write(
+        &plan,
+        "name = \"ceilings\"\nclients = [1, 2]\ntable_size = 5000\nread_time = 1\n\
+         limits = { size = \"16M\", seconds = 0.3, depths = [1, 4] }\n\
+         [[steps]]\nload = true\n\
+         [[steps]]\nname = \"point\"\nworkload = \"oltp_point_select\"\nclass = \"read\"\n",
+    )
+    .unwrap();
+    let dir = s.path("sweep");
+    let out = dbsweep()
+        .arg("sweep")
+        .arg(&plan)
+        .arg("--output")
+        .arg(&dir)
+        .env("XDG_CACHE_HOME", s.path("cache"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let kept = crate::util::read_json(&dir.join("limits.json"));
+    // SQLite's files are in the sweep directory, of SQLite's page.
+    assert_eq!(kept["sqlite"]["page"], 4096, "{kept}");
+    let html = dbsweep()
+        .args(["report", "--full", "--format", "html"])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    let html = String::from_utf8_lossy(&html.stdout);
+    // Embedded SQLite's point selects are its client's CPU: that ceiling is on the chart.
+    assert!(html.contains("ceiling: CPU"), "no CPU ceiling drawn");
+    assert!(html.contains(r#"stroke-dasharray="2,3""#));
+    let text = dbsweep().arg("report").arg(&dir).output().unwrap();
+    let text = String::from_utf8_lossy(&text.stdout);
+    let row = text
+        .lines()
+        .find(|l| l.contains("point") && l.contains("c2"))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(row.contains("CPU"), "{row}");
+}

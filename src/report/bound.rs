@@ -271,6 +271,47 @@ pub fn verdict(r: &Results) -> Option<String> {
     Some(s)
 }
 
+/// The resource's name without its shape: "disk random reads (16 KB, depth 4)" is "disk random
+/// reads" at every client count.
+fn family(resource: &str) -> &str {
+    resource.split(" (").next().unwrap_or(resource)
+}
+
+/// Each ceiling of `runs` (one test in one configuration at several client counts) in events
+/// a second: at each client count, the throughput at which the resource would reach its
+/// limit, from what that run used of it per event. Only the ceilings below `within` times the
+/// highest throughput measured: one far above says nothing a chart can show.
+pub fn ceilings(runs: &[&Entry], within: f64) -> Vec<(String, Vec<(f64, f64)>)> {
+    let mut lines: Vec<(String, Vec<(f64, f64)>)> = Vec::new();
+    let top = runs
+        .iter()
+        .filter_map(|e| e.results.as_ref().map(|r| r.tps))
+        .fold(0.0, f64::max);
+    for e in runs {
+        let Some(r) = e.results.as_ref() else {
+            continue;
+        };
+        for u in uses(r) {
+            let ratio = u.ratio();
+            if ratio <= 0.0 || r.tps <= 0.0 {
+                continue;
+            }
+            let point = (f64::from(e.place.clients), r.tps / ratio);
+            let name = family(&u.resource);
+            match lines.iter_mut().find(|(n, _)| n == name) {
+                Some((_, pts)) if !pts.iter().any(|p| p.0 == point.0) => pts.push(point),
+                Some(_) => {}
+                None => lines.push((name.to_string(), vec![point])),
+            }
+        }
+    }
+    lines.retain(|(_, pts)| pts.iter().any(|p| p.1 <= top * within));
+    for (_, pts) in &mut lines {
+        pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+    }
+    lines
+}
+
 /// The entries that have limits: every test's first run in each place, in order.
 fn with_limits(ds: &Dataset) -> Vec<&Entry> {
     ds.entries
@@ -515,5 +556,42 @@ mod tests {
         assert!(uses(&r).iter().all(|u| !u.resource.starts_with("disk")));
         r.limits = None;
         assert!(uses(&r).is_empty() && verdict(&r).is_none());
+    }
+
+    fn entry(r: Results, clients: u32) -> Entry {
+        Entry {
+            place: crate::report::model::Place {
+                source: "s".into(),
+                target: "t".into(),
+                config: "c".into(),
+                clients,
+            },
+            test: "oltp_point_select".into(),
+            order: 0,
+            group: Group::PointQueries,
+            results: Some(r),
+            load_rows_per_s: None,
+            load_rows: None,
+            load_hw: None,
+            repeat: 1,
+        }
+    }
+
+    #[test]
+    fn each_ceiling_is_the_throughput_at_which_its_resource_would_be_full() {
+        // 1 client: 10,000/s at 50% of its one core: the CPU's ceiling is 20,000/s; 2
+        // clients: 16,000/s at 160% of two: 20,000/s. The disk reads nothing: no line.
+        let one = entry(step(10_000.0, 0.0, 50.0, 0, 1), 1);
+        let two = entry(step(16_000.0, 0.0, 160.0, 0, 2), 2);
+        let lines = ceilings(&[&one, &two], 2.0);
+        let cpu = lines
+            .iter()
+            .find(|(n, _)| n == "CPU")
+            .expect("a CPU ceiling");
+        assert_eq!(cpu.1.len(), 2);
+        assert!((cpu.1[0].0 - 1.0).abs() < 1e-9 && (cpu.1[0].1 - 20_000.0).abs() < 1e-6);
+        assert!((cpu.1[1].1 - 20_000.0).abs() < 1e-6, "{lines:?}");
+        // A ceiling far above what was measured is left off the chart.
+        assert!(ceilings(&[&one, &two], 1.1).iter().all(|(n, _)| n != "CPU"));
     }
 }

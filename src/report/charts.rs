@@ -269,7 +269,9 @@ pub(super) fn draw_series(svg: &mut String, frame: &Frame, i: usize, s: &Series)
         .map(|&(x, y)| format!("{:.1},{:.1}", frame.x(x), frame.y(y)))
         .collect();
     let dash = match (s.dashed, s.pattern) {
-        (true, _) => r#" stroke-dasharray="5,4""#.to_string(),
+        // A dashed line of its own pattern: a ceiling beside the model's bound.
+        (true, Some(p)) => format!(r#" stroke-dasharray="{p}""#),
+        (true, None) => r#" stroke-dasharray="5,4""#.to_string(),
         (false, Some(p)) => format!(r#" stroke-dasharray="{p}""#),
         (false, None) => String::new(),
     };

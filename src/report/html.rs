@@ -163,6 +163,19 @@ fn run_style(ds: &Dataset, e: &Entry) -> (usize, Option<&'static str>) {
     (column, PATTERNS[nth_clients % PATTERNS.len()])
 }
 
+/// The machine's ceilings of `runs` (where the sweep measured its limits), in transactions a
+/// second, as dotted lines in the colour of their configuration.
+fn ceiling_series(series: &mut Vec<Series>, runs: &[&Entry], name: &str, color: Option<usize>) {
+    for (resource, points) in super::bound::ceilings(runs, 2.0) {
+        series.push(Series {
+            dashed: true,
+            pattern: Some("2,3"),
+            color,
+            ..Series::line(format!("{name} ceiling: {resource}"), points)
+        });
+    }
+}
+
 fn scaling_charts(ds: &Dataset) -> Vec<String> {
     let clients: std::collections::BTreeSet<u32> =
         ds.entries.iter().map(|e| e.place.clients).collect();
@@ -223,8 +236,9 @@ fn scaling_charts(ds: &Dataset) -> Vec<String> {
                 series.push(Series {
                     color,
                     spread,
-                    ..Series::line(name, points)
+                    ..Series::line(name.clone(), points)
                 });
+                ceiling_series(&mut series, &runs, &name, color);
                 continue;
             };
             let m = &b.model;
@@ -254,6 +268,7 @@ fn scaling_charts(ds: &Dataset) -> Vec<String> {
                     bound,
                 )
             });
+            ceiling_series(&mut series, &runs, &name, color);
         }
         out.push(line_chart(
             &format!("{test}: scaling"),
