@@ -251,6 +251,65 @@ pub fn uses(r: &Results) -> Vec<Use> {
     out
 }
 
+/// A device of the queueing model as the probes measured it: its name, its service demand
+/// per event in seconds (over all its servers) and its servers.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ProbedDevice {
+    pub name: &'static str,
+    pub demand: f64,
+    pub capacity: f64,
+    /// "a read 80 us, 3.4 at once".
+    pub service: String,
+}
+
+/// The disk's reads and the log's syncs as devices of the queueing model, from the probes:
+/// a read's service time is the probe's at depth 1 and the disk serves as many at once as
+/// its best depth's rate over depth 1's; the log syncs one at a time, each the one-writer
+/// probe's time.
+pub fn probed_devices(r: &Results) -> Vec<ProbedDevice> {
+    let (Some(l), Some(h)) = (r.limits.as_deref(), r.hw.as_ref()) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    if r.tps <= 0.0 {
+        return out;
+    }
+    let reads = l
+        .figures
+        .iter()
+        .filter(|f| f.kind == Kind::RandomRead)
+        .min_by_key(|f| f.depth);
+    if let (Some(per_s), Some(first), Some(best)) = (
+        disk_use(r, l, h).reads_per_s,
+        reads,
+        l.best(Kind::RandomRead),
+    ) && per_s > 0.0
+        && first.iops > 0.0
+    {
+        let s = 1.0 / first.iops;
+        let c = (best.iops / first.iops).max(1.0);
+        out.push(ProbedDevice {
+            name: "disk reads",
+            demand: per_s / r.tps * s,
+            capacity: c,
+            service: format!("a read {:.0} us, {c:.1} at once", s * 1e6),
+        });
+    }
+    if let (Some(per_event), Some(f)) = (
+        log_syncs_per_event(r).filter(|_| r.queries.write > 0),
+        l.find(Kind::WriteFdatasync, 1, 1),
+    ) && f.iops > 0.0
+    {
+        out.push(ProbedDevice {
+            name: "log sync",
+            demand: per_event / f.iops,
+            capacity: 1.0,
+            service: format!("a sync {:.0} us", 1e6 / f.iops),
+        });
+    }
+    out
+}
+
 /// What bound a step: the nearest resource within its ceiling ("disk random reads (16 KB,
 /// depth 1) 0.83"), with every resource above its ceiling named as contradicting the probe.
 pub fn verdict(r: &Results) -> Option<String> {
@@ -593,5 +652,29 @@ mod tests {
         assert!((cpu.1[1].1 - 20_000.0).abs() < 1e-6, "{lines:?}");
         // A ceiling far above what was measured is left off the chart.
         assert!(ceilings(&[&one, &two], 1.1).iter().all(|(n, _)| n != "CPU"));
+    }
+
+    #[test]
+    fn the_queueing_model_takes_the_disks_service_time_from_the_probe() {
+        // One read an event; the probe reads 10,000/s at depth 1 and 30,000/s at depth 4:
+        // a read is 100 us and the disk serves three at once, so 1 client is bounded by its
+        // 100 us and many by 30,000/s (CPU aside: a fifth of a core an event each).
+        let one = entry(step(8000.0, 1.0, 20.0, 0, 1), 1);
+        let four = entry(step(24_000.0, 1.0, 60.0, 0, 4), 4);
+        let b = crate::report::scaling::bound_of(&[&one, &four]).unwrap();
+        assert!(
+            b.from
+                .contains("disk reads at 1 clients (a read 100 us, 3.0 at once, the probe's)"),
+            "{}",
+            b.from
+        );
+        assert_eq!(b.model.bottleneck, "disk reads");
+        assert!(
+            (b.model.x_bound(64.0) - 30_000.0).abs() < 1.0,
+            "{:?}",
+            b.model
+        );
+        // A run beyond the probe's ceiling contradicts the model, and is flagged.
+        assert!(crate::report::scaling::breaks_bound(&b.model, 64, 36_000.0, 0.0).is_some());
     }
 }

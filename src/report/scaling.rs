@@ -8,6 +8,7 @@ use super::queue::{Device, Model};
 use super::tables::{Cell, Row, Table, tests};
 
 const CPU_DISK_NOTE: &str = "D cpu = machine CPU busy per transaction over the machine's cores (the server host's, from node_exporter, when the run had --server-metrics); D disk = device busy time per transaction";
+const PROBED_NOTE: &str = "where the sweep measured the machine's limits, the disk is two devices with the probes' service times: its reads (each the probe's read time at depth 1, as many at once as its best depth's rate over depth 1's) and the log's syncs (one at a time, each the one-writer probe's time); D disk is their sum";
 const NET_NOTE: &str = "D net = the link's busy time per transaction (the busier direction's bytes over its speed; the server host's interface when known, else the client's)";
 const DMAX_NOTE: &str = "the bottleneck is the device with the largest demand per server (Dmax)";
 
@@ -62,6 +63,11 @@ pub fn tables(ds: &Dataset) -> Vec<Table> {
             let model = bound.as_ref().map(|b| b.model.clone());
             if let Some(b) = &bound {
                 model_table.rows.push(model_row(group, &test, &runs, b));
+                if b.from.contains("the probe's")
+                    && !model_table.notes.iter().any(|n| n == PROBED_NOTE)
+                {
+                    model_table.notes.push(PROBED_NOTE.into());
+                }
             }
             for e in runs {
                 scale.rows.push(scale_row(group, &test, e, model.as_ref()));
@@ -181,7 +187,7 @@ fn drop_empty_net_column(model_table: &mut Table) {
         .all(|r| matches!(r.cells.get(2), Some(Cell::Missing) | None))
     {
         model_table.columns.remove(2);
-        model_table.notes = vec![format!("{CPU_DISK_NOTE}; {DMAX_NOTE}")];
+        model_table.notes[0] = format!("{CPU_DISK_NOTE}; {DMAX_NOTE}");
         for r in &mut model_table.rows {
             if r.cells.len() > 2 {
                 r.cells.remove(2);
@@ -197,6 +203,9 @@ struct Demands {
     disk: Option<f64>,
     net: Option<f64>,
     cores: f64,
+    /// The disk's reads and the log's syncs with the probes' service times, where the sweep
+    /// measured the machine's limits: they replace the device's busy time.
+    probed: Vec<super::bound::ProbedDevice>,
 }
 
 /// A run's demands: the server host's (node_exporter) where the run has them, since that is
@@ -207,19 +216,24 @@ fn demands(e: &Entry) -> Demands {
         disk: None,
         net: None,
         cores: 1.0,
+        probed: Vec::new(),
     };
     let Some(r) = &e.results else {
         return none;
     };
+    let probed = super::bound::probed_devices(r);
+    // The disk's demand in the model's table: the probes' devices' where there are some.
+    let probed_disk = (!probed.is_empty()).then(|| probed.iter().map(|p| p.demand).sum::<f64>());
     let busy = |pct: Option<f64>| pct.filter(|_| r.tps > 0.0).map(|p| p / 100.0 / r.tps);
     let hw = r.hw.as_ref();
     let local_net = hw.and_then(|h| h.net.as_ref()?.demand_s(r.tps));
     if let Some(h) = r.server_host.as_ref().filter(|h| h.cpu_us_per_op.is_some()) {
         return Demands {
             cpu: h.cpu_us_per_op.map(|us| us / 1e6),
-            disk: busy(h.device_busy_pct),
+            disk: probed_disk.or(busy(h.device_busy_pct)),
             net: h.net.as_ref().and_then(|n| n.demand_s(r.tps)).or(local_net),
             cores: h.cpus.unwrap_or(1).max(1) as f64,
+            probed,
         };
     }
     let Some(hw) = hw else {
@@ -227,9 +241,10 @@ fn demands(e: &Entry) -> Demands {
     };
     Demands {
         cpu: hw.cpu_us_per_op.machine.map(|us| us / 1e6),
-        disk: busy(hw.device_busy_pct),
+        disk: probed_disk.or(busy(hw.device_busy_pct)),
         net: local_net,
         cores: hw.cpus.max(1) as f64,
+        probed,
     }
 }
 
@@ -265,13 +280,38 @@ pub fn bound_of(runs: &[&Entry]) -> Option<Bound> {
         });
         from.push(format!("CPU at {n} clients"));
     }
-    if let Some((d, n)) = disk {
+    // The probes' devices where the runs have them (each the least over the runs), else the
+    // device's busy time.
+    let mut probed: Vec<(super::bound::ProbedDevice, u32)> = Vec::new();
+    for e in runs {
+        for p in demands(e).probed {
+            match probed.iter_mut().find(|(q, _)| q.name == p.name) {
+                Some((q, n)) if p.demand < q.demand => (*q, *n) = (p, e.place.clients),
+                Some(_) => {}
+                None => probed.push((p, e.place.clients)),
+            }
+        }
+    }
+    if probed.is_empty()
+        && let Some((d, n)) = disk
+    {
         devices.push(Device {
             name: "disk",
             demand: d,
             capacity: 1.0,
         });
         from.push(format!("disk at {n} clients"));
+    }
+    for (p, n) in probed {
+        devices.push(Device {
+            name: p.name,
+            demand: p.demand,
+            capacity: p.capacity,
+        });
+        from.push(format!(
+            "{} at {n} clients ({}, the probe's)",
+            p.name, p.service
+        ));
     }
     if let Some((d, n)) = net {
         devices.push(Device {
