@@ -101,27 +101,69 @@ fn per_instance(
     OWN.contains(&k) || (path(b) && path(a))
 }
 
-/// The autopsy's largest moves as ` [moved most: wKB/o 0.04x, cs/o 0.69x, IO:WALSync -65.8
-/// pts]`: the two figures per operation whose ratio is furthest from 1 (beyond 10%) and the wait
-/// that moved most (beyond 5 points); empty when nothing moved that much.
-pub(super) fn largest_moves(t: &Table) -> String {
-    let short = |label: &str| label.split(" (").next().unwrap_or(label).to_string();
-    let mut ratios: Vec<(String, f64)> = t
-        .rows
-        .iter()
-        .filter(|r| r.label != "throughput")
-        .filter_map(|r| match r.cells.get(2) {
-            Some(Cell::Ratio(x)) if x.is_finite() && *x > 0.0 && (x.ln()).abs() > 1.1f64.ln() => {
-                Some((short(&r.label), *x))
+/// The seconds of its resource a figure of `id` of value `v` per operation costs in run `e`:
+/// CPU microseconds are a core's time; IO and network figures are the device's time at the
+/// machine's ceiling where the sweep measured its limits (reads over the disk's best random
+/// read rate, KB over its sequential bandwidth, KB over the connection's), else the device's
+/// or the link's busy time per operation, shared by every figure of it. None for figures that
+/// are no resource's time (context switches, which are in the CPU's).
+fn seconds_per_op(id: &str, v: f64, e: &Entry) -> Option<f64> {
+    use crate::limits::Kind;
+    let r = e.results.as_ref()?;
+    let limits = r.limits.as_deref();
+    let best = |k: Kind| limits.and_then(|l| l.best(k)).filter(|f| f.iops > 0.0);
+    let device_busy = || {
+        let busy = r.hw.as_ref()?.device_busy_pct?;
+        (r.tps > 0.0).then(|| busy / 100.0 / r.tps)
+    };
+    let by_mb = |k: Kind, bytes: f64| {
+        best(k)
+            .filter(|f| f.mb_s > 0.0)
+            .map(|f| bytes / (f.mb_s * 1e6))
+            .or_else(device_busy)
+    };
+    match id {
+        "cpu_us_per_op.client"
+        | "cpu_us_per_op.server"
+        | "cpu_us_per_op.machine"
+        | "server_host.cpu_us_per_op" => Some(v / 1e6),
+        "r_per_o" | "server.pages_read_per_op" => best(Kind::RandomRead)
+            .map(|f| v / f.iops)
+            .or_else(device_busy),
+        "server.pages_written_per_op" => best(Kind::RandomWrite)
+            .map(|f| v / f.iops)
+            .or_else(device_busy),
+        "rkb_per_o" | "server_host.rkb_per_o" => by_mb(Kind::SequentialRead, v * 1024.0),
+        "wkb_per_o" | "server_host.wkb_per_o" => by_mb(Kind::SequentialWrite, v * 1024.0),
+        "server.log_bytes_per_op" => by_mb(Kind::SequentialWrite, v),
+        "net.rx_kb_per_o" | "net.tx_kb_per_o" | "server_host.net_kb_per_o" => {
+            match limits
+                .and_then(|l| l.network.as_ref())
+                .filter(|n| n.result_mb_s > 0.0)
+            {
+                Some(n) => Some(v * 1024.0 / (n.result_mb_s * 1e6)),
+                None => r.hw.as_ref()?.net.as_ref()?.demand_s(r.tps),
             }
-            _ => None,
-        })
-        .collect();
-    ratios.sort_by(|a, b| b.1.ln().abs().total_cmp(&a.1.ln().abs()));
-    let mut out: Vec<String> = ratios
-        .into_iter()
+        }
+        _ => None,
+    }
+}
+
+/// How much of a resource's time a figure must move (its cost per operation's change times
+/// the throughput: a share of one core or one device) to count as explaining a change.
+const EXPLAINS: f64 = 0.05;
+
+/// The autopsy's largest moves as ` [moved most: machine CPU us/op 0.55x, IO:WALSync -65.8
+/// pts]`: the two figures per operation whose change moved most of their resource's time
+/// (beyond [`EXPLAINS`]: a figure near zero on both sides explains nothing, whatever its
+/// ratio), and the wait that moved most (beyond 5 points); empty when nothing moved that much.
+fn largest_moves(t: &Table, moved: &[(String, f64, f64)]) -> String {
+    let short = |label: &str| label.split(" (").next().unwrap_or(label).to_string();
+    let mut out: Vec<String> = moved
+        .iter()
+        .filter(|(_, share, _)| *share >= EXPLAINS)
         .take(2)
-        .map(|(l, x)| format!("{l} {x:.2}x"))
+        .map(|(l, _, x)| format!("{} {x:.2}x", short(l)))
         .collect();
     // The waits' rows come largest move first.
     if let Some((label, pts)) = t.rows.iter().find_map(|r| {
@@ -141,6 +183,12 @@ pub(super) fn largest_moves(t: &Table) -> String {
     }
 }
 
+/// An autopsy's table, and its largest moves for the change's line.
+pub(super) struct Autopsy {
+    pub(super) table: Table,
+    pub(super) moves: String,
+}
+
 /// The autopsy of a change of `test` between columns `at - 1` and `at` (the runs of columns
 /// `from..at` before it, `at..to` after it): throughput and every figure per operation the runs
 /// have, the median of each side and their ratio, and the servers' settings and versions that
@@ -151,7 +199,7 @@ pub(super) fn autopsy(
     test: &str,
     (from, at, to): (usize, usize, usize),
     suffix: &str,
-) -> Table {
+) -> Autopsy {
     let label = |c: usize| slice.columns[c].0.as_str();
     let (before, after) = (
         side(ds, slice, test, from..at),
@@ -164,7 +212,18 @@ pub(super) fn autopsy(
         Entry::throughput as fn(&Entry) -> Option<f64>,
     ))
     .chain(HW_METRICS.iter().map(|(id, title, f)| (*id, *title, *f)));
-    for (_, title, f) in metrics {
+    // Events a second, the higher side's: what turns a cost per operation into a share of its
+    // resource's time.
+    let tps = |side: &[&Entry]| {
+        let t: Vec<f64> = side
+            .iter()
+            .filter_map(|e| e.results.as_ref().map(|r| r.tps))
+            .collect();
+        median_of(&t).unwrap_or(0.0)
+    };
+    let x = tps(&before).max(tps(&after));
+    let mut moved: Vec<(String, f64, f64)> = Vec::new();
+    for (id, title, f) in metrics {
         let (b, a): (Vec<f64>, Vec<f64>) = (
             before.iter().filter_map(|e| f(e)).collect(),
             after.iter().filter_map(|e| f(e)).collect(),
@@ -172,6 +231,16 @@ pub(super) fn autopsy(
         let (Some(mb), Some(ma)) = (median_of(&b), median_of(&a)) else {
             continue;
         };
+        let cost = |side: &[&Entry]| {
+            let c: Vec<f64> = side
+                .iter()
+                .filter_map(|e| seconds_per_op(id, f(e)?, e))
+                .collect();
+            median_of(&c)
+        };
+        if let (Some(cb), Some(ca)) = (cost(&before), cost(&after)) {
+            moved.push((title.to_string(), (ca - cb).abs() * x, ratio_of(ma, mb)));
+        }
         rows.push(Row {
             group: None,
             label: title.to_string(),
@@ -230,7 +299,12 @@ pub(super) fn autopsy(
     if let (Some(b), Some(a)) = (last, first) {
         notes.extend(builds_differ(b, a));
     }
-    Table {
+    moved.sort_by(|a, b| b.1.total_cmp(&a.1));
+    notes.push(format!(
+        "moved most (the change's line): the figures whose change moved most of their resource's time, cost per operation times the throughput, at least {:.0}% of a core or a device; each IO and network figure's cost at the machine's ceiling where the sweep measured its limits, else its device's busy time per operation",
+        EXPLAINS * 100.0
+    ));
+    let table = Table {
         id: "changes.autopsy".into(),
         title: format!(
             "The autopsy of {test}{suffix}: {} -> {}, before and after (per operation; which way is better is the figure's own)",
@@ -242,7 +316,9 @@ pub(super) fn autopsy(
         under: Vec::new(),
         rows,
         notes,
-    }
+    };
+    let moves = largest_moves(&table, &moved);
+    Autopsy { table, moves }
 }
 
 /// What differs between the builds on either side of a change: their versions, and the
@@ -299,4 +375,46 @@ pub(super) fn side<'a>(
         .flat_map(|(_, places)| places.iter().cloned())
         .collect();
     ds.at(&places).filter(|e| e.test == test).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The fixture's run at `tps` events a second, `cpu_us` of CPU and `wkb` KB written an
+    /// event, its device busy half a percent of the step.
+    fn run(dir: &std::path::Path, name: &str, tps: f64, cpu_us: f64, wkb: f64) {
+        let mut r: serde_json::Value =
+            serde_json::from_str(include_str!("../../tests/fixtures/report/cmp-a.json")).unwrap();
+        r["tps"] = tps.into();
+        r["qps"] = tps.into();
+        r["hw"]["cpu_us_per_op"]["client"] = cpu_us.into();
+        r["hw"]["cpu_us_per_op"]["machine"] = cpu_us.into();
+        r["hw"]["wkb_per_o"] = wkb.into();
+        r["hw"]["device_busy_pct"] = 0.5.into();
+        std::fs::write(dir.join(format!("{name}.json")), r.to_string()).unwrap();
+    }
+
+    #[test]
+    fn moved_most_is_what_moved_its_resources_time_not_a_ratio_of_near_zero_figures() {
+        // A read-only step 1.8x faster with 0.55x the CPU an event; the KB it writes (next to
+        // nothing on either side) fell to a hundredth: that explains nothing.
+        let dir = tempfile::tempdir().unwrap();
+        run(dir.path(), "a", 1000.0, 100.0, 0.002);
+        run(dir.path(), "b", 1800.0, 55.0, 0.00002);
+        let inputs = [dir.path().join("a.json"), dir.path().join("b.json")];
+        let ds = Dataset::read(&inputs).unwrap();
+        let slice = &super::super::tables::layout(&ds)[0];
+        let a = autopsy(&ds, slice, "oltp_point_select", (0, 1, 2), "");
+        assert!(a.moves.contains("CPU us/op 0.55x"), "{}", a.moves);
+        assert!(!a.moves.contains("wKB/o"), "{}", a.moves);
+        // The table itself still has the ratio, for whoever reads it.
+        let wkb = a
+            .table
+            .rows
+            .iter()
+            .find(|r| r.label.starts_with("wKB/o"))
+            .unwrap();
+        assert!(matches!(wkb.cells[2], Cell::Ratio(x) if (x - 0.01).abs() < 1e-9));
+    }
 }

@@ -195,7 +195,7 @@ pub fn tables(ds: &Dataset) -> Vec<Table> {
             }
             let moves: Vec<String> = autopsies[autopsies.len() - found.len()..]
                 .iter()
-                .map(super::autopsy::largest_moves)
+                .map(|a: &super::autopsy::Autopsy| a.moves.clone())
                 .collect();
             let text = if found.is_empty() {
                 "no change".to_string()
@@ -239,7 +239,7 @@ pub fn tables(ds: &Dataset) -> Vec<Table> {
         }
         if !changes.rows.is_empty() {
             out.push(changes);
-            out.extend(autopsies);
+            out.extend(autopsies.into_iter().map(|a| a.table));
             out.push(adjacent);
         }
     }
