@@ -139,6 +139,7 @@ per_server!(a_cell_whose_server_does_not_start_fails_its_steps, |kind| {
 });
 
 per_server!(io_bound_configuration_limits_the_server, |kind| {
+    let _cache = crate::util::machine_cache();
     let s = Scratch::enterable();
     let (name, settings) = if kind == ServerKind::Postgres {
         ("postgres", "shared_buffers = \"16MB\"")

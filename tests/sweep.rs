@@ -450,6 +450,7 @@ fn dry_run_prints_the_schedule_and_its_duration() {
 
 #[test]
 fn drop_caches_configuration_drops_the_page_cache_before_each_step() {
+    let _cache = crate::util::machine_cache();
     let s = Scratch::new();
     let text = format!(
         "{SMALL_PLAN}\n[configs.cold]\ndrop_caches = true\nsettings = {{ cache_size = \"-500\" }}\n"

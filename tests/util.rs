@@ -28,6 +28,14 @@ macro_rules! per_server {
     };
 }
 
+/// Held by a test that drops the OS page cache (the whole machine's) or needs a table kept in
+/// it, and by one that measures the disk: one such test at a time, so that no test's
+/// `drop_caches` empties another's cache, and no probe measures a disk another test fills.
+pub fn machine_cache() -> std::sync::MutexGuard<'static, ()> {
+    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    LOCK.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 pub fn dbsweep() -> Command {
     Command::cargo_bin("dbsweep").expect("binary built")
 }

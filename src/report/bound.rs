@@ -60,6 +60,10 @@ fn same_device(l: &Limits, device: Option<&str>) -> bool {
     !dev.is_empty() && (name == dev || name.starts_with(dev) || dev.starts_with(name))
 }
 
+/// How much more the device may have read than the step's processes for its mean request
+/// to be theirs.
+const MOSTLY_OWN: f64 = 1.25;
+
 /// A step's disk use: read requests a second, MB/s read and written.
 struct DiskUse {
     reads_per_s: Option<f64>,
@@ -81,10 +85,16 @@ fn disk_use(r: &Results, l: &Limits, h: &HwFigures) -> DiskUse {
     let proc_read = sum(p.client_read, p.server_read).filter(|_| known && secs > 0.0);
     let proc_write = sum(p.client_write, p.server_write).filter(|_| known && secs > 0.0);
     let on_device = same_device(l, h.device.as_deref());
-    // The device's mean read request, KB: what a process's KB read are in requests.
+    // What a process's KB read are in requests: the device's mean read request where the
+    // step's processes did most of the device's reads (others' large or small requests on a
+    // shared device would make it theirs), else the page the server reads.
     let page_kb = l.page as f64 / 1024.0;
-    let request_kb = match (h.rkb_per_o, h.r_per_o) {
-        (Some(kb), Some(n)) if on_device && n > 0.0 && kb > 0.0 => kb / n,
+    let request_kb = match (h.rkb_per_o, h.r_per_o, proc_read) {
+        (Some(kb), Some(n), Some(own))
+            if on_device && n > 0.0 && kb > 0.0 && kb * eps * secs <= own * MOSTLY_OWN =>
+        {
+            kb / n
+        }
         _ => page_kb,
     };
     let mb = |kb_s: f64| kb_s * 1024.0 / 1e6;
@@ -595,14 +605,23 @@ mod tests {
 
     #[test]
     fn the_steps_own_reads_count_not_the_devices_others() {
-        // The device read 3 requests an event, of 32 KB each, with another test's reads; the
-        // server itself read 8,300 x 32 KB a second: 8,300 requests of the device's size.
-        let mut r = step(8300.0, 3.0, 20.0, 0, 1);
+        // The server read 32 KB an event and the device 35.2 KB in 1.1 requests: the device's
+        // reads are mostly the server's, 8,300 requests a second of the device's 32 KB.
+        let mut r = step(8300.0, 1.1, 20.0, 0, 1);
         r.time_s = 10.0;
         let h = r.hw.as_mut().unwrap();
-        h.rkb_per_o = Some(96.0);
+        h.rkb_per_o = Some(35.2);
         h.proc_io_kb.server_read = Some(8300.0 * 32.0 * 10.0);
         h.proc_io_kb.client_read = Some(0.0);
+        let u = uses(&r);
+        assert_eq!(u[0].resource, "disk random reads (16 KB, depth 1)");
+        assert!((u[0].measured - 8300.0).abs() < 1e-6, "{u:?}");
+        // Another process's 128 KB reads made most of the device's: its mean request is
+        // theirs, and the server's 16 KB an event are pages.
+        let h = r.hw.as_mut().unwrap();
+        h.r_per_o = Some(3.0);
+        h.rkb_per_o = Some(3.0 * 128.0);
+        h.proc_io_kb.server_read = Some(8300.0 * 16.0 * 10.0);
         let u = uses(&r);
         assert_eq!(u[0].resource, "disk random reads (16 KB, depth 1)");
         assert!((u[0].measured - 8300.0).abs() < 1e-6, "{u:?}");
