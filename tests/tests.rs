@@ -8,6 +8,7 @@ mod util;
 mod bad_input;
 mod capacity;
 mod diagnosis;
+mod docs;
 mod dropin;
 mod fairness;
 mod ibench;

@@ -74,7 +74,11 @@ pub enum Command {
     /// /etc/bash_completion.d/dbsweep`; zsh: into a directory of `$fpath` as `_dbsweep`)
     Completions { shell: clap_complete::Shell },
     /// Print dbsweep's manual page (roff) on stdout: `dbsweep man > dbsweep.1; man ./dbsweep.1`
-    Man,
+    Man {
+        /// Markdown instead of roff: the book's command-line reference
+        #[arg(long)]
+        markdown: bool,
+    },
     /// Act as sysbench 1.0.20: its command line and its output (also through a link named
     /// `sysbench` to this binary)
     #[command(disable_help_flag = true)]

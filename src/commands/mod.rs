@@ -4,6 +4,7 @@
 
 mod dispatch;
 mod limits;
+mod reference;
 mod results;
 mod tpcc;
 pub use dispatch::{pgbench, run, sysbench};

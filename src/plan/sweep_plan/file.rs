@@ -46,22 +46,28 @@ pub(crate) const RESERVED: [&str; 13] = [
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PlanFile {
+    /// The plan's name: the sweep directory is `sweep-NAME-DATE-TIME`.
     #[serde(default)]
     pub name: String,
+    /// One line on what the plan studies (kept with it in the sweep directory).
     #[serde(default)]
     pub description: String,
     /// Client counts: every step runs at each.
     #[serde(default = "default_clients")]
     pub clients: Vec<u32>,
+    /// The sysbench tables every step uses (`--tables`).
     #[serde(default = "default_tables")]
     pub tables: u32,
+    /// Rows of each table (`--table-size`).
     #[serde(default = "default_table_size")]
     pub table_size: u64,
-    /// Seconds of a `read` step (R) and of a `write` step (W); `warmup` steps run warmup_time.
+    /// Seconds of a `read` step (R).
     #[serde(default = "default_read_time")]
     pub read_time: f64,
+    /// Seconds of a `write` step (W).
     #[serde(default = "default_write_time")]
     pub write_time: f64,
+    /// Seconds of a `warmup` step (run, not reported).
     #[serde(default = "default_warmup_time")]
     pub warmup_time: f64,
     /// Seconds of the postwrite pause; unset: min(1200, 60 + rows / 1,000,000).
@@ -90,6 +96,7 @@ pub struct PlanFile {
     /// Named configurations; none: one called `default` with no settings.
     #[serde(default)]
     pub configs: BTreeMap<String, Spanned<ConfigDef>>,
+    /// The steps, in order: each runs in every configuration at every client count.
     pub steps: Vec<Spanned<StepDef>>,
     /// Run each workload step on these hosts at once (`ssh://[user@]host[:port]`), each
     /// with its share of the clients, started at one instant, and merge their results: ssh
@@ -275,9 +282,15 @@ pub(crate) const SYSBENCH_LOAD: &str = "oltp_read_write";
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct StepDef {
+    /// The step's name in results and reports; default: its workload's.
     pub name: Option<String>,
+    /// The workload it runs (`dbsweep workloads` lists them).
     pub workload: Option<String>,
+    /// `read` (runs read_time), `write` (write_time), `warmup` (warmup_time, not reported)
+    /// or `once` (its `events`, timed whole).
     pub class: Option<Class>,
+    /// Workload options of this step (as on the command line, without the dashes), over the
+    /// plan's.
     #[serde(default, skip_serializing_if = "toml::Table::is_empty")]
     pub options: toml::Table,
     /// A load: `true` prepares the sysbench tables (dropping the sweep's own first); a
@@ -290,6 +303,7 @@ pub struct StepDef {
     /// once warmed up), and started again on the same data directory.
     #[serde(default)]
     pub crash: bool,
+    /// Seconds after the warm-up at which a `crash` step kills the server.
     pub crash_after: Option<f64>,
     /// A step whose workload needs files of the user's that no rule makes (sql-bench's ATIS
     /// data): left out, with a line saying why, when they are not given, rather than failing
@@ -312,9 +326,11 @@ pub struct StepDef {
 pub struct SearchDef {
     /// The percentile the limit is on (default 99).
     pub percentile: Option<f64>,
+    /// The latency limit, milliseconds.
     pub limit_ms: f64,
     /// How close the highest rate under and the lowest over must come, percent (default 5).
     pub precision: Option<f64>,
+    /// The most probes the search runs (default 14).
     pub max_probes: Option<u32>,
     /// The longest probe, seconds (default 60).
     pub max_probe_time: Option<f64>,
@@ -324,6 +340,7 @@ pub struct SearchDef {
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RoleDef {
+    /// The workload its clients run.
     pub workload: String,
     /// Its clients; the measured role's default is the cell's client count, another's 1.
     pub clients: Option<u32>,
