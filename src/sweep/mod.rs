@@ -8,6 +8,7 @@
 
 mod cell;
 mod crash;
+mod detect;
 mod driver;
 mod durability;
 mod env;
