@@ -41,9 +41,31 @@ struct Args {
     #[arg(
         long,
         value_delimiter = ',',
-        default_value = "workers:100,workers:1000,socket:1000,pooled:10000,threads:100,threads:1000"
+        default_value = "workers:100,workers:1000,socket:1000,pooled:10000,threads:100,threads:1000",
+        value_parser = parse_mode
     )]
-    modes: Vec<String>,
+    modes: Vec<(String, u32)>,
+    /// cargo passes `--bench` to every bench target
+    #[arg(long, hide = true)]
+    bench: bool,
+}
+
+/// `MODE:TERMINALS`, MODE one of workers, socket, pooled, threads.
+fn parse_mode(s: &str) -> Result<(String, u32), String> {
+    let (mode, n) = s
+        .split_once(':')
+        .ok_or_else(|| format!("{s:?}: expected MODE:TERMINALS"))?;
+    if !["workers", "socket", "pooled", "threads"].contains(&mode) {
+        return Err(format!(
+            "{mode:?}: the modes are workers, socket, pooled and threads"
+        ));
+    }
+    let n = n
+        .parse::<u32>()
+        .ok()
+        .filter(|n| *n > 0)
+        .ok_or_else(|| format!("{n:?}: a terminal count is a whole number above 0"))?;
+    Ok((mode.to_string(), n))
 }
 
 /// Connections the pooled mode's terminals share.
@@ -95,9 +117,8 @@ fn main() {
         "", "", "", "", "", "", "", "(user+sys)", "(user+sys)"
     );
     let mut verdicts = Vec::new();
-    for m in &args.modes {
-        let (mode, n) = m.split_once(':').expect("MODE:TERMINALS");
-        let n: u32 = n.parse().expect("a terminal count");
+    for (mode, n) in &args.modes {
+        let (mode, n) = (mode.as_str(), *n);
         let (url, addr) = if mode == "socket" {
             (
                 unix.as_str(),
@@ -110,8 +131,7 @@ fn main() {
         match mode {
             "pooled" => extra.extend(["--connections".into(), POOL.to_string()]),
             "threads" => extra.extend(["--workers".into(), n.to_string()]),
-            "workers" | "socket" => {}
-            other => panic!("unknown mode {other}"),
+            _ => {}
         }
         let out = tempfile::NamedTempFile::new().expect("a results file");
         let run = Command::new(bin)

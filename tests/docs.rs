@@ -472,3 +472,60 @@ fn close_outputs(text: &str) -> String {
     }
     out
 }
+
+/// `cargo bench --bench NAME -- ARGS` hands the bench `ARGS --bench`: every bench whose
+/// arguments clap parses takes a `bench` flag, or the command bench/README.md gives exits 2.
+/// And every such command names a bench target of Cargo.toml.
+#[test]
+fn every_bench_runs_as_documented() {
+    let root = root();
+    let manifest = std::fs::read_to_string(root.join("Cargo.toml")).unwrap();
+    let targets: BTreeSet<String> = manifest
+        .split("[[bench]]")
+        .skip(1)
+        .filter_map(|t| {
+            let line = t.lines().find(|l| l.trim_start().starts_with("name"))?;
+            Some(line.split('"').nth(1)?.to_string())
+        })
+        .collect();
+    let readme = std::fs::read_to_string(root.join("bench/README.md")).unwrap();
+    let documented: BTreeSet<String> = readme
+        .split("cargo bench --bench ")
+        .skip(1)
+        .filter_map(|s| s.split_whitespace().next().map(str::to_string))
+        .collect();
+    assert!(
+        !documented.is_empty(),
+        "bench/README.md gives no cargo bench command"
+    );
+    let unknown: Vec<_> = documented.difference(&targets).collect();
+    assert!(
+        unknown.is_empty(),
+        "bench/README.md names benches Cargo.toml lacks: {unknown:?}"
+    );
+    let mut refusing = Vec::new();
+    for name in &targets {
+        let path = root.join(format!("bench/{name}.rs"));
+        let file = syn::parse_file(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        for item in &file.items {
+            let syn::Item::Struct(s) = item else { continue };
+            let parser = s.attrs.iter().any(|a| {
+                a.path().is_ident("derive")
+                    && a.meta
+                        .require_list()
+                        .is_ok_and(|l| l.tokens.to_string().contains("Parser"))
+            });
+            let takes_bench = s.fields.iter().any(|f| {
+                f.ident.as_ref().is_some_and(|i| i == "bench")
+                    && matches!(&f.ty, syn::Type::Path(p) if p.path.is_ident("bool"))
+            });
+            if parser && !takes_bench {
+                refusing.push(format!("{} ({})", name, s.ident));
+            }
+        }
+    }
+    assert!(
+        refusing.is_empty(),
+        "these benches refuse the --bench cargo appends: {refusing:?}"
+    );
+}

@@ -27,6 +27,7 @@ mod pgbench_alike;
 mod pgbench_figures;
 mod phases;
 mod profile;
+mod progress;
 mod reference;
 mod remote;
 mod remote_sweep;

@@ -41,6 +41,7 @@ pub(super) fn prepare(o: &TpccOpts) -> Result<Outcome, Error> {
         seed,
         o.force,
         &INTERRUPT,
+        crate::output::Events::default(),
     )
     .map_err(|e| crate::interrupt::interrupted_load(e, db.server.is_some()))?;
     println!(

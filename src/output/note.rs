@@ -149,38 +149,60 @@ pub fn client_note_text(note: &ClientNote) -> String {
 
 /// Where the runner and the workloads send what they have to say: the command's voice, of
 /// which they see only these events.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct Events(super::Style);
+#[derive(Clone, Copy, Debug)]
+pub struct Events {
+    style: super::Style,
+    /// Whether progress bars may show on a terminal: not inside a sweep, whose own bar holds
+    /// the terminal's last line.
+    bars: bool,
+}
+
+impl Default for Events {
+    fn default() -> Events {
+        super::Style::Own.events()
+    }
+}
 
 impl Events {
     /// A line of a load's or a cleanup's progress ("Creating table 'sbtest1'...").
     pub fn progress(self, line: &str) {
-        self.0.progress(line);
+        self.style.progress(line);
     }
 
     /// What a client says while the run goes on (a retried error under `--verbose-errors`, a
     /// client that aborted, a workload's warning).
     pub fn client_note(self, note: &ClientNote) {
-        self.0.client_note(note);
+        self.style.client_note(note);
     }
 
     /// Every client has connected: the run begins.
     pub fn started(self) {
-        if let Some(v) = self.0.voice() {
+        if let Some(v) = self.style.voice() {
             v.started();
         }
     }
 
-    /// Whether connecting many clients may show a progress bar on a terminal (a personality
-    /// whose output others parse says no).
-    pub fn connect_bar(self) -> bool {
-        self.0.voice().is_none_or(|v| v.connect_bar())
+    /// Whether connecting many clients, or a load, may show a progress bar on a terminal (a
+    /// personality whose output others parse says no, and so does a sweep's step).
+    pub fn progress_bars(self) -> bool {
+        self.bars && self.style.voice().is_none_or(|v| v.progress_bars())
+    }
+
+    /// These events without progress bars (a sweep's step: the sweep's bar is on the terminal).
+    pub fn without_bars(self) -> Events {
+        Events {
+            bars: false,
+            ..self
+        }
     }
 }
 
 impl super::Style {
     /// The events of a command in this style.
     pub fn events(self) -> Events {
-        Events(self)
+        Events {
+            style: self,
+            bars: true,
+        }
     }
 }

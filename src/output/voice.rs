@@ -67,8 +67,8 @@ pub trait Voice: Sync + std::fmt::Debug {
     fn says_dropped(&self) -> bool {
         true
     }
-    /// Whether connecting many clients shows a progress bar on a terminal.
-    fn connect_bar(&self) -> bool {
+    /// Whether connecting many clients and a load show progress bars on a terminal.
+    fn progress_bars(&self) -> bool {
         true
     }
 }

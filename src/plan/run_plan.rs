@@ -311,6 +311,16 @@ impl RunPlan {
         self
     }
 
+    /// The plan without progress bars (a sweep's step, under the sweep's bar).
+    pub fn without_bars(&mut self) {
+        self.runner.notes = self.runner.notes.without_bars();
+        self.workload_opts.notes = self.workload_opts.notes.without_bars();
+        for r in &mut self.roles {
+            r.runner.notes = r.runner.notes.without_bars();
+            r.workload_opts.notes = r.workload_opts.notes.without_bars();
+        }
+    }
+
     pub fn from_opts(o: &Opts) -> Result<RunPlan, Error> {
         RunPlan::from_args(&o.workload, &o.args)
     }

@@ -96,7 +96,7 @@ pub(super) struct Progress(Option<indicatif::ProgressBar>);
 impl Progress {
     pub(super) fn new(total: u32, notes: crate::output::Events) -> Progress {
         use std::io::IsTerminal;
-        let show = total >= 100 && std::io::stderr().is_terminal() && notes.connect_bar();
+        let show = total >= 100 && std::io::stderr().is_terminal() && notes.progress_bars();
         Progress(show.then(|| {
             let bar = indicatif::ProgressBar::new(u64::from(total));
             if let Ok(style) = indicatif::ProgressStyle::with_template(

@@ -519,6 +519,7 @@ fn load(
         .map_err(|e| Error::db(format!("loading {TABLE}"), e))?;
     let mut rows = 0u64;
     let mut values = Vec::new();
+    let bar = super::loader::LoadBar::new(o.notes, o.table_size, 1, "tables");
     while rows < o.table_size && !stop.load(Ordering::Relaxed) {
         let n = (o.table_size - rows).min(LOAD_ROWS_PER_COMMIT as u64) as usize;
         let stmt = if n == LOAD_ROWS_PER_COMMIT {
@@ -536,7 +537,10 @@ fn load(
         conn.execute(stmt, &params)
             .map_err(|e| Error::db(format!("loading {TABLE}"), e))?;
         rows += n as u64;
+        bar.rows(n as u64);
     }
+    bar.job_done();
+    drop(bar);
     if stop.load(Ordering::Relaxed) {
         return Err(Error::Run(format!(
             "interrupted during prepare: {TABLE} is partly loaded; run `dbsweep cleanup ibench_insert` before preparing again"

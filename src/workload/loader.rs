@@ -54,3 +54,102 @@ pub fn run(
             .sum::<Result<u64, Error>>()
     })
 }
+
+/// A load's progress on a terminal's stderr: rows, rows/s and the time left, with the jobs
+/// (tables, warehouses) done; its lines ("Creating table ...") go above it. Nothing shows when
+/// stderr is not a terminal, in a personality's voice, or in a sweep's step.
+pub struct LoadBar {
+    bar: Option<indicatif::ProgressBar>,
+    notes: crate::output::Events,
+    jobs: u32,
+    noun: &'static str,
+    done: AtomicU32,
+}
+
+/// Rows a writer counts before it moves the bar (the bar's lock is not taken per row).
+const COUNT_EVERY: u64 = 1024;
+
+impl LoadBar {
+    /// A bar for `rows` rows (an estimate is enough: it sets the time left) in `jobs` jobs.
+    pub fn new(notes: crate::output::Events, rows: u64, jobs: u32, noun: &'static str) -> Self {
+        use std::io::IsTerminal;
+        let show = rows > 0 && std::io::stderr().is_terminal() && notes.progress_bars();
+        let bar = show.then(|| {
+            let bar = indicatif::ProgressBar::with_draw_target(
+                Some(rows),
+                indicatif::ProgressDrawTarget::stderr(),
+            );
+            let rate = |s: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
+                let _ = write!(w, "{} rows/s", indicatif::HumanCount(s.per_sec() as u64));
+            };
+            if let Ok(style) = indicatif::ProgressStyle::with_template(
+                "loading [{bar:30}] {human_pos}/{human_len} rows, {rate}, eta {eta}  {msg}",
+            ) {
+                bar.set_style(style.with_key("rate", rate).progress_chars("=> "));
+            }
+            bar.set_message(format!("0/{jobs} {noun}"));
+            bar.enable_steady_tick(std::time::Duration::from_millis(500));
+            bar
+        });
+        LoadBar {
+            bar,
+            notes,
+            jobs,
+            noun,
+            done: AtomicU32::new(0),
+        }
+    }
+
+    /// Whether the bar shows.
+    pub fn shown(&self) -> bool {
+        self.bar.is_some()
+    }
+
+    /// A line of the load's progress, above the bar.
+    pub fn say(&self, line: &str) {
+        match &self.bar {
+            Some(b) => b.suspend(|| self.notes.progress(line)),
+            None => self.notes.progress(line),
+        }
+    }
+
+    /// `n` more rows loaded.
+    pub fn rows(&self, n: u64) {
+        if let Some(b) = &self.bar {
+            b.inc(n);
+        }
+    }
+
+    /// One more job done.
+    pub fn job_done(&self) {
+        let done = self.done.fetch_add(1, Ordering::Relaxed) + 1;
+        if let Some(b) = &self.bar {
+            b.set_message(format!("{done}/{} {}", self.jobs, self.noun));
+        }
+    }
+
+    /// `next` (a bulk load's source of rows), counting the rows it gives on this bar.
+    pub fn counting<'a>(
+        &'a self,
+        next: &'a mut dyn FnMut(&mut Vec<crate::db::RowValue>) -> bool,
+    ) -> impl FnMut(&mut Vec<crate::db::RowValue>) -> bool + 'a {
+        let mut pending = 0;
+        move |row| {
+            let more = next(row);
+            pending += u64::from(more);
+            if pending == COUNT_EVERY || (!more && pending > 0) {
+                self.rows(pending);
+                pending = 0;
+            }
+            more
+        }
+    }
+}
+
+impl Drop for LoadBar {
+    fn drop(&mut self) {
+        if let Some(b) = &self.bar {
+            b.finish_and_clear();
+        }
+    }
+}

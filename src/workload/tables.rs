@@ -216,9 +216,17 @@ pub fn prepare(
     let cpu_start = crate::metrics::process_cpu_seconds();
     let tables = 1..=set.count;
     let writers = super::loader::writers(target, o.threads, &tables);
+    let expected = match set.kind {
+        TableKind::Bulk => 0,
+        _ => u64::from(set.count) * o.table_size,
+    };
+    let bar = super::loader::LoadBar::new(o.notes, expected, set.count, "tables");
     let rows = super::loader::run(target, tables, writers, stop, |conn, n| {
-        load_table(target, conn, set, o, n, stop)
+        let rows = load_table(target, conn, set, o, n, stop, &bar)?;
+        bar.job_done();
+        Ok(rows)
     })?;
+    drop(bar);
     if stop.load(Ordering::Relaxed) {
         return Err(Error::Run(
             "interrupted during prepare: the tables are partly loaded; \
@@ -256,10 +264,11 @@ fn load_table(
     o: &WorkloadOptions,
     n: u32,
     stop: &AtomicBool,
+    bar: &super::loader::LoadBar,
 ) -> Result<u64, Error> {
     let name = format!("sbtest{n}");
     let ctx = |what: &str| format!("{what} {name}");
-    o.notes.progress(&format!("Creating table '{name}'..."));
+    bar.say(&format!("Creating table '{name}'..."));
     if c.table_exists(&name)
         .map_err(|e| Error::db(ctx("looking up"), e))?
     {
@@ -272,12 +281,10 @@ fn load_table(
     if set.kind == TableKind::Bulk {
         return Ok(0);
     }
-    o.notes
-        .progress(&format!("Inserting {} records into '{name}'", o.table_size));
-    let rows = load_rows(c, n, o, stop).map_err(|e| Error::db(ctx("loading"), e))?;
+    bar.say(&format!("Inserting {} records into '{name}'", o.table_size));
+    let rows = load_rows(c, n, o, stop, bar).map_err(|e| Error::db(ctx("loading"), e))?;
     if o.create_secondary {
-        o.notes
-            .progress(&format!("Creating a secondary index on '{name}'..."));
+        bar.say(&format!("Creating a secondary index on '{name}'..."));
     }
     for sql in after_rows_sql(target.dialect(), n, o) {
         c.batch(&sql).map_err(|e| Error::db(ctx("indexing"), e))?;
@@ -295,6 +302,7 @@ fn load_rows(
     n: u32,
     o: &WorkloadOptions,
     stop: &AtomicBool,
+    bar: &super::loader::LoadBar,
 ) -> Result<u64, crate::db::DbError> {
     let (tx, rx) = sync_channel::<Vec<[RowValue; 4]>>(8);
     let size = o.table_size;
@@ -340,7 +348,7 @@ fn load_rows(
         let loaded = conn.bulk_load(
             &format!("sbtest{n}"),
             &["id", "k", "c", "pad"],
-            &mut next_row,
+            &mut bar.counting(&mut next_row),
         );
         drop(next_row);
         loaded

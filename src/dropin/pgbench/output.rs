@@ -57,6 +57,11 @@ impl Voice for PgbenchStyle {
     /// stderr stays pgbench's (drivers and pgbench's own tests check it is empty).
     fn results_written(&self, _path: &str) {}
 
+    /// Nothing on a terminal but pgbench's own lines.
+    fn progress_bars(&self) -> bool {
+        false
+    }
+
     fn aborted(&self) -> Option<&'static str> {
         Some("pgbench: error: Run was aborted; the above results are incomplete.")
     }

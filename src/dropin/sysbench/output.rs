@@ -183,7 +183,7 @@ impl Voice for SysbenchStyle {
     }
 
     /// Nothing on a terminal but sysbench's own lines.
-    fn connect_bar(&self) -> bool {
+    fn progress_bars(&self) -> bool {
         false
     }
 }

@@ -186,9 +186,16 @@ impl Sweep {
             && crate::lua::is_script(workload)
         {
             let words = self.run_words(workload, clients, self.class_time(*class), options);
-            return crate::plan::script_step(workload, &words[2..], target_url);
+            return crate::plan::script_step(workload, &words[2..], target_url).map(
+                |(mut plan, workload)| {
+                    plan.without_bars();
+                    (plan, workload)
+                },
+            );
         }
-        let plan = self.step_plan(step, clients, target_url.unwrap_or("sqlite://check.db"))?;
+        let mut plan = self.step_plan(step, clients, target_url.unwrap_or("sqlite://check.db"))?;
+        // The sweep's own bar holds the terminal's last line: no step draws one of its own.
+        plan.without_bars();
         let workload = crate::workload::build(&plan.workload, &plan.workload_opts)?;
         Ok((plan, workload))
     }

@@ -207,6 +207,26 @@ impl Degrees {
         if t - 1 < left_over { even + 1 } else { even }
     }
 
+    /// The rows a load writes, about, from the distribution rather than node by node (the
+    /// load's progress bar): the nodes, their links (the mean total a node) and a count row
+    /// per type with links (type 1 has links from a total of 1, type 2 from 2).
+    pub fn expected_rows(&self) -> u64 {
+        let (mut mean, mut below) = (0.0, 0.0);
+        let (mut p_none, mut p_one) = (0.0, 0.0);
+        for &(v, p) in &self.cdf {
+            mean += v as f64 * (p - below).max(0.0);
+            below = p;
+            if v == 0 {
+                p_none = p;
+            }
+            if v <= 1 {
+                p_one = p;
+            }
+        }
+        let per_node = 1.0 + mean + (1.0 - p_none) + (1.0 - p_one);
+        (self.nodes as f64 * per_node).round() as u64
+    }
+
     /// The links a load writes for all nodes.
     pub fn loaded_links(&self) -> u64 {
         (1..=self.nodes)

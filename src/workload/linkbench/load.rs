@@ -13,6 +13,7 @@ use super::{
 use crate::db::{Conn, DbError, Dialect, RowValue, Target};
 use crate::error::Error;
 use crate::results::figures::LoadReport;
+use crate::workload::loader::LoadBar;
 use crate::workload::options::WorkloadOptions;
 use crate::workload::rand::Rand;
 
@@ -49,11 +50,17 @@ pub(super) fn load(
     let writers = crate::workload::loader::writers(target, o.threads.max(1), &jobs);
     let now = now_ms();
     let seed = o.rand.rand_seed;
+    let chunks = *jobs.end();
+    let bar = LoadBar::new(o.notes, degrees.expected_rows(), chunks, "chunks of nodes");
     let rows = crate::workload::loader::run(target, jobs, writers, stop, |c, job| {
         let first = u64::from(job - 1) * LOAD_CHUNK + 1;
         let ids = first..=(first + LOAD_CHUNK - 1).min(n);
-        load_chunk(c, ids, degrees, now, Rand::for_thread(seed, job), stop)
+        let rand = Rand::for_thread(seed, job);
+        let rows = load_chunk(c, ids, degrees, now, rand, stop, &bar)?;
+        bar.job_done();
+        Ok(rows)
     })?;
+    drop(bar);
     if stop.load(Ordering::Relaxed) {
         return Err(Error::Run(
             "interrupted during prepare: the LinkBench tables are partly loaded; run `dbsweep cleanup linkbench` before preparing again".into(),
@@ -96,89 +103,102 @@ fn load_chunk(
     now: i64,
     mut rand: Rand,
     stop: &AtomicBool,
+    bar: &LoadBar,
 ) -> Result<u64, Error> {
     let err = |table: &'static str| move |e| Error::db(format!("loading {table}"), e);
     let mut data = String::new();
     let seed = rand.uniform(0, u64::MAX - 1);
     let mut id = *ids.start();
     let mut rows = conn
-        .bulk_load(NODES, &NODE_COLUMNS, &mut |out| {
-            if id > *ids.end() || stop.load(Ordering::Relaxed) {
-                return false;
-            }
-            payload(&mut rand, NODE_DATA_MEDIAN, NODE_DATA_MAX, &mut data);
-            out.clear();
-            out.extend([
-                RowValue::Int(id as i64),
-                RowValue::Int(NODE_TYPE),
-                RowValue::Int(1),
-                RowValue::Int(now / 1000),
-                RowValue::Text(data.clone()),
-            ]);
-            id += 1;
-            true
-        })
+        .bulk_load(
+            NODES,
+            &NODE_COLUMNS,
+            &mut bar.counting(&mut |out| {
+                if id > *ids.end() || stop.load(Ordering::Relaxed) {
+                    return false;
+                }
+                payload(&mut rand, NODE_DATA_MEDIAN, NODE_DATA_MAX, &mut data);
+                out.clear();
+                out.extend([
+                    RowValue::Int(id as i64),
+                    RowValue::Int(NODE_TYPE),
+                    RowValue::Int(1),
+                    RowValue::Int(now / 1000),
+                    RowValue::Text(data.clone()),
+                ]);
+                id += 1;
+                true
+            }),
+        )
         .map_err(err(NODES))?;
     // (id1, type, k): the next link to write.
     let (mut id1, mut t, mut k) = (*ids.start(), 1, 0);
     rows += conn
-        .bulk_load(LINKS, &LINK_COLUMNS, &mut |out| {
-            while id1 <= *ids.end() && k >= degrees.of_type(id1, t) {
-                (t, k) = (t + 1, 0);
-                if t > LINK_TYPES {
-                    (id1, t) = (id1 + 1, 1);
+        .bulk_load(
+            LINKS,
+            &LINK_COLUMNS,
+            &mut bar.counting(&mut |out| {
+                while id1 <= *ids.end() && k >= degrees.of_type(id1, t) {
+                    (t, k) = (t + 1, 0);
+                    if t > LINK_TYPES {
+                        (id1, t) = (id1 + 1, 1);
+                    }
                 }
-            }
-            if id1 > *ids.end() || stop.load(Ordering::Relaxed) {
-                return false;
-            }
-            payload(&mut rand, LINK_DATA_MEDIAN, LINK_DATA_MAX, &mut data);
-            out.clear();
-            out.extend([
-                RowValue::Int(id1 as i64),
-                RowValue::Int((id1 + k) as i64),
-                RowValue::Int(link_type_id(t)),
-                RowValue::Int(1),
-                RowValue::Text(data.clone()),
-                RowValue::Int(link_time(now, seed, (id1, t, k))),
-                RowValue::Int(0),
-            ]);
-            k += 1;
-            true
-        })
+                if id1 > *ids.end() || stop.load(Ordering::Relaxed) {
+                    return false;
+                }
+                payload(&mut rand, LINK_DATA_MEDIAN, LINK_DATA_MAX, &mut data);
+                out.clear();
+                out.extend([
+                    RowValue::Int(id1 as i64),
+                    RowValue::Int((id1 + k) as i64),
+                    RowValue::Int(link_type_id(t)),
+                    RowValue::Int(1),
+                    RowValue::Text(data.clone()),
+                    RowValue::Int(link_time(now, seed, (id1, t, k))),
+                    RowValue::Int(0),
+                ]);
+                k += 1;
+                true
+            }),
+        )
         .map_err(err(LINKS))?;
     // A count row per node and type it has links of.
     let (mut id, mut t) = (*ids.start(), 1);
     rows += conn
-        .bulk_load(COUNTS, &COUNT_COLUMNS, &mut |out| {
-            loop {
-                if id > *ids.end() || stop.load(Ordering::Relaxed) {
-                    return false;
+        .bulk_load(
+            COUNTS,
+            &COUNT_COLUMNS,
+            &mut bar.counting(&mut |out| {
+                loop {
+                    if id > *ids.end() || stop.load(Ordering::Relaxed) {
+                        return false;
+                    }
+                    let of_type = degrees.of_type(id, t);
+                    let this = (id, t);
+                    (id, t) = if t == LINK_TYPES {
+                        (id + 1, 1)
+                    } else {
+                        (id, t + 1)
+                    };
+                    if of_type > 0 {
+                        let latest = (0..of_type)
+                            .map(|k| link_time(now, seed, (this.0, this.1, k)))
+                            .max()
+                            .unwrap_or(now);
+                        out.clear();
+                        out.extend([
+                            RowValue::Int(this.0 as i64),
+                            RowValue::Int(link_type_id(this.1)),
+                            RowValue::Int(of_type as i64),
+                            RowValue::Int(latest),
+                            RowValue::Int(0),
+                        ]);
+                        return true;
+                    }
                 }
-                let of_type = degrees.of_type(id, t);
-                let this = (id, t);
-                (id, t) = if t == LINK_TYPES {
-                    (id + 1, 1)
-                } else {
-                    (id, t + 1)
-                };
-                if of_type > 0 {
-                    let latest = (0..of_type)
-                        .map(|k| link_time(now, seed, (this.0, this.1, k)))
-                        .max()
-                        .unwrap_or(now);
-                    out.clear();
-                    out.extend([
-                        RowValue::Int(this.0 as i64),
-                        RowValue::Int(link_type_id(this.1)),
-                        RowValue::Int(of_type as i64),
-                        RowValue::Int(latest),
-                        RowValue::Int(0),
-                    ]);
-                    return true;
-                }
-            }
-        })
+            }),
+        )
         .map_err(err(COUNTS))?;
     Ok(rows)
 }

@@ -11,6 +11,8 @@ use rand::{Rng, SeedableRng};
 use super::schema;
 use crate::db::{Conn, DbError, Dialect, RowValue, Target};
 use crate::error::Error;
+use crate::output::Events;
+use crate::workload::loader::LoadBar;
 
 pub const DISTRICTS: i64 = 10;
 pub const CUSTOMERS: i64 = 3000;
@@ -155,6 +157,15 @@ pub fn drop_tables(conn: &mut dyn Conn, url: &str) -> Result<Vec<String>, Error>
     crate::workload::tables::drop_own(conn, url, "TPC-C", &own, &|_| {})
 }
 
+/// The rows of one warehouse, about (its order lines average 10 an order): the warehouse,
+/// its districts, stock, customers, history, orders, order lines and new orders.
+const WAREHOUSE_ROWS: u64 = (1
+    + DISTRICTS
+    + ITEMS
+    + DISTRICTS * CUSTOMERS * 2
+    + DISTRICTS * ORDERS * 11
+    + DISTRICTS * (ORDERS - FIRST_NEW_ORDER + 1)) as u64;
+
 /// Creates and loads `warehouses` warehouses with up to `threads` loaders.
 pub fn prepare(
     target: &dyn Target,
@@ -163,6 +174,7 @@ pub fn prepare(
     seed: u64,
     force: bool,
     stop: &AtomicBool,
+    notes: Events,
 ) -> Result<TpccLoadReport, Error> {
     let url = target.display_url();
     let mut conn = target.connect().map_err(|e| Error::db(&url, e))?;
@@ -174,7 +186,10 @@ pub fn prepare(
                 existing.join(", ")
             )));
         }
-        eprintln!("Dropping the TPC-C tables {}...", existing.join(", "));
+        notes.progress(&format!(
+            "Dropping the TPC-C tables {}...",
+            existing.join(", ")
+        ));
         drop_tables(conn.as_mut(), &url)?;
     }
     for sql in schema::create_tables(target.dialect()) {
@@ -187,22 +202,31 @@ pub fn prepare(
     // Job 0 is the item table; job w is warehouse w.
     let jobs = 0..=warehouses;
     let writers = crate::workload::loader::writers(target, threads, &jobs);
-    eprintln!("Loading {warehouses} warehouse(s) with {writers} loader(s)...");
+    notes.progress(&format!(
+        "Loading {warehouses} warehouse(s) with {writers} loader(s)..."
+    ));
+    let expected = ITEMS as u64 + u64::from(warehouses) * WAREHOUSE_ROWS;
+    let bar = LoadBar::new(notes, expected, warehouses, "warehouses");
     let rows = crate::workload::loader::run(target, jobs, writers, stop, |conn, job| {
         let mut g = Gen::new(seed ^ (u64::from(job) << 32), c_last);
-        if job == 0 {
-            load_items(conn, &mut g)
+        let rows = if job == 0 {
+            load_items(conn, &bar, &mut g)
         } else {
-            load_warehouse(conn, &mut g, i64::from(job))
+            load_warehouse(conn, &bar, &mut g, i64::from(job))
         }
-        .map_err(|e| Error::db(format!("{url}: loading"), e))
+        .map_err(|e| Error::db(format!("{url}: loading"), e))?;
+        if job > 0 {
+            bar.job_done();
+        }
+        Ok(rows)
     })?;
+    drop(bar);
     if stop.load(Ordering::Relaxed) {
         return Err(Error::Run(
             "interrupted during prepare: the TPC-C tables are partly loaded; run `dbsweep tpcc cleanup` before preparing again".into(),
         ));
     }
-    eprintln!("Creating the secondary indexes...");
+    notes.progress("Creating the secondary indexes...");
     for sql in schema::create_indexes() {
         conn.batch(&sql)
             .map_err(|e| Error::db(format!("{url}: {sql}"), e))?;
@@ -232,17 +256,18 @@ pub fn prepare(
 
 fn load(
     conn: &mut dyn Conn,
+    bar: &LoadBar,
     table: &str,
     next: &mut dyn FnMut(&mut Vec<RowValue>) -> bool,
 ) -> Result<u64, DbError> {
     let cols = schema::columns(table);
     let cols: Vec<&str> = cols.iter().map(String::as_str).collect();
-    conn.bulk_load(table, &cols, next)
+    conn.bulk_load(table, &cols, &mut bar.counting(next))
 }
 
-fn load_items(conn: &mut dyn Conn, g: &mut Gen) -> Result<u64, DbError> {
+fn load_items(conn: &mut dyn Conn, bar: &LoadBar, g: &mut Gen) -> Result<u64, DbError> {
     let mut i = 0;
-    load(conn, "item", &mut |row| {
+    load(conn, bar, "item", &mut |row| {
         i += 1;
         if i > ITEMS {
             return false;
@@ -295,24 +320,24 @@ fn now_text() -> String {
 
 /// One warehouse: its row, 10 districts, 100,000 stock rows, 30,000 customers with a history
 /// row each, 30,000 orders with 5 to 15 lines, the last 900 per district undelivered.
-fn load_warehouse(conn: &mut dyn Conn, g: &mut Gen, w: i64) -> Result<u64, DbError> {
+fn load_warehouse(conn: &mut dyn Conn, bar: &LoadBar, g: &mut Gen, w: i64) -> Result<u64, DbError> {
     let now = now_text();
-    let mut rows = warehouse_row(conn, g, w)?;
-    rows += districts(conn, g, w)?;
-    rows += stock(conn, g, w)?;
-    rows += customers(conn, g, w, &now)?;
-    rows += history(conn, g, w, &now)?;
-    let (orders, line_counts) = orders(conn, g, w, &now)?;
+    let mut rows = warehouse_row(conn, bar, g, w)?;
+    rows += districts(conn, bar, g, w)?;
+    rows += stock(conn, bar, g, w)?;
+    rows += customers(conn, bar, g, w, &now)?;
+    rows += history(conn, bar, g, w, &now)?;
+    let (orders, line_counts) = orders(conn, bar, g, w, &now)?;
     rows += orders;
-    rows += order_lines(conn, g, w, &now, &line_counts)?;
-    rows += new_orders(conn, w)?;
+    rows += order_lines(conn, bar, g, w, &now, &line_counts)?;
+    rows += new_orders(conn, bar, w)?;
     Ok(rows)
 }
 
 /// The warehouse's own row.
-fn warehouse_row(conn: &mut dyn Conn, g: &mut Gen, w: i64) -> Result<u64, DbError> {
+fn warehouse_row(conn: &mut dyn Conn, bar: &LoadBar, g: &mut Gen, w: i64) -> Result<u64, DbError> {
     let mut once = true;
-    load(conn, "warehouse", &mut |row| {
+    load(conn, bar, "warehouse", &mut |row| {
         if !std::mem::take(&mut once) {
             return false;
         }
@@ -327,9 +352,9 @@ fn warehouse_row(conn: &mut dyn Conn, g: &mut Gen, w: i64) -> Result<u64, DbErro
 }
 
 /// Its ten districts.
-fn districts(conn: &mut dyn Conn, g: &mut Gen, w: i64) -> Result<u64, DbError> {
+fn districts(conn: &mut dyn Conn, bar: &LoadBar, g: &mut Gen, w: i64) -> Result<u64, DbError> {
     let mut d = 0;
-    load(conn, "district", &mut |row| {
+    load(conn, bar, "district", &mut |row| {
         d += 1;
         if d > DISTRICTS {
             return false;
@@ -349,9 +374,9 @@ fn districts(conn: &mut dyn Conn, g: &mut Gen, w: i64) -> Result<u64, DbError> {
 }
 
 /// Its stock: a row per item.
-fn stock(conn: &mut dyn Conn, g: &mut Gen, w: i64) -> Result<u64, DbError> {
+fn stock(conn: &mut dyn Conn, bar: &LoadBar, g: &mut Gen, w: i64) -> Result<u64, DbError> {
     let mut i = 0;
-    load(conn, "stock", &mut |row| {
+    load(conn, bar, "stock", &mut |row| {
         i += 1;
         if i > ITEMS {
             return false;
@@ -372,9 +397,15 @@ fn stock(conn: &mut dyn Conn, g: &mut Gen, w: i64) -> Result<u64, DbError> {
 }
 
 /// Its customers, district by district.
-fn customers(conn: &mut dyn Conn, g: &mut Gen, w: i64, now: &str) -> Result<u64, DbError> {
+fn customers(
+    conn: &mut dyn Conn,
+    bar: &LoadBar,
+    g: &mut Gen,
+    w: i64,
+    now: &str,
+) -> Result<u64, DbError> {
     let mut ids = PerDistrict::new(1, CUSTOMERS);
-    load(conn, "customer", &mut |row| {
+    load(conn, bar, "customer", &mut |row| {
         let Some((d, c)) = ids.next() else {
             return false;
         };
@@ -406,9 +437,15 @@ fn customers(conn: &mut dyn Conn, g: &mut Gen, w: i64, now: &str) -> Result<u64,
 }
 
 /// A history row per customer.
-fn history(conn: &mut dyn Conn, g: &mut Gen, w: i64, now: &str) -> Result<u64, DbError> {
+fn history(
+    conn: &mut dyn Conn,
+    bar: &LoadBar,
+    g: &mut Gen,
+    w: i64,
+    now: &str,
+) -> Result<u64, DbError> {
     let mut ids = PerDistrict::new(1, CUSTOMERS);
-    load(conn, "history", &mut |row| {
+    load(conn, bar, "history", &mut |row| {
         let Some((d, c)) = ids.next() else {
             return false;
         };
@@ -428,11 +465,17 @@ fn history(conn: &mut dyn Conn, g: &mut Gen, w: i64, now: &str) -> Result<u64, D
 }
 
 /// Its orders: customers in a random permutation per district; the line count of each order is kept for the order lines.
-fn orders(conn: &mut dyn Conn, g: &mut Gen, w: i64, now: &str) -> Result<(u64, Vec<i64>), DbError> {
+fn orders(
+    conn: &mut dyn Conn,
+    bar: &LoadBar,
+    g: &mut Gen,
+    w: i64,
+    now: &str,
+) -> Result<(u64, Vec<i64>), DbError> {
     let mut line_counts = Vec::with_capacity((DISTRICTS * ORDERS) as usize);
     let mut ids = PerDistrict::new(1, ORDERS);
     let mut perm: Vec<i64> = Vec::new();
-    let rows = load(conn, "orders", &mut |row| {
+    let rows = load(conn, bar, "orders", &mut |row| {
         let Some((d, o)) = ids.next() else {
             return false;
         };
@@ -467,6 +510,7 @@ fn orders(conn: &mut dyn Conn, g: &mut Gen, w: i64, now: &str) -> Result<(u64, V
 /// The lines of every order, as many as its line count.
 fn order_lines(
     conn: &mut dyn Conn,
+    bar: &LoadBar,
     g: &mut Gen,
     w: i64,
     now: &str,
@@ -474,7 +518,7 @@ fn order_lines(
 ) -> Result<u64, DbError> {
     let (mut d, mut o, mut n) = (1, 1, 0);
     let mut k = 0usize;
-    load(conn, "order_line", &mut |row| {
+    load(conn, bar, "order_line", &mut |row| {
         loop {
             if d > DISTRICTS {
                 return false;
@@ -518,9 +562,9 @@ fn order_lines(
 }
 
 /// The undelivered orders (the last of each district).
-fn new_orders(conn: &mut dyn Conn, w: i64) -> Result<u64, DbError> {
+fn new_orders(conn: &mut dyn Conn, bar: &LoadBar, w: i64) -> Result<u64, DbError> {
     let mut ids = PerDistrict::new(FIRST_NEW_ORDER, ORDERS);
-    load(conn, "new_order", &mut |row| {
+    load(conn, bar, "new_order", &mut |row| {
         let Some((d, o)) = ids.next() else {
             return false;
         };

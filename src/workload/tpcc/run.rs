@@ -39,7 +39,7 @@ impl Workload for Tpcc {
     fn prepare(
         &self,
         target: &dyn Target,
-        _opts: &WorkloadOptions,
+        opts: &WorkloadOptions,
         force: bool,
         stop: &AtomicBool,
     ) -> Result<LoadReport, Error> {
@@ -50,6 +50,7 @@ impl Workload for Tpcc {
             self.seed,
             force,
             stop,
+            opts.notes,
         )?;
         Ok(LoadReport {
             tables: schema::TABLES.len() as u32,
