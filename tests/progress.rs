@@ -19,7 +19,10 @@ fn on_terminal(args: &[&str]) -> String {
         .output()
         .expect("script (util-linux) runs");
     let shown = String::from_utf8_lossy(&out.stdout).into_owned();
-    assert!(out.status.success(), "{args:?} failed on a terminal:\n{shown}");
+    assert!(
+        out.status.success(),
+        "{args:?} failed on a terminal:\n{shown}"
+    );
     shown
 }
 
@@ -29,7 +32,14 @@ fn loads(t: &Scratch) -> Vec<(Vec<String>, &'static str)> {
     let words = |w: &[&str]| w.iter().map(|s| s.to_string()).collect::<Vec<_>>();
     vec![
         (
-            words(&["prepare", "oltp_read_only", "--table-size", "200000", "--target", &target]),
+            words(&[
+                "prepare",
+                "oltp_read_only",
+                "--table-size",
+                "200000",
+                "--target",
+                &target,
+            ]),
             "tables",
         ),
         (
@@ -37,11 +47,25 @@ fn loads(t: &Scratch) -> Vec<(Vec<String>, &'static str)> {
             "warehouses",
         ),
         (
-            words(&["prepare", "linkbench_synthetic", "--nodes", "20000", "--target", &target]),
+            words(&[
+                "prepare",
+                "linkbench_synthetic",
+                "--nodes",
+                "20000",
+                "--target",
+                &target,
+            ]),
             "chunks of nodes",
         ),
         (
-            words(&["prepare", "ibench_insert", "--table-size", "50000", "--target", &target]),
+            words(&[
+                "prepare",
+                "ibench_insert",
+                "--table-size",
+                "50000",
+                "--target",
+                &target,
+            ]),
             "tables",
         ),
     ]
@@ -58,7 +82,12 @@ fn every_load_shows_its_progress_on_a_terminal_and_only_there() {
         );
     }
     for (args, _) in loads(&Scratch::new()) {
-        let out = dbsweep().args(&args).assert().success().get_output().clone();
+        let out = dbsweep()
+            .args(&args)
+            .assert()
+            .success()
+            .get_output()
+            .clone();
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(
             !stderr.contains("loading [") && !stderr.contains("rows/s, eta"),
@@ -78,6 +107,12 @@ fn the_sysbench_personality_draws_no_bar_on_a_terminal() {
         &target,
         "prepare",
     ]);
-    assert!(shown.contains("Inserting 200000 records into 'sbtest1'"), "{shown}");
-    assert!(!shown.contains("loading ["), "sysbench's voice drew a bar:\n{shown}");
+    assert!(
+        shown.contains("Inserting 200000 records into 'sbtest1'"),
+        "{shown}"
+    );
+    assert!(
+        !shown.contains("loading ["),
+        "sysbench's voice drew a bar:\n{shown}"
+    );
 }

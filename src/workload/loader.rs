@@ -153,3 +153,82 @@ impl Drop for LoadBar {
         }
     }
 }
+
+/// `ddl` (a `CREATE TABLE` of `table`) as the load creates it, and the statement that adds
+/// its primary key after the rows, if that is where it goes: PostgreSQL builds a btree once
+/// from all the rows far faster than it grows one row by row (pgbench's `-i` and pg_restore
+/// add theirs after the data, too); InnoDB's primary key is the table's own order and SQLite's
+/// WITHOUT ROWID tables are their key, so both keep it. Only a table constraint
+/// (`, PRIMARY KEY (...)`) moves; the table ends up as `ddl` creates it.
+pub fn key_after_rows(
+    dialect: crate::db::Dialect,
+    table: &str,
+    ddl: &str,
+) -> (String, Option<String>) {
+    const KEY: &str = ", PRIMARY KEY (";
+    if dialect != crate::db::Dialect::Postgres {
+        return (ddl.to_string(), None);
+    }
+    let Some(at) = ddl.find(KEY) else {
+        return (ddl.to_string(), None);
+    };
+    let Some(close) = ddl[at..].find(')') else {
+        return (ddl.to_string(), None);
+    };
+    let end = at + close + 1;
+    let key = &ddl[at + 2..end];
+    (
+        format!("{}{}", &ddl[..at], &ddl[end..]),
+        Some(format!("ALTER TABLE {table} ADD {key}")),
+    )
+}
+
+/// Runs each table's statements after its rows (`per_table`: its primary key where it comes
+/// after, its secondary indexes), the tables on up to `threads` connections at once, as the
+/// database takes them (SQLite: one), each table's statements in order on one of them.
+pub fn after_rows(
+    target: &dyn Target,
+    per_table: &[(String, Vec<String>)],
+    threads: u32,
+    stop: &AtomicBool,
+) -> Result<(), Error> {
+    let jobs = 1..=per_table.len() as u32;
+    if per_table.iter().all(|(_, sqls)| sqls.is_empty()) {
+        return Ok(());
+    }
+    let writers = writers(target, threads, &jobs);
+    run(target, jobs, writers, stop, |conn, n| {
+        let (table, sqls) = &per_table[n as usize - 1];
+        for sql in sqls {
+            conn.batch(sql)
+                .map_err(|e| Error::db(format!("indexing {table}: {sql}"), e))?;
+        }
+        Ok(0)
+    })
+    .map(|_| ())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::db::Dialect;
+
+    #[test]
+    fn postgres_gets_its_primary_key_after_the_rows_and_the_others_keep_theirs() {
+        let ddl = "CREATE TABLE t (a INT NOT NULL, b INT NOT NULL, c TEXT, PRIMARY KEY (a, b)) WITH (fillfactor=90)";
+        let (made, key) = key_after_rows(Dialect::Postgres, "t", ddl);
+        assert_eq!(
+            made,
+            "CREATE TABLE t (a INT NOT NULL, b INT NOT NULL, c TEXT) WITH (fillfactor=90)"
+        );
+        assert_eq!(key.as_deref(), Some("ALTER TABLE t ADD PRIMARY KEY (a, b)"));
+        for d in [Dialect::Mysql, Dialect::Sqlite] {
+            assert_eq!(key_after_rows(d, "t", ddl), (ddl.to_string(), None));
+        }
+        let inline = "CREATE TABLE n (id BIGINT NOT NULL PRIMARY KEY, v INT)";
+        assert_eq!(
+            key_after_rows(Dialect::Postgres, "n", inline),
+            (inline.to_string(), None)
+        );
+    }
+}

@@ -38,10 +38,17 @@ pub(super) fn load(
     let start = Instant::now();
     let cpu_start = crate::metrics::process_cpu_seconds();
     let [nodes_sql, links_sql, counts_sql, index_sql] = schema(target.dialect());
+    let mut after = Vec::new();
     for (table, sql) in [(NODES, nodes_sql), (LINKS, links_sql), (COUNTS, counts_sql)] {
         o.notes.progress(&format!("Creating table '{table}'..."));
+        let (sql, key) = crate::workload::loader::key_after_rows(target.dialect(), table, &sql);
         conn.batch(&sql)
             .map_err(|e| Error::db(format!("creating {table}"), e))?;
+        let mut sqls: Vec<String> = key.into_iter().collect();
+        if table == LINKS {
+            sqls.push(index_sql.clone());
+        }
+        after.push((table.to_string(), sqls));
     }
     let n = o.nodes;
     o.notes
@@ -68,8 +75,7 @@ pub(super) fn load(
     }
     o.notes
         .progress(&format!("Creating the secondary index on '{LINKS}'..."));
-    conn.batch(&index_sql)
-        .map_err(|e| Error::db(format!("indexing {LINKS}"), e))?;
+    crate::workload::loader::after_rows(target, &after, o.threads.max(1), stop)?;
     target
         .after_load(conn.as_mut())
         .map_err(|e| Error::db(&url, e))?;

@@ -192,7 +192,9 @@ pub fn prepare(
         ));
         drop_tables(conn.as_mut(), &url)?;
     }
-    for sql in schema::create_tables(target.dialect()) {
+    let (tables, after): (Vec<String>, Vec<(String, Vec<String>)>) =
+        schema::load_plan(target.dialect()).into_iter().unzip();
+    for sql in tables {
         conn.batch(&sql)
             .map_err(|e| Error::db(format!("{url}: {sql}"), e))?;
     }
@@ -227,12 +229,11 @@ pub fn prepare(
         ));
     }
     notes.progress("Creating the secondary indexes...");
-    for sql in schema::create_indexes() {
-        conn.batch(&sql)
-            .map_err(|e| Error::db(format!("{url}: {sql}"), e))?;
-    }
+    crate::workload::loader::after_rows(target, &after, threads, stop)?;
     let analyze = match target.dialect() {
-        Dialect::Postgres | Dialect::Sqlite => Some("ANALYZE".to_string()),
+        // PostgreSQL's after_load runs ANALYZE: once is enough.
+        Dialect::Postgres => None,
+        Dialect::Sqlite => Some("ANALYZE".to_string()),
         Dialect::Mysql => Some(format!("ANALYZE TABLE {}", schema::TABLES.join(", "))),
         Dialect::Any => None,
     };

@@ -113,6 +113,26 @@ pub fn create_indexes() -> Vec<String> {
     ]
 }
 
+/// What the load creates, table by table ([`TABLES`]' order): the statement before its rows,
+/// and those after them (its primary key where it comes after: `loader::key_after_rows`, then
+/// its secondary indexes).
+pub fn load_plan(d: Dialect) -> Vec<(String, (String, Vec<String>))> {
+    let indexes = create_indexes();
+    TABLES
+        .iter()
+        .zip(create_tables(d))
+        .map(|(t, ddl)| {
+            let (ddl, key) = crate::workload::loader::key_after_rows(d, t, &ddl);
+            let on = format!(" ON {t} (");
+            let after = key
+                .into_iter()
+                .chain(indexes.iter().filter(|i| i.contains(&on)).cloned())
+                .collect();
+            (ddl, (t.to_string(), after))
+        })
+        .collect()
+}
+
 /// Column lists, in the order the loader fills them.
 pub fn columns(table: &str) -> Vec<String> {
     let address =
