@@ -20,7 +20,8 @@
 //! `db/srv` (the server path's time over dbsweep's: dbsweep's speed as a share of the server's;
 //! target >= 0.8), dbsweep's own CPU share of its wall time (the client is not the bottleneck),
 //! and, where a peer loads the same tables (sysbench's prepare, pgbench's `-i`), the peer's
-//! seconds and `db/peer` (the peer's time over dbsweep's; target > 1). Medians over rounds.
+//! seconds and `db/peer` (the peer's time over dbsweep's; target > 1), and the server's CPU
+//! seconds during each path (its processes', the ended sessions' too). Medians over rounds.
 //! The Insert Benchmark's load is its phase l.i0 (100-row inserts, each its own transaction, as
 //! the original's iq.sh runs it): its pace is the benchmark's figure, not a bulk load, and its
 //! row says so instead of a verdict.
@@ -403,6 +404,30 @@ fn drop_tables(url: &str, tables: &[String]) {
     }
 }
 
+/// The CPU seconds the server's processes have used, the ended ones too (the postmaster, or
+/// mysqld, counts its reaped children's: a load's sessions end with it).
+fn server_cpu(s: &ManagedServer) -> f64 {
+    let ticks = 100.0; // USER_HZ
+    let Some(root) = s.pid() else { return f64::NAN };
+    dbsweep::server::process_tree(root)
+        .iter()
+        .filter_map(|pid| std::fs::read_to_string(format!("/proc/{pid}/stat")).ok())
+        .filter_map(|stat| {
+            // After the command's closing parenthesis: utime is the 12th field, then stime,
+            // cutime, cstime.
+            let rest = stat.rsplit_once(')')?.1;
+            let f: Vec<f64> = rest
+                .split_whitespace()
+                .skip(11)
+                .take(4)
+                .filter_map(|v| v.parse().ok())
+                .collect();
+            Some(f.iter().sum::<f64>())
+        })
+        .sum::<f64>()
+        / ticks
+}
+
 fn median(mut xs: Vec<f64>) -> f64 {
     xs.sort_by(f64::total_cmp);
     let n = xs.len();
@@ -456,6 +481,7 @@ fn main() {
         .expect("chmod the rows' directory");
         for mut load in loads(&args, kind, &s) {
             let (mut db, mut srv, mut cpu, mut peer) = (vec![], vec![], vec![], vec![]);
+            let (mut srv_cpu_db, mut srv_cpu_srv) = (vec![], vec![]);
             let mut loaded = 0;
             for round in 0..args.rounds {
                 let peer_first = round % 2 == 1;
@@ -469,14 +495,18 @@ fn main() {
                     run_peer(&mut load);
                 }
                 drop_tables(&url, &load.tables);
+                let before = server_cpu(&s);
                 let (s_db, c_db) = timed(Command::new(bin).args(&load.dbsweep), load.name);
+                srv_cpu_db.push(server_cpu(&s) - before);
                 let mut c = connect(&url);
                 let counts: Vec<i64> = load.tables.iter().map(|t| count(c.as_mut(), t)).collect();
                 drop(c);
                 loaded = counts.iter().sum::<i64>();
                 db.push(s_db);
                 cpu.push(c_db.map_or(f64::NAN, |c| 100.0 * c / s_db));
+                let before = server_cpu(&s);
                 srv.push(server_path(kind, &url, dir.path(), &load));
+                srv_cpu_srv.push(server_cpu(&s) - before);
                 let mut c = connect(&url);
                 let again: Vec<i64> = load.tables.iter().map(|t| count(c.as_mut(), t)).collect();
                 assert_eq!(
@@ -493,7 +523,7 @@ fn main() {
             let peer = (!peer.is_empty()).then(|| median(peer));
             let ratio = srv / db;
             println!(
-                "{:<10}{:<23}{:>11}{:>8.1}{:>10.0}{:>8.1}{:>8.2}{:>10.0}{:>8}{:>8}",
+                "{:<10}{:<23}{:>11}{:>8.1}{:>10.0}{:>8.1}{:>8.2}{:>10.0}{:>8}{:>8}{:>15}",
                 server,
                 load.name,
                 loaded,
@@ -504,6 +534,7 @@ fn main() {
                 median(cpu),
                 peer.map_or("-".into(), |p| format!("{p:.1}")),
                 peer.map_or("-".into(), |p| format!("{:.2}", p / db)),
+                format!("{:.1} / {:.1}", median(srv_cpu_db), median(srv_cpu_srv)),
             );
             if load.bulk {
                 verdicts.push(format!(

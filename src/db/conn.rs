@@ -241,6 +241,17 @@ pub trait Conn: Send {
         columns: &[&str],
         next_row: &mut dyn FnMut(&mut Vec<RowValue>) -> bool,
     ) -> Result<u64, DbError>;
+    /// As [`bulk_load`](Self::bulk_load) into a table this transaction created or truncated:
+    /// PostgreSQL writes the rows frozen (`COPY ... WITH (FREEZE ON)`, pgbench's `-i` since
+    /// 14), so that the VACUUM after has nothing to do; elsewhere the same as `bulk_load`.
+    fn bulk_load_frozen(
+        &mut self,
+        table: &str,
+        columns: &[&str],
+        next_row: &mut dyn FnMut(&mut Vec<RowValue>) -> bool,
+    ) -> Result<u64, DbError> {
+        self.bulk_load(table, columns, next_row)
+    }
     /// The negotiated TLS protocol and cipher of this connection; None when it is plain.
     fn tls(&self) -> Option<String> {
         None

@@ -50,6 +50,15 @@ pub trait Protocol: Send {
         columns: &[&str],
         next_row: &mut dyn FnMut(&mut Vec<RowValue>) -> bool,
     ) -> Result<u64, DbError>;
+    /// See [`Conn::bulk_load_frozen`].
+    fn bulk_load_frozen(
+        &mut self,
+        table: &str,
+        columns: &[&str],
+        next_row: &mut dyn FnMut(&mut Vec<RowValue>) -> bool,
+    ) -> Result<u64, DbError> {
+        self.bulk_load(table, columns, next_row)
+    }
 
     // Pipelining (`--pipeline`), for the protocols that have it; the targets of the others
     // refuse --pipeline when they open, so that these are never called there.
@@ -461,6 +470,15 @@ impl<P: Protocol> Conn for ServerConn<P> {
         next_row: &mut dyn FnMut(&mut Vec<RowValue>) -> bool,
     ) -> Result<u64, DbError> {
         self.proto.bulk_load(table, columns, next_row)
+    }
+
+    fn bulk_load_frozen(
+        &mut self,
+        table: &str,
+        columns: &[&str],
+        next_row: &mut dyn FnMut(&mut Vec<RowValue>) -> bool,
+    ) -> Result<u64, DbError> {
+        self.proto.bulk_load_frozen(table, columns, next_row)
     }
 
     fn tls(&self) -> Option<String> {

@@ -259,9 +259,30 @@ impl Protocol for Pg {
         columns: &[&str],
         next_row: &mut dyn FnMut(&mut Vec<RowValue>) -> bool,
     ) -> Result<u64, DbError> {
-        // COPY in text format with synchronous commit off for the session (the load is redone
-        // from scratch if the server crashes during it).
-        let copy = format!("COPY {table} ({}) FROM STDIN", columns.join(", "));
+        self.copy_in(table, columns, "", next_row)
+    }
+
+    fn bulk_load_frozen(
+        &mut self,
+        table: &str,
+        columns: &[&str],
+        next_row: &mut dyn FnMut(&mut Vec<RowValue>) -> bool,
+    ) -> Result<u64, DbError> {
+        self.copy_in(table, columns, " WITH (FREEZE ON)", next_row)
+    }
+}
+
+impl Pg {
+    /// COPY in text format, `with` after it, with synchronous commit off for the session (the
+    /// load is redone from scratch if the server crashes during it).
+    fn copy_in(
+        &mut self,
+        table: &str,
+        columns: &[&str],
+        with: &str,
+        next_row: &mut dyn FnMut(&mut Vec<RowValue>) -> bool,
+    ) -> Result<u64, DbError> {
+        let copy = format!("COPY {table} ({}) FROM STDIN{with}", columns.join(", "));
         self.simple("SET synchronous_commit = off", &mut |_| {})?;
         let mut row = Vec::with_capacity(columns.len());
         let copied = self
