@@ -21,7 +21,8 @@
 //! target >= 0.8), dbsweep's own CPU share of its wall time (the client is not the bottleneck),
 //! and, where a peer loads the same tables (sysbench's prepare, pgbench's `-i`), the peer's
 //! seconds and `db/peer` (the peer's time over dbsweep's; target > 1), and the server's CPU
-//! seconds during each path (its processes', the ended sessions' too). Medians over rounds.
+//! seconds during each path (its processes', the ended sessions' too; dbsweep's over its whole
+//! process: TPC-C's consistency checks after the load are in it). Medians over rounds.
 //! The Insert Benchmark's load is its phase l.i0 (100-row inserts, each its own transaction, as
 //! the original's iq.sh runs it): its pace is the benchmark's figure, not a bulk load, and its
 //! row says so instead of a verdict.
