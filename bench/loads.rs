@@ -140,19 +140,9 @@ fn loads(a: &Args, kind: ServerKind, s: &ManagedServer) -> Vec<Load> {
                     &format!("--warehouses={}", a.warehouses),
                     &format!("--threads={}", a.warehouses),
                 ]),
-                tables: [
-                    "item",
-                    "warehouse",
-                    "district",
-                    "customer",
-                    "history",
-                    "orders",
-                    "new_order",
-                    "order_line",
-                    "stock",
-                ]
-                .map(String::from)
-                .to_vec(),
+                tables: dbsweep::workload::tpcc::schema::TABLES
+                    .map(String::from)
+                    .to_vec(),
                 peer: None,
                 pg_after: "ANALYZE",
                 bulk: true,
@@ -165,7 +155,7 @@ fn loads(a: &Args, kind: ServerKind, s: &ManagedServer) -> Vec<Load> {
                     &format!("--nodes={}", a.nodes),
                     "--threads=4",
                 ]),
-                tables: ["nodetable", "linktable", "counttable"]
+                tables: dbsweep::workload::linkbench::TABLES
                     .map(String::from)
                     .to_vec(),
                 peer: None,
@@ -179,7 +169,7 @@ fn loads(a: &Args, kind: ServerKind, s: &ManagedServer) -> Vec<Load> {
                     "ibench_insert",
                     &format!("--table-size={}", a.ibench_rows),
                 ]),
-                tables: vec!["purchases_index".into()],
+                tables: vec![dbsweep::workload::ibench::TABLE.into()],
                 peer: None,
                 pg_after: "ANALYZE",
                 bulk: false,
