@@ -178,7 +178,7 @@ impl Sweep {
         clients: u32,
         target_url: Option<&str>,
     ) -> Result<(RunPlan, Box<dyn crate::workload::Workload>), Error> {
-        if let StepKind::Run {
+        let (mut plan, workload) = if let StepKind::Run {
             workload,
             class,
             options,
@@ -186,17 +186,14 @@ impl Sweep {
             && crate::lua::is_script(workload)
         {
             let words = self.run_words(workload, clients, self.class_time(*class), options);
-            return crate::plan::script_step(workload, &words[2..], target_url).map(
-                |(mut plan, workload)| {
-                    plan.without_bars();
-                    (plan, workload)
-                },
-            );
-        }
-        let mut plan = self.step_plan(step, clients, target_url.unwrap_or("sqlite://check.db"))?;
+            crate::plan::script_step(workload, &words[2..], target_url)?
+        } else {
+            let plan = self.step_plan(step, clients, target_url.unwrap_or("sqlite://check.db"))?;
+            let workload = crate::workload::build(&plan.workload, &plan.workload_opts)?;
+            (plan, workload)
+        };
         // The sweep's own bar holds the terminal's last line: no step draws one of its own.
         plan.without_bars();
-        let workload = crate::workload::build(&plan.workload, &plan.workload_opts)?;
         Ok((plan, workload))
     }
 
