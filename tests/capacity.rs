@@ -86,6 +86,38 @@ fn on_the_mock_the_search_finds_clients_over_service_time() {
     );
 }
 
+/// `--max-probes` counts every probe, the rising ones too: a limit no rate reaches within
+/// three probes ends the search with the highest rate probed as the answer, and the summary
+/// says the probes ran out before any went over.
+#[test]
+fn the_probes_end_at_max_probes_and_say_nothing_went_over() {
+    let s = Scratch::new();
+    let out = s.path("c.json");
+    let run = dbsweep()
+        .args([
+            "capacity",
+            "oltp_point_select",
+            "--target",
+            "mock://?service_us=2000",
+        ])
+        .args(["--threads", "4", "--percentile", "50", "--limit", "10s"])
+        .args(["--max-probes", "3"])
+        .arg("--output")
+        .arg(&out)
+        .assert()
+        .success();
+    let stdout = String::from_utf8_lossy(&run.get_output().stdout).to_string();
+    assert!(stdout.contains("the probes ran out first"), "{stdout}");
+    let r = read_json(&out);
+    let c = &r["capacity"];
+    let probes = c["probes"].as_array().unwrap();
+    assert_eq!(probes.len(), 3, "{c}");
+    assert!(c["over_per_s"].is_null(), "{c}");
+    let highest = f(&probes[2], "/rate_per_s");
+    assert_eq!(probes[2]["verdict"], "under", "{c}");
+    assert_eq!(f(c, "/rate_per_s"), highest, "{c}");
+}
+
 #[test]
 fn bad_capacity_input_is_refused_before_anything_runs() {
     let s = Scratch::new();
@@ -145,7 +177,8 @@ per_server!(a_capacity_search_on, |kind: ServerKind| {
     .target(&server.url)
     // 5 ms: the tests run three at a time, and a loaded 2-core machine put a PostgreSQL point
     // select's p99 over 2 ms at every rate once.
-    .args(["--threads", "2", "--p99", "5ms", "--max-probes", "7"])
+    // Nine probes: room to rise past the closed loop's rate when it was measured cold.
+    .args(["--threads", "2", "--p99", "5ms", "--max-probes", "9"])
     .output(&s.path("c.json"))
     .results();
     assert_answer(&r);

@@ -1,7 +1,8 @@
 //! Capacity under a latency limit (`dbsweep capacity WORKLOAD --p99 10ms`): the highest rate
 //! whose latency percentile stays under a limit. A closed-loop probe measures what the clients
-//! reach flat out; open-loop probes then rise through fractions of it until one goes over the
-//! limit (or meets errors, or cannot keep its rate), and a bisection narrows the gap between
+//! reach flat out; open-loop probes then rise through fractions of it (and beyond it, when it
+//! fell short) until one goes over the limit (or meets errors, or cannot keep its rate), all
+//! within `--max-probes`, and a bisection narrows the gap between
 //! the last under and the first over. Each probe runs long enough that its percentile holds a
 //! hundred events beyond it. The answer's probe is the results file, with every probe and the
 //! queueing model's bound beside the answer.
@@ -166,8 +167,13 @@ impl Runner<'_> {
         let ceiling = closed.figures.tps;
         // Rising, then halving the gap between the highest under and the lowest over.
         let (mut under, mut over): (Option<f64>, Option<f64>) = (None, None);
-        for f in RISING {
-            if run.stopped() {
+        // A closed loop measured cold (a server still settling after the load) may fall
+        // short of what the clients reach: past the last fraction the probes keep rising by
+        // its step until one goes over, as far as --max-probes lets them.
+        let last = RISING[RISING.len() - 1];
+        let beyond = std::iter::successors(Some(last * 1.25), |f| Some(f * 1.25));
+        for f in RISING.into_iter().chain(beyond) {
+            if run.stopped() || run.probes.len() as u32 >= search.max_probes() {
                 break;
             }
             let rate = (ceiling * f).max(0.001);
@@ -385,11 +391,15 @@ fn summary(c: &CapacityFigures) -> String {
         )),
         None => s.push_str("    no rate probed kept the percentile under the limit\n"),
     }
-    if let Some(o) = c.over_per_s {
-        s.push_str(&format!(
+    match (c.over_per_s, c.rate_per_s) {
+        (Some(o), _) => s.push_str(&format!(
             "    {:<34}{o:.1} events/s\n",
             "lowest rate over it (or failing):"
-        ));
+        )),
+        (None, Some(_)) => s.push_str(
+            "    no rate probed went over the limit: the probes ran out first (--max-probes)\n",
+        ),
+        (None, None) => {}
     }
     s.push_str(&format!(
         "    {:<34}{:.1} events/s\n",
