@@ -529,3 +529,64 @@ fn every_bench_runs_as_documented() {
         "these benches refuse the --bench cargo appends: {refusing:?}"
     );
 }
+
+/// Every whole plan the book shows (a `toml` block with a `name` and steps) is one dbsweep
+/// takes: `sweep --dry-run` prints its schedule. The paths a reader gives are this machine's
+/// for it: a data directory a scratch one, a build's tree PostgreSQL 15's.
+#[test]
+fn every_plan_in_the_book_is_a_plan() {
+    use pulldown_cmark::{CodeBlockKind, Event, Parser, Tag, TagEnd};
+    let s = crate::util::Scratch::new();
+    let data = s.path("data");
+    std::fs::create_dir(&data).unwrap();
+    // Debian's PostgreSQL 15, which scripts/machine installs.
+    let tree = PathBuf::from("/usr/lib/postgresql/15");
+    let paths = regex::Regex::new(r#"(?m)^(datadir_in|basedir) = "/[^"]*""#).unwrap();
+    let mut plans = 0;
+    for page in pages() {
+        let text = std::fs::read_to_string(&page).unwrap();
+        let mut code: Option<String> = None;
+        for ev in Parser::new(&text) {
+            match ev {
+                Event::Start(Tag::CodeBlock(CodeBlockKind::Fenced(info))) if &*info == "toml" => {
+                    code = Some(String::new())
+                }
+                Event::Text(t) => {
+                    if let Some(c) = code.as_mut() {
+                        c.push_str(&t);
+                    }
+                }
+                Event::End(TagEnd::CodeBlock) => {
+                    let Some(plan) = code.take() else { continue };
+                    if !(plan.contains("\nname = ") || plan.starts_with("name = "))
+                        || !plan.contains("[[steps]]")
+                    {
+                        continue;
+                    }
+                    let plan = paths.replace_all(&plan, |c: &regex::Captures| {
+                        let to = if &c[1] == "datadir_in" { &data } else { &tree };
+                        format!("{} = {:?}", &c[1], to.display().to_string())
+                    });
+                    plans += 1;
+                    let file = s.path(&format!("plan{plans}.toml"));
+                    std::fs::write(&file, plan.as_ref()).unwrap();
+                    let out = crate::util::dbsweep_std()
+                        .arg("sweep")
+                        .arg(&file)
+                        .arg("--dry-run")
+                        .output()
+                        .unwrap();
+                    assert!(
+                        out.status.success()
+                            && String::from_utf8_lossy(&out.stdout).contains("estimated duration"),
+                        "{}: a plan dbsweep refuses:\n{plan}\n{}",
+                        page.display(),
+                        String::from_utf8_lossy(&out.stderr)
+                    );
+                }
+                _ => {}
+            }
+        }
+    }
+    assert!(plans >= 4, "only {plans} plans: the pages were not read");
+}

@@ -108,6 +108,16 @@ fn bound_of(report: &Value, step: &str, config: &str) -> (String, f64) {
     )
 }
 
+/// Whether step `step` of configuration `config` was measured on a busy machine (its
+/// results' `hw.beside.busy`).
+fn step_was_busy(dir: &Path, config: &str, step: &str) -> bool {
+    let (_, rec) = crate::sweep::records(dir)
+        .into_iter()
+        .find(|(path, rec)| path.contains(&format!(".{config}.")) && rec["name"] == step)
+        .unwrap_or_else(|| panic!("no step {step} of {config} in {}", dir.display()));
+    rec["results"]["hw"]["beside"]["busy"] == true
+}
+
 /// The resource of `step` in `config` nearest its ceiling, within it or not (the full table
 /// lists each step's resources nearest first).
 fn nearest_of(report: &Value, step: &str, config: &str) -> String {
@@ -126,18 +136,20 @@ fn nearest_of(report: &Value, step: &str, config: &str) -> String {
     row["cells"][1].as_str().unwrap().to_string()
 }
 
-per_server!(a_sweep_with_limits_names_each_steps_bound, |kind| {
-    // Its probe meets the disk alone, and its cached step keeps the OS cache.
-    let _cache = crate::util::machine_cache();
+// Its probe meets the disk alone, and its cached step keeps the OS cache: each server in turn.
+per_server_in_turn!(a_sweep_with_limits_names_each_steps_bound, |kind| {
     let s = Scratch::enterable();
     let disk = s.path("disk");
     std::fs::create_dir(&disk).unwrap();
-    let (name, iobound, cached) = match kind {
+    // The IO-bound table several times what caches it: InnoDB's 8 MB pool against 100,000
+    // rows (about 25 MB); PostgreSQL's 64 MB of memory (its OS cache) against 300,000.
+    let (name, iobound, cached, rows) = match kind {
         // PostgreSQL reads through the OS cache: the memory limit keeps the table out of it.
         ServerKind::Postgres => (
             "postgres",
             "settings = { shared_buffers = \"16MB\" }\nmemory_limit = \"64M\"",
             "settings = { shared_buffers = \"256MB\" }",
+            300_000,
         ),
         _ => (
             if kind == ServerKind::Mysql {
@@ -147,13 +159,14 @@ per_server!(a_sweep_with_limits_names_each_steps_bound, |kind| {
             },
             "settings = { innodb_buffer_pool_size = \"8M\", innodb_flush_method = \"O_DIRECT\" }",
             "settings = { innodb_buffer_pool_size = \"256M\" }",
+            100_000,
         ),
     };
     let plan = s.path("plan.toml");
     std::fs::write(
         &plan,
         format!(
-            "name = \"bounds\"\ntable_size = 300000\nread_time = 2\nwrite_time = 2\n\
+            "name = \"bounds\"\ntable_size = {rows}\nread_time = 2\nwrite_time = 2\n\
              limits = {{ size = \"64M\", seconds = 1, depths = [1, 4] }}\n\
              [[targets]]\nserver = \"{name}\"\ndatadir_in = {:?}\n\
              [configs.iobound]\n{iobound}\ndrop_caches = true\n\
@@ -239,10 +252,15 @@ per_server!(a_sweep_with_limits_names_each_steps_bound, |kind| {
         .unwrap_or_default();
     let (by, near) = bound_of(&report, "point", "iobound");
     assert!(by.starts_with("disk random reads"), "{by}\n{full}");
-    assert!(
-        near > 0.6,
-        "{by} {near}: reads/s near the probe's ceiling\n{full}"
-    );
+    // Near the probe's ceiling, where the machine let the step have the CPU between its
+    // reads: on a busy machine (the step's record says so) each query also waits its turn for
+    // a core, and the reads come slower than the disk allows.
+    if !step_was_busy(&dir, "iobound", "point") {
+        assert!(
+            near > 0.6,
+            "{by} {near}: reads/s near the probe's ceiling\n{full}"
+        );
+    }
     let (by, near) = bound_of(&report, "point", "cached");
     assert!(by.starts_with("CPU"), "{by} {near}\n{full}");
     // One client committing each row is nearest the log's sync. The probe measures the sync

@@ -138,8 +138,7 @@ per_server!(a_cell_whose_server_does_not_start_fails_its_steps, |kind| {
     assert!(recs.iter().all(|(_, r)| r["status"] == "failed"));
 });
 
-per_server!(io_bound_configuration_limits_the_server, |kind| {
-    let _cache = crate::util::machine_cache();
+per_server_in_turn!(io_bound_configuration_limits_the_server, |kind| {
     let s = Scratch::enterable();
     let (name, settings) = if kind == ServerKind::Postgres {
         ("postgres", "shared_buffers = \"16MB\"")

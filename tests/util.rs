@@ -28,6 +28,31 @@ macro_rules! per_server {
     };
 }
 
+/// One test that runs `$body` for each server kind in turn, each under [`machine_cache`]: for
+/// the tests that hold it, one test thread waits on the lock instead of three (the others run
+/// other tests meanwhile). Every kind runs; the test fails naming each kind that failed.
+macro_rules! per_server_in_turn {
+    ($name:ident, $body:expr) => {
+        #[test]
+        fn $name() {
+            crate::util::each_server_in_turn($body)
+        }
+    };
+}
+
+/// [`per_server_in_turn!`]'s loop.
+pub fn each_server_in_turn(body: impl Fn(dbsweep::server::ServerKind)) {
+    use dbsweep::server::ServerKind;
+    let mut failed = Vec::new();
+    for kind in [ServerKind::Postgres, ServerKind::Mariadb, ServerKind::Mysql] {
+        let _cache = machine_cache();
+        if std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| body(kind))).is_err() {
+            failed.push(format!("{kind:?}"));
+        }
+    }
+    assert!(failed.is_empty(), "failed on {} (above)", failed.join(", "));
+}
+
 /// Held by a test that drops the OS page cache (the whole machine's) or needs a table kept in
 /// it, and by one that measures the disk: one such test at a time, so that no test's
 /// `drop_caches` empties another's cache, and no probe measures a disk another test fills.
