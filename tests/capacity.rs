@@ -38,30 +38,24 @@ fn assert_answer(r: &Value) -> &Value {
     c
 }
 
+/// A search on the mock target of 4 clients and 2 ms an event, writing `out`: its stdout.
+fn on_the_mock(out: &std::path::Path, args: &[&str]) -> String {
+    let run = dbsweep()
+        .args(["capacity", "oltp_point_select"])
+        .args(["--target", "mock://?service_us=2000", "--threads", "4"])
+        .args(args)
+        .arg("--output")
+        .arg(out)
+        .assert()
+        .success();
+    String::from_utf8_lossy(&run.get_output().stdout).to_string()
+}
+
 #[test]
 fn on_the_mock_the_search_finds_clients_over_service_time() {
     let s = Scratch::new();
     let out = s.path("c.json");
-    let run = dbsweep()
-        .args([
-            "capacity",
-            "oltp_point_select",
-            "--target",
-            "mock://?service_us=2000",
-        ])
-        .args([
-            "--threads",
-            "4",
-            "--percentile",
-            "90",
-            "--limit",
-            "50ms",
-            "--output",
-        ])
-        .arg(&out)
-        .assert()
-        .success();
-    let stdout = String::from_utf8_lossy(&run.get_output().stdout).to_string();
+    let stdout = on_the_mock(&out, &["--percentile", "90", "--limit", "50ms"]);
     assert!(stdout.contains("highest rate under the limit:"), "{stdout}");
     let r = read_json(&out);
     let c = assert_answer(&r);
@@ -93,20 +87,10 @@ fn on_the_mock_the_search_finds_clients_over_service_time() {
 fn the_probes_end_at_max_probes_and_say_nothing_went_over() {
     let s = Scratch::new();
     let out = s.path("c.json");
-    let run = dbsweep()
-        .args([
-            "capacity",
-            "oltp_point_select",
-            "--target",
-            "mock://?service_us=2000",
-        ])
-        .args(["--threads", "4", "--percentile", "50", "--limit", "10s"])
-        .args(["--max-probes", "3"])
-        .arg("--output")
-        .arg(&out)
-        .assert()
-        .success();
-    let stdout = String::from_utf8_lossy(&run.get_output().stdout).to_string();
+    let stdout = on_the_mock(
+        &out,
+        &["--percentile", "50", "--limit", "10s", "--max-probes", "3"],
+    );
     assert!(stdout.contains("the probes ran out first"), "{stdout}");
     let r = read_json(&out);
     let c = &r["capacity"];

@@ -88,20 +88,26 @@ fn whole_disk_of(path: &Path) -> String {
     }
 }
 
-/// The bound table's row of `step` in configuration `config`: (bound by, ratio).
-fn bound_of(report: &Value, step: &str, config: &str) -> (String, f64) {
+/// The first row of table `id` for `step` in configuration `config`: in "bounds" its bound,
+/// in "bounds.full" (each step's resources nearest first) its nearest resource.
+fn row_of<'a>(report: &'a Value, id: &str, step: &str, config: &str) -> &'a Value {
     let table = report
         .as_array()
         .unwrap()
         .iter()
-        .find(|t| t["id"] == "bounds")
-        .unwrap_or_else(|| panic!("no bound table in the report"));
-    let row = table["rows"]
+        .find(|t| t["id"] == id)
+        .unwrap_or_else(|| panic!("no table {id} in the report"));
+    table["rows"]
         .as_array()
         .unwrap()
         .iter()
         .find(|r| r["label"] == step && r["cells"][0].as_str().unwrap().contains(config))
-        .unwrap_or_else(|| panic!("no bound of {step} in {config}: {table}"));
+        .unwrap_or_else(|| panic!("no row of {step} in {config}: {table}"))
+}
+
+/// The bound table's row of `step` in configuration `config`: (bound by, ratio).
+fn bound_of(report: &Value, step: &str, config: &str) -> (String, f64) {
+    let row = row_of(report, "bounds", step, config);
     (
         row["cells"][1].as_str().unwrap().to_string(),
         row["cells"][2].as_f64().unwrap_or(0.0),
@@ -118,22 +124,12 @@ fn step_was_busy(dir: &Path, config: &str, step: &str) -> bool {
     rec["results"]["hw"]["beside"]["busy"] == true
 }
 
-/// The resource of `step` in `config` nearest its ceiling, within it or not (the full table
-/// lists each step's resources nearest first).
+/// The resource of `step` in `config` nearest its ceiling, within it or not.
 fn nearest_of(report: &Value, step: &str, config: &str) -> String {
-    let table = report
-        .as_array()
+    row_of(report, "bounds.full", step, config)["cells"][1]
+        .as_str()
         .unwrap()
-        .iter()
-        .find(|t| t["id"] == "bounds.full")
-        .unwrap_or_else(|| panic!("no full bound table in the report"));
-    let row = table["rows"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|r| r["label"] == step && r["cells"][0].as_str().unwrap().contains(config))
-        .unwrap_or_else(|| panic!("no resource of {step} in {config}: {table}"));
-    row["cells"][1].as_str().unwrap().to_string()
+        .to_string()
 }
 
 // Its probe meets the disk alone, and its cached step keeps the OS cache: each server in turn.
