@@ -137,15 +137,15 @@ per_server_in_turn!(a_sweep_with_limits_names_each_steps_bound, |kind| {
     let s = Scratch::enterable();
     let disk = s.path("disk");
     std::fs::create_dir(&disk).unwrap();
-    // The IO-bound table several times what caches it: InnoDB's 8 MB pool against 100,000
-    // rows (about 25 MB); PostgreSQL's 64 MB of memory (its OS cache) against 300,000.
-    let (name, iobound, cached, rows) = match kind {
+    // The IO-bound table of 300,000 rows (about 70 MB) several times what caches it: InnoDB's
+    // 8 MB pool, PostgreSQL's 64 MB of memory (its OS cache). With 100,000 rows MySQL's
+    // IO-bound reads once counted 1.31 of the probe's ceiling (not yet explained: read-ahead?).
+    let (name, iobound, cached) = match kind {
         // PostgreSQL reads through the OS cache: the memory limit keeps the table out of it.
         ServerKind::Postgres => (
             "postgres",
             "settings = { shared_buffers = \"16MB\" }\nmemory_limit = \"64M\"",
             "settings = { shared_buffers = \"256MB\" }",
-            300_000,
         ),
         _ => (
             if kind == ServerKind::Mysql {
@@ -155,14 +155,13 @@ per_server_in_turn!(a_sweep_with_limits_names_each_steps_bound, |kind| {
             },
             "settings = { innodb_buffer_pool_size = \"8M\", innodb_flush_method = \"O_DIRECT\" }",
             "settings = { innodb_buffer_pool_size = \"256M\" }",
-            100_000,
         ),
     };
     let plan = s.path("plan.toml");
     std::fs::write(
         &plan,
         format!(
-            "name = \"bounds\"\ntable_size = {rows}\nread_time = 2\nwrite_time = 2\n\
+            "name = \"bounds\"\ntable_size = 300000\nread_time = 2\nwrite_time = 2\n\
              limits = {{ size = \"64M\", seconds = 1, depths = [1, 4] }}\n\
              [[targets]]\nserver = \"{name}\"\ndatadir_in = {:?}\n\
              [configs.iobound]\n{iobound}\ndrop_caches = true\n\
