@@ -542,6 +542,7 @@ fn every_plan_in_the_book_is_a_plan() {
     // Debian's PostgreSQL 15, which scripts/machine installs.
     let tree = PathBuf::from("/usr/lib/postgresql/15");
     let paths = regex::Regex::new(r#"(?m)^(datadir_in|basedir) = "/[^"]*""#).unwrap();
+    let named = regex::Regex::new(r"(?m)^name = ").unwrap();
     let mut plans = 0;
     for page in pages() {
         let text = std::fs::read_to_string(&page).unwrap();
@@ -558,9 +559,7 @@ fn every_plan_in_the_book_is_a_plan() {
                 }
                 Event::End(TagEnd::CodeBlock) => {
                     let Some(plan) = code.take() else { continue };
-                    if !(plan.contains("\nname = ") || plan.starts_with("name = "))
-                        || !plan.contains("[[steps]]")
-                    {
+                    if !named.is_match(&plan) || !plan.contains("[[steps]]") {
                         continue;
                     }
                     let plan = paths.replace_all(&plan, |c: &regex::Captures| {
