@@ -15,6 +15,10 @@ pub const SCRIPT: u64 = 16 << 20;
 /// A results file or step record (histograms, intervals, profiles).
 pub const RESULTS: u64 = 512 << 20;
 
+/// The longest duration dbsweep accepts anywhere (a run, a warm-up, a pause, a timeout): a
+/// year. Longer ones are typing errors, and past a few centuries a clock overflows.
+pub const MAX_SECONDS: f64 = 365.0 * 24.0 * 3600.0;
+
 /// The bytes of the regular file at `path`, refusing anything else and anything over
 /// `limit` bytes. Opened without blocking: a FIFO without a writer does not hold the open.
 pub fn read(path: &Path, limit: u64) -> io::Result<Vec<u8>> {

@@ -3,6 +3,7 @@
 //! `sweep` runs a plan of them, `commands` calls one function per command on top, and no file
 //! imports one that imports it back (the README's Layout section lists the floors).
 
+pub mod atomic;
 pub mod cli;
 pub mod clock;
 pub mod commands;

@@ -46,11 +46,28 @@ pub fn each_server_in_turn(body: impl Fn(dbsweep::server::ServerKind)) {
     let mut failed = Vec::new();
     for kind in [ServerKind::Postgres, ServerKind::Mariadb, ServerKind::Mysql] {
         let _cache = machine_cache();
-        if std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| body(kind))).is_err() {
-            failed.push(format!("{kind:?}"));
+        if let Err(e) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| body(kind))) {
+            failed.push(format!("{kind:?}: {}", first_words(&*e)));
         }
     }
-    assert!(failed.is_empty(), "failed on {} (above)", failed.join(", "));
+    // Each kind's message again, shortened, last: a log cut to its end still says why.
+    assert!(
+        failed.is_empty(),
+        "failed on {} kinds (each in full above):\n{}",
+        failed.len(),
+        failed.join("\n")
+    );
+}
+
+/// A panic's message, its first line and at most 400 characters of it.
+fn first_words(payload: &(dyn std::any::Any + Send)) -> String {
+    let text = payload
+        .downcast_ref::<String>()
+        .map(String::as_str)
+        .or_else(|| payload.downcast_ref::<&str>().copied())
+        .unwrap_or("(not a text)");
+    let line = text.lines().next().unwrap_or_default();
+    line.chars().take(400).collect()
 }
 
 /// Held by a test that drops the OS page cache (the whole machine's) or needs a table kept in

@@ -470,12 +470,12 @@ fn wait_readable(s: &UnixStream) -> io::Result<bool> {
 /// Checks and applies `--connect-timeout` and `--query-timeout` (0: none).
 pub fn set_timeouts(connect: f64, query: f64) -> Result<(), Error> {
     let check = |name: &str, v: f64, min: f64| {
-        if v.is_finite() && v >= min && v <= crate::results::MAX_SECONDS {
+        if v.is_finite() && v >= min && v <= crate::input::MAX_SECONDS {
             Ok(std::time::Duration::from_secs_f64(v))
         } else {
             Err(Error::Usage(format!(
                 "--{name} {v}: must be a number of seconds from {min} to {} (a year)",
-                crate::results::MAX_SECONDS
+                crate::input::MAX_SECONDS
             )))
         }
     };

@@ -438,7 +438,7 @@ pub fn keep(shape: &Shape, l: &Limits) {
     if let Some(parent) = path.parent()
         && std::fs::create_dir_all(parent).is_ok()
     {
-        let _ = crate::results::write_atomic(&path, l);
+        let _ = crate::atomic::write_atomic(&path, l);
     }
 }
 

@@ -4,14 +4,17 @@
 
 pub mod diagnosis;
 pub mod figures;
-mod file;
+mod fuzz;
 mod histogram;
 pub mod merge;
 mod record;
 mod schema;
 
+pub use crate::atomic::{
+    ResultsFile, check_output_apart, check_replaceable, is_sweep_dir, write_atomic,
+};
 pub use figures::{Latency, Part};
-pub use file::{ResultsFile, check_output_apart, check_replaceable, is_sweep_dir, write_atomic};
+pub use fuzz::{fuzz_histogram_bytes, fuzz_results_text};
 pub use histogram::HistogramData;
 pub use record::{PauseReport, Recovery, StepRecord};
 use schema::parse_json;
@@ -22,7 +25,6 @@ use schema::parse_json;
 pub const RESULTS_DIR_ENV: &str = "DBSWEEP_RESULTS_DIR";
 pub use schema::{
     HISTOGRAM_ENCODING, HostId, MAX_SECONDS, Queries, RateInfo, Results, SCHEMA_VERSION,
-    ServerInfo, Serving, StatementFigures, TargetInfo, Tool, TpccFigures, TxnFigures,
-    fuzz_histogram_bytes, fuzz_results_text, is_pgbench, names_a_tool, times_operations,
-    utc_datetime, utc_parts,
+    ServerInfo, Serving, StatementFigures, TargetInfo, Tool, TpccFigures, TxnFigures, is_pgbench,
+    names_a_tool, times_operations, utc_datetime, utc_parts,
 };

@@ -5,7 +5,6 @@ use std::collections::BTreeMap;
 use std::fs;
 use std::path::Path;
 
-use base64::Engine;
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
@@ -147,9 +146,7 @@ pub struct Results {
     pub limits: Option<Box<crate::limits::Limits>>,
 }
 
-/// The longest duration dbsweep accepts anywhere (a run, a warm-up, a pause, a timeout): a
-/// year. Longer ones are typing errors, and past a few centuries a clock overflows.
-pub const MAX_SECONDS: f64 = 365.0 * 24.0 * 3600.0;
+pub use crate::input::MAX_SECONDS;
 
 /// Which machine a client ran on: its host name and the kernel's boot id, which tells two
 /// network namespaces (or containers) of one machine from two machines.
@@ -546,39 +543,6 @@ pub(super) fn parse_json<T: serde::de::DeserializeOwned>(
     })
 }
 
-/// For the fuzz harness (`fuzz/`): `text` read as a results file is, and then what report and
-/// merge do with one: its checks, its histograms, a merge with a copy of itself shifted to
-/// another host. Not part of dbsweep's interface.
-#[doc(hidden)]
-pub fn fuzz_results_text(text: &str) {
-    let Ok(r) = parse_json::<Results>(Path::new("fuzz.json"), text, "results file") else {
-        return;
-    };
-    if r.check().is_err() {
-        return;
-    }
-    let _ = r.histogram.decode();
-    for s in &r.statements {
-        let _ = s.histogram.as_ref().map(HistogramData::decode);
-    }
-    let mut other = r.clone();
-    other.client_id = Some("fuzz-other".into());
-    let _ = super::merge::merge(&[("a.json".into(), r), ("b.json".into(), other)]);
-}
-
-/// For the fuzz harness: `bytes` decoded as a histogram's data.
-#[doc(hidden)]
-pub fn fuzz_histogram_bytes(bytes: &[u8]) {
-    let data = HistogramData {
-        encoding: HISTOGRAM_ENCODING.into(),
-        unit: "ns".into(),
-        data: base64::engine::general_purpose::STANDARD.encode(bytes),
-    };
-    if let Ok(h) = data.decode() {
-        let _ = Latency::from_histogram(&h);
-    }
-}
-
 /// (year, month, day, hour, minute, second) in UTC of a Unix time.
 pub fn utc_parts(epoch: u64) -> (i64, i64, i64, u64, u64, u64) {
     let (days, secs) = ((epoch / 86_400) as i64, epoch % 86_400);
@@ -620,6 +584,7 @@ fn is_zero(n: &u64) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use base64::Engine;
 
     fn encoded(blob: &[u8]) -> HistogramData {
         HistogramData {

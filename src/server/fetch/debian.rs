@@ -291,7 +291,7 @@ pub(super) fn available(kind: ServerKind) -> Result<Vec<Release>, String> {
         };
         // Debian's versions are letters, digits and `.+~:-`: anything else (a terminal's
         // escape) is no release.
-        if !super::releases::registry_word(debian, ".+~:-") {
+        if !super::package::registry_word(debian, ".+~:-") {
             continue;
         }
         let Some(version) = upstream(debian) else {

@@ -9,7 +9,9 @@
 mod debian;
 mod maven;
 mod npm;
+mod package;
 mod releases;
-use releases::{Budget, Checksum, METADATA_LIMIT, METADATA_TIMEOUT, agent, base_url};
-pub use releases::{PART, Release, available, cached_available, fetch, remove_unfinished, tree};
-pub(crate) use releases::{plain, readable};
+use package::{Budget, Checksum, METADATA_LIMIT, METADATA_TIMEOUT, agent, base_url};
+pub use package::{Release, tree};
+pub(crate) use package::{plain, readable};
+pub use releases::{PART, available, cached_available, fetch, remove_unfinished};

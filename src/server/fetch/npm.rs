@@ -55,8 +55,8 @@ pub(super) fn releases(text: &str) -> Result<Vec<Release>, String> {
         // kept (the provenance): a version of other characters than semver's, a URL with
         // spaces or control characters, is no release.
         if !integrity.starts_with("sha512-")
-            || !super::releases::registry_word(package_version, ".+-")
-            || !super::releases::registry_word(tarball, ":/.?&=%+~_-@")
+            || !super::package::registry_word(package_version, ".+-")
+            || !super::package::registry_word(tarball, ":/.?&=%+~_-@")
         {
             continue;
         }

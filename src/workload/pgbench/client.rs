@@ -4,10 +4,10 @@
 
 use std::collections::HashMap;
 
-use super::debug::{debug_line, meta_words};
 use super::expr::{self, Env, Value};
-use super::prepare::{Stmt, said_in};
+use super::said::{debug_line, dollar_text, meta_words};
 use super::script::{self, Command, Script};
+use super::stmt::{Stmt, said_in};
 use super::vars::{Stored, keep, stored};
 use crate::clock::Stamp;
 use crate::db::{Conn, DbError, ErrorClass, Param, QueryCounts};
@@ -255,7 +255,7 @@ impl PgbenchClient {
                 // libpq's message of an error shows where in the statement it was when it
                 // sent the statement's text (`-M extended`), not a prepared one's name.
                 done.map_err(|e| match self.extended {
-                    true => said_in(e, || super::debug::dollar_text(text, *semicolon)),
+                    true => said_in(e, || dollar_text(text, *semicolon)),
                     false => e,
                 })?
             }

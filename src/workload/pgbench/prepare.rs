@@ -3,21 +3,10 @@
 
 use super::client::PgbenchClient;
 use super::command::SleepTime;
+use super::said::{dollar_text, said_error};
 use super::script::{Command, Script};
+use super::stmt::Stmt;
 use crate::db::{Conn, DbError, ErrorClass, StmtId};
-
-/// An SQL command's statement in the extended and prepared query modes.
-#[derive(Clone, Debug)]
-pub(super) enum Stmt {
-    /// Sent as text: the simple query mode, and commands whose result goes into variables.
-    Text,
-    /// Not prepared yet: its text, with `?` for each variable.
-    Later(String),
-    Ready(StmtId),
-    /// The server refused to prepare it (under `-M prepared`, said once): each run of it
-    /// fails as pgbench's does, on a statement that does not exist.
-    Refused,
-}
 
 impl PgbenchClient {
     /// SQL command `(s, i)`'s prepared statement, prepared now if it was not (None: sent as
@@ -52,12 +41,12 @@ impl PgbenchClient {
                         text, semicolon, ..
                     } = &self.scripts[s].0.commands[i]
                     {
-                        e.statement = Some(super::debug::dollar_text(text, *semicolon));
+                        e.statement = Some(dollar_text(text, *semicolon));
                     }
                     if self.extended {
                         return Err(e);
                     }
-                    super::debug::said_error(&e.libpq_text(e.statement.as_deref()));
+                    said_error(&e.libpq_text(e.statement.as_deref()));
                     self.stmts[s][i] = Stmt::Refused;
                     self.statement(conn, (s, i))
                 }
@@ -106,13 +95,4 @@ impl PgbenchClient {
         }
         Ok(n)
     }
-}
-
-/// `e` with the statement it failed in, where the server said more than its message (libpq
-/// words such an error with the statement's line and a caret under the position).
-pub(super) fn said_in(mut e: DbError, sql: impl FnOnce() -> String) -> DbError {
-    if e.notes.is_some() {
-        e.statement = Some(sql());
-    }
-    e
 }
