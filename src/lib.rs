@@ -4,9 +4,11 @@
 //! imports one that imports it back (the README's Layout section lists the floors).
 
 pub mod atomic;
+pub mod cfmt;
 pub mod cli;
 pub mod clock;
 pub mod commands;
+pub mod dataset;
 pub mod db;
 pub mod dropin;
 pub mod error;

@@ -162,7 +162,7 @@ fn available(kind: ServerKind) -> Result<Outcome, Error> {
 }
 
 fn workloads() -> Result<Outcome, Error> {
-    for (name, what) in workload::WORKLOADS {
+    for (name, what) in workload::workloads() {
         println!("{name:<24}{what}");
     }
     Ok(Outcome::Done)

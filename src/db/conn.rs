@@ -51,7 +51,7 @@ pub struct QueryCounts {
     pub script_events: u64,
     pub script_errors: u64,
     pub script_reconnects: u64,
-    /// The event found nothing to do and is not counted (an ibench delete with no room).
+    /// The event found nothing to do and is not counted (a delete that found no rows yet).
     pub nothing_done: bool,
 }
 

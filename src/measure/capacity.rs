@@ -382,7 +382,7 @@ fn summary(c: &CapacityFigures) -> String {
     let mut s = format!(
         "\nCapacity under p{} <= {} ms (higher is better):\n",
         c.percentile,
-        crate::output::cfmt::quoted(c.limit_ms)
+        crate::cfmt::quoted(c.limit_ms)
     );
     match c.rate_per_s {
         Some(r) => s.push_str(&format!(

@@ -5,15 +5,8 @@ use hdrhistogram::Histogram;
 
 use crate::db::{ErrorClass, QueryCounts};
 use crate::results::figures::Interval;
+pub use crate::results::{HIST_MAX_NS, new_histogram};
 use crate::results::{HistogramData, Latency, StatementFigures};
-
-/// Latencies are recorded in nanoseconds, from 1 ns to one hour, at 3 significant digits.
-pub const HIST_MAX_NS: u64 = 3_600_000_000_000;
-const HIST_SIGFIGS: u8 = 3;
-
-pub fn new_histogram() -> Histogram<u64> {
-    Histogram::new_with_bounds(1, HIST_MAX_NS, HIST_SIGFIGS).expect("static histogram bounds")
-}
 
 /// Number of retryable error classes, each counted apart.
 pub const RETRY_CLASSES: usize = ErrorClass::RETRYABLE.len();

@@ -1,7 +1,6 @@
 //! What a person sees: the live per-interval line on stderr and the final summary on stdout,
 //! laid out like sysbench's so that its users read them at a glance.
 
-pub mod cfmt;
 pub mod log_histogram;
 pub mod note;
 pub mod shape;

@@ -274,6 +274,19 @@ fn group_median(ratios: &[(u32, f64)]) -> Cell {
 /// A flagged figure shows as `?` and enters no ratio or median; a base below its floor
 /// ([`floor_of`]) gives no ratio (`-`); only ratios of repeated runs whose interval leaves
 /// out 1.00 are differences (coloured).
+/// The throughput tables' title: each figure's unit, the families' own among them.
+pub(crate) fn throughput_title() -> String {
+    let mut units = vec![
+        "queries/s",
+        "rows/s for the load and scans",
+        "NOPM for TPC-C",
+        "operations/s for LinkBench",
+        "transactions/s for pgbench",
+    ];
+    units.extend(crate::workload::families::throughput_units());
+    format!("Throughput ({})", units.join("; "))
+}
+
 pub(crate) fn metric_tables(
     ds: &Dataset,
     slice: &Slice,
@@ -600,11 +613,7 @@ pub fn build(ds: &Dataset, base: Option<&str>) -> Result<Vec<Table>, Error> {
             ds,
             slice,
             b,
-            (
-                "throughput",
-                "Throughput (queries/s; rows/s for the load and scans; NOPM for TPC-C; operations/s for LinkBench; transactions/s for pgbench; rows/s for ibench_insert)",
-                Better::Higher,
-            ),
+            ("throughput", &throughput_title(), Better::Higher),
             &Entry::throughput,
             true,
         );

@@ -403,7 +403,7 @@ mod tests {
         run(dir.path(), "a", 1000.0, 100.0, 0.002);
         run(dir.path(), "b", 1800.0, 55.0, 0.00002);
         let inputs = [dir.path().join("a.json"), dir.path().join("b.json")];
-        let ds = Dataset::read(&inputs).unwrap();
+        let ds = Dataset::read(&inputs, crate::workload::families::throughput).unwrap();
         let slice = &super::super::tables::layout(&ds)[0];
         let a = autopsy(&ds, slice, "oltp_point_select", (0, 1, 2), "");
         assert!(a.moves.contains("CPU us/op 0.55x"), "{}", a.moves);

@@ -652,6 +652,7 @@ mod tests {
             load_rows: None,
             load_hw: None,
             repeat: 1,
+            family_figure: None,
         }
     }
 

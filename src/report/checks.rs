@@ -5,24 +5,7 @@ use std::collections::BTreeMap;
 
 use super::model::Dataset;
 use super::tables::{Cell, Row, Table};
-
-/// The parts of a place that tell it apart in `ds` (its source, target and configuration,
-/// leaving out those that are the same everywhere), joined by `/`; with `config`, the
-/// configuration is named even when there is only one.
-pub(super) fn place_label(ds: &Dataset, p: &super::model::Place, config: bool) -> String {
-    let (sources, targets, configs) = ds.distinct();
-    let mut parts = Vec::new();
-    if sources > 1 {
-        parts.push(p.source.as_str());
-    }
-    if targets > 1 {
-        parts.push(p.target.as_str());
-    }
-    if config || configs > 1 {
-        parts.push(p.config.as_str());
-    }
-    parts.join("/")
-}
+pub(super) use crate::dataset::model::place_label;
 
 /// Every requested setting a managed server did not apply as asked, per configuration, and the
 /// warnings its log gave at start about one of them; None when every setting was applied (or

@@ -43,7 +43,7 @@ pub fn tables_of(ds: &Dataset, base: Option<&str>) -> Result<Vec<super::tables::
     out.extend(super::scaling::tables(ds));
     out.extend(super::bound::tables(ds));
     out.extend(super::tpcc::tables(ds));
-    out.extend(super::ibench::tables(ds));
+    out.extend(crate::workload::families::report_tables(ds));
     out.extend(super::linkbench::tables(ds));
     out.extend(super::sqlbench::tables(ds, base)?);
     out.extend(super::statements::tables(ds));
@@ -67,7 +67,7 @@ pub fn report(
     color: bool,
     full: bool,
 ) -> Result<String, Error> {
-    let ds = Dataset::read(inputs)?;
+    let ds = Dataset::read(inputs, crate::workload::families::throughput)?;
     match format {
         Format::SeriesCsv => return Ok(super::series_out::series_csv(&ds)),
         Format::SeriesJson => return Ok(super::series_out::series_json(&ds)),
@@ -134,10 +134,10 @@ pub fn compare(
             a.display()
         )));
     }
-    let da = Dataset::read(&[a])?;
+    let da = Dataset::read(&[a], crate::workload::families::throughput)?;
     let db = match b {
-        Some(b) => Dataset::read(&[b])?,
-        None => Dataset::read(&[a])?,
+        Some(b) => Dataset::read(&[b], crate::workload::families::throughput)?,
+        None => Dataset::read(&[a], crate::workload::families::throughput)?,
     };
     let sa = column_a
         .map(|c| super::compare::Column::parse(c, &da, "--a"))

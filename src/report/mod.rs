@@ -2,6 +2,8 @@
 //! hardware efficiency, scaling with queueing bounds, stability), charts (HTML with inline
 //! SVG), comparisons of two runs, and HDR histogram logs. Reports read only results files.
 
+pub use crate::dataset::{model, stats, tables};
+
 mod absolute;
 mod autopsy;
 pub mod bound;
@@ -12,9 +14,7 @@ mod checks;
 pub mod compare;
 mod entry;
 pub mod html;
-mod ibench;
 mod linkbench;
-pub mod model;
 mod pgbench;
 mod phases;
 mod profile;
@@ -28,9 +28,7 @@ mod series_out;
 mod sqlbench;
 pub mod stability;
 mod statements;
-pub mod stats;
 mod summary;
-pub mod tables;
 mod tpcc;
 mod waits;
 pub use entry::{Format, compare, emit, hdr_log, report, tables_of};

@@ -30,12 +30,7 @@ pub fn tables(ds: &Dataset) -> Vec<Table> {
                 .iter()
                 .map(|g| {
                     // The Insert Benchmark's background load is said in rows, as its rates.
-                    let (per, unit) = if g.workload.starts_with("ibench_") {
-                        let rows = r.options["rows_per_commit"].as_f64().unwrap_or(1.0);
-                        (rows.max(1.0), " rows")
-                    } else {
-                        (1.0, "")
-                    };
+                    let (per, unit) = crate::workload::families::per_event(&g.workload, &r.options);
                     let rate = match (g.rate, g.rate_met) {
                         (Some(asked), Some(met)) => format!(
                             " {:.1}{unit}/s of {}{unit}/s{}",

@@ -41,7 +41,7 @@ pub fn tables(ds: &Dataset, full: &[Table], base: Option<&str>) -> Result<Vec<Ta
             b,
             (
                 "summary.throughput",
-                "Throughput (queries/s; rows/s for the load and scans; NOPM for TPC-C; operations/s for LinkBench; transactions/s for pgbench; rows/s for ibench_insert)",
+                &super::absolute::throughput_title(),
                 Better::Higher,
             ),
             &super::model::Entry::throughput,
@@ -64,7 +64,7 @@ pub fn tables(ds: &Dataset, full: &[Table], base: Option<&str>) -> Result<Vec<Ta
         full.iter()
             .filter(|t| {
                 t.id.starts_with("sqlbench")
-                    || t.id == "ibench.summary"
+                    || crate::workload::families::headline(&t.id)
                     // A capacity search's answer and a phased run's phases are the run's point.
                     || t.id.starts_with("capacity-")
                     || t.id.starts_with("phases-")

@@ -9,6 +9,15 @@ use serde::{Deserialize, Serialize};
 use super::HISTOGRAM_ENCODING;
 use crate::error::Error;
 
+/// Latencies are recorded in nanoseconds, from 1 ns to one hour, at 3 significant digits.
+pub const HIST_MAX_NS: u64 = 3_600_000_000_000;
+const HIST_SIGFIGS: u8 = 3;
+
+/// A histogram of latencies as every recorder keeps them.
+pub fn new_histogram() -> Histogram<u64> {
+    Histogram::new_with_bounds(1, HIST_MAX_NS, HIST_SIGFIGS).expect("static histogram bounds")
+}
+
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct HistogramData {
@@ -51,7 +60,7 @@ impl HistogramData {
 const HISTOGRAM_INFLATED_MAX: u64 = 64 << 20;
 
 /// The highest value a histogram may track: four times what the recorder tracks (an hour).
-const HIGHEST_TRACKABLE: u64 = 4 * crate::metrics::HIST_MAX_NS;
+const HIGHEST_TRACKABLE: u64 = 4 * HIST_MAX_NS;
 
 /// The uncompressed V2 encoding of a V2-deflate histogram, after checking what its header
 /// claims against what it holds, so that the decoder never allocates what a crafted header

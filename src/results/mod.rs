@@ -15,7 +15,7 @@ pub use crate::atomic::{
 };
 pub use figures::{Latency, Part};
 pub use fuzz::{fuzz_histogram_bytes, fuzz_results_text};
-pub use histogram::HistogramData;
+pub use histogram::{HIST_MAX_NS, HistogramData, new_histogram};
 pub use record::{PauseReport, Recovery, StepRecord};
 use schema::parse_json;
 

@@ -420,7 +420,7 @@ impl Results {
             } else {
                 Err(format!(
                     "{name} = {} is not a duration from 0 to {max} s",
-                    crate::output::cfmt::quoted(v)
+                    crate::cfmt::quoted(v)
                 ))
             }
         };
@@ -434,7 +434,7 @@ impl Results {
             } else {
                 Err(format!(
                     "{name} = {} is not a figure from 0 to {MAX_FIGURE:e}",
-                    crate::output::cfmt::quoted(v)
+                    crate::cfmt::quoted(v)
                 ))
             }
         };

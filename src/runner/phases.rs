@@ -95,7 +95,7 @@ impl Phases {
         if !phases.closed_loop() && mean < 0.001 {
             return Err(format!(
                 "the phases ask for {} events/s on average: at least 0.001",
-                crate::output::cfmt::quoted(mean)
+                crate::cfmt::quoted(mean)
             ));
         }
         Ok(phases)

@@ -76,7 +76,7 @@ pub fn postwrite(
 fn tables_here(conn: &mut dyn Conn, tables: u32) -> Result<Vec<String>, DbError> {
     let candidates = (1..=tables)
         .map(|n| format!("sbtest{n}"))
-        .chain(std::iter::once(crate::workload::ibench::TABLE.to_string()))
+        .chain(crate::workload::families::tables().map(str::to_string))
         .chain(
             crate::workload::tpcc::schema::TABLES
                 .iter()

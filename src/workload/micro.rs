@@ -3,7 +3,6 @@
 //! full scans, IN-list updates, range counts, and the one-hot-row and zipfian updates. All run
 //! in autocommit.
 
-use super::names::static_name;
 use super::options::WorkloadOptions;
 use super::rand::{Dist, Rand, RandOptions, RandType};
 use super::tables::C_GROUPS;
@@ -29,7 +28,7 @@ enum Kind {
     UpdateZipf,
 }
 
-pub fn build(name: &str, o: &WorkloadOptions) -> Option<Box<dyn Workload>> {
+pub fn build(name: &'static str, o: &WorkloadOptions) -> Option<Box<dyn Workload>> {
     let kind = match name {
         "oltp_inlist_select" => Kind::InlistSelect,
         "oltp_points_covered" => Kind::PointsCovered,
@@ -42,7 +41,7 @@ pub fn build(name: &str, o: &WorkloadOptions) -> Option<Box<dyn Workload>> {
         _ => return None,
     };
     Some(Box::new(Micro {
-        name: static_name(name),
+        name,
         kind,
         opts: o.clone(),
     }))

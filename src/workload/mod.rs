@@ -1,15 +1,15 @@
 //! What each client does: the [`Workload`] trait, the registry of built-in workloads, and the
 //! options they share (sysbench's names and defaults).
 
+pub mod families;
+mod family;
 pub mod ibench;
 pub mod linkbench;
 pub mod loader;
 pub mod micro;
-mod names;
 mod options;
 pub mod pgbench;
 pub mod rand;
-mod registry;
 mod shared;
 pub mod sqlbench;
 pub mod sysbench;
@@ -17,8 +17,8 @@ pub mod tables;
 pub mod tpcc;
 mod traits;
 
-pub use names::WORKLOADS;
+pub use families::{build, is_builtin, workloads};
+pub use family::Family;
 pub use options::{PsMode, WorkloadOptions};
-pub use registry::{build, is_builtin};
 pub use tables::TableSet;
 pub use traits::{Client, EventLoop, Next, Workload};

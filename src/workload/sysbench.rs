@@ -1,7 +1,6 @@
 //! The sysbench OLTP family, natively: the statements and per-event counts of sysbench 1.0's
 //! oltp_*.lua, select_random_*.lua and bulk_insert.lua scripts, on prepared statements.
 
-use super::names::static_name;
 use super::options::WorkloadOptions;
 use super::rand::{Dist, Rand};
 use super::tables::TableSet;
@@ -62,7 +61,7 @@ impl Mix {
 }
 
 /// Builds one of the sysbench workloads, or None for an unknown name.
-pub fn build(name: &str, o: &WorkloadOptions) -> Option<Box<dyn Workload>> {
+pub fn build(name: &'static str, o: &WorkloadOptions) -> Option<Box<dyn Workload>> {
     let single = Mix::default();
     let mix = match name {
         "oltp_point_select" => Mix {
@@ -98,7 +97,7 @@ pub fn build(name: &str, o: &WorkloadOptions) -> Option<Box<dyn Workload>> {
         },
         "select_random_points" | "select_random_ranges" => {
             return Some(Box::new(KeySelect {
-                name: static_name(name),
+                name,
                 opts: o.clone(),
             }));
         }
@@ -106,7 +105,7 @@ pub fn build(name: &str, o: &WorkloadOptions) -> Option<Box<dyn Workload>> {
         _ => return None,
     };
     Some(Box::new(Oltp {
-        name: static_name(name),
+        name,
         mix,
         opts: o.clone(),
     }))

@@ -8,14 +8,18 @@ use toml::Spanned;
 
 use crate::server::builds::ServerChoice;
 
-/// The built-in plans: name, what it is, its TOML.
-pub const BUILTIN: [(&str, &str); 10] = [
+/// The built-in plans: the house's, then the workload families' own; each name with its TOML.
+pub fn builtin() -> impl Iterator<Item = (&'static str, &'static str)> {
+    HOUSE.into_iter().chain(crate::workload::families::plans())
+}
+
+/// The house's built-in plans (the families' own are in their folders): name, its TOML.
+const HOUSE: [(&str, &str); 9] = [
     ("quick", include_str!("../../../plans/quick.toml")),
     ("series", include_str!("../../../plans/series.toml")),
     ("small", include_str!("../../../plans/small.toml")),
     ("versions", include_str!("../../../plans/versions.toml")),
     ("forks", include_str!("../../../plans/forks.toml")),
-    ("ibench", include_str!("../../../plans/ibench.toml")),
     ("linkbench", include_str!("../../../plans/linkbench.toml")),
     ("sqlbench", include_str!("../../../plans/sqlbench.toml")),
     ("diagnosis", include_str!("../../../plans/diagnosis.toml")),
@@ -263,7 +267,7 @@ pub enum Class {
     /// Runs warmup_time and is not reported.
     Warmup,
     /// Runs its `events` (a step option) without a time limit: a step that does a fixed
-    /// amount of work and is timed whole (sql-bench's groups, ibench's l.x).
+    /// amount of work and is timed whole (sql-bench's groups, the Insert Benchmark's index build).
     Once,
 }
 

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use super::StepOptions;
 use super::cells::{Cell, Pause, Source, Step, StepKind, Sweep, TargetSpec};
-use super::file::{BUILTIN, Class, PlanFile, SYSBENCH_LOAD};
+use super::file::{Class, PlanFile, SYSBENCH_LOAD, builtin};
 use super::options::apply;
 use super::validate::validate;
 use crate::cli::{RunArgs, SweepOverrides};
@@ -15,12 +15,12 @@ use crate::plan::RunPlan;
 impl Sweep {
     /// Loads `plan`: a built-in plan's name, or a TOML file.
     pub fn load(plan: &str, overrides: &SweepOverrides) -> Result<Sweep, Error> {
-        if let Some((_, text)) = BUILTIN.iter().find(|(n, _)| *n == plan) {
+        if let Some((_, text)) = builtin().find(|(n, _)| *n == plan) {
             return Sweep::parse(&format!("{plan} (built-in plan)"), text, overrides);
         }
         let path = Path::new(plan);
         if !path.exists() && !plan.contains('/') && !plan.ends_with(".toml") {
-            let names: Vec<&str> = BUILTIN.iter().map(|(n, _)| *n).collect();
+            let names: Vec<&str> = builtin().map(|(n, _)| n).collect();
             return Err(Error::Usage(format!(
                 "plan {plan}: no such file and no such built-in plan (built-in: {})",
                 names.join(", ")

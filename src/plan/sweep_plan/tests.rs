@@ -1,5 +1,5 @@
 use super::cells::{Cell, Pause, StepKind, Sweep, TargetSpec};
-use super::file::{BUILTIN, Class};
+use super::file::{Class, builtin};
 use super::load::format_seconds;
 use super::options::parse_size;
 use crate::cli::{ClientList, SweepOverrides};
@@ -17,7 +17,7 @@ const ONE_STEP: &str = "[[steps]]\nworkload = \"oltp_point_select\"\nclass = \"r
 
 #[test]
 fn builtin_plans_are_valid() {
-    for (name, _) in BUILTIN {
+    for (name, _) in builtin() {
         let s = Sweep::load(name, &SweepOverrides::default()).expect(name);
         assert!(!s.steps.is_empty());
         assert_eq!(s.file.name, name);
@@ -37,7 +37,7 @@ fn builtin_plans_are_valid() {
 #[test]
 /// (or run their fixed events whole: class once)
 fn builtin_steps_that_write_run_the_write_time() {
-    for (name, _) in BUILTIN {
+    for (name, _) in builtin() {
         let s = Sweep::load(name, &SweepOverrides::default()).unwrap();
         for step in &s.steps {
             if let StepKind::Run {

@@ -543,7 +543,7 @@ mod tests {
     fn part(events: u64, boot: &str, machine: f64, client: f64, server: f64) -> Results {
         let l = serde_json::json!({"min": 0.0, "avg": 0.0, "stddev": 0.0, "p50": 0.0, "p90": 0.0,
             "p95": 0.0, "p99": 0.0, "p999": 0.0, "max": 0.0, "sum": 0.0});
-        let h = HistogramData::encode(&crate::metrics::new_histogram());
+        let h = HistogramData::encode(&crate::results::new_histogram());
         let mut r: Results = serde_json::from_value(serde_json::json!({
             "schema_version": 1, "tool": {"name": "dbsweep", "version": "0"},
             "workload": "oltp_point_select",

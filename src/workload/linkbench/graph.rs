@@ -3,7 +3,6 @@
 use super::Degrees;
 use std::sync::atomic::{AtomicBool, AtomicI64};
 
-use super::super::names::static_name;
 use super::super::options::WorkloadOptions;
 use super::super::rand::Rand;
 use super::super::shared::Shared;
@@ -128,14 +127,14 @@ pub(super) const LINK_COLUMNS: [&str; 7] = [
 ];
 pub(super) const COUNT_COLUMNS: [&str; 5] = ["id", "link_type", "count", "time", "version"];
 
-pub fn build(name: &str, o: &WorkloadOptions) -> Option<Box<dyn Workload>> {
+pub fn build(name: &'static str, o: &WorkloadOptions) -> Option<Box<dyn Workload>> {
     let degrees = match name {
         "linkbench" => data_file(o).and_then(|f| Degrees::measured(&f, o.nodes)),
         "linkbench_synthetic" => Ok(Degrees::synthetic(o.nodes)),
         _ => return None,
     };
     Some(Box::new(LinkBench {
-        name: static_name(name),
+        name,
         opts: o.clone(),
         degrees: degrees.map(std::sync::Arc::new),
         picks: std::sync::OnceLock::new(),

@@ -3,7 +3,6 @@
 use std::collections::HashMap;
 use std::sync::atomic::AtomicBool;
 
-use super::super::names::static_name;
 use super::super::options::WorkloadOptions;
 use super::super::tables::TableSet;
 use super::super::traits::{Client, Workload};
@@ -31,7 +30,7 @@ pub const TABLES: [&str; 4] = [
     "pgbench_history",
 ];
 
-pub fn build(name: &str, o: &WorkloadOptions) -> Option<Result<Box<dyn Workload>, Error>> {
+pub fn build(name: &'static str, o: &WorkloadOptions) -> Option<Result<Box<dyn Workload>, Error>> {
     let scripts: Result<Vec<(Script, u32)>, Error> = if name == "pgbench" {
         if o.pgbench_scripts.is_empty() {
             return Some(Err(Error::Option {
@@ -69,7 +68,7 @@ pub fn build(name: &str, o: &WorkloadOptions) -> Option<Result<Box<dyn Workload>
             .map(|(k, (s, _))| format!("{} {}", k + 1, s.name))
             .collect();
         Box::new(Pgbench {
-            name: static_name(name),
+            name,
             builtin: name != "pgbench",
             statements: intern(command_names(&scripts)),
             script_names: intern(script_names),

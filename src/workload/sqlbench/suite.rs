@@ -3,7 +3,6 @@
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
-use super::super::names::static_name;
 use super::super::options::WorkloadOptions;
 use super::super::rand::Rand;
 use super::super::tables::TableSet;
@@ -171,10 +170,10 @@ pub fn is_group(workload: &str) -> bool {
     GROUPS.iter().any(|(n, ..)| *n == workload)
 }
 
-pub fn build(name: &str, o: &WorkloadOptions) -> Option<Box<dyn Workload>> {
+pub fn build(name: &'static str, o: &WorkloadOptions) -> Option<Box<dyn Workload>> {
     let g = GROUPS.iter().position(|(n, ..)| *n == name)?;
     Some(Box::new(SqlBench {
-        name: static_name(name),
+        name,
         group: g,
         small: o.small_test,
         data_dir: o

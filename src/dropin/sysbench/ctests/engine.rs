@@ -96,9 +96,7 @@ impl Measured {
     }
 }
 
-fn new_histogram() -> Histogram<u64> {
-    Histogram::new_with_bounds(1, 3_600_000_000_000, 3).expect("static bounds")
-}
+use crate::results::new_histogram;
 
 /// sysbench's header of a run, then the test's mode (`mode`, its own lines).
 pub fn header(limits: &Limits, style: &SysbenchStyle, mode: &str) {

@@ -26,7 +26,7 @@ pub fn debug_text(v: Value) -> String {
     }
 }
 
-pub use crate::output::cfmt::format_g;
+pub use crate::cfmt::format_g;
 
 pub fn eval(e: &Expr, env: &mut dyn Env) -> Result<Value, String> {
     Ok(match e {

@@ -44,7 +44,7 @@ pub(super) fn size_words(bytes: u64) -> String {
         v /= 1024.0;
         unit = Some(u);
     }
-    let g = crate::output::cfmt::format_g(v, 5);
+    let g = crate::cfmt::format_g(v, 5);
     match unit {
         Some(u) => format!("{g}{u}i"),
         None => g,

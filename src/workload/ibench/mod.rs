@@ -14,11 +14,15 @@
 //! it) is not counted. The ibench workloads alive in one process at once (a run and its roles)
 //! share these counts; several processes inserting into one table are not supported.
 
+mod family;
+mod report;
+
+pub use family::InsertBenchmark;
+
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::time::Instant;
 
-use super::names::static_name;
 use super::options::WorkloadOptions;
 use super::rand::Rand;
 use super::shared::Shared;
@@ -76,21 +80,22 @@ enum Kind {
     Index,
 }
 
-pub fn build(name: &str, o: &WorkloadOptions) -> Option<Box<dyn Workload>> {
+/// Builds `name`, one of the family's workloads.
+fn build(name: &'static str, o: &WorkloadOptions) -> Box<dyn Workload> {
     let kind = match name {
         "ibench_insert" => Kind::Insert,
         "ibench_delete" => Kind::Delete,
         "ibench_range" => Kind::Range,
         "ibench_point" => Kind::Point,
         "ibench_index" => Kind::Index,
-        _ => return None,
+        _ => unreachable!("{name} is not one of the Insert Benchmark's workloads"),
     };
-    Some(Box::new(Ibench {
-        name: static_name(name),
+    Box::new(Ibench {
+        name,
         kind,
         opts: o.clone(),
         ids: Mutex::new(None),
-    }))
+    })
 }
 
 /// What the clients of the ibench workloads of a step share: rows inserted and deleted since

@@ -3,9 +3,8 @@
 //! column per target and configuration, and a step whose background load did not keep its rate
 //! marked (the original greys it); a warning lists every rate not kept.
 
-use super::checks::place_label;
-use super::model::{Dataset, Entry};
-use super::tables::{Better, Cell, Row, Table};
+use crate::dataset::model::{Dataset, Entry, place_label};
+use crate::dataset::tables::{Better, Cell, Row, Table};
 
 /// The unit of an Insert Benchmark step and its figure; None for other steps.
 fn figure(e: &Entry) -> Option<(&'static str, f64)> {
@@ -36,19 +35,11 @@ fn not_kept(e: &Entry) -> Vec<String> {
     let Some(r) = e.results.as_ref() else {
         return Vec::new();
     };
-    let rows_per_commit = r.options["rows_per_commit"]
-        .as_f64()
-        .unwrap_or(1.0)
-        .max(1.0);
     r.roles
         .iter()
         .filter(|g| g.rate_met == Some(false))
         .map(|g| {
-            let per_row = if g.workload.starts_with("ibench_") {
-                rows_per_commit
-            } else {
-                1.0
-            };
+            let (per_row, _) = crate::workload::families::per_event(&g.workload, &r.options);
             format!(
                 "{} {:.0} rows/s of {:.0}",
                 g.workload,
@@ -59,7 +50,7 @@ fn not_kept(e: &Entry) -> Vec<String> {
         .collect()
 }
 
-pub fn tables(ds: &Dataset) -> Vec<Table> {
+pub(super) fn tables(ds: &Dataset) -> Vec<Table> {
     let is_ibench = |e: &Entry| {
         e.results
             .as_ref()
@@ -120,7 +111,7 @@ pub fn tables(ds: &Dataset) -> Vec<Table> {
                 .map(|c| match values.get(&(test.clone(), c.clone())) {
                     None => Cell::Missing,
                     Some((v, missed)) => {
-                        let m = super::stats::median_of(v).unwrap_or(0.0);
+                        let m = crate::dataset::stats::median_of(v).unwrap_or(0.0);
                         if *missed {
                             Cell::Text(format!("{m:.0} (rate not kept)"))
                         } else {

@@ -87,12 +87,15 @@ pub struct Entry {
     pub load_hw: Option<HwFigures>,
     /// Which run of a repeated cell (1 for a cell run once).
     pub repeat: u32,
+    /// The run's throughput in its family's own unit, where the family has one (the figure
+    /// [`Dataset::read`] is given).
+    pub family_figure: Option<f64>,
 }
 
 impl Entry {
     /// The report's throughput: rows/s for loads and scans, NOPM (committed New-Orders per
-    /// minute) for TPC-C, operations/s for LinkBench, transactions/s for pgbench, rows
-    /// inserted/s for the Insert Benchmark's inserts, queries/s otherwise.
+    /// minute) for TPC-C, operations/s for LinkBench, transactions/s for pgbench, a family's
+    /// own unit where it has one (`family_figure`), queries/s otherwise.
     pub fn throughput(&self) -> Option<f64> {
         if let Some(r) = self.load_rows_per_s {
             return Some(r);
@@ -107,10 +110,9 @@ impl Entry {
         {
             // LinkBench's operations, pgbench's transactions.
             r.tps
-        } else if r.workload == "ibench_insert" {
-            // The Insert Benchmark's figure: rows inserted a second.
-            let rows = r.options["rows_per_commit"].as_u64().unwrap_or(1).max(1);
-            r.tps * rows as f64
+        } else if let Some(own) = self.family_figure {
+            // A family's own unit (the Insert Benchmark's inserts: rows a second).
+            own
         } else {
             r.qps
         })
@@ -200,7 +202,12 @@ fn test_name(r: &Results) -> String {
 
 impl Dataset {
     /// Reads every input: a sweep directory (its reported, finished steps) or a results file.
-    pub fn read(inputs: &[impl AsRef<Path>]) -> Result<Dataset, Error> {
+    /// `family_figure` is a run's throughput in its family's own unit, where it has one (the
+    /// workload families' registry knows them; the dataset is below the families).
+    pub fn read(
+        inputs: &[impl AsRef<Path>],
+        family_figure: fn(&Results) -> Option<f64>,
+    ) -> Result<Dataset, Error> {
         let mut entries = Vec::new();
         let mut machines = Vec::new();
         let mut recoveries = Vec::new();
@@ -268,6 +275,7 @@ impl Dataset {
                     load_rows: None,
                     load_hw: None,
                     repeat: 1,
+                    family_figure: None,
                 });
             } else {
                 return Err(Error::Usage(format!(
@@ -298,6 +306,9 @@ impl Dataset {
             count(|p| &p.target),
             count(|p| &p.config),
         );
+        for e in &mut entries {
+            e.family_figure = e.results.as_ref().and_then(family_figure);
+        }
         Ok(Dataset {
             entries,
             recoveries,
@@ -420,7 +431,26 @@ fn push_record(
         load_hw: rec.load_hw.clone(),
         results: rec.results,
         repeat: rec.repeat,
+        family_figure: None,
     });
+}
+
+/// The parts of a place that tell it apart in `ds` (its source, target and configuration,
+/// leaving out those that are the same everywhere), joined by `/`; with `config`, the
+/// configuration is named even when there is only one.
+pub fn place_label(ds: &Dataset, p: &Place, config: bool) -> String {
+    let (sources, targets, configs) = ds.distinct();
+    let mut parts = Vec::new();
+    if sources > 1 {
+        parts.push(p.source.as_str());
+    }
+    if targets > 1 {
+        parts.push(p.target.as_str());
+    }
+    if config || configs > 1 {
+        parts.push(p.config.as_str());
+    }
+    parts.join("/")
 }
 
 #[cfg(test)]

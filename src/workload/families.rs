@@ -1,0 +1,287 @@
+//! The registry of workload families, in `dbsweep workloads` order: every question about a
+//! built-in workload (is it one, build it, what a report shows of it) goes through the family
+//! that has it. A family in a folder of its own (the Insert Benchmark) is one line here; the
+//! others are listed with their names and builders until they move into theirs.
+
+use super::family::Family;
+use super::{Workload, WorkloadOptions};
+use crate::dataset::model::Dataset;
+use crate::dataset::tables::Table;
+use crate::error::Error;
+use crate::results::Results;
+
+/// The families, in `dbsweep workloads` order.
+pub static FAMILIES: &[&dyn Family] = &[
+    &Listed {
+        workloads: SYSBENCH,
+        build: |n, o| super::sysbench::build(n, o).map(Ok),
+    },
+    &Listed {
+        workloads: MICRO,
+        build: |n, o| super::micro::build(n, o).map(Ok),
+    },
+    &super::ibench::InsertBenchmark,
+    &Listed {
+        workloads: SQLBENCH,
+        build: |n, o| super::sqlbench::build(n, o).map(Ok),
+    },
+    &Listed {
+        workloads: PGBENCH,
+        build: super::pgbench::build,
+    },
+    &Listed {
+        workloads: LINKBENCH,
+        build: |n, o| super::linkbench::build(n, o).map(Ok),
+    },
+    &Listed {
+        workloads: TPCC,
+        build: |_, o| Some(Ok(Box::new(super::tpcc::Tpcc::new(o)))),
+    },
+];
+
+/// A builder of a family's workloads: None for a name that is not one of them.
+type Builder = fn(&'static str, &WorkloadOptions) -> Option<Result<Box<dyn Workload>, Error>>;
+
+/// A family not yet in a folder of its own: its names here, its builder in its module.
+struct Listed {
+    workloads: &'static [(&'static str, &'static str)],
+    build: Builder,
+}
+
+impl Family for Listed {
+    fn workloads(&self) -> &'static [(&'static str, &'static str)] {
+        self.workloads
+    }
+
+    fn build(
+        &self,
+        name: &'static str,
+        opts: &WorkloadOptions,
+    ) -> Result<Box<dyn Workload>, Error> {
+        (self.build)(name, opts).expect("a family builds each of its workloads")
+    }
+}
+
+/// Every built-in workload with its one-line description, in `dbsweep workloads` order.
+pub fn workloads() -> impl Iterator<Item = (&'static str, &'static str)> {
+    FAMILIES.iter().flat_map(|f| f.workloads().iter().copied())
+}
+
+/// The family of built-in workload `name`, and the name as the family keeps it.
+pub fn family_of(name: &str) -> Option<(&'static dyn Family, &'static str)> {
+    FAMILIES.iter().find_map(|f| {
+        f.workloads()
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(n, _)| (*f, *n))
+    })
+}
+
+/// Whether `name` is a built-in workload's (`dbsweep workloads` lists them).
+pub fn is_builtin(name: &str) -> bool {
+    family_of(name).is_some()
+}
+
+/// Builds the workload called `name`.
+pub fn build(name: &str, opts: &WorkloadOptions) -> Result<Box<dyn Workload>, Error> {
+    let Some((family, name)) = family_of(name) else {
+        let names: Vec<&str> = workloads().map(|(n, _)| n).collect();
+        return Err(Error::Usage(format!(
+            "unknown workload '{name}'; built-in workloads are: {} (see `dbsweep workloads`)",
+            names.join(", ")
+        )));
+    };
+    let w = family.build(name, opts)?;
+    if opts.pipeline && !w.pipelines() {
+        return Err(Error::Usage(format!(
+            "--pipeline: {name} does not pipeline (only the oltp_* transactions of sysbench do: \
+             their statements do not depend on each other's results); leave out --pipeline"
+        )));
+    }
+    Ok(w)
+}
+
+/// The tables the families make in the database, beside the sbtest tables.
+pub fn tables() -> impl Iterator<Item = &'static str> {
+    FAMILIES.iter().flat_map(|f| f.tables().iter().copied())
+}
+
+/// The families' built-in plans: each name with its TOML.
+pub fn plans() -> impl Iterator<Item = (&'static str, &'static str)> {
+    FAMILIES.iter().flat_map(|f| f.plans().iter().copied())
+}
+
+/// A run's throughput in its family's own unit, where that is not queries/s.
+pub fn throughput(r: &Results) -> Option<f64> {
+    family_of(&r.workload)?.0.throughput(r)
+}
+
+/// The families' own units of throughput, as the report's title names them.
+pub fn throughput_units() -> impl Iterator<Item = &'static str> {
+    FAMILIES.iter().filter_map(|f| f.throughput_unit())
+}
+
+/// How many of its family's units one event of `workload` is in a run with `options`, and the
+/// unit (" rows"); one event, and no unit, for a workload whose family has none.
+pub fn per_event(workload: &str, options: &serde_json::Value) -> (f64, &'static str) {
+    family_of(workload)
+        .and_then(|(f, _)| f.per_event(workload, options))
+        .unwrap_or((1.0, ""))
+}
+
+/// The tables the families give their steps in a report.
+pub fn report_tables(ds: &Dataset) -> Vec<Table> {
+    FAMILIES.iter().flat_map(|f| f.report_tables(ds)).collect()
+}
+
+/// Whether report table `id` is a family's headline table, which the summary keeps.
+pub fn headline(id: &str) -> bool {
+    FAMILIES.iter().any(|f| f.headline(id))
+}
+
+const SYSBENCH: &[(&str, &str)] = &[
+    (
+        "oltp_point_select",
+        "1 primary-key point select per event, autocommit",
+    ),
+    (
+        "oltp_read_only",
+        "transaction of 10 point selects and 4 range selects (simple, sum, order, distinct)",
+    ),
+    (
+        "oltp_read_write",
+        "the read-only transaction plus index update, non-index update, delete+insert",
+    ),
+    (
+        "oltp_write_only",
+        "transaction of index update, non-index update, delete+insert",
+    ),
+    (
+        "oltp_update_index",
+        "1 update of the indexed column k by primary key, autocommit",
+    ),
+    (
+        "oltp_update_non_index",
+        "1 update of the non-indexed column c by primary key, autocommit",
+    ),
+    ("oltp_delete", "1 delete by primary key, autocommit"),
+    ("oltp_insert", "1 insert of a new row, autocommit"),
+    (
+        "select_random_points",
+        "SELECT by 10 random k values with IN (), table sbtest1",
+    ),
+    (
+        "select_random_ranges",
+        "SELECT count(k) over 10 OR-ed k ranges, table sbtest1",
+    ),
+    (
+        "bulk_insert",
+        "each client appends (id, k) rows to its own table; one row per event",
+    ),
+];
+
+const MICRO: &[(&str, &str)] = &[
+    (
+        "oltp_inlist_select",
+        "SELECT c by --random-points (100) random ids in IN (); --hot-points: always the same ids",
+    ),
+    (
+        "oltp_points_covered",
+        "SELECT id [, c] (--covered) by random ids, or k [, c] by k values (--on-id=off), in IN ()",
+    ),
+    (
+        "oltp_range_covered",
+        "SELECT id [, c] (--covered) over an id range of --random-points rows, or a k range (--on-id=off)",
+    ),
+    (
+        "oltp_scan",
+        "full scan returning nothing (LENGTH(c) < 0); client i scans table i mod tables + 1; rows/s",
+    ),
+    (
+        "oltp_inlist_update",
+        "UPDATE c of --random-points (100) random ids in IN ()",
+    ),
+    (
+        "oltp_read_only_count",
+        "SELECT count(c) over a 1000-row id range",
+    ),
+    (
+        "update-one",
+        "the non-index update, always on id 1: one hot row per table",
+    ),
+    ("update-zipf", "the non-index update with zipfian ids"),
+];
+
+const SQLBENCH: &[(&str, &str)] = &[
+    (
+        "sqlbench_connect",
+        "sql-bench's test-connect: connects, simple selects, 1- and 2-row selects, a 65 KB record; 500,000 a test (--small-test: 5,000) (one event: --events 1)",
+    ),
+    (
+        "sqlbench_create",
+        "sql-bench's test-create: 400 tables made, counted and dropped; 10,000 made and dropped, plain and with 16 keys (one event: --events 1)",
+    ),
+    (
+        "sqlbench_insert",
+        "sql-bench's test-insert: 300,000 rows in three orders, then key, range, sorted, grouped and joined reads, updates, deletes, a table of 16 keys, a multi-row insert (one event: --events 1)",
+    ),
+    (
+        "sqlbench_select",
+        "sql-bench's test-select: 10,000 rows on keys of many parts: sums, big selects, ranges of 500 ORs, MIN/MAX and COUNT on keys, GROUP BY, COUNT(DISTINCT) (one event: --events 1)",
+    ),
+    (
+        "sqlbench_alter",
+        "sql-bench's test-alter-table: 1,000 rows, widened to 1,000 columns one at a time, indexed, narrowed (one event: --events 1)",
+    ),
+    (
+        "sqlbench_transactions",
+        "sql-bench's test-transactions: 500,000 inserts, updates and deletes in one transaction, in autocommit, rolled back in batches (one event: --events 1)",
+    ),
+    (
+        "sqlbench_big_tables",
+        "sql-bench's test-big-tables: a table of 1,000 columns read and written whole, 70,000 times each (one event: --events 1)",
+    ),
+    (
+        "sqlbench_wisconsin",
+        "sql-bench's test-wisconsin: onek, tenk1, tenk2 and Bprime loaded, its 24 queries (one event: --events 1)",
+    ),
+    (
+        "sqlbench_atis",
+        "sql-bench's test-ATIS: its 28 tables from a sql-bench checkout's Data/ATIS files (--sqlbench-data), five groups of joins, DISTINCT and GROUP BY (one event: --events 1)",
+    ),
+];
+
+const PGBENCH: &[(&str, &str)] = &[
+    (
+        "pgbench_tpcb_like",
+        "pgbench's TPC-B (sort of): three updates, a select and an insert; its tables by prepare --scale",
+    ),
+    (
+        "pgbench_simple_update",
+        "pgbench's simple update (-N): the account's update, select and the history's insert",
+    ),
+    (
+        "pgbench_select_only",
+        "pgbench's select only (-S): one account by its key",
+    ),
+    (
+        "pgbench",
+        "pgbench scripts: --script FILE[@WEIGHT] (repeatable), with pgbench's language",
+    ),
+];
+
+const LINKBENCH: &[(&str, &str)] = &[
+    (
+        "linkbench",
+        "LinkBench: the social graph's ten operations in their mix over --nodes, its measured out-degrees from --linkbench-data (see `dbsweep check`)",
+    ),
+    (
+        "linkbench_synthetic",
+        "LinkBench with a power law in place of its measured out-degrees (no Distribution.dat needed)",
+    ),
+];
+
+const TPCC: &[(&str, &str)] = &[(
+    "tpcc",
+    "TPC-C: the five transactions from a shuffled deck over --warehouses (see `dbsweep tpcc`)",
+)];

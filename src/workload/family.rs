@@ -1,0 +1,61 @@
+//! A workload family: the unit a benchmark arrives as. Its folder owns its workloads' names and
+//! descriptions, their builder, the tables it makes in the database, its built-in plans and
+//! what a report shows of its steps; the registry ([`super::families`]) lists the families.
+
+use super::{Workload, WorkloadOptions};
+use crate::dataset::model::Dataset;
+use crate::dataset::tables::Table;
+use crate::error::Error;
+use crate::results::Results;
+
+/// What dbsweep knows of a workload family, asked of the family rather than by its names.
+pub trait Family: Sync {
+    /// Its workloads, each with a one-line description, in `dbsweep workloads` order.
+    fn workloads(&self) -> &'static [(&'static str, &'static str)];
+
+    /// Builds workload `name`, one of [`Family::workloads`].
+    fn build(&self, name: &'static str, opts: &WorkloadOptions)
+    -> Result<Box<dyn Workload>, Error>;
+
+    /// The tables it makes in the database (beside the sbtest tables): a sweep's pause finds
+    /// them there.
+    fn tables(&self) -> &'static [&'static str] {
+        &[]
+    }
+
+    /// Its built-in plans (`dbsweep sweep NAME`): each name with its TOML.
+    fn plans(&self) -> &'static [(&'static str, &'static str)] {
+        &[]
+    }
+
+    /// A run's throughput in the family's own unit, where that is not the report's default
+    /// (queries/s); see [`Family::throughput_unit`].
+    fn throughput(&self, _r: &Results) -> Option<f64> {
+        None
+    }
+
+    /// What the report's throughput title calls that unit ("rows/s for its inserts").
+    fn throughput_unit(&self) -> Option<&'static str> {
+        None
+    }
+
+    /// How many of the family's own units one event of `workload` is in a run with `options`,
+    /// and the unit's name (" rows"): a background group's rate is said in them.
+    fn per_event(
+        &self,
+        _workload: &str,
+        _options: &serde_json::Value,
+    ) -> Option<(f64, &'static str)> {
+        None
+    }
+
+    /// The tables a report gives the family's steps.
+    fn report_tables(&self, _ds: &Dataset) -> Vec<Table> {
+        Vec::new()
+    }
+
+    /// Whether report table `id` is one of its headline tables, which the summary keeps.
+    fn headline(&self, _id: &str) -> bool {
+        false
+    }
+}
