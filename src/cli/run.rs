@@ -374,9 +374,6 @@ pub struct RunArgs {
     #[arg(long, value_enum, default_value_t = crate::runner::phases::Arrivals::Uniform)]
     #[serde(deserialize_with = "value_enum")]
     pub arrivals: crate::runner::phases::Arrivals,
-    /// The Insert Benchmark (ibench_insert, ibench_delete): rows per transaction
-    #[arg(long, default_value_t = 1, value_name = "N")]
-    pub rows_per_commit: u32,
     /// The pgbench workload: a pgbench script FILE (or builtin:NAME) with its weight
     /// (repeatable)
     #[arg(long = "script", value_name = "FILE[@WEIGHT]")]
@@ -561,4 +558,9 @@ pub struct RunArgs {
     /// run with another value than 1 does not conform to the specification and says so)
     #[arg(long, default_value_t = 1.0, value_name = "F")]
     pub think_scale: f64,
+    // Last: each under its family's heading, which would hold every option after it. A plan
+    // reads them apart (plan::sweep_plan::step_options), each family's by its names.
+    #[command(flatten)]
+    #[serde(skip)]
+    pub families: crate::workload::family_args::FamilyArgs,
 }

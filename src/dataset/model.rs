@@ -111,7 +111,7 @@ impl Entry {
             // LinkBench's operations, pgbench's transactions.
             r.tps
         } else if let Some(own) = self.family_figure {
-            // A family's own unit (the Insert Benchmark's inserts: rows a second).
+            // A family's own unit (rows inserted a second, for one).
             own
         } else {
             r.qps

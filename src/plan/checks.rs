@@ -177,15 +177,10 @@ fn check_observers(o: &RunArgs) -> Result<(), Error> {
     Ok(())
 }
 
-/// The sizes of the Insert Benchmark's commits and LinkBench's graph; TPC-C's warehouses,
-/// and its keying and think times against a rate.
+/// The families' own options, the size of LinkBench's graph; TPC-C's warehouses, and its
+/// keying and think times against a rate.
 fn check_sizes(o: &RunArgs) -> Result<(), Error> {
-    if !(1..=1000).contains(&o.rows_per_commit) {
-        return Err(bad(
-            "rows-per-commit",
-            format!("{} must be from 1 to 1000", o.rows_per_commit),
-        ));
-    }
+    o.families.check()?;
     if !(1..=crate::workload::linkbench::MAX_NODES).contains(&o.nodes) {
         return Err(bad(
             "nodes",

@@ -449,7 +449,7 @@ fn workload_options(o: &RunArgs, threads: u32, seed: u64) -> WorkloadOptions {
         tpcc_mix: Default::default(),
         wait: o.wait,
         think_scale: o.think_scale,
-        rows_per_commit: o.rows_per_commit,
+        families: o.families.clone(),
         nodes: o.nodes,
         linkbench_data: o.linkbench_data.clone(),
         sqlbench_data: o.sqlbench_data.clone(),

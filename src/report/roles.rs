@@ -29,7 +29,7 @@ pub fn tables(ds: &Dataset) -> Vec<Table> {
                 .roles
                 .iter()
                 .map(|g| {
-                    // The Insert Benchmark's background load is said in rows, as its rates.
+                    // A family's background load is said in its own units, as its rates are.
                     let (per, unit) = crate::workload::families::per_event(&g.workload, &r.options);
                     let rate = match (g.rate, g.rate_met) {
                         (Some(asked), Some(met)) => format!(

@@ -59,7 +59,7 @@ pub fn tables(ds: &Dataset, full: &[Table], base: Option<&str>) -> Result<Vec<Ta
         }
     }
     // The sql-bench suite's headline is its own table: seconds per group and the total.
-    // So are the Insert Benchmark's: each step in its own unit.
+    // So are a workload family's headline tables (each step in its own unit).
     out.extend(
         full.iter()
             .filter(|t| {

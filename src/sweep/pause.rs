@@ -15,7 +15,7 @@ use crate::results::PauseReport;
 const DIRTY_NEAR_ZERO: i64 = 16;
 
 /// Runs the postwrite maintenance for the workloads' tables on `target` (`tables` sbtest tables
-/// at most, the Insert Benchmark's, TPC-C's: those it holds), then sleeps until
+/// at most, the workload families' own, TPC-C's: those it holds), then sleeps until
 /// `seconds` have passed since the start (or Ctrl-C).
 pub fn postwrite(
     target: &dyn Target,
@@ -72,7 +72,7 @@ pub fn postwrite(
 }
 
 /// The tables of dbsweep's workloads that the database holds: the plan's sbtest tables, the
-/// Insert Benchmark's, TPC-C's.
+/// workload families' own, TPC-C's.
 fn tables_here(conn: &mut dyn Conn, tables: u32) -> Result<Vec<String>, DbError> {
     let candidates = (1..=tables)
         .map(|n| format!("sbtest{n}"))

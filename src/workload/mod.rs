@@ -3,6 +3,7 @@
 
 pub mod families;
 mod family;
+pub mod family_args;
 pub mod ibench;
 pub mod linkbench;
 pub mod loader;

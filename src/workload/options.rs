@@ -57,8 +57,9 @@ pub struct WorkloadOptions {
     pub wait: bool,
     /// TPC-C --wait: keying and think times multiplied by this (1: the specification's).
     pub think_scale: f64,
-    /// The Insert Benchmark: rows each insert or delete transaction writes.
-    pub rows_per_commit: u32,
+    /// The workload families' own options, each family's in its own type.
+    #[serde(flatten)]
+    pub families: super::family_args::FamilyArgs,
     /// The pgbench workload's scripts (`FILE[@WEIGHT]`) and variables (`NAME=VALUE`).
     pub pgbench_scripts: Vec<String>,
     pub pgbench_defines: Vec<String>,

@@ -267,7 +267,7 @@ pub enum Class {
     /// Runs warmup_time and is not reported.
     Warmup,
     /// Runs its `events` (a step option) without a time limit: a step that does a fixed
-    /// amount of work and is timed whole (sql-bench's groups, the Insert Benchmark's index build).
+    /// amount of work and is timed whole (sql-bench's groups, an index build).
     Once,
 }
 

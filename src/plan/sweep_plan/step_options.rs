@@ -2,7 +2,8 @@
 //! straight into the run's options (`RunArgs`), whose defaults are the command line's and whose
 //! values `RunPlan::from_args` judges, the one validator of a run. No command line is made on
 //! the way; a value written as text where a number or a switch is wanted (`--option NAME=VALUE`,
-//! `rows_per_commit = "50"`) is read as the command line reads it.
+//! `events = "50"`) is read as the command line reads it; each workload family's own
+//! options are read into its options type by their names.
 //!
 //! Two callers still get a command line, because theirs is one: a client host runs `dbsweep
 //! run` in another process, and a sysbench Lua script reads its options from its command line.
@@ -14,6 +15,7 @@ use serde::de::{self, DeserializeSeed, IntoDeserializer, MapAccess, Visitor};
 
 use super::options::{option_args, option_name};
 use crate::cli::{RoleSpec, RunArgs};
+use crate::workload::family_args::{FamilyArgs, OptionsReader};
 
 /// A workload or load step's options.
 #[derive(Clone, Debug, Default)]
@@ -30,7 +32,21 @@ pub struct StepOptions {
 impl StepOptions {
     /// The run's options of these (the sweep sets its own beside them); Err names the option.
     pub fn run_args(&self) -> Result<RunArgs, String> {
-        let mut args: RunArgs = read(&self.table)?;
+        // The options every run shares, then each family's own out of the rest.
+        let shared = field_names::<RunArgs>();
+        let (own, rest): (toml::Table, toml::Table) = self
+            .table
+            .clone()
+            .into_iter()
+            .partition(|(k, _)| shared.contains(&k.replace('-', "_").as_str()));
+        let mut args: RunArgs = read(&own)?;
+        let mut families = Families(rest);
+        args.families = FamilyArgs::read(&mut families)?;
+        if let Some(k) = families.0.keys().next() {
+            return Err(format!(
+                "option {k}: dbsweep run has no such option (`dbsweep run --help` lists them)"
+            ));
+        }
         if let Some(r) = self.rate {
             args.rate = r;
         }
@@ -76,6 +92,49 @@ impl StepOptions {
     pub fn describe(&self) -> String {
         self.words().join(" ")
     }
+}
+
+/// The options of a table not read yet: a family takes the names its options type has.
+struct Families(toml::Table);
+
+impl OptionsReader for Families {
+    fn read<T: for<'de> Deserialize<'de>>(&mut self) -> Result<T, String> {
+        let names = field_names::<T>();
+        let (mine, rest): (toml::Table, toml::Table) = std::mem::take(&mut self.0)
+            .into_iter()
+            .partition(|(k, _)| names.contains(&k.replace('-', "_").as_str()));
+        self.0 = rest;
+        read(&mine)
+    }
+}
+
+/// The names of struct `T`'s fields as serde reads them (their aliases too): asked of its
+/// `Deserialize`, which hands them to the deserializer.
+fn field_names<T: for<'de> Deserialize<'de>>() -> &'static [&'static str] {
+    struct Names<'a>(&'a std::cell::Cell<&'static [&'static str]>);
+    impl<'de> de::Deserializer<'de> for Names<'_> {
+        type Error = ValueError;
+        fn deserialize_any<V: Visitor<'de>>(self, _: V) -> Result<V::Value, ValueError> {
+            Err(de::Error::custom("not a struct"))
+        }
+        fn deserialize_struct<V: Visitor<'de>>(
+            self,
+            _name: &'static str,
+            fields: &'static [&'static str],
+            _visitor: V,
+        ) -> Result<V::Value, ValueError> {
+            self.0.set(fields);
+            Err(de::Error::custom("only its fields were asked"))
+        }
+        serde::forward_to_deserialize_any! {
+            bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes byte_buf
+            option unit unit_struct newtype_struct seq tuple tuple_struct map enum identifier
+            ignored_any
+        }
+    }
+    let names = std::cell::Cell::new(&[][..]);
+    let _ = T::deserialize(Names(&names));
+    names.get()
 }
 
 /// The table read into `T`'s fields (names with `-` or `_`); an unknown name or a value of the
@@ -325,13 +384,22 @@ mod tests {
         text.parse().expect("a table")
     }
 
+    /// A step's run options of the table `text`.
+    fn run_args(text: &str) -> Result<RunArgs, String> {
+        StepOptions {
+            table: table(text),
+            ..Default::default()
+        }
+        .run_args()
+    }
+
     #[test]
     fn a_plans_table_reads_into_typed_run_options_with_the_command_lines_defaults() {
-        let a: RunArgs = read(&table(
+        let a = run_args(
             "rows_per_commit = 50\nrand-type = \"pareto\"\nskip_trx = \"on\"\nrate = \"12.5\"\nscript = \"x.sql@2\"\nwarmup_time = 3\nevents = \"7\"\n",
-        ))
+        )
         .expect("options");
-        assert_eq!(a.rows_per_commit, 50);
+        assert_eq!(a.families.ibench.rows_per_commit, 50);
         assert_eq!(a.rand_type, crate::workload::rand::RandType::Pareto);
         assert!(a.skip_trx);
         assert_eq!(a.rate, 12.5);
@@ -345,12 +413,12 @@ mod tests {
 
     #[test]
     fn a_wrong_name_or_value_is_named() {
-        let e = read::<RunArgs>(&table("no_such = 1\n")).unwrap_err();
+        let e = run_args("no_such = 1\n").unwrap_err();
         assert!(
             e.starts_with("option no_such: dbsweep run has no such option"),
             "{e}"
         );
-        let e = read::<RunArgs>(&table("rows-per-commit = \"many\"\n")).unwrap_err();
+        let e = run_args("rows-per-commit = \"many\"\n").unwrap_err();
         assert_eq!(
             e,
             "option rows-per-commit: 'many' is not a whole number from 0 to 4294967295"

@@ -15,6 +15,7 @@
 //! share these counts; several processes inserting into one table are not supported.
 
 mod family;
+pub mod options;
 mod report;
 
 pub use family::InsertBenchmark;
@@ -310,7 +311,7 @@ impl Workload for Ibench {
 
     fn client(&self, conn: &mut dyn Conn, _thread: u32) -> Result<Box<dyn Client>, DbError> {
         let ids = self.ids(conn)?;
-        let batch = self.opts.rows_per_commit.max(1);
+        let batch = self.opts.families.ibench.rows_per_commit.max(1);
         let dialect = conn.dialect();
         let mut stmts = Vec::new();
         match self.kind {
