@@ -102,6 +102,45 @@ fn the_probes_end_at_max_probes_and_say_nothing_went_over() {
     assert_eq!(f(c, "/rate_per_s"), highest, "{c}");
 }
 
+/// The HTML report draws each search: its probes' percentile against the rate they did, a
+/// point each, the answer marked, the limit and the queueing model's bound as dashed lines.
+#[test]
+fn the_html_report_draws_the_search() {
+    let s = Scratch::new();
+    let out = s.path("c.json");
+    on_the_mock(
+        &out,
+        &["--percentile", "50", "--limit", "10s", "--max-probes", "3"],
+    );
+    let r = read_json(&out);
+    let c = &r["capacity"];
+    let html = dbsweep()
+        .args(["report", "--format", "html"])
+        .arg(&out)
+        .assert()
+        .success();
+    let html = String::from_utf8_lossy(&html.get_output().stdout).to_string();
+    let title = "Capacity of oltp_point_select on mock/default c4: p50 latency against rate";
+    let at = html
+        .find(title)
+        .unwrap_or_else(|| panic!("no chart {title}"));
+    let start = html[..at].rfind("<svg").unwrap();
+    let svg = &html[start..start + html[start..].find("</svg>").unwrap()];
+    let answer = format!("the answer: {:.1} events/s", f(c, "/rate_per_s"));
+    let bound = format!(
+        "the queueing model's bound: {:.1} events/s",
+        f(c, "/bound_per_s")
+    );
+    for legend in [answer.as_str(), "the limit: p50 10000 ms", bound.as_str()] {
+        assert!(svg.contains(legend), "no {legend} in {svg}");
+    }
+    // A point for each probe (two open-loop, the closed loop) and the answer's again; the
+    // dashed lines have none.
+    let probes = c["probes"].as_array().unwrap().len();
+    assert_eq!(probes, 3, "{c}");
+    assert_eq!(svg.matches("<circle").count(), probes + 1, "{svg}");
+}
+
 #[test]
 fn bad_capacity_input_is_refused_before_anything_runs() {
     let s = Scratch::new();

@@ -311,6 +311,7 @@ pub fn page(ds: &Dataset, tables: &[Table], base: Option<&str>, title: &str) -> 
     relative_charts(&mut body, tables, "throughput.relative", base);
     body.push_str(&super::series_chart::section(ds));
     scaling_section(&mut body, ds);
+    body.push_str(&super::capacity::html(ds));
     let runs: Vec<String> = tables::tests(ds)
         .into_iter()
         .filter(|(g, _)| *g != Group::Load)
@@ -467,12 +468,15 @@ fn step_charts(body: &mut String, ds: &Dataset, test: &str) {
 }
 
 /// The one-page summary as HTML: the relative chart of each by-group table (one colour per
-/// column, kept in every chart), a series' charts, then the summary's tables.
+/// column, kept in every chart), a series' charts, the capacity searches' charts, then the
+/// summary's tables.
 pub fn summary_page(ds: &Dataset, tables: &[Table], base: Option<&str>, title: &str) -> String {
     let mut body = String::new();
     let _ = write!(body, "<h1>{}</h1>", esc(title));
     relative_charts(&mut body, tables, "summary.throughput.relative", base);
     body.push_str(&super::series_chart::section(ds));
+    // A capacity search's answer is the run's point (its table is in the summary too).
+    body.push_str(&super::capacity::html(ds));
     body.push_str("<h2>Tables</h2>");
     for t in tables {
         body.push_str(&html_table(t));
