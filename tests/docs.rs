@@ -177,8 +177,8 @@ fn the_plan_files_reference_is_its_types() {
     ];
     let mut made = String::from(
         "# Plan file\n\nA plan is a TOML file (`dbsweep sweep PLAN.toml`); the built-in plans are in \
-         `plans/`, and a workload family's own in its folder (the Insert Benchmark's \
-         `src/workload/ibench/plan.toml`). Every key below, made from the plan's own types in \
+         `plans/`, and a workload family's own in its folder (`src/workload/ibench/plan.toml`, \
+         `src/workload/linkbench/plan.toml`). Every key below, made from the plan's own types in \
          `src/plan/sweep_plan/file.rs` (a test keeps this page equal to them); unknown keys are \
          refused with the line they are on.\n",
     );

@@ -199,7 +199,7 @@ pub enum TpccAction {
 /// made 150 lines long with --warehouses near the end. They still parse, and are refused
 /// as before where TPC-C has no use for them.
 fn tpcc_run_help(a: clap::Arg) -> clap::Arg {
-    const OLTP_ONLY: [&str; 35] = [
+    const OLTP_ONLY: [&str; 33] = [
         "tables",
         "table_size",
         "rand_type",
@@ -228,10 +228,8 @@ fn tpcc_run_help(a: clap::Arg) -> clap::Arg {
         "number_of_ranges",
         "delta",
         "mysql_storage_engine",
-        // The other workload families' options (LinkBench, sql-bench, pgbench; those under a
-        // family's own heading are left out below).
-        "nodes",
-        "linkbench_data",
+        // The other workload families' options (sql-bench, pgbench; those under a family's own
+        // heading are left out below).
         "sqlbench_data",
         "small_test",
         "scale",

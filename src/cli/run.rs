@@ -390,13 +390,6 @@ pub struct RunArgs {
     /// hundredth or a tenth of their loops, as each script has it)
     #[arg(long, value_parser = parse_bool, num_args = 0..=1, default_value = "off", default_missing_value = "on")]
     pub small_test: bool,
-    /// LinkBench: nodes to load (links and counts follow from them)
-    #[arg(long, default_value_t = 10_000_000, value_name = "N")]
-    pub nodes: u64,
-    /// LinkBench: its checkout's config/Distribution.dat, the out-degrees it measured
-    /// [default: $LINKBENCH_HOME/config/Distribution.dat]
-    #[arg(long, value_name = "FILE")]
-    pub linkbench_data: Option<String>,
     /// sql-bench: its checkout's directory, whose Data/Wisconsin files the wisconsin group
     /// loads [default: $SQLBENCH_HOME; without either, the same rows generated]
     #[arg(long, value_name = "DIR")]

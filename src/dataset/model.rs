@@ -453,6 +453,39 @@ pub fn place_label(ds: &Dataset, p: &Place, config: bool) -> String {
     parts.join("/")
 }
 
+/// The version number in a server's version string: `PostgreSQL 13.23 on x86_64...` and
+/// `11.4.5-MariaDB` give `13.23` and `11.4.5`.
+pub fn short_version(v: &str) -> Option<String> {
+    v.split(|c: char| c.is_whitespace() || c == '-')
+        .find(|w| w.starts_with(|c: char| c.is_ascii_digit()) && w.contains('.'))
+        .map(|w| {
+            w.chars()
+                .take_while(|c| c.is_ascii_digit() || *c == '.')
+                .collect::<String>()
+                .trim_end_matches('.')
+                .to_string()
+        })
+}
+
+/// " on PLACE (DBMS VERSION)" of entry `e`: the DBMS and its version, which a report of one
+/// results file names nowhere else.
+pub fn on_dbms(ds: &Dataset, e: &Entry, r: &crate::results::Results) -> String {
+    let at = place_label(ds, &e.place, false);
+    let dbms = match short_version(&r.target.version) {
+        Some(v) if r.target.version.contains("MariaDB") => format!("MariaDB {v}"),
+        Some(v) if r.target.kind == "mysql" => format!("MySQL {v}"),
+        Some(v) if r.target.kind == "postgres" => format!("PostgreSQL {v}"),
+        Some(v) if r.target.kind == "sqlite" => format!("SQLite {v}"),
+        Some(v) => format!("{} {v}", r.target.kind),
+        None => r.target.kind.clone(),
+    };
+    if at.is_empty() {
+        format!(" on {dbms}")
+    } else {
+        format!(" on {at} ({dbms})")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::Group;

@@ -177,20 +177,10 @@ fn check_observers(o: &RunArgs) -> Result<(), Error> {
     Ok(())
 }
 
-/// The families' own options, the size of LinkBench's graph; TPC-C's warehouses, and its
-/// keying and think times against a rate.
+/// The families' own options; TPC-C's warehouses, and its keying and think times against a
+/// rate.
 fn check_sizes(o: &RunArgs) -> Result<(), Error> {
     o.families.check()?;
-    if !(1..=crate::workload::linkbench::MAX_NODES).contains(&o.nodes) {
-        return Err(bad(
-            "nodes",
-            format!(
-                "{} must be from 1 to {}",
-                o.nodes,
-                crate::workload::linkbench::MAX_NODES
-            ),
-        ));
-    }
     if !(1..=100_000).contains(&o.scale) {
         return Err(bad(
             "scale",

@@ -6,6 +6,7 @@ use std::collections::BTreeSet;
 use super::model::{Dataset, Entry, Group, Place};
 use super::stats::{Estimate, median_of, ratio_of};
 use super::tables::{Better, Cell, Row, Slice, Table, layout, tests};
+use crate::dataset::model::short_version;
 use crate::error::Error;
 /// Picks the base column: `--base` by its label, else the first.
 pub fn base_index(ds: &Dataset, slice: &Slice, base: Option<&str>) -> Result<usize, Error> {
@@ -66,20 +67,6 @@ pub fn column_versions(ds: &Dataset, slice: &Slice) -> Vec<String> {
     } else {
         Vec::new()
     }
-}
-
-/// The version number in a server's version string: `PostgreSQL 13.23 on x86_64...` and
-/// `11.4.5-MariaDB` give `13.23` and `11.4.5`.
-pub(crate) fn short_version(v: &str) -> Option<String> {
-    v.split(|c: char| c.is_whitespace() || c == '-')
-        .find(|w| w.starts_with(|c: char| c.is_ascii_digit()) && w.contains('.'))
-        .map(|w| {
-            w.chars()
-                .take_while(|c| c.is_ascii_digit() || *c == '.')
-                .collect::<String>()
-                .trim_end_matches('.')
-                .to_string()
-        })
 }
 
 /// The default base where the columns are one server kind at different versions (a version

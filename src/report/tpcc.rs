@@ -16,7 +16,7 @@ pub fn tables(ds: &Dataset) -> Vec<Table> {
         };
         let queued = t.transactions.iter().any(|x| x.queue_ms.is_some());
         let p = &e.place;
-        let at = on_dbms(ds, e, r);
+        let at = crate::dataset::model::on_dbms(ds, e, r);
         out.push(Table {
             id: format!("tpcc-{}-{}-{}-{}-c{}", e.test, p.source, p.target, p.config, p.clients),
             under: Vec::new(),
@@ -93,27 +93,4 @@ pub fn tables(ds: &Dataset) -> Vec<Table> {
         });
     }
     out
-}
-
-/// " on PLACE (DBMS VERSION)" of entry `e`: the DBMS and its version, which a report of one
-/// results file names nowhere else.
-pub(super) fn on_dbms(
-    ds: &Dataset,
-    e: &super::model::Entry,
-    r: &crate::results::Results,
-) -> String {
-    let at = super::checks::place_label(ds, &e.place, false);
-    let dbms = match super::absolute::short_version(&r.target.version) {
-        Some(v) if r.target.version.contains("MariaDB") => format!("MariaDB {v}"),
-        Some(v) if r.target.kind == "mysql" => format!("MySQL {v}"),
-        Some(v) if r.target.kind == "postgres" => format!("PostgreSQL {v}"),
-        Some(v) if r.target.kind == "sqlite" => format!("SQLite {v}"),
-        Some(v) => format!("{} {v}", r.target.kind),
-        None => r.target.kind.clone(),
-    };
-    if at.is_empty() {
-        format!(" on {dbms}")
-    } else {
-        format!(" on {at} ({dbms})")
-    }
 }

@@ -29,10 +29,7 @@ pub static FAMILIES: &[&dyn Family] = &[
         workloads: PGBENCH,
         build: super::pgbench::build,
     },
-    &Listed {
-        workloads: LINKBENCH,
-        build: |n, o| super::linkbench::build(n, o).map(Ok),
-    },
+    &super::linkbench::LinkBench,
     &Listed {
         workloads: TPCC,
         build: |_, o| Some(Ok(Box::new(super::tpcc::Tpcc::new(o)))),
@@ -267,17 +264,6 @@ const PGBENCH: &[(&str, &str)] = &[
     (
         "pgbench",
         "pgbench scripts: --script FILE[@WEIGHT] (repeatable), with pgbench's language",
-    ),
-];
-
-const LINKBENCH: &[(&str, &str)] = &[
-    (
-        "linkbench",
-        "LinkBench: the social graph's ten operations in their mix over --nodes, its measured out-degrees from --linkbench-data (see `dbsweep check`)",
-    ),
-    (
-        "linkbench_synthetic",
-        "LinkBench with a power law in place of its measured out-degrees (no Distribution.dat needed)",
     ),
 ];
 

@@ -16,16 +16,23 @@ pub struct FamilyArgs {
     #[command(flatten)]
     #[serde(flatten)]
     pub ibench: super::ibench::options::IbenchArgs,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub linkbench: super::linkbench::options::LinkbenchArgs,
 }
 
 impl FamilyArgs {
     /// Each family's options out of a plan's table.
     pub fn read(r: &mut impl OptionsReader) -> Result<FamilyArgs, String> {
-        Ok(FamilyArgs { ibench: r.read()? })
+        Ok(FamilyArgs {
+            ibench: r.read()?,
+            linkbench: r.read()?,
+        })
     }
 
     /// Refuses what a family cannot run.
     pub fn check(&self) -> Result<(), Error> {
-        self.ibench.check()
+        self.ibench.check()?;
+        self.linkbench.check()
     }
 }

@@ -78,11 +78,6 @@ pub struct WorkloadOptions {
     pub scale: u32,
     /// The sql-bench suite: its scripts' --small-test counts.
     pub small_test: bool,
-    /// LinkBench: the nodes loaded (and the range its operations draw ids from).
-    pub nodes: u64,
-    /// LinkBench: the `Distribution.dat` its out-degrees are read from.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub linkbench_data: Option<String>,
     /// sql-bench: the checkout whose `Data/` files the Wisconsin group loads.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sqlbench_data: Option<String>,

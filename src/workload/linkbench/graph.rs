@@ -20,8 +20,7 @@ pub const LINKS: &str = "linktable";
 pub const COUNTS: &str = "counttable";
 /// The tables, as LinkBench names them.
 pub const TABLES: [&str; 3] = [NODES, LINKS, COUNTS];
-/// The most nodes `--nodes` takes (ids and their products stay within 64 bits).
-pub const MAX_NODES: u64 = 1_000_000_000;
+pub use super::options::MAX_NODES;
 
 /// The operations and their shares of the mix in hundredths of a percent (LinkBench's
 /// defaults), in the order of [`Workload::statements`].
@@ -129,8 +128,8 @@ pub(super) const COUNT_COLUMNS: [&str; 5] = ["id", "link_type", "count", "time",
 
 pub fn build(name: &'static str, o: &WorkloadOptions) -> Option<Box<dyn Workload>> {
     let degrees = match name {
-        "linkbench" => data_file(o).and_then(|f| Degrees::measured(&f, o.nodes)),
-        "linkbench_synthetic" => Ok(Degrees::synthetic(o.nodes)),
+        "linkbench" => data_file(o).and_then(|f| Degrees::measured(&f, o.families.linkbench.nodes)),
+        "linkbench_synthetic" => Ok(Degrees::synthetic(o.families.linkbench.nodes)),
         _ => return None,
     };
     Some(Box::new(LinkBench {
@@ -144,7 +143,7 @@ pub fn build(name: &'static str, o: &WorkloadOptions) -> Option<Box<dyn Workload
 /// The `Distribution.dat` of `linkbench`'s out-degrees: `--linkbench-data`, else the one of
 /// the LinkBench checkout `$LINKBENCH_HOME` names (where the original looks for it).
 pub fn data_file(o: &WorkloadOptions) -> Result<std::path::PathBuf, String> {
-    if let Some(f) = &o.linkbench_data {
+    if let Some(f) = &o.families.linkbench.linkbench_data {
         return Ok(f.into());
     }
     match std::env::var_os("LINKBENCH_HOME") {
@@ -405,7 +404,7 @@ impl Workload for LinkBench {
             .map_err(|e| DbError::new(crate::db::ErrorClass::Fatal, "linkbench", e.clone()))?;
         let picks = self.picks.get_or_init(|| {
             std::sync::Arc::new(Picks::new(
-                self.opts.nodes,
+                self.opts.families.linkbench.nodes,
                 [
                     LINK_READ_SHAPE,
                     LINK_WRITE_SHAPE,

@@ -50,7 +50,7 @@ pub(super) fn load(
         }
         after.push((table.to_string(), sqls));
     }
-    let n = o.nodes;
+    let n = o.families.linkbench.nodes;
     o.notes
         .progress(&format!("Inserting {n} nodes with their links and counts"));
     let jobs = 1..=n.div_ceil(LOAD_CHUNK) as u32;

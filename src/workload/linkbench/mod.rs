@@ -15,8 +15,13 @@
 
 mod client;
 mod dist;
+mod family;
 mod graph;
 mod load;
+pub mod options;
+mod report;
+
+pub use family::LinkBench;
 
 pub use dist::{DegreeSource, Degrees};
 use graph::{

@@ -2,10 +2,10 @@
 //! LinkBench step, a row per operation with its rate, its share of the mix and its latency
 //! percentiles.
 
-use super::model::Dataset;
-use super::tables::{Cell, Row, Table};
+use crate::dataset::model::Dataset;
+use crate::dataset::tables::{Cell, Row, Table};
 
-pub fn tables(ds: &Dataset) -> Vec<Table> {
+pub(super) fn tables(ds: &Dataset) -> Vec<Table> {
     let mut out = Vec::new();
     for e in &ds.entries {
         let Some(r) = e.results.as_ref() else {
@@ -31,7 +31,7 @@ pub fn tables(ds: &Dataset) -> Vec<Table> {
             title: format!(
                 "LinkBench operations of {}{} at {} client(s): {:.0} ops/s in all",
                 e.test,
-                super::tpcc::on_dbms(ds, e, r),
+                crate::dataset::model::on_dbms(ds, e, r),
                 p.clients,
                 per_s(r.events)
             ),
