@@ -81,6 +81,15 @@ pub fn read_text(path: &Path, limit: u64) -> io::Result<String> {
         .map_err(|_| io::Error::new(io::ErrorKind::InvalidData, "not UTF-8 text"))
 }
 
+/// sysbench-style booleans: on/off, true/false, yes/no, 1/0; a bare flag means on.
+pub fn parse_bool(s: &str) -> Result<bool, String> {
+    match s.to_ascii_lowercase().as_str() {
+        "on" | "true" | "yes" | "1" => Ok(true),
+        "off" | "false" | "no" | "0" => Ok(false),
+        _ => Err(format!("'{s}' is not a boolean (use on or off)")),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

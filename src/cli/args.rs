@@ -199,7 +199,7 @@ pub enum TpccAction {
 /// made 150 lines long with --warehouses near the end. They still parse, and are refused
 /// as before where TPC-C has no use for them.
 fn tpcc_run_help(a: clap::Arg) -> clap::Arg {
-    const OLTP_ONLY: [&str; 33] = [
+    const OLTP_ONLY: [&str; 31] = [
         "tables",
         "table_size",
         "rand_type",
@@ -228,10 +228,8 @@ fn tpcc_run_help(a: clap::Arg) -> clap::Arg {
         "number_of_ranges",
         "delta",
         "mysql_storage_engine",
-        // The other workload families' options (sql-bench, pgbench; those under a family's own
-        // heading are left out below).
-        "sqlbench_data",
-        "small_test",
+        // The other workload families' options (pgbench's; those under a family's own heading
+        // are left out below).
         "scale",
         "pgbench_scripts",
         "pgbench_defines",
@@ -352,7 +350,7 @@ pub struct SweepOpts {
     /// A plan file (TOML) or a built-in plan: quick (the default: a minute or two), small (the
     /// microbenchmark suite), versions (one plan over several --server builds), forks (MariaDB
     /// against MySQL), diagnosis (profiles, waits, statement latency, a crash), query-cache
-    /// (MariaDB's), ibench (the Insert Benchmark)
+    /// (MariaDB's), sqlbench (MySQL's sql-bench suite), ibench (the Insert Benchmark), linkbench
     pub plan: Option<String>,
     /// Directory for the sweep's files (default: sweep-PLAN-DATE-TIME)
     #[arg(long)]

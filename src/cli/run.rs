@@ -5,18 +5,11 @@ use std::path::PathBuf;
 
 use clap::Args;
 
+pub(crate) use crate::input::parse_bool;
 use crate::server::builds::ServerChoice;
 use crate::server::parse_setting;
 use crate::workload::PsMode;
 use crate::workload::rand::RandType;
-/// sysbench-style booleans: on/off, true/false, yes/no, 1/0; a bare flag means on.
-pub(crate) fn parse_bool(s: &str) -> Result<bool, String> {
-    match s.to_ascii_lowercase().as_str() {
-        "on" | "true" | "yes" | "1" => Ok(true),
-        "off" | "false" | "no" | "0" => Ok(false),
-        _ => Err(format!("'{s}' is not a boolean (use on or off)")),
-    }
-}
 
 /// A wall-clock instant, in seconds since the Unix epoch.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -386,14 +379,6 @@ pub struct RunArgs {
     /// pgbench's tables (pgbench_*): the scaling factor
     #[arg(long, default_value_t = 1, value_name = "N")]
     pub scale: u32,
-    /// The sql-bench suite (sqlbench_*): the counts of its scripts' --small-test (on: a
-    /// hundredth or a tenth of their loops, as each script has it)
-    #[arg(long, value_parser = parse_bool, num_args = 0..=1, default_value = "off", default_missing_value = "on")]
-    pub small_test: bool,
-    /// sql-bench: its checkout's directory, whose Data/Wisconsin files the wisconsin group
-    /// loads [default: $SQLBENCH_HOME; without either, the same rows generated]
-    #[arg(long, value_name = "DIR")]
-    pub sqlbench_data: Option<String>,
     /// run: a group of clients beside the measured ones (repeatable), e.g. a background load:
     /// its workload, its clients (default 1) and its rate in events/s (default: closed loop);
     /// every other option is the run's. Its figures are kept apart in the results (`roles`)

@@ -3,6 +3,7 @@
 //! ([`stats`]). Below the workloads, so that a workload family's folder can say what its
 //! report shows, and below the report, which lays the tables out.
 
+pub mod columns;
 pub mod model;
 pub mod stats;
 pub mod tables;

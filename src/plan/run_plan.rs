@@ -450,8 +450,6 @@ fn workload_options(o: &RunArgs, threads: u32, seed: u64) -> WorkloadOptions {
         wait: o.wait,
         think_scale: o.think_scale,
         families: o.families.clone(),
-        sqlbench_data: o.sqlbench_data.clone(),
-        small_test: o.small_test,
         scale: o.scale,
         pgbench_scripts: o.pgbench_scripts.clone(),
         pgbench_defines: o.pgbench_defines.clone(),

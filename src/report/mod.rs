@@ -24,7 +24,6 @@ mod roles;
 pub mod scaling;
 mod series_chart;
 mod series_out;
-mod sqlbench;
 pub mod stability;
 mod statements;
 mod summary;

@@ -20,9 +20,9 @@ pub fn tables(ds: &Dataset) -> Vec<Table> {
             let mut rows = Vec::new();
             for (group, test) in tests(ds) {
                 let figures = per_column(ds, &slice, &test, |r| {
-                    // sql-bench's tests have a table of their own, in seconds.
+                    // Tests timed whole (sql-bench's) have their family's table, in seconds.
                     Some(&r.statements).filter(|s| {
-                        !s.is_empty() && !crate::workload::sqlbench::is_group(&r.workload)
+                        !s.is_empty() && !crate::workload::families::seconds_per_test(&r.workload)
                     })
                 });
                 // The statement kinds in the order the first column that has them lists them.

@@ -58,13 +58,12 @@ pub fn tables(ds: &Dataset, full: &[Table], base: Option<&str>) -> Result<Vec<Ta
             out.push(eff);
         }
     }
-    // The sql-bench suite's headline is its own table: seconds per group and the total.
-    // So are a workload family's headline tables (each step in its own unit).
+    // A workload family's headline tables (each step in its own unit: sql-bench's seconds
+    // per group and the total).
     out.extend(
         full.iter()
             .filter(|t| {
-                t.id.starts_with("sqlbench")
-                    || crate::workload::families::headline(&t.id)
+                crate::workload::families::headline(&t.id)
                     // A capacity search's answer and a phased run's phases are the run's point.
                     || t.id.starts_with("capacity-")
                     || t.id.starts_with("phases-")

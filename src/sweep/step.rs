@@ -280,8 +280,8 @@ impl<'a> SweepRun<'a> {
             .map_or(String::new(), |b| {
                 format!("  [busy machine: {}]", b.describe())
             });
-        if rec.reported && crate::workload::sqlbench::is_group(&results.workload) {
-            // sql-bench's figures are seconds per test: its groups run once, tps says nothing.
+        if rec.reported && crate::workload::families::seconds_per_test(&results.workload) {
+            // Seconds per test (sql-bench's groups): a group runs once, tps says nothing.
             let tests: Vec<String> = results
                 .statements
                 .iter()

@@ -21,10 +21,7 @@ pub static FAMILIES: &[&dyn Family] = &[
         build: |n, o| super::micro::build(n, o).map(Ok),
     },
     &super::ibench::InsertBenchmark,
-    &Listed {
-        workloads: SQLBENCH,
-        build: |n, o| super::sqlbench::build(n, o).map(Ok),
-    },
+    &super::sqlbench::SqlBenchSuite,
     &Listed {
         workloads: PGBENCH,
         build: super::pgbench::build,
@@ -127,8 +124,18 @@ pub fn per_event(workload: &str, options: &serde_json::Value) -> (f64, &'static 
 }
 
 /// The tables the families give their steps in a report.
-pub fn report_tables(ds: &Dataset) -> Vec<Table> {
-    FAMILIES.iter().flat_map(|f| f.report_tables(ds)).collect()
+pub fn report_tables(ds: &Dataset, base: Option<&str>) -> Result<Vec<Table>, Error> {
+    let mut out = Vec::new();
+    for f in FAMILIES {
+        out.extend(f.report_tables(ds, base)?);
+    }
+    Ok(out)
+}
+
+/// Whether a run of built-in workload `name` is one event of tests each timed whole, its
+/// figures seconds per test ([`Family::seconds_per_test`]).
+pub fn seconds_per_test(name: &str) -> bool {
+    family_of(name).is_some_and(|(f, _)| f.seconds_per_test())
 }
 
 /// Whether report table `id` is a family's headline table, which the summary keeps.
@@ -207,45 +214,6 @@ const MICRO: &[(&str, &str)] = &[
         "the non-index update, always on id 1: one hot row per table",
     ),
     ("update-zipf", "the non-index update with zipfian ids"),
-];
-
-const SQLBENCH: &[(&str, &str)] = &[
-    (
-        "sqlbench_connect",
-        "sql-bench's test-connect: connects, simple selects, 1- and 2-row selects, a 65 KB record; 500,000 a test (--small-test: 5,000) (one event: --events 1)",
-    ),
-    (
-        "sqlbench_create",
-        "sql-bench's test-create: 400 tables made, counted and dropped; 10,000 made and dropped, plain and with 16 keys (one event: --events 1)",
-    ),
-    (
-        "sqlbench_insert",
-        "sql-bench's test-insert: 300,000 rows in three orders, then key, range, sorted, grouped and joined reads, updates, deletes, a table of 16 keys, a multi-row insert (one event: --events 1)",
-    ),
-    (
-        "sqlbench_select",
-        "sql-bench's test-select: 10,000 rows on keys of many parts: sums, big selects, ranges of 500 ORs, MIN/MAX and COUNT on keys, GROUP BY, COUNT(DISTINCT) (one event: --events 1)",
-    ),
-    (
-        "sqlbench_alter",
-        "sql-bench's test-alter-table: 1,000 rows, widened to 1,000 columns one at a time, indexed, narrowed (one event: --events 1)",
-    ),
-    (
-        "sqlbench_transactions",
-        "sql-bench's test-transactions: 500,000 inserts, updates and deletes in one transaction, in autocommit, rolled back in batches (one event: --events 1)",
-    ),
-    (
-        "sqlbench_big_tables",
-        "sql-bench's test-big-tables: a table of 1,000 columns read and written whole, 70,000 times each (one event: --events 1)",
-    ),
-    (
-        "sqlbench_wisconsin",
-        "sql-bench's test-wisconsin: onek, tenk1, tenk2 and Bprime loaded, its 24 queries (one event: --events 1)",
-    ),
-    (
-        "sqlbench_atis",
-        "sql-bench's test-ATIS: its 28 tables from a sql-bench checkout's Data/ATIS files (--sqlbench-data), five groups of joins, DISTINCT and GROUP BY (one event: --events 1)",
-    ),
 ];
 
 const PGBENCH: &[(&str, &str)] = &[

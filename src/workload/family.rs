@@ -2,9 +2,11 @@
 //! descriptions, their builder, the tables it makes in the database, its built-in plans and
 //! what a report shows of its steps; the registry ([`super::families`]) lists the families.
 
+use super::family_args::FamilyArgs;
 use super::{Workload, WorkloadOptions};
 use crate::dataset::model::Dataset;
 use crate::dataset::tables::Table;
+use crate::db::Dialect;
 use crate::error::Error;
 use crate::results::Results;
 
@@ -49,9 +51,26 @@ pub trait Family: Sync {
         None
     }
 
-    /// The tables a report gives the family's steps.
-    fn report_tables(&self, _ds: &Dataset) -> Vec<Table> {
-        Vec::new()
+    /// Whether its runs are one event of tests each timed whole (sql-bench's groups): their
+    /// figures are seconds per test, which the family's own table shows, not a rate.
+    fn seconds_per_test(&self) -> bool {
+        false
+    }
+
+    /// A guess of a run's seconds of `workload` with its options `args`, for a sweep's
+    /// schedule, where the family's runs are a fixed amount of work.
+    fn estimate_seconds(
+        &self,
+        _workload: &str,
+        _args: &FamilyArgs,
+        _dialect: Option<Dialect>,
+    ) -> Option<f64> {
+        None
+    }
+
+    /// The tables a report gives the family's steps (`base`: the report's `--base` column).
+    fn report_tables(&self, _ds: &Dataset, _base: Option<&str>) -> Result<Vec<Table>, Error> {
+        Ok(Vec::new())
     }
 
     /// Whether report table `id` is one of its headline tables, which the summary keeps.

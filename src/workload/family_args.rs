@@ -19,6 +19,9 @@ pub struct FamilyArgs {
     #[command(flatten)]
     #[serde(flatten)]
     pub linkbench: super::linkbench::options::LinkbenchArgs,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub sqlbench: super::sqlbench::options::SqlbenchArgs,
 }
 
 impl FamilyArgs {
@@ -27,6 +30,7 @@ impl FamilyArgs {
         Ok(FamilyArgs {
             ibench: r.read()?,
             linkbench: r.read()?,
+            sqlbench: r.read()?,
         })
     }
 

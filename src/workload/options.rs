@@ -76,11 +76,6 @@ pub struct WorkloadOptions {
     /// The sql-bench suite: every test's rows and repetitions times this; pgbench: the
     /// scaling factor.
     pub scale: u32,
-    /// The sql-bench suite: its scripts' --small-test counts.
-    pub small_test: bool,
-    /// sql-bench: the checkout whose `Data/` files the Wisconsin group loads.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub sqlbench_data: Option<String>,
     #[serde(flatten)]
     pub rand: RandOptions,
 }

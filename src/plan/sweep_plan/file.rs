@@ -14,13 +14,12 @@ pub fn builtin() -> impl Iterator<Item = (&'static str, &'static str)> {
 }
 
 /// The house's built-in plans (the families' own are in their folders): name, its TOML.
-const HOUSE: [(&str, &str); 8] = [
+const HOUSE: [(&str, &str); 7] = [
     ("quick", include_str!("../../../plans/quick.toml")),
     ("series", include_str!("../../../plans/series.toml")),
     ("small", include_str!("../../../plans/small.toml")),
     ("versions", include_str!("../../../plans/versions.toml")),
     ("forks", include_str!("../../../plans/forks.toml")),
-    ("sqlbench", include_str!("../../../plans/sqlbench.toml")),
     ("diagnosis", include_str!("../../../plans/diagnosis.toml")),
     (
         "query-cache",

@@ -256,17 +256,15 @@ impl Sweep {
     pub fn estimate(&self, step: &Step, cell: &Cell) -> f64 {
         match &step.kind {
             StepKind::Run {
-                workload, options, ..
-            } if crate::workload::sqlbench::is_group(workload) => {
-                let small = options.value::<bool>("small_test").unwrap_or(false);
-                crate::workload::sqlbench::estimate::seconds(
-                    workload,
-                    small,
-                    cell.target.spec.dialect(),
-                )
-                .unwrap_or(0.5)
-            }
-            StepKind::Run { class, .. } => self.class_time(*class) + 0.5,
+                workload,
+                options,
+                class,
+            } => crate::workload::families::family_of(workload)
+                .and_then(|(f, w)| {
+                    let args = options.run_args().map(|a| a.families).unwrap_or_default();
+                    f.estimate_seconds(w, &args, cell.target.spec.dialect())
+                })
+                .unwrap_or_else(|| self.class_time(*class) + 0.5),
             // About 150,000 rows/s, and the secondary index.
             StepKind::Load(w, options) if w == "tpcc" => {
                 // About 550,000 rows per warehouse at about 150,000 rows/s.

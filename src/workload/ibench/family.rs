@@ -78,8 +78,8 @@ impl Family for InsertBenchmark {
         Some((rows_per_commit(options), " rows"))
     }
 
-    fn report_tables(&self, ds: &Dataset) -> Vec<Table> {
-        super::report::tables(ds)
+    fn report_tables(&self, ds: &Dataset, _base: Option<&str>) -> Result<Vec<Table>, Error> {
+        Ok(super::report::tables(ds))
     }
 
     fn headline(&self, id: &str) -> bool {

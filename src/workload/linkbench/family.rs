@@ -42,7 +42,7 @@ impl Family for LinkBench {
         &[("linkbench", include_str!("plan.toml"))]
     }
 
-    fn report_tables(&self, ds: &Dataset) -> Vec<Table> {
-        super::report::tables(ds)
+    fn report_tables(&self, ds: &Dataset, _base: Option<&str>) -> Result<Vec<Table>, Error> {
+        Ok(super::report::tables(ds))
     }
 }

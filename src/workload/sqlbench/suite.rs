@@ -175,8 +175,10 @@ pub fn build(name: &'static str, o: &WorkloadOptions) -> Option<Box<dyn Workload
     Some(Box::new(SqlBench {
         name,
         group: g,
-        small: o.small_test,
+        small: o.families.sqlbench.small_test,
         data_dir: o
+            .families
+            .sqlbench
             .sqlbench_data
             .clone()
             .map(Into::into)

@@ -2,24 +2,23 @@
 //! with the suite's total as the headline (lower is better), one column per version or
 //! configuration, and the same relative to the base column.
 
-use super::absolute::base_index;
-use super::model::Dataset;
-use super::tables::{Better, Cell, Row, Table, layout, per_column, tests};
+use crate::dataset::columns::base_index;
+use crate::dataset::model::Dataset;
+use crate::dataset::tables::{Better, Cell, Row, Table, layout, per_column, tests};
 use crate::error::Error;
 use crate::results::StatementFigures;
 
 /// One row: its label, whether it sums others, and its seconds per column.
 type Line = (String, bool, Vec<Option<f64>>);
 
-pub fn tables(ds: &Dataset, base: Option<&str>) -> Result<Vec<Table>, Error> {
+pub(super) fn tables(ds: &Dataset, base: Option<&str>) -> Result<Vec<Table>, Error> {
     let mut out = Vec::new();
     for slice in layout(ds) {
         let mut lines: Vec<Line> = Vec::new();
         let mut total: Vec<Option<f64>> = vec![Some(0.0); slice.columns.len()];
         for (_, test) in tests(ds) {
             let figures = per_column(ds, &slice, &test, |r| {
-                Some(&r.statements)
-                    .filter(|s| crate::workload::sqlbench::is_group(&r.workload) && !s.is_empty())
+                Some(&r.statements).filter(|s| super::suite::is_group(&r.workload) && !s.is_empty())
             });
             if figures.iter().all(Option::is_none) {
                 continue;
