@@ -95,3 +95,95 @@ fn the_manual_page_renders_with_every_subcommand_and_option() {
         assert!(text.contains(option), "no {option} in the page");
     }
 }
+
+/// `--help` groups a run's options under headings (the connection, the run, the measurement,
+/// the output, and each workload family's own), `prepare --help` leaves out what only a run
+/// reads, and `dbsweep --help` lists both personalities.
+#[test]
+fn help_groups_the_options_under_headings_and_prepare_shows_its_own() {
+    let run = dbsweep(&["run", "--help"]);
+    let headings: Vec<&str> = run
+        .lines()
+        .filter(|l| l.ends_with(':') && !l.starts_with(' '))
+        .collect();
+    for h in [
+        "Connection:",
+        "Run:",
+        "Measurement:",
+        "Output:",
+        "TPC-C:",
+        "Insert Benchmark:",
+        "LinkBench:",
+        "sql-bench:",
+    ] {
+        assert!(headings.contains(&h), "{h} not among {headings:?}");
+    }
+    // Each option under the heading it belongs to.
+    let under = |help: &str, option: &str| -> String {
+        let at = help
+            .lines()
+            .position(|l| l.trim_start().starts_with(option))
+            .unwrap_or_else(|| panic!("{option} not in:\n{help}"));
+        help.lines()
+            .take(at)
+            .filter(|l| l.ends_with(':') && !l.starts_with(' '))
+            .last()
+            .unwrap()
+            .to_string()
+    };
+    assert_eq!(under(&run, "--target"), "Connection:");
+    assert_eq!(under(&run, "--query-timeout"), "Connection:");
+    assert_eq!(under(&run, "--time"), "Run:");
+    assert_eq!(under(&run, "--hw-sample"), "Measurement:");
+    assert_eq!(under(&run, "--output"), "Output:");
+    assert_eq!(under(&run, "--small-test"), "sql-bench:");
+
+    let prepare = dbsweep(&["prepare", "--help"]);
+    for kept in [
+        "--target",
+        "--tables",
+        "--table-size",
+        "--threads",
+        "--force",
+        "--warehouses",
+    ] {
+        assert!(prepare.contains(kept), "{kept} not in:\n{prepare}");
+    }
+    for run_only in [
+        "--time",
+        "--rate",
+        "--warmup",
+        "--report-interval",
+        "--point-selects",
+        "--hw-sample",
+    ] {
+        assert!(!prepare.contains(run_only), "{run_only} in:\n{prepare}");
+    }
+    // Left out of the help, still taken.
+    let s = crate::util::Scratch::new();
+    let out = Command::new(assert_cmd::cargo::cargo_bin("dbsweep"))
+        .args([
+            "prepare",
+            "oltp_point_select",
+            "--table-size",
+            "10",
+            "--time",
+            "1",
+        ])
+        .arg(format!("--target=sqlite://{}", s.path("p.db").display()))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    let top = dbsweep(&["--help"]);
+    for command in ["sysbench", "pgbench"] {
+        assert!(
+            top.lines().any(|l| l.trim_start().starts_with(command)),
+            "{command} not listed in:\n{top}"
+        );
+    }
+}

@@ -26,21 +26,23 @@ pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
     /// Seconds to wait for a server to accept a connection and log in before giving up
-    #[arg(long, global = true, default_value_t = CONNECT_TIMEOUT, value_name = "SECONDS")]
+    #[arg(long, global = true, help_heading = super::run::heading::CONNECTION, default_value_t = CONNECT_TIMEOUT, value_name = "SECONDS")]
     pub connect_timeout: f64,
     /// Seconds to wait for any one statement's answer before giving up (0: no limit, the
     /// default: a benchmark's statements may take long; Ctrl-C always ends a wait)
-    #[arg(long, global = true, default_value_t = QUERY_TIMEOUT, value_name = "SECONDS")]
+    #[arg(long, global = true, help_heading = super::run::heading::CONNECTION, default_value_t = QUERY_TIMEOUT, value_name = "SECONDS")]
     pub query_timeout: f64,
 }
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Create and load the tables of a workload
+    #[command(mut_args(prepare_help))]
     Prepare(Opts),
     /// Run a workload and report throughput and latency
     Run(Opts),
     /// Drop the tables of a workload (only sbtest tables)
+    #[command(mut_args(prepare_help))]
     Cleanup(Opts),
     /// Check a workload's tables for consistency (LinkBench: every count is its links; exit 1
     /// when a check fails; TPC-C's twelve checks are `dbsweep tpcc check`)
@@ -83,6 +85,10 @@ pub enum Command {
     /// `sysbench` to this binary)
     #[command(disable_help_flag = true)]
     Sysbench(SysbenchArgs),
+    /// Act as pgbench 15: its command line and its output (also through a link named
+    /// `pgbench` to this binary)
+    #[command(disable_help_flag = true, disable_version_flag = true)]
+    Pgbench(PgbenchArgs),
 }
 
 /// `dbsweep capacity`: the search's limit and bounds, beside the run's options.
@@ -175,6 +181,13 @@ pub struct SysbenchArgs {
 }
 
 #[derive(Debug, Args)]
+pub struct PgbenchArgs {
+    /// pgbench's arguments: [OPTION]... [DBNAME]
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+    pub args: Vec<String>,
+}
+
+#[derive(Debug, Args)]
 pub struct TpccCmd {
     #[command(subcommand)]
     pub action: TpccAction,
@@ -193,15 +206,31 @@ pub enum TpccAction {
     Cleanup(TpccOpts),
 }
 
-/// `tpcc run --help`: TPC-C's own options first, and the sysbench OLTP workloads' options
-/// (tables, ranges, the statement mix, key distributions) and the other families' left out
-/// of the help, which they
-/// made 150 lines long with --warehouses near the end. They still parse, and are refused
-/// as before where TPC-C has no use for them.
+/// `tpcc run --help`: TPC-C's own options first, then what every run shares under its
+/// headings; the other workloads' options (the sysbench tables, ranges, statement mix and key
+/// distributions, pgbench's, every other family's) are left out of the help, which they made
+/// 150 lines long with --warehouses near the end. They still parse, and are refused as before
+/// where TPC-C has no use for them.
 fn tpcc_run_help(a: clap::Arg) -> clap::Arg {
-    const OLTP_ONLY: [&str; 31] = [
-        "tables",
-        "table_size",
+    let order = match a.get_id().as_str() {
+        "warehouses" => 0,
+        "wait" => 1,
+        "think_scale" => 2,
+        "mix" => 3,
+        _ => match a.get_help_heading() {
+            Some(h) if !super::run::heading::SHARED.contains(&h) => return a.hide(true),
+            _ => return a,
+        },
+    };
+    a.help_heading(None).display_order(order)
+}
+
+/// `prepare --help` and `cleanup --help`: what loading or dropping tables reads. A run's own
+/// options (marked "run:") and the workloads' statement mix are left out of the help; they
+/// still parse, as sysbench's commands take one option list for a whole cycle.
+fn prepare_help(a: clap::Arg) -> clap::Arg {
+    const RUN_MIX: [&str; 32] = [
+        "profile_hz",
         "rand_type",
         "rand_zipfian_exp",
         "rand_pareto_h",
@@ -218,30 +247,29 @@ fn tpcc_run_help(a: clap::Arg) -> clap::Arg {
         "index_updates",
         "non_index_updates",
         "delete_inserts",
-        "auto_inc",
-        "create_secondary",
-        "secondary",
         "random_points",
         "hot_points",
         "covered",
         "on_id",
         "number_of_ranges",
         "delta",
-        "mysql_storage_engine",
-        // The other workload families' options (pgbench's; those under a family's own heading
-        // are left out below).
-        "scale",
+        "pipeline",
+        "statement_times",
         "pgbench_scripts",
         "pgbench_defines",
+        "wait",
+        "mix",
+        "think_scale",
+        "rows_per_commit",
+        "small_test",
     ];
-    let id = a.get_id().as_str();
-    match id {
-        "warehouses" => a.display_order(0),
-        "wait" => a.display_order(1),
-        "think_scale" => a.display_order(2),
-        "target" | "server" | "threads" | "time" => a.display_order(3),
-        _ if OLTP_ONLY.contains(&id) || a.get_help_heading().is_some() => a.hide(true),
-        _ => a.display_order(10),
+    let run_only = a
+        .get_help()
+        .is_some_and(|h| h.to_string().starts_with("run:"));
+    if run_only || RUN_MIX.contains(&a.get_id().as_str()) {
+        a.hide(true)
+    } else {
+        a
     }
 }
 

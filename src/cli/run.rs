@@ -6,6 +6,20 @@ use std::path::PathBuf;
 use clap::Args;
 
 pub(crate) use crate::input::parse_bool;
+
+/// The headings `--help` groups a run's options under (each workload family's own options
+/// have their family's).
+pub mod heading {
+    pub const CONNECTION: &str = "Connection";
+    pub const RUN: &str = "Run";
+    pub const MEASUREMENT: &str = "Measurement";
+    pub const OUTPUT: &str = "Output";
+    pub const SYSBENCH: &str = "sysbench and microbenchmark workloads";
+    pub const PGBENCH: &str = "pgbench workloads";
+    pub const TPCC: &str = "TPC-C";
+    /// What every run has, whatever its workload.
+    pub const SHARED: [&str; 4] = [CONNECTION, RUN, MEASUREMENT, OUTPUT];
+}
 use crate::server::builds::ServerChoice;
 use crate::server::parse_setting;
 use crate::workload::PsMode;
@@ -193,41 +207,41 @@ pub fn parse_role(s: &str) -> Result<RoleSpec, String> {
 pub struct DbArgs {
     /// Database URL: sqlite://PATH[?pragma=value&...], postgres://USER[:PASSWORD]@HOST[:PORT]/DB,
     /// mysql://USER[:PASSWORD]@HOST[:PORT]/DB
-    #[arg(long, default_value = "sqlite://dbsweep.db")]
+    #[arg(help_heading = heading::CONNECTION, long, default_value = "sqlite://dbsweep.db")]
     pub target: String,
     /// Read the target URL from the first line of standard input, and stop (as Ctrl-C) when
     /// standard input closes: how a sweep hands its client hosts their target (no password in
     /// a command line) and how they notice the sweep going away
-    #[arg(long, hide = true, conflicts_with_all = ["target", "server"])]
+    #[arg(help_heading = heading::CONNECTION, long, hide = true, conflicts_with_all = ["target", "server"])]
     pub target_stdin: bool,
     /// Start a throwaway server of this kind instead of connecting to --target; KIND:VERSION
     /// (postgres:13, mariadb:11.4) starts that version's build (`dbsweep servers` lists them)
-    #[arg(long, conflicts_with = "target", value_name = "KIND[:VERSION]")]
+    #[arg(help_heading = heading::CONNECTION, long, conflicts_with = "target", value_name = "KIND[:VERSION]")]
     pub server: Option<ServerChoice>,
     /// The managed server's install tree (a directory holding bin/postgres and bin/initdb, or
     /// bin/mariadbd): a source build's prefix, an unpacked tarball, packages side by side
-    #[arg(long, requires = "server", value_name = "DIR")]
+    #[arg(help_heading = heading::CONNECTION, long, requires = "server", value_name = "DIR")]
     pub server_basedir: Option<PathBuf>,
     /// A setting for the managed server's configuration file (repeatable), e.g. shared_buffers=1GB
-    #[arg(long, value_name = "NAME=VALUE", value_parser = parse_setting)]
+    #[arg(help_heading = heading::CONNECTION, long, value_name = "NAME=VALUE", value_parser = parse_setting)]
     pub server_set: Vec<(String, String)>,
     /// Data directory of the managed server (reused when it holds one), instead of a temporary one
-    #[arg(long)]
+    #[arg(help_heading = heading::CONNECTION, long)]
     pub server_datadir: Option<PathBuf>,
     /// Use --server-datadir even when it holds files dbsweep did not make or is another user's
     /// (links in it are still never followed)
-    #[arg(long, requires = "server_datadir")]
+    #[arg(help_heading = heading::CONNECTION, long, requires = "server_datadir")]
     pub server_datadir_force: bool,
     /// Leave the managed server's data directory in place (it is removed otherwise)
-    #[arg(long)]
+    #[arg(help_heading = heading::CONNECTION, long)]
     pub keep: bool,
     /// Connect to the managed server over its Unix socket instead of loopback TCP (less CPU
     /// per query for the client and the server)
-    #[arg(long)]
+    #[arg(help_heading = heading::CONNECTION, long)]
     pub server_socket: bool,
     /// Start the managed server with TLS on (a certificate made for the run, TLS required of
     /// every TCP connection) and connect with verify-ca
-    #[arg(long)]
+    #[arg(help_heading = heading::CONNECTION, long)]
     pub server_tls: bool,
 }
 
@@ -270,271 +284,272 @@ pub struct RunArgs {
     #[command(flatten)]
     #[serde(skip)]
     pub db: DbArgs,
-    /// run: sample CPU, context switches and IO from /proc every second (off: no sampler)
-    #[arg(long, value_parser = parse_bool, num_args = 0..=1, default_value = "on", default_missing_value = "on")]
-    pub hw_sample: bool,
-    /// run: sample what the server's sessions wait on this many times a second (PostgreSQL
-    /// pg_stat_activity, MariaDB/MySQL process list and InnoDB lock waits; 0: off)
-    #[arg(long, default_value_t = 20.0, value_name = "HZ")]
-    pub wait_sample_hz: f64,
-    /// run: record an on-CPU profile of the server's processes over the measured part with
-    /// perf (folded stacks, a flame graph and the top functions; beside --output)
-    #[arg(long, value_parser = parse_bool, num_args = 0..=1, default_value = "off", default_missing_value = "on")]
-    pub profile: bool,
-    /// Samples per second of --profile
-    #[arg(long, default_value_t = crate::metrics::profile::DEFAULT_HZ, value_name = "HZ")]
-    pub profile_hz: u32,
-    /// Serve live metrics (OpenMetrics: events, queries, errors, clients, latency) on PORT (on
-    /// loopback) or HOST:PORT while the command runs, for Prometheus to scrape at /metrics
-    #[arg(long, value_name = "[HOST:]PORT")]
-    pub metrics_listen: Option<String>,
-    /// run: the database host's Prometheus node_exporter (http://HOST:9100/metrics), scraped
-    /// every second for the server host's CPU, context switches, disk and network per operation
-    #[arg(long, value_name = "URL")]
-    pub server_metrics: Option<String>,
-    /// run: the disk of --server-metrics to report (default: the busiest in the step)
-    #[arg(long, value_name = "NAME")]
-    pub server_device: Option<String>,
-    /// run: the network interface of --server-metrics to report (default: the one that
-    /// carried the most bytes in the step)
-    #[arg(long, value_name = "NAME")]
-    pub server_net_device: Option<String>,
-    /// run: the network link's speed in Mbit/s, where the system does not tell it (a veth, a
-    /// virtual NIC), for the network's utilisation and its demand in the queueing bounds
-    #[arg(long, value_name = "MBIT")]
-    pub link_speed: Option<f64>,
-    /// Process id of an external server on this host, for its CPU and memory figures
-    #[arg(long)]
-    pub server_pid: Option<u32>,
-    /// Directory of an external server's data, for the IO figures of its device
-    #[arg(long)]
-    pub data_dir: Option<PathBuf>,
-    /// Number of tables
-    #[arg(long, default_value_t = 1)]
-    pub tables: u32,
-    /// Rows per table
-    #[arg(long, default_value_t = 10_000)]
-    pub table_size: u64,
     /// Clients (terminals, sessions), and tables loaded at once by prepare [default: 1; tpcc
     /// --wait: ten per warehouse]
-    #[arg(long)]
+    #[arg(help_heading = heading::RUN, long)]
     pub threads: Option<u32>,
     /// run: worker threads that serve the clients [default: one per client; with keying and
     /// think times (--wait) or --rate: four per core]. Fewer workers than clients multiplex
     /// them: a waiting client holds no thread
-    #[arg(long, value_name = "W")]
+    #[arg(help_heading = heading::RUN, long, value_name = "W")]
     pub workers: Option<u32>,
     /// run: the clients share this many connections, as a transaction monitor's terminals do;
     /// the wait for a free one is in the latency and reported as queue time (0: a connection
     /// per client)
-    #[arg(long, default_value_t = 0, value_name = "M")]
+    #[arg(help_heading = heading::RUN, long, default_value_t = 0, value_name = "M")]
     pub connections: u32,
     /// run: connections opened a second at most while the clients connect (0: no limit)
-    #[arg(long, default_value_t = 200.0, value_name = "PER_S")]
+    #[arg(help_heading = heading::RUN, long, default_value_t = 200.0, value_name = "PER_S")]
     pub connect_rate: f64,
 
     /// run: seconds to measure (0 = no limit)
-    #[arg(long, default_value_t = 10.0)]
+    #[arg(help_heading = heading::RUN, long, default_value_t = 10.0)]
     pub time: f64,
     /// run: stop after this many events in all (0 = no limit)
-    #[arg(long, default_value_t = 0)]
+    #[arg(help_heading = heading::RUN, long, default_value_t = 0)]
     pub events: u64,
     /// run: stop each client after this many events of its own (0 = no limit; pgbench's -t)
-    #[arg(long, default_value_t = 0, value_name = "N")]
+    #[arg(help_heading = heading::RUN, long, default_value_t = 0, value_name = "N")]
     pub events_per_client: u64,
     /// run: give an event up as failed after this many tries ended in a serialization failure
     /// or deadlock (0 = retry until the run ends; pgbench's --max-tries)
-    #[arg(long, default_value_t = 0, value_name = "N")]
+    #[arg(help_heading = heading::RUN, long, default_value_t = 0, value_name = "N")]
     pub max_tries: u32,
     /// run: count events slower than this many milliseconds as late; under --rate, skip events
     /// already this late when due (0 = no limit; pgbench's --latency-limit)
-    #[arg(long, default_value_t = 0.0, value_name = "MS")]
+    #[arg(help_heading = heading::RUN, long, default_value_t = 0.0, value_name = "MS")]
     pub latency_limit: f64,
     /// run: seconds of warm-up, excluded from every figure
-    #[arg(long, visible_alias = "warmup-time", default_value_t = 0.0)]
+    #[arg(help_heading = heading::RUN, long, visible_alias = "warmup-time", default_value_t = 0.0)]
     #[serde(alias = "warmup_time")]
     pub warmup: f64,
     /// run: events per second over all threads, an open loop (0 = closed loop)
-    #[arg(long, default_value_t = 0.0)]
+    #[arg(help_heading = heading::RUN, long, default_value_t = 0.0)]
     pub rate: f64,
     /// run: load that changes over time, phases of DURATION@LOAD from the measured part's
     /// start: a rate (`60s@100`), a ramp (`120s@ramp:200..1000`) or, closed loop, active
     /// clients (`60s@clients:8`); their seconds are the run's --time
-    #[arg(long, value_name = "PHASES")]
+    #[arg(help_heading = heading::RUN, long, value_name = "PHASES")]
     pub phases: Option<String>,
     /// run: how paced events (--rate, --phases) arrive: evenly spaced, or at exponential gaps
     /// (poisson)
-    #[arg(long, value_enum, default_value_t = crate::runner::phases::Arrivals::Uniform)]
+    #[arg(help_heading = heading::RUN, long, value_enum, default_value_t = crate::runner::phases::Arrivals::Uniform)]
     #[serde(deserialize_with = "value_enum")]
     pub arrivals: crate::runner::phases::Arrivals,
-    /// The pgbench workload: a pgbench script FILE (or builtin:NAME) with its weight
-    /// (repeatable)
-    #[arg(long = "script", value_name = "FILE[@WEIGHT]")]
-    #[serde(rename = "script")]
-    pub pgbench_scripts: Vec<String>,
-    /// pgbench scripts: a variable NAME=VALUE (repeatable)
-    #[arg(long = "define", value_name = "NAME=VALUE")]
-    #[serde(rename = "define")]
-    pub pgbench_defines: Vec<String>,
-    /// pgbench's tables (pgbench_*): the scaling factor
-    #[arg(long, default_value_t = 1, value_name = "N")]
-    pub scale: u32,
     /// run: a group of clients beside the measured ones (repeatable), e.g. a background load:
     /// its workload, its clients (default 1) and its rate in events/s (default: closed loop);
     /// every other option is the run's. Its figures are kept apart in the results (`roles`)
     #[arg(long, value_name = "WORKLOAD[,clients=N][,rate=R]", value_parser = parse_role)]
     // A step's roles are its own table (not an option).
     #[serde(skip)]
+    #[arg(help_heading = heading::RUN)]
     pub role: Vec<RoleSpec>,
-    /// run: seconds between progress lines on stderr (0 = none)
-    #[arg(long, default_value_t = 1.0)]
-    pub report_interval: f64,
-    /// run: write the results file (JSON) here
-    #[arg(long)]
-    pub output: Option<PathBuf>,
     /// run: begin the measured part at this wall-clock instant (RFC 3339, such as
     /// 2026-11-23T07:00:00Z, or seconds since the Unix epoch), so that several client hosts
     /// measure the same seconds; the clients connect and warm up before it
-    #[arg(long, value_parser = parse_start_at, value_name = "TIME", allow_hyphen_values = true)]
+    #[arg(help_heading = heading::RUN, long, value_parser = parse_start_at, value_name = "TIME", allow_hyphen_values = true)]
     #[serde(deserialize_with = "start_at")]
     pub start_at: Option<StartAt>,
     /// run: how late this host may be for --start-at (its clock behind the others', or a slow
     /// start) before it refuses to run
-    #[arg(long, default_value_t = 1.0, value_name = "SECONDS")]
+    #[arg(help_heading = heading::RUN, long, default_value_t = 1.0, value_name = "SECONDS")]
     pub start_tolerance: f64,
     /// run: this client host's name in the results, for `dbsweep merge`
-    #[arg(long, value_name = "NAME")]
+    #[arg(help_heading = heading::RUN, long, value_name = "NAME")]
     pub client_id: Option<String>,
     /// run: prepare the tables first
-    #[arg(long)]
+    #[arg(help_heading = heading::RUN, long)]
     pub prepare: bool,
     /// prepare: drop and reload sbtest tables that already hold rows
-    #[arg(long)]
+    #[arg(help_heading = heading::RUN, long)]
     pub force: bool,
     /// run: reconnect every N events (0 = never)
-    #[arg(long, default_value_t = 0)]
+    #[arg(help_heading = heading::RUN, long, default_value_t = 0)]
     pub reconnect: u64,
     /// run: give up when the database stays unreachable this many seconds
-    #[arg(long, default_value_t = 60.0)]
+    #[arg(help_heading = heading::RUN, long, default_value_t = 60.0)]
     pub reconnect_timeout: f64,
+    /// Random seed (0 = a new one each run; the one used is saved in the results)
+    #[arg(help_heading = heading::RUN, long, default_value_t = 0)]
+    pub rand_seed: u64,
+    /// Prepared statements: auto (server-side) or disable (text)
+    #[arg(help_heading = heading::RUN, long, value_enum, visible_alias = "db-ps-mode", default_value_t = PsMode::Auto)]
+    #[serde(deserialize_with = "value_enum", alias = "db_ps_mode")]
+    pub ps_mode: PsMode,
+    /// run: sample CPU, context switches and IO from /proc every second (off: no sampler)
+    #[arg(help_heading = heading::MEASUREMENT, long, value_parser = parse_bool, num_args = 0..=1, default_value = "on", default_missing_value = "on")]
+    pub hw_sample: bool,
+    /// run: sample what the server's sessions wait on this many times a second (PostgreSQL
+    /// pg_stat_activity, MariaDB/MySQL process list and InnoDB lock waits; 0: off)
+    #[arg(help_heading = heading::MEASUREMENT, long, default_value_t = 20.0, value_name = "HZ")]
+    pub wait_sample_hz: f64,
+    /// run: record an on-CPU profile of the server's processes over the measured part with
+    /// perf (folded stacks, a flame graph and the top functions; beside --output)
+    #[arg(help_heading = heading::MEASUREMENT, long, value_parser = parse_bool, num_args = 0..=1, default_value = "off", default_missing_value = "on")]
+    pub profile: bool,
+    /// Samples per second of --profile
+    #[arg(help_heading = heading::MEASUREMENT, long, default_value_t = crate::metrics::profile::DEFAULT_HZ, value_name = "HZ")]
+    pub profile_hz: u32,
+    /// Serve live metrics (OpenMetrics: events, queries, errors, clients, latency) on PORT (on
+    /// loopback) or HOST:PORT while the command runs, for Prometheus to scrape at /metrics
+    #[arg(help_heading = heading::MEASUREMENT, long, value_name = "[HOST:]PORT")]
+    pub metrics_listen: Option<String>,
+    /// run: the database host's Prometheus node_exporter (http://HOST:9100/metrics), scraped
+    /// every second for the server host's CPU, context switches, disk and network per operation
+    #[arg(help_heading = heading::MEASUREMENT, long, value_name = "URL")]
+    pub server_metrics: Option<String>,
+    /// run: the disk of --server-metrics to report (default: the busiest in the step)
+    #[arg(help_heading = heading::MEASUREMENT, long, value_name = "NAME")]
+    pub server_device: Option<String>,
+    /// run: the network interface of --server-metrics to report (default: the one that
+    /// carried the most bytes in the step)
+    #[arg(help_heading = heading::MEASUREMENT, long, value_name = "NAME")]
+    pub server_net_device: Option<String>,
+    /// run: the network link's speed in Mbit/s, where the system does not tell it (a veth, a
+    /// virtual NIC), for the network's utilisation and its demand in the queueing bounds
+    #[arg(help_heading = heading::MEASUREMENT, long, value_name = "MBIT")]
+    pub link_speed: Option<f64>,
+    /// Process id of an external server on this host, for its CPU and memory figures
+    #[arg(help_heading = heading::MEASUREMENT, long)]
+    pub server_pid: Option<u32>,
+    /// Directory of an external server's data, for the IO figures of its device
+    #[arg(help_heading = heading::MEASUREMENT, long)]
+    pub data_dir: Option<PathBuf>,
+    /// Time each statement of the oltp workloads' events apart (per-statement latency in the
+    /// summary, results and reports); off saves a clock read per statement
+    #[arg(help_heading = heading::MEASUREMENT, long, value_parser = parse_bool, num_args = 0..=1, default_value = "on", default_missing_value = "on")]
+    pub statement_times: bool,
+    /// run: seconds between progress lines on stderr (0 = none)
+    #[arg(help_heading = heading::OUTPUT, long, default_value_t = 1.0)]
+    pub report_interval: f64,
+    /// run: write the results file (JSON) here
+    #[arg(help_heading = heading::OUTPUT, long)]
+    pub output: Option<PathBuf>,
+    /// Number of tables
+    #[arg(help_heading = heading::SYSBENCH, long, default_value_t = 1)]
+    pub tables: u32,
+    /// Rows per table
+    #[arg(help_heading = heading::SYSBENCH, long, default_value_t = 10_000)]
+    pub table_size: u64,
 
     /// Random distribution of ids
-    #[arg(long, value_enum, default_value_t = RandType::Uniform)]
+    #[arg(help_heading = heading::SYSBENCH, long, value_enum, default_value_t = RandType::Uniform)]
     #[serde(deserialize_with = "value_enum")]
     pub rand_type: RandType,
-    /// Random seed (0 = a new one each run; the one used is saved in the results)
-    #[arg(long, default_value_t = 0)]
-    pub rand_seed: u64,
     /// Exponent of the zipfian distribution
-    #[arg(long, default_value_t = 0.8)]
+    #[arg(help_heading = heading::SYSBENCH, long, default_value_t = 0.8)]
     pub rand_zipfian_exp: f64,
     /// h of the pareto distribution
-    #[arg(long, default_value_t = 0.2)]
+    #[arg(help_heading = heading::SYSBENCH, long, default_value_t = 0.2)]
     pub rand_pareto_h: f64,
     /// special: width of the hot window, percent of the range
-    #[arg(long, default_value_t = 1.0)]
+    #[arg(help_heading = heading::SYSBENCH, long, default_value_t = 1.0)]
     pub rand_spec_pct: f64,
     /// special: percent of draws that fall in the hot window
-    #[arg(long, default_value_t = 75.0)]
+    #[arg(help_heading = heading::SYSBENCH, long, default_value_t = 75.0)]
     pub rand_spec_res: f64,
 
     /// Rows of range selects
-    #[arg(long, default_value_t = 100)]
+    #[arg(help_heading = heading::SYSBENCH, long, default_value_t = 100)]
     pub range_size: u64,
     /// No BEGIN/COMMIT: every statement in autocommit
-    #[arg(long, value_parser = parse_bool, num_args = 0..=1, default_value = "off", default_missing_value = "on")]
+    #[arg(help_heading = heading::SYSBENCH, long, value_parser = parse_bool, num_args = 0..=1, default_value = "off", default_missing_value = "on")]
     pub skip_trx: bool,
     /// Enable the range selects
-    #[arg(long, value_parser = parse_bool, num_args = 0..=1, default_value = "on", default_missing_value = "on")]
+    #[arg(help_heading = heading::SYSBENCH, long, value_parser = parse_bool, num_args = 0..=1, default_value = "on", default_missing_value = "on")]
     pub range_selects: bool,
     /// Point selects per transaction
-    #[arg(long, default_value_t = 10)]
+    #[arg(help_heading = heading::SYSBENCH, long, default_value_t = 10)]
     pub point_selects: u32,
     /// Simple range selects per transaction
-    #[arg(long, default_value_t = 1)]
+    #[arg(help_heading = heading::SYSBENCH, long, default_value_t = 1)]
     pub simple_ranges: u32,
     /// SUM() range selects per transaction
-    #[arg(long, default_value_t = 1)]
+    #[arg(help_heading = heading::SYSBENCH, long, default_value_t = 1)]
     pub sum_ranges: u32,
     /// ORDER BY range selects per transaction
-    #[arg(long, default_value_t = 1)]
+    #[arg(help_heading = heading::SYSBENCH, long, default_value_t = 1)]
     pub order_ranges: u32,
     /// DISTINCT range selects per transaction
-    #[arg(long, default_value_t = 1)]
+    #[arg(help_heading = heading::SYSBENCH, long, default_value_t = 1)]
     pub distinct_ranges: u32,
     /// Index updates per transaction
-    #[arg(long, default_value_t = 1)]
+    #[arg(help_heading = heading::SYSBENCH, long, default_value_t = 1)]
     pub index_updates: u32,
     /// Non-index updates per transaction
-    #[arg(long, default_value_t = 1)]
+    #[arg(help_heading = heading::SYSBENCH, long, default_value_t = 1)]
     pub non_index_updates: u32,
     /// DELETE/INSERT pairs per transaction
-    #[arg(long, default_value_t = 1)]
+    #[arg(help_heading = heading::SYSBENCH, long, default_value_t = 1)]
     pub delete_inserts: u32,
     /// Database-generated ids for inserts (off: client-generated)
-    #[arg(long, value_parser = parse_bool, num_args = 0..=1, default_value = "on", default_missing_value = "on")]
+    #[arg(help_heading = heading::SYSBENCH, long, value_parser = parse_bool, num_args = 0..=1, default_value = "on", default_missing_value = "on")]
     pub auto_inc: bool,
     /// Create the secondary index k_N after loading
-    #[arg(long, value_parser = parse_bool, num_args = 0..=1, default_value = "on", default_missing_value = "on")]
+    #[arg(help_heading = heading::SYSBENCH, long, value_parser = parse_bool, num_args = 0..=1, default_value = "on", default_missing_value = "on")]
     pub create_secondary: bool,
     /// prepare: refresh the planner's statistics (ANALYZE) after loading, as a DBA would
     /// (off: leave them to autovacuum, as sysbench's prepare does)
-    #[arg(long, value_parser = parse_bool, num_args = 0..=1, default_value = "on", default_missing_value = "on")]
+    #[arg(help_heading = heading::SYSBENCH, long, value_parser = parse_bool, num_args = 0..=1, default_value = "on", default_missing_value = "on")]
     pub analyze: bool,
-    /// Time each statement of the oltp workloads' events apart (per-statement latency in the
-    /// summary, results and reports); off saves a clock read per statement
-    #[arg(long, value_parser = parse_bool, num_args = 0..=1, default_value = "on", default_missing_value = "on")]
-    pub statement_times: bool,
     /// Make id a plain index instead of the primary key
-    #[arg(long, value_parser = parse_bool, num_args = 0..=1, default_value = "off", default_missing_value = "on")]
+    #[arg(help_heading = heading::SYSBENCH, long, value_parser = parse_bool, num_args = 0..=1, default_value = "off", default_missing_value = "on")]
     pub secondary: bool,
     /// Values in IN () lists and rows of covered ranges (default 10 for select_random_points,
     /// 100 for the extended microbenchmarks)
-    #[arg(long)]
+    #[arg(help_heading = heading::SYSBENCH, long)]
     pub random_points: Option<u32>,
     /// oltp_inlist_select: always the same ids (from table_size/2+1)
-    #[arg(long, value_parser = parse_bool, num_args = 0..=1, default_value = "off", default_missing_value = "on")]
+    #[arg(help_heading = heading::SYSBENCH, long, value_parser = parse_bool, num_args = 0..=1, default_value = "off", default_missing_value = "on")]
     pub hot_points: bool,
     /// oltp_points_covered, oltp_range_covered: select only indexed columns (index-only reads)
-    #[arg(long, value_parser = parse_bool, num_args = 0..=1, default_value = "on", default_missing_value = "on")]
+    #[arg(help_heading = heading::SYSBENCH, long, value_parser = parse_bool, num_args = 0..=1, default_value = "on", default_missing_value = "on")]
     pub covered: bool,
     /// oltp_points_covered, oltp_range_covered: look up by id (off: by the secondary index k)
-    #[arg(long, value_parser = parse_bool, num_args = 0..=1, default_value = "on", default_missing_value = "on")]
+    #[arg(help_heading = heading::SYSBENCH, long, value_parser = parse_bool, num_args = 0..=1, default_value = "on", default_missing_value = "on")]
     pub on_id: bool,
     /// select_random_ranges: ranges per query
-    #[arg(long, default_value_t = 10)]
+    #[arg(help_heading = heading::SYSBENCH, long, default_value_t = 10)]
     pub number_of_ranges: u32,
     /// select_random_ranges: width of each range
-    #[arg(long, default_value_t = 5)]
+    #[arg(help_heading = heading::SYSBENCH, long, default_value_t = 5)]
     pub delta: u64,
     /// MySQL storage engine of created tables
-    #[arg(long, default_value = "innodb")]
+    #[arg(help_heading = heading::SYSBENCH, long, default_value = "innodb")]
     pub mysql_storage_engine: String,
-    /// Prepared statements: auto (server-side) or disable (text)
-    #[arg(long, value_enum, visible_alias = "db-ps-mode", default_value_t = PsMode::Auto)]
-    #[serde(deserialize_with = "value_enum", alias = "db_ps_mode")]
-    pub ps_mode: PsMode,
     /// PostgreSQL, oltp_* workloads: send each transaction's statements in one round trip
     /// (the server runs them as before; the client waits once per event instead of once per
     /// statement)
-    #[arg(long, value_parser = parse_bool, num_args = 0..=1, default_value = "off", default_missing_value = "on")]
+    #[arg(help_heading = heading::SYSBENCH, long, value_parser = parse_bool, num_args = 0..=1, default_value = "off", default_missing_value = "on")]
     pub pipeline: bool,
+    /// The pgbench workload: a pgbench script FILE (or builtin:NAME) with its weight
+    /// (repeatable)
+    #[arg(help_heading = heading::PGBENCH, long = "script", value_name = "FILE[@WEIGHT]")]
+    #[serde(rename = "script")]
+    pub pgbench_scripts: Vec<String>,
+    /// pgbench scripts: a variable NAME=VALUE (repeatable)
+    #[arg(help_heading = heading::PGBENCH, long = "define", value_name = "NAME=VALUE")]
+    #[serde(rename = "define")]
+    pub pgbench_defines: Vec<String>,
+    /// pgbench's tables (pgbench_*): the scaling factor
+    #[arg(help_heading = heading::PGBENCH, long, default_value_t = 1, value_name = "N")]
+    pub scale: u32,
 
     /// tpcc: warehouses (each: 10 districts, 30,000 customers, 100,000 stock rows)
-    #[arg(long, default_value_t = 1)]
+    #[arg(help_heading = heading::TPCC, long, default_value_t = 1)]
     pub warehouses: u32,
     /// tpcc: keying and think times between transactions, as the specification's terminals
-    #[arg(long, value_parser = parse_bool, num_args = 0..=1, default_value = "off", default_missing_value = "on")]
+    #[arg(help_heading = heading::TPCC, long, value_parser = parse_bool, num_args = 0..=1, default_value = "off", default_missing_value = "on")]
     pub wait: bool,
     /// tpcc: the five transactions' shares in percent, adding up to 100: NO,P,OS,D,SL
     /// (`50,50,0,0,0`) or TYPE=PCT pairs (`new_order=50,payment=50`) [default: 45,43,4,4,4,
     /// the specification's least mix; below its minimums runs, with a warning, and does not
     /// conform]
-    #[arg(long, value_name = "SHARES")]
+    #[arg(help_heading = heading::TPCC, long, value_name = "SHARES")]
     pub mix: Option<String>,
     /// tpcc --wait: multiply keying and think times by this (for short studies and tests; a
     /// run with another value than 1 does not conform to the specification and says so)
-    #[arg(long, default_value_t = 1.0, value_name = "F")]
+    #[arg(help_heading = heading::TPCC, long, default_value_t = 1.0, value_name = "F")]
     pub think_scale: f64,
     // Last: each under its family's heading, which would hold every option after it. A plan
     // reads them apart (plan::sweep_plan::step_options), each family's by its names.

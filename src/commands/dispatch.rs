@@ -34,6 +34,7 @@ fn run_styled(mut cli: Cli, style: Style) -> Result<Outcome, Error> {
         Command::Check(o) => check(&o),
         Command::Run(o) => run_workload(&RunPlan::from_opts(&o)?.styled(style)),
         Command::Sysbench(a) => sysbench(&a.args),
+        Command::Pgbench(a) => pgbench(&a.args),
         Command::Tpcc(t) => match t.action {
             TpccAction::Run(a) => run_workload(&RunPlan::from_args("tpcc", &a)?),
             TpccAction::Prepare(o) => super::tpcc::prepare(&o),
