@@ -15,7 +15,7 @@ pub mod heading {
     pub const MEASUREMENT: &str = "Measurement";
     pub const OUTPUT: &str = "Output";
     pub const SYSBENCH: &str = "sysbench and microbenchmark workloads";
-    pub const PGBENCH: &str = "pgbench workloads";
+    pub const PGBENCH: &str = crate::workload::pgbench::options::HEADING;
     pub const TPCC: &str = "TPC-C";
     /// What every run has, whatever its workload.
     pub const SHARED: [&str; 4] = [CONNECTION, RUN, MEASUREMENT, OUTPUT];
@@ -522,15 +522,6 @@ pub struct RunArgs {
     /// statement)
     #[arg(help_heading = heading::SYSBENCH, long, value_parser = parse_bool, num_args = 0..=1, default_value = "off", default_missing_value = "on")]
     pub pipeline: bool,
-    /// The pgbench workload: a pgbench script FILE (or builtin:NAME) with its weight
-    /// (repeatable)
-    #[arg(help_heading = heading::PGBENCH, long = "script", value_name = "FILE[@WEIGHT]")]
-    #[serde(rename = "script")]
-    pub pgbench_scripts: Vec<String>,
-    /// pgbench scripts: a variable NAME=VALUE (repeatable)
-    #[arg(help_heading = heading::PGBENCH, long = "define", value_name = "NAME=VALUE")]
-    #[serde(rename = "define")]
-    pub pgbench_defines: Vec<String>,
     /// pgbench's tables (pgbench_*): the scaling factor
     #[arg(help_heading = heading::PGBENCH, long, default_value_t = 1, value_name = "N")]
     pub scale: u32,

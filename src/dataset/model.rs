@@ -94,8 +94,8 @@ pub struct Entry {
 
 impl Entry {
     /// The report's throughput: rows/s for loads and scans, NOPM (committed New-Orders per
-    /// minute) for TPC-C, operations/s for LinkBench, transactions/s for pgbench, a family's
-    /// own unit where it has one (`family_figure`), queries/s otherwise.
+    /// minute) for TPC-C, operations/s for LinkBench, a family's own unit where it has one
+    /// (`family_figure`: transactions/s for pgbench's scripts), queries/s otherwise.
     pub fn throughput(&self) -> Option<f64> {
         if let Some(r) = self.load_rows_per_s {
             return Some(r);
@@ -105,10 +105,8 @@ impl Entry {
             t.nopm
         } else if r.workload == "oltp_scan" {
             r.rows_per_s
-        } else if crate::results::times_operations(&r.workload)
-            || crate::results::is_pgbench(&r.workload)
-        {
-            // LinkBench's operations, pgbench's transactions.
+        } else if crate::results::times_operations(&r.workload) {
+            // LinkBench's operations.
             r.tps
         } else if let Some(own) = self.family_figure {
             // A family's own unit (rows inserted a second, for one).

@@ -4,22 +4,7 @@
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
-use serde::{Deserialize, Serialize};
-
-/// The device under a directory.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Device {
-    /// The mount's source (`/dev/vda`, `tmpfs`).
-    pub source: String,
-    /// `major:minor` of the file system's device.
-    pub number: String,
-    /// The file system's type (`ext4`, `xfs`, `tmpfs`).
-    pub fs: String,
-    /// Where it is mounted.
-    pub mount: String,
-    /// The block device's size in bytes (the file system's, where there is no block device).
-    pub bytes: u64,
-}
+pub use crate::results::limits::Device;
 
 /// The device and file system that hold `dir`, from the mount table and sysfs.
 pub fn of(dir: &Path) -> std::io::Result<Device> {

@@ -18,11 +18,10 @@ use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use serde::{Deserialize, Serialize};
-
 pub use device::Device;
 pub use probe::{Figure, Kind};
 
+pub use crate::results::limits::Limits;
 use probe::Failed;
 
 /// What to probe, and how.
@@ -80,27 +79,6 @@ impl Shape {
             d.join("_")
         )
     }
-}
-
-/// The limits of one host's file system.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Limits {
-    /// Seconds since the epoch at the end of the probes.
-    pub measured_at: u64,
-    pub host: String,
-    pub dir: String,
-    pub device: Option<Device>,
-    /// Whether the probes bypassed the page cache (O_DIRECT).
-    pub direct: bool,
-    pub page: u64,
-    pub log_block: u64,
-    pub file_bytes: u64,
-    pub figures: Vec<Figure>,
-    /// What could not be probed, one line each.
-    pub notes: Vec<String>,
-    /// The database connection's round trip and bandwidth, for a server target.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub network: Option<network::Network>,
 }
 
 impl Limits {

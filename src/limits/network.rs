@@ -5,28 +5,10 @@
 
 use std::time::{Duration, Instant};
 
-use serde::{Deserialize, Serialize};
+pub use crate::results::limits::Network;
 
 use crate::db::{self, Dialect, OpenOptions};
 use crate::error::Error;
-
-/// What the connection to one server can do at most.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Network {
-    /// The server's URL, without its password.
-    pub target: String,
-    /// Whether the server is on this host (a Unix socket, a loopback address or one of this
-    /// host's own): its round trip is then the two processes' wake-ups, CPU rather than a
-    /// network.
-    pub local: bool,
-    pub round_trips: u64,
-    pub round_trip_us_min: f64,
-    pub round_trip_us_p50: f64,
-    pub round_trip_us_p99: f64,
-    /// A result of this many bytes (one query), read at this rate.
-    pub result_bytes: u64,
-    pub result_mb_s: f64,
-}
 
 /// The most rows of the large result, each a megabyte.
 const RESULT_ROWS: u64 = 64;

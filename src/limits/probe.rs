@@ -11,88 +11,20 @@ use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
 use rand::{Rng, SeedableRng, rngs::SmallRng};
-use serde::{Deserialize, Serialize};
+
+pub use crate::results::limits::{Figure, Kind};
 
 use crate::ioengine::Aligned;
 use crate::ioengine::ring::{Op, Ring, Stop};
 
-/// What a probe does.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Kind {
-    RandomRead,
-    RandomWrite,
-    SequentialRead,
-    SequentialWrite,
-    /// A block written, then fdatasync, per request.
-    WriteFdatasync,
-    /// A block written, then fsync, per request.
-    WriteFsync,
-}
-
 impl Kind {
-    pub const ALL: [Kind; 6] = [
-        Kind::RandomRead,
-        Kind::RandomWrite,
-        Kind::SequentialRead,
-        Kind::SequentialWrite,
-        Kind::WriteFdatasync,
-        Kind::WriteFsync,
-    ];
-
-    /// The probe's name on the command line (`--only`).
-    pub fn name(self) -> &'static str {
-        match self {
-            Kind::RandomRead => "random-read",
-            Kind::RandomWrite => "random-write",
-            Kind::SequentialRead => "sequential-read",
-            Kind::SequentialWrite => "sequential-write",
-            Kind::WriteFdatasync => "fdatasync",
-            Kind::WriteFsync => "fsync",
-        }
-    }
-
-    pub fn words(self) -> &'static str {
-        match self {
-            Kind::RandomRead => "random read",
-            Kind::RandomWrite => "random write",
-            Kind::SequentialRead => "sequential read",
-            Kind::SequentialWrite => "sequential write",
-            Kind::WriteFdatasync => "write + fdatasync",
-            Kind::WriteFsync => "write + fsync",
-        }
-    }
-
-    fn writes(self) -> bool {
+    pub(super) fn writes(self) -> bool {
         !matches!(self, Kind::RandomRead | Kind::SequentialRead)
     }
 
-    fn random(self) -> bool {
+    pub(super) fn random(self) -> bool {
         matches!(self, Kind::RandomRead | Kind::RandomWrite)
     }
-}
-
-/// One probe's figures.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Figure {
-    pub kind: Kind,
-    /// Bytes per request.
-    pub block: u64,
-    /// Requests in flight (ring probes) or 1 (commit probes).
-    pub depth: u32,
-    /// Threads, each with its requests (1 but for the commit probe's N writers).
-    pub writers: u32,
-    /// Whether the file was opened with O_DIRECT.
-    pub direct: bool,
-    /// Requests completed per second (a commit probe: syncs per second, all writers).
-    pub iops: f64,
-    /// Megabytes (10^6) moved per second.
-    pub mb_s: f64,
-    pub p50_us: f64,
-    pub p99_us: f64,
-    /// The probing threads' CPU (user + system) per request, microseconds.
-    pub cpu_us_per_io: f64,
-    pub seconds: f64,
 }
 
 /// What stopped a probe: an IO error (the call and the error), or Ctrl-C.

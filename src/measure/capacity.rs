@@ -10,7 +10,7 @@
 use crate::cli::{CapacityOpts, RunArgs};
 use crate::error::{Error, Outcome};
 use crate::interrupt::INTERRUPT;
-use crate::output::Style;
+use crate::output::{Said, Style, Warning};
 use crate::plan::search::{MIN_PROBE_S, duration_ms};
 use crate::plan::{RunPlan, Search};
 use crate::results::figures::{CapacityFigures, CapacityProbe};
@@ -89,8 +89,10 @@ pub(crate) fn capacity(o: &CapacityOpts, style: Style) -> Result<Outcome, Error>
         .map(|a| crate::metrics::live::listen(&a.to_string(), "--metrics-listen"))
         .transpose()?;
     if let Some(e) = &endpoint {
-        plan.style
-            .remark(&format!("live metrics at http://{}/metrics", e.addr));
+        plan.style.say(Said::Remark(&format!(
+            "live metrics at http://{}/metrics",
+            e.addr
+        )));
     }
     let out = plan
         .output
@@ -101,10 +103,9 @@ pub(crate) fn capacity(o: &CapacityOpts, style: Style) -> Result<Outcome, Error>
     let db = Db::open(&plan, plan.prepare)?;
     if plan.prepare || (db.server.is_some() && !db.tables_exist(workload.as_ref())?) {
         let l = load(&plan, db.target.as_ref(), workload.as_ref())?;
-        plan.style.remark(&load_line(&l));
+        plan.style.say(Said::Remark(&load_line(&l)));
         workload.verify(db.target.as_ref())?;
     }
-    let say = |s: &str| plan.style.remark(s);
     let (results, figures) = Runner {
         workload_name: &o.workload,
         args: &o.args,
@@ -118,12 +119,13 @@ pub(crate) fn capacity(o: &CapacityOpts, style: Style) -> Result<Outcome, Error>
     .search()?;
     print!("{}", summary(&figures));
     if let Some(c) = &figures.contradiction {
-        say(&format!("warning: {c}"));
+        plan.style.say(Said::Warning(Warning::Other, c));
     }
     if let Some(out) = out {
         let path = out.path().display().to_string();
         out.commit(&results)?;
-        say(&format!("results written to {path}"));
+        plan.style
+            .say(Said::Remark(&format!("results written to {path}")));
     }
     Ok(if INTERRUPT.load(std::sync::atomic::Ordering::Relaxed) {
         Outcome::Interrupted
@@ -253,7 +255,7 @@ impl Runner<'_> {
             });
             plan.runner.live = Some(live.clone());
         }
-        let quiet = |_: &str| {};
+        let quiet = |_: Said<'_>| {};
         let results = measure(
             &plan,
             self.db,

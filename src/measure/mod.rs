@@ -3,6 +3,8 @@
 //! sweep commands and a script's commands all come here.
 
 mod capacity;
+#[cfg(test)]
+mod groups_tests;
 mod open;
 mod run;
 mod samplers;

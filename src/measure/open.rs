@@ -177,3 +177,20 @@ pub(crate) fn load_line(l: &LoadReport) -> String {
         l.rows, l.tables, l.seconds, l.rows_per_s, l.client_cpu_s
     )
 }
+
+#[cfg(test)]
+mod tests {
+    /// A managed MariaDB refuses pipelining before it starts (no server, no URL yet), said
+    /// once.
+    #[test]
+    fn a_managed_mariadb_refuses_pipelining_before_it_starts() {
+        let words = ["--server", "mariadb", "--pipeline"].map(String::from);
+        let (words, _) = crate::cli::RunWords::read(words).expect("words");
+        let plan = crate::plan::RunPlan::from_args("oltp_read_only", &words.args).expect("a plan");
+        let e = super::Db::open(&plan, false).err().expect("refused");
+        assert_eq!(
+            e.to_string(),
+            "--pipeline: only PostgreSQL targets pipeline statements, and --server is mariadb; leave out --pipeline"
+        );
+    }
+}

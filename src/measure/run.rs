@@ -1,7 +1,7 @@
 //! Running a workload on the opened database: the header, the measured run, the printed
 //! summary and the results file written.
 
-use crate::output::Printer;
+use crate::output::{Printer, Said, Warning};
 use crate::{output, workload};
 
 use super::open::{Db, load, load_line};
@@ -96,7 +96,7 @@ fn run_opened(
     let prepare = plan.prepare || (db.server.is_some() && !db.tables_exist(workload)?);
     let prepared = if prepare {
         let l = load(plan, db.target.as_ref(), workload)?;
-        plan.style.remark(&load_line(&l));
+        plan.style.say(Said::Remark(&load_line(&l)));
         workload.verify(db.target.as_ref())?;
         Some(l)
     } else {
@@ -128,7 +128,7 @@ fn run_opened(
                 }
             }
         },
-        &|s| plan.style.remark(s),
+        &|s| plan.style.say(s),
         &INTERRUPT,
     )?;
     if !printer.summary(&results) {
@@ -140,12 +140,14 @@ fn run_opened(
             Some(out) => {
                 let title = format!("{} on {}", results.workload, results.target.kind);
                 if let Err(e) = p.save_beside(out.path(), &title) {
-                    plan.style.remark(&format!("warning: --profile: {e}"));
+                    plan.style
+                        .say(Said::Warning(Warning::Other, &format!("--profile: {e}")));
                 }
             }
-            None => plan.style.remark(
-                "warning: --profile without --output: the folded stacks and the flame graph are not saved",
-            ),
+            None => plan.style.say(Said::Warning(
+                Warning::Other,
+                "--profile without --output: the folded stacks and the flame graph are not saved",
+            )),
         }
     }
     if let Some(out) = out {
@@ -153,7 +155,9 @@ fn run_opened(
         out.commit(&results)?;
         match plan.style.voice() {
             Some(voice) => voice.results_written(&path),
-            None => plan.style.remark(&format!("results written to {path}")),
+            None => plan
+                .style
+                .say(Said::Remark(&format!("results written to {path}"))),
         }
     }
     Ok(match (&results.error, results.interrupted) {

@@ -6,6 +6,7 @@ use super::open::Db;
 use crate::db::{DbError, Target};
 use crate::error::Error;
 use crate::metrics::{self, MeasureStart};
+use crate::output::{Said, Warning};
 use crate::plan::RunPlan;
 use crate::results::Results;
 use crate::results::diagnosis::{Profile, WaitProfile};
@@ -46,7 +47,7 @@ pub(super) fn start(
     db: &Db,
     start: &MeasureStart,
     offline: bool,
-    say: &dyn Fn(&str),
+    say: &dyn Fn(Said<'_>),
 ) -> Result<Vec<Box<dyn StepSampler>>, Error> {
     let target = db.target.as_ref();
     let url = target.display_url();
@@ -89,7 +90,10 @@ pub(super) fn start(
     if let Some(hz) = plan.profile {
         match db.start_profiler(start.clone(), hz) {
             Ok(p) => out.push(Box::new(p)),
-            Err(e) => say(&format!("warning: --profile: {e}; the run is not profiled")),
+            Err(e) => say(Said::Warning(
+                Warning::Other,
+                &format!("--profile: {e}; the run is not profiled"),
+            )),
         }
     }
     if let Some(node) = plan.server_metrics.as_deref() {
@@ -170,26 +174,33 @@ impl StepSampler for metrics::dbstats::Probe {
 impl Sampled {
     /// Into `results`: each figure measured; each sampler that failed said as a warning, the
     /// measurement standing without it.
-    pub(super) fn attach(self, results: &mut Results, url: &str, say: &dyn Fn(&str)) {
+    pub(super) fn attach(self, results: &mut Results, url: &str, say: &dyn Fn(Said<'_>)) {
         results.hw = self.hw;
         results.server_host = self.server_host;
         match self.profile {
             Some(Ok(p)) => {
                 if p.unknown_share > 0.5 {
-                    say(&format!(
-                        "warning: --profile: {:.0}% of the samples have no symbol for their function: the server's binaries are stripped (install their debug symbols)",
-                        p.unknown_share * 100.0
+                    say(Said::Warning(
+                        Warning::Other,
+                        &format!(
+                            "--profile: {:.0}% of the samples have no symbol for their function: the server's binaries are stripped (install their debug symbols)",
+                            p.unknown_share * 100.0
+                        ),
                     ));
                 }
                 results.profile = Some(p);
             }
-            Some(Err(e)) => say(&format!("warning: --profile: {e}; the run is not profiled")),
+            Some(Err(e)) => say(Said::Warning(
+                Warning::Other,
+                &format!("--profile: {e}; the run is not profiled"),
+            )),
             None => {}
         }
         match self.waits {
             Some(Ok(w)) => results.waits = Some(w),
-            Some(Err(e)) => say(&format!(
-                "warning: the wait profile of {url} stopped: {e} (the step has none)"
+            Some(Err(e)) => say(Said::Warning(
+                Warning::ServerLost,
+                &format!("the wait profile of {url} stopped: {e} (the step has none)"),
             )),
             None => {}
         }
@@ -197,8 +208,9 @@ impl Sampled {
             None => {}
             Some(Ok(s)) => results.server_stats = Some(s),
             // The measurement stands without them; a server gone at the end is said by the run.
-            Some(Err(e)) => say(&format!(
-                "warning: could not read the server's counters on {url}: {e}"
+            Some(Err(e)) => say(Said::Warning(
+                Warning::ServerLost,
+                &format!("could not read the server's counters on {url}: {e}"),
             )),
         }
     }

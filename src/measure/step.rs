@@ -8,6 +8,7 @@ use crate::{db, metrics, results, runner, workload};
 use super::open::Db;
 use crate::db::ErrorClass;
 use crate::error::Error;
+use crate::output::{Said, Warning};
 use crate::plan::RunPlan;
 use crate::results::figures::LoadReport;
 use crate::results::{HistogramData, Latency, Queries, RateInfo, Results, TargetInfo, Tool};
@@ -22,7 +23,7 @@ pub(crate) fn measure(
     workload: &dyn Workload,
     prepared: Option<LoadReport>,
     on_report: &mut dyn FnMut(runner::Report<'_>),
-    say: &dyn Fn(&str),
+    say: &dyn Fn(Said<'_>),
     stop: &std::sync::atomic::AtomicBool,
 ) -> Result<Results, Error> {
     let target = db.target.as_ref();
@@ -36,19 +37,22 @@ pub(crate) fn measure(
         offline,
     } = check_before(plan, db, workload, &url)?;
     let clients = clients_line(&plan.runner);
-    say(&format!(
+    say(Said::Remark(&format!(
         "dbsweep {}: {} on {url} ({} {version}), {clients}, seed {}",
         env!("CARGO_PKG_VERSION"),
         workload.name(),
         target.kind(),
         plan.runner.rand_seed
-    ));
+    )));
     if plan.workload == "tpcc" {
         let below = plan.workload_opts.tpcc_mix.below_minimums();
         if !below.is_empty() {
-            say(&format!(
-                "warning: --mix: {} (the specification's least shares): the run does not conform, and its results say so",
-                below.join(", ")
+            say(Said::Warning(
+                Warning::Other,
+                &format!(
+                    "--mix: {} (the specification's least shares): the run does not conform, and its results say so",
+                    below.join(", ")
+                ),
             ));
         }
     }
@@ -75,7 +79,10 @@ pub(crate) fn measure(
         },
     );
     if let Some(note) = sampled.server_host.as_ref().and_then(|h| h.note.as_ref()) {
-        say(&format!("warning: --server-metrics: {note}"));
+        say(Said::Warning(
+            Warning::Other,
+            &format!("--server-metrics: {note}"),
+        ));
     }
     if let Some(b) = sampled
         .hw
@@ -83,19 +90,25 @@ pub(crate) fn measure(
         .and_then(|h| h.beside.as_ref())
         .filter(|b| b.busy)
     {
-        say(&format!(
-            "warning: the machine was busy beside the run ({}): its figures hold that load too, and reports call no difference built on them one",
-            b.describe()
+        say(Said::Warning(
+            Warning::Other,
+            &format!(
+                "the machine was busy beside the run ({}): its figures hold that load too, and reports call no difference built on them one",
+                b.describe()
+            ),
         ));
     }
     let outcome = outcome?;
     if outcome.overran_s > 0.0 {
-        say(&format!(
-            "warning: the clients ended {:.1} s after --time {} (an event held that long: a lock \
+        say(Said::Warning(
+            Warning::Other,
+            &format!(
+                "the clients ended {:.1} s after --time {} (an event held that long: a lock \
              of another process?); per-second figures are over the {:.1} s the run took",
-            outcome.overran_s,
-            plan.runner.time.unwrap_or_default(),
-            outcome.seconds
+                outcome.overran_s,
+                plan.runner.time.unwrap_or_default(),
+                outcome.seconds
+            ),
         ));
     }
     let info = TargetInfo {
@@ -108,8 +121,11 @@ pub(crate) fn measure(
     if let Some(at) = plan.runner.start_at {
         let late = outcome.measured_from - at;
         if late > plan.start_tolerance {
-            say(&format!(
-                "warning: --start-at: the measured part began {late:.1} s late (the clients took that long to connect): merged with other hosts' results, its first seconds are not theirs"
+            say(Said::Warning(
+                Warning::Other,
+                &format!(
+                    "--start-at: the measured part began {late:.1} s late (the clients took that long to connect): merged with other hosts' results, its first seconds are not theirs"
+                ),
             ));
         }
     }
@@ -179,7 +195,7 @@ fn attach_roles(
     results: &mut Results,
     plan: &RunPlan,
     role_outcomes: Vec<Result<RunOutcome, Error>>,
-    say: &dyn Fn(&str),
+    say: &dyn Fn(Said<'_>),
 ) -> Result<(), Error> {
     results.roles = plan
         .roles
@@ -204,11 +220,14 @@ fn attach_roles(
         )));
     }
     for role in results.roles.iter().filter(|r| r.rate_met == Some(false)) {
-        say(&format!(
-            "warning: --role {}: {:.1} events/s of the {} asked for beside the run: the background load was not kept",
-            role.workload,
-            role.tps,
-            role.rate.unwrap_or_default()
+        say(Said::Warning(
+            Warning::Other,
+            &format!(
+                "--role {}: {:.1} events/s of the {} asked for beside the run: the background load was not kept",
+                role.workload,
+                role.tps,
+                role.rate.unwrap_or_default()
+            ),
         ));
     }
     Ok(())

@@ -488,7 +488,7 @@ impl Snapshot {
                 latency.stdev() / 1e6
             },
             queue: None,
-            pgbench: crate::results::figures::ProgressCounts {
+            progress: crate::results::figures::ProgressCounts {
                 failed: c.failed_events,
                 skipped: c.skipped_events,
                 retried: c.retried_events,

@@ -6,6 +6,6 @@ pub mod note;
 pub mod shape;
 mod summary;
 mod voice;
-pub use note::Events;
+pub use note::{Events, Said, Warning};
 pub use summary::{interval_line, summary};
 pub use voice::{Printer, RunHeader, Style, Voice};

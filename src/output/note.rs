@@ -3,8 +3,37 @@
 //! is dbsweep's own wording): the runner and the workloads never print, and cannot print an
 //! interval or a summary.
 
-use std::fmt::Write as _;
 use std::num::NonZeroU32;
+
+/// What measuring a step says of it, typed so that whoever listens decides by its kind and
+/// words it by [`Said::line`], never by matching its text.
+#[derive(Clone, Copy, Debug)]
+pub enum Said<'a> {
+    /// A remark on the run: which database, where the results went.
+    Remark(&'a str),
+    /// A warning of this kind (its text without the "warning: " that [`Said::line`] adds).
+    Warning(Warning, &'a str),
+}
+
+/// What a warning is about, where a listener treats it apart.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Warning {
+    /// A sampler that needs the server lost it (the wait profile stopped, the counters went
+    /// unread): after a crash a sweep made, what the crash did and not news.
+    ServerLost,
+    /// Any other.
+    Other,
+}
+
+impl Said<'_> {
+    /// The line as dbsweep prints it.
+    pub fn line(&self) -> String {
+        match self {
+            Said::Remark(text) => (*text).to_string(),
+            Said::Warning(_, text) => format!("warning: {text}"),
+        }
+    }
+}
 
 /// Where in its scripts a client's error came: the script and its command (pgbench's numbers,
 /// from 0).
@@ -41,6 +70,20 @@ pub enum ClientNote<'a> {
     },
 }
 
+/// The codes of the errors that end a client of a pgbench script, which a voice words
+/// apart from a server's error (the script's client gives them; see [`ClientNote::Aborted`]).
+///
+/// The code of a meta-command's failure, followed by `WORD: HOW` (the command's name, and
+/// pgbench's "evaluation of meta-command failed" or the like): the voice words the abort as pgbench's
+/// `commandFailed` does, after the error itself; dbsweep's own error line reads it as it is.
+pub const META_FAILED: &str = "pgbench \\";
+
+/// The code of a `\gset`/`\aset` into a name no variable can have (the name is the message).
+pub const STORE_FAILED: &str = "pgbench store";
+
+/// The code of the abort after a script that ended inside a transaction block.
+pub const OPEN_AT_END: &str = "pgbench open transaction";
+
 /// Where an aborted client was.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Aborted {
@@ -50,101 +93,6 @@ pub enum Aborted {
     Lost,
     /// Its next connection (pgbench's `-C`) could not be opened.
     Connecting,
-}
-
-/// What a client says while the run goes on, as pgbench 15 says it on stderr (dbsweep has no
-/// other words for these).
-pub fn client_note_text(note: &ClientNote) -> String {
-    match *note {
-        ClientNote::Retryable {
-            client,
-            at,
-            message,
-            tries,
-            max_tries,
-            last,
-        } => {
-            let mut out = String::new();
-            if let Some(at) = at {
-                let _ = writeln!(
-                    out,
-                    "pgbench: client {client} got an error in command {} (SQL) of script {}; ERROR:  {message}",
-                    at.command, at.script
-                );
-            }
-            let max = max_tries.map_or(String::new(), |m| format!("/{m}"));
-            let what = if last {
-                "ends the failed transaction"
-            } else {
-                "repeats the transaction after the error"
-            };
-            let _ = writeln!(out, "pgbench: client {client} {what} (try {tries}{max})");
-            out
-        }
-        ClientNote::Aborted {
-            client,
-            at,
-            code,
-            message,
-            whole,
-            how,
-        } => {
-            // PostgreSQL's class 57P (the session ended by the server) comes as FATAL.
-            let severity = if code.starts_with("57P") {
-                "FATAL"
-            } else {
-                "ERROR"
-            };
-            let (command, script) = at.map_or((0, 0), |a| (a.command, a.script));
-            // A meta-command's failure: its error, then pgbench's commandFailed line (which
-            // counts commands from 0).
-            if let Some((word, what)) = code
-                .strip_prefix(crate::workload::pgbench::META_FAILED)
-                .and_then(|r| r.split_once(": "))
-            {
-                let said = if message.is_empty() {
-                    String::new()
-                } else {
-                    format!("pgbench: error: {message}\n")
-                };
-                return format!(
-                    "{said}pgbench: error: client {client} aborted in command {command} ({word}) of script {script}; {what}\n"
-                );
-            }
-            if code == crate::workload::pgbench::STORE_FAILED {
-                return format!(
-                    "pgbench: error: gset: invalid variable name: \"{message}\"\npgbench: error: client {client} script {script} command {command} query 0: error storing into variable {message}\n"
-                );
-            }
-            if code == crate::db::postgres::wire::COPY_REFUSED {
-                return "pgbench: error: COPY is not supported in pgbench, aborting\n".into();
-            }
-            if code == crate::workload::pgbench::OPEN_AT_END {
-                return format!(
-                    "pgbench: error: client {client} aborted: end of script reached without completing the last transaction\n"
-                );
-            }
-            match how {
-                Aborted::Lost => format!(
-                    "pgbench: error: client {client} aborted in command {command} (SQL) of script {script}; perhaps the backend died while processing\n"
-                ),
-                Aborted::Connecting => {
-                    format!(
-                        "pgbench: error: client {client} aborted while establishing connection\n"
-                    )
-                }
-                Aborted::InCommand => match whole {
-                    Some(whole) => format!(
-                        "pgbench: error: client {client} script {script} aborted in command {command} query 0: {whole}"
-                    ),
-                    None => format!(
-                        "pgbench: error: client {client} script {script} aborted in command {command} query 0: {severity}:  {message}\n"
-                    ),
-                },
-            }
-        }
-        ClientNote::Warning { message } => format!("pgbench: warning: {message}\n"),
-    }
 }
 
 /// Where the runner and the workloads send what they have to say: the command's voice, of

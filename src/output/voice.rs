@@ -1,6 +1,7 @@
 //! Who speaks: dbsweep's own voice or a personality's (sysbench, pgbench), the header of a run, and
 //! the printer of a command's lines.
 
+use super::note::Said;
 use super::summary::{interval_line, summary};
 use crate::results::Results;
 use crate::results::figures::Interval;
@@ -23,11 +24,11 @@ pub trait Voice: Sync + std::fmt::Debug {
     fn progress(&self, line: &str) {
         eprintln!("{line}");
     }
-    /// dbsweep's own remark about a run (which database, where the results went): only
-    /// warnings and errors by default, as other tools' drivers parse what they print.
-    fn remark(&self, line: &str) {
-        if line.starts_with("warning") || line.starts_with("error") {
-            eprintln!("{line}");
+    /// What measuring a run says of it (which database, where the results went, a warning):
+    /// only its warnings by default, as other tools' drivers parse what they print.
+    fn said(&self, s: Said<'_>) {
+        if let Said::Warning(..) = s {
+            eprintln!("{}", s.line());
         }
     }
     /// What a client says while the run goes on.
@@ -55,7 +56,7 @@ pub trait Voice: Sync + std::fmt::Debug {
     fn summary(&self, r: &Results, sql_used: bool);
     /// Where the results file went.
     fn results_written(&self, path: &str) {
-        self.remark(&format!("results written to {path}"));
+        self.said(Said::Remark(&format!("results written to {path}")));
     }
     /// The line that ends a run whose clients aborted (their figures are of the others).
     fn aborted(&self) -> Option<&'static str> {
@@ -82,15 +83,28 @@ pub enum Style {
     As(&'static dyn Voice),
 }
 
-/// A client's note as dbsweep says it: in pgbench's words, the only ones dbsweep has for
-/// these, in one write so that clients' lines do not interleave; a warning as a remark.
+/// A client's note as dbsweep says it, one line on stderr (a personality whose clients retry
+/// aloud or abort alone words them its own way).
 fn own_client_note(note: &super::note::ClientNote) {
-    if let super::note::ClientNote::Warning { message } = note {
-        eprintln!("warning: {message}");
-        return;
+    use super::note::ClientNote;
+    match *note {
+        ClientNote::Warning { message } => eprintln!("warning: {message}"),
+        ClientNote::Retryable {
+            client,
+            message,
+            tries,
+            max_tries,
+            last,
+            ..
+        } => {
+            let max = max_tries.map_or(String::new(), |m| format!(" of {m}"));
+            let then = if last { "its event fails" } else { "retried" };
+            eprintln!("client {client}: {message} (try {tries}{max}; {then})");
+        }
+        ClientNote::Aborted {
+            client, message, ..
+        } => eprintln!("client {client} stopped: {message}"),
     }
-    let text = super::note::client_note_text(note);
-    let _ = std::io::Write::write_all(&mut std::io::stderr().lock(), text.as_bytes());
 }
 
 impl Style {
@@ -112,11 +126,12 @@ impl Style {
         }
     }
 
-    /// dbsweep's own remark about a run (which database, where the results went): on stderr.
-    pub fn remark(self, line: &str) {
+    /// What measuring a run says of it (which database, where the results went, a warning):
+    /// dbsweep's own voice prints it all on stderr.
+    pub fn say(self, s: Said<'_>) {
         match self {
-            Style::As(v) => v.remark(line),
-            Style::Own => eprintln!("{line}"),
+            Style::As(v) => v.said(s),
+            Style::Own => eprintln!("{}", s.line()),
         }
     }
 

@@ -451,8 +451,6 @@ fn workload_options(o: &RunArgs, threads: u32, seed: u64) -> WorkloadOptions {
         think_scale: o.think_scale,
         families: o.families.clone(),
         scale: o.scale,
-        pgbench_scripts: o.pgbench_scripts.clone(),
-        pgbench_defines: o.pgbench_defines.clone(),
         pgbench_debug: None,
         pgbench_extended: false,
         pgbench_tables: Default::default(),
@@ -484,7 +482,7 @@ fn runner_options(o: &RunArgs, threads: u32, workers: u32, seed: u64) -> RunnerO
         max_tries: NonZeroU32::new(o.max_tries),
         // pgbench's error lines and transaction log: the pgbench personality's, set by it.
         verbose_errors: false,
-        pgbench_clients: false,
+        clients_alone: false,
         latency_limit: positive(o.latency_limit),
         txn_log: None,
         warmup: o.warmup,

@@ -28,8 +28,8 @@ pub enum Format {
 /// bounds, stability.
 pub fn tables_of(ds: &Dataset, base: Option<&str>) -> Result<Vec<super::tables::Table>, Error> {
     // Warnings first, then the machine the inputs ran on.
-    // pgbench's runs lead with pgbench's figures.
-    let mut out: Vec<super::tables::Table> = super::pgbench::tables(ds);
+    // A family's runs may lead with the figures its users read first (pgbench's).
+    let mut out: Vec<super::tables::Table> = crate::workload::families::lead_tables(ds);
     out.extend(super::checks::inputs_table(ds));
     out.extend(super::checks::settings_table(ds));
     out.extend(super::checks::durability_table(ds));

@@ -14,7 +14,6 @@ mod checks;
 pub mod compare;
 mod entry;
 pub mod html;
-mod pgbench;
 mod phases;
 mod profile;
 pub mod queue;

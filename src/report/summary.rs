@@ -24,10 +24,10 @@ const EFFICIENCY: [&str; 7] = [
 /// The summary's tables, from the dataset and the full report's tables (whose warnings it
 /// lists).
 pub fn tables(ds: &Dataset, full: &[Table], base: Option<&str>) -> Result<Vec<Table>, Error> {
-    // pgbench's runs lead with transactions a second and their latency.
+    // A family's lead tables first (pgbench's transactions a second and their latency).
     let mut out: Vec<Table> = full
         .iter()
-        .filter(|t| t.id == "pgbench.transactions")
+        .filter(|t| crate::workload::families::leads(&t.id))
         .cloned()
         .collect();
     // A series' answer first: where throughput changed along its builds.

@@ -61,10 +61,10 @@ pub struct Interval {
     /// running, for sysbench's queue line (not saved).
     #[serde(skip)]
     pub queue: Option<(u64, u64)>,
-    /// pgbench's progress figures (not saved): failed, skipped and retried events, retries,
-    /// and the mean lag behind the `--rate` schedule.
+    /// The interval's failed, skipped and retried events, retries, and the mean lag behind
+    /// the `--rate` schedule, for a personality's progress line (not saved).
     #[serde(skip)]
-    pub pgbench: ProgressCounts,
+    pub progress: ProgressCounts,
     /// `--phases`: the phase (from 1) the interval's middle falls in (its label; the phases'
     /// own figures are collected at each phase's end).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -79,7 +79,7 @@ pub struct Interval {
     pub new_order_p90_ms: Option<f64>,
 }
 
-/// What pgbench's progress line counts of an interval.
+/// What a progress line may count of an interval beyond its rates (pgbench's counts them).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct ProgressCounts {
     pub failed: u64,

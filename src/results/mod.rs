@@ -4,8 +4,9 @@
 
 pub mod diagnosis;
 pub mod figures;
-mod fuzz;
+mod fuzzing;
 mod histogram;
+pub mod limits;
 pub mod merge;
 mod record;
 mod schema;
@@ -14,7 +15,7 @@ pub use crate::atomic::{
     ResultsFile, check_output_apart, check_replaceable, is_sweep_dir, write_atomic,
 };
 pub use figures::{Latency, Part};
-pub use fuzz::{fuzz_histogram_bytes, fuzz_results_text};
+pub use fuzzing::{fuzz_histogram_bytes, fuzz_results_text};
 pub use histogram::{HIST_MAX_NS, HistogramData, new_histogram};
 pub use record::{PauseReport, Recovery, StepRecord};
 use schema::parse_json;
@@ -25,6 +26,6 @@ use schema::parse_json;
 pub const RESULTS_DIR_ENV: &str = "DBSWEEP_RESULTS_DIR";
 pub use schema::{
     HISTOGRAM_ENCODING, HostId, MAX_SECONDS, Queries, RateInfo, Results, SCHEMA_VERSION,
-    ServerInfo, Serving, StatementFigures, TargetInfo, Tool, TpccFigures, TxnFigures, is_pgbench,
-    names_a_tool, times_operations, utc_datetime, utc_parts,
+    ServerInfo, Serving, StatementFigures, TargetInfo, Tool, TpccFigures, TxnFigures, names_a_tool,
+    times_operations, utc_datetime, utc_parts,
 };

@@ -143,7 +143,7 @@ pub struct Results {
     /// The machine's ceilings where the step ran (a sweep with `limits = true`): the disk's,
     /// the log's sync and the connection's, as `dbsweep limits` measures them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub limits: Option<Box<crate::limits::Limits>>,
+    pub limits: Option<Box<super::limits::Limits>>,
 }
 
 pub use crate::input::MAX_SECONDS;
@@ -569,12 +569,6 @@ pub fn utc_datetime(epoch: u64) -> String {
 /// (LinkBench's), rather than the statements of each event.
 pub fn times_operations(workload: &str) -> bool {
     workload == "linkbench" || workload == "linkbench_synthetic"
-}
-
-/// Whether a workload is one of pgbench's (its builtins, or scripts run as pgbench runs them):
-/// its figure is transactions a second.
-pub fn is_pgbench(workload: &str) -> bool {
-    workload.starts_with("pgbench")
 }
 
 fn is_zero(n: &u64) -> bool {

@@ -295,8 +295,9 @@ impl<'a> Tally<'a> {
 fn measured_end(opts: &RunnerOptions, measure_start: Instant) -> (Instant, f64) {
     let mut end = Instant::now().max(measure_start);
     let mut overran_s = 0.0;
-    // pgbench's run time is up to its last client's end, whatever it was doing at -T's.
-    if let Some(t) = opts.time.filter(|_| !opts.pgbench_clients) {
+    // Clients that end alone: the run's time is up to the last one's end, whatever it was
+    // doing at the end of --time.
+    if let Some(t) = opts.time.filter(|_| !opts.clients_alone) {
         let deadline = measure_start + Duration::from_secs_f64(t);
         let over = end.saturating_duration_since(deadline).as_secs_f64();
         if over > OVERRUN_SAID_S.max(t * 0.1) {
@@ -312,19 +313,16 @@ fn measured_end(opts: &RunnerOptions, measure_start: Instant) -> (Instant, f64) 
 /// any answer in flight or reconnect takes, less than a lock wait that changes the figures.
 pub(super) const OVERRUN_SAID_S: f64 = 1.0;
 
-/// Whether the interval ending with the run gets its line: as pgbench prints it, when `-T`'s
-/// end falls on a `-P` tick of a closed-loop run (its clients are still running there; paced
-/// clients have stopped before their next schedule passes the end, and pgbench's line with
-/// them). sysbench and dbsweep's own lines stop before `--time`.
+/// Whether the interval ending with the run gets its line, where clients end alone: when the
+/// end of `--time` falls on a tick of a closed-loop run (its clients are still running there;
+/// paced clients have stopped before their next schedule passes the end, and the line with
+/// them). Otherwise the lines stop before `--time`.
 pub(super) fn progress_at_the_end(opts: &RunnerOptions, ran: f64) -> bool {
     let (Some(tick), Some(time)) = (opts.report_interval, opts.time) else {
         return false;
     };
     let ticks = time / tick;
-    opts.pgbench_clients
-        && opts.rate.is_none()
-        && ran >= time
-        && (ticks - ticks.round()).abs() < 1e-9
+    opts.clients_alone && opts.rate.is_none() && ran >= time && (ticks - ticks.round()).abs() < 1e-9
 }
 
 /// What `snap` says as a checkpoint `t` seconds into the measured part, `seconds` after the

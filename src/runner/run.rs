@@ -58,13 +58,14 @@ pub struct RunnerOptions {
     /// retried until the run ends.
     #[serde(serialize_with = "zero_for_none::u32")]
     pub max_tries: Option<NonZeroU32>,
-    /// Each retryable error printed on stderr as pgbench's `--verbose-errors` prints it.
+    /// Each retryable error said as it happens (a client's note; the personality that asks
+    /// for it words it).
     #[serde(skip)]
     pub verbose_errors: bool,
-    /// Clients as pgbench's (its personality sets it): a client that meets an error that is
-    /// not retried aborts alone while the others go on; the run's time is up to its last
-    /// client's end; the progress line at `-T`'s end is printed when it falls on a tick.
-    pub pgbench_clients: bool,
+    /// Clients that end alone (a personality's policy): a client that meets an error that is
+    /// not retried aborts while the others go on; the run's time is up to its last client's
+    /// end; the progress line at the end of `--time` is printed when it falls on a tick.
+    pub clients_alone: bool,
     /// Milliseconds over which an event counts as late; under `--rate`, an event already that
     /// late when due is skipped (pgbench's `--latency-limit`). None: no limit.
     #[serde(serialize_with = "zero_for_none::f64")]
@@ -298,7 +299,7 @@ pub(super) fn run_group(
         max_tries: opts.max_tries,
         verbose_errors: opts.verbose_errors,
         notes: &opts.notes,
-        abort_alone: opts.pgbench_clients,
+        abort_alone: opts.clients_alone,
         aborted_clients: &aborted_clients,
         latency_limit: opts
             .latency_limit

@@ -10,7 +10,7 @@ use crate::error::Error;
 use crate::interrupt::INTERRUPT;
 use crate::measure::{self, Db};
 use crate::metrics::hw::Sampler;
-use crate::output;
+use crate::output::{self, Said, Warning};
 use crate::plan::sweep_plan::{Cell, Class, Step, StepKind, TargetSpec};
 use crate::results::StepRecord;
 use crate::server::{ManagedServer, ServerKind, ServerSpec};
@@ -172,10 +172,9 @@ impl<'a> SweepRun<'a> {
                     &|s| {
                         // After the crash, samplers that lost the server say what the crash
                         // did, not news.
-                        let lost = s.starts_with("warning: the wait profile of")
-                            || s.starts_with("warning: could not read the server's counters");
+                        let lost = matches!(s, Said::Warning(Warning::ServerLost, _));
                         if !(crash_at.is_some() && lost && stop.load(Ordering::Relaxed)) {
-                            progress.say(s);
+                            progress.say(&s.line());
                         }
                     },
                     if crash_at.is_some() {

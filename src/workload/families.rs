@@ -22,10 +22,7 @@ pub static FAMILIES: &[&dyn Family] = &[
     },
     &super::ibench::InsertBenchmark,
     &super::sqlbench::SqlBenchSuite,
-    &Listed {
-        workloads: PGBENCH,
-        build: super::pgbench::build,
-    },
+    &super::pgbench::PgbenchScripts,
     &super::linkbench::LinkBench,
     &Listed {
         workloads: TPCC,
@@ -107,7 +104,7 @@ pub fn plans() -> impl Iterator<Item = (&'static str, &'static str)> {
 
 /// A run's throughput in its family's own unit, where that is not queries/s.
 pub fn throughput(r: &Results) -> Option<f64> {
-    family_of(&r.workload)?.0.throughput(r)
+    FAMILIES.iter().find(|f| f.runs(&r.workload))?.throughput(r)
 }
 
 /// The families' own units of throughput, as the report's title names them.
@@ -136,6 +133,16 @@ pub fn report_tables(ds: &Dataset, base: Option<&str>) -> Result<Vec<Table>, Err
 /// figures seconds per test ([`Family::seconds_per_test`]).
 pub fn seconds_per_test(name: &str) -> bool {
     family_of(name).is_some_and(|(f, _)| f.seconds_per_test())
+}
+
+/// The tables that open a report, before its warnings: what a family's users read first.
+pub fn lead_tables(ds: &Dataset) -> Vec<Table> {
+    FAMILIES.iter().flat_map(|f| f.lead_tables(ds)).collect()
+}
+
+/// Whether report table `id` opens the summary ([`Family::lead_tables`]).
+pub fn leads(id: &str) -> bool {
+    FAMILIES.iter().any(|f| f.leads(id))
 }
 
 /// Whether report table `id` is a family's headline table, which the summary keeps.
@@ -214,25 +221,6 @@ const MICRO: &[(&str, &str)] = &[
         "the non-index update, always on id 1: one hot row per table",
     ),
     ("update-zipf", "the non-index update with zipfian ids"),
-];
-
-const PGBENCH: &[(&str, &str)] = &[
-    (
-        "pgbench_tpcb_like",
-        "pgbench's TPC-B (sort of): three updates, a select and an insert; its tables by prepare --scale",
-    ),
-    (
-        "pgbench_simple_update",
-        "pgbench's simple update (-N): the account's update, select and the history's insert",
-    ),
-    (
-        "pgbench_select_only",
-        "pgbench's select only (-S): one account by its key",
-    ),
-    (
-        "pgbench",
-        "pgbench scripts: --script FILE[@WEIGHT] (repeatable), with pgbench's language",
-    ),
 ];
 
 const TPCC: &[(&str, &str)] = &[(

@@ -19,6 +19,12 @@ pub trait Family: Sync {
     fn build(&self, name: &'static str, opts: &WorkloadOptions)
     -> Result<Box<dyn Workload>, Error>;
 
+    /// Whether a results file's workload is a run of the family's (its workloads by name, by
+    /// default).
+    fn runs(&self, workload: &str) -> bool {
+        self.workloads().iter().any(|(n, _)| *n == workload)
+    }
+
     /// The tables it makes in the database (beside the sbtest tables): a sweep's pause finds
     /// them there.
     fn tables(&self) -> &'static [&'static str] {
@@ -71,6 +77,16 @@ pub trait Family: Sync {
     /// The tables a report gives the family's steps (`base`: the report's `--base` column).
     fn report_tables(&self, _ds: &Dataset, _base: Option<&str>) -> Result<Vec<Table>, Error> {
         Ok(Vec::new())
+    }
+
+    /// The tables that open a report, before its warnings: what the family's users read first.
+    fn lead_tables(&self, _ds: &Dataset) -> Vec<Table> {
+        Vec::new()
+    }
+
+    /// Whether report table `id` is one of its lead tables, which open the summary too.
+    fn leads(&self, _id: &str) -> bool {
+        false
     }
 
     /// Whether report table `id` is one of its headline tables, which the summary keeps.

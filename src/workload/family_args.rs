@@ -22,6 +22,9 @@ pub struct FamilyArgs {
     #[command(flatten)]
     #[serde(flatten)]
     pub sqlbench: super::sqlbench::options::SqlbenchArgs,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub pgbench: super::pgbench::options::PgbenchArgs,
 }
 
 impl FamilyArgs {
@@ -31,6 +34,7 @@ impl FamilyArgs {
             ibench: r.read()?,
             linkbench: r.read()?,
             sqlbench: r.read()?,
+            pgbench: r.read()?,
         })
     }
 

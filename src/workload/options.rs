@@ -60,9 +60,6 @@ pub struct WorkloadOptions {
     /// The workload families' own options, each family's in its own type.
     #[serde(flatten)]
     pub families: super::family_args::FamilyArgs,
-    /// The pgbench workload's scripts (`FILE[@WEIGHT]`) and variables (`NAME=VALUE`).
-    pub pgbench_scripts: Vec<String>,
-    pub pgbench_defines: Vec<String>,
     /// The pgbench personality's `-d`: its debugging lines, in its query mode's words.
     #[serde(skip)]
     pub pgbench_debug: Option<crate::workload::pgbench::Debug>,

@@ -512,11 +512,16 @@ pub fn check_ready(
                     "table {name} in {url} is empty: {hint}"
                 )));
             }
-            Some(m) if (m as u64) < o.table_size / 2 => eprintln!(
-                "warning: table {name} holds ids up to {m} but --table-size is {}; most lookups \
-                 will find no row",
-                o.table_size
-            ),
+            Some(m) if (m as u64) < o.table_size / 2 => {
+                o.notes
+                    .client_note(&crate::output::note::ClientNote::Warning {
+                        message: &format!(
+                            "table {name} holds ids up to {m} but --table-size is {}; most lookups \
+                         will find no row",
+                            o.table_size
+                        ),
+                    })
+            }
             Some(_) => {}
         }
     }

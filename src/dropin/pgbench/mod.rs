@@ -9,6 +9,7 @@
 mod checks;
 mod getopt;
 mod help;
+mod notes;
 pub mod output;
 mod setup;
 mod translate;

@@ -57,6 +57,11 @@ impl Voice for PgbenchStyle {
     /// stderr stays pgbench's (drivers and pgbench's own tests check it is empty).
     fn results_written(&self, _path: &str) {}
 
+    /// A retried error, a client that aborted alone: in pgbench's words.
+    fn client_note(&self, note: &crate::output::note::ClientNote) {
+        super::notes::say(note);
+    }
+
     /// Nothing on a terminal but pgbench's own lines.
     fn progress_bars(&self) -> bool {
         false
@@ -93,7 +98,7 @@ pub struct ScriptShape {
 /// it) and, when `--max-tries` is not 1, the retried transactions and the retries.
 /// `--progress-timestamp` puts the Unix time of the line where the seconds since the start go.
 pub fn progress_line(iv: &Interval, st: &PgbenchStyle) -> String {
-    let p = &iv.pgbench;
+    let p = &iv.progress;
     let when = if st.progress_timestamp {
         let now = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)

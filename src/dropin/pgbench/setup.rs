@@ -47,7 +47,7 @@ impl PgbenchRun {
         plan.workload_opts.pgbench_debug = self.debug;
         plan.workload_opts.pgbench_extended = self.extended;
         plan.runner.txn_log = self.txn_log;
-        plan.runner.pgbench_clients = true;
+        plan.runner.clients_alone = true;
         println!("pgbench (dbsweep {})", env!("CARGO_PKG_VERSION"));
         if let Some(h) = &self.debug_header {
             eprintln!("pgbench: {h}");

@@ -395,10 +395,10 @@ fn run(opts: &[(&str, String)], target: &str, at: &[String; 3]) -> Result<Pgbenc
         }
         None => args.time = duration as f64,
     }
-    args.pgbench_scripts = script_specs;
+    args.families.pgbench.scripts = script_specs;
     for (k, v) in opts {
         match *k {
-            "define" => args.pgbench_defines.push(v.clone()),
+            "define" => args.families.pgbench.defines.push(v.clone()),
             "rate" => args.rate = number("rate", v, "rate limit")?,
             "random-seed" => {
                 args.rand_seed = match v.as_str() {

@@ -88,13 +88,10 @@ impl SysbenchStyle {
 }
 
 impl Voice for SysbenchStyle {
-    /// dbsweep's remarks (a busy machine, which database) add nothing to sysbench's text: its
-    /// warnings go to the results file's notes; only its errors are said (on stderr).
-    fn remark(&self, line: &str) {
-        if line.starts_with("error") {
-            eprintln!("{line}");
-        }
-    }
+    /// dbsweep's remarks and warnings (a busy machine, which database) add nothing to
+    /// sysbench's text: its warnings go to the results file's notes (errors end the command,
+    /// and are said there).
+    fn said(&self, _s: crate::output::Said<'_>) {}
 
     /// On stdout, as sysbench has it ("Creating table 'sbtest1'...").
     fn progress(&self, line: &str) {

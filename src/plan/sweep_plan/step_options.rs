@@ -403,7 +403,7 @@ mod tests {
         assert_eq!(a.rand_type, crate::workload::rand::RandType::Pareto);
         assert!(a.skip_trx);
         assert_eq!(a.rate, 12.5);
-        assert_eq!(a.pgbench_scripts, vec!["x.sql@2".to_string()]);
+        assert_eq!(a.families.pgbench.scripts, vec!["x.sql@2".to_string()]);
         assert_eq!(a.warmup, 3.0);
         assert_eq!(a.events, 7);
         // Everything else as the command line leaves it.

@@ -251,15 +251,5 @@ fn pipelining_is_postgresqls_and_said_so_once() {
         );
         assert!(check_pipeline(false, other).is_ok());
     }
-    // A managed MariaDB refuses it before it starts (no server, no URL yet).
-    let words = ["--server", "mariadb", "--pipeline"].map(String::from);
-    let (words, _) = crate::cli::RunWords::read(words).expect("words");
-    let plan = crate::plan::RunPlan::from_args("oltp_read_only", &words.args).expect("a plan");
-    let e = crate::measure::Db::open(&plan, false)
-        .err()
-        .expect("refused");
-    assert_eq!(
-        e.to_string(),
-        "--pipeline: only PostgreSQL targets pipeline statements, and --server is mariadb; leave out --pipeline"
-    );
+    // A managed MariaDB refuses it before it starts: measure/open.rs's tests.
 }

@@ -32,13 +32,15 @@ pub const TABLES: [&str; 4] = [
 
 pub fn build(name: &'static str, o: &WorkloadOptions) -> Option<Result<Box<dyn Workload>, Error>> {
     let scripts: Result<Vec<(Script, u32)>, Error> = if name == "pgbench" {
-        if o.pgbench_scripts.is_empty() {
+        if o.families.pgbench.scripts.is_empty() {
             return Some(Err(Error::Option {
                 option: "script".into(),
                 why: "the pgbench workload runs the scripts of --script FILE[@WEIGHT] (or a builtin: tpcb-like, simple-update, select-only)".into(),
             }));
         }
-        o.pgbench_scripts
+        o.families
+            .pgbench
+            .scripts
             .iter()
             .map(|s| read_script(s))
             .collect::<Result<Vec<_>, Error>>()
@@ -261,7 +263,7 @@ impl Workload for Pgbench {
             "default_seed".into(),
             Value::Int(expr::PgPrng::default_seed(seed, self.opts.threads.max(1)) as i64),
         );
-        for d in &self.opts.pgbench_defines {
+        for d in &self.opts.families.pgbench.defines {
             if let Some((k, v)) = d.split_once('=') {
                 keep(
                     &mut vars,

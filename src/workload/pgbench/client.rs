@@ -11,6 +11,7 @@ use super::stmt::{Stmt, said_in};
 use super::vars::{Stored, keep, stored};
 use crate::clock::Stamp;
 use crate::db::{Conn, DbError, ErrorClass, Param, QueryCounts};
+use crate::output::note::{META_FAILED, OPEN_AT_END, STORE_FAILED};
 use crate::workload::rand::Rand;
 use crate::workload::traits::Client;
 
@@ -113,17 +114,6 @@ fn nap(d: std::time::Duration) -> bool {
 fn run_ended(what: &'static str) -> DbError {
     DbError::new(ErrorClass::Fatal, crate::interrupt::RUN_ENDED, what)
 }
-
-/// The code of a meta-command's failure, followed by `WORD: HOW` (the command's name, and
-/// pgbench's "evaluation of meta-command failed" or the like): the abort says it as pgbench's
-/// `commandFailed` does, after the error itself; dbsweep's own error line reads it as it is.
-pub const META_FAILED: &str = "pgbench \\";
-
-/// The code of a `\gset`/`\aset` into a name no variable can have (the name is the message).
-pub const STORE_FAILED: &str = "pgbench store";
-
-/// The code of the abort after a script that ended inside a transaction block.
-pub const OPEN_AT_END: &str = "pgbench open transaction";
 
 /// Meta-command `word` failed: `e` (said first, if any), then `how`.
 fn meta_failed(word: &str, how: &str, e: Option<String>) -> DbError {

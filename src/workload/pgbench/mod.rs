@@ -9,17 +9,20 @@ mod client;
 mod command;
 mod debug;
 pub mod expr;
+mod family;
 pub mod init;
 mod lexer;
 mod meta;
+pub mod options;
 mod prepare;
+mod report;
 mod said;
 pub mod script;
 mod shell;
 mod stmt;
 mod vars;
 pub use builtin::{TABLES, build, command_names, read_script};
-pub use client::{META_FAILED, OPEN_AT_END, STORE_FAILED};
+pub use family::PgbenchScripts;
 
 /// pgbench's `-d`: each client says what it executes and sends on stderr, the SQL as the
 /// query mode (`-M`) sends it.

@@ -1,10 +1,13 @@
 //! pgbench's runs as pgbench's users read them first: transactions a second and the
 //! transactions' latency percentiles, a row per run, before anything else of the report.
 
-use super::model::Dataset;
-use super::tables::{Better, Cell, Row, Table};
+use crate::dataset::model::{Dataset, place_label};
+use crate::dataset::tables::{Better, Cell, Row, Table};
 
-pub fn tables(ds: &Dataset) -> Vec<Table> {
+/// The id of its table of transactions.
+pub(super) const TRANSACTIONS: &str = "pgbench.transactions";
+
+pub(super) fn tables(ds: &Dataset) -> Vec<Table> {
     let rows: Vec<Row> = ds
         .entries
         .iter()
@@ -12,8 +15,8 @@ pub fn tables(ds: &Dataset) -> Vec<Table> {
             let r = e
                 .results
                 .as_ref()
-                .filter(|r| crate::results::is_pgbench(&r.workload))?;
-            let place = super::checks::place_label(ds, &e.place, false);
+                .filter(|r| super::family::is_run(&r.workload))?;
+            let place = place_label(ds, &e.place, false);
             let label = if place.is_empty() {
                 format!("{} c{}", e.test, e.place.clients)
             } else {
@@ -41,7 +44,7 @@ pub fn tables(ds: &Dataset) -> Vec<Table> {
         return Vec::new();
     }
     vec![Table {
-        id: "pgbench.transactions".into(),
+        id: TRANSACTIONS.into(),
         title: "pgbench: transactions a second and their latency".into(),
         better: Some(Better::Higher),
         columns: [
