@@ -1,9 +1,8 @@
 //! Each subcommand's entry: the command line's choice turned into the work it names.
 
 use crate::cli::{Cli, Command, Opts, TpccAction};
-use crate::dropin::sysbench::{self, BuiltinCommand, Dropin};
 use crate::error::{Error, Outcome};
-use crate::measure::{Db, load, load_line, run_workload};
+use crate::measure::{Db, run_workload};
 use crate::output::Style;
 use crate::plan::RunPlan;
 use crate::server::{self, ServerKind};
@@ -29,12 +28,12 @@ fn run_styled(mut cli: Cli, style: Style) -> Result<Outcome, Error> {
         Command::Completions { shell } => completions(shell),
         Command::Man { markdown: false } => man(),
         Command::Man { markdown: true } => super::reference::markdown(),
-        Command::Prepare(o) => prepare(&o, style),
-        Command::Cleanup(o) => cleanup(&o, style),
+        Command::Prepare(o) => super::tables::prepare(&o, style),
+        Command::Cleanup(o) => super::tables::cleanup(&o, style),
         Command::Check(o) => check(&o),
         Command::Run(o) => run_workload(&RunPlan::from_opts(&o)?.styled(style)),
-        Command::Sysbench(a) => sysbench(&a.args),
-        Command::Pgbench(a) => pgbench(&a.args),
+        Command::Sysbench(a) => super::personalities::sysbench(&a.args),
+        Command::Pgbench(a) => super::personalities::pgbench(&a.args),
         Command::Tpcc(t) => match t.action {
             TpccAction::Run(a) => run_workload(&RunPlan::from_args("tpcc", &a)?),
             TpccAction::Prepare(o) => super::tpcc::prepare(&o),
@@ -75,36 +74,6 @@ fn man() -> Result<Outcome, Error> {
     std::io::Write::write_all(&mut std::io::stdout(), &out)
         .map_err(|e| Error::Run(format!("writing the manual page: {e}")))?;
     Ok(Outcome::Done)
-}
-
-/// A sysbench command line (the words after `sysbench`): the drop-in answers it, or turns it
-/// into a dbsweep command, run here.
-pub fn sysbench(args: &[String]) -> Result<Outcome, Error> {
-    match sysbench::main(args)? {
-        Dropin::Done(outcome) => Ok(outcome),
-        Dropin::Run(b) => {
-            interrupt::install_ctrl_c(server::kill_all);
-            b.timeouts.set()?;
-            match b.command {
-                BuiltinCommand::Prepare => prepare(&b.opts, b.style),
-                BuiltinCommand::Run => run_workload(&RunPlan::from_opts(&b.opts)?.styled(b.style)),
-                BuiltinCommand::Cleanup => cleanup(&b.opts, b.style),
-            }
-        }
-    }
-}
-
-/// A pgbench command line (the words after `pgbench`): the pgbench personality answers it,
-/// or turns it into a dbsweep command, run here.
-pub fn pgbench(args: &[String]) -> Result<Outcome, Error> {
-    use crate::dropin::pgbench::Pgbench;
-    interrupt::install_ctrl_c(server::kill_all);
-    crate::cli::Timeouts::default().set()?;
-    match crate::dropin::pgbench::main(args)? {
-        Pgbench::Done(outcome) => Ok(outcome),
-        Pgbench::Init(plan) => prepare_plan(&plan),
-        Pgbench::Run(run) => run_workload(&run.ready()?),
-    }
 }
 
 /// `--target-stdin` (a sweep's remote client host): the target URL is read from standard
@@ -169,22 +138,6 @@ fn workloads() -> Result<Outcome, Error> {
     Ok(Outcome::Done)
 }
 
-fn prepare(o: &Opts, style: Style) -> Result<Outcome, Error> {
-    prepare_plan(&RunPlan::from_opts(o)?.styled(style))
-}
-
-fn prepare_plan(plan: &RunPlan) -> Result<Outcome, Error> {
-    let workload = workload::build(&plan.workload, &plan.workload_opts)?;
-    let db = Db::open(plan, true)?;
-    let load = load(plan, db.target.as_ref(), workload.as_ref())?;
-    match plan.style {
-        Style::Own => println!("{}", load_line(&load)),
-        Style::As(voice) => voice.loaded(&load),
-    }
-    workload.verify(db.target.as_ref())?;
-    Ok(Outcome::Done)
-}
-
 /// The workload's own consistency checks on its loaded (or run) tables.
 fn check(o: &Opts) -> Result<Outcome, Error> {
     let plan = RunPlan::from_opts(o)?;
@@ -215,19 +168,5 @@ fn check(o: &Opts) -> Result<Outcome, Error> {
         plan.workload,
         db.target.display_url()
     );
-    Ok(Outcome::Done)
-}
-
-fn cleanup(o: &Opts, style: Style) -> Result<Outcome, Error> {
-    let plan = RunPlan::from_opts(o)?.styled(style);
-    let workload = workload::build(&plan.workload, &plan.workload_opts)?;
-    let db = Db::open(&plan, false)?;
-    let dropped = workload.cleanup(db.target.as_ref(), &plan.workload_opts)?;
-    if plan.style.voice().is_none_or(|v| v.says_dropped()) {
-        println!(
-            "Dropped {dropped} table(s) from {}",
-            db.target.display_url()
-        );
-    }
     Ok(Outcome::Done)
 }

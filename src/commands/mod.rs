@@ -4,7 +4,10 @@
 
 mod dispatch;
 mod limits;
+mod personalities;
 mod reference;
 mod results;
+mod tables;
 mod tpcc;
-pub use dispatch::{pgbench, run, sysbench};
+pub use dispatch::run;
+pub use personalities::as_personality;

@@ -7,6 +7,7 @@
 //! `DBSWEEP_RESULTS_DIR` names.
 
 mod checks;
+pub mod exit;
 mod getopt;
 mod help;
 mod notes;

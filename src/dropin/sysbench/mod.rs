@@ -7,6 +7,7 @@
 //! API. dbsweep's extras (every percentile, the HDR histogram) go to the `--output` results file.
 
 mod ctests;
+pub mod exit;
 mod help;
 pub mod output;
 mod translate;

@@ -31,12 +31,6 @@ const WORKLOADS: &[(&str, &str)] = &[
     ),
 ];
 
-/// Whether a results file's workload is a run of pgbench's scripts (its builtins, or scripts
-/// run as pgbench runs them).
-pub(super) fn is_run(workload: &str) -> bool {
-    workload.starts_with("pgbench")
-}
-
 impl Family for PgbenchScripts {
     fn workloads(&self) -> &'static [(&'static str, &'static str)] {
         WORKLOADS
@@ -51,7 +45,7 @@ impl Family for PgbenchScripts {
     }
 
     fn runs(&self, workload: &str) -> bool {
-        is_run(workload)
+        super::report::is_run(workload)
     }
 
     /// Transactions (script runs) a second.

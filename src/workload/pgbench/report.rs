@@ -4,6 +4,12 @@
 use crate::dataset::model::{Dataset, place_label};
 use crate::dataset::tables::{Better, Cell, Row, Table};
 
+/// Whether a results file's workload is a run of pgbench's scripts (its builtins, or scripts
+/// run as pgbench runs them).
+pub(super) fn is_run(workload: &str) -> bool {
+    workload.starts_with("pgbench")
+}
+
 /// The id of its table of transactions.
 pub(super) const TRANSACTIONS: &str = "pgbench.transactions";
 
@@ -12,10 +18,7 @@ pub(super) fn tables(ds: &Dataset) -> Vec<Table> {
         .entries
         .iter()
         .filter_map(|e| {
-            let r = e
-                .results
-                .as_ref()
-                .filter(|r| super::family::is_run(&r.workload))?;
+            let r = e.results.as_ref().filter(|r| is_run(&r.workload))?;
             let place = place_label(ds, &e.place, false);
             let label = if place.is_empty() {
                 format!("{} c{}", e.test, e.place.clients)
