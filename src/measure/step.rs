@@ -44,17 +44,8 @@ pub(crate) fn measure(
         target.kind(),
         plan.runner.rand_seed
     )));
-    if plan.workload == "tpcc" {
-        let below = plan.workload_opts.tpcc_mix.below_minimums();
-        if !below.is_empty() {
-            say(Said::Warning(
-                Warning::Other,
-                &format!(
-                    "--mix: {} (the specification's least shares): the run does not conform, and its results say so",
-                    below.join(", ")
-                ),
-            ));
-        }
+    for w in workload.warnings() {
+        say(Said::Warning(Warning::Other, &w));
     }
     let started_at = SystemTime::now()
         .duration_since(UNIX_EPOCH)

@@ -42,7 +42,6 @@ pub fn tables_of(ds: &Dataset, base: Option<&str>) -> Result<Vec<super::tables::
     out.extend(super::changes::tables(ds));
     out.extend(super::scaling::tables(ds));
     out.extend(super::bound::tables(ds));
-    out.extend(super::tpcc::tables(ds));
     out.extend(crate::workload::families::report_tables(ds, base)?);
     out.extend(super::statements::tables(ds));
     out.extend(super::profile::tables(ds));

@@ -26,6 +26,5 @@ mod series_out;
 pub mod stability;
 mod statements;
 mod summary;
-mod tpcc;
 mod waits;
 pub use entry::{Format, compare, emit, hdr_log, report, tables_of};

@@ -126,21 +126,22 @@ pub(super) fn recover(
         None
     };
     drop(conn);
-    let checks = if workload.name() == "tpcc" {
-        crate::workload::tpcc::verify_conditions(db.db.target.as_ref(), true).map_err(|e| {
-            let log = server_log_about_recovery(db);
-            Error::Run(format!(
-                "TPC-C's consistency checks after the crash: {e}{}",
-                if log.is_empty() {
-                    String::new()
-                } else {
-                    format!(" (the server's recovery log: {})", log.join(" | "))
-                }
-            ))
-        })?;
-        Some("passed".to_string())
-    } else {
-        None
+    let checks = match workload.verify_after_crash(db.db.target.as_ref()) {
+        None => None,
+        Some(checked) => {
+            checked.map_err(|e| {
+                let log = server_log_about_recovery(db);
+                Error::Run(format!(
+                    "{e}{}",
+                    if log.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" (the server's recovery log: {})", log.join(" | "))
+                    }
+                ))
+            })?;
+            Some("passed".to_string())
+        }
     };
     Ok(Recovery {
         crash_after_s: crash.at_s,

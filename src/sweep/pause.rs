@@ -71,17 +71,12 @@ pub fn postwrite(
     Ok(report)
 }
 
-/// The tables of dbsweep's workloads that the database holds: the plan's sbtest tables, the
-/// workload families' own, TPC-C's.
+/// The tables of dbsweep's workloads that the database holds: the plan's sbtest tables and
+/// the workload families' own.
 fn tables_here(conn: &mut dyn Conn, tables: u32) -> Result<Vec<String>, DbError> {
     let candidates = (1..=tables)
         .map(|n| format!("sbtest{n}"))
-        .chain(crate::workload::families::tables().map(str::to_string))
-        .chain(
-            crate::workload::tpcc::schema::TABLES
-                .iter()
-                .map(|t| t.to_string()),
-        );
+        .chain(crate::workload::families::tables().map(str::to_string));
     let mut here = Vec::new();
     for name in candidates {
         if conn.table_exists(&name)? {

@@ -24,10 +24,7 @@ pub static FAMILIES: &[&dyn Family] = &[
     &super::sqlbench::SqlBenchSuite,
     &super::pgbench::PgbenchScripts,
     &super::linkbench::LinkBench,
-    &Listed {
-        workloads: TPCC,
-        build: |_, o| Some(Ok(Box::new(super::tpcc::Tpcc::new(o)))),
-    },
+    &super::tpcc::TpccFamily,
 ];
 
 /// A builder of a family's workloads: None for a name that is not one of them.
@@ -222,8 +219,3 @@ const MICRO: &[(&str, &str)] = &[
     ),
     ("update-zipf", "the non-index update with zipfian ids"),
 ];
-
-const TPCC: &[(&str, &str)] = &[(
-    "tpcc",
-    "TPC-C: the five transactions from a shuffled deck over --warehouses (see `dbsweep tpcc`)",
-)];

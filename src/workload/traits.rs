@@ -165,6 +165,17 @@ pub trait Workload: Send + Sync {
     fn verify(&self, _target: &dyn Target) -> Result<(), Error> {
         Ok(())
     }
+    /// What a run of it should be warned of before it starts (TPC-C's mix below the
+    /// specification's least shares: the run does not conform).
+    fn warnings(&self) -> Vec<String> {
+        Vec::new()
+    }
+    /// The consistency checks that must hold after a crash and the server's recovery (TPC-C's,
+    /// but for the one a run in flight may break): None where the workload has none; Err says
+    /// which failed, in the workload's words.
+    fn verify_after_crash(&self, _target: &dyn Target) -> Option<Result<(), Error>> {
+        None
+    }
     /// Whether [`verify`](Self::verify) checks anything that a run may have broken, so that
     /// `dbsweep check` runs it (LinkBench's counts).
     fn checks(&self) -> bool {

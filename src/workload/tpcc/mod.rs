@@ -5,13 +5,16 @@
 pub mod check;
 mod client;
 pub mod deck;
+mod family;
 mod input;
 pub mod load;
 pub mod mix;
+mod report;
 pub mod run;
 pub mod schema;
 pub mod stmts;
 mod txns;
 
+pub use family::TpccFamily;
 pub use mix::Tpcc;
 pub use txns::verify_conditions;

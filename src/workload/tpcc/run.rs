@@ -67,6 +67,26 @@ impl Workload for Tpcc {
         verify_conditions(target, false)
     }
 
+    fn warnings(&self) -> Vec<String> {
+        let below = self.mix.below_minimums();
+        if below.is_empty() {
+            return Vec::new();
+        }
+        vec![format!(
+            "--mix: {} (the specification's least shares): the run does not conform, and its results say so",
+            below.join(", ")
+        )]
+    }
+
+    /// The conditions but the eleventh (a run in flight may break it).
+    fn verify_after_crash(&self, target: &dyn Target) -> Option<Result<(), Error>> {
+        Some(
+            verify_conditions(target, true).map_err(|e| {
+                Error::Run(format!("TPC-C's consistency checks after the crash: {e}"))
+            }),
+        )
+    }
+
     fn cleanup(&self, target: &dyn Target, _: &WorkloadOptions) -> Result<u32, Error> {
         let url = target.display_url();
         let mut conn = target.connect().map_err(|e| Error::db(&url, e))?;

@@ -2,10 +2,10 @@
 //! limit of clause 5.2.5.3), one table per measured TPC-C step: the run's summary and results
 //! file have them, and a report that shows only NOPM hides a type that failed its limit.
 
-use super::model::Dataset;
-use super::tables::{Cell, Row, Table};
+use crate::dataset::model::Dataset;
+use crate::dataset::tables::{Cell, Row, Table};
 
-pub fn tables(ds: &Dataset) -> Vec<Table> {
+pub(super) fn tables(ds: &Dataset) -> Vec<Table> {
     let mut out = Vec::new();
     for e in &ds.entries {
         let Some(r) = e.results.as_ref() else {

@@ -1,0 +1,38 @@
+//! TPC-C as a family: its one workload, its nine tables, and what a report shows of its steps
+//! (a table of its transactions per step, against the specification's limits).
+
+use super::super::family::Family;
+use super::super::{Workload, WorkloadOptions};
+use crate::dataset::model::Dataset;
+use crate::dataset::tables::Table;
+use crate::error::Error;
+
+/// TPC-C: the registry's entry.
+pub struct TpccFamily;
+
+const WORKLOADS: &[(&str, &str)] = &[(
+    "tpcc",
+    "TPC-C: the five transactions from a shuffled deck over --warehouses (see `dbsweep tpcc`)",
+)];
+
+impl Family for TpccFamily {
+    fn workloads(&self) -> &'static [(&'static str, &'static str)] {
+        WORKLOADS
+    }
+
+    fn build(
+        &self,
+        _name: &'static str,
+        opts: &WorkloadOptions,
+    ) -> Result<Box<dyn Workload>, Error> {
+        Ok(Box::new(super::Tpcc::new(opts)))
+    }
+
+    fn tables(&self) -> &'static [&'static str] {
+        &super::schema::TABLES
+    }
+
+    fn report_tables(&self, ds: &Dataset, _base: Option<&str>) -> Result<Vec<Table>, Error> {
+        Ok(super::report::tables(ds))
+    }
+}
