@@ -16,7 +16,6 @@ pub mod heading {
     pub const OUTPUT: &str = "Output";
     pub const SYSBENCH: &str = "sysbench and microbenchmark workloads";
     pub const PGBENCH: &str = crate::workload::pgbench::options::HEADING;
-    pub const TPCC: &str = "TPC-C";
     /// What every run has, whatever its workload.
     pub const SHARED: [&str; 4] = [CONNECTION, RUN, MEASUREMENT, OUTPUT];
 }
@@ -526,22 +525,6 @@ pub struct RunArgs {
     #[arg(help_heading = heading::PGBENCH, long, default_value_t = 1, value_name = "N")]
     pub scale: u32,
 
-    /// tpcc: warehouses (each: 10 districts, 30,000 customers, 100,000 stock rows)
-    #[arg(help_heading = heading::TPCC, long, default_value_t = 1)]
-    pub warehouses: u32,
-    /// tpcc: keying and think times between transactions, as the specification's terminals
-    #[arg(help_heading = heading::TPCC, long, value_parser = parse_bool, num_args = 0..=1, default_value = "off", default_missing_value = "on")]
-    pub wait: bool,
-    /// tpcc: the five transactions' shares in percent, adding up to 100: NO,P,OS,D,SL
-    /// (`50,50,0,0,0`) or TYPE=PCT pairs (`new_order=50,payment=50`) [default: 45,43,4,4,4,
-    /// the specification's least mix; below its minimums runs, with a warning, and does not
-    /// conform]
-    #[arg(help_heading = heading::TPCC, long, value_name = "SHARES")]
-    pub mix: Option<String>,
-    /// tpcc --wait: multiply keying and think times by this (for short studies and tests; a
-    /// run with another value than 1 does not conform to the specification and says so)
-    #[arg(help_heading = heading::TPCC, long, default_value_t = 1.0, value_name = "F")]
-    pub think_scale: f64,
     // Last: each under its family's heading, which would hold every option after it. A plan
     // reads them apart (plan::sweep_plan::step_options), each family's by its names.
     #[command(flatten)]

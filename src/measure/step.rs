@@ -427,16 +427,16 @@ fn build_results(
     let tpcc = (plan.workload == "tpcc").then(|| {
         let w = &plan.workload_opts;
         let pacing = workload::tpcc::run::Pacing {
-            wait: w.wait,
-            think_scale: w.think_scale,
+            wait: w.families.tpcc.wait,
+            think_scale: w.families.tpcc.think_scale,
             terminals: plan.runner.threads,
-            mix: w.tpcc_mix,
+            mix: w.families.tpcc.tpcc_mix,
         };
         workload::tpcc::run::figures(
             &o.total.kinds,
             &o.total.queue,
             o.seconds,
-            w.warehouses,
+            w.families.tpcc.warehouses,
             pacing,
         )
     });

@@ -187,22 +187,7 @@ fn check_sizes(o: &RunArgs) -> Result<(), Error> {
             format!("{} must be from 1 to 100000", o.scale),
         ));
     }
-    if o.warehouses == 0 {
-        return Err(bad("warehouses", "must be at least 1"));
-    }
-    if !(o.think_scale.is_finite() && o.think_scale > 0.0 && o.think_scale <= 100.0) {
-        return Err(bad(
-            "think-scale",
-            format!("{} must be above 0 and at most 100", o.think_scale),
-        ));
-    }
-    if o.think_scale != 1.0 && !o.wait {
-        return Err(bad(
-            "think-scale",
-            "scales the keying and think times of --wait; add --wait",
-        ));
-    }
-    if o.wait && o.rate > 0.0 {
+    if o.families.tpcc.wait && o.rate > 0.0 {
         return Err(bad(
             "wait",
             "keying and think times pace the clients already; leave out --rate",

@@ -89,7 +89,7 @@ fn with_phases(o: &RunArgs, spec: &str) -> Result<(RunArgs, Phases), Error> {
             "--phases sets the rate over time; leave out --rate",
         ));
     }
-    if o.wait {
+    if o.families.tpcc.wait {
         return Err(bad("phases", "TPC-C's --wait paces terminals itself"));
     }
     if p.closed_loop() {
@@ -125,11 +125,13 @@ pub const WORKERS_PER_CORE: u32 = 4;
 
 /// The clients, worker threads and shared connections of a run of `workload` with options `o`.
 fn clients_of(workload: &str, o: &RunArgs) -> Result<(u32, u32), Error> {
-    let threads = o.threads.unwrap_or(if o.wait && workload == "tpcc" {
-        o.warehouses.saturating_mul(10)
-    } else {
-        1
-    });
+    let threads = o
+        .threads
+        .unwrap_or(if o.families.tpcc.wait && workload == "tpcc" {
+            o.families.tpcc.warehouses.saturating_mul(10)
+        } else {
+            1
+        });
     if threads == 0 || threads > MAX_CLIENTS {
         return Err(bad(
             "threads",
@@ -138,7 +140,7 @@ fn clients_of(workload: &str, o: &RunArgs) -> Result<(u32, u32), Error> {
     }
     // Not a built-in: a sysbench Lua script's path (the script's plan names its workload so).
     let script = !crate::workload::is_builtin(workload);
-    let paced = o.wait || o.rate > 0.0;
+    let paced = o.families.tpcc.wait || o.rate > 0.0;
     let workers = match o.workers {
         Some(w) if w == 0 || w > MAX_WORKERS => {
             return Err(bad(
@@ -344,11 +346,11 @@ impl RunPlan {
             o.rand_seed
         };
         let mut workload_opts = workload_options(o, threads, seed);
-        if let Some(mix) = &o.mix {
+        if let Some(mix) = &o.families.tpcc.mix {
             if workload != "tpcc" {
                 return Err(bad("mix", "TPC-C's transaction mix: only for tpcc"));
             }
-            workload_opts.tpcc_mix =
+            workload_opts.families.tpcc.tpcc_mix =
                 crate::workload::tpcc::deck::Mix::parse(mix).map_err(|e| bad("mix", e))?;
         }
         let roles = o
@@ -445,10 +447,6 @@ fn workload_options(o: &RunArgs, threads: u32, seed: u64) -> WorkloadOptions {
         ps_mode: o.ps_mode,
         pipeline: o.pipeline,
         threads,
-        warehouses: o.warehouses,
-        tpcc_mix: Default::default(),
-        wait: o.wait,
-        think_scale: o.think_scale,
         families: o.families.clone(),
         scale: o.scale,
         pgbench_debug: None,

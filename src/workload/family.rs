@@ -74,6 +74,12 @@ pub trait Family: Sync {
         None
     }
 
+    /// A guess of a load's seconds with the options `args`, for a sweep's schedule, where the
+    /// family loads tables of its own.
+    fn estimate_load_seconds(&self, _args: &FamilyArgs) -> Option<f64> {
+        None
+    }
+
     /// The tables a report gives the family's steps (`base`: the report's `--base` column).
     fn report_tables(&self, _ds: &Dataset, _base: Option<&str>) -> Result<Vec<Table>, Error> {
         Ok(Vec::new())

@@ -25,6 +25,9 @@ pub struct FamilyArgs {
     #[command(flatten)]
     #[serde(flatten)]
     pub pgbench: super::pgbench::options::PgbenchArgs,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub tpcc: super::tpcc::options::TpccArgs,
 }
 
 impl FamilyArgs {
@@ -35,12 +38,14 @@ impl FamilyArgs {
             linkbench: r.read()?,
             sqlbench: r.read()?,
             pgbench: r.read()?,
+            tpcc: r.read()?,
         })
     }
 
     /// Refuses what a family cannot run.
     pub fn check(&self) -> Result<(), Error> {
         self.ibench.check()?;
-        self.linkbench.check()
+        self.linkbench.check()?;
+        self.tpcc.check()
     }
 }

@@ -51,12 +51,6 @@ pub struct WorkloadOptions {
     pub pipeline: bool,
     /// Client threads: bulk_insert has a table per client, select_random_* a key segment.
     pub threads: u32,
-    /// TPC-C: warehouses, the transactions' mix, and keying/think times.
-    pub warehouses: u32,
-    pub tpcc_mix: crate::workload::tpcc::deck::Mix,
-    pub wait: bool,
-    /// TPC-C --wait: keying and think times multiplied by this (1: the specification's).
-    pub think_scale: f64,
     /// The workload families' own options, each family's in its own type.
     #[serde(flatten)]
     pub families: super::family_args::FamilyArgs,

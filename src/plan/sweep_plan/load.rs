@@ -265,15 +265,16 @@ impl Sweep {
                     f.estimate_seconds(w, &args, cell.target.spec.dialect())
                 })
                 .unwrap_or_else(|| self.class_time(*class) + 0.5),
-            // About 150,000 rows/s, and the secondary index.
-            StepKind::Load(w, options) if w == "tpcc" => {
-                // About 550,000 rows per warehouse at about 150,000 rows/s.
-                let warehouses = options.value::<u32>("warehouses").unwrap_or(1);
-                2.0 + warehouses as f64 * 3.7
-            }
-            StepKind::Load(..) => {
-                2.0 + f64::from(self.file.tables) * self.file.table_size as f64 / 150_000.0
-            }
+            // A family's own tables, as it guesses; else about 150,000 rows/s, and the
+            // secondary index.
+            StepKind::Load(w, options) => crate::workload::families::family_of(w)
+                .and_then(|(f, _)| {
+                    let args = options.run_args().map(|a| a.families).unwrap_or_default();
+                    f.estimate_load_seconds(&args)
+                })
+                .unwrap_or_else(|| {
+                    2.0 + f64::from(self.file.tables) * self.file.table_size as f64 / 150_000.0
+                }),
             StepKind::Pause(Pause::Postwrite) => self.postwrite_seconds(),
             StepKind::Pause(Pause::Seconds(s)) => *s,
         }

@@ -159,7 +159,7 @@ pub(crate) fn option_name(key: &str) -> String {
 }
 
 /// Options only TPC-C takes.
-pub(crate) const TPCC_ONLY: &[&str] = &["warehouses", "wait", "think_scale", "mix"];
+pub(crate) const TPCC_ONLY: &[&str] = &["warehouses", "wait", "think-scale", "mix"];
 /// Options of the sbtest workloads that TPC-C does not take.
 pub(crate) const SBTEST_ONLY: &[&str] = &[
     "analyze",

@@ -253,3 +253,14 @@ fn pipelining_is_postgresqls_and_said_so_once() {
     }
     // A managed MariaDB refuses it before it starts: measure/open.rs's tests.
 }
+
+#[test]
+fn tpccs_options_reach_only_tpcc_steps_in_either_spelling() {
+    use super::options::takes;
+    for o in ["think_scale", "think-scale", "warehouses", "wait", "mix"] {
+        assert!(!takes("oltp_read_only", o), "{o} reached an sbtest step");
+        assert!(takes("tpcc", o), "{o} did not reach TPC-C");
+    }
+    assert!(!takes("tpcc", "point_selects"));
+    assert!(takes("oltp_read_only", "point_selects"));
+}

@@ -32,10 +32,10 @@ impl Tpcc {
         let seed = o.rand.rand_seed;
         let mut r = Rand::for_thread(seed, u32::MAX);
         Tpcc {
-            warehouses: o.warehouses.max(1),
-            mix: o.tpcc_mix,
-            wait: o.wait,
-            think_scale: o.think_scale,
+            warehouses: o.families.tpcc.warehouses.max(1),
+            mix: o.families.tpcc.tpcc_mix,
+            wait: o.families.tpcc.wait,
+            think_scale: o.families.tpcc.think_scale,
             threads: o.threads.max(1),
             seed,
             c: NurandC {

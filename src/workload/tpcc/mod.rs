@@ -9,6 +9,7 @@ mod family;
 mod input;
 pub mod load;
 pub mod mix;
+pub mod options;
 mod report;
 pub mod run;
 pub mod schema;
