@@ -70,9 +70,10 @@ pub struct RunnerOptions {
     /// late when due is skipped (pgbench's `--latency-limit`). None: no limit.
     #[serde(serialize_with = "zero_for_none::f64")]
     pub latency_limit: Option<f64>,
-    /// pgbench's transaction log (`-l`), when asked; written beside, not in the results.
+    /// The transaction log a personality asks for (pgbench's `-l`); written beside, not in
+    /// the results.
     #[serde(skip)]
-    pub txn_log: Option<super::txn_log::TxnLogOpts>,
+    pub txn_log: Option<std::sync::Arc<dyn super::txn_log::TxnLogs>>,
     pub warmup: f64,
     /// Events per second over all clients; None: closed loop.
     #[serde(serialize_with = "zero_for_none::f64")]
@@ -283,12 +284,12 @@ pub(super) fn run_group(
     let started = AtomicU64::new(0);
     let paced = super::worker::PacedLoad::default();
     let txn_log = match &opts.txn_log {
-        Some(o) => Some(super::txn_log::TxnLog::create(o, clients).map_err(Error::Usage)?),
+        Some(o) => Some(o.open(clients).map_err(Error::Usage)?),
         None => None,
     };
     let aborted_clients = AtomicU64::new(0);
     let shared = Shared {
-        txn_log: txn_log.as_ref(),
+        txn_log: txn_log.as_deref(),
         target,
         workload,
         stop: beside.stop,

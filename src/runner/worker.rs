@@ -67,7 +67,7 @@ pub struct Shared<'a> {
     /// Latency over which an event is late (and, paced, skipped when due that late).
     pub latency_limit: Option<Duration>,
     /// pgbench's transaction log, when asked.
-    pub txn_log: Option<&'a super::txn_log::TxnLog>,
+    pub txn_log: Option<&'a dyn super::txn_log::TxnLog>,
     /// Reconnect every N events, when asked.
     pub reconnect_every: Option<std::num::NonZeroU64>,
     pub reconnect_timeout: Duration,

@@ -14,6 +14,7 @@ mod notes;
 pub mod output;
 mod setup;
 mod translate;
+mod txn_log;
 
 pub use setup::PgbenchRun;
 pub use translate::{Pgbench, invoked_as_pgbench, main};

@@ -3,12 +3,12 @@
 //! tables; then the run's plan with what was found.
 
 use super::output::PgbenchStyle;
+use super::txn_log::TxnLogOpts;
 use super::{pgbench_words, usage};
 use crate::cli::RunArgs;
 use crate::error::Error;
 use crate::output::Style;
 use crate::plan::RunPlan;
-use crate::runner::txn_log::TxnLogOpts;
 
 /// A pgbench run whose options are judged, before pgbench's setup connection: its vacuum and
 /// the scale read from the tables happen in `ready`, after every option was judged.
@@ -46,7 +46,9 @@ impl PgbenchRun {
         plan.runner.verbose_errors = self.verbose_errors;
         plan.workload_opts.pgbench_debug = self.debug;
         plan.workload_opts.pgbench_extended = self.extended;
-        plan.runner.txn_log = self.txn_log;
+        plan.runner.txn_log = self
+            .txn_log
+            .map(|o| std::sync::Arc::new(o) as std::sync::Arc<dyn crate::runner::txn_log::TxnLogs>);
         plan.runner.clients_alone = true;
         println!("pgbench (dbsweep {})", env!("CARGO_PKG_VERSION"));
         if let Some(h) = &self.debug_header {

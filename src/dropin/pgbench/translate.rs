@@ -4,11 +4,11 @@ use super::PgbenchRun;
 use std::path::Path;
 
 use super::output::{PgbenchStyle, ScriptShape};
+use super::txn_log::TxnLogOpts;
 use crate::cli::RunArgs;
 use crate::error::{Error, Outcome};
 use crate::output::Style;
 use crate::plan::RunPlan;
-use crate::runner::txn_log::TxnLogOpts;
 use crate::workload::PsMode;
 use crate::workload::pgbench::init::TableOptions;
 use crate::workload::pgbench::script;
