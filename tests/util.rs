@@ -469,3 +469,14 @@ pub fn entries(dir: &Path) -> Vec<String> {
     v.sort();
     v
 }
+
+/// Fails a test that needs root when it runs as another user (such tests are `#[ignore]`d,
+/// and scripts/test runs them as root).
+pub fn assert_root() {
+    // SAFETY: geteuid has no preconditions.
+    assert_eq!(
+        unsafe { libc::geteuid() },
+        0,
+        "this test needs root: run it as root (scripts/test does, with --include-ignored)"
+    );
+}
