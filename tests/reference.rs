@@ -161,23 +161,16 @@ fn help_groups_the_options_under_headings_and_prepare_shows_its_own() {
     }
     // Left out of the help, still taken.
     let s = crate::util::Scratch::new();
-    let out = Command::new(assert_cmd::cargo::cargo_bin("dbsweep"))
-        .args([
-            "prepare",
-            "oltp_point_select",
-            "--table-size",
-            "10",
-            "--time",
-            "1",
-        ])
-        .arg(format!("--target=sqlite://{}", s.path("p.db").display()))
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let target = format!("--target=sqlite://{}", s.path("p.db").display());
+    dbsweep(&[
+        "prepare",
+        "oltp_point_select",
+        "--table-size",
+        "10",
+        "--time",
+        "1",
+        &target,
+    ]);
 
     let top = dbsweep(&["--help"]);
     for command in ["sysbench", "pgbench"] {
