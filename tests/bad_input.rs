@@ -205,7 +205,7 @@ fn managed_server_options_need_a_managed_server() {
 fn messages_say_what_and_where() {
     let s = Scratch::new();
     // A client count given twice would run one cell and report the rest as "kept from before".
-    let out = crate::trust::dry_run(
+    let out = crate::util::dry_run(
         &s,
         "name = \"dup\"\nclients = [1, 2, 1]\n\n[[steps]]\nload = true\n",
     );
@@ -216,7 +216,7 @@ fn messages_say_what_and_where() {
         "{stderr}"
     );
     // An error in a client host cites the host's own line.
-    let out = crate::trust::dry_run(
+    let out = crate::util::dry_run(
         &s,
         "name = \"hosts\"\nclients = [2]\nclient_hosts = [\n  \"ssh://a\",\n  \"ssh://b:2a\",\n]\n\n[[steps]]\nload = true\n",
     );

@@ -247,7 +247,7 @@ fn client_hosts_get_the_password_off_the_command_line_and_stop_with_the_sweeps_c
     }
     unsafe { libc::kill(sweep.id() as libc::pid_t, libc::SIGINT) };
     let gone = within(Duration::from_secs(15), || remote() == 0);
-    let status = crate::trust::wait_bounded(&mut sweep);
+    let status = crate::util::wait_bounded(&mut sweep);
     let err = std::fs::read_to_string(s.path("sweep.err")).unwrap_or_default();
     assert!(
         gone,

@@ -682,7 +682,7 @@ fn ctrl_c_ends_a_wait_for_a_lock_another_process_holds() {
     let signalled = std::time::Instant::now();
     // SAFETY: kill(2) on our own child.
     unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) };
-    let status = crate::trust::wait_bounded(&mut child);
+    let status = crate::util::wait_bounded(&mut child);
     let waited = signalled.elapsed();
     let rest: Vec<String> = lines.collect();
     assert_eq!(status.code(), Some(130), "{rest:?}");

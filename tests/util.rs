@@ -480,3 +480,50 @@ pub fn assert_root() {
         "this test needs root: run it as root (scripts/test does, with --include-ignored)"
     );
 }
+
+/// The most any of these commands may take before the test calls it a hang.
+pub const HANG: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// `dbsweep sweep PLAN --dry-run` on a plan of `text`, bounded by [`HANG`].
+pub fn dry_run(s: &Scratch, text: &str) -> std::process::Output {
+    let path = s.path("p.toml");
+    std::fs::write(&path, text).unwrap();
+    dbsweep()
+        .current_dir(s.dir.path())
+        .args(["sweep", path.to_str().unwrap(), "--dry-run"])
+        .timeout(HANG)
+        .output()
+        .unwrap()
+}
+
+/// Every file below `dir`.
+pub fn files_under(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut files = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                files.push(p);
+            }
+        }
+    }
+    files
+}
+
+/// Waits for `child` up to [`HANG`]; kills it and fails the test if it does not end.
+pub fn wait_bounded(child: &mut std::process::Child) -> std::process::ExitStatus {
+    let give_up = std::time::Instant::now() + HANG;
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status;
+        }
+        if std::time::Instant::now() > give_up {
+            let _ = child.kill();
+            panic!("dbsweep did not end within {HANG:?}");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}

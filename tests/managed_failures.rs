@@ -1,11 +1,11 @@
-//! Robustness around managed servers: their processes die with a killed dbsweep, a full disk or
-//! an unwritable tmpdir, Ctrl-C during their first load, and a script's top-level error.
+//! Managed servers when things fail: their processes die with a killed dbsweep, a full disk or
+//! an unwritable tmpdir, Ctrl-C during their first load; and a script's top-level error.
 
 use std::io::{BufRead, BufReader};
 use std::process::{Command as StdCommand, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::trust::{HANG, files_under, wait_bounded};
+use crate::util::{HANG, files_under, wait_bounded};
 use crate::util::{Scratch, dbsweep, read_json, spawn_measuring};
 
 /// Waits, bounded, until none of `pids` is alive.

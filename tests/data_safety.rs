@@ -1,13 +1,14 @@
-//! Regression tests of the second hostile pass's data-loss classes (issue "Trust, second
-//! pass"): tables dbsweep did not make, links in a data directory it was given, outputs that
-//! would overwrite their own inputs. Each one failed on the code before its fix.
+//! Data safety (the second hostile pass): tables dbsweep did not make, links in a data
+//! directory it was given, outputs that would overwrite their own inputs, a second sweep on a
+//! running one's directory, passwords with reserved characters, privileges a user lacks. Each
+//! one failed on the code before its fix.
 
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 
 use dbsweep::server::ServerKind;
 
-use crate::trust::HANG;
+use crate::util::HANG;
 use crate::util::{Scratch, dbsweep, root_of, start};
 
 /// A connection to `url` through dbsweep's own client, for set-up and checks.
@@ -439,7 +440,7 @@ fn a_client_host_that_ssh_would_read_as_an_option_or_with_a_password_is_refused(
             "name = \"t\"\nclient_hosts = [\"{host}\"]\n[[targets]]\nurl = \"mock://\"\n\
              [[steps]]\nname = \"p\"\nworkload = \"oltp_point_select\"\nclass = \"read\"\n"
         );
-        let out = crate::trust::dry_run(&s, &plan);
+        let out = crate::util::dry_run(&s, &plan);
         assert_refused(&out, 2, &["client_hosts", what]);
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(
@@ -522,7 +523,7 @@ fn a_step_name_too_long_for_a_file_name_is_refused_by_the_plan_check() {
         "name = \"t\"\n[[steps]]\nload = true\n[[steps]]\nname = \"{name}\"\n\
          workload = \"oltp_point_select\"\nclass = \"read\"\n"
     );
-    let out = crate::trust::dry_run(&s, &plan);
+    let out = crate::util::dry_run(&s, &plan);
     assert_refused(&out, 2, &["p.toml:4", "260 characters long"]);
 }
 
@@ -538,7 +539,7 @@ fn pid_mentioning(text: &str) -> Option<i32> {
 
 /// The first file under `dir` whose name is `name`.
 fn find_file(dir: &Path, name: &str) -> Option<std::path::PathBuf> {
-    crate::trust::files_under(dir)
+    crate::util::files_under(dir)
         .into_iter()
         .find(|p| p.file_name().is_some_and(|n| n == name))
 }

@@ -1,21 +1,20 @@
-//! Regression tests of the hostile pass (issue "Trust"): servers that speak garbage or go
-//! silent, signals, impossible inputs, other people's tables, passwords. Each test is named
-//! after the defect it pins; every one failed (hung, panicked, dropped, leaked) before the fix.
+//! Hostile servers and stops (the first hostile pass, issue "Trust"): servers that speak garbage
+//! or go silent on either protocol, timeouts, Ctrl-C, SIGTERM and SIGHUP; and what else that
+//! pass pinned: impossible inputs, other people's tables, passwords. Each test is named after
+//! the defect it pins; every one failed (hung, panicked, dropped, leaked) before the fix.
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::process::{Child, Command as StdCommand, Stdio};
 use std::sync::mpsc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use dbsweep::server::ServerKind;
 
 use crate::util::{
-    Scratch, assert_valid_results, dbsweep, dbsweep_std, read_json, spawn_measuring, start, u,
+    HANG, Scratch, assert_valid_results, dbsweep, dbsweep_std, dry_run, files_under, read_json,
+    spawn_measuring, start, u, wait_bounded,
 };
-
-/// The most any of these commands may take before the test calls it a hang.
-pub(crate) const HANG: Duration = Duration::from_secs(60);
 
 /// A server on a free loopback port that handles each connection with `serve`.
 fn fake_server(serve: impl Fn(TcpStream) + Send + Sync + 'static) -> u16 {
@@ -65,35 +64,6 @@ fn assert_fails_with(out: &std::process::Output, code: i32, what: &str) {
     assert!(!stderr.contains("panicked"), "{stderr}");
     let errors: Vec<&str> = stderr.lines().filter(|l| l.contains("error")).collect();
     assert_eq!(errors.len(), 1, "one error line: {stderr}");
-}
-
-/// `dbsweep sweep PLAN --dry-run` on a plan of `text`, bounded by [`HANG`].
-pub(crate) fn dry_run(s: &Scratch, text: &str) -> std::process::Output {
-    let path = s.path("p.toml");
-    std::fs::write(&path, text).unwrap();
-    dbsweep()
-        .current_dir(s.dir.path())
-        .args(["sweep", path.to_str().unwrap(), "--dry-run"])
-        .timeout(HANG)
-        .output()
-        .unwrap()
-}
-
-/// Every file below `dir`.
-pub(crate) fn files_under(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
-    let mut files = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).unwrap() {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                stack.push(p);
-            } else {
-                files.push(p);
-            }
-        }
-    }
-    files
 }
 
 #[test]
@@ -181,21 +151,6 @@ fn a_server_silent_after_login_is_bounded_by_the_query_timeout() {
         &["--query-timeout", "1"],
     );
     assert_fails_with(&out, 1, "--query-timeout");
-}
-
-/// Waits for `child` up to [`HANG`]; kills it and fails the test if it does not end.
-pub(crate) fn wait_bounded(child: &mut Child) -> std::process::ExitStatus {
-    let give_up = Instant::now() + HANG;
-    loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            return status;
-        }
-        if Instant::now() > give_up {
-            let _ = child.kill();
-            panic!("dbsweep did not end within {HANG:?}");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
 }
 
 #[test]

@@ -1,7 +1,9 @@
-//! Trust, fourth pass (issue 77): fetched builds against a hostile registry, served by the
+//! Fetched builds against a hostile registry (the fourth hostile pass, issue 77), served by the
 //! test on loopback as npm's: a package whose modes would leave the tree writable by others, a
 //! half tree left by a dbsweep that died, a package that unpacks to far more than its size,
-//! Ctrl-C during an unpack, and a builds path with an empty entry.
+//! Ctrl-C during an unpack, a registry that trickles or sends escapes, a disk that fills, and a
+//! builds path with an empty entry; and the same pass's merge and report inputs (crafted
+//! parts, CSV cells) and options a command cannot honour.
 
 use std::io::{Read, Write};
 use std::net::TcpListener;

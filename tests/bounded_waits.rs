@@ -1,13 +1,13 @@
-//! The trust issue's waits and memory: a script whose code never returns ends at the end of
-//! `--time` and on the first Ctrl-C, a script that restarts every event ends at `--time` with
-//! its restarts counted, a script's heap has a cap, and client counts the machine cannot hold
-//! are refused before any client starts.
+//! Every wait has a bound: a script whose code never returns ends at the end of `--time` and on
+//! the first Ctrl-C, a script that restarts every event ends at `--time` with its restarts
+//! counted, a script's heap has a cap, client counts the machine cannot hold are refused
+//! before any client starts, and a thread that panics ends the process with its message.
 
 use std::io::Read;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use crate::trust::{HANG, wait_bounded};
+use crate::util::{HANG, wait_bounded};
 use crate::util::{Scratch, dbsweep, dbsweep_std, read_json, spawn_measuring, u};
 
 /// `dbsweep run SCRIPT --time 1` on the scratch database, bounded by [`HANG`]: its exit code,
