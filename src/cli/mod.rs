@@ -2,6 +2,7 @@
 //! Option names and defaults are sysbench's, so that its users feel at home.
 
 mod args;
+mod help;
 mod run;
 pub(crate) mod sysbench;
 

@@ -11,6 +11,7 @@ mod report;
 mod run;
 pub mod txn_log;
 mod worker;
+mod zero_for_none;
 
 pub use groups::{Group, run_groups};
 pub use report::Report;

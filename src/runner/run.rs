@@ -11,6 +11,7 @@ use serde::Serialize;
 use super::connect::{Progress, check_memory, connect_share, open_pool, start_hint};
 use super::report::{Report, report_loop};
 use super::worker::{ConnectRate, Schedule, Shared, Worker};
+use super::zero_for_none;
 use crate::db::Target;
 use crate::error::Error;
 use crate::metrics::{Recorder, Snapshot};
@@ -104,25 +105,6 @@ pub struct RunnerOptions {
     /// step's samplers to measure from.
     #[serde(skip)]
     pub measure_start: crate::metrics::MeasureStart,
-}
-
-/// The options that are absent as the command line's 0, as the results file has them.
-mod zero_for_none {
-    use std::num::{NonZeroU32, NonZeroU64};
-
-    use serde::Serializer;
-
-    pub fn u32<S: Serializer>(v: &Option<NonZeroU32>, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_u32(v.map_or(0, NonZeroU32::get))
-    }
-
-    pub fn u64<S: Serializer>(v: &Option<NonZeroU64>, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_u64(v.map_or(0, NonZeroU64::get))
-    }
-
-    pub fn f64<S: Serializer>(v: &Option<f64>, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_f64(v.unwrap_or(0.0))
-    }
 }
 
 /// A positive figure of the command line, where 0 says "none".
