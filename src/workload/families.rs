@@ -12,43 +12,14 @@ use crate::results::Results;
 
 /// The families, in `dbsweep workloads` order.
 pub static FAMILIES: &[&dyn Family] = &[
-    &Listed {
-        workloads: SYSBENCH,
-        build: |n, o| super::sysbench::build(n, o).map(Ok),
-    },
-    &Listed {
-        workloads: MICRO,
-        build: |n, o| super::micro::build(n, o).map(Ok),
-    },
+    &super::sysbench::SysbenchScripts,
+    &super::sysbench::Microbenchmarks,
     &super::ibench::InsertBenchmark,
     &super::sqlbench::SqlBenchSuite,
     &super::pgbench::PgbenchScripts,
     &super::linkbench::LinkBench,
     &super::tpcc::TpccFamily,
 ];
-
-/// A builder of a family's workloads: None for a name that is not one of them.
-type Builder = fn(&'static str, &WorkloadOptions) -> Option<Result<Box<dyn Workload>, Error>>;
-
-/// A family not yet in a folder of its own: its names here, its builder in its module.
-struct Listed {
-    workloads: &'static [(&'static str, &'static str)],
-    build: Builder,
-}
-
-impl Family for Listed {
-    fn workloads(&self) -> &'static [(&'static str, &'static str)] {
-        self.workloads
-    }
-
-    fn build(
-        &self,
-        name: &'static str,
-        opts: &WorkloadOptions,
-    ) -> Result<Box<dyn Workload>, Error> {
-        (self.build)(name, opts).expect("a family builds each of its workloads")
-    }
-}
 
 /// Every built-in workload with its one-line description, in `dbsweep workloads` order.
 pub fn workloads() -> impl Iterator<Item = (&'static str, &'static str)> {
@@ -146,76 +117,3 @@ pub fn leads(id: &str) -> bool {
 pub fn headline(id: &str) -> bool {
     FAMILIES.iter().any(|f| f.headline(id))
 }
-
-const SYSBENCH: &[(&str, &str)] = &[
-    (
-        "oltp_point_select",
-        "1 primary-key point select per event, autocommit",
-    ),
-    (
-        "oltp_read_only",
-        "transaction of 10 point selects and 4 range selects (simple, sum, order, distinct)",
-    ),
-    (
-        "oltp_read_write",
-        "the read-only transaction plus index update, non-index update, delete+insert",
-    ),
-    (
-        "oltp_write_only",
-        "transaction of index update, non-index update, delete+insert",
-    ),
-    (
-        "oltp_update_index",
-        "1 update of the indexed column k by primary key, autocommit",
-    ),
-    (
-        "oltp_update_non_index",
-        "1 update of the non-indexed column c by primary key, autocommit",
-    ),
-    ("oltp_delete", "1 delete by primary key, autocommit"),
-    ("oltp_insert", "1 insert of a new row, autocommit"),
-    (
-        "select_random_points",
-        "SELECT by 10 random k values with IN (), table sbtest1",
-    ),
-    (
-        "select_random_ranges",
-        "SELECT count(k) over 10 OR-ed k ranges, table sbtest1",
-    ),
-    (
-        "bulk_insert",
-        "each client appends (id, k) rows to its own table; one row per event",
-    ),
-];
-
-const MICRO: &[(&str, &str)] = &[
-    (
-        "oltp_inlist_select",
-        "SELECT c by --random-points (100) random ids in IN (); --hot-points: always the same ids",
-    ),
-    (
-        "oltp_points_covered",
-        "SELECT id [, c] (--covered) by random ids, or k [, c] by k values (--on-id=off), in IN ()",
-    ),
-    (
-        "oltp_range_covered",
-        "SELECT id [, c] (--covered) over an id range of --random-points rows, or a k range (--on-id=off)",
-    ),
-    (
-        "oltp_scan",
-        "full scan returning nothing (LENGTH(c) < 0); client i scans table i mod tables + 1; rows/s",
-    ),
-    (
-        "oltp_inlist_update",
-        "UPDATE c of --random-points (100) random ids in IN ()",
-    ),
-    (
-        "oltp_read_only_count",
-        "SELECT count(c) over a 1000-row id range",
-    ),
-    (
-        "update-one",
-        "the non-index update, always on id 1: one hot row per table",
-    ),
-    ("update-zipf", "the non-index update with zipfian ids"),
-];

@@ -7,7 +7,6 @@ pub mod family_args;
 pub mod ibench;
 pub mod linkbench;
 pub mod loader;
-pub mod micro;
 mod options;
 pub mod pgbench;
 pub mod rand;

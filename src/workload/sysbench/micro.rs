@@ -3,11 +3,11 @@
 //! full scans, IN-list updates, range counts, and the one-hot-row and zipfian updates. All run
 //! in autocommit.
 
-use super::options::WorkloadOptions;
-use super::rand::{Dist, Rand, RandOptions, RandType};
-use super::tables::C_GROUPS;
-use super::tables::TableSet;
-use super::traits::{Client, Workload};
+use super::super::options::WorkloadOptions;
+use super::super::rand::{Dist, Rand, RandOptions, RandType};
+use super::super::tables::C_GROUPS;
+use super::super::tables::TableSet;
+use super::super::traits::{Client, Workload};
 use crate::db::QueryCounts;
 use crate::db::{Conn, DbError, Param, StmtId};
 

@@ -1,11 +1,11 @@
 //! The sysbench OLTP family, natively: the statements and per-event counts of sysbench 1.0's
 //! oltp_*.lua, select_random_*.lua and bulk_insert.lua scripts, on prepared statements.
 
-use super::options::WorkloadOptions;
-use super::rand::{Dist, Rand};
-use super::tables::TableSet;
-use super::tables::{C_GROUPS, PAD_GROUPS};
-use super::traits::{Client, Workload};
+use super::super::options::WorkloadOptions;
+use super::super::rand::{Dist, Rand};
+use super::super::tables::TableSet;
+use super::super::tables::{C_GROUPS, PAD_GROUPS};
+use super::super::traits::{Client, Workload};
 use crate::clock::Stamp;
 use crate::db::QueryCounts;
 use crate::db::{Conn, Count, DbError, Param, StmtId};
