@@ -90,6 +90,16 @@ pub fn parse_bool(s: &str) -> Result<bool, String> {
     }
 }
 
+/// A clap options type at its defaults: clap's, written once on the options themselves (the
+/// matches of no option at all), for those who build options in code.
+pub fn clap_defaults<T: clap::Args + clap::FromArgMatches>() -> T {
+    let command = T::augment_args(clap::Command::new("defaults").no_binary_name(true));
+    let matches = command
+        .try_get_matches_from(std::iter::empty::<&str>())
+        .expect("every option has a default");
+    T::from_arg_matches(&matches).expect("the defaults make the options")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -121,14 +131,4 @@ mod tests {
         assert!(e.to_string().contains("symbolic link"), "{e}");
         assert_eq!(read_own(&secret, SMALL).unwrap(), b"password");
     }
-}
-
-/// A clap options type at its defaults: clap's, written once on the options themselves (the
-/// matches of no option at all), for those who build options in code.
-pub fn clap_defaults<T: clap::Args + clap::FromArgMatches>() -> T {
-    let command = T::augment_args(clap::Command::new("defaults").no_binary_name(true));
-    let matches = command
-        .try_get_matches_from(std::iter::empty::<&str>())
-        .expect("every option has a default");
-    T::from_arg_matches(&matches).expect("the defaults make the options")
 }

@@ -14,7 +14,7 @@ pub mod heading {
     pub const RUN: &str = "Run";
     pub const MEASUREMENT: &str = "Measurement";
     pub const OUTPUT: &str = "Output";
-    pub const SYSBENCH: &str = "sysbench and microbenchmark workloads";
+    pub const SYSBENCH: &str = crate::workload::sysbench::options::HEADING;
     pub const PGBENCH: &str = crate::workload::pgbench::options::HEADING;
     /// What every run has, whatever its workload.
     pub const SHARED: [&str; 4] = [CONNECTION, RUN, MEASUREMENT, OUTPUT];
@@ -262,16 +262,10 @@ impl std::ops::Deref for Opts {
 }
 
 impl Default for RunArgs {
-    /// Every option at its default: clap's, written once on the options themselves (the
-    /// matches of no option at all), for those who build a run's options in code (the pgbench
-    /// personality, a sweep's steps).
+    /// Every option at its default: clap's, written once on the options themselves, for those
+    /// who build a run's options in code (the pgbench personality, a sweep's steps).
     fn default() -> RunArgs {
-        use clap::FromArgMatches;
-        let command = RunArgs::augment_args(clap::Command::new("run").no_binary_name(true));
-        let matches = command
-            .try_get_matches_from(std::iter::empty::<&str>())
-            .expect("every run option has a default");
-        RunArgs::from_arg_matches(&matches).expect("the defaults make a run's options")
+        crate::input::clap_defaults()
     }
 }
 
@@ -430,6 +424,10 @@ pub struct RunArgs {
     /// Rows per table
     #[arg(help_heading = heading::SYSBENCH, long, default_value_t = 10_000)]
     pub table_size: u64,
+    /// prepare: refresh the planner's statistics (ANALYZE) after loading, as a DBA would
+    /// (off: leave them to autovacuum, as sysbench's prepare does)
+    #[arg(help_heading = heading::SYSBENCH, long, value_parser = parse_bool, num_args = 0..=1, default_value = "on", default_missing_value = "on")]
+    pub analyze: bool,
 
     /// Random distribution of ids
     #[arg(help_heading = heading::SYSBENCH, long, value_enum, default_value_t = RandType::Uniform)]
@@ -448,74 +446,10 @@ pub struct RunArgs {
     #[arg(help_heading = heading::SYSBENCH, long, default_value_t = 75.0)]
     pub rand_spec_res: f64,
 
-    /// Rows of range selects
-    #[arg(help_heading = heading::SYSBENCH, long, default_value_t = 100)]
-    pub range_size: u64,
-    /// No BEGIN/COMMIT: every statement in autocommit
-    #[arg(help_heading = heading::SYSBENCH, long, value_parser = parse_bool, num_args = 0..=1, default_value = "off", default_missing_value = "on")]
-    pub skip_trx: bool,
-    /// Enable the range selects
-    #[arg(help_heading = heading::SYSBENCH, long, value_parser = parse_bool, num_args = 0..=1, default_value = "on", default_missing_value = "on")]
-    pub range_selects: bool,
-    /// Point selects per transaction
-    #[arg(help_heading = heading::SYSBENCH, long, default_value_t = 10)]
-    pub point_selects: u32,
-    /// Simple range selects per transaction
-    #[arg(help_heading = heading::SYSBENCH, long, default_value_t = 1)]
-    pub simple_ranges: u32,
-    /// SUM() range selects per transaction
-    #[arg(help_heading = heading::SYSBENCH, long, default_value_t = 1)]
-    pub sum_ranges: u32,
-    /// ORDER BY range selects per transaction
-    #[arg(help_heading = heading::SYSBENCH, long, default_value_t = 1)]
-    pub order_ranges: u32,
-    /// DISTINCT range selects per transaction
-    #[arg(help_heading = heading::SYSBENCH, long, default_value_t = 1)]
-    pub distinct_ranges: u32,
-    /// Index updates per transaction
-    #[arg(help_heading = heading::SYSBENCH, long, default_value_t = 1)]
-    pub index_updates: u32,
-    /// Non-index updates per transaction
-    #[arg(help_heading = heading::SYSBENCH, long, default_value_t = 1)]
-    pub non_index_updates: u32,
-    /// DELETE/INSERT pairs per transaction
-    #[arg(help_heading = heading::SYSBENCH, long, default_value_t = 1)]
-    pub delete_inserts: u32,
-    /// Database-generated ids for inserts (off: client-generated)
-    #[arg(help_heading = heading::SYSBENCH, long, value_parser = parse_bool, num_args = 0..=1, default_value = "on", default_missing_value = "on")]
-    pub auto_inc: bool,
-    /// Create the secondary index k_N after loading
-    #[arg(help_heading = heading::SYSBENCH, long, value_parser = parse_bool, num_args = 0..=1, default_value = "on", default_missing_value = "on")]
-    pub create_secondary: bool,
-    /// prepare: refresh the planner's statistics (ANALYZE) after loading, as a DBA would
-    /// (off: leave them to autovacuum, as sysbench's prepare does)
-    #[arg(help_heading = heading::SYSBENCH, long, value_parser = parse_bool, num_args = 0..=1, default_value = "on", default_missing_value = "on")]
-    pub analyze: bool,
-    /// Make id a plain index instead of the primary key
-    #[arg(help_heading = heading::SYSBENCH, long, value_parser = parse_bool, num_args = 0..=1, default_value = "off", default_missing_value = "on")]
-    pub secondary: bool,
-    /// Values in IN () lists and rows of covered ranges (default 10 for select_random_points,
-    /// 100 for the extended microbenchmarks)
-    #[arg(help_heading = heading::SYSBENCH, long)]
-    pub random_points: Option<u32>,
-    /// oltp_inlist_select: always the same ids (from table_size/2+1)
-    #[arg(help_heading = heading::SYSBENCH, long, value_parser = parse_bool, num_args = 0..=1, default_value = "off", default_missing_value = "on")]
-    pub hot_points: bool,
-    /// oltp_points_covered, oltp_range_covered: select only indexed columns (index-only reads)
-    #[arg(help_heading = heading::SYSBENCH, long, value_parser = parse_bool, num_args = 0..=1, default_value = "on", default_missing_value = "on")]
-    pub covered: bool,
-    /// oltp_points_covered, oltp_range_covered: look up by id (off: by the secondary index k)
-    #[arg(help_heading = heading::SYSBENCH, long, value_parser = parse_bool, num_args = 0..=1, default_value = "on", default_missing_value = "on")]
-    pub on_id: bool,
-    /// select_random_ranges: ranges per query
-    #[arg(help_heading = heading::SYSBENCH, long, default_value_t = 10)]
-    pub number_of_ranges: u32,
-    /// select_random_ranges: width of each range
-    #[arg(help_heading = heading::SYSBENCH, long, default_value_t = 5)]
-    pub delta: u64,
-    /// MySQL storage engine of created tables
-    #[arg(help_heading = heading::SYSBENCH, long, default_value = "innodb")]
-    pub mysql_storage_engine: String,
+    // sysbench's own and the microbenchmarks' (a plan reads them apart, by their names).
+    #[command(flatten)]
+    #[serde(skip)]
+    pub sysbench: crate::workload::sysbench::options::SysbenchArgs,
     /// PostgreSQL, oltp_* workloads: send each transaction's statements in one round trip
     /// (the server runs them as before; the client waits once per event instead of once per
     /// statement)

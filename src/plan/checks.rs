@@ -58,7 +58,7 @@ pub(super) fn check_values(o: &RunArgs) -> Result<(), Error> {
             format!("{} must be between 1 and {}", o.table_size, i32::MAX),
         ));
     }
-    if o.range_size == 0 {
+    if o.sysbench.range_size == 0 {
         return Err(bad("range-size", "must be at least 1"));
     }
     for (name, v) in [
@@ -137,8 +137,8 @@ fn check_generator(o: &RunArgs) -> Result<(), Error> {
         ));
     }
     for (name, v) in [
-        ("random-points", o.random_points.unwrap_or(1)),
-        ("number-of-ranges", o.number_of_ranges),
+        ("random-points", o.sysbench.random_points.unwrap_or(1)),
+        ("number-of-ranges", o.sysbench.number_of_ranges),
     ] {
         if v == 0 || v > MAX_LIST {
             return Err(bad(name, format!("{v} must be between 1 and {MAX_LIST}")));

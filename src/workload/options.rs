@@ -23,29 +23,9 @@ pub struct WorkloadOptions {
     /// The oltp workloads time each statement apart (`--statement-times`).
     pub statement_times: bool,
     pub table_size: u64,
-    pub range_size: u64,
-    pub skip_trx: bool,
-    pub range_selects: bool,
-    pub point_selects: u32,
-    pub simple_ranges: u32,
-    pub sum_ranges: u32,
-    pub order_ranges: u32,
-    pub distinct_ranges: u32,
-    pub index_updates: u32,
-    pub non_index_updates: u32,
-    pub delete_inserts: u32,
-    pub auto_inc: bool,
-    pub create_secondary: bool,
-    pub secondary: bool,
-    /// IN () list length; None = the workload's default (10 for select_random_points, 100 for
-    /// the extended microbenchmarks).
-    pub random_points: Option<u32>,
-    pub hot_points: bool,
-    pub covered: bool,
-    pub on_id: bool,
-    pub number_of_ranges: u32,
-    pub delta: u64,
-    pub mysql_storage_engine: String,
+    /// sysbench's workloads' and the microbenchmarks' own.
+    #[serde(flatten)]
+    pub sysbench: super::sysbench::options::SysbenchArgs,
     pub ps_mode: PsMode,
     /// `--pipeline`: each event's statements go to the server in one round trip.
     pub pipeline: bool,

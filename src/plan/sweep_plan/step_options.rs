@@ -41,6 +41,7 @@ impl StepOptions {
             .partition(|(k, _)| shared.contains(&k.replace('-', "_").as_str()));
         let mut args: RunArgs = read(&own)?;
         let mut families = Families(rest);
+        args.sysbench = families.read()?;
         args.families = FamilyArgs::read(&mut families)?;
         if let Some(k) = families.0.keys().next() {
             return Err(format!(
@@ -401,14 +402,17 @@ mod tests {
         .expect("options");
         assert_eq!(a.families.ibench.rows_per_commit, 50);
         assert_eq!(a.rand_type, crate::workload::rand::RandType::Pareto);
-        assert!(a.skip_trx);
+        assert!(a.sysbench.skip_trx);
         assert_eq!(a.rate, 12.5);
         assert_eq!(a.families.pgbench.scripts, vec!["x.sql@2".to_string()]);
         assert_eq!(a.warmup, 3.0);
         assert_eq!(a.events, 7);
         // Everything else as the command line leaves it.
         let d = RunArgs::default();
-        assert_eq!((a.table_size, a.range_size), (d.table_size, d.range_size));
+        assert_eq!(
+            (a.table_size, a.sysbench.range_size),
+            (d.table_size, d.sysbench.range_size)
+        );
     }
 
     #[test]
