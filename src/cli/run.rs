@@ -446,10 +446,6 @@ pub struct RunArgs {
     #[arg(help_heading = heading::SYSBENCH, long, default_value_t = 75.0)]
     pub rand_spec_res: f64,
 
-    // sysbench's own and the microbenchmarks' (a plan reads them apart, by their names).
-    #[command(flatten)]
-    #[serde(skip)]
-    pub sysbench: crate::workload::sysbench::options::SysbenchArgs,
     /// PostgreSQL, oltp_* workloads: send each transaction's statements in one round trip
     /// (the server runs them as before; the client waits once per event instead of once per
     /// statement)
@@ -463,5 +459,5 @@ pub struct RunArgs {
     // reads them apart (plan::sweep_plan::step_options), each family's by its names.
     #[command(flatten)]
     #[serde(skip)]
-    pub families: crate::workload::family_args::FamilyArgs,
+    pub families: crate::workload::FamilyArgs,
 }

@@ -5,9 +5,6 @@ use super::MAX_SECONDS;
 use crate::cli::RunArgs;
 use crate::error::Error;
 
-/// Largest IN () list or OR-ed range count a workload accepts.
-const MAX_LIST: u32 = 1000;
-
 pub(super) fn bad(option: &str, why: impl std::fmt::Display) -> Error {
     Error::Option {
         option: option.to_string(),
@@ -57,9 +54,6 @@ pub(super) fn check_values(o: &RunArgs) -> Result<(), Error> {
             "table-size",
             format!("{} must be between 1 and {}", o.table_size, i32::MAX),
         ));
-    }
-    if o.sysbench.range_size == 0 {
-        return Err(bad("range-size", "must be at least 1"));
     }
     for (name, v) in [
         ("time", o.time),
@@ -136,14 +130,6 @@ fn check_generator(o: &RunArgs) -> Result<(), Error> {
             format!("{} must be between 0 and 100", o.rand_spec_res),
         ));
     }
-    for (name, v) in [
-        ("random-points", o.sysbench.random_points.unwrap_or(1)),
-        ("number-of-ranges", o.sysbench.number_of_ranges),
-    ] {
-        if v == 0 || v > MAX_LIST {
-            return Err(bad(name, format!("{v} must be between 1 and {MAX_LIST}")));
-        }
-    }
     Ok(())
 }
 
@@ -177,20 +163,13 @@ fn check_observers(o: &RunArgs) -> Result<(), Error> {
     Ok(())
 }
 
-/// The families' own options; TPC-C's warehouses, and its keying and think times against a
-/// rate.
+/// The families' own options (against the run's rate too), and the scale.
 fn check_sizes(o: &RunArgs) -> Result<(), Error> {
-    o.families.check()?;
+    o.families.check(o.rate)?;
     if !(1..=100_000).contains(&o.scale) {
         return Err(bad(
             "scale",
             format!("{} must be from 1 to 100000", o.scale),
-        ));
-    }
-    if o.families.tpcc.wait && o.rate > 0.0 {
-        return Err(bad(
-            "wait",
-            "keying and think times pace the clients already; leave out --rate",
         ));
     }
     Ok(())

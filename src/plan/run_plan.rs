@@ -423,7 +423,6 @@ fn workload_options(o: &RunArgs, threads: u32, seed: u64) -> WorkloadOptions {
         table_size: o.table_size,
         analyze: o.analyze,
         statement_times: o.statement_times,
-        sysbench: o.sysbench.clone(),
         ps_mode: o.ps_mode,
         pipeline: o.pipeline,
         threads,

@@ -1,25 +1,14 @@
-//! The registry of workload families, in `dbsweep workloads` order: every question about a
-//! built-in workload (is it one, build it, what a report shows of it) goes through the family
-//! that has it. A family in a folder of its own (the Insert Benchmark) is one line here; the
-//! others are listed with their names and builders until they move into theirs.
+//! The questions asked of the registry of workload families ([`super::FAMILIES`]), in
+//! `dbsweep workloads` order: every question about a built-in workload (is it one, build it,
+//! what a report shows of it) goes through the family that has it.
 
+use super::FAMILIES;
 use super::family::Family;
 use super::{Workload, WorkloadOptions};
 use crate::dataset::model::Dataset;
 use crate::dataset::tables::Table;
 use crate::error::Error;
 use crate::results::Results;
-
-/// The families, in `dbsweep workloads` order.
-pub static FAMILIES: &[&dyn Family] = &[
-    &super::sysbench::SysbenchScripts,
-    &super::sysbench::Microbenchmarks,
-    &super::ibench::InsertBenchmark,
-    &super::sqlbench::SqlBenchSuite,
-    &super::pgbench::PgbenchScripts,
-    &super::linkbench::LinkBench,
-    &super::tpcc::TpccFamily,
-];
 
 /// Every built-in workload with its one-line description, in `dbsweep workloads` order.
 pub fn workloads() -> impl Iterator<Item = (&'static str, &'static str)> {

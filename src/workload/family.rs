@@ -2,7 +2,7 @@
 //! descriptions, their builder, the tables it makes in the database, its built-in plans and
 //! what a report shows of its steps; the registry ([`super::families`]) lists the families.
 
-use super::family_args::FamilyArgs;
+use super::FamilyArgs;
 use super::{Workload, WorkloadOptions};
 use crate::dataset::model::Dataset;
 use crate::dataset::tables::Table;
@@ -98,5 +98,19 @@ pub trait Family: Sync {
     /// Whether report table `id` is one of its headline tables, which the summary keeps.
     fn headline(&self, _id: &str) -> bool {
         false
+    }
+}
+
+/// Reads one family's options out of a plan's table of options, as the command line reads the
+/// same text (the plan's reader implements it).
+pub trait OptionsReader {
+    fn read<T: for<'de> serde::Deserialize<'de>>(&mut self) -> Result<T, String>;
+}
+
+/// A family's options: what it refuses of them before a run (nothing, unless it says).
+pub trait FamilyOptions {
+    /// Refuses values it cannot run, in a run at `rate` events a second (0: a closed loop).
+    fn check(&self, _rate: f64) -> Result<(), Error> {
+        Ok(())
     }
 }

@@ -23,9 +23,6 @@ pub struct WorkloadOptions {
     /// The oltp workloads time each statement apart (`--statement-times`).
     pub statement_times: bool,
     pub table_size: u64,
-    /// sysbench's workloads' and the microbenchmarks' own.
-    #[serde(flatten)]
-    pub sysbench: super::sysbench::options::SysbenchArgs,
     pub ps_mode: PsMode,
     /// `--pipeline`: each event's statements go to the server in one round trip.
     pub pipeline: bool,
@@ -33,7 +30,7 @@ pub struct WorkloadOptions {
     pub threads: u32,
     /// The workload families' own options, each family's in its own type.
     #[serde(flatten)]
-    pub families: super::family_args::FamilyArgs,
+    pub families: super::FamilyArgs,
     /// The pgbench personality's `-d`: its debugging lines, in its query mode's words.
     #[serde(skip)]
     pub pgbench_debug: Option<crate::workload::pgbench::Debug>,

@@ -70,9 +70,9 @@ impl TableDdl<'_> {
 
     pub fn of(o: &WorkloadOptions) -> TableDdl<'_> {
         TableDdl {
-            auto_inc: o.sysbench.auto_inc,
-            secondary: o.sysbench.secondary,
-            mysql_storage_engine: &o.sysbench.mysql_storage_engine,
+            auto_inc: o.families.sysbench.auto_inc,
+            secondary: o.families.sysbench.secondary,
+            mysql_storage_engine: &o.families.sysbench.mysql_storage_engine,
         }
     }
 }
@@ -133,17 +133,17 @@ pub fn create_table_sql(dialect: Dialect, kind: TableKind, n: u32, o: &TableDdl)
 fn after_rows_sql(dialect: Dialect, n: u32, o: &WorkloadOptions) -> Vec<String> {
     let mut sql = Vec::new();
     let name = format!("sbtest{n}");
-    match (dialect, o.sysbench.secondary) {
+    match (dialect, o.families.sysbench.secondary) {
         (Dialect::Postgres, false) => sql.push(format!("ALTER TABLE {name} ADD PRIMARY KEY (id)")),
         (Dialect::Postgres | Dialect::Sqlite | Dialect::Any, true) => {
             sql.push(format!("CREATE INDEX xid_{n} ON {name}(id)"))
         }
         _ => {}
     }
-    if dialect == Dialect::Postgres && o.sysbench.auto_inc {
+    if dialect == Dialect::Postgres && o.families.sysbench.auto_inc {
         sql.push(format!("SELECT setval(pg_get_serial_sequence('{name}', 'id'), (SELECT coalesce(max(id), 1) FROM {name}))"));
     }
-    if o.sysbench.create_secondary {
+    if o.families.sysbench.create_secondary {
         sql.push(format!("CREATE INDEX k_{n} ON {name}(k)"));
     }
     sql
@@ -283,7 +283,7 @@ fn load_table(
     }
     bar.say(&format!("Inserting {} records into '{name}'", o.table_size));
     let rows = load_rows(c, n, o, stop, bar).map_err(|e| Error::db(ctx("loading"), e))?;
-    if o.sysbench.create_secondary {
+    if o.families.sysbench.create_secondary {
         bar.say(&format!("Creating a secondary index on '{name}'..."));
     }
     for sql in after_rows_sql(target.dialect(), n, o) {

@@ -15,7 +15,7 @@ use serde::de::{self, DeserializeSeed, IntoDeserializer, MapAccess, Visitor};
 
 use super::options::{option_args, option_name};
 use crate::cli::{RoleSpec, RunArgs};
-use crate::workload::family_args::{FamilyArgs, OptionsReader};
+use crate::workload::{FamilyArgs, OptionsReader};
 
 /// A workload or load step's options.
 #[derive(Clone, Debug, Default)]
@@ -41,7 +41,6 @@ impl StepOptions {
             .partition(|(k, _)| shared.contains(&k.replace('-', "_").as_str()));
         let mut args: RunArgs = read(&own)?;
         let mut families = Families(rest);
-        args.sysbench = families.read()?;
         args.families = FamilyArgs::read(&mut families)?;
         if let Some(k) = families.0.keys().next() {
             return Err(format!(
@@ -402,7 +401,7 @@ mod tests {
         .expect("options");
         assert_eq!(a.families.ibench.rows_per_commit, 50);
         assert_eq!(a.rand_type, crate::workload::rand::RandType::Pareto);
-        assert!(a.sysbench.skip_trx);
+        assert!(a.families.sysbench.skip_trx);
         assert_eq!(a.rate, 12.5);
         assert_eq!(a.families.pgbench.scripts, vec!["x.sql@2".to_string()]);
         assert_eq!(a.warmup, 3.0);
@@ -410,8 +409,8 @@ mod tests {
         // Everything else as the command line leaves it.
         let d = RunArgs::default();
         assert_eq!(
-            (a.table_size, a.sysbench.range_size),
-            (d.table_size, d.sysbench.range_size)
+            (a.table_size, a.families.sysbench.range_size),
+            (d.table_size, d.families.sysbench.range_size)
         );
     }
 

@@ -150,12 +150,12 @@ fn an_option_from_the_command_line_replaces_the_plans_and_gives_way_to_a_steps()
     let text = format!("options = {{ range_size = 7 }}\n{ONE_STEP}");
     let s = Sweep::parse("p", &text, &o).unwrap();
     let plan = s.step_plan(&s.steps[0], 1, "sqlite://x.db").unwrap();
-    assert_eq!(plan.workload_opts.sysbench.range_size, 11);
-    assert!(plan.workload_opts.sysbench.skip_trx);
+    assert_eq!(plan.workload_opts.families.sysbench.range_size, 11);
+    assert!(plan.workload_opts.families.sysbench.skip_trx);
     let text = format!("{ONE_STEP}options = {{ range-size = 9 }}\n");
     let s = Sweep::parse("p", &text, &o).unwrap();
     let plan = s.step_plan(&s.steps[0], 1, "sqlite://x.db").unwrap();
-    assert_eq!(plan.workload_opts.sysbench.range_size, 9);
+    assert_eq!(plan.workload_opts.families.sysbench.range_size, 9);
     // One the sweep sets itself is refused as in a plan.
     let o = SweepOverrides {
         option: vec![("threads".into(), "4".into())],
@@ -183,8 +183,8 @@ fn overrides_and_step_options_resolve() {
     assert_eq!(plan.runner.threads, 2);
     assert_eq!(plan.runner.time, Some(3.0));
     assert_eq!(plan.workload_opts.table_size, 500);
-    assert_eq!(plan.workload_opts.sysbench.range_size, 9);
-    assert!(plan.workload_opts.sysbench.skip_trx);
+    assert_eq!(plan.workload_opts.families.sysbench.range_size, 9);
+    assert!(plan.workload_opts.families.sysbench.skip_trx);
     assert_eq!(plan.target, "sqlite://x.db");
     // The resolved plan saves and reads back the same.
     let saved = toml::to_string(&s.file).unwrap();

@@ -21,9 +21,9 @@ impl Default for IbenchArgs {
     }
 }
 
-impl IbenchArgs {
+impl crate::workload::FamilyOptions for IbenchArgs {
     /// Refuses what the benchmark cannot run.
-    pub fn check(&self) -> Result<(), Error> {
+    fn check(&self, _rate: f64) -> Result<(), Error> {
         if !(1..=MAX_ROWS_PER_COMMIT).contains(&self.rows_per_commit) {
             return Err(Error::Option {
                 option: "rows-per-commit".into(),

@@ -29,9 +29,9 @@ impl Default for LinkbenchArgs {
     }
 }
 
-impl LinkbenchArgs {
+impl crate::workload::FamilyOptions for LinkbenchArgs {
     /// Refuses a graph the benchmark cannot load.
-    pub fn check(&self) -> Result<(), Error> {
+    fn check(&self, _rate: f64) -> Result<(), Error> {
         if !(1..=MAX_NODES).contains(&self.nodes) {
             return Err(Error::Option {
                 option: "nodes".into(),

@@ -18,3 +18,5 @@ pub struct PgbenchArgs {
     #[serde(rename(serialize = "pgbench_defines", deserialize = "define"))]
     pub defines: Vec<String>,
 }
+
+impl crate::workload::FamilyOptions for PgbenchArgs {}

@@ -2,7 +2,7 @@
 //! and per group, the suite's total the headline).
 
 use super::super::family::Family;
-use super::super::family_args::FamilyArgs;
+use super::super::FamilyArgs;
 use super::super::{Workload, WorkloadOptions};
 use crate::dataset::model::Dataset;
 use crate::dataset::tables::Table;

@@ -16,3 +16,5 @@ pub struct SqlbenchArgs {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sqlbench_data: Option<String>,
 }
+
+impl crate::workload::FamilyOptions for SqlbenchArgs {}

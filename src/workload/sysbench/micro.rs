@@ -57,10 +57,10 @@ impl Micro {
     /// The statement of this workload for table `t`, and how many ids or values it binds.
     fn statement(&self, t: u32) -> (String, usize) {
         let o = &self.opts;
-        let n = o.sysbench.random_points.unwrap_or(DEFAULT_POINTS).max(1) as usize;
+        let n = o.families.sysbench.random_points.unwrap_or(DEFAULT_POINTS).max(1) as usize;
         let list = vec!["?"; n].join(", ");
-        let key = if o.sysbench.on_id { "id" } else { "k" };
-        let cols = if o.sysbench.covered {
+        let key = if o.families.sysbench.on_id { "id" } else { "k" };
+        let cols = if o.families.sysbench.covered {
             key.to_string()
         } else {
             format!("{key}, c")
@@ -118,8 +118,8 @@ impl Workload for Micro {
             kind: self.kind,
             stmts,
             values,
-            width: i64::from(o.sysbench.random_points.unwrap_or(DEFAULT_POINTS).max(1)),
-            hot: o.sysbench.hot_points,
+            width: i64::from(o.families.sysbench.random_points.unwrap_or(DEFAULT_POINTS).max(1)),
+            hot: o.families.sysbench.hot_points,
             scan_table: (thread % o.tables) as usize,
             dist: Dist::new(&rand, o.table_size),
             table_size: o.table_size,

@@ -28,24 +28,24 @@ struct Mix {
 
 impl Mix {
     fn reads(o: &WorkloadOptions) -> Mix {
-        let r = |n| if o.sysbench.range_selects { n } else { 0 };
+        let r = |n| if o.families.sysbench.range_selects { n } else { 0 };
         Mix {
-            trx: !o.sysbench.skip_trx,
-            point_selects: o.sysbench.point_selects,
-            simple_ranges: r(o.sysbench.simple_ranges),
-            sum_ranges: r(o.sysbench.sum_ranges),
-            order_ranges: r(o.sysbench.order_ranges),
-            distinct_ranges: r(o.sysbench.distinct_ranges),
+            trx: !o.families.sysbench.skip_trx,
+            point_selects: o.families.sysbench.point_selects,
+            simple_ranges: r(o.families.sysbench.simple_ranges),
+            sum_ranges: r(o.families.sysbench.sum_ranges),
+            order_ranges: r(o.families.sysbench.order_ranges),
+            distinct_ranges: r(o.families.sysbench.distinct_ranges),
             ..Mix::default()
         }
     }
 
     fn writes(o: &WorkloadOptions) -> Mix {
         Mix {
-            trx: !o.sysbench.skip_trx,
-            index_updates: o.sysbench.index_updates,
-            non_index_updates: o.sysbench.non_index_updates,
-            delete_inserts: o.sysbench.delete_inserts,
+            trx: !o.families.sysbench.skip_trx,
+            index_updates: o.families.sysbench.index_updates,
+            non_index_updates: o.families.sysbench.non_index_updates,
+            delete_inserts: o.families.sysbench.delete_inserts,
             ..Mix::default()
         }
     }
@@ -227,7 +227,7 @@ impl Workload for Oltp {
             };
             let range = "FROM sbtest{t} WHERE id BETWEEN ? AND ?";
             let explicit_insert =
-                m.delete_inserts + u32::from(!self.opts.sysbench.auto_inc) * m.inserts;
+                m.delete_inserts + u32::from(!self.opts.families.sysbench.auto_inc) * m.inserts;
             stmts.push(TableStmts {
                 point: prep(m.point_selects, "SELECT c FROM sbtest{t} WHERE id=?")?,
                 simple: prep(m.simple_ranges, &format!("SELECT c {range}"))?,
@@ -255,7 +255,7 @@ impl Workload for Oltp {
                     )?
                 },
             });
-            if m.inserts > 0 && !self.opts.sysbench.auto_inc {
+            if m.inserts > 0 && !self.opts.families.sysbench.auto_inc {
                 // Client-chosen ids: above the table's current maximum, interleaved by thread.
                 let max = conn
                     .query_i64(&format!("SELECT max(id) FROM sbtest{t}"))?
@@ -271,7 +271,7 @@ impl Workload for Oltp {
             id_step: i64::from(self.opts.threads),
             dist: Dist::new(&self.opts.rand, self.opts.table_size),
             table_size: self.opts.table_size,
-            range: self.opts.sysbench.range_size,
+            range: self.opts.families.sysbench.range_size,
             c: String::with_capacity(128),
             pad: String::with_capacity(64),
             timed: !self.opts.pipeline && self.opts.statement_times,
@@ -551,11 +551,11 @@ impl Workload for KeySelect {
         let o = &self.opts;
         let ranges = self.name == "select_random_ranges";
         let (sql, values) = if ranges {
-            let n = o.sysbench.number_of_ranges.max(1) as usize;
+            let n = o.families.sysbench.number_of_ranges.max(1) as usize;
             let pred = vec!["k BETWEEN ? AND ?"; n].join(" OR ");
             (format!("SELECT count(k) FROM sbtest1 WHERE {pred}"), n)
         } else {
-            let n = o.sysbench.random_points.unwrap_or(10).max(1) as usize;
+            let n = o.families.sysbench.random_points.unwrap_or(10).max(1) as usize;
             (
                 format!(
                     "SELECT id, k, c, pad FROM sbtest1 WHERE k IN ({})",
@@ -570,7 +570,7 @@ impl Workload for KeySelect {
             stmt: conn.prepare(&sql)?,
             values,
             delta: if ranges {
-                Some(o.sysbench.delta as i64)
+                Some(o.families.sysbench.delta as i64)
             } else {
                 None
             },

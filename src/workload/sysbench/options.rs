@@ -81,3 +81,29 @@ impl Default for SysbenchArgs {
         crate::input::clap_defaults()
     }
 }
+
+/// Largest IN () list or OR-ed range count the workloads accept.
+const MAX_LIST: u32 = 1000;
+
+impl crate::workload::FamilyOptions for SysbenchArgs {
+    fn check(&self, _rate: f64) -> Result<(), crate::error::Error> {
+        let bad = |option: &str, why: String| {
+            Err(crate::error::Error::Option {
+                option: option.into(),
+                why,
+            })
+        };
+        if self.range_size == 0 {
+            return bad("range-size", "must be at least 1".into());
+        }
+        for (name, v) in [
+            ("random-points", self.random_points.unwrap_or(1)),
+            ("number-of-ranges", self.number_of_ranges),
+        ] {
+            if v == 0 || v > MAX_LIST {
+                return bad(name, format!("{v} must be between 1 and {MAX_LIST}"));
+            }
+        }
+        Ok(())
+    }
+}

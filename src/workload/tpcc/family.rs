@@ -2,7 +2,7 @@
 //! (a table of its transactions per step, against the specification's limits).
 
 use super::super::family::Family;
-use super::super::family_args::FamilyArgs;
+use super::super::FamilyArgs;
 use super::super::{Workload, WorkloadOptions};
 use crate::dataset::model::Dataset;
 use crate::dataset::tables::Table;

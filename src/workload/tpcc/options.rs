@@ -45,9 +45,9 @@ impl Default for TpccArgs {
     }
 }
 
-impl TpccArgs {
+impl crate::workload::FamilyOptions for TpccArgs {
     /// Refuses warehouses and keying and think times the benchmark cannot run.
-    pub fn check(&self) -> Result<(), Error> {
+    fn check(&self, rate: f64) -> Result<(), Error> {
         let bad = |option: &str, why: String| {
             Err(Error::Option {
                 option: option.into(),
@@ -61,6 +61,12 @@ impl TpccArgs {
             return bad(
                 "think-scale",
                 format!("{} must be above 0 and at most 100", self.think_scale),
+            );
+        }
+        if self.wait && rate > 0.0 {
+            return bad(
+                "wait",
+                "keying and think times pace the clients already; leave out --rate".into(),
             );
         }
         if self.think_scale != 1.0 && !self.wait {
