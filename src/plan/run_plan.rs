@@ -346,13 +346,7 @@ impl RunPlan {
             o.rand_seed
         };
         let mut workload_opts = workload_options(o, threads, seed);
-        if let Some(mix) = &o.families.tpcc.mix {
-            if workload != "tpcc" {
-                return Err(bad("mix", "TPC-C's transaction mix: only for tpcc"));
-            }
-            workload_opts.families.tpcc.tpcc_mix =
-                crate::workload::tpcc::deck::Mix::parse(mix).map_err(|e| bad("mix", e))?;
-        }
+        workload_opts.families.resolve(workload)?;
         let roles = o
             .role
             .iter()
@@ -428,9 +422,6 @@ fn workload_options(o: &RunArgs, threads: u32, seed: u64) -> WorkloadOptions {
         threads,
         families: o.families.clone(),
         scale: o.scale,
-        pgbench_debug: None,
-        pgbench_extended: false,
-        pgbench_tables: Default::default(),
         rand: RandOptions {
             rand_type: o.rand_type,
             rand_seed: seed,

@@ -113,4 +113,10 @@ pub trait FamilyOptions {
     fn check(&self, _rate: f64) -> Result<(), Error> {
         Ok(())
     }
+
+    /// What they say for a run of `workload`: values read from others (TPC-C's mix from its
+    /// text), and options it refuses for that workload.
+    fn resolve(&mut self, _workload: &str) -> Result<(), Error> {
+        Ok(())
+    }
 }

@@ -55,6 +55,13 @@ macro_rules! registry {
                 $($(FamilyOptions::check(&self.$module as &$args, rate)?;)?)*
                 Ok(())
             }
+
+            /// What each family's options say for a run of `workload` (values read from
+            /// others, options it refuses for that workload).
+            pub fn resolve(&mut self, workload: &str) -> Result<(), Error> {
+                $($(FamilyOptions::resolve(&mut self.$module as &mut $args, workload)?;)?)*
+                Ok(())
+            }
         }
     };
 }

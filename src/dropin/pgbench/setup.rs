@@ -44,8 +44,8 @@ impl PgbenchRun {
         self.args.scale = u32::try_from(scale).unwrap_or(u32::MAX);
         let mut plan = RunPlan::from_args(&self.workload, &self.args).map_err(pgbench_words)?;
         plan.runner.verbose_errors = self.verbose_errors;
-        plan.workload_opts.pgbench_debug = self.debug;
-        plan.workload_opts.pgbench_extended = self.extended;
+        plan.workload_opts.families.pgbench.debug = self.debug;
+        plan.workload_opts.families.pgbench.extended = self.extended;
         plan.runner.txn_log = self
             .txn_log
             .map(|o| std::sync::Arc::new(o) as std::sync::Arc<dyn crate::runner::txn_log::TxnLogs>);

@@ -177,7 +177,7 @@ fn init(opts: &[(&str, String)], target: &str) -> Result<RunPlan, Error> {
     args.scale = scale;
     args.force = true;
     let mut plan = RunPlan::from_args("pgbench_tpcb_like", &args).map_err(pgbench_words)?;
-    plan.workload_opts.pgbench_tables = TableOptions {
+    plan.workload_opts.families.pgbench.tables = TableOptions {
         fillfactor: match last("fillfactor") {
             Some(f) => number("fillfactor", f, "fillfactor")?,
             None => 100,

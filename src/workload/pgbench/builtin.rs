@@ -321,7 +321,7 @@ impl Workload for Pgbench {
         Ok(Box::new(PgbenchClient {
             scripts: std::sync::Arc::new(self.scripts.clone()),
             stmts,
-            extended: self.opts.pgbench_extended,
+            extended: self.opts.families.pgbench.extended,
             on_postgres: conn.dialect() == Dialect::Postgres,
             total,
             vars,
@@ -337,7 +337,7 @@ impl Workload for Pgbench {
             prng: expr::PgPrng::for_client(seed, thread),
             prng_at_start: None,
             retry: false,
-            debug: self.opts.pgbench_debug,
+            debug: self.opts.families.pgbench.debug,
             id: thread,
             debug_prepared: Default::default(),
             abort_after: None,

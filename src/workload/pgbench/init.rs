@@ -11,7 +11,7 @@ use crate::db::{Conn, Dialect, RowValue, Target};
 use crate::error::Error;
 use crate::results::figures::LoadReport;
 use crate::workload::WorkloadOptions;
-pub use crate::workload::options::TableOptions;
+pub use super::options::TableOptions;
 
 const BRANCHES: i64 = 1;
 const TELLERS: i64 = 10;
@@ -39,7 +39,7 @@ pub struct Init {
 
 impl Init {
     pub fn of(w: &WorkloadOptions) -> Init {
-        let o = &w.pgbench_tables;
+        let o = &w.families.pgbench.tables;
         let mut steps = o.init_steps.clone();
         if o.foreign_keys && !steps.contains('f') {
             steps.push('f');

@@ -77,4 +77,19 @@ impl crate::workload::FamilyOptions for TpccArgs {
         }
         Ok(())
     }
+
+    fn resolve(&mut self, workload: &str) -> Result<(), Error> {
+        let Some(mix) = &self.mix else {
+            return Ok(());
+        };
+        let bad = |why: String| Error::Option {
+            option: "mix".into(),
+            why,
+        };
+        if workload != "tpcc" {
+            return Err(bad("TPC-C's transaction mix: only for tpcc".into()));
+        }
+        self.tpcc_mix = Mix::parse(mix).map_err(bad)?;
+        Ok(())
+    }
 }
