@@ -15,6 +15,7 @@ mod dropin;
 mod fairness;
 mod fetched_builds;
 mod hostile_servers;
+mod house;
 mod ibench;
 mod interrupt;
 mod limits;
