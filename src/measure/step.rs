@@ -120,7 +120,7 @@ pub(crate) fn measure(
             ));
         }
     }
-    let mut results = build_results(plan, info, started_at, prepared, outcome);
+    let mut results = build_results(plan, workload, info, started_at, prepared, outcome);
     attach_roles(&mut results, plan, role_outcomes, say)?;
     results.server = db.server_info();
     sampled.attach(&mut results, &url, say);
@@ -401,6 +401,7 @@ pub(crate) fn usage_if_missing(url: &str, e: db::DbError) -> Error {
 
 fn build_results(
     plan: &RunPlan,
+    workload: &dyn Workload,
     target: TargetInfo,
     started_at: u64,
     prepare: Option<LoadReport>,
@@ -424,22 +425,12 @@ fn build_results(
         },
         lag_max_ms: c.lag_max_ns as f64 / 1e6,
     });
-    let tpcc = (plan.workload == "tpcc").then(|| {
-        let w = &plan.workload_opts;
-        let pacing = workload::tpcc::run::Pacing {
-            wait: w.families.tpcc.wait,
-            think_scale: w.families.tpcc.think_scale,
-            terminals: plan.runner.threads,
-            mix: w.families.tpcc.tpcc_mix,
-        };
-        workload::tpcc::run::figures(
-            &o.total.kinds,
-            &o.total.queue,
-            o.seconds,
-            w.families.tpcc.warehouses,
-            pacing,
-        )
-    });
+    let tpcc = workload.figures(
+        &o.total.kinds,
+        &o.total.queue,
+        o.seconds,
+        plan.runner.threads,
+    );
     let statements =
         results::StatementFigures::of(o.statement_names, &o.total.statements, c.events);
     // Transaction kinds of workloads other than TPC-C (whose figures are its own): pgbench's

@@ -209,6 +209,18 @@ pub trait Workload: Send + Sync {
     ) -> Result<(), Error> {
         tables::check_ready(conn, &self.tables(), opts, self.accepts_empty_tables(), url)
     }
+    /// Its own figures of a run, where it has any (TPC-C's NOPM, tpm and per-type figures):
+    /// from the run's per-kind statistics and queue times ([`kinds`](Self::kinds)) over
+    /// `seconds` with `terminals` clients.
+    fn figures(
+        &self,
+        _kinds: &[crate::metrics::KindStats],
+        _queue: &[crate::metrics::KindStats],
+        _seconds: f64,
+        _terminals: u32,
+    ) -> Option<crate::results::TpccFigures> {
+        None
+    }
     /// The names of its transaction types, for workloads that mix several (TPC-C); the
     /// runner then records each type's latency and counts apart.
     fn kinds(&self) -> &'static [&'static str] {

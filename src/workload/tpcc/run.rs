@@ -19,6 +19,22 @@ use crate::workload::tables::TableSet;
 use crate::workload::traits::{Client, Workload};
 
 impl Workload for Tpcc {
+    fn figures(
+        &self,
+        kinds: &[KindStats],
+        queue: &[KindStats],
+        seconds: f64,
+        terminals: u32,
+    ) -> Option<TpccFigures> {
+        let pacing = Pacing {
+            wait: self.wait,
+            think_scale: self.think_scale,
+            terminals,
+            mix: self.mix,
+        };
+        Some(figures(kinds, queue, seconds, self.warehouses, pacing))
+    }
+
     fn name(&self) -> &'static str {
         "tpcc"
     }
