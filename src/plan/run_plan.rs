@@ -127,11 +127,7 @@ pub const WORKERS_PER_CORE: u32 = 4;
 fn clients_of(workload: &str, o: &RunArgs) -> Result<(u32, u32), Error> {
     let threads = o
         .threads
-        .unwrap_or(if o.families.tpcc.wait && workload == "tpcc" {
-            o.families.tpcc.warehouses.saturating_mul(10)
-        } else {
-            1
-        });
+        .unwrap_or_else(|| o.families.default_clients(workload).unwrap_or(1));
     if threads == 0 || threads > MAX_CLIENTS {
         return Err(bad(
             "threads",

@@ -114,6 +114,12 @@ pub trait FamilyOptions {
         Ok(())
     }
 
+    /// The clients a run of `workload` has where `--threads` does not say (None: not its to
+    /// say).
+    fn default_clients(&self, _workload: &str) -> Option<u32> {
+        None
+    }
+
     /// What they say for a run of `workload`: values read from others (TPC-C's mix from its
     /// text), and options it refuses for that workload.
     fn resolve(&mut self, _workload: &str) -> Result<(), Error> {

@@ -56,6 +56,11 @@ macro_rules! registry {
                 Ok(())
             }
 
+            /// The clients a run of `workload` has where `--threads` does not say (None: one).
+            pub fn default_clients(&self, workload: &str) -> Option<u32> {
+                None$($(.or_else(|| FamilyOptions::default_clients(&self.$module as &$args, workload)))?)*
+            }
+
             /// What each family's options say for a run of `workload` (values read from
             /// others, options it refuses for that workload).
             pub fn resolve(&mut self, workload: &str) -> Result<(), Error> {

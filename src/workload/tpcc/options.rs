@@ -78,6 +78,11 @@ impl crate::workload::FamilyOptions for TpccArgs {
         Ok(())
     }
 
+    /// With keying and think times, ten terminals per warehouse, as the specification's.
+    fn default_clients(&self, workload: &str) -> Option<u32> {
+        (self.wait && workload == "tpcc").then(|| self.warehouses.saturating_mul(10))
+    }
+
     fn resolve(&mut self, workload: &str) -> Result<(), Error> {
         let Some(mix) = &self.mix else {
             return Ok(());
