@@ -3,6 +3,7 @@
 use predicates::prelude::*;
 use predicates::str::contains;
 
+use crate::util::refused;
 use crate::util::{Scratch, dbsweep};
 
 #[test]
@@ -254,4 +255,57 @@ fn messages_say_what_and_where() {
         .assert()
         .failure()
         .stderr(contains("dbsweep tpcc prepare"));
+}
+
+#[test]
+fn messages_say_what_is_wrong_in_words() {
+    let s = Scratch::new();
+    // sysbench's C tests run as sysbench runs them.
+    let out = dbsweep()
+        .args([
+            "sysbench",
+            "cpu",
+            "--cpu-max-prime=100",
+            "--events=5",
+            "run",
+        ])
+        .output()
+        .unwrap();
+    refused(&out, 0);
+    assert!(String::from_utf8_lossy(&out.stdout).contains("CPU speed:"));
+    // A Lua error whose value is a table: its fields, not an address.
+    s.sqlite().execute_batch("VACUUM").unwrap();
+    let script = s.path("e.lua");
+    std::fs::write(
+        &script,
+        "function event() error({errcode = 1213, sqlstate = \"40001\"}) end\n",
+    )
+    .unwrap();
+    let out = dbsweep()
+        .args(["run", script.to_str().unwrap(), "--target", &s.target()])
+        .args(["--time", "1", "--report-interval", "0"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("{errcode = 1213, sqlstate = \"40001\"}") && !err.contains("table: 0x"),
+        "{err}"
+    );
+    // sql-bench's prepare makes the database it says it made.
+    let db = s.path("sb.db");
+    dbsweep()
+        .args(["prepare", "sqlbench_select", "--target"])
+        .arg(format!("sqlite://{}", db.display()))
+        .assert()
+        .success();
+    assert!(db.is_file());
+    // A URL parameter given twice.
+    let out = dbsweep()
+        .args(["run", "oltp_point_select", "--target"])
+        .arg(format!("{}?lock_wait=fifo&lock_wait=poll", s.target()))
+        .args(["--time", "1"])
+        .output()
+        .unwrap();
+    assert!(refused(&out, 2).contains("given twice"));
 }

@@ -204,3 +204,144 @@ fn exit_and_stderr(cmd: &mut std::process::Command) -> (Option<i32>, String) {
     pipe.read_to_string(&mut stderr).unwrap();
     (status.code(), stderr)
 }
+
+#[test]
+fn a_run_held_past_its_time_by_another_processs_lock_counts_the_seconds_it_took() {
+    let s = Scratch::new();
+    s.cmd(&["prepare", "oltp_update_index", "--table-size", "1000"])
+        .assert()
+        .success();
+    let out = s.path("r.json");
+    let mut cmd = crate::util::dbsweep_std();
+    cmd.current_dir(s.dir.path())
+        .args(["run", "oltp_update_index", "--target", &s.target()])
+        .args([
+            "--table-size",
+            "1000",
+            "--time",
+            "2",
+            "--report-interval",
+            "1",
+        ])
+        .arg("--output")
+        .arg(&out);
+    // This process holds the write lock from before the run until 6 s into it: the run's
+    // writer waits for it past the run's 2 s.
+    let mut db = s.sqlite();
+    let tx = db
+        .transaction_with_behavior(rusqlite::TransactionBehavior::Exclusive)
+        .unwrap();
+    let held = std::time::Instant::now();
+    let (mut child, lines) = crate::util::spawn_measuring(&mut cmd, "[ 1s ]");
+    while held.elapsed() < std::time::Duration::from_secs(6) {
+        std::thread::park_timeout(std::time::Duration::from_millis(100));
+    }
+    tx.commit().unwrap();
+    let stderr: Vec<String> = lines.collect();
+    assert!(child.wait().unwrap().success(), "{stderr:?}");
+    let r = read_json(&out);
+    let took = r["time_s"].as_f64().unwrap();
+    assert!(
+        took > 4.0,
+        "time_s {took}: the divisor is --time, not the time taken"
+    );
+    let events = r["events"].as_f64().unwrap();
+    assert!((r["tps"].as_f64().unwrap() - events / took).abs() < 1e-6 * events.max(1.0));
+    assert!(
+        stderr.iter().any(|l| l.contains("after --time 2")),
+        "{stderr:?}"
+    );
+}
+
+/// The client's peak resident memory of a mock run with `args`, in KB (the step's own
+/// high-water mark, from its results file).
+fn mock_peak_kb(s: &Scratch, name: &str, args: &[&str]) -> u64 {
+    let res = s.path(name);
+    dbsweep()
+        .args(["run", "--target", "mock://", "--report-interval", "0"])
+        .args(args)
+        .arg("--output")
+        .arg(&res)
+        .assert()
+        .success();
+    read_json(&res)["hw"]["client_peak_rss_kb"]
+        .as_u64()
+        .expect("the client's peak")
+}
+
+#[test]
+fn memory_does_not_grow_by_megabytes_with_a_scripts_commands_or_the_clients() {
+    // Each command of a script timed apart once held a histogram of 270 KB, twice: a
+    // 10,000-command script took 10.5 GB for one transaction. The bench `memory` prints the
+    // figures against the targets (100 MB, 150 MB, 300 KB a client thread); here,
+    // bounds far above them and far below what the histograms took.
+    let s = Scratch::new();
+    let script = s.path("long.sql");
+    let text: String = (0..10_000).map(|i| format!("SELECT {i};\n")).collect();
+    std::fs::write(&script, text).unwrap();
+    let long = mock_peak_kb(
+        &s,
+        "long.json",
+        &[
+            "pgbench",
+            "--script",
+            script.to_str().unwrap(),
+            "--events",
+            "1",
+            "--time",
+            "0",
+            "--statement-times",
+            "on",
+        ],
+    );
+    assert!(long < 400 << 10, "a 10,000-command script took {long} KB");
+    // 200 clients of oltp_read_write, whose events time 11 kinds of statement each.
+    let clients = mock_peak_kb(
+        &s,
+        "clients.json",
+        &[
+            "oltp_read_write",
+            "--threads",
+            "200",
+            "--connect-rate",
+            "0",
+            "--events",
+            "20000",
+            "--time",
+            "0",
+        ],
+    );
+    assert!(clients < 300 << 10, "200 clients took {clients} KB");
+}
+
+#[test]
+fn ctrl_c_ends_a_script_whose_done_never_returns() {
+    let s = Scratch::new();
+    s.sqlite().execute_batch("VACUUM").unwrap();
+    let script = s.path("forever.lua");
+    std::fs::write(
+        &script,
+        "function event() end\nfunction done()\n  io.stderr:write('in done\\n')\n  local i = 0\n  while true do i = i + 1 end\nend\n",
+    )
+    .unwrap();
+    let mut cmd = crate::util::dbsweep_std();
+    cmd.args(["run", script.to_str().unwrap(), "--target", &s.target()])
+        .args(["--time", "2", "--report-interval", "1"]);
+    let (mut child, mut lines) = crate::util::spawn_measuring(&mut cmd, "[ 1s ]");
+    // The run ends at 2 s and enters done(); Ctrl-C comes while it loops.
+    assert!(lines.any(|l| l.contains("in done")), "done() never began");
+    // SAFETY: a signal to the child this test started.
+    unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) };
+    let stopped = std::time::Instant::now();
+    let status = loop {
+        if let Some(st) = child.try_wait().unwrap() {
+            break st;
+        }
+        if stopped.elapsed() > std::time::Duration::from_secs(30) {
+            let _ = child.kill();
+            panic!("done() went on 30 s after Ctrl-C");
+        }
+        std::thread::park_timeout(std::time::Duration::from_millis(50));
+    };
+    assert_eq!(status.code(), Some(130));
+}

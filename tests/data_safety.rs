@@ -9,7 +9,11 @@ use std::path::Path;
 use dbsweep::server::ServerKind;
 
 use crate::util::HANG;
+use crate::util::mock_results;
+use crate::util::refused;
+use crate::util::write_json;
 use crate::util::{Scratch, dbsweep, root_of, start};
+use base64::Engine;
 
 /// A connection to `url` through dbsweep's own client, for set-up and checks.
 fn connect(url: &str) -> Box<dyn dbsweep::db::Conn> {
@@ -784,4 +788,284 @@ fn a_second_prepare_refuses_naming_its_cleanup_and_force_reloads() {
             "{workload}: reloaded whole"
         );
     }
+}
+
+#[test]
+fn a_run_never_writes_its_results_over_a_file_that_is_not_a_results_file() {
+    let s = Scratch::new();
+    s.cmd(&["prepare", "oltp_point_select", "--table-size", "100"])
+        .assert()
+        .success();
+    let db_before = std::fs::read(s.db()).unwrap();
+    let script = s.path("mine.lua");
+    std::fs::write(&script, "function event() end\n").unwrap();
+    let config = s.path("sysbench.conf");
+    std::fs::write(&config, "threads=2\n").unwrap();
+    // The database being measured, a script, a config file: refused before anything runs.
+    for victim in [s.db(), script.clone(), config.clone()] {
+        let before = std::fs::read(&victim).unwrap();
+        let out = s
+            .line(&["run", "oltp_point_select", "--table-size", "100"])
+            .args(["--time", "1", "--report-interval", "0"])
+            .output(&victim)
+            .command()
+            .output()
+            .unwrap();
+        let err = refused(&out, 2);
+        assert!(
+            err.contains("is not a dbsweep results file"),
+            "{}: {err}",
+            victim.display()
+        );
+        assert_eq!(std::fs::read(&victim).unwrap(), before);
+    }
+    assert_eq!(std::fs::read(s.db()).unwrap(), db_before);
+    // A link at the output name is not written through, nor replaced.
+    let link = s.path("r.json");
+    std::os::unix::fs::symlink(&config, &link).unwrap();
+    let out = dbsweep()
+        .args(["run", "oltp_point_select", "--target", "mock://"])
+        .args(["--events", "10", "--time", "0", "--report-interval", "0"])
+        .arg("--output")
+        .arg(&link)
+        .output()
+        .unwrap();
+    assert!(refused(&out, 2).contains("symbolic link"));
+    assert!(
+        std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    assert_eq!(std::fs::read_to_string(&config).unwrap(), "threads=2\n");
+    // A results file is replaced as before, and an empty file is taken.
+    let res = s.path("res.json");
+    mock_results(&res);
+    mock_results(&res);
+    let empty = s.path("empty.json");
+    std::fs::write(&empty, "").unwrap();
+    mock_results(&empty);
+    // merge writes results files too.
+    let out = dbsweep()
+        .args(["merge"])
+        .arg(&res)
+        .arg("--output")
+        .arg(&config)
+        .output()
+        .unwrap();
+    assert!(refused(&out, 2).contains("is not a dbsweep results file"));
+}
+
+#[test]
+fn a_report_embeds_no_file_that_a_link_beside_the_results_points_to() {
+    let s = Scratch::new();
+    let secret = s.path("secret.txt");
+    std::fs::write(&secret, "<svg>TOPSECRET-7d1f</svg>").unwrap();
+    let a = s.path("a.json");
+    let b = s.path("b.json");
+    for (path, threads) in [(&a, 1), (&b, 2)] {
+        let mut r = mock_results(path);
+        r["threads"] = threads.into();
+        let stem = path.file_stem().unwrap().to_str().unwrap().to_string();
+        r["profile"] = serde_json::json!({
+            "subject": "the server's processes", "hz": 99, "samples": 10, "processes": 1,
+            "unknown_share": 0.0, "functions": [],
+            "stacks_file": format!("{stem}.stacks.gz"),
+            "flame_file": format!("{stem}.flame.svg"),
+        });
+        write_json(path, &r);
+        std::os::unix::fs::symlink(&secret, s.path(&format!("{stem}.flame.svg"))).unwrap();
+    }
+    // b's stacks: a gzip bomb (zeros that inflate to 200 MiB).
+    std::fs::write(s.path("a.stacks.gz"), gzip(b"p;main 5\n")).unwrap();
+    let bomb = {
+        use std::io::Write;
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+        let zeros = vec![b'0'; 1 << 20];
+        for _ in 0..200 {
+            gz.write_all(&zeros).unwrap();
+        }
+        gz.finish().unwrap()
+    };
+    std::fs::write(s.path("b.stacks.gz"), bomb).unwrap();
+    let html = s.path("r.html");
+    dbsweep()
+        .args(["report", "--full", "--format", "html"])
+        .arg(&a)
+        .arg(&b)
+        .arg("--output")
+        .arg(&html)
+        .assert()
+        .success();
+    let page = std::fs::read_to_string(&html).unwrap();
+    let leaked = base64::engine::general_purpose::STANDARD.encode("<svg>TOPSECRET-7d1f</svg>");
+    assert!(!page.contains(&leaked) && !page.contains("TOPSECRET"));
+    assert!(page.contains("symbolic link"), "the page says why");
+    assert!(
+        page.contains("inflates past"),
+        "the bomb is named, not inflated"
+    );
+}
+
+fn gzip(bytes: &[u8]) -> Vec<u8> {
+    use std::io::Write;
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    gz.write_all(bytes).unwrap();
+    gz.finish().unwrap()
+}
+
+#[test]
+fn a_directory_kept_with_keep_survives_the_next_managed_start() {
+    let s = Scratch::enterable();
+    let tmp = s.path("tmp");
+    std::fs::create_dir(&tmp).unwrap();
+    std::fs::set_permissions(&tmp, std::os::unix::fs::PermissionsExt::from_mode(0o1777)).unwrap();
+    let managed = |keep: bool| {
+        let mut cmd = dbsweep();
+        cmd.env("TMPDIR", &tmp)
+            .args(["prepare", "oltp_point_select", "--server", "postgres"])
+            .args(["--table-size", "100"]);
+        if keep {
+            cmd.arg("--keep");
+        }
+        cmd.output().unwrap()
+    };
+    let first = managed(true);
+    assert!(
+        first.status.success(),
+        "{}",
+        String::from_utf8_lossy(&first.stderr)
+    );
+    let kept: Vec<_> = std::fs::read_dir(&tmp)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("dbsweep-")
+        })
+        .collect();
+    assert_eq!(kept.len(), 1, "{kept:?}");
+    let second = managed(false);
+    let stderr = String::from_utf8_lossy(&second.stderr);
+    assert!(second.status.success(), "{stderr}");
+    assert!(
+        kept[0].join("data").is_dir(),
+        "the kept directory is gone: {stderr}"
+    );
+    assert!(!stderr.contains("Removed"), "{stderr}");
+    std::fs::remove_dir_all(&kept[0]).unwrap();
+}
+
+/// A user's tables named as the Insert Benchmark's, LinkBench's and pgbench's, with other
+/// columns: `cleanup` of each workload refuses, names them, and leaves their rows.
+fn cleanup_leaves_tables_of_other_shapes(url: &str) {
+    let conn = || {
+        dbsweep::db::open(url, Default::default())
+            .unwrap()
+            .connect()
+            .unwrap()
+    };
+    let mine = [
+        ("linkbench", "linktable", "id1 BIGINT, note VARCHAR(20)"),
+        (
+            "ibench_insert",
+            "purchases_index",
+            "transactionid BIGINT, memo VARCHAR(20)",
+        ),
+        (
+            "pgbench_tpcb_like",
+            "pgbench_accounts",
+            "aid INT, notes VARCHAR(50)",
+        ),
+    ];
+    let mut c = conn();
+    for (_, table, cols) in mine {
+        c.batch(&format!("CREATE TABLE {table} ({cols})")).unwrap();
+        c.batch(&format!("INSERT INTO {table} VALUES (7, 'mine')"))
+            .unwrap();
+    }
+    for (workload, table, _) in mine {
+        let out = dbsweep()
+            .args(["cleanup", workload, "--target", url])
+            .output()
+            .unwrap();
+        let err = refused(&out, 2);
+        assert!(
+            err.contains("not dropping") && err.contains(table),
+            "{workload}: {err}"
+        );
+        assert_eq!(
+            conn()
+                .query_i64(&format!("SELECT count(*) FROM {table}"))
+                .unwrap(),
+            Some(1),
+            "{workload} dropped {table}"
+        );
+    }
+}
+
+#[test]
+fn cleanup_of_every_workload_leaves_a_users_tables_on_sqlite() {
+    let s = Scratch::new();
+    // dbsweep opens only a database that is there.
+    s.sqlite().execute_batch("VACUUM").unwrap();
+    cleanup_leaves_tables_of_other_shapes(&s.target());
+}
+
+per_server!(cleanup_of_every_workload_leaves_a_users_tables, |kind| {
+    let server = crate::util::start(kind);
+    cleanup_leaves_tables_of_other_shapes(&server.url);
+});
+
+#[test]
+fn a_sweep_whose_load_failed_measures_nothing_on_the_tables_that_were_there() {
+    let s = Scratch::new();
+    s.cmd(&["prepare", "oltp_point_select", "--table-size", "10000"])
+        .assert()
+        .success();
+    let plan = s.path("plan.toml");
+    std::fs::write(
+        &plan,
+        format!(
+            "name = \"t\"\nclients = [1]\ntable_size = 1000\nread_time = 0.5\n\
+             [[targets]]\nurl = \"{}\"\n\
+             [[steps]]\nload = true\n\
+             [[steps]]\npause = 0\n\
+             [[steps]]\nname = \"point\"\nworkload = \"oltp_point_select\"\nclass = \"read\"\n",
+            s.target()
+        ),
+    )
+    .unwrap();
+    let dir = s.path("sweep");
+    let out = dbsweep()
+        .args(["sweep"])
+        .arg(&plan)
+        .arg("--output")
+        .arg(&dir)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    let recs = crate::sweep::records(&dir);
+    let by_kind = |k: &str| recs.iter().find(|(_, r)| r["kind"] == k).unwrap().1.clone();
+    assert_eq!(by_kind("load")["status"], "failed", "{recs:?}");
+    let point = by_kind("run");
+    assert_eq!(point["status"], "failed");
+    assert!(
+        point["error"]
+            .as_str()
+            .unwrap()
+            .contains("not run: the load step"),
+        "{point}"
+    );
+    assert!(point["results"].is_null(), "nothing was measured: {point}");
+    // The table the user had is untouched: still 10,000 rows.
+    let n: i64 = s
+        .sqlite()
+        .query_row("SELECT count(*) FROM sbtest1", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(n, 10_000);
 }

@@ -253,3 +253,64 @@ fn ctrl_c_during_a_managed_servers_first_load_exits_130_without_cleanup_advice()
     assert!(!text.contains("dbsweep cleanup"), "{text}");
     assert!(text.contains("throwaway server"), "{text}");
 }
+
+/// The pids of processes whose command line holds `needle`.
+fn processes_with(needle: &str) -> Vec<u32> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|p| {
+            let pid: u32 = p.file_name().to_str()?.parse().ok()?;
+            let cmd = std::fs::read(p.path().join("cmdline")).ok()?;
+            let stat = std::fs::read_to_string(p.path().join("stat")).ok()?;
+            let zombie = stat.rsplit_once(')')?.1.trim().starts_with('Z');
+            (!zombie && String::from_utf8_lossy(&cmd).contains(needle)).then_some(pid)
+        })
+        .collect()
+}
+
+#[test]
+fn a_managed_mariadb_start_stopped_during_install_db_leaves_nothing_behind() {
+    let s = Scratch::enterable();
+    let tmp = s.path("tmp");
+    std::fs::create_dir(&tmp).unwrap();
+    std::fs::set_permissions(&tmp, std::os::unix::fs::PermissionsExt::from_mode(0o1777)).unwrap();
+    let needle = tmp.to_str().unwrap().to_string();
+    let mut child = crate::util::dbsweep_std()
+        .env("TMPDIR", &tmp)
+        .args(["prepare", "oltp_point_select", "--server", "mariadb"])
+        .args(["--table-size", "100"])
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // Until the system tables are being installed: a process working in the new directory
+    // (bounded: install-db takes seconds, this waits at most a minute).
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while processes_with(&needle).is_empty() {
+        assert!(
+            std::time::Instant::now() < until,
+            "install-db never started"
+        );
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "dbsweep ended before install-db"
+        );
+        std::thread::park_timeout(std::time::Duration::from_millis(5));
+    }
+    // SAFETY: a signal to the child this test started.
+    unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) };
+    let status = child.wait().unwrap();
+    assert_ne!(status.code(), Some(0));
+    let left = processes_with(&needle);
+    for pid in &left {
+        // SAFETY: clean up what the code under test left running.
+        unsafe { libc::kill(*pid as libc::pid_t, libc::SIGKILL) };
+    }
+    assert!(left.is_empty(), "left running: {left:?}");
+    let dirs: Vec<_> = std::fs::read_dir(&tmp)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    assert!(dirs.is_empty(), "left behind: {dirs:?}");
+}

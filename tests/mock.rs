@@ -696,3 +696,43 @@ roles = [ { workload = "oltp_point_select", clients = 1, measured = true },
     );
     assert!(row.trim_end().ends_with("yes"), "{row}");
 }
+
+#[test]
+fn a_background_role_that_dies_fails_the_run_and_says_which() {
+    let s = Scratch::new();
+    s.cmd(&["prepare", "oltp_point_select", "--table-size", "1000"])
+        .assert()
+        .success();
+    s.cmd(&["prepare", "ibench_insert", "--table-size", "1000"])
+        .assert()
+        .success();
+    let out = s.path("r.json");
+    let mut cmd = crate::util::dbsweep_std();
+    cmd.current_dir(s.dir.path())
+        .args(["run", "oltp_point_select", "--target", &s.target()])
+        .args([
+            "--table-size",
+            "1000",
+            "--time",
+            "60",
+            "--report-interval",
+            "1",
+        ])
+        .args(["--role", "ibench_insert,rate=50"])
+        .arg("--output")
+        .arg(&out);
+    let (mut child, lines) = crate::util::spawn_measuring(&mut cmd, "[ 1s ]");
+    // The role's table goes away under it: its next insert fails.
+    s.sqlite()
+        .execute_batch("ALTER TABLE purchases_index RENAME TO gone")
+        .unwrap();
+    let rest: Vec<String> = lines.collect();
+    let status = child.wait().unwrap();
+    let stderr = rest.join("\n");
+    assert_eq!(status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("--role ibench_insert") && stderr.contains("failed"),
+        "{stderr}"
+    );
+    assert!(!out.exists(), "no results of a run cut short by its role");
+}

@@ -9,6 +9,7 @@ use std::process::Command;
 
 use dbsweep::server::ServerKind;
 
+use crate::util::dbsweep;
 use crate::util::{Scratch, start};
 
 const PGBENCH: &str = "/usr/lib/postgresql/15/bin/pgbench";
@@ -398,4 +399,160 @@ fn a_running_scripts_failures_are_pgbenchs_to_the_byte() {
             assert_eq!((ours.0, &ours.2), (theirs.0, &theirs.2), "{mode} {script}");
         }
     }
+}
+
+#[test]
+fn pgbench_drop_in_judges_every_value_as_pgbench_does_before_connecting() {
+    let s = Scratch::new();
+    let empty = s.path("empty.sql");
+    std::fs::write(&empty, "").unwrap();
+    let cases: &[&[&str]] = &[
+        &["-R", "-1"],
+        &["-R", "0"],
+        &["-R", "abc"],
+        &["-P", "-1"],
+        &["-P", "abc"],
+        &["-c", "0"],
+        &["-c", "abc"],
+        &["-c", "2147483648"],
+        &["-j", "0"],
+        &["-T", "-5"],
+        &["-t", "0"],
+        &["-s", "0"],
+        &["-D", "foo"],
+        &["-D", "=5"],
+        &["-D", "x="],
+        &["-D", "1x=3"],
+        &["-i", "-I", ""],
+        &["-i", "-I", "xyz"],
+        &["-i", "-F", "5"],
+        &["--random-seed=abc"],
+        &["--aggregate-interval=0", "-l"],
+    ];
+    for args in cases {
+        // Nothing listens there: a message about connecting means the value was not judged.
+        let theirs = std::process::Command::new(PGBENCH)
+            .args(*args)
+            .args(["-h", "/nonexistent"])
+            .output()
+            .expect("pgbench is installed (scripts/test installs it)");
+        let mine = dbsweep()
+            .arg("pgbench")
+            .args(*args)
+            .args(["-h", "/nonexistent"])
+            .output()
+            .unwrap();
+        let first = |o: &std::process::Output| {
+            String::from_utf8_lossy(&o.stderr)
+                .lines()
+                .next()
+                .unwrap_or_default()
+                .to_string()
+        };
+        assert_eq!(first(&mine), first(&theirs), "{args:?}");
+        assert_eq!(mine.status.code(), theirs.status.code(), "{args:?}");
+    }
+    // Failing to connect is an early error: exit 1, as pgbench documents, with or without
+    // its builtins and vacuum.
+    let script = s.path("one.sql");
+    std::fs::write(&script, "SELECT 1;\n").unwrap();
+    for args in [vec![], vec!["-n", "-f", script.to_str().unwrap()]] {
+        let mine = dbsweep()
+            .arg("pgbench")
+            .args(&args)
+            .args(["-h", "/nonexistent"])
+            .output()
+            .unwrap();
+        let theirs = std::process::Command::new(PGBENCH)
+            .args(&args)
+            .args(["-h", "/nonexistent"])
+            .output()
+            .unwrap();
+        assert_eq!(theirs.status.code(), Some(1));
+        assert_eq!(mine.status.code(), Some(1), "{args:?}");
+    }
+    // --random-seed takes a negative number as strtoull does: no usage error about it, and
+    // pgbench's info line with the seed it made of it.
+    let mine = dbsweep()
+        .args(["pgbench", "--random-seed=-1", "-h", "/nonexistent"])
+        .output()
+        .unwrap();
+    let theirs = std::process::Command::new(PGBENCH)
+        .args(["--random-seed=-1", "-h", "/nonexistent"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&mine.stderr);
+    assert!(!err.contains("unexpected argument"), "{err}");
+    assert_eq!(
+        err.lines().next(),
+        String::from_utf8_lossy(&theirs.stderr).lines().next()
+    );
+    assert_eq!(
+        err.lines().next(),
+        Some("pgbench: setting random seed to 18446744073709551615")
+    );
+    // -f - reads the script from standard input.
+    let mine = dbsweep()
+        .args(["pgbench", "-n", "-f", "-", "-h", "/nonexistent"])
+        .write_stdin("")
+        .output()
+        .unwrap();
+    assert!(
+        String::from_utf8_lossy(&mine.stderr).contains("empty command list for script \"-\""),
+        "{}",
+        String::from_utf8_lossy(&mine.stderr)
+    );
+}
+
+#[test]
+fn pgbench_values_keep_their_text_and_every_command_past_the_256th_is_timed() {
+    let s = Scratch::new();
+    s.sqlite().execute_batch("VACUUM").unwrap();
+    let out = s.path("shell.out");
+    let script = s.path("t.sql");
+    let mut text = format!(
+        "SELECT '1.50' AS g \\gset\n\\shell echo :x :y :g > {}\n",
+        out.display()
+    );
+    for _ in 0..300 {
+        text.push_str("SELECT 1;\n");
+    }
+    std::fs::write(&script, text).unwrap();
+    let res = s.path("r.json");
+    let r = s
+        .line(&["run", "pgbench", "--script", script.to_str().unwrap()])
+        .args(["--define", "x=007", "--define", "y=1e400"])
+        .args(["--events", "3", "--time", "0"])
+        .quiet()
+        .output(&res)
+        .results();
+    assert_eq!(
+        std::fs::read_to_string(&out).unwrap().trim(),
+        "007 1e400 1.50",
+        "values are sent as they came"
+    );
+    // 302 commands, each timed in every one of the 3 transactions.
+    let statements = r["statements"].as_array().unwrap();
+    assert_eq!(statements.len(), 302);
+    for st in statements {
+        assert_eq!(st["count"], 3, "{st}");
+    }
+}
+
+#[test]
+fn pgbench_scripts_all_of_weight_zero_are_refused() {
+    let out = dbsweep()
+        .args(["pgbench", "-b", "select-only@0", "-h", "/nonexistent"])
+        .output()
+        .unwrap();
+    let theirs = std::process::Command::new(PGBENCH)
+        .args(["-b", "select-only@0", "-h", "/nonexistent"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("total script weight must not be zero"),
+        "{err}"
+    );
+    assert_eq!(out.status.code(), theirs.status.code());
 }

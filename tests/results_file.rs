@@ -3,6 +3,10 @@
 
 use dbsweep::results::Results;
 
+use crate::util::dbsweep;
+use crate::util::mock_results;
+use crate::util::refused;
+use crate::util::write_json;
 use crate::util::{Scratch, assert_valid_results, f, run_results, u};
 
 #[test]
@@ -128,4 +132,48 @@ fn a_seed_of_zero_is_replaced_by_the_seed_used() {
         ],
     );
     assert!(u(&r, "/options/rand_seed") > 0);
+}
+
+#[test]
+fn names_from_a_results_file_never_steer_the_terminal_nor_break_the_tables() {
+    let s = Scratch::new();
+    let path = s.path("r.json");
+    let mut r = mock_results(&path);
+    r["workload"] = "oltp\u{1b}]0;owned\u{7}\u{1b}[2J".into();
+    write_json(&path, &r);
+    let out = dbsweep()
+        .args(["report", "--color", "always"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(text.contains("oltp\\x1b]0;owned\\x07\\x1b[2J"), "{text}");
+    assert!(!text.contains("\u{7}") && !text.contains("\u{1b}]0") && !text.contains("\u{1b}[2J"));
+    // A name too long to pad a column to (past a format width's 65,535).
+    r["workload"] = "w".repeat(70_000).into();
+    write_json(&path, &r);
+    for format in ["text", "markdown"] {
+        let out = dbsweep()
+            .args(["report", "--format", format])
+            .arg(&path)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{format}: {stderr}");
+        assert!(String::from_utf8_lossy(&out.stdout).contains(&"w".repeat(70_000)));
+    }
+    // Error messages escape too: a file name that would clear the screen.
+    let bad = s.path("x\u{1b}[2J.json");
+    std::fs::write(&bad, "not json").unwrap();
+    let out = dbsweep().arg("report").arg(&bad).output().unwrap();
+    let err = refused(&out, 2);
+    assert!(
+        err.contains("x\\x1b[2J.json") && !err.contains('\u{1b}'),
+        "{err}"
+    );
 }

@@ -51,5 +51,4 @@ mod sysbench_alike;
 mod terminals;
 mod tls;
 mod tpcc;
-mod trust_third;
 mod versions;

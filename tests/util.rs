@@ -527,3 +527,16 @@ pub fn wait_bounded(child: &mut std::process::Child) -> std::process::ExitStatus
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
 }
+
+/// `v` written to `path` as pretty JSON.
+pub fn write_json(path: &Path, v: &Value) {
+    std::fs::write(path, serde_json::to_vec_pretty(v).unwrap()).unwrap();
+}
+
+/// The one error line of a refused command, which exited `code`.
+pub fn refused(out: &std::process::Output, code: i32) -> String {
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(code), "stderr: {stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    stderr
+}
