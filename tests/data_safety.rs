@@ -21,6 +21,7 @@ fn connect(url: &str) -> Box<dyn dbsweep::db::Conn> {
         create: false,
         text_statements: true,
         pipeline: false,
+        timeouts: Default::default(),
     };
     dbsweep::db::open(url, o).unwrap().connect().unwrap()
 }

@@ -153,6 +153,38 @@ fn a_server_silent_after_login_is_bounded_by_the_query_timeout() {
     assert_fails_with(&out, 1, "--query-timeout");
 }
 
+/// A sweep's connections (its check of the server, its steps) carry the command line's
+/// bounds: against a server silent after login, `--query-timeout 1` ends the sweep with the
+/// bound's error instead of a wait for ever.
+#[test]
+fn a_sweeps_connections_are_bounded_by_the_command_lines_query_timeout() {
+    let (tx, _rx) = mpsc::channel();
+    let port = pg_silent_after_login(tx);
+    let s = Scratch::new();
+    let plan = s.path("plan.toml");
+    std::fs::write(
+        &plan,
+        format!(
+            "name = \"t\"\nclients = [1]\nread_time = 0.5\n\n[[targets]]\nurl = \
+             \"postgres://u@127.0.0.1:{port}/db\"\n\n[[steps]]\nworkload = \
+             \"oltp_point_select\"\nclass = \"read\"\n"
+        ),
+    )
+    .unwrap();
+    let out = dbsweep()
+        .args(["--query-timeout", "1", "sweep", "--fail-fast", "--output"])
+        .arg(s.path("out"))
+        .arg(&plan)
+        .timeout(HANG)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.code().is_some(), "ended by its bound: {stderr}");
+    assert_ne!(out.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("--query-timeout"), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}
+
 #[test]
 fn ctrl_c_ends_a_wait_on_a_silent_server() {
     let (tx, rx) = mpsc::channel();

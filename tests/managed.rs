@@ -304,6 +304,7 @@ per_server!(tpcc_prepare_check_cleanup_with_two_warehouses, |kind| {
             create: false,
             text_statements: true,
             pipeline: false,
+            timeouts: Default::default(),
         },
     )
     .unwrap();
@@ -369,6 +370,7 @@ per_server!(killed_tpcc_connections_leave_the_data_consistent, |kind| {
             create: false,
             text_statements: true,
             pipeline: false,
+            timeouts: Default::default(),
         },
     )
     .unwrap();

@@ -497,6 +497,7 @@ fn pipelined_transactions_count_exactly_retry_and_wait_once() {
             create: false,
             text_statements: false,
             pipeline,
+            timeouts: Default::default(),
         };
         dbsweep::db::open(&server.url, o)
             .unwrap()
@@ -550,6 +551,7 @@ fn pipelined_transactions_count_exactly_retry_and_wait_once() {
             create: false,
             text_statements: false,
             pipeline,
+            timeouts: Default::default(),
         };
         let mut conn = dbsweep::db::open(&url, o).unwrap().connect().unwrap();
         let point = conn.prepare("SELECT c FROM sbtest1 WHERE id = ?").unwrap();

@@ -22,6 +22,7 @@ fn connect(server: &ManagedServer) -> Box<dyn Conn> {
             create: false,
             text_statements: true,
             pipeline: false,
+            timeouts: Default::default(),
         },
     )
     .unwrap();

@@ -252,7 +252,7 @@ pub fn start_tls(kind: ServerKind) -> ManagedServer {
 pub fn root_of(server: &ManagedServer) -> Box<dyn dbsweep::db::Conn> {
     let socket = server.dir.join("mysqld.sock");
     let url = format!("mysql://root@localhost/?socket={}", socket.display());
-    dbsweep::db::mysql::MysqlTarget::from_url(&url, true)
+    dbsweep::db::mysql::MysqlTarget::from_url(&url, true, Default::default())
         .unwrap()
         .connect_bounded(std::time::Duration::from_secs(30))
         .unwrap()

@@ -420,6 +420,7 @@ fn mysql_replies_are_read_as_each_server_version_ends_them() {
             create: false,
             text_statements: false,
             pipeline: false,
+            timeouts: Default::default(),
         };
         let mut conn = dbsweep::db::open(&url, o).unwrap().connect().unwrap();
         conn.batch("CREATE TABLE t (id INT PRIMARY KEY, c VARCHAR(20))")
@@ -528,6 +529,7 @@ fn prepared_rows_follow_unsigned_and_altered_columns_on_each_version() {
             create: false,
             text_statements: false,
             pipeline: false,
+            timeouts: Default::default(),
         };
         let mut conn = dbsweep::db::open(&server.url, o)
             .unwrap()

@@ -124,6 +124,9 @@ pub struct CapacityOpts {
 /// `dbsweep limits`: where to probe and the probes' shape.
 #[derive(Debug, Args)]
 pub struct LimitsOpts {
+    /// The connections' bounds (the command line's `--connect-timeout`, `--query-timeout`).
+    #[arg(skip)]
+    pub timeouts: crate::db::Timeouts,
     /// The directory whose file system is probed (the probe's files are made there and
     /// removed after); the current directory when neither this nor --target is given
     #[arg(long, value_name = "DIR")]
@@ -308,6 +311,9 @@ fn parse_clients(s: &str) -> Result<ClientList, String> {
 /// `dbsweep sweep`: a plan, where to write, and what the command line changes in the plan.
 #[derive(Debug, Args)]
 pub struct SweepOpts {
+    /// The connections' bounds (the command line's `--connect-timeout`, `--query-timeout`).
+    #[arg(skip)]
+    pub timeouts: crate::db::Timeouts,
     /// A plan file (TOML) or a built-in plan: quick (the default: a minute or two), small (the
     /// microbenchmark suite), versions (one plan over several --server builds), forks (MariaDB
     /// against MySQL), diagnosis (profiles, waits, statement latency, a crash), query-cache
@@ -459,30 +465,6 @@ pub fn normalise_args(args: impl IntoIterator<Item = String>) -> Vec<String> {
         .collect()
 }
 
-/// The connection bounds a command line gives (seconds: to connect and log in, for one
-/// statement's answer), set for the process by the command that runs it.
-#[derive(Clone, Copy, Debug)]
-pub struct Timeouts {
-    pub connect: f64,
-    pub query: f64,
-}
-
-impl Default for Timeouts {
-    /// The command line's defaults (a personality's run, which has no such options).
-    fn default() -> Timeouts {
-        Timeouts {
-            connect: CONNECT_TIMEOUT,
-            query: QUERY_TIMEOUT,
-        }
-    }
-}
-
-impl Timeouts {
-    pub fn set(self) -> Result<(), Error> {
-        crate::db::socket::set_timeouts(self.connect, self.query)
-    }
-}
-
 /// A run's options given as words of a command line that is not dbsweep's own (a sysbench
 /// script's general options, the sysbench drop-in's): read once, as `dbsweep run` reads its
 /// options, with the two connection bounds a dbsweep line gives before its command.
@@ -515,11 +497,9 @@ impl RunWords {
         Ok((words, matches))
     }
 
-    pub fn timeouts(&self) -> Timeouts {
-        Timeouts {
-            connect: self.connect_timeout,
-            query: self.query_timeout,
-        }
+    /// The connection bounds the words give, checked.
+    pub fn timeouts(&self) -> Result<crate::db::Timeouts, Error> {
+        crate::db::Timeouts::from_seconds(self.connect_timeout, self.query_timeout)
     }
 }
 

@@ -9,8 +9,7 @@ pub(crate) mod sysbench;
 pub use args::{
     CONNECT_TIMEOUT, CapacityOpts, Cli, ClientList, Command, CompareOpts, HdrOpts, KindSetting,
     LimitsOpts, MergeOpts, QUERY_TIMEOUT, ReportOpts, RunWords, ServersOpts, SweepOpts,
-    SweepOverrides, SysbenchArgs, Timeouts, TpccAction, TpccCmd, TpccOpts, normalise_args,
-    one_line,
+    SweepOverrides, SysbenchArgs, TpccAction, TpccCmd, TpccOpts, normalise_args, one_line,
 };
 pub(crate) use run::parse_bool;
 pub use run::{DbArgs, Opts, RoleSpec, RunArgs, StartAt};

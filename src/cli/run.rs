@@ -242,6 +242,10 @@ pub struct DbArgs {
     /// every TCP connection) and connect with verify-ca
     #[arg(help_heading = heading::CONNECTION, long)]
     pub server_tls: bool,
+    /// The connections' bounds: the command line's `--connect-timeout` and `--query-timeout`
+    /// (options of every command), set by the command that runs.
+    #[arg(skip)]
+    pub timeouts: crate::db::Timeouts,
 }
 
 /// prepare, run and cleanup: a workload and every option. All three accept the same set, as

@@ -16,7 +16,8 @@ pub fn run(cli: Cli) -> Result<Outcome, Error> {
 /// Runs one parsed command line with its text in `style`.
 fn run_styled(mut cli: Cli, style: Style) -> Result<Outcome, Error> {
     interrupt::install_ctrl_c(server::kill_all);
-    db::socket::set_timeouts(cli.connect_timeout, cli.query_timeout)?;
+    let timeouts = db::Timeouts::from_seconds(cli.connect_timeout, cli.query_timeout)?;
+    hand_down(&mut cli.command, timeouts);
     target_from_stdin(&mut cli.command)?;
     match cli.command {
         Command::Servers(o) => match o.available {
@@ -46,6 +47,26 @@ fn run_styled(mut cli: Cli, style: Style) -> Result<Outcome, Error> {
         Command::Hdr(o) => super::results::hdr(&o),
         Command::Sweep(o) => crate::sweep::run(&o),
         Command::Capacity(o) => crate::measure::capacity(&o, style),
+    }
+}
+
+/// Gives the command's connections the command line's bounds.
+fn hand_down(command: &mut Command, timeouts: db::Timeouts) {
+    match command {
+        Command::Prepare(o) | Command::Cleanup(o) | Command::Check(o) | Command::Run(o) => {
+            o.args.db.timeouts = timeouts;
+        }
+        Command::Capacity(o) => o.args.db.timeouts = timeouts,
+        Command::Sweep(o) => o.timeouts = timeouts,
+        Command::Limits(o) => o.timeouts = timeouts,
+        Command::Tpcc(t) => match &mut t.action {
+            TpccAction::Run(a) => a.db.timeouts = timeouts,
+            TpccAction::Prepare(o) | TpccAction::Check(o) | TpccAction::Cleanup(o) => {
+                o.db.timeouts = timeouts;
+            }
+        },
+        // No connection of theirs, or their own command lines (the personalities').
+        _ => {}
     }
 }
 

@@ -16,7 +16,7 @@ pub fn shape_of(o: &LimitsOpts) -> Result<(Shape, Option<String>), Error> {
     let (dir, page, away) = match (&o.dir, &o.target) {
         (Some(d), None) => (d.clone(), None, None),
         (None, Some(url)) => {
-            let p = limits::target::of_url(url)?;
+            let p = limits::target::of_url(url, o.timeouts)?;
             (p.dir.unwrap_or_default(), Some(p.page), p.note)
         }
         (Some(_), Some(_)) => {
@@ -99,7 +99,7 @@ pub fn limits(o: &LimitsOpts) -> Result<Outcome, Error> {
         // The disk is another host's: the connection is what can be measured from here.
         let url = server.expect("only a server's data is away");
         eprintln!("limits: {why}");
-        let Some(n) = limits::network::probe(url, shape.seconds)? else {
+        let Some(n) = limits::network::probe(url, shape.seconds, o.timeouts)? else {
             return Ok(Outcome::Interrupted);
         };
         println!("{}", limits::network::line(&n));
@@ -133,7 +133,7 @@ pub fn limits(o: &LimitsOpts) -> Result<Outcome, Error> {
         }
     };
     if let Some(url) = server {
-        match limits::network::probe(url, shape.seconds)? {
+        match limits::network::probe(url, shape.seconds, o.timeouts)? {
             None => return Ok(Outcome::Interrupted),
             Some(n) => {
                 println!("{}", limits::network::line(&n));

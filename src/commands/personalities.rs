@@ -52,7 +52,6 @@ pub(super) fn sysbench(args: &[String]) -> Result<Outcome, Error> {
         Dropin::Done(outcome) => Ok(outcome),
         Dropin::Run(b) => {
             interrupt::install_ctrl_c(server::kill_all);
-            b.timeouts.set()?;
             match b.command {
                 BuiltinCommand::Prepare => prepare(&b.opts, b.style),
                 BuiltinCommand::Run => run_workload(&RunPlan::from_opts(&b.opts)?.styled(b.style)),
@@ -67,7 +66,6 @@ pub(super) fn sysbench(args: &[String]) -> Result<Outcome, Error> {
 pub(super) fn pgbench(args: &[String]) -> Result<Outcome, Error> {
     use crate::dropin::pgbench::Pgbench;
     interrupt::install_ctrl_c(server::kill_all);
-    crate::cli::Timeouts::default().set()?;
     match crate::dropin::pgbench::main(args)? {
         Pgbench::Done(outcome) => Ok(outcome),
         Pgbench::Init(plan) => prepare_plan(&plan),

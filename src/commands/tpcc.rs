@@ -17,6 +17,7 @@ fn open(o: &TpccOpts, create: bool) -> Result<Db, Error> {
         create,
         text_statements: false,
         pipeline: false,
+        timeouts: o.db.timeouts,
     };
     Db::open_target(&o.db.target, server.as_ref(), options)
 }

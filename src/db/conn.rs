@@ -410,6 +410,8 @@ pub struct OpenOptions {
     pub text_statements: bool,
     /// Send the statements of each event in one round trip (`--pipeline`; PostgreSQL only).
     pub pipeline: bool,
+    /// The connections' bounds (`--connect-timeout`, `--query-timeout`).
+    pub timeouts: super::Timeouts,
 }
 
 /// Appends `row` as a line of tab-separated values (the default format of PostgreSQL's COPY

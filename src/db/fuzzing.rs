@@ -20,7 +20,7 @@ fn socket_fed(server: &[u8]) -> Option<(Socket, UnixStream)> {
     // The harness caps inputs well below a socket's buffer, so this write does not block.
     peer.write_all(server).ok()?;
     peer.shutdown(std::net::Shutdown::Write).ok()?;
-    Some((Socket::from_unix(client).ok()?, peer))
+    Some((Socket::from_unix(client, Default::default()).ok()?, peer))
 }
 
 /// A TLS server's configuration: a certificate for localhost, made once per process.
@@ -105,7 +105,7 @@ fn tls_fed(
         let mut sink = [0u8; 4096];
         while matches!(tls.read(&mut sink), Ok(n) if n > 0) {}
     });
-    let sock = Socket::tcp("127.0.0.1", port).ok()?;
+    let sock = Socket::tcp("127.0.0.1", port, Default::default()).ok()?;
     Some((sock, peer))
 }
 

@@ -29,4 +29,5 @@ pub use conn::{
 };
 pub use open::{check_url, dialect_of, open};
 pub use shape::{TableShape, declared_columns, table_shape};
+pub use socket::Timeouts;
 pub use url::{interpolate, redact_url, sqlite_dir};

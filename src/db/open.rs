@@ -44,10 +44,12 @@ pub fn open(url: &str, o: OpenOptions) -> Result<Box<dyn Target>, Error> {
             url,
             o.text_statements,
             o.pipeline,
+            o.timeouts,
         )?)),
         Some("mysql" | "mariadb") => Ok(Box::new(super::mysql::MysqlTarget::from_url(
             url,
             o.text_statements,
+            o.timeouts,
         )?)),
         Some(other) => Err(Error::Usage(format!(
             "--target {shown}: unknown scheme '{other}'; use {URL_FORMS}"

@@ -13,7 +13,6 @@ use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
 use std::ops::Range;
 use std::os::unix::net::UnixStream;
 use std::path::Path;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 /// How often a blocked wait wakes up to look at the stop flag and its deadline.
@@ -23,26 +22,46 @@ const TICK: Duration = Duration::from_millis(250);
 /// reason to grow the buffer (random bytes would otherwise ask for gigabytes).
 pub const MAX_MESSAGE: usize = 1 << 30;
 
-/// `--connect-timeout` in milliseconds (default 10 s): bounds connecting and the whole
-/// handshake (authentication up to the first ready-for-query).
-static CONNECT_TIMEOUT_MS: AtomicU64 = AtomicU64::new(10_000);
-/// `--query-timeout` in milliseconds, 0 for none (the default): bounds each statement's wait.
-static QUERY_TIMEOUT_MS: AtomicU64 = AtomicU64::new(0);
-
-/// Sets the process's network timeouts (from the command line, before any connection opens).
-fn set_durations(connect: Duration, query: Option<Duration>) {
-    let ms = |d: Duration| u64::try_from(d.as_millis()).unwrap_or(u64::MAX).max(1);
-    CONNECT_TIMEOUT_MS.store(ms(connect), Ordering::Relaxed);
-    QUERY_TIMEOUT_MS.store(query.map_or(0, ms), Ordering::Relaxed);
+/// A connection's bounds: connecting and the whole handshake (authentication up to the first
+/// ready-for-query), and each statement's wait after it. They travel with the connection's
+/// options, from the command line (`--connect-timeout`, `--query-timeout`) down.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Timeouts {
+    pub connect: Duration,
+    /// None: no bound (the default: a benchmark's statements may take long).
+    pub query: Option<Duration>,
 }
 
-pub fn connect_timeout() -> Duration {
-    Duration::from_millis(CONNECT_TIMEOUT_MS.load(Ordering::Relaxed))
+impl Default for Timeouts {
+    /// 10 s to connect and log in, no bound on a statement.
+    fn default() -> Timeouts {
+        Timeouts {
+            connect: Duration::from_secs(10),
+            query: None,
+        }
+    }
 }
 
-fn query_timeout() -> Option<Duration> {
-    let ms = QUERY_TIMEOUT_MS.load(Ordering::Relaxed);
-    (ms > 0).then(|| Duration::from_millis(ms))
+impl Timeouts {
+    /// `--connect-timeout` and `--query-timeout` (0: none), checked.
+    pub fn from_seconds(connect: f64, query: f64) -> Result<Timeouts, Error> {
+        let check = |name: &str, v: f64, min: f64| {
+            if v.is_finite() && v >= min && v <= crate::input::MAX_SECONDS {
+                Ok(Duration::from_secs_f64(v))
+            } else {
+                Err(Error::Usage(format!(
+                    "--{name} {v}: must be a number of seconds from {min} to {} (a year)",
+                    crate::input::MAX_SECONDS
+                )))
+            }
+        };
+        let connect = check("connect-timeout", connect, 0.001)?;
+        let query = check("query-timeout", query, 0.0)?;
+        Ok(Timeouts {
+            connect,
+            query: (!query.is_zero()).then_some(query),
+        })
+    }
 }
 
 /// The error of a wait that Ctrl-C (or SIGTERM, SIGHUP) ended.
@@ -79,13 +98,15 @@ pub struct Socket {
     bounding: &'static str,
     /// Each statement's bound (set after the handshake from `--query-timeout`).
     per_statement: Option<Duration>,
+    /// The statements' bound after the handshake (`--query-timeout`).
+    query_timeout: Option<Duration>,
 }
 
 impl Socket {
     /// Connects over TCP with Nagle's algorithm off (requests are single small writes), trying
     /// each address of `host` within `--connect-timeout`.
-    pub fn tcp(host: &str, port: u16) -> io::Result<Socket> {
-        let limit = connect_timeout();
+    pub fn tcp(host: &str, port: u16, t: Timeouts) -> io::Result<Socket> {
+        let limit = t.connect;
         let deadline = Instant::now() + limit;
         // A name that does not resolve is said in libpq's words (std's add their own prefix).
         let addrs: Vec<SocketAddr> = (host, port)
@@ -108,7 +129,7 @@ impl Socket {
                     s.set_nodelay(true)?;
                     s.set_read_timeout(Some(TICK))?;
                     s.set_write_timeout(Some(TICK))?;
-                    return Ok(Socket::new(Stream::Tcp(s), deadline));
+                    return Ok(Socket::new(Stream::Tcp(s), deadline, t));
                 }
                 Err(e) => last = Some(e),
             }
@@ -118,24 +139,21 @@ impl Socket {
         }))
     }
 
-    pub fn unix(path: &Path) -> io::Result<Socket> {
-        let deadline = Instant::now() + connect_timeout();
+    pub fn unix(path: &Path, t: Timeouts) -> io::Result<Socket> {
+        let deadline = Instant::now() + t.connect;
         let s = UnixStream::connect(path)?;
         s.set_write_timeout(Some(TICK))?;
-        Ok(Socket::new(Stream::Unix(s), deadline))
+        Ok(Socket::new(Stream::Unix(s), deadline, t))
     }
 
     /// A socket over an already connected Unix stream (one end of a pair, for the fuzz
     /// harness and tests that play the server).
-    pub fn from_unix(s: UnixStream) -> io::Result<Socket> {
+    pub fn from_unix(s: UnixStream, t: Timeouts) -> io::Result<Socket> {
         s.set_write_timeout(Some(TICK))?;
-        Ok(Socket::new(
-            Stream::Unix(s),
-            Instant::now() + connect_timeout(),
-        ))
+        Ok(Socket::new(Stream::Unix(s), Instant::now() + t.connect, t))
     }
 
-    fn new(stream: Stream, deadline: Instant) -> Socket {
+    fn new(stream: Stream, deadline: Instant, t: Timeouts) -> Socket {
         Socket {
             stream,
             buf: vec![0; 64 * 1024],
@@ -144,6 +162,7 @@ impl Socket {
             deadline: Some(deadline),
             bounding: "the connection and login (--connect-timeout)",
             per_statement: None,
+            query_timeout: t.query,
         }
     }
 
@@ -203,7 +222,7 @@ impl Socket {
     /// `--query-timeout` alone (none by default: a benchmark's statements may take long).
     pub fn handshake_done(&mut self) {
         self.deadline = None;
-        self.per_statement = query_timeout();
+        self.per_statement = self.query_timeout;
         self.bounding = "the statement (--query-timeout)";
     }
 
@@ -465,24 +484,6 @@ fn wait_readable(s: &UnixStream) -> io::Result<bool> {
             return Err(e);
         }
     }
-}
-
-/// Checks and applies `--connect-timeout` and `--query-timeout` (0: none).
-pub fn set_timeouts(connect: f64, query: f64) -> Result<(), Error> {
-    let check = |name: &str, v: f64, min: f64| {
-        if v.is_finite() && v >= min && v <= crate::input::MAX_SECONDS {
-            Ok(std::time::Duration::from_secs_f64(v))
-        } else {
-            Err(Error::Usage(format!(
-                "--{name} {v}: must be a number of seconds from {min} to {} (a year)",
-                crate::input::MAX_SECONDS
-            )))
-        }
-    };
-    let connect = check("connect-timeout", connect, 0.001)?;
-    let query = check("query-timeout", query, 0.0)?;
-    set_durations(connect, (!query.is_zero()).then_some(query));
-    Ok(())
 }
 
 #[cfg(test)]

@@ -15,7 +15,7 @@ const RESULT_ROWS: u64 = 64;
 
 /// Probes the connection to `url` for about `seconds`: round trips for most of it, then
 /// large results, sized to the link (the best rate counts). None on Ctrl-C before any round trip.
-pub fn probe(url: &str, seconds: f64) -> Result<Option<Network>, Error> {
+pub fn probe(url: &str, seconds: f64, timeouts: db::Timeouts) -> Result<Option<Network>, Error> {
     let shown = db::redact_url(url);
     let large = |rows: u64| match db::dialect_of(url) {
         Some(Dialect::Postgres) => Some(format!(
@@ -31,7 +31,13 @@ pub fn probe(url: &str, seconds: f64) -> Result<Option<Network>, Error> {
             "limits: {shown}: not a server with a network connection to probe"
         )));
     }
-    let t = db::open(url, OpenOptions::default())?;
+    let t = db::open(
+        url,
+        OpenOptions {
+            timeouts,
+            ..OpenOptions::default()
+        },
+    )?;
     let mut c = t
         .connect()
         .map_err(|e| Error::db(format!("limits: connecting to {shown}"), e))?;

@@ -22,7 +22,7 @@ pub const INNODB_PAGE: u64 = 16384;
 
 /// A SQLite file's directory and page (its own `PRAGMA page_size` when the file exists); a
 /// server's `data_directory` or `@@datadir` and its block or InnoDB page, asked of it.
-pub fn of_url(url: &str) -> Result<Place, Error> {
+pub fn of_url(url: &str, timeouts: db::Timeouts) -> Result<Place, Error> {
     if let Some(dir) = db::sqlite_dir(url) {
         return Ok(Place {
             dir: Some(dir),
@@ -40,7 +40,13 @@ pub fn of_url(url: &str) -> Result<Place, Error> {
             )));
         }
     };
-    let t = db::open(url, OpenOptions::default())?;
+    let t = db::open(
+        url,
+        OpenOptions {
+            timeouts,
+            ..OpenOptions::default()
+        },
+    )?;
     let mut c = t
         .connect()
         .map_err(|e| Error::db(format!("limits: connecting to {}", db::redact_url(url)), e))?;
@@ -106,11 +112,15 @@ mod tests {
             .unwrap();
         drop(c);
         let url = format!("sqlite://{}", file.display());
-        let p = of_url(&url).unwrap();
+        let p = of_url(&url, Default::default()).unwrap();
         assert_eq!(p.page, 16384);
         assert_eq!(p.dir.as_deref(), Some(dir.as_path()));
         // A file not there yet gets SQLite's default.
-        let p = of_url(&format!("sqlite://{}/new.db", dir.display())).unwrap();
+        let p = of_url(
+            &format!("sqlite://{}/new.db", dir.display()),
+            Default::default(),
+        )
+        .unwrap();
         assert_eq!(p.page, SQLITE_PAGE);
         std::fs::remove_dir_all(&dir).unwrap();
     }

@@ -21,10 +21,9 @@ pub fn run_script(
 ) -> Result<Outcome, Error> {
     // Ctrl-C stops a script's run as any other: summary, results file, managed server gone.
     crate::interrupt::install_ctrl_c(crate::server::kill_all);
-    let Some((ctx, plan, timeouts)) = crate::plan::script_plan(command, script, args)? else {
+    let Some((ctx, plan)) = crate::plan::script_plan(command, script, args)? else {
         return Ok(Outcome::Done);
     };
-    timeouts.set()?;
     let plan = plan.styled(style);
     let create = command != "cleanup";
     let db = Db::open(&plan, create)?;
@@ -38,6 +37,7 @@ pub fn run_script(
             create,
             text_statements: plan.workload_opts.ps_mode == PsMode::Disable,
             pipeline: false,
+            timeouts: plan.workload_opts.timeouts,
         },
     )?;
     let ctx = crate::lua::on_target(ctx, Arc::from(target));

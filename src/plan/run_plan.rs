@@ -409,6 +409,7 @@ impl RunPlan {
 fn workload_options(o: &RunArgs, threads: u32, seed: u64) -> WorkloadOptions {
     WorkloadOptions {
         notes: Default::default(),
+        timeouts: o.db.timeouts,
         tables: o.tables,
         table_size: o.table_size,
         analyze: o.analyze,

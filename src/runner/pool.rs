@@ -282,8 +282,7 @@ mod tests {
             &url,
             crate::db::OpenOptions {
                 create: true,
-                text_statements: false,
-                pipeline: false,
+                ..Default::default()
             },
         )
         .expect("open");

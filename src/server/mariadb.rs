@@ -210,8 +210,12 @@ pub(super) fn launch(s: &mut ManagedServer) -> Result<(), Error> {
     // The set-up connection is dbsweep's own client, root over the socket; its statements
     // are bounded, as every wait of dbsweep's is.
     let admin_url = format!("mysql://root@localhost/?socket={}", url_component(&socket));
-    let admin = crate::db::mysql::MysqlTarget::from_url(&admin_url, true)?;
     let bound = std::time::Duration::from_secs(10);
+    let own = crate::db::Timeouts {
+        connect: bound,
+        query: Some(bound),
+    };
+    let admin = crate::db::mysql::MysqlTarget::from_url(&admin_url, true, own)?;
     s.wait_ready(|_| {
         admin
             .connect_bounded(bound)

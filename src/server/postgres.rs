@@ -166,8 +166,12 @@ pub(super) fn launch(s: &mut ManagedServer) -> Result<(), Error> {
         url_component(&s.dir),
         s.port
     );
-    let admin = crate::db::postgres::PostgresTarget::from_url(&admin_url, true, false)?;
     let bound = std::time::Duration::from_secs(10);
+    let own = crate::db::Timeouts {
+        connect: bound,
+        query: Some(bound),
+    };
+    let admin = crate::db::postgres::PostgresTarget::from_url(&admin_url, true, false, own)?;
     s.wait_ready(|_| {
         admin
             .connect_bounded(bound)

@@ -73,6 +73,7 @@ pub fn run(args: &SweepOpts) -> Result<Outcome, Error> {
         }
     };
     let mut sweep = sweep;
+    sweep.timeouts = args.timeouts;
     for line in sweep.leave_out_unavailable() {
         eprintln!("{line}");
     }
@@ -208,7 +209,11 @@ fn check_servers(sweep: &Sweep) -> Result<BTreeMap<String, String>, Error> {
             }
             // A running server is asked; the sweep says later if it cannot be reached.
             TargetSpec::Url(url) if t.spec.dialect() != Some(Dialect::Sqlite) => {
-                let version = db::open(url, OpenOptions::default())
+                let options = OpenOptions {
+                    timeouts: sweep.timeouts,
+                    ..OpenOptions::default()
+                };
+                let version = db::open(url, options)
                     .and_then(|target| {
                         let mut conn = target
                             .connect()

@@ -90,7 +90,11 @@ impl SweepRun<'_> {
             TargetSpec::Url(u) => (u.clone(), None),
             TargetSpec::Sqlite => unreachable!("server targets only"),
         };
-        let target = crate::db::open(&url, crate::db::OpenOptions::default())?;
+        let options = crate::db::OpenOptions {
+            timeouts: self.sweep.timeouts,
+            ..Default::default()
+        };
+        let target = crate::db::open(&url, options)?;
         let mut conn = target
             .connect()
             .map_err(|e| Error::db(target.display_url(), e))?;

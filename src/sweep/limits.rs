@@ -61,7 +61,7 @@ pub fn of_targets(sweep: &Sweep, dir: &Path) -> Result<Ceilings, Error> {
             }
         };
         if let Some(url) = server {
-            match limits::network::probe(&url, shape.seconds) {
+            match limits::network::probe(&url, shape.seconds, sweep.timeouts) {
                 Ok(Some(n)) => {
                     eprintln!("limits: {}", limits::network::line(&n));
                     l.network = Some(n);
@@ -152,7 +152,7 @@ fn place_of(
         }
         TargetSpec::Url(url) => {
             let server = crate::db::sqlite_dir(url).is_none().then(|| url.clone());
-            (target::of_url(url), server)
+            (target::of_url(url, sweep.timeouts), server)
         }
     }
 }

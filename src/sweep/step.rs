@@ -361,6 +361,7 @@ impl<'a> SweepRun<'a> {
     pub(super) fn open_cell(&self, cell: &Cell) -> Result<CellDb, Error> {
         let options = OpenOptions {
             create: true,
+            timeouts: self.sweep.timeouts,
             ..OpenOptions::default()
         };
         let mut notes = Vec::new();

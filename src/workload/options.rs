@@ -17,6 +17,9 @@ pub struct WorkloadOptions {
     /// Where a load's progress lines and a client's notes go: the command's voice prints them.
     #[serde(skip)]
     pub notes: crate::output::Events,
+    /// The connections' bounds (`--connect-timeout`, `--query-timeout`).
+    #[serde(skip)]
+    pub timeouts: crate::db::Timeouts,
     pub tables: u32,
     /// prepare: ANALYZE after loading (`--analyze`).
     pub analyze: bool,
@@ -45,6 +48,7 @@ impl WorkloadOptions {
             create,
             text_statements: self.ps_mode == PsMode::Disable,
             pipeline: self.pipeline,
+            timeouts: self.timeouts,
         }
     }
 }

@@ -501,7 +501,7 @@ mod tests {
                 .unwrap();
         });
         let e = Endpoint::local("pw");
-        let w = Wire::start(Socket::from_unix(client).unwrap(), &e);
+        let w = Wire::start(Socket::from_unix(client, Default::default()).unwrap(), &e);
         theirs.join().unwrap();
         assert!(w.is_ok(), "{:?}", w.err());
     }

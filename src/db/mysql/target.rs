@@ -19,7 +19,11 @@ pub struct MysqlTarget {
 }
 
 impl MysqlTarget {
-    pub fn from_url(url: &str, text: bool) -> Result<MysqlTarget, Error> {
+    pub fn from_url(
+        url: &str,
+        text: bool,
+        timeouts: crate::db::Timeouts,
+    ) -> Result<MysqlTarget, Error> {
         let url = &super::super::url::normalise(url);
         const MODES: &[&str] = &[
             "DISABLED",
@@ -89,6 +93,7 @@ impl MysqlTarget {
             database: parsed.database.clone(),
             tls,
             server_public_key,
+            timeouts,
         };
         if endpoint.tls.is_some() && endpoint.socket.is_some() {
             return Err(bad(format!(

@@ -35,6 +35,8 @@ pub struct Endpoint {
     /// The server's RSA public key (PEM) for full authentication outside TLS
     /// (`server-public-key=PATH`); None: asked of the server.
     pub server_public_key: Option<Vec<u8>>,
+    /// The connection's bounds (`--connect-timeout`, `--query-timeout`).
+    pub timeouts: crate::db::Timeouts,
 }
 
 /// A MySQL 8 greeting (packet 0) that offers TLS and caching_sha2_password: the fuzz
@@ -87,6 +89,7 @@ impl Endpoint {
             database: Some("db".into()),
             tls: None,
             server_public_key: None,
+            timeouts: Default::default(),
         }
     }
 }
@@ -124,8 +127,8 @@ impl Wire {
 
     pub fn connect(e: &Endpoint) -> Result<Wire, WireError> {
         let sock = match &e.socket {
-            Some(path) => Socket::unix(std::path::Path::new(path))?,
-            None => Socket::tcp(&e.host, e.port)?,
+            Some(path) => Socket::unix(std::path::Path::new(path), e.timeouts)?,
+            None => Socket::tcp(&e.host, e.port, e.timeouts)?,
         };
         let mut w = Wire::start(sock, e)?;
         w.endpoint = Some(Box::new(e.clone()));

@@ -39,11 +39,15 @@ pub(in crate::db) fn negotiate_tls(
 
 impl Wire {
     /// Connects and authenticates with the settings of a `postgres://` URL.
-    pub fn connect(cfg: &ServerUrl, tls: Option<&Tls>) -> Result<Wire, WireError> {
+    pub fn connect(
+        cfg: &ServerUrl,
+        tls: Option<&Tls>,
+        timeouts: crate::db::Timeouts,
+    ) -> Result<Wire, WireError> {
         let port = cfg.port.unwrap_or(5432);
         let (mut sock, host, listener) = if cfg.unix() {
             let path = std::path::Path::new(&cfg.host).join(format!(".s.PGSQL.{port}"));
-            (Socket::unix(&path)?, None, Listener::Unix(path))
+            (Socket::unix(&path, timeouts)?, None, Listener::Unix(path))
         } else {
             let host = if cfg.host.is_empty() {
                 "localhost"
@@ -51,7 +55,7 @@ impl Wire {
                 cfg.host.as_str()
             };
             (
-                Socket::tcp(host, port)?,
+                Socket::tcp(host, port, timeouts)?,
                 Some(host),
                 Listener::Tcp(host.to_string(), port),
             )

@@ -17,10 +17,16 @@ pub struct PostgresTarget {
     text: bool,
     pipeline: bool,
     tls: Option<super::super::tls::Tls>,
+    timeouts: crate::db::Timeouts,
 }
 
 impl PostgresTarget {
-    pub fn from_url(url: &str, text: bool, pipeline: bool) -> Result<PostgresTarget, Error> {
+    pub fn from_url(
+        url: &str,
+        text: bool,
+        pipeline: bool,
+        timeouts: crate::db::Timeouts,
+    ) -> Result<PostgresTarget, Error> {
         let url = &super::super::url::normalise(url);
         super::super::url::check_server_url(
             url,
@@ -94,6 +100,7 @@ impl PostgresTarget {
             text,
             pipeline,
             tls,
+            timeouts,
         })
     }
 }
@@ -102,7 +109,8 @@ impl PostgresTarget {
     /// A connection whose every statement's wait is bounded by `bound` (a managed server's
     /// set-up and checks).
     pub fn connect_bounded(&self, bound: std::time::Duration) -> Result<Box<dyn Conn>, DbError> {
-        let mut wire = Wire::connect(&self.config, self.tls.as_ref()).map_err(classify)?;
+        let mut wire =
+            Wire::connect(&self.config, self.tls.as_ref(), self.timeouts).map_err(classify)?;
         wire.bound_statements(bound);
         Ok(Box::new(ServerConn::new(Pg { wire }, self.text)))
     }
@@ -122,7 +130,8 @@ impl Target for PostgresTarget {
     }
 
     fn connect(&self) -> Result<Box<dyn Conn>, DbError> {
-        let wire = Wire::connect(&self.config, self.tls.as_ref()).map_err(classify)?;
+        let wire =
+            Wire::connect(&self.config, self.tls.as_ref(), self.timeouts).map_err(classify)?;
         Ok(Box::new(
             ServerConn::new(Pg { wire }, self.text).pipelined(self.pipeline),
         ))

@@ -247,7 +247,6 @@ pub struct Builtin {
     pub command: BuiltinCommand,
     pub opts: crate::cli::Opts,
     pub style: Style,
-    pub timeouts: crate::cli::Timeouts,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -364,7 +363,7 @@ pub fn main(args: &[String]) -> Result<Dropin, Error> {
                 _ => BuiltinCommand::Cleanup,
             };
             let connection = connection(rest, !has_target)?;
-            let (args, timeouts) = run_args(&connection.rest, connection.url)?;
+            let args = run_args(&connection.rest, connection.url)?;
             Ok(Dropin::Run(Box::new(Builtin {
                 command,
                 opts: crate::cli::Opts {
@@ -372,7 +371,6 @@ pub fn main(args: &[String]) -> Result<Dropin, Error> {
                     args,
                 },
                 style,
-                timeouts,
             })))
         }
         // `help` of a built-in shows its sysbench script's options where sysbench is
@@ -431,13 +429,11 @@ fn line_buffered_c_stdout() {
 /// out): read once, as `dbsweep run` reads its own, with sysbench's defaults where dbsweep's
 /// differ and the user gave none (no interval lines, the special distribution of ids, no
 /// ANALYZE after prepare), and the target the connection options describe.
-fn run_args(
-    words: &[String],
-    url: Option<String>,
-) -> Result<(RunArgs, crate::cli::Timeouts), Error> {
+fn run_args(words: &[String], url: Option<String>) -> Result<RunArgs, Error> {
     let (words, matches) = crate::cli::RunWords::read(words.iter().cloned())?;
-    let timeouts = words.timeouts();
+    let timeouts = words.timeouts()?;
     let mut args = words.args;
+    args.db.timeouts = timeouts;
     let given = |id: &str| matches.value_source(id) == Some(clap::parser::ValueSource::CommandLine);
     if !given("report_interval") {
         args.report_interval = 0.0;
@@ -451,7 +447,7 @@ fn run_args(
     if let Some(url) = url {
         args.db.target = url;
     }
-    Ok((args, timeouts))
+    Ok(args)
 }
 
 /// The database a script run with no command reaches (its top level may connect, as under
@@ -471,8 +467,7 @@ fn script_target(
     };
     let o = crate::db::OpenOptions {
         create: true,
-        text_statements: false,
-        pipeline: false,
+        ..Default::default()
     };
     Ok(Some(std::sync::Arc::from(crate::db::open(&url, o)?)))
 }
@@ -508,7 +503,10 @@ mod tests {
         assert_eq!(b.opts.report_interval, 2.0);
         assert_eq!(b.opts.rand_type, RandType::Uniform);
         assert!(b.opts.analyze);
-        assert_eq!(b.timeouts.connect, 3.0);
+        assert_eq!(
+            b.opts.args.db.timeouts.connect,
+            std::time::Duration::from_secs(3)
+        );
         // sysbench's default driver is MySQL's, whatever other driver's options are given.
         assert!(
             b.opts.db.target.starts_with("mysql://"),

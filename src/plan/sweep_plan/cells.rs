@@ -140,6 +140,8 @@ pub struct Sweep {
     pub targets: Vec<SweepTarget>,
     pub configs: Vec<Config>,
     pub steps: Vec<Step>,
+    /// The connections' bounds (the command line's `--connect-timeout`, `--query-timeout`).
+    pub timeouts: crate::db::Timeouts,
 }
 
 /// Where a plan's text came from, for error messages.

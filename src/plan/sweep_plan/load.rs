@@ -113,6 +113,7 @@ impl Sweep {
         args.table_size = self.file.table_size;
         args.threads = Some(options.clients.unwrap_or(clients));
         args.time = time;
+        args.db.timeouts = self.timeouts;
         Ok(args)
     }
 
@@ -186,7 +187,7 @@ impl Sweep {
             && crate::lua::is_script(workload)
         {
             let words = self.run_words(workload, clients, self.class_time(*class), options);
-            crate::plan::script_step(workload, &words[2..], target_url)?
+            crate::plan::script_step(workload, &words[2..], target_url, self.timeouts)?
         } else {
             let plan = self.step_plan(step, clients, target_url.unwrap_or("sqlite://check.db"))?;
             let workload = crate::workload::build(&plan.workload, &plan.workload_opts)?;

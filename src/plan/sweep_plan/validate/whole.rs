@@ -28,6 +28,8 @@ pub(crate) fn validate(src: &Source, file: PlanFile) -> Result<Sweep, Error> {
         targets,
         configs,
         steps: Vec::new(),
+        // The defaults until the sweep's command hands down the command line's.
+        timeouts: Default::default(),
     };
     super::steps::steps(src, &mut sweep)?;
     Ok(sweep)
