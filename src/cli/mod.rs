@@ -12,4 +12,4 @@ pub use args::{
     SweepOverrides, SysbenchArgs, TpccAction, TpccCmd, TpccOpts, normalise_args, one_line,
 };
 pub(crate) use run::parse_bool;
-pub use run::{DbArgs, Opts, RoleSpec, RunArgs, StartAt};
+pub use run::{DbArgs, Opts, RoleSpec, RunArgs, StartAt, parse_role};

@@ -125,9 +125,12 @@ fn config_file(path: &str) -> Result<Vec<String>, Error> {
 /// What the sysbench-level options say, and the options left for the run.
 struct Options {
     style: SysbenchStyle,
+    /// The run's options as the user wrote them (sysbench's names).
     rest: Vec<String>,
     /// A target or a driver named (else sysbench's default driver, MySQL).
     has_target: bool,
+    /// `--mysql-dry-run`'s target, in place of the connection options.
+    dry_target: Option<&'static str>,
 }
 
 fn options(given: Vec<String>) -> Result<Options, Error> {
@@ -191,31 +194,54 @@ fn options(given: Vec<String>) -> Result<Options, Error> {
                     style.seed_given = true;
                 }
                 has_target |= n == "target" || n == "db-driver";
-                let renamed = ALIASES
-                    .iter()
-                    .find(|(old, _)| *old == n)
-                    .map(|(_, new)| new);
-                rest.push(match (renamed, value) {
-                    (Some(new), Some(v)) => format!("--{new}={v}"),
-                    (Some(new), None) => format!("--{new}"),
-                    (None, _) => a.clone(),
-                });
+                rest.push(a.clone());
             }
         }
     }
     // --mysql-dry-run: every call succeeds without a server (dbsweep's mock target, whose
     // statements answer at once with no rows), whatever the connection options say.
+    let mut dry_target = None;
     if dry_run {
         rest = crate::cli::sysbench::connection(rest, false)?.rest;
         rest.retain(|a| split_option(a).0 != "target");
-        rest.push("--target=mock://?rows=0".into());
+        dry_target = Some("mock://?rows=0");
         has_target = true;
     }
     Ok(Options {
         style,
         rest,
         has_target,
+        dry_target,
     })
+}
+
+/// dbsweep's name of a sysbench option (`max-time` is `time`).
+fn renamed(name: &str) -> &str {
+    ALIASES
+        .iter()
+        .find(|(old, _)| *old == name)
+        .map_or(name, |(_, new)| new)
+}
+
+/// The command line a script or one of sysbench's C tests reads (theirs is one): the options
+/// by dbsweep's names, and the dry run's target.
+fn script_words(rest: &[String], dry_target: Option<&str>) -> Vec<String> {
+    let mut out: Vec<String> = rest
+        .iter()
+        .map(|a| {
+            let (name, value) = split_option(a);
+            let new = renamed(&name);
+            match value {
+                _ if new == name => a.clone(),
+                Some(v) => format!("--{new}={v}"),
+                None => format!("--{new}"),
+            }
+        })
+        .collect();
+    if let Some(t) = dry_target {
+        out.push(format!("--target={t}"));
+    }
+    out
 }
 
 /// sysbench's built-in tests that dbsweep's workloads of the same name run statement for
@@ -287,9 +313,11 @@ pub fn main(args: &[String]) -> Result<Dropin, Error> {
     }
     let Options {
         style,
-        rest,
+        rest: given,
         has_target,
+        dry_target,
     } = options(w.options)?;
+    let rest = script_words(&given, dry_target);
     // sysbench warns of its deprecated names before its log takes --verbosity.
     for (old, new) in [
         ("num-threads", "threads"),
@@ -362,8 +390,9 @@ pub fn main(args: &[String]) -> Result<Dropin, Error> {
                 "run" => BuiltinCommand::Run,
                 _ => BuiltinCommand::Cleanup,
             };
-            let connection = connection(rest, !has_target)?;
-            let args = run_args(&connection.rest, connection.url)?;
+            let connection = connection(given, !has_target)?;
+            let url = dry_target.map(String::from).or(connection.url);
+            let args = run_args(&connection.rest, url)?;
             Ok(Dropin::Run(Box::new(Builtin {
                 command,
                 opts: crate::cli::Opts {
@@ -425,23 +454,87 @@ fn line_buffered_c_stdout() {
     }
 }
 
-/// The run's options from sysbench's (renamed to dbsweep's names, connection options taken
-/// out): read once, as `dbsweep run` reads its own, with sysbench's defaults where dbsweep's
-/// differ and the user gave none (no interval lines, the special distribution of ids, no
-/// ANALYZE after prepare), and the target the connection options describe.
+/// The run's options from sysbench's, read once into the run's types: each `--name[=value]`
+/// by dbsweep's name as a plan's option is read (its value's text as the command line reads
+/// it), dbsweep's own connection options (`--target`, `--server`, ...) as the command line
+/// reads them, with sysbench's defaults where dbsweep's differ and the user gave none (no
+/// interval lines, the special distribution of ids, no ANALYZE after prepare), and the target
+/// the connection options describe.
 fn run_args(words: &[String], url: Option<String>) -> Result<RunArgs, Error> {
-    let (words, matches) = crate::cli::RunWords::read(words.iter().cloned())?;
-    let timeouts = words.timeouts()?;
-    let mut args = words.args;
-    args.db.timeouts = timeouts;
-    let given = |id: &str| matches.value_source(id) == Some(clap::parser::ValueSource::CommandLine);
-    if !given("report_interval") {
+    use clap::{Args, FromArgMatches};
+    let run = RunArgs::augment_args(clap::Command::new("run"));
+    let db = crate::cli::DbArgs::augment_args(clap::Command::new("sysbench").no_binary_name(true));
+    let is = |c: &clap::Command, name: &str| c.get_arguments().any(|a| a.get_long() == Some(name));
+    let appends = |name: &str| {
+        run.get_arguments().any(|a| {
+            a.get_long() == Some(name) && matches!(a.get_action(), clap::ArgAction::Append)
+        })
+    };
+    let mut table = toml::Table::new();
+    let mut db_words = Vec::new();
+    let mut roles = Vec::new();
+    let mut metrics_listen = None;
+    let (mut connect, mut query) = (crate::cli::CONNECT_TIMEOUT, crate::cli::QUERY_TIMEOUT);
+    for a in words {
+        let (name, value) = split_option(a);
+        let name = renamed(&name);
+        let seconds = |v: Option<&str>| {
+            v.and_then(|v| v.trim().parse::<f64>().ok())
+                .ok_or_else(|| Error::Usage(format!("--{name}: give a number of seconds")))
+        };
+        match name {
+            "connect-timeout" => connect = seconds(value)?,
+            "query-timeout" => query = seconds(value)?,
+            "role" => roles.push(
+                crate::cli::parse_role(value.unwrap_or_default())
+                    .map_err(|e| Error::Usage(format!("--role: {e}")))?,
+            ),
+            "metrics-listen" => metrics_listen = value.map(String::from),
+            n if is(&db, n) => db_words.push(a.clone()),
+            n => {
+                let v = toml::Value::String(value.unwrap_or("on").to_string());
+                match table.get_mut(n) {
+                    Some(toml::Value::Array(list)) => list.push(v),
+                    _ if appends(n) => {
+                        table.insert(n.to_string(), toml::Value::Array(vec![v]));
+                    }
+                    // The last of a repeated option wins, as on dbsweep's command line.
+                    _ => {
+                        table.insert(n.to_string(), v);
+                    }
+                }
+            }
+        }
+    }
+    let given = |name: &str| table.contains_key(name);
+    let (report_interval, rand_type, analyze) = (
+        given("report-interval"),
+        given("rand-type"),
+        given("analyze"),
+    );
+    let mut args = crate::plan::sweep_plan::StepOptions {
+        table,
+        ..Default::default()
+    }
+    .run_args()
+    .map_err(Error::Usage)?;
+    if !db_words.is_empty() {
+        let matches = db
+            .try_get_matches_from(db_words)
+            .map_err(|e| crate::cli::one_line(&e))?;
+        args.db =
+            crate::cli::DbArgs::from_arg_matches(&matches).map_err(|e| crate::cli::one_line(&e))?;
+    }
+    args.db.timeouts = crate::db::Timeouts::from_seconds(connect, query)?;
+    args.role = roles;
+    args.metrics_listen = metrics_listen;
+    if !report_interval {
         args.report_interval = 0.0;
     }
-    if !given("rand_type") {
+    if !rand_type {
         args.rand_type = crate::workload::rand::RandType::Special;
     }
-    if !given("analyze") {
+    if !analyze {
         args.analyze = false;
     }
     if let Some(url) = url {
