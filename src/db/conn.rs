@@ -414,6 +414,17 @@ pub struct OpenOptions {
     pub timeouts: super::Timeouts,
 }
 
+impl OpenOptions {
+    /// A plain target's options (prepared statements, no pipeline, no creating) with these
+    /// bounds.
+    pub fn bounded(timeouts: super::Timeouts) -> OpenOptions {
+        OpenOptions {
+            timeouts,
+            ..OpenOptions::default()
+        }
+    }
+}
+
 /// Appends `row` as a line of tab-separated values (the default format of PostgreSQL's COPY
 /// and MySQL's LOAD DATA). The loader's values are integers and strings of digits and dashes:
 /// nothing to escape.

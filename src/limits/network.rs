@@ -31,13 +31,7 @@ pub fn probe(url: &str, seconds: f64, timeouts: db::Timeouts) -> Result<Option<N
             "limits: {shown}: not a server with a network connection to probe"
         )));
     }
-    let t = db::open(
-        url,
-        OpenOptions {
-            timeouts,
-            ..OpenOptions::default()
-        },
-    )?;
+    let t = db::open(url, OpenOptions::bounded(timeouts))?;
     let mut c = t
         .connect()
         .map_err(|e| Error::db(format!("limits: connecting to {shown}"), e))?;

@@ -40,13 +40,7 @@ pub fn of_url(url: &str, timeouts: db::Timeouts) -> Result<Place, Error> {
             )));
         }
     };
-    let t = db::open(
-        url,
-        OpenOptions {
-            timeouts,
-            ..OpenOptions::default()
-        },
-    )?;
+    let t = db::open(url, OpenOptions::bounded(timeouts))?;
     let mut c = t
         .connect()
         .map_err(|e| Error::db(format!("limits: connecting to {}", db::redact_url(url)), e))?;

@@ -99,13 +99,10 @@ fn answers_within(url: &str, bound: std::time::Duration) -> bool {
     let url = url.to_string();
     std::thread::spawn(move || {
         // Its own bounds: the answer is wanted within `bound`, whatever the sweep's are.
-        let options = crate::db::OpenOptions {
-            timeouts: crate::db::Timeouts {
-                connect: bound,
-                query: Some(bound),
-            },
-            ..Default::default()
-        };
+        let options = crate::db::OpenOptions::bounded(crate::db::Timeouts {
+            connect: bound,
+            query: Some(bound),
+        });
         let ok = crate::db::open(&url, options)
             .ok()
             .and_then(|t| t.connect().ok())

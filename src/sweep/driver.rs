@@ -209,11 +209,7 @@ fn check_servers(sweep: &Sweep) -> Result<BTreeMap<String, String>, Error> {
             }
             // A running server is asked; the sweep says later if it cannot be reached.
             TargetSpec::Url(url) if t.spec.dialect() != Some(Dialect::Sqlite) => {
-                let options = OpenOptions {
-                    timeouts: sweep.timeouts,
-                    ..OpenOptions::default()
-                };
-                let version = db::open(url, options)
+                let version = db::open(url, OpenOptions::bounded(sweep.timeouts))
                     .and_then(|target| {
                         let mut conn = target
                             .connect()

@@ -90,10 +90,7 @@ impl SweepRun<'_> {
             TargetSpec::Url(u) => (u.clone(), None),
             TargetSpec::Sqlite => unreachable!("server targets only"),
         };
-        let options = crate::db::OpenOptions {
-            timeouts: self.sweep.timeouts,
-            ..Default::default()
-        };
+        let options = crate::db::OpenOptions::bounded(self.sweep.timeouts);
         let target = crate::db::open(&url, options)?;
         let mut conn = target
             .connect()
