@@ -259,3 +259,55 @@ fn client_hosts_get_the_password_off_the_command_line_and_stop_with_the_sweeps_c
         "the password in a command line: {exposed:?}"
     );
 }
+
+/// The sweep's connection bounds reach its client hosts' runs: `--connect-timeout` and
+/// `--query-timeout` given to the sweep are on the command line each host runs.
+#[test]
+fn a_client_hosts_run_gets_the_sweeps_connection_bounds() {
+    let server = crate::util::start(ServerKind::Postgres);
+    let s = Scratch::new();
+    let log = s.path("ssh.log");
+    // ssh's stand-in: the command logged, then run here (both hosts are this one).
+    let ssh = s.path("ssh");
+    std::fs::write(
+        &ssh,
+        format!(
+            "#!/bin/sh\nwhile [ \"$1\" != \"--\" ]; do shift; done; shift\necho \"$*\" >> {}\nexec sh -c \"$*\"\n",
+            log.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&ssh, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let plan = s.path("bounds.toml");
+    std::fs::write(
+        &plan,
+        format!(
+            "name = \"bounds\"\nclients = [2]\ntable_size = 1000\nread_time = 1\n\
+             client_hosts = [\"ssh://bench@localhost\", \"ssh://bench@127.0.0.1\"]\nclient_dbsweep = \"{}\"\n\n\
+             [[targets]]\nname = \"pg\"\nurl = \"{}\"\n\n\
+             [[steps]]\nname = \"load\"\nload = true\n\n\
+             [[steps]]\nname = \"point-query\"\nworkload = \"oltp_point_select\"\nclass = \"read\"\n",
+            assert_cmd::cargo::cargo_bin("dbsweep").display(),
+            server.url,
+        ),
+    )
+    .unwrap();
+    let out = crate::util::dbsweep()
+        .args(["--connect-timeout", "7", "--query-timeout", "9", "sweep"])
+        .arg(&plan)
+        .arg("--output")
+        .arg(s.path("sweep"))
+        .arg("--force")
+        .env("DBSWEEP_SSH", &ssh)
+        .timeout(crate::util::HANG)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let ran = std::fs::read_to_string(&log).unwrap_or_default();
+    assert!(ran.contains("--target-stdin"), "a host ran the step: {ran}");
+    assert!(
+        ran.contains("--connect-timeout=7") && ran.contains("--query-timeout=9"),
+        "{ran}"
+    );
+}

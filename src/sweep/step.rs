@@ -235,6 +235,16 @@ impl<'a> SweepRun<'a> {
         if let Some(m) = &plan.server_metrics {
             argv.extend(["--server-metrics".to_string(), m.clone()]);
         }
+        // The sweep's connection bounds, where they are not the defaults, bound the hosts'
+        // connections too.
+        let t = self.sweep.timeouts;
+        if t != crate::db::Timeouts::default() {
+            argv.push(format!("--connect-timeout={}", t.connect.as_secs_f64()));
+            argv.push(format!(
+                "--query-timeout={}",
+                t.query.map_or(0.0, |q| q.as_secs_f64())
+            ));
+        }
         let record = self.step_path(cell, rec.index - 1, step);
         let remote = hosts::Remote {
             hosts: &hosts,
